@@ -1,0 +1,1 @@
+"""curate: decomposition, profiling, long-tail selection, task set and ES_t scoring (later issues)."""

@@ -1,0 +1,1 @@
+"""dedupe: canonical form of FX graphs, hashes, grouping and near-duplicate families."""

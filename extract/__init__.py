@@ -1,0 +1,1 @@
+"""extract: model catalogs, graph capture with a TorchDynamo backend, the graph store."""

@@ -1,0 +1,1 @@
+"""Shared pieces of the PassNet data pipeline: table schemas, atomic I/O, params."""

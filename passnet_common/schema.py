@@ -1,0 +1,161 @@
+"""Every table of the pipeline, declared once.
+
+Stages build rows as plain dicts and call :func:`to_table` with the table's name; the
+schema (column types, nullability) and the schema version live only here. The version is
+stored in each Parquet file's key-value metadata under ``passnet.schema_version`` and the
+table name under ``passnet.table``.
+
+Identifiers follow DESIGN.md §3: ``model_id`` is source-prefixed and pinned
+(``transformers:LlamaForCausalLM``, ``timm:resnet50``, ``torchvision:resnet18``,
+``local:<path-hash>``, ``hf:org/name@<sha>``); ``graph_hash`` is the sha256 hex of the
+canonical form of :mod:`dedupe.canonical` and is only comparable between rows with the
+same ``canonical_version``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+_shape = pa.list_(pa.int64())
+
+SCHEMAS: dict[str, pa.Schema] = {
+    # One row per catalog entry (a model to capture).
+    "models": pa.schema(
+        [
+            pa.field("model_id", pa.string(), nullable=False),
+            pa.field("source", pa.string(), nullable=False),  # transformers | timm | torchvision | local | hf
+            pa.field("name", pa.string(), nullable=False),
+            pa.field("architecture", pa.string()),  # class name, e.g. LlamaForCausalLM
+            pa.field("model_type", pa.string()),  # transformers config model_type
+            pa.field("task", pa.string()),  # auto mapping, e.g. causal-lm, base, image-classification
+            pa.field("modality", pa.string()),  # text | vision | audio | multimodal | video
+            pa.field("config_json", pa.string()),  # canonical JSON of the config the model is built from
+            pa.field("config_hash", pa.string(), nullable=False),
+            pa.field("library", pa.string(), nullable=False),
+            pa.field("library_version", pa.string(), nullable=False),
+            pa.field("trust_remote_code", pa.bool_(), nullable=False),
+        ]
+    ),
+    # One row per capture attempt (model x config x library versions).
+    "extractions": pa.schema(
+        [
+            pa.field("model_id", pa.string(), nullable=False),
+            pa.field("attempt_key", pa.string(), nullable=False),
+            pa.field("config_hash", pa.string(), nullable=False),
+            pa.field("status", pa.string(), nullable=False),  # ok | failed | skipped
+            pa.field("error_class", pa.string()),  # timeout | oom | crash | exception:<Type> | trust_remote_code | unsupported
+            pa.field("error_message", pa.string()),
+            pa.field("mode", pa.string()),  # meta | real | real_reduced
+            pa.field("fallback_reason", pa.string()),
+            pa.field("num_graphs", pa.int32()),
+            pa.field("num_graph_breaks", pa.int32()),
+            pa.field("input_spec_json", pa.string()),
+            pa.field("param_count", pa.int64()),  # parameters of the model as built (true config unless reduced)
+            pa.field("torch_version", pa.string(), nullable=False),
+            pa.field("library_version", pa.string(), nullable=False),
+            pa.field("canonical_version", pa.int32(), nullable=False),
+        ]
+    ),
+    # One row per captured graph instance (a model may give several through graph breaks).
+    "graphs": pa.schema(
+        [
+            pa.field("model_id", pa.string(), nullable=False),
+            pa.field("graph_index", pa.int32(), nullable=False),
+            pa.field("graph_hash", pa.string(), nullable=False),
+            pa.field("structure_hash", pa.string(), nullable=False),
+            pa.field("wl_hash", pa.string(), nullable=False),
+            pa.field("canonical_version", pa.int32(), nullable=False),
+            pa.field("num_nodes", pa.int32(), nullable=False),
+            pa.field("num_ops", pa.int32(), nullable=False),  # call_* nodes
+            pa.field("num_inputs", pa.int32(), nullable=False),  # placeholders that are real inputs
+            pa.field("num_params", pa.int32(), nullable=False),  # placeholders that are parameters/buffers
+            pa.field("param_bytes", pa.int64(), nullable=False),
+            pa.field("break_reason", pa.string()),  # why Dynamo ended this graph (null: end of frame)
+        ]
+    ),
+    # One row per FX node of each unique graph, in canonical order.
+    "nodes": pa.schema(
+        [
+            pa.field("graph_hash", pa.string(), nullable=False),
+            pa.field("node_index", pa.int32(), nullable=False),
+            pa.field("op", pa.string(), nullable=False),  # placeholder | get_attr | call_function | call_method | call_module | output
+            pa.field("target", pa.string(), nullable=False),
+            pa.field("placeholder_kind", pa.string()),  # input | parameter | buffer (placeholders only)
+            pa.field("input_nodes", pa.list_(pa.int32()), nullable=False),
+            pa.field("in_shapes", pa.list_(_shape), nullable=False),
+            pa.field("in_dtypes", pa.list_(pa.string()), nullable=False),
+            pa.field("out_shapes", pa.list_(_shape), nullable=False),
+            pa.field("out_dtypes", pa.list_(pa.string()), nullable=False),
+            pa.field("literal_args", pa.string()),  # JSON of the non-node arguments
+        ]
+    ),
+    # One row per distinct graph_hash.
+    "unique_graphs": pa.schema(
+        [
+            pa.field("graph_hash", pa.string(), nullable=False),
+            pa.field("structure_hash", pa.string(), nullable=False),
+            pa.field("wl_hash", pa.string(), nullable=False),
+            pa.field("canonical_version", pa.int32(), nullable=False),
+            pa.field("num_nodes", pa.int32(), nullable=False),
+            pa.field("num_instances", pa.int32(), nullable=False),
+            pa.field("num_models", pa.int32(), nullable=False),
+            pa.field(
+                "members",
+                pa.list_(pa.struct([pa.field("model_id", pa.string()), pa.field("graph_index", pa.int32())])),
+                nullable=False,
+            ),
+            pa.field("store_path", pa.string(), nullable=False),
+        ]
+    ),
+}
+
+
+def schema_of(name: str) -> pa.Schema:
+    """The declared schema of table ``name``, with version metadata attached.
+
+    Raises:
+        KeyError: ``name`` is not a declared table.
+    """
+    if name not in SCHEMAS:
+        raise KeyError(f"unknown table {name!r}; declared: {sorted(SCHEMAS)}")
+    return SCHEMAS[name].with_metadata(
+        {"passnet.table": name, "passnet.schema_version": str(SCHEMA_VERSION)}
+    )
+
+
+def register(name: str, schema: pa.Schema) -> None:
+    """Declare a table owned by a later stage family (e.g. proxies).
+
+    Raises:
+        ValueError: ``name`` is already declared with a different schema.
+    """
+    if name in SCHEMAS and not SCHEMAS[name].equals(schema):
+        raise ValueError(f"table {name!r} already declared with another schema")
+    SCHEMAS[name] = schema
+
+
+def to_table(name: str, rows: Iterable[Mapping]) -> pa.Table:
+    """Build a typed table ``name`` from dict rows (missing keys become null).
+
+    Raises:
+        KeyError: unknown table.
+        pyarrow.ArrowInvalid / ArrowTypeError: a value does not fit its column type, or a
+            non-nullable column got null; the message names the column.
+    """
+    schema = schema_of(name)
+    rows = list(rows)
+    columns = {}
+    for field in schema:
+        values = [r.get(field.name) for r in rows]
+        if not field.nullable and any(v is None for v in values):
+            bad = next(i for i, v in enumerate(values) if v is None)
+            raise ValueError(f"table {name}: column {field.name!r} is null in row {bad}: {dict(rows[bad])}")
+        try:
+            columns[field.name] = pa.array(values, type=field.type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise type(exc)(f"table {name}: column {field.name!r}: {exc}") from exc
+    return pa.Table.from_pydict(columns, schema=schema)

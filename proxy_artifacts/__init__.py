@@ -1,0 +1,1 @@
+"""proxy_artifacts: MoE expert statistics, clustering-based pruning, proxy checkpoints."""
