@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 repro: $(STAMP)
-	$(BIN)/dvc repro
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc repro
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -q

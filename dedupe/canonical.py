@@ -324,18 +324,26 @@ def _canonical_order(nodes: list[fx.Node], labels: list[str], inputs: list[list[
         for j in set(deps[i]):
             users[j].append(i)
             indeg[i] += 1
-    # The output node is always last.
-    heap = [(0 if nodes[i].op == "placeholder" else 1, cone[i], i) for i in range(n) if indeg[i] == 0 and nodes[i].op != "output"]
+    # Placeholders first, in signature order; the output node always last.
+    ph_pos: dict[int, int] = {}
+    for i in range(n):
+        if nodes[i].op == "placeholder":
+            ph_pos[i] = len(ph_pos)
+
+    def key(i: int):
+        return (0, ph_pos[i], b"", i) if i in ph_pos else (1, 0, cone[i], i)
+
+    heap = [key(i) for i in range(n) if indeg[i] == 0 and nodes[i].op != "output"]
     heapq.heapify(heap)
     order: list[int] = []
     out_nodes = [i for i in range(n) if nodes[i].op == "output"]
     while heap:
-        _, _, i = heapq.heappop(heap)
+        i = heapq.heappop(heap)[3]
         order.append(i)
         for u in users[i]:
             indeg[u] -= 1
             if indeg[u] == 0 and nodes[u].op != "output":
-                heapq.heappush(heap, (0 if nodes[u].op == "placeholder" else 1, cone[u], u))
+                heapq.heappush(heap, key(u))
     order.extend(out_nodes)
     if len(order) != n:
         raise ValueError("graph has a cycle or dangling dependencies; not a valid FX graph")

@@ -1,0 +1,297 @@
+"""Model catalogs: every source produces rows of the ``models`` table.
+
+Sources (DESIGN.md §3 identifiers):
+  * ``transformers``: every architecture class in transformers' auto-model mappings
+    (``MODEL_*_MAPPING_NAMES``), its config built from the library's defaults
+    (``AutoConfig.for_model(model_type)``) -> ``transformers:<ClassName>``;
+  * ``timm``: every name in ``timm.list_models()`` -> ``timm:<name>``;
+  * ``torchvision``: every name in ``torchvision.models.list_models()`` -> ``torchvision:<name>``;
+  * ``local``: a folder of Hugging Face style ``config.json`` files -> ``local:<path-hash>``.
+
+A config dict from any origin (a local file, a Hub download, the library defaults) goes
+through :func:`row_from_hf_config`, the single code path that later also serves the Hub
+crawler (``hf:org/name@<sha>``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from passnet_common.io import canonical_json
+
+# Mapping name -> task label; the order decides which task a class shared by several
+# mappings is listed under (the first one).
+_TASK_ORDER = [
+    ("MODEL_MAPPING_NAMES", "base"),
+    ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "causal-lm"),
+    ("MODEL_FOR_MASKED_LM_MAPPING_NAMES", "masked-lm"),
+    ("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", "seq2seq-lm"),
+    ("MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES", "speech-seq2seq"),
+    ("MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING_NAMES", "image-classification"),
+    ("MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES", "audio-classification"),
+    ("MODEL_FOR_CTC_MAPPING_NAMES", "ctc"),
+    ("MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES", "sequence-classification"),
+    ("MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES", "token-classification"),
+    ("MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES", "question-answering"),
+    ("MODEL_FOR_PRETRAINING_MAPPING_NAMES", "pretraining"),
+]
+
+
+def config_to_json(config: dict) -> str:
+    """Canonical JSON of a config (sorted keys; NaN/Infinity kept as Python's json writes them)."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=True, default=str, ensure_ascii=False)
+
+
+def _config_hash(config_json: str) -> str:
+    return hashlib.sha256(config_json.encode()).hexdigest()
+
+
+def _modality_of(config: dict) -> str:
+    keys = set(config)
+    has_vision = "vision_config" in keys or "image_size" in keys
+    has_audio = "num_mel_bins" in keys or "audio_config" in keys or "conv_dim" in keys
+    has_text = "vocab_size" in keys or "text_config" in keys
+    if has_vision and has_text:
+        return "multimodal"
+    if has_audio:
+        return "audio" if not has_vision else "multimodal"
+    if has_vision:
+        return "vision"
+    return "text"
+
+
+def row_from_hf_config(
+    config: dict,
+    model_id: str,
+    name: str,
+    source: str,
+    architecture: str | None = None,
+    task: str | None = None,
+    library_version: str | None = None,
+) -> dict:
+    """One ``models`` row from a Hugging Face ``config.json`` dict.
+
+    ``architecture`` defaults to ``config["architectures"][0]``; a config that names
+    custom code (``auto_map``) or a ``model_type`` transformers does not ship is marked
+    ``trust_remote_code=True`` and will be recorded as skipped, never executed.
+
+    Raises:
+        ValueError: ``config`` is not a dict or has no ``model_type``; the message names
+            ``model_id``.
+    """
+    import transformers
+
+    if not isinstance(config, dict):
+        raise ValueError(f"{model_id}: config is {type(config).__name__}, expected a JSON object")
+    model_type = config.get("model_type")
+    if not model_type:
+        raise ValueError(f"{model_id}: config has no 'model_type' key")
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    archs = config.get("architectures") or []
+    architecture = architecture or (archs[0] if archs else None)
+    remote = bool(config.get("auto_map")) or model_type not in CONFIG_MAPPING_NAMES
+    if architecture is not None and not remote and not hasattr(transformers, architecture):
+        remote = True
+    config_json = config_to_json(config)
+    return {
+        "model_id": model_id,
+        "source": source,
+        "name": name,
+        "architecture": architecture,
+        "model_type": model_type,
+        "task": task,
+        "modality": _modality_of(config),
+        "config_json": config_json,
+        "config_hash": _config_hash(config_json),
+        "library": "transformers",
+        "library_version": library_version or transformers.__version__,
+        "trust_remote_code": remote,
+    }
+
+
+def transformers_catalog() -> list[dict]:
+    """Every architecture class of transformers' auto-model mappings with its default config.
+
+    Model types whose default config cannot be built still get a row (``config_json`` is
+    ``{"model_type": ..., "_config_error": ...}``) so the failure is recorded at capture.
+    """
+    import transformers
+    from transformers import AutoConfig
+    import transformers.models.auto.modeling_auto as ma
+
+    mappings = [(n, t) for n, t in _TASK_ORDER if hasattr(ma, n)]
+    seen = {n for n, _ in mappings}
+    mappings += [(n, n.replace("MODEL_FOR_", "").replace("_MAPPING_NAMES", "").lower().replace("_", "-"))
+                 for n in sorted(dir(ma)) if n.startswith("MODEL_FOR_") and n.endswith("_MAPPING_NAMES") and n not in seen]
+    rows: dict[str, dict] = {}
+    configs: dict[str, dict] = {}
+    for mapping_name, task in mappings:
+        for model_type, classes in sorted(getattr(ma, mapping_name).items()):
+            for cls in (classes if isinstance(classes, (list, tuple)) else [classes]):
+                model_id = f"transformers:{cls}"
+                if model_id in rows:
+                    continue
+                if model_type not in configs:
+                    try:
+                        configs[model_type] = AutoConfig.for_model(model_type).to_dict()
+                    except Exception as exc:  # noqa: BLE001 - recorded, not fatal
+                        configs[model_type] = {"model_type": model_type, "_config_error": f"{type(exc).__name__}: {exc}"[:300]}
+                rows[model_id] = row_from_hf_config(
+                    configs[model_type], model_id, cls, "transformers", architecture=cls, task=task,
+                    library_version=transformers.__version__,
+                )
+    return [rows[k] for k in sorted(rows)]
+
+
+def timm_catalog() -> list[dict]:
+    """Every name of ``timm.list_models()`` with its default input size."""
+    import timm
+
+    out = []
+    for name in timm.list_models():
+        cfg = timm.models.get_pretrained_cfg(name)
+        input_size = list(cfg.input_size) if cfg is not None and cfg.input_size else [3, 224, 224]
+        conf = {"name": name, "input_size": input_size}
+        cj = canonical_json(conf).rstrip("\n")
+        out.append({
+            "model_id": f"timm:{name}", "source": "timm", "name": name, "architecture": name,
+            "model_type": None, "task": "image-classification", "modality": "vision",
+            "config_json": cj, "config_hash": _config_hash(cj), "library": "timm",
+            "library_version": timm.__version__, "trust_remote_code": False,
+        })
+    return out
+
+
+def _torchvision_input(name: str) -> dict:
+    if name in ("raft_large", "raft_small"):
+        return {"kind": "optical_flow", "image_shape": [3, 128, 128]}
+    if name in ("mc3_18", "r2plus1d_18", "r3d_18", "s3d") or name.startswith(("mvit_", "swin3d_")):
+        frames = 16
+        size = 224 if name.startswith(("mvit_", "swin3d_", "s3d")) else 112
+        return {"kind": "video", "image_shape": [3, frames, size, size]}
+    if any(k in name for k in ("rcnn", "retinanet", "fcos", "ssd")):
+        return {"kind": "detection", "image_shape": [3, 320, 320]}
+    if name.startswith(("deeplabv3", "fcn_", "lraspp")):
+        return {"kind": "segmentation", "image_shape": [3, 224, 224]}
+    size = 299 if "inception" in name else 224
+    if name.startswith("vit_h_14"):
+        size = 518
+    return {"kind": "classification", "image_shape": [3, size, size]}
+
+
+def torchvision_catalog() -> list[dict]:
+    """Every model of torchvision's registry (``torchvision.models.list_models()``)."""
+    import torchvision
+
+    out = []
+    for name in torchvision.models.list_models():
+        conf = {"name": name, **_torchvision_input(name)}
+        cj = canonical_json(conf).rstrip("\n")
+        out.append({
+            "model_id": f"torchvision:{name}", "source": "torchvision", "name": name, "architecture": name,
+            "model_type": None, "task": conf["kind"], "modality": "video" if conf["kind"] == "video" else "vision",
+            "config_json": cj, "config_hash": _config_hash(cj), "library": "torchvision",
+            "library_version": torchvision.__version__, "trust_remote_code": False,
+        })
+    return out
+
+
+def local_catalog(folder: str | Path) -> list[dict]:
+    """Rows for a folder of HF-style configs: ``*/config.json`` or flat ``*.json`` files.
+
+    ``model_id`` is ``local:<first 16 hex of sha256(relative path)>``; ``name`` is the
+    relative path. Files that are not valid JSON objects raise.
+
+    Raises:
+        FileNotFoundError: ``folder`` does not exist.
+        ValueError: a file is not valid JSON or not a config (message names the file).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"local catalog folder {folder} does not exist")
+    files = sorted(set(folder.glob("*/config.json")) | set(folder.glob("*.json")))
+    rows = []
+    for f in files:
+        rel = f.relative_to(folder).as_posix()
+        try:
+            config = json.loads(f.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{f}: not valid JSON: {exc}") from exc
+        mid = "local:" + hashlib.sha256(rel.encode()).hexdigest()[:16]
+        try:
+            rows.append(row_from_hf_config(config, mid, rel, "local"))
+        except ValueError as exc:
+            raise ValueError(f"{f}: {exc}") from exc
+    return rows
+
+
+SOURCES = {
+    "transformers": transformers_catalog,
+    "timm": timm_catalog,
+    "torchvision": torchvision_catalog,
+}
+
+
+def build_catalog(params: dict) -> list[dict]:
+    """The catalog the pipeline captures, from the ``catalog`` params block.
+
+    ``mode: default`` keeps the model ids listed under ``default``; ``mode: all`` keeps
+    every model of the ``all_sources`` (``sample_per_source: {timm: 100}`` keeps a seeded
+    uniform sample of a source instead). ``local_dir`` adds a local config folder;
+    ``limit`` keeps the first N rows (sorted by model_id) for smoke runs.
+
+    Raises:
+        ValueError: unknown mode or source, or a default id absent from its source (the
+            message lists the unknown ids).
+    """
+    mode = params.get("mode", "default")
+    rows: list[dict] = []
+    if mode == "all":
+        sample = params.get("sample_per_source") or {}
+        for src in params.get("all_sources", list(SOURCES)):
+            if src not in SOURCES:
+                raise ValueError(f"catalog.all_sources: unknown source {src!r}; known: {sorted(SOURCES)}")
+            src_rows = SOURCES[src]()
+            if sample.get(src):
+                # A reproducible uniform sample (for estimating capture shares cheaply).
+                import random
+
+                rng = random.Random(int(params.get("sample_seed", 0)))
+                src_rows = rng.sample(src_rows, min(int(sample[src]), len(src_rows)))
+            rows.extend(src_rows)
+    elif mode == "default":
+        wanted = list(params.get("default") or [])
+        by_source: dict[str, list[str]] = {}
+        for mid in wanted:
+            src = mid.split(":", 1)[0]
+            if src not in SOURCES:
+                raise ValueError(f"catalog.default: {mid!r} has unknown source {src!r}; known: {sorted(SOURCES)}")
+            by_source.setdefault(src, []).append(mid)
+        for src, ids in by_source.items():
+            available = {r["model_id"]: r for r in SOURCES[src]()}
+            missing = [m for m in ids if m not in available]
+            if missing:
+                raise ValueError(f"catalog.default: not found in {src}: {missing}")
+            rows.extend(available[m] for m in ids)
+    else:
+        raise ValueError(f"catalog.mode must be 'default' or 'all', got {mode!r}")
+    if params.get("local_dir"):
+        rows.extend(local_catalog(params["local_dir"]))
+    rows = sorted({r["model_id"]: r for r in rows}.values(), key=lambda r: r["model_id"])
+    if params.get("limit"):
+        rows = rows[: int(params["limit"])]
+    return rows
+
+
+def iter_config(row: dict) -> dict[str, Any]:
+    """The config dict of a catalog row."""
+    return json.loads(row["config_json"]) if row.get("config_json") else {}
+
+
+def filter_rows(rows: Iterable[dict], prefix: str) -> list[dict]:
+    """Rows whose model_id starts with ``prefix`` (e.g. ``timm:``)."""
+    return [r for r in rows if r["model_id"].startswith(prefix)]

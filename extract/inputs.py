@@ -1,0 +1,162 @@
+"""Synthesise a model's example inputs from what it declares, and record the input spec.
+
+Transformers models: the arguments of ``model.forward`` that have no default, plus the
+ones a family needs in practice (``attention_mask`` beside ``input_ids``, decoder ids for
+encoder-decoders, ``pixel_values`` for models with a vision tower). Sizes come from the
+config (``image_size``, ``num_channels``, ``num_mel_bins``, ``max_source_positions``) and
+from the capture params (``batch_size``, ``seq_len``). timm and torchvision models take
+images (or video clips, image pairs for optical flow, image lists for detection).
+
+Every input is described by a spec entry ``{name, shape, dtype, kind, low, high}`` (token
+ids are drawn uniformly from ``[low, high)``); the spec is stored with the extraction so a
+stored graph can be fed again.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+
+
+class UnsupportedInput(ValueError):
+    """The model requires an input this synthesiser does not know how to build."""
+
+
+def _size2(value: Any, default: int = 224) -> tuple[int, int]:
+    if value is None:
+        return default, default
+    if isinstance(value, (list, tuple)):
+        if len(value) >= 2:
+            return int(value[-2]), int(value[-1])
+        return int(value[0]), int(value[0])
+    if isinstance(value, dict):
+        h = value.get("height") or value.get("shortest_edge") or default
+        w = value.get("width") or value.get("shortest_edge") or default
+        return int(h), int(w)
+    return int(value), int(value)
+
+
+def _get(config: Any, *names: str, default: Any = None) -> Any:
+    for sub in (config, getattr(config, "vision_config", None), getattr(config, "text_config", None), getattr(config, "audio_config", None)):
+        if sub is None:
+            continue
+        for n in names:
+            v = getattr(sub, n, None)
+            if v is not None:
+                return v
+    return default
+
+
+def _make(spec: list, name: str, shape: list[int], dtype: torch.dtype, kind: str, device, low=None, high=None, fill=None, gen=None):
+    spec.append({"name": name, "shape": list(shape), "dtype": str(dtype).replace("torch.", ""), "kind": kind, "low": low, "high": high})
+    return synth_tensor(shape, dtype, device, low=low, high=high, fill=fill, gen=gen)
+
+
+def synth_tensor(shape, dtype, device, low=None, high=None, fill=None, gen=None) -> torch.Tensor:
+    """A tensor of ``shape``/``dtype`` on ``device``: ``fill`` constant, ints uniform in
+    ``[low, high)``, floats standard normal. On the meta device only metadata exists."""
+    if str(device) == "meta":
+        return torch.empty(shape, dtype=dtype, device="meta")
+    if fill is not None:
+        return torch.full(shape, fill, dtype=dtype, device=device)
+    if dtype.is_floating_point:
+        return torch.randn(shape, dtype=dtype, device=device, generator=gen)
+    if dtype == torch.bool:
+        return torch.ones(shape, dtype=dtype, device=device)
+    return torch.randint(int(low or 0), int(high or 2), shape, dtype=dtype, device=device, generator=gen)
+
+
+def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tuple[dict, list]:
+    """Keyword inputs for a transformers model and their spec.
+
+    Args:
+        model: the built model (its ``forward`` signature is read).
+        config: its ``PretrainedConfig``.
+        capture: capture params: ``batch_size``, ``seq_len``, ``audio_samples``.
+        device: ``"meta"`` or ``"cpu"``.
+
+    Returns:
+        (kwargs, spec): tensors keyed by argument name; spec entries as in the module doc.
+
+    Raises:
+        UnsupportedInput: a required argument has no known synthesis rule.
+    """
+    gen = torch.Generator().manual_seed(0)
+    b, s = int(capture.get("batch_size", 1)), int(capture.get("seq_len", 32))
+    sig = inspect.signature(model.forward)
+    params = sig.parameters
+    required = [n for n, p in params.items() if p.default is inspect.Parameter.empty
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    main = getattr(model, "main_input_name", "input_ids")
+    wanted = list(dict.fromkeys([main, *required]))
+    is_vision_lm = getattr(config, "vision_config", None) is not None
+    if "input_ids" in params and ("input_ids" in wanted or is_vision_lm or main not in ("pixel_values", "input_values", "input_features")):
+        wanted.append("input_ids")
+    if is_vision_lm and "pixel_values" in params:
+        wanted.append("pixel_values")
+    if "input_ids" in wanted and "attention_mask" in params:
+        wanted.append("attention_mask")
+    if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
+        wanted.append("decoder_input_ids")
+    wanted = list(dict.fromkeys(wanted))
+
+    vocab = _get(config, "vocab_size", default=1000) or 1000
+    spec: list = []
+    kwargs: dict = {}
+    for name in wanted:
+        if name not in params:
+            continue
+        if name in ("input_ids", "decoder_input_ids"):
+            kwargs[name] = _make(spec, name, [b, s], torch.long, "token_ids", device, low=0, high=min(int(vocab), 1000), gen=gen)
+        elif name in ("attention_mask", "decoder_attention_mask"):
+            kwargs[name] = _make(spec, name, [b, s], torch.long, "mask", device, fill=1)
+        elif name == "token_type_ids":
+            kwargs[name] = _make(spec, name, [b, s], torch.long, "token_type_ids", device, fill=0)
+        elif name == "pixel_values":
+            h, w = _size2(_get(config, "image_size", "img_size", default=224))
+            c = int(_get(config, "num_channels", "in_channels", default=3))
+            kwargs[name] = _make(spec, name, [b, c, h, w], torch.float32, "pixels", device, gen=gen)
+        elif name == "input_features":
+            mel = _get(config, "num_mel_bins", "feature_size", "input_feat_per_channel", default=80)
+            src = _get(config, "max_source_positions", default=None)
+            if src is not None and _get(config, "num_mel_bins") is not None:
+                kwargs[name] = _make(spec, name, [b, int(mel), 2 * int(src)], torch.float32, "audio_features", device, gen=gen)
+            else:
+                kwargs[name] = _make(spec, name, [b, 4 * s, int(mel)], torch.float32, "audio_features", device, gen=gen)
+        elif name == "input_values":
+            n = int(capture.get("audio_samples", 16000))
+            kwargs[name] = _make(spec, name, [b, n], torch.float32, "audio_waveform", device, gen=gen)
+        elif name == "bbox":
+            kwargs[name] = _make(spec, name, [b, s, 4], torch.long, "bbox", device, fill=0)
+        elif name in required:
+            raise UnsupportedInput(f"no synthesis rule for required input {name!r} of {type(model).__name__}")
+    if not kwargs:
+        raise UnsupportedInput(f"{type(model).__name__}: no known input among {list(params)[:8]}")
+    return kwargs, spec
+
+
+def vision_inputs(conf: dict, capture: dict, device) -> tuple[tuple, list]:
+    """Positional inputs for a timm / torchvision model from its catalog config.
+
+    ``conf`` has ``input_size`` ([C, H, W], timm) or ``kind`` and ``image_shape``
+    (torchvision: classification, segmentation, video [C, T, H, W], detection (a list of
+    images), optical_flow (two images)).
+    """
+    gen = torch.Generator().manual_seed(0)
+    b = int(capture.get("batch_size", 1))
+    spec: list = []
+    if "input_size" in conf:
+        shape = [b, *conf["input_size"]]
+        return (_make(spec, "x", shape, torch.float32, "pixels", device, gen=gen),), spec
+    kind = conf.get("kind", "classification")
+    shape = conf["image_shape"]
+    if kind == "detection":
+        imgs = [_make(spec, f"images.{i}", list(shape), torch.float32, "pixels", device, gen=gen) for i in range(b)]
+        return (imgs,), spec
+    if kind == "optical_flow":
+        a = _make(spec, "image1", [b, *shape], torch.float32, "pixels", device, gen=gen)
+        c = _make(spec, "image2", [b, *shape], torch.float32, "pixels", device, gen=gen)
+        return (a, c), spec
+    return (_make(spec, "x", [b, *shape], torch.float32, "pixels" if kind != "video" else "video", device, gen=gen),), spec

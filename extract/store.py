@@ -1,0 +1,203 @@
+"""The graph store: one folder per unique graph, content-addressed by ``graph_hash``.
+
+Layout of ``<store>/<hash[:2]>/<hash>/``:
+
+================== ===========================================================
+``graph.json``     canonical node list (:class:`dedupe.canonical.CanonicalGraph`),
+                   enough to rebuild a runnable GraphModule without executing code
+``model.py``       readable Python of the FX graph (``GraphModule.print_readable``)
+``input_meta.json`` placeholders that are real inputs: shape, dtype, value range
+``weight_meta.json`` parameter/buffer placeholders: shape, dtype, summary statistics
+                   where values were real -- never the values themselves
+================== ===========================================================
+
+Inputs and weights are kept in separate files (GraphNet once mixed them in one metadata
+file). A folder appears atomically (written under a temporary name, then renamed).
+
+:func:`load_graph` rebuilds the GraphModule from ``graph.json`` by resolving targets
+against an allowlist of modules (torch, operator, math, a few builtins); nothing from the
+store is ``exec``-ed, so loading a store received from elsewhere runs no foreign code.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import json
+import math
+import operator
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from passnet_common.io import atomic_replace_dir, canonical_json
+
+ALLOWED_PREFIXES = ("torch.", "_operator.", "operator.", "math.")
+ALLOWED_BUILTINS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool", "tuple", "list", "range", "slice", "round", "sum", "all", "any", "isinstance"}
+
+
+class UnsafeTarget(ValueError):
+    """A stored graph names a call target outside the allowlist."""
+
+
+def store_path(store: Path, graph_hash: str) -> Path:
+    """Folder of ``graph_hash`` in ``store``."""
+    return Path(store) / graph_hash[:2] / graph_hash
+
+
+def write_graph(store: Path, record: dict, input_spec: list[dict] | None = None) -> bool:
+    """Write one graph record (from :func:`extract.capture.describe_graph`) to the store.
+
+    Returns True when a new folder was created, False when the hash was already stored.
+    """
+    final = store_path(store, record["graph_hash"])
+    if final.exists():
+        return False
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{record['graph_hash'][:12]}.", dir=final.parent))
+    try:
+        graph = {k: record[k] for k in ("graph_hash", "structure_hash", "wl_hash", "canonical_version", "nodes")}
+        (staging / "graph.json").write_text(canonical_json(graph))
+        (staging / "model.py").write_text(record["code"])
+        phs = record["placeholders"]
+        ints = [s for s in (input_spec or []) if s.get("high") is not None]
+        (staging / "input_meta.json").write_text(canonical_json({
+            "placeholders": [p for p in phs if p["kind"] == "input"],
+            "input_spec": input_spec or [],
+            "int_high": max((s["high"] for s in ints), default=None),
+        }))
+        (staging / "weight_meta.json").write_text(canonical_json({"placeholders": [p for p in phs if p["kind"] != "input"]}))
+        return atomic_replace_dir(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def resolve_target(name: str) -> Any:
+    """The callable behind a stored qualified name, if it is on the allowlist.
+
+    Raises:
+        UnsafeTarget: the name is outside ``torch.*``, ``operator.*``, ``math.*`` and the
+            allowed builtins, or does not resolve.
+    """
+    if name.startswith("builtins."):
+        short = name.split(".", 1)[1]
+        if short not in ALLOWED_BUILTINS:
+            raise UnsafeTarget(f"builtin {name!r} is not allowed")
+        return getattr(builtins, short)
+    if not name.startswith(ALLOWED_PREFIXES):
+        raise UnsafeTarget(f"call target {name!r} is outside the allowlist {ALLOWED_PREFIXES}")
+    parts = name.split(".")
+    root = importlib.import_module(parts[0])
+    obj = root
+    for p in parts[1:]:
+        try:
+            obj = getattr(obj, p)
+        except AttributeError as exc:
+            raise UnsafeTarget(f"call target {name!r} does not resolve ({exc})") from exc
+    return obj
+
+
+def _decode(value: Any, nodes: list, device: torch.device) -> Any:
+    if not isinstance(value, list):
+        return value
+    if not value:
+        raise ValueError("untagged empty list in stored graph")
+    tag, rest = value[0], value[1:]
+    if tag == "%":
+        return nodes[rest[0]]
+    if tag in ("list", "tuple", "size"):
+        items = [_decode(v, nodes, device) for v in rest]
+        return items if tag == "list" else tuple(items)
+    if tag == "dict":
+        return {k: _decode(v, nodes, device) for k, v in rest}
+    if tag == "dtype":
+        return getattr(torch, rest[0])
+    if tag == "device":
+        return device
+    if tag in ("memory_format", "layout"):
+        return getattr(torch, rest[0])
+    if tag == "slice":
+        return slice(*[_decode(v, nodes, device) for v in rest])
+    if tag == "ellipsis":
+        return Ellipsis
+    if tag == "float":
+        return float(rest[0])
+    if tag == "complex":
+        return complex(_decode(rest[0], nodes, device), _decode(rest[1], nodes, device))
+    if tag == "fn":
+        return resolve_target(rest[0])
+    raise ValueError(f"stored graph has an argument that cannot be rebuilt: {value!r}")
+
+
+def synth_placeholder(meta: Any, kind: str, int_high: int | None, gen: torch.Generator, device) -> Any:
+    """A value for a placeholder from its metadata (no stored values exist).
+
+    Real inputs: int tensors uniform in ``[0, int_high)``, floats standard normal.
+    Parameters: floats normal with std 0.02; int buffers zeros; bools true.
+    """
+    if not (isinstance(meta, list) and meta and meta[0] == "T"):
+        raise ValueError(f"placeholder metadata is not a tensor: {meta!r}")
+    _, dtype_name, shape = meta
+    dtype = getattr(torch, dtype_name)
+    if dtype == torch.bool:
+        return torch.ones(shape, dtype=dtype, device=device)
+    if dtype.is_floating_point:
+        t = torch.randn(shape, generator=gen, dtype=torch.float32).to(dtype)
+        return (t * 0.02 if kind != "input" else t).to(device)
+    if dtype.is_complex:
+        return torch.randn(shape, generator=gen, dtype=dtype).to(device)
+    if kind == "input":
+        return torch.randint(0, int(int_high or 2), shape, generator=gen, dtype=dtype).to(device)
+    return torch.zeros(shape, dtype=dtype, device=device)
+
+
+def load_graph(folder: str | Path, device: str = "cpu", seed: int = 0) -> tuple[fx.GraphModule, list]:
+    """Rebuild a runnable GraphModule from a store folder, with synthesised inputs.
+
+    Returns:
+        (gm, inputs): ``gm(*inputs)`` runs the graph on ``device``. Inputs follow the
+        placeholder order: real inputs from ``input_meta.json`` value ranges, parameters
+        random (the store holds no weights).
+
+    Raises:
+        FileNotFoundError: no ``graph.json`` in ``folder``.
+        UnsafeTarget: a target outside the allowlist.
+        ValueError: ``call_module`` nodes (module state is not stored) or unknown tags.
+    """
+    folder = Path(folder)
+    data = json.loads((folder / "graph.json").read_text())
+    imeta_path = folder / "input_meta.json"
+    int_high = json.loads(imeta_path.read_text()).get("int_high") if imeta_path.exists() else None
+    dev = torch.device(device)
+    gen = torch.Generator().manual_seed(seed)
+    graph = fx.Graph()
+    root = torch.nn.Module()
+    built: list = []
+    placeholders: list[tuple[int, Any]] = []
+    for i, n in enumerate(data["nodes"]):
+        op = n["op"]
+        if op == "placeholder":
+            node = graph.placeholder(f"arg{n['position']}")
+            placeholders.append((n["position"], synth_placeholder(n["meta"], n.get("kind", "input"), int_high, gen, dev)))
+        elif op == "get_attr":
+            name = f"_const{i}"
+            root.register_buffer(name, synth_placeholder(n["meta"], "buffer", None, gen, dev))
+            node = graph.get_attr(name)
+        elif op == "call_function":
+            node = graph.call_function(resolve_target(n["target"]), _decode(n["args"], built, dev), _decode(n["kwargs"], built, dev))
+        elif op == "call_method":
+            node = graph.call_method(n["target"], _decode(n["args"], built, dev), _decode(n["kwargs"], built, dev))
+        elif op == "output":
+            args = _decode(n["args"], built, dev)
+            node = graph.output(args[0])
+        else:
+            raise ValueError(f"{folder}: node {i} has op {op!r}, which the store cannot rebuild")
+        built.append(node)
+    gm = fx.GraphModule(root, graph)
+    inputs = [v for _, v in sorted(placeholders, key=lambda pv: pv[0])]
+    return gm, inputs

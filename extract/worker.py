@@ -1,0 +1,183 @@
+"""Isolated execution of one model capture per child process.
+
+The parent (which has imported torch and the model libraries but never ran a torch
+kernel, so no OpenMP pool exists to be broken by ``fork``) forks one child per model.
+Fork makes a child cheap (no re-import of torch/transformers) and isolates everything a
+model can break: a segfault, a hang, runaway memory or a Python exception ends only that
+child. The parent turns the way a child ended into an error class:
+
+=====================  ==========================================================
+``timeout``            still running after ``timeout_s``; killed (SIGKILL)
+``oom``                resident memory above ``mem_cap_bytes`` (killed by the
+                       parent's watchdog), ``MemoryError``, or killed by the kernel
+``crash``              ended by a signal (SIGSEGV, SIGABRT, SIGBUS, ...)
+``exception:<Type>``   the task raised; the child reported type, message, traceback
+``exit:<code>``        exited non-zero without a report
+=====================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import psutil
+
+from passnet_common.io import atomic_write_json
+
+
+@dataclass
+class Outcome:
+    """How one isolated task ended."""
+
+    key: str
+    ok: bool
+    error_class: str | None = None
+    error_message: str | None = None
+    seconds: float = 0.0
+    peak_rss_bytes: int = 0
+
+
+def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_bytes: int | None, threads: int) -> None:
+    code = 0
+    try:
+        os.setpgrp()
+        if mem_cap_bytes:
+            # Backstop to the parent's RSS watchdog: cap the address space at what the
+            # process maps now (libraries) plus the cap.
+            vms = psutil.Process().memory_info().vms
+            limit = vms + mem_cap_bytes + (2 << 30)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        import torch
+
+        torch.set_num_threads(max(1, threads))
+        task(arg, out_dir)
+    except MemoryError as exc:
+        _report(out_dir, "oom", f"MemoryError: {exc}")
+        code = 3
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        msg = str(exc)
+        tb = traceback.format_exc(limit=8)
+        err = f"exception:{type(exc).__name__}"
+        if isinstance(exc, RuntimeError) and ("bad_alloc" in msg or "DefaultCPUAllocator: can't allocate memory" in msg):
+            err = "oom"
+        _report(out_dir, err, f"{msg[:2000]}\n--\n{tb[-3000:]}")
+        code = 3
+    finally:
+        os._exit(code)
+
+
+def _report(out_dir: Path, error_class: str, message: str) -> None:
+    try:
+        atomic_write_json(out_dir / "error.json", {"error_class": error_class, "error_message": message})
+    except BaseException:  # noqa: BLE001
+        pass
+
+
+def run_isolated(
+    tasks: list[tuple[str, Any, Path]],
+    fn: Callable[[Any, Path], None],
+    workers: int = 2,
+    timeout_s: float = 300.0,
+    mem_cap_bytes: int | None = 8 << 30,
+    threads_per_worker: int = 1,
+    on_done: Callable[[Outcome], None] | None = None,
+    poll_s: float = 0.05,
+) -> list[Outcome]:
+    """Run ``fn(arg, out_dir)`` for each ``(key, arg, out_dir)`` in a forked child.
+
+    At most ``workers`` children run at once. ``fn`` writes its results under
+    ``out_dir`` (created before the fork); a failure report goes to
+    ``out_dir/error.json``. ``on_done`` is called in the parent as each task ends.
+
+    Args:
+        timeout_s: wall seconds per task before SIGKILL.
+        mem_cap_bytes: resident-set cap per child (bytes); None disables the watchdog.
+        threads_per_worker: ``torch.set_num_threads`` in each child.
+
+    Returns:
+        One :class:`Outcome` per task, in completion order.
+    """
+    pending = list(tasks)
+    running: dict[int, tuple[str, Path, float, psutil.Process | None, list[int]]] = {}
+    outcomes: list[Outcome] = []
+    killed: dict[int, str] = {}
+    while pending or running:
+        while pending and len(running) < max(1, workers):
+            key, arg, out_dir = pending.pop(0)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / "error.json").unlink(missing_ok=True)
+            pid = os.fork()
+            if pid == 0:  # child
+                _child(fn, arg, out_dir, mem_cap_bytes, threads_per_worker)
+            try:
+                proc = psutil.Process(pid)
+            except psutil.Error:
+                proc = None
+            running[pid] = (key, out_dir, time.monotonic(), proc, [0])
+        time.sleep(poll_s)
+        for pid in list(running):
+            key, out_dir, start, proc, peak = running[pid]
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, 0
+            elapsed = time.monotonic() - start
+            if done == 0:
+                rss = 0
+                if proc is not None:
+                    try:
+                        rss = proc.memory_info().rss
+                    except psutil.Error:
+                        pass
+                peak[0] = max(peak[0], rss)
+                if elapsed > timeout_s and pid not in killed:
+                    killed[pid] = "timeout"
+                    _kill(pid)
+                elif mem_cap_bytes and rss > mem_cap_bytes and pid not in killed:
+                    killed[pid] = "oom"
+                    _kill(pid)
+                continue
+            del running[pid]
+            outcome = _classify(key, out_dir, status, killed.pop(pid, None), elapsed, timeout_s, mem_cap_bytes)
+            outcome.peak_rss_bytes = peak[0]
+            outcomes.append(outcome)
+            if on_done is not None:
+                on_done(outcome)
+    return outcomes
+
+
+def _kill(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            target()
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _classify(key, out_dir: Path, status: int, killed_for: str | None, elapsed, timeout_s, cap) -> Outcome:
+    if killed_for == "timeout":
+        return Outcome(key, False, "timeout", f"no result after {timeout_s:.0f} s; killed", elapsed)
+    if killed_for == "oom":
+        return Outcome(key, False, "oom", f"resident memory above {cap / 2**30:.1f} GiB; killed", elapsed)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if sig == signal.SIGKILL:
+            return Outcome(key, False, "oom", f"killed by {name} (kernel OOM killer?)", elapsed)
+        return Outcome(key, False, "crash", f"child ended by signal {name}", elapsed)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+    err = out_dir / "error.json"
+    if err.exists():
+        rep = json.loads(err.read_text())
+        return Outcome(key, False, rep["error_class"], rep["error_message"], elapsed)
+    if code != 0:
+        return Outcome(key, False, f"exit:{code}", f"child exited with status {code} without a report", elapsed)
+    return Outcome(key, True, None, None, elapsed)
