@@ -27,8 +27,9 @@ What it drops (``graph_hash`` is invariant to these):
     that record independent branches in a different order get one hash. Nodes with
     side effects (in-place methods, ``setitem``, grad-mode and autocast switches,
     ``node.is_impure()``) are ordering barriers: nothing moves across them. Two nodes
-    with identical cone hashes (the same computation done twice) keep their recorded
-    relative order, the only place where recording order can leak into the hash.
+    with identical cone hashes (the same computation done twice) are ordered by a second
+    Merkle hash over their consumers; only nodes equal in both (interchangeable in all
+    but pathological cases) keep their recorded relative order.
 
 ``structure_hash`` is the same construction with shapes reduced to ranks, float literals
 reduced to their type, and int literals abstracted when they are sizes (``|v| >= 2`` and
@@ -318,6 +319,19 @@ def _canonical_order(nodes: list[fx.Node], labels: list[str], inputs: list[list[
             h.update(b"|")
             h.update(c)
         cone[i] = h.digest()
+    # Down-cone hashes: a node's cone plus how its users consume it (user's down hash and
+    # argument position). Two nodes with one cone (the same computation recorded twice)
+    # but different consumers are told apart by it, so recording order does not leak.
+    consumers: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for i in range(n):
+        for p, j in enumerate(inputs[i]):
+            consumers[j].append((i, p))
+    down: list[bytes] = [b""] * n
+    for i in range(n - 1, -1, -1):
+        h = hashlib.blake2b(cone[i], digest_size=16)
+        for c in sorted(down[u] + p.to_bytes(4, "little") for u, p in consumers[i]):
+            h.update(c)
+        down[i] = h.digest()
     indeg = [0] * n
     users: list[list[int]] = [[] for _ in range(n)]
     for i in range(n):
@@ -331,14 +345,14 @@ def _canonical_order(nodes: list[fx.Node], labels: list[str], inputs: list[list[
             ph_pos[i] = len(ph_pos)
 
     def key(i: int):
-        return (0, ph_pos[i], b"", i) if i in ph_pos else (1, 0, cone[i], i)
+        return (0, ph_pos[i], b"", b"", i) if i in ph_pos else (1, 0, cone[i], down[i], i)
 
     heap = [key(i) for i in range(n) if indeg[i] == 0 and nodes[i].op != "output"]
     heapq.heapify(heap)
     order: list[int] = []
     out_nodes = [i for i in range(n) if nodes[i].op == "output"]
     while heap:
-        i = heapq.heappop(heap)[3]
+        i = heapq.heappop(heap)[4]
         order.append(i)
         for u in users[i]:
             indeg[u] -= 1

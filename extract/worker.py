@@ -49,15 +49,17 @@ def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_b
     code = 0
     try:
         os.setpgrp()
+        _die_with_parent()
         if mem_cap_bytes:
             # Backstop to the parent's RSS watchdog: cap the address space at what the
             # process maps now (libraries) plus the cap.
             vms = psutil.Process().memory_info().vms
             limit = vms + mem_cap_bytes + (2 << 30)
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        import torch
+        import sys
 
-        torch.set_num_threads(max(1, threads))
+        if "torch" in sys.modules:  # the parent imported it; never import it here just for this
+            sys.modules["torch"].set_num_threads(max(1, threads))
         task(arg, out_dir)
     except MemoryError as exc:
         _report(out_dir, "oom", f"MemoryError: {exc}")
@@ -72,6 +74,19 @@ def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_b
         code = 3
     finally:
         os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this child when the parent dies (an interrupted run leaves no orphans)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # parent already gone
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
 
 
 def _report(out_dir: Path, error_class: str, message: str) -> None:

@@ -1,0 +1,51 @@
+"""Isolation: a model that segfaults, hangs, raises or exhausts memory is recorded with
+its error class, and the others still complete."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from passnet_common.io import atomic_write_json
+from extract.worker import run_isolated
+
+
+def _task(kind: str, out_dir: Path) -> None:
+    if kind == "segfault":
+        ctypes.string_at(0)  # dereference NULL -> SIGSEGV
+    elif kind == "abort":
+        os.kill(os.getpid(), signal.SIGABRT)
+    elif kind == "hang":
+        time.sleep(600)
+    elif kind == "raise":
+        raise ValueError("bad config for this model")
+    elif kind == "memory":
+        blocks = []
+        while True:  # grow until the watchdog or the address-space cap stops us
+            blocks.append(bytearray(64 << 20))
+    atomic_write_json(out_dir / "result.json", {"kind": kind, "pid": os.getpid()})
+
+
+def test_failures_are_classified_and_the_rest_completes(tmp_path):
+    kinds = ["ok1", "segfault", "hang", "raise", "memory", "abort", "ok2"]
+    tasks = [(k, k, tmp_path / k) for k in kinds]
+    seen = []
+    outcomes = run_isolated(tasks, _task, workers=2, timeout_s=3.0, mem_cap_bytes=1 << 30, on_done=seen.append)
+    by = {o.key: o for o in outcomes}
+    assert set(by) == set(kinds) and len(seen) == len(kinds)
+    assert by["ok1"].ok and by["ok2"].ok
+    for k in ("ok1", "ok2"):
+        res = json.loads((tmp_path / k / "result.json").read_text())
+        assert res["kind"] == k and res["pid"] != os.getpid()  # ran in a child
+    assert by["segfault"].error_class == "crash" and "SIGSEGV" in by["segfault"].error_message
+    assert by["abort"].error_class == "crash" and "SIGABRT" in by["abort"].error_message
+    assert by["hang"].error_class == "timeout"
+    assert by["hang"].seconds < 10
+    assert by["raise"].error_class == "exception:ValueError"
+    assert "bad config for this model" in by["raise"].error_message
+    assert by["memory"].error_class == "oom"
+    assert not any(o.ok for o in outcomes if o.key not in ("ok1", "ok2"))
