@@ -111,6 +111,63 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("store_path", pa.string(), nullable=False),
         ]
     ),
+    # --- proxy tables ---
+    # One row per (calibration category, MoE block, routed expert): proxy_artifacts.stats.
+    "expert_stats": pa.schema(
+        [
+            pa.field("model_id", pa.string(), nullable=False),
+            pa.field("category", pa.string(), nullable=False),
+            pa.field("block", pa.string(), nullable=False),  # module path of the MoE block
+            pa.field("layer", pa.int32(), nullable=False),
+            pa.field("expert", pa.int32(), nullable=False),
+            pa.field("tokens", pa.int64(), nullable=False),  # calibration tokens seen by the block
+            pa.field("count", pa.int64(), nullable=False),  # tokens routed to the expert (top-k)
+            pa.field("frequency", pa.float64(), nullable=False),  # count / tokens
+            pa.field("prob_mass", pa.float64(), nullable=False),  # mean router probability
+            pa.field("ean", pa.float64(), nullable=False),  # mean ||f_j(x)|| on routed tokens
+            pa.field("reap", pa.float64(), nullable=False),  # mean g_j(x)*||f_j(x)|| on routed tokens
+            pa.field("stats_version", pa.int32(), nullable=False),
+        ]
+    ),
+    # One row per (proxy, MoE block, original expert): cluster label and kept flag.
+    "expert_clusters": pa.schema(
+        [
+            pa.field("block", pa.string(), nullable=False),
+            pa.field("layer", pa.int32(), nullable=False),
+            pa.field("expert", pa.int32(), nullable=False),
+            pa.field("cluster", pa.int32(), nullable=False),
+            pa.field("kept", pa.bool_(), nullable=False),
+            pa.field("new_index", pa.int32()),  # index in the proxy (null: pruned)
+            pa.field("method", pa.string(), nullable=False),
+            pa.field("keep_ratio", pa.float64(), nullable=False),
+            pa.field("frequency", pa.float64(), nullable=False),
+        ]
+    ),
+    # One row per evaluated proxy (selection method x keep ratio x seed).
+    "proxies": pa.schema(
+        [
+            pa.field("base_model_id", pa.string(), nullable=False),
+            pa.field("method", pa.string(), nullable=False),  # cluster | cluster_act | frequency | reap | random
+            pa.field("keep_ratio", pa.float64(), nullable=False),
+            pa.field("seed", pa.int32(), nullable=False),
+            pa.field("experts_base", pa.int32(), nullable=False),
+            pa.field("experts_kept", pa.int32(), nullable=False),
+            pa.field("params_base", pa.int64(), nullable=False),
+            pa.field("params_proxy", pa.int64(), nullable=False),
+            pa.field("bytes_base", pa.int64(), nullable=False),
+            pa.field("bytes_proxy", pa.int64(), nullable=False),
+            pa.field("heldout_loss_base", pa.float64(), nullable=False),
+            pa.field("heldout_loss_proxy", pa.float64(), nullable=False),
+            pa.field("next_token_acc_base", pa.float64(), nullable=False),
+            pa.field("next_token_acc_proxy", pa.float64(), nullable=False),
+            pa.field("kl_base_to_proxy", pa.float64(), nullable=False),
+            pa.field("routing_entropy_base", pa.float64(), nullable=False),
+            pa.field("routing_entropy_proxy", pa.float64(), nullable=False),
+            pa.field("arith_acc_base", pa.float64()),
+            pa.field("arith_acc_proxy", pa.float64()),
+            pa.field("stats_sha256", pa.string(), nullable=False),
+        ]
+    ),
 }
 
 

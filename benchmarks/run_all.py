@@ -1,0 +1,11 @@
+"""Run every benchmark script in turn (``make bench``)."""
+
+import runpy
+import sys
+
+for mod in ("benchmarks.bench_graphs", "benchmarks.bench_proxy_stats"):
+    try:
+        sys.argv = [mod]
+        runpy.run_module(mod, run_name="__main__")
+    except ModuleNotFoundError as exc:
+        print(f"skipping {mod}: {exc}")

@@ -1,0 +1,172 @@
+"""Proxy checkpoint I/O: loading bases, writing proxies with card and lineage, verifying them.
+
+A proxy folder (the unit that is published to the Hub) holds::
+
+    config.json  model.safetensors  generation_config.json  tokenizer files
+    kept_experts.json   block path -> kept original expert indices
+    lineage.json        base id + revision + weights hash, statistics hash, method, params,
+                        hashes of the proxy's own weights and kept_experts.json
+    README.md           model card (huggingface_hub.ModelCard)
+
+Base models load with ``AutoModelForCausalLM.from_pretrained`` only (never ``trust_remote_code``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from passnet_common.io import atomic_write_json, atomic_write_text, sha256_file
+
+from .adapters import adapter_for, expert_count
+
+LINEAGE_VERSION = 1
+
+
+def load_base(ref: str, revision: str | None = None, dtype: str = "float32"):
+    """Load a base MoE checkpoint: local folder or Hub id (``revision`` pinned).
+
+    Returns (model in eval mode, tokenizer or None, model_id string per DESIGN.md §3:
+    ``local:<sha256[:16] of weights>`` or ``hf:<repo>@<revision>``, revision).
+
+    Raises:
+        FileNotFoundError: a local path that does not exist or has no config.json.
+        ValueError: a Hub id without a pinned revision; a model type not in the adapter table.
+    """
+    p = Path(ref)
+    if p.exists() or ref.startswith((".", "/", "~")) or ref.count("/") != 1:
+        if not (p / "config.json").exists():
+            raise FileNotFoundError(f"base checkpoint not found (no config.json): {p}")
+        model = AutoModelForCausalLM.from_pretrained(p, dtype=getattr(torch, dtype), trust_remote_code=False)
+        rev = weights_sha256(p)
+        model_id, revision = f"local:{rev[:16]}", rev
+        tok_src = p
+    else:
+        if not revision:
+            raise ValueError(f"Hub base {ref!r} needs a pinned revision (commit sha)")
+        model = AutoModelForCausalLM.from_pretrained(ref, revision=revision, dtype=getattr(torch, dtype),
+                                                     trust_remote_code=False)
+        model_id, tok_src = f"hf:{ref}@{revision}", ref
+    adapter_for(model.config)  # fail early on unsupported families
+    try:
+        tok = AutoTokenizer.from_pretrained(tok_src, revision=revision if tok_src == ref else None)
+    except (OSError, ValueError):
+        tok = None
+    model.eval()
+    return model, tok, model_id, revision
+
+
+def weights_sha256(folder: str | Path) -> str:
+    """sha256 over the sorted ``*.safetensors`` files of a folder (name + content hash)."""
+    folder = Path(folder)
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise FileNotFoundError(f"no *.safetensors in {folder}")
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode())
+        h.update(sha256_file(f).encode())
+    return h.hexdigest()
+
+
+def card_text(lineage: dict, metrics: dict | None) -> str:
+    """Model card (YAML metadata + markdown) of a proxy via ``huggingface_hub.ModelCard``."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    base = lineage["base_model_id"]
+    data = ModelCardData(library_name="transformers", tags=["moe", "expert-pruning", "proxy-model", "passnet"],
+                         base_model=base[3:].split("@")[0] if base.startswith("hf:") else None)
+    rows = ""
+    if metrics:
+        for k in ("params_base", "params_proxy", "heldout_loss_base", "heldout_loss_proxy", "next_token_acc_base",
+                  "next_token_acc_proxy", "kl_base_to_proxy", "routing_entropy_base", "routing_entropy_proxy"):
+            if k in metrics:
+                rows += f"| {k} | {metrics[k]} |\n"
+    body = f"""---
+{data.to_yaml()}
+---
+
+# MoE proxy of `{base}`
+
+Structure-preserving expert pruning (PassNet data, `proxy_artifacts`): backbone, attention,
+norms, shared experts and the router mechanism are the base model's; {lineage['experts_kept']} of
+{lineage['experts_base']} routed experts are kept per MoE layer (keep ratio {lineage['keep_ratio']}),
+chosen by `{lineage['method']}` on expert-activation statistics. Load with plain
+`AutoModelForCausalLM.from_pretrained` (no remote code).
+
+- base: `{base}` (revision `{lineage['base_revision']}`)
+- statistics artifact sha256: `{lineage['stats_sha256']}`
+- selection params: `{json.dumps(lineage['params'], sort_keys=True)}`
+- kept experts per layer: `kept_experts.json`; provenance: `lineage.json`
+
+| metric | value |
+|---|---|
+{rows}
+"""
+    return str(ModelCard(body))
+
+
+def write_proxy(model, tokenizer, out_dir: str | Path, kept: dict, lineage: dict, metrics: dict | None = None) -> Path:
+    """Write a proxy folder atomically (staging folder renamed into place; an old one is replaced).
+
+    ``lineage`` gets the proxy weights hash and kept-experts hash added. Returns ``out_dir``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        model.save_pretrained(staging)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(staging)
+        atomic_write_json(staging / "kept_experts.json", kept, indent=1)
+        lineage = dict(lineage, lineage_version=LINEAGE_VERSION, proxy_weights_sha256=weights_sha256(staging),
+                       kept_experts_sha256=sha256_file(staging / "kept_experts.json"))
+        atomic_write_json(staging / "lineage.json", lineage, indent=1)
+        atomic_write_text(staging / "README.md", card_text(lineage, metrics))
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.rename(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out_dir
+
+
+def verify_lineage(folder: str | Path, expect_base: str | None = None) -> dict:
+    """Check a proxy folder against its ``lineage.json``; returns the lineage.
+
+    Verified: lineage file present and of a known version; weights hash and kept-experts hash
+    equal the files; config expert count equals the kept count; optional ``expect_base`` equals
+    the recorded base id.
+
+    Raises:
+        FileNotFoundError: no lineage.json. ValueError: any mismatch (named in the message).
+    """
+    folder = Path(folder)
+    lp = folder / "lineage.json"
+    if not lp.exists():
+        raise FileNotFoundError(f"no lineage.json in {folder}")
+    lin = json.loads(lp.read_text())
+    if lin.get("lineage_version") != LINEAGE_VERSION:
+        raise ValueError(f"{lp}: lineage_version {lin.get('lineage_version')} != {LINEAGE_VERSION}")
+    got = weights_sha256(folder)
+    if got != lin["proxy_weights_sha256"]:
+        raise ValueError(f"{folder}: weights sha256 {got} != lineage {lin['proxy_weights_sha256']}")
+    if sha256_file(folder / "kept_experts.json") != lin["kept_experts_sha256"]:
+        raise ValueError(f"{folder}: kept_experts.json does not match lineage.json")
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.from_pretrained(folder)
+    n = expert_count(cfg, adapter_for(cfg))
+    if n != lin["experts_kept"]:
+        raise ValueError(f"{folder}: config has {n} experts, lineage says {lin['experts_kept']}")
+    if expect_base is not None and lin["base_model_id"] != expect_base:
+        raise ValueError(f"{folder}: base {lin['base_model_id']!r} != expected {expect_base!r}")
+    return lin

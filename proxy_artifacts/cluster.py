@@ -1,0 +1,177 @@
+"""Which experts to keep: clustering-based selection (and the frequency / REAP / random baselines).
+
+Per MoE block, the routed experts are grouped into k clusters (k from
+:func:`prune.keep_count`) and one representative per cluster is kept (HC-SMoE, Chen et al.
+2024: hierarchical clustering of expert outputs, average linkage; MC-SMoE, Li et al. 2024:
+router-logit similarity, the dominant = most frequent expert represents its group). Distances
+come from one view or a weighted multi-view combination:
+
+- ``act``: cosine distance of characteristic activations (mean output on sampled tokens when
+  collected, else on routed tokens) [E,H]
+- ``router``: 1 - cosine similarity of router-logit columns over the calibration tokens
+- ``weights``: cosine distance of the flattened expert weights
+- ``frequency``: |freq_i - freq_j|
+
+Each view's distance matrix is scaled to max 1 before the weighted average. With
+group-limited routing (DeepSeek-V3 ``n_group``), each group is clustered on its own into
+k / n_group clusters so the kept set stays divisible by groups and group membership holds.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import torch
+
+from .stats import ExpertStats
+
+VIEWS = ("act", "router", "weights", "frequency")
+METHODS = ("cluster", "frequency", "reap", "random")
+
+
+def _cosine_distance(x: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    ok = (n[:, 0] > 0)
+    xn = np.where(n > 0, x / np.maximum(n, 1e-300), 0.0)
+    d = 1.0 - xn @ xn.T
+    d[~ok, :] = 1.0
+    d[:, ~ok] = 1.0
+    np.fill_diagonal(d, 0.0)
+    return np.clip(d, 0.0, 2.0)
+
+
+def view_distance(view: str, stats: ExpertStats, li: int, weights: torch.Tensor | None = None) -> np.ndarray:
+    """Distance matrix [E,E] (float64, symmetric, zero diagonal) of one view for block ``li``.
+
+    Raises:
+        ValueError: unknown view, or ``weights`` missing for the ``weights`` view.
+    """
+    if view == "act":
+        use_all = float(stats.sums["act_all_tokens"][li]) > 0
+        feats = (stats.act_all if use_all else stats.act_routed)[li].numpy()
+        d = _cosine_distance(feats)
+    elif view == "router":
+        d = 1.0 - stats.logit_similarity[li].numpy()
+        np.fill_diagonal(d, 0.0)
+        d = np.clip(d, 0.0, 2.0)
+    elif view == "weights":
+        if weights is None:
+            raise ValueError("the 'weights' view needs the expert weights of the block")
+        d = _cosine_distance(weights.double().numpy())
+    elif view == "frequency":
+        f = stats.frequency[li].numpy()
+        d = np.abs(f[:, None] - f[None, :])
+    else:
+        raise ValueError(f"unknown clustering view {view!r}; known: {VIEWS}")
+    return (d + d.T) / 2
+
+
+def combined_distance(views: Mapping[str, float], stats: ExpertStats, li: int,
+                      weights: torch.Tensor | None = None) -> np.ndarray:
+    """Weighted average of the views' distance matrices, each scaled to max 1: [E,E].
+
+    Raises:
+        ValueError: no view with a positive weight.
+    """
+    total, acc = 0.0, None
+    for v, w in views.items():
+        if w <= 0:
+            continue
+        d = view_distance(v, stats, li, weights)
+        m = d.max()
+        d = d / m if m > 0 else d
+        acc = w * d if acc is None else acc + w * d
+        total += w
+    if acc is None:
+        raise ValueError(f"no clustering view with positive weight in {dict(views)}")
+    return acc / total
+
+
+def cluster_labels(dist: np.ndarray, k: int, linkage: str = "average") -> np.ndarray:
+    """Agglomerative clustering (scikit-learn, precomputed distance) into exactly ``k`` clusters: [E] int."""
+    from sklearn.cluster import AgglomerativeClustering
+
+    E = dist.shape[0]
+    if not 1 <= k <= E:
+        raise ValueError(f"cannot form {k} clusters of {E} experts")
+    if k == E:
+        return np.arange(E)
+    if k == 1:
+        return np.zeros(E, dtype=int)
+    return AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage=linkage).fit_predict(dist)
+
+
+def representatives(labels: np.ndarray, dist: np.ndarray, freq: np.ndarray, rule: str = "frequency"):
+    """One kept expert per cluster.
+
+    rule ``frequency``: the most frequently routed member (MC-SMoE's dominant expert);
+    ``medoid``: the member with the least summed distance to its cluster.
+    Returns (kept sorted list, {kept: [(member, frequency weight), ...]}). Ties break to the
+    lower index.
+    """
+    if rule not in ("frequency", "medoid"):
+        raise ValueError(f"unknown representative rule {rule!r}; known: frequency, medoid")
+    kept, members = [], {}
+    for c in np.unique(labels):
+        mem = np.flatnonzero(labels == c)
+        if rule == "frequency":
+            rep = int(mem[np.argmax(freq[mem])])  # argmax: first max = lower index
+        else:
+            rep = int(mem[np.argmin(dist[np.ix_(mem, mem)].sum(1))])
+        kept.append(rep)
+        members[rep] = [(int(m), float(freq[m])) for m in mem]
+    return sorted(kept), members
+
+
+def select_block(method: str, k: int, stats: ExpertStats, li: int, *, n_group: int = 1,
+                 views: Mapping[str, float] | None = None, rep_rule: str = "frequency",
+                 weights: torch.Tensor | None = None, seed: int = 0) -> tuple[list[int], dict, np.ndarray]:
+    """Kept experts of block ``li``: (kept sorted, members {kept: [(member, weight)]}, labels [E]).
+
+    Methods: ``cluster`` (this module), ``frequency`` (top-k routing frequency), ``reap``
+    (top-k REAP saliency), ``random`` (seeded). Group-limited routing: selection happens per
+    group with k / n_group each.
+
+    Raises:
+        ValueError: unknown method; k not divisible by n_group.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown selection method {method!r}; known: {METHODS}")
+    E = stats.sums["count"].shape[1]
+    if k % n_group:
+        raise ValueError(f"kept count {k} is not divisible by n_group={n_group}")
+    freq = stats.frequency[li].numpy()
+    size, kg = E // n_group, k // n_group
+    dist = combined_distance(views or {"act": 1.0}, stats, li, weights) if method == "cluster" else None
+    rng = np.random.default_rng(seed * 1000 + li)
+    kept, members, labels = [], {}, np.full(E, -1)
+    for g in range(n_group):
+        idx = np.arange(g * size, (g + 1) * size)
+        if method == "cluster":
+            sub = dist[np.ix_(idx, idx)]
+            lab = cluster_labels(sub, kg)
+            kk, mm = representatives(lab, sub, freq[idx], rep_rule)
+            kept += [int(idx[i]) for i in kk]
+            members.update({int(idx[r]): [(int(idx[m]), w) for m, w in ms] for r, ms in mm.items()})
+            labels[idx] = lab + g * size
+        else:
+            score = {"frequency": freq[idx], "reap": stats.reap[li].numpy()[idx],
+                     "random": rng.random(size)}[method]
+            order = np.lexsort((idx, -score))[:kg]  # highest score, ties to lower index
+            chosen = sorted(int(idx[i]) for i in order)
+            kept += chosen
+            members.update({c: [(c, float(freq[c]))] for c in chosen})
+            labels[idx] = -1
+            for c in chosen:
+                labels[c] = c
+    return sorted(kept), members, labels
+
+
+def cluster_rows(block: str, layer: int, labels: np.ndarray, kept: list[int], method: str, ratio: float,
+                 freq: np.ndarray) -> list[dict]:
+    """Rows of the ``expert_clusters`` table for one block."""
+    new = {e: i for i, e in enumerate(kept)}
+    return [{"block": block, "layer": layer, "expert": j, "cluster": int(labels[j]), "kept": j in new,
+             "new_index": new.get(j), "method": method, "keep_ratio": float(ratio), "frequency": float(freq[j])}
+            for j in range(len(labels))]

@@ -1,0 +1,167 @@
+"""Offline corpus of the default base model: stdlib prose, stdlib code and arithmetic.
+
+Nothing is downloaded. Three categories, each a deterministic list of documents:
+
+- ``text``: docstrings of Python standard-library modules (English prose), read with ``ast``
+  from the running interpreter's stdlib sources (``sysconfig.get_paths()["stdlib"]``).
+- ``code``: the Python source of stdlib modules (comments and docstrings included).
+- ``arithmetic``: generated problems ``"Q: 17+8=? A: 25"`` (``+ -`` on operands 0..20), a verifiable task for the RL work that follows: :func:`check_answer` grades a
+  completion exactly.
+
+Modules are split by a hash of their name into ``train`` and ``heldout`` (disjoint), and
+arithmetic problems by seed, so held-out evaluation never sees training documents.
+The byte-level tokenizer (:func:`build_tokenizer`) has 256 byte tokens and 3 specials.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+import re
+import sysconfig
+from pathlib import Path
+
+import torch
+
+CATEGORIES = ("text", "code", "arithmetic")
+SPECIALS = ("<pad>", "<s>", "</s>")
+_ARITH_RE = re.compile(r"Q: (-?\d+)([+\-*])(-?\d+)=\? A: (-?\d+)")
+
+
+def _stdlib_files() -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.glob("*.py") if not p.name.startswith("_"))
+    files += sorted(p for p in root.glob("*/*.py") if "test" not in p.parts[-2] and "idlelib" not in p.parts[-2]
+                    and not p.name.startswith("_"))
+    return files
+
+
+def _split_of(name: str, heldout_share: float = 0.1) -> str:
+    h = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return "heldout" if h < heldout_share else "train"
+
+
+def _docstrings(src: str) -> list[str]:
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            d = ast.get_docstring(node)
+            if d and len(d) > 40:
+                out.append(d.strip())
+    return out
+
+
+ARITH_MAX_OPERAND = 20  # small enough for the tiny default base to learn the task in minutes
+
+
+def arithmetic_problem(rng: random.Random, max_operand: int = ARITH_MAX_OPERAND) -> tuple[str, int]:
+    """One problem ``"Q: a<op>b=? A: "`` (op in + -, a, b in [0, max_operand]) and its integer answer."""
+    a, b = rng.randint(0, max_operand), rng.randint(0, max_operand)
+    op = rng.choice("+-")
+    ans = a + b if op == "+" else a - b if op == "-" else a * b
+    return f"Q: {a}{op}{b}=? A: ", ans
+
+
+def check_answer(prompt: str, completion: str) -> bool:
+    """Verifiable reward: True iff ``completion`` starts with the exact answer of ``prompt``."""
+    m = re.match(r"Q: (\d+)([+\-*])(\d+)=\? A: ", prompt)
+    if not m:
+        raise ValueError(f"not an arithmetic prompt: {prompt!r}")
+    a, op, b = int(m.group(1)), m.group(2), int(m.group(3))
+    ans = a + b if op == "+" else a - b if op == "-" else a * b
+    got = re.match(r"\s*(-?\d+)", completion)
+    return bool(got) and int(got.group(1)) == ans
+
+
+def documents(category: str, split: str, max_chars: int, seed: int = 0) -> list[str]:
+    """Documents of one category and split, about ``max_chars`` characters in total.
+
+    Raises:
+        ValueError: unknown category or split.
+    """
+    if category not in CATEGORIES:
+        raise ValueError(f"unknown corpus category {category!r}; known: {CATEGORIES}")
+    if split not in ("train", "heldout"):
+        raise ValueError(f"unknown split {split!r}; known: train, heldout")
+    out, total = [], 0
+    if category == "arithmetic":
+        rng = random.Random(f"arith-{split}-{seed}")
+        while total < max_chars:
+            lines = []
+            for _ in range(8):
+                q, a = arithmetic_problem(rng)
+                lines.append(f"{q}{a}")
+            doc = "\n".join(lines) + "\n"
+            out.append(doc)
+            total += len(doc)
+        return out
+    files = [p for p in _stdlib_files() if _split_of(p.stem + p.parent.name) == split]
+    random.Random(f"{category}-{seed}").shuffle(files)
+    for p in files:
+        src = p.read_text(encoding="utf-8", errors="replace")
+        docs = _docstrings(src) if category == "text" else [src]
+        for d in docs:
+            out.append(d + "\n")
+            total += len(d) + 1
+            if total >= max_chars:
+                return out
+    return out
+
+
+def build_tokenizer():
+    """Byte-level ``PreTrainedTokenizerFast``: ids 0-2 specials (pad, bos, eos), 3..258 bytes."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    byte_to_char = {b: c for b, c in zip(range(256), _bytes_to_unicode())}
+    assert set(byte_to_char.values()) == set(alphabet)
+    vocab = {s: i for i, s in enumerate(SPECIALS)}
+    vocab.update({byte_to_char[b]: 3 + b for b in range(256)})
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>")
+
+
+def _bytes_to_unicode() -> list[str]:
+    """GPT-2's reversible byte -> printable character map (what ByteLevel uses), in byte order."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    table = dict(zip(bs, cs))
+    return [chr(table[b]) for b in range(256)]
+
+
+def token_windows(tokenizer, docs: list[str], seq_len: int, num: int | None = None) -> torch.Tensor:
+    """Concatenate ``docs`` (each followed by eos) and cut into windows: int64 [N, seq_len].
+
+    Raises:
+        ValueError: the documents hold fewer than ``seq_len`` tokens.
+    """
+    ids: list[int] = []
+    for d in docs:
+        ids.extend(tokenizer.encode(d, add_special_tokens=False))
+        ids.append(tokenizer.eos_token_id)
+    n = len(ids) // seq_len
+    if n == 0:
+        raise ValueError(f"corpus of {len(ids)} tokens is shorter than seq_len={seq_len}")
+    if num is not None:
+        n = min(n, num)
+    return torch.tensor(ids[: n * seq_len], dtype=torch.long).view(n, seq_len)
+
+
+def category_windows(tokenizer, category: str, split: str, seq_len: int, num: int, seed: int = 0) -> torch.Tensor:
+    """``num`` windows of ``seq_len`` tokens of one category/split: int64 [num', seq_len], num' <= num."""
+    docs = documents(category, split, max_chars=int(num * seq_len * 1.1) + seq_len, seed=seed)
+    return token_windows(tokenizer, docs, seq_len, num)

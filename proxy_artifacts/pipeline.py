@@ -1,0 +1,205 @@
+"""The stage functions behind the CLI: statistics, prune at one ratio, selection comparison.
+
+Each takes the ``proxy`` params block (``params.yaml``) and explicit paths, so tests call them
+directly and ``dvc.yaml`` calls them through ``python -m proxy_artifacts``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+
+import torch
+
+from passnet_common.io import atomic_write_json, sha256_file, write_parquet
+from passnet_common.schema import to_table
+
+from . import corpus
+from .adapters import adapter_for, expert_count, expert_weight_features, moe_blocks
+from .checkpoint import load_base, write_proxy
+from .cluster import cluster_rows, select_block
+from .metrics import BaseReference, evaluate
+from .prune import keep_count, prune_model
+from .stats import ExpertStats, collect, plot_load_heatmap, stats_rows
+
+
+def calibration_windows(tokenizer, sp: dict, category: str, split: str = "train") -> torch.Tensor:
+    """Calibration windows of one category: int64 [num_samples, seq_len].
+
+    ``sp["dataset"]``: ``builtin`` (the offline corpus, categories text/code/arithmetic) or a
+    folder with one ``<category>.txt`` per category.
+
+    Raises:
+        FileNotFoundError: the category file of a folder dataset is missing.
+        ValueError: no tokenizer, or an unknown builtin category.
+    """
+    if tokenizer is None:
+        raise ValueError("calibration needs the base model's tokenizer")
+    ds = sp.get("dataset", "builtin")
+    if ds == "builtin":
+        return corpus.category_windows(tokenizer, category, split, sp["seq_len"], sp["num_samples"], sp.get("seed", 0))
+    f = Path(ds) / f"{category}.txt"
+    if not f.exists():
+        raise FileNotFoundError(f"calibration file for category {category!r} not found: {f}")
+    return corpus.token_windows(tokenizer, [f.read_text(encoding="utf-8")], sp["seq_len"], sp["num_samples"])
+
+
+def stats_sha256(stats_dir: str | Path) -> str:
+    """Content hash of a statistics artifact (all files, sorted by name)."""
+    h = hashlib.sha256()
+    for f in sorted(Path(stats_dir).iterdir()):
+        if f.is_file() and not f.name.startswith("."):
+            h.update(f.name.encode())
+            h.update(sha256_file(f).encode())
+    return h.hexdigest()
+
+
+def run_stats(params: dict, base_ref: str, out_dir: str | Path, plot_path: str | Path | None = None) -> dict:
+    """Collect statistics for every calibration category into ``out_dir``.
+
+    Writes ``<category>.safetensors`` (sums, one file per category: none overwrites another),
+    ``expert_stats.parquet`` (all categories) and ``meta.json`` (base id, revision, settings).
+    """
+    sp = params["stats"]
+    torch.set_num_threads(int(sp.get("threads", 1)))
+    model, tok, model_id, revision = load_base(base_ref, params["model"].get("revision"))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_cat, rows = {}, []
+    for cat in sp["categories"]:
+        ids = calibration_windows(tok, sp, cat)
+        st = collect(model, ids, sp["batch_size"], sp.get("char_tokens_per_batch", 0), sp.get("seed", 0),
+                     desc=f"expert stats [{cat}]")
+        st.meta = {"category": cat, "model_id": model_id, "revision": revision, "num_samples": int(len(ids)),
+                   "seq_len": sp["seq_len"], "dataset": sp.get("dataset", "builtin")}
+        st.save(out_dir / f"{cat}.safetensors")
+        by_cat[cat] = st
+        rows += stats_rows(st, cat, model_id)
+    write_parquet(out_dir / "expert_stats.parquet", to_table("expert_stats", rows))
+    meta = {"model_id": model_id, "revision": revision, "family": adapter_for(model.config).family,
+            "categories": list(sp["categories"]), "settings": sp, "blocks": by_cat[sp["categories"][0]].blocks}
+    atomic_write_json(out_dir / "meta.json", meta, indent=1)
+    if plot_path:
+        plot_load_heatmap(by_cat, plot_path)
+    return meta
+
+
+def load_stats(stats_dir: str | Path, categories="all") -> tuple[ExpertStats, dict]:
+    """Pooled statistics of the chosen categories (``all`` or a list) and the artifact's meta.
+
+    Raises:
+        FileNotFoundError: no meta.json / category file. ValueError: unknown category.
+    """
+    stats_dir = Path(stats_dir)
+    mp = stats_dir / "meta.json"
+    if not mp.exists():
+        raise FileNotFoundError(f"statistics artifact not found (no meta.json): {stats_dir}")
+    meta = json.loads(mp.read_text())
+    cats = meta["categories"] if categories in ("all", None) else list(categories)
+    bad = [c for c in cats if c not in meta["categories"]]
+    if bad:
+        raise ValueError(f"categories {bad} not in statistics artifact (has {meta['categories']})")
+    pooled = None
+    for c in cats:
+        st = ExpertStats.load(stats_dir / f"{c}.safetensors")
+        pooled = st if pooled is None else pooled + st
+    return pooled, meta
+
+
+def select(model, stats: ExpertStats, ratio: float, pp: dict, method: str | None = None, seed: int | None = None):
+    """Kept experts for every MoE block of ``model``: ({block: kept}, {block: members}, cluster rows, k)."""
+    a = adapter_for(model.config)
+    cfg = model.config
+    E = expert_count(cfg, a)
+    G = int(getattr(cfg, a.group_keys[0], 1) or 1) if a.group_keys else 1
+    k = keep_count(E, ratio, int(cfg.num_experts_per_tok), G, pp.get("new_top_k"))
+    method = method or pp["method"]
+    blocks = moe_blocks(model, a)
+    if [b.name for b in blocks] != stats.blocks:
+        raise ValueError(f"statistics blocks {stats.blocks} do not match the model's {[b.name for b in blocks]}")
+    kept, members, rows = {}, {}, []
+    views = dict(pp.get("views", {"act": 1.0}))
+    for li, b in enumerate(blocks):
+        w = expert_weight_features(b.experts, a) if views.get("weights", 0) > 0 else None
+        ks, mem, labels = select_block(method, k, stats, li, n_group=G, views=views,
+                                       rep_rule=pp.get("representative", "frequency"), weights=w,
+                                       seed=pp.get("seed", 0) if seed is None else seed)
+        kept[b.name], members[b.name] = ks, [mem[x] for x in ks]
+        rows += cluster_rows(b.name, b.layer, labels, ks, method, ratio, stats.frequency[li].numpy())
+    return kept, members, rows, k
+
+
+def eval_windows(tok, ep: dict) -> dict[str, torch.Tensor]:
+    """Held-out windows per corpus category (disjoint from training and calibration)."""
+    return {c: corpus.category_windows(tok, c, "heldout", ep["seq_len"], ep["windows_per_category"], seed=7)
+            for c in corpus.CATEGORIES}
+
+
+def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, out_dir: str | Path,
+              metrics_path: str | Path | None = None) -> dict:
+    """Prune the base at ``ratio`` with ``params['prune']``; write the proxy folder, clusters and metrics."""
+    pp, ep = params["prune"], params["eval"]
+    torch.set_num_threads(int(pp.get("threads", 1)))
+    model, tok, model_id, revision = load_base(base_ref, params["model"].get("revision"))
+    stats, meta = load_stats(stats_dir, pp.get("categories", "all"))
+    if meta["model_id"] != model_id:
+        raise ValueError(f"statistics were collected on {meta['model_id']}, base is {model_id}")
+    kept, members, rows, k = select(model, stats, ratio, pp)
+    E = expert_count(model.config, adapter_for(model.config))
+    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("arith_problems", 0)) \
+        if metrics_path else None
+    proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"),
+                        merge=members if pp.get("merge") else None)
+    metrics = evaluate(ref, proxy) if ref is not None else None
+    sha = stats_sha256(stats_dir)
+    lineage = {"base_model_id": model_id, "base_revision": revision, "family": adapter_for(model.config).family,
+               "stats_sha256": sha, "stats_categories": pp.get("categories", "all"), "method": pp["method"],
+               "keep_ratio": ratio, "experts_base": E, "experts_kept": k,
+               "num_experts_per_tok": int(proxy.config.num_experts_per_tok), "params": pp}
+    out_dir = Path(out_dir)
+    write_proxy(proxy, tok, out_dir / "model", kept, lineage, metrics)
+    write_parquet(out_dir / "expert_clusters.parquet", to_table("expert_clusters", rows))
+    if metrics_path:
+        atomic_write_json(metrics_path, {"keep_ratio": ratio, "method": pp["method"], **metrics}, indent=1)
+    return metrics or {}
+
+
+def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: str | Path,
+                metrics_path: str | Path) -> list[dict]:
+    """Compare selection methods at every keep ratio (in memory, nothing is saved but metrics).
+
+    Methods from ``params['compare']['methods']``: each {name, method, views?}; ``random`` is
+    averaged over ``random_seeds`` (each seed a table row).
+    """
+    cp, pp, ep = params["compare"], params["prune"], params["eval"]
+    torch.set_num_threads(int(pp.get("threads", 1)))
+    model, tok, model_id, revision = load_base(base_ref, params["model"].get("revision"))
+    stats, meta = load_stats(stats_dir, pp.get("categories", "all"))
+    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("arith_problems", 0))
+    sha = stats_sha256(stats_dir)
+    E = expert_count(model.config, adapter_for(model.config))
+    rows, summary = [], {}
+    for ratio in cp["keep_ratios"]:
+        for m in cp["methods"]:
+            seeds = cp["random_seeds"] if m["method"] == "random" else [pp.get("seed", 0)]
+            accum = []
+            for seed in seeds:
+                mp = dict(pp, views=m.get("views", pp.get("views")))
+                kept, _, _, k = select(model, stats, ratio, mp, method=m["method"], seed=seed)
+                proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"))
+                r = evaluate(ref, proxy)
+                rows.append({"base_model_id": model_id, "method": m["name"], "keep_ratio": ratio, "seed": seed,
+                             "experts_base": E, "experts_kept": k, "stats_sha256": sha, **r})
+                accum.append(r)
+            key = f"r{ratio}/{m['name']}"
+            summary[key] = {f: round(sum(a[f] for a in accum) / len(accum), 6) for f in
+                            ("heldout_loss_proxy", "next_token_acc_proxy", "kl_base_to_proxy",
+                             "routing_entropy_proxy", "arith_acc_proxy", "params_proxy") if f in accum[0]}
+    summary["base"] = {"heldout_loss": rows[0]["heldout_loss_base"], "next_token_acc": rows[0]["next_token_acc_base"],
+                       "routing_entropy": rows[0]["routing_entropy_base"], "params": rows[0]["params_base"],
+                       "arith_acc": rows[0].get("arith_acc_base")}
+    write_parquet(out_table, to_table("proxies", rows))
+    atomic_write_json(metrics_path, summary, indent=1)
+    return rows

@@ -1,0 +1,244 @@
+"""Structure-preserving expert pruning: slice every expert-indexed tensor consistently.
+
+What is sliced (per MoE block, the expert on dim 0): the fused expert tensors of the
+adapter row (incl. gpt-oss biases), the router weight, router bias and DeepSeek's
+``e_score_correction_bias``; module attributes ``num_experts``; config keys of the row
+(``num_experts`` / ``num_local_experts`` / ``n_routed_experts``) and optionally
+``num_experts_per_tok``. Backbone, shared experts and dense layers are untouched.
+Known faults of earlier tools (DESIGN.md §5) are guarded here: ratios that floor to zero,
+counts below top-k, group counts that no longer divide, unsliced biases.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from typing import Mapping, Sequence
+
+import torch
+from torch import nn
+
+from .adapters import MoEAdapter, adapter_for, expert_count, moe_blocks
+
+
+def keep_count(num_experts: int, ratio: float, top_k: int, n_group: int = 1, new_top_k: int | None = None) -> int:
+    """Experts kept in one layer: ``max(floor(E * ratio), top_k)``, rounded up to a multiple of
+    ``n_group`` with >= 2 per group when ``n_group > 1`` (DeepSeek group score = top-2 sum).
+
+    ``new_top_k`` (an explicit top-k reduction) replaces ``top_k`` as the lower bound.
+
+    Raises:
+        ValueError: ratio outside (0, 1]; non-positive counts; the result exceeds ``num_experts``
+            (only possible when the group or top-k floor cannot be met).
+    """
+    if not (isinstance(ratio, (int, float)) and 0.0 < ratio <= 1.0):
+        raise ValueError(f"keep ratio must be in (0, 1], got {ratio!r}")
+    if num_experts <= 0 or top_k <= 0 or n_group <= 0:
+        raise ValueError(f"num_experts={num_experts}, top_k={top_k}, n_group={n_group} must be positive")
+    floor_k = new_top_k if new_top_k is not None else top_k
+    if new_top_k is not None and not (0 < new_top_k <= top_k):
+        raise ValueError(f"new_top_k must be in [1, {top_k}], got {new_top_k}")
+    k = max(int(math.floor(num_experts * ratio + 1e-9)), floor_k, 1)
+    if n_group > 1:
+        k = max(k, 2 * n_group)
+        k = int(math.ceil(k / n_group) * n_group)
+    if k > num_experts:
+        raise ValueError(
+            f"cannot keep {k} of {num_experts} experts (ratio {ratio}, top_k {floor_k}, n_group {n_group})"
+        )
+    return k
+
+
+def _check_kept(kept: Sequence[int], num_experts: int, n_group: int, name: str) -> list[int]:
+    kept = sorted(int(i) for i in kept)
+    if len(set(kept)) != len(kept) or not kept or kept[0] < 0 or kept[-1] >= num_experts:
+        raise ValueError(f"{name}: kept experts {kept} are not distinct indices in [0, {num_experts})")
+    if n_group > 1:
+        size = num_experts // n_group
+        per_group = [sum(1 for i in kept if i // size == g) for g in range(n_group)]
+        if len(set(per_group)) != 1 or per_group[0] < 2:
+            raise ValueError(
+                f"{name}: group-limited routing needs the same number (>= 2) of kept experts in each of "
+                f"{n_group} groups, got {per_group}"
+            )
+    return kept
+
+
+def _n_group(config, adapter: MoEAdapter) -> int:
+    return int(getattr(config, adapter.group_keys[0], 1) or 1) if adapter.group_keys else 1
+
+
+@torch.no_grad()
+def prune_model(
+    model: nn.Module,
+    kept: Mapping[str, Sequence[int]],
+    new_top_k: int | None = None,
+    merge: Mapping[str, Sequence[Sequence[tuple[int, float]]]] | None = None,
+) -> nn.Module:
+    """Prune ``model`` in place to the experts ``kept[block_name]`` (original indices).
+
+    Args:
+        model: a transformers ``*ForCausalLM`` of a family in the adapter table.
+        kept: block module path (as in :func:`adapters.moe_blocks`) -> kept expert indices.
+            Every MoE block must be listed; indices are sorted (order of experts is preserved,
+            which keeps group membership for group-limited routing).
+        new_top_k: explicit reduction of ``num_experts_per_tok`` (None: unchanged).
+        merge: optional block -> for each kept expert (sorted order) a list of
+            (member index, weight): the kept slot becomes the weight-normalised average of its
+            members' expert tensors (frequency-weighted merge, HC-SMoE §3.3); routers keep the
+            representative's row.
+
+    Returns the same model, with ``config`` updated. Raises ValueError on a missing block,
+    bad indices, unequal counts across blocks (transformers builds every layer from one
+    config count), or a broken group partition.
+    """
+    adapter = adapter_for(model.config)
+    cfg = model.config
+    E = expert_count(cfg, adapter)
+    n_group = _n_group(cfg, adapter)
+    blocks = moe_blocks(model, adapter)
+    missing = [b.name for b in blocks if b.name not in kept]
+    if missing:
+        raise ValueError(f"kept experts missing for MoE blocks {missing}")
+    counts = {b.name: len(kept[b.name]) for b in blocks}
+    if len(set(counts.values())) != 1:
+        raise ValueError(f"per-block kept counts differ {counts}; transformers classes need one expert count")
+    k = next(iter(counts.values()))
+    top_k = int(cfg.num_experts_per_tok)
+    if new_top_k is not None:
+        if not 0 < new_top_k <= top_k:
+            raise ValueError(f"new_top_k must be in [1, {top_k}], got {new_top_k}")
+        top_k = new_top_k
+    if k < top_k:
+        raise ValueError(f"keeping {k} experts per layer is below num_experts_per_tok={top_k}")
+    for b in blocks:
+        idx_list = _check_kept(kept[b.name], E, n_group, b.name)
+        idx = torch.tensor(idx_list, dtype=torch.long)
+        for pname in adapter.expert_params:
+            old = getattr(b.experts, pname)
+            new = old.data.index_select(0, idx.to(old.device)).clone()
+            if merge is not None and b.name in merge:
+                for slot, members in enumerate(merge[b.name]):
+                    w = torch.tensor([m[1] for m in members], dtype=torch.float32)
+                    w = w / w.sum()
+                    src = old.data[torch.tensor([m[0] for m in members], device=old.device)].float()
+                    new[slot] = torch.einsum("m,m...->...", w.to(src.device), src).to(old.dtype)
+            setattr(b.experts, pname, nn.Parameter(new, requires_grad=old.requires_grad))
+        for pname in adapter.router_params:
+            old = getattr(b.router, pname)
+            new = old.data.index_select(0, idx.to(old.device)).clone()
+            if isinstance(old, nn.Parameter):
+                setattr(b.router, pname, nn.Parameter(new, requires_grad=old.requires_grad))
+            else:  # buffer (e_score_correction_bias)
+                b.router.register_buffer(pname, new)
+        for mod in (b.router, b.experts):
+            for attr in adapter.module_count_attrs:
+                if hasattr(mod, attr):
+                    setattr(mod, attr, k)
+        if hasattr(b.router, "top_k"):
+            b.router.top_k = top_k
+        if hasattr(b.block, "top_k"):
+            b.block.top_k = top_k
+    for key in adapter.count_keys:
+        if getattr(cfg, key, None) is not None:
+            setattr(cfg, key, k)
+    cfg.num_experts_per_tok = top_k
+    if hasattr(model, "num_experts"):
+        model.num_experts = k
+    if hasattr(model, "num_experts_per_tok"):
+        model.num_experts_per_tok = top_k
+    return model
+
+
+_EXPERT_KEY = re.compile(r"^(?P<block>.+)\.experts\.(?P<j>\d+)\.(?P<rest>.+)$")
+
+
+def slice_state_dict(
+    state: Mapping[str, torch.Tensor], adapter: MoEAdapter, kept: Mapping[str, Sequence[int]]
+) -> dict[str, torch.Tensor]:
+    """Prune a raw checkpoint state dict (on-disk names) without building the model.
+
+    Handles both forms: per-module experts (``<block>.experts.<j>.<...>``: kept modules are
+    renumbered 0..k-1, others dropped) and fused tensors (``<block>.experts.<param>`` with the
+    expert on dim 0, sliced). Router tensors ``<block>.<router_attr>.<param>`` are sliced.
+
+    Args:
+        kept: block path *as on disk* (e.g. ``model.layers.1.block_sparse_moe``) -> indices.
+
+    Raises:
+        ValueError: a block that holds experts has no entry in ``kept``.
+    """
+    out: dict[str, torch.Tensor] = {}
+    remap = {b: {old: new for new, old in enumerate(sorted(int(i) for i in ks))} for b, ks in kept.items()}
+    router_suffixes = tuple(f".{adapter.router_attr}.{p}" for p in adapter.router_params)
+    fused_suffixes = tuple(f".{adapter.experts_attr}.{p}" for p in adapter.expert_params)
+    for key, t in state.items():
+        m = _EXPERT_KEY.match(key)
+        if m and m.group("j").isdigit() and "." in m.group("rest"):
+            block = m.group("block")
+            if block not in remap:
+                raise ValueError(f"state dict key {key!r}: block {block!r} has no kept experts")
+            j = int(m.group("j"))
+            if j in remap[block]:
+                out[f"{block}.experts.{remap[block][j]}.{m.group('rest')}"] = t
+            continue
+        suffix = next((s for s in router_suffixes + fused_suffixes if key.endswith(s)), None)
+        if suffix is not None:
+            block = key[: -len(suffix)]
+            if block not in remap:
+                raise ValueError(f"state dict key {key!r}: block {block!r} has no kept experts")
+            out[key] = t.index_select(0, torch.tensor(sorted(remap[block]), dtype=torch.long)).contiguous()
+            continue
+        out[key] = t
+    return out
+
+
+@contextlib.contextmanager
+def restricted_routing(model: nn.Module, allowed: Mapping[str, Sequence[int]]):
+    """Context: each block's router only chooses among ``allowed[block]`` (original indices).
+
+    Implemented by the family's routing function of the adapter row with the disallowed
+    experts' scores at -inf before top-k (softmax routers: logits, so probabilities renormalise
+    over the allowed set; DeepSeek: the biased choice scores). This is the reference a pruned
+    model must reproduce exactly.
+    """
+    adapter = adapter_for(model.config)
+    saved = []
+    try:
+        for b in moe_blocks(model, adapter):
+            if b.name not in allowed:
+                continue
+            mask = torch.zeros(b.router.num_experts, dtype=torch.bool)
+            mask[list(allowed[b.name])] = True
+            router = b.router
+
+            def fwd(hidden, _r=router, _m=mask):
+                return adapter.route(_r, hidden, _m.to(hidden.device))
+
+            saved.append((router, router.__dict__.get("forward")))
+            router.forward = fwd
+        yield model
+    finally:
+        for router, old in saved:
+            if old is None:
+                del router.forward
+            else:
+                router.forward = old
+
+
+def param_count(model: nn.Module) -> int:
+    """Number of parameters actually held by ``model`` (tied weights counted once)."""
+    seen, n = set(), 0
+    for p in model.parameters():
+        if id(p) not in seen:
+            seen.add(id(p))
+            n += p.numel()
+    return n
+
+
+def param_bytes(model: nn.Module) -> int:
+    """Bytes of parameters and persistent buffers of ``model``."""
+    return sum(p.numel() * p.element_size() for p in {id(p): p for p in model.parameters()}.values()) + sum(
+        b.numel() * b.element_size() for b in model.buffers()
+    )
