@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--store", default="data/graph_store")
     g.add_argument("--out", default="data/dedupe")
     g.add_argument("--metrics", default="metrics/dataset.json")
+    g.add_argument("--plots", default="plots", help="folder for the DVC plot data (CSV)")
     d = sub.add_parser("database", help="DuckDB file with a view per table")
     d.add_argument("--db", default="data/passnet.duckdb")
     args = ap.parse_args(argv)
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     import polars as pl
     from tqdm import tqdm
 
-    from dedupe.group import dataset_metrics, unique_graphs
+    from dedupe.group import dataset_metrics, unique_graphs, write_plot_data
     from dedupe.nodes import node_rows
     from passnet_common.io import atomic_write_json, write_parquet
     from passnet_common.schema import to_table
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             raise FileNotFoundError(f"graph store has no {gpath} (store and graphs table out of step)")
         rows.extend(node_rows(h, json.loads(gpath.read_text())["nodes"]))
     write_parquet(out / "nodes.parquet", to_table("nodes", rows))
+    write_plot_data(Path(args.plots), rows, graphs)
     metrics = dataset_metrics(extractions, graphs, uniq)
     atomic_write_json(args.metrics, metrics, indent=2)
     print(f"dedupe: {metrics['graphs']} graphs -> {metrics['unique_graphs']} unique "

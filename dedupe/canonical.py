@@ -47,6 +47,7 @@ import hashlib
 import json
 import math
 import operator
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -136,9 +137,18 @@ def encode_literal(value: Any, ref, abstract: "set[int] | None" = None) -> Any:
     tensor sizes of the graph), int literals that are sizes become ``["int"]`` and floats
     ``["float"]`` (structure form).
     """
+    t = type(value)
+    if t is fx.Node:
+        return ref(value)
+    if t is tuple or t is list:
+        return ["tuple" if t is tuple else "list", *[encode_literal(v, ref, abstract) for v in value]]
+    if value is None or t is bool or t is str:
+        return value
+    if t is int and abstract is None:
+        return value
     if isinstance(value, fx.Node):
         return ref(value)
-    if value is None or isinstance(value, (bool, str)):
+    if isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
         if abstract is not None and abs(value) >= 2 and abs(value) in abstract:
@@ -252,32 +262,88 @@ class CanonicalGraph:
     stats: dict = field(default_factory=dict)
 
 
-def _labels(nodes: list[fx.Node], gm, kinds, abstract_sizes):
-    """Per node (original order): label text without node refs, plus its input nodes."""
+_REF_RE = re.compile(r'\["%",(\d+)\]')
+
+
+def _labels(nodes: list[fx.Node], gm, kinds, sizes: set[int]):
+    """One pass over the nodes (original order).
+
+    Returns ``(exact, structure, inputs, ref_texts)``: per node the exact and the
+    structure label (JSON text with node references written as ``["%"]``), the original
+    indexes of its input nodes in argument order, and the exact label text with
+    references written as ``["%",<original index>]`` (remapped to canonical indexes later
+    without encoding the node again).
+    """
     index = {n: i for i, n in enumerate(nodes)}
-    labels: list[str] = []
+    exact: list[str] = []
+    structure: list[str] = []
+    ref_texts: list[str] = []
     inputs: list[list[int]] = []
     ph_pos = 0
+    target_cache: dict = {}
     for n in nodes:
         deps: list[int] = []
 
         def ref(m, deps=deps):
-            deps.append(index[m])
-            return ["%"]
+            j = index[m]
+            deps.append(j)
+            return ["%", j]
 
-        args = encode_literal(n.args, ref, abstract_sizes)
-        kwargs = encode_literal(dict(n.kwargs), ref, abstract_sizes)
-        meta = encode_meta(tensor_meta_of(n), abstract_shapes=abstract_sizes is not None)
+        args = encode_literal(n.args, ref)
+        kwargs = encode_literal(dict(n.kwargs), ref) if n.kwargs else ["dict"]
+        value = tensor_meta_of(n)
+        meta = encode_meta(value)
+        s_meta = encode_meta(value, abstract_shapes=True)
         if n.op == "placeholder":
-            extra = [ph_pos, kinds[ph_pos] if kinds is not None else placeholder_kind(n)]
+            kind = kinds[ph_pos] if kinds is not None else placeholder_kind(n)
+            extra = s_extra = [ph_pos, kind]
             ph_pos += 1
         elif n.op == "get_attr":
-            extra = [encode_meta(_get_attr_value(gm, n.target), abstract_sizes is not None)]
+            attr = _get_attr_value(gm, n.target)
+            extra, s_extra = [encode_meta(attr)], [encode_meta(attr, True)]
         else:
-            extra = []
-        labels.append(_dumps([n.op, _target_label(n, gm), args, kwargs, meta, extra]))
+            extra = s_extra = []
+        key = (n.op, n.target)
+        try:
+            target = target_cache[key]
+        except (KeyError, TypeError):
+            target = _target_label(n, gm)
+            try:
+                target_cache[key] = target
+            except TypeError:
+                pass
+        with_refs = _dumps([n.op, target, args, kwargs, meta, extra])
+        ref_texts.append(with_refs)
+        exact.append(_REF_RE.sub('["%"]', with_refs) if deps else with_refs)
+        if _needs_abstraction(n.args, n.kwargs, sizes):
+            s_args = encode_literal(n.args, lambda m: ["%"], sizes)
+            s_kwargs = encode_literal(dict(n.kwargs), lambda m: ["%"], sizes)
+            structure.append(_dumps([n.op, target, s_args, s_kwargs, s_meta, s_extra]))
+        else:
+            s_text = _dumps([n.op, target, args, kwargs, s_meta, s_extra])
+            structure.append(_REF_RE.sub('["%"]', s_text) if deps else s_text)
         inputs.append(deps)
-    return labels, inputs
+    return exact, structure, inputs, ref_texts
+
+
+def _needs_abstraction(args, kwargs, sizes: set[int]) -> bool:
+    """True when an argument holds a float, or an int that the structure form abstracts."""
+    stack = [args, kwargs]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is tuple or t is list:
+            stack.extend(v)
+        elif t is dict or isinstance(v, dict):
+            stack.extend(v.values())
+        elif t is int:
+            if abs(v) >= 2 and abs(v) in sizes:
+                return True
+        elif t is float:
+            return True
+        elif t is slice:
+            stack.extend((v.start, v.stop, v.step))
+    return False
 
 
 def _get_attr_value(gm, target):
@@ -292,23 +358,28 @@ def _get_attr_value(gm, target):
         return None
 
 
-def _canonical_order(nodes: list[fx.Node], labels: list[str], inputs: list[list[int]]):
-    """Topological order with ties broken by Merkle cone hashes; returns (order, cone)."""
+def _barrier_deps(nodes: list[fx.Node]) -> list[list[int]]:
+    """Extra ordering dependencies from side effects: an effectful node depends on every
+    earlier non-placeholder node, and every later node depends on the last barrier."""
+    extra: list[list[int]] = [[] for _ in nodes]
+    last_barrier = -1
+    for i, node in enumerate(nodes):
+        if node.op == "output" or node.op == "placeholder":
+            continue
+        if last_barrier >= 0:
+            extra[i].append(last_barrier)
+        if _is_effectful(node):
+            extra[i].extend(j for j in range(last_barrier + 1, i) if nodes[j].op != "placeholder")
+            last_barrier = i
+    return extra
+
+
+def _canonical_order(nodes: list[fx.Node], labels: list[str], inputs: list[list[int]], barriers: list[list[int]]) -> list[int]:
+    """Topological order with ties broken by Merkle cone hashes (see module doc)."""
     import heapq
 
     n = len(nodes)
-    deps = [list(d) for d in inputs]
-    # Side-effect barriers: an effectful node depends on every earlier node and every
-    # later node depends on it, so no node moves across it.
-    last_barrier = -1
-    for i, node in enumerate(nodes):
-        if node.op == "output":
-            continue
-        if last_barrier >= 0 and node.op != "placeholder":
-            deps[i].append(last_barrier)
-        if _is_effectful(node):
-            deps[i].extend(j for j in range(last_barrier + 1 if last_barrier >= 0 else 0, i) if nodes[j].op != "placeholder")
-            last_barrier = i
+    deps = [inputs[i] + barriers[i] for i in range(n)]
     cone: list[bytes] = [b""] * n
     for i in range(n):
         h = hashlib.blake2b(labels[i].encode(), digest_size=16)
@@ -361,10 +432,10 @@ def _canonical_order(nodes: list[fx.Node], labels: list[str], inputs: list[list[
     order.extend(out_nodes)
     if len(order) != n:
         raise ValueError("graph has a cycle or dangling dependencies; not a valid FX graph")
-    return order, cone
+    return order
 
 
-def _form(nodes, labels, inputs, order) -> tuple[str, list[list[int]]]:
+def _form(labels, inputs, order) -> tuple[str, list[list[int]]]:
     pos = {orig: k for k, orig in enumerate(order)}
     lines = []
     canon_inputs = []
@@ -394,7 +465,7 @@ def _graph_sizes(nodes: list[fx.Node]) -> set[int]:
     return sizes
 
 
-def _wl_hash(nodes, struct_labels_short, inputs, iterations: int = 3) -> str:
+def _wl_hash(struct_labels_short, inputs, iterations: int = 3) -> str:
     import networkx as nx
 
     g = nx.DiGraph()
@@ -433,52 +504,37 @@ def canonicalize(
     mod = gm if isinstance(gm, fx.GraphModule) else None
     nodes = list(graph.nodes)
     kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
-    labels, inputs = _labels(nodes, mod, kinds, None)
-    order, _ = _canonical_order(nodes, labels, inputs)
-    text, canon_inputs = _form(nodes, labels, inputs, order)
+    sizes = _graph_sizes(nodes)
+    labels, s_labels, inputs, ref_texts = _labels(nodes, mod, kinds, sizes)
+    barriers = _barrier_deps(nodes)
+    order = _canonical_order(nodes, labels, inputs, barriers)
+    text, canon_inputs = _form(labels, inputs, order)
     header = f"passnet-canonical-v{CANONICAL_VERSION}\n"
     graph_hash = hashlib.sha256((header + text).encode()).hexdigest()
 
-    sizes = _graph_sizes(nodes)
-    s_labels, s_inputs = _labels(nodes, mod, kinds, sizes)
-    s_order, _ = _canonical_order(nodes, s_labels, s_inputs)
-    s_text, s_canon_inputs = _form(nodes, s_labels, s_inputs, s_order)
+    s_order = _canonical_order(nodes, s_labels, inputs, barriers)
+    s_text, s_canon_inputs = _form(s_labels, inputs, s_order)
     structure_hash = hashlib.sha256((header + "structure\n" + s_text).encode()).hexdigest()
 
     wl = ""
     if with_wl:
-        short = [f"{nodes[o].op}|{_target_label(nodes[o], mod)}" for o in s_order]
-        wl = _wl_hash(nodes, short, s_canon_inputs)
+        short = [f"{nodes[o].op}|{json.loads(s_labels[o])[1]}" for o in s_order]
+        wl = _wl_hash(short, s_canon_inputs)
 
     pos = {orig: k for k, orig in enumerate(order)}
-    ph_pos = 0
-    ph_index = {}
-    for n in nodes:
-        if n.op == "placeholder":
-            ph_index[n] = ph_pos
-            ph_pos += 1
-    canon_nodes = [None] * len(order)
-    _idx = {n: i for i, n in enumerate(nodes)}
+
+    def remap(m):
+        return f'["%",{pos[int(m.group(1))]}]'
+
+    canon_nodes = []
     for k, orig in enumerate(order):
-        n = nodes[orig]
-
-        def ref(m):
-            return ["%", pos[_idx[m]]]
-
-        entry = {
-            "op": n.op,
-            "target": _target_label(n, mod),
-            "args": encode_literal(n.args, ref),
-            "kwargs": encode_literal(dict(n.kwargs), ref),
-            "meta": encode_meta(tensor_meta_of(n)),
-            "inputs": canon_inputs[k],
-        }
-        if n.op == "placeholder":
-            entry["position"] = ph_index[n]
-            entry["kind"] = kinds[ph_index[n]] if kinds is not None else placeholder_kind(n)
-        if n.op == "get_attr":
-            entry["meta"] = encode_meta(_get_attr_value(mod, n.target))
-        canon_nodes[k] = entry
+        op, target, args, kwargs, meta, extra = json.loads(_REF_RE.sub(remap, ref_texts[orig]))
+        entry = {"op": op, "target": target, "args": args, "kwargs": kwargs, "meta": meta, "inputs": canon_inputs[k]}
+        if op == "placeholder":
+            entry["position"], entry["kind"] = extra
+        elif op == "get_attr":
+            entry["meta"] = extra[0]
+        canon_nodes.append(entry)
     return CanonicalGraph(
         graph_hash=graph_hash,
         structure_hash=structure_hash,

@@ -76,3 +76,27 @@ def dataset_metrics(extractions: pl.DataFrame, graphs: pl.DataFrame, uniq: pl.Da
         "failures_by_class": {r["error_class"]: r["len"] for r in by_class.to_dicts()},
         "by_source": per_source,
     }
+
+
+def write_plot_data(folder, node_rows: list[dict], graphs: pl.DataFrame, top: int = 30) -> None:
+    """CSV data for DVC plots: the ``top`` call targets by number of unique graphs that use
+    them (``dataset_top_ops.csv``) and FX nodes per captured graph by model
+    (``dataset_graph_sizes.csv``)."""
+    from pathlib import Path
+
+    from passnet_common.io import atomic_write_text
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    calls = pl.DataFrame(
+        {"graph_hash": [r["graph_hash"] for r in node_rows], "op": [r["op"] for r in node_rows],
+         "target": [r["target"] for r in node_rows]},
+        schema={"graph_hash": pl.String, "op": pl.String, "target": pl.String},
+    ).filter(pl.col("op").str.starts_with("call_"))
+    top_ops = (
+        calls.group_by("target").agg(pl.col("graph_hash").n_unique().alias("unique_graphs"), pl.len().alias("nodes"))
+        .sort(["unique_graphs", "nodes", "target"], descending=[True, True, False]).head(top)
+    )
+    atomic_write_text(folder / "dataset_top_ops.csv", top_ops.write_csv())
+    sizes = graphs.select("model_id", "graph_index", "num_nodes").sort(["model_id", "graph_index"])
+    atomic_write_text(folder / "dataset_graph_sizes.csv", sizes.write_csv())
