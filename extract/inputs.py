@@ -126,15 +126,47 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
             else:
                 kwargs[name] = _make(spec, name, [b, 4 * s, int(mel)], torch.float32, "audio_features", device, gen=gen)
         elif name == "input_values":
-            n = int(capture.get("audio_samples", 16000))
-            kwargs[name] = _make(spec, name, [b, n], torch.float32, "audio_waveform", device, gen=gen)
+            mel, frames = _get(config, "num_mel_bins"), _get(config, "max_length")
+            if mel is not None and frames is not None:  # spectrogram transformers (AST)
+                kwargs[name] = _make(spec, name, [b, int(frames), int(mel)], torch.float32, "audio_features", device, gen=gen)
+            else:
+                n = int(capture.get("audio_samples", 16000))
+                kwargs[name] = _make(spec, name, [b, n], torch.float32, "audio_waveform", device, gen=gen)
         elif name == "bbox":
             kwargs[name] = _make(spec, name, [b, s, 4], torch.long, "bbox", device, fill=0)
         elif name in required:
             raise UnsupportedInput(f"no synthesis rule for required input {name!r} of {type(model).__name__}")
+    _insert_image_tokens(kwargs, spec, config, device)
     if not kwargs:
         raise UnsupportedInput(f"{type(model).__name__}: no known input among {list(params)[:8]}")
     return kwargs, spec
+
+
+def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device) -> None:
+    """Vision-language models that splice image features into the text (LLaVA style) need
+    one image token per patch feature in ``input_ids``: ``(image_size // patch_size) ** 2``
+    (plus one with ``vision_feature_select_strategy == "full"``), placed first."""
+    token = getattr(config, "image_token_id", None)
+    if token is None:
+        token = getattr(config, "image_token_index", None)
+    vc = getattr(config, "vision_config", None)
+    if token is None or vc is None or "input_ids" not in kwargs or "pixel_values" not in kwargs:
+        return
+    size, patch = getattr(vc, "image_size", None), getattr(vc, "patch_size", None)
+    if not isinstance(size, int) or not isinstance(patch, int) or patch <= 0:
+        return
+    n = (size // patch) ** 2 + (1 if getattr(config, "vision_feature_select_strategy", "default") == "full" else 0)
+    ids = kwargs["input_ids"]
+    b, s = ids.shape
+    image = torch.full((b, n), int(token), dtype=ids.dtype, device=ids.device)
+    kwargs["input_ids"] = torch.cat([image, ids], dim=1)
+    if "attention_mask" in kwargs:
+        kwargs["attention_mask"] = torch.ones((b, n + s), dtype=kwargs["attention_mask"].dtype, device=ids.device)
+    for entry in spec:
+        if entry["name"] in ("input_ids", "attention_mask"):
+            entry["shape"] = [b, n + s]
+        if entry["name"] == "input_ids":
+            entry["image_tokens"] = {"token_id": int(token), "count": n, "position": "prefix"}
 
 
 def vision_inputs(conf: dict, capture: dict, device) -> tuple[tuple, list]:

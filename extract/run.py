@@ -42,6 +42,9 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
     import warnings
 
     warnings.filterwarnings("ignore")
+    import logging
+
+    torch._logging.set_logs(dynamo=logging.ERROR)  # graph breaks are recorded in the tables
     try:
         import transformers
 
