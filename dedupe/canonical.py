@@ -48,7 +48,7 @@ import json
 import math
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
@@ -189,10 +189,11 @@ def encode_literal(value: Any, ref, abstract: "set[int] | None" = None) -> Any:
 
 
 def placeholder_kind(node: fx.Node) -> str:
-    """``input``, ``parameter`` or ``buffer``, read from Dynamo's ``grapharg`` source."""
+    """``input``, ``parameter`` or ``buffer``, from Dynamo's placeholder naming
+    (``L_self_modules_..._parameters_weight_``) or its ``grapharg`` source when present."""
     ga = node.meta.get("grapharg")
     src = getattr(ga, "source", None)
-    name = src.name() if src is not None and hasattr(src, "name") else ""
+    name = (src.name() if src is not None and hasattr(src, "name") else "") + "|" + node.name
     if "_parameters" in name:
         return "parameter"
     if "_buffers" in name:
@@ -259,7 +260,6 @@ class CanonicalGraph:
     nodes: list[dict]
     order: list[int]
     version: int = CANONICAL_VERSION
-    stats: dict = field(default_factory=dict)
 
 
 _REF_RE = re.compile(r'\["%",(\d+)\]')
