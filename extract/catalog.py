@@ -177,9 +177,7 @@ def _torchvision_input(name: str) -> dict:
         return {"kind": "detection", "image_shape": [3, 320, 320]}
     if name.startswith(("deeplabv3", "fcn_", "lraspp")):
         return {"kind": "segmentation", "image_shape": [3, 224, 224]}
-    size = 299 if "inception" in name else 224
-    if name.startswith("vit_h_14"):
-        size = 518
+    size = 299 if "inception" in name else 224  # the builders' default image_size (vit_h_14 too)
     return {"kind": "classification", "image_shape": [3, size, size]}
 
 
