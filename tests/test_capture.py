@@ -138,3 +138,22 @@ def test_trust_remote_code_configs_are_refused(tmp_path):
 
     with pytest.raises(TrustRemoteCodeRefused):
         capture_row(row, CAPTURE)
+
+
+@pytest.mark.slow
+def test_full_size_default_configs_capture_on_meta():
+    """transformers' default Mixtral (8x7B) and Llama configs, full size, on meta: the
+    parameter count equals the published figure / the analytical count of the config."""
+    from extract.catalog import transformers_catalog
+
+    rows = {r["model_id"]: r for r in transformers_catalog()}
+    mixtral = capture_row(rows["transformers:MixtralForCausalLM"], {"seq_len": 32})
+    assert mixtral.mode == "meta" and mixtral.param_count == 46_702_792_704  # Mixtral-8x7B: 46.7B
+    row = rows["transformers:LlamaForCausalLM"]
+    llama = capture_row(row, {"seq_len": 32})
+    c = json.loads(row["config_json"])
+    h, i, v, n = c["hidden_size"], c["intermediate_size"], c["vocab_size"], c["num_hidden_layers"]
+    kv = h // c["num_attention_heads"] * c["num_key_value_heads"]
+    expected = v * h * (1 if c.get("tie_word_embeddings") else 2) + n * (2 * h * h + 2 * h * kv + 3 * h * i + 2 * h) + h
+    assert llama.mode == "meta" and llama.param_count == expected
+    assert all(len(r.graphs[0].gm.graph.nodes) > 2000 for r in (mixtral, llama))
