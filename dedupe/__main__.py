@@ -47,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     uniq = unique_graphs(graphs, args.store)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_parquet(out / "unique_graphs.parquet", to_table("unique_graphs", uniq.to_dicts()))
+    import networkx
+
+    from dedupe.canonical import CANONICAL_VERSION
+
+    write_parquet(out / "unique_graphs.parquet", to_table("unique_graphs", uniq.to_dicts(), metadata={
+        "passnet.canonical_version": CANONICAL_VERSION, "passnet.networkx_version": networkx.__version__}))
     rows = []
     for h in tqdm(uniq.get_column("graph_hash").to_list(), desc="nodes", unit="graph"):
         gpath = Path(args.store) / h[:2] / h / "graph.json"
@@ -63,5 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _cli() -> int:
+    try:
+        return main()
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_cli())

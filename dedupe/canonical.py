@@ -38,7 +38,8 @@ shares it (depth changes the node count, so it changes the structure hash too).
 
 ``wl_hash`` is ``networkx.weisfeiler_lehman_graph_hash`` over the structure labels with
 argument positions as edge labels: a 1-WL bucket for near duplicates, not a proof of
-isomorphism; its values depend on the networkx version (recorded by the caller).
+isomorphism; its values depend on the networkx version, recorded as
+``passnet.networkx_version`` in the Parquet metadata of ``graphs`` and ``unique_graphs``.
 """
 
 from __future__ import annotations

@@ -60,10 +60,19 @@ def main(argv: list[str] | None = None) -> int:
                          timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
                          retry_failed=bool(params.get("retry_failed", False)), progress=not args.no_progress)
     summary = assemble(rows, capture, Path(args.work), Path(args.out), Path(args.store))
-    print(f"capture: {counts['ran']} run now ({counts['failed']} failed), {counts['done_before']} done before; "
+    print(f"capture: {counts['ran']} run now ({counts['failed']} failed), {counts['skipped']} skipped (custom code), "
+          f"{counts['done_before']} done before; "
           f"{summary['captured']}/{summary['models']} models captured, {summary['graphs']} graphs")
     return 0
 
 
+def _cli() -> int:
+    try:
+        return main()
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_cli())

@@ -227,6 +227,21 @@ def local_catalog(folder: str | Path) -> list[dict]:
     return rows
 
 
+CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit"}
+
+
+def remote_code_reason(row: dict) -> str:
+    """Why a row is marked ``trust_remote_code`` (auto_map, unknown model_type or class)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    config = iter_config(row)
+    if config.get("auto_map"):
+        return f"config has auto_map {sorted(config['auto_map'])} (custom code in the repository)"
+    if config.get("model_type") not in CONFIG_MAPPING_NAMES:
+        return f"model_type {config.get('model_type')!r} is not shipped by transformers"
+    return f"architecture {row.get('architecture')!r} is not a transformers class"
+
+
 SOURCES = {
     "transformers": transformers_catalog,
     "timm": timm_catalog,
@@ -246,6 +261,9 @@ def build_catalog(params: dict) -> list[dict]:
         ValueError: unknown mode or source, or a default id absent from its source (the
             message lists the unknown ids).
     """
+    unknown = sorted(set(params) - CATALOG_KEYS)
+    if unknown:
+        raise ValueError(f"catalog params: unknown key(s) {unknown}; known: {sorted(CATALOG_KEYS)}")
     mode = params.get("mode", "default")
     rows: list[dict] = []
     if mode == "all":
@@ -269,12 +287,13 @@ def build_catalog(params: dict) -> list[dict]:
             if src not in SOURCES:
                 raise ValueError(f"catalog.default: {mid!r} has unknown source {src!r}; known: {sorted(SOURCES)}")
             by_source.setdefault(src, []).append(mid)
+        missing = []
         for src, ids in by_source.items():
             available = {r["model_id"]: r for r in SOURCES[src]()}
-            missing = [m for m in ids if m not in available]
-            if missing:
-                raise ValueError(f"catalog.default: not found in {src}: {missing}")
-            rows.extend(available[m] for m in ids)
+            missing += [m for m in ids if m not in available]
+            rows.extend(available[m] for m in ids if m in available)
+        if missing:
+            raise ValueError(f"catalog.default: not found in their sources: {missing}")
     else:
         raise ValueError(f"catalog.mode must be 'default' or 'all', got {mode!r}")
     if params.get("local_dir"):

@@ -85,11 +85,13 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     from tqdm import tqdm
     import tqdm as tqdm_mod
 
+    from extract.catalog import remote_code_reason
     from extract.worker import run_isolated
 
     tqdm_mod.tqdm.monitor_interval = 0  # no monitor thread in a parent that forks
     todo = []
     done_before = 0
+    skipped = 0
     for row in rows:
         key = attempt_key(row, capture)
         wd = _work_dir(work, key)
@@ -102,12 +104,11 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
             res.unlink()
         if row.get("trust_remote_code"):
             wd.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(res, _failure("skipped", "trust_remote_code",
-                                            "config needs custom code (auto_map or unknown model_type); never executed"))
-            done_before += 1
+            atomic_write_json(res, _failure("skipped", "trust_remote_code", remote_code_reason(row) + "; never executed"))
+            skipped += 1
             continue
         todo.append((key, (row, capture), wd))
-    counts = {"done_before": done_before, "ran": len(todo), "failed": 0}
+    counts = {"done_before": done_before, "ran": len(todo), "failed": 0, "skipped": skipped}
     if not todo:
         return counts
     bar = tqdm(total=len(todo), desc="capture", unit="model", disable=not progress, dynamic_ncols=True)
@@ -172,6 +173,9 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
             write_graph(store, rec, res["input_spec"])
     write_parquet(out / "models.parquet", to_table("models", sorted(rows, key=lambda r: r["model_id"])))
     write_parquet(out / "extractions.parquet", to_table("extractions", ext_rows))
-    write_parquet(out / "graphs.parquet", to_table("graphs", graph_rows))
+    import networkx
+
+    write_parquet(out / "graphs.parquet", to_table("graphs", graph_rows, metadata={
+        "passnet.canonical_version": CANONICAL_VERSION, "passnet.networkx_version": networkx.__version__}))
     ok = sum(1 for r in ext_rows if r["status"] == "ok")
     return {"models": len(rows), "captured": ok, "graphs": len(graph_rows)}

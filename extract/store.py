@@ -92,6 +92,8 @@ def resolve_target(name: str) -> Any:
     if not name.startswith(ALLOWED_PREFIXES):
         raise UnsafeTarget(f"call target {name!r} is outside the allowlist {ALLOWED_PREFIXES}")
     parts = name.split(".")
+    if name.startswith("torch.ops.torchvision."):
+        import torchvision  # noqa: F401 - registers the torchvision operator namespace
     root = importlib.import_module(parts[0])
     obj = root
     for p in parts[1:]:
@@ -134,11 +136,17 @@ def _decode(value: Any, nodes: list, device: torch.device) -> Any:
     raise ValueError(f"stored graph has an argument that cannot be rebuilt: {value!r}")
 
 
-def synth_placeholder(meta: Any, kind: str, int_high: int | None, gen: torch.Generator, device) -> Any:
+def synth_placeholder(meta: Any, kind: str, int_high: int | None, gen: torch.Generator, device,
+                      stats: dict | None = None) -> Any:
     """A value for a placeholder from its metadata (no stored values exist).
 
-    Real inputs: int tensors uniform in ``[0, int_high)``, floats standard normal.
-    Parameters: floats normal with std 0.02; int buffers zeros; bools true.
+    With recorded ``stats`` (graphs captured on real tensors): floats normal with the
+    recorded mean and std, clamped to the recorded [min, max]; ints uniform in
+    [min, max]. Without: real inputs: int tensors uniform in ``[0, int_high)``, floats
+    standard normal; parameters: floats normal with std 0.02; float buffers positive
+    (``|N(1, 0.02)|``, so running variances stay valid); int buffers zeros; bools true.
+    Data-dependent index inputs (e.g. the batch column of ``roi_align`` boxes) can still
+    be out of range: run graphs you did not capture yourself in a subprocess.
     """
     if not (isinstance(meta, list) and meta and meta[0] == "T"):
         raise ValueError(f"placeholder metadata is not a tensor: {meta!r}")
@@ -146,11 +154,23 @@ def synth_placeholder(meta: Any, kind: str, int_high: int | None, gen: torch.Gen
     dtype = getattr(torch, dtype_name)
     if dtype == torch.bool:
         return torch.ones(shape, dtype=dtype, device=device)
+    lo = stats.get("min") if stats else None
+    hi = stats.get("max") if stats else None
     if dtype.is_floating_point:
-        t = torch.randn(shape, generator=gen, dtype=torch.float32).to(dtype)
-        return (t * 0.02 if kind != "input" else t).to(device)
+        t = torch.randn(shape, generator=gen, dtype=torch.float32)
+        if stats and stats.get("mean") is not None:
+            t = t * float(stats.get("std") or 0.0) + float(stats["mean"])
+            if lo is not None and hi is not None:
+                t = t.clamp(float(lo), float(hi))
+        elif kind == "buffer":
+            t = (1.0 + 0.02 * t).abs()
+        elif kind == "parameter":
+            t = t * 0.02
+        return t.to(dtype).to(device)
     if dtype.is_complex:
         return torch.randn(shape, generator=gen, dtype=dtype).to(device)
+    if lo is not None and hi is not None:
+        return torch.randint(int(lo), int(hi) + 1, shape, generator=gen, dtype=dtype).to(device)
     if kind == "input":
         return torch.randint(0, int(int_high or 2), shape, generator=gen, dtype=dtype).to(device)
     return torch.zeros(shape, dtype=dtype, device=device)
@@ -161,8 +181,8 @@ def load_graph(folder: str | Path, device: str = "cpu", seed: int = 0) -> tuple[
 
     Returns:
         (gm, inputs): ``gm(*inputs)`` runs the graph on ``device``. Inputs follow the
-        placeholder order: real inputs from ``input_meta.json`` value ranges, parameters
-        random (the store holds no weights).
+        placeholder order, synthesised by :func:`synth_placeholder` from the recorded
+        metadata and statistics (the store holds no weights and no input values).
 
     Raises:
         FileNotFoundError: no ``graph.json`` in ``folder``.
@@ -172,7 +192,11 @@ def load_graph(folder: str | Path, device: str = "cpu", seed: int = 0) -> tuple[
     folder = Path(folder)
     data = json.loads((folder / "graph.json").read_text())
     imeta_path = folder / "input_meta.json"
-    int_high = json.loads(imeta_path.read_text()).get("int_high") if imeta_path.exists() else None
+    imeta = json.loads(imeta_path.read_text()) if imeta_path.exists() else {}
+    int_high = imeta.get("int_high")
+    wmeta_path = folder / "weight_meta.json"
+    wmeta = json.loads(wmeta_path.read_text()) if wmeta_path.exists() else {}
+    stats = {p["position"]: p.get("stats") for p in imeta.get("placeholders", []) + wmeta.get("placeholders", [])}
     dev = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
     graph = fx.Graph()
@@ -183,7 +207,8 @@ def load_graph(folder: str | Path, device: str = "cpu", seed: int = 0) -> tuple[
         op = n["op"]
         if op == "placeholder":
             node = graph.placeholder(f"arg{n['position']}")
-            placeholders.append((n["position"], synth_placeholder(n["meta"], n.get("kind", "input"), int_high, gen, dev)))
+            placeholders.append((n["position"], synth_placeholder(n["meta"], n.get("kind", "input"), int_high, gen, dev,
+                                                                  stats.get(n["position"]))))
         elif op == "get_attr":
             name = f"_const{i}"
             root.register_buffer(name, synth_placeholder(n["meta"], "buffer", None, gen, dev))

@@ -195,8 +195,11 @@ def register(name: str, schema: pa.Schema) -> None:
     SCHEMAS[name] = schema
 
 
-def to_table(name: str, rows: Iterable[Mapping]) -> pa.Table:
+def to_table(name: str, rows: Iterable[Mapping], metadata: Mapping[str, str] | None = None) -> pa.Table:
     """Build a typed table ``name`` from dict rows (missing keys become null).
+
+    ``metadata`` adds key-value pairs to the schema metadata (e.g. the library version a
+    hash column depends on).
 
     Raises:
         KeyError: unknown table.
@@ -215,4 +218,6 @@ def to_table(name: str, rows: Iterable[Mapping]) -> pa.Table:
             columns[field.name] = pa.array(values, type=field.type)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise type(exc)(f"table {name}: column {field.name!r}: {exc}") from exc
+    if metadata:
+        schema = schema.with_metadata({**schema.metadata, **{k.encode(): str(v).encode() for k, v in metadata.items()}})
     return pa.Table.from_pydict(columns, schema=schema)

@@ -56,7 +56,7 @@ def test_vision_catalogs_cover_the_registries():
 def test_build_catalog_default_and_errors(tmp_path):
     rows = build_catalog({"mode": "default", "default": ["torchvision:resnet18", "timm:resnet18"]})
     assert [r["model_id"] for r in rows] == ["timm:resnet18", "torchvision:resnet18"]
-    with pytest.raises(ValueError, match="not found in torchvision"):
+    with pytest.raises(ValueError, match="not found in their sources"):
         build_catalog({"mode": "default", "default": ["torchvision:no_such_net"]})
     with pytest.raises(ValueError, match="unknown source"):
         build_catalog({"mode": "default", "default": ["nosuch:thing"]})
@@ -75,3 +75,20 @@ def test_schema_rejects_null_in_required_column_naming_it():
         to_table("extractions", [{"model_id": "x", "attempt_key": "k", "config_hash": "h", "status": "ok",
                                   "num_graphs": "three", "torch_version": "t", "library_version": "l",
                                   "canonical_version": 1}])
+
+
+def test_catalog_params_typos_and_all_missing_ids_are_reported():
+    with pytest.raises(ValueError, match="lmit"):
+        build_catalog({"mode": "default", "default": [], "lmit": 3})
+    with pytest.raises(ValueError) as err:
+        build_catalog({"mode": "default", "default": ["timm:no_such_model", "timm:resnet18", "torchvision:nope"]})
+    assert "timm:no_such_model" in str(err.value) and "torchvision:nope" in str(err.value)
+
+
+def test_remote_code_reason_names_the_cause():
+    from extract.catalog import remote_code_reason
+
+    auto = row_from_hf_config({"model_type": "llama", "auto_map": {"AutoModel": "m.M"}}, "local:a", "a", "local")
+    unknown = row_from_hf_config({"model_type": "my_arch"}, "local:b", "b", "local")
+    assert "auto_map" in remote_code_reason(auto)
+    assert "'my_arch' is not shipped" in remote_code_reason(unknown)

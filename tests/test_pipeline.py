@@ -125,6 +125,8 @@ def test_dvc_repro_tiny_params(tmp_path):
     assert sdpa >= 1
     metrics = json.loads((repo / "metrics" / "dataset.json").read_text())
     assert metrics["models_captured"] == 3 and metrics["unique_graphs"] == 2 and metrics["dedup_ratio"] == 1.5
+    meta = pq.read_schema(repo / "data" / "extract" / "graphs.parquet").metadata
+    assert meta[b"passnet.networkx_version"].decode() == __import__("networkx").__version__
 
     second = run(*dvc, "repro", "database")
     assert "Running stage" not in second.stdout  # nothing to do

@@ -72,3 +72,32 @@ def test_loader_refuses_targets_outside_the_allowlist(tmp_path):
     ]}))
     with pytest.raises(UnsafeTarget, match="os.system"):
         load_graph(folder)
+
+
+def test_meta_captured_batchnorm_graph_runs_finite_on_synthesised_inputs(tmp_path):
+    """Graphs captured on the meta device have no statistics: synthesised running
+    variances must still be valid (positive), so batch-norm graphs give finite outputs."""
+    from extract.capture import capture_row
+    from extract.catalog import torchvision_catalog
+
+    row = next(r for r in torchvision_catalog() if r["model_id"] == "torchvision:resnet18")
+    res = capture_row(row, {})
+    assert res.mode == "meta"
+    rec = describe_graph(0, res.graphs[0], with_stats=False)
+    write_graph(tmp_path, rec, res.input_spec)
+    gm, synth = load_graph(store_path(tmp_path, rec["graph_hash"]))
+    out = _flat(gm(*synth))[0]
+    assert out.shape == (1, 1000) and torch.isfinite(out).all()
+
+
+def test_recorded_statistics_bound_synthesised_values():
+    from extract.store import synth_placeholder
+
+    gen = torch.Generator().manual_seed(0)
+    boxes = synth_placeholder(["T", "float32", [200, 4]], "input", None, gen, "cpu",
+                              {"min": 0.0, "max": 320.0, "mean": 150.0, "std": 90.0})
+    assert float(boxes.min()) >= 0.0 and float(boxes.max()) <= 320.0 and 100 < float(boxes.mean()) < 200
+    ids = synth_placeholder(["T", "int64", [500]], "input", 1000, gen, "cpu", {"min": 3.0, "max": 7.0, "mean": 5.0, "std": 1.0})
+    assert int(ids.min()) >= 3 and int(ids.max()) <= 7
+    var = synth_placeholder(["T", "float32", [64]], "buffer", None, gen, "cpu")
+    assert float(var.min()) > 0
