@@ -41,11 +41,11 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("prune", help="write one proxy")
     p.add_argument("--params", default="params.yaml")
-    p.add_argument("--base")
-    p.add_argument("--stats", required=True)
-    p.add_argument("--keep-ratio", type=float, required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--metrics")
+    p.add_argument("--base", help="local folder or Hub id of the base (default: proxy.model.path)")
+    p.add_argument("--stats", required=True, help="folder written by the stats subcommand")
+    p.add_argument("--keep-ratio", type=float, required=True, help="share of routed experts kept per layer, in (0, 1]")
+    p.add_argument("--out", required=True, help="output folder (model/, kept experts, card, lineage)")
+    p.add_argument("--metrics", help="JSON file for the proxy's metrics")
 
     p = sub.add_parser("compare", help="compare selection methods")
     p.add_argument("--params", default="params.yaml")
@@ -55,16 +55,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--metrics", required=True)
 
     p = sub.add_parser("publish", help="push a proxy folder to the Hub")
-    p.add_argument("folder")
-    p.add_argument("repo_id")
-    p.add_argument("--endpoint")
-    p.add_argument("--private", action="store_true")
+    p.add_argument("folder", help="a proxy model folder (config, safetensors, lineage.json, README.md card)")
+    p.add_argument("repo_id", help="owner/name on the Hub")
+    p.add_argument("--endpoint", help="Hub URL (default: HF_ENDPOINT or huggingface.co)")
+    p.add_argument("--private", action="store_true", help="create the repository as private")
 
     p = sub.add_parser("pull", help="download and verify owner/name@revision")
-    p.add_argument("spec")
-    p.add_argument("--endpoint")
-    p.add_argument("--cache-dir")
-    p.add_argument("--expect-base")
+    p.add_argument("spec", help="owner/name@revision (a pinned commit sha)")
+    p.add_argument("--endpoint", help="Hub URL (default: HF_ENDPOINT or huggingface.co)")
+    p.add_argument("--cache-dir", help="Hub cache folder (default: HF_HUB_CACHE)")
+    p.add_argument("--expect-base", help="fail unless lineage.json names this base model id")
 
     a = ap.parse_args(argv)
     if a.cmd == "train-base":
