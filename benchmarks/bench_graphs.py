@@ -138,7 +138,6 @@ def bench_dedupe(n: int = 100_000) -> None:
 
 
 def bench_throughput(limit: int | None) -> None:
-    import pyarrow.parquet as pq
 
     from extract.catalog import build_catalog
     from extract.run import capture_all

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -21,6 +22,19 @@ import torch
 from dedupe.canonical import CANONICAL_VERSION
 from passnet_common.io import atomic_write_json, canonical_json, write_parquet
 from passnet_common.schema import to_table
+
+
+_SITE = re.compile(r"[^\s\"'(]*/site-packages/")
+
+
+def portable_text(text: str | None) -> str | None:
+    """``text`` with machine-specific path prefixes removed (``.../site-packages/`` and the
+    working directory), so stored code and error messages do not depend on where the
+    checkout or the virtualenv lives."""
+    if text is None:
+        return None
+    text = _SITE.sub("", text)
+    return text.replace(os.getcwd().rstrip("/") + "/", "")
 
 
 def attempt_key(row: dict, capture: dict) -> str:
@@ -63,18 +77,19 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
     records = []
     for i, g in enumerate(res.graphs):
         rec = describe_graph(i, g, with_stats)
+        rec["code"] = portable_text(rec["code"])
         atomic_write_json(gdir / f"{i}.json", rec)
         records.append({k: rec[k] for k in ("graph_hash", "num_nodes", "break_reason")})
     atomic_write_json(out_dir / "result.json", {
         "status": "ok", "error_class": None, "error_message": None, "mode": res.mode,
-        "fallback_reason": res.fallback_reason, "input_spec": res.input_spec,
+        "fallback_reason": portable_text(res.fallback_reason), "input_spec": res.input_spec,
         "param_count": int(res.param_count), "num_graphs": len(res.graphs),
         "num_graph_breaks": sum(1 for g in res.graphs if g.break_reason), "graphs": records,
     })
 
 
 def _failure(status: str, error_class: str, message: str | None) -> dict:
-    return {"status": status, "error_class": error_class, "error_message": (message or "")[:4000],
+    return {"status": status, "error_class": error_class, "error_message": portable_text(message or "")[:4000],
             "mode": None, "fallback_reason": None, "input_spec": [], "param_count": None,
             "num_graphs": 0, "num_graph_breaks": 0, "graphs": []}
 

@@ -24,8 +24,6 @@ from __future__ import annotations
 import builtins
 import importlib
 import json
-import math
-import operator
 import shutil
 import tempfile
 from pathlib import Path

@@ -72,10 +72,11 @@ def main(argv: list[str] | None = None) -> int:
 
         prm = _params(a.params)["base"]
         summary = train_base(prm, a.out)
+        print(f"train-base: {summary['steps']} steps in {summary['train_seconds']} s, final loss {summary['final_loss']:.4f}")
         if a.metrics:
             spec = json.loads((__import__("pathlib").Path(a.out) / "specialisation.json").read_text())
             atomic_write_json(a.metrics, {
-                "final_train_loss": summary["final_loss"], "train_seconds": summary["train_seconds"],
+                "final_train_loss": summary["final_loss"],
                 "num_parameters": summary["num_parameters"],
                 "routing_entropy_by_category": {c: sum(v) / len(v) for c, v in spec["entropy"].items()},
                 "routing_entropy_max": spec["max_entropy"],

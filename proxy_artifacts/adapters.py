@@ -29,7 +29,7 @@ Adding a family means adding one :class:`MoEAdapter` row (and a test in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import torch

@@ -25,7 +25,6 @@ returns the same output as the eager transformers loop (tested), i.e. no recompu
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,8 +113,10 @@ class ExpertStats:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp")
-        meta = {"blocks": json.dumps(self.blocks), "layers": json.dumps(self.layers),
-                "meta": json.dumps(self.meta, sort_keys=True), "stats_version": str(STATS_VERSION)}
+        # One metadata key: safetensors writes the header map in hash order, so several
+        # keys would make the bytes differ between runs.
+        meta = {"passnet": json.dumps({"blocks": self.blocks, "layers": self.layers, "meta": self.meta,
+                                       "stats_version": STATS_VERSION}, sort_keys=True)}
         save_file({k: v.contiguous() for k, v in self.sums.items()}, str(tmp), metadata=meta)
         tmp.replace(path)
 
@@ -128,10 +129,10 @@ class ExpertStats:
         if not path.exists():
             raise FileNotFoundError(f"statistics file not found: {path}")
         with safe_open(str(path), "pt") as f:
-            md = f.metadata()
+            md = json.loads((f.metadata() or {}).get("passnet", "{}"))
         if int(md.get("stats_version", -1)) != STATS_VERSION:
             raise ValueError(f"{path}: stats_version {md.get('stats_version')} != {STATS_VERSION}")
-        return cls(json.loads(md["blocks"]), json.loads(md["layers"]), load_file(str(path)), json.loads(md["meta"]))
+        return cls(md["blocks"], md["layers"], load_file(str(path)), md["meta"])
 
 
 class ExpertStatsCollector:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
-import pytest
 import yaml
 
 from tests.conftest import ROOT, TINY_CONFIGS, write_config_folder
