@@ -137,6 +137,12 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
         elif name in required:
             raise UnsupportedInput(f"no synthesis rule for required input {name!r} of {type(model).__name__}")
     _insert_image_tokens(kwargs, spec, config, device)
+    if type(model).__name__.endswith("ForMultipleChoice"):
+        # Multiple-choice heads take [batch, num_choices, seq]; two choices.
+        for entry in spec:
+            if len(entry["shape"]) == 2 and entry["name"] in kwargs:
+                kwargs[entry["name"]] = kwargs[entry["name"]].unsqueeze(1).expand(-1, 2, -1).contiguous()
+                entry["shape"] = [entry["shape"][0], 2, entry["shape"][1]]
     if not kwargs:
         raise UnsupportedInput(f"{type(model).__name__}: no known input among {list(params)[:8]}")
     return kwargs, spec
