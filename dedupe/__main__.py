@@ -47,12 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     uniq = unique_graphs(graphs, args.store)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    import networkx
+    from dedupe.canonical import hash_metadata
 
-    from dedupe.canonical import CANONICAL_VERSION
-
-    write_parquet(out / "unique_graphs.parquet", to_table("unique_graphs", uniq.to_dicts(), metadata={
-        "passnet.canonical_version": CANONICAL_VERSION, "passnet.networkx_version": networkx.__version__}))
+    write_parquet(out / "unique_graphs.parquet", to_table("unique_graphs", uniq.to_dicts(), metadata=hash_metadata()))
     rows = []
     for h in tqdm(uniq.get_column("graph_hash").to_list(), desc="nodes", unit="graph"):
         gpath = Path(args.store) / h[:2] / h / "graph.json"
@@ -68,13 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _cli() -> int:
-    try:
-        return main()
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
 if __name__ == "__main__":
-    sys.exit(_cli())
+    from passnet_common.cli import run_cli
+
+    sys.exit(run_cli(main))

@@ -67,6 +67,14 @@ _EFFECT_FUNCTIONS = {
 _EFFECT_NAME_PARTS = ("_enter_autocast", "_exit_autocast", "set_grad_enabled", "_record_function", "profiler")
 
 
+def hash_metadata() -> dict[str, str]:
+    """Key-value metadata stored beside hash columns: the canonical version and the
+    networkx version the WL bucket depends on."""
+    import networkx
+
+    return {"passnet.canonical_version": str(CANONICAL_VERSION), "passnet.networkx_version": networkx.__version__}
+
+
 def qualified_name(target: Any) -> str:
     """Stable dotted name of a ``call_function`` target (e.g. ``torch._C._nn.linear``)."""
     if isinstance(target, str):

@@ -66,13 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _cli() -> int:
-    try:
-        return main()
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
 if __name__ == "__main__":
-    sys.exit(_cli())
+    from passnet_common.cli import run_cli
+
+    sys.exit(run_cli(main))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from dedupe.canonical import CANONICAL_VERSION
+from dedupe.canonical import CANONICAL_VERSION, hash_metadata
 from passnet_common.io import atomic_write_json, canonical_json, write_parquet
 from passnet_common.schema import to_table
 
@@ -188,9 +188,6 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
             write_graph(store, rec, res["input_spec"])
     write_parquet(out / "models.parquet", to_table("models", sorted(rows, key=lambda r: r["model_id"])))
     write_parquet(out / "extractions.parquet", to_table("extractions", ext_rows))
-    import networkx
-
-    write_parquet(out / "graphs.parquet", to_table("graphs", graph_rows, metadata={
-        "passnet.canonical_version": CANONICAL_VERSION, "passnet.networkx_version": networkx.__version__}))
+    write_parquet(out / "graphs.parquet", to_table("graphs", graph_rows, metadata=hash_metadata()))
     ok = sum(1 for r in ext_rows if r["status"] == "ok")
     return {"models": len(rows), "captured": ok, "graphs": len(graph_rows)}
