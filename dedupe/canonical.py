@@ -277,17 +277,18 @@ _REF_RE = re.compile(r'\["%",(\d+)\]')
 def _labels(nodes: list[fx.Node], gm, kinds, sizes: set[int]):
     """One pass over the nodes (original order).
 
-    Returns ``(exact, structure, inputs, ref_texts)``: per node the exact and the
+    Returns ``(exact, structure, inputs, ref_texts, targets)``: per node the exact and the
     structure label (JSON text with node references written as ``["%"]``), the original
     indexes of its input nodes in argument order, and the exact label text with
     references written as ``["%",<original index>]`` (remapped to canonical indexes later
-    without encoding the node again).
+    without encoding the node again), and the target label.
     """
     index = {n: i for i, n in enumerate(nodes)}
     exact: list[str] = []
     structure: list[str] = []
     ref_texts: list[str] = []
     inputs: list[list[int]] = []
+    targets: list[str] = []
     ph_pos = 0
     target_cache: dict = {}
     for n in nodes:
@@ -321,6 +322,7 @@ def _labels(nodes: list[fx.Node], gm, kinds, sizes: set[int]):
                 target_cache[key] = target
             except TypeError:
                 pass
+        targets.append(target)
         with_refs = _dumps([n.op, target, args, kwargs, meta, extra])
         ref_texts.append(with_refs)
         exact.append(_REF_RE.sub('["%"]', with_refs) if deps else with_refs)
@@ -332,7 +334,7 @@ def _labels(nodes: list[fx.Node], gm, kinds, sizes: set[int]):
             s_text = _dumps([n.op, target, args, kwargs, s_meta, s_extra])
             structure.append(_REF_RE.sub('["%"]', s_text) if deps else s_text)
         inputs.append(deps)
-    return exact, structure, inputs, ref_texts
+    return exact, structure, inputs, ref_texts, targets
 
 
 def _needs_abstraction(args, kwargs, sizes: set[int]) -> bool:
@@ -514,7 +516,7 @@ def canonicalize(
     nodes = list(graph.nodes)
     kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
     sizes = _graph_sizes(nodes)
-    labels, s_labels, inputs, ref_texts = _labels(nodes, mod, kinds, sizes)
+    labels, s_labels, inputs, ref_texts, targets = _labels(nodes, mod, kinds, sizes)
     barriers = _barrier_deps(nodes)
     order = _canonical_order(nodes, labels, inputs, barriers)
     text, canon_inputs = _form(labels, inputs, order)
@@ -527,7 +529,7 @@ def canonicalize(
 
     wl = ""
     if with_wl:
-        short = [f"{nodes[o].op}|{json.loads(s_labels[o])[1]}" for o in s_order]
+        short = [f"{nodes[o].op}|{targets[o]}" for o in s_order]
         wl = _wl_hash(short, s_canon_inputs)
 
     pos = {orig: k for k, orig in enumerate(order)}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -64,7 +64,6 @@ class CaptureResult:
     fallback_reason: str | None
     input_spec: list[dict]
     param_count: int
-    extra: dict = field(default_factory=dict)
 
 
 def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None = None) -> list[CapturedGraph]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from passnet_common.io import canonical_json
 
@@ -308,7 +308,3 @@ def iter_config(row: dict) -> dict[str, Any]:
     """The config dict of a catalog row."""
     return json.loads(row["config_json"]) if row.get("config_json") else {}
 
-
-def filter_rows(rows: Iterable[dict], prefix: str) -> list[dict]:
-    """Rows whose model_id starts with ``prefix`` (e.g. ``timm:``)."""
-    return [r for r in rows if r["model_id"].startswith(prefix)]

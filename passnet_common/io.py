@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -97,10 +97,6 @@ def atomic_replace_dir(staging: Path, final: Path) -> bool:
         raise
 
 
-def sha256_text(text: str) -> str:
-    """Hex sha256 of UTF-8 ``text``."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     """Hex sha256 of a file's bytes."""
@@ -113,14 +109,3 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
             h.update(block)
     return h.hexdigest()
 
-
-def read_jsonl(path: str | os.PathLike) -> Iterable[dict]:
-    """Yield the objects of a JSON-lines file (missing file: nothing)."""
-    path = Path(path)
-    if not path.exists():
-        return
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if line:
-                yield json.loads(line)

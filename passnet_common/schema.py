@@ -184,17 +184,6 @@ def schema_of(name: str) -> pa.Schema:
     )
 
 
-def register(name: str, schema: pa.Schema) -> None:
-    """Declare a table owned by a later stage family (e.g. proxies).
-
-    Raises:
-        ValueError: ``name`` is already declared with a different schema.
-    """
-    if name in SCHEMAS and not SCHEMAS[name].equals(schema):
-        raise ValueError(f"table {name!r} already declared with another schema")
-    SCHEMAS[name] = schema
-
-
 def to_table(name: str, rows: Iterable[Mapping], metadata: Mapping[str, str] | None = None) -> pa.Table:
     """Build a typed table ``name`` from dict rows (missing keys become null).
 
