@@ -77,7 +77,7 @@ def bench_size() -> None:
 def bench_hash() -> None:
     import torch
 
-    from dedupe.canonical import canonicalize
+    from passnet_common.canonical import canonicalize
     from extract.capture import capture_row
     from extract.catalog import row_from_hf_config
 

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     uniq = unique_graphs(graphs, args.store)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    from dedupe.canonical import hash_metadata
+    from passnet_common.canonical import hash_metadata
 
     write_parquet(out / "unique_graphs.parquet", to_table("unique_graphs", uniq.to_dicts(), metadata=hash_metadata()))
     rows = []

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from dedupe.canonical import CANONICAL_VERSION, canonicalize
+from passnet_common.canonical import CANONICAL_VERSION, canonicalize
 from extract.inputs import hf_inputs, vision_inputs
 
 # Config keys that count layers, capped in the reduced-depth fallback.
@@ -252,7 +252,7 @@ def describe_graph(index: int, g: CapturedGraph, with_stats: bool) -> dict:
     """Canonicalise one captured graph into the JSON record the worker stores.
 
     The record holds hashes, counts, the canonical node list (see
-    :class:`dedupe.canonical.CanonicalGraph`), readable code and placeholder metadata,
+    :class:`passnet_common.canonical.CanonicalGraph`), readable code and placeholder metadata,
     never tensor values.
     """
     canon = canonicalize(g.gm, g.kinds)

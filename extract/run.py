@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from dedupe.canonical import CANONICAL_VERSION, hash_metadata
+from passnet_common.canonical import CANONICAL_VERSION, hash_metadata
 from passnet_common.io import atomic_write_json, canonical_json, write_parquet
 from passnet_common.schema import to_table
 

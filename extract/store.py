@@ -3,7 +3,7 @@
 Layout of ``<store>/<hash[:2]>/<hash>/``:
 
 ================== ===========================================================
-``graph.json``     canonical node list (:class:`dedupe.canonical.CanonicalGraph`),
+``graph.json``     canonical node list (:class:`passnet_common.canonical.CanonicalGraph`),
                    enough to rebuild a runnable GraphModule without executing code
 ``model.py``       readable Python of the FX graph (``GraphModule.print_readable``)
 ``input_meta.json`` placeholders that are real inputs: shape, dtype, value range

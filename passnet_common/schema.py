@@ -8,7 +8,7 @@ table name under ``passnet.table``.
 Identifiers follow DESIGN.md §3: ``model_id`` is source-prefixed and pinned
 (``transformers:LlamaForCausalLM``, ``timm:resnet50``, ``torchvision:resnet18``,
 ``local:<path-hash>``, ``hf:org/name@<sha>``); ``graph_hash`` is the sha256 hex of the
-canonical form of :mod:`dedupe.canonical` and is only comparable between rows with the
+canonical form of :mod:`passnet_common.canonical` and is only comparable between rows with the
 same ``canonical_version``.
 """
 

@@ -12,7 +12,7 @@ import torch.fx as fx
 from hypothesis import given, settings, strategies as st
 from torch.fx.passes.shape_prop import ShapeProp
 
-from dedupe.canonical import canonicalize
+from passnet_common.canonical import canonicalize
 
 
 def _graph(build, shapes=((2, 3), (2, 3))) -> fx.GraphModule:

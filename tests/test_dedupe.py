@@ -10,7 +10,7 @@ import torch
 import torch.fx as fx
 from torch.fx.passes.shape_prop import ShapeProp
 
-from dedupe.canonical import canonicalize
+from passnet_common.canonical import canonicalize
 from dedupe.group import dataset_metrics, unique_graphs
 from dedupe.nodes import node_rows
 
