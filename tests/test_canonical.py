@@ -93,15 +93,20 @@ def test_hash_is_invariant_to_recording_order_of_independent_nodes():
     ["op", "swap_args", "literal", "shape", "dtype", "wiring"],
 )
 def test_hash_changes_with_any_semantic_change(variant):
+    # y goes through neg first: swapping the arguments of sub is then not just a renaming of
+    # the two (interchangeable) placeholders, which the canonical placeholder order absorbs.
     def base(g, x, y):
-        s = g.call_function(torch.sub, (x, y))
+        s = g.call_function(torch.sub, (x, g.call_function(torch.neg, (y,))))
         return g.call_function(torch.softmax, (s,), {"dim": 1})
 
+    def neg(g, v):
+        return g.call_function(torch.neg, (v,))
+
     builds = {
-        "op": lambda g, x, y: g.call_function(torch.softmax, (g.call_function(torch.add, (x, y)),), {"dim": 1}),
-        "swap_args": lambda g, x, y: g.call_function(torch.softmax, (g.call_function(torch.sub, (y, x)),), {"dim": 1}),
-        "literal": lambda g, x, y: g.call_function(torch.softmax, (g.call_function(torch.sub, (x, y)),), {"dim": 0}),
-        "wiring": lambda g, x, y: g.call_function(torch.softmax, (g.call_function(torch.sub, (x, x)),), {"dim": 1}),
+        "op": lambda g, x, y: g.call_function(torch.softmax, (g.call_function(torch.add, (x, neg(g, y))),), {"dim": 1}),
+        "swap_args": lambda g, x, y: g.call_function(torch.softmax, (g.call_function(torch.sub, (neg(g, y), x)),), {"dim": 1}),
+        "literal": lambda g, x, y: g.call_function(torch.softmax, (g.call_function(torch.sub, (x, neg(g, y))),), {"dim": 0}),
+        "wiring": lambda g, x, y: g.call_function(torch.softmax, (g.call_function(torch.sub, (x, neg(g, x))),), {"dim": 1}),
     }
     ref = _graph(base)
     if variant == "shape":

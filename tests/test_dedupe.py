@@ -61,6 +61,7 @@ def test_node_rows_carry_shapes_dtypes_and_wiring():
     assert [r["op"] for r in rows] == ["placeholder", "placeholder", "call_function", "call_function", "output"]
     mm = next(r for r in rows if "matmul" in r["target"])
     add = next(r for r in rows if r["target"] == "_operator.add")
-    assert mm["input_nodes"] == [add["node_index"], 1]
+    y_index = next(i for i, n in enumerate(c.nodes) if n["op"] == "placeholder" and n["position"] == 1)
+    assert mm["input_nodes"] == [add["node_index"], y_index]
     assert mm["in_shapes"] == [[3, 3], [3, 3]] and mm["out_shapes"] == [[3, 3]] and mm["out_dtypes"] == ["float32"]
     assert rows[0]["placeholder_kind"] == "input"

@@ -1,0 +1,105 @@
+"""Canonical form of a torch.fx graph and the hashes built on it: every rule in one place.
+
+One function, :func:`canonicalize`, defines what goes into a key (the pattern of
+Inductor's FX graph cache), and :data:`CANONICAL_VERSION` is stored beside every hash;
+hashes of different versions are never compared. The code is split by concern:
+``labels.py`` (what one node contributes), ``effects.py`` (mutations, aliasing, global
+state), ``order.py`` (the canonical order), ``form.py`` (text, hashes, stored node list).
+
+**1. Node labels** (``graph_hash`` changes when any of these changes)
+  * ``call_function`` by qualified target name; ``call_method`` by method name;
+    ``call_module`` by the module's type and **full hyperparameter state**, recursively
+    over its children: every plain instance attribute (ints, floats, bools, strings,
+    dtypes and tuples of them, private ones such as ``_qkv_same_embed_dim`` included),
+    parameter shapes/dtypes, buffer shapes/dtypes/digests -- never ``extra_repr()``.
+  * **Arguments normalised against the op's signature**, defaults included
+    (``torch.fx.operator_schemas.normalize_function``: ATen schemas for builtins,
+    ``inspect.signature`` for Python functions such as ``F.relu``); methods bind against
+    ``torch.<name>`` with the tensor first, varargs methods (``view``, ``permute``, ...)
+    fold their varargs into one tuple. So ``softmax(x, 1)``, ``softmax(x, dim=1)`` and
+    ``softmax(x, 1, dtype=None)`` are one label. Calls that no unique signature binds
+    (``operator.*``, higher-order ops, ambiguous overloads) keep positional args in order
+    and keyword args sorted by name. **Equivalent values are not unified**: ``dim=1`` and
+    ``dim=-1`` on a rank-2 tensor stay two labels (a false split we accept: what a
+    negative dim means depends on the op -- ``unsqueeze`` counts rank + 1 -- and guessing
+    it would risk false merges).
+  * literal values (ints, floats, bools, strings, dtypes, slices, ...), node arguments
+    as references whose targets are the line's input list (wiring and argument order);
+  * each node's output metadata (shape, dtype) from ``node.meta['example_value']`` /
+    ``['val']`` / ``['tensor_meta']``; **not** for the output node (its metadata, e.g.
+    what ``ShapeProp`` writes there, is ignored);
+  * placeholders by kind (input / parameter / buffer) and metadata; the kind comes from
+    ``placeholder_kinds`` or Dynamo's ``grapharg`` source, never from the placeholder name.
+  * ``get_attr``: a sub-GraphModule (bodies of ``torch.cond``, activation checkpoint,
+    ``wrap``, ...) enters by its own canonical hash, computed recursively with its
+    placeholders kept in calling order (the operands are passed positionally); an
+    ``nn.Module`` by its state (as ``call_module``); a Parameter by shape and dtype; a
+    constant tensor by shape, dtype and -- **when it has at most 4,096 bytes**
+    (``labels.CONST_DIGEST_MAX_BYTES``) and real values -- the sha256 digest of its bytes;
+    larger constants and meta/fake tensors by shape and dtype only.
+
+**2. What is dropped** (``graph_hash`` is invariant to it): node names, placeholder names,
+module paths (``get_attr`` targets, Dynamo's ``L_self_modules_..._weight`` names), the device
+in ``device=`` literals, the spelling of arguments (section 1), the recording order of
+independent nodes and the calling position of placeholders (section 3).
+
+**3. Order.** The form lists nodes in a canonical topological order over data edges and
+ordering edges:
+  * **Mutations order their readers.** A node mutates an argument when it is a Python
+    augmented assignment (``operator.iadd`` ... ``operator.setitem``), a method/function
+    whose name ends in one ``_``, a call with ``inplace=True``, an ``out=`` call, a call
+    whose ATen schema marks an argument as written (``Tensor(a!)``), or a training-mode
+    batch norm (running statistics). Tensors that may share storage form one alias class
+    (union-find over every node that may return a view of its inputs: ATen schemas with
+    an aliased return, ``getitem``, in-place calls, and every op not known to return a
+    fresh tensor). A mutation of class C comes after every earlier reader of C and the
+    previous mutation of C; every later reader of C comes after it.
+  * **Global-state switches are barriers**: grad mode, autocast, profiler ranges,
+    saved-tensor hooks and the functorch level switches of ``torch.vmap`` /
+    ``torch.func.grad`` / jvp (``_vmap_increment_nesting``, ``_add_batch_dim``,
+    ``_wrap_for_grad`` ...) and anything ``node.is_impure()`` calls impure: nothing
+    moves across them.
+  * Ties are broken by Merkle hashes: a node's *cone* (its label with its inputs' cones in
+    argument order and its ordering dependencies) and its *down* hash (cone plus the
+    sorted down hashes and argument positions of its consumers), structure labels first,
+    then exact labels. Nodes equal in all four are interchangeable except in pathological
+    cases and keep their recorded relative order.
+  * **Placeholders** come first, sorted by the same Merkle keys: their position is
+    derived from how the graph uses them, not from Dynamo's first-use lifting order. The
+    permutation (``CanonicalGraph.placeholder_order``: calling position of each
+    placeholder in canonical order) is kept in the store, whose rebuilt graph keeps the
+    captured calling convention. Sub-graphs of higher-order ops keep calling order.
+  * The output node comes last.
+
+**4. Hashes.**
+  * ``graph_hash``: sha256 of the canonical text (header with the version, one line per
+    node: label, tab, canonical indexes of its data inputs).
+  * ``structure_hash``: the same text built from structure labels, over the same order.
+    Structure labels reduce tensor shapes to ranks, drop constant digests, abstract module
+    state numbers, and abstract **every int and float literal** (to ``["int"]`` /
+    ``["float"]``, inside lists and tuples too: ``reshape([b, 4 * h])``) **except**
+    (a) ints bound to a dimension parameter of the op's signature (``dim``, ``dims``,
+    ``dim0``, ``dim1``, ``start_dim``, ``end_dim``, ``source``, ``destination``,
+    ``axis``...: ``sum(dim=2)`` and ``sum(dim=3)`` stay apart), and (b) ``getitem``
+    indexes into a tuple/list result (wiring, not a size). The rule does not look at the
+    value, so numbers derived from sizes (``padding_idx = vocab_size - 1``, ``h // heads``)
+    are abstracted like sizes, and whether a literal is abstracted never depends on it
+    coinciding with a shape. Bools, strings and dtypes stay. Consequence: one architecture
+    at two widths (same depth) shares a structure hash; depth changes the node count and
+    therefore the structure hash; two graphs that differ only in a scalar literal
+    (``x * 2`` vs ``x * 3``, kernel size 3 vs 5) share it too.
+  * ``wl_hash``: ``networkx.weisfeiler_lehman_graph_hash`` over ``op|target`` labels with
+    argument positions as edge labels: a 1-WL bucket for near duplicates, not a proof of
+    isomorphism; its values depend on the networkx version (recorded as
+    ``passnet.networkx_version`` in the Parquet metadata).
+"""
+
+from passnet_common.canonical.form import (
+    CANONICAL_VERSION, CanonicalGraph, canonicalize, graph_hashes, hash_metadata, placeholder_kind,
+)
+from passnet_common.canonical.labels import encode_literal, encode_meta, normalized_arguments, qualified_name, tensor_meta_of
+
+__all__ = [
+    "CANONICAL_VERSION", "CanonicalGraph", "canonicalize", "graph_hashes", "hash_metadata", "placeholder_kind",
+    "encode_literal", "encode_meta", "normalized_arguments", "qualified_name", "tensor_meta_of",
+]

@@ -1,0 +1,320 @@
+"""The canonical form: labels + order -> text -> hashes (rules in
+:mod:`passnet_common.canonical`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import torch
+import torch.fx as fx
+
+from passnet_common.canonical.effects import ordering_deps
+from passnet_common.canonical.labels import (
+    DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, qualified_name,
+    tensor_digest, tensor_meta_of,
+)
+from passnet_common.canonical.order import canonical_order, label_id, merkle
+
+CANONICAL_VERSION = 2
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, sort_keys=False).encode
+
+
+def hash_metadata() -> dict[str, str]:
+    """Key-value metadata stored beside hash columns: the canonical version and the
+    networkx version the WL bucket depends on."""
+    import networkx
+
+    return {"passnet.canonical_version": str(CANONICAL_VERSION), "passnet.networkx_version": networkx.__version__}
+
+
+def placeholder_kind(node: fx.Node) -> str:
+    """``input``, ``parameter`` or ``buffer`` from Dynamo's ``grapharg`` source (e.g.
+    ``L['self']._modules['fc']._parameters['weight']``); ``input`` when there is none.
+    The placeholder's own name is never read (it must not change the hash)."""
+    ga = node.meta.get("grapharg")
+    src = getattr(ga, "source", None)
+    try:
+        name = src.name() if src is not None and hasattr(src, "name") else ""
+    except Exception:
+        name = ""
+    name = name if isinstance(name, str) else str(name)
+    if "_parameters" in name:
+        return "parameter"
+    if "_buffers" in name:
+        return "buffer"
+    return "input"
+
+
+@dataclass
+class CanonicalGraph:
+    """Canonical form of one graph.
+
+    Attributes:
+        graph_hash: sha256 hex of the canonical text (exact form).
+        structure_hash: sha256 hex of the structure form (see the module docstring).
+        wl_hash: Weisfeiler-Lehman bucket (networkx), empty if not computed.
+        text: the canonical form, one line per node in canonical order.
+        nodes: per node in canonical order, a dict with ``op``, ``target``, ``args``,
+            ``kwargs`` (tagged JSON as recorded, node refs as ``["%", j]`` with canonical
+            indexes), ``meta`` and ``inputs`` (canonical indexes); placeholders add
+            ``kind``, ``position`` (the captured graph's calling position) and
+            ``canonical_position``; ``get_attr`` of a sub-GraphModule adds ``subgraph``
+            (index into ``subgraphs``).
+        order: original FX node index of each canonical position.
+        subgraphs: canonical forms of the sub-GraphModules of higher-order ops.
+        placeholder_order: original calling position of each placeholder in canonical
+            order (the permutation the store keeps so a stored graph stays callable).
+    """
+
+    graph_hash: str
+    structure_hash: str
+    wl_hash: str
+    text: str
+    nodes: list[dict]
+    order: list[int]
+    version: int = CANONICAL_VERSION
+    subgraphs: list["CanonicalGraph"] = field(default_factory=list)
+    placeholder_order: list[int] = field(default_factory=list)
+
+
+class _Ref:
+    """Collects data inputs (original indexes, in argument order) while encoding."""
+
+    __slots__ = ("index", "deps")
+
+    def __init__(self, index):
+        self.index = index
+        self.deps: list[int] = []
+
+    def __call__(self, m):
+        self.deps.append(self.index[m])
+        return ["%"]
+
+
+def _no_ref(m):
+    return ["%"]
+
+
+def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
+    """(exact, structure) encodings of a call's arguments, normalised when a signature binds."""
+    norm = normalized_arguments(node)
+    if norm is not None:
+        e = ["sig", *[[k, encode_literal(v, ref)] for k, v in norm]]
+        s = ["sig", *[[k, encode_literal(v, _no_ref, k not in DIM_PARAMS)] for k, v in norm]]
+        return e, s
+    args, kwargs = node.args, node.kwargs
+    kw = sorted(kwargs.items())
+    e = ["raw", encode_literal(args, ref), ["dict", *[[k, encode_literal(v, ref)] for k, v in kw]]]
+    if node.target is operator.getitem and args and isinstance(args[0], fx.Node) \
+            and not isinstance(tensor_meta_of(args[0]), torch.Tensor) and tensor_meta_of(args[0]) is not None:
+        s_args = encode_literal(args, _no_ref)  # index into a tuple / list: wiring, not a size
+    else:
+        s_args = encode_literal(args, _no_ref, True)
+    s = ["raw", s_args, ["dict", *[[k, encode_literal(v, _no_ref, k not in DIM_PARAMS)] for k, v in kw]]]
+    return e, s
+
+
+def _labels(nodes, gm, kinds, keep_positions: bool, index):
+    """Per node: exact label, structure label (JSON text), data inputs, and the sub-graphs."""
+    exact: list[str] = []
+    struct: list[str] = []
+    inputs: list[list[int]] = []
+    subs: dict[int, "CanonicalGraph"] = {}
+    mod_cache: dict = {}
+    ph = 0
+    for i, n in enumerate(nodes):
+        op = n.op
+        ref = _Ref(index)
+        if op == "placeholder":
+            kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
+            val = tensor_meta_of(n)
+            pos = [ph] if keep_positions else []
+            e = ["placeholder", kind, encode_meta(val), *pos]
+            s = ["placeholder", kind, encode_meta(val, True), *pos]
+            ph += 1
+        elif op == "get_attr":
+            val = get_attr_value(gm, n.target)
+            if isinstance(val, fx.GraphModule):
+                sub = canonicalize(val, None, with_wl=False, keep_placeholder_order=True)
+                subs[i] = sub
+                e = ["get_attr", "subgraph", sub.graph_hash]
+                s = ["get_attr", "subgraph", sub.structure_hash]
+            elif isinstance(val, torch.nn.Module):
+                e = ["get_attr", module_state(val)]
+                s = ["get_attr", module_state(val, True)]
+            elif isinstance(val, torch.nn.Parameter):
+                e = ["get_attr", "parameter", encode_meta(val)]
+                s = ["get_attr", "parameter", encode_meta(val, True)]
+            elif isinstance(val, torch.Tensor):
+                e = ["get_attr", "tensor", encode_meta(val), tensor_digest(val)]
+                s = ["get_attr", "tensor", encode_meta(val, True)]
+            else:
+                e = ["get_attr", "value", encode_literal(val, _no_ref)]
+                s = ["get_attr", "value", encode_literal(val, _no_ref, True)]
+        elif op == "output":
+            e = ["output", encode_literal(n.args, ref)]
+            s = ["output", encode_literal(n.args, _no_ref)]
+        else:
+            if op == "call_module":
+                key = n.target
+                if key not in mod_cache:
+                    m = gm.get_submodule(n.target) if gm is not None else None
+                    mod_cache[key] = (module_state(m), module_state(m, True)) if m is not None else ("module", "module")
+                tgt, s_tgt = mod_cache[key]
+                args_e = ["raw", encode_literal(n.args, ref), encode_literal(dict(n.kwargs), ref)]
+                args_s = ["raw", encode_literal(n.args, _no_ref, True), encode_literal(dict(n.kwargs), _no_ref, True)]
+            else:
+                tgt = s_tgt = qualified_name(n.target) if op == "call_function" else str(n.target)
+                args_e, args_s = _encode_call(n, ref)
+            val = tensor_meta_of(n)
+            e = [op, tgt, args_e, encode_meta(val)]
+            s = [op, s_tgt, args_s, encode_meta(val, True)]
+        exact.append(_dumps(e))
+        struct.append(_dumps(s))
+        inputs.append(ref.deps if op != "placeholder" else [])
+    return exact, struct, inputs, subs
+
+
+def _core(gm, kinds, keep_positions: bool):
+    graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
+    mod = gm if isinstance(gm, fx.GraphModule) else None
+    nodes = list(graph.nodes)
+    index = {m: i for i, m in enumerate(nodes)}
+    exact, struct, inputs, subs = _labels(nodes, mod, kinds, keep_positions, index)
+    extra, _ = ordering_deps(nodes, index)
+    e_cone, e_down = merkle([label_id(t) for t in exact], inputs, extra)
+    s_cone, s_down = merkle([label_id(t) for t in struct], inputs, extra)
+    keys = [(s_cone[i], s_down[i], e_cone[i], e_down[i]) for i in range(len(nodes))]
+    ops = [m.op for m in nodes]
+    ph_keys = None
+    if keep_positions:
+        ph_keys = [i for i in range(len(nodes))]
+    order = canonical_order(ops, inputs, extra, keys, ph_keys)
+    pos = [0] * len(nodes)
+    for k, o in enumerate(order):
+        pos[o] = k
+    header = f"passnet-canonical-v{CANONICAL_VERSION}\n"
+    e_lines, s_lines, canon_inputs = [header], [header + "structure\n"], []
+    for o in order:
+        ins = [pos[j] for j in inputs[o]]
+        canon_inputs.append(ins)
+        tail = "\t" + ",".join(map(str, ins)) + "\n"
+        e_lines.append(exact[o] + tail)
+        s_lines.append(struct[o] + tail)
+    text = "".join(e_lines[1:])
+    graph_hash = hashlib.sha256("".join(e_lines).encode()).hexdigest()
+    structure_hash = hashlib.sha256("".join(s_lines).encode()).hexdigest()
+    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, struct
+
+
+def graph_hashes(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> tuple[str, str]:
+    """``(graph_hash, structure_hash)`` only: the same values as :func:`canonicalize` without
+    building the stored node list or the WL bucket (used to re-hash a store)."""
+    r = _core(gm, list(placeholder_kinds) if placeholder_kinds is not None else None, False)
+    return r[4], r[5]
+
+
+def _wl_hash(struct_labels_short, inputs, iterations: int = 3) -> str:
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for i, lab in enumerate(struct_labels_short):
+        g.add_node(i, label=lab)
+    for i, ins in enumerate(inputs):
+        for p, j in enumerate(ins):
+            if g.has_edge(j, i):
+                g.edges[j, i]["pos"] = g.edges[j, i]["pos"] + f",{p}"
+            else:
+                g.add_edge(j, i, pos=str(p))
+    return nx.weisfeiler_lehman_graph_hash(g, node_attr="label", edge_attr="pos", iterations=iterations, digest_size=16)
+
+
+def _short_target(n: fx.Node, gm) -> str:
+    if n.op == "call_function":
+        return qualified_name(n.target)
+    if n.op == "call_module" and gm is not None:
+        try:
+            m = gm.get_submodule(n.target)
+            return f"{type(m).__module__}.{type(m).__qualname__}"
+        except AttributeError:
+            return "module"
+    if n.op in ("call_method",):
+        return str(n.target)
+    return n.op
+
+
+def canonicalize(
+    gm: fx.GraphModule | fx.Graph,
+    placeholder_kinds: Sequence[str] | None = None,
+    with_wl: bool = True,
+    keep_placeholder_order: bool = False,
+) -> CanonicalGraph:
+    """Canonical form and hashes of an FX graph (rules: :mod:`passnet_common.canonical`).
+
+    Args:
+        gm: a GraphModule (needed for ``call_module`` / ``get_attr`` state and sub-graphs)
+            or a Graph.
+        placeholder_kinds: kind of each placeholder in calling order (``input``,
+            ``parameter``, ``buffer``); default: Dynamo's ``grapharg`` source, else ``input``.
+        with_wl: also compute the Weisfeiler-Lehman bucket (networkx; the slowest part).
+        keep_placeholder_order: placeholders keep their calling positions (and the positions
+            enter the hash) instead of being ordered canonically; used for the bodies of
+            higher-order ops, whose operands are passed positionally.
+
+    Returns:
+        CanonicalGraph with ``graph_hash``, ``structure_hash``, ``wl_hash``, the canonical
+        node list (the store's ``graph.json`` is built from it), sub-graphs and the
+        placeholder permutation.
+
+    Raises:
+        ValueError: the graph is not a DAG.
+    """
+    kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
+    nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, struct = _core(gm, kinds, keep_placeholder_order)
+    mod = gm if isinstance(gm, fx.GraphModule) else None
+    wl = ""
+    if with_wl:
+        wl = _wl_hash([f"{nodes[o].op}|{_short_target(nodes[o], mod)}" for o in order], canon_inputs)
+
+    def ref(m):
+        return ["%", pos[index[m]]]
+
+    index = {m: i for i, m in enumerate(nodes)}
+    ph_positions = {}
+    for m in nodes:
+        if m.op == "placeholder":
+            ph_positions[m] = len(ph_positions)
+    subgraphs: list[CanonicalGraph] = []
+    canon_nodes: list[dict] = []
+    placeholder_order: list[int] = []
+    for k, o in enumerate(order):
+        n = nodes[o]
+        entry: dict = {"op": n.op, "target": _short_target(n, mod) if n.op != "call_method" else str(n.target),
+                       "args": encode_literal(n.args, ref), "kwargs": encode_literal(dict(n.kwargs), ref) if n.kwargs else ["dict"],
+                       "meta": None if n.op == "output" else encode_meta(tensor_meta_of(n)), "inputs": canon_inputs[k]}
+        if n.op == "placeholder":
+            p = ph_positions[n]
+            entry["target"] = "placeholder"
+            entry["position"] = p
+            entry["canonical_position"] = len(placeholder_order)
+            entry["kind"] = kinds[p] if kinds is not None and p < len(kinds) else placeholder_kind(n)
+            placeholder_order.append(p)
+        elif n.op == "get_attr":
+            entry["target"] = "get_attr"
+            if o in subs:
+                entry["subgraph"] = len(subgraphs)
+                entry["meta"] = None
+                subgraphs.append(subs[o])
+            else:
+                val = get_attr_value(mod, n.target)
+                entry["meta"] = encode_meta(val) if isinstance(val, torch.Tensor) else None
+        elif n.op == "output":
+            entry["target"] = "output"
+        canon_nodes.append(entry)
+    return CanonicalGraph(graph_hash=graph_hash, structure_hash=structure_hash, wl_hash=wl, text=text,
+                          nodes=canon_nodes, order=order, subgraphs=subgraphs, placeholder_order=placeholder_order)

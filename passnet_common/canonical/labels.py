@@ -1,0 +1,299 @@
+"""Node labels of the canonical form: targets, normalised arguments, metadata, module state,
+constants. The rules are stated in :mod:`passnet_common.canonical` (module docstring).
+
+Every function here looks at one node (or one value) and returns JSON-able tagged data:
+lists always start with a string tag, so decoding is unambiguous.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+
+# Parameters whose int values are dimension indexes: kept in the structure form.
+DIM_PARAMS = frozenset({
+    "dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "source", "destination", "axis", "axis0",
+    "axis1", "dimension", "src_dim", "dst_dim",
+})
+# Tensor methods taking their sizes / dims as varargs (``x.view(2, 3)`` == ``x.view((2, 3))``),
+# with the name of the parameter the varargs bind to.
+VARARGS_METHODS = {
+    "view": "size", "reshape": "shape", "expand": "size", "repeat": "repeats", "permute": "dims",
+    "new_empty": "size", "new_zeros": "size", "new_ones": "size", "tile": "dims", "flip": "dims",
+}
+# Methods without a ``torch.<name>`` function to normalise against: positional parameter names.
+METHOD_PARAMS = {"size": ("self", "dim"), "stride": ("self", "dim"), "unflatten": ("self", "dim", "sizes")}
+# Size of a get_attr constant tensor (bytes) up to which its value enters graph_hash by digest.
+CONST_DIGEST_MAX_BYTES = 4096
+
+_MISSING = object()
+
+
+def qualified_name(target: Any) -> str:
+    """Stable dotted name of a ``call_function`` target (e.g. ``torch._C._nn.linear``)."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return f"torch.ops.{target}"
+    try:
+        return fx.node._get_qualified_name(target)
+    except Exception:
+        mod = getattr(target, "__module__", None) or type(target).__module__
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__qualname__
+        return f"{mod}.{name}"
+
+
+def tensor_meta_of(node: fx.Node) -> Any:
+    """The example value FX recorded for ``node`` (FakeTensor, tuple, int, ...) or None."""
+    meta = node.meta
+    for key in ("example_value", "val"):
+        if key in meta:
+            return meta[key]
+    return meta.get("tensor_meta")
+
+
+def _int_or_sym(s: Any) -> Any:
+    try:
+        return int(s)
+    except Exception:
+        return str(s)
+
+
+def encode_meta(value: Any, abstract_shapes: bool = False) -> Any:
+    """JSON-able description of an example value: ``["T", dtype, shape]`` for tensors.
+
+    With ``abstract_shapes`` the shape becomes its rank (``["T", dtype, rank]``).
+    """
+    if value is None:
+        return None
+    if isinstance(value, torch.Tensor) or hasattr(value, "dtype") and hasattr(value, "shape"):
+        dtype = str(value.dtype).replace("torch.", "")
+        shape = value.shape
+        return ["T", dtype, len(shape) if abstract_shapes else [_int_or_sym(s) for s in shape]]
+    if isinstance(value, (tuple, list)):
+        return ["tuple" if isinstance(value, tuple) else "list", *[encode_meta(v, abstract_shapes) for v in value]]
+    if isinstance(value, dict):
+        return ["dict", *[[str(k), encode_meta(v, abstract_shapes)] for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))]]
+    if isinstance(value, bool):
+        return ["bool"]
+    if isinstance(value, (int, torch.SymInt)):
+        return ["int"]
+    if isinstance(value, (float, torch.SymFloat)):
+        return ["float"]
+    return ["py", type(value).__qualname__]
+
+
+def _encode_float(v: float) -> Any:
+    return v if math.isfinite(v) else ["float", repr(v)]
+
+
+_PRIMS = (type(None), bool, str)
+
+
+def encode_literal(value: Any, ref: Callable[[fx.Node], Any], abstract: bool = False) -> Any:
+    """Encode an FX argument as tagged JSON; ``ref(node)`` encodes node references.
+
+    Lists and tuples become ``["list", ...]`` / ``["tuple", ...]``. With ``abstract``
+    (structure form) every int becomes ``["int"]`` and every float ``["float"]``; bools,
+    strings, dtypes and node references are kept.
+    """
+    t = type(value)
+    if t is fx.Node:
+        return ref(value)
+    if t is tuple or t is list:
+        return ["tuple" if t is tuple else "list", *[encode_literal(v, ref, abstract) for v in value]]
+    if t is int:
+        return ["int"] if abstract else value
+    if t is float:
+        return ["float"] if abstract else _encode_float(value)
+    if value is None or t is bool or t is str:
+        return value
+    if isinstance(value, fx.Node):
+        return ref(value)
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return ["int"] if abstract else int(value)
+    if isinstance(value, float):
+        return ["float"] if abstract else _encode_float(float(value))
+    if isinstance(value, (list, tuple)):
+        tag = "size" if isinstance(value, torch.Size) else ("tuple" if isinstance(value, tuple) else "list")
+        return [tag, *[encode_literal(v, ref, abstract) for v in value]]
+    if isinstance(value, dict):
+        return ["dict", *[[str(k), encode_literal(v, ref, abstract)] for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))]]
+    if isinstance(value, torch.dtype):
+        return ["dtype", str(value).replace("torch.", "")]
+    if isinstance(value, torch.device):
+        return ["device"]
+    if isinstance(value, torch.memory_format):
+        return ["memory_format", str(value).replace("torch.", "")]
+    if isinstance(value, torch.layout):
+        return ["layout", str(value).replace("torch.", "")]
+    if isinstance(value, slice):
+        return ["slice", *[encode_literal(v, ref, abstract) for v in (value.start, value.stop, value.step)]]
+    if value is Ellipsis:
+        return ["ellipsis"]
+    if isinstance(value, complex):
+        return ["complex", _encode_float(value.real), _encode_float(value.imag)]
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return ["sym", str(value)]
+    if isinstance(value, torch.Tensor):
+        return ["tensor", str(value.dtype).replace("torch.", ""), len(value.shape) if abstract else list(value.shape)]
+    if callable(value):
+        return ["fn", qualified_name(value)]
+    return ["py", type(value).__qualname__, repr(value)[:200]]
+
+
+# --- argument normalisation ------------------------------------------------------------
+
+_plan_cache: dict = {}
+
+
+def _type_class(v: Any) -> Any:
+    t = type(v)
+    if t is fx.Node:
+        return "N"
+    if t is tuple or t is list:
+        return (t.__name__, len(v), *(_type_class(x) for x in v[:4]))
+    return t
+
+
+def _arg_type(v: Any) -> Any:
+    if isinstance(v, fx.Node):
+        val = tensor_meta_of(v)
+        if isinstance(val, torch.Tensor) or val is None:
+            return torch.Tensor
+        return type(val)
+    if isinstance(v, (tuple, list)) and v and isinstance(v[0], fx.Node):
+        return list[torch.Tensor]
+    return type(v)
+
+
+def _make_plan(fn: Any, args: tuple, kwargs: dict):
+    """(names, defaults) binding a call of ``fn`` to its signature, or None."""
+    from torch.fx.operator_schemas import normalize_function
+
+    try:
+        r = normalize_function(fn, args, kwargs, normalize_to_only_use_kwargs=True)
+        if r is None:
+            r = normalize_function(fn, args, kwargs, arg_types=tuple(_arg_type(a) for a in args),
+                                   kwarg_types={k: _arg_type(v) for k, v in kwargs.items()},
+                                   normalize_to_only_use_kwargs=True)
+    except Exception:
+        return None
+    if r is None:
+        return None
+    names = tuple(r.kwargs)
+    if len(args) > len(names) or any(k not in r.kwargs for k in kwargs):
+        return None
+    given = set(names[: len(args)]) | set(kwargs)
+    defaults = {k: v for k, v in r.kwargs.items() if k not in given}
+    if any(isinstance(v, fx.Node) for v in defaults.values()):
+        return None
+    return names, defaults
+
+
+def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
+    """The call's arguments bound to the op's signature: ``[(name, value)]`` in signature
+    order, defaults included, or None when no unique signature binds them.
+
+    ``torch.softmax(x, 1)``, ``torch.softmax(x, dim=1)`` and ``x.softmax(1)``'s method form
+    with ``dtype=None`` spelled out all give ``[("input", x), ("dim", 1), ("dtype", None)]``.
+    Signatures come from ``torch.fx.operator_schemas.normalize_function`` (ATen schemas for
+    builtins, ``inspect.signature`` for Python functions such as ``F.relu``); methods bind
+    against ``torch.<name>`` with the tensor as first argument, varargs methods
+    (``view``, ``permute``, ...) first fold their varargs into one tuple.
+    """
+    op = node.op
+    args, kwargs = node.args, node.kwargs
+    if op == "call_method":
+        name = node.target
+        if name in VARARGS_METHODS and len(args) >= 2 and not isinstance(args[1], (tuple, list, torch.dtype)) \
+                and not (len(args) == 2 and isinstance(args[1], fx.Node) and isinstance(tensor_meta_of(args[1]), torch.Tensor)):
+            return [("self", args[0]), (VARARGS_METHODS[name], tuple(args[1:]))] + sorted(kwargs.items())
+        if name in VARARGS_METHODS and len(args) == 2:
+            return [("self", args[0]), (VARARGS_METHODS[name], args[1])] + sorted(kwargs.items())
+        if name in METHOD_PARAMS:
+            names = METHOD_PARAMS[name]
+            if len(args) <= len(names):
+                return list(zip(names, args)) + sorted(kwargs.items())
+            return None
+        fn = getattr(torch, name, None)
+        if fn is None or not callable(fn):
+            return None
+    elif op == "call_function":
+        fn = node.target
+        mod = getattr(fn, "__module__", None) or ""
+        if mod in ("_operator", "operator", "builtins", "math") or isinstance(fn, torch._ops.HigherOrderOperator):
+            return None
+    else:
+        return None
+    key = (op, fn, len(args), tuple(kwargs), tuple(_type_class(a) for a in args))
+    try:
+        plan = _plan_cache[key]
+    except KeyError:
+        plan = _plan_cache[key] = _make_plan(fn, tuple(args), dict(kwargs))
+    except TypeError:
+        plan = _make_plan(fn, tuple(args), dict(kwargs))
+    if plan is None:
+        return None
+    names, defaults = plan
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    return [(k, bound[k] if k in bound else defaults[k]) for k in names]
+
+
+# --- module state, constants -------------------------------------------------------------
+
+
+def _plain(v: Any) -> bool:
+    if v is None or isinstance(v, (bool, int, float, str, torch.dtype)):
+        return True
+    return isinstance(v, (tuple, list)) and all(_plain(x) for x in v)
+
+
+def tensor_digest(t: torch.Tensor) -> str | None:
+    """sha256 (first 32 hex digits) of a real tensor's bytes when it has at most
+    :data:`CONST_DIGEST_MAX_BYTES` bytes, else None (also None on meta / fake tensors)."""
+    try:
+        from torch._subclasses.fake_tensor import FakeTensor
+
+        if isinstance(t, FakeTensor) or t.device.type == "meta" or t.numel() * t.element_size() > CONST_DIGEST_MAX_BYTES:
+            return None
+        data = t.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+        return hashlib.sha256(data.numpy().tobytes()).hexdigest()[:32]
+    except Exception:
+        return None
+
+
+def module_state(mod: torch.nn.Module, abstract: bool = False) -> list:
+    """Type and full hyperparameter state of a ``call_module`` leaf, recursively over its
+    children: every plain instance attribute (ints, floats, bools, strings, dtypes, tuples
+    of those -- private ones such as ``_qkv_same_embed_dim`` included, hook tables and other
+    containers excluded), each parameter's shape and dtype, each buffer's shape, dtype and
+    (up to :data:`CONST_DIGEST_MAX_BYTES`) value digest. With ``abstract`` (structure form)
+    ints and floats become their type, shapes their rank and digests are dropped."""
+    attrs = [[k, encode_literal(v, None, abstract)] for k, v in sorted(vars(mod).items()) if _plain(v)]
+    params = [[k, encode_meta(p, abstract)] for k, p in sorted(mod._parameters.items()) if p is not None]
+    bufs = [[k, encode_meta(b, abstract), None if abstract else tensor_digest(b)]
+            for k, b in sorted(mod._buffers.items()) if b is not None]
+    kids = [[k, module_state(m, abstract)] for k, m in sorted(mod._modules.items()) if m is not None]
+    return ["module", f"{type(mod).__module__}.{type(mod).__qualname__}", ["dict", *attrs], ["dict", *params],
+            ["dict", *bufs], ["dict", *kids]]
+
+
+def get_attr_value(gm: Any, target: str) -> Any:
+    """The object a ``get_attr`` node fetches from ``gm``, None if absent."""
+    if gm is None:
+        return None
+    obj = gm
+    try:
+        for part in str(target).split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        return None
+    return obj
