@@ -286,6 +286,8 @@ def describe_graph(index: int, g: CapturedGraph, with_stats: bool) -> dict:
         "param_bytes": int(param_bytes),
         "break_reason": g.break_reason,
         "nodes": canon.nodes,
+        "subgraphs": canon.subgraph_json(),
+        "placeholder_permutation": canon.placeholder_order,
         "code": g.gm.print_readable(print_output=False),
         "placeholders": placeholders,
     }

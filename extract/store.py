@@ -4,7 +4,9 @@ Layout of ``<store>/<hash[:2]>/<hash>/``:
 
 ================== ===========================================================
 ``graph.json``     canonical node list (:class:`passnet_common.canonical.CanonicalGraph`),
-                   enough to rebuild a runnable GraphModule without executing code
+                   enough to rebuild a runnable GraphModule without executing code,
+                   with ``subgraphs`` (bodies of higher-order ops) and
+                   ``placeholder_permutation`` (see :func:`canonical_extras`)
 ``model.py``       readable Python of the FX graph (``GraphModule.print_readable``)
 ``input_meta.json`` placeholders that are real inputs: shape, dtype, value range
 ``weight_meta.json`` parameter/buffer placeholders: shape, dtype, summary statistics
@@ -59,6 +61,7 @@ def write_graph(store: Path, record: dict, input_spec: list[dict] | None = None)
     staging = Path(tempfile.mkdtemp(prefix=f".{record['graph_hash'][:12]}.", dir=final.parent))
     try:
         graph = {k: record[k] for k in ("graph_hash", "structure_hash", "wl_hash", "canonical_version", "nodes")}
+        graph.update(canonical_extras(record))
         (staging / "graph.json").write_text(canonical_json(graph))
         (staging / "model.py").write_text(record["code"])
         phs = record["placeholders"]
@@ -73,6 +76,18 @@ def write_graph(store: Path, record: dict, input_spec: list[dict] | None = None)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def canonical_extras(record: dict) -> dict:
+    """The parts of ``graph.json`` that canonical version 2 adds: ``subgraphs`` (bodies of
+    higher-order ops such as ``torch.cond`` / checkpoint, each with its node list and own
+    sub-graphs; a ``get_attr`` node names one by its ``subgraph`` index) and
+    ``placeholder_permutation`` (calling position of each placeholder in canonical order:
+    the canonical order sorts placeholders by use, the stored graph keeps the calling
+    convention of the instance that was stored)."""
+    return {"subgraphs": record.get("subgraphs", []),
+            "placeholder_permutation": record.get("placeholder_permutation",
+                                                  [n["position"] for n in record["nodes"] if n["op"] == "placeholder"])}
 
 
 def resolve_target(name: str) -> Any:
@@ -197,19 +212,51 @@ def load_graph(folder: str | Path, device: str = "cpu", seed: int = 0) -> tuple[
     stats = {p["position"]: p.get("stats") for p in imeta.get("placeholders", []) + wmeta.get("placeholders", [])}
     dev = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
+    gm, placeholders = build_canonical_graph(data, folder, dev, gen, stats, int_high)
+    inputs = [v for _, v in sorted(placeholders, key=lambda pv: pv[0])]
+    return gm, inputs
+
+
+def build_canonical_graph(data: dict, folder: Path, dev: torch.device, gen: torch.Generator | None,
+                          stats: dict, int_high: int | None) -> tuple[fx.GraphModule, list[tuple[int, Any]]]:
+    """A GraphModule from a stored canonical node list (``data["nodes"]``) and its
+    ``subgraphs``, rebuilt recursively (sub-GraphModules become submodules ``_sub<k>``).
+
+    Placeholders are created in calling order (their ``position``), so the module keeps the
+    calling convention of the captured graph; the other nodes follow in canonical order
+    (which respects data edges, mutations and barriers, so in-place graphs replay in the
+    order eager ran them). With ``gen`` each placeholder also gets a synthesised value:
+    returns ``(gm, [(position, value)])``.
+
+    Raises:
+        UnsafeTarget: a target outside the allowlist.
+        ValueError: ``call_module`` nodes (module state is not stored), unknown tags.
+    """
     graph = fx.Graph()
     root = torch.nn.Module()
-    built: list = []
+    nodes = data["nodes"]
+    built: list = [None] * len(nodes)
     placeholders: list[tuple[int, Any]] = []
-    for i, n in enumerate(data["nodes"]):
+    subs = data.get("subgraphs", [])
+    for i in sorted((i for i, n in enumerate(nodes) if n["op"] == "placeholder"), key=lambda i: nodes[i]["position"]):
+        n = nodes[i]
+        built[i] = graph.placeholder(f"arg{n['position']}")
+        if gen is not None:
+            st = stats.get(n.get("position"))
+            placeholders.append((n["position"], synth_placeholder(n["meta"], n.get("kind", "input"), int_high, gen, dev, st)))
+    for i, n in enumerate(nodes):
         op = n["op"]
         if op == "placeholder":
-            node = graph.placeholder(f"arg{n['position']}")
-            placeholders.append((n["position"], synth_placeholder(n["meta"], n.get("kind", "input"), int_high, gen, dev,
-                                                                  stats.get(n["position"]))))
+            continue
+        if op == "get_attr" and "subgraph" in n:
+            name = f"_sub{n['subgraph']}"
+            if not hasattr(root, name):
+                sub_gm, _ = build_canonical_graph(subs[n["subgraph"]], folder, dev, None, {}, None)
+                root.add_module(name, sub_gm)
+            node = graph.get_attr(name)
         elif op == "get_attr":
             name = f"_const{i}"
-            root.register_buffer(name, synth_placeholder(n["meta"], "buffer", None, gen, dev))
+            root.register_buffer(name, synth_placeholder(n["meta"], "buffer", None, gen or torch.Generator().manual_seed(i), dev))
             node = graph.get_attr(name)
         elif op == "call_function":
             node = graph.call_function(resolve_target(n["target"]), _decode(n["args"], built, dev), _decode(n["kwargs"], built, dev))
@@ -220,7 +267,5 @@ def load_graph(folder: str | Path, device: str = "cpu", seed: int = 0) -> tuple[
             node = graph.output(args[0])
         else:
             raise ValueError(f"{folder}: node {i} has op {op!r}, which the store cannot rebuild")
-        built.append(node)
-    gm = fx.GraphModule(root, graph)
-    inputs = [v for _, v in sorted(placeholders, key=lambda pv: pv[0])]
-    return gm, inputs
+        built[i] = node
+    return fx.GraphModule(root, graph), placeholders

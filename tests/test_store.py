@@ -53,7 +53,8 @@ def test_llama_reload_equals_original(tmp_path):
     ref, got = _flat(g.gm(*g.example_inputs)), _flat(gm(*g.example_inputs))
     for a, b in zip(ref, got):
         torch.testing.assert_close(b, a, rtol=0, atol=0)
-    ids = [t for t, n in zip(synth, rec["nodes"]) if n["op"] == "placeholder" and n["kind"] == "input" and t.dtype == torch.long]
+    kinds = {n["position"]: n["kind"] for n in rec["nodes"] if n["op"] == "placeholder"}  # synth is in calling order
+    ids = [t for p, t in enumerate(synth) if kinds[p] == "input" and t.dtype == torch.long]
     assert ids and all(int(t.max()) < 128 for t in ids)  # token ids within the recorded vocab range
     assert torch.isfinite(_flat(gm(*synth))[0]).all()
 

@@ -81,6 +81,12 @@ class CanonicalGraph:
     subgraphs: list["CanonicalGraph"] = field(default_factory=list)
     placeholder_order: list[int] = field(default_factory=list)
 
+    def subgraph_json(self) -> list[dict]:
+        """The sub-graphs as stored in ``graph.json``: per sub-graph its hashes, node list
+        and (recursively) its own sub-graphs."""
+        return [{"graph_hash": s.graph_hash, "structure_hash": s.structure_hash, "nodes": s.nodes,
+                 "subgraphs": s.subgraph_json()} for s in self.subgraphs]
+
 
 class _Ref:
     """Collects data inputs (original indexes, in argument order) while encoding."""
