@@ -51,12 +51,11 @@ def _schema_info(name: str) -> tuple[bool, bool, frozenset]:
             for ov in pkt.overloads():
                 sch = getattr(pkt, ov)._schema
                 known = True
-                for r in sch.returns:
-                    if r.alias_info is not None:
-                        alias = True
-                for i, a in enumerate(sch.arguments):
-                    if a.alias_info is not None and a.alias_info.is_write and a.name != "out":
-                        written.add(i)
+                writes = [i for i, a in enumerate(sch.arguments) if a.alias_info is not None and a.alias_info.is_write]
+                if not writes:  # a view returns an alias of an input
+                    alias = alias or any(r.alias_info is not None for r in sch.returns)
+                # out= variants write keyword-only outputs: only positional writes count here
+                written.update(i for i in writes if not sch.arguments[i].kwarg_only)
         except Exception:
             pass
     res = (known, alias, frozenset(written))
