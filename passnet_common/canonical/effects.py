@@ -111,8 +111,10 @@ def mutated_args(node: fx.Node) -> list[Any]:
                 out.append(args[i - offset])
     if "batch_norm" in name:
         training = kwargs.get("training", args[5] if len(args) > 5 else False)
-        if training is True:
-            out.extend(a for a in (args[1:3] if len(args) >= 3 else []) if isinstance(a, fx.Node))
+        if training is True:  # F.batch_norm(input, running_mean, running_var, ...); torch.batch_norm(input, w, b, rm, rv, ...)
+            stats = args[1:3] if getattr(node.target, "__module__", "") == "torch.nn.functional" else args[3:5]
+            stats = list(stats) + [kwargs.get("running_mean"), kwargs.get("running_var")]
+            out.extend(a for a in stats if isinstance(a, fx.Node))
     return [a for a in out if isinstance(a, fx.Node)]
 
 
@@ -157,11 +159,43 @@ def may_alias_input(node: fx.Node) -> bool:
     return True
 
 
-def ordering_deps(nodes: list[fx.Node], index: dict) -> tuple[list[list[int]], list[bool]]:
+_profile_cache: dict = {}
+
+
+def _profile(node: fx.Node) -> tuple[bool, bool, bool]:
+    """Cached per (op, target): (global state, may alias input, may mutate without
+    keyword help). Keyword-dependent mutations (``inplace=True``, ``out=``) are checked per
+    node."""
+    key = (node.op, node.target)
+    try:
+        return _profile_cache[key]
+    except (KeyError, TypeError):
+        pass
+    name = _target_name(node)
+    static_mut = bool(
+        (node.op == "call_function" and node.target in INPLACE_OPERATORS)
+        or (name.endswith("_") and not name.endswith("__"))
+        or "batch_norm" in name
+        or (isinstance(node.target, torch._ops.OpOverload)
+            and any(a.alias_info is not None and a.alias_info.is_write for a in node.target._schema.arguments))
+        or (name and _schema_info(name)[2])
+    )
+    glob = is_global_state(node) if not static_mut else False
+    alias = may_alias_input(node)
+    res = (glob, alias, static_mut)
+    try:
+        _profile_cache[key] = res
+    except TypeError:
+        pass
+    return res
+
+
+def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]]) -> tuple[list[list[int]], list[bool]]:
     """Extra (non-data) dependencies that fix the order of side effects.
 
-    Returns ``(deps, barrier)``: per node the original indexes it must follow, and whether
-    it is a global-state barrier.
+    ``inputs[i]`` are the original indexes of node i's data inputs. Returns
+    ``(deps, barrier)``: per node the original indexes it must follow, and whether it is a
+    global-state barrier.
 
     * Alias classes: union-find over ``node -- tensor input`` for every node that
       :func:`may_alias_input`.
@@ -171,6 +205,33 @@ def ordering_deps(nodes: list[fx.Node], index: dict) -> tuple[list[list[int]], l
       later node follows it.
     """
     n = len(nodes)
+    muts: list[list[int]] = [[] for _ in range(n)]
+    alias = [False] * n
+    barrier = [False] * n
+    any_effect = False
+    index = None
+    for i, node in enumerate(nodes):
+        op = node.op
+        if op == "call_function" or op == "call_method":
+            glob, al, static_mut = _profile(node)
+            kw = node.kwargs
+            if static_mut or (kw and ("inplace" in kw or "out" in kw)):
+                mu = mutated_args(node)
+                if mu:
+                    if index is None:
+                        index = {m: k for k, m in enumerate(nodes)}
+                    muts[i] = [index[m] for m in mu]
+                    any_effect = True
+                    al = True
+            if glob:
+                barrier[i] = True
+                any_effect = True
+            alias[i] = al
+        elif op == "call_module":
+            alias[i] = True
+    deps: list[list[int]] = [[] for _ in range(n)]
+    if not any_effect:
+        return deps, barrier
     parent = list(range(n))
 
     def find(i: int) -> int:
@@ -179,28 +240,13 @@ def ordering_deps(nodes: list[fx.Node], index: dict) -> tuple[list[list[int]], l
             i = parent[i]
         return i
 
-    ins: list[list[int]] = []
-    muts: list[list[int]] = []
-    barrier = [False] * n
-    any_effect = False
-    for i, node in enumerate(nodes):
-        mi = [index[m] for m in node._input_nodes]
-        ins.append(mi)
-        mu = [index[m] for m in mutated_args(node)] if node.op in ("call_function", "call_method") else []
-        muts.append(mu)
-        if mu:
-            any_effect = True
-        if is_global_state(node):
-            barrier[i] = True
-            any_effect = True
-        if mi and may_alias_input(node):
-            for j in mi:
+    for i in range(n):
+        if alias[i]:
+            for j in inputs[i]:
                 a, b = find(i), find(j)
                 if a != b:
                     parent[a] = b
-    deps: list[list[int]] = [[] for _ in range(n)]
-    if not any_effect:
-        return deps, barrier
+    ins = inputs
     readers: dict[int, list[int]] = {}
     last_mut: dict[int, int] = {}
     last_barrier = -1

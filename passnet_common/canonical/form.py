@@ -125,16 +125,117 @@ def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
     return e, s
 
 
+_NODE = fx.Node
+_FLAT = (int, str, bool, type(None), float)
+_MARKS = [("%", c) for c in range(4)]  # a node reference by the value class of the node
+
+
+def _template(value, deps: list, index: dict, vclass: list):
+    """Hashable image of an argument with every node replaced by ``("%", value class of
+    that node)``; appends the node indexes to ``deps`` in argument order. Raises TypeError
+    for values that are not hashable (the caller then takes the slow path)."""
+    t = type(value)
+    if t is _NODE:
+        j = index[value]
+        deps.append(j)
+        return _MARKS[vclass[j]]
+    if t is tuple or t is list:
+        out = [t is tuple]
+        for v in value:
+            tv = type(v)
+            if tv is _NODE:
+                j = index[v]
+                deps.append(j)
+                out.append(_MARKS[vclass[j]])
+            elif tv is int:
+                out.append(v)  # a bare int: float and bool literals are tagged below
+            else:
+                out.append(_template(v, deps, index, vclass))
+        return tuple(out)
+    if t is int:
+        return value
+    if t in _FLAT:
+        return (t, value)  # keep 1.0 and True apart from the bare int 1
+    if t is dict:
+        return ("dict", *[(k, _template(v, deps, index, vclass)) for k, v in value.items()])
+    if t is slice:
+        return ("slice", _template(value.start, deps, index, vclass), _template(value.stop, deps, index, vclass),
+                _template(value.step, deps, index, vclass))
+    if isinstance(value, (torch.dtype, torch.device, torch.memory_format, torch.layout)) or value is Ellipsis:
+        return (t, str(value))
+    raise TypeError("no fast template")
+
+
+def _value_class(val) -> int:
+    if val is None:
+        return 0
+    if isinstance(val, torch.Tensor):
+        return 1
+    if isinstance(val, (tuple, list)):
+        return 2
+    return 3
+
+
+def _meta_key(val):
+    if val is None:
+        return None
+    if isinstance(val, torch.Tensor):
+        return (val.dtype, val.shape)
+    raise TypeError("no fast meta key")
+
+
 def _labels(nodes, gm, kinds, keep_positions: bool, index):
-    """Per node: exact label, structure label (JSON text), data inputs, and the sub-graphs."""
+    """Per node: exact label, structure label (JSON text), data inputs, and the sub-graphs.
+
+    Fast path: a call node's labels are a function of (op, target, argument template,
+    output meta) -- the template keeps literals and each input node's value class (tensor,
+    tuple, ...), which is all the slow path reads -- so equal keys reuse cached labels."""
     exact: list[str] = []
     struct: list[str] = []
     inputs: list[list[int]] = []
     subs: dict[int, "CanonicalGraph"] = {}
     mod_cache: dict = {}
+    cache: dict = {}
+    vclass: list[int] = []
     ph = 0
     for i, n in enumerate(nodes):
         op = n.op
+        key = None
+        if op == "call_function" or op == "call_method" or op == "call_module":
+            deps: list[int] = []
+            val = tensor_meta_of(n)
+            try:
+                kw_deps: list[int] = []
+                key = (op, n.target, _template(n.args, deps, index, vclass),
+                       _template(n.kwargs, kw_deps, index, vclass) if n.kwargs else None, _meta_key(val))
+                # Node references in keyword args may be re-ordered by the signature binding:
+                # those nodes take the slow path, whose input order follows the signature.
+                hit = cache.get(key) if not kw_deps else None
+                if kw_deps:
+                    key = None
+            except TypeError:
+                key = hit = None
+            if hit is not None:
+                exact.append(hit[0])
+                struct.append(hit[1])
+                inputs.append(deps)
+                vclass.append(_value_class(val))
+                continue
+        elif op == "placeholder" and not keep_positions:
+            kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
+            val = tensor_meta_of(n)
+            try:
+                key = ("placeholder", kind, _meta_key(val))
+                hit = cache.get(key)
+            except TypeError:
+                key = hit = None
+            if hit is not None:
+                exact.append(hit[0])
+                struct.append(hit[1])
+                inputs.append([])
+                vclass.append(_value_class(val))
+                ph += 1
+                continue
         ref = _Ref(index)
         if op == "placeholder":
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
@@ -180,22 +281,30 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index):
             val = tensor_meta_of(n)
             e = [op, tgt, args_e, encode_meta(val)]
             s = [op, s_tgt, args_s, encode_meta(val, True)]
-        exact.append(_dumps(e))
-        struct.append(_dumps(s))
+        el, sl = _dumps(e), _dumps(s)
+        exact.append(el)
+        struct.append(sl)
         inputs.append(ref.deps if op != "placeholder" else [])
+        vclass.append(_value_class(tensor_meta_of(n)))
+        if op in ("call_function", "call_method", "call_module", "placeholder") and key is not None:
+            cache[key] = (el, sl)
     return exact, struct, inputs, subs
 
 
-def _core(gm, kinds, keep_positions: bool):
+def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
     mod = gm if isinstance(gm, fx.GraphModule) else None
     nodes = list(graph.nodes)
     index = {m: i for i, m in enumerate(nodes)}
     exact, struct, inputs, subs = _labels(nodes, mod, kinds, keep_positions, index)
-    extra, _ = ordering_deps(nodes, index)
-    e_cone, e_down = merkle([label_id(t) for t in exact], inputs, extra)
+    extra, _ = ordering_deps(nodes, inputs)
     s_cone, s_down = merkle([label_id(t) for t in struct], inputs, extra)
-    keys = [(s_cone[i], s_down[i], e_cone[i], e_down[i]) for i in range(len(nodes))]
+    keys = list(zip(s_cone, s_down))
+    if len(set(keys)) < len(keys):
+        # Nodes with equal structure keys: break their ties with the exact labels (computed
+        # only when needed: most graphs have none).
+        e_cone, e_down = merkle([label_id(t) for t in exact], inputs, extra)
+        keys = list(zip(s_cone, s_down, e_cone, e_down))
     ops = [m.op for m in nodes]
     ph_keys = None
     if keep_positions:
@@ -209,10 +318,12 @@ def _core(gm, kinds, keep_positions: bool):
     for o in order:
         ins = [pos[j] for j in inputs[o]]
         canon_inputs.append(ins)
-        tail = "\t" + ",".join(map(str, ins)) + "\n"
-        e_lines.append(exact[o] + tail)
-        s_lines.append(struct[o] + tail)
-    text = "".join(e_lines[1:])
+        tail = "\t" + ",".join(map(str, ins)) + "\n" if len(ins) != 1 else "\t%d\n" % ins[0]
+        e_lines.append(exact[o])
+        e_lines.append(tail)
+        s_lines.append(struct[o])
+        s_lines.append(tail)
+    text = "".join(e_lines[1:]) if want_text else ""
     graph_hash = hashlib.sha256("".join(e_lines).encode()).hexdigest()
     structure_hash = hashlib.sha256("".join(s_lines).encode()).hexdigest()
     return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, struct
@@ -221,7 +332,7 @@ def _core(gm, kinds, keep_positions: bool):
 def graph_hashes(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> tuple[str, str]:
     """``(graph_hash, structure_hash)`` only: the same values as :func:`canonicalize` without
     building the stored node list or the WL bucket (used to re-hash a store)."""
-    r = _core(gm, list(placeholder_kinds) if placeholder_kinds is not None else None, False)
+    r = _core(gm, list(placeholder_kinds) if placeholder_kinds is not None else None, False, want_text=False)
     return r[4], r[5]
 
 

@@ -36,19 +36,26 @@ def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> t
         ex = extra[i]
         if ex:
             cone[i] = hash((ids[i], *[cone[j] for j in ins], -1, *sorted(cone[j] for j in ex)))
+        elif len(ins) == 1:
+            cone[i] = hash((ids[i], cone[ins[0]]))
         else:
             cone[i] = hash((ids[i], *[cone[j] for j in ins]))
     consumers: list[list] = [[] for _ in range(n)]
     for i in range(n):
-        for p, j in enumerate(inputs[i]):
+        p = 0
+        for j in inputs[i]:
             consumers[j].append((i, p))
+            p += 1
     down = [0] * n
     for i in range(n - 1, -1, -1):
         c = consumers[i]
-        if c:
-            down[i] = hash((cone[i], *sorted(hash((down[u], p)) for u, p in c)))
-        else:
+        if not c:
             down[i] = hash((cone[i], 0))
+        elif len(c) == 1:
+            u, p = c[0]
+            down[i] = hash((cone[i], hash((down[u], p))))
+        else:
+            down[i] = hash((cone[i], *sorted([hash((down[u], p)) for u, p in c])))
     return cone, down
 
 
