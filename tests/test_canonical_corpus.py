@@ -217,3 +217,25 @@ def test_property_stored_graph_replays_eager(stmts):
     assert len(got) == len(ref)
     for u, v in zip(got, ref):
         torch.testing.assert_close(u, v, rtol=0, atol=0)
+
+
+def test_hashes_are_equal_across_processes_with_different_hash_seeds():
+    """The order's tie-breaks use Python's tuple hash of ints (not randomised) and blake2b
+    label ids: two interpreters with different PYTHONHASHSEED give the same hashes."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from tests.canonical_corpus import corpus\n"
+            "from passnet_common.canonical import canonicalize\n"
+            "p = [p for p in corpus(False) if p.name.startswith('read before vs after aten.add.out')][0]\n"
+            "q = [p for p in corpus(False) if p.name.startswith('output-node metadata')][0]\n"
+            "print(*[canonicalize(*x.a()).graph_hash + canonicalize(*x.a()).structure_hash for x in (p, q)])\n")
+    outs = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs.add(r.stdout.strip())
+    assert len(outs) == 1 and len(next(iter(outs))) == 2 * 128 + 1
