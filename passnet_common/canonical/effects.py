@@ -10,7 +10,6 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from passnet_common.canonical.labels import tensor_meta_of
 
 # Python's augmented-assignment operators: Dynamo emits them for ``t += 1`` through an alias.
 INPLACE_OPERATORS = frozenset({

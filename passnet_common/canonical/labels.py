@@ -30,7 +30,6 @@ METHOD_PARAMS = {"size": ("self", "dim"), "stride": ("self", "dim"), "unflatten"
 # Size of a get_attr constant tensor (bytes) up to which its value enters graph_hash by digest.
 CONST_DIGEST_MAX_BYTES = 4096
 
-_MISSING = object()
 
 
 def qualified_name(target: Any) -> str:
@@ -91,7 +90,6 @@ def _encode_float(v: float) -> Any:
     return v if math.isfinite(v) else ["float", repr(v)]
 
 
-_PRIMS = (type(None), bool, str)
 
 
 def encode_literal(value: Any, ref: Callable[[fx.Node], Any], abstract: bool = False) -> Any:
