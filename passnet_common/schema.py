@@ -168,6 +168,62 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("stats_sha256", pa.string(), nullable=False),
         ]
     ),
+    # --- score tables (curate.evaluate / curate.scoring) ---
+    # One row per candidate x subgraph: what the scorer needs to recompute S_t / ES_t.
+    "score_samples": pa.schema(
+        [
+            pa.field("candidate", pa.string(), nullable=False),
+            pa.field("candidate_spec", pa.string(), nullable=False),  # eager | backend:<name> | module:<file> | pass:<file>
+            pa.field("task_id", pa.string(), nullable=False),
+            pa.field("subgraph_id", pa.string(), nullable=False),
+            pa.field("status", pa.string(), nullable=False),  # ok | compile_failure | runtime_crash | violation | excluded
+            pa.field("error_code", pa.int32()),  # null | 1 accuracy (violations) | 2 runtime crash | 3 compile failure
+            pa.field("error_message", pa.string()),
+            pa.field("speedup", pa.float64()),  # median(eager ms) / median(candidate ms)
+            pa.field("speedup_first", pa.float64()),  # before a re-time in a fresh process
+            pa.field("retimed", pa.bool_(), nullable=False),
+            pa.field("eager_ms", pa.float64()),  # median per call
+            pa.field("candidate_ms", pa.float64()),
+            pa.field("stable", pa.bool_()),  # IQR/median gate passed
+            pa.field("compile_s", pa.float64()),
+            pa.field("matches", pa.int32()),  # pass candidates: pattern replacements made
+            pa.field("min_pass_t", pa.int32()),  # smallest tolerance level the sample passes (null: none)
+            pa.field("fresh_min_pass_t", pa.int32()),  # the same on fresh (new-seed) inputs
+            pa.field("out_dtypes", pa.list_(pa.string())),
+            pa.field("out_min_pass_t", pa.list_(pa.int32())),
+            pa.field("out_max_abs_diff", pa.list_(pa.float64())),
+            pa.field("out_trivial", pa.list_(pa.string())),  # null | constant | near_zero | empty (reference)
+            pa.field("violations", pa.list_(pa.string()), nullable=False),
+            pa.field("flags", pa.list_(pa.string())),  # no_match ...
+            pa.field("scored", pa.bool_(), nullable=False),  # false: excluded (trivial reference)
+            pa.field("code_version", pa.int32(), nullable=False),
+        ]
+    ),
+    # One row per candidate x convention x scope (set | task | task_mean) x tolerance level t.
+    "scores": pa.schema(
+        [
+            pa.field("candidate", pa.string(), nullable=False),
+            pa.field("convention", pa.string(), nullable=False),  # paper | graphnet
+            pa.field("p", pa.float64(), nullable=False),
+            pa.field("b", pa.float64(), nullable=False),
+            pa.field("scope", pa.string(), nullable=False),
+            pa.field("task_id", pa.string()),
+            pa.field("t", pa.int32(), nullable=False),
+            pa.field("n", pa.int32(), nullable=False),
+            pa.field("n_correct", pa.int32(), nullable=False),
+            pa.field("lambda", pa.float64()),
+            pa.field("alpha", pa.float64()),
+            pa.field("eta", pa.float64()),
+            pa.field("beta", pa.float64()),
+            pa.field("pi_1", pa.float64()),
+            pa.field("pi_2", pa.float64()),
+            pa.field("pi_3", pa.float64()),
+            pa.field("S_t", pa.float64(), nullable=False),
+            pa.field("ES_t", pa.float64(), nullable=False),
+            pa.field("valid", pa.bool_(), nullable=False),
+            pa.field("violations", pa.int32(), nullable=False),
+        ]
+    ),
 }
 
 

@@ -1,0 +1,32 @@
+"""A deliberately broken torch.compile backend (a reference row of the score table).
+
+Chosen per graph from its number of call nodes ``n`` so that every error code occurs on a
+task set of a few patterns: ``n % 3 == 0`` raises while compiling (code 3, compile failure),
+``n % 3 == 1`` returns a callable that raises when run (code 2, runtime crash), ``n % 3 == 2``
+returns outputs shifted by 0.01 (code 1 at tight tolerances; passes from the level whose atol
+exceeds 0.01).
+"""
+
+import torch
+
+
+def _n_calls(gm):
+    return sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
+
+
+def backend(gm, example_inputs):
+    """``torch.compile`` backend: ``(GraphModule, example_inputs) -> callable``."""
+    kind = _n_calls(gm) % 3
+    if kind == 0:
+        raise RuntimeError("broken backend: refusing to compile this graph")
+
+    def crash(*args):
+        raise RuntimeError("broken backend: crash at run time")
+
+    def shifted(*args):
+        out = gm(*args)
+        if isinstance(out, torch.Tensor):
+            return out + 0.01
+        return tuple(o + 0.01 if isinstance(o, torch.Tensor) and o.is_floating_point() else o for o in out)
+
+    return crash if kind == 1 else shifted
