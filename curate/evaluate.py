@@ -20,8 +20,8 @@ Per subgraph, inside an isolated child process (``spawn``; address space capped 
 3. integrity checks (:mod:`curate.integrity`): inputs after the call equal the eager inputs after
    the eager call; outputs alias no input the reference does not alias; a second call's outputs
    do not share storage with the first's (cached outputs); outputs on fresh inputs (seed 1)
-   compared again and the worse level kept (a fresh-input failure where seed 0 passed is a
-   violation); timer functions intact; no Python threads left running;
+   compared again and the worse level kept (passing at t = -5 on seed 0 but only above t = -3 on
+   fresh inputs is a violation: cached or input-independent outputs); timer functions intact; no Python threads left running;
 4. correctness at every level t = -10..5 (:mod:`curate.tolerance`), per output;
 5. timing with the curate protocol (:func:`curate.timing.measure_pair`, interleaved trials,
    median, IQR/median gate) using the ``perf_counter`` captured before any candidate import;
@@ -55,6 +55,11 @@ from curate import integrity  # noqa: F401  (captures the original timers first)
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, LEVELS
 
 SCORE_CODE_VERSION = 1
+FRESH_CHECK_LEVEL = -5
+"""A candidate correct at this level (assert_close defaults) on the seed-0 inputs ..."""
+FRESH_MARGIN = 2
+"""... but passing on fresh inputs only above ``FRESH_CHECK_LEVEL + FRESH_MARGIN`` is a violation
+(cached or input-independent outputs); the margin leaves room for honest rounding differences."""
 
 
 @dataclass(frozen=True)
@@ -105,11 +110,20 @@ def load_task_set(spec: str, include_trivial: bool = False) -> list:
         from curate.synthetic_tasks import builtin_task_set
 
         return builtin_task_set(include_trivial=include_trivial)
+    if not Path(spec).is_dir():
+        raise ValueError(f"task set {spec!r}: not 'builtin' and not a folder")
     try:
-        from curate.tasks import load_task_set as load  # provided by the curate stage (issue 8)
+        from curate.tasks import load_task_set as load  # the curate stage's loader (issue 8)
     except ImportError as exc:
-        raise ValueError(f"task set {spec!r}: no loader for curate task folders yet (curate.tasks.load_task_set)") from exc
-    return load(spec)
+        raise ValueError(f"task set {spec!r}: curate.tasks.load_task_set is not available") from exc
+    from curate.synthetic_tasks import TaskSubgraph
+
+    out = []
+    for task_id, sub_hash, gm, make_inputs in load(spec, seed=0):
+        out.append(TaskSubgraph(str(task_id), str(sub_hash), lambda gm=gm: gm, lambda s, mi=make_inputs: list(mi(seed=s))))
+    if not out:
+        raise ValueError(f"task set {spec!r} holds no subgraphs")
+    return out
 
 
 # --- the child ------------------------------------------------------------------------------
@@ -194,7 +208,6 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict) -> dict[str, Any]:
                    out_dtypes=[c.dtype for c in cs], out_min_pass_t=[c.min_pass_t for c in cs],
                    out_max_abs_diff=[0.0 for _ in cs], stable=True, compile_s=0.0)
         return row
-    threads_before = threading.active_count()
     try:
         fn, compile_s, matches = _build_candidate(cand, gm, inputs0)
     except Exception as exc:  # noqa: BLE001 - every failure of the candidate is a result
@@ -203,6 +216,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict) -> dict[str, Any]:
                    error_message=f"{type(exc).__name__}: {exc}"[:500])
         return row
     row["compile_s"], row["matches"] = compile_s, matches
+    threads_before = threading.active_count()  # after compiling: Inductor starts its own workers there
     try:
         cand_in = _clone(inputs0)
         torch.manual_seed(0)
@@ -232,8 +246,8 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict) -> dict[str, Any]:
     cs_f = compare_outputs(out_f, ref_f)
     mp0 = sample_min_pass_t(c.min_pass_t for c in cs)
     mpf = sample_min_pass_t(c.min_pass_t for c in cs_f)
-    if mp0 is not None and mpf is None:
-        row["violations"].append("fresh_input_mismatch: correct on seed-0 inputs, wrong at every level on fresh inputs")
+    if mp0 is not None and mp0 <= FRESH_CHECK_LEVEL and (mpf is None or mpf > FRESH_CHECK_LEVEL + FRESH_MARGIN):
+        row["violations"].append(f"fresh_input_mismatch: passes from t={mp0} on seed-0 inputs, from t={mpf} on fresh inputs")
     per_out = [None if a is None or b is None else max(a, b) for a, b in zip([c.min_pass_t for c in cs], [c.min_pass_t for c in cs_f])]
     row.update(out_dtypes=[c.dtype for c in cs], out_min_pass_t=per_out,
                out_max_abs_diff=[max(a.max_abs_diff, b.max_abs_diff) for a, b in zip(cs, cs_f)],
@@ -280,6 +294,8 @@ def retime_subgraph(sub, cand: Candidate, cfg: dict) -> float:
 def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str) -> None:
     import resource
 
+    if cfg.get("inductor_cache"):
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cfg["inductor_cache"]).resolve())
     cap = int(float(cfg.get("mem_cap_gb", 8)) * (1 << 30))
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     import torch
@@ -289,7 +305,7 @@ def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: 
     ic.compile_threads = 1
     subs = {s.subgraph_id: s for s in load_task_set(tasks_spec, include_trivial)}
     for sid in ids:
-        conn.send(("start", sid))
+        conn.send(("start", sid, None))
         if mode == "retime":
             conn.send(("speedup", sid, retime_subgraph(subs[sid], cand, cfg)))
         else:
@@ -338,6 +354,16 @@ def _run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: 
     return results
 
 
+def sample_ids(ids: list[str], k: int | None, seed: int) -> list[str]:
+    """A seeded sample of ``k`` subgraph ids (all when ``k`` is None or >= len), in input order."""
+    if k is None or k >= len(ids):
+        return list(ids)
+    import random
+
+    keep = set(random.Random(seed).sample(sorted(ids), int(k)))
+    return [i for i in ids if i in keep]
+
+
 def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: bool = False, log=print) -> tuple[list[dict], list[str]]:
     """Evaluate ``cand`` on every subgraph of the task set. Returns ``(rows, rejected_reasons)``;
     a statically rejected candidate has no rows."""
@@ -345,7 +371,7 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
     if bad and cfg.get("static_check", True):
         return [], [str(v) for v in bad]
     subs = load_task_set(tasks_spec, include_trivial)
-    ids = [s.subgraph_id for s in subs]
+    ids = sample_ids([s.subgraph_id for s in subs], cfg.get("max_subgraphs"), int(cfg.get("sample_seed", 0)))
     task_of = {s.subgraph_id: s.task_id for s in subs}
     res = _run_children(cand, tasks_spec, include_trivial, ids, cfg, "eval", log)
     rows = []
@@ -481,10 +507,11 @@ def score_main(args: argparse.Namespace) -> int:
             if r["scope"] == "set":
                 print(f"{r['convention']:9s} t={r['t']:3d}  S_t={r['S_t']:.4f}  ES_t={r['ES_t']:.4f}")
         return 0
-    tasks = args.tasks or cfg.get("tasks", "builtin")
+    tasks = args.tasks or cfg.get("tasks") or "builtin"
     specs = args.candidate or [f"{k}={v}" for k, v in (cfg.get("candidates") or {"inductor": "backend:inductor"}).items()]
     cands = [parse_candidate(s) for s in specs]
-    run_cfg = {**cfg.get("timing", {}), **{k: cfg[k] for k in ("timeout_s", "mem_cap_gb", "retime_above", "threads") if k in cfg}}
+    run_cfg = {**cfg.get("timing", {}), **{k: cfg[k] for k in ("timeout_s", "mem_cap_gb", "retime_above", "threads", "max_subgraphs", "sample_seed",
+                                                  "inductor_cache") if k in cfg}}
     all_rows, rejected = {}, {}
     t0 = time.time()
     for cand in cands:

@@ -7,7 +7,8 @@ shapes (many small pointwise/reduction kernels plus wrapper overhead), replaced 
 ATen kernel each:
 
 - RMSNorm (Llama, Qwen, Mistral, Gemma...): ``x * rsqrt(mean(x^2) + eps) * w`` -> ``F.rms_norm``
-  (eps 1e-5 and 1e-6, the values of those configs);
+  (eps 1e-5 and 1e-6, the values of those configs), and the core without the weight
+  (``x * rsqrt(mean(x^2) + eps)``, for graphs where a cast sits between it and the weight);
 - tanh-GELU (GPT-2 ``NewGELUActivation``, GPT-J, Bloom-style): the polynomial/tanh expression
   -> ``F.gelu(approximate="tanh")``;
 - SiLU written out: ``x * sigmoid(x)`` -> ``F.silu``;
@@ -28,6 +29,17 @@ def _rms_pattern(eps):
 
     def replacement(x, w):
         return F.rms_norm(x, x.shape[-1:], w, eps)
+
+    return pattern, replacement
+
+
+def _rms_core_pattern(eps):
+    def pattern(x):
+        v = x.pow(2).mean(-1, keepdim=True)
+        return x * torch.rsqrt(v + eps)
+
+    def replacement(x):
+        return F.rms_norm(x, x.shape[-1:], None, eps)
 
     return pattern, replacement
 
@@ -57,5 +69,5 @@ def softmax_replacement(x):
     return torch.softmax(x, -1)
 
 
-PATTERNS = [_rms_pattern(1e-5), _rms_pattern(1e-6), (gelu_pattern, gelu_replacement),
+PATTERNS = [_rms_pattern(1e-5), _rms_pattern(1e-6), _rms_core_pattern(1e-5), _rms_core_pattern(1e-6), (gelu_pattern, gelu_replacement),
             (silu_pattern, silu_replacement), (softmax_pattern, softmax_replacement)]
