@@ -34,7 +34,7 @@ runtime violation count as accuracy failures (code 1) at every level and mark th
 
 Outputs (``--out``): ``score_samples.parquet`` (per sample), ``scores.parquet`` (S_t / ES_t per
 candidate x convention x scope x t, see :mod:`curate.scoring`), ``summary.json``; plus
-``plots/score_curves.csv`` + ``.png`` and ``metrics/score.json``.
+``plots/score_es_t.csv``, ``plots/score_s_t.csv``, ``plots/score_curves.png`` and ``metrics/score.json``.
 """
 
 from __future__ import annotations
@@ -440,9 +440,10 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
     return score_rows, summary
 
 
-def write_plots(score_rows: list[dict], plots_dir: Path) -> None:
-    """``score_curves.csv`` (DVC plot data: candidate, convention, t, S_t, ES_t; set scope) and
-    ``score_curves.png`` (S_t and ES_t vs t, one panel per convention)."""
+def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "paper") -> None:
+    """DVC plot data for the default ``convention`` over the whole set: ``score_es_t.csv`` and
+    ``score_s_t.csv`` (column ``t`` plus one column per candidate), and ``score_curves.png``
+    (S_t dashed and ES_t vs t, one panel per convention, log scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -451,10 +452,13 @@ def write_plots(score_rows: list[dict], plots_dir: Path) -> None:
     from passnet_common.io import atomic_write_bytes, atomic_write_text
 
     rows = [r for r in score_rows if r["scope"] == "set"]
-    lines = ["candidate,convention,t,S_t,ES_t"]
-    lines += [f"{r['candidate']},{r['convention']},{r['t']},{r['S_t']:.6g},{r['ES_t']:.6g}" for r in rows]
+    cands = list(dict.fromkeys(r["candidate"] for r in rows))
     plots_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(plots_dir / "score_curves.csv", "\n".join(lines) + "\n")
+    for key, fname in (("ES_t", "score_es_t.csv"), ("S_t", "score_s_t.csv")):
+        val = {(r["candidate"], r["t"]): r[key] for r in rows if r["convention"] == convention}
+        lines = ["t," + ",".join(cands)]
+        lines += [f"{t}," + ",".join(f"{val[(c, t)]:.6g}" if (c, t) in val else "" for c in cands) for t in LEVELS]
+        atomic_write_text(plots_dir / fname, "\n".join(lines) + "\n")
     convs = sorted({r["convention"] for r in rows})
     fig, axes = plt.subplots(1, len(convs), figsize=(6 * len(convs), 4), squeeze=False)
     for ax, conv in zip(axes[0], convs):
@@ -512,16 +516,18 @@ def score_main(args: argparse.Namespace) -> int:
     cands = [parse_candidate(s) for s in specs]
     run_cfg = {**cfg.get("timing", {}), **{k: cfg[k] for k in ("timeout_s", "mem_cap_gb", "retime_above", "threads", "max_subgraphs", "sample_seed",
                                                   "inductor_cache") if k in cfg}}
-    all_rows, rejected = {}, {}
+    all_rows, rejected, wall = {}, {}, {}
     t0 = time.time()
     for cand in cands:
         print(f"score: {cand.name} ({cand.spec}) on {tasks}", flush=True)
+        t_c = time.time()
         rows, bad = run_candidate(cand, tasks, run_cfg)
+        wall[cand.name] = round(time.time() - t_c, 1)
         all_rows[cand.name], rejected[cand.name] = rows, bad
         for v in bad:
             print(f"  rejected: {v}")
     score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv)
-    summary.update(tasks=tasks, wall_s=round(time.time() - t0, 1), complete=all(not r for r in rejected.values()))
+    summary.update(tasks=tasks, wall_s=round(time.time() - t0, 1), wall_s_per_candidate=wall)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     flat = [r for rows in all_rows.values() for r in rows]
@@ -529,11 +535,16 @@ def score_main(args: argparse.Namespace) -> int:
     write_parquet(out / "score_samples.parquet", to_table("score_samples", flat, metadata=meta))
     write_parquet(out / "scores.parquet", to_table("scores", score_rows, metadata=meta))
     atomic_write_json(out / "summary.json", summary, indent=1)
-    write_plots(score_rows, Path(args.plots))
+    write_plots(score_rows, Path(args.plots), default_conv)
     metrics = {"default_convention": default_conv, "p": p, "b": b, "tasks": tasks, "ranking": summary["ranking"],
-               "candidates": {}}
+               "n_subgraphs": len(next(iter(all_rows.values()), [])), "wall_s": summary["wall_s"],
+               "wall_s_per_candidate": wall, "candidates": {}}
     for name, e in summary["candidates"].items():
-        m = {"valid": e["valid"], "n_scored": e["n_scored"], "status_counts": e["status_counts"]}
+        rs = all_rows[name]
+        m = {"valid": e["valid"], "rejected": e["rejected"], "n_scored": e["n_scored"], "status_counts": e["status_counts"],
+             "unstable": sum(1 for r in rs if r.get("stable") is False),
+             "geomean_speedup_ok": round(math.exp(sum(math.log(r["speedup"]) for r in rs if r.get("status") == "ok")
+                                                  / max(1, sum(1 for r in rs if r.get("status") == "ok"))), 4)}
         for conv in conventions:
             if conv in e:
                 m[conv] = {f"{k}@t={t}": round(e[conv][k][str(t)], 4) for k in ("S_t", "ES_t") for t in (-5, -3, 0, 1, 2, 3)}
