@@ -126,7 +126,7 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
     """
     import torch
 
-    from curate.timing import TimingConfig, compile_candidate, measure_pair
+    from curate.timing import CompileError, RunError, TimingConfig, compile_candidate, measure_pair
     from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t
     from extract.store import load_graph
 
@@ -157,8 +157,12 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
     row["deterministic"] = _same(expected, again)
     try:
         compiled, compile_s = compile_candidate(gm, fresh(), backend)
-    except Exception as exc:  # noqa: BLE001 - error code 3
-        return {**row, "status": "compile_failure", "error_code": ERROR_COMPILE, "error_class": type(exc).__name__,
+    except RunError as exc:  # error code 2
+        return {**row, "status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc.__cause__).__name__,
+                "error_message": str(exc)[:500]}
+    except Exception as exc:  # noqa: BLE001 - CompileError or anything else while compiling: error code 3
+        cause = exc.__cause__ if isinstance(exc, CompileError) and exc.__cause__ is not None else exc
+        return {**row, "status": "compile_failure", "error_code": ERROR_COMPILE, "error_class": type(cause).__name__,
                 "error_message": str(exc)[:500]}
     row["compile_s"] = compile_s
     try:

@@ -157,7 +157,10 @@ def compile_candidate(gm: torch.nn.Module, example_inputs: list, backend: Any = 
         ``(compiled, seconds)``: the callable and the wall seconds of compile + first call.
 
     Raises:
-        Whatever compilation raises (the caller records error code 3).
+        CompileError: ``torch.compile`` or the backend raised (Dynamo's
+            ``BackendCompilerFailed``): error code 3.
+        RunError: compilation succeeded but the first call of the compiled code raised:
+            error code 2.
     """
     import torch._dynamo
     import torch._inductor.config as ic
@@ -166,11 +169,27 @@ def compile_candidate(gm: torch.nn.Module, example_inputs: list, backend: Any = 
     if backend is None:
         return gm, 0.0
     torch._dynamo.reset()
-    compiled = torch.compile(gm, backend=backend, options=options, fullgraph=False, dynamic=False)
     t0 = time.perf_counter()
+    try:
+        compiled = torch.compile(gm, backend=backend, options=options, fullgraph=False, dynamic=False)
+    except Exception as exc:  # noqa: BLE001 - bad backend name / options
+        raise CompileError(f"{type(exc).__name__}: {exc}") from exc
     torch.manual_seed(0)
-    compiled(*example_inputs)
+    try:
+        compiled(*example_inputs)
+    except torch._dynamo.exc.BackendCompilerFailed as exc:
+        raise CompileError(f"{type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - compiled code ran and failed
+        raise RunError(f"{type(exc).__name__}: {exc}") from exc
     return compiled, time.perf_counter() - t0
+
+
+class CompileError(RuntimeError):
+    """The candidate failed to compile (GraphNet error code 3)."""
+
+
+class RunError(RuntimeError):
+    """The compiled candidate raised when called (GraphNet error code 2)."""
 
 
 def bootstrap_speedup_ci(eager_ms: list[float], candidate_ms: list[float], n_boot: int = 2000, level: float = 0.95,
