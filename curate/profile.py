@@ -222,10 +222,17 @@ def profile_task(arg: tuple[str, dict], out_dir: Path) -> None:
     atomic_write_json(out_dir / "result.json", row)
 
 
+_PREIMPORTED = False
+
+
 def preimport(warm: bool = True) -> None:
     """Import Dynamo / Inductor / AOTAutograd once in the parent, before any fork: each child
     then starts with them loaded (seconds per child on 2 cores). Importing runs no kernel, so
     the fork stays safe (no OpenMP pool exists yet); the compile-worker pool is disabled."""
+    global _PREIMPORTED
+    if _PREIMPORTED:
+        return
+    _PREIMPORTED = True
     import torch._dynamo  # noqa: F401
     import torch._functorch.config as fc
     import torch._inductor.codecache  # noqa: F401
