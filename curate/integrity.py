@@ -164,9 +164,8 @@ def aliased_outputs(outputs: Any, inputs: Iterable[Any], earlier_outputs: Any = 
     """Outputs sharing storage with an input or with an output of an earlier call.
 
     Returns descriptions such as ``"output 0 aliases input 2"`` / ``"output 1 aliases an earlier
-    call's output 1"`` (a candidate returning cached tensors). Views the reference itself returns
-    are allowed by passing ``allowed_input_alias`` ... not needed here: callers compare against
-    the reference's own aliasing (see :mod:`curate.evaluate`).
+    call's output 1"`` (a candidate returning cached tensors). A reference may itself return views
+    of its inputs; :mod:`curate.evaluate` only reports aliases the reference does not have.
     """
     found = []
     in_ptrs = {_storage_ptr(t): i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor)}

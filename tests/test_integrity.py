@@ -101,8 +101,17 @@ def test_eager_scores_one_at_every_level(subs):
         assert all(d["S_t"] == 1.0 and d["ES_t"] == 1.0 for d in score_curve(scored, convention=conv))
 
 
+@pytest.mark.slow  # spawns children that import torch (about 20-50 s on 2 busy cores)
 def test_crashing_child_is_a_runtime_crash_and_the_run_goes_on():
     rows, rejected = run_candidate(cand("dying_backend"), "builtin",
                                    {"timing": False, "static_check": False, "max_subgraphs": 2, "timeout_s": 120})
     assert rejected == [] and len(rows) == 2
     assert all(r["status"] == "runtime_crash" and r["error_code"] == 2 for r in rows)
+
+
+@pytest.mark.slow  # spawns two children
+def test_suspicious_speedup_is_retimed_in_a_fresh_process():
+    rows, _ = run_candidate(cand("honest_backend"), "builtin",
+                            {**TIMED, "max_subgraphs": 1, "retime_above": 0.0, "timeout_s": 120})
+    (r,) = rows
+    assert r["retimed"] and r["speedup_first"] > 0 and r["speedup"] > 0 and r["status"] == "ok"
