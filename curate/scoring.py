@@ -22,7 +22,7 @@ Conventions (:data:`CONVENTIONS`; every output names the one used):
 * ``graphnet`` — GraphNet's published scorer (``graph_net_bench/analysis_util.calculate_scores``
   with ``DefaultPositiveToleranceInterpretation``): runtime crashes are forgiven only from
   ``t = 3`` (``f = {1: 1, 2: 3, 3: 3}``) and for ``t >= 1`` correctness (and the speedup used)
-  is the one judged at the tolerance of t = 1. Its S_t never forgives (same as ours).
+  is the one judged at the tolerance of t = 1; its S_t is judged at t itself and never forgives.
 
 Parameters (:data:`DEFAULT_P`, :data:`DEFAULT_B`): ``p = 0.1`` and ``b = 0.1``, the paper's
 values. ``p > 0`` makes a slowdown cost more than its raw ratio (the task set is *about*
@@ -103,8 +103,12 @@ def _row_min_pass_t(row: Mapping[str, Any]) -> int | None:
     return None if outs is None else sample_min_pass_t(outs)
 
 
-def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = DEFAULT_CONVENTION) -> tuple[bool, int | None]:
+def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = DEFAULT_CONVENTION,
+                 for_es: bool = True) -> tuple[bool, int | None]:
     """``(correct, error_code)`` of one sample at level ``t`` (error_code None when correct).
+
+    ``for_es=False`` ignores the convention's ``judge_cap``: GraphNet's scorer judges S_t at the
+    tolerance of t itself and only ES_t at t = 1 for t >= 1.
 
     Raises:
         ValueError: unknown error code, or a sample that would be correct without a positive
@@ -118,7 +122,7 @@ def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = 
             raise ValueError(f"sample {row.get('sample_id')!r}: unknown error_code {code} (expected 1, 2, 3 or null)")
         if code != ERROR_ACCURACY:
             return False, code
-    judge_t = t if conv.judge_cap is None or t < conv.judge_cap else conv.judge_cap
+    judge_t = t if (not for_es or conv.judge_cap is None or t < conv.judge_cap) else conv.judge_cap
     mp = _row_min_pass_t(row)
     if code == ERROR_ACCURACY or mp is None or mp > judge_t:
         return False, ERROR_ACCURACY
@@ -148,7 +152,8 @@ def score_samples(rows: Sequence[Mapping[str, Any]], t: int, p: float = DEFAULT_
 
     Returns a dict: ``t, n, n_correct, lambda, alpha, eta, beta, pi_1, pi_2, pi_3, S_t, ES_t,
     convention, p, b`` (alpha/beta are None when undefined: no correct / no slow sample; pi_c
-    are None when nothing failed).
+    are None when nothing failed). The components are those of ES_t (under ``graphnet`` at
+    t >= 1 they can differ from S_t's, which is judged at t itself).
 
     Raises:
         ValueError: empty sample set (a score over nothing is undefined), b <= 0, bad rows.
@@ -159,23 +164,30 @@ def score_samples(rows: Sequence[Mapping[str, Any]], t: int, p: float = DEFAULT_
     if b <= 0 or p < 0:
         raise ValueError(f"need b > 0 and p >= 0 (got b={b}, p={p})")
     states = [sample_state(r, t, conv) for r in rows]
+    states_s = [sample_state(r, t, conv, for_es=False) for r in rows]
     n = len(rows)
-    correct_s = [float(r["speedup"]) for r, (ok, _) in zip(rows, states) if ok]
-    slow_s = [s for s in correct_s if s < 1]
-    codes = [c for ok, c in states if not ok]
-    m, k = len(correct_s), len(slow_s)
-    lam = m / n
-    alpha = _gmean(correct_s) if m else None
-    beta = _gmean(slow_s) if k else None
-    eta = k / m if m else None
-    pi = {c: (codes.count(c) / len(codes) if codes else None) for c in (1, 2, 3)}
-    # closed form
-    base = (alpha ** lam if m else 1.0) * (beta ** (lam * eta * p) if k else 1.0)
-    s_closed = base * b ** (1 - lam)
+
+    def parts(sts):
+        correct_s = [float(r["speedup"]) for r, (ok, _) in zip(rows, sts) if ok]
+        slow_s = [s for s in correct_s if s < 1]
+        codes = [c for ok, c in sts if not ok]
+        m, k = len(correct_s), len(slow_s)
+        lam = m / n
+        alpha = _gmean(correct_s) if m else None
+        beta = _gmean(slow_s) if k else None
+        eta = k / m if m else None
+        pi = {c: (codes.count(c) / len(codes) if codes else None) for c in (1, 2, 3)}
+        base = (alpha ** lam if m else 1.0) * (beta ** (lam * eta * p) if k else 1.0)
+        return m, lam, alpha, eta, beta, pi, codes, base
+
+    # closed forms (S_t from the S states, ES_t from the ES states; identical under `paper`)
+    *_, base_s = parts(states_s)
+    s_closed = base_s * b ** (1 - parts(states_s)[1])
+    m, lam, alpha, eta, beta, pi, codes, base = parts(states)
     gamma_exp = sum(pi[c] * (1 if t < conv.forgive_from[c] else 0) for c in (1, 2, 3)) if codes else 0.0
     es_closed = base * (b ** gamma_exp) ** (1 - lam)
-    # per-sample geometric mean
-    s_gm = _gmean([rectified_speedup(r.get("speedup"), ok, c, t, p, b, "S", conv) for r, (ok, c) in zip(rows, states)])
+    # per-sample geometric means
+    s_gm = _gmean([rectified_speedup(r.get("speedup"), ok, c, t, p, b, "S", conv) for r, (ok, c) in zip(rows, states_s)])
     es_gm = _gmean([rectified_speedup(r.get("speedup"), ok, c, t, p, b, "ES", conv) for r, (ok, c) in zip(rows, states)])
     for name, x, y in (("S_t", s_closed, s_gm), ("ES_t", es_closed, es_gm)):
         if not math.isclose(x, y, rel_tol=1e-9):

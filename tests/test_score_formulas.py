@@ -156,3 +156,37 @@ def test_graphnet_log_parsed_and_scored():
 def test_not_a_graphnet_log():
     with pytest.raises(ValueError, match="Processing"):
         parse_graphnet_log("hello\n")
+
+
+def _block(name, passes_from, speed, dts=("float32",)):
+    from curate.scoring import _graphnet_key
+
+    lines = [f"x [Processing] /s/{name}", f"x [Datatype][eager]: {' '.join(dts)}", f"x [Datatype][compiled]: {' '.join(dts)}",
+             f"x [DataType] eager:{list(dts)} compiled:{list(dts)} match:True", "x [Correctness][equal]: " + " ".join("0" for _ in dts)]
+    for t in LEVELS:
+        for dt in ("float16", "bfloat16", "float32", "float64"):
+            lines.append(f"x [Correctness]{_graphnet_key(t, dt)}: " + " ".join(str(int(t >= passes_from)) for _ in dts))
+    return lines + ["x [Result] status: success", f"x [Speedup][e2e]: {speed}"]
+
+
+def test_graphnet_convention_on_a_log_with_failures():
+    """Values hand-computed below; the same log scored by GraphNet's own analysis_util.calculate_scores
+    (p=0, b=0.1, default interpretation) gave identical numbers at every t (checked by hand, 2026-11-30)."""
+    lines = _block("a", -6, 1.7) + _block("b", 3, 0.6) + _block("c", 0, 0.8) + _block("d", -9, 2.5, ("float64", "float32"))
+    lines += ["x [Processing] /s/cf", "x [Datatype][eager]: float32", "Compiled model execution failed: x", "x [Result] status: failed"]
+    lines += ["x [Processing] /s/ef", "Eager model execution failed: boom", "x [Result] status: failed"]
+    lines += _block("rt", -8, 1.2) + ["RuntimeError: something"]
+    rows = parse_graphnet_log("\n".join(lines))
+    assert [r["status"] for r in rows] == ["correct"] * 4 + ["compile_fail", "eager_fail", "runtime_fail"]
+    gn = {d["t"]: d for d in score_curve(rows, p=0.0, b=0.1, convention="graphnet")}
+    b = 0.1
+    assert close(gn[-6]["ES_t"], (1.7 * 2.5 * b ** 5) ** (1 / 7))
+    assert close(gn[0]["ES_t"], (1.7 * 0.8 * 2.5 * b ** 4) ** (1 / 7))
+    # t=1: b fails accuracy (passes only from 3) and is forgiven; the three crashes are not (graphnet: from 3)
+    assert close(gn[1]["ES_t"], (1.7 * 1 * 0.8 * 2.5 * b ** 3) ** (1 / 7))
+    assert close(gn[2]["ES_t"], gn[1]["ES_t"])
+    assert close(gn[3]["ES_t"], (1.7 * 0.8 * 2.5) ** (1 / 7))  # b still judged at t=1: forgiven, not 0.6
+    assert close(gn[3]["S_t"], (1.7 * 0.6 * 0.8 * 2.5 * b ** 3) ** (1 / 7))  # S_t judges b at t=3 itself
+    paper = {d["t"]: d for d in score_curve(rows, p=0.0, b=0.1, convention="paper")}
+    assert close(paper[2]["ES_t"], (1.7 * 1 * 0.8 * 2.5 * 1 * 1 * 1) ** (1 / 7) * (b ** 1) ** (1 / 7))  # compile still b
+    assert close(paper[3]["ES_t"], (1.7 * 0.6 * 0.8 * 2.5) ** (1 / 7))
