@@ -162,6 +162,14 @@ def _build_candidate(cand: Candidate, gm, example_inputs):
 
 
 def _is_compile_error(exc: BaseException) -> bool:
+    """Compile failure (code 3) vs an error of the compiled code's first run (code 2):
+    :class:`curate.timing.CompileError` / Dynamo's ``BackendCompilerFailed`` are compile failures."""
+    from curate.timing import CompileError, RunError
+
+    if isinstance(exc, RunError):
+        return False
+    if isinstance(exc, CompileError):
+        return True
     try:
         from torch._dynamo.exc import BackendCompilerFailed
     except ImportError:  # pragma: no cover

@@ -115,3 +115,11 @@ def test_suspicious_speedup_is_retimed_in_a_fresh_process():
                             {**TIMED, "max_subgraphs": 1, "retime_above": 0.0, "timeout_s": 120})
     (r,) = rows
     assert r["retimed"] and r["speedup_first"] > 0 and r["speedup"] > 0 and r["status"] == "ok"
+
+
+def test_compile_failure_and_runtime_crash_codes(subs):
+    broken = parse_candidate("broken=module:curate/candidates/broken_backend.py")
+    r3 = evaluate_subgraph(subs["gelu_tanh:0"], broken, FAST)  # 8 call nodes: raises while compiling
+    r2 = evaluate_subgraph(subs["softmax:0"], broken, FAST)  # 5 call nodes: raises when run
+    assert (r3["status"], r3["error_code"]) == ("compile_failure", 3)
+    assert (r2["status"], r2["error_code"]) == ("runtime_crash", 2)
