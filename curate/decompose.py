@@ -293,6 +293,12 @@ def segment_module(nodes: list[dict], seg: Segment, fx_nodes: list[fx.Node] | No
     Placeholders follow ``seg.inputs``; the output is the tuple of ``seg.outputs``.
     ``fx_nodes`` (from :func:`build_parent`) is built when not given.
     """
+    g, kinds, examples = segment_graph(nodes, seg, fx_nodes)
+    return fx.GraphModule(torch.nn.Module(), g), kinds, examples
+
+
+def segment_graph(nodes: list[dict], seg: Segment, fx_nodes: list[fx.Node] | None = None) -> tuple[fx.Graph, list[str], list]:
+    """:func:`segment_module` without the module (no Python code generated: cheap to hash)."""
     if fx_nodes is None:
         _, fx_nodes = build_parent(nodes)
     g = fx.Graph()
@@ -312,7 +318,7 @@ def segment_module(nodes: list[dict], seg: Segment, fx_nodes: list[fx.Node] | No
         new.meta["val"] = src.meta.get("val")
         env[src] = new
     g.output(tuple(env[fx_nodes[i]] for i in seg.outputs))
-    return fx.GraphModule(torch.nn.Module(), g), kinds, examples
+    return g, kinds, examples
 
 
 def _cheap_key(nodes: list[dict], seg: Segment) -> str:
@@ -379,6 +385,7 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
     """
     from extract.capture import CapturedGraph, describe_graph
     from extract.store import write_graph
+    from passnet_common.canonical import canonicalize
 
     folder = Path(folder)
     data = json.loads((folder / "graph.json").read_text())
@@ -408,14 +415,20 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         key = _cheap_key(nodes, seg)
         desc = cache.get(key)
         if desc is None:
-            gm, kinds, examples = segment_module(nodes, seg, fx_nodes)
-            rec = describe_graph(0, CapturedGraph(gm, kinds, examples, None), with_stats=False)
-            for ph, j in zip(rec["placeholders"], seg.inputs):
-                if nodes[j]["op"] == "placeholder":
-                    ph["stats"] = stats.get(nodes[j]["position"])
-            if out_store is not None and row["skip_reason"] is None:
-                write_graph(Path(out_store), rec, [{"high": int_high}] if int_high else None)
-            desc = {k: rec[k] for k in ("graph_hash", "structure_hash", "num_nodes", "num_params")}
+            g, kinds, examples = segment_graph(nodes, seg, fx_nodes)
+            canon = canonicalize(g, kinds, with_wl=False)  # cheap: no code generation, no WL
+            desc = cache.get("hash:" + canon.graph_hash)
+            if desc is None:
+                desc = {"graph_hash": canon.graph_hash, "structure_hash": canon.structure_hash, "num_nodes": len(canon.nodes),
+                        "num_params": sum(1 for k in kinds if k != "input")}
+                if out_store is not None and row["skip_reason"] is None:
+                    gm = fx.GraphModule(torch.nn.Module(), g)
+                    rec = describe_graph(0, CapturedGraph(gm, kinds, examples, None), with_stats=False)
+                    for ph, j in zip(rec["placeholders"], seg.inputs):
+                        if nodes[j]["op"] == "placeholder":
+                            ph["stats"] = stats.get(nodes[j]["position"])
+                    write_graph(Path(out_store), rec, [{"high": int_high}] if int_high else None)
+                cache["hash:" + canon.graph_hash] = desc
             cache[key] = desc
         row.update(subgraph_hash=desc["graph_hash"], structure_hash=desc["structure_hash"], num_nodes=desc["num_nodes"],
                    num_params=desc["num_params"])
