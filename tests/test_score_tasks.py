@@ -38,3 +38,15 @@ def test_curate_task_folders_are_scored(tmp_path):
     assert all(r["status"] == "ok" and r["min_pass_t"] <= -5 for r in rows)
     eager = [evaluate_subgraph(s, parse_candidate("eager"), {"timing": False}) for s in subs]
     assert all(d["ES_t"] == 1.0 for d in score_curve(eager))
+
+
+def test_fusion_pass_fuses_bloom_gelu_as_recorded_by_dynamo():
+    from curate.synthetic_tasks import TaskSubgraph
+
+    def bloom_gelu(x):  # the form of transformers' Bloom GELU in the corpus (decompose pattern linear>mul>add>mul>tanh>add>mul)
+        return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+    sub = TaskSubgraph("t", "bloom", lambda: fx.symbolic_trace(bloom_gelu),
+                       lambda s: [torch.randn(2, 8, 64, generator=torch.Generator().manual_seed(s))])
+    r = evaluate_subgraph(sub, parse_candidate("fp=pass:curate/candidates/fusion_pass.py"), {"timing": False})
+    assert r["matches"] == 1 and r["status"] == "ok" and r["min_pass_t"] <= -5

@@ -9,8 +9,9 @@ ATen kernel each:
 - RMSNorm (Llama, Qwen, Mistral, Gemma...): ``x * rsqrt(mean(x^2) + eps) * w`` -> ``F.rms_norm``
   (eps 1e-5 and 1e-6, the values of those configs), and the core without the weight
   (``x * rsqrt(mean(x^2) + eps)``, for graphs where a cast sits between it and the weight);
-- tanh-GELU (GPT-2 ``NewGELUActivation``, GPT-J, Bloom-style): the polynomial/tanh expression
-  -> ``F.gelu(approximate="tanh")``;
+- tanh-GELU: GPT-2's ``NewGELUActivation`` (``0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))``)
+  and Bloom's form (``x*0.5*(1+tanh(0.79788456*x*(1+0.044715*x*x)))``, a rounded constant:
+  differs from the exact one by ~1e-8 relative) -> ``F.gelu(approximate="tanh")``;
 - SiLU written out: ``x * sigmoid(x)`` -> ``F.silu``;
 - softmax written out: ``exp(x - amax) / sum`` -> ``torch.softmax``.
 
@@ -52,6 +53,10 @@ def gelu_replacement(x):
     return F.gelu(x, approximate="tanh")
 
 
+def gelu_bloom_pattern(x):
+    return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+
 def silu_pattern(x):
     return x * torch.sigmoid(x)
 
@@ -70,4 +75,4 @@ def softmax_replacement(x):
 
 
 PATTERNS = [_rms_pattern(1e-5), _rms_pattern(1e-6), _rms_core_pattern(1e-5), _rms_core_pattern(1e-6), (gelu_pattern, gelu_replacement),
-            (silu_pattern, silu_replacement), (softmax_pattern, softmax_replacement)]
+            (gelu_bloom_pattern, gelu_replacement), (silu_pattern, silu_replacement), (softmax_pattern, softmax_replacement)]
