@@ -14,8 +14,9 @@ A *candidate* is given as ``name=spec`` with spec one of:
 Per subgraph, inside an isolated child process (``spawn``; address space capped with
 ``RLIMIT_AS``; a wall-time limit per subgraph, a timeout is a runtime crash):
 
-1. reference outputs on seed-0 inputs (eager); reference outputs that are constant / near zero
-   / empty make the sample ``excluded`` (not scored; :func:`curate.tolerance.trivial_reason`);
+1. reference outputs on seed-0 inputs (eager); when every reference output is constant / near
+   zero / empty the sample is ``excluded`` (not scored; :func:`curate.tolerance.trivial_reason`);
+   a sample with only some trivial outputs is scored, with ``out_trivial`` naming them;
 2. candidate built (compile failure -> code 3) and called (exception -> code 2);
 3. integrity checks (:mod:`curate.integrity`): inputs after the call equal the eager inputs after
    the eager call; outputs alias no input the reference does not alias; a second call's outputs
