@@ -50,3 +50,27 @@ def test_fusion_pass_fuses_bloom_gelu_as_recorded_by_dynamo():
                        lambda s: [torch.randn(2, 8, 64, generator=torch.Generator().manual_seed(s))])
     r = evaluate_subgraph(sub, parse_candidate("fp=pass:curate/candidates/fusion_pass.py"), {"timing": False})
     assert r["matches"] == 1 and r["status"] == "ok" and r["min_pass_t"] <= -5
+
+
+def test_fusion_pass_folds_conv_batchnorm_as_recorded_by_dynamo():
+    """The corpus' commonest pattern (conv2d>batch_norm, Dynamo's positional form) is matched; the
+    fold is taken when the weight is smaller than the output (3x3x16x3 weight, 16x32x32 output)."""
+    import torch.nn.functional as F
+
+    from curate.synthetic_tasks import TaskSubgraph
+
+    g = fx.Graph()
+    x, w, mean, var, gamma, beta = (g.placeholder(n) for n in ("x", "w", "mean", "var", "gamma", "beta"))
+    y = g.call_function(torch.conv2d, (x, w, None, (1, 1), (1, 1), (1, 1), 1))
+    bn = g.call_function(F.batch_norm, (y, mean, var, gamma, beta, False, 0.1, 1e-05))
+    g.output((g.call_function(F.relu, (bn,)),))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+
+    def make(s):
+        gen = torch.Generator().manual_seed(s)
+        return [torch.randn(1, 3, 32, 32, generator=gen), torch.randn(16, 3, 3, 3, generator=gen), torch.randn(16, generator=gen),
+                torch.rand(16, generator=gen) + 0.5, torch.randn(16, generator=gen), torch.randn(16, generator=gen)]
+
+    r = evaluate_subgraph(TaskSubgraph("t", "convbn", lambda: gm, make),
+                          parse_candidate("fp=pass:curate/candidates/fusion_pass.py"), {"timing": False})
+    assert r["matches"] == 1 and r["status"] == "ok" and r["min_pass_t"] <= -5, r
