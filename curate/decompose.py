@@ -334,6 +334,23 @@ def _cheap_key(nodes: list[dict], seg: Segment) -> str:
     return hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
 
 
+def _index_bounds(seg: Segment, fx_nodes: list[fx.Node]) -> dict[int, int]:
+    """Stored input index -> number of rows of the ``embedding`` table it indexes (so that
+    synthesised indices stay in range; the parent's vocabulary bound is too loose for e.g.
+    position tables)."""
+    pos = {n: k for k, n in enumerate(fx_nodes)}
+    inside = set(seg.inputs)
+    out: dict[int, int] = {}
+    for i in seg.nodes:
+        n = fx_nodes[i]
+        if n.op == "call_function" and short_name(getattr(n.target, "__name__", str(n.target))) == "embedding" and len(n.args) >= 2:
+            idx, w = n.args[0], n.args[1]
+            wv = w.meta.get("val") if isinstance(w, fx.Node) else None
+            if isinstance(idx, fx.Node) and pos.get(idx) in inside and wv is not None and wv.dim() == 2:
+                out[pos[idx]] = int(wv.shape[0])
+    return out
+
+
 def _param_bytes(nodes: list[dict], seg: Segment) -> int:
     total = 0
     for j in seg.inputs:
@@ -424,9 +441,12 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
                 if out_store is not None and row["skip_reason"] is None:
                     gm = fx.GraphModule(torch.nn.Module(), g)
                     rec = describe_graph(0, CapturedGraph(gm, kinds, examples, None), with_stats=False)
+                    bounds = _index_bounds(seg, fx_nodes)
                     for ph, j in zip(rec["placeholders"], seg.inputs):
                         if nodes[j]["op"] == "placeholder":
                             ph["stats"] = stats.get(nodes[j]["position"])
+                        if not ph.get("stats") and j in bounds:  # indices of an embedding table
+                            ph["stats"] = {"min": 0, "max": bounds[j] - 1, "mean": None, "std": None}
                     write_graph(Path(out_store), rec, [{"high": int_high}] if int_high else None)
                 cache["hash:" + canon.graph_hash] = desc
             cache[key] = desc

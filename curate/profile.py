@@ -3,7 +3,7 @@
 Each (subgraph, device, dtype, run) is one *attempt*, run by :func:`profile_task` in a forked
 child (:func:`extract.worker.run_isolated`: timeout, resident-memory cap; synthesised index
 inputs can crash natively). The attempt key (:func:`attempt_key`) lists everything that shapes
-the result: subgraph hash, device, dtype, run index, the timing knobs, thread count, the torch
+the result: subgraph hash, a digest of its input metadata, device, dtype, run index, the timing knobs, thread count, the torch
 version and :func:`code_version` (a hash of this package's modules and the store loader), so a
 resumed stage re-runs exactly the attempts whose inputs changed; finished attempts are kept
 in ``<work>/<key[:2]>/<key>/result.json`` (written last, atomically).
@@ -57,11 +57,22 @@ def code_version() -> str:
     return h.hexdigest()[:16]
 
 
-def attempt_key(subgraph_hash: str, run: int, cfg: dict) -> str:
-    """Resume key of one attempt: every input that shapes the result (module docstring)."""
+def inputs_digest(folder: Path) -> str:
+    """sha256 (16 hex) of a subgraph folder's input/weight metadata (what inputs are
+    synthesised from; not part of the graph hash)."""
+    h = hashlib.sha256()
+    for name in ("input_meta.json", "weight_meta.json"):
+        p = Path(folder) / name
+        h.update(p.read_bytes() if p.exists() else b"<missing>")
+    return h.hexdigest()[:16]
+
+
+def attempt_key(subgraph_hash: str, run: int, cfg: dict, inputs: str = "") -> str:
+    """Resume key of one attempt: every input that shapes the result (module docstring);
+    ``inputs`` is :func:`inputs_digest` of the subgraph folder."""
     import torch
 
-    parts = {"subgraph": subgraph_hash, "run": run, "device": cfg["device"], "dtype": cfg["dtype"],
+    parts = {"subgraph": subgraph_hash, "inputs": inputs, "run": run, "device": cfg["device"], "dtype": cfg["dtype"],
              "timing": cfg["timing"], "threads": cfg["threads"], "seed": cfg["seed"], "torch": torch.__version__,
              "code": code_version()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:24]
@@ -279,7 +290,7 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, work: Path, 
     for run in range(runs):
         tasks, cached = [], []
         for sg in subgraphs:
-            key = attempt_key(sg["subgraph_hash"], run, cfg)
+            key = attempt_key(sg["subgraph_hash"], run, cfg, inputs_digest(store_path(store_root, sg["subgraph_hash"])))
             out_dir = Path(work) / key[:2] / key
             base = {"subgraph_hash": sg["subgraph_hash"], "run": run, "attempt_key": key, "device": cfg["device"],
                     "dtype": cfg["dtype"], "threads": cfg["threads"], "profile_version": PROFILE_VERSION,
