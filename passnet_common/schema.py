@@ -168,6 +168,168 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("stats_sha256", pa.string(), nullable=False),
         ]
     ),
+    # --- score tables (curate.evaluate / curate.scoring) ---
+    # One row per candidate x subgraph: what the scorer needs to recompute S_t / ES_t.
+    "score_samples": pa.schema(
+        [
+            pa.field("candidate", pa.string(), nullable=False),
+            pa.field("candidate_spec", pa.string(), nullable=False),  # eager | backend:<name> | module:<file> | pass:<file>
+            pa.field("task_id", pa.string(), nullable=False),
+            pa.field("subgraph_id", pa.string(), nullable=False),
+            pa.field("status", pa.string(), nullable=False),  # ok | compile_failure | runtime_crash | violation | excluded
+            pa.field("error_code", pa.int32()),  # null | 1 accuracy (violations) | 2 runtime crash | 3 compile failure
+            pa.field("error_message", pa.string()),
+            pa.field("speedup", pa.float64()),  # median(eager ms) / median(candidate ms)
+            pa.field("speedup_first", pa.float64()),  # before a re-time in a fresh process
+            pa.field("retimed", pa.bool_(), nullable=False),
+            pa.field("eager_ms", pa.float64()),  # median per call
+            pa.field("candidate_ms", pa.float64()),
+            pa.field("stable", pa.bool_()),  # IQR/median gate passed
+            pa.field("compile_s", pa.float64()),
+            pa.field("matches", pa.int32()),  # pass candidates: pattern replacements made
+            pa.field("min_pass_t", pa.int32()),  # smallest tolerance level the sample passes (null: none)
+            pa.field("fresh_min_pass_t", pa.int32()),  # the same on fresh (new-seed) inputs
+            pa.field("out_dtypes", pa.list_(pa.string())),
+            pa.field("out_min_pass_t", pa.list_(pa.int32())),
+            pa.field("out_max_abs_diff", pa.list_(pa.float64())),
+            pa.field("out_trivial", pa.list_(pa.string())),  # null | constant | near_zero | empty (reference)
+            pa.field("violations", pa.list_(pa.string()), nullable=False),
+            pa.field("flags", pa.list_(pa.string())),  # no_match ...
+            pa.field("scored", pa.bool_(), nullable=False),  # false: excluded (trivial reference)
+            pa.field("code_version", pa.int32(), nullable=False),
+        ]
+    ),
+    # One row per candidate x convention x scope (set | task | task_mean) x tolerance level t.
+    "scores": pa.schema(
+        [
+            pa.field("candidate", pa.string(), nullable=False),
+            pa.field("convention", pa.string(), nullable=False),  # paper | graphnet
+            pa.field("p", pa.float64(), nullable=False),
+            pa.field("b", pa.float64(), nullable=False),
+            pa.field("scope", pa.string(), nullable=False),
+            pa.field("task_id", pa.string()),
+            pa.field("t", pa.int32(), nullable=False),
+            pa.field("n", pa.int32(), nullable=False),
+            pa.field("n_correct", pa.int32(), nullable=False),
+            pa.field("lambda", pa.float64()),
+            pa.field("alpha", pa.float64()),
+            pa.field("eta", pa.float64()),
+            pa.field("beta", pa.float64()),
+            pa.field("pi_1", pa.float64()),
+            pa.field("pi_2", pa.float64()),
+            pa.field("pi_3", pa.float64()),
+            pa.field("S_t", pa.float64(), nullable=False),
+            pa.field("ES_t", pa.float64(), nullable=False),
+            pa.field("valid", pa.bool_(), nullable=False),
+            pa.field("violations", pa.int32(), nullable=False),
+        ]
+    ),
+    # --- curation tables (curate/: decompose, profile, curate) ---
+    # One row per distinct subgraph (canonical hash of an anchor-bounded range; curate.decompose).
+    "subgraphs": pa.schema(
+        [
+            pa.field("subgraph_hash", pa.string(), nullable=False),  # graph_hash of the range's canonical form
+            pa.field("structure_hash", pa.string(), nullable=False),
+            pa.field("canonical_version", pa.int32(), nullable=False),
+            pa.field("decompose_version", pa.int32(), nullable=False),
+            pa.field("num_nodes", pa.int32(), nullable=False),
+            pa.field("num_ops", pa.int32(), nullable=False),
+            pa.field("num_inputs", pa.int32(), nullable=False),  # placeholders (inputs + parameters + buffers)
+            pa.field("num_outputs", pa.int32(), nullable=False),
+            pa.field("num_params", pa.int32(), nullable=False),  # parameter/buffer placeholders
+            pa.field("param_bytes", pa.int64(), nullable=False),
+            pa.field("anchor", pa.string(), nullable=False),  # first anchor op ("" for a prologue)
+            pa.field("pattern", pa.string(), nullable=False),  # structure family, e.g. conv2d>batch_norm>relu
+            pa.field("status", pa.string(), nullable=False),  # ok | skipped
+            pa.field("skip_reason", pa.string()),  # param_bytes_cap | ...
+            pa.field("num_instances", pa.int32(), nullable=False),  # ranges over all graph instances
+            pa.field("num_parent_graphs", pa.int32(), nullable=False),
+            pa.field("num_models", pa.int32(), nullable=False),
+            pa.field("model_ids", pa.list_(pa.string()), nullable=False),
+            pa.field(
+                "members",  # subgraph_members: every (parent unique graph, range) it came from
+                pa.list_(pa.struct([pa.field("graph_hash", pa.string()), pa.field("segment_index", pa.int32()),
+                                    pa.field("node_start", pa.int32()), pa.field("node_end", pa.int32())])),
+                nullable=False,
+            ),
+            pa.field("store_path", pa.string(), nullable=False),
+        ]
+    ),
+    # One row per (subgraph, device, dtype, run): eager vs Inductor (curate.profile); times in ms.
+    "profiles": pa.schema(
+        [
+            pa.field("subgraph_hash", pa.string(), nullable=False),
+            pa.field("run", pa.int32(), nullable=False),
+            pa.field("attempt_key", pa.string(), nullable=False),
+            pa.field("device", pa.string(), nullable=False),
+            pa.field("dtype", pa.string(), nullable=False),
+            # ok | accuracy_error | compile_failure | runtime_crash | eager_failed | skipped | isolation_failed
+            pa.field("status", pa.string(), nullable=False),
+            pa.field("error_code", pa.int32()),  # 1 accuracy (fails every t) | 2 runtime crash | 3 compile failure
+            pa.field("error_class", pa.string()),
+            pa.field("error_message", pa.string()),
+            pa.field("skip_reason", pa.string()),  # no_cpu_kernel
+            pa.field("deterministic", pa.bool_()),  # eager twice with one seed gives equal outputs
+            pa.field("min_pass_t", pa.int32()),  # smallest t in -10..5 at which every output passes (null: none)
+            pa.field("output_min_pass_t", pa.list_(pa.int32())),
+            pa.field("output_dtypes", pa.list_(pa.string())),
+            pa.field("output_max_abs_diff", pa.list_(pa.float64())),
+            pa.field("output_trivial", pa.list_(pa.string())),  # null | constant | near_zero | empty
+            pa.field("speedup", pa.float64()),  # median(eager) / median(compiled)
+            pa.field("eager_median_ms", pa.float64()),
+            pa.field("compiled_median_ms", pa.float64()),
+            pa.field("eager_trials_ms", pa.list_(pa.float64())),  # every interleaved trial (ms per call)
+            pa.field("compiled_trials_ms", pa.list_(pa.float64())),
+            pa.field("inner", pa.int32()),  # calls per trial
+            pa.field("iqr_ratio_eager", pa.float64()),
+            pa.field("iqr_ratio_compiled", pa.float64()),
+            pa.field("stable", pa.bool_()),  # noise gate passed (IQR/median <= threshold) within the retries
+            pa.field("timing_attempts", pa.int32()),
+            pa.field("compile_s", pa.float64()),  # compile + first call, wall seconds
+            pa.field("seconds", pa.float64()),  # whole attempt in the child, wall seconds
+            pa.field("peak_rss_bytes", pa.int64()),
+            pa.field("threads", pa.int32(), nullable=False),
+            pa.field("device_name", pa.string(), nullable=False),  # CPU model or GPU name
+            pa.field("cpu_model", pa.string(), nullable=False),
+            pa.field("torch_version", pa.string(), nullable=False),
+            pa.field("python_version", pa.string(), nullable=False),
+            pa.field("platform", pa.string(), nullable=False),
+            pa.field("profile_version", pa.int32(), nullable=False),
+            pa.field("code_version", pa.string(), nullable=False),
+        ]
+    ),
+    # One row per profiles row (cpu): long-tail label at tolerance_t (curate.longtail).
+    "long_tail": pa.schema(
+        [
+            pa.field("subgraph_hash", pa.string(), nullable=False),
+            pa.field("run", pa.int32(), nullable=False),
+            pa.field("status", pa.string(), nullable=False),
+            pa.field("speedup", pa.float64()),
+            pa.field("ci_low", pa.float64()),  # 95% bootstrap interval of the speedup
+            pa.field("ci_high", pa.float64()),
+            pa.field("min_pass_t", pa.int32()),
+            pa.field("tolerance_t", pa.int32(), nullable=False),
+            pa.field("correct_at_t", pa.bool_(), nullable=False),
+            pa.field("long_tail", pa.bool_(), nullable=False),
+        ]
+    ),
+    # One row per task: long-tail subgraphs of one structure family (curate.tasks).
+    "tasks": pa.schema(
+        [
+            pa.field("task_id", pa.string(), nullable=False),
+            pa.field("pattern", pa.string(), nullable=False),
+            pa.field("anchor", pa.string(), nullable=False),
+            pa.field("num_subgraphs", pa.int32(), nullable=False),
+            pa.field("subgraph_hashes", pa.list_(pa.string()), nullable=False),
+            pa.field("model_ids", pa.list_(pa.string()), nullable=False),
+            pa.field("min_speedup", pa.float64(), nullable=False),
+            pa.field("max_speedup", pa.float64(), nullable=False),
+            pa.field("geomean_speedup", pa.float64(), nullable=False),
+            pa.field("tolerance_t", pa.int32(), nullable=False),
+            pa.field("folder", pa.string(), nullable=False),
+        ]
+    ),
+
 }
 
 

@@ -1,0 +1,78 @@
+"""A small built-in task set for the ``score`` command and its tests (``--tasks builtin``).
+
+Four tasks of long-tail-style patterns as Dynamo records them from transformers layers
+(decomposed RMSNorm, tanh-GELU, written-out SiLU-gated MLP, written-out softmax), three sizes
+each, as standalone ``GraphModule`` s (``torch.fx.symbolic_trace``) whose weights are
+placeholders (as Dynamo lifts them). Inputs come from a seeded generator, so the same
+``(subgraph_id, seed)`` always gives the same tensors and a new seed gives fresh ones.
+
+Plus ``tiny:near_zero`` (only with ``include_trivial=True``): a subgraph whose reference output is
+near zero, used to test that such samples are excluded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+import torch.fx as fx
+
+
+@dataclass(frozen=True)
+class TaskSubgraph:
+    """One subgraph of a task: ``build() -> GraphModule``; ``make_inputs(seed) -> list[Tensor]``."""
+
+    task_id: str
+    subgraph_id: str
+    build: Callable[[], fx.GraphModule]
+    make_inputs: Callable[[int], list]
+
+
+def rmsnorm(x, w):
+    v = x.pow(2).mean(-1, keepdim=True)
+    return w * (x * torch.rsqrt(v + 1e-6))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def swiglu(g, u):
+    return (g * torch.sigmoid(g)) * u
+
+
+def softmax(x):
+    e = torch.exp(x - x.amax(-1, keepdim=True))
+    return e / e.sum(-1, keepdim=True)
+
+
+def near_zero(x):
+    return x * 1e-9
+
+
+_SHAPES = [(1, 16, 128), (1, 64, 256), (2, 64, 512)]
+
+
+def _randn(shape, seed, scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g) * scale
+
+
+def builtin_task_set(include_trivial: bool = False) -> list[TaskSubgraph]:
+    """The built-in tasks (4 tasks x 3 sizes = 12 subgraphs; +1 trivial one on request)."""
+    out = []
+    for i, shape in enumerate(_SHAPES):
+        h = shape[-1]
+        out.append(TaskSubgraph("rmsnorm", f"rmsnorm:{i}", lambda: fx.symbolic_trace(rmsnorm),
+                                lambda s, shape=shape, h=h: [_randn(shape, s), 1 + 0.1 * _randn((h,), s + 1000)]))
+        out.append(TaskSubgraph("gelu_tanh", f"gelu_tanh:{i}", lambda: fx.symbolic_trace(gelu_tanh),
+                                lambda s, shape=shape: [_randn(shape, s)]))
+        out.append(TaskSubgraph("swiglu", f"swiglu:{i}", lambda: fx.symbolic_trace(swiglu),
+                                lambda s, shape=shape: [_randn(shape, s), _randn(shape, s + 1000)]))
+        out.append(TaskSubgraph("softmax", f"softmax:{i}", lambda: fx.symbolic_trace(softmax),
+                                lambda s, shape=shape: [_randn(shape, s, 3.0)]))
+    if include_trivial:
+        out.append(TaskSubgraph("tiny", "tiny:near_zero", lambda: fx.symbolic_trace(near_zero),
+                                lambda s: [_randn((4, 64), s)]))
+    return out

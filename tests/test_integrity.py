@@ -1,0 +1,125 @@
+"""Integrity defenses of the scorer: each catches a small cheating candidate, lets an honest one through."""
+
+from pathlib import Path
+
+import pytest
+
+from curate.evaluate import evaluate_subgraph, parse_candidate, run_candidate, static_violations
+from curate.integrity import check_source
+from curate.scoring import score_curve
+from curate.synthetic_tasks import builtin_task_set
+
+HERE = Path(__file__).parent / "score_candidates"
+FAST = {"timing": False}  # correctness and integrity only (timing has its own protocol tests)
+TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0}
+
+
+def cand(name, kind="module"):
+    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
+
+
+@pytest.fixture(scope="module")
+def subs():
+    return {s.subgraph_id: s for s in builtin_task_set(include_trivial=True)}
+
+
+def test_static_check_reports_lines():
+    v = static_violations(cand("static_cheat"))
+    found = {(x.line, x.rule) for x in v}
+    assert (2, "import") in found and (3, "import") in found and (4, "import") in found  # time, threading, curate
+    assert (7, "patch") in found  # torch.matmul = ...
+    assert (11, "attribute") in found and (12, "call") in found  # perf_counter, open
+    assert static_violations(cand("honest_backend")) == []
+    assert check_source("import torch\nx = torch.cuda.Stream()\n")[0].line == 2
+    assert check_source("def f(:\n")[0].rule == "syntax"
+
+
+def test_statically_rejected_candidate_is_not_run():
+    rows, rejected = run_candidate(cand("static_cheat"), "builtin", {"timing": False})
+    assert rows == [] and any("line 2" in r for r in rejected)
+
+
+def test_honest_candidate_passes(subs):
+    for sid in ("rmsnorm:0", "softmax:1"):
+        r = evaluate_subgraph(subs[sid], cand("honest_backend"), TIMED)
+        assert r["status"] == "ok" and r["violations"] == [] and r["min_pass_t"] == -10
+        assert r["speedup"] > 0 and r["scored"]
+
+
+def test_cached_outputs_caught(subs):
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand("cached_backend"), FAST)
+    assert r["status"] == "violation" and r["error_code"] == 1 and r["min_pass_t"] is None
+    kinds = {v.split(":")[0] for v in r["violations"]}
+    assert {"cached_output", "fresh_input_mismatch"} <= kinds
+
+
+def test_input_mutation_caught(subs):
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand("mutating_backend"), FAST)
+    kinds = {v.split(":")[0] for v in r["violations"]}
+    assert r["status"] == "violation" and {"input_mutation", "output_alias"} <= kinds
+
+
+def test_timer_patching_caught_at_runtime(subs):
+    import time
+
+    real = time.perf_counter
+    try:
+        assert static_violations(cand("timer_backend"))  # layer 1 catches it ...
+        r = evaluate_subgraph(subs["softmax:0"], cand("timer_backend"), FAST)  # ... layer 2 too
+        assert r["status"] == "violation" and any(v.startswith("timer_patched") for v in r["violations"])
+    finally:
+        time.perf_counter = real
+
+
+def test_skipped_computation_on_near_zero_reference_is_excluded(subs):
+    r = evaluate_subgraph(subs["tiny:near_zero"], cand("skip_backend"), FAST)
+    assert r["status"] == "excluded" and not r["scored"] and r["out_trivial"] == ["near_zero"]
+    # on a normal subgraph the same skip fails at the assert_close level
+    r2 = evaluate_subgraph(subs["rmsnorm:0"], cand("skip_backend"), FAST)
+    assert r2["status"] == "ok" and (r2["min_pass_t"] is None or r2["min_pass_t"] > -5)
+
+
+def test_pass_that_matches_nothing_scores_exactly_one(subs):
+    c = cand("nomatch_pass", kind="pass")
+    rows = [evaluate_subgraph(subs[s], c, TIMED) for s in ("rmsnorm:0", "swiglu:0")]
+    assert all(r["matches"] == 0 and r["speedup"] == 1.0 and r["flags"] == ["no_match"] for r in rows)
+    assert all(d["ES_t"] == 1.0 for d in score_curve(rows))
+
+
+def test_real_fusion_pass_matches_and_is_correct(subs):
+    c = parse_candidate("fusion_pass=pass:curate/candidates/fusion_pass.py")
+    for sid in ("rmsnorm:0", "gelu_tanh:0", "swiglu:0", "softmax:0"):
+        r = evaluate_subgraph(subs[sid], c, FAST)
+        assert r["matches"] >= 1 and r["status"] == "ok" and r["min_pass_t"] is not None and r["min_pass_t"] <= -5, r
+
+
+def test_eager_scores_one_at_every_level(subs):
+    rows = [evaluate_subgraph(s, parse_candidate("eager=eager"), FAST) for s in subs.values()]
+    scored = [r for r in rows if r["scored"]]
+    assert len(scored) == len(rows) - 1  # the near-zero one is excluded
+    for conv in ("paper", "graphnet"):
+        assert all(d["S_t"] == 1.0 and d["ES_t"] == 1.0 for d in score_curve(scored, convention=conv))
+
+
+@pytest.mark.slow  # spawns children that import torch (about 20-50 s on 2 busy cores)
+def test_crashing_child_is_a_runtime_crash_and_the_run_goes_on():
+    rows, rejected = run_candidate(cand("dying_backend"), "builtin",
+                                   {"timing": False, "static_check": False, "max_subgraphs": 2, "timeout_s": 120})
+    assert rejected == [] and len(rows) == 2
+    assert all(r["status"] == "runtime_crash" and r["error_code"] == 2 for r in rows)
+
+
+@pytest.mark.slow  # spawns two children
+def test_suspicious_speedup_is_retimed_in_a_fresh_process():
+    rows, _ = run_candidate(cand("honest_backend"), "builtin",
+                            {**TIMED, "max_subgraphs": 1, "retime_above": 0.0, "timeout_s": 120})
+    (r,) = rows
+    assert r["retimed"] and r["speedup_first"] > 0 and r["speedup"] > 0 and r["status"] == "ok"
+
+
+def test_compile_failure_and_runtime_crash_codes(subs):
+    broken = parse_candidate("broken=module:curate/candidates/broken_backend.py")
+    r3 = evaluate_subgraph(subs["gelu_tanh:0"], broken, FAST)  # 8 call nodes: raises while compiling
+    r2 = evaluate_subgraph(subs["softmax:0"], broken, FAST)  # 5 call nodes: raises when run
+    assert (r3["status"], r3["error_code"]) == ("compile_failure", 3)
+    assert (r2["status"], r2["error_code"]) == ("runtime_crash", 2)

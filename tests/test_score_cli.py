@@ -1,0 +1,64 @@
+"""The `score` command end to end on the built-in task set (isolated children, tables, plots, metrics)."""
+
+import json
+import math
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from curate.evaluate import add_score_parser, score_main
+
+
+def _args(argv):
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    add_score_parser(ap.add_subparsers(dest="cmd"))
+    return ap.parse_args(["score", *argv])
+
+
+@pytest.mark.slow  # three spawned children importing torch: about a minute on 2 busy cores
+def test_score_command_end_to_end(tmp_path):
+    params = {"score": {
+        "tasks": "builtin",
+        "candidates": {"eager": "eager", "broken": "module:curate/candidates/broken_backend.py",
+                       "fusion_pass": "pass:curate/candidates/fusion_pass.py"},
+        "convention": "paper", "conventions": ["paper", "graphnet"], "p": 0.1, "b": 0.1,
+        "retime_above": 10.0, "max_subgraphs": 4, "sample_seed": 0, "timeout_s": 120, "mem_cap_gb": 4, "threads": 1,
+        "inductor_cache": None,
+        "timing": {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "max_iqr_ratio": 0.2, "retries": 0},
+    }}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    rc = score_main(_args(["--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "out"),
+                           "--plots", str(tmp_path / "plots"), "--metrics", str(tmp_path / "score.json")]))
+    assert rc == 0
+    samples = pl.read_parquet(tmp_path / "out" / "score_samples.parquet")
+    assert samples.height == 3 * 4 and set(samples["candidate"]) == {"eager", "broken", "fusion_pass"}
+    meta = pq.read_schema(tmp_path / "out" / "scores.parquet").metadata
+    assert meta[b"passnet.score_convention"] == b"paper" and meta[b"passnet.table"] == b"scores"
+    scores = pl.read_parquet(tmp_path / "out" / "scores.parquet")
+    eager = scores.filter((pl.col("candidate") == "eager") & (pl.col("scope") == "set"))
+    assert eager.height == 2 * 16 and (eager["ES_t"] == 1.0).all() and (eager["S_t"] == 1.0).all()
+    # the broken backend produced failures of its kinds and scores below eager before forgiveness
+    broken = samples.filter(pl.col("candidate") == "broken")
+    assert set(broken["error_code"].drop_nulls().to_list()) <= {2, 3} and broken["error_code"].null_count() < 4
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["default_convention"] == "paper" and summary["ranking"][-1] == "broken"
+    assert summary["candidates"]["broken"]["paper"]["ES_t"]["-5"] < 1.0
+    es_csv = (tmp_path / "plots" / "score_es_t.csv").read_text().splitlines()
+    assert es_csv[0] == "t,eager,broken,fusion_pass" and len(es_csv) == 17
+    assert (tmp_path / "plots" / "score_curves.png").stat().st_size > 1000
+    m = json.loads((tmp_path / "score.json").read_text())
+    assert m["candidates"]["eager"]["paper"]["ES_t@t=-5"] == 1.0 and not math.isnan(m["candidates"]["fusion_pass"]["geomean_speedup_ok"])
+
+
+def test_score_command_on_a_graphnet_log(tmp_path, capsys):
+    from tests.test_score_formulas import GRAPHNET_LOG, _allclose_lines
+
+    log = tmp_path / "bench.log"
+    log.write_text(GRAPHNET_LOG.format(allclose=_allclose_lines()))
+    assert score_main(_args(["--log", str(log), "--params", str(tmp_path / "none.yaml")])) == 0
+    out = capsys.readouterr().out
+    assert "graphnet  t=  3" in out and "paper     t= -5" in out
