@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 
+from passnet_common.cli import run_cli
 from passnet_common.io import atomic_write_json
 from passnet_common.params import load_params
 
@@ -65,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--endpoint", help="Hub URL (default: HF_ENDPOINT or huggingface.co)")
     p.add_argument("--cache-dir", help="Hub cache folder (default: HF_HUB_CACHE)")
     p.add_argument("--expect-base", help="fail unless lineage.json names this base model id")
+    p.add_argument("--allow-unpinned", action="store_true",
+                   help="accept a branch/tag or no revision (default: a 40-hex commit sha is required)")
 
     a = ap.parse_args(argv)
     if a.cmd == "train-base":
@@ -105,9 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     elif a.cmd == "pull":
         from .hub import pull
 
-        print(pull(a.spec, endpoint=a.endpoint, cache_dir=a.cache_dir, expect_base=a.expect_base))
+        print(pull(a.spec, endpoint=a.endpoint, cache_dir=a.cache_dir, expect_base=a.expect_base,
+                   allow_unpinned=a.allow_unpinned))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

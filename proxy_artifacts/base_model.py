@@ -47,10 +47,15 @@ def make_config(p: dict, vocab_size: int, special_ids: dict):
 
 
 def training_batches(tokenizer, p: dict) -> torch.Tensor:
-    """Mixed training windows of all categories, shuffled with the seed: int64 [N, seq_len]."""
+    """Mixed training windows of all categories, shuffled with the seed: int64 [N, seq_len].
+
+    ``p["category_mix"]`` (optional {category: factor}) scales ``train_windows_per_category``
+    per category (e.g. more arithmetic so the verifiable task is learnt in the step budget).
+    """
     per_cat = p["train_windows_per_category"]
-    wins = [corpus.category_windows(tokenizer, c, "train", p["seq_len"], per_cat, seed=p["seed"])
-            for c in corpus.CATEGORIES]
+    mix = p.get("category_mix") or {}
+    wins = [corpus.category_windows(tokenizer, c, "train", p["seq_len"], int(per_cat * mix.get(c, 1.0)),
+                                    seed=p["seed"]) for c in corpus.CATEGORIES]
     data = torch.cat(wins)
     g = torch.Generator().manual_seed(p["seed"])
     return data[torch.randperm(len(data), generator=g)]

@@ -9,7 +9,9 @@ Nothing is downloaded. Three categories, each a deterministic list of documents:
   completion exactly.
 
 Modules are split by a hash of their name into ``train`` and ``heldout`` (disjoint), and
-arithmetic problems by seed, so held-out evaluation never sees training documents.
+arithmetic problems by a hash of the problem itself (``a op b``, 20% held out), so held-out
+evaluation (loss windows and the exact-match task) never sees a training document or problem:
+task accuracy measures generalisation to unseen operand pairs, not recall.
 The byte-level tokenizer (:func:`build_tokenizer`) has 256 byte tokens and 3 specials.
 """
 
@@ -59,10 +61,26 @@ def _docstrings(src: str) -> list[str]:
 ARITH_MAX_OPERAND = 20  # small enough for the tiny default base to learn the task in minutes
 
 
-def arithmetic_problem(rng: random.Random, max_operand: int = ARITH_MAX_OPERAND) -> tuple[str, int]:
-    """One problem ``"Q: a<op>b=? A: "`` (op in + -, a, b in [0, max_operand]) and its integer answer."""
-    a, b = rng.randint(0, max_operand), rng.randint(0, max_operand)
-    op = rng.choice("+-")
+ARITH_HELDOUT_SHARE = 0.2
+
+
+def arithmetic_split(a: int, op: str, b: int) -> str:
+    """``train`` or ``heldout`` for the problem ``a op b`` (sha256 of ``"a op b"``, 20% held out)."""
+    return _split_of(f"arith:{a}{op}{b}", ARITH_HELDOUT_SHARE)
+
+
+def arithmetic_problem(rng: random.Random, max_operand: int = ARITH_MAX_OPERAND,
+                       split: str | None = None) -> tuple[str, int]:
+    """One problem ``"Q: a<op>b=? A: "`` (op in + -, a, b in [0, max_operand]) and its integer answer.
+
+    ``split`` (``train`` / ``heldout``): draw until the problem belongs to that split
+    (:func:`arithmetic_split`); None: any problem.
+    """
+    while True:
+        a, b = rng.randint(0, max_operand), rng.randint(0, max_operand)
+        op = rng.choice("+-")
+        if split is None or arithmetic_split(a, op, b) == split:
+            break
     ans = a + b if op == "+" else a - b if op == "-" else a * b
     return f"Q: {a}{op}{b}=? A: ", ans
 
@@ -94,7 +112,7 @@ def documents(category: str, split: str, max_chars: int, seed: int = 0) -> list[
         while total < max_chars:
             lines = []
             for _ in range(8):
-                q, a = arithmetic_problem(rng)
+                q, a = arithmetic_problem(rng, split=split)
                 lines.append(f"{q}{a}")
             doc = "\n".join(lines) + "\n"
             out.append(doc)

@@ -62,22 +62,44 @@ def kl_divergence(base_logits: torch.Tensor, proxy_logits: torch.Tensor) -> floa
     return float((lp.exp() * (lp - lq)).sum(-1).mean())
 
 
-@torch.no_grad()
-def arithmetic_accuracy(model, tokenizer, n: int, seed: int = 1234, max_new: int = 6) -> float:
-    """Exact-match rate of greedy answers to ``n`` held-out arithmetic prompts (corpus.check_answer)."""
+def arithmetic_prompts(n: int, seed: int = 1234, split: str = "heldout") -> list[str]:
+    """``n`` arithmetic prompts of ``split`` (default: held-out problems, never trained on)."""
     rng = random.Random(f"arith-eval-{seed}")
-    ok = 0
-    for _ in range(n):
-        q, _ = corpus.arithmetic_problem(rng)
-        ids = torch.tensor([tokenizer.encode(q, add_special_tokens=False)])
+    return [corpus.arithmetic_problem(rng, split=split)[0] for _ in range(n)]
+
+
+@torch.no_grad()
+def greedy_completions(model, tokenizer, prompts: list[str], max_new: int = 5) -> list[str]:
+    """Greedy completions (decoded text, cut after the first newline) of ``prompts``.
+
+    Prompts of equal token length are decoded together as one batch (no padding, so no
+    attention-mask or position subtleties); ``max_new`` tokens at most per prompt.
+    """
+    enc = [tokenizer.encode(p, add_special_tokens=False) for p in prompts]
+    out: list[str] = [""] * len(prompts)
+    by_len: dict[int, list[int]] = {}
+    for i, e in enumerate(enc):
+        by_len.setdefault(len(e), []).append(i)
+    for L, idx in by_len.items():
+        ids = torch.tensor([enc[i] for i in idx])
         for _ in range(max_new):
-            nxt = model(input_ids=ids, use_cache=False).logits[0, -1].argmax()
-            ids = torch.cat([ids, nxt.view(1, 1)], 1)
-            if tokenizer.decode(nxt.view(1)) == "\n":
-                break
-        comp = tokenizer.decode(ids[0, len(tokenizer.encode(q, add_special_tokens=False)):])
-        ok += corpus.check_answer(q, comp)
-    return ok / n
+            nxt = model(input_ids=ids, use_cache=False).logits[:, -1].argmax(-1)
+            ids = torch.cat([ids, nxt[:, None]], 1)
+        for row, i in zip(ids[:, L:].tolist(), idx):
+            out[i] = tokenizer.decode(row).split("\n")[0]
+    return out
+
+
+@torch.no_grad()
+def arithmetic_accuracy(model, tokenizer, n: int, seed: int = 1234, max_new: int = 5) -> float:
+    """Exact-match rate of greedy answers to ``n`` held-out arithmetic prompts (corpus.check_answer).
+
+    The problems come from the held-out split (:func:`corpus.arithmetic_split`): operand pairs
+    never seen in training.
+    """
+    prompts = arithmetic_prompts(n, seed)
+    comps = greedy_completions(model, tokenizer, prompts, max_new)
+    return sum(corpus.check_answer(q, c) for q, c in zip(prompts, comps)) / n
 
 
 class BaseReference:

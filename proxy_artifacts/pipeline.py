@@ -114,7 +114,8 @@ def select(model, stats: ExpertStats, ratio: float, pp: dict, method: str | None
     cfg = model.config
     E = expert_count(cfg, a)
     G = int(getattr(cfg, a.group_keys[0], 1) or 1) if a.group_keys else 1
-    k = keep_count(E, ratio, int(cfg.num_experts_per_tok), G, pp.get("new_top_k"))
+    TG = int(getattr(cfg, a.group_keys[1], 1) or 1) if len(a.group_keys) > 1 else None
+    k = keep_count(E, ratio, int(cfg.num_experts_per_tok), G, pp.get("new_top_k"), TG)
     method = method or pp["method"]
     blocks = moe_blocks(model, a)
     if [b.name for b in blocks] != stats.blocks:
@@ -156,13 +157,17 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
     sha = stats_sha256(stats_dir)
     lineage = {"base_model_id": model_id, "base_revision": revision, "family": adapter_for(model.config).family,
                "stats_sha256": sha, "stats_categories": pp.get("categories", "all"), "method": pp["method"],
-               "keep_ratio": ratio, "experts_base": E, "experts_kept": k,
+               "keep_ratio_requested": ratio, "keep_ratio_effective": round(k / E, 6),
+               "experts_base": E, "experts_kept": k,
+               "mtp_layers_base": max([int(getattr(model.config, key, 0) or 0)
+                                       for key in adapter_for(model.config).mtp_keys], default=0),
                "num_experts_per_tok": int(proxy.config.num_experts_per_tok), "params": pp}
     out_dir = Path(out_dir)
     write_proxy(proxy, tok, out_dir / "model", kept, lineage, metrics)
     write_parquet(out_dir / "expert_clusters.parquet", to_table("expert_clusters", rows))
     if metrics_path:
-        atomic_write_json(metrics_path, {"keep_ratio": ratio, "method": pp["method"], **metrics}, indent=1)
+        atomic_write_json(metrics_path, {"keep_ratio": ratio, "keep_ratio_effective": round(k / E, 6),
+                                         "method": pp["method"], **metrics}, indent=1)
     return metrics or {}
 
 
