@@ -6,6 +6,8 @@ Subcommands (each a thin wrapper over a function in this package):
 - ``stats``       expert-activation statistics per calibration category (``proxy.model``, ``proxy.stats``)
 - ``prune``       one proxy at ``--keep-ratio`` (``proxy.prune``, ``proxy.eval``)
 - ``compare``     clustering vs frequency / REAP / random selection at every ratio (``proxy.compare``)
+- ``grpo``        GRPO runs (healthy + every fault of the catalog) of one model (``proxy.grpo``)
+- ``fidelity``    fault signatures, base-vs-proxy fidelity, cost; report + metrics (``proxy.fidelity``)
 - ``publish``     push a proxy folder to the Hub (``--endpoint`` or ``HF_ENDPOINT``; token from env / login)
 - ``pull``        fetch ``owner/name@revision`` into the Hub cache and verify its lineage
 """
@@ -55,6 +57,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="Parquet table of the proxies table")
     p.add_argument("--metrics", required=True)
 
+    p = sub.add_parser("grpo", help="GRPO runs (healthy + faults) of one model")
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--model", required=True, help="model folder (the base, or a proxy's model/ folder)")
+    p.add_argument("--name", required=True, help="name in the report (base, r0.5, ...)")
+    p.add_argument("--out", required=True, help="output folder (<fault>.jsonl step logs, summary.json)")
+
+    p = sub.add_parser("fidelity", help="fidelity report of the GRPO runs")
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--runs", nargs="+", required=True, help="name=folder of each model's grpo output (one is base=...)")
+    p.add_argument("--report", required=True, help="markdown report path")
+    p.add_argument("--metrics", required=True, help="metrics/fidelity.json")
+    p.add_argument("--plots", required=True, help="folder for fidelity_*.png")
+
     p = sub.add_parser("publish", help="push a proxy folder to the Hub")
     p.add_argument("folder", help="a proxy model folder (config, safetensors, lineage.json, README.md card)")
     p.add_argument("repo_id", help="owner/name on the Hub")
@@ -75,11 +90,14 @@ def main(argv: list[str] | None = None) -> int:
 
         prm = _params(a.params)["base"]
         summary = train_base(prm, a.out)
-        print(f"train-base: {summary['steps']} steps in {summary['train_seconds']} s, final loss {summary['final_loss']:.4f}")
+        print(f"train-base: {summary['steps']} steps in {summary['train_seconds']} s, final loss "
+              f"{summary['final_loss']:.4f}, held-out {summary['task']} exact match {summary['task_acc_heldout']}")
         if a.metrics:
             spec = json.loads((__import__("pathlib").Path(a.out) / "specialisation.json").read_text())
             atomic_write_json(a.metrics, {
                 "final_train_loss": summary["final_loss"],
+                "task": summary["task"], "task_acc_heldout": summary["task_acc_heldout"],
+                "task_problems": summary["task_problems"],
                 "num_parameters": summary["num_parameters"],
                 "routing_entropy_by_category": {c: sum(v) / len(v) for c, v in spec["entropy"].items()},
                 "routing_entropy_max": spec["max_entropy"],
@@ -101,6 +119,24 @@ def main(argv: list[str] | None = None) -> int:
 
         prm = _params(a.params)
         run_compare(prm, a.base or prm["model"]["path"], a.stats, a.out, a.metrics)
+    elif a.cmd == "grpo":
+        from .rl import run_grpo_all
+
+        s = run_grpo_all(a.model, a.name, _params(a.params)["grpo"], a.out)
+        if not s["complete"]:
+            print(f"grpo {a.name}: INCOMPLETE, failed runs: "
+                  f"{sorted(f for f, r in s['runs'].items() if 'error' in r)}", file=sys.stderr)
+    elif a.cmd == "fidelity":
+        from .fidelity import run_fidelity
+
+        dirs = {}
+        for item in a.runs:
+            name, eq, folder = item.partition("=")
+            if not eq or not name or not folder:
+                raise ValueError(f"--runs item {item!r} is not name=folder")
+            dirs[name] = folder
+        m = run_fidelity(_params(a.params), dirs, a.report, a.metrics, a.plots)
+        print(json.dumps({n: v["faults_reproduced"] for n, v in m["proxies"].items()}))
     elif a.cmd == "publish":
         from .hub import publish
 

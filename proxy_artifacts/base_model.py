@@ -149,12 +149,17 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
             bar.set_postfix(loss=f"{lm:.3f}")
     model.eval()
     spec = routing_summary(model, tok, p["seq_len"], p.get("spec_windows", 32))
+    from .metrics import task_accuracy
+
+    task_n = int(p.get("task_problems", 128))
+    task_acc = task_accuracy(model, tok, task_n)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
     summary = {"steps": steps, "batch_size": bs, "seq_len": p["seq_len"],
                "final_loss": log[-1]["loss"], "log": log, "num_parameters": model.num_parameters(),
-               "model_type": cfg.model_type}
+               "model_type": cfg.model_type, "task": corpus.TASK, "task_acc_heldout": round(task_acc, 4),
+               "task_problems": task_n}
     atomic_write_json(out_dir / "specialisation.json", spec, indent=1)
     # Wall time stays out of the files: a rebuild must give byte-identical outputs.
     atomic_write_json(out_dir / "train_log.json", summary, indent=1)

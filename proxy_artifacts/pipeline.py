@@ -126,7 +126,7 @@ def select(model, stats: ExpertStats, ratio: float, pp: dict, method: str | None
         w = expert_weight_features(b.experts, a) if views.get("weights", 0) > 0 else None
         ks, mem, labels = select_block(method, k, stats, li, n_group=G, views=views,
                                        rep_rule=pp.get("representative", "frequency"), weights=w,
-                                       seed=pp.get("seed", 0) if seed is None else seed)
+                                       seed=pp.get("seed", 0) if seed is None else seed, usage=pp.get("usage"))
         kept[b.name], members[b.name] = ks, [mem[x] for x in ks]
         rows += cluster_rows(b.name, b.layer, labels, ks, method, ratio, stats.frequency[li].numpy())
     return kept, members, rows, k
@@ -149,7 +149,7 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
         raise ValueError(f"statistics were collected on {meta['model_id']}, base is {model_id}")
     kept, members, rows, k = select(model, stats, ratio, pp)
     E = expert_count(model.config, adapter_for(model.config))
-    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("arith_problems", 0)) \
+    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("task_problems", 0)) \
         if metrics_path else None
     proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"),
                         merge=members if pp.get("merge") else None)
@@ -171,6 +171,25 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
     return metrics or {}
 
 
+def compare_winner(summary: dict, ratios, names) -> dict:
+    """The method with the lowest mean held-out loss over all keep ratios (ties: the task accuracy,
+    then the name), plus its per-ratio loss ratio to the base and task-accuracy gap (points)."""
+    base = summary["base"]
+    score = {}
+    for n in names:
+        losses = [summary[f"r{r}/{n}"]["heldout_loss_proxy"] for r in ratios]
+        accs = [summary[f"r{r}/{n}"].get("task_acc_proxy", 0.0) for r in ratios]
+        score[n] = (sum(losses) / len(losses), -sum(accs) / len(accs), n)
+    best = min(score, key=lambda n: score[n])
+    out = {"method": best, "mean_heldout_loss": round(score[best][0], 5)}
+    for r in ratios:
+        row = summary[f"r{r}/{best}"]
+        out[f"r{r}"] = {"loss_ratio_to_base": round(row["heldout_loss_proxy"] / base["heldout_loss"], 4),
+                        "task_acc_gap_points": None if base.get("task_acc") is None else
+                        round(100 * (base["task_acc"] - row.get("task_acc_proxy", 0.0)), 2)}
+    return out
+
+
 def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: str | Path,
                 metrics_path: str | Path) -> list[dict]:
     """Compare selection methods at every keep ratio (in memory, nothing is saved but metrics).
@@ -182,7 +201,7 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
     torch.set_num_threads(int(pp.get("threads", 1)))
     model, tok, model_id, revision = load_base(base_ref, params["model"].get("revision"))
     stats, meta = load_stats(stats_dir, pp.get("categories", "all"))
-    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("arith_problems", 0))
+    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("task_problems", 0))
     sha = stats_sha256(stats_dir)
     E = expert_count(model.config, adapter_for(model.config))
     rows, summary = [], {}
@@ -191,7 +210,8 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
             seeds = cp["random_seeds"] if m["method"] == "random" else [pp.get("seed", 0)]
             accum = []
             for seed in seeds:
-                mp = dict(pp, views=m.get("views", pp.get("views")))
+                mp = dict(pp, views=m.get("views", pp.get("views")), usage={**(pp.get("usage") or {}),
+                                                                            **(m.get("usage") or {})})
                 kept, _, _, k = select(model, stats, ratio, mp, method=m["method"], seed=seed)
                 proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"))
                 r = evaluate(ref, proxy)
@@ -201,10 +221,14 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
             key = f"r{ratio}/{m['name']}"
             summary[key] = {f: round(sum(a[f] for a in accum) / len(accum), 6) for f in
                             ("heldout_loss_proxy", "next_token_acc_proxy", "kl_base_to_proxy",
-                             "routing_entropy_proxy", "arith_acc_proxy", "params_proxy") if f in accum[0]}
+                             "routing_entropy_proxy", "task_acc_proxy", "params_proxy")
+                            + tuple(f"heldout_loss_proxy/{c}" for c in corpus.CATEGORIES)
+                            + tuple(f"kl_base_to_proxy/{c}" for c in corpus.CATEGORIES) if f in accum[0]}
     summary["base"] = {"heldout_loss": rows[0]["heldout_loss_base"], "next_token_acc": rows[0]["next_token_acc_base"],
                        "routing_entropy": rows[0]["routing_entropy_base"], "params": rows[0]["params_base"],
-                       "arith_acc": rows[0].get("arith_acc_base")}
+                       "task_acc": rows[0].get("task_acc_base"),
+                       **{f"heldout_loss/{c}": rows[0][f"heldout_loss_base/{c}"] for c in corpus.CATEGORIES}}
+    summary["winner"] = compare_winner(summary, cp["keep_ratios"], [m["name"] for m in cp["methods"]])
     write_parquet(out_table, to_table("proxies", rows))
     atomic_write_json(metrics_path, summary, indent=1)
     return rows
