@@ -80,9 +80,12 @@ def reward_exact(prompts, completions, **kwargs) -> list[float]:
     return [float(corpus.check_answer(p, c)) for p, c in zip(prompts, completions)]
 
 
-def _bf16_silu(x: torch.Tensor) -> torch.Tensor:
-    xb = x.to(torch.bfloat16)
-    return (xb * torch.sigmoid(xb)).to(x.dtype)
+class BF16SiLU(torch.nn.Module):
+    """SiLU computed in bfloat16 and cast back: the ``swapped_operator`` fault's kernel."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xb = x.to(torch.bfloat16)
+        return (xb * torch.sigmoid(xb)).to(x.dtype)
 
 
 class StepLogger:
@@ -118,6 +121,8 @@ def _callback_class():
 
         def on_step_begin(self, args, state, control, **kw):
             self.t0 = time.perf_counter()
+            if self.fault == "fp16_no_loss_scaling":  # fp16 autocast of the training forward from fault_step
+                self.model._fault_on = self.active(state.global_step)
             if torch.cuda.is_available():
                 torch.cuda.reset_peak_memory_stats()
 
@@ -200,16 +205,14 @@ def _fault_context(model, fault: str):
         if fault == "swapped_operator":
             for b in moe_blocks(model, adapter_for(model.config)):
                 saved.append((b.experts, b.experts.act_fn))
-                b.experts.act_fn = _bf16_silu
+                b.experts.act_fn = BF16SiLU()
         if fault in ("logprob_bf16", "fp16_no_loss_scaling"):
             orig = model.forward
 
             def fwd(*a, _orig=orig, **kw):
                 if fault == "logprob_bf16" and not torch.is_grad_enabled():
                     with torch.autocast(device_type=model.device.type, dtype=torch.bfloat16):
-                        out = _orig(*a, **kw)
-                    out.logits = out.logits.float()
-                    return out
+                        return _orig(*a, **kw)
                 if fault == "fp16_no_loss_scaling" and torch.is_grad_enabled() and getattr(model, "_fault_on", False):
                     with torch.autocast(device_type=model.device.type, dtype=torch.float16):
                         out = _orig(*a, **kw)
@@ -308,8 +311,6 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     setup_s = time.perf_counter() - t_setup
     try:
         with _fault_context(model, fault):
-            if fault == "fp16_no_loss_scaling":
-                model._fault_on = True
             trainer.train()
     finally:
         logger.close()
