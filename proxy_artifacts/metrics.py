@@ -148,7 +148,7 @@ def evaluate(ref: BaseReference, proxy) -> dict:
                 "routing_entropy_proxy": round(routing_entropy(counts), 5),
                 "routing_entropy_max_base": round(math.log(ref.num_experts), 5),
                 "routing_entropy_max_proxy": round(math.log(counts[0].numel()), 5)})
-    if ref.arith is not None:
-        out["task_acc_base"] = round(ref.arith, 4)
+    if ref.task_acc is not None:
+        out["task_acc_base"] = round(ref.task_acc, 4)
         out["task_acc_proxy"] = round(task_accuracy(proxy, ref.tok, ref.task_n), 4)
     return out
