@@ -5,8 +5,9 @@ same model, become a set of fault kinds with their first step (thresholds: the
 ``proxy.fidelity.detector`` params):
 
 - ``nan_inf``: first step with a NaN/Inf gradient entry or a non-finite loss.
-- ``grad_spike``: first step whose total gradient norm exceeds ``grad_spike_factor`` x the
-  healthy run's median gradient norm.
+- ``grad_spike``: first step whose total gradient norm before clipping (the Trainer's
+  ``grad_norm``; the per-group norms of the step log are measured after clipping) exceeds
+  ``grad_spike_factor`` x the healthy run's median.
 - ``kl_blowup``: first step whose KL exceeds ``kl_blowup_factor`` x the healthy run's maximum
   KL and ``kl_blowup_min``.
 - ``reward_collapse``: first step (from ``fault_step``) where the running mean reward over
@@ -39,7 +40,7 @@ import math
 import statistics
 from typing import Mapping, Sequence
 
-SIGNALS = ("reward", "kl", "loss", "grad_norm_total", "entropy", "expert_max_share")
+SIGNALS = ("reward", "kl", "loss", "grad_norm_trl", "entropy", "expert_max_share")
 BYTES_PER_PARAM = 18
 
 
@@ -84,9 +85,10 @@ def signature(rows: Sequence[Mapping], healthy: Sequence[Mapping], det: Mapping,
         if r.get("grad_nan", 0) or r.get("grad_inf", 0) or r.get("loss_nonfinite", 0):
             sig["nan_inf"] = s
             break
-    g_h = _finite(series(healthy, "grad_norm_total"))
+    gkey = "grad_norm_trl" if any("grad_norm_trl" in r for r in healthy) else "grad_norm_total"
+    g_h = _finite(series(healthy, gkey))
     med = statistics.median(g_h) if g_h else float("nan")
-    for s, g in zip(steps, series(rows, "grad_norm_total")):
+    for s, g in zip(steps, series(rows, gkey)):
         if math.isfinite(g) and math.isfinite(med) and g > det["grad_spike_factor"] * med:
             sig["grad_spike"] = s
             break
@@ -257,7 +259,7 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sigs = ("reward", "kl", "loss", "grad_norm_total", "entropy", "expert_max_share")
+    sigs = SIGNALS
     fig, axes = plt.subplots(len(faults), len(sigs), figsize=(3.2 * len(sigs), 2.2 * len(faults)), squeeze=False)
     for i, f in enumerate(faults):
         for j, s in enumerate(sigs):
@@ -370,7 +372,7 @@ def report_markdown(m: dict) -> str:
          "Signatures are `kind@first step` from the detector (thresholds in `params.yaml` `proxy.fidelity`).",
          "Figure: `plots/fidelity_runs.png`.", "", "## Healthy runs: curve similarity (Pearson r / normalised distance)", ""]
     names = list(m["proxies"])
-    sigs = ["reward", "kl", "loss", "grad_norm_total", "entropy", "expert_max_share"]
+    sigs = list(SIGNALS)
     L.append("| proxy | " + " | ".join(sigs) + " |")
     L.append("|---|" + "---|" * len(sigs))
     for n in names:

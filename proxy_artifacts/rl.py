@@ -6,8 +6,9 @@ comparable step by step. Reward: 1.0 when :func:`corpus.check_answer` accepts th
 (exact answer), else 0.0. KL to the reference (the starting model) with coefficient ``beta``.
 
 Per optimizer step the log (``steps.jsonl`` rows, :class:`StepLogger`) holds: reward, reward
-std, KL, policy loss, entropy (TRL's metrics), gradient norm (total, and per module group:
-``embed``, ``attn``, ``router``, ``experts``, ``norm``, ``lm_head``) before clipping, NaN and
+std, KL, policy loss, entropy (TRL's metrics), gradient norm (``grad_norm_trl``: total before
+clipping, from the Trainer; ``grad_norm_total`` and per module group ``embed``, ``attn``,
+``router``, ``experts``, ``norm``, ``lm_head``: after clipping, as the optimizer sees them), NaN and
 Inf counts in the gradients and in the loss, the parameter update norm ||theta_t - theta_{t-1}||
 (a snapshot of the weights is taken before each optimizer step: fine for the tiny default
 models, twice the weight memory for large ones), per-layer expert load (share of routed slots per
