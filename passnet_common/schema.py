@@ -147,7 +147,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "proxies": pa.schema(
         [
             pa.field("base_model_id", pa.string(), nullable=False),
-            pa.field("method", pa.string(), nullable=False),  # cluster | cluster_act | frequency | reap | random
+            pa.field("method", pa.string(), nullable=False),  # a name of proxy.compare.methods
             pa.field("keep_ratio", pa.float64(), nullable=False),
             pa.field("seed", pa.int32(), nullable=False),
             pa.field("experts_base", pa.int32(), nullable=False),
@@ -163,8 +163,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("kl_base_to_proxy", pa.float64(), nullable=False),
             pa.field("routing_entropy_base", pa.float64(), nullable=False),
             pa.field("routing_entropy_proxy", pa.float64(), nullable=False),
-            pa.field("arith_acc_base", pa.float64()),
-            pa.field("arith_acc_proxy", pa.float64()),
+            pa.field("task_acc_base", pa.float64()),
+            pa.field("task_acc_proxy", pa.float64()),
             pa.field("stats_sha256", pa.string(), nullable=False),
         ]
     ),

@@ -6,6 +6,8 @@ Subcommands (each a thin wrapper over a function in this package):
 - ``stats``       expert-activation statistics per calibration category (``proxy.model``, ``proxy.stats``)
 - ``prune``       one proxy at ``--keep-ratio`` (``proxy.prune``, ``proxy.eval``)
 - ``compare``     clustering vs frequency / REAP / random selection at every ratio (``proxy.compare``)
+- ``grpo``        GRPO runs (healthy + every fault of the catalog) of one model (``proxy.grpo``)
+- ``fidelity``    fault signatures, base-vs-proxy fidelity, cost; report + metrics (``proxy.fidelity``)
 - ``publish``     push a proxy folder to the Hub (``--endpoint`` or ``HF_ENDPOINT``; token from env / login)
 - ``pull``        fetch ``owner/name@revision`` into the Hub cache and verify its lineage
 """
@@ -16,6 +18,7 @@ import argparse
 import json
 import sys
 
+from passnet_common.cli import run_cli
 from passnet_common.io import atomic_write_json
 from passnet_common.params import load_params
 
@@ -54,6 +57,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="Parquet table of the proxies table")
     p.add_argument("--metrics", required=True)
 
+    p = sub.add_parser("grpo", help="GRPO runs (healthy + faults) of one model")
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--model", required=True, help="model folder (the base, or a proxy's model/ folder)")
+    p.add_argument("--name", required=True, help="name in the report (base, r0.5, ...)")
+    p.add_argument("--out", required=True, help="output folder (<fault>.jsonl step logs, summary.json)")
+
+    p = sub.add_parser("fidelity", help="fidelity report of the GRPO runs")
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--runs", nargs="+", required=True, help="name=folder of each model's grpo output (one is base=...)")
+    p.add_argument("--report", required=True, help="markdown report path")
+    p.add_argument("--metrics", required=True, help="metrics/fidelity.json")
+    p.add_argument("--plots", required=True, help="folder for fidelity_*.png")
+
     p = sub.add_parser("publish", help="push a proxy folder to the Hub")
     p.add_argument("folder", help="a proxy model folder (config, safetensors, lineage.json, README.md card)")
     p.add_argument("repo_id", help="owner/name on the Hub")
@@ -65,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--endpoint", help="Hub URL (default: HF_ENDPOINT or huggingface.co)")
     p.add_argument("--cache-dir", help="Hub cache folder (default: HF_HUB_CACHE)")
     p.add_argument("--expect-base", help="fail unless lineage.json names this base model id")
+    p.add_argument("--allow-unpinned", action="store_true",
+                   help="accept a branch/tag or no revision (default: a 40-hex commit sha is required)")
 
     a = ap.parse_args(argv)
     if a.cmd == "train-base":
@@ -72,11 +90,14 @@ def main(argv: list[str] | None = None) -> int:
 
         prm = _params(a.params)["base"]
         summary = train_base(prm, a.out)
-        print(f"train-base: {summary['steps']} steps in {summary['train_seconds']} s, final loss {summary['final_loss']:.4f}")
+        print(f"train-base: {summary['steps']} steps in {summary['train_seconds']} s, final loss "
+              f"{summary['final_loss']:.4f}, held-out {summary['task']} exact match {summary['task_acc_heldout']}")
         if a.metrics:
             spec = json.loads((__import__("pathlib").Path(a.out) / "specialisation.json").read_text())
             atomic_write_json(a.metrics, {
                 "final_train_loss": summary["final_loss"],
+                "task": summary["task"], "task_acc_heldout": summary["task_acc_heldout"],
+                "task_problems": summary["task_problems"],
                 "num_parameters": summary["num_parameters"],
                 "routing_entropy_by_category": {c: sum(v) / len(v) for c, v in spec["entropy"].items()},
                 "routing_entropy_max": spec["max_entropy"],
@@ -98,6 +119,24 @@ def main(argv: list[str] | None = None) -> int:
 
         prm = _params(a.params)
         run_compare(prm, a.base or prm["model"]["path"], a.stats, a.out, a.metrics)
+    elif a.cmd == "grpo":
+        from .rl import run_grpo_all
+
+        s = run_grpo_all(a.model, a.name, _params(a.params)["grpo"], a.out)
+        if not s["complete"]:
+            print(f"grpo {a.name}: INCOMPLETE, failed runs: "
+                  f"{sorted(f for f, r in s['runs'].items() if 'error' in r)}", file=sys.stderr)
+    elif a.cmd == "fidelity":
+        from .fidelity import run_fidelity
+
+        dirs = {}
+        for item in a.runs:
+            name, eq, folder = item.partition("=")
+            if not eq or not name or not folder:
+                raise ValueError(f"--runs item {item!r} is not name=folder")
+            dirs[name] = folder
+        m = run_fidelity(_params(a.params), dirs, a.report, a.metrics, a.plots)
+        print(json.dumps({n: v["faults_reproduced"] for n, v in m["proxies"].items()}))
     elif a.cmd == "publish":
         from .hub import publish
 
@@ -105,9 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     elif a.cmd == "pull":
         from .hub import pull
 
-        print(pull(a.spec, endpoint=a.endpoint, cache_dir=a.cache_dir, expect_base=a.expect_base))
+        print(pull(a.spec, endpoint=a.endpoint, cache_dir=a.cache_dir, expect_base=a.expect_base,
+                   allow_unpinned=a.allow_unpinned))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -131,6 +131,10 @@ class MoEAdapter:
         expert_forward: (experts module, j, x [n,H]) -> f_j(x) [n,H].
         group_keys: config keys of group-limited routing (n_group, topk_group) or empty.
         disk_block_names: MoE block names in on-disk (per-module) checkpoints.
+        mtp_keys: config keys counting multi-token-prediction layers (DeepSeek-V3
+            ``num_mtp_layers`` = ``num_nextn_predict_layers``); transformers v5 builds no MTP
+            module (``_keys_to_ignore_on_load_unexpected`` drops their weights), so a proxy sets
+            them to 0.
     """
 
     family: str
@@ -147,6 +151,7 @@ class MoEAdapter:
     shared_attrs: tuple[str, ...] = ()
     disk_block_names: tuple[str, ...] = ("mlp",)
     module_count_attrs: tuple[str, ...] = ("num_experts",)
+    mtp_keys: tuple[str, ...] = ()
 
 
 def _softmax(always_norm: bool) -> Callable:
@@ -171,7 +176,8 @@ ADAPTERS: dict[str, MoEAdapter] = {
                    "softmax", _softmax(False), _expert_concat_gate_first),
         MoEAdapter("deepseek_v3", ("deepseek_v3",), ("n_routed_experts",), "gate",
                    ("weight", "e_score_correction_bias"), _CONCAT, "sigmoid", _route_sigmoid_group,
-                   _expert_concat_gate_first, group_keys=("n_group", "topk_group"), shared_attrs=("shared_experts",)),
+                   _expert_concat_gate_first, group_keys=("n_group", "topk_group"), shared_attrs=("shared_experts",),
+                   mtp_keys=("num_mtp_layers",)),
         MoEAdapter("gpt_oss", ("gpt_oss",), ("num_local_experts",), "router", ("weight", "bias"),
                    ("gate_up_proj", "gate_up_proj_bias", "down_proj", "down_proj_bias"), "softmax",
                    _route_topk_softmax, _expert_interleaved_transposed),

@@ -47,10 +47,15 @@ def make_config(p: dict, vocab_size: int, special_ids: dict):
 
 
 def training_batches(tokenizer, p: dict) -> torch.Tensor:
-    """Mixed training windows of all categories, shuffled with the seed: int64 [N, seq_len]."""
+    """Mixed training windows of all categories, shuffled with the seed: int64 [N, seq_len].
+
+    ``p["category_mix"]`` (optional {category: factor}) scales ``train_windows_per_category``
+    per category (e.g. more arithmetic so the verifiable task is learnt in the step budget).
+    """
     per_cat = p["train_windows_per_category"]
-    wins = [corpus.category_windows(tokenizer, c, "train", p["seq_len"], per_cat, seed=p["seed"])
-            for c in corpus.CATEGORIES]
+    mix = p.get("category_mix") or {}
+    wins = [corpus.category_windows(tokenizer, c, "train", p["seq_len"], int(per_cat * mix.get(c, 1.0)),
+                                    seed=p["seed"]) for c in corpus.CATEGORIES]
     data = torch.cat(wins)
     g = torch.Generator().manual_seed(p["seed"])
     return data[torch.randperm(len(data), generator=g)]
@@ -144,12 +149,17 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
             bar.set_postfix(loss=f"{lm:.3f}")
     model.eval()
     spec = routing_summary(model, tok, p["seq_len"], p.get("spec_windows", 32))
+    from .metrics import task_accuracy
+
+    task_n = int(p.get("task_problems", 128))
+    task_acc = task_accuracy(model, tok, task_n)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
     summary = {"steps": steps, "batch_size": bs, "seq_len": p["seq_len"],
                "final_loss": log[-1]["loss"], "log": log, "num_parameters": model.num_parameters(),
-               "model_type": cfg.model_type}
+               "model_type": cfg.model_type, "task": corpus.TASK, "task_acc_heldout": round(task_acc, 4),
+               "task_problems": task_n}
     atomic_write_json(out_dir / "specialisation.json", spec, indent=1)
     # Wall time stays out of the files: a rebuild must give byte-identical outputs.
     atomic_write_json(out_dir / "train_log.json", summary, indent=1)

@@ -5,8 +5,13 @@ A proxy folder (the unit that is published to the Hub) holds::
     config.json  model.safetensors  generation_config.json  tokenizer files
     kept_experts.json   block path -> kept original expert indices
     lineage.json        base id + revision + weights hash, statistics hash, method, params,
-                        hashes of the proxy's own weights and kept_experts.json
+                        requested and effective keep ratio, and the sha256 of EVERY other file of
+                        the folder (config, generation config, tokenizer files, weights,
+                        kept_experts.json, the card): editing any of them fails verification
     README.md           model card (huggingface_hub.ModelCard)
+
+Folders and files get the usual modes (0777 / 0666 minus the umask), not the 0700 / 0600 of
+``tempfile``.
 
 Base models load with ``AutoModelForCausalLM.from_pretrained`` only (never ``trust_remote_code``).
 """
@@ -27,7 +32,37 @@ from passnet_common.io import atomic_write_json, atomic_write_text, sha256_file
 
 from .adapters import adapter_for, expert_count
 
-LINEAGE_VERSION = 1
+LINEAGE_VERSION = 2
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def usual_modes(root: str | Path) -> None:
+    """chmod ``root`` and everything below it to 0777 (folders) / 0666 (files) minus the umask."""
+    mask = _umask()
+    root = Path(root)
+    root.chmod(0o777 & ~mask)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for d in dirnames:
+            os.chmod(os.path.join(dirpath, d), 0o777 & ~mask)
+        for f in filenames:
+            os.chmod(os.path.join(dirpath, f), 0o666 & ~mask)
+
+
+def folder_file_hashes(folder: str | Path) -> dict[str, str]:
+    """{relative posix path: sha256} of every file below ``folder`` except ``lineage.json`` and
+    hidden files/folders (names starting with ``.``: ``.gitattributes``, Hub cache markers)."""
+    folder = Path(folder)
+    out = {}
+    for f in sorted(folder.rglob("*")):
+        rel = f.relative_to(folder)
+        if f.is_file() and rel.as_posix() != "lineage.json" and not any(part.startswith(".") for part in rel.parts):
+            out[rel.as_posix()] = sha256_file(f)
+    return out
 
 
 def load_base(ref: str, revision: str | None = None, dtype: str = "float32"):
@@ -83,6 +118,10 @@ def card_text(lineage: dict, metrics: dict | None) -> str:
     base = lineage["base_model_id"]
     data = ModelCardData(library_name="transformers", tags=["moe", "expert-pruning", "proxy-model", "passnet"],
                          base_model=base[3:].split("@")[0] if base.startswith("hf:") else None)
+    req, eff = lineage["keep_ratio_requested"], lineage["keep_ratio_effective"]
+    mtp = int(lineage.get("mtp_layers_base", 0) or 0)
+    mtp_line = (f"- MTP layers: the base declares {mtp} (`num_nextn_predict_layers`); transformers builds no MTP "
+                "module, so the proxy has none and its config sets the key to 0\n") if mtp else ""
     rows = ""
     if metrics:
         for k in ("params_base", "params_proxy", "heldout_loss_base", "heldout_loss_proxy", "next_token_acc_base",
@@ -97,15 +136,17 @@ def card_text(lineage: dict, metrics: dict | None) -> str:
 
 Structure-preserving expert pruning (PassNet data, `proxy_artifacts`): backbone, attention,
 norms, shared experts and the router mechanism are the base model's; {lineage['experts_kept']} of
-{lineage['experts_base']} routed experts are kept per MoE layer (keep ratio {lineage['keep_ratio']}),
-chosen by `{lineage['method']}` on expert-activation statistics. Load with plain
+{lineage['experts_base']} routed experts are kept per MoE layer (keep ratio requested {req},
+effective {eff}), chosen by `{lineage['method']}` on expert-activation statistics. Load with plain
 `AutoModelForCausalLM.from_pretrained` (no remote code).
 
 - base: `{base}` (revision `{lineage['base_revision']}`)
 - statistics artifact sha256: `{lineage['stats_sha256']}`
 - selection params: `{json.dumps(lineage['params'], sort_keys=True)}`
-- kept experts per layer: `kept_experts.json`; provenance: `lineage.json`
-
+- kept experts per layer: `kept_experts.json`; provenance: `lineage.json` (sha256 of every file)
+- keep ratio: requested {req}, effective {eff} ({lineage['experts_kept']}/{lineage['experts_base']}; floors for
+  top-k and group-limited routing can raise it)
+{mtp_line}
 | metric | value |
 |---|---|
 {rows}
@@ -116,8 +157,16 @@ chosen by `{lineage['method']}` on expert-activation statistics. Load with plain
 def write_proxy(model, tokenizer, out_dir: str | Path, kept: dict, lineage: dict, metrics: dict | None = None) -> Path:
     """Write a proxy folder atomically (staging folder renamed into place; an old one is replaced).
 
-    ``lineage`` gets the proxy weights hash and kept-experts hash added. Returns ``out_dir``.
+    ``lineage`` must hold ``keep_ratio_requested`` and ``keep_ratio_effective``; it gets the proxy
+    weights hash, kept-experts hash and ``files`` (sha256 of every file, the card included) added.
+    Returns ``out_dir``.
+
+    Raises:
+        KeyError: a required lineage key is missing.
     """
+    for key in ("keep_ratio_requested", "keep_ratio_effective", "experts_kept", "experts_base", "method"):
+        if key not in lineage:
+            raise KeyError(f"lineage misses {key!r}")
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
@@ -128,8 +177,10 @@ def write_proxy(model, tokenizer, out_dir: str | Path, kept: dict, lineage: dict
         atomic_write_json(staging / "kept_experts.json", kept, indent=1)
         lineage = dict(lineage, lineage_version=LINEAGE_VERSION, proxy_weights_sha256=weights_sha256(staging),
                        kept_experts_sha256=sha256_file(staging / "kept_experts.json"))
-        atomic_write_json(staging / "lineage.json", lineage, indent=1)
         atomic_write_text(staging / "README.md", card_text(lineage, metrics))
+        lineage["files"] = folder_file_hashes(staging)
+        atomic_write_json(staging / "lineage.json", lineage, indent=1)
+        usual_modes(staging)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.rename(staging, out_dir)
@@ -142,9 +193,11 @@ def write_proxy(model, tokenizer, out_dir: str | Path, kept: dict, lineage: dict
 def verify_lineage(folder: str | Path, expect_base: str | None = None) -> dict:
     """Check a proxy folder against its ``lineage.json``; returns the lineage.
 
-    Verified: lineage file present and of a known version; weights hash and kept-experts hash
-    equal the files; config expert count equals the kept count; optional ``expect_base`` equals
-    the recorded base id.
+    Verified: lineage file present and of a known version; every file of the folder (hidden
+    names aside) is listed in ``files`` with its sha256 and every listed file exists with that
+    hash (config, tokenizer and card included); weights hash and kept-experts hash equal the
+    files; config expert count equals the kept count; optional ``expect_base`` equals the
+    recorded base id.
 
     Raises:
         FileNotFoundError: no lineage.json. ValueError: any mismatch (named in the message).
@@ -156,6 +209,17 @@ def verify_lineage(folder: str | Path, expect_base: str | None = None) -> dict:
     lin = json.loads(lp.read_text())
     if lin.get("lineage_version") != LINEAGE_VERSION:
         raise ValueError(f"{lp}: lineage_version {lin.get('lineage_version')} != {LINEAGE_VERSION}")
+    listed = lin.get("files") or {}
+    present = folder_file_hashes(folder)
+    missing = sorted(set(listed) - set(present))
+    if missing:
+        raise ValueError(f"{folder}: files listed in lineage.json are missing: {missing}")
+    extra = sorted(set(present) - set(listed))
+    if extra:
+        raise ValueError(f"{folder}: files not covered by lineage.json: {extra}")
+    changed = sorted(f for f in listed if present[f] != listed[f])
+    if changed:
+        raise ValueError(f"{folder}: sha256 of {changed} differs from lineage.json")
     got = weights_sha256(folder)
     if got != lin["proxy_weights_sha256"]:
         raise ValueError(f"{folder}: weights sha256 {got} != lineage {lin['proxy_weights_sha256']}")

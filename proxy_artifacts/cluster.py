@@ -12,7 +12,16 @@ come from one view or a weighted multi-view combination:
 - ``weights``: cosine distance of the flattened expert weights
 - ``frequency``: |freq_i - freq_j|
 
-Each view's distance matrix is scaled to max 1 before the weighted average. With
+Each view's distance matrix is scaled to max 1 before the weighted average.
+
+``usage_cluster`` (the usage-aware variant, issue 11 §2) keeps the cluster-then-represent
+shape but lets routing usage decide where the kept slots go: (1) experts routed to fewer than
+``dead_share`` of the layer's routed slots are dropped before clustering (dead experts take no
+slot); (2) the live experts are clustered into ``round(k * cluster_share)`` clusters; (3) the k
+slots are allocated to clusters in proportion to their routing mass (``frequency``) or REAP
+saliency mass (``reap_mass`` = frequency x REAP saliency, the expert's share of the layer's
+gated output norm), largest remainder, capped at the cluster size; (4) inside a cluster the
+members with the highest ``representative`` score (REAP saliency or frequency) are kept. With
 group-limited routing (DeepSeek-V3 ``n_group``), each group is clustered on its own into
 k / n_group clusters so the kept set stays divisible by groups and group membership holds.
 """
@@ -27,7 +36,8 @@ import torch
 from .stats import ExpertStats
 
 VIEWS = ("act", "router", "weights", "frequency")
-METHODS = ("cluster", "frequency", "reap", "random")
+METHODS = ("cluster", "usage_cluster", "frequency", "reap", "random")
+USAGE_DEFAULTS = {"dead_share": 0.01, "cluster_share": 0.5, "slots_by": "reap_mass", "representative": "reap"}
 
 
 def _cosine_distance(x: np.ndarray) -> np.ndarray:
@@ -124,12 +134,95 @@ def representatives(labels: np.ndarray, dist: np.ndarray, freq: np.ndarray, rule
     return sorted(kept), members
 
 
+def allocate_slots(mass: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
+    """Split ``k`` slots over clusters in proportion to ``mass`` [C] (largest remainder, Hamilton),
+    each cluster capped at its size ``sizes`` [C]; slots a capped cluster cannot take are
+    re-allocated to the others. Returns int [C] summing to ``min(k, sizes.sum())``.
+
+    Raises:
+        ValueError: negative mass or k < 0.
+    """
+    mass = np.asarray(mass, dtype=np.float64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if k < 0 or (mass < 0).any():
+        raise ValueError(f"bad slot allocation input: k={k}, mass={mass}")
+    out = np.zeros(len(mass), dtype=np.int64)
+    k = int(min(k, sizes.sum()))
+    while out.sum() < k:
+        open_ = out < sizes
+        left = k - out.sum()
+        m = np.where(open_, mass, 0.0)
+        if m.sum() <= 0:
+            m = open_.astype(np.float64)
+        quota = m / m.sum() * left
+        out += np.minimum(np.floor(quota).astype(np.int64), sizes - out)
+        rem = np.where(out < sizes, quota - np.floor(quota), -1.0)
+        for i in np.lexsort((np.arange(len(rem)), -rem)):  # largest remainder first, ties to lower index
+            if out.sum() >= k or rem[i] < 0:
+                break
+            out[i] += 1
+    return out
+
+
+def usage_cluster(idx: np.ndarray, kg: int, dist: np.ndarray, freq: np.ndarray, reap: np.ndarray,
+                  usage: Mapping | None = None) -> tuple[list[int], dict, np.ndarray]:
+    """Usage-aware clustering selection of ``kg`` experts among ``idx`` (see module docstring).
+
+    Args:
+        idx: candidate expert indices [n] (a layer, or one group of it).
+        dist: distance matrix [n, n] over ``idx``; freq, reap: routing frequency and REAP
+            saliency [n] of the candidates.
+        usage: {dead_share, cluster_share, slots_by (frequency | reap_mass), representative
+            (reap | frequency)} (defaults: :data:`USAGE_DEFAULTS`).
+
+    Returns (kept sorted original indices, {kept: [(member, frequency)]} with unkept cluster
+    members attached to their cluster's top representative, labels [n]: cluster id, -1 dead).
+
+    Raises:
+        ValueError: unknown ``slots_by`` / ``representative``.
+    """
+    u = {**USAGE_DEFAULTS, **(usage or {})}
+    if u["slots_by"] not in ("frequency", "reap_mass") or u["representative"] not in ("reap", "frequency"):
+        raise ValueError(f"bad usage_cluster settings {dict(u)}; slots_by in frequency|reap_mass, "
+                         "representative in reap|frequency")
+    n = len(idx)
+    share = freq / max(freq.sum(), 1e-300)
+    order_f = np.lexsort((np.arange(n), -freq))
+    live = share >= float(u["dead_share"])
+    if live.sum() < kg:  # never keep a dead expert while a live one is dropped, but fill up to kg
+        live[order_f[:kg]] = True
+    live_i = np.flatnonzero(live)
+    c = int(max(1, min(len(live_i), round(kg * float(u["cluster_share"])))))
+    lab = cluster_labels(dist[np.ix_(live_i, live_i)], c)
+    w = freq * reap if u["slots_by"] == "reap_mass" else freq
+    score = reap if u["representative"] == "reap" else freq
+    clusters = np.unique(lab)
+    mass = np.array([w[live_i[lab == cl]].sum() for cl in clusters])
+    sizes = np.array([(lab == cl).sum() for cl in clusters])
+    slots = allocate_slots(mass, sizes, kg)
+    kept, members = [], {}
+    labels = np.full(n, -1)
+    labels[live_i] = lab
+    for cl, m in zip(clusters, slots):
+        mem = live_i[lab == cl]
+        ranked = mem[np.lexsort((mem, -score[mem]))]
+        chosen = ranked[:m]
+        for r in chosen:
+            kept.append(int(idx[r]))
+            members[int(idx[r])] = [(int(idx[r]), float(freq[r]))]
+        if len(chosen):
+            members[int(idx[chosen[0]])] += [(int(idx[x]), float(freq[x])) for x in ranked[m:]]
+    return sorted(kept), members, labels
+
+
 def select_block(method: str, k: int, stats: ExpertStats, li: int, *, n_group: int = 1,
                  views: Mapping[str, float] | None = None, rep_rule: str = "frequency",
-                 weights: torch.Tensor | None = None, seed: int = 0) -> tuple[list[int], dict, np.ndarray]:
+                 weights: torch.Tensor | None = None, seed: int = 0,
+                 usage: Mapping | None = None) -> tuple[list[int], dict, np.ndarray]:
     """Kept experts of block ``li``: (kept sorted, members {kept: [(member, weight)]}, labels [E]).
 
-    Methods: ``cluster`` (this module), ``frequency`` (top-k routing frequency), ``reap``
+    Methods: ``cluster`` (this module), ``usage_cluster`` (usage-aware, :func:`usage_cluster`
+    with ``usage`` settings), ``frequency`` (top-k routing frequency), ``reap``
     (top-k REAP saliency), ``random`` (seeded). Group-limited routing: selection happens per
     group with k / n_group each.
 
@@ -143,7 +236,8 @@ def select_block(method: str, k: int, stats: ExpertStats, li: int, *, n_group: i
         raise ValueError(f"kept count {k} is not divisible by n_group={n_group}")
     freq = stats.frequency[li].numpy()
     size, kg = E // n_group, k // n_group
-    dist = combined_distance(views or {"act": 1.0}, stats, li, weights) if method == "cluster" else None
+    dist = combined_distance(views or {"act": 1.0}, stats, li, weights) if method in ("cluster", "usage_cluster") \
+        else None
     rng = np.random.default_rng(seed * 1000 + li)
     kept, members, labels = [], {}, np.full(E, -1)
     for g in range(n_group):
@@ -155,6 +249,11 @@ def select_block(method: str, k: int, stats: ExpertStats, li: int, *, n_group: i
             kept += [int(idx[i]) for i in kk]
             members.update({int(idx[r]): [(int(idx[m]), w) for m, w in ms] for r, ms in mm.items()})
             labels[idx] = lab + g * size
+        elif method == "usage_cluster":
+            kk, mm, lab = usage_cluster(idx, kg, dist[np.ix_(idx, idx)], freq[idx], stats.reap[li].numpy()[idx], usage)
+            kept += kk
+            members.update(mm)
+            labels[idx] = np.where(lab >= 0, lab + g * size, -1)
         else:
             score = {"frequency": freq[idx], "reap": stats.reap[li].numpy()[idx],
                      "random": rng.random(size)}[method]

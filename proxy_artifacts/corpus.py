@@ -5,11 +5,17 @@ Nothing is downloaded. Three categories, each a deterministic list of documents:
 - ``text``: docstrings of Python standard-library modules (English prose), read with ``ast``
   from the running interpreter's stdlib sources (``sysconfig.get_paths()["stdlib"]``).
 - ``code``: the Python source of stdlib modules (comments and docstrings included).
-- ``arithmetic``: generated problems ``"Q: 17+8=? A: 25"`` (``+ -`` on operands 0..20), a verifiable task for the RL work that follows: :func:`check_answer` grades a
+- ``reverse`` (the default verifiable task, :data:`TASK`): ``"Q: rev(word)=? A: drow"`` with
+  2-5 random lowercase letters; chosen because the tiny base learns it in a few hundred CPU
+  steps and generalises to unseen words (arithmetic on operands 0..20 did not generalise to
+  held-out operand pairs within the budget: 7% after 600 steps).
+- ``arithmetic`` (kept as an optional category): generated problems ``"Q: 17+8=? A: 25"`` (``+ -`` on operands 0..20), a verifiable task for the RL work that follows: :func:`check_answer` grades a
   completion exactly.
 
 Modules are split by a hash of their name into ``train`` and ``heldout`` (disjoint), and
-arithmetic problems by seed, so held-out evaluation never sees training documents.
+arithmetic problems by a hash of the problem itself (``a op b``, 20% held out), so held-out
+evaluation (loss windows and the exact-match task) never sees a training document or problem:
+task accuracy measures generalisation to unseen operand pairs, not recall.
 The byte-level tokenizer (:func:`build_tokenizer`) has 256 byte tokens and 3 specials.
 """
 
@@ -24,7 +30,9 @@ from pathlib import Path
 
 import torch
 
-CATEGORIES = ("text", "code", "arithmetic")
+CATEGORIES = ("text", "code", "reverse")
+TASK = "reverse"  # the verifiable task of the default base (a category of CATEGORIES)
+ALL_CATEGORIES = ("text", "code", "reverse", "arithmetic")
 SPECIALS = ("<pad>", "<s>", "</s>")
 _ARITH_RE = re.compile(r"Q: (-?\d+)([+\-*])(-?\d+)=\? A: (-?\d+)")
 
@@ -59,19 +67,68 @@ def _docstrings(src: str) -> list[str]:
 ARITH_MAX_OPERAND = 20  # small enough for the tiny default base to learn the task in minutes
 
 
-def arithmetic_problem(rng: random.Random, max_operand: int = ARITH_MAX_OPERAND) -> tuple[str, int]:
-    """One problem ``"Q: a<op>b=? A: "`` (op in + -, a, b in [0, max_operand]) and its integer answer."""
-    a, b = rng.randint(0, max_operand), rng.randint(0, max_operand)
-    op = rng.choice("+-")
+ARITH_HELDOUT_SHARE = 0.2
+REVERSE_LEN = (2, 5)  # word lengths of the reversal task
+_REVERSE_RE = re.compile(r"Q: rev\(([a-z]+)\)=\? A: ")
+
+
+def reverse_problem(rng: random.Random, split: str | None = None, lengths: tuple[int, int] = REVERSE_LEN
+                    ) -> tuple[str, str]:
+    """One reversal problem ``"Q: rev(word)=? A: "`` and its answer (the word reversed).
+
+    ``word``: ``lengths[0]..lengths[1]`` random lowercase letters; ``split`` (train / heldout):
+    draw until the word belongs to that split (sha256 of the word, 20% held out), so a held-out
+    problem's word never occurs in training.
+    """
+    while True:
+        w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(*lengths)))
+        if split is None or _split_of(f"rev:{w}", ARITH_HELDOUT_SHARE) == split:
+            return f"Q: rev({w})=? A: ", w[::-1]
+
+
+def arithmetic_split(a: int, op: str, b: int) -> str:
+    """``train`` or ``heldout`` for the problem ``a op b`` (sha256 of ``"a op b"``, 20% held out)."""
+    return _split_of(f"arith:{a}{op}{b}", ARITH_HELDOUT_SHARE)
+
+
+def arithmetic_problem(rng: random.Random, max_operand: int = ARITH_MAX_OPERAND,
+                       split: str | None = None) -> tuple[str, int]:
+    """One problem ``"Q: a<op>b=? A: "`` (op in + -, a, b in [0, max_operand]) and its integer answer.
+
+    ``split`` (``train`` / ``heldout``): draw until the problem belongs to that split
+    (:func:`arithmetic_split`); None: any problem.
+    """
+    while True:
+        a, b = rng.randint(0, max_operand), rng.randint(0, max_operand)
+        op = rng.choice("+-")
+        if split is None or arithmetic_split(a, op, b) == split:
+            break
     ans = a + b if op == "+" else a - b if op == "-" else a * b
     return f"Q: {a}{op}{b}=? A: ", ans
 
 
+def task_problem(rng: random.Random, split: str | None = None) -> tuple[str, str]:
+    """A problem of the verifiable task of the default base (:data:`TASK`): (prompt, answer text)."""
+    if TASK == "reverse":
+        return reverse_problem(rng, split)
+    q, a = arithmetic_problem(rng, split=split)
+    return q, str(a)
+
+
 def check_answer(prompt: str, completion: str) -> bool:
-    """Verifiable reward: True iff ``completion`` starts with the exact answer of ``prompt``."""
+    """Verifiable reward: True iff ``completion`` starts with the exact answer of ``prompt``
+    (reversal: the reversed word followed by a non-letter or the end; arithmetic: the integer).
+
+    Raises:
+        ValueError: ``prompt`` is neither a reversal nor an arithmetic prompt.
+    """
+    m = _REVERSE_RE.match(prompt)
+    if m:
+        want = m.group(1)[::-1]
+        return completion.startswith(want) and not completion[len(want): len(want) + 1].isalpha()
     m = re.match(r"Q: (\d+)([+\-*])(\d+)=\? A: ", prompt)
     if not m:
-        raise ValueError(f"not an arithmetic prompt: {prompt!r}")
+        raise ValueError(f"not a task prompt (reversal or arithmetic): {prompt!r}")
     a, op, b = int(m.group(1)), m.group(2), int(m.group(3))
     ans = a + b if op == "+" else a - b if op == "-" else a * b
     got = re.match(r"\s*(-?\d+)", completion)
@@ -84,17 +141,17 @@ def documents(category: str, split: str, max_chars: int, seed: int = 0) -> list[
     Raises:
         ValueError: unknown category or split.
     """
-    if category not in CATEGORIES:
-        raise ValueError(f"unknown corpus category {category!r}; known: {CATEGORIES}")
+    if category not in ALL_CATEGORIES:
+        raise ValueError(f"unknown corpus category {category!r}; known: {ALL_CATEGORIES}")
     if split not in ("train", "heldout"):
         raise ValueError(f"unknown split {split!r}; known: train, heldout")
     out, total = [], 0
-    if category == "arithmetic":
-        rng = random.Random(f"arith-{split}-{seed}")
+    if category in ("arithmetic", "reverse"):
+        rng = random.Random(f"{category[:5]}-{split}-{seed}")
         while total < max_chars:
             lines = []
             for _ in range(8):
-                q, a = arithmetic_problem(rng)
+                q, a = arithmetic_problem(rng, split=split) if category == "arithmetic" else reverse_problem(rng, split)
                 lines.append(f"{q}{a}")
             doc = "\n".join(lines) + "\n"
             out.append(doc)

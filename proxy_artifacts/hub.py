@@ -10,21 +10,38 @@ to the offline stand-in the tests use.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .checkpoint import verify_lineage
+
+_REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_REVISION = re.compile(r"^[A-Za-z0-9._/-]+$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
     """``"org/name@rev"`` -> ("org/name", "rev"); no ``@``: revision None.
 
     Raises:
-        ValueError: not of the form ``owner/name[@revision]``.
+        ValueError: not of the form ``owner/name[@revision]`` (owner and name of letters, digits,
+            ``._-``; a revision of letters, digits, ``._/-``: e.g. ``org/p@@x`` is refused).
     """
-    repo, _, rev = spec.partition("@")
-    if repo.count("/") != 1 or not all(repo.split("/")) or (_ and not rev):
+    repo, at, rev = spec.partition("@")
+    parts = repo.split("/")
+    if len(parts) != 2 or not all(_REPO_PART.match(p) for p in parts) or (at and not _REVISION.match(rev)):
         raise ValueError(f"bad proxy spec {spec!r}; expected owner/name[@revision]")
     return repo, rev or None
+
+
+def is_pinned(revision: str | None) -> bool:
+    """True iff ``revision`` is a full 40-hex commit sha (branches and tags move)."""
+    return bool(revision) and bool(_COMMIT.match(revision))
+
+
+def _hub_error(action: str, target: str, exc: Exception) -> ValueError:
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return ValueError(f"{action} {target}: {type(exc).__name__}: {first}")
 
 
 def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, token: str | None = None,
@@ -37,29 +54,48 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
     """
     from huggingface_hub import HfApi
 
+    from huggingface_hub.errors import HfHubHTTPError
+
     folder = Path(folder)
     lin = verify_lineage(folder)
+    parse_spec(repo_id)
     api = HfApi(endpoint=endpoint, token=token)
-    api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
-    info = api.upload_folder(
-        repo_id=repo_id, folder_path=str(folder), repo_type="model",
-        commit_message=commit_message or f"proxy of {lin['base_model_id']} (keep {lin['keep_ratio']}, {lin['method']})",
-    )
+    try:
+        api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
+        info = api.upload_folder(
+            repo_id=repo_id, folder_path=str(folder), repo_type="model",
+            commit_message=commit_message or f"proxy of {lin['base_model_id']} (keep {lin['keep_ratio_effective']}, "
+                                             f"{lin['method']})",
+        )
+    except (HfHubHTTPError, OSError) as exc:
+        raise _hub_error("publish to", repo_id, exc) from exc
     return info.oid
 
 
 def pull(spec: str, *, endpoint: str | None = None, token: str | None = None, cache_dir: str | Path | None = None,
-         expect_base: str | None = None) -> Path:
+         expect_base: str | None = None, allow_unpinned: bool = False) -> Path:
     """Download ``owner/name@revision`` into the Hub cache and verify its lineage; returns the folder.
 
+    The revision must be a full commit sha (:func:`is_pinned`) unless ``allow_unpinned``: a
+    branch or tag can move between two pulls, so an unpinned pull is not reproducible.
+
     Raises:
-        ValueError: bad spec, or the downloaded files do not match ``lineage.json``.
+        ValueError: bad or unpinned spec; the Hub refused or could not be reached (repository or
+            revision not found, HTTP or connection error: one line naming the spec); the
+            downloaded files do not match ``lineage.json``.
         FileNotFoundError: the snapshot has no lineage.json.
     """
     from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError
 
     repo, rev = parse_spec(spec)
-    path = Path(snapshot_download(repo_id=repo, revision=rev, repo_type="model", endpoint=endpoint, token=token,
-                                  cache_dir=str(cache_dir) if cache_dir else None))
+    if not allow_unpinned and not is_pinned(rev):
+        raise ValueError(f"unpinned proxy spec {spec!r}: give owner/name@<40-hex commit sha> "
+                         "(or allow_unpinned / --allow-unpinned)")
+    try:
+        path = Path(snapshot_download(repo_id=repo, revision=rev, repo_type="model", endpoint=endpoint, token=token,
+                                      cache_dir=str(cache_dir) if cache_dir else None))
+    except (HfHubHTTPError, OSError) as exc:
+        raise _hub_error("pull", spec, exc) from exc
     verify_lineage(path, expect_base)
     return path

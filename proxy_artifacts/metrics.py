@@ -4,7 +4,8 @@ Per proxy: parameters and bytes before/after; held-out cross-entropy (nats/token
 next-token accuracy of base and proxy (overall and per category); KL(p_base || p_proxy) of the
 next-token distributions (nats/token, mean over tokens); routing entropy (entropy of the expert
 load distribution per MoE layer, mean over layers, nats; maximum log E); and, when an
-arithmetic category is present, exact-match accuracy of greedy answers (the verifiable task).
+tokenizer is present, exact-match accuracy of greedy answers on held-out problems of the
+verifiable task (:data:`corpus.TASK`).
 """
 
 from __future__ import annotations
@@ -62,22 +63,44 @@ def kl_divergence(base_logits: torch.Tensor, proxy_logits: torch.Tensor) -> floa
     return float((lp.exp() * (lp - lq)).sum(-1).mean())
 
 
+def task_prompts(n: int, seed: int = 1234, split: str = "heldout") -> list[str]:
+    """``n`` prompts of the verifiable task of ``split`` (default: held-out problems, never trained on)."""
+    rng = random.Random(f"task-eval-{seed}")
+    return [corpus.task_problem(rng, split=split)[0] for _ in range(n)]
+
+
 @torch.no_grad()
-def arithmetic_accuracy(model, tokenizer, n: int, seed: int = 1234, max_new: int = 6) -> float:
-    """Exact-match rate of greedy answers to ``n`` held-out arithmetic prompts (corpus.check_answer)."""
-    rng = random.Random(f"arith-eval-{seed}")
-    ok = 0
-    for _ in range(n):
-        q, _ = corpus.arithmetic_problem(rng)
-        ids = torch.tensor([tokenizer.encode(q, add_special_tokens=False)])
+def greedy_completions(model, tokenizer, prompts: list[str], max_new: int = 5) -> list[str]:
+    """Greedy completions (decoded text, cut after the first newline) of ``prompts``.
+
+    Prompts of equal token length are decoded together as one batch (no padding, so no
+    attention-mask or position subtleties); ``max_new`` tokens at most per prompt.
+    """
+    enc = [tokenizer.encode(p, add_special_tokens=False) for p in prompts]
+    out: list[str] = [""] * len(prompts)
+    by_len: dict[int, list[int]] = {}
+    for i, e in enumerate(enc):
+        by_len.setdefault(len(e), []).append(i)
+    for L, idx in by_len.items():
+        ids = torch.tensor([enc[i] for i in idx])
         for _ in range(max_new):
-            nxt = model(input_ids=ids, use_cache=False).logits[0, -1].argmax()
-            ids = torch.cat([ids, nxt.view(1, 1)], 1)
-            if tokenizer.decode(nxt.view(1)) == "\n":
-                break
-        comp = tokenizer.decode(ids[0, len(tokenizer.encode(q, add_special_tokens=False)):])
-        ok += corpus.check_answer(q, comp)
-    return ok / n
+            nxt = model(input_ids=ids, use_cache=False).logits[:, -1].argmax(-1)
+            ids = torch.cat([ids, nxt[:, None]], 1)
+        for row, i in zip(ids[:, L:].tolist(), idx):
+            out[i] = tokenizer.decode(row).split("\n")[0]
+    return out
+
+
+@torch.no_grad()
+def task_accuracy(model, tokenizer, n: int, seed: int = 1234, max_new: int = 8) -> float:
+    """Exact-match rate of greedy answers to ``n`` held-out task prompts (corpus.check_answer).
+
+    The problems come from the held-out split of :func:`corpus.task_problem`: words (or operand
+    pairs) never seen in training.
+    """
+    prompts = task_prompts(n, seed)
+    comps = greedy_completions(model, tokenizer, prompts, max_new)
+    return sum(corpus.check_answer(q, c) for q, c in zip(prompts, comps)) / n
 
 
 class BaseReference:
@@ -87,14 +110,14 @@ class BaseReference:
         windows: {category: int64 [N, S]}.
     """
 
-    def __init__(self, base, tokenizer, windows: dict[str, torch.Tensor], batch_size: int = 16, arith_n: int = 0):
-        self.windows, self.bs, self.tok, self.arith_n = windows, batch_size, tokenizer, arith_n
+    def __init__(self, base, tokenizer, windows: dict[str, torch.Tensor], batch_size: int = 16, task_n: int = 0):
+        self.windows, self.bs, self.tok, self.task_n = windows, batch_size, tokenizer, task_n
         self.logits, self.counts = {}, None
         for c, ids in windows.items():
             self.logits[c], cnt = _routing_counts(base, ids, batch_size)
             self.counts = cnt if self.counts is None else [a + b for a, b in zip(self.counts, cnt)]
         self.params, self.bytes = param_count(base), param_bytes(base)
-        self.arith = arithmetic_accuracy(base, tokenizer, arith_n) if arith_n and tokenizer is not None else None
+        self.task_acc = task_accuracy(base, tokenizer, task_n) if task_n and tokenizer is not None else None
         self.num_experts = moe_blocks(base, adapter_for(base.config))[0].router.num_experts
 
 
@@ -125,7 +148,7 @@ def evaluate(ref: BaseReference, proxy) -> dict:
                 "routing_entropy_proxy": round(routing_entropy(counts), 5),
                 "routing_entropy_max_base": round(math.log(ref.num_experts), 5),
                 "routing_entropy_max_proxy": round(math.log(counts[0].numel()), 5)})
-    if ref.arith is not None:
-        out["arith_acc_base"] = round(ref.arith, 4)
-        out["arith_acc_proxy"] = round(arithmetic_accuracy(proxy, ref.tok, ref.arith_n), 4)
+    if ref.task_acc is not None:
+        out["task_acc_base"] = round(ref.task_acc, 4)
+        out["task_acc_proxy"] = round(task_accuracy(proxy, ref.tok, ref.task_n), 4)
     return out

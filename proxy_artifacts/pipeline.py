@@ -114,7 +114,8 @@ def select(model, stats: ExpertStats, ratio: float, pp: dict, method: str | None
     cfg = model.config
     E = expert_count(cfg, a)
     G = int(getattr(cfg, a.group_keys[0], 1) or 1) if a.group_keys else 1
-    k = keep_count(E, ratio, int(cfg.num_experts_per_tok), G, pp.get("new_top_k"))
+    TG = int(getattr(cfg, a.group_keys[1], 1) or 1) if len(a.group_keys) > 1 else None
+    k = keep_count(E, ratio, int(cfg.num_experts_per_tok), G, pp.get("new_top_k"), TG)
     method = method or pp["method"]
     blocks = moe_blocks(model, a)
     if [b.name for b in blocks] != stats.blocks:
@@ -125,7 +126,7 @@ def select(model, stats: ExpertStats, ratio: float, pp: dict, method: str | None
         w = expert_weight_features(b.experts, a) if views.get("weights", 0) > 0 else None
         ks, mem, labels = select_block(method, k, stats, li, n_group=G, views=views,
                                        rep_rule=pp.get("representative", "frequency"), weights=w,
-                                       seed=pp.get("seed", 0) if seed is None else seed)
+                                       seed=pp.get("seed", 0) if seed is None else seed, usage=pp.get("usage"))
         kept[b.name], members[b.name] = ks, [mem[x] for x in ks]
         rows += cluster_rows(b.name, b.layer, labels, ks, method, ratio, stats.frequency[li].numpy())
     return kept, members, rows, k
@@ -148,7 +149,7 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
         raise ValueError(f"statistics were collected on {meta['model_id']}, base is {model_id}")
     kept, members, rows, k = select(model, stats, ratio, pp)
     E = expert_count(model.config, adapter_for(model.config))
-    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("arith_problems", 0)) \
+    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("task_problems", 0)) \
         if metrics_path else None
     proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"),
                         merge=members if pp.get("merge") else None)
@@ -156,14 +157,46 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
     sha = stats_sha256(stats_dir)
     lineage = {"base_model_id": model_id, "base_revision": revision, "family": adapter_for(model.config).family,
                "stats_sha256": sha, "stats_categories": pp.get("categories", "all"), "method": pp["method"],
-               "keep_ratio": ratio, "experts_base": E, "experts_kept": k,
+               "keep_ratio_requested": ratio, "keep_ratio_effective": round(k / E, 6),
+               "experts_base": E, "experts_kept": k,
+               "mtp_layers_base": max([int(getattr(model.config, key, 0) or 0)
+                                       for key in adapter_for(model.config).mtp_keys], default=0),
                "num_experts_per_tok": int(proxy.config.num_experts_per_tok), "params": pp}
     out_dir = Path(out_dir)
     write_proxy(proxy, tok, out_dir / "model", kept, lineage, metrics)
     write_parquet(out_dir / "expert_clusters.parquet", to_table("expert_clusters", rows))
     if metrics_path:
-        atomic_write_json(metrics_path, {"keep_ratio": ratio, "method": pp["method"], **metrics}, indent=1)
+        atomic_write_json(metrics_path, {"keep_ratio": ratio, "keep_ratio_effective": round(k / E, 6),
+                                         "method": pp["method"], **metrics}, indent=1)
     return metrics or {}
+
+
+def compare_winner(summary: dict, ratios, names, reference_ratio: float | None = None) -> dict:
+    """The selection winner: lowest held-out loss at ``reference_ratio`` (default: the largest
+    ratio; ties: higher task accuracy, then the name), its loss ratio to the base and task-accuracy
+    gap (points) at every ratio, and the per-ratio winners (lowest held-out loss at that ratio).
+
+    Raises:
+        ValueError: ``reference_ratio`` is not one of ``ratios``.
+    """
+    ref = max(ratios) if reference_ratio is None else reference_ratio
+    if ref not in ratios:
+        raise ValueError(f"compare reference ratio {ref} is not one of {list(ratios)}")
+    base = summary["base"]
+
+    def key(n, r):
+        row = summary[f"r{r}/{n}"]
+        return (row["heldout_loss_proxy"], -row.get("task_acc_proxy", 0.0), n)
+
+    best = min(names, key=lambda n: key(n, ref))
+    out = {"method": best, "reference_ratio": ref, "rule": "lowest held-out loss at the reference ratio",
+           "per_ratio": {f"r{r}": min(names, key=lambda n: key(n, r)) for r in ratios}}
+    for r in ratios:
+        row = summary[f"r{r}/{best}"]
+        out[f"r{r}"] = {"loss_ratio_to_base": round(row["heldout_loss_proxy"] / base["heldout_loss"], 4),
+                        "task_acc_gap_points": None if base.get("task_acc") is None else
+                        round(100 * (base["task_acc"] - row.get("task_acc_proxy", 0.0)), 2)}
+    return out
 
 
 def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: str | Path,
@@ -177,7 +210,7 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
     torch.set_num_threads(int(pp.get("threads", 1)))
     model, tok, model_id, revision = load_base(base_ref, params["model"].get("revision"))
     stats, meta = load_stats(stats_dir, pp.get("categories", "all"))
-    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("arith_problems", 0))
+    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("task_problems", 0))
     sha = stats_sha256(stats_dir)
     E = expert_count(model.config, adapter_for(model.config))
     rows, summary = [], {}
@@ -186,7 +219,8 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
             seeds = cp["random_seeds"] if m["method"] == "random" else [pp.get("seed", 0)]
             accum = []
             for seed in seeds:
-                mp = dict(pp, views=m.get("views", pp.get("views")))
+                mp = dict(pp, views=m.get("views", pp.get("views")), usage={**(pp.get("usage") or {}),
+                                                                            **(m.get("usage") or {})})
                 kept, _, _, k = select(model, stats, ratio, mp, method=m["method"], seed=seed)
                 proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"))
                 r = evaluate(ref, proxy)
@@ -196,10 +230,15 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
             key = f"r{ratio}/{m['name']}"
             summary[key] = {f: round(sum(a[f] for a in accum) / len(accum), 6) for f in
                             ("heldout_loss_proxy", "next_token_acc_proxy", "kl_base_to_proxy",
-                             "routing_entropy_proxy", "arith_acc_proxy", "params_proxy") if f in accum[0]}
+                             "routing_entropy_proxy", "task_acc_proxy", "params_proxy")
+                            + tuple(f"heldout_loss_proxy/{c}" for c in corpus.CATEGORIES)
+                            + tuple(f"kl_base_to_proxy/{c}" for c in corpus.CATEGORIES) if f in accum[0]}
     summary["base"] = {"heldout_loss": rows[0]["heldout_loss_base"], "next_token_acc": rows[0]["next_token_acc_base"],
                        "routing_entropy": rows[0]["routing_entropy_base"], "params": rows[0]["params_base"],
-                       "arith_acc": rows[0].get("arith_acc_base")}
+                       "task_acc": rows[0].get("task_acc_base"),
+                       **{f"heldout_loss/{c}": rows[0][f"heldout_loss_base/{c}"] for c in corpus.CATEGORIES}}
+    summary["winner"] = compare_winner(summary, cp["keep_ratios"], [m["name"] for m in cp["methods"]],
+                                       cp.get("reference_ratio"))
     write_parquet(out_table, to_table("proxies", rows))
     atomic_write_json(metrics_path, summary, indent=1)
     return rows

@@ -6,7 +6,8 @@ adapter row (incl. gpt-oss biases), the router weight, router bias and DeepSeek'
 (``num_experts`` / ``num_local_experts`` / ``n_routed_experts``) and optionally
 ``num_experts_per_tok``. Backbone, shared experts and dense layers are untouched.
 Known faults of earlier tools (DESIGN.md §5) are guarded here: ratios that floor to zero,
-counts below top-k, group counts that no longer divide, unsliced biases.
+counts below top-k, group counts that no longer divide, groups too small for
+``ceil(top_k / topk_group)``, unsliced biases, MTP layers declared but absent.
 """
 
 from __future__ import annotations
@@ -22,15 +23,32 @@ from torch import nn
 from .adapters import MoEAdapter, adapter_for, expert_count, moe_blocks
 
 
-def keep_count(num_experts: int, ratio: float, top_k: int, n_group: int = 1, new_top_k: int | None = None) -> int:
-    """Experts kept in one layer: ``max(floor(E * ratio), top_k)``, rounded up to a multiple of
-    ``n_group`` with >= 2 per group when ``n_group > 1`` (DeepSeek group score = top-2 sum).
+def min_per_group(top_k: int, topk_group: int | None) -> int:
+    """Least kept experts per group under group-limited routing: ``max(2, ceil(top_k / topk_group))``.
 
-    ``new_top_k`` (an explicit top-k reduction) replaces ``top_k`` as the lower bound.
+    DeepSeek-V3 scores a group by the sum of its top-2 choice scores (so >= 2 per group), then
+    takes ``top_k`` experts from the ``topk_group`` chosen groups only: with fewer than
+    ``ceil(top_k / topk_group)`` experts per group, top-k would have to pick masked (-inf)
+    experts outside the chosen groups (DeepSeek-V3 ``DeepseekV3TopkRouter.get_topk_indices``).
+    ``topk_group`` None (not known): only the top-2 floor.
+    """
+    if topk_group is None:
+        return 2
+    return max(2, int(math.ceil(top_k / max(1, int(topk_group)))))
+
+
+def keep_count(num_experts: int, ratio: float, top_k: int, n_group: int = 1, new_top_k: int | None = None,
+               topk_group: int | None = None) -> int:
+    """Experts kept in one layer: ``max(floor(E * ratio), top_k)``; with group-limited routing
+    (``n_group > 1``) rounded up to a multiple of ``n_group`` with at least
+    :func:`min_per_group` (``max(2, ceil(top_k / topk_group))``) experts in every group.
+
+    ``new_top_k`` (an explicit top-k reduction) replaces ``top_k`` as the lower bound. The result
+    can exceed ``E * ratio`` (record it as the effective ratio ``k / E``).
 
     Raises:
         ValueError: ratio outside (0, 1]; non-positive counts; the result exceeds ``num_experts``
-            (only possible when the group or top-k floor cannot be met).
+            (the group or top-k floor cannot be met; the message names the floor).
     """
     if not (isinstance(ratio, (int, float)) and 0.0 < ratio <= 1.0):
         raise ValueError(f"keep ratio must be in (0, 1], got {ratio!r}")
@@ -41,8 +59,14 @@ def keep_count(num_experts: int, ratio: float, top_k: int, n_group: int = 1, new
         raise ValueError(f"new_top_k must be in [1, {top_k}], got {new_top_k}")
     k = max(int(math.floor(num_experts * ratio + 1e-9)), floor_k, 1)
     if n_group > 1:
-        k = max(k, 2 * n_group)
+        per = min_per_group(floor_k, topk_group)
+        k = max(k, per * n_group)
         k = int(math.ceil(k / n_group) * n_group)
+        if k > num_experts:
+            raise ValueError(
+                f"group-limited routing needs >= {per} kept experts in each of {n_group} groups "
+                f"(max(2, ceil(top_k={floor_k} / topk_group={topk_group}))) = {per * n_group}, "
+                f"but the layer has only {num_experts}")
     if k > num_experts:
         raise ValueError(
             f"cannot keep {k} of {num_experts} experts (ratio {ratio}, top_k {floor_k}, n_group {n_group})"
@@ -50,23 +74,29 @@ def keep_count(num_experts: int, ratio: float, top_k: int, n_group: int = 1, new
     return k
 
 
-def _check_kept(kept: Sequence[int], num_experts: int, n_group: int, name: str) -> list[int]:
+def _check_kept(kept: Sequence[int], num_experts: int, n_group: int, name: str, top_k: int = 1,
+                topk_group: int | None = None) -> list[int]:
     kept = sorted(int(i) for i in kept)
     if len(set(kept)) != len(kept) or not kept or kept[0] < 0 or kept[-1] >= num_experts:
         raise ValueError(f"{name}: kept experts {kept} are not distinct indices in [0, {num_experts})")
     if n_group > 1:
         size = num_experts // n_group
         per_group = [sum(1 for i in kept if i // size == g) for g in range(n_group)]
-        if len(set(per_group)) != 1 or per_group[0] < 2:
+        need = min_per_group(top_k, topk_group)
+        if len(set(per_group)) != 1 or per_group[0] < need:
             raise ValueError(
-                f"{name}: group-limited routing needs the same number (>= 2) of kept experts in each of "
-                f"{n_group} groups, got {per_group}"
+                f"{name}: group-limited routing needs the same number (>= {need} = max(2, ceil(top_k={top_k} / "
+                f"topk_group={topk_group}))) of kept experts in each of {n_group} groups, got {per_group}"
             )
     return kept
 
 
 def _n_group(config, adapter: MoEAdapter) -> int:
     return int(getattr(config, adapter.group_keys[0], 1) or 1) if adapter.group_keys else 1
+
+
+def _topk_group(config, adapter: MoEAdapter) -> int | None:
+    return int(getattr(config, adapter.group_keys[1], 1) or 1) if len(adapter.group_keys) > 1 else None
 
 
 @torch.no_grad()
@@ -89,7 +119,9 @@ def prune_model(
             members' expert tensors (frequency-weighted merge, HC-SMoE §3.3); routers keep the
             representative's row.
 
-    Returns the same model, with ``config`` updated. Raises ValueError on a missing block,
+    Returns the same model, with ``config`` updated (expert count, top-k, and the row's MTP keys
+    set to 0: transformers v5 builds no MTP module, so the proxy holds none; the lineage records
+    the base's count as ``mtp_layers_base``). Raises ValueError on a missing block,
     bad indices, unequal counts across blocks (transformers builds every layer from one
     config count), or a broken group partition.
     """
@@ -113,7 +145,7 @@ def prune_model(
     if k < top_k:
         raise ValueError(f"keeping {k} experts per layer is below num_experts_per_tok={top_k}")
     for b in blocks:
-        idx_list = _check_kept(kept[b.name], E, n_group, b.name)
+        idx_list = _check_kept(kept[b.name], E, n_group, b.name, top_k, _topk_group(cfg, adapter))
         idx = torch.tensor(idx_list, dtype=torch.long)
         for pname in adapter.expert_params:
             old = getattr(b.experts, pname)
@@ -144,6 +176,9 @@ def prune_model(
         if getattr(cfg, key, None) is not None:
             setattr(cfg, key, k)
     cfg.num_experts_per_tok = top_k
+    for key in adapter.mtp_keys:  # transformers builds no MTP module: the proxy has none
+        if getattr(cfg, key, None):
+            setattr(cfg, key, 0)
     if hasattr(model, "num_experts"):
         model.num_experts = k
     if hasattr(model, "num_experts_per_tok"):

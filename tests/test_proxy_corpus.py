@@ -1,4 +1,4 @@
-"""Offline corpus, tokenizer and the verifiable arithmetic task."""
+"""Offline corpus, tokenizer and the verifiable tasks (reversal: the default; arithmetic)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,23 @@ def test_check_answer_grades_exactly():
         assert corpus.check_answer(q, f"{a}\nQ: 1+1=? A: 2")
         assert not corpus.check_answer(q, f"{a + 1}")
         assert not corpus.check_answer(q, "")
-    with pytest.raises(ValueError, match="not an arithmetic prompt"):
+    with pytest.raises(ValueError, match="not a task prompt"):
         corpus.check_answer("hello", "1")
+
+
+def test_reversal_task_grades_exactly_and_holds_out_words():
+    rng = random.Random(0)
+    for _ in range(50):
+        q, a = corpus.reverse_problem(rng)
+        w = q[len("Q: rev("):-len(")=? A: ")]
+        assert a == w[::-1] and 2 <= len(w) <= 5
+        assert corpus.check_answer(q, a) and corpus.check_answer(q, a + "\nQ: rev(ab)=? A: ba")
+        assert not corpus.check_answer(q, a + "x") and not corpus.check_answer(q, a[:-1]) and not corpus.check_answer(q, "")
+    train = {corpus.task_problem(random.Random(i), "train")[0] for i in range(300)}
+    held = {corpus.task_problem(random.Random(i), "heldout")[0] for i in range(300)}
+    assert not train & held  # a held-out word never appears in training
+    train_docs = "".join(corpus.documents("reverse", "train", 20000))
+    assert not any(q in train_docs for q in list(held)[:50])
 
 
 def test_splits_are_disjoint_and_deterministic():
@@ -36,7 +51,7 @@ def test_splits_are_disjoint_and_deterministic():
         tr = corpus.documents(cat, "train", 20000)
         ho = corpus.documents(cat, "heldout", 20000)
         assert tr == corpus.documents(cat, "train", 20000)
-        if cat != "arithmetic":  # generated problems may repeat by chance; modules may not
+        if cat not in ("arithmetic", "reverse"):  # generated problems may repeat by chance; modules may not
             assert not set(tr) & set(ho)
     with pytest.raises(ValueError, match="unknown corpus category"):
         corpus.documents("poetry", "train", 10)

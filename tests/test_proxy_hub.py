@@ -35,7 +35,7 @@ def proxy_dir(tmp_path):
     kept = {b.name: [0, 2, 5, 7] for b in moe_blocks(base, adapter_for(base.config))}
     proxy = prune_model(copy.deepcopy(base), kept)
     lineage = {"base_model_id": "local:test", "base_revision": "r0", "family": "qwen3_moe", "stats_sha256": "0" * 64,
-               "method": "frequency", "keep_ratio": 0.5, "experts_base": 8, "experts_kept": 4, "params": {}}
+               "method": "frequency", "keep_ratio_requested": 0.5, "keep_ratio_effective": 0.5, "experts_base": 8, "experts_kept": 4, "params": {}}
     return write_proxy(proxy, None, tmp_path / "proxy", kept, lineage, {"params_proxy": proxy.num_parameters()}), proxy
 
 
@@ -62,7 +62,8 @@ def test_pull_rejects_tampered_weights_and_wrong_base(proxy_dir, tmp_path):
     with HubStandIn() as hub:
         publish(folder, "passnet/p", endpoint=hub.endpoint, token=TOKEN)
         with pytest.raises(ValueError, match="base"):
-            pull("passnet/p", endpoint=hub.endpoint, token=TOKEN, cache_dir=tmp_path / "c1", expect_base="hf:x/y@1")
+            pull("passnet/p@main", endpoint=hub.endpoint, token=TOKEN, cache_dir=tmp_path / "c1", expect_base="hf:x/y@1",
+                 allow_unpinned=True)
         # a second commit replaces the lineage with one that names other weights
         lin = json.loads((folder / "lineage.json").read_text())
         lin["proxy_weights_sha256"] = "f" * 64

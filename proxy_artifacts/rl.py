@@ -1,0 +1,361 @@
+"""Short GRPO runs (TRL ``GRPOTrainer``) on the verifiable task, with injectable faults.
+
+One run = one model (the base or a proxy) x one fault switch (``none`` = healthy). Every run
+uses the same prompts, seed, group size and hyper-parameters, so base and proxy curves are
+comparable step by step. Reward: 1.0 when :func:`corpus.check_answer` accepts the completion
+(exact answer), else 0.0. KL to the reference (the starting model) with coefficient ``beta``.
+
+Per optimizer step the log (``steps.jsonl`` rows, :class:`StepLogger`) holds: reward, reward
+std, KL, policy loss, entropy (TRL's metrics), gradient norm (``grad_norm_trl``: total before
+clipping, from the Trainer; ``grad_norm_total`` and per module group ``embed``, ``attn``,
+``router``, ``experts``, ``norm``, ``lm_head``: after clipping, as the optimizer sees them), NaN and
+Inf counts in the gradients and in the loss, the parameter update norm ||theta_t - theta_{t-1}||
+(a snapshot of the weights is taken before each optimizer step: fine for the tiny default
+models, twice the weight memory for large ones), per-layer expert load (share of routed slots per
+expert in the training forward passes; summarised as max share and normalised entropy per
+layer), step time (ms) and memory (CUDA: peak allocated bytes; CPU: peak resident set size of
+the process, which only grows, plus the analytic training-state bytes).
+
+The fault catalog (:data:`FAULTS`), each a switch documented at its implementation:
+
+- ``logprob_bf16``: reduced log-prob precision in rollouts: the rollout-side (no-grad) forward
+  passes that give the old-policy and reference log-probs run under bfloat16 autocast, the
+  training forward in float32 (the mismatch reported for RL frameworks that sample in a lower
+  precision than they train).
+- ``skip_actor_update``: the actor update is omitted from ``fault_step`` on (gradients are
+  dropped before the optimizer step, so the policy stays where it was).
+- ``lr_spike``: the learning rate is multiplied by ``lr_spike_factor`` for ``lr_spike_steps``
+  steps from ``fault_step``.
+- ``fp16_no_loss_scaling``: from ``fault_step`` the training forward and backward run under
+  float16 autocast and the gradients are held in float16 (cast before the optimizer step), with
+  no loss scaler: small gradients underflow to 0, large ones overflow to Inf.
+- ``no_load_balancing``: the router load-balancing loss is disabled (``router_aux_loss_coef``
+  0) and the router learning rate raised by ``router_lr_factor`` (what an unbalanced run
+  needs to collapse within a short run).
+- ``swapped_operator``: the experts' SiLU is replaced by an implementation computed in
+  bfloat16 (``x * sigmoid(x)`` rounded), a numerically different kernel of the same function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from passnet_common.io import atomic_write_json, atomic_write_text
+
+from . import corpus
+from .adapters import adapter_for, moe_blocks
+
+FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
+          "swapped_operator")
+GROUPS = ("embed", "attn", "router", "experts", "norm", "lm_head", "other")
+
+
+def module_group(name: str) -> str:
+    """Module group of a parameter name (for per-group gradient norms)."""
+    if "embed_tokens" in name:
+        return "embed"
+    if "lm_head" in name:
+        return "lm_head"
+    if ".experts." in name or name.endswith((".gate_up_proj", ".down_proj")) and ".mlp." in name:
+        return "experts"
+    if ".mlp.gate." in name or ".mlp.router." in name:
+        return "router"
+    if "norm" in name:
+        return "norm"
+    if "self_attn" in name:
+        return "attn"
+    return "other"
+
+
+def reward_exact(prompts, completions, **kwargs) -> list[float]:
+    """GRPO reward: 1.0 for an exact answer (:func:`corpus.check_answer`), else 0.0."""
+    return [float(corpus.check_answer(p, c)) for p, c in zip(prompts, completions)]
+
+
+class BF16SiLU(torch.nn.Module):
+    """SiLU computed in bfloat16 and cast back: the ``swapped_operator`` fault's kernel."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xb = x.to(torch.bfloat16)
+        return (xb * torch.sigmoid(xb)).to(x.dtype)
+
+
+class StepLogger:
+    """``transformers.TrainerCallback`` logic: per-step signals and the gradient-side faults.
+
+    Built lazily as a subclass of ``TrainerCallback`` by :func:`_callback_class` so importing
+    this module does not import transformers' Trainer.
+    """
+
+
+def _callback_class():
+    from transformers import TrainerCallback
+
+    class _StepLogger(TrainerCallback, StepLogger):
+        def __init__(self, model, fault: str, fp: dict):
+            self.model, self.fault, self.fp = model, fault, fp
+            self.rows: list[dict] = []
+            self.cur: dict = {}
+            self.blocks = moe_blocks(model, adapter_for(model.config))
+            self.E = self.blocks[0].router.num_experts
+            self.load = [torch.zeros(self.E, dtype=torch.float64) for _ in self.blocks]
+            self.hooks = []
+            for i, b in enumerate(self.blocks):
+                def hook(mod, inp, out, i=i):
+                    if torch.is_grad_enabled():  # the training forward only, not rollouts
+                        self.load[i] += torch.bincount(out[2].reshape(-1).cpu(), minlength=self.E).double()
+                self.hooks.append(b.router.register_forward_hook(hook))
+            self.t0 = None
+            self.present = {module_group(n) for n, _ in model.named_parameters()}
+
+        def active(self, step: int) -> bool:
+            return step >= int(self.fp.get("fault_step", 0))
+
+        def on_step_begin(self, args, state, control, **kw):
+            self.t0 = time.perf_counter()
+            if self.fault == "fp16_no_loss_scaling":  # fp16 autocast of the training forward from fault_step
+                self.model._fault_on = self.active(state.global_step)
+            if torch.cuda.is_available():
+                torch.cuda.reset_peak_memory_stats()
+
+        def on_pre_optimizer_step(self, args, state, control, optimizer=None, **kw):
+            step = state.global_step
+            sq = {g: 0.0 for g in GROUPS}
+            nan = inf = 0
+            for name, p in self.model.named_parameters():
+                if p.grad is None:
+                    continue
+                g = p.grad
+                if self.fault == "fp16_no_loss_scaling" and self.active(step):
+                    g = g.to(torch.float16).to(p.grad.dtype)  # fp16 gradient storage, no scaler
+                    p.grad.copy_(g)
+                nan += int(torch.isnan(g).sum())
+                inf += int(torch.isinf(g).sum())
+                gf = torch.nan_to_num(g.float(), nan=0.0, posinf=0.0, neginf=0.0)
+                sq[module_group(name)] += float((gf * gf).sum())
+            self.cur = {"grad_norm_total": math.sqrt(sum(sq.values())),
+                        **{f"grad_norm/{g}": math.sqrt(v) for g, v in sq.items() if g in self.present},
+                        "grad_nan": nan, "grad_inf": inf}
+            self.snap = [p.detach().clone() for p in self.model.parameters()]
+            if self.fault == "skip_actor_update" and self.active(step):
+                self.model.zero_grad(set_to_none=True)  # AdamW skips parameters without gradients
+            if self.fault == "lr_spike" and optimizer is not None:
+                s0 = int(self.fp.get("fault_step", 0))
+                if s0 <= step < s0 + int(self.fp.get("lr_spike_steps", 2)):
+                    for grp in optimizer.param_groups:  # the scheduler resets lr at its next step
+                        grp["lr"] = grp["lr"] * float(self.fp.get("lr_spike_factor", 100.0))
+
+        def on_step_end(self, args, state, control, **kw):
+            dt = (time.perf_counter() - self.t0) * 1000 if self.t0 else float("nan")
+            if getattr(self, "snap", None) is not None:
+                upd = sum(float(((p.detach() - q).float() ** 2).sum()) for p, q in zip(self.model.parameters(), self.snap))
+                self.cur["update_norm"] = math.sqrt(upd) if math.isfinite(upd) else float("inf")
+                self.snap = None
+            loads = []
+            for c in self.load:
+                p = c / c.sum().clamp_min(1)
+                nz = p[p > 0]
+                loads.append({"max_share": round(float(p.max()), 6),
+                              "entropy_norm": round(float(-(nz * nz.log()).sum()) / math.log(self.E), 6),
+                              "load": [round(float(v), 5) for v in p]})
+                c.zero_()
+            if torch.cuda.is_available():
+                mem = int(torch.cuda.max_memory_allocated())
+            else:
+                import resource
+
+                mem = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+            self.cur.update({"step": state.global_step, "step_time_ms": round(dt, 2), "peak_memory_bytes": mem,
+                             "expert_load": loads})
+            self.rows.append(self.cur)
+            self.cur = {}
+
+        def on_log(self, args, state, control, logs=None, **kw):
+            if not logs or not self.rows:
+                return
+            row = self.rows[-1]
+            for key, name in (("reward", "reward"), ("reward_std", "reward_std"), ("kl", "kl"), ("loss", "loss"),
+                              ("policy_loss", "policy_loss"), ("entropy", "entropy"), ("grad_norm", "grad_norm_trl"),
+                              ("aux_loss", "aux_loss"), ("learning_rate", "lr")):
+                if key in logs and name not in row:
+                    v = float(logs[key])
+                    row[name] = v
+            row["loss_nonfinite"] = int(not math.isfinite(row.get("loss", 0.0)))
+
+        def close(self):
+            for h in self.hooks:
+                h.remove()
+
+    return _StepLogger
+
+
+@contextlib.contextmanager
+def _fault_context(model, fault: str):
+    """Model-side faults: rollout precision (no-grad forwards) and the swapped operator."""
+    saved = []
+    try:
+        if fault == "swapped_operator":
+            for b in moe_blocks(model, adapter_for(model.config)):
+                saved.append((b.experts, b.experts.act_fn))
+                b.experts.act_fn = BF16SiLU()
+        if fault in ("logprob_bf16", "fp16_no_loss_scaling"):
+            orig = model.forward
+
+            def fwd(*a, _orig=orig, **kw):
+                if fault == "logprob_bf16" and not torch.is_grad_enabled():
+                    with torch.autocast(device_type=model.device.type, dtype=torch.bfloat16):
+                        return _orig(*a, **kw)
+                if fault == "fp16_no_loss_scaling" and torch.is_grad_enabled() and getattr(model, "_fault_on", False):
+                    with torch.autocast(device_type=model.device.type, dtype=torch.float16):
+                        out = _orig(*a, **kw)
+                    return out
+                return _orig(*a, **kw)
+
+            model.forward = fwd
+            saved.append((model, None))
+        yield model
+    finally:
+        for obj, old in saved:
+            if old is None:
+                del obj.forward
+            else:
+                obj.act_fn = old
+
+
+def state_bytes(model, optimizer_states: int = 2, with_reference: bool = True) -> int:
+    """Analytic bytes of a GRPO training state: weights + gradients + Adam moments (+ reference copy)."""
+    p = sum(t.numel() * t.element_size() for t in {id(t): t for t in model.parameters()}.values())
+    return p * (2 + optimizer_states + (1 if with_reference else 0))
+
+
+def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | None = None) -> dict:
+    """One GRPO run of the model in ``model_dir`` with ``fault`` (``none``: healthy).
+
+    Args:
+        gp: the ``proxy.grpo`` params (steps, prompts_per_step, num_generations, lr, beta,
+            max_completion_length, temperature, seed, threads, aux_loss_coef, fault settings).
+
+    Returns {"fault", "steps": [row per optimizer step], "task_acc_before", "task_acc_after",
+    "params", "state_bytes", "setup_s"}.
+
+    Raises:
+        ValueError: unknown fault.
+    """
+    if fault not in FAULTS:
+        raise ValueError(f"unknown fault {fault!r}; known: {FAULTS}")
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    from .metrics import task_accuracy
+    from .prune import param_count
+
+    t_setup = time.perf_counter()
+    torch.set_num_threads(int(gp.get("threads", 1)))
+    seed = int(gp.get("seed", 0))
+    torch.manual_seed(seed)
+    random.seed(seed)
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    aux = 0.0 if fault == "no_load_balancing" else float(gp.get("aux_loss_coef", 0.01))
+    model.config.router_aux_loss_coef = aux
+    n_eval = int(gp.get("eval_problems", 64))
+    model.eval()
+    acc_before = task_accuracy(model, tok, n_eval, seed=4321)
+    rng = random.Random(f"grpo-{seed}")
+    n_prompts = int(gp["steps"]) * int(gp["prompts_per_step"])
+    prompts = [corpus.task_problem(rng, split="train")[0] for _ in range(n_prompts)]
+    G = int(gp["num_generations"])
+    tmp = tempfile.mkdtemp(prefix="grpo-")
+    cfg = GRPOConfig(
+        output_dir=tmp, max_steps=int(gp["steps"]), per_device_train_batch_size=int(gp["prompts_per_step"]) * G,
+        num_generations=G, max_completion_length=int(gp["max_completion_length"]), learning_rate=float(gp["lr"]),
+        lr_scheduler_type="constant", warmup_steps=0, beta=float(gp["beta"]), num_iterations=2,
+        temperature=float(gp.get("temperature", 1.0)), logging_steps=1, report_to=[], save_strategy="no",
+        use_cpu=not torch.cuda.is_available(), bf16=False, fp16=False, seed=seed, data_seed=seed,
+        dataloader_num_workers=0, disable_tqdm=True, max_grad_norm=float(gp.get("max_grad_norm", 1.0)),
+        router_aux_loss_coef=aux, shuffle_dataset=False, log_completions=False,
+    )
+    logger = _callback_class()(model, fault, gp)
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward_exact], args=cfg,
+                          train_dataset=Dataset.from_dict({"prompt": prompts}), processing_class=tok,
+                          callbacks=[logger])
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    if fault == "no_load_balancing":
+        f = float(gp.get("router_lr_factor", 10.0))
+        trainer.create_optimizer()
+        routers = {id(b.router.weight) for b in moe_blocks(model, adapter_for(model.config))}
+        opt = trainer.optimizer
+        new_groups = []
+        for grp in opt.param_groups:
+            r = [p for p in grp["params"] if id(p) in routers]
+            rest = [p for p in grp["params"] if id(p) not in routers]
+            if r:
+                new_groups.append({**grp, "params": rest})
+                new_groups.append({**grp, "params": r, "lr": grp["lr"] * f, "initial_lr": grp["lr"] * f})
+            else:
+                new_groups.append(grp)
+        opt.param_groups = new_groups
+    model._fault_on = False
+    setup_s = time.perf_counter() - t_setup
+    try:
+        with _fault_context(model, fault):
+            trainer.train()
+    finally:
+        logger.close()
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    model.eval()
+    finite = all(torch.isfinite(p).all() for p in model.parameters())
+    acc_after = task_accuracy(model, tok, n_eval, seed=4321) if finite else 0.0
+    res = {"fault": fault, "steps": logger.rows, "task_acc_before": round(acc_before, 4),
+           "task_acc_after": round(acc_after, 4), "weights_finite_after": bool(finite),
+           "params": param_count(model), "state_bytes": state_bytes(model), "setup_s": round(setup_s, 2)}
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / f"{fault}.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in logger.rows))
+        atomic_write_json(out / f"{fault}.json", {k: v for k, v in res.items() if k != "steps"}, indent=1)
+    return res
+
+
+def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path) -> dict:
+    """Healthy run and every fault of ``gp['faults']`` (default: all of :data:`FAULTS`) for one model.
+
+    Writes ``out_dir/<fault>.jsonl`` (step rows), ``out_dir/<fault>.json`` (run summary) and
+    ``out_dir/summary.json`` ({"name", "runs": {fault: summary}}). A run that raises is recorded
+    with ``error`` (its class and message) and the other runs go on. Returns the summary.
+    """
+    faults = list(gp.get("faults") or FAULTS)
+    if "none" not in faults:
+        faults = ["none"] + faults
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = {}
+    for f in faults:
+        t = time.perf_counter()
+        try:
+            r = run_grpo(model_dir, f, gp, out_dir)
+            runs[f] = {k: v for k, v in r.items() if k != "steps"}
+            print(f"grpo {name} {f}: acc {r['task_acc_before']} -> {r['task_acc_after']} "
+                  f"({time.perf_counter() - t:.1f} s)", flush=True)
+        except Exception as exc:  # one failed run must not lose the others
+            runs[f] = {"fault": f, "error": f"{type(exc).__name__}: {exc}"}
+            print(f"grpo {name} {f}: FAILED {type(exc).__name__}: {exc}", flush=True)
+    summary = {"name": name, "model_dir": Path(model_dir).as_posix(), "runs": runs,
+               "complete": all("error" not in r for r in runs.values())}
+    atomic_write_json(out_dir / "summary.json", summary, indent=1)
+    return summary

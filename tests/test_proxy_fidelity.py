@@ -1,0 +1,170 @@
+"""Usage-aware selection, the fault detector, cost accounting and a short GRPO run (issue 11 §2, §4, §5)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from proxy_artifacts import fidelity
+from proxy_artifacts.cluster import allocate_slots, usage_cluster
+
+DET = dict(grad_spike_factor=5.0, kl_blowup_factor=5.0, kl_blowup_min=0.05, window=2, reward_collapse_frac=0.5,
+           reward_min=0.1, expert_collapse_share=0.5, update_frozen=1e-9, divergence_rel=0.5, divergence_floor=1e-3)
+
+
+# ----------------------------------------------------------------- usage-aware clustering
+
+
+def test_allocate_slots_proportional_capped_and_exact():
+    assert allocate_slots(np.array([6.0, 3.0, 1.0]), np.array([10, 10, 10]), 10).tolist() == [6, 3, 1]
+    # cluster 0 capped at 2 slots: the rest goes to the others in proportion
+    assert allocate_slots(np.array([8.0, 1.0, 1.0]), np.array([2, 5, 5]), 6).tolist() == [2, 2, 2]
+    got = allocate_slots(np.array([0.5, 0.3, 0.2]), np.array([4, 4, 4]), 5)
+    assert got.sum() == 5 and got.tolist() == [3, 1, 1]  # quotas 2.5, 1.5, 1.0: largest remainder, lower index
+    assert allocate_slots(np.array([0.0, 0.0]), np.array([1, 3]), 3).sum() == 3  # no mass: still fills
+    with pytest.raises(ValueError):
+        allocate_slots(np.array([-1.0]), np.array([1]), 1)
+
+
+def test_usage_cluster_drops_dead_experts_and_follows_mass():
+    """8 experts: 0-3 one tight cluster carrying most of the routing, 4-5 a second, 6-7 dead."""
+    pts = np.array([[1, 0], [1, 0.01], [1, 0.02], [1, 0.03], [0, 1], [0, 1.01], [-1, 0], [-1, 0.01]], float)
+    n = np.linalg.norm(pts, axis=1, keepdims=True)
+    x = pts / n
+    dist = np.clip(1 - x @ x.T, 0, 2)
+    np.fill_diagonal(dist, 0)
+    freq = np.array([0.30, 0.25, 0.20, 0.15, 0.05, 0.04, 0.0005, 0.0002])
+    reap = np.array([1.0, 3.0, 2.0, 0.5, 1.0, 2.0, 9.0, 9.0])
+    kept, members, labels = usage_cluster(np.arange(8), 4, dist, freq, reap,
+                                          {"dead_share": 0.01, "cluster_share": 0.5, "slots_by": "frequency",
+                                           "representative": "reap"})
+    assert labels[6] == -1 and labels[7] == -1  # dead experts are never clustered or kept
+    assert labels[0] == labels[1] == labels[2] == labels[3] != labels[4] == labels[5]
+    # slots by mass 0.90 vs 0.09: quotas 3.64 / 0.36 -> [4, 0]: the whole heavy cluster is kept
+    assert kept == [0, 1, 2, 3]
+    # more mass on the second cluster (0.24 of 1.14): quotas 3.16 / 0.84 -> [3, 1]; inside each
+    # cluster the highest REAP saliency wins (1: 3.0, 2: 2.0, 0: 1.0 > 3: 0.5; 5: 2.0 > 4: 1.0)
+    freq[4] = 0.2
+    kept, members, _ = usage_cluster(np.arange(8), 4, dist, freq, reap,
+                                     {"dead_share": 0.01, "cluster_share": 0.5, "slots_by": "frequency",
+                                      "representative": "reap"})
+    assert kept == [0, 1, 2, 5]
+    assert sorted(m for v in members.values() for m, _ in v) == [0, 1, 2, 3, 4, 5]  # live experts attached
+
+
+# ----------------------------------------------------------------- detector
+
+
+def _rows(n=12, **over):
+    rows = []
+    for s in range(1, n + 1):
+        r = {"step": s, "reward": 0.5, "kl": 1e-3 * s, "loss": 0.1, "grad_norm_total": 1.0, "entropy": 2.0,
+             "update_norm": 1e-3,
+             "grad_nan": 0, "grad_inf": 0, "loss_nonfinite": 0,
+             "expert_load": [{"max_share": 0.2, "entropy_norm": 0.9, "load": []}]}
+        for k, fn in over.items():
+            r[k] = fn(s, r[k])
+        rows.append(r)
+    return rows
+
+
+def test_detector_kinds_and_steps():
+    healthy = _rows()
+    assert fidelity.signature(healthy, healthy, DET, 4) == {}
+    spike = _rows(grad_norm_total=lambda s, v: 50.0 if s >= 6 else v)
+    assert fidelity.signature(spike, healthy, DET, 4) == {"grad_spike": 6, "divergence": 6}
+    nan = _rows(grad_nan=lambda s, v: 3 if s >= 7 else 0)
+    assert fidelity.signature(nan, healthy, DET, 4) == {"nan_inf": 7}
+    frozen = _rows(update_norm=lambda s, v: 0.0 if s > 4 else v)
+    assert fidelity.signature(frozen, healthy, DET, 4) == {"frozen_policy": 5}
+    collapse = _rows(reward=lambda s, v: 0.0 if s >= 8 else v)
+    # running mean over 2 steps: step 8 gives (0.5 + 0) / 2 = 0.25, not below 0.5 x 0.5; step 9 gives 0
+    assert fidelity.signature(collapse, healthy, DET, 4) == {"reward_collapse": 9}
+    experts = _rows(expert_load=lambda s, v: [{"max_share": 0.9 if s >= 5 else 0.2}])
+    assert fidelity.signature(experts, healthy, DET, 4) == {"expert_collapse": 5}
+    kl = _rows(kl=lambda s, v: 1.0 if s >= 9 else v)
+    assert fidelity.signature(kl, healthy, DET, 4) == {"kl_blowup": 9, "divergence": 9}
+
+
+def test_reproduces_and_similarity():
+    assert fidelity.reproduces({"grad_spike": 5}, {"grad_spike": 7}, 2)
+    assert not fidelity.reproduces({"grad_spike": 5}, {"grad_spike": 8}, 2)
+    assert not fidelity.reproduces({"grad_spike": 5}, {"grad_spike": 5, "nan_inf": 6}, 2)
+    assert fidelity.reproduces({}, {}, 2)
+    a = _rows()
+    sim = fidelity.curve_similarity(a, a)
+    assert sim["kl"] == {"pearson": 1.0, "norm_dist": 0.0}
+    assert sim["reward"]["pearson"] is None  # constant curve: correlation undefined, not faked
+    b = _rows(kl=lambda s, v: 2 * v)
+    assert fidelity.curve_similarity(a, b)["kl"] == {"pearson": 1.0, "norm_dist": 1.0}
+
+
+def test_accelerators_and_projection():
+    assert fidelity.accelerators(10**9, 80) == 1
+    assert fidelity.accelerators(100 * 10**9, 80, 0.8) == math.ceil(100e9 * 18 / 64e9)
+    counts = {"M": {"total": 1000, "expert": 10, "moe_layers": 2, "experts": 16, "top_k": 2}}
+    p = fidelity.projection(counts, [0.5], 1e-6, 1.0)
+    assert p["M"]["r0.5"]["experts_kept"] == 8 and p["M"]["r0.5"]["params"] == 1000 - 2 * 8 * 10
+
+
+# ----------------------------------------------------------------- GRPO (TRL) smoke run
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory):
+    from transformers import AutoModelForCausalLM
+
+    from proxy_artifacts import base_model, corpus
+
+    tok = corpus.build_tokenizer()
+    p = dict(hidden_size=32, moe_intermediate_size=32, num_layers=2, num_heads=4, num_kv_heads=2, num_experts=4,
+             top_k=2, aux_loss_coef=0.01, seq_len=32)
+    cfg = base_model.make_config(p, len(tok), dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
+    torch.manual_seed(0)
+    d = tmp_path_factory.mktemp("tinybase")
+    AutoModelForCausalLM.from_config(cfg).save_pretrained(d)
+    tok.save_pretrained(d)
+    return d
+
+
+GP = dict(steps=3, prompts_per_step=2, num_generations=2, max_completion_length=3, lr=1e-3, beta=0.04, seed=0,
+          threads=1, eval_problems=4, fault_step=1)
+
+
+def test_grpo_logs_every_signal_and_skip_actor_update_freezes_policy(tiny_base):
+    from proxy_artifacts.rl import run_grpo
+
+    healthy = run_grpo(tiny_base, "none", GP)
+    rows = healthy["steps"]
+    assert [r["step"] for r in rows] == [1, 2, 3]
+    for key in ("kl", "loss", "grad_norm_total", "grad_norm/experts", "grad_norm/router", "grad_norm/attn",
+                "grad_nan", "grad_inf", "step_time_ms", "peak_memory_bytes", "expert_load", "entropy"):
+        assert key in rows[-1], key
+    assert any("reward" in r for r in rows)
+    load = rows[-1]["expert_load"]
+    assert len(load) == 2 and all(abs(sum(x["load"]) - 1) < 1e-3 for x in load)
+    assert rows[-1]["kl"] > 0  # the policy moved
+    frozen = run_grpo(tiny_base, "skip_actor_update", GP)
+    # fault_step 1 = the second optimizer step (row 2): from there on the weights do not move
+    assert frozen["steps"][0]["update_norm"] > 0 and all(r["update_norm"] == 0 for r in frozen["steps"][1:])
+    assert all(r["update_norm"] > 0 for r in rows)
+    assert rows[0]["grad_norm_total"] == pytest.approx(frozen["steps"][0]["grad_norm_total"])  # same before fault
+
+
+def test_compare_winner_is_lowest_mean_loss_with_gaps():
+    from proxy_artifacts.pipeline import compare_winner
+
+    summary = {"base": {"heldout_loss": 1.0, "task_acc": 0.6},
+               "r0.5/a": {"heldout_loss_proxy": 1.05, "task_acc_proxy": 0.55},
+               "r0.25/a": {"heldout_loss_proxy": 1.5, "task_acc_proxy": 0.2},
+               "r0.5/b": {"heldout_loss_proxy": 1.2, "task_acc_proxy": 0.6},
+               "r0.25/b": {"heldout_loss_proxy": 1.4, "task_acc_proxy": 0.3}}
+    w = compare_winner(summary, [0.5, 0.25], ["a", "b"], 0.5)
+    assert w["method"] == "a" and w["per_ratio"] == {"r0.5": "a", "r0.25": "b"}
+    assert w["r0.5"] == {"loss_ratio_to_base": 1.05, "task_acc_gap_points": 5.0}
+    assert compare_winner(summary, [0.5, 0.25], ["a", "b"], 0.25)["method"] == "b"
+    with pytest.raises(ValueError, match="reference ratio"):
+        compare_winner(summary, [0.5, 0.25], ["a", "b"], 0.3)
