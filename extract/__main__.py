@@ -3,6 +3,8 @@
     python -m extract catalog --params params.yaml --out data/catalog/models.parquet
     python -m extract capture --params params.yaml --catalog data/catalog/models.parquet \
         --out data/extract --store data/graph_store --work data/work/extract
+    python -m extract crawl --params params.yaml --work data/hub --cache data/hub/cache   (Hub listing)
+    python -m extract publish --repo org/passnet --tables data/extract --store data/graph_store
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+if not (len(sys.argv) > 1 and sys.argv[1] in ("crawl", "publish")):  # these two talk to the Hub
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -30,7 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--store", default="data/graph_store")
     p.add_argument("--work", default="data/work/extract")
     p.add_argument("--no-progress", action="store_true")
+    from extract.hub_cli import add_hub_commands, run_hub_command
+
+    add_hub_commands(sub)
     args = ap.parse_args(argv)
+    if args.cmd in ("crawl", "publish"):
+        return run_hub_command(args)
 
     import warnings
 
