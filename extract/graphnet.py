@@ -21,9 +21,12 @@ Import, safely:
   attribute access) and then runs only in a child process (``python -m extract.graphnet``)
   with a timeout, device literals rewritten to ``meta`` and meta tensors built from the
   weight meta, symbolic dims fixed to their example values;
-* the child captures ``GraphModule()(*tensors)`` with :func:`extract.capture.dynamo_capture`
-  and hashes every graph with :func:`passnet_common.canonical.canonicalize`, exactly like
-  our own models, so GraphNet graphs and ours share ``graph_hash`` values when equal.
+* the child loads ``GraphModule`` with ``torch.fx.symbolic_trace`` (model.py is already a
+  flat Dynamo-traced graph: its ops are recorded as written and placeholders keep forward's
+  argument order; re-running Dynamo would re-lift them in first-use order, and canonical form
+  v1 keeps placeholder position), propagates meta-tensor shapes (``ShapeProp``) and hashes the
+  graph with :func:`passnet_common.canonical.canonicalize`, the form our captures use, so a
+  GraphNet graph and ours share ``graph_hash`` when equal (tested by an export round trip).
 
 Export (:func:`export_sample`) writes one of our graph records (``extract.capture.describe_graph``)
 as a sample folder; ``graph_net.json`` is written last (the completion marker).
@@ -217,7 +220,6 @@ def _child(sample: str, out: str) -> None:
     warnings.filterwarnings("ignore")
     import torch
 
-    from extract.capture import dynamo_capture
     from passnet_common.canonical import canonicalize
 
     sample = Path(sample)
@@ -238,12 +240,24 @@ def _child(sample: str, out: str) -> None:
         t = by_name.get(n)
         if t is None:
             raise ValueError(f"{sample}: forward argument {n} has no weight_meta entry")
-        args.append(torch.empty(t["shape"], dtype=getattr(torch, t["dtype"]), device="meta"))
-    graphs = dynamo_capture(model, tuple(args))
-    recs = []
-    for g in graphs:
-        c = canonicalize(g.gm, g.kinds, with_wl=False)
-        recs.append({"graph_hash": c.graph_hash, "structure_hash": c.structure_hash, "num_nodes": len(c.nodes)})
+        x = torch.empty(t["shape"], dtype=getattr(torch, t["dtype"]), device="meta")
+        if "_parameters_" in n and x.is_floating_point():
+            x.requires_grad_(True)  # a module parameter (kinds only by name in GraphNet), as nn.Parameter has
+        args.append(x)
+    # model.py is already a flat traced graph: symbolic_trace records its ops as written, with
+    # placeholders in forward's argument order (export writes them in our placeholder order);
+    # ShapeProp on meta tensors fills the tensor metadata the canonical form reads.
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    gm = torch.fx.symbolic_trace(model)
+    ShapeProp(gm).propagate(*args)
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            node.meta.pop("tensor_meta", None)  # Dynamo graphs carry none on the output node
+    kinds = ["parameter" if "_parameters_" in str(n.target) else "buffer" if "_buffers_" in str(n.target) else "input"
+             for n in gm.graph.nodes if n.op == "placeholder"]
+    c = canonicalize(gm, kinds, with_wl=False)
+    recs = [{"graph_hash": c.graph_hash, "structure_hash": c.structure_hash, "num_nodes": len(c.nodes)}]
     Path(out).write_text(json.dumps({"status": "ok", "graphs": recs}))
 
 
@@ -301,8 +315,16 @@ def export_sample(rec: dict, out_dir: str | Path, model_name: str, source: str =
     if "class GraphModule" not in code:
         raise ValueError("export_sample: record code is not a GraphModule class (print_readable output expected)")
     (out / "model.py").write_text("import torch\n\n\n" + code.strip() + "\n", encoding="utf-8")
+    # forward's argument names (the placeholder targets, e.g. ``L_x_``) in placeholder order;
+    # the record's ``name`` is the FX node name (``l_x_``), not what forward is called with
+    cls = next(n for n in ast.parse(code).body if isinstance(n, ast.ClassDef) and n.name == "GraphModule")
+    fwd = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward")
+    arg_names = [a.arg for a in fwd.args.args[1:]]
+    if len(arg_names) != len(rec["placeholders"]):
+        raise ValueError(f"export_sample: forward has {len(arg_names)} arguments, record {len(rec['placeholders'])} placeholders")
     blocks = []
-    for ph in rec["placeholders"]:
+    for arg, ph in zip(arg_names, rec["placeholders"]):
+        ph = dict(ph, name=arg)
         if "shape" not in ph or "dtype" not in ph:
             raise ValueError(f"export_sample: placeholder {ph.get('name')} is not a tensor")
         st = ph.get("stats") or {}
