@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     capture = dict(params.get("capture", {}))
     counts = capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
                          timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
-                         retry_failed=bool(params.get("retry_failed", False)), progress=not args.no_progress)
+                         retry_failed=bool(params.get("retry_failed", False)), progress=not args.no_progress,
+                         executor=params.get("executor", "local"), ray_params=params.get("ray"))
     summary = assemble(rows, capture, Path(args.work), Path(args.out), Path(args.store))
     print(f"capture: {counts['ran']} run now ({counts['failed']} failed), {counts['skipped']} skipped (custom code), "
           f"{counts['done_before']} done before; "
