@@ -91,6 +91,7 @@ def test_meta_files_are_parsed_as_data(tmp_path):
     assert info["tensors"][1]["dtype"] == "float32" and info["examples"] == {"S0": 5}
 
 
+@pytest.mark.slow
 def test_capture_in_child_symbolic_shapes_and_hashes(tmp_path):
     a = capture_sample(_sample(tmp_path, "a", example=3))
     a2 = capture_sample(_sample(tmp_path, "a2", example=3))

@@ -26,7 +26,7 @@ from tests.hub_server import HubServer
 
 SHARES = {"gated": 0.05, "private": 0.03, "no_config": 0.04, "malformed": 0.03, "remote_code": 0.04,
           "unknown_model_type": 0.03}
-N = 240
+N = 160
 PARAMS = {"limit": N, "workers": 4, "chunk": 32, "max_retries": 1, "timeout_s": 5}
 
 
