@@ -3,7 +3,7 @@
 import runpy
 import sys
 
-for mod in ("benchmarks.bench_graphs", "benchmarks.bench_proxy_stats", "benchmarks.bench_crawl"):
+for mod in ("benchmarks.bench_graphs", "benchmarks.bench_proxy_stats", "benchmarks.bench_crawl", "benchmarks.bench_executor"):
     try:
         sys.argv = [mod]
         runpy.run_module(mod, run_name="__main__")
