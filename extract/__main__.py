@@ -3,6 +3,8 @@
     python -m extract catalog --params params.yaml --out data/catalog/models.parquet
     python -m extract capture --params params.yaml --catalog data/catalog/models.parquet \
         --out data/extract --store data/graph_store --work data/work/extract
+    python -m extract crawl --params params.yaml --work data/hub --cache data/hub/cache   (Hub listing)
+    python -m extract publish --repo org/passnet --tables data/extract --store data/graph_store
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+if not (len(sys.argv) > 1 and sys.argv[1] in ("crawl", "publish")):  # these two talk to the Hub
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -30,7 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--store", default="data/graph_store")
     p.add_argument("--work", default="data/work/extract")
     p.add_argument("--no-progress", action="store_true")
+    from extract.hub_cli import add_hub_commands, run_hub_command
+
+    add_hub_commands(sub)
     args = ap.parse_args(argv)
+    if args.cmd in ("crawl", "publish"):
+        return run_hub_command(args)
 
     import warnings
 
@@ -58,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     capture = dict(params.get("capture", {}))
     counts = capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
                          timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
-                         retry_failed=bool(params.get("retry_failed", False)), progress=not args.no_progress)
+                         retry_failed=bool(params.get("retry_failed", False)), progress=not args.no_progress,
+                         executor=params.get("executor", "local"), ray_params=params.get("ray"))
     summary = assemble(rows, capture, Path(args.work), Path(args.out), Path(args.store))
     print(f"capture: {counts['ran']} run now ({counts['failed']} failed), {counts['skipped']} skipped (custom code), "
           f"{counts['done_before']} done before; "

@@ -6,7 +6,9 @@ Sources (DESIGN.md §3 identifiers):
     (``AutoConfig.for_model(model_type)``) -> ``transformers:<ClassName>``;
   * ``timm``: every name in ``timm.list_models()`` -> ``timm:<name>``;
   * ``torchvision``: every name in ``torchvision.models.list_models()`` -> ``torchvision:<name>``;
-  * ``local``: a folder of Hugging Face style ``config.json`` files -> ``local:<path-hash>``.
+  * ``local``: a folder of Hugging Face style ``config.json`` files -> ``local:<path-hash>``;
+  * ``hub`` (``hub_dir``): a finished Hub crawl (:mod:`extract.hub_crawl`), one row per
+    distinct graph config -> ``hf:org/name@<sha>``.
 
 A config dict from any origin (a local file, a Hub download, the library defaults) goes
 through :func:`row_from_hf_config`, the single code path that later also serves the Hub
@@ -227,7 +229,7 @@ def local_catalog(folder: str | Path) -> list[dict]:
     return rows
 
 
-CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit"}
+CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit", "hub_dir"}
 
 
 def remote_code_reason(row: dict) -> str:
@@ -298,6 +300,10 @@ def build_catalog(params: dict) -> list[dict]:
         raise ValueError(f"catalog.mode must be 'default' or 'all', got {mode!r}")
     if params.get("local_dir"):
         rows.extend(local_catalog(params["local_dir"]))
+    if params.get("hub_dir"):  # a finished `python -m extract crawl` (extract/hub_crawl.py)
+        from extract.hub_crawl import hub_catalog
+
+        rows.extend(hub_catalog(params["hub_dir"]))
     rows = sorted({r["model_id"]: r for r in rows}.values(), key=lambda r: r["model_id"])
     if params.get("limit"):
         rows = rows[: int(params["limit"])]

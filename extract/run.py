@@ -95,13 +95,15 @@ def _failure(status: str, error_class: str, message: str | None) -> dict:
 
 
 def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeout_s: float,
-                mem_cap_gb: float | None, retry_failed: bool = False, progress: bool = True) -> dict:
-    """Capture every row not already done; returns counts {done_before, ran, failed}."""
+                mem_cap_gb: float | None, retry_failed: bool = False, progress: bool = True,
+                executor: str = "local", ray_params: dict | None = None) -> dict:
+    """Capture every row not already done; returns counts {done_before, ran, failed}.
+
+    ``executor``: ``local`` or ``ray`` (:mod:`extract.executor`; same isolation and resume)."""
     from tqdm import tqdm
     import tqdm as tqdm_mod
 
     from extract.catalog import remote_code_reason
-    from extract.worker import run_isolated
 
     tqdm_mod.tqdm.monitor_interval = 0  # no monitor thread in a parent that forks
     todo = []
@@ -148,7 +150,10 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
 
     work.mkdir(parents=True, exist_ok=True)
     mem_cap = int(mem_cap_gb * 2**30) if mem_cap_gb else None
-    run_isolated(todo, capture_task, workers=workers, timeout_s=timeout_s, mem_cap_bytes=mem_cap, on_done=on_done)
+    from extract.executor import get_executor
+
+    get_executor(executor, ray_params)(todo, capture_task, workers=workers, timeout_s=timeout_s, mem_cap_bytes=mem_cap,
+                                       on_done=on_done)
     bar.close()
     return counts
 

@@ -330,6 +330,30 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
 
+    # One row per repo listed by the Hub crawl (extract/hub_crawl.py), in listing order.
+    "hub_repos": pa.schema(
+        [
+            pa.field("position", pa.int64(), nullable=False),  # 0 = first listed (sort order of the crawl)
+            pa.field("repo_id", pa.string(), nullable=False),
+            pa.field("sha", pa.string()),  # commit the row is pinned to
+            pa.field("model_id", pa.string(), nullable=False),  # hf:org/name@sha
+            pa.field("status", pa.string(), nullable=False),  # ok | skipped | error
+            pa.field("reason", pa.string()),  # skip reason or error class (extract/hub_crawl.py)
+            pa.field("message", pa.string()),
+            pa.field("graph_config_hash", pa.string()),  # dedupe key before capture (extract/hub_configs.py)
+            pa.field("captured_as", pa.string()),  # model_id of the catalog row capturing this config
+            pa.field("model_type", pa.string()),
+            pa.field("architecture", pa.string()),
+            pa.field("pipeline_tag", pa.string()),
+            pa.field("library", pa.string()),
+            pa.field("downloads", pa.int64()),
+            pa.field("likes", pa.int64()),
+            pa.field("tags_json", pa.string()),
+            pa.field("gated", pa.string()),  # False | auto | manual (as the Hub lists it)
+            pa.field("private", pa.bool_()),
+            pa.field("param_count", pa.int64()),  # safetensors total where the Hub gives it
+        ]
+    ),
 }
 
 

@@ -1,0 +1,349 @@
+"""GraphNet samples as a source (``graphnet:<sample path>``) and export of our graphs in
+GraphNet's layout. Format read from PaddlePaddle/GraphNet (MIT) samples; no code of theirs.
+
+A GraphNet sample folder holds:
+
+* ``graph_net.json``: framework, model name, source, tags (JSON);
+* ``model.py``: ``class GraphModule(torch.nn.Module)`` whose ``forward`` takes every weight
+  and input as an argument (device literals inside);
+* ``weight_meta.py``: one class per tensor (``name``, ``shape``, ``dtype``, ``device``,
+  ``mean``/``std``, sometimes ``data``); kinds only by name (``_parameters_``/``_buffers_``);
+* ``input_meta.py`` (empty), ``graph_hash.txt`` (their hash), optional
+  ``input_tensor_constraints.py`` (sympy symbols with example values), ``_decomposed/``.
+
+Import, safely:
+
+* meta files are parsed as data with :mod:`ast` (class bodies of literal assignments, the
+  example-value dict of the constraints file with symbol names as keys); they are never
+  imported, so neither is sympy;
+* ``model.py`` passes :func:`static_check` (only ``import torch``/``from torch... import``;
+  no ``exec``/``eval``/``open``/``__import__``/``compile``/``getattr``/``globals``, no dunder
+  attribute access) and then runs only in a child process (``python -m extract.graphnet``)
+  with a timeout, device literals rewritten to ``meta`` and meta tensors built from the
+  weight meta, symbolic dims fixed to their example values;
+* the child loads ``GraphModule`` with ``torch.fx.symbolic_trace`` (model.py is already a
+  flat Dynamo-traced graph: its ops are recorded as written and placeholders keep forward's
+  argument order; re-running Dynamo would re-lift them in first-use order, and canonical form
+  v1 keeps placeholder position), propagates meta-tensor shapes (``ShapeProp``) and hashes the
+  graph with :func:`passnet_common.canonical.canonicalize`, the form our captures use, so a
+  GraphNet graph and ours share ``graph_hash`` when equal (tested by an export round trip).
+
+Export (:func:`export_sample`) writes one of our graph records (``extract.capture.describe_graph``)
+as a sample folder; ``graph_net.json`` is written last (the completion marker).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ALLOWED_IMPORT_ROOTS = {"torch"}
+FORBIDDEN_NAMES = {"exec", "eval", "open", "__import__", "compile", "getattr", "setattr", "delattr", "globals",
+                   "locals", "vars", "input", "breakpoint", "os", "sys", "subprocess", "importlib", "builtins"}
+
+
+class UnsafeSample(ValueError):
+    """``model.py`` failed the static check; the message names the file and the reason."""
+
+
+def _literal_assignments(body) -> dict:
+    out = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            try:
+                out[stmt.targets[0].id] = ast.literal_eval(stmt.value)
+            except ValueError:
+                out[stmt.targets[0].id] = None  # not a literal (e.g. a Symbol): kept as unknown
+    return out
+
+
+def read_weight_meta(path: Path) -> list[dict]:
+    """Tensor metadata of ``weight_meta.py`` in file order: dicts with ``name``, ``shape``,
+    ``dtype`` (``"float32"``...), ``device``, ``mean``, ``std`` (``data`` is dropped).
+
+    Raises:
+        ValueError: the file is not valid Python or a class lacks ``name``/``shape``/``dtype``.
+    """
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        raise ValueError(f"{path}: not parseable: {exc}") from exc
+    metas = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            a = _literal_assignments(node.body)
+            if not all(k in a for k in ("name", "shape", "dtype")):
+                raise ValueError(f"{path}: class {node.name} lacks name/shape/dtype")
+            metas.append({"name": a["name"], "shape": a["shape"], "dtype": str(a["dtype"]).replace("torch.", ""),
+                          "device": a.get("device"), "mean": a.get("mean"), "std": a.get("std")})
+    return metas
+
+
+def read_constraints(path: Path) -> tuple[dict[str, int], dict[str, list]]:
+    """(symbol -> example value, input name -> shape with symbol names) of
+    ``input_tensor_constraints.py``, parsed from the syntax tree (sympy is never imported).
+
+    Raises:
+        ValueError: a symbol has no example value.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    examples: dict[str, int] = {}
+    shapes: dict[str, list] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name = node.targets[0].id
+        if name == "dynamic_dim_constraint_symbol2example_value" and isinstance(node.value, ast.Dict):
+            for k, v in zip(node.value.keys, node.value.values):
+                if isinstance(k, ast.Name):
+                    examples[k.id] = int(ast.literal_eval(v))
+        elif name == "dynamic_dim_constraint_input_shapes" and isinstance(node.value, ast.List):
+            for elt in node.value.elts:
+                if isinstance(elt, ast.Tuple) and len(elt.elts) == 2 and isinstance(elt.elts[0], ast.List):
+                    dims = [d.id if isinstance(d, ast.Name) else ast.literal_eval(d) for d in elt.elts[0].elts]
+                    shapes[ast.literal_eval(elt.elts[1])] = dims
+    for dims in shapes.values():
+        for d in dims:
+            if isinstance(d, str) and d not in examples:
+                raise ValueError(f"{path}: symbol {d} has no example value")
+    return examples, shapes
+
+
+def static_check(source: str, filename: str = "model.py") -> None:
+    """Refuse a ``model.py`` that could do more than build a torch graph.
+
+    Raises:
+        UnsafeSample: a non-torch import, a forbidden name, a dunder attribute, or no
+            ``GraphModule`` class with ``forward``.
+    """
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise UnsafeSample(f"{filename}: not parseable: {exc}") from exc
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] not in ALLOWED_IMPORT_ROOTS:
+                    raise UnsafeSample(f"{filename}:{node.lineno}: import {a.name} (only torch is allowed)")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level or (node.module or "").split(".")[0] not in ALLOWED_IMPORT_ROOTS:
+                raise UnsafeSample(f"{filename}:{node.lineno}: from {node.module} import (only torch is allowed)")
+        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            raise UnsafeSample(f"{filename}:{node.lineno}: forbidden name {node.id!r}")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr != "__init__":
+            raise UnsafeSample(f"{filename}:{node.lineno}: dunder attribute {node.attr!r}")
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "GraphModule"]
+    if not classes or not any(isinstance(f, ast.FunctionDef) and f.name == "forward" for f in classes[0].body):
+        raise UnsafeSample(f"{filename}: no class GraphModule with forward")
+
+
+class _DeviceToMeta(ast.NodeTransformer):
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and re.fullmatch(r"(cuda|cpu)(:\d+)?", node.value):
+            return ast.copy_location(ast.Constant("meta"), node)
+        return node
+
+    def visit_keyword(self, node):
+        self.generic_visit(node)
+        return None if node.arg == "index" else node
+
+
+def read_sample(sample: Path) -> dict:
+    """Everything but the code of a sample: ``graph_net`` (dict), ``tensors`` (weight meta with
+    shapes fixed to example values), ``examples`` (symbol values), ``graph_hash`` (theirs).
+
+    Raises:
+        FileNotFoundError: ``graph_net.json``, ``model.py`` or ``weight_meta.py`` is missing.
+        ValueError: a meta file is malformed (the message names it).
+    """
+    sample = Path(sample)
+    for f in ("graph_net.json", "model.py", "weight_meta.py"):
+        if not (sample / f).is_file():
+            raise FileNotFoundError(f"graphnet sample {sample}: missing {f}")
+    try:
+        meta = json.loads((sample / "graph_net.json").read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{sample / 'graph_net.json'}: not valid JSON: {exc}") from exc
+    tensors = read_weight_meta(sample / "weight_meta.py")
+    examples: dict[str, int] = {}
+    if (sample / "input_tensor_constraints.py").is_file():
+        examples, shapes = read_constraints(sample / "input_tensor_constraints.py")
+        for t in tensors:
+            if t["name"] in shapes:
+                t["shape"] = [examples[d] if isinstance(d, str) else d for d in shapes[t["name"]]]
+    for t in tensors:
+        if not all(isinstance(d, int) for d in t["shape"]):
+            raise ValueError(f"{sample}: tensor {t['name']} has a non-integer shape {t['shape']}")
+    gh = (sample / "graph_hash.txt").read_text().strip() if (sample / "graph_hash.txt").is_file() else None
+    return {"graph_net": meta, "tensors": tensors, "examples": examples, "graph_hash": gh}
+
+
+def graphnet_catalog(root: str | Path) -> list[dict]:
+    """``models`` rows for every sample folder under ``root`` (a folder with ``graph_net.json``
+    and ``model.py``; ``_decomposed`` subgraphs excluded): ``graphnet:<path relative to root>``.
+
+    Raises:
+        FileNotFoundError: ``root`` does not exist.
+    """
+    from passnet_common.io import canonical_json
+
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"graphnet root {root} does not exist")
+    rows = []
+    for gj in sorted(root.rglob("graph_net.json")):
+        sample = gj.parent
+        rel = sample.relative_to(root).as_posix()
+        if "_decomposed" in rel.split("/") or not (sample / "model.py").is_file():
+            continue
+        meta = json.loads(gj.read_text(encoding="utf-8"))
+        code_sha = hashlib.sha256((sample / "model.py").read_bytes()).hexdigest()
+        conf = {"graph_net": meta, "model_py_sha256": code_sha}
+        cj = canonical_json(conf).rstrip("\n")
+        rows.append({"model_id": f"graphnet:{rel}", "source": "graphnet", "name": meta.get("model_name") or rel,
+                     "architecture": meta.get("model_name"), "model_type": None, "task": meta.get("heuristic_tag"),
+                     "modality": None, "config_json": cj, "config_hash": hashlib.sha256(cj.encode()).hexdigest(),
+                     "library": "graphnet", "library_version": "sample", "trust_remote_code": False})
+    return rows
+
+
+def _child(sample: str, out: str) -> None:
+    """Child-process body: static check, build meta tensors, capture, hash; write ``out``."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import torch
+
+    from passnet_common.canonical import canonicalize
+
+    sample = Path(sample)
+    src = (sample / "model.py").read_text(encoding="utf-8")
+    static_check(src, str(sample / "model.py"))
+    info = read_sample(sample)
+    tree = _DeviceToMeta().visit(ast.parse(src))
+    ast.fix_missing_locations(tree)
+    ns: dict = {"__name__": "graphnet_sample", "device": torch.device}  # Dynamo prints device(type=...)
+    exec(compile(tree, str(sample / "model.py"), "exec"), ns)  # noqa: S102 - static-checked, isolated child
+    model = ns["GraphModule"]()
+    import inspect
+
+    names = [p for p in inspect.signature(model.forward).parameters]
+    by_name = {t["name"]: t for t in info["tensors"]}
+    args = []
+    for n in names:
+        t = by_name.get(n)
+        if t is None:
+            raise ValueError(f"{sample}: forward argument {n} has no weight_meta entry")
+        x = torch.empty(t["shape"], dtype=getattr(torch, t["dtype"]), device="meta")
+        if "_parameters_" in n and x.is_floating_point():
+            x.requires_grad_(True)  # a module parameter (kinds only by name in GraphNet), as nn.Parameter has
+        args.append(x)
+    # model.py is already a flat traced graph: symbolic_trace records its ops as written, with
+    # placeholders in forward's argument order (export writes them in our placeholder order);
+    # ShapeProp on meta tensors fills the tensor metadata the canonical form reads.
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    gm = torch.fx.symbolic_trace(model)
+    ShapeProp(gm).propagate(*args)
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            node.meta.pop("tensor_meta", None)  # Dynamo graphs carry none on the output node
+    kinds = ["parameter" if "_parameters_" in str(n.target) else "buffer" if "_buffers_" in str(n.target) else "input"
+             for n in gm.graph.nodes if n.op == "placeholder"]
+    c = canonicalize(gm, kinds, with_wl=False)
+    recs = [{"graph_hash": c.graph_hash, "structure_hash": c.structure_hash, "num_nodes": len(c.nodes)}]
+    Path(out).write_text(json.dumps({"status": "ok", "graphs": recs}))
+
+
+def capture_sample(sample: str | Path, timeout_s: float = 300) -> dict:
+    """Capture a sample in an isolated child process (static check first, in both processes).
+
+    Returns ``{"status": "ok", "graphs": [{graph_hash, structure_hash, num_nodes}]}`` or
+    ``{"status": "failed"|"skipped", "error_class": ..., "error_message": ...}`` (``skipped``
+    when the static check refuses ``model.py``; ``timeout`` when the child outlives ``timeout_s``).
+    """
+    import tempfile
+
+    sample = Path(sample)
+    try:
+        static_check((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
+        read_sample(sample)
+    except UnsafeSample as exc:
+        return {"status": "skipped", "error_class": "unsafe_model_py", "error_message": str(exc), "graphs": []}
+    except (FileNotFoundError, ValueError) as exc:
+        return {"status": "failed", "error_class": f"exception:{type(exc).__name__}", "error_message": str(exc),
+                "graphs": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        try:
+            p = subprocess.run([sys.executable, "-m", "extract.graphnet", str(sample), str(out)], capture_output=True,
+                               text=True, timeout=timeout_s, env=env)
+        except subprocess.TimeoutExpired:
+            return {"status": "failed", "error_class": "timeout", "error_message": f"over {timeout_s} s", "graphs": []}
+        if p.returncode != 0 or not out.exists():
+            tail = (p.stderr or "").strip().splitlines()[-1:] or [""]
+            return {"status": "failed", "error_class": f"exit:{p.returncode}", "error_message": tail[0][:2000],
+                    "graphs": []}
+        return json.loads(out.read_text())
+
+
+def _dtype_name(d: str) -> str:
+    return d if d.startswith("torch.") else f"torch.{d}"
+
+
+def export_sample(rec: dict, out_dir: str | Path, model_name: str, source: str = "passnet") -> Path:
+    """Write one graph record (as :func:`extract.capture.describe_graph` returns it: ``code``
+    from ``print_readable``, ``placeholders`` with name/kind/shape/dtype/stats, ``graph_hash``)
+    as a GraphNet sample folder ``out_dir``; returns it.
+
+    ``graph_hash.txt`` holds OUR ``graph_hash`` (canonical form v``canonical_version``), not
+    GraphNet's text hash. No tensor values are written (``data = None``).
+
+    Raises:
+        ValueError: a placeholder is not a tensor (no shape/dtype): not representable.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    code = rec["code"]
+    if "class GraphModule" not in code:
+        raise ValueError("export_sample: record code is not a GraphModule class (print_readable output expected)")
+    (out / "model.py").write_text("import torch\n\n\n" + code.strip() + "\n", encoding="utf-8")
+    # forward's argument names (the placeholder targets, e.g. ``L_x_``) in placeholder order;
+    # the record's ``name`` is the FX node name (``l_x_``), not what forward is called with
+    cls = next(n for n in ast.parse(code).body if isinstance(n, ast.ClassDef) and n.name == "GraphModule")
+    fwd = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward")
+    arg_names = [a.arg for a in fwd.args.args[1:]]
+    if len(arg_names) != len(rec["placeholders"]):
+        raise ValueError(f"export_sample: forward has {len(arg_names)} arguments, record {len(rec['placeholders'])} placeholders")
+    blocks = []
+    for arg, ph in zip(arg_names, rec["placeholders"]):
+        ph = dict(ph, name=arg)
+        if "shape" not in ph or "dtype" not in ph:
+            raise ValueError(f"export_sample: placeholder {ph.get('name')} is not a tensor")
+        st = ph.get("stats") or {}
+        mean = round(st["mean"], 3) if isinstance(st.get("mean"), (int, float)) else None
+        std = round(st["std"], 3) if isinstance(st.get("std"), (int, float)) else None
+        blocks.append(f"class Program_weight_tensor_meta_{ph['name']}:\n    name = {ph['name']!r}\n"
+                      f"    shape = {list(ph['shape'])!r}\n    dtype = {_dtype_name(ph['dtype'])!r}\n"
+                      f"    device = 'cpu'\n    mean = {mean!r}\n    std = {std!r}\n    data = None\n")
+    (out / "weight_meta.py").write_text("\n\n".join(blocks), encoding="utf-8")
+    (out / "input_meta.py").write_text("", encoding="utf-8")
+    (out / "graph_hash.txt").write_text(rec["graph_hash"], encoding="utf-8")
+    meta = {"framework": "torch", "num_devices_required": 1, "num_nodes_required": 1, "dynamic": False,
+            "model_name": model_name, "source": source,
+            "passnet": {"graph_hash": rec["graph_hash"], "canonical_version": rec.get("canonical_version")}}
+    tmp = out / "graph_net.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=4) + "\n", encoding="utf-8")
+    os.replace(tmp, out / "graph_net.json")  # written last: the sample is whole
+    return out
+
+
+if __name__ == "__main__":  # the isolated child: python -m extract.graphnet <sample> <out.json>
+    _child(sys.argv[1], sys.argv[2])

@@ -1,0 +1,331 @@
+"""A local stand-in of the Hugging Face Hub for the crawler and ``publish`` (127.0.0.1,
+random port, no network). It speaks the subset huggingface_hub 2.x uses (read from its
+sources: ``HfApi.list_models`` -> ``utils._pagination``, ``hf_hub_download`` ->
+``file_download``, ``create_repo``/``upload_folder`` -> ``hf_api``):
+
+- ``GET /api/models?limit=&sort=&direction=&expand=...&cursor=<i>``: one page of the
+  :class:`extract.hub_configs.Listing` (sorted by downloads), next page in a ``Link`` header
+  (``<url>; rel="next"``, like the Hub and GitHub);
+- ``HEAD|GET /<org>/<name>/resolve/<rev>/config.json``: the file with ``X-Repo-Commit`` and
+  ``ETag``; ``<rev>`` must be ``main`` or the repo's sha;
+- errors with the Hub's ``X-Error-Code``: 401 ``GatedRepo`` (gated, no token), 403
+  ``GatedRepo`` (token without access), 401 ``RepoNotFound`` (private / unknown), 404
+  ``EntryNotFound`` (no config.json), 404 ``RevisionNotFound``;
+- injected faults (:class:`Faults`): a storm of 429 with ``Retry-After``, 503 for chosen
+  repos (a number of times), slow answers (sleep) for chosen repos, one malformed listing page;
+- upload subset for datasets and models: ``POST /api/repos/create``, ``/api/validate-yaml``,
+  ``/api/<type>s/<repo>/preupload/<rev>``, ``/api/<type>s/<repo>/commit/<rev>`` (NDJSON,
+  base64 "regular" files), ``GET /api/<type>s/<repo>[/revision/<rev>]``, ``.../tree/<rev>``,
+  and ``resolve`` of uploaded files (``/datasets/<repo>/resolve/...``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlencode, urlparse
+
+from extract.hub_configs import Listing
+
+
+@dataclass
+class Faults:
+    """Mutable fault plan of a running stand-in (thread-safe through ``lock``)."""
+
+    storm_429: int = 0  # answer the next N requests with 429
+    retry_after: int = 0  # seconds in Retry-After (huggingface_hub sleeps this + 1 s)
+    fail_5xx: dict = field(default_factory=dict)  # repo id -> number of 503 answers left
+    slow: dict = field(default_factory=dict)  # repo id -> seconds to sleep before answering
+    bad_page_once: set = field(default_factory=set)  # listing cursors answered once with broken JSON
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _State:
+    def __init__(self, listing: Listing, page_size: int, tokens_with_gated_access: set[str]):
+        self.listing = listing
+        self.page_size = page_size
+        self.tokens = tokens_with_gated_access
+        self.faults = Faults()
+        self.counts = {"requests": 0, "429": 0, "503": 0, "list_pages": 0, "resolve": 0}
+        self.repos: dict[tuple[str, str], dict] = {}  # uploaded repos: (type, id) -> {"commits", "main"}
+        self.lock = threading.Lock()
+
+
+def _handler(st: _State):
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def _send(self, code, body=b"", headers=None, ctype="application/json"):
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _err(self, code, xcode, msg):
+            self._send(code, {"error": msg}, {"X-Error-Code": xcode, "X-Error-Message": msg})
+
+        def _token(self):
+            auth = self.headers.get("Authorization") or ""
+            return auth[7:] if auth.startswith("Bearer ") else None
+
+        def _injected(self, repo: str | None) -> bool:
+            f = st.faults
+            with f.lock:
+                st.counts["requests"] += 1
+                if f.storm_429 > 0:
+                    f.storm_429 -= 1
+                    st.counts["429"] += 1
+                    storm = True
+                else:
+                    storm = False
+                fail = repo is not None and f.fail_5xx.get(repo, 0) > 0
+                if fail:
+                    f.fail_5xx[repo] -= 1
+                    st.counts["503"] += 1
+                delay = f.slow.get(repo, 0) if repo else 0
+            if storm:
+                self._send(429, {"error": "rate limited"}, {"Retry-After": str(f.retry_after)})
+                return True
+            if fail:
+                self._send(503, {"error": "service unavailable"})
+                return True
+            if delay:
+                time.sleep(delay)
+            return False
+
+        # ---------------------------------------------------------------- GET / HEAD
+        def do_HEAD(self):
+            self._get()
+
+        def do_GET(self):
+            self._get()
+
+        def _get(self):
+            url = urlparse(self.path)
+            path = unquote(url.path)
+            parts = path.split("/")
+            if path == "/api/models":
+                if self._injected(None):
+                    return
+                return self._list(parse_qs(url.query))
+            if len(parts) >= 4 and parts[1] == "api" and parts[2] in ("models", "datasets"):
+                return self._api_info(parts)
+            if len(parts) >= 6 and parts[1] == "datasets" and parts[4] == "resolve":
+                return self._resolve_uploaded("dataset", f"{parts[2]}/{parts[3]}", parts[5], "/".join(parts[6:]))
+            if len(parts) >= 6 and parts[3] == "resolve":
+                repo, rev, fname = f"{parts[1]}/{parts[2]}", parts[4], "/".join(parts[5:])
+                if ("model", repo) in st.repos:
+                    return self._resolve_uploaded("model", repo, rev, fname)
+                if self._injected(repo):
+                    return
+                return self._resolve(repo, rev, fname)
+            return self._err(404, "Unknown", f"stand-in: unsupported {self.command} {path}")
+
+        def _list(self, q):
+            cursor = int(q.get("cursor", ["0"])[0])
+            limit = int(q.get("limit", [str(st.page_size)])[0])
+            size = max(1, min(limit, st.page_size))
+            end = min(cursor + size, st.listing.n)
+            with st.faults.lock:
+                broken = cursor in st.faults.bad_page_once
+                st.faults.bad_page_once.discard(cursor)
+                st.counts["list_pages"] += 1
+            if broken:
+                return self._send(200, b'[{"id": "truncated', ctype="application/json")
+            items = []
+            for i in range(cursor, end):
+                r = st.listing.repo(i, with_config=False)
+                item = {"id": r["id"], "modelId": r["id"], "sha": r["sha"], "private": r["private"],
+                        "gated": r["gated"], "downloads": r["downloads"], "likes": r["likes"],
+                        "library_name": r["library_name"], "pipeline_tag": r["pipeline_tag"], "tags": r["tags"],
+                        "config": r["config"], "createdAt": "2024-01-01T00:00:00.000Z"}
+                if r["param_total"]:
+                    item["safetensors"] = {"parameters": {"BF16": r["param_total"]}, "total": r["param_total"]}
+                items.append(item)
+            headers = {}
+            if end < st.listing.n:
+                nq = {k: v for k, v in q.items() if k != "cursor"}
+                nq["cursor"] = [str(end)]
+                host = f"http://{self.headers['Host']}"
+                headers["Link"] = f'<{host}/api/models?{urlencode(nq, doseq=True)}>; rel="next"'
+            return self._send(200, items, headers)
+
+        def _resolve(self, repo, rev, fname):
+            with st.lock:
+                st.counts["resolve"] += 1
+            i = st.listing.index_of(repo)
+            if i is None:
+                return self._err(401, "RepoNotFound", f"Repository not found: {repo}")
+            r = st.listing.repo(i)
+            token = self._token()
+            if r["private"]:
+                return self._err(401, "RepoNotFound", f"Repository not found: {repo}")
+            if r["gated"]:
+                if token is None:
+                    return self._err(401, "GatedRepo", f"Access to model {repo} is restricted. You must be authenticated.")
+                if token not in st.tokens:
+                    return self._err(403, "GatedRepo", f"Access to model {repo} is restricted and you are not in the authorized list.")
+            if rev not in ("main", r["sha"]):
+                return self._err(404, "RevisionNotFound", f"Invalid rev id: {rev}")
+            if fname != "config.json" or r["config_bytes"] is None:
+                return self._err(404, "EntryNotFound", f"{fname} does not exist in {repo}@{rev}")
+            data = r["config_bytes"]
+            etag = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git blob id, like the Hub
+            return self._send(200, data, {"X-Repo-Commit": r["sha"], "ETag": f'"{etag}"'}, ctype="application/json")
+
+        # ------------------------------------------------------------ uploaded repos
+        def _resolve_rev(self, key, rev):
+            r = st.repos.get(key)
+            if r is None:
+                return None, None
+            sha = r["main"] if rev in ("main", None) else rev if rev in r["commits"] else None
+            return sha, (r["commits"].get(sha) if sha else None)
+
+        def _api_info(self, parts):
+            rtype = parts[2][:-1]
+            repo = f"{parts[3]}/{parts[4]}" if len(parts) >= 5 else parts[3]
+            key = (rtype, repo)
+            if key not in st.repos:
+                return self._err(404, "RepoNotFound", f"repo {repo} not found")
+            if len(parts) >= 7 and parts[5] == "tree":
+                sha, files = self._resolve_rev(key, parts[6])
+                if files is None:
+                    return self._err(404, "RevisionNotFound", "revision not found")
+                return self._send(200, [{"type": "file", "path": k, "size": len(v), "oid": hashlib.sha1(v).hexdigest()}
+                                        for k, v in sorted(files.items())])
+            rev = "/".join(parts[6:]) if len(parts) >= 7 and parts[5] == "revision" else "main"
+            sha, files = self._resolve_rev(key, rev)
+            if files is None and sha is None and st.repos[key]["main"] is not None:
+                return self._err(404, "RevisionNotFound", "revision not found")
+            return self._send(200, {"id": repo, "sha": sha, "private": False,
+                                    "siblings": [{"rfilename": k, "size": len(v)} for k, v in sorted((files or {}).items())]})
+
+        def _resolve_uploaded(self, rtype, repo, rev, fname):
+            sha, files = self._resolve_rev((rtype, repo), rev)
+            if files is None:
+                return self._err(404, "RevisionNotFound", "revision not found")
+            if fname not in files:
+                return self._err(404, "EntryNotFound", f"{fname} not found")
+            data = files[fname]
+            return self._send(200, data, {"X-Repo-Commit": sha, "ETag": f'"{hashlib.sha1(data).hexdigest()}"'},
+                              ctype="application/octet-stream")
+
+        def do_POST(self):
+            path = unquote(urlparse(self.path).path)
+            n = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(n) if n else b""
+            with st.lock:
+                if path == "/api/validate-yaml":
+                    import yaml
+
+                    text = json.loads(body)["content"]
+                    try:
+                        meta = yaml.safe_load(text.split("---")[1]) if text.startswith("---") else {}
+                        assert isinstance(meta, dict)
+                    except Exception as exc:  # noqa: BLE001 - reported to the client like the Hub does
+                        return self._send(400, {"errors": [{"message": f"invalid YAML: {exc}"}], "warnings": []})
+                    return self._send(200, {"errors": [], "warnings": []})
+                if path == "/api/repos/create":
+                    p = json.loads(body)
+                    repo = f"{p['organization']}/{p['name']}" if p.get("organization") else p["name"]
+                    key = (p.get("type") or "model", repo)
+                    if key in st.repos:
+                        return self._send(409, {"error": "You already created this repo", "url": f"/{repo}"})
+                    st.repos[key] = {"commits": {}, "main": None}
+                    host = f"http://{self.headers['Host']}"
+                    return self._send(200, {"url": f"{host}/{repo}", "name": repo, "id": repo})
+                parts = path.split("/")
+                if len(parts) >= 7 and parts[1] == "api" and parts[2] in ("models", "datasets"):
+                    key = (parts[2][:-1], f"{parts[3]}/{parts[4]}")
+                    op, rev = parts[5], "/".join(parts[6:])
+                    if key not in st.repos:
+                        return self._err(404, "RepoNotFound", f"repo {key[1]} not found")
+                    if op == "preupload":
+                        files = json.loads(body)["files"]
+                        return self._send(200, {"files": [{"path": f["path"], "uploadMode": "regular",
+                                                           "shouldIgnore": False, "oid": None} for f in files]})
+                    if op == "commit":
+                        parent, files = self._resolve_rev(key, rev)
+                        files = dict(files or {})
+                        for line in body.splitlines():
+                            item = json.loads(line)
+                            if item["key"] == "file":
+                                v = item["value"]
+                                if v.get("encoding") != "base64":
+                                    return self._send(400, {"error": "stand-in accepts base64 regular files only"})
+                                files[v["path"]] = base64.b64decode(v["content"])
+                            elif item["key"] == "deletedFile":
+                                files.pop(item["value"]["path"], None)
+                            elif item["key"] in ("lfsFile", "deletedFolder", "copyFile"):
+                                return self._send(400, {"error": f"stand-in does not support {item['key']}"})
+                        h = hashlib.sha1(str(parent).encode())
+                        for k in sorted(files):
+                            h.update(k.encode() + hashlib.sha1(files[k]).digest())
+                        sha = h.hexdigest()
+                        st.repos[key]["commits"][sha] = files
+                        st.repos[key]["main"] = sha
+                        host = f"http://{self.headers['Host']}"
+                        return self._send(200, {"commitOid": sha, "commitUrl": f"{host}/{key[1]}/commit/{sha}",
+                                                "pullRequestUrl": None, "success": True})
+            return self._err(404, "Unknown", f"stand-in: unsupported POST {path}")
+
+    return H
+
+
+class HubServer:
+    """``with HubServer(Listing(1000)) as hub: hub.endpoint`` ("http://127.0.0.1:<port>").
+
+    ``hub.faults`` is the live fault plan, ``hub.counts`` the request counters,
+    ``hub.files(type, repo)`` the files of an uploaded repo at ``main``.
+    """
+
+    def __init__(self, listing: Listing, page_size: int = 1000, tokens_with_gated_access: set[str] | None = None):
+        self.state = _State(listing, page_size, set(tokens_with_gated_access or ()))
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.state))
+        self.server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def faults(self) -> Faults:
+        return self.state.faults
+
+    @property
+    def counts(self) -> dict:
+        return self.state.counts
+
+    def files(self, rtype: str, repo: str) -> dict[str, bytes]:
+        r = self.state.repos[(rtype, repo)]
+        return dict(r["commits"].get(r["main"], {}))
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+        return False
+
+
+if __name__ == "__main__":  # serve a listing for manual runs: python -m tests.hub_server 100000
+    import sys
+
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    with HubServer(Listing(n)) as hub:
+        print(hub.endpoint, flush=True)
+        threading.Event().wait()

@@ -1,0 +1,234 @@
+"""The Hub crawl (extract/hub_crawl.py) against the local stand-in (tests/hub_server.py).
+
+Ground truth: every listed repo of :class:`extract.hub_configs.Listing` knows its fault kind
+and base config, so the expected status of each row is known without the crawler.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from extract import hub_crawl
+from extract.hub_configs import Listing, graph_config_hash, load_corpus
+from extract.hub_crawl import classify_config, crawl, hub_catalog
+from tests.hub_server import HubServer
+
+SHARES = {"gated": 0.05, "private": 0.03, "no_config": 0.04, "malformed": 0.03, "remote_code": 0.04,
+          "unknown_model_type": 0.03}
+N = 160
+PARAMS = {"limit": N, "workers": 4, "chunk": 32, "max_retries": 1, "timeout_s": 5}
+
+
+def _listing():
+    return Listing(N, seed=7, fault_shares=SHARES)
+
+
+def _expected(listing: Listing, i: int, token_has_access: bool = False) -> str:
+    r = listing.repo(i)
+    f = r["fault"]
+    if f == "gated" and not token_has_access:
+        return "skipped:gated_no_access"
+    if f == "private":
+        return "skipped:private_no_access"
+    if f == "no_config":
+        return "skipped:no_config"
+    if f == "malformed":
+        return "error:malformed_json"
+    status, reason, _ = classify_config(json.loads(r["config_bytes"]))
+    return status + (":" + reason if reason else "")
+
+
+def _table(work: Path):
+    return pq.read_table(work / "hub_repos.parquet")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """One uninterrupted crawl: (work dir, table, server request counts)."""
+    work = tmp_path_factory.mktemp("ref")
+    with HubServer(_listing(), page_size=50) as hub:
+        summary = crawl(PARAMS, work / "crawl", cache_dir=work / "cache", endpoint=hub.endpoint, token=False, offline=False)
+        counts = dict(hub.counts)
+    return work, _table(work / "crawl"), summary, counts
+
+
+def test_graph_config_hash_ignores_only_non_graph_keys():
+    base = dict(load_corpus()[0]["config"])
+    same = dict(base, _name_or_path="someone/else", transformers_version="4.99.0", eos_token_id=[1, 2],
+                torch_dtype="float16")
+    assert graph_config_hash(same) == graph_config_hash(base)
+    labels = dict(base, id2label={"0": "A", "1": "B"})
+    renamed = dict(base, id2label={"0": "x", "1": "y"})
+    assert graph_config_hash(labels) == graph_config_hash(renamed)  # names do not reach the graph
+    assert graph_config_hash(labels) != graph_config_hash(base)  # the number of labels does
+    assert graph_config_hash(dict(base, pad_token_id=12345)) != graph_config_hash(base)  # padding_idx literal
+
+
+def test_full_crawl_every_row_and_reason(reference):
+    work, table, summary, counts = reference
+    listing = _listing()
+    rows = table.to_pylist()
+    assert [r["position"] for r in rows] == list(range(N))
+    assert len({r["repo_id"] for r in rows}) == N
+    got = [r["status"] + (":" + r["reason"] if r["reason"] else "") for r in rows]
+    assert got == [_expected(listing, i) for i in range(N)]
+    for reason in ("gated_no_access", "private_no_access", "no_config", "remote_code", "unknown_model_type"):
+        assert any(r["reason"] == reason and r["status"] == "skipped" for r in rows), reason
+    assert any(r["reason"] == "malformed_json" and r["status"] == "error" for r in rows)
+    assert all(r["model_id"] == f"hf:{r['repo_id']}@{r['sha']}" for r in rows)
+    # dedupe before capture: one catalog row per distinct graph config, every ok row points at one
+    cat = hub_catalog(work / "crawl")
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(cat) == summary["distinct_configs"] == len({r["graph_config_hash"] for r in ok}) < len(ok)
+    ids = {c["model_id"] for c in cat}
+    assert all(r["captured_as"] in ids for r in ok)
+    assert all(c["source"] == "hf" and c["model_id"].startswith("hf:") for c in cat)
+
+
+def test_token_with_access_unlocks_gated(tmp_path):
+    listing = _listing()
+    with HubServer(listing, page_size=50, tokens_with_gated_access={"hf_ok"}) as hub:
+        crawl(PARAMS, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token="hf_ok", offline=False)
+    rows = _table(tmp_path / "c").to_pylist()
+    got = [r["status"] + (":" + r["reason"] if r["reason"] else "") for r in rows]
+    assert got == [_expected(listing, i, token_has_access=True) for i in range(N)]
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL inside the process (BaseException: no handler of the crawler catches it)."""
+
+
+def test_interrupt_and_resume_at_random_points_gives_identical_table(reference, tmp_path, monkeypatch):
+    _, ref, _, _ = reference
+    rng = random.Random(3)
+    real_process, real_item = hub_crawl._process, hub_crawl._item_row
+    work = tmp_path / "c"
+    with HubServer(_listing(), page_size=50) as hub:
+        for attempt in range(8):
+            calls = {"n": 0}
+            stop = rng.randrange(1, 120)
+
+            def maybe_die(fn):
+                def wrapped(*a, **k):
+                    calls["n"] += 1
+                    if calls["n"] == stop:
+                        raise Killed()
+                    return fn(*a, **k)
+                return wrapped
+
+            monkeypatch.setattr(hub_crawl, "_process", maybe_die(real_process))
+            monkeypatch.setattr(hub_crawl, "_item_row", maybe_die(real_item))
+            try:
+                crawl(PARAMS, work, cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False, offline=False)
+                break
+            except Killed:
+                # a kill can also cut a line in half: leave a torn tail on whichever file exists
+                for name in ("results.jsonl", "listing.jsonl"):
+                    p = work / name
+                    if p.exists() and rng.random() < 0.5:
+                        with open(p, "a") as fh:
+                            fh.write('{"pos": 99999, "torn')
+        else:
+            monkeypatch.setattr(hub_crawl, "_process", real_process)
+            monkeypatch.setattr(hub_crawl, "_item_row", real_item)
+            crawl(PARAMS, work, cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False, offline=False)
+    assert attempt > 0  # at least one interruption happened
+    assert _table(work).equals(ref), _diff(_table(work), ref)
+
+
+def test_429_storm_and_5xx_recover(reference, tmp_path):
+    _, ref, _, _ = reference
+    listing = _listing()
+    with HubServer(listing, page_size=50) as hub:
+        hub.faults.storm_429 = 12
+        hub.faults.retry_after = 0
+        ok_ids = [listing.repo(i, with_config=False)["id"] for i in range(N) if listing.repo(i, with_config=False)["fault"] is None]
+        for rid in ok_ids[:3]:
+            hub.faults.fail_5xx[rid] = 2
+        crawl(PARAMS, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False, offline=False)
+        assert hub.counts["429"] == 12 and hub.counts["503"] == 6
+    assert _table(tmp_path / "c").equals(ref)
+
+
+def test_slow_repo_becomes_timeout_error_row(tmp_path):
+    listing = _listing()
+    victim = next(i for i in range(N) if listing.repo(i, with_config=False)["fault"] is None)
+    with HubServer(listing, page_size=50) as hub:
+        hub.faults.slow[listing.repo(victim, with_config=False)["id"]] = 3
+        crawl(dict(PARAMS, timeout_s=0.5, max_retries=1), tmp_path / "c", cache_dir=tmp_path / "cache",
+              endpoint=hub.endpoint, token=False, offline=False)
+    rows = _table(tmp_path / "c").to_pylist()
+    assert (rows[victim]["status"], rows[victim]["reason"]) == ("error", "timeout")
+    others = [r["status"] + (":" + r["reason"] if r["reason"] else "") for i, r in enumerate(rows) if i != victim]
+    assert others == [_expected(listing, i) for i in range(N) if i != victim]
+
+
+def test_broken_listing_page_restarts_listing(reference, tmp_path):
+    _, ref, _, _ = reference
+    with HubServer(_listing(), page_size=50) as hub:
+        hub.faults.bad_page_once.add(100)
+        crawl(PARAMS, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False, offline=False)
+    assert _table(tmp_path / "c").equals(ref)
+
+
+def test_offline_crawl_from_cache_alone(reference, tmp_path):
+    work, ref, _, _ = reference
+    shutil.copytree(work / "crawl", tmp_path / "c")
+    (tmp_path / "c" / "results.jsonl").unlink()
+    (tmp_path / "c" / "hub_repos.parquet").unlink()
+    # no server at all: every answer must come from the stored listing and the Hub cache
+    crawl(PARAMS, tmp_path / "c", cache_dir=work / "cache", endpoint="http://127.0.0.1:9", token=False, offline=True)
+    got, want = _table(tmp_path / "c").to_pylist(), ref.to_pylist()
+    assert len(got) == len(want) == N
+    for g, w in zip(got, want):
+        if w["reason"] in (None, "malformed_json", "remote_code", "unknown_model_type", "unknown_architecture"):
+            assert g == w  # decided from the cached file: identical row
+        else:  # the Hub's answer (gated, private, missing) is not in the cache: said so, never guessed
+            assert (g["status"], g["reason"]) in (("error", "not_in_cache"), (w["status"], w["reason"]))
+
+
+def test_offline_without_listing_is_a_clear_error(tmp_path):
+    with pytest.raises(RuntimeError, match="offline crawl needs a complete stored listing"):
+        crawl(PARAMS, tmp_path / "c", offline=True)
+
+
+def test_unknown_param_key_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="unknown key"):
+        crawl({"limt": 3}, tmp_path)
+
+
+@pytest.mark.slow
+def test_sigkill_subprocess_and_resume(reference, tmp_path):
+    """A real SIGKILL of `python -m extract crawl` at random moments, then a clean finish."""
+    _, ref, _, _ = reference
+    rng = random.Random(11)
+    params = tmp_path / "params.yaml"
+    params.write_text("hub:\n" + "".join(f"  {k}: {v}\n" for k, v in PARAMS.items()))
+    with HubServer(_listing(), page_size=50) as hub:
+        cmd = [sys.executable, "-m", "extract", "crawl", "--params", str(params), "--work", str(tmp_path / "c"),
+               "--cache", str(tmp_path / "cache"), "--endpoint", hub.endpoint]
+        env = dict(os.environ, HF_HUB_OFFLINE="0")
+        env.pop("HF_TOKEN", None)
+        for _ in range(3):
+            p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(2, 15))
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        subprocess.run(cmd, env=env, check=True, capture_output=True)
+    assert _table(tmp_path / "c").equals(ref)
+
+
+def _diff(a, b):
+    ra, rb = a.to_pylist(), b.to_pylist()
+    return [{k: (x[k], y[k]) for k in x if x[k] != y[k]} for x, y in zip(ra, rb) if x != y][:3], len(ra), len(rb)
