@@ -58,11 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     capture = dict(params.get("capture", {}))
     counts = capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
                          timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
-                         retry_failed=bool(params.get("retry_failed", False)), progress=not args.no_progress)
+                         retry_failed=bool(params.get("retry_failed", False)),
+                         retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress)
     summary = assemble(rows, capture, Path(args.work), Path(args.out), Path(args.store))
-    print(f"capture: {counts['ran']} run now ({counts['failed']} failed), {counts['skipped']} skipped (custom code), "
+    print(f"capture: {counts['ran']} run now ({counts['failed']} failed, {counts['retried']} retried), "
+          f"{counts['skipped']} recorded without running (custom code / unreadable config), "
           f"{counts['done_before']} done before; "
-          f"{summary['captured']}/{summary['models']} models captured, {summary['graphs']} graphs")
+          f"{summary['captured']}/{summary['models']} models captured complete, {summary['graphs']} graphs")
+    for status, classes in summary["not_ok"].items():
+        for error_class, ids in classes.items():
+            print(f"  {status} [{error_class}] {len(ids)}: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}")
     return 0
 
 
