@@ -3,7 +3,7 @@
 import runpy
 import sys
 
-for mod in ("benchmarks.bench_graphs", "benchmarks.bench_proxy_stats"):
+for mod in ("benchmarks.bench_graphs", "benchmarks.bench_capture", "benchmarks.bench_proxy_stats"):
     try:
         sys.argv = [mod]
         runpy.run_module(mod, run_name="__main__")
