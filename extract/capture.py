@@ -329,12 +329,51 @@ def reduce_depth(config: dict, layers: int) -> dict:
     return out
 
 
+# Tensors a builder creates with more elements than this are born on meta even when they
+# are not parameters (a fused 77 GB expert weight must never be allocated, not even as
+# untouched memory); smaller ones are real until registered as parameters.
+LARGE_NUMEL = 1 << 22
+
+
+def _size_numel(args: tuple, kwargs: dict) -> int | None:
+    size = kwargs.get("size")
+    if size is None:
+        size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)) else args
+    try:
+        return math.prod(int(d) for d in size)
+    except (TypeError, ValueError):
+        return None
+
+
+class _LargeOnMeta(torch.overrides.TorchFunctionMode):
+    """Factory calls (``torch.empty``/``zeros``/``ones``/``rand*``/``full``) without an
+    explicit device and above :data:`LARGE_NUMEL` elements create meta tensors."""
+
+    SIZED = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if _LargeOnMeta.SIZED is None:
+            _LargeOnMeta.SIZED = {torch.empty, torch.zeros, torch.ones, torch.rand, torch.randn}
+        if kwargs.get("device") is None:
+            if func in _LargeOnMeta.SIZED:
+                n = _size_numel(args, kwargs)
+            elif func is torch.full and args:
+                n = _size_numel((args[0],), {})
+            else:
+                n = None
+            if n is not None and n > LARGE_NUMEL:
+                kwargs["device"] = "meta"
+        return func(*args, **kwargs)
+
+
 @contextmanager
 def init_on_device(device: str):
     """Where a model is built. ``"meta"``: parameters go to the meta device as they are
     registered (``nn.Module.register_parameter`` patched, as
-    ``accelerate.init_empty_weights(include_buffers=False)`` does), while buffers and
-    plain tensors a builder computes with (e.g. torchvision's RegNet widths computed with
+    ``accelerate.init_empty_weights(include_buffers=False)`` does) and large tensors are
+    created on meta directly (:class:`_LargeOnMeta`), while small buffers and the plain
+    tensors a builder computes with (e.g. torchvision's RegNet widths computed with
     ``torch.arange(...).tolist()``, which fail under a global ``torch.device("meta")``)
     stay real. Parameters made with legacy constructors (``torch.Tensor(n)``) are moved
     too, so a model is built at true size without allocating weights. Other devices:
@@ -356,7 +395,8 @@ def init_on_device(device: str):
 
     torch.nn.Module.register_parameter = register_parameter
     try:
-        yield
+        with _LargeOnMeta():
+            yield
     finally:
         torch.nn.Module.register_parameter = orig
 
