@@ -63,6 +63,34 @@ def _modality_of(config: dict) -> str:
     return "text"
 
 
+SPECIAL_TOKEN_KEYS = ("image_token_id", "image_token_index", "video_token_id", "video_token_index")
+
+
+def repair_config(config: dict) -> tuple[dict, list[str]]:
+    """Repairs that make a shipped default config runnable, each stated in words.
+
+    Vision-language defaults whose special token id lies outside the text vocabulary
+    (``LlavaConfig()``: ``image_token_index`` 32000 with ``text_config.vocab_size``
+    32000; the processor adds ``<image>`` and the published checkpoints resize the
+    embeddings, e.g. llava-hf/llava-1.5-7b-hf has 32064 rows) get ``vocab_size = id + 1``.
+
+    Returns:
+        (repaired copy, notes); the input is not modified.
+    """
+    notes: list[str] = []
+    text = config.get("text_config")
+    if not isinstance(text, dict) or not isinstance(text.get("vocab_size"), int):
+        return config, notes
+    ids = [(k, config[k]) for k in SPECIAL_TOKEN_KEYS if isinstance(config.get(k), int) and not isinstance(config.get(k), bool)]
+    need = max((v for _, v in ids), default=-1) + 1
+    if need > text["vocab_size"]:
+        key = next(k for k, v in ids if v + 1 == need)
+        notes.append(f"text_config.vocab_size {text['vocab_size']} -> {need} so that {key} {need - 1} is an embedding row "
+                     "(the processor adds the token; published checkpoints resize the embeddings)")
+        config = {**config, "text_config": {**text, "vocab_size": need}}
+    return config, notes
+
+
 def row_from_hf_config(
     config: dict,
     model_id: str,
@@ -91,6 +119,7 @@ def row_from_hf_config(
         raise ValueError(f"{model_id}: config has no 'model_type' key")
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
+    config, repairs = repair_config(config)
     archs = config.get("architectures") or []
     architecture = architecture or (archs[0] if archs else None)
     remote = bool(config.get("auto_map")) or model_type not in CONFIG_MAPPING_NAMES
@@ -110,6 +139,7 @@ def row_from_hf_config(
         "library": "transformers",
         "library_version": library_version or transformers.__version__,
         "trust_remote_code": remote,
+        "catalog_note": "; ".join(repairs) or None,
     }
 
 
@@ -257,7 +287,8 @@ def row_from_config_file(path: Path, model_id: str, name: str, source: str) -> d
         config = {**config, "model_type": inferred}
         note = f"model_type {inferred!r} inferred from architectures {config['architectures'][:1]} (absent in the file)"
     row = row_from_hf_config(config, model_id, name, source)
-    row.update({"catalog_error_class": None, "catalog_error": None, "catalog_note": note})
+    notes = [n for n in (note, row.get("catalog_note")) if n]
+    row.update({"catalog_error_class": None, "catalog_error": None, "catalog_note": "; ".join(notes) or None})
     return row
 
 
