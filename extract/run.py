@@ -257,6 +257,8 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     bar = tqdm(total=len(todo), desc="capture", unit="model", disable=not progress, dynamic_ncols=True)
     log = work / "timings.jsonl"
     ids = {key: arg[0]["model_id"] for key, arg, _ in todo}
+    # failures of local / Hub configs name the file they came from
+    where = {key: arg[0]["name"] for key, arg, _ in todo if arg[0].get("source") in ("local", "hf") and arg[0].get("name")}
 
     def on_done(o):
         wd = _work_dir(work, o.key)
@@ -264,7 +266,8 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
         if not o.ok:
             counts["failed"] += 1
             status = "skipped" if o.error_class == "exception:TrustRemoteCodeRefused" else "failed"
-            atomic_write_json(wd / "result.json", _failure(status, o.error_class, o.error_message, n))
+            msg = f"{where[o.key]}: {o.error_message}" if o.key in where else o.error_message
+            atomic_write_json(wd / "result.json", _failure(status, o.error_class, msg, n))
         elif not (wd / "result.json").exists():
             counts["failed"] += 1
             atomic_write_json(wd / "result.json", _failure("failed", "exit:0", "child exited without a result", n))

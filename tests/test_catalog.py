@@ -127,3 +127,22 @@ def test_remote_code_reason_names_the_cause():
     unknown = row_from_hf_config({"model_type": "my_arch"}, "local:b", "b", "local")
     assert "auto_map" in remote_code_reason(auto)
     assert "'my_arch' is not shipped" in remote_code_reason(unknown)
+
+
+def test_config_that_fails_to_build_is_a_row_naming_the_file(tmp_path):
+    from extract.run import assemble, capture_all
+
+    cfg = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 30, "num_attention_heads": 4,
+           "num_hidden_layers": 1, "intermediate_size": 8, "vocab_size": 16}  # 30 not divisible by 4 heads
+    write_config_folder(tmp_path / "cfg", {"odd-heads": cfg, "good": TINY_CONFIGS["tiny-gpt2"]})
+    rows = local_catalog(tmp_path / "cfg")
+    capture_all(rows, {"seq_len": 4}, tmp_path / "work", workers=2, timeout_s=120, mem_cap_gb=None, progress=False)
+    assemble(rows, {"seq_len": 4}, tmp_path / "work", tmp_path / "out", tmp_path / "store")
+    import pyarrow.parquet as pq
+
+    names = {r["model_id"]: r["name"] for r in rows}
+    ex = {names[e["model_id"]]: e for e in pq.read_table(tmp_path / "out" / "extractions.parquet").to_pylist()}
+    assert ex["good/config.json"]["status"] == "ok"
+    bad = ex["odd-heads/config.json"]
+    assert bad["status"] == "failed" and bad["error_class"].startswith("exception:")
+    assert bad["error_message"].startswith("odd-heads/config.json: ")
