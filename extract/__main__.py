@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--out", default="data/coverage")
     v.add_argument("--metrics", default="metrics/coverage.json")
     v.add_argument("--no-progress", action="store_true")
+    v.add_argument("--no-capture", action="store_true",
+                   help="only assemble what the work folder holds (models not run count as 'missing')")
     args = ap.parse_args(argv)
 
     import warnings
@@ -81,10 +83,11 @@ def main(argv: list[str] | None = None) -> int:
                               "sample_seed": int(cat.get("sample_seed", 0))})
         params = load_params(args.params, "extract")
         capture = dict(params.get("capture", {}))
-        capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
-                    timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
-                    retry_failed=bool(params.get("retry_failed", False)),
-                    retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress)
+        if not args.no_capture:
+            capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
+                        timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
+                        retry_failed=bool(params.get("retry_failed", False)),
+                        retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress)
         assemble(rows, capture, Path(args.work), Path(args.out), Path(args.out) / "graph_store")
         ext = pq.read_table(Path(args.out) / "extractions.parquet").to_pylist()
         metrics = coverage_metrics(ext, rows, int(cat.get("sample_seed", 0)), sample)

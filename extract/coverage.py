@@ -18,7 +18,8 @@ def coverage_metrics(ext_rows: list[dict], models: list[dict], seed: int, sample
     """Per source: ``sample_size``, ``captured`` (graphs stored: status ``ok`` or
     ``incomplete``), ``captured_share``, ``complete`` (status ``ok``), ``complete_share``
     and ``failures_by_class`` (``{error_class: count}`` of every row that is not ``ok``,
-    ``incomplete`` rows under ``incomplete``).
+    ``incomplete`` rows under ``incomplete``; models never run, e.g. an interrupted
+    sample, under ``missing``, also counted in ``not_run``).
 
     Args:
         ext_rows: ``extractions`` rows; models: the catalog rows (for the source).
@@ -33,6 +34,7 @@ def coverage_metrics(ext_rows: list[dict], models: list[dict], seed: int, sample
         out["sources"][src] = {
             "sample_size": len(rows), "captured": captured, "captured_share": round(captured / len(rows), 4),
             "complete": complete, "complete_share": round(complete / len(rows), 4),
+            "not_run": fails.get("missing", 0),
             "failures_by_class": dict(sorted(fails.items(), key=lambda kv: (-kv[1], kv[0]))),
         }
     return out

@@ -71,5 +71,5 @@ def test_coverage_metrics_count_by_source_and_class():
     m = coverage_metrics(ext, models, 0, {"transformers": 4, "timm": 1})
     t = m["sources"]["transformers"]
     assert (t["sample_size"], t["captured"], t["captured_share"], t["complete"], t["complete_share"]) == (4, 2, 0.5, 1, 0.25)
-    assert t["failures_by_class"] == {"timeout": 2, "incomplete": 1}
+    assert t["failures_by_class"] == {"timeout": 2, "incomplete": 1} and t["not_run"] == 0
     assert m["sources"]["timm"]["captured_share"] == 1.0
