@@ -5,6 +5,8 @@
         --out data/extract --store data/graph_store --work data/work/extract
     python -m extract crawl --params params.yaml --work data/hub --cache data/hub/cache   (Hub listing)
     python -m extract publish --repo org/passnet --tables data/extract --store data/graph_store
+    python -m extract coverage --params params.yaml --sample transformers=200 \
+        --metrics metrics/coverage.json
 """
 
 from __future__ import annotations
@@ -33,6 +35,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--store", default="data/graph_store")
     p.add_argument("--work", default="data/work/extract")
     p.add_argument("--no-progress", action="store_true")
+    v = sub.add_parser("coverage", help="capture a seeded sample of the all catalogs; write coverage metrics")
+    v.add_argument("--params", default="params.yaml")
+    v.add_argument("--sample", action="append", default=[], metavar="SOURCE=N",
+                   help="models per source, e.g. transformers=200 (repeatable)")
+    v.add_argument("--work", default="data/work/coverage")
+    v.add_argument("--out", default="data/coverage")
+    v.add_argument("--metrics", default="metrics/coverage.json")
+    v.add_argument("--no-progress", action="store_true")
+    v.add_argument("--no-capture", action="store_true",
+                   help="only assemble what the work folder holds (models not run count as 'missing')")
     from extract.hub_cli import add_hub_commands, run_hub_command
 
     add_hub_commands(sub)
@@ -61,17 +73,53 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from extract.run import assemble, capture_all
 
+    if args.cmd == "coverage":
+        from extract.catalog import build_catalog
+        from extract.coverage import coverage_metrics
+        from passnet_common.io import atomic_write_json
+
+        sample = {}
+        for item in args.sample:
+            src, _, n = item.partition("=")
+            if not n.isdigit():
+                raise ValueError(f"--sample {item!r}: expected SOURCE=N, e.g. transformers=200")
+            sample[src] = int(n)
+        if not sample:
+            raise ValueError("--sample: give at least one SOURCE=N")
+        cat = load_params(args.params, "catalog")
+        rows = build_catalog({"mode": "all", "all_sources": sorted(sample), "sample_per_source": sample,
+                              "sample_seed": int(cat.get("sample_seed", 0))})
+        params = load_params(args.params, "extract")
+        capture = dict(params.get("capture", {}))
+        if not args.no_capture:
+            capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
+                        timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
+                        retry_failed=bool(params.get("retry_failed", False)),
+                        retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress)
+        assemble(rows, capture, Path(args.work), Path(args.out), Path(args.out) / "graph_store")
+        ext = pq.read_table(Path(args.out) / "extractions.parquet").to_pylist()
+        metrics = coverage_metrics(ext, rows, int(cat.get("sample_seed", 0)), sample)
+        atomic_write_json(Path(args.metrics), metrics)
+        for src, m in metrics["sources"].items():
+            print(f"coverage {src}: {m['captured']}/{m['sample_size']} captured ({100 * m['captured_share']:.1f}%), "
+                  f"{m['complete']} complete; failures: {m['failures_by_class']}")
+        return 0
     params = load_params(args.params, "extract")
     rows = pq.read_table(args.catalog).to_pylist()
     capture = dict(params.get("capture", {}))
     counts = capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
                          timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
-                         retry_failed=bool(params.get("retry_failed", False)), progress=not args.no_progress,
+                         retry_failed=bool(params.get("retry_failed", False)),
+                         retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress,
                          executor=params.get("executor", "local"), ray_params=params.get("ray"))
     summary = assemble(rows, capture, Path(args.work), Path(args.out), Path(args.store))
-    print(f"capture: {counts['ran']} run now ({counts['failed']} failed), {counts['skipped']} skipped (custom code), "
+    print(f"capture: {counts['ran']} run now ({counts['failed']} failed, {counts['retried']} retried), "
+          f"{counts['skipped']} recorded without running (custom code / unreadable config), "
           f"{counts['done_before']} done before; "
-          f"{summary['captured']}/{summary['models']} models captured, {summary['graphs']} graphs")
+          f"{summary['captured']}/{summary['models']} models captured complete, {summary['graphs']} graphs")
+    for status, classes in summary["not_ok"].items():
+        for error_class, ids in classes.items():
+            print(f"  {status} [{error_class}] {len(ids)}: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}")
     return 0
 
 

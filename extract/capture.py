@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -53,6 +54,9 @@ class CapturedGraph:
     kinds: list[str]
     example_inputs: list[Any]
     break_reason: str | None
+    sources: list[str | None] = field(default_factory=list)
+    output_mismatch: list[str] = field(default_factory=list)
+    buffer_info: dict[int, dict] = field(default_factory=dict)
 
 
 @dataclass
@@ -64,46 +68,245 @@ class CaptureResult:
     fallback_reason: str | None
     input_spec: list[dict]
     param_count: int
+    completeness: "Completeness | None" = None
+    dynamo: dict = field(default_factory=dict)
 
 
-def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None = None) -> list[CapturedGraph]:
+# Dynamo settings of a capture (params ``extract.capture.dynamo``). Chosen for the fewest
+# graph breaks that still capture faithfully: ``.item()`` / ``tolist()`` and ops with
+# data-dependent output shapes (``nonzero``) are traced as unbacked symbols instead of
+# breaking the graph; the recompile limit is high enough that a block called with many
+# different Python ints (one frame per value) is captured whole.
+DYNAMO_DEFAULTS = {
+    "capture_scalar_outputs": True,
+    "capture_dynamic_output_shape_ops": True,
+    "recompile_limit": 64,
+}
+
+
+def dynamo_settings(capture: dict) -> dict:
+    """The Dynamo config of a capture: :data:`DYNAMO_DEFAULTS` updated by ``capture["dynamo"]``.
+
+    Raises:
+        ValueError: an unknown setting name.
+    """
+    given = dict(capture.get("dynamo") or {})
+    unknown = sorted(set(given) - set(DYNAMO_DEFAULTS))
+    if unknown:
+        raise ValueError(f"extract.capture.dynamo: unknown setting(s) {unknown}; known: {sorted(DYNAMO_DEFAULTS)}")
+    return {**DYNAMO_DEFAULTS, **given}
+
+
+@dataclass
+class Completeness:
+    """Whether Dynamo captured every frame of a model run as graphs.
+
+    Read from Dynamo's own bookkeeping (``torch._dynamo.utils.counters["frames"]``: frames
+    seen vs frames converted) and its log records (``recompile_limit`` hits), never from
+    hidden warnings.
+
+    Attributes:
+        complete: True when every frame Dynamo saw was converted, no frame hit the
+            recompile limit, and at least one graph was captured.
+        reason: why not (None when complete).
+        eager_frames: frames that ran eagerly (skipped, failed to convert, or over the
+            recompile limit).
+        recompile_limit_hits: log records saying a frame hit ``recompile_limit``.
+        frames_total / frames_ok: Dynamo's frame counters.
+    """
+
+    complete: bool
+    reason: str | None
+    eager_frames: int
+    recompile_limit_hits: int
+    frames_total: int
+    frames_ok: int
+
+
+class _LogCollector:
+    """Collects Dynamo's WARNING+ log records during a capture instead of printing them."""
+
+    def __init__(self):
+        import logging
+
+        self.records: list[str] = []
+        self.handler = logging.Handler(logging.WARNING)
+        self.handler.emit = lambda rec: self.records.append(rec.getMessage() if rec.args else str(rec.msg))
+
+    @contextmanager
+    def active(self):
+        import logging
+
+        lg = logging.getLogger("torch._dynamo")
+        old = (lg.level, list(lg.handlers), lg.propagate)
+        lg.handlers = [self.handler]
+        lg.setLevel(logging.WARNING)
+        lg.propagate = False
+        try:
+            yield self
+        finally:
+            lg.setLevel(old[0])
+            lg.handlers = old[1]
+            lg.propagate = old[2]
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")[:200]
+
+
+def assess_completeness(counters: dict, log_records: list[str], num_graphs: int, limit: int) -> Completeness:
+    """Turn Dynamo's frame counters and log records into a :class:`Completeness`."""
+    frames = counters.get("frames", {})
+    total, ok = int(frames.get("total", 0)), int(frames.get("ok", 0))
+    hits = [r for r in log_records if "recompile_limit" in r or "cache_size_limit" in r]
+    eager = max(0, total - ok)
+    reasons = []
+    if num_graphs == 0:
+        reasons.append("no graph captured")
+    if hits:
+        reasons.append(f"{len(hits)} frame(s) hit the recompile limit ({limit}) and ran eagerly: {_first_line(hits[0])}")
+    if eager:
+        why = [_first_line(k) for k in counters.get("unimplemented", {})]
+        skipped = [r for r in log_records if "skip" in r.lower()]
+        detail = why[0] if why else (_first_line(skipped[0]) if skipped else "not converted")
+        reasons.append(f"{eager} of {total} frame(s) ran eagerly ({detail})")
+    return Completeness(not reasons, "; ".join(reasons) or None, eager, len(hits), total, ok)
+
+
+def _source_kind(source: Any) -> str | None:
+    """``parameter`` / ``buffer`` when a Dynamo source chain passes through a module's
+    ``_parameters`` / ``_buffers`` dict (nearest to the leaf wins), else None."""
+    seen = 0
+    while source is not None and seen < 64:
+        member = getattr(source, "member", None)
+        if member == "_parameters":
+            return "parameter"
+        if member == "_buffers":
+            return "buffer"
+        source = getattr(source, "base", None)
+        seen += 1
+    return None
+
+
+def _recorded_outputs(gm: fx.GraphModule) -> list[tuple[list, str] | None]:
+    out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    vals = out.args[0] if isinstance(out.args[0], (list, tuple)) else [out.args[0]]
+    res = []
+    for v in vals:
+        ev = v.meta.get("example_value") if isinstance(v, fx.Node) else None
+        if isinstance(ev, torch.Tensor):
+            res.append(([str(d) for d in ev.shape], str(ev.dtype)))
+        else:
+            res.append(None)
+    return res
+
+
+def compare_outputs(recorded: list, outputs: Any) -> list[str]:
+    """Mismatches between the output metadata Dynamo recorded for a graph and one real
+    execution of it: ``"output i: recorded [4] float32, executed [2] quint8"``. Symbolic
+    sizes (unbacked symbols) are not compared."""
+    outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    bad = []
+    for i, (rec, val) in enumerate(zip(recorded, outs)):
+        if rec is None or not isinstance(val, torch.Tensor):
+            continue
+        shape, dtype = rec
+        exe_shape = [str(d) for d in val.shape]
+        same_shape = len(shape) == len(exe_shape) and all(a == b or not a.isdigit() for a, b in zip(shape, exe_shape))
+        if not same_shape or dtype != str(val.dtype):
+            bad.append(f"output {i}: recorded [{', '.join(shape)}] {dtype.replace('torch.', '')}, "
+                       f"executed [{', '.join(exe_shape)}] {str(val.dtype).replace('torch.', '')}")
+    return bad
+
+
+def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None = None,
+                   settings: dict | None = None, check_outputs: bool = False,
+                   buffer_info: dict[int, dict] | None = None) -> list[CapturedGraph]:
     """Run ``model(*args, **kwargs)`` under ``torch.compile`` with a collecting backend.
 
-    Returns every graph Dynamo produced, in compile order. Exceptions raised by the model
-    (in traced or eager parts) propagate.
+    Placeholder kinds come from the source Dynamo records for each graph argument
+    (``node.meta["grapharg"].source``: an attribute of a module's ``_parameters`` /
+    ``_buffers``), then from tensor identity with the model's parameters/buffers; never
+    from node names.
+
+    Args:
+        settings: Dynamo config (:func:`dynamo_settings`); defaults when None.
+        check_outputs: compare each graph's recorded output shapes/dtypes with its real
+            execution (real tensors only); mismatches go to ``output_mismatch``.
+        buffer_info: ``id(buffer) -> {"name", "stats"}`` of the model's buffers, attached
+            to the graphs that take them.
+
+    Returns:
+        Every graph Dynamo produced, in compile order; completeness of the run is in
+        :attr:`dynamo_capture.last_completeness` (a :class:`Completeness`). Exceptions
+        raised by the model (in traced or eager parts) propagate.
     """
     import torch._dynamo
+    from torch._dynamo.utils import counters
 
     kwargs = kwargs or {}
+    settings = dynamo_settings({"dynamo": settings or {}})
     torch._dynamo.reset()
+    counters.clear()
     param_ids = {id(p) for p in model.parameters()}
     buffer_ids = {id(b) for b in model.buffers()}
     graphs: list[CapturedGraph] = []
 
     def backend(gm: fx.GraphModule, example_inputs):
-        kinds = []
+        kinds, sources = [], []
         for t, node in zip(example_inputs, [n for n in gm.graph.nodes if n.op == "placeholder"]):
-            if id(t) in param_ids:
-                kinds.append("parameter")
-            elif id(t) in buffer_ids:
-                kinds.append("buffer")
-            elif "_parameters_" in node.name:
-                kinds.append("parameter")
-            elif "_buffers_" in node.name:
-                kinds.append("buffer")
-            else:
-                kinds.append("input")
+            ga = node.meta.get("grapharg")
+            src = getattr(ga, "source", None)
+            kind = _source_kind(src)
+            if kind is None:
+                if id(t) in param_ids or isinstance(t, torch.nn.Parameter):
+                    kind = "parameter"
+                elif id(t) in buffer_ids:
+                    kind = "buffer"
+                else:
+                    kind = "input"
+            kinds.append(kind)
+            sources.append(src.name() if src is not None and hasattr(src, "name") and callable(src.name) else None)
         reason = getattr(gm, "compile_subgraph_reason", None)
         text = None
         if reason is not None and getattr(reason, "graph_break", False):
             text = str(getattr(reason, "reason", reason))[:500]
-        graphs.append(CapturedGraph(gm, kinds, list(example_inputs), text))
-        return gm.forward
+        binfo = {pos: buffer_info[id(t)] for pos, t in enumerate(example_inputs)
+                 if buffer_info and id(t) in buffer_info}
+        g = CapturedGraph(gm, kinds, list(example_inputs), text, sources, [], binfo)
+        graphs.append(g)
+        if not check_outputs:
+            return gm.forward
+        recorded = _recorded_outputs(gm)
+        checked = [False]
 
-    compiled = torch.compile(model, backend=backend, dynamic=False, fullgraph=False)
-    with torch.no_grad():
-        compiled(*args, **kwargs)
+        def run(*a):
+            out = gm.forward(*a)
+            if not checked[0]:
+                checked[0] = True
+                g.output_mismatch = compare_outputs(recorded, out)
+            return out
+
+        return run
+
+    logs = _LogCollector()
+    with logs.active(), torch._dynamo.config.patch(
+        capture_scalar_outputs=bool(settings["capture_scalar_outputs"]),
+        capture_dynamic_output_shape_ops=bool(settings["capture_dynamic_output_shape_ops"]),
+        recompile_limit=int(settings["recompile_limit"]),
+        accumulated_recompile_limit=max(256, 4 * int(settings["recompile_limit"])),
+    ):
+        compiled = torch.compile(model, backend=backend, dynamic=False, fullgraph=False)
+        with torch.no_grad():
+            compiled(*args, **kwargs)
+        snapshot = {k: dict(v) for k, v in counters.items()}
+    dynamo_capture.last_completeness = assess_completeness(snapshot, logs.records, len(graphs),
+                                                           int(settings["recompile_limit"]))
+    torch._dynamo.reset()
     return graphs
+
+
+dynamo_capture.last_completeness = None
 
 
 def reduce_depth(config: dict, layers: int) -> dict:
@@ -124,6 +327,109 @@ def reduce_depth(config: dict, layers: int) -> dict:
 
     visit(out)
     return out
+
+
+# Tensors a builder creates with more elements than this are born on meta even when they
+# are not parameters (a fused 77 GB expert weight must never be allocated, not even as
+# untouched memory); smaller ones are real until registered as parameters.
+LARGE_NUMEL = 1 << 22
+
+
+def _size_numel(args: tuple, kwargs: dict) -> int | None:
+    size = kwargs.get("size")
+    if size is None:
+        size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)) else args
+    try:
+        return math.prod(int(d) for d in size)
+    except (TypeError, ValueError):
+        return None
+
+
+class _LargeOnMeta(torch.overrides.TorchFunctionMode):
+    """Factory calls (``torch.empty``/``zeros``/``ones``/``rand*``/``full``) without an
+    explicit device and above :data:`LARGE_NUMEL` elements create meta tensors."""
+
+    SIZED = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if _LargeOnMeta.SIZED is None:
+            _LargeOnMeta.SIZED = {torch.empty, torch.zeros, torch.ones, torch.rand, torch.randn}
+        if kwargs.get("device") is None:
+            if func in _LargeOnMeta.SIZED:
+                n = _size_numel(args, kwargs)
+            elif func is torch.full and args:
+                n = _size_numel((args[0],), {})
+            else:
+                n = None
+            if n is not None and n > LARGE_NUMEL:
+                kwargs["device"] = "meta"
+        return func(*args, **kwargs)
+
+
+@contextmanager
+def init_on_device(device: str):
+    """Where a model is built. ``"meta"``: parameters go to the meta device as they are
+    registered (``nn.Module.register_parameter`` patched, as
+    ``accelerate.init_empty_weights(include_buffers=False)`` does) and large tensors are
+    created on meta directly (:class:`_LargeOnMeta`), while small buffers and the plain
+    tensors a builder computes with (e.g. torchvision's RegNet widths computed with
+    ``torch.arange(...).tolist()``, which fail under a global ``torch.device("meta")``)
+    stay real. Parameters made with legacy constructors (``torch.Tensor(n)``) are moved
+    too, so a model is built at true size without allocating weights. Other devices:
+    ``torch.device(device)``."""
+    if device != "meta":
+        with torch.device(device):
+            yield
+        return
+    orig = torch.nn.Module.register_parameter
+
+    def register_parameter(module, name, param):
+        orig(module, name, param)
+        p = module._parameters.get(name)
+        if p is not None and p.device.type != "meta":
+            extra = {k: v for k, v in p.__dict__.items()}
+            new = type(p)(p.to("meta"), requires_grad=p.requires_grad)
+            new.__dict__.update(extra)
+            module._parameters[name] = new
+
+    torch.nn.Module.register_parameter = register_parameter
+    try:
+        with _LargeOnMeta():
+            yield
+    finally:
+        torch.nn.Module.register_parameter = orig
+
+
+def params_to_meta(model: torch.nn.Module) -> int:
+    """Move every parameter still holding data to meta (those a builder assigned without
+    ``register_parameter``); returns how many moved."""
+    moved = 0
+    for mod in model.modules():
+        for name, p in list(mod._parameters.items()):
+            if p is not None and p.device.type != "meta":
+                mod._parameters[name] = type(p)(p.detach().to("meta"), requires_grad=p.requires_grad)
+                moved += 1
+    return moved
+
+
+def buffers_to_meta(model: torch.nn.Module, with_stats: bool = True) -> dict[int, dict]:
+    """Record the statistics of each real buffer, then move every buffer to meta (Dynamo's
+    fake tensors cannot mix real CPU and meta tensors).
+
+    Returns:
+        ``id(meta buffer) -> {"name": qualified name, "stats": buffer_stats(...)}``.
+    """
+    info: dict[int, dict] = {}
+    for mod_name, mod in model.named_modules():
+        for name, b in list(mod._buffers.items()):
+            if b is None:
+                continue
+            stats = buffer_stats(b) if with_stats and b.device.type != "meta" else None
+            mb = b if b.device.type == "meta" else b.to("meta")
+            mod._buffers[name] = mb
+            info[id(mb)] = {"name": f"{mod_name}.{name}" if mod_name else name, "stats": stats}
+    return info
 
 
 def _hf_config(config: dict):
@@ -162,7 +468,7 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
             config = reduce_depth(config, int(capture.get("fallback_layers", 2)))
         cfg = _hf_config(config)
         arch = row.get("architecture")
-        with torch.device(device):
+        with init_on_device(device):
             if arch:
                 model = getattr(transformers, arch)._from_config(cfg)
             else:
@@ -173,7 +479,7 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
     if lib == "timm":
         import timm
 
-        with torch.device(device):
+        with init_on_device(device):
             model = timm.create_model(config["name"], pretrained=False)
         model.eval()
         args, spec = vision_inputs(config, capture, device)
@@ -190,7 +496,7 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
             extra["quantize"] = False
         if "weights_backbone" in accepted:
             extra["weights_backbone"] = None  # never download backbone weights
-        with torch.device(device):
+        with init_on_device(device):
             model = torchvision.models.get_model(config["name"], weights=None, **extra)
         model.eval()
         args, spec = vision_inputs(config, capture, device)
@@ -201,16 +507,25 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
 def capture_row(row: dict, capture: dict) -> CaptureResult:
     """Capture every graph of one catalog row: meta device first, real tensors on failure.
 
+    On meta, parameters are meta and buffers real until the trace (their statistics are
+    kept, see :func:`buffers_to_meta`). In real mode each graph's recorded output
+    shapes/dtypes are checked against its execution. Completeness (Dynamo's frame
+    counters) is in ``CaptureResult.completeness``; the Dynamo settings used in
+    ``CaptureResult.dynamo``.
+
     Raises the real-tensor attempt's exception when both fail (the caller records its class).
     """
+    settings = dynamo_settings(capture)
     torch.manual_seed(0)
     fallback_reason = None
     if capture.get("meta", True):
         try:
             model, args, kwargs, spec = build_model(row, "meta", capture)
+            params_to_meta(model)
             n_params = sum(p.numel() for p in model.parameters())
-            graphs = dynamo_capture(model, args, kwargs)
-            return CaptureResult(graphs, "meta", None, spec, n_params)
+            binfo = buffers_to_meta(model)
+            graphs = dynamo_capture(model, args, kwargs, settings=settings, buffer_info=binfo)
+            return CaptureResult(graphs, "meta", None, spec, n_params, dynamo_capture.last_completeness, settings)
         except TrustRemoteCodeRefused:
             raise
         except Exception as exc:  # noqa: BLE001 - the fallback records it
@@ -218,34 +533,66 @@ def capture_row(row: dict, capture: dict) -> CaptureResult:
     reduced = row["library"] == "transformers"
     model, args, kwargs, spec = build_model(row, "cpu", capture, reduced=reduced)
     n_params = sum(p.numel() for p in model.parameters())
-    graphs = dynamo_capture(model, args, kwargs)
-    return CaptureResult(graphs, "real_reduced" if reduced else "real", fallback_reason, spec, n_params)
+    graphs = dynamo_capture(model, args, kwargs, settings=settings, check_outputs=True)
+    return CaptureResult(graphs, "real_reduced" if reduced else "real", fallback_reason, spec, n_params,
+                         dynamo_capture.last_completeness, settings)
+
+
+# Integer/bool buffers up to this many elements are stored value by value (position ids,
+# token type ids, index tables), so a stored graph replays them exactly.
+EXACT_VALUES_MAX_NUMEL = 4096
 
 
 def tensor_stats(t: Any) -> dict | None:
     """Summary statistics of a real tensor (min, max, mean, std), None on meta/fake.
 
-    ``std`` is None for tensors with fewer than 2 elements (GraphNet recorded NaN there);
-    non-finite values are reported as None.
+    Integer and bool tensors: ``min``/``max`` are exact Python ints (an int64 buffer
+    holding the int64 maximum round-trips); floats are Python floats. ``std`` is None for
+    tensors with fewer than 2 elements (GraphNet recorded NaN there); non-finite values
+    are reported as None.
     """
     if not isinstance(t, torch.Tensor) or t.device.type == "meta" or t.numel() == 0:
         return None
     try:
-        x = t.detach()
-        if x.is_complex():
+        from torch._subclasses.fake_tensor import FakeTensor
+
+        if isinstance(t, FakeTensor):
             return None
-        xf = x.double() if x.dtype != torch.bool else x.to(torch.float64)
+    except ImportError:
+        pass
+    try:
+        x = t.detach()
+        if x.is_complex() or x.is_quantized or x.layout != torch.strided:
+            return None
 
         def f(v):
             v = float(v)
             return v if math.isfinite(v) else None
 
+        if x.dtype == torch.bool or not x.dtype.is_floating_point:
+            xi = x.to(torch.int64) if x.dtype != torch.uint64 else x
+            xf = x.double()
+            return {"min": int(xi.min()), "max": int(xi.max()), "mean": f(xf.mean()),
+                    "std": f(xf.std()) if x.numel() >= 2 else None}
+        xf = x.double()
         return {
             "min": f(xf.min()), "max": f(xf.max()), "mean": f(xf.mean()),
             "std": f(xf.std()) if x.numel() >= 2 else None,
         }
     except Exception:  # noqa: BLE001 - statistics are optional
         return None
+
+
+def buffer_stats(t: torch.Tensor) -> dict | None:
+    """:func:`tensor_stats` of a buffer, plus ``values`` (flat list of exact ints) for
+    integer/bool buffers of at most :data:`EXACT_VALUES_MAX_NUMEL` elements."""
+    stats = tensor_stats(t)
+    if stats is None:
+        return None
+    if (t.dtype == torch.bool or not (t.dtype.is_floating_point or t.dtype.is_complex)) \
+            and t.numel() <= EXACT_VALUES_MAX_NUMEL:
+        stats["values"] = [int(v) for v in t.detach().reshape(-1).to(torch.int64).tolist()]
+    return stats
 
 
 def describe_graph(index: int, g: CapturedGraph, with_stats: bool) -> dict:
@@ -267,8 +614,11 @@ def describe_graph(index: int, g: CapturedGraph, with_stats: bool) -> dict:
             entry["dtype"] = str(t.dtype).replace("torch.", "")
             if kind != "input":
                 param_bytes += t.numel() * t.element_size()
-            if with_stats:
-                entry["stats"] = tensor_stats(t)
+            if pos in g.buffer_info:
+                entry["buffer"] = g.buffer_info[pos]["name"]
+                entry["stats"] = g.buffer_info[pos]["stats"]
+            elif with_stats:
+                entry["stats"] = buffer_stats(t) if kind == "buffer" else tensor_stats(t)
         else:
             entry["python_type"] = type(t).__name__
         placeholders.append(entry)
@@ -285,6 +635,7 @@ def describe_graph(index: int, g: CapturedGraph, with_stats: bool) -> dict:
         "num_params": sum(1 for k in g.kinds if k != "input"),
         "param_bytes": int(param_bytes),
         "break_reason": g.break_reason,
+        "output_mismatch": list(g.output_mismatch),
         "nodes": canon.nodes,
         "subgraphs": canon.subgraph_json(),
         "placeholder_permutation": canon.placeholder_order,

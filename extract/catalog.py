@@ -65,6 +65,34 @@ def _modality_of(config: dict) -> str:
     return "text"
 
 
+SPECIAL_TOKEN_KEYS = ("image_token_id", "image_token_index", "video_token_id", "video_token_index")
+
+
+def repair_config(config: dict) -> tuple[dict, list[str]]:
+    """Repairs that make a shipped default config runnable, each stated in words.
+
+    Vision-language defaults whose special token id lies outside the text vocabulary
+    (``LlavaConfig()``: ``image_token_index`` 32000 with ``text_config.vocab_size``
+    32000; the processor adds ``<image>`` and the published checkpoints resize the
+    embeddings, e.g. llava-hf/llava-1.5-7b-hf has 32064 rows) get ``vocab_size = id + 1``.
+
+    Returns:
+        (repaired copy, notes); the input is not modified.
+    """
+    notes: list[str] = []
+    text = config.get("text_config")
+    if not isinstance(text, dict) or not isinstance(text.get("vocab_size"), int):
+        return config, notes
+    ids = [(k, config[k]) for k in SPECIAL_TOKEN_KEYS if isinstance(config.get(k), int) and not isinstance(config.get(k), bool)]
+    need = max((v for _, v in ids), default=-1) + 1
+    if need > text["vocab_size"]:
+        key = next(k for k, v in ids if v + 1 == need)
+        notes.append(f"text_config.vocab_size {text['vocab_size']} -> {need} so that {key} {need - 1} is an embedding row "
+                     "(the processor adds the token; published checkpoints resize the embeddings)")
+        config = {**config, "text_config": {**text, "vocab_size": need}}
+    return config, notes
+
+
 def row_from_hf_config(
     config: dict,
     model_id: str,
@@ -93,6 +121,7 @@ def row_from_hf_config(
         raise ValueError(f"{model_id}: config has no 'model_type' key")
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
+    config, repairs = repair_config(config)
     archs = config.get("architectures") or []
     architecture = architecture or (archs[0] if archs else None)
     remote = bool(config.get("auto_map")) or model_type not in CONFIG_MAPPING_NAMES
@@ -112,6 +141,7 @@ def row_from_hf_config(
         "library": "transformers",
         "library_version": library_version or transformers.__version__,
         "trust_remote_code": remote,
+        "catalog_note": "; ".join(repairs) or None,
     }
 
 
@@ -200,15 +230,80 @@ def torchvision_catalog() -> list[dict]:
     return out
 
 
+def model_type_from_architectures(architectures: Any) -> str | None:
+    """The ``model_type`` whose auto mappings list the first of ``architectures`` (a class
+    name such as ``RobertaForMaskedLM``), None when absent or ambiguous."""
+    import transformers.models.auto.modeling_auto as ma
+
+    if not isinstance(architectures, list) or not architectures or not isinstance(architectures[0], str):
+        return None
+    found = set()
+    for n in dir(ma):
+        if n.startswith("MODEL_") and n.endswith("_MAPPING_NAMES"):
+            for model_type, classes in getattr(ma, n).items():
+                if architectures[0] in (classes if isinstance(classes, (list, tuple)) else [classes]):
+                    found.add(model_type)
+    return found.pop() if len(found) == 1 else None
+
+
+def error_row(model_id: str, name: str, source: str, error_class: str, message: str, raw: bytes) -> dict:
+    """A ``models`` row for a config that cannot be used: it keeps its place in the
+    catalog and is recorded as a failed extraction with ``error_class`` (the capture runs
+    nothing for it)."""
+    import transformers
+
+    return {
+        "model_id": model_id, "source": source, "name": name, "architecture": None, "model_type": None,
+        "task": None, "modality": None, "config_json": None, "config_hash": hashlib.sha256(raw).hexdigest(),
+        "library": "transformers", "library_version": transformers.__version__, "trust_remote_code": False,
+        "catalog_error_class": error_class, "catalog_error": message[:2000], "catalog_note": None,
+    }
+
+
+def row_from_config_file(path: Path, model_id: str, name: str, source: str) -> dict:
+    """One ``models`` row for a ``config.json`` file; never raises for a bad file.
+
+    Errors become rows (:func:`error_row`) with ``catalog_error_class``: ``unreadable``,
+    ``invalid_json``, ``not_a_config`` (not a JSON object), ``no_model_type`` (none and
+    none inferable). A missing ``model_type`` is inferred from ``architectures`` when that
+    class belongs to exactly one model type; ``catalog_note`` says so.
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        return error_row(model_id, name, source, "unreadable", f"{path}: cannot read: {exc}", b"")
+    try:
+        config = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return error_row(model_id, name, source, "invalid_json", f"{path}: not valid JSON: {exc}", raw)
+    if not isinstance(config, dict):
+        return error_row(model_id, name, source, "not_a_config",
+                         f"{path}: config is {type(config).__name__}, expected a JSON object", raw)
+    note = None
+    if not config.get("model_type"):
+        inferred = model_type_from_architectures(config.get("architectures"))
+        if inferred is None:
+            return error_row(model_id, name, source, "no_model_type",
+                             f"{path}: config has no 'model_type' and none can be inferred from "
+                             f"architectures={config.get('architectures')!r}", raw)
+        config = {**config, "model_type": inferred}
+        note = f"model_type {inferred!r} inferred from architectures {config['architectures'][:1]} (absent in the file)"
+    row = row_from_hf_config(config, model_id, name, source)
+    notes = [n for n in (note, row.get("catalog_note")) if n]
+    row.update({"catalog_error_class": None, "catalog_error": None, "catalog_note": "; ".join(notes) or None})
+    return row
+
+
 def local_catalog(folder: str | Path) -> list[dict]:
     """Rows for a folder of HF-style configs: ``*/config.json`` or flat ``*.json`` files.
 
     ``model_id`` is ``local:<first 16 hex of sha256(relative path)>``; ``name`` is the
-    relative path. Files that are not valid JSON objects raise.
+    relative path. A file that cannot be used (bad JSON, no ``model_type``...) becomes a
+    row with ``catalog_error_class`` and a message naming the file
+    (:func:`row_from_config_file`); the other files are unaffected.
 
     Raises:
         FileNotFoundError: ``folder`` does not exist.
-        ValueError: a file is not valid JSON or not a config (message names the file).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -217,15 +312,8 @@ def local_catalog(folder: str | Path) -> list[dict]:
     rows = []
     for f in files:
         rel = f.relative_to(folder).as_posix()
-        try:
-            config = json.loads(f.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{f}: not valid JSON: {exc}") from exc
         mid = "local:" + hashlib.sha256(rel.encode()).hexdigest()[:16]
-        try:
-            rows.append(row_from_hf_config(config, mid, rel, "local"))
-        except ValueError as exc:
-            raise ValueError(f"{f}: {exc}") from exc
+        rows.append(row_from_config_file(f, mid, rel, "local"))
     return rows
 
 

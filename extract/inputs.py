@@ -100,6 +100,14 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
         wanted.append("attention_mask")
     if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         wanted.append("decoder_input_ids")
+    if main == "states":  # decision transformers take the whole trajectory
+        wanted += [n for n in ("actions", "rewards", "returns_to_go", "timesteps", "attention_mask") if n in params]
+    if "qformer_input_ids" in wanted and "qformer_attention_mask" in params:
+        wanted.append("qformer_attention_mask")
+    if "pixel_attention_mask" in params and "pixel_values" in wanted and _naflex(config):
+        wanted += ["pixel_attention_mask", "spatial_shapes"]
+    if "past_values" in wanted:
+        wanted += [n for n in ("past_time_features", "past_observed_mask") if n in required]
     wanted = list(dict.fromkeys(wanted))
 
     vocab = _get(config, "vocab_size", default=1000) or 1000
@@ -114,10 +122,65 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
             kwargs[name] = _make(spec, name, [b, s], torch.long, "mask", device, fill=1)
         elif name == "token_type_ids":
             kwargs[name] = _make(spec, name, [b, s], torch.long, "token_type_ids", device, fill=0)
+        elif name == "pixel_values" and _naflex(config):
+            # NaFlex (SigLIP2): flattened patches [b, max_patches, C * patch * patch]
+            n, pch = int(_get(config, "num_patches", default=256)), int(_get(config, "patch_size", default=16))
+            c = int(_get(config, "num_channels", default=3))
+            kwargs[name] = _make(spec, name, [b, n, c * pch * pch], torch.float32, "pixel_patches", device, gen=gen)
+        elif name == "pixel_attention_mask" and _naflex(config):
+            n = int(_get(config, "num_patches", default=256))
+            kwargs[name] = _make(spec, name, [b, n], torch.long, "mask", device, fill=1)
+        elif name == "spatial_shapes":
+            side = int(round(int(_get(config, "num_patches", default=256)) ** 0.5))
+            kwargs[name] = _make(spec, name, [b, 2], torch.long, "patch_grid", device, fill=side)
+        elif name in ("pixel_values", "pixel_values_videos") and (name == "pixel_values_videos" or _video_frames(model, config)):
+            t = _video_frames(model, config) or 8
+            h, w = _size2(_get(config, "image_size", "crop_size", "img_size", default=224))
+            c = int(_get(config, "num_channels", "in_channels", default=3))
+            kwargs[name] = _make(spec, name, [b, t, c, h, w], torch.float32, "video", device, gen=gen)
         elif name == "pixel_values":
             h, w = _size2(_get(config, "image_size", "img_size", default=224))
             c = int(_get(config, "num_channels", "in_channels", default=3))
             kwargs[name] = _make(spec, name, [b, c, h, w], torch.float32, "pixels", device, gen=gen)
+        elif name == "bool_masked_pos":
+            n = _num_patches(model, config)
+            mask = _make(spec, name, [b, n], torch.bool, "mask_half", device, fill=False)
+            if mask.device.type != "meta":
+                mask[:, : n // 2] = True  # the same number of masked patches in every sample
+            kwargs[name] = mask
+        elif name in ("qformer_input_ids",):
+            qv = getattr(getattr(config, "qformer_config", None), "vocab_size", None) or 1000
+            kwargs[name] = _make(spec, name, [b, s], torch.long, "token_ids", device, low=0, high=min(int(qv), 1000), gen=gen)
+        elif name == "qformer_attention_mask":
+            kwargs[name] = _make(spec, name, [b, s], torch.long, "mask", device, fill=1)
+        elif name == "past_values":
+            ctx = int(_get(config, "context_length", default=32) or 32)
+            lags = _get(config, "lags_sequence", default=None)
+            length = ctx + (max(lags) if lags else 0)
+            if getattr(config, "model_type", None) == "timesfm":
+                kwargs[name] = [_make(spec, f"{name}.{i}", [length], torch.float32, "time_series", device, gen=gen)
+                                for i in range(b)]
+            else:
+                ch = int(_get(config, "num_input_channels", "input_size", default=1) or 1)
+                shape = [b, length, ch] if ch > 1 or _get(config, "num_input_channels") is not None else [b, length]
+                kwargs[name] = _make(spec, name, shape, torch.float32, "time_series", device, gen=gen)
+        elif name == "past_time_features":
+            length = int(kwargs["past_values"].shape[1]) if isinstance(kwargs.get("past_values"), torch.Tensor) else s
+            nf = int(_get(config, "num_time_features", default=1) or 0) + int(_get(config, "num_dynamic_real_features", default=0) or 0)
+            kwargs[name] = _make(spec, name, [b, length, max(nf, 1)], torch.float32, "time_features", device, gen=gen)
+        elif name == "past_observed_mask" and isinstance(kwargs.get("past_values"), torch.Tensor):
+            kwargs[name] = _make(spec, name, list(kwargs["past_values"].shape), torch.float32, "mask", device, fill=1.0)
+        elif name == "states":
+            kwargs[name] = _make(spec, name, [b, s, int(_get(config, "state_dim", default=17))], torch.float32, "states", device, gen=gen)
+        elif name == "actions":
+            kwargs[name] = _make(spec, name, [b, s, int(_get(config, "act_dim", default=4))], torch.float32, "actions", device, gen=gen)
+        elif name in ("rewards", "returns_to_go"):
+            kwargs[name] = _make(spec, name, [b, s, 1], torch.float32, name, device, gen=gen)
+        elif name == "timesteps":
+            hi = int(_get(config, "max_ep_len", default=1000))
+            kwargs[name] = _make(spec, name, [b, s], torch.long, "timesteps", device, low=0, high=hi, gen=gen)
+        elif name == "inputs" and _get(config, "d_model") is not None:  # Perceiver without a preprocessor
+            kwargs[name] = _make(spec, name, [b, s, int(_get(config, "d_model"))], torch.float32, "embeddings", device, gen=gen)
         elif name == "input_features":
             mel = _get(config, "num_mel_bins", "feature_size", "input_feat_per_channel", default=80)
             src = _get(config, "max_source_positions", default=None)
@@ -146,6 +209,36 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
     if not kwargs:
         raise UnsupportedInput(f"{type(model).__name__}: no known input among {list(params)[:8]}")
     return kwargs, spec
+
+
+def _naflex(config: Any) -> bool:
+    """SigLIP2-style NaFlex vision towers: patches flattened, a patch mask and grid shapes."""
+    return _get(config, "num_patches") is not None and _get(config, "image_size") is None \
+        and "siglip2" in str(getattr(config, "model_type", ""))
+
+
+def _video_frames(model: Any, config: Any) -> int | None:
+    """Frames of a video model's clip (``num_frames`` / ``frames_per_clip``), 4 for video
+    Q-Former models, None for image models."""
+    frames = _get(config, "num_frames", "frames_per_clip")
+    if frames is not None and _get(config, "tubelet_size") is not None:
+        return int(frames)
+    if "video" in str(getattr(config, "model_type", "")) and "qformer_config" in type(config).__dict__.get("sub_configs", {}):
+        return 4
+    if getattr(config, "model_type", None) == "instructblipvideo":
+        return 4
+    return None
+
+
+def _num_patches(model: Any, config: Any) -> int:
+    """Patch tokens of a (video) ViT: ``(T / tubelet) * (H / p) * (W / p)``."""
+    h, w = _size2(_get(config, "image_size", "crop_size", default=224))
+    p = int(_get(config, "patch_size", default=16))
+    n = (h // p) * (w // p)
+    frames = _video_frames(model, config)
+    if frames:
+        n *= frames // int(_get(config, "tubelet_size", default=1))
+    return n
 
 
 def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device) -> None:

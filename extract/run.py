@@ -1,10 +1,17 @@
 """The extract stage: capture every catalog model in isolation, resumably, then assemble
 the ``models``, ``extractions`` and ``graphs`` tables and the graph store.
 
-Resume: each attempt has a key (model_id, config hash, library and torch versions,
-canonical version, capture params). Its work folder ends with ``result.json``, written
-last; a re-run skips every key that has one (failures included, unless
-``retry_failed``). Killing the run loses at most the models in flight.
+Resume: each attempt has a key, defined in one place (:func:`attempt_details`, as
+Inductor's ``FxGraphHashDetails`` defines its cache key): model id, config hash, library
+and torch versions, canonical version, the capture params with the Dynamo settings
+resolved, and a content hash of the code that shapes a capture (``extract/`` and the
+canonical form). Its work folder ends with ``result.json``, written last; a re-run skips
+every key that has one, except failures caused by the machine rather than the model
+(``timeout``, ``oom``: retried by default, the attempt count recorded) and, with
+``retry_failed``, every failure. Killing the run loses at most the models in flight.
+
+The work folder is not a DVC output: a clone that pulled ``data/extract`` and
+``data/graph_store`` is up to date without it, and re-captures only what changes.
 """
 
 from __future__ import annotations
@@ -37,13 +44,55 @@ def portable_text(text: str | None) -> str | None:
     return text.replace(os.getcwd().rstrip("/") + "/", "")
 
 
-def attempt_key(row: dict, capture: dict) -> str:
-    """Hex key of one capture attempt (see module doc)."""
-    blob = canonical_json({
-        "model_id": row["model_id"], "config_hash": row["config_hash"],
+ROOT = Path(__file__).resolve().parents[1]
+# The code that shapes a capture: every module of extract/ and the canonical form (a
+# module or a package).
+CODE_GLOBS = ("extract/*.py", "passnet_common/canonical.py", "passnet_common/canonical/**/*.py")
+# Failure classes caused by the machine (load, memory) rather than the model.
+TRANSIENT_ERRORS = ("timeout", "oom")
+
+
+def code_hash(root: Path | None = None) -> str:
+    """sha256 (hex, 16 chars) of the files of :data:`CODE_GLOBS` under ``root`` (default:
+    this checkout): relative path and bytes of each, in sorted order."""
+    root = Path(root) if root is not None else ROOT
+    if root == ROOT and _CODE_HASH:
+        return _CODE_HASH[0]
+    h = hashlib.sha256()
+    files = sorted({p for g in CODE_GLOBS for p in root.glob(g) if p.is_file()})
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    digest = h.hexdigest()[:16]
+    if root == ROOT:
+        _CODE_HASH.append(digest)
+    return digest
+
+
+_CODE_HASH: list[str] = []
+
+
+def attempt_details(row: dict, capture: dict) -> dict:
+    """Everything that enters the attempt key of a row, the one definition of it.
+
+    Returns:
+        ``{model_id, config_hash, library, library_version, torch, canonical_version,
+        capture, dynamo, code}``: ``capture`` is the capture params block as given,
+        ``dynamo`` the resolved Dynamo settings (:func:`extract.capture.dynamo_settings`),
+        ``code`` :func:`code_hash`.
+    """
+    from extract.capture import dynamo_settings
+
+    return {
+        "model_id": row["model_id"], "config_hash": row["config_hash"], "library": row.get("library"),
         "library_version": row["library_version"], "torch": torch.__version__,
-        "canonical_version": CANONICAL_VERSION, "capture": capture,
-    })
+        "canonical_version": CANONICAL_VERSION, "capture": capture, "dynamo": dynamo_settings(capture),
+        "code": code_hash(),
+    }
+
+
+def attempt_key(row: dict, capture: dict) -> str:
+    """Hex key (24 chars) of one capture attempt: sha256 of :func:`attempt_details`."""
+    blob = canonical_json(attempt_details(row, capture))
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -55,10 +104,7 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
     """Child-process body: capture one row, write ``graphs/<i>.json`` then ``result.json``."""
     import warnings
 
-    warnings.filterwarnings("ignore")
-    import logging
-
-    torch._logging.set_logs(dynamo=logging.ERROR)  # graph breaks are recorded in the tables
+    warnings.filterwarnings("ignore")  # Python warnings only: Dynamo's log records are collected by the capture
     try:
         import transformers
 
@@ -81,25 +127,95 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
         atomic_write_json(gdir / f"{i}.json", rec)
         records.append({k: rec[k] for k in ("graph_hash", "num_nodes", "break_reason")})
     atomic_write_json(out_dir / "result.json", {
-        "status": "ok", "error_class": None, "error_message": None, "mode": res.mode,
-        "fallback_reason": portable_text(res.fallback_reason), "input_spec": res.input_spec,
+        "mode": res.mode, "fallback_reason": portable_text(res.fallback_reason), "input_spec": res.input_spec,
         "param_count": int(res.param_count), "num_graphs": len(res.graphs),
         "num_graph_breaks": sum(1 for g in res.graphs if g.break_reason), "graphs": records,
+        "dynamo": res.dynamo, **completeness_fields(res),
     })
 
 
-def _failure(status: str, error_class: str, message: str | None) -> dict:
+def completeness_fields(res) -> dict:
+    """status / error / completeness columns of a finished capture (a
+    :class:`extract.capture.CaptureResult`): ``ok`` only when every frame became a graph and
+    (real mode) every recorded output matched its execution; 0 graphs is a failure."""
+    c = res.completeness
+    mismatched = [i for i, g in enumerate(res.graphs) if g.output_mismatch]
+    reasons = [c.reason] if c is not None and c.reason else []
+    if mismatched:
+        first = res.graphs[mismatched[0]].output_mismatch[0]
+        reasons.append(f"recorded output metadata differs from execution in {len(mismatched)} graph(s) "
+                       f"(graph {mismatched[0]}: {first})")
+    complete = not reasons and bool(res.graphs)
+    if not res.graphs:
+        status, err = "failed", "no_graph"
+    elif complete:
+        status, err = "ok", None
+    else:
+        status, err = "incomplete", ("output_mismatch" if mismatched and not (c and c.reason) else "incomplete")
+    return {
+        "status": status, "error_class": err, "error_message": "; ".join(reasons) or None,
+        "complete": complete, "incomplete_reason": "; ".join(reasons) or None,
+        "eager_frames": int(c.eager_frames) if c else 0, "recompile_limit_hits": int(c.recompile_limit_hits) if c else 0,
+        "output_mismatches": len(mismatched),
+    }
+
+
+def _failure(status: str, error_class: str, message: str | None, attempts: int = 1) -> dict:
     return {"status": status, "error_class": error_class, "error_message": portable_text(message or "")[:4000],
             "mode": None, "fallback_reason": None, "input_spec": [], "param_count": None,
-            "num_graphs": 0, "num_graph_breaks": 0, "graphs": []}
+            "num_graphs": 0, "num_graph_breaks": 0, "graphs": [], "complete": False,
+            "incomplete_reason": f"{error_class}: nothing captured", "eager_frames": 0, "recompile_limit_hits": 0,
+            "output_mismatches": 0, "dynamo": None, "attempts": attempts}
+
+
+class _WarmUp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(16, 8)
+        self.lin = torch.nn.Linear(8, 8)
+        self.norm = torch.nn.LayerNorm(8)
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.bn = torch.nn.BatchNorm2d(8)
+
+    def forward(self, ids, img):
+        h = self.norm(self.lin(self.emb(ids)))
+        q = h.view(1, 1, -1, 8)
+        a = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        return a.softmax(-1), torch.relu(self.bn(self.conv(img))).mean((2, 3))
+
+
+def warm_up() -> float:
+    """One capture of a small module on the meta device in the parent, so that every
+    forked child starts with Dynamo's lazily imported modules and first-call caches
+    already in place (measured: ~2 s of a child's first capture). Meta tensors run no
+    CPU kernel, so no OpenMP pool exists when the parent forks. Returns seconds spent."""
+    from extract.capture import dynamo_capture, init_on_device
+
+    start = time.perf_counter()
+    with init_on_device("meta"):
+        mod = _WarmUp()
+    mod = mod.to("meta").eval()
+    dynamo_capture(mod, (torch.empty(1, 4, dtype=torch.long, device="meta"), torch.empty(1, 3, 8, 8, device="meta")))
+    return time.perf_counter() - start
 
 
 def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeout_s: float,
                 mem_cap_gb: float | None, retry_failed: bool = False, progress: bool = True,
-                executor: str = "local", ray_params: dict | None = None) -> dict:
-    """Capture every row not already done; returns counts {done_before, ran, failed}.
+                retry_transient: bool = True, warm: bool = True, executor: str = "local",
+                ray_params: dict | None = None) -> dict:
+    """Capture every row not already done.
 
-    ``executor``: ``local`` or ``ray`` (:mod:`extract.executor`; same isolation and resume)."""
+    A row whose previous attempt ended ``ok``/``incomplete`` or failed for a reason of the
+    model is kept; ``timeout``/``oom`` failures are retried when ``retry_transient``
+    (default), every failure when ``retry_failed``. ``result.json`` records ``attempts``.
+    Rows the catalog could not read (``catalog_error_class``) and rows needing custom code
+    are recorded without running anything.
+
+    ``executor``: ``local`` or ``ray`` (:mod:`extract.executor`; same isolation and resume).
+
+    Returns:
+        counts ``{done_before, ran, failed, skipped, retried}``.
+    """
     from tqdm import tqdm
     import tqdm as tqdm_mod
 
@@ -109,46 +225,68 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     todo = []
     done_before = 0
     skipped = 0
+    retried = 0
+    attempts: dict[str, int] = {}
     for row in rows:
         key = attempt_key(row, capture)
         wd = _work_dir(work, key)
         res = wd / "result.json"
+        prev_attempts = 0
         if res.exists():
             prev = json.loads(res.read_text())
-            if prev["status"] == "ok" or not retry_failed:
+            prev_attempts = int(prev.get("attempts") or 1)
+            transient = prev["status"] == "failed" and prev.get("error_class") in TRANSIENT_ERRORS
+            if prev["status"] in ("ok", "incomplete", "skipped") or not (retry_failed or (retry_transient and transient)):
                 done_before += 1
                 continue
             res.unlink()
+            retried += 1
+        if row.get("catalog_error_class"):
+            wd.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(res, _failure("failed", row["catalog_error_class"], row.get("catalog_error")))
+            skipped += 1
+            continue
         if row.get("trust_remote_code"):
             wd.mkdir(parents=True, exist_ok=True)
             atomic_write_json(res, _failure("skipped", "trust_remote_code", remote_code_reason(row) + "; never executed"))
             skipped += 1
             continue
+        attempts[key] = prev_attempts + 1
         todo.append((key, (row, capture), wd))
-    counts = {"done_before": done_before, "ran": len(todo), "failed": 0, "skipped": skipped}
+    counts = {"done_before": done_before, "ran": len(todo), "failed": 0, "skipped": skipped, "retried": retried}
     if not todo:
         return counts
     bar = tqdm(total=len(todo), desc="capture", unit="model", disable=not progress, dynamic_ncols=True)
     log = work / "timings.jsonl"
     ids = {key: arg[0]["model_id"] for key, arg, _ in todo}
+    # failures of local / Hub configs name the file they came from
+    where = {key: arg[0]["name"] for key, arg, _ in todo if arg[0].get("source") in ("local", "hf") and arg[0].get("name")}
 
     def on_done(o):
         wd = _work_dir(work, o.key)
+        n = attempts[o.key]
         if not o.ok:
             counts["failed"] += 1
             status = "skipped" if o.error_class == "exception:TrustRemoteCodeRefused" else "failed"
-            atomic_write_json(wd / "result.json", _failure(status, o.error_class, o.error_message))
+            msg = f"{where[o.key]}: {o.error_message}" if o.key in where else o.error_message
+            atomic_write_json(wd / "result.json", _failure(status, o.error_class, msg, n))
         elif not (wd / "result.json").exists():
             counts["failed"] += 1
-            atomic_write_json(wd / "result.json", _failure("failed", "exit:0", "child exited without a result"))
+            atomic_write_json(wd / "result.json", _failure("failed", "exit:0", "child exited without a result", n))
+        else:
+            res = json.loads((wd / "result.json").read_text())
+            res["attempts"] = n
+            atomic_write_json(wd / "result.json", res)
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(json.dumps({"model_id": ids[o.key], "key": o.key, "ok": o.ok, "error_class": o.error_class,
                                  "seconds": round(o.seconds, 3), "peak_rss_bytes": o.peak_rss_bytes,
-                                 "time": time.time()}) + "\n")
+                                 "attempt": n, "time": time.time()}) + "\n")
         bar.set_postfix_str(f"{ids[o.key][:40]} {'ok' if o.ok else o.error_class}")
         bar.update(1)
 
     work.mkdir(parents=True, exist_ok=True)
+    if warm:
+        counts["warm_up_s"] = round(warm_up(), 3)
     mem_cap = int(mem_cap_gb * 2**30) if mem_cap_gb else None
     from extract.executor import get_executor
 
@@ -156,6 +294,16 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
                                        on_done=on_done)
     bar.close()
     return counts
+
+
+def failure_summary(ext_rows: list[dict]) -> dict:
+    """``{status: {error_class: [model_id, ...]}}`` of every extraction that is not ``ok``
+    (sorted), for the stage summary."""
+    out: dict = {}
+    for r in ext_rows:
+        if r["status"] != "ok":
+            out.setdefault(r["status"], {}).setdefault(r["error_class"] or "unknown", []).append(r["model_id"])
+    return {s: {c: sorted(ids) for c, ids in sorted(v.items())} for s, v in sorted(out.items())}
 
 
 def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path) -> dict:
@@ -184,15 +332,25 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
             "num_graph_breaks": res["num_graph_breaks"], "input_spec_json": canonical_json(res["input_spec"]).rstrip("\n"),
             "param_count": res["param_count"], "library_version": row["library_version"],
             "canonical_version": CANONICAL_VERSION, **versions,
+            "complete": bool(res.get("complete", False)), "incomplete_reason": res.get("incomplete_reason"),
+            "eager_frames": int(res.get("eager_frames") or 0),
+            "recompile_limit_hits": int(res.get("recompile_limit_hits") or 0),
+            "output_mismatches": int(res.get("output_mismatches") or 0),
+            "dynamo_json": canonical_json(res.get("dynamo")).rstrip("\n") if res.get("dynamo") else None,
+            "attempts": int(res.get("attempts") or 1), "code_hash": code_hash(),
         })
         for i in range(res["num_graphs"]):
             rec = json.loads((wd / "graphs" / f"{i}.json").read_text())
             graph_rows.append({"model_id": row["model_id"], **{k: rec[k] for k in (
                 "graph_index", "graph_hash", "structure_hash", "wl_hash", "canonical_version", "num_nodes",
-                "num_ops", "num_inputs", "num_params", "param_bytes", "break_reason")}})
+                "num_ops", "num_inputs", "num_params", "param_bytes", "break_reason")},
+                "output_mismatch": "; ".join(rec.get("output_mismatch") or []) or None})
             write_graph(store, rec, res["input_spec"])
     write_parquet(out / "models.parquet", to_table("models", sorted(rows, key=lambda r: r["model_id"])))
     write_parquet(out / "extractions.parquet", to_table("extractions", ext_rows))
     write_parquet(out / "graphs.parquet", to_table("graphs", graph_rows, metadata=hash_metadata()))
     ok = sum(1 for r in ext_rows if r["status"] == "ok")
-    return {"models": len(rows), "captured": ok, "graphs": len(graph_rows)}
+    failures = failure_summary(ext_rows)
+    atomic_write_json(out / "summary.json", {"models": len(rows), "captured": ok, "graphs": len(graph_rows),
+                                             "not_ok": failures})
+    return {"models": len(rows), "captured": ok, "graphs": len(graph_rows), "not_ok": failures}

@@ -149,6 +149,29 @@ def _decode(value: Any, nodes: list, device: torch.device) -> Any:
     raise ValueError(f"stored graph has an argument that cannot be rebuilt: {value!r}")
 
 
+def replay_recorded_values(stats: dict | None, shape: list, dtype: torch.dtype, device) -> torch.Tensor | None:
+    """The exact tensor of a buffer whose values were recorded (integer/bool buffers of at
+    most :data:`extract.capture.EXACT_VALUES_MAX_NUMEL` elements, e.g. BERT's
+    ``position_ids``), None when none were. Recorded ints are exact Python ints."""
+    if not stats or stats.get("values") is None:
+        return None
+    values = stats["values"]
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if len(values) != n:
+        return None
+    return torch.tensor(values, dtype=torch.int64).to(dtype).reshape(shape).to(device)
+
+
+def exact_int_range(stats: dict | None) -> tuple[int, int] | None:
+    """``(min, max)`` of recorded integer statistics as exact ints (an int64 buffer holding
+    the int64 maximum round-trips; floats from older stores are truncated)."""
+    if not stats or stats.get("min") is None or stats.get("max") is None:
+        return None
+    return int(stats["min"]), int(stats["max"])
+
+
 def synth_placeholder(meta: Any, kind: str, int_high: int | None, gen: torch.Generator, device,
                       stats: dict | None = None) -> Any:
     """A value for a placeholder from its metadata (no stored values exist).
@@ -165,6 +188,9 @@ def synth_placeholder(meta: Any, kind: str, int_high: int | None, gen: torch.Gen
         raise ValueError(f"placeholder metadata is not a tensor: {meta!r}")
     _, dtype_name, shape = meta
     dtype = getattr(torch, dtype_name)
+    recorded = replay_recorded_values(stats, shape, dtype, device)
+    if recorded is not None:
+        return recorded
     if dtype == torch.bool:
         return torch.ones(shape, dtype=dtype, device=device)
     lo = stats.get("min") if stats else None
@@ -182,8 +208,16 @@ def synth_placeholder(meta: Any, kind: str, int_high: int | None, gen: torch.Gen
         return t.to(dtype).to(device)
     if dtype.is_complex:
         return torch.randn(shape, generator=gen, dtype=dtype).to(device)
-    if lo is not None and hi is not None:
-        return torch.randint(int(lo), int(hi) + 1, shape, generator=gen, dtype=dtype).to(device)
+    rng = exact_int_range(stats)
+    if rng is not None:
+        lo_i, hi_i = rng
+        if lo_i == hi_i:
+            return torch.full(shape, lo_i, dtype=dtype, device=device)
+        info = torch.iinfo(dtype)
+        if hi_i >= info.max:  # randint's exclusive bound would overflow: draw below, pin the max
+            t = torch.randint(lo_i, hi_i, shape, generator=gen, dtype=dtype)
+            return t.to(device)
+        return torch.randint(lo_i, hi_i + 1, shape, generator=gen, dtype=dtype).to(device)
     if kind == "input":
         return torch.randint(0, int(int_high or 2), shape, generator=gen, dtype=dtype).to(device)
     return torch.zeros(shape, dtype=dtype, device=device)

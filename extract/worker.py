@@ -1,7 +1,8 @@
 """Isolated execution of one model capture per child process.
 
-The parent (which has imported torch and the model libraries but never ran a torch
-kernel, so no OpenMP pool exists to be broken by ``fork``) forks one child per model.
+The parent (which has imported torch and the model libraries but never ran a CPU
+kernel -- its warm-up capture, :func:`extract.run.warm_up`, runs on meta tensors -- so no
+OpenMP pool exists to be broken by ``fork``) forks one child per model.
 Fork makes a child cheap (no re-import of torch/transformers) and isolates everything a
 model can break: a segfault, a hang, runaway memory or a Python exception ends only that
 child. The parent turns the way a child ended into an error class:

@@ -38,6 +38,9 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("library", pa.string(), nullable=False),
             pa.field("library_version", pa.string(), nullable=False),
             pa.field("trust_remote_code", pa.bool_(), nullable=False),
+            pa.field("catalog_error_class", pa.string()),  # the config could not be read: json | no_model_type | unknown_model_type | not_a_config
+            pa.field("catalog_error", pa.string()),  # message naming the file
+            pa.field("catalog_note", pa.string()),  # repairs/inferences made, e.g. model_type inferred from architectures
         ]
     ),
     # One row per capture attempt (model x config x library versions).
@@ -46,7 +49,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("model_id", pa.string(), nullable=False),
             pa.field("attempt_key", pa.string(), nullable=False),
             pa.field("config_hash", pa.string(), nullable=False),
-            pa.field("status", pa.string(), nullable=False),  # ok | failed | skipped
+            pa.field("status", pa.string(), nullable=False),  # ok | incomplete (graphs kept, see complete) | failed | skipped
             pa.field("error_class", pa.string()),  # timeout | oom | crash | exception:<Type> | trust_remote_code | unsupported
             pa.field("error_message", pa.string()),
             pa.field("mode", pa.string()),  # meta | real | real_reduced
@@ -58,6 +61,14 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("torch_version", pa.string(), nullable=False),
             pa.field("library_version", pa.string(), nullable=False),
             pa.field("canonical_version", pa.int32(), nullable=False),
+            pa.field("complete", pa.bool_(), nullable=False),  # every frame became a graph (Dynamo's frame counters)
+            pa.field("incomplete_reason", pa.string()),  # recompile limit hit, eager/skipped frames, output mismatch
+            pa.field("eager_frames", pa.int32(), nullable=False),  # frames Dynamo saw but ran eagerly
+            pa.field("recompile_limit_hits", pa.int32(), nullable=False),
+            pa.field("output_mismatches", pa.int32(), nullable=False),  # graphs whose recorded outputs differ from execution (real mode)
+            pa.field("dynamo_json", pa.string()),  # Dynamo settings of the capture (also in the attempt key)
+            pa.field("attempts", pa.int32(), nullable=False),  # runs of this attempt key (timeouts/OOM are retried)
+            pa.field("code_hash", pa.string(), nullable=False),  # content hash of extract/ + canonical form
         ]
     ),
     # One row per captured graph instance (a model may give several through graph breaks).
@@ -75,6 +86,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("num_params", pa.int32(), nullable=False),  # placeholders that are parameters/buffers
             pa.field("param_bytes", pa.int64(), nullable=False),
             pa.field("break_reason", pa.string()),  # why Dynamo ended this graph (null: end of frame)
+            pa.field("output_mismatch", pa.string()),  # recorded vs executed output shape/dtype (real mode)
         ]
     ),
     # One row per FX node of each unique graph, in canonical order.

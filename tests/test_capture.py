@@ -103,10 +103,10 @@ def test_meta_failure_falls_back_to_reduced_depth_real_tensors(monkeypatch):
 
     real = cap.dynamo_capture
 
-    def meta_fails(model, args=(), kwargs=None):
+    def meta_fails(model, args=(), kwargs=None, **kw):
         if any(p.device.type == "meta" for p in model.parameters()):
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        return real(model, args, kwargs)
+        return real(model, args, kwargs, **kw)
 
     monkeypatch.setattr(cap, "dynamo_capture", meta_fails)
     cfg = dict(TINY_CONFIGS["tiny-llama"], num_hidden_layers=6)

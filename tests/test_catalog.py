@@ -26,13 +26,48 @@ def test_local_folder_both_layouts(tmp_path):
     assert to_table("models", rows).num_rows == 2
 
 
-def test_local_folder_bad_json_names_the_file(tmp_path):
+def test_bad_config_files_become_error_rows_and_the_rest_goes_on(tmp_path):
+    """A malformed JSON, a JSON list, a config without model_type that cannot be inferred
+    and the real 2019 ``roberta-base`` config (no model_type, architectures
+    RobertaForMaskedLM) beside a good config: 5 rows, each bad one with its class and the
+    file in its message; roberta gets its type inferred, and the row says so."""
     (tmp_path / "broken.json").write_text("{not json")
-    with pytest.raises(ValueError, match="broken.json"):
-        local_catalog(tmp_path)
-    (tmp_path / "broken.json").write_text(json.dumps({"hidden_size": 3}))
-    with pytest.raises(ValueError, match="model_type"):
-        local_catalog(tmp_path)
+    (tmp_path / "alist.json").write_text("[1, 2]")
+    (tmp_path / "notype.json").write_text(json.dumps({"hidden_size": 3}))
+    (tmp_path / "roberta-base.json").write_text(json.dumps({
+        "architectures": ["RobertaForMaskedLM"], "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1, "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
+        "layer_norm_eps": 1e-05, "max_position_embeddings": 514, "num_attention_heads": 12,
+        "num_hidden_layers": 12, "type_vocab_size": 1, "vocab_size": 50265}))
+    write_config_folder(tmp_path, {"good": TINY_CONFIGS["tiny-llama"]})
+    rows = {r["name"]: r for r in local_catalog(tmp_path)}
+    assert len(rows) == 5
+    assert rows["broken.json"]["catalog_error_class"] == "invalid_json"
+    assert rows["alist.json"]["catalog_error_class"] == "not_a_config"
+    assert rows["notype.json"]["catalog_error_class"] == "no_model_type"
+    for name in ("broken.json", "alist.json", "notype.json"):
+        assert str(tmp_path / name) in rows[name]["catalog_error"]
+    rob = rows["roberta-base.json"]
+    assert rob["catalog_error_class"] is None and rob["model_type"] == "roberta" and not rob["trust_remote_code"]
+    assert "inferred from architectures" in rob["catalog_note"]
+    assert rows["good/config.json"]["catalog_error_class"] is None
+    assert to_table("models", list(rows.values())).num_rows == 5
+
+
+def test_error_rows_are_recorded_as_failed_extractions_without_running(tmp_path):
+    from extract.run import assemble, capture_all
+
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "broken.json").write_text("{not json")
+    rows = local_catalog(tmp_path / "cfg")
+    counts = capture_all(rows, {}, tmp_path / "work", workers=1, timeout_s=60, mem_cap_gb=None, progress=False)
+    assert counts["ran"] == 0 and counts["skipped"] == 1
+    assemble(rows, {}, tmp_path / "work", tmp_path / "out", tmp_path / "store")
+    import pyarrow.parquet as pq
+
+    ex = pq.read_table(tmp_path / "out" / "extractions.parquet").to_pylist()
+    assert [(e["status"], e["error_class"], e["complete"]) for e in ex] == [("failed", "invalid_json", False)]
+    assert "broken.json" in ex[0]["error_message"]
 
 
 def test_unknown_model_type_needs_remote_code():
@@ -92,3 +127,22 @@ def test_remote_code_reason_names_the_cause():
     unknown = row_from_hf_config({"model_type": "my_arch"}, "local:b", "b", "local")
     assert "auto_map" in remote_code_reason(auto)
     assert "'my_arch' is not shipped" in remote_code_reason(unknown)
+
+
+def test_config_that_fails_to_build_is_a_row_naming_the_file(tmp_path):
+    from extract.run import assemble, capture_all
+
+    cfg = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 30, "num_attention_heads": 4,
+           "num_hidden_layers": 1, "intermediate_size": 8, "vocab_size": 16}  # 30 not divisible by 4 heads
+    write_config_folder(tmp_path / "cfg", {"odd-heads": cfg, "good": TINY_CONFIGS["tiny-gpt2"]})
+    rows = local_catalog(tmp_path / "cfg")
+    capture_all(rows, {"seq_len": 4}, tmp_path / "work", workers=2, timeout_s=120, mem_cap_gb=None, progress=False)
+    assemble(rows, {"seq_len": 4}, tmp_path / "work", tmp_path / "out", tmp_path / "store")
+    import pyarrow.parquet as pq
+
+    names = {r["model_id"]: r["name"] for r in rows}
+    ex = {names[e["model_id"]]: e for e in pq.read_table(tmp_path / "out" / "extractions.parquet").to_pylist()}
+    assert ex["good/config.json"]["status"] == "ok"
+    bad = ex["odd-heads/config.json"]
+    assert bad["status"] == "failed" and bad["error_class"].startswith("exception:")
+    assert bad["error_message"].startswith("odd-heads/config.json: ")
