@@ -47,7 +47,7 @@ def portable_text(text: str | None) -> str | None:
 ROOT = Path(__file__).resolve().parents[1]
 # The code that shapes a capture: every module of extract/ and the canonical form (a
 # module or a package).
-CODE_GLOBS = ("extract/*.py", "passnet_common/canonical.py", "passnet_common/canonical/**/*.py")
+CODE_GLOBS = ("extract/*.py", "passnet_common/canonical/**/*.py")
 # Failure classes caused by the machine (load, memory) rather than the model.
 TRANSIENT_ERRORS = ("timeout", "oom")
 
