@@ -21,7 +21,6 @@ sources: ``HfApi.list_models`` -> ``utils._pagination``, ``hf_hub_download`` ->
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import threading
@@ -31,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlencode, urlparse
 
 from extract.hub_configs import Listing
+from tests.proxy_hub_standin import UnsupportedCommit, apply_commit
 
 
 @dataclass
@@ -260,22 +260,10 @@ def _handler(st: _State):
                                                            "shouldIgnore": False, "oid": None} for f in files]})
                     if op == "commit":
                         parent, files = self._resolve_rev(key, rev)
-                        files = dict(files or {})
-                        for line in body.splitlines():
-                            item = json.loads(line)
-                            if item["key"] == "file":
-                                v = item["value"]
-                                if v.get("encoding") != "base64":
-                                    return self._send(400, {"error": "stand-in accepts base64 regular files only"})
-                                files[v["path"]] = base64.b64decode(v["content"])
-                            elif item["key"] == "deletedFile":
-                                files.pop(item["value"]["path"], None)
-                            elif item["key"] in ("lfsFile", "deletedFolder", "copyFile"):
-                                return self._send(400, {"error": f"stand-in does not support {item['key']}"})
-                        h = hashlib.sha1(str(parent).encode())
-                        for k in sorted(files):
-                            h.update(k.encode() + hashlib.sha1(files[k]).digest())
-                        sha = h.hexdigest()
+                        try:
+                            sha, files = apply_commit(parent, files, body)
+                        except UnsupportedCommit as exc:
+                            return self._send(400, {"error": str(exc)})
                         st.repos[key]["commits"][sha] = files
                         st.repos[key]["main"] = sha
                         host = f"http://{self.headers['Host']}"

@@ -26,6 +26,36 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlparse
 
 
+class UnsupportedCommit(ValueError):
+    """A commit body the stand-in cannot apply (non-base64 file, LFS, folder ops)."""
+
+
+def apply_commit(parent: str | None, files: dict[str, bytes] | None, body: str) -> tuple[str, dict[str, bytes]]:
+    """Apply a ``/commit`` NDJSON body (the Hub's commit API) to ``files`` at ``parent``.
+
+    Returns:
+        ``(sha, files)``: a deterministic sha1 of the parent and the resulting files.
+    Raises:
+        UnsupportedCommit: an operation this stand-in does not support.
+    """
+    files = dict(files or {})
+    for line in body.splitlines():
+        item = json.loads(line)
+        if item["key"] == "file":
+            v = item["value"]
+            if v.get("encoding") != "base64":
+                raise UnsupportedCommit("stand-in accepts base64 regular files only")
+            files[v["path"]] = base64.b64decode(v["content"])
+        elif item["key"] == "deletedFile":
+            files.pop(item["value"]["path"], None)
+        elif item["key"] in ("lfsFile", "deletedFolder", "copyFile"):
+            raise UnsupportedCommit(f"stand-in does not support {item['key']}")
+    h = hashlib.sha1(str(parent).encode())
+    for k in sorted(files):
+        h.update(k.encode() + hashlib.sha1(files[k]).digest())
+    return h.hexdigest(), files
+
+
 class HubState:
     def __init__(self):
         self.repos: dict[str, dict] = {}  # repo -> {"commits": {sha: files}, "main": sha|None}
@@ -99,22 +129,10 @@ def _handler(state: HubState):
                                                            "shouldIgnore": False, "oid": None} for f in files]})
                     if op == "commit":
                         parent, files = self._resolve(repo, rev)
-                        files = dict(files or {})
-                        for line in body.splitlines():
-                            item = json.loads(line)
-                            if item["key"] == "file":
-                                v = item["value"]
-                                if v.get("encoding") != "base64":
-                                    return self._send(400, {"error": "stand-in accepts base64 regular files only"})
-                                files[v["path"]] = base64.b64decode(v["content"])
-                            elif item["key"] == "deletedFile":
-                                files.pop(item["value"]["path"], None)
-                            elif item["key"] in ("lfsFile", "deletedFolder", "copyFile"):
-                                return self._send(400, {"error": f"stand-in does not support {item['key']}"})
-                        h = hashlib.sha1(str(parent).encode())
-                        for k in sorted(files):
-                            h.update(k.encode() + hashlib.sha1(files[k]).digest())
-                        sha = h.hexdigest()
+                        try:
+                            sha, files = apply_commit(parent, files, body)
+                        except UnsupportedCommit as exc:
+                            return self._send(400, {"error": str(exc)})
                         state.repos[repo]["commits"][sha] = files
                         state.repos[repo]["main"] = sha
                         host = f"http://{self.headers['Host']}"
