@@ -100,42 +100,8 @@ def short_name(target: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# Rebuilding a parent graph from its stored canonical node list (no tensors allocated)
-
-
-def _decode(value: Any, built: list, device: torch.device) -> Any:
-    """Decode a stored argument (tags of :func:`passnet_common.canonical.encode_literal`)."""
-    from extract.store import resolve_target
-
-    if not isinstance(value, list):
-        return value
-    if not value:
-        raise ValueError("untagged empty list in stored graph")
-    tag, rest = value[0], value[1:]
-    if tag == "%":
-        return built[rest[0]]
-    if tag in ("list", "tuple", "size"):
-        items = [_decode(v, built, device) for v in rest]
-        return items if tag == "list" else tuple(items)
-    if tag == "dict":
-        return {k: _decode(v, built, device) for k, v in rest}
-    if tag == "dtype":
-        return getattr(torch, rest[0])
-    if tag == "device":
-        return device
-    if tag in ("memory_format", "layout"):
-        return getattr(torch, rest[0])
-    if tag == "slice":
-        return slice(*[_decode(v, built, device) for v in rest])
-    if tag == "ellipsis":
-        return Ellipsis
-    if tag == "float":
-        return float(rest[0])
-    if tag == "complex":
-        return complex(_decode(rest[0], built, device), _decode(rest[1], built, device))
-    if tag == "fn":
-        return resolve_target(rest[0])
-    raise ValueError(f"stored graph has an argument that cannot be rebuilt: {value!r}")
+# Rebuilding a parent graph from its stored canonical node list (no tensors allocated;
+# arguments decoded by the store's own decoder, extract.store._decode)
 
 
 def meta_value(meta: Any) -> Any:
@@ -169,10 +135,11 @@ def build_parent(nodes: list[dict]) -> tuple[fx.Graph, list[fx.Node]]:
         extract.store.UnsafeTarget: a target outside the store's allowlist.
         ValueError: ops the store cannot rebuild (``call_module``) or unknown argument tags.
     """
+    from extract.store import _decode, resolve_target
+
     dev = torch.device("cpu")
     graph = fx.Graph()
     built: list[fx.Node] = []
-    from extract.store import resolve_target
 
     for i, n in enumerate(nodes):
         op = n["op"]

@@ -9,7 +9,12 @@ Layout beside this script: ``task.json`` (subgraphs, input metadata, baseline ti
 ``subgraphs/<hash>/graph.json`` (canonical FX node list: op, target, args, output metadata),
 ``input_meta.json`` / ``weight_meta.json`` (shapes, dtypes, statistics; never values). Graphs
 are rebuilt by resolving call targets against an allowlist (torch, operator, math): nothing
-is ``exec``-ed. Inputs are synthesised from the metadata with a fixed seed. Timing: one
+is ``exec``-ed. Custom operators (``torch.ops.<namespace>.*``) resolve only for torch's own
+namespaces and the trusted table ``OP_NAMESPACE_MODULES`` (a copy of
+``extract.store.OP_NAMESPACE_MODULES``): the registering module (e.g.
+``transformers.integrations.moe`` for ``torch.ops.transformers.grouped_mm_fallback``) is
+imported first; ``task.json`` lists the ones the task needs under ``op_modules``, and they
+are imported (and checked to be installed) before anything runs. Inputs are synthesised from the metadata with a fixed seed. Timing: one
 untimed call, 3 warm-up calls, interleaved trials, medians, speedup = eager / compiled.
 """
 
@@ -26,6 +31,25 @@ import torch.fx as fx
 
 ALLOWED = ("torch.", "_operator.", "operator.", "math.")
 BUILTINS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool", "tuple", "list", "range", "slice", "round", "sum", "all", "any"}
+TORCH_OP_NAMESPACES = {"aten", "prims", "prim", "higher_order", "quantized", "rngprims", "inductor", "mkldnn", "mkl", "onednn",
+                       "_c10d_functional", "c10d_functional", "profiler"}
+OP_NAMESPACE_MODULES = {
+    "torchvision": ("torchvision",),
+    "transformers": ("transformers.integrations.moe",),
+    "transformers_msa": ("transformers.integrations.msa_attention",),
+}
+
+
+def import_op_modules(modules):
+    """Import the registering modules a task lists (only those of the trusted table)."""
+    trusted = {m for mods in OP_NAMESPACE_MODULES.values() for m in mods}
+    for mod in modules:
+        if mod not in trusted:
+            raise ValueError(f"task.json asks for module {mod!r}, which is not in the trusted table {sorted(trusted)}")
+        try:
+            importlib.import_module(mod)
+        except ImportError as exc:
+            raise SystemExit(f"this task needs {mod!r} installed (it registers custom operators): {exc}")
 
 
 def resolve(name):
@@ -36,6 +60,11 @@ def resolve(name):
     if not name.startswith(ALLOWED):
         raise ValueError(f"call target {name} outside the allowlist")
     parts = name.split(".")
+    if parts[:2] == ["torch", "ops"]:
+        ns = parts[2] if len(parts) > 2 else ""
+        if ns not in TORCH_OP_NAMESPACES and ns not in OP_NAMESPACE_MODULES:
+            raise ValueError(f"call target {name}: operator namespace {ns!r} is not trusted")
+        import_op_modules(OP_NAMESPACE_MODULES.get(ns, ()))
     obj = importlib.import_module(parts[0])
     for p in parts[1:]:
         obj = getattr(obj, p)
@@ -63,6 +92,8 @@ def decode(v, built):
         return Ellipsis
     if tag == "float":
         return float(rest[0])
+    if tag == "complex":
+        return complex(decode(rest[0], built), decode(rest[1], built))
     if tag == "fn":
         return resolve(rest[0])
     raise ValueError(f"cannot rebuild argument {v!r}")
@@ -97,12 +128,17 @@ def load(folder, seed=0):
     wmeta = json.loads((folder / "weight_meta.json").read_text())
     stats = {p["position"]: p.get("stats") for p in imeta["placeholders"] + wmeta["placeholders"]}
     gen = torch.Generator().manual_seed(seed)
-    g, built, phs = fx.Graph(), [], []
-    for n in data["nodes"]:
+    nodes = data["nodes"]
+    g, built, phs = fx.Graph(), [None] * len(nodes), []
+    # placeholders in calling order (their position), as extract.store.load_graph builds them
+    for i in sorted((i for i, n in enumerate(nodes) if n["op"] == "placeholder"), key=lambda i: nodes[i]["position"]):
+        n = nodes[i]
+        built[i] = g.placeholder(f"arg{n['position']}")
+        phs.append((n["position"], synth(n["meta"], n.get("kind", "input"), stats.get(n["position"]), imeta.get("int_high"), gen)))
+    for i, n in enumerate(nodes):
         if n["op"] == "placeholder":
-            node = g.placeholder(f"arg{n['position']}")
-            phs.append((n["position"], synth(n["meta"], n.get("kind", "input"), stats.get(n["position"]), imeta.get("int_high"), gen)))
-        elif n["op"] == "call_function":
+            continue
+        if n["op"] == "call_function":
             node = g.call_function(resolve(n["target"]), decode(n["args"], built), decode(n["kwargs"], built))
         elif n["op"] == "call_method":
             node = g.call_method(n["target"], decode(n["args"], built), decode(n["kwargs"], built))
@@ -110,7 +146,7 @@ def load(folder, seed=0):
             node = g.output(decode(n["args"], built)[0])
         else:
             raise ValueError(f"op {n['op']} not supported")
-        built.append(node)
+        built[i] = node
     return fx.GraphModule(torch.nn.Module(), g), [v for _, v in sorted(phs, key=lambda pv: pv[0])]
 
 
@@ -143,6 +179,7 @@ def main():
     ic.fallback_random = True
     here = Path(__file__).resolve().parent
     task = json.loads((here / "task.json").read_text())
+    import_op_modules(task.get("op_modules", []))
     print(f"task {task['task_id']} ({task['pattern']}): {len(task['subgraphs'])} subgraphs, backend {args.backend}")
     print(f"{'subgraph':14} {'eager ms':>10} {'compiled ms':>12} {'speedup':>8} {'baseline':>9} {'max|diff|':>10}")
     for sg in task["subgraphs"]:

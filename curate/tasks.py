@@ -8,7 +8,9 @@ most ``task_size`` subgraphs (slowest first), and at most ``max_tasks`` tasks ar
 
 Folder layout (``<out>/tasks/<task_id>/``)::
 
-    task.json                 task id, pattern, tolerance t, environment, and per subgraph:
+    task.json                 task id, pattern, tolerance t, environment, ``op_modules`` (modules
+                              whose import registers custom operators the subgraphs call, from
+                              extract.store.OP_NAMESPACE_MODULES; imported by run_task.py), and per subgraph:
                               hash, input/weight metadata, baseline eager / compiled medians,
                               speedup and its bootstrap interval
     run_task.py               standalone loader + runner + timer (curate/task_runner.py)
@@ -63,6 +65,8 @@ def group_tasks(long_tail: list[dict], task_size: int = 10, max_tasks: int = 200
 
 def write_task_folders(tasks: list[dict], store_root: Path, out: Path, t: int, env: dict[str, Any]) -> None:
     """Write one folder per task (module docstring); replaces ``out`` atomically per task."""
+    from extract.store import op_modules
+
     runner = Path(__file__).with_name("task_runner.py").read_text()
     out = Path(out)
     if out.exists():
@@ -71,23 +75,27 @@ def write_task_folders(tasks: list[dict], store_root: Path, out: Path, t: int, e
     for task in tasks:
         d = out / task["task_id"]
         (d / "subgraphs").mkdir(parents=True)
-        subs = []
+        subs, mods = [], set()
         for m in task["_members"]:
             h = m["subgraph_hash"]
             src = Path(store_root) / h[:2] / h
             shutil.copytree(src, d / "subgraphs" / h)
+            needs = op_modules(n["target"] for n in json.loads((src / "graph.json").read_text())["nodes"]
+                               if n["op"] == "call_function")
+            mods.update(needs)
             subs.append({
                 "subgraph_hash": h, "pattern": m["pattern"], "model_ids": m.get("model_ids") or [],
                 "input_meta": json.loads((src / "input_meta.json").read_text())["placeholders"],
                 "weight_meta": json.loads((src / "weight_meta.json").read_text())["placeholders"],
                 "baseline_eager_ms": m["eager_median_ms"], "baseline_compiled_ms": m["compiled_median_ms"],
                 "baseline_speedup": m["speedup"], "speedup_ci": [m["ci_low"], m["ci_high"]],
-                "min_pass_t": m.get("min_pass_t"),
+                "min_pass_t": m.get("min_pass_t"), "op_modules": needs,
             })
         (d / "run_task.py").write_text(runner)
         atomic_write_json(d / "task.json", {"task_id": task["task_id"], "pattern": task["pattern"], "tolerance_t": t,
-                                            "environment": env, "subgraphs": subs}, indent=1)
+                                            "environment": env, "op_modules": sorted(mods), "subgraphs": subs}, indent=1)
         task["folder"] = str(d)
+        task["op_modules"] = sorted(mods)
 
 
 def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, Any]]:

@@ -90,12 +90,55 @@ def canonical_extras(record: dict) -> dict:
                                                   [n["position"] for n in record["nodes"] if n["op"] == "placeholder"])}
 
 
+TORCH_OP_NAMESPACES = frozenset({
+    "aten", "prims", "prim", "higher_order", "quantized", "rngprims", "inductor", "mkldnn", "mkl", "onednn",
+    "_c10d_functional", "c10d_functional", "profiler",
+})
+"""``torch.ops.<namespace>`` namespaces that torch itself registers (no import needed)."""
+
+OP_NAMESPACE_MODULES: dict[str, tuple[str, ...]] = {
+    "torchvision": ("torchvision",),
+    "transformers": ("transformers.integrations.moe",),
+    "transformers_msa": ("transformers.integrations.msa_attention",),
+}
+"""Trusted ``torch.ops.<namespace>`` -> the modules whose import registers its operators
+(``torch.library.custom_op`` / C++ ``TORCH_LIBRARY`` at import time): ``torchvision::nms``,
+``roi_align``...; transformers' MoE ``grouped_mm_fallback`` (``transformers/integrations/moe.py``)
+and MSA ``sparse_atten``. Only these modules are ever imported for a stored graph, and only
+when one of its targets names their namespace; any other namespace is refused
+(:class:`UnsafeTarget`), so a stored graph cannot make the loader import code it names.
+Standalone task folders carry a copy (``curate/task_runner.py``, kept equal by a test)."""
+
+
+def op_namespace(name: str) -> str | None:
+    """``torch.ops.transformers.grouped_mm_fallback`` -> ``transformers``; None for a name
+    outside ``torch.ops``."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[0] == "torch" and parts[1] == "ops" else None
+
+
+def op_modules(names: Any) -> list[str]:
+    """Sorted registering modules (:data:`OP_NAMESPACE_MODULES`) that call targets
+    ``names`` need imported (empty for torch's own namespaces)."""
+    mods: set[str] = set()
+    for n in names:
+        mods.update(OP_NAMESPACE_MODULES.get(op_namespace(n) or "", ()))
+    return sorted(mods)
+
+
 def resolve_target(name: str) -> Any:
     """The callable behind a stored qualified name, if it is on the allowlist.
 
+    ``torch.ops.<namespace>.*`` targets are allowed for torch's own namespaces
+    (:data:`TORCH_OP_NAMESPACES`) and the trusted table :data:`OP_NAMESPACE_MODULES`, whose
+    registering module is imported first (e.g. ``transformers.integrations.moe`` for
+    ``torch.ops.transformers.grouped_mm_fallback``).
+
     Raises:
         UnsafeTarget: the name is outside ``torch.*``, ``operator.*``, ``math.*`` and the
-            allowed builtins, or does not resolve.
+            allowed builtins, names an operator namespace outside both tables (also
+            ``torch.ops.load_library`` and the like), the registering module is not
+            installed, or the name does not resolve.
     """
     if name.startswith("builtins."):
         short = name.split(".", 1)[1]
@@ -105,8 +148,17 @@ def resolve_target(name: str) -> Any:
     if not name.startswith(ALLOWED_PREFIXES):
         raise UnsafeTarget(f"call target {name!r} is outside the allowlist {ALLOWED_PREFIXES}")
     parts = name.split(".")
-    if name.startswith("torch.ops.torchvision."):
-        import torchvision  # noqa: F401 - registers the torchvision operator namespace
+    if parts[:2] == ["torch", "ops"]:
+        ns = op_namespace(name)
+        if ns not in TORCH_OP_NAMESPACES and ns not in OP_NAMESPACE_MODULES:
+            raise UnsafeTarget(f"call target {name!r}: operator namespace {ns!r} is neither torch's own nor in the "
+                               f"trusted table {sorted(OP_NAMESPACE_MODULES)} (extract.store.OP_NAMESPACE_MODULES)")
+        for mod in OP_NAMESPACE_MODULES.get(ns, ()):
+            try:
+                importlib.import_module(mod)
+            except ImportError as exc:
+                raise UnsafeTarget(f"call target {name!r} needs {mod!r} to register namespace {ns!r}, "
+                                   f"which does not import ({exc})") from exc
     root = importlib.import_module(parts[0])
     obj = root
     for p in parts[1:]:
@@ -118,6 +170,15 @@ def resolve_target(name: str) -> Any:
 
 
 def _decode(value: Any, nodes: list, device: torch.device) -> Any:
+    """A stored argument rebuilt (tags of :func:`passnet_common.canonical.encode_literal`):
+    ``["%", i]`` -> ``nodes[i]`` (FX nodes built so far), ``device`` tags -> ``device``,
+    ``fn`` -> :func:`resolve_target`. Used by :func:`build_canonical_graph` and by
+    :func:`curate.decompose.build_parent`.
+
+    Raises:
+        ValueError: an untagged empty list or an unknown tag.
+        UnsafeTarget: an ``fn`` target outside the allowlist.
+    """
     if not isinstance(value, list):
         return value
     if not value:

@@ -14,14 +14,14 @@ import torch
 import torch.fx as fx
 from torch.fx.passes.shape_prop import ShapeProp
 
-from curate.decompose import _decode, decompose_graph, segment_module, segment_nodes, subgraph_table, variant_counts
+from curate.decompose import decompose_graph, segment_module, segment_nodes, subgraph_table, variant_counts
 from curate.longtail import label_agreement, label_row
 from curate.profile import profile_subgraph
 from curate.tasks import group_tasks, load_task_set, write_task_folders
 from curate.timing import TimingConfig, bootstrap_speedup_ci, iqr_ratio, measure_pair
 from extract.capture import CapturedGraph, capture_row, describe_graph, dynamo_capture
 from extract.catalog import row_from_hf_config
-from extract.store import load_graph, store_path, write_graph
+from extract.store import _decode, load_graph, store_path, write_graph
 from tests.conftest import TINY_CONFIGS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "curate"
@@ -280,6 +280,46 @@ def test_task_folder_runs_standalone(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert f1.name[:12] in out.stdout and "mul>sin" in out.stdout
+
+
+def _moe_fn(x, ids, w):
+    """Grouped matmul of transformers' MoE fallback (3 experts); ``offs`` computed in the graph from
+    expert ids (as the MoE block does), so synthesised inputs give valid offsets."""
+    offs = torch.histc(ids.float(), bins=3, min=0, max=2).cumsum(0).to(torch.int32)  # 3 experts
+    return (torch.ops.transformers.grouped_mm_fallback(x, w, offs) + 1).relu()
+
+
+def test_task_runner_trusts_the_store_namespace_table():
+    from curate import task_runner
+    from extract.store import OP_NAMESPACE_MODULES, TORCH_OP_NAMESPACES
+
+    assert task_runner.OP_NAMESPACE_MODULES == OP_NAMESPACE_MODULES
+    assert task_runner.TORCH_OP_NAMESPACES == set(TORCH_OP_NAMESPACES)
+    with pytest.raises(ValueError, match="not trusted"):
+        task_runner.resolve("torch.ops.evilns.op")
+    with pytest.raises(ValueError, match="trusted table"):
+        task_runner.import_op_modules(["os"])
+
+
+@pytest.mark.slow
+def test_task_folder_with_custom_op_records_and_imports_its_module(tmp_path):
+    import transformers.integrations.moe  # noqa: F401 - registers the op for tracing here
+
+    f1 = _store_fn(tmp_path, _moe_fn, [torch.randn(6, 4), torch.tensor([0, 0, 1, 2, 2, 2]), torch.randn(3, 4, 5)])
+    assert "torch.ops.transformers.grouped_mm_fallback" in (f1 / "graph.json").read_text()
+    lt = [{"subgraph_hash": f1.name, "pattern": "histc>cumsum>grouped_mm_fallback", "speedup": 0.5, "eager_median_ms": 1.0,
+           "compiled_median_ms": 2.0, "ci_low": 0.4, "ci_high": 0.6, "model_ids": ["m"], "anchor": ""}]
+    tasks = group_tasks(lt)
+    write_task_folders(tasks, tmp_path / "store", tmp_path / "tasks", -5, {})
+    meta = json.loads((tmp_path / "tasks" / "t000" / "task.json").read_text())
+    assert meta["op_modules"] == ["transformers.integrations.moe"] == meta["subgraphs"][0]["op_modules"]
+    _, _, gm, make = load_task_set(tmp_path / "tasks")[0]
+    ins = make()
+    torch.testing.assert_close(gm(*ins), _moe_fn(*ins))
+    out = subprocess.run([sys.executable, "-I", "run_task.py", "--backend", "eager", "--trials", "3"], cwd=tmp_path / "tasks" / "t000",
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f1.name[:12] in out.stdout
 
 
 # ------------------------------------------------------------------ real fixtures

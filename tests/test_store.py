@@ -4,6 +4,9 @@ same outputs as the captured graph on the same inputs."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -11,7 +14,7 @@ import torchvision
 
 from extract.capture import capture_row, describe_graph, dynamo_capture
 from extract.catalog import row_from_hf_config
-from extract.store import UnsafeTarget, load_graph, resolve_target, store_path, write_graph
+from extract.store import OP_NAMESPACE_MODULES, UnsafeTarget, load_graph, op_modules, resolve_target, store_path, write_graph
 from tests.conftest import TINY_CONFIGS
 
 
@@ -72,6 +75,67 @@ def test_loader_refuses_targets_outside_the_allowlist(tmp_path):
         {"op": "output", "target": "output", "args": ["tuple", ["%", 0]], "kwargs": ["dict"], "meta": None, "inputs": [0]},
     ]}))
     with pytest.raises(UnsafeTarget, match="os.system"):
+        load_graph(folder)
+
+
+TINY_MIXTRAL = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"], "vocab_size": 128, "hidden_size": 32,
+                "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
+                "num_local_experts": 4, "num_experts_per_tok": 2, "max_position_embeddings": 64}
+
+_REPLAY = """
+import sys, torch
+from extract.store import load_graph
+assert "transformers.integrations.moe" not in sys.modules  # the loader must import it itself
+folder, ins_path, out_path = sys.argv[1:]
+gm, _ = load_graph(folder)
+assert "transformers.integrations.moe" in sys.modules
+out = gm(*torch.load(ins_path, weights_only=True))
+torch.save([t for t in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(t, torch.Tensor)], out_path)
+"""
+
+
+def test_transformers_custom_op_graph_loads_and_replays_equal_to_eager(tmp_path):
+    """A tiny Mixtral's MoE block calls ``torch.ops.transformers.grouped_mm_fallback``
+    (registered by importing ``transformers.integrations.moe``): the stored graph reloads in
+    a fresh process, where the loader imports the registering module from its trusted
+    table, and replays the captured graph's outputs exactly on the captured inputs."""
+    torch.manual_seed(0)
+    row = row_from_hf_config(TINY_MIXTRAL, "local:mixtral", "mixtral", "local")
+    res = capture_row(row, {"seq_len": 8, "meta": False})
+    g = res.graphs[0]
+    rec, folder = _roundtrip(tmp_path / "store", g, res.input_spec)
+    targets = [n["target"] for n in rec["nodes"] if n["op"] == "call_function"]
+    assert "torch.ops.transformers.grouped_mm_fallback" in targets
+    assert op_modules(targets) == ["transformers.integrations.moe"]
+    torch.save(list(g.example_inputs), tmp_path / "ins.pt")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", _REPLAY, str(folder), str(tmp_path / "ins.pt"), str(tmp_path / "out.pt")],
+                         cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = torch.load(tmp_path / "out.pt", weights_only=True)
+    ref = _flat(g.gm(*g.example_inputs))
+    assert len(got) == len(ref) >= 1
+    for a, b in zip(ref, got):
+        torch.testing.assert_close(b, a, rtol=0, atol=0)
+
+
+def test_unknown_operator_namespace_is_refused(tmp_path):
+    assert resolve_target("torch.ops.aten.add.Tensor") is torch.ops.aten.add.Tensor
+    assert resolve_target("torch.ops.transformers.grouped_mm_fallback") is torch.ops.transformers.grouped_mm_fallback
+    assert set(OP_NAMESPACE_MODULES) >= {"torchvision", "transformers"}
+    if not hasattr(torch.ops.passnet_untrusted, "twice"):
+        torch.library.define("passnet_untrusted::twice", "(Tensor x) -> Tensor")  # registered, but not trusted
+    for bad in ("torch.ops.passnet_untrusted.twice", "torch.ops.evilns.op", "torch.ops.load_library"):
+        with pytest.raises(UnsafeTarget, match="namespace"):
+            resolve_target(bad)
+    folder = tmp_path / "ab" / "abcd"
+    folder.mkdir(parents=True)
+    (folder / "graph.json").write_text(json.dumps({"nodes": [
+        {"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"], "meta": ["T", "float32", [2]], "inputs": [], "position": 0, "kind": "input"},
+        {"op": "call_function", "target": "torch.ops.evilns.op", "args": ["tuple", ["%", 0]], "kwargs": ["dict"], "meta": None, "inputs": [0]},
+        {"op": "output", "target": "output", "args": ["tuple", ["%", 1]], "kwargs": ["dict"], "meta": None, "inputs": [1]},
+    ]}))
+    with pytest.raises(UnsafeTarget, match="'evilns'"):
         load_graph(folder)
 
 
