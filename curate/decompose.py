@@ -44,7 +44,8 @@ with :func:`extract.store.write_graph` (the graph store's layout), so one subgra
 
 Skipped, with the reason (``skip_reason``): parents with fewer than ``min_graph_ops`` call ops
 (``trivial_graph``: Dynamo's API-logging graphs between breaks), parents that cannot be
-rebuilt (``unloadable``), ranges with only view/shape ops (``no_compute``), anchor-free ranges
+rebuilt (``unloadable``), ranges with only view/shape ops (``no_compute``), ranges holding part of a
+traced ``torch.vmap`` level or reading a batched tensor (``vmap_fragment``, :data:`VMAP_PARTS`), anchor-free ranges
 with a single compute op (``too_small``: a lone ``arange`` or dtype cast is no task), ranges that take
 a non-tensor value from outside (``non_tensor_input``), ranges whose parameter/buffer bytes
 exceed ``max_param_bytes`` (``param_bytes_cap``). Ops without a CPU kernel are found when
@@ -62,8 +63,8 @@ from typing import Any, Iterable
 import torch
 import torch.fx as fx
 
-DECOMPOSE_VERSION = 1
-"""Bump when the range rules change (stored beside every subgraph row)."""
+DECOMPOSE_VERSION = 2
+"""Bump when the range rules change (stored beside every subgraph row). 2: ``vmap_fragment``."""
 
 ANCHOR_NAMES = frozenset({
     # matmul family
@@ -90,6 +91,11 @@ VIEW_NAMES = frozenset({
     "view_as", "stride", "dim", "numel", "detach", "clone", "alias",
 })
 """Ops that only re-index memory (a range of these alone has no compute)."""
+
+VMAP_PARTS = ("_add_batch_dim", "_remove_batch_dim", "_vmap_increment_nesting", "_vmap_decrement_nesting")
+"""Ops of a traced ``torch.vmap`` level (``torch._functorch.predispatch``): the level lives in
+global functorch state between ``_vmap_increment_nesting`` and ``_vmap_decrement_nesting``, so
+a range holding part of it, or reading a batched tensor from outside, cannot run alone."""
 
 EFFECT_PARTS = ("_log_api_usage_once", "_enter_autocast", "_exit_autocast", "set_grad_enabled", "_record_function", "profiler", "_assert")
 
@@ -189,6 +195,10 @@ def _is_effect(n: dict) -> bool:
     return n["op"].startswith("call_") and any(p in n["target"] for p in EFFECT_PARTS)
 
 
+def _is_vmap(n: dict) -> bool:
+    return n["op"] == "call_function" and any(p in n["target"] for p in VMAP_PARTS)
+
+
 def segment_nodes(nodes: list[dict], anchors_per_subgraph: int = 1, max_nodes: int = 64) -> list[Segment]:
     """Split a stored canonical node list into anchor-bounded ranges (module docstring).
 
@@ -231,6 +241,11 @@ def segment_nodes(nodes: list[dict], anchors_per_subgraph: int = 1, max_nodes: i
     for i, n in enumerate(nodes):
         for j in n["inputs"]:
             users.setdefault(j, set()).add(i)
+    batched: set[int] = set()  # values inside a vmap level: from _add_batch_dim up to _remove_batch_dim
+    for i, n in enumerate(nodes):
+        t = n["target"] if n["op"] == "call_function" else ""
+        if "_add_batch_dim" in t or ("_remove_batch_dim" not in t and any(j in batched for j in n["inputs"])):
+            batched.add(i)
     segments = []
     for k, sid in enumerate(sorted(members)):
         idx = members[sid]
@@ -250,6 +265,8 @@ def segment_nodes(nodes: list[dict], anchors_per_subgraph: int = 1, max_nodes: i
             seg.skip_reason = "too_small"
         elif any(not is_tensor_meta(nodes[j].get("meta")) for j in ins):
             seg.skip_reason = "non_tensor_input"
+        elif any(_is_vmap(nodes[i]) for i in idx) or any(j in batched for j in ins):
+            seg.skip_reason = "vmap_fragment"
         segments.append(seg)
     return segments
 
@@ -393,7 +410,7 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         }
         if row["skip_reason"] is None and row["param_bytes"] > max_param_bytes:
             row["skip_reason"] = "param_bytes_cap"
-        if row["skip_reason"] in ("non_tensor_input", "no_compute", "too_small"):
+        if row["skip_reason"] in ("non_tensor_input", "no_compute", "too_small", "vmap_fragment"):
             rows.append(row)
             continue
         key = _cheap_key(nodes, seg)

@@ -131,6 +131,37 @@ def test_decompose_skips_logging_graphs_and_param_cap(tmp_path):
     assert [r["skip_reason"] for r in rows] == ["param_bytes_cap"] and rows[0]["param_bytes"] == 64 * 64 * 4
 
 
+class _VmapBlock(torch.nn.Module):
+    """A linear layer, a traced ``torch.vmap`` level (as Jamba's graph holds 280), a reduction."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x, y):
+        h = self.lin(x).relu()
+        v = torch.vmap(lambda a, b: (a * b + b).exp())(h, y)
+        return torch.softmax(v @ h.t(), -1).sum(-1)
+
+
+def test_vmap_fragments_are_skipped_and_the_rest_runs_standalone(tmp_path):
+    torch.manual_seed(0)
+    g = dynamo_capture(_VmapBlock().eval(), (torch.randn(4, 8), torch.randn(4, 8)))[0]
+    rec = describe_graph(0, g, with_stats=True)
+    assert any("_add_batch_dim" in n["target"] for n in rec["nodes"] if n["op"] == "call_function")
+    write_graph(tmp_path / "store", rec)
+    parent = store_path(tmp_path / "store", rec["graph_hash"])
+    rows, reason = decompose_graph(parent, tmp_path / "sub")
+    assert reason is None
+    reasons = [r["skip_reason"] for r in rows]
+    assert "vmap_fragment" in reasons and None in reasons
+    for r in rows:
+        if r["skip_reason"] is None:
+            gm, ins = load_graph(store_path(tmp_path / "sub", r["subgraph_hash"]))
+            assert not any("batch_dim" in str(n.target) for n in gm.graph.nodes)
+            gm(*ins)  # runs standalone (a vmap fragment raises "tensor escaped ... vmapped")
+
+
 # ------------------------------------------------------------------ profiling protocol
 
 
