@@ -133,7 +133,9 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
             that raises or crashes).
 
     Returns:
-        A dict of ``profiles`` columns (without key, run and environment columns).
+        A dict of ``profiles`` columns (without key, run and environment columns), plus
+        ``phase_s``: wall seconds of the steps (``load_s``, ``eager_ref_s``,
+        ``correctness_s``, ``timing_s``; compile is ``compile_s``) for the benchmark.
     """
     import torch
 
@@ -146,13 +148,17 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
     torch.manual_seed(seed)
     torch.set_num_threads(int(cfg.get("threads", 1)))
     dtype = getattr(torch, cfg.get("dtype", "float32"))
+    t_load = time.perf_counter()
     gm, inputs = load_graph(folder, device=cfg.get("device", "cpu"), seed=seed)
+    phases = {"load_s": time.perf_counter() - t_load}
     inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
 
     def fresh() -> list:
         return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    row: dict[str, Any] = {"status": "ok", "error_code": None, "error_class": None, "error_message": None, "skip_reason": None}
+    row: dict[str, Any] = {"status": "ok", "error_code": None, "error_class": None, "error_message": None, "skip_reason": None,
+                           "phase_s": phases}
+    t_check = time.perf_counter()
     try:
         torch.manual_seed(seed)
         expected = gm(*fresh())
@@ -166,6 +172,7 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
     except Exception as exc:  # noqa: BLE001 - recorded
         return {**row, "status": "eager_failed", "error_class": type(exc).__name__, "error_message": str(exc)[:500]}
     row["deterministic"] = _same(expected, again)
+    phases["eager_ref_s"] = time.perf_counter() - t_check
     try:
         compiled, compile_s = compile_candidate(gm, fresh(), backend)
     except RunError as exc:  # error code 2
@@ -176,6 +183,7 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
         return {**row, "status": "compile_failure", "error_code": ERROR_COMPILE, "error_class": type(cause).__name__,
                 "error_message": str(exc)[:500]}
     row["compile_s"] = compile_s
+    t_check = time.perf_counter()
     try:
         torch.manual_seed(seed)
         actual = compiled(*fresh())
@@ -190,6 +198,8 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
     row["min_pass_t"] = sample_min_pass_t(c.min_pass_t for c in comps)
     if row["min_pass_t"] is None and row["deterministic"]:
         row.update(status="accuracy_error", error_code=ERROR_ACCURACY)
+    phases["correctness_s"] = time.perf_counter() - t_check
+    t_timing = time.perf_counter()
     try:
         timing = measure_pair(gm, compiled, fresh, TimingConfig(**cfg.get("timing", {})))
     except Exception as exc:  # noqa: BLE001 - a crash while timing is a runtime crash
@@ -199,6 +209,7 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
                eager_median_ms=float(_median(timing.eager_ms)), compiled_median_ms=float(_median(timing.candidate_ms)),
                inner=timing.inner, iqr_ratio_eager=timing.iqr_ratio_eager, iqr_ratio_compiled=timing.iqr_ratio_candidate,
                stable=timing.stable, timing_attempts=timing.attempts)
+    phases["timing_s"] = time.perf_counter() - t_timing
     return row
 
 
@@ -256,17 +267,28 @@ def preimport(warm: bool = True) -> None:
     if warm:
         # One tiny compile + call with a single thread: Dynamo/Inductor's lazy set-up (ISA
         # probes, compiler checks, lazy imports: ~5 s) is then inherited by every child.
-        # With one thread no OpenMP worker pool exists, so forking stays safe.
+        # With one thread no OpenMP worker pool exists, so forking stays safe. The warm-up
+        # compiles a GraphModule (what every child compiles), not a plain function: Dynamo
+        # imports more lazily when it wraps a module (``torch.distributed.tensor.experimental``
+        # & co.), ~1 s of every warm child's compile before this (measured 1.47 s -> 0.40 s).
         import torch
 
         torch.set_num_threads(1)
         torch._dynamo.reset()
-        torch.compile(_warm_fn, backend="inductor")(torch.ones(8))
+        torch.compile(_warm_gm(), backend="inductor", dynamic=False)(torch.ones(2, 8), torch.ones(4, 8))
         torch._dynamo.reset()
 
 
-def _warm_fn(x):
-    return (x.sin() + 1).sum()
+def _warm_gm():
+    """``relu(linear(x, w)).sum(-1)`` as an FX GraphModule (the shape of a profiled subgraph)."""
+    import torch
+    import torch.fx as fx
+
+    g = fx.Graph()
+    x, w = g.placeholder("x"), g.placeholder("w")
+    y = g.call_function(torch.relu, (g.call_function(torch.nn.functional.linear, (x, w)),))
+    g.output((g.call_function(torch.sum, (y, -1)),))
+    return fx.GraphModule(torch.nn.Module(), g)
 
 
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, work: Path, runs: int = 2, workers: int = 1,

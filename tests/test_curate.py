@@ -214,6 +214,38 @@ def test_levels_recorded_per_output_and_accuracy_code(tmp_path):
     assert row["min_pass_t"] == -10 and row["speedup"] > 0 and len(row["eager_trials_ms"]) == 5
 
 
+def test_bisected_levels_equal_isclose_at_every_level():
+    """compare_output finds min_pass_t / zeros_pass_t by bisection on float64 differences
+    computed once; the answer must equal torch.isclose evaluated at each of the 16 levels."""
+    from curate.tolerance import LEVELS, compare_output, tolerance
+
+    gen = torch.Generator().manual_seed(0)
+    seen = set()
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        for k in range(24):
+            e = (torch.randn(64, generator=gen, dtype=torch.float64) * 10 ** (k % 5 - 2)).to(dtype)
+            a = (e.double() + torch.randn(64, generator=gen, dtype=torch.float64) * 10.0 ** (-(k % 12))).to(dtype)
+            if k % 6 == 1:
+                e[3], a[3] = float("nan"), float("nan")  # NaN == NaN
+                e[4], a[4] = float("inf"), float("inf")  # same infinity
+            if k % 6 == 2:
+                e[5] = float("inf")  # infinity vs finite: fails everywhere
+            if k % 6 == 3:
+                e[:] = 0.0
+            c = compare_output(a, e)
+            def close(x, t):
+                atol, rtol = tolerance(t, dtype)
+                return bool(torch.isclose(x.double(), e.double(), rtol=rtol, atol=atol, equal_nan=True).all())
+
+            ref = {t: close(a, t) for t in LEVELS}
+            zref = [t for t in LEVELS if close(torch.zeros_like(e), t)]
+            assert c.passes == ref, (dtype, k)
+            assert c.min_pass_t == next((t for t in LEVELS if ref[t]), None)
+            assert c.zeros_pass_t == (zref[0] if zref else None)
+            seen.add(c.min_pass_t)
+    assert None in seen and len(seen) >= 6  # the cases span failing and many different levels
+
+
 def test_noise_gate_fires_on_noisy_timer_and_not_on_steady_one():
     rng = random.Random(0)
     clock = [0.0]

@@ -86,7 +86,8 @@ _REPLAY = """
 import sys, torch
 from extract.store import load_graph
 assert "transformers.integrations.moe" not in sys.modules  # the loader must import it itself
-folder, ins_path, out_path = sys.argv[1:]
+folder, ins_path, out_path, threads = sys.argv[1:]
+torch.set_num_threads(int(threads))  # the same reduction order as the reference run
 gm, _ = load_graph(folder)
 assert "transformers.integrations.moe" in sys.modules
 out = gm(*torch.load(ins_path, weights_only=True))
@@ -109,7 +110,8 @@ def test_transformers_custom_op_graph_loads_and_replays_equal_to_eager(tmp_path)
     assert op_modules(targets) == ["transformers.integrations.moe"]
     torch.save(list(g.example_inputs), tmp_path / "ins.pt")
     root = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", _REPLAY, str(folder), str(tmp_path / "ins.pt"), str(tmp_path / "out.pt")],
+    out = subprocess.run([sys.executable, "-c", _REPLAY, str(folder), str(tmp_path / "ins.pt"), str(tmp_path / "out.pt"),
+                          str(torch.get_num_threads())],
                          cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     got = torch.load(tmp_path / "out.pt", weights_only=True)
