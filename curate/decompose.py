@@ -32,7 +32,9 @@ Rules that keep each range a standalone, runnable graph:
   values become ``input`` placeholders whose metadata is the producer's recorded shape and
   dtype, from which :func:`extract.store.load_graph` synthesises inputs);
 * values used after the range (or by the parent's output) become the range's outputs, so
-  running the ranges in order recomposes the parent's outputs (tested);
+  running the ranges in order recomposes the parent's outputs (tested); they are a set, so
+  the stored subgraph lists them in a canonical order
+  (:func:`passnet_common.canonical.output_permutation`), not the parent's recording order;
 * ``getitem`` of a multi-output node joins its producer's range (no tuple crosses a border);
 * grad-mode / autocast / profiler switches are dropped (no tensor work).
 
@@ -63,8 +65,10 @@ from typing import Any, Iterable
 import torch
 import torch.fx as fx
 
-DECOMPOSE_VERSION = 2
-"""Bump when the range rules change (stored beside every subgraph row). 2: ``vmap_fragment``."""
+DECOMPOSE_VERSION = 3
+"""Bump when the range rules change (stored beside every subgraph row). 2: ``vmap_fragment``.
+3: outputs in canonical order and the pattern from the canonical node order (equal ranges
+whose outputs were recorded in different orders no longer get different hashes)."""
 
 ANCHOR_NAMES = frozenset({
     # matmul family
@@ -386,7 +390,7 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
     """
     from extract.capture import CapturedGraph, describe_graph
     from extract.store import write_graph
-    from passnet_common.canonical import canonicalize
+    from passnet_common.canonical import canonicalize, output_permutation
 
     folder = Path(folder)
     data = json.loads((folder / "graph.json").read_text())
@@ -417,11 +421,19 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         desc = cache.get(key)
         if desc is None:
             g, kinds, examples = segment_graph(nodes, seg, fx_nodes)
+            # A range's outputs are a set: order them canonically (the parent's recording
+            # order differs between equal ranges and would split their hashes).
+            perm = output_permutation(g, kinds)
+            if perm != list(range(len(perm))) and len(perm) == len(seg.outputs):
+                seg.outputs = [seg.outputs[p] for p in perm]
+                out_node = next(iter(reversed(g.nodes)))
+                out_node.args = (tuple(out_node.args[0][p] for p in perm),)
             canon = canonicalize(g, kinds, with_wl=False)  # cheap: no code generation, no WL
             desc = cache.get("hash:" + canon.graph_hash)
             if desc is None:
                 desc = {"graph_hash": canon.graph_hash, "structure_hash": canon.structure_hash, "num_nodes": len(canon.nodes),
-                        "num_params": sum(1 for k in kinds if k != "input")}
+                        "num_params": sum(1 for k in kinds if k != "input"),
+                        "pattern": pattern_of_targets(n["target"] for n in canon.nodes)}
                 if out_store is not None and row["skip_reason"] is None:
                     gm = fx.GraphModule(torch.nn.Module(), g)
                     rec = describe_graph(0, CapturedGraph(gm, kinds, examples, None), with_stats=False)
@@ -435,17 +447,27 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
                 cache["hash:" + canon.graph_hash] = desc
             cache[key] = desc
         row.update(subgraph_hash=desc["graph_hash"], structure_hash=desc["structure_hash"], num_nodes=desc["num_nodes"],
-                   num_params=desc["num_params"])
+                   num_params=desc["num_params"], pattern=desc["pattern"])
         rows.append(row)
     return rows, None
 
 
 def pattern_of(nodes: list[dict], seg: Segment) -> str:
     """Structure family of a range: its op names in order, runs of one op collapsed, views
-    dropped (e.g. ``linear>add>gelu``). Long-tail subgraphs are grouped into tasks by it."""
+    dropped (e.g. ``linear>add>gelu``). Long-tail subgraphs are grouped into tasks by it.
+    :func:`decompose_graph` takes it from the subgraph's canonical node order
+    (:func:`pattern_of_targets`), so equal subgraphs get one pattern."""
+    return pattern_of_targets(nodes[i]["target"] for i in seg.nodes)
+
+
+def pattern_of_targets(targets: Iterable[str]) -> str:
+    """:func:`pattern_of` from a sequence of stored node targets (placeholders and the
+    output node are skipped)."""
     names: list[str] = []
-    for i in seg.nodes:
-        s = short_name(nodes[i]["target"])
+    for t in targets:
+        if t in ("placeholder", "output", "get_attr"):
+            continue
+        s = short_name(t)
         if s in VIEW_NAMES:
             continue
         if not names or names[-1] != s:

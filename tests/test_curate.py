@@ -405,3 +405,47 @@ def test_known_slowdown_lands_in_long_tail_and_speedup_does_not(subgraph_hash, e
     assert row["status"] == "ok"
     label = label_row({**row, "subgraph_hash": subgraph_hash, "run": 0}, -5)
     assert label["long_tail"] is expected, (row["speedup"], label)
+
+
+def _moe_like_layers(x, w):
+    # Six equal blocks; each leaves two values (relu and sigmoid of its matmul) to the next.
+    # Where the canonical parent order puts them differs from block to block, so the
+    # range's outputs arrive in different orders.
+    a = x
+    b = x
+    for _ in range(6):
+        y = (a @ w) + b
+        a = y.relu()
+        b = y.sigmoid()
+    return a, b
+
+
+def test_equal_ranges_with_outputs_in_different_orders_share_one_hash(tmp_path):
+    from passnet_common.canonical import output_permutation
+
+    torch.manual_seed(0)
+    inputs = [torch.randn(4, 4), torch.randn(4, 4)]
+    folder = _store_fn(tmp_path, _moe_like_layers, inputs)
+    nodes = json.loads((folder / "graph.json").read_text())["nodes"]
+    segs = [s for s in segment_nodes(nodes) if s.anchor == "matmul"]
+    assert len(segs) == 6
+    # blocks 1..4 are equal (block 0 reads x twice, block 5 feeds the graph's output)
+    orders = {tuple(nodes[i]["target"].rsplit(".", 1)[-1] for i in s.outputs) for s in segs[1:-1]}
+    assert len(orders) == 2, orders  # the parent really lists the escaping values in two orders
+    rows, why = decompose_graph(folder, tmp_path / "sub")
+    assert why is None
+    mid = [r for r in rows if r["anchor"] == "matmul"][1:-1]
+    assert len(mid) == 4 and len({r["subgraph_hash"] for r in mid}) == 1
+    assert len({r["pattern"] for r in mid}) == 1
+    # the permutation sorts by what each output computes: swapping the outputs of a graph
+    # gives the inverse permutation, and both orders end up equal
+    sub, kinds, _ = segment_module(nodes, segs[0])
+    out = next(iter(reversed(sub.graph.nodes)))
+    vals = list(out.args[0])
+    first = [vals[p] for p in output_permutation(sub.graph, kinds)]
+    out.args = (tuple(reversed(vals)),)
+    second = [list(reversed(vals))[p] for p in output_permutation(sub.graph, kinds)]
+    assert first == second
+    # the stored subgraph still runs and returns both values
+    sgm, ins = load_graph(store_path(tmp_path / "sub", mid[0]["subgraph_hash"]))
+    assert len(sgm(*ins)) == 2

@@ -329,6 +329,44 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, struct
 
 
+def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> list[int]:
+    """A canonical order for the values of a graph whose output tuple is an unordered set.
+
+    A whole captured graph returns its outputs in a meaningful order, and the canonical
+    form keeps it. A range cut out of a graph (``curate.decompose``) does not: its outputs
+    are the values that escape the range, listed in the parent's recording order, which
+    differs between equal ranges (the same MoE dispatch block of two layers records its
+    ``sort`` / ``histc`` / ``empty_like`` outputs in different orders), so the same
+    computation would get several hashes. Sorting the outputs by their producers' cone
+    Merkle hashes (structure, then exact labels: :func:`passnet_common.canonical.order.merkle`),
+    which depend only on what each output computes, gives one order for all of them.
+    Ties (outputs with equal cones) keep their given order.
+
+    Args:
+        gm: a GraphModule or Graph whose output node returns a flat tuple/list of nodes.
+        placeholder_kinds: as in :func:`canonicalize`.
+
+    Returns:
+        ``perm`` such that ``[outputs[p] for p in perm]`` is the canonical output order
+        (the identity when the output is not a flat tuple of nodes).
+    """
+    graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
+    mod = gm if isinstance(gm, fx.GraphModule) else None
+    nodes = list(graph.nodes)
+    out = nodes[-1] if nodes and nodes[-1].op == "output" else None
+    vals = out.args[0] if out is not None and out.args else None
+    if not isinstance(vals, (tuple, list)) or not all(isinstance(v, fx.Node) for v in vals):
+        return list(range(len(vals))) if isinstance(vals, (tuple, list)) else [0]
+    index = {m: i for i, m in enumerate(nodes)}
+    kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
+    exact, struct, inputs, _ = _labels(nodes, mod, kinds, False, index)
+    extra, _ = ordering_deps(nodes, inputs)
+    s_cone, _ = merkle([label_id(t) for t in struct], inputs, extra)
+    e_cone, _ = merkle([label_id(t) for t in exact], inputs, extra)
+    keys = [(s_cone[index[v]], e_cone[index[v]]) for v in vals]
+    return sorted(range(len(vals)), key=lambda k: keys[k])
+
+
 def graph_hashes(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> tuple[str, str]:
     """``(graph_hash, structure_hash)`` only: the same values as :func:`canonicalize` without
     building the stored node list or the WL bucket (used to re-hash a store)."""
