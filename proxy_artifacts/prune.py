@@ -296,7 +296,7 @@ def _block_inputs(model: nn.Module, block: nn.Module, ids: torch.Tensor, batch_s
 def routed_output(adapter: MoEAdapter, router: nn.Module, experts: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """Routed-expert part of a MoE block on tokens ``x`` [T,H]: sum_k w_k f_{i_k}(x) [T,H]
     (shared experts excluded), with the family's routing function of the adapter row."""
-    _, w, idx = adapter.route(router, x)
+    _, w, idx = adapter.route(router, x, None)
     y = torch.zeros_like(x)
     for e in idx.unique().tolist():
         t, s = (idx == e).nonzero(as_tuple=True)
@@ -349,7 +349,7 @@ def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: fl
         x = _block_inputs(proxy, b_prox.block, ids, batch_size)
         y = routed_output(a, b_base.router, b_base.experts, x).double()
         ex = b_prox.experts
-        _, w, idx = a.route(b_prox.router, x)
+        _, w, idx = a.route(b_prox.router, x, None)
         gu, dn = ex.gate_up_proj.data.double(), ex.down_proj.data.double()
         k, H, I = dn.shape
         feats = torch.zeros(len(x), k * I, dtype=torch.float64)

@@ -255,7 +255,7 @@ def _fault_context(model, fault: str):
                 def rfwd(hidden, _r=router, _orig=router.forward):
                     if torch.is_grad_enabled():  # the training engine's kernel; rollouts keep float32
                         h = hidden + (hidden.to(torch.bfloat16).to(hidden.dtype) - hidden).detach()
-                        return a.route(_BF16GemmRouter(_r), h)
+                        return a.route(_BF16GemmRouter(_r), h, None)
                     return _orig(hidden)
 
                 saved.append((router, router.__dict__.get("forward", "unset")))
