@@ -347,24 +347,28 @@ def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: fl
     report = {}
     for b_base, b_prox in zip(bb, pb):
         x = _block_inputs(proxy, b_prox.block, ids, batch_size)
-        y = routed_output(a, b_base.router, b_base.experts, x).double()
+        y = routed_output(a, b_base.router, b_base.experts, x)
         ex = b_prox.experts
         _, w, idx = a.route(b_prox.router, x, None)
-        gu, dn = ex.gate_up_proj.data.double(), ex.down_proj.data.double()
+        gu, dn = ex.gate_up_proj.data.float(), ex.down_proj.data.float()
         k, H, I = dn.shape
-        feats = torch.zeros(len(x), k * I, dtype=torch.float64)
-        xd = x.double()
+        feats = torch.zeros(len(x), k * I, dtype=torch.float32)
         for e in idx.unique().tolist():
             t, s = (idx == e).nonzero(as_tuple=True)
-            g, u = (xd[t] @ gu[e].T).chunk(2, dim=-1)
-            feats[t, e * I:(e + 1) * I] = w[t, s, None].double() * (ex.act_fn(g) * u)
-        d0 = dn.transpose(1, 2).reshape(k * I, H)
-        gram = feats.T @ feats
+            g, u = (x[t] @ gu[e].T).chunk(2, dim=-1)
+            feats[t, e * I:(e + 1) * I] = w[t, s, None].float() * (ex.act_fn(g) * u)
+        # normal equations: products in float32 (the features are block-sparse: top-k blocks per token),
+        # the solve and the error quadratic forms in float64
+        gram, fty = (feats.T @ feats).double(), (feats.T @ y).double()
+        yy = float((y.double() ** 2).sum().clamp_min(1e-300))
+        d0 = dn.transpose(1, 2).reshape(k * I, H).double()
         lam = float(ridge) * float(gram.diagonal().mean().clamp_min(1e-12))
-        d = torch.linalg.solve(gram + lam * torch.eye(k * I, dtype=torch.float64), feats.T @ y + lam * d0)
-        ynorm = float((y * y).sum().clamp_min(1e-300))
-        before = float(((feats @ d0 - y) ** 2).sum()) / ynorm
-        after = float(((feats @ d - y) ** 2).sum()) / ynorm
+        d = torch.linalg.solve(gram + lam * torch.eye(k * I, dtype=torch.float64), fty + lam * d0)
+
+        def err(m):  # ||F m - Y||^2 / ||Y||^2 = (tr(m^T G m) - 2 tr(m^T F^T Y) + ||Y||^2) / ||Y||^2
+            return max(0.0, float((m * (gram @ m)).sum() - 2 * (m * fty).sum() + yy)) / yy
+
+        before, after = err(d0), err(d)
         ex.down_proj.data.copy_(d.reshape(k, I, H).transpose(1, 2).to(ex.down_proj.dtype))
         report[b_prox.name] = {"tokens": int(len(x)), "rel_err_before": round(before, 6),
                                "rel_err_after": round(after, 6)}
