@@ -290,7 +290,7 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sigs = SIGNALS
+    sigs = SIGNALS + ("logprob_mismatch",)  # the rollout/training mismatch (fresh and reused rollouts)
     fig, axes = plt.subplots(len(faults), len(sigs), figsize=(3.2 * len(sigs), 2.2 * len(faults)), squeeze=False)
     for i, f in enumerate(faults):
         for j, s in enumerate(sigs):
@@ -304,7 +304,7 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
                 ax.set_title(s, fontsize=9)
             if j == 0:
                 ax.set_ylabel(f, fontsize=9)
-            if s in ("kl", "grad_norm_total"):
+            if s in ("kl", "grad_norm_total", "logprob_mismatch"):
                 ax.set_yscale("symlog", linthresh=1e-4)
             ax.tick_params(labelsize=7)
     axes[0][0].legend(fontsize=7)
