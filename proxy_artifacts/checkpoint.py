@@ -120,6 +120,13 @@ def card_text(lineage: dict, metrics: dict | None) -> str:
                          base_model=base[3:].split("@")[0] if base.startswith("hf:") else None)
     req, eff = lineage["keep_ratio_requested"], lineage["keep_ratio_effective"]
     mtp = int(lineage.get("mtp_layers_base", 0) or 0)
+    merge = lineage.get("merge", "none") or "none"
+    merge_line = {"output": "- merge: output space (the kept experts' down projections are refitted by ridge regression so "
+                            "each pruned block reproduces the base block's routed output on calibration tokens; "
+                            "MergeMoE-style, `prune.output_merge`): weights differ from the base's kept experts\n",
+                  "frequency": "- merge: parameter space (each kept expert is the frequency-weighted average of its "
+                               "cluster's members, HC-SMoE)\n"}.get(merge, "- merge: none (kept experts are the base's "
+                                                                       "weights unchanged)\n")
     mtp_line = (f"- MTP layers: the base declares {mtp} (`num_nextn_predict_layers`); transformers builds no MTP "
                 "module, so the proxy has none and its config sets the key to 0\n") if mtp else ""
     rows = ""
@@ -146,7 +153,7 @@ effective {eff}), chosen by `{lineage['method']}` on expert-activation statistic
 - kept experts per layer: `kept_experts.json`; provenance: `lineage.json` (sha256 of every file)
 - keep ratio: requested {req}, effective {eff} ({lineage['experts_kept']}/{lineage['experts_base']}; floors for
   top-k and group-limited routing can raise it)
-{mtp_line}
+{merge_line}{mtp_line}
 | metric | value |
 |---|---|
 {rows}

@@ -19,11 +19,19 @@ same model, become a set of fault kinds with their first step (thresholds: the
   after ``fault_step`` while the healthy run's exceeds it (an omitted actor update). Step rows
   are numbered from 1; ``fault_step`` is the 0-based index of the first faulty optimizer step,
   i.e. the fault shows from row ``fault_step + 1``.
+- ``grad_collapse``: first step after ``fault_step`` whose gradient norm before clipping is below
+  ``grad_collapse_factor`` x the healthy run's at the same step (where the healthy one is above
+  ``divergence_floor``): gradients flushed to zero (fp16 underflow).
+- ``logprob_mismatch``: first fresh-rollout step (the policy has not moved since the rollout,
+  see :mod:`rl`) whose mean |log pi_train - log pi_rollout| exceeds
+  ``max(logprob_mismatch_factor x healthy maximum on fresh steps, logprob_mismatch_min)`` nats
+  (rollout precision or kernel differing from training's).
 - ``divergence``: first step where loss, KL or gradient norm departs from the healthy curve
   by more than ``divergence_rel`` (relative to the healthy value, floor ``divergence_floor``).
 
 A proxy reproduces a fault when its signature has the same kinds as the base's and every
-kind's first step is within ``step_tolerance`` steps. Curve similarity of healthy runs
+kind's first step is within ``step_tolerance`` steps. A fault whose base run shows no signature is
+reported as "not detectable at this scale" (verdict None), never as reproduced. Curve similarity of healthy runs
 (:func:`curve_similarity`): Pearson correlation and the normalised distance
 ``mean|b - p| / mean|b|`` per signal.
 
@@ -107,6 +115,20 @@ def signature(rows: Sequence[Mapping], healthy: Sequence[Mapping], det: Mapping,
         if s >= fault_step + w and math.isfinite(b) and b >= det["reward_min"] and (
                 not math.isfinite(a) or a < det["reward_collapse_frac"] * b):
             sig["reward_collapse"] = s
+            break
+    g_rows, g_hs = series(rows, gkey), {int(r["step"]): r.get(gkey) for r in healthy}
+    for s, g in zip(steps, g_rows):
+        gh = g_hs.get(s)
+        if s > fault_step and gh is not None and math.isfinite(g) and float(gh) > det["divergence_floor"] and \
+                g < det.get("grad_collapse_factor", 0.1) * float(gh):
+            sig["grad_collapse"] = s
+            break
+    fresh_h = [float(r["logprob_mismatch"]) for r in healthy if r.get("fresh_rollout") and "logprob_mismatch" in r]
+    thr = max(det.get("logprob_mismatch_factor", 10.0) * max(fresh_h, default=0.0), det.get("logprob_mismatch_min", 1e-4))
+    for r, s in zip(rows, steps):
+        v = r.get("logprob_mismatch")
+        if r.get("fresh_rollout") and v is not None and (not math.isfinite(v) or v > thr):
+            sig["logprob_mismatch"] = s
             break
     for s, v in zip(steps, series(rows, "expert_max_share")):
         if math.isfinite(v) and v > det["expert_collapse_share"]:
@@ -238,6 +260,15 @@ def full_size_counts() -> dict:
     return out
 
 
+def _fresh_max(rows) -> dict | None:
+    """Largest log-prob mismatch (nats) and importance-ratio departure on fresh-rollout steps."""
+    fr = [r for r in rows or [] if r.get("fresh_rollout") and "logprob_mismatch" in r]
+    if not fr:
+        return None
+    return {"logprob_mismatch": round(max(float(r["logprob_mismatch"]) for r in fr), 8),
+            "is_ratio_max_dev": round(max(float(r["is_ratio_max_dev"]) for r in fr), 8)}
+
+
 def _load_runs(folder) -> dict:
     import json
     from pathlib import Path
@@ -259,7 +290,7 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sigs = SIGNALS
+    sigs = SIGNALS + ("logprob_mismatch",)  # the rollout/training mismatch (fresh and reused rollouts)
     fig, axes = plt.subplots(len(faults), len(sigs), figsize=(3.2 * len(sigs), 2.2 * len(faults)), squeeze=False)
     for i, f in enumerate(faults):
         for j, s in enumerate(sigs):
@@ -273,7 +304,7 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
                 ax.set_title(s, fontsize=9)
             if j == 0:
                 ax.set_ylabel(f, fontsize=9)
-            if s in ("kl", "grad_norm_total"):
+            if s in ("kl", "grad_norm_total", "logprob_mismatch"):
                 ax.set_yscale("symlog", linthresh=1e-4)
             ax.tick_params(labelsize=7)
     axes[0][0].legend(fontsize=7)
@@ -317,7 +348,8 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     out["base"] = {"params": bsum.get("params"), "state_bytes": bsum.get("state_bytes"),
                    "step_time_ms_median": round(base_ms, 2),
                    "task_acc_before_rl": bsum.get("task_acc_before"), "task_acc_after_rl": bsum.get("task_acc_after"),
-                   "signatures": sigs["base"]}
+                   "signatures": sigs["base"],
+                   "logprob_mismatch_fresh_max": {f: _fresh_max(base[f]["rows"]) for f in faults}}
     for name, rr in runs.items():
         if name == "base":
             continue
@@ -329,7 +361,9 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
             if f == "none":
                 continue
             b, p = sigs["base"][f], sigs[name].get(f)
-            per_fault[f] = {"base": b, "proxy": p, "reproduced": None if p is None else reproduces(b, p, tol)}
+            detectable = bool(b)
+            per_fault[f] = {"base": b, "proxy": p, "detectable_on_base": detectable,
+                            "reproduced": None if p is None or not detectable else reproduces(b, p, tol)}
         mem_gb = float(fp["device_memory_gb"])
         acc_b = accelerators(bsum["params"], mem_gb, fp.get("usable_share", 0.8))
         acc_p = accelerators(psum["params"], mem_gb, fp.get("usable_share", 0.8))
@@ -337,8 +371,10 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
             "healthy_similarity": curve_similarity(base["none"]["rows"], rr["none"]["rows"] or []),
             "faults": per_fault,
             "faults_reproduced": sorted(f for f, v in per_fault.items() if v["reproduced"]),
-            "reproduced_share": round(sum(bool(v["reproduced"]) for v in per_fault.values()) / max(1, len(per_fault)),
-                                      4),
+            "faults_not_detectable": sorted(f for f, v in per_fault.items() if not v["detectable_on_base"]),
+            "reproduced_share": round(sum(bool(v["reproduced"]) for v in per_fault.values())
+                                      / max(1, sum(v["detectable_on_base"] for v in per_fault.values())), 4),
+            "logprob_mismatch_fresh_max": {f: _fresh_max((rr.get(f) or {}).get("rows")) for f in faults},
             "task_acc_before_rl": psum.get("task_acc_before"), "task_acc_after_rl": psum.get("task_acc_after"),
             "cost": {"params": psum["params"], "params_ratio": round(psum["params"] / bsum["params"], 4),
                      "state_bytes": psum["state_bytes"],
@@ -391,8 +427,19 @@ def report_markdown(m: dict) -> str:
         cells = []
         for n in names:
             v = m["proxies"][n]["faults"].get(f, {})
-            cells.append(f"{_fmt_sig(v.get('proxy'))} ({'yes' if v.get('reproduced') else 'no'})")
+            verdict = "not detectable at this scale" if not v.get("detectable_on_base", True) else \
+                ("yes" if v.get("reproduced") else "no")
+            cells.append(f"{_fmt_sig(v.get('proxy'))} ({verdict})")
         L.append(f"| {f} | {_fmt_sig(m['base']['signatures'].get(f))} | " + " | ".join(cells) + " |")
+    L += ["", "## Rollout / training log-prob mismatch on fresh rollouts (max mean |dlogp| nats / max |ratio - 1|)", "",
+          "| fault | base | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+
+    def _mm(v):
+        return "n/a" if not v else f"{v['logprob_mismatch']:.2e} / {v['is_ratio_max_dev']:.3f}"
+
+    for f in m["faults"]:
+        L.append(f"| {f} | {_mm(m['base'].get('logprob_mismatch_fresh_max', {}).get(f))} | " + " | ".join(
+            _mm(m["proxies"][n].get("logprob_mismatch_fresh_max", {}).get(f)) for n in names) + " |")
     L += ["", "## Cost per proxy (measured on this machine)", "",
           "| proxy | params | params ratio | step ms (base " + str(m["base"]["step_time_ms_median"]) +
           ") | step time ratio | accelerators | per-step cost ratio |", "|---|---|---|---|---|---|---|"]

@@ -21,7 +21,7 @@ from .adapters import adapter_for, expert_count, expert_weight_features, moe_blo
 from .checkpoint import load_base, write_proxy
 from .cluster import cluster_rows, select_block
 from .metrics import BaseReference, evaluate
-from .prune import keep_count, prune_model
+from .prune import keep_count, output_merge, prune_model
 from .stats import ExpertStats, collect, plot_load_heatmap, stats_rows
 
 
@@ -132,6 +132,47 @@ def select(model, stats: ExpertStats, ratio: float, pp: dict, method: str | None
     return kept, members, rows, k
 
 
+MERGES = ("none", "frequency", "output")
+
+
+def merge_mode(pp: dict) -> str:
+    """The ``merge`` setting of a prune block: ``none`` (false), ``frequency`` (true: parameter-space
+    frequency-weighted average of cluster members, HC-SMoE) or ``output`` (output-space merge,
+    :func:`prune.output_merge`).
+
+    Raises:
+        ValueError: any other value.
+    """
+    m = pp.get("merge", "none")
+    m = {False: "none", None: "none", True: "frequency"}.get(m, m) if isinstance(m, (bool, type(None))) else m
+    if m not in MERGES:
+        raise ValueError(f"unknown prune merge {m!r}; known: {MERGES} (or true / false)")
+    return m
+
+
+def merge_calibration(tok, pp: dict, meta: dict) -> torch.Tensor:
+    """Calibration windows of the output merge: int64 [N, S], ``pp['calibration']``
+    {windows_per_category, seq_len} of each statistics category (training split, the statistics'
+    dataset), never the evaluation windows."""
+    cal = pp.get("calibration") or {}
+    sp = {"dataset": (meta.get("settings") or {}).get("dataset", "builtin"), "seq_len": int(cal.get("seq_len", 128)),
+          "num_samples": int(cal.get("windows_per_category", 32)), "seed": int(pp.get("seed", 0))}
+    cats = meta["categories"] if pp.get("categories", "all") in ("all", None) else list(pp["categories"])
+    return torch.cat([calibration_windows(tok, sp, c) for c in cats])
+
+
+def build_proxy(model, kept: dict, members: dict, pp: dict, merge: str, cal_ids: torch.Tensor | None = None):
+    """The pruned copy of ``model`` with ``merge`` applied: (proxy, merge report or None)."""
+    proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"),
+                        merge=members if merge == "frequency" else None)
+    rep = None
+    if merge == "output":
+        if cal_ids is None:
+            raise ValueError("output merge needs calibration windows")
+        rep = output_merge(model, proxy, cal_ids, float((pp.get("calibration") or {}).get("ridge", 1e-2)))
+    return proxy, rep
+
+
 def eval_windows(tok, ep: dict) -> dict[str, torch.Tensor]:
     """Held-out windows per corpus category (disjoint from training and calibration)."""
     return {c: corpus.category_windows(tok, c, "heldout", ep["seq_len"], ep["windows_per_category"], seed=7)
@@ -151,12 +192,14 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
     E = expert_count(model.config, adapter_for(model.config))
     ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("task_problems", 0)) \
         if metrics_path else None
-    proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"),
-                        merge=members if pp.get("merge") else None)
+    merge = merge_mode(pp)
+    proxy, merge_report = build_proxy(model, kept, members, pp, merge,
+                                      merge_calibration(tok, pp, meta) if merge == "output" else None)
     metrics = evaluate(ref, proxy) if ref is not None else None
     sha = stats_sha256(stats_dir)
     lineage = {"base_model_id": model_id, "base_revision": revision, "family": adapter_for(model.config).family,
                "stats_sha256": sha, "stats_categories": pp.get("categories", "all"), "method": pp["method"],
+               "merge": merge, "merge_report": merge_report,
                "keep_ratio_requested": ratio, "keep_ratio_effective": round(k / E, 6),
                "experts_base": E, "experts_kept": k,
                "mtp_layers_base": max([int(getattr(model.config, key, 0) or 0)
@@ -167,7 +210,7 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
     write_parquet(out_dir / "expert_clusters.parquet", to_table("expert_clusters", rows))
     if metrics_path:
         atomic_write_json(metrics_path, {"keep_ratio": ratio, "keep_ratio_effective": round(k / E, 6),
-                                         "method": pp["method"], **metrics}, indent=1)
+                                         "method": pp["method"], "merge": merge, **metrics}, indent=1)
     return metrics or {}
 
 
@@ -203,8 +246,9 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
                 metrics_path: str | Path) -> list[dict]:
     """Compare selection methods at every keep ratio (in memory, nothing is saved but metrics).
 
-    Methods from ``params['compare']['methods']``: each {name, method, views?}; ``random`` is
-    averaged over ``random_seeds`` (each seed a table row).
+    Methods from ``params['compare']['methods']``: each {name, method, views?, usage?, merge?}
+    (``merge``: none | frequency | output, default none); ``random`` is averaged over
+    ``random_seeds`` (each seed a table row).
     """
     cp, pp, ep = params["compare"], params["prune"], params["eval"]
     torch.set_num_threads(int(pp.get("threads", 1)))
@@ -213,6 +257,7 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
     ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("task_problems", 0))
     sha = stats_sha256(stats_dir)
     E = expert_count(model.config, adapter_for(model.config))
+    cal_ids = None
     rows, summary = [], {}
     for ratio in cp["keep_ratios"]:
         for m in cp["methods"]:
@@ -221,8 +266,11 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
             for seed in seeds:
                 mp = dict(pp, views=m.get("views", pp.get("views")), usage={**(pp.get("usage") or {}),
                                                                             **(m.get("usage") or {})})
-                kept, _, _, k = select(model, stats, ratio, mp, method=m["method"], seed=seed)
-                proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"))
+                kept, members, _, k = select(model, stats, ratio, mp, method=m["method"], seed=seed)
+                merge = merge_mode({"merge": m.get("merge", "none")})
+                if merge == "output" and cal_ids is None:
+                    cal_ids = merge_calibration(tok, pp, meta)
+                proxy, _ = build_proxy(model, kept, members, pp, merge, cal_ids)
                 r = evaluate(ref, proxy)
                 rows.append({"base_model_id": model_id, "method": m["name"], "keep_ratio": ratio, "seed": seed,
                              "experts_base": E, "experts_kept": k, "stats_sha256": sha, **r})

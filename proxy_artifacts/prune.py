@@ -277,3 +277,99 @@ def param_bytes(model: nn.Module) -> int:
     return sum(p.numel() * p.element_size() for p in {id(p): p for p in model.parameters()}.values()) + sum(
         b.numel() * b.element_size() for b in model.buffers()
     )
+
+
+@torch.no_grad()
+def _block_inputs(model: nn.Module, block: nn.Module, ids: torch.Tensor, batch_size: int) -> torch.Tensor:
+    """Hidden states entering ``block`` (a MoE block of ``model``) on ``ids`` [N,S]: [N*S, H] float32."""
+    xs: list[torch.Tensor] = []
+    h = block.register_forward_pre_hook(lambda mod, args: xs.append(args[0].reshape(-1, args[0].shape[-1]).float()))
+    try:
+        for s in range(0, len(ids), batch_size):
+            model(input_ids=ids[s: s + batch_size], use_cache=False)
+    finally:
+        h.remove()
+    return torch.cat(xs)
+
+
+@torch.no_grad()
+def routed_output(adapter: MoEAdapter, router: nn.Module, experts: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """Routed-expert part of a MoE block on tokens ``x`` [T,H]: sum_k w_k f_{i_k}(x) [T,H]
+    (shared experts excluded), with the family's routing function of the adapter row."""
+    _, w, idx = adapter.route(router, x, None)
+    y = torch.zeros_like(x)
+    for e in idx.unique().tolist():
+        t, s = (idx == e).nonzero(as_tuple=True)
+        y.index_add_(0, t, w[t, s, None].to(x.dtype) * adapter.expert_forward(experts, e, x[t]))
+    return y
+
+
+@torch.no_grad()
+def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: float = 1e-2,
+                 batch_size: int = 16) -> dict:
+    """Output-space merge: refit the kept experts' down projections so each pruned MoE block
+    reproduces the base block's routed output on calibration tokens (in place on ``proxy``).
+
+    The experts that were dropped still shape the result: their share of the base block's output,
+    now routed by the pruned router to the kept experts, is folded into the kept experts' weights
+    (merging in output space rather than parameter space, as MergeMoE, Miao et al. 2025,
+    "Efficient Compression of MoE Models via Expert Output Merging"; the sequential layer-by-layer
+    least-squares reconstruction is the one of GPTQ / SparseGPT, Frantar & Alistarh 2023: block l is
+    fitted on the hidden states the already-fitted proxy gives it). For block l with inputs x_t
+    [T,H] (from the proxy), target y_t = base block l's routed output on x_t, pruned routing
+    (weights w_te, kept experts e) and intermediate activations h_e(x) = act(gate_e x) * up_e x [I]:
+    the features F[t, e*I:(e+1)*I] = w_te h_e(x_t) (0 for experts not routed to t) make the block
+    output linear in D = [down_0^T; ...; down_{k-1}^T] [k*I, H], solved as ridge regression
+    towards the pruned weights D0: D = (F^T F + lam I)^-1 (F^T Y + lam D0), lam = ``ridge`` x
+    mean(diag F^T F) (an expert routed no calibration token keeps its weights). Gate/up projections
+    and routers are unchanged, so the proxy keeps the base's structure and routing mechanism.
+
+    Args:
+        base: the base model (unchanged). proxy: the pruned model (``prune_model`` output).
+        ids: calibration windows int64 [N, S] (training split, disjoint from evaluation).
+        ridge: relative ridge strength (> 0).
+
+    Returns {block name: {"tokens", "rel_err_before", "rel_err_after"}} (relative squared error
+    ||Y - block(x)||^2 / ||Y||^2 on the calibration tokens, before / after the fit).
+
+    Raises:
+        ValueError: a family whose experts are not the fused ``gate_up_proj`` [E,2I,H] /
+            ``down_proj`` [E,H,I] layout (gpt-oss: interleaved, transposed, with biases), or
+            ``ridge`` <= 0.
+    """
+    a = adapter_for(base.config)
+    if a.expert_params != ("gate_up_proj", "down_proj"):
+        raise ValueError(f"output merge supports the gate_up_proj/down_proj expert layout; {a.family} has "
+                         f"{a.expert_params}")
+    if not ridge > 0:
+        raise ValueError(f"output merge ridge must be > 0, got {ridge}")
+    bb, pb = moe_blocks(base, a), moe_blocks(proxy, a)
+    report = {}
+    for b_base, b_prox in zip(bb, pb):
+        x = _block_inputs(proxy, b_prox.block, ids, batch_size)
+        y = routed_output(a, b_base.router, b_base.experts, x)
+        ex = b_prox.experts
+        _, w, idx = a.route(b_prox.router, x, None)
+        gu, dn = ex.gate_up_proj.data.float(), ex.down_proj.data.float()
+        k, H, I = dn.shape
+        feats = torch.zeros(len(x), k * I, dtype=torch.float32)
+        for e in idx.unique().tolist():
+            t, s = (idx == e).nonzero(as_tuple=True)
+            g, u = (x[t] @ gu[e].T).chunk(2, dim=-1)
+            feats[t, e * I:(e + 1) * I] = w[t, s, None].float() * (ex.act_fn(g) * u)
+        # normal equations: products in float32 (the features are block-sparse: top-k blocks per token),
+        # the solve and the error quadratic forms in float64
+        gram, fty = (feats.T @ feats).double(), (feats.T @ y).double()
+        yy = float((y.double() ** 2).sum().clamp_min(1e-300))
+        d0 = dn.transpose(1, 2).reshape(k * I, H).double()
+        lam = float(ridge) * float(gram.diagonal().mean().clamp_min(1e-12))
+        d = torch.linalg.solve(gram + lam * torch.eye(k * I, dtype=torch.float64), fty + lam * d0)
+
+        def err(m):  # ||F m - Y||^2 / ||Y||^2 = (tr(m^T G m) - 2 tr(m^T F^T Y) + ||Y||^2) / ||Y||^2
+            return max(0.0, float((m * (gram @ m)).sum() - 2 * (m * fty).sum() + yy)) / yy
+
+        before, after = err(d0), err(d)
+        ex.down_proj.data.copy_(d.reshape(k, I, H).transpose(1, 2).to(ex.down_proj.dtype))
+        report[b_prox.name] = {"tokens": int(len(x)), "rel_err_before": round(before, 6),
+                               "rel_err_after": round(after, 6)}
+    return report

@@ -19,21 +19,41 @@ the process, which only grows, plus the analytic training-state bytes).
 The fault catalog (:data:`FAULTS`), each a switch documented at its implementation:
 
 - ``logprob_bf16``: reduced log-prob precision in rollouts: the rollout-side (no-grad) forward
-  passes that give the old-policy and reference log-probs run under bfloat16 autocast, the
+  passes (generation, old-policy and reference log-probs) run under bfloat16 autocast, the
   training forward in float32 (the mismatch reported for RL frameworks that sample in a lower
-  precision than they train).
+  precision than they train). Signature: the measured rollout/training log-prob mismatch
+  (``logprob_mismatch``, below) on fresh rollouts, where the policy has not moved yet and a
+  healthy run's mismatch is ~1e-7, and the importance ratio's departure from 1 it causes.
 - ``skip_actor_update``: the actor update is omitted from ``fault_step`` on (gradients are
   dropped before the optimizer step, so the policy stays where it was).
 - ``lr_spike``: the learning rate is multiplied by ``lr_spike_factor`` for ``lr_spike_steps``
   steps from ``fault_step``.
 - ``fp16_no_loss_scaling``: from ``fault_step`` the training forward and backward run under
-  float16 autocast and the gradients are held in float16 (cast before the optimizer step), with
-  no loss scaler: small gradients underflow to 0, large ones overflow to Inf.
+  float16 autocast with no loss scaler (torch.amp.GradScaler absent), at the gradient magnitude of
+  a full-size run: the loss is multiplied by ``fp16_grad_scale`` before the fp16 backward and the
+  gradients divided by it afterwards in float32. Our loss is a mean over ~100 completion tokens; a
+  full-size GRPO batch (hundreds of prompts x 16 samples x ~1k tokens, ~1e6-1e7 tokens) makes each
+  token's gradient ~1e-5 as large, which is where fp16 (smallest subnormal 6e-8, smallest normal
+  6e-5) flushes activation and weight gradients to zero: loss scaling exists for this
+  (Micikevicius et al. 2018, "Mixed Precision Training"). The gradients are then held in float16
+  (no master copy) before the optimizer step. Signature: gradient-norm collapse (``grad_collapse``).
 - ``no_load_balancing``: the router load-balancing loss is disabled (``router_aux_loss_coef``
   0) and the router learning rate raised by ``router_lr_factor`` (what an unbalanced run
   needs to collapse within a short run).
-- ``swapped_operator``: the experts' SiLU is replaced by an implementation computed in
-  bfloat16 (``x * sigmoid(x)`` rounded), a numerically different kernel of the same function.
+- ``swapped_operator``: the training engine computes the router GEMM with a different kernel:
+  inputs and router weight rounded to bfloat16 (float32 accumulation, as a bf16 GEMM does;
+  straight-through rounding so the router still gets its gradient), while the rollout side
+  (generation, old-policy and reference log-probs) keeps the float32 kernel: the training /
+  inference kernel mismatch of RL stacks whose sampler and trainer use different kernels. Near-tie
+  tokens change experts, so the training log-probs of fresh rollouts depart from the rollout's.
+  Signature: ``logprob_mismatch``.
+
+Measured log-prob mismatch (every run): for each optimizer step, over the completion tokens of
+its batch, ``logprob_mismatch`` = mean |log pi_train - log pi_rollout| (nats) and
+``is_ratio_max_dev`` = max |exp(log pi_train - log pi_rollout) - 1| (the token importance ratio's
+largest departure from 1), with ``fresh_rollout`` true on the first optimizer step on a new
+rollout batch (TRL's ``num_iterations`` = 2 reuses each batch for two steps; on the second the
+policy has moved by one update, so only fresh steps isolate the precision / kernel mismatch).
 """
 
 from __future__ import annotations
@@ -81,12 +101,20 @@ def reward_exact(prompts, completions, **kwargs) -> list[float]:
     return [float(corpus.check_answer(p, c)) for p, c in zip(prompts, completions)]
 
 
-class BF16SiLU(torch.nn.Module):
-    """SiLU computed in bfloat16 and cast back: the ``swapped_operator`` fault's kernel."""
+class _BF16GemmRouter:
+    """Routing with the ``swapped_operator`` router GEMM: hidden states and router weight rounded
+    to bfloat16 (straight-through: forward rounded, gradient as float32), product in float32."""
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        xb = x.to(torch.bfloat16)
-        return (xb * torch.sigmoid(xb)).to(x.dtype)
+    def __init__(self, router):
+        self.r = router
+
+    def __getattr__(self, name):
+        return getattr(self.r, name)
+
+    @property
+    def weight(self):
+        w = self.r.weight
+        return w + (w.to(torch.bfloat16).to(w.dtype) - w).detach()
 
 
 class StepLogger:
@@ -116,6 +144,8 @@ def _callback_class():
                 self.hooks.append(b.router.register_forward_hook(hook))
             self.t0 = None
             self.present = {module_group(n) for n, _ in model.named_parameters()}
+            self.mismatch: dict = {}
+            self.seen_old: list = []
 
         def active(self, step: int) -> bool:
             return step >= int(self.fp.get("fault_step", 0))
@@ -175,7 +205,8 @@ def _callback_class():
 
                 mem = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
             self.cur.update({"step": state.global_step, "step_time_ms": round(dt, 2), "peak_memory_bytes": mem,
-                             "expert_load": loads})
+                             "expert_load": loads, **self.mismatch})
+            self.mismatch = {}
             self.rows.append(self.cur)
             self.cur = {}
 
@@ -191,6 +222,19 @@ def _callback_class():
                     row[name] = v
             row["loss_nonfinite"] = int(not math.isfinite(row.get("loss", 0.0)))
 
+        def record_mismatch(self, train_logps, inputs):
+            """Rollout/training log-prob mismatch of one loss computation (see module doc)."""
+            old = inputs.get("old_per_token_logps")
+            if old is None or train_logps is None or train_logps.shape != old.shape:
+                return
+            mask = inputs["completion_mask"].bool()
+            d = (train_logps.detach().double() - old.double())[mask]
+            fresh = not any(old is t for t in self.seen_old)
+            self.seen_old = (self.seen_old + [old])[-4:]
+            if d.numel():
+                self.mismatch = {"logprob_mismatch": float(d.abs().mean()),
+                                 "is_ratio_max_dev": float((d.exp() - 1).abs().max()), "fresh_rollout": fresh}
+
         def close(self):
             for h in self.hooks:
                 h.remove()
@@ -204,9 +248,18 @@ def _fault_context(model, fault: str):
     saved = []
     try:
         if fault == "swapped_operator":
-            for b in moe_blocks(model, adapter_for(model.config)):
-                saved.append((b.experts, b.experts.act_fn))
-                b.experts.act_fn = BF16SiLU()
+            a = adapter_for(model.config)
+            for b in moe_blocks(model, a):
+                router = b.router
+
+                def rfwd(hidden, _r=router, _orig=router.forward):
+                    if torch.is_grad_enabled():  # the training engine's kernel; rollouts keep float32
+                        h = hidden + (hidden.to(torch.bfloat16).to(hidden.dtype) - hidden).detach()
+                        return a.route(_BF16GemmRouter(_r), h, None)
+                    return _orig(hidden)
+
+                saved.append((router, router.__dict__.get("forward", "unset")))
+                router.forward = rfwd
         if fault in ("logprob_bf16", "fp16_no_loss_scaling"):
             orig = model.forward
 
@@ -225,10 +278,55 @@ def _fault_context(model, fault: str):
         yield model
     finally:
         for obj, old in saved:
-            if old is None:
+            if old is None or old == "unset":
                 del obj.forward
             else:
-                obj.act_fn = old
+                obj.forward = old
+
+
+def _instrument(trainer, logger, fault: str, gp: dict) -> None:
+    """Wrap the trainer's loss computation: record the log-prob mismatch of every step, and for
+    ``fp16_no_loss_scaling`` scale the loss by ``fp16_grad_scale`` before the fp16 backward and the
+    gradients back after it (before clipping), see the module doc."""
+    orig_logps, orig_cl = trainer._get_per_token_logps_and_entropies, trainer._compute_loss
+    last = {}
+
+    def logps(*a, **kw):
+        out = orig_logps(*a, **kw)
+        if torch.is_grad_enabled():
+            last["lp"] = out[0]
+        return out
+
+    def compute(model, inputs):
+        last.clear()
+        loss = orig_cl(model, inputs)
+        logger.record_mismatch(last.get("lp"), inputs)
+        return loss
+
+    trainer._get_per_token_logps_and_entropies = logps
+    trainer._compute_loss = compute
+    if fault != "fp16_no_loss_scaling":
+        return
+    scale = float(gp.get("fp16_grad_scale", 1e-5))
+    orig_loss, orig_step = trainer.compute_loss, trainer.training_step
+
+    def compute_loss(model, inputs, *a, **kw):
+        out = orig_loss(model, inputs, *a, **kw)
+        if not getattr(trainer.model, "_fault_on", False):
+            return out
+        return (out[0] * scale, *out[1:]) if isinstance(out, tuple) else out * scale
+
+    def training_step(model, inputs, *a, **kw):
+        loss = orig_step(model, inputs, *a, **kw)
+        if getattr(trainer.model, "_fault_on", False):
+            with torch.no_grad():
+                for p in trainer.model.parameters():
+                    if p.grad is not None:
+                        p.grad.div_(scale)
+            loss = loss / scale
+        return loss
+
+    trainer.compute_loss, trainer.training_step = compute_loss, training_step
 
 
 def state_bytes(model, optimizer_states: int = 2, with_reference: bool = True) -> int:
@@ -308,6 +406,7 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
             else:
                 new_groups.append(grp)
         opt.param_groups = new_groups
+    _instrument(trainer, logger, fault, gp)
     model._fault_on = False
     setup_s = time.perf_counter() - t_setup
     try:

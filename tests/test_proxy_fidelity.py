@@ -66,7 +66,7 @@ def _rows(n=12, **over):
              "grad_nan": 0, "grad_inf": 0, "loss_nonfinite": 0,
              "expert_load": [{"max_share": 0.2, "entropy_norm": 0.9, "load": []}]}
         for k, fn in over.items():
-            r[k] = fn(s, r[k])
+            r[k] = fn(s, r.get(k))
         rows.append(r)
     return rows
 
@@ -87,6 +87,61 @@ def test_detector_kinds_and_steps():
     assert fidelity.signature(experts, healthy, DET, 4) == {"expert_collapse": 5}
     kl = _rows(kl=lambda s, v: 1.0 if s >= 9 else v)
     assert fidelity.signature(kl, healthy, DET, 4) == {"kl_blowup": 9, "divergence": 9}
+
+
+def test_detector_grad_collapse_and_logprob_mismatch():
+    healthy = _rows(fresh_rollout=lambda s, v: s % 2 == 1, logprob_mismatch=lambda s, v: 0.0 if s % 2 else 0.02)
+    assert fidelity.signature(healthy, healthy, DET, 4) == {}
+    # gradients flushed to zero from row 5 (fault_step 4): collapse, and the norm departs from healthy
+    under = _rows(grad_norm_total=lambda s, v: 0.0 if s >= 5 else v)
+    assert fidelity.signature(under, _rows(), DET, 4) == {"grad_collapse": 5, "divergence": 5}
+    # a collapse before the fault step is not the fault's
+    early = _rows(grad_norm_total=lambda s, v: 0.0 if s == 2 else v)
+    assert "grad_collapse" not in fidelity.signature(early, _rows(), DET, 4)
+    # mismatch only counts on fresh rollouts; the non-fresh steps' 0.02 of the healthy run is the update
+    mism = _rows(fresh_rollout=lambda s, v: s % 2 == 1,
+                 logprob_mismatch=lambda s, v: (5e-3 if s >= 3 else 5e-5) if s % 2 else 0.02)
+    assert fidelity.signature(mism, healthy, DET, 4) == {"logprob_mismatch": 3}
+    assert fidelity.signature(mism, healthy, dict(DET, logprob_mismatch_min=1e-2), 4) == {}
+
+
+def test_fault_without_base_signature_is_not_reproduced(tmp_path):
+    """A fault the base does not show is reported as not detectable, never as reproduced."""
+    import json
+
+    from proxy_artifacts.fidelity import run_fidelity
+
+    def write(name, faults):
+        d = tmp_path / name
+        d.mkdir()
+        runs = {}
+        for f, rows in faults.items():
+            (d / f"{f}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+            runs[f] = {"fault": f, "params": 100 if name == "base" else 50, "state_bytes": 1, "task_acc_before": 0.5,
+                       "task_acc_after": 0.5}
+        (d / "summary.json").write_text(json.dumps({"name": name, "runs": runs}))
+        return str(d)
+
+    ms = {"step_time_ms": lambda s, v: 10.0}
+    under = _rows(grad_norm_total=lambda s, v: 0.0 if s >= 5 else v, **ms)
+    dirs = {"base": write("base", {"none": _rows(**ms), "quiet": _rows(**ms), "fp16": under}),
+            "p": write("p", {"none": _rows(**ms), "quiet": _rows(**ms), "fp16": under})}
+    params = {"fidelity": {"detector": DET, "step_tolerance": 2, "device_memory_gb": 80},
+              "grpo": {"fault_step": 4}, "compare": {"keep_ratios": [0.5]}}
+    import proxy_artifacts.fidelity as fm
+
+    fm_full = fm.full_size_counts
+    fm.full_size_counts = lambda: {}
+    try:
+        m = run_fidelity(params, dirs, tmp_path / "r.md", tmp_path / "m.json", tmp_path)
+    finally:
+        fm.full_size_counts = fm_full
+    pf = m["proxies"]["p"]
+    assert pf["faults"]["quiet"]["detectable_on_base"] is False and pf["faults"]["quiet"]["reproduced"] is None
+    assert pf["faults"]["fp16"]["reproduced"] is True
+    assert pf["faults_reproduced"] == ["fp16"] and pf["faults_not_detectable"] == ["quiet"]
+    assert pf["reproduced_share"] == 1.0
+    assert "quiet | none | none (not detectable at this scale)" in (tmp_path / "r.md").read_text()
 
 
 def test_reproduces_and_similarity():
@@ -152,6 +207,29 @@ def test_grpo_logs_every_signal_and_skip_actor_update_freezes_policy(tiny_base):
     assert frozen["steps"][0]["update_norm"] > 0 and all(r["update_norm"] == 0 for r in frozen["steps"][1:])
     assert all(r["update_norm"] > 0 for r in rows)
     assert rows[0]["grad_norm_total"] == pytest.approx(frozen["steps"][0]["grad_norm_total"])  # same before fault
+
+
+@pytest.mark.slow
+def test_grpo_faults_leave_their_signals(tiny_base):
+    """Healthy: fresh rollouts have no log-prob mismatch. bf16 rollouts and the swapped router GEMM
+    (training side only) do; fp16 without loss scaling flushes the gradients at fault_step."""
+    from proxy_artifacts.rl import run_grpo
+
+    gp = dict(GP, steps=4, fp16_grad_scale=1e-5)
+
+    def fresh(res):
+        return [r["logprob_mismatch"] for r in res["steps"] if r.get("fresh_rollout")]
+
+    healthy = run_grpo(tiny_base, "none", gp)
+    assert len(fresh(healthy)) == 2 and max(fresh(healthy)) < 1e-9  # same float32 kernels on both sides
+    bf16 = run_grpo(tiny_base, "logprob_bf16", gp)
+    assert min(fresh(bf16)) > 1e-4
+    swap = run_grpo(tiny_base, "swapped_operator", gp)
+    assert min(fresh(swap)) > 1e-7  # tiny random model: no routing flips, only the rounding of the router GEMM
+    fp16 = run_grpo(tiny_base, "fp16_no_loss_scaling", gp)
+    h, f = healthy["steps"], fp16["steps"]
+    assert f[0]["grad_norm_total"] == pytest.approx(h[0]["grad_norm_total"])  # before the fault step
+    assert all(b["grad_norm_total"] < 0.1 * a["grad_norm_total"] for a, b in zip(h[1:], f[1:]))
 
 
 def test_compare_winner_is_lowest_mean_loss_with_gaps():

@@ -180,3 +180,66 @@ def test_frequency_weighted_merge():
             torch.testing.assert_close(new[2], (old[6] + old[2] + 2 * old[3]) / 4)
             torch.testing.assert_close(new[3], old[7])
         torch.testing.assert_close(b_new.router.weight, b_old.router.weight[[1, 4, 6, 7]])
+
+
+def _block_error(base, proxy, ids):
+    """Relative squared error of each pruned block's routed output vs the base block's, on the
+    proxy's own block inputs: [per block]."""
+    from proxy_artifacts.prune import _block_inputs, routed_output
+
+    a = adapter_for(base.config)
+    out = []
+    for bb, pb in zip(moe_blocks(base, a), moe_blocks(proxy, a)):
+        x = _block_inputs(proxy, pb.block, ids, 8)
+        y = routed_output(a, bb.router, bb.experts, x)
+        out.append(float(((routed_output(a, pb.router, pb.experts, x) - y) ** 2).sum() / (y ** 2).sum()))
+    return out
+
+
+@pytest.mark.parametrize("family", ["qwen3_moe", "deepseek_v3"])
+def test_output_merge_reduces_block_error_and_keeps_structure(family):
+    """Output merge: each pruned block's routed output moves towards the base block's (on held-out
+    tokens too), only down projections change, and keeping every expert changes nothing."""
+    from proxy_artifacts.prune import output_merge
+
+    base = tiny_model(family)
+    a = adapter_for(base.config)
+    E = expert_count(base.config, a)
+    cal, held = random_ids(batch=48, seq=16, seed=3), random_ids(batch=16, seq=16, seed=4)
+    kept = _random_kept(base, E // 2, seed=0)
+    plain = prune_model(copy.deepcopy(base), kept)
+    merged = prune_model(copy.deepcopy(base), kept)
+    rep = output_merge(base, merged, cal, ridge=1e-3)
+    assert all(r["rel_err_after"] < r["rel_err_before"] for r in rep.values())
+    err_plain, err_merged = _block_error(base, plain, held), _block_error(base, merged, held)
+    assert err_merged[0] < err_plain[0]  # first block: same inputs, so a like-for-like held-out comparison
+    for (n1, p1), (n2, p2) in zip(plain.named_parameters(), merged.named_parameters()):
+        assert n1 == n2 and p1.shape == p2.shape
+        assert torch.equal(p1, p2) == (not n1.endswith(".mlp.experts.down_proj")), n1  # routed experts only
+    full = prune_model(copy.deepcopy(base), {b.name: list(range(E)) for b in moe_blocks(base, a)})
+    rep_full = output_merge(base, full, cal, ridge=1e-3)
+    assert all(r["rel_err_before"] < 1e-10 and r["rel_err_after"] < 1e-6 for r in rep_full.values())
+    with torch.no_grad():
+        assert torch.allclose(full(input_ids=held).logits, base(input_ids=held).logits, atol=1e-4)
+
+
+def test_output_merge_refuses_other_layouts_and_bad_ridge():
+    from proxy_artifacts.prune import output_merge
+
+    base = tiny_model("gpt_oss")
+    kept = _random_kept(base, 4, seed=0)
+    with pytest.raises(ValueError, match="gpt_oss"):
+        output_merge(base, prune_model(copy.deepcopy(base), kept), random_ids())
+    q = tiny_model("qwen3_moe")
+    with pytest.raises(ValueError, match="ridge"):
+        output_merge(q, prune_model(copy.deepcopy(q), _random_kept(q, 4, 0)), random_ids(), ridge=0.0)
+
+
+def test_merge_mode_values():
+    from proxy_artifacts.pipeline import merge_mode
+
+    assert [merge_mode({"merge": v}) for v in (False, True, None, "output", "frequency", "none")] == \
+        ["none", "frequency", "none", "output", "frequency", "none"]
+    assert merge_mode({}) == "none"
+    with pytest.raises(ValueError, match="merge"):
+        merge_mode({"merge": "average"})
