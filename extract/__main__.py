@@ -18,7 +18,8 @@ from pathlib import Path
 
 if not (len(sys.argv) > 1 and sys.argv[1] in ("crawl", "publish")):  # these two talk to the Hub
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # huggingface_hub also reads TRANSFORMERS_OFFLINE as HF_HUB_OFFLINE: set only off the Hub commands
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
