@@ -433,5 +433,65 @@ def export_sample(rec: dict, out_dir: str | Path, model_name: str, source: str =
     return out
 
 
+def record_from_store(folder: str | Path) -> dict:
+    """The parts of a graph record :func:`export_sample` needs, read back from a graph store
+    folder (:func:`extract.store.write_graph`): ``graph_hash``, ``canonical_version``,
+    ``code`` (``model.py``) and ``placeholders`` (inputs and weights merged in calling order).
+
+    Raises:
+        FileNotFoundError: the folder lacks ``graph.json``/``model.py``/the meta files.
+    """
+    folder = Path(folder)
+    for f in ("graph.json", "model.py", "input_meta.json", "weight_meta.json"):
+        if not (folder / f).is_file():
+            raise FileNotFoundError(f"graph store folder {folder}: missing {f}")
+    graph = json.loads((folder / "graph.json").read_text(encoding="utf-8"))
+    phs = (json.loads((folder / "input_meta.json").read_text(encoding="utf-8"))["placeholders"]
+           + json.loads((folder / "weight_meta.json").read_text(encoding="utf-8"))["placeholders"])
+    return {"graph_hash": graph["graph_hash"], "canonical_version": graph.get("canonical_version"),
+            "code": (folder / "model.py").read_text(encoding="utf-8"),
+            "placeholders": sorted(phs, key=lambda p: p["position"])}
+
+
+def export_store(store: str | Path, out: str | Path, hashes: list[str] | None = None,
+                 names: dict[str, str] | None = None) -> dict:
+    """Write graphs of a graph store as GraphNet sample folders ``out/<graph_hash>``
+    (:func:`export_sample`); ``hashes`` None exports every stored graph.
+
+    ``names`` maps a hash to the ``model_name`` written to ``graph_net.json`` (default: the
+    hash). A graph that cannot be represented (a non-tensor placeholder) is reported, not
+    fatal. A folder whose ``graph_net.json`` exists is complete and kept (resumable).
+
+    Returns:
+        ``{"exported": [hash...], "kept": [hash...], "failed": {hash: message}}``.
+
+    Raises:
+        FileNotFoundError: ``store`` does not exist, or a requested hash is not stored.
+    """
+    from extract.store import store_path
+
+    store, out = Path(store), Path(out)
+    if not store.is_dir():
+        raise FileNotFoundError(f"graph store {store} does not exist")
+    if hashes is None:
+        hashes = sorted(p.name for p in store.glob("*/*") if p.is_dir() and (p / "graph.json").is_file())
+    missing = [h for h in hashes if not (store_path(store, h) / "graph.json").is_file()]
+    if missing:
+        raise FileNotFoundError(f"graph store {store} has no graph {', '.join(missing[:5])}"
+                                f"{' ...' if len(missing) > 5 else ''}")
+    res: dict = {"exported": [], "kept": [], "failed": {}}
+    for h in hashes:
+        dest = out / h
+        if (dest / "graph_net.json").is_file():
+            res["kept"].append(h)
+            continue
+        try:
+            export_sample(record_from_store(store_path(store, h)), dest, (names or {}).get(h, h))
+            res["exported"].append(h)
+        except ValueError as exc:
+            res["failed"][h] = str(exc)
+    return res
+
+
 if __name__ == "__main__":  # the isolated child: python -m extract.graphnet <sample> <out.json>
     _child(sys.argv[1], sys.argv[2])

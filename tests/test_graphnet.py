@@ -261,3 +261,51 @@ def test_catalog_graphnet_dir_rows_checks_and_params(tmp_path):
     p.write_text(yaml.safe_dump({"catalog": {"graphnet_dir": 3}}))
     with pytest.raises(ParamsError, match="catalog.graphnet_dir"):
         load_params(p, "catalog")
+
+
+def test_export_cli_round_trip_through_the_graphnet_source(tmp_path):
+    """``python -m extract export`` writes a stored graph in GraphNet's layout; the
+    ``graphnet`` source reads it back through the extract stage with the same graph_hash."""
+    import pyarrow.parquet as pq
+
+    from extract.__main__ import main
+    from extract.capture import describe_graph, dynamo_capture
+    from extract.catalog import build_catalog
+    from extract.run import assemble, capture_all
+    from extract.store import write_graph
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 4)
+            self.register_buffer("scale", torch.ones(4))
+
+        def forward(self, x):
+            pos = torch.arange(4, device=x.device)  # a literal-only op: kept as a node
+            return torch.relu(self.fc(x)) * self.scale + pos
+
+    with torch.device("meta"):
+        m = M()
+    g = dynamo_capture(m, (torch.empty(2, 8, device="meta"),))[0]
+    rec = describe_graph(0, g, with_stats=False)
+    store = tmp_path / "store"
+    write_graph(store, rec, [])
+    out = tmp_path / "export"
+    assert main(["export", "--store", str(store), "--out", str(out), "--graph-hash", rec["graph_hash"],
+                 "--graphs", str(tmp_path / "absent.parquet")]) == 0
+    sample = out / rec["graph_hash"]
+    assert (sample / "graph_net.json").is_file() and (sample / "weight_meta.py").is_file()
+    with pytest.raises(FileNotFoundError, match="has no graph " + "f" * 64):
+        main(["export", "--store", str(store), "--out", str(out), "--graph-hash", "f" * 64])
+
+    rows = build_catalog({"mode": "default", "default": [], "graphnet_dir": str(out)})
+    assert [r["model_id"] for r in rows] == [f"graphnet:{rec['graph_hash']}"]
+    capture_all(rows, {}, tmp_path / "work", workers=1, timeout_s=300, mem_cap_gb=None, progress=False, warm=False)
+    assemble(rows, {}, tmp_path / "work", tmp_path / "extract", tmp_path / "store2")
+    ext = pq.read_table(tmp_path / "extract" / "extractions.parquet").to_pylist()
+    assert ext[0]["status"] == "ok", ext[0]
+    graphs = pq.read_table(tmp_path / "extract" / "graphs.parquet").to_pylist()
+    assert [r["graph_hash"] for r in graphs] == [rec["graph_hash"]]
+    kinds = [p["kind"] for p in json.loads((tmp_path / "store2" / rec["graph_hash"][:2] / rec["graph_hash"]
+                                            / "weight_meta.json").read_text())["placeholders"]]
+    assert sorted(kinds) == ["buffer", "parameter", "parameter"]
