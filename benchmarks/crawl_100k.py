@@ -18,6 +18,8 @@ Phases (each a child process; the stand-in server runs in its own process):
    crawl's work folder (and no other source): one ``models`` row per distinct graph config.
 
     nice -n 15 python -m benchmarks.crawl_100k [--repos 100000] [--kills 3] [--keep DIR]
+    nice -n 15 python -m benchmarks.crawl_100k --speedup-only --speedup-repos 1000 \
+        --out metrics/crawl_download_speedup.json
 """
 
 from __future__ import annotations
@@ -80,7 +82,11 @@ def _run_segment(cmd: list[str], env: dict, kill_at: tuple[Path, int] | None) ->
             "tail": out.strip().splitlines()[-3:]}
 
 
-def _speedup(endpoint: str, n: int, workers: int, tmp: str) -> dict:
+def _speedup(endpoint: str, n: int, workers: int, tmp: str, order: tuple = (1, None)) -> dict:
+    """ms/repo of listing-ordered config downloads of ``n`` repos with 1 thread and with
+    ``workers`` threads, each on a fresh work folder and Hub cache, in ``order`` (``None`` =
+    ``workers``; a repeated order such as (1, W, W, 1) averages out load drift)."""
+    order = [workers if w is None else w for w in order]
     code = f"""
 import json, sys, time
 from pathlib import Path
@@ -88,21 +94,22 @@ from huggingface_hub import constants
 constants.HF_HUB_OFFLINE = False
 from extract import hub_crawl
 hub_crawl._transformers_names()
-res = {{}}
-for w in (1, {workers}):
-    work = Path({tmp!r}) / f"speedup_w{{w}}"; work.mkdir(parents=True)
+res = []
+for k, w in enumerate({order!r}):
+    work = Path({tmp!r}) / f"speedup_{{k}}_w{{w}}"; work.mkdir(parents=True)
     params = {{"limit": {n}, "workers": w, "chunk": 256}}
     hub_crawl._list(params, work, {endpoint!r}, False)
     t = time.perf_counter()
     hub_crawl._download(params, work, {n}, {endpoint!r}, False, str(work / "cache"), False)
-    res[w] = time.perf_counter() - t
+    res.append([w, time.perf_counter() - t])
 print(json.dumps(res))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    res = {int(k): v for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
-    return {"repos": n, "workers": workers, "ms_per_repo_workers_1": round(1000 * res[1] / n, 2),
-            f"ms_per_repo_workers_{workers}": round(1000 * res[workers] / n, 2),
-            "speedup_vs_workers_1": round(res[1] / res[workers], 2)}
+    runs = json.loads(out.stdout.strip().splitlines()[-1])
+    mean = {w: sum(t for ww, t in runs if ww == w) / sum(1 for ww, _ in runs if ww == w) for w in (1, workers)}
+    return {"repos": n, "workers": workers, "order": order, "ms_per_repo_workers_1": round(1000 * mean[1] / n, 2),
+            f"ms_per_repo_workers_{workers}": round(1000 * mean[workers] / n, 2),
+            "speedup_vs_workers_1": round(mean[1] / mean[workers], 2)}
 
 
 def _ground_truth_check(work: Path, n: int) -> dict:
@@ -149,7 +156,22 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", default=None, help="work folder to keep (default: a temporary one)")
     ap.add_argument("--out", default="metrics/crawl_100k.json")
+    ap.add_argument("--speedup-only", action="store_true",
+                    help="only the thread-pool download speedup, 1/W/W/1 threads (writes --out)")
     args = ap.parse_args()
+    if args.speedup_only:
+        server = subprocess.Popen([sys.executable, "-m", "tests.hub_server", str(args.repos)], stdout=subprocess.PIPE,
+                                  text=True)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                res = _speedup(server.stdout.readline().strip(), args.speedup_repos, args.workers, tmp,
+                               order=(1, None, None, 1))
+        finally:
+            server.terminate()
+            server.wait()
+        print(json.dumps(res))
+        Path(args.out).write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+        return
     t_all = time.perf_counter()
     tmp_ctx = tempfile.TemporaryDirectory()
     root = Path(args.keep) if args.keep else Path(tmp_ctx.name)
