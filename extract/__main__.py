@@ -5,6 +5,8 @@
         --out data/extract --store data/graph_store --work data/work/extract
     python -m extract crawl --params params.yaml --work data/hub --cache data/hub/cache   (Hub listing)
     python -m extract publish --repo org/passnet --tables data/extract --store data/graph_store
+    python -m extract export --store data/graph_store --out data/graphnet_export [--graph-hash H ...]
+        (our unique graphs as GraphNet sample folders; every stored graph without --graph-hash)
     python -m extract coverage --params params.yaml --sample transformers=200 \
         --metrics metrics/coverage.json
 """
@@ -18,7 +20,8 @@ from pathlib import Path
 
 if not (len(sys.argv) > 1 and sys.argv[1] in ("crawl", "publish")):  # these two talk to the Hub
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # huggingface_hub also reads TRANSFORMERS_OFFLINE as HF_HUB_OFFLINE: set only off the Hub commands
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
@@ -45,12 +48,21 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--no-progress", action="store_true")
     v.add_argument("--no-capture", action="store_true",
                    help="only assemble what the work folder holds (models not run count as 'missing')")
+    x = sub.add_parser("export", help="write stored graphs as GraphNet sample folders (extract/graphnet.py)")
+    x.add_argument("--store", default="data/graph_store")
+    x.add_argument("--out", required=True, help="folder of samples, one <graph_hash>/ each")
+    x.add_argument("--graph-hash", action="append", default=None, metavar="H",
+                   help="a graph to export (repeatable); default: every stored graph")
+    x.add_argument("--graphs", default="data/extract/graphs.parquet",
+                   help="graphs table naming each graph's models (model_name); skipped when absent")
     from extract.hub_cli import add_hub_commands, run_hub_command
 
     add_hub_commands(sub)
     args = ap.parse_args(argv)
     if args.cmd in ("crawl", "publish"):
         return run_hub_command(args)
+    if args.cmd == "export":
+        return _export(args)
 
     import warnings
 
@@ -120,6 +132,29 @@ def main(argv: list[str] | None = None) -> int:
     for status, classes in summary["not_ok"].items():
         for error_class, ids in classes.items():
             print(f"  {status} [{error_class}] {len(ids)}: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}")
+    return 0
+
+
+def _export(args) -> int:
+    import json
+
+    from extract.graphnet import export_store
+
+    names = None
+    if Path(args.graphs).is_file():
+        import pyarrow.parquet as pq
+
+        members: dict[str, list[str]] = {}
+        for r in pq.read_table(args.graphs, columns=["graph_hash", "model_id"]).to_pylist():
+            members.setdefault(r["graph_hash"], []).append(r["model_id"])
+        names = {h: ", ".join(sorted(set(m))) for h, m in members.items()}
+    res = export_store(Path(args.store), Path(args.out), args.graph_hash, names)
+    print(f"export: {len(res['exported'])} written, {len(res['kept'])} already complete, "
+          f"{len(res['failed'])} not representable -> {args.out}")
+    for h, msg in res["failed"].items():
+        print(f"  {h}: {msg}")
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "export_summary.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
     return 0
 
 

@@ -8,7 +8,10 @@ Sources (DESIGN.md §3 identifiers):
   * ``torchvision``: every name in ``torchvision.models.list_models()`` -> ``torchvision:<name>``;
   * ``local``: a folder of Hugging Face style ``config.json`` files -> ``local:<path-hash>``;
   * ``hub`` (``hub_dir``): a finished Hub crawl (:mod:`extract.hub_crawl`), one row per
-    distinct graph config -> ``hf:org/name@<sha>``.
+    distinct graph config -> ``hf:org/name@<sha>``;
+  * ``graphnet`` (``graphnet_dir``): samples of a GraphNet checkout (:mod:`extract.graphnet`),
+    their ``model.py`` static-checked and run only in the capture's isolated child ->
+    ``graphnet:<sample path>``.
 
 A config dict from any origin (a local file, a Hub download, the library defaults) goes
 through :func:`row_from_hf_config`, the single code path that later also serves the Hub
@@ -317,7 +320,8 @@ def local_catalog(folder: str | Path) -> list[dict]:
     return rows
 
 
-CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit", "hub_dir"}
+CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit", "hub_dir",
+                "graphnet_dir"}
 
 
 def remote_code_reason(row: dict) -> str:
@@ -345,6 +349,7 @@ def build_catalog(params: dict) -> list[dict]:
     ``mode: default`` keeps the model ids listed under ``default``; ``mode: all`` keeps
     every model of the ``all_sources`` (``sample_per_source: {timm: 100}`` keeps a seeded
     uniform sample of a source instead). ``local_dir`` adds a local config folder;
+    ``graphnet_dir`` the samples of a local GraphNet checkout (:mod:`extract.graphnet`);
     ``limit`` keeps the first N rows (sorted by model_id) for smoke runs.
 
     Raises:
@@ -392,6 +397,10 @@ def build_catalog(params: dict) -> list[dict]:
         from extract.hub_crawl import hub_catalog
 
         rows.extend(hub_catalog(params["hub_dir"]))
+    if params.get("graphnet_dir"):  # a local GraphNet checkout: graphnet:<sample path> (extract/graphnet.py)
+        from extract.graphnet import graphnet_catalog
+
+        rows.extend(graphnet_catalog(params["graphnet_dir"]))
     rows = sorted({r["model_id"]: r for r in rows}.values(), key=lambda r: r["model_id"])
     if params.get("limit"):
         rows = rows[: int(params["limit"])]

@@ -18,15 +18,25 @@ Import, safely:
   imported, so neither is sympy;
 * ``model.py`` passes :func:`static_check` (only ``import torch``/``from torch... import``;
   no ``exec``/``eval``/``open``/``__import__``/``compile``/``getattr``/``globals``, no dunder
-  attribute access) and then runs only in a child process (``python -m extract.graphnet``)
-  with a timeout, device literals rewritten to ``meta`` and meta tensors built from the
-  weight meta, symbolic dims fixed to their example values;
-* the child loads ``GraphModule`` with ``torch.fx.symbolic_trace`` (model.py is already a
-  flat Dynamo-traced graph: its ops are recorded as written and placeholders keep forward's
-  argument order; re-running Dynamo would re-lift them in first-use order, and canonical form
-  v1 keeps placeholder position), propagates meta-tensor shapes (``ShapeProp``) and hashes the
-  graph with :func:`passnet_common.canonical.canonicalize`, the form our captures use, so a
-  GraphNet graph and ours share ``graph_hash`` when equal (tested by an export round trip).
+  attribute access) at catalog time (a refused sample is an error row, never run) and again
+  in the process that runs it: only an isolated child (the extract stage's forked worker with
+  its timeout and memory cap, or ``python -m extract.graphnet`` for :func:`capture_sample`),
+  device literals rewritten to ``meta`` and meta tensors built from the weight meta,
+  symbolic dims fixed to their example values;
+* the child re-traces ``GraphModule`` with our capture's Dynamo backend
+  (:func:`extract.capture.dynamo_capture`), as GraphNet re-traces a sample for its own hash
+  (``torch.fx.symbolic_trace`` would constant-fold literal-only ops such as
+  ``torch.arange(16)`` that Dynamo keeps as nodes), and describes the graph with
+  :func:`extract.capture.describe_graph`: the canonical form our captures use (v2 orders
+  placeholders by use, so Dynamo's lifting order does not matter), so a GraphNet graph and ours
+  share ``graph_hash`` when equal (tested end to end through the extract stage, and by an
+  export round trip).
+
+In the pipeline: ``catalog.graphnet_dir`` (params) makes :func:`extract.catalog.build_catalog`
+list :func:`graphnet_catalog` rows; :func:`extract.run.capture_task` sends rows of library
+``graphnet`` to :func:`capture_result`; the rows then take the same path as every other source
+(``extractions``/``graphs`` tables, graph store), so ``unique_graphs.members`` names every
+source of a shared graph.
 
 Export (:func:`export_sample`) writes one of our graph records (``extract.capture.describe_graph``)
 as a sample folder; ``graph_net.json`` is written last (the completion marker).
@@ -149,9 +159,12 @@ class _DeviceToMeta(ast.NodeTransformer):
             return ast.copy_location(ast.Constant("meta"), node)
         return node
 
-    def visit_keyword(self, node):
+    def visit_Call(self, node):
         self.generic_visit(node)
-        return None if node.arg == "index" else node
+        if isinstance(node.func, ast.Name) and node.func.id == "device":  # device(type='cuda', index=0)
+            node.args = []
+            node.keywords = [ast.keyword(arg="type", value=ast.Constant("meta"))]
+        return node
 
 
 def read_sample(sample: Path) -> dict:
@@ -184,9 +197,20 @@ def read_sample(sample: Path) -> dict:
     return {"graph_net": meta, "tensors": tensors, "examples": examples, "graph_hash": gh}
 
 
+SAMPLE_FILES = ("graph_net.json", "model.py", "weight_meta.py", "input_tensor_constraints.py")
+
+
 def graphnet_catalog(root: str | Path) -> list[dict]:
     """``models`` rows for every sample folder under ``root`` (a folder with ``graph_net.json``
     and ``model.py``; ``_decomposed`` subgraphs excluded): ``graphnet:<path relative to root>``.
+
+    ``config_json`` holds ``sample_dir`` (``root`` as given joined with the relative path; the
+    capture reads the sample there), ``graph_net`` (the parsed ``graph_net.json``) and the
+    sha256 of each file of :data:`SAMPLE_FILES` present, so ``config_hash`` (and with it the
+    capture attempt key) changes when any file that shapes the graph changes. A sample whose
+    ``model.py`` fails :func:`static_check` (``catalog_error_class`` ``unsafe_model_py``) or
+    whose meta files cannot be read (``graphnet_meta``) is an error row: the capture records
+    it without running anything; the other samples are unaffected.
 
     Raises:
         FileNotFoundError: ``root`` does not exist.
@@ -202,26 +226,60 @@ def graphnet_catalog(root: str | Path) -> list[dict]:
         rel = sample.relative_to(root).as_posix()
         if "_decomposed" in rel.split("/") or not (sample / "model.py").is_file():
             continue
-        meta = json.loads(gj.read_text(encoding="utf-8"))
-        code_sha = hashlib.sha256((sample / "model.py").read_bytes()).hexdigest()
-        conf = {"graph_net": meta, "model_py_sha256": code_sha}
+        error_class = error = None
+        try:
+            meta = json.loads(gj.read_text(encoding="utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError(f"{gj}: expected a JSON object, got {type(meta).__name__}")
+        except (ValueError, UnicodeDecodeError) as exc:
+            meta, error_class, error = {}, "graphnet_meta", f"{gj}: not valid JSON: {exc}"
+        files = {f: hashlib.sha256((sample / f).read_bytes()).hexdigest() for f in SAMPLE_FILES if (sample / f).is_file()}
+        if error is None:
+            try:
+                static_check((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
+                read_sample(sample)
+            except UnsafeSample as exc:
+                error_class, error = "unsafe_model_py", f"{exc}; never executed"
+            except (FileNotFoundError, ValueError, UnicodeDecodeError) as exc:
+                error_class, error = "graphnet_meta", str(exc)
+        conf = {"sample_dir": (root / rel).as_posix(), "graph_net": meta, "files_sha256": files}
         cj = canonical_json(conf).rstrip("\n")
-        rows.append({"model_id": f"graphnet:{rel}", "source": "graphnet", "name": meta.get("model_name") or rel,
+        rows.append({"model_id": f"graphnet:{rel}", "source": "graphnet", "name": str(meta.get("model_name") or rel),
                      "architecture": meta.get("model_name"), "model_type": None, "task": meta.get("heuristic_tag"),
                      "modality": None, "config_json": cj, "config_hash": hashlib.sha256(cj.encode()).hexdigest(),
-                     "library": "graphnet", "library_version": "sample", "trust_remote_code": False})
+                     "library": "graphnet", "library_version": "sample", "trust_remote_code": False,
+                     "catalog_error_class": error_class, "catalog_error": error[:2000] if error else None,
+                     "catalog_note": None})
     return rows
 
 
-def _child(sample: str, out: str) -> None:
-    """Child-process body: static check, build meta tensors, capture, hash; write ``out``."""
+def capture_graph(sample: str | Path):
+    """Build and re-trace the graph of a sample IN THIS PROCESS: call it only in an isolated
+    child (the extract stage's forked worker, or :func:`capture_sample`'s child).
+
+    ``model.py`` passes :func:`static_check` first; device literals become ``meta``; every
+    forward argument is a meta tensor from ``weight_meta.py`` (symbolic dims fixed to their
+    example values); kinds by name (``_parameters_`` -> parameter, ``_buffers_`` -> buffer,
+    else input), parameters as ``nn.Parameter``; the module is re-traced by
+    :func:`extract.capture.dynamo_capture` (our capture's backend and Dynamo settings).
+
+    Returns:
+        ``(graph, input_spec, param_count, completeness)``: an
+        :class:`extract.capture.CapturedGraph` (``example_inputs`` the meta tensors), the input
+        tensors as input-spec dicts (``name``, ``shape``, ``dtype``, ``kind`` ``graphnet``,
+        ``low``/``high`` None: GraphNet keeps no value range), the number of parameter
+        elements, and Dynamo's :class:`extract.capture.Completeness` of the re-trace.
+
+    Raises:
+        UnsafeSample: ``model.py`` fails the static check.
+        FileNotFoundError / ValueError: a missing file or malformed meta; a forward argument
+            without a ``weight_meta`` entry; the re-trace gave more than one graph.
+    """
+    import inspect
     import warnings
 
     warnings.filterwarnings("ignore")
     import torch
-
-    from passnet_common.canonical import canonicalize
-
     sample = Path(sample)
     src = (sample / "model.py").read_text(encoding="utf-8")
     static_check(src, str(sample / "model.py"))
@@ -231,33 +289,63 @@ def _child(sample: str, out: str) -> None:
     ns: dict = {"__name__": "graphnet_sample", "device": torch.device}  # Dynamo prints device(type=...)
     exec(compile(tree, str(sample / "model.py"), "exec"), ns)  # noqa: S102 - static-checked, isolated child
     model = ns["GraphModule"]()
-    import inspect
-
     names = [p for p in inspect.signature(model.forward).parameters]
     by_name = {t["name"]: t for t in info["tensors"]}
-    args = []
+    args, spec, n_params = [], [], 0
     for n in names:
         t = by_name.get(n)
         if t is None:
             raise ValueError(f"{sample}: forward argument {n} has no weight_meta entry")
         x = torch.empty(t["shape"], dtype=getattr(torch, t["dtype"]), device="meta")
-        if "_parameters_" in n and x.is_floating_point():
-            x.requires_grad_(True)  # a module parameter (kinds only by name in GraphNet), as nn.Parameter has
+        if "_parameters_" in n:  # a module parameter (kinds only by name in GraphNet), as our capture passes it
+            n_params += x.numel()
+            x = torch.nn.Parameter(x, requires_grad=x.is_floating_point())
+        elif "_buffers_" not in n:
+            spec.append({"name": n, "shape": list(t["shape"]), "dtype": t["dtype"], "kind": "graphnet",
+                         "low": None, "high": None})
         args.append(x)
-    # model.py is already a flat traced graph: symbolic_trace records its ops as written, with
-    # placeholders in forward's argument order (export writes them in our placeholder order);
-    # ShapeProp on meta tensors fills the tensor metadata the canonical form reads.
-    from torch.fx.passes.shape_prop import ShapeProp
+    # Re-traced with Dynamo (our capture's own backend), as GraphNet re-traces for its hash:
+    # torch.fx.symbolic_trace would constant-fold ops whose inputs are all literals
+    # (``torch.arange(16, device=...)``) that Dynamo keeps as nodes. Canonical form v2 orders
+    # placeholders by use, so the argument order Dynamo lifts them in does not enter the hash.
+    from extract.capture import dynamo_capture
 
-    gm = torch.fx.symbolic_trace(model)
-    ShapeProp(gm).propagate(*args)
-    for node in gm.graph.nodes:
-        if node.op == "output":
-            node.meta.pop("tensor_meta", None)  # Dynamo graphs carry none on the output node
-    kinds = ["parameter" if "_parameters_" in str(n.target) else "buffer" if "_buffers_" in str(n.target) else "input"
-             for n in gm.graph.nodes if n.op == "placeholder"]
-    c = canonicalize(gm, kinds, with_wl=False)
-    recs = [{"graph_hash": c.graph_hash, "structure_hash": c.structure_hash, "num_nodes": len(c.nodes)}]
+    graphs = dynamo_capture(model, tuple(args))
+    if len(graphs) != 1:
+        raise ValueError(f"{sample}: model.py re-traced into {len(graphs)} graphs (expected 1: a flat graph)")
+    g = graphs[0]
+    # the placeholder names Dynamo gives forward's arguments (L_<argument name>_) carry GraphNet's names
+    g.kinds = [_kind_by_name(str(n.target)) for n in g.gm.graph.nodes if n.op == "placeholder"]
+    return g, spec, n_params, dynamo_capture.last_completeness
+
+
+def _kind_by_name(name: str) -> str:
+    """GraphNet names tensors by Dynamo source (``L_self_modules_fc_parameters_weight_``)."""
+    return "parameter" if "_parameters_" in name else "buffer" if "_buffers_" in name else "input"
+
+
+def capture_result(row: dict):
+    """Capture of a ``graphnet`` catalog row (its ``config_json`` names ``sample_dir``) as an
+    :class:`extract.capture.CaptureResult` (mode ``meta``, one graph), the extract stage's
+    per-row result; run it only in an isolated child (:func:`capture_graph`).
+
+    Raises:
+        UnsafeSample, FileNotFoundError, ValueError: as :func:`capture_graph`.
+    """
+    from extract.capture import CaptureResult, dynamo_settings
+
+    conf = json.loads(row["config_json"])
+    g, spec, n_params, completeness = capture_graph(conf["sample_dir"])
+    return CaptureResult([g], "meta", None, spec, n_params, completeness, dynamo_settings({}))
+
+
+def _child(sample: str, out: str) -> None:
+    """Child-process body of :func:`capture_sample`: capture, describe, write ``out``."""
+    from extract.capture import describe_graph
+
+    g, _, _, _ = capture_graph(sample)
+    rec = describe_graph(0, g, with_stats=False)
+    recs = [{k: rec[k] for k in ("graph_hash", "structure_hash", "num_nodes")}]
     Path(out).write_text(json.dumps({"status": "ok", "graphs": recs}))
 
 
@@ -343,6 +431,66 @@ def export_sample(rec: dict, out_dir: str | Path, model_name: str, source: str =
     tmp.write_text(json.dumps(meta, indent=4) + "\n", encoding="utf-8")
     os.replace(tmp, out / "graph_net.json")  # written last: the sample is whole
     return out
+
+
+def record_from_store(folder: str | Path) -> dict:
+    """The parts of a graph record :func:`export_sample` needs, read back from a graph store
+    folder (:func:`extract.store.write_graph`): ``graph_hash``, ``canonical_version``,
+    ``code`` (``model.py``) and ``placeholders`` (inputs and weights merged in calling order).
+
+    Raises:
+        FileNotFoundError: the folder lacks ``graph.json``/``model.py``/the meta files.
+    """
+    folder = Path(folder)
+    for f in ("graph.json", "model.py", "input_meta.json", "weight_meta.json"):
+        if not (folder / f).is_file():
+            raise FileNotFoundError(f"graph store folder {folder}: missing {f}")
+    graph = json.loads((folder / "graph.json").read_text(encoding="utf-8"))
+    phs = (json.loads((folder / "input_meta.json").read_text(encoding="utf-8"))["placeholders"]
+           + json.loads((folder / "weight_meta.json").read_text(encoding="utf-8"))["placeholders"])
+    return {"graph_hash": graph["graph_hash"], "canonical_version": graph.get("canonical_version"),
+            "code": (folder / "model.py").read_text(encoding="utf-8"),
+            "placeholders": sorted(phs, key=lambda p: p["position"])}
+
+
+def export_store(store: str | Path, out: str | Path, hashes: list[str] | None = None,
+                 names: dict[str, str] | None = None) -> dict:
+    """Write graphs of a graph store as GraphNet sample folders ``out/<graph_hash>``
+    (:func:`export_sample`); ``hashes`` None exports every stored graph.
+
+    ``names`` maps a hash to the ``model_name`` written to ``graph_net.json`` (default: the
+    hash). A graph that cannot be represented (a non-tensor placeholder) is reported, not
+    fatal. A folder whose ``graph_net.json`` exists is complete and kept (resumable).
+
+    Returns:
+        ``{"exported": [hash...], "kept": [hash...], "failed": {hash: message}}``.
+
+    Raises:
+        FileNotFoundError: ``store`` does not exist, or a requested hash is not stored.
+    """
+    from extract.store import store_path
+
+    store, out = Path(store), Path(out)
+    if not store.is_dir():
+        raise FileNotFoundError(f"graph store {store} does not exist")
+    if hashes is None:
+        hashes = sorted(p.name for p in store.glob("*/*") if p.is_dir() and (p / "graph.json").is_file())
+    missing = [h for h in hashes if not (store_path(store, h) / "graph.json").is_file()]
+    if missing:
+        raise FileNotFoundError(f"graph store {store} has no graph {', '.join(missing[:5])}"
+                                f"{' ...' if len(missing) > 5 else ''}")
+    res: dict = {"exported": [], "kept": [], "failed": {}}
+    for h in hashes:
+        dest = out / h
+        if (dest / "graph_net.json").is_file():
+            res["kept"].append(h)
+            continue
+        try:
+            export_sample(record_from_store(store_path(store, h)), dest, (names or {}).get(h, h))
+            res["exported"].append(h)
+        except ValueError as exc:
+            res["failed"][h] = str(exc)
+    return res
 
 
 if __name__ == "__main__":  # the isolated child: python -m extract.graphnet <sample> <out.json>

@@ -114,7 +114,12 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
     from extract.capture import capture_row, describe_graph
 
     row, capture = arg
-    res = capture_row(row, capture)
+    if row.get("library") == "graphnet":  # a GraphNet sample: its model.py, static-checked, in this child
+        from extract.graphnet import capture_result
+
+        res = capture_result(row)
+    else:
+        res = capture_row(row, capture)
     gdir = out_dir / "graphs"
     if gdir.exists():
         shutil.rmtree(gdir)

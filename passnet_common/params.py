@@ -180,6 +180,7 @@ register_block("catalog", Block({
     "sample_seed": int,
     "local_dir": Optional(str),
     "hub_dir": Optional(str),
+    "graphnet_dir": Optional(str),  # a local GraphNet checkout (extract/graphnet.py)
     "limit": Optional(positive(int)),
 }))
 register_block("extract", Block({

@@ -144,3 +144,168 @@ def test_export_then_import_gives_the_same_graph_hash(tmp_path):
     back = capture_sample(out)
     assert back["status"] == "ok", back
     assert [g["graph_hash"] for g in back["graphs"]] == [rec["graph_hash"]]
+
+
+# --- the graphnet source in the extract stage -------------------------------------------
+
+def write_graphnet_sample(folder: Path, gm: torch.fx.GraphModule, example_inputs: list, model_name: str) -> Path:
+    """A sample folder the way GraphNet's extractor writes one (independent of
+    :func:`export_sample`): ``model.py`` is the Dynamo graph's ``gm.code`` as the ``forward``
+    of ``class GraphModule`` (device literals as Dynamo prints them), ``weight_meta.py`` one
+    class per forward argument with name/shape/dtype/device/mean/std/data, an empty
+    ``input_meta.py``, their hash of the code, and ``graph_net.json`` last."""
+    import hashlib
+    import textwrap
+
+    folder.mkdir(parents=True)
+    body = textwrap.indent(gm.code.strip("\n"), "    ").replace("device(type='meta')", "device(type='cuda', index=0)")
+    model_py = "import torch\n\n\nclass GraphModule(torch.nn.Module):\n" + body + "\n"
+    (folder / "model.py").write_text(model_py)
+    names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
+    blocks = []
+    for name, t in zip(names, example_inputs):
+        blocks.append(f"class Program_weight_tensor_meta_{name}:\n    name = \"{name}\"\n    shape = {list(t.shape)}\n"
+                      f"    dtype = \"{t.dtype}\"\n    device = \"cuda:0\"\n    mean = None\n    std = None\n    data = None\n")
+    (folder / "weight_meta.py").write_text("\n\n".join(blocks))
+    (folder / "input_meta.py").write_text("")
+    (folder / "graph_hash.txt").write_text(hashlib.sha256(model_py.encode()).hexdigest())
+    (folder / "graph_net.json").write_text(json.dumps({"framework": "torch", "num_devices_required": 1,
+                                                       "num_nodes_required": 1, "dynamic": False,
+                                                       "model_name": model_name, "source": "huggingface_hub"}))
+    return folder
+
+
+@pytest.mark.slow
+def test_extract_stage_dedupes_graphnet_against_ours(tmp_path):
+    """A local tiny-BERT config and a GraphNet sample of the same model go through the
+    extract stage (catalog -> capture in isolated children -> tables + store): one
+    ``graph_hash``, one unique graph with both sources; a sample with a forbidden import is
+    an error row and never runs; the stage goes on."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from conftest import TINY_CONFIGS, write_config_folder
+    from dedupe.group import unique_graphs
+    from extract.capture import buffers_to_meta, build_model, dynamo_capture, params_to_meta
+    from extract.catalog import build_catalog
+    from extract.run import assemble, capture_all
+
+    capture = {"meta": True, "batch_size": 1, "seq_len": 16}
+    cfgs = write_config_folder(tmp_path / "configs", {"tiny-bert": TINY_CONFIGS["tiny-bert"]})
+    ours = build_catalog({"mode": "default", "default": [], "local_dir": str(cfgs)})
+    model, args, kwargs, _ = build_model(ours[0], "meta", capture)  # the same module our capture builds
+    params_to_meta(model)
+    buffers_to_meta(model)
+    graphs = dynamo_capture(model, args, kwargs)
+    assert len(graphs) == 1
+    gn = tmp_path / "graphnet"
+    write_graphnet_sample(gn / "hf" / "tiny-bert", graphs[0].gm, graphs[0].example_inputs, "tiny-bert")
+    marker = tmp_path / "ran.txt"
+    evil = "import os\n" + MODEL_PY.replace("        l_x_ = L_x_", f"        os.system('touch {marker}')\n        l_x_ = L_x_")
+    _sample(gn, "evil", model_py=evil)
+
+    rows = build_catalog({"mode": "default", "default": [], "local_dir": str(cfgs), "graphnet_dir": str(gn)})
+    assert sorted(r["model_id"] for r in rows) == sorted([ours[0]["model_id"], "graphnet:evil", "graphnet:hf/tiny-bert"])
+    work, out, store = tmp_path / "work", tmp_path / "extract", tmp_path / "store"
+    counts = capture_all(rows, capture, work, workers=1, timeout_s=300, mem_cap_gb=None, progress=False)
+    assert counts["ran"] == 2 and counts["skipped"] == 1  # evil recorded without running
+    assemble(rows, capture, work, out, store)
+    assert not marker.exists()
+
+    ext = {r["model_id"]: r for r in pq.read_table(out / "extractions.parquet").to_pylist()}
+    assert ext["graphnet:hf/tiny-bert"]["status"] == "ok", ext["graphnet:hf/tiny-bert"]
+    assert ext[ours[0]["model_id"]]["status"] == "ok"
+    bad = ext["graphnet:evil"]
+    assert bad["status"] == "failed" and bad["error_class"] == "unsafe_model_py"
+    assert "import os" in bad["error_message"] and "evil/model.py" in bad["error_message"]
+    g = pq.read_table(out / "graphs.parquet").to_pylist()
+    by_model = {r["model_id"]: r["graph_hash"] for r in g}
+    assert by_model["graphnet:hf/tiny-bert"] == by_model[ours[0]["model_id"]]
+    uniq = unique_graphs(pq.read_table(out / "graphs.parquet"), str(store))
+    assert uniq.height == 1 and uniq["num_models"].to_list() == [2]
+    assert len([p for p in store.glob("*/*") if p.is_dir()]) == 1  # one store entry for the shared graph
+    # which sources share a graph (the query the database offers over the graphs table)
+    shared = duckdb.sql(f"""select graph_hash, list_sort(list(distinct split_part(model_id, ':', 1))) as sources
+                            from '{out / "graphs.parquet"}' group by graph_hash""").fetchall()
+    assert shared == [(by_model["graphnet:hf/tiny-bert"], ["graphnet", "local"])]
+
+
+def test_catalog_graphnet_dir_rows_checks_and_params(tmp_path):
+    """``catalog.graphnet_dir`` (a registered params key) lists the samples; an unsafe or
+    malformed sample is an error row naming its file; the row's hash follows every file that
+    shapes the graph."""
+    import yaml
+
+    from extract.catalog import build_catalog
+    from passnet_common.params import ParamsError, load_params
+
+    gn = tmp_path / "gn"
+    good = _sample(gn, "good")
+    _sample(gn, "evil", model_py="import subprocess\n" + MODEL_PY)
+    broken = _sample(gn, "broken")
+    (broken / "weight_meta.py").write_text("class Program_weight_tensor_meta_x:\n    name = 'x'\n")  # no shape/dtype
+    p = tmp_path / "params.yaml"
+    p.write_text(yaml.safe_dump({"catalog": {"mode": "default", "default": [], "graphnet_dir": str(gn)}}))
+    rows = {r["model_id"]: r for r in build_catalog(load_params(p, "catalog"))}
+    assert sorted(rows) == ["graphnet:broken", "graphnet:evil", "graphnet:good"]
+    assert rows["graphnet:good"]["catalog_error_class"] is None
+    assert json.loads(rows["graphnet:good"]["config_json"])["sample_dir"] == (gn / "good").as_posix()
+    assert rows["graphnet:evil"]["catalog_error_class"] == "unsafe_model_py"
+    assert "evil/model.py:1: import subprocess" in rows["graphnet:evil"]["catalog_error"]
+    assert rows["graphnet:broken"]["catalog_error_class"] == "graphnet_meta"
+    assert "broken/weight_meta.py" in rows["graphnet:broken"]["catalog_error"]
+    before = rows["graphnet:good"]["config_hash"]
+    (good / "weight_meta.py").write_text(WEIGHT_META.replace("shape = [4, 8]", "shape = [4, 9]"))
+    after = {r["model_id"]: r for r in build_catalog({"mode": "default", "default": [], "graphnet_dir": str(gn)})}
+    assert after["graphnet:good"]["config_hash"] != before  # a weight shape change re-captures
+    p.write_text(yaml.safe_dump({"catalog": {"graphnet_dir": 3}}))
+    with pytest.raises(ParamsError, match="catalog.graphnet_dir"):
+        load_params(p, "catalog")
+
+
+def test_export_cli_round_trip_through_the_graphnet_source(tmp_path):
+    """``python -m extract export`` writes a stored graph in GraphNet's layout; the
+    ``graphnet`` source reads it back through the extract stage with the same graph_hash."""
+    import pyarrow.parquet as pq
+
+    from extract.__main__ import main
+    from extract.capture import describe_graph, dynamo_capture
+    from extract.catalog import build_catalog
+    from extract.run import assemble, capture_all
+    from extract.store import write_graph
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 4)
+            self.register_buffer("scale", torch.ones(4))
+
+        def forward(self, x):
+            pos = torch.arange(4, device=x.device)  # a literal-only op: kept as a node
+            return torch.relu(self.fc(x)) * self.scale + pos
+
+    with torch.device("meta"):
+        m = M()
+    g = dynamo_capture(m, (torch.empty(2, 8, device="meta"),))[0]
+    rec = describe_graph(0, g, with_stats=False)
+    store = tmp_path / "store"
+    write_graph(store, rec, [])
+    out = tmp_path / "export"
+    assert main(["export", "--store", str(store), "--out", str(out), "--graph-hash", rec["graph_hash"],
+                 "--graphs", str(tmp_path / "absent.parquet")]) == 0
+    sample = out / rec["graph_hash"]
+    assert (sample / "graph_net.json").is_file() and (sample / "weight_meta.py").is_file()
+    with pytest.raises(FileNotFoundError, match="has no graph " + "f" * 64):
+        main(["export", "--store", str(store), "--out", str(out), "--graph-hash", "f" * 64])
+
+    rows = build_catalog({"mode": "default", "default": [], "graphnet_dir": str(out)})
+    assert [r["model_id"] for r in rows] == [f"graphnet:{rec['graph_hash']}"]
+    capture_all(rows, {}, tmp_path / "work", workers=1, timeout_s=300, mem_cap_gb=None, progress=False, warm=False)
+    assemble(rows, {}, tmp_path / "work", tmp_path / "extract", tmp_path / "store2")
+    ext = pq.read_table(tmp_path / "extract" / "extractions.parquet").to_pylist()
+    assert ext[0]["status"] == "ok", ext[0]
+    graphs = pq.read_table(tmp_path / "extract" / "graphs.parquet").to_pylist()
+    assert [r["graph_hash"] for r in graphs] == [rec["graph_hash"]]
+    kinds = [p["kind"] for p in json.loads((tmp_path / "store2" / rec["graph_hash"][:2] / rec["graph_hash"]
+                                            / "weight_meta.json").read_text())["placeholders"]]
+    assert sorted(kinds) == ["buffer", "parameter", "parameter"]

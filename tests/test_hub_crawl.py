@@ -232,3 +232,18 @@ def test_sigkill_subprocess_and_resume(reference, tmp_path):
 def _diff(a, b):
     ra, rb = a.to_pylist(), b.to_pylist()
     return [{k: (x[k], y[k]) for k in x if x[k] != y[k]} for x, y in zip(ra, rb) if x != y][:3], len(ra), len(rb)
+
+
+def test_crawl_cli_is_online_without_offline_env(tmp_path):
+    """`python -m extract crawl` talks to the Hub when neither HF_HUB_OFFLINE nor
+    TRANSFORMERS_OFFLINE is set by the user (huggingface_hub reads TRANSFORMERS_OFFLINE as
+    HF_HUB_OFFLINE, so the CLI must not set it for the Hub commands)."""
+    params = tmp_path / "params.yaml"
+    params.write_text("hub:\n  limit: 12\n  workers: 2\n  chunk: 8\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_TOKEN")}
+    with HubServer(_listing(), page_size=50) as hub:
+        p = subprocess.run([sys.executable, "-m", "extract", "crawl", "--params", str(params), "--work",
+                            str(tmp_path / "c"), "--cache", str(tmp_path / "cache"), "--endpoint", hub.endpoint],
+                           env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert _table(tmp_path / "c").num_rows == 12
