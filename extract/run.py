@@ -199,10 +199,61 @@ def warm_up() -> float:
     return time.perf_counter() - start
 
 
+def estimated_seconds(row: dict, history: dict[str, float]) -> float:
+    """Expected capture time of a row (s), used only to order the work: the last recorded
+    time of its ``model_id`` in the work folder (:func:`timing_history`), else a rough prior
+    from the quiet-machine default run (Dynamo's trace time grows with depth: transformers
+    ~3 s + 0.3 s per layer counted in the config, timm/torchvision ~3 s)."""
+    if row["model_id"] in history:
+        return history[row["model_id"]]
+    if row.get("library") != "transformers":
+        return 3.0
+    from extract.capture import DEPTH_KEYS
+
+    try:
+        cfg = json.loads(row.get("config_json") or "{}")
+    except ValueError:
+        return 3.0
+    layers = 0
+    stack = [cfg] if isinstance(cfg, dict) else []
+    while stack:
+        d = stack.pop()
+        for k, v in d.items():
+            if isinstance(v, dict):
+                stack.append(v)
+            elif k in DEPTH_KEYS and isinstance(v, int) and not isinstance(v, bool):
+                layers += v
+    return 3.0 + 0.3 * layers
+
+
+def timing_history(work: Path) -> dict[str, float]:
+    """``model_id -> seconds`` of the latest entry per model in ``work/timings.jsonl``
+    (every earlier attempt, whatever its code version; unreadable lines are skipped)."""
+    out: dict[str, float] = {}
+    log = Path(work) / "timings.jsonl"
+    if not log.exists():
+        return out
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            e = json.loads(line)
+            out[e["model_id"]] = float(e["seconds"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def longest_first(todo: list, history: dict[str, float]) -> list:
+    """``todo`` (``(key, (row, capture), work_dir)`` items) sorted by
+    :func:`estimated_seconds`, longest first (ties: model_id): the longest-processing-time
+    rule, so that a long capture does not start last and leave one worker idle at the end."""
+    return sorted(todo, key=lambda t: (-estimated_seconds(t[1][0], history), t[1][0]["model_id"]))
+
+
 def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeout_s: float,
                 mem_cap_gb: float | None, retry_failed: bool = False, progress: bool = True,
                 retry_transient: bool = True, warm: bool = True, executor: str = "local",
-                ray_params: dict | None = None) -> dict:
+                ray_params: dict | None = None, schedule: str = "longest_first",
+                worker_options: dict | None = None) -> dict:
     """Capture every row not already done.
 
     A row whose previous attempt ended ``ok``/``incomplete`` or failed for a reason of the
@@ -212,6 +263,10 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     are recorded without running anything.
 
     ``executor``: ``local`` or ``ray`` (:mod:`extract.executor`; same isolation and resume).
+    ``schedule``: ``longest_first`` (default, :func:`longest_first`) or ``catalog`` (the
+    order of ``rows``); it changes only when each model runs, never what is captured.
+    ``worker_options``: extra keyword arguments of the executor (e.g. ``freeze_gc``,
+    ``wake_on_exit`` of :func:`extract.worker.run_isolated`).
 
     Returns:
         counts ``{done_before, ran, failed, skipped, retried}``.
@@ -256,6 +311,10 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     counts = {"done_before": done_before, "ran": len(todo), "failed": 0, "skipped": skipped, "retried": retried}
     if not todo:
         return counts
+    if schedule == "longest_first":
+        todo = longest_first(todo, timing_history(work))
+    elif schedule != "catalog":
+        raise ValueError(f"schedule must be 'longest_first' or 'catalog', got {schedule!r}")
     bar = tqdm(total=len(todo), desc="capture", unit="model", disable=not progress, dynamic_ncols=True)
     log = work / "timings.jsonl"
     ids = {key: arg[0]["model_id"] for key, arg, _ in todo}
@@ -279,7 +338,8 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
             atomic_write_json(wd / "result.json", res)
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(json.dumps({"model_id": ids[o.key], "key": o.key, "ok": o.ok, "error_class": o.error_class,
-                                 "seconds": round(o.seconds, 3), "peak_rss_bytes": o.peak_rss_bytes,
+                                 "seconds": round(o.seconds, 3), "cpu_s": round(getattr(o, "cpu_s", 0.0), 3),
+                                 "peak_rss_bytes": o.peak_rss_bytes,
                                  "attempt": n, "time": time.time()}) + "\n")
         bar.set_postfix_str(f"{ids[o.key][:40]} {'ok' if o.ok else o.error_class}")
         bar.update(1)
@@ -291,7 +351,7 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     from extract.executor import get_executor
 
     get_executor(executor, ray_params)(todo, capture_task, workers=workers, timeout_s=timeout_s, mem_cap_bytes=mem_cap,
-                                       on_done=on_done)
+                                       on_done=on_done, **(worker_options or {}))
     bar.close()
     return counts
 
