@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -56,7 +57,7 @@ def _subset(rows: list[dict], n: int) -> list[dict]:
 def _pct(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in [0, 1]) of a non-empty list."""
     v = sorted(values)
-    return v[min(len(v) - 1, max(0, int(round(q * len(v) + 0.5)) - 1))]
+    return v[min(len(v) - 1, max(0, math.ceil(q * len(v)) - 1))]
 
 
 def _run(rows, ex, path: str) -> dict:
