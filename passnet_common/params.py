@@ -351,6 +351,9 @@ _USAGE_SCHEMA = Block({
     "representative": Choice(("reap", "frequency")),
 })
 _KEEP_RATIO = interval(float, 0, 1, lo_open=True)
+# prune merge: false/true (none / frequency) or a merge mode name; ``output`` and
+# ``calibration`` belong to the output-space merge being added in proxy_artifacts (issue 8).
+_MERGE = AnyOf((bool, Choice(("none", "frequency", "output"))))
 register_block("proxy", Block({
     "base": Block({
         "model_type": str,
@@ -389,7 +392,9 @@ register_block("proxy", Block({
         "views": _VIEWS_SCHEMA,
         "representative": Choice(("frequency", "medoid")),
         "usage": _USAGE_SCHEMA,
-        "merge": bool,
+        "merge": _MERGE,
+        "calibration": Block({"windows_per_category": positive(int), "seq_len": positive(int),
+                              "ridge": non_negative(float)}),
         "categories": AnyOf((Choice(("all",)), ListOf(str))),
         "new_top_k": Optional(positive(int)),
         "seed": int,
@@ -405,7 +410,7 @@ register_block("proxy", Block({
         "keep_ratios": ListOf(_KEEP_RATIO),
         "reference_ratio": Optional(_KEEP_RATIO),
         "methods": ListOf(Block({"name": str, "method": Choice(PROXY_METHODS), "views": _VIEWS_SCHEMA,
-                                 "usage": _USAGE_SCHEMA}, required=("name", "method"))),
+                                 "usage": _USAGE_SCHEMA, "merge": _MERGE}, required=("name", "method"))),
         "random_seeds": ListOf(int),
     }),
     "grpo": Block({
@@ -424,6 +429,7 @@ register_block("proxy", Block({
         "fault_step": non_negative(int),
         "lr_spike_factor": positive(float),
         "lr_spike_steps": positive(int),
+        "fp16_grad_scale": positive(float),
         "router_lr_factor": positive(float),
         "faults": ListOf(Choice(PROXY_FAULTS)),
     }),
@@ -440,6 +446,9 @@ register_block("proxy", Block({
             "reward_min": non_negative(float),
             "expert_collapse_share": _SHARE,
             "update_frozen": non_negative(float),
+            "grad_collapse_factor": positive(float),
+            "logprob_mismatch_factor": positive(float),
+            "logprob_mismatch_min": non_negative(float),
             "divergence_rel": positive(float),
             "divergence_floor": non_negative(float),
         }),

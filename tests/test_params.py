@@ -89,6 +89,7 @@ def test_other_blocks_register_their_own_schema(tmp_path):
     (lambda p: p["proxy"]["grpo"].update(faults=["lr_spike", "bitflip"]), "proxy.grpo.faults[1]: expected one of 'none'"),
     (lambda p: p["proxy"]["model"].update(revision=123), "proxy.model.revision: expected str or null, got int 123"),
     (lambda p: p["proxy"]["stats"].update(merge=True), "proxy.stats.merge: unknown key"),
+    (lambda p: p["proxy"]["prune"].update(merge="average"), "proxy.prune.merge: expected bool or one of 'none'"),
 ])
 def test_stage_blocks_name_the_key_and_the_expected_type(tmp_path, edit, message):
     params = _project()
@@ -108,6 +109,7 @@ def test_values_the_stages_accept_validate(tmp_path):
     params["curate"]["profile"].update(sample_size=None, all=True)
     params["score"].update(max_subgraphs=None, inductor_cache="data/work/ic", p=0, b=1)
     params["proxy"]["prune"].update(categories=["text", "code"], new_top_k=1, merge=True)
+    params["proxy"]["compare"]["methods"].append({"name": "freq_merge", "method": "frequency", "merge": "frequency"})
     params["proxy"]["base"].update(category_mix=None)
     params["proxy"]["compare"].update(reference_ratio=None)
     params["proxy"]["model"].update(path="Qwen/Qwen3-30B-A3B", revision="a" * 40)
