@@ -196,3 +196,20 @@ def test_longest_first_uses_recorded_times_then_the_depth_prior(tmp_path):
     assert [t[0] for t in longest_first(todo, history)] == [
         "torchvision:slow", "transformers:Deep", "transformers:Shallow", "timm:resnet18"]
     assert [t[0] for t in longest_first(todo, {})][0] == "transformers:Deep"
+
+
+def test_preload_imports_the_model_code_in_the_parent():
+    """The parent imports each row's architecture module (so forked children do not), and a
+    name that does not resolve is left to the child."""
+    code = (
+        "import sys, json\n"
+        "from extract.run import preload_libraries\n"
+        "m = 'transformers.models.bert.modeling_bert'\n"
+        "before = m in sys.modules\n"
+        "preload_libraries([{'library': 'transformers', 'architecture': 'BertModel'},\n"
+        "                   {'library': 'transformers', 'architecture': 'NoSuchModelForX'}])\n"
+        "print(json.dumps([before, m in sys.modules, 'timm' in sys.modules]))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, True, False]
