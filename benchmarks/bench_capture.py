@@ -19,8 +19,9 @@ parent's meta-device warm-up on in both:
   recorded times), ``gc.freeze()`` before forking, and a
   pidfd wake-up the moment a child ends (:func:`extract.worker.run_isolated`).
 
-With ``--repeats R`` the runs alternate (baseline, current, current, baseline, ...) so that a
-drift of the machine's load hits both. Reported per path: architectures/min (models / wall
+Each run is a fresh process (no run inherits another's imports). With ``--repeats R`` the
+runs alternate (baseline, current, current, baseline, ...) so that a drift of the machine's
+load hits both. Reported per path: architectures/min (models / wall
 time of the run), median and p90 wall seconds per child, summed child CPU seconds (wait4's
 rusage; less sensitive to other processes than wall time), failures; whether every model got
 the same status and the same graph hashes in every run; the load average before and after
@@ -113,6 +114,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None, help="default: extract.workers")
     ap.add_argument("--repeats", type=int, default=1, help="runs per path, alternating")
     ap.add_argument("--metrics", default=str(ROOT / "metrics" / "bench_capture.json"))
+    ap.add_argument("--one", choices=sorted(PATHS), help=argparse.SUPPRESS)  # internal: one run, JSON on stdout
+    ap.add_argument("--catalog", help=argparse.SUPPRESS)
     args = ap.parse_args()
     import warnings
 
@@ -128,6 +131,13 @@ def main() -> None:
     from passnet_common.params import load_params
 
     params = load_params(ROOT / "params.yaml")
+    ex = dict(params["extract"])
+    if args.workers:
+        ex["workers"] = args.workers
+    if args.one:  # a fresh process per run: no run inherits another's imports
+        rows = _subset(pq.read_table(args.catalog).to_pylist(), args.models)
+        print("RESULT " + json.dumps(_run(rows, ex, args.one)), flush=True)
+        return
     # Like the extract stage, this parent only reads the catalog file (built in a
     # subprocess): it never imports the model code itself unless a path preloads it.
     with tempfile.TemporaryDirectory() as tmp:
@@ -138,18 +148,18 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "extract", "catalog", "--params", str(Path(tmp) / "params.yaml"),
                         "--out", str(Path(tmp) / "models.parquet")], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         rows = _subset(pq.read_table(Path(tmp) / "models.parquet").to_pylist(), args.models)
-    ex = dict(params["extract"])
-    if args.workers:
-        ex["workers"] = args.workers
-    order = []
-    for i in range(max(1, args.repeats)):
-        order += ["baseline", "current"] if i % 2 == 0 else ["current", "baseline"]
-    runs = {"baseline": [], "current": []}
-    for path in order:
-        r = _run(rows, ex, path)
-        runs[path].append(r)
-        print(f"  {path}: {r['wall_s']} s, {r['architectures_per_min']} architectures/min, load "
-              f"{r['loadavg_1min_before']} -> {r['loadavg_1min_after']}", flush=True)
+        order = []
+        for i in range(max(1, args.repeats)):
+            order += ["baseline", "current"] if i % 2 == 0 else ["current", "baseline"]
+        runs = {"baseline": [], "current": []}
+        for path in order:
+            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_capture", "--one", path, "--catalog",
+                                  str(Path(tmp) / "models.parquet"), "--models", str(args.models), "--workers",
+                                  str(ex["workers"])], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+            r = json.loads(next(ln for ln in out.splitlines() if ln.startswith("RESULT "))[7:])
+            runs[path].append(r)
+            print(f"  {path}: {r['wall_s']} s, {r['architectures_per_min']} architectures/min, load "
+                  f"{r['loadavg_1min_before']} -> {r['loadavg_1min_after']}", flush=True)
     all_runs = runs["baseline"] + runs["current"]
     ref = all_runs[0]["results"]
     differ = sorted(m for r in all_runs for m, v in r["results"].items() if v != ref[m])
