@@ -4,14 +4,15 @@ convention).
 Each top-level block may register a schema (:func:`register_block`); :func:`load_params`
 validates every registered block it returns, so a typo (``extract.capture.seqlen``) or a
 value of the wrong type (``extract.workers: "two"``) is an error naming the key and what
-it expects, never silently ignored. The graph blocks (``catalog``, ``extract``) are
-registered here; other stage families register theirs from their own package (a schema
+it expects, never silently ignored. Every block of the committed ``params.yaml`` is
+registered here (``catalog``, ``extract``, ``hub``, ``curate``, ``score``, ``proxy``); other stage families register theirs from their own package (a schema
 spec or any callable ``(value, path) -> None`` raising :class:`ParamsError`), or extend a
 registered block with new keys (:func:`extend_block`).
 
 Schema specs: a Python type (``int``, ``float`` -- ints accepted --, ``bool``, ``str``;
 ``bool`` is never an ``int``), :class:`Optional`, :class:`ListOf`, :class:`DictOf`,
-:class:`Choice`, :class:`Block` (a mapping with a fixed set of keys).
+:class:`Choice`, :class:`AnyOf`, :class:`Block` (a mapping with a fixed set of keys, some
+``required``), and validators such as :func:`positive`, :func:`non_negative`, :func:`interval`.
 """
 
 from __future__ import annotations
@@ -57,9 +58,18 @@ class Choice:
 
 @dataclass
 class Block:
-    """A mapping with known keys only; missing keys take the stage's defaults."""
+    """A mapping with known keys only; missing keys take the stage's defaults, except the
+    ``required`` ones."""
 
     fields: dict[str, Any] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """A value matching at least one of ``specs`` (tried in order)."""
+
+    specs: tuple
 
 
 def describe(spec: Any) -> str:
@@ -76,6 +86,8 @@ def describe(spec: Any) -> str:
         return "one of " + ", ".join(repr(v) for v in spec.values)
     if isinstance(spec, Block):
         return "mapping with keys " + ", ".join(sorted(spec.fields))
+    if isinstance(spec, AnyOf):
+        return " or ".join(describe(s) for s in spec.specs)
     return getattr(spec, "__name__", "valid value")
 
 
@@ -91,12 +103,25 @@ def check(value: Any, spec: Any, path: str) -> None:
         ParamsError: ``"<path>: expected <spec>, got <type> <value>"`` or
             ``"<path>.<key>: unknown key; known: [...]"``.
     """
-    if callable(spec) and not isinstance(spec, (type, Optional, ListOf, DictOf, Choice, Block)):
+    if callable(spec) and not isinstance(spec, (type, Optional, ListOf, DictOf, Choice, Block, AnyOf)):
         spec(value, path)
         return
+    if isinstance(spec, AnyOf):
+        for s in spec.specs:
+            try:
+                check(value, s, path)
+                return
+            except ParamsError:
+                continue
+        raise ParamsError(f"{path}: expected {describe(spec)}, got {_got(value)}")
     if isinstance(spec, Optional):
         if value is not None:
-            check(value, spec.spec, path)
+            try:
+                check(value, spec.spec, path)
+            except ParamsError as exc:
+                if str(exc).startswith(f"{path}: expected "):  # this value, not a nested key: say null is fine too
+                    raise ParamsError(f"{path}: expected {describe(spec)}, got {_got(value)}") from None
+                raise
         return
     if isinstance(spec, Choice):
         if value not in spec.values:
@@ -118,6 +143,9 @@ def check(value: Any, spec: Any, path: str) -> None:
     if isinstance(spec, (DictOf, Block)):
         if not isinstance(value, dict):
             raise ParamsError(f"{path}: expected {describe(spec)}, got {_got(value)}")
+        missing = [k for k in getattr(spec, "required", ()) if k not in value]
+        if missing:
+            raise ParamsError(f"{path}: missing required key(s) {missing}")
         for k, v in value.items():
             if isinstance(spec, Block):
                 if k not in spec.fields:
@@ -144,6 +172,33 @@ def positive(kind: type) -> Callable[[Any, str], None]:
 
     validator.__name__ = f"positive {describe(kind)}"
     return validator
+
+
+def interval(kind: type, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
+             hi_open: bool = False, name: str | None = None) -> Callable[[Any, str], None]:
+    """Spec: a ``kind`` value within ``[lo, hi]`` (an open end with ``lo_open`` / ``hi_open``;
+    None: unbounded), e.g. ``interval(float, 0, 1, lo_open=True)`` is a share in (0, 1]."""
+    left = "-inf" if lo is None else f"{lo:g}"
+    right = "inf" if hi is None else f"{hi:g}"
+    name = name or f"{describe(kind)} in {'(' if lo_open or lo is None else '['}{left}, {right}{')' if hi_open or hi is None else ']'}"
+
+    def validator(value: Any, path: str) -> None:
+        try:
+            check(value, kind, path)
+        except ParamsError:
+            raise ParamsError(f"{path}: expected {name}, got {_got(value)}") from None
+        bad = (lo is not None and (value < lo or (lo_open and value == lo))) or \
+            (hi is not None and (value > hi or (hi_open and value == hi)))
+        if bad:
+            raise ParamsError(f"{path}: expected {name}, got {value!r}")
+
+    validator.__name__ = name
+    return validator
+
+
+def non_negative(kind: type) -> Callable[[Any, str], None]:
+    """Spec: a ``kind`` value >= 0."""
+    return interval(kind, 0, name=f"non-negative {describe(kind)}")
 
 
 def _any_value(value: Any, path: str) -> None:
@@ -213,6 +268,193 @@ register_block("hub", Block({  # python -m extract crawl (extract/hub_crawl.py)
     "listing_restarts": int,
 }))
 
+
+# --- curation stages (curate/__main__.py: decompose, profile, curate) --------------------
+# Keys of curate.timing.TimingConfig (the profile stage passes the block as its kwargs).
+TIMING_SCHEMA = Block({
+    "warmup": non_negative(int),
+    "trials": positive(int),
+    "min_trial_ms": non_negative(float),
+    "max_inner": positive(int),
+    "max_iqr_ratio": positive(float),
+    "retries": non_negative(int),
+    "seed": int,
+})
+register_block("curate", Block({
+    "decompose": Block({
+        "anchors_per_subgraph": positive(int),
+        "max_nodes": positive(int),
+        "max_param_bytes": positive(int),
+        "min_graph_ops": non_negative(int),
+        "variants": ListOf(positive(int)),
+    }),
+    "profile": Block({
+        "device": Choice(("cpu", "cuda")),
+        "cuda_when_available": bool,
+        "dtype": Choice(("float32", "float16", "bfloat16", "float64")),
+        "sample_size": Optional(positive(int)),
+        "sample_seed": int,
+        "all": bool,
+        "runs": positive(int),
+        "workers": positive(int),
+        "threads": positive(int),
+        "timeout_s": positive(float),
+        "mem_cap_gb": positive(float),
+        "seed": int,
+        "timing": TIMING_SCHEMA,
+    }),
+    "curate": Block({
+        "tolerance_t": int,
+        "ci_level": interval(float, 0, 1, lo_open=True, hi_open=True),
+        "bootstrap": positive(int),
+        "task_size": positive(int),
+        "max_tasks": positive(int),
+    }),
+}))
+
+# --- score stage (curate/evaluate.py score_main) ------------------------------------------
+# Score conventions of curate.scoring.CONVENTIONS (tests/test_params.py checks they agree).
+SCORE_CONVENTIONS = ("paper", "graphnet")
+register_block("score", Block({
+    "tasks": str,  # "builtin" or a task-set folder
+    "candidates": DictOf(str),  # name -> eager | backend:<name> | module:<file.py> | pass:<file.py>
+    "convention": Choice(SCORE_CONVENTIONS),
+    "conventions": ListOf(Choice(SCORE_CONVENTIONS)),
+    "p": non_negative(float),
+    "b": interval(float, 0, 1, lo_open=True),
+    "retime_above": positive(float),
+    "max_subgraphs": Optional(positive(int)),
+    "sample_seed": int,
+    "timeout_s": positive(float),
+    "mem_cap_gb": positive(float),
+    "threads": positive(int),
+    "inductor_cache": Optional(str),
+    # the keys score_main passes on to the timing protocol (no max_inner / seed there)
+    "timing": Block({k: TIMING_SCHEMA.fields[k] for k in ("warmup", "trials", "min_trial_ms", "max_iqr_ratio",
+                                                          "retries")} | {"fresh_seed": int}),
+}))
+
+# --- proxy stages (proxy_artifacts/__main__.py) --------------------------------------------
+# Names owned by proxy_artifacts (cluster.METHODS / VIEWS, corpus.CATEGORIES, rl.FAULTS),
+# repeated here so that validating params never imports torch; tests/test_params.py checks
+# that they agree.
+PROXY_METHODS = ("cluster", "usage_cluster", "frequency", "reap", "random")
+PROXY_VIEWS = ("act", "router", "weights", "frequency")
+PROXY_CATEGORIES = ("text", "code", "reverse")
+PROXY_FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
+                "swapped_operator")
+_SHARE = interval(float, 0, 1)
+_VIEWS_SCHEMA = Block({v: non_negative(float) for v in PROXY_VIEWS})
+_USAGE_SCHEMA = Block({
+    "dead_share": _SHARE,
+    "cluster_share": interval(float, 0, 1, lo_open=True),
+    "slots_by": Choice(("frequency", "reap_mass")),
+    "representative": Choice(("reap", "frequency")),
+})
+_KEEP_RATIO = interval(float, 0, 1, lo_open=True)
+# prune merge: false/true (none / frequency) or a merge mode name; ``output`` and
+# ``calibration`` belong to the output-space merge being added in proxy_artifacts (issue 8).
+_MERGE = AnyOf((bool, Choice(("none", "frequency", "output"))))
+register_block("proxy", Block({
+    "base": Block({
+        "model_type": str,
+        "hidden_size": positive(int),
+        "moe_intermediate_size": positive(int),
+        "num_layers": positive(int),
+        "num_heads": positive(int),
+        "num_kv_heads": positive(int),
+        "num_experts": positive(int),
+        "top_k": positive(int),
+        "aux_loss_coef": non_negative(float),
+        "seq_len": positive(int),
+        "batch_size": positive(int),
+        "steps": positive(int),
+        "lr": positive(float),
+        "train_windows_per_category": positive(int),
+        "category_mix": Optional(Block({c: non_negative(float) for c in PROXY_CATEGORIES})),
+        "spec_windows": positive(int),
+        "task_problems": non_negative(int),
+        "seed": int,
+        "threads": positive(int),
+    }),
+    "model": Block({"path": str, "revision": Optional(str)}),
+    "stats": Block({
+        "dataset": str,  # builtin, or a folder of <category>.txt files
+        "categories": ListOf(str),
+        "num_samples": positive(int),
+        "seq_len": positive(int),
+        "batch_size": positive(int),
+        "char_tokens_per_batch": non_negative(int),
+        "seed": int,
+        "threads": positive(int),
+    }),
+    "prune": Block({
+        "method": Choice(PROXY_METHODS),
+        "views": _VIEWS_SCHEMA,
+        "representative": Choice(("frequency", "medoid")),
+        "usage": _USAGE_SCHEMA,
+        "merge": _MERGE,
+        "calibration": Block({"windows_per_category": positive(int), "seq_len": positive(int),
+                              "ridge": non_negative(float)}),
+        "categories": AnyOf((Choice(("all",)), ListOf(str))),
+        "new_top_k": Optional(positive(int)),
+        "seed": int,
+        "threads": positive(int),
+    }),
+    "eval": Block({
+        "windows_per_category": positive(int),
+        "seq_len": positive(int),
+        "batch_size": positive(int),
+        "task_problems": non_negative(int),
+    }),
+    "compare": Block({
+        "keep_ratios": ListOf(_KEEP_RATIO),
+        "reference_ratio": Optional(_KEEP_RATIO),
+        "methods": ListOf(Block({"name": str, "method": Choice(PROXY_METHODS), "views": _VIEWS_SCHEMA,
+                                 "usage": _USAGE_SCHEMA, "merge": _MERGE}, required=("name", "method"))),
+        "random_seeds": ListOf(int),
+    }),
+    "grpo": Block({
+        "steps": positive(int),
+        "prompts_per_step": positive(int),
+        "num_generations": positive(int),
+        "max_completion_length": positive(int),
+        "lr": positive(float),
+        "beta": non_negative(float),
+        "temperature": positive(float),
+        "max_grad_norm": positive(float),
+        "aux_loss_coef": non_negative(float),
+        "eval_problems": non_negative(int),
+        "seed": int,
+        "threads": positive(int),
+        "fault_step": non_negative(int),
+        "lr_spike_factor": positive(float),
+        "lr_spike_steps": positive(int),
+        "fp16_grad_scale": positive(float),
+        "router_lr_factor": positive(float),
+        "faults": ListOf(Choice(PROXY_FAULTS)),
+    }),
+    "fidelity": Block({
+        "step_tolerance": non_negative(int),
+        "device_memory_gb": positive(float),
+        "usable_share": interval(float, 0, 1, lo_open=True),
+        "detector": Block({
+            "grad_spike_factor": positive(float),
+            "kl_blowup_factor": positive(float),
+            "kl_blowup_min": non_negative(float),
+            "window": positive(int),
+            "reward_collapse_frac": _SHARE,
+            "reward_min": non_negative(float),
+            "expert_collapse_share": _SHARE,
+            "update_frozen": non_negative(float),
+            "grad_collapse_factor": positive(float),
+            "logprob_mismatch_factor": positive(float),
+            "logprob_mismatch_min": non_negative(float),
+            "divergence_rel": positive(float),
+            "divergence_floor": non_negative(float),
+        }),
+    }),
+}))
 
 def validate_params(params: dict, source: str = "params") -> None:
     """Validate every registered block present in ``params``.

@@ -171,3 +171,45 @@ def test_pulled_clone_is_up_to_date(tmp_path):
     assert "Running stage" not in out, out
     assert pq.read_table(clone / "data" / "extract" / "graphs.parquet").equals(
         pq.read_table(repo / "data" / "extract" / "graphs.parquet"))
+
+
+def test_longest_first_uses_recorded_times_then_the_depth_prior(tmp_path):
+    from extract.run import estimated_seconds, longest_first, timing_history
+
+    def row(mid, lib, cfg):
+        return {"model_id": mid, "library": lib, "config_json": json.dumps(cfg)}
+
+    deep = row("transformers:Deep", "transformers", {"num_hidden_layers": 32, "vision_config": {"num_hidden_layers": 24}})
+    shallow = row("transformers:Shallow", "transformers", {"num_hidden_layers": 2})
+    vision = row("timm:resnet18", "timm", {"name": "resnet18"})
+    measured = row("torchvision:slow", "torchvision", {"name": "slow"})
+    assert estimated_seconds(deep, {}) == pytest.approx(3.0 + 0.3 * 56)  # nested sub-config layers count
+    assert estimated_seconds(vision, {}) == 3.0
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "timings.jsonl").write_text(
+        json.dumps({"model_id": "torchvision:slow", "seconds": 5.0}) + "\nnot json\n"
+        + json.dumps({"model_id": "torchvision:slow", "seconds": 99.0}) + "\n")
+    history = timing_history(work)
+    assert history == {"torchvision:slow": 99.0}  # the latest entry wins, bad lines skipped
+    todo = [(r["model_id"], (r, {}), work / r["model_id"]) for r in (shallow, vision, measured, deep)]
+    assert [t[0] for t in longest_first(todo, history)] == [
+        "torchvision:slow", "transformers:Deep", "transformers:Shallow", "timm:resnet18"]
+    assert [t[0] for t in longest_first(todo, {})][0] == "transformers:Deep"
+
+
+def test_preload_imports_the_model_code_in_the_parent():
+    """The parent imports each row's architecture module (so forked children do not), and a
+    name that does not resolve is left to the child."""
+    code = (
+        "import sys, json\n"
+        "from extract.run import preload_libraries\n"
+        "m = 'transformers.models.bert.modeling_bert'\n"
+        "before = m in sys.modules\n"
+        "preload_libraries([{'library': 'transformers', 'architecture': 'BertModel'},\n"
+        "                   {'library': 'transformers', 'architecture': 'NoSuchModelForX'}])\n"
+        "print(json.dumps([before, m in sys.modules, 'timm' in sys.modules]))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, True, False]
