@@ -81,7 +81,7 @@ def test_other_blocks_register_their_own_schema(tmp_path):
     (lambda p: p["proxy"]["base"].update(category_mix={"revers": 3.0}), "proxy.base.category_mix.revers: unknown key"),
     (lambda p: p["proxy"]["fidelity"]["detector"].update(window_steps=3), "proxy.fidelity.detector.window_steps: unknown key"),
     (lambda p: p["proxy"]["compare"]["methods"][0].update(view={"act": 1.0}), "proxy.compare.methods[0].view: unknown key"),
-    (lambda p: p["proxy"]["compare"]["methods"].append({"name": "x"}), "proxy.compare.methods[8]: missing required key(s) ['method']"),
+    (lambda p: p["proxy"]["compare"]["methods"].insert(0, {"name": "x"}), "proxy.compare.methods[0]: missing required key(s) ['method']"),
     (lambda p: p["proxy"]["grpo"].update(steps=16.5), "proxy.grpo.steps: expected positive int, got float 16.5"),
     (lambda p: p["proxy"]["prune"].update(method="kmeans"), "proxy.prune.method: expected one of 'cluster'"),
     (lambda p: p["proxy"]["prune"].update(categories="text"), "proxy.prune.categories: expected one of 'all' or list of str"),
