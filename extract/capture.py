@@ -32,7 +32,8 @@ DEPTH_KEYS = (
     "num_encoder_layers", "num_decoder_layers", "depth", "num_blocks",
 )
 # Per-layer lists whose length must follow the layer count.
-PER_LAYER_LIST_KEYS = ("layer_types", "mlp_only_layers", "sliding_window_pattern_list", "block_types")
+PER_LAYER_LIST_KEYS = ("layer_types", "mlp_only_layers", "sliding_window_pattern_list", "block_types",
+                       "attention_layers", "mlp_layer_types")
 
 
 class TrustRemoteCodeRefused(RuntimeError):
@@ -81,7 +82,21 @@ DYNAMO_DEFAULTS = {
     "capture_scalar_outputs": True,
     "capture_dynamic_output_shape_ops": True,
     "recompile_limit": 64,
+    # calls of ``logging.Logger`` methods (``logger.warning(...)`` in a forward, e.g.
+    # BigBird's fallback notice) are no-ops to Dynamo (``ignore_logging_functions``)
+    # instead of frames that run eagerly: they compute nothing a graph holds.
+    "ignore_logging_functions": True,
 }
+
+# The logger methods ignored with ``ignore_logging_functions`` (transformers adds
+# ``warning_once`` / ``info_once`` to ``logging.Logger``).
+LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "warning_once", "info_once")
+
+
+def _logger_methods() -> set:
+    import logging
+
+    return {getattr(logging.Logger, m) for m in LOGGER_METHODS if callable(getattr(logging.Logger, m, None))}
 
 
 def dynamo_settings(capture: dict) -> dict:
@@ -295,6 +310,7 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
         capture_dynamic_output_shape_ops=bool(settings["capture_dynamic_output_shape_ops"]),
         recompile_limit=int(settings["recompile_limit"]),
         accumulated_recompile_limit=max(256, 4 * int(settings["recompile_limit"])),
+        ignore_logging_functions=_logger_methods() if settings["ignore_logging_functions"] else set(),
     ):
         compiled = torch.compile(model, backend=backend, dynamic=False, fullgraph=False)
         with torch.no_grad():

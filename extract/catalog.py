@@ -72,7 +72,7 @@ SPECIAL_TOKEN_KEYS = ("image_token_id", "image_token_index", "video_token_id", "
 # number (the library's own default is "no model"), filled from the published checkpoint
 # named here. Only None values are replaced; a config that sets them keeps its own.
 PUBLISHED_SIZES: dict[str, tuple[dict, str]] = {
-    "esm": ({"vocab_size": 33}, "facebook/esm2_t6_8M_UR50D"),
+    "esm": ({"vocab_size": 33, "pad_token_id": 1, "mask_token_id": 32}, "facebook/esm2_t6_8M_UR50D"),
     "hiera": ({"decoder_hidden_size": 512, "decoder_depth": 8, "decoder_num_heads": 16},
               "facebook/hiera-tiny-224-mae-hf"),
     "dots1": ({"n_routed_experts": 128, "num_experts_per_tok": 6, "n_shared_experts": 2},

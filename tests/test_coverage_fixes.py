@@ -114,8 +114,9 @@ def test_none_sizes_are_filled_and_stated():
     fixed, notes = repair_config({"model_type": "dbrx", "rope_parameters": {"rope_theta": 500000.0},
                                   "attn_config": {"kv_n_heads": 8}})
     assert fixed["attn_config"]["rope_theta"] == 500000.0 and "attn_config.rope_theta" in notes[0]
-    fixed, notes = repair_config({"model_type": "esm", "vocab_size": None})
-    assert fixed["vocab_size"] == 33 and "facebook/esm2_t6_8M_UR50D" in notes[0]
+    fixed, notes = repair_config({"model_type": "esm", "vocab_size": None, "pad_token_id": None})
+    assert (fixed["vocab_size"], fixed["pad_token_id"]) == (33, 1) and "facebook/esm2_t6_8M_UR50D" in notes[0]
+    assert "mask_token_id" not in fixed  # only keys the config has are filled
     # set values are never replaced
     assert repair_config({"model_type": "esm", "vocab_size": 64}) == ({"model_type": "esm", "vocab_size": 64}, [])
 
@@ -213,3 +214,37 @@ def test_qwen2_vl_style_grid_inputs_and_image_tokens():
     with torch.no_grad():
         out = model(**kw)
     assert out.logits.shape == (1, n_img + 8, 300)
+
+
+# --- Dynamo settings ------------------------------------------------------------------
+
+def test_logger_calls_in_forward_do_not_break_the_graph():
+    import logging
+
+    from extract.capture import dynamo_capture
+
+    log = logging.getLogger("passnet.test.forward")
+
+    class Notice(torch.nn.Module):
+        def forward(self, x):
+            x = x * 2
+            log.warning("falling back to full attention")  # as BigBird does for short inputs
+            return x + 1
+
+    x = torch.ones(3)
+    graphs = dynamo_capture(Notice(), (x,))
+    assert len(graphs) == 1 and dynamo_capture.last_completeness.complete
+    assert torch.equal(graphs[0].gm(*[t for t, k in zip(graphs[0].example_inputs, graphs[0].kinds)])[0], x * 2 + 1)
+    broken = dynamo_capture(Notice(), (x,), settings={"ignore_logging_functions": False})
+    assert len(broken) == 2  # the call splits the graph when the setting is off
+
+
+def test_reduced_depth_keeps_gpt_neo_attention_layers_consistent():
+    from extract.capture import _hf_config, reduce_depth
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.for_model("gpt_neo").to_dict()
+    assert len(cfg["attention_layers"]) == cfg["num_layers"] == 24
+    small = reduce_depth(cfg, 2)
+    assert small["attention_layers"] == cfg["attention_layers"][:2] and small["num_layers"] == 2
+    assert _hf_config(small).attention_layers == ["global", "local"]  # the config validator accepts it
