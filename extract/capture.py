@@ -32,7 +32,8 @@ DEPTH_KEYS = (
     "num_encoder_layers", "num_decoder_layers", "depth", "num_blocks",
 )
 # Per-layer lists whose length must follow the layer count.
-PER_LAYER_LIST_KEYS = ("layer_types", "mlp_only_layers", "sliding_window_pattern_list", "block_types")
+PER_LAYER_LIST_KEYS = ("layer_types", "mlp_only_layers", "sliding_window_pattern_list", "block_types",
+                       "attention_layers", "mlp_layer_types")
 
 
 class TrustRemoteCodeRefused(RuntimeError):
@@ -81,7 +82,21 @@ DYNAMO_DEFAULTS = {
     "capture_scalar_outputs": True,
     "capture_dynamic_output_shape_ops": True,
     "recompile_limit": 64,
+    # calls of ``logging.Logger`` methods (``logger.warning(...)`` in a forward, e.g.
+    # BigBird's fallback notice) are no-ops to Dynamo (``ignore_logging_functions``)
+    # instead of frames that run eagerly: they compute nothing a graph holds.
+    "ignore_logging_functions": True,
 }
+
+# The logger methods ignored with ``ignore_logging_functions`` (transformers adds
+# ``warning_once`` / ``info_once`` to ``logging.Logger``).
+LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "warning_once", "info_once")
+
+
+def _logger_methods() -> set:
+    import logging
+
+    return {getattr(logging.Logger, m) for m in LOGGER_METHODS if callable(getattr(logging.Logger, m, None))}
 
 
 def dynamo_settings(capture: dict) -> dict:
@@ -295,6 +310,7 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
         capture_dynamic_output_shape_ops=bool(settings["capture_dynamic_output_shape_ops"]),
         recompile_limit=int(settings["recompile_limit"]),
         accumulated_recompile_limit=max(256, 4 * int(settings["recompile_limit"])),
+        ignore_logging_functions=_logger_methods() if settings["ignore_logging_functions"] else set(),
     ):
         compiled = torch.compile(model, backend=backend, dynamic=False, fullgraph=False)
         with torch.no_grad():
@@ -504,6 +520,54 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
     raise ValueError(f"{row['model_id']}: unknown library {lib!r}")
 
 
+# Runtime assertions Dynamo inserts on unbacked symbols (``torch._check`` on a
+# data-dependent size, e.g. "u0 >= 2" for the box count of a detection head) are facts
+# about one execution's values, not about the program: on random weights a nonzero()
+# may return fewer rows than the traced code assumes, and the compiled graph then
+# fails where eager code would take another branch.
+RUNTIME_ASSERT_MARK = "Runtime assertion failed for expression"
+
+
+def is_runtime_assert_failure(exc: BaseException) -> bool:
+    """True when ``exc`` (or an exception it was raised from) is a failed Dynamo runtime
+    assertion on an unbacked symbol (:data:`RUNTIME_ASSERT_MARK`)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if RUNTIME_ASSERT_MARK in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+def capture_with_retry(model, args, kwargs, settings: dict, **kw) -> tuple[list[CapturedGraph], dict]:
+    """:func:`dynamo_capture` with the general retry rule for data-dependent shapes.
+
+    When the capture fails with a runtime assertion on an unbacked symbol
+    (:func:`is_runtime_assert_failure`) while ``capture_dynamic_output_shape_ops`` is on,
+    the model is captured again with that setting off (Dynamo then breaks the graph at
+    ``nonzero`` & co. and runs them eagerly, which is faithful for any values). The
+    settings actually used are returned, with ``retry: {"changed": {...}, "reason": ...}``
+    when the retry happened.
+
+    Returns:
+        (graphs, settings used).
+
+    Raises:
+        Whatever the (last) capture raised.
+    """
+    try:
+        return dynamo_capture(model, args, kwargs, settings=settings, **kw), dict(settings)
+    except Exception as exc:
+        if not (settings.get("capture_dynamic_output_shape_ops") and is_runtime_assert_failure(exc)):
+            raise
+        reason = _first_line(str(exc))
+    used = {**settings, "capture_dynamic_output_shape_ops": False}
+    graphs = dynamo_capture(model, args, kwargs, settings={k: used[k] for k in DYNAMO_DEFAULTS}, **kw)
+    used["retry"] = {"changed": {"capture_dynamic_output_shape_ops": False}, "reason": reason}
+    return graphs, used
+
+
 def capture_row(row: dict, capture: dict) -> CaptureResult:
     """Capture every graph of one catalog row: meta device first, real tensors on failure.
 
@@ -524,8 +588,8 @@ def capture_row(row: dict, capture: dict) -> CaptureResult:
             params_to_meta(model)
             n_params = sum(p.numel() for p in model.parameters())
             binfo = buffers_to_meta(model)
-            graphs = dynamo_capture(model, args, kwargs, settings=settings, buffer_info=binfo)
-            return CaptureResult(graphs, "meta", None, spec, n_params, dynamo_capture.last_completeness, settings)
+            graphs, used = capture_with_retry(model, args, kwargs, settings, buffer_info=binfo)
+            return CaptureResult(graphs, "meta", None, spec, n_params, dynamo_capture.last_completeness, used)
         except TrustRemoteCodeRefused:
             raise
         except Exception as exc:  # noqa: BLE001 - the fallback records it
@@ -533,9 +597,9 @@ def capture_row(row: dict, capture: dict) -> CaptureResult:
     reduced = row["library"] == "transformers"
     model, args, kwargs, spec = build_model(row, "cpu", capture, reduced=reduced)
     n_params = sum(p.numel() for p in model.parameters())
-    graphs = dynamo_capture(model, args, kwargs, settings=settings, check_outputs=True)
+    graphs, used = capture_with_retry(model, args, kwargs, settings, check_outputs=True)
     return CaptureResult(graphs, "real_reduced" if reduced else "real", fallback_reason, spec, n_params,
-                         dynamo_capture.last_completeness, settings)
+                         dynamo_capture.last_completeness, used)
 
 
 # Integer/bool buffers up to this many elements are stored value by value (position ids,

@@ -71,18 +71,93 @@ def _modality_of(config: dict) -> str:
 SPECIAL_TOKEN_KEYS = ("image_token_id", "image_token_index", "video_token_id", "video_token_index")
 
 
+# Sizes that shipped default configs leave as None although the modeling code needs a
+# number (the library's own default is "no model"), filled from the published checkpoint
+# named here. Only None values are replaced; a config that sets them keeps its own.
+PUBLISHED_SIZES: dict[str, tuple[dict, str]] = {
+    "esm": ({"vocab_size": 33, "pad_token_id": 1, "mask_token_id": 32}, "facebook/esm2_t6_8M_UR50D"),
+    "hiera": ({"decoder_hidden_size": 512, "decoder_depth": 8, "decoder_num_heads": 16},
+              "facebook/hiera-tiny-224-mae-hf"),
+    "dots1": ({"n_routed_experts": 128, "num_experts_per_tok": 6, "n_shared_experts": 2},
+              "rednote-hilab/dots.llm1.base"),
+    "deepseek_v2": ({"num_experts_per_tok": 6}, "deepseek-ai/DeepSeek-V2-Lite"),
+}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _nearest_divisor(n: int, target: int) -> int:
+    """The divisor of ``n`` nearest to ``target`` (the larger one on a tie)."""
+    divs = [d for d in range(1, n + 1) if n % d == 0]
+    return min(divs, key=lambda d: (abs(d - target), -d))
+
+
+def _repair_level(d: dict, path: str, notes: list[str]) -> dict:
+    """Generic repairs of one (sub-)config dict, recursing into sub-config dicts."""
+    out = dict(d)
+    where = f"{path}." if path else ""
+    hidden, heads = out.get("hidden_size"), out.get("num_attention_heads")
+    # vision towers (ViT / CLIP / SigLIP attention) split hidden_size evenly across heads;
+    # text configs may size heads on their own (GLM-4.5: 96 heads of 128 on 4096)
+    if "vision" in path.rsplit(".", 1)[-1] and _is_int(hidden) and _is_int(heads) and heads > 0 \
+            and "head_dim" not in out and hidden % heads:
+        fixed = _nearest_divisor(hidden, heads)
+        notes.append(f"{where}num_attention_heads {heads} -> {fixed}: hidden_size {hidden} must be divisible by it "
+                     "(no head_dim given)")
+        out["num_attention_heads"] = heads = fixed
+    if "head_dim" in out and out["head_dim"] is None and _is_int(hidden) and _is_int(heads) and heads > 0 \
+            and hidden % heads == 0:
+        out["head_dim"] = hidden // heads
+        notes.append(f"{where}head_dim None -> {hidden // heads} (hidden_size / num_attention_heads)")
+    if "num_key_value_heads" in out and out["num_key_value_heads"] is None and _is_int(heads):
+        out["num_key_value_heads"] = heads
+        notes.append(f"{where}num_key_value_heads None -> {heads} (= num_attention_heads, multi-head attention)")
+    langs = out.get("languages")
+    if "default_language" in out and out["default_language"] is None and isinstance(langs, list) and langs:
+        out["default_language"] = langs[0]
+        notes.append(f"{where}default_language None -> {langs[0]!r} (the first of languages)")
+    rope = out.get("rope_parameters")
+    for k, v in list(out.items()):
+        if isinstance(v, dict) and k not in ("rope_parameters", "id2label", "label2id", "rope_scaling"):
+            sub = _repair_level(v, f"{where}{k}", notes)
+            # attention sub-configs the modeling code reads rope_theta from (DbrxAttentionConfig)
+            if k == "attn_config" and "rope_theta" not in sub and isinstance(rope, dict) \
+                    and isinstance(rope.get("rope_theta"), (int, float)):
+                sub["rope_theta"] = rope["rope_theta"]
+                notes.append(f"{where}{k}.rope_theta missing -> {rope['rope_theta']} (from rope_parameters)")
+            out[k] = sub
+    return out
+
+
 def repair_config(config: dict) -> tuple[dict, list[str]]:
     """Repairs that make a shipped default config runnable, each stated in words.
 
-    Vision-language defaults whose special token id lies outside the text vocabulary
-    (``LlavaConfig()``: ``image_token_index`` 32000 with ``text_config.vocab_size``
-    32000; the processor adds ``<image>`` and the published checkpoints resize the
-    embeddings, e.g. llava-hf/llava-1.5-7b-hf has 32064 rows) get ``vocab_size = id + 1``.
+    * Vision-language defaults whose special token id lies outside the text vocabulary
+      (``LlavaConfig()``: ``image_token_index`` 32000 with ``text_config.vocab_size``
+      32000; the processor adds ``<image>`` and the published checkpoints resize the
+      embeddings, e.g. llava-hf/llava-1.5-7b-hf has 32064 rows) get ``vocab_size = id + 1``.
+    * In a vision tower sub-config (``vision_config``): ``hidden_size`` not divisible by
+      ``num_attention_heads`` (and no ``head_dim``): the heads become the divisor nearest
+      to the given count (AyaVision's SigLIP tower: 1152 / 14 -> 16 heads, as
+      SigLIP-so400m has). In every (sub-)config: ``head_dim: None`` -> ``hidden_size // num_attention_heads``;
+      ``num_key_value_heads: None`` -> ``num_attention_heads``; ``default_language: None``
+      -> the first of ``languages`` (X-MOD); an ``attn_config`` without ``rope_theta``
+      gets the parent's ``rope_parameters.rope_theta`` (DBRX).
+    * Sizes left None in a shipped default: the values of the published checkpoint in
+      :data:`PUBLISHED_SIZES` (named in the note).
 
     Returns:
         (repaired copy, notes); the input is not modified.
     """
     notes: list[str] = []
+    config = _repair_level(config, "", notes)
+    fill, source = PUBLISHED_SIZES.get(str(config.get("model_type")), ({}, None))
+    missing = {k: v for k, v in fill.items() if k in config and config[k] is None}
+    if missing:
+        config = {**config, **missing}
+        notes.append(f"{', '.join(f'{k} None -> {v}' for k, v in missing.items())} (values of {source})")
     text = config.get("text_config")
     if not isinstance(text, dict) or not isinstance(text.get("vocab_size"), int):
         return config, notes

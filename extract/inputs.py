@@ -38,8 +38,12 @@ def _size2(value: Any, default: int = 224) -> tuple[int, int]:
     return int(value), int(value)
 
 
+# Sub-configs searched for sizes, in this order, after the config itself.
+SUB_CONFIG_KEYS = ("vision_config", "text_config", "audio_config", "encoder_config", "model_config")
+
+
 def _get(config: Any, *names: str, default: Any = None) -> Any:
-    for sub in (config, getattr(config, "vision_config", None), getattr(config, "text_config", None), getattr(config, "audio_config", None)):
+    for sub in (config, *(getattr(config, k, None) for k in SUB_CONFIG_KEYS)):
         if sub is None:
             continue
         for n in names:
@@ -106,11 +110,19 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
         wanted.append("qformer_attention_mask")
     if "pixel_attention_mask" in params and "pixel_values" in wanted and _naflex(config):
         wanted += ["pixel_attention_mask", "spatial_shapes"]
+    if "global_attention_mask" in params and type(model).__name__.endswith(("ForQuestionAnswering", "ForMultipleChoice")):
+        # Longformer QA/MC heads otherwise derive it from separator tokens of a real question
+        wanted.append("global_attention_mask")
+    if "image_grid_thw" in params and _grid_vision(config):
+        wanted += ["pixel_values", "image_grid_thw"] + (["mm_token_type_ids"] if "mm_token_type_ids" in params else [])
     if "past_values" in wanted:
         wanted += [n for n in ("past_time_features", "past_observed_mask") if n in required]
     wanted = list(dict.fromkeys(wanted))
 
     vocab = _get(config, "vocab_size", default=1000) or 1000
+    text_pos = getattr(getattr(config, "text_config", None), "max_position_embeddings", None)
+    if isinstance(text_pos, int) and not isinstance(text_pos, bool) and 0 < text_pos < s and "pixel_values" in params:
+        s = text_pos  # CLIP-style text towers with short position tables (OWL-ViT: 16)
     spec: list = []
     kwargs: dict = {}
     for name in wanted:
@@ -122,6 +134,32 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
             kwargs[name] = _make(spec, name, [b, s], torch.long, "mask", device, fill=1)
         elif name == "token_type_ids":
             kwargs[name] = _make(spec, name, [b, s], torch.long, "token_type_ids", device, fill=0)
+        elif name == "pixel_values" and _grid_vision(config) and "image_grid_thw" in params:
+            t, h, w, dim = _grid_patches(config)
+            kwargs[name] = _make(spec, name, [b * t * h * w, dim], torch.float32, "pixel_patches", device, gen=gen)
+        elif name == "image_grid_thw":
+            t, h, w, _ = _grid_patches(config)
+            grid = _make(spec, name, [b, 3], torch.long, "patch_grid", device, fill=0)
+            if grid.device.type != "meta":
+                grid[:] = torch.tensor([t, h, w])  # one image per sample
+            kwargs[name] = grid
+        elif name == "mm_token_type_ids":
+            kwargs[name] = _make(spec, name, [b, s], torch.long, "token_type_ids", device, fill=0)
+        elif name == "flattened_patches":
+            # Pix2Struct: [b, patches, 2 + C * p * p]; columns 0/1 hold 1-based row/column ids
+            dim = int(_get(config, "patch_embed_hidden_size", default=768))
+            side = 16
+            fp = _make(spec, name, [b, side * side, 2 + dim], torch.float32, "flattened_patches", device, gen=gen)
+            if fp.device.type != "meta":
+                idx = torch.arange(side * side)
+                fp[:, :, 0] = (idx // side + 1).float()
+                fp[:, :, 1] = (idx % side + 1).float()
+            kwargs[name] = fp
+        elif name == "global_attention_mask":
+            gm = _make(spec, name, [b, s], torch.long, "global_first_token", device, fill=0)
+            if gm.device.type != "meta":
+                gm[:, 0] = 1  # the first token attends globally, as for a [CLS] question token
+            kwargs[name] = gm
         elif name == "pixel_values" and _naflex(config):
             # NaFlex (SigLIP2): flattened patches [b, max_patches, C * patch * patch]
             n, pch = int(_get(config, "num_patches", default=256)), int(_get(config, "patch_size", default=16))
@@ -181,6 +219,10 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
             kwargs[name] = _make(spec, name, [b, s], torch.long, "timesteps", device, low=0, high=hi, gen=gen)
         elif name == "inputs" and _get(config, "d_model") is not None:  # Perceiver without a preprocessor
             kwargs[name] = _make(spec, name, [b, s, int(_get(config, "d_model"))], torch.float32, "embeddings", device, gen=gen)
+        elif name == "input_features" and _get(config, "feature_projection_input_dim") is not None:
+            # stacked filter banks (SeamlessM4T: 2 x 80 mel bins per frame)
+            dim = int(_get(config, "feature_projection_input_dim"))
+            kwargs[name] = _make(spec, name, [b, 4 * s, dim], torch.float32, "audio_features", device, gen=gen)
         elif name == "input_features":
             mel = _get(config, "num_mel_bins", "feature_size", "input_feat_per_channel", default=80)
             src = _get(config, "max_source_positions", default=None)
@@ -188,6 +230,13 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
                 kwargs[name] = _make(spec, name, [b, int(mel), 2 * int(src)], torch.float32, "audio_features", device, gen=gen)
             else:
                 kwargs[name] = _make(spec, name, [b, 4 * s, int(mel)], torch.float32, "audio_features", device, gen=gen)
+        elif name in ("input_values", "hidden_states") and _codec_channels(config) is not None:
+            # audio codecs / acoustic tokenizers take waveforms [b, channels, samples]
+            hop = _get(config, "hop_length", default=None)
+            n = int(capture.get("audio_samples", 16000))
+            if isinstance(hop, int) and hop > 0:
+                n = max(hop, n - n % hop)
+            kwargs[name] = _make(spec, name, [b, _codec_channels(config), n], torch.float32, "audio_waveform", device, gen=gen)
         elif name == "input_values":
             mel, frames = _get(config, "num_mel_bins"), _get(config, "max_length")
             if mel is not None and frames is not None:  # spectrogram transformers (AST)
@@ -209,6 +258,42 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
     if not kwargs:
         raise UnsupportedInput(f"{type(model).__name__}: no known input among {list(params)[:8]}")
     return kwargs, spec
+
+
+def _codec_channels(config: Any) -> int | None:
+    """Channels of a waveform codec's input (EnCodec ``audio_channels``, VibeVoice
+    ``channels``; 1 for DAC), None for models that take flat waveforms [b, samples]."""
+    for key in ("audio_channels", "channels"):
+        v = getattr(config, key, None)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    if getattr(config, "model_type", None) == "dac":
+        return 1
+    return None
+
+
+def _grid_vision(config: Any) -> bool:
+    """Qwen2-VL style vision towers: pixels as a flat list of temporal x spatial patches
+    with a per-image ``(t, h, w)`` patch grid."""
+    vc = getattr(config, "vision_config", None)
+    return vc is not None and isinstance(getattr(vc, "temporal_patch_size", None), int) \
+        and isinstance(getattr(vc, "spatial_merge_size", None), int)
+
+
+# Patch grid of the synthetic image of a Qwen2-VL style model (one frame of 8 x 8 patches).
+GRID_THW = (1, 8, 8)
+
+
+def _grid_patches(config: Any) -> tuple[int, int, int, int]:
+    """``(t, h, w, dim)``: the patch grid of :data:`GRID_THW` (h, w rounded to the merge
+    size) and the flattened patch size ``C * temporal_patch * patch * patch``."""
+    vc = config.vision_config
+    merge = int(vc.spatial_merge_size)
+    t, h, w = GRID_THW
+    h, w = max(merge, h - h % merge), max(merge, w - w % merge)
+    c = int(getattr(vc, "in_channels", None) or getattr(vc, "in_chans", None) or getattr(vc, "num_channels", None) or 3)
+    p = int(vc.patch_size)
+    return t, h, w, c * int(vc.temporal_patch_size) * p * p
 
 
 def _naflex(config: Any) -> bool:
@@ -252,17 +337,27 @@ def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device) -> None:
     if token is None or vc is None or "input_ids" not in kwargs or "pixel_values" not in kwargs:
         return
     size, patch = getattr(vc, "image_size", None), getattr(vc, "patch_size", None)
-    if not isinstance(size, int) or not isinstance(patch, int) or patch <= 0:
+    grid = kwargs.get("image_grid_thw")
+    if grid is not None and _grid_vision(config):
+        t, h, w, _ = _grid_patches(config)
+        n = t * h * w // int(vc.spatial_merge_size) ** 2  # merged patches, one token each
+    elif not isinstance(size, int) or not isinstance(patch, int) or patch <= 0:
         return
-    n = (size // patch) ** 2 + (1 if getattr(config, "vision_feature_select_strategy", "default") == "full" else 0)
+    else:
+        n = (size // patch) ** 2 + (1 if getattr(config, "vision_feature_select_strategy", "default") == "full" else 0)
     ids = kwargs["input_ids"]
     b, s = ids.shape
     image = torch.full((b, n), int(token), dtype=ids.dtype, device=ids.device)
     kwargs["input_ids"] = torch.cat([image, ids], dim=1)
     if "attention_mask" in kwargs:
         kwargs["attention_mask"] = torch.ones((b, n + s), dtype=kwargs["attention_mask"].dtype, device=ids.device)
+    if "mm_token_type_ids" in kwargs:  # 1 marks an image token (M-RoPE position ids)
+        tt = torch.zeros((b, n + s), dtype=kwargs["mm_token_type_ids"].dtype, device=ids.device)
+        if tt.device.type != "meta":
+            tt[:, :n] = 1
+        kwargs["mm_token_type_ids"] = tt
     for entry in spec:
-        if entry["name"] in ("input_ids", "attention_mask"):
+        if entry["name"] in ("input_ids", "attention_mask", "mm_token_type_ids"):
             entry["shape"] = [b, n + s]
         if entry["name"] == "input_ids":
             entry["image_tokens"] = {"token_id": int(token), "count": n, "position": "prefix"}

@@ -226,6 +226,7 @@ DYNAMO_SCHEMA = Block({
     "capture_scalar_outputs": bool,
     "capture_dynamic_output_shape_ops": bool,
     "recompile_limit": positive(int),
+    "ignore_logging_functions": bool,
 })
 register_block("catalog", Block({
     "mode": Choice(("default", "all")),
