@@ -27,6 +27,8 @@ def test_project_params_are_valid():
     assert {"curate", "score", "proxy"} <= set(params)
 
 
+# A typo (unknown key) and a value of the wrong type in every block, at every nesting level
+# the stages read (catalog / extract, then curate, score and proxy).
 @pytest.mark.parametrize("edit,message", [
     (lambda p: p["extract"]["capture"].update(seqlen=16), "extract.capture.seqlen: unknown key"),
     (lambda p: p["extract"].update(workers="two"), "extract.workers: expected positive int, got str 'two'"),
@@ -37,34 +39,6 @@ def test_project_params_are_valid():
     (lambda p: p["catalog"].update(default="transformers:BertModel"), "catalog.default: expected list of str"),
     (lambda p: p["catalog"].update(sample_per_source={"timm": "ten"}), "catalog.sample_per_source.timm: expected int"),
     (lambda p: p["catalog"].update(limt=3), "catalog.limt: unknown key"),
-])
-def test_bad_params_name_the_key_and_the_expected_type(tmp_path, edit, message):
-    params = _project()
-    edit(params)
-    path = _write(tmp_path, params)
-    section = message.split(".")[0]
-    with pytest.raises(ParamsError) as err:
-        load_params(path, section)
-    assert message in str(err.value) and str(path) in str(err.value)
-
-
-def test_other_blocks_register_their_own_schema(tmp_path):
-    params = {"other": {"alpha": 1}}
-    path = _write(tmp_path, params)
-    assert load_params(path, "other") == {"alpha": 1}  # unregistered: not validated
-    register_block("other", Block({"beta": int}))
-    try:
-        with pytest.raises(ParamsError, match="other.alpha: unknown key"):
-            load_params(path, "other")
-        extend_block("other", {"alpha": int})
-        assert load_params(path, "other") == {"alpha": 1}
-    finally:
-        BLOCKS.pop("other")
-
-
-# A typo (unknown key) and a value of the wrong type in each of the curate, score and proxy
-# blocks, at every nesting level the stages read.
-@pytest.mark.parametrize("edit,message", [
     (lambda p: p["curate"]["decompose"].update(max_node=64), "curate.decompose.max_node: unknown key"),
     (lambda p: p["curate"]["profile"]["timing"].update(trails=30), "curate.profile.timing.trails: unknown key"),
     (lambda p: p["curate"].update(curation={}), "curate.curation: unknown key"),
@@ -91,7 +65,7 @@ def test_other_blocks_register_their_own_schema(tmp_path):
     (lambda p: p["proxy"]["stats"].update(merge=True), "proxy.stats.merge: unknown key"),
     (lambda p: p["proxy"]["prune"].update(merge="average"), "proxy.prune.merge: expected bool or one of 'none'"),
 ])
-def test_stage_blocks_name_the_key_and_the_expected_type(tmp_path, edit, message):
+def test_bad_params_name_the_key_and_the_expected_type(tmp_path, edit, message):
     params = _project()
     edit(params)
     path = _write(tmp_path, params)
@@ -100,7 +74,22 @@ def test_stage_blocks_name_the_key_and_the_expected_type(tmp_path, edit, message
         load_params(path, section)
     assert message in str(err.value) and str(path) in str(err.value)
     assert "\n" not in str(err.value)
-    load_params(path, "extract")  # other blocks are not affected
+    load_params(path, "score" if section != "score" else "extract")  # other blocks are not affected
+
+
+def test_other_blocks_register_their_own_schema(tmp_path):
+    params = {"other": {"alpha": 1}}
+    path = _write(tmp_path, params)
+    assert load_params(path, "other") == {"alpha": 1}  # unregistered: not validated
+    register_block("other", Block({"beta": int}))
+    try:
+        with pytest.raises(ParamsError, match="other.alpha: unknown key"):
+            load_params(path, "other")
+        extend_block("other", {"alpha": int})
+        assert load_params(path, "other") == {"alpha": 1}
+    finally:
+        BLOCKS.pop("other")
+
 
 
 def test_values_the_stages_accept_validate(tmp_path):
