@@ -91,7 +91,6 @@ def test_other_blocks_register_their_own_schema(tmp_path):
         BLOCKS.pop("other")
 
 
-
 def test_values_the_stages_accept_validate(tmp_path):
     """Documented alternatives of the stage code pass: nulls, ``all`` / lists, ints for numbers."""
     params = _project()
