@@ -422,8 +422,9 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         if desc is None:
             g, kinds, examples = segment_graph(nodes, seg, fx_nodes)
             # A range's outputs are a set: order them canonically (the parent's recording
-            # order differs between equal ranges and would split their hashes).
-            perm = output_permutation(g, kinds)
+            # order differs between equal ranges and would split their hashes). One output
+            # (most ranges) has one order: no labelling pass beyond canonicalize's.
+            perm = output_permutation(g, kinds) if len(seg.outputs) > 1 else [0] * len(seg.outputs)
             if perm != list(range(len(perm))) and len(perm) == len(seg.outputs):
                 seg.outputs = [seg.outputs[p] for p in perm]
                 out_node = next(iter(reversed(g.nodes)))
