@@ -417,6 +417,31 @@ def init_on_device(device: str):
         torch.nn.Module.register_parameter = orig
 
 
+@contextmanager
+def meta_tensor_constants():
+    """Make ``torch.tensor(data, device="meta")`` traceable: under Dynamo's fake mode that
+    call returns a plain (non-fake) meta tensor -- the tensor constructor bypasses the
+    dispatch mode for the meta device --, and the first op mixing it with a fake tensor
+    fails ("Please convert all Tensors to FakeTensors first"; Qwen3.5/Cosmos3 vision
+    towers build ``torch.tensor([merge_size], device=grid.device)``). Inside this context
+    such a call builds the constant on the CPU and moves it with ``.to("meta")``, which
+    fake mode tracks; every other call is unchanged. Only the meta capture needs it."""
+    orig = torch.tensor
+
+    def tensor(data, *args, **kwargs):
+        device = kwargs.get("device")
+        if device is not None and torch.device(device).type == "meta":
+            kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+            return orig(data, *args, **kwargs).to("meta")
+        return orig(data, *args, **kwargs)
+
+    torch.tensor = tensor
+    try:
+        yield
+    finally:
+        torch.tensor = orig
+
+
 def params_to_meta(model: torch.nn.Module) -> int:
     """Move every parameter still holding data to meta (those a builder assigned without
     ``register_parameter``); returns how many moved."""
@@ -520,51 +545,102 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
     raise ValueError(f"{row['model_id']}: unknown library {lib!r}")
 
 
-# Runtime assertions Dynamo inserts on unbacked symbols (``torch._check`` on a
-# data-dependent size, e.g. "u0 >= 2" for the box count of a detection head) are facts
-# about one execution's values, not about the program: on random weights a nonzero()
-# may return fewer rows than the traced code assumes, and the compiled graph then
-# fails where eager code would take another branch.
+# Failures that come from tracing data-dependent values as symbols (unbacked SymInts from
+# ``.item()`` / ``.tolist()`` with ``capture_scalar_outputs``, or from ``nonzero`` & co.
+# with ``capture_dynamic_output_shape_ops``) rather than from the program: a runtime
+# assertion Dynamo inserted ("u0 >= 2" for the box count of a detection head) that one
+# execution's values break -- on random weights a nonzero() may return fewer rows than the
+# traced code assumed --, or a branch/reshape that needs the symbol's value at trace time
+# (``GuardOnDataDependentSymNode``: the M-RoPE position ids of Qwen2/3-VL computed from
+# ``image_grid_thw.tolist()``). Eager code handles both; a graph break at the op does too.
 RUNTIME_ASSERT_MARK = "Runtime assertion failed for expression"
+DATA_DEPENDENT_MARKS = (
+    RUNTIME_ASSERT_MARK,
+    "Could not guard on data-dependent expression",
+    "Could not extract specialized integer from data-dependent expression",
+)
+DATA_DEPENDENT_TYPES = ("GuardOnDataDependentSymNode", "DataDependentOutputException")
+
+# The settings turned off, one more per retry, after a data-dependent failure.
+RETRY_LADDER = ("capture_dynamic_output_shape_ops", "capture_scalar_outputs")
+
+
+def _exception_chain(exc: BaseException | None, limit: int = 8):
+    seen = 0
+    while exc is not None and seen < limit:
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
 
 
 def is_runtime_assert_failure(exc: BaseException) -> bool:
     """True when ``exc`` (or an exception it was raised from) is a failed Dynamo runtime
     assertion on an unbacked symbol (:data:`RUNTIME_ASSERT_MARK`)."""
-    seen = 0
-    while exc is not None and seen < 8:
-        if RUNTIME_ASSERT_MARK in str(exc):
-            return True
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return False
+    return any(RUNTIME_ASSERT_MARK in str(e) for e in _exception_chain(exc))
+
+
+def is_data_dependent_failure(exc: BaseException) -> bool:
+    """True when ``exc`` (or an exception it was raised from) comes from tracing a
+    data-dependent value as a symbol: a failed runtime assertion on an unbacked symbol or
+    a guard / specialisation on one (:data:`DATA_DEPENDENT_MARKS`,
+    :data:`DATA_DEPENDENT_TYPES`)."""
+    return any(type(e).__name__ in DATA_DEPENDENT_TYPES or any(m in str(e) for m in DATA_DEPENDENT_MARKS)
+               for e in _exception_chain(exc))
 
 
 def capture_with_retry(model, args, kwargs, settings: dict, **kw) -> tuple[list[CapturedGraph], dict]:
-    """:func:`dynamo_capture` with the general retry rule for data-dependent shapes.
+    """:func:`dynamo_capture` with the general retry rule for data-dependent values.
 
-    When the capture fails with a runtime assertion on an unbacked symbol
-    (:func:`is_runtime_assert_failure`) while ``capture_dynamic_output_shape_ops`` is on,
-    the model is captured again with that setting off (Dynamo then breaks the graph at
-    ``nonzero`` & co. and runs them eagerly, which is faithful for any values). The
-    settings actually used are returned, with ``retry: {"changed": {...}, "reason": ...}``
-    when the retry happened.
+    When the capture fails in a way :func:`is_data_dependent_failure` recognises, the
+    model is captured again with the next setting of :data:`RETRY_LADDER` that is still on
+    turned off: first ``capture_dynamic_output_shape_ops`` (Dynamo then breaks the graph at
+    ``nonzero`` & co.), then ``capture_scalar_outputs`` (a break at ``.item()`` /
+    ``.tolist()``); the broken-out ops run eagerly, which is faithful for any values. The
+    settings actually used are returned, with ``retry: {"changed": {...}, "reason": ...,
+    "reasons": [...]}`` when a retry happened (``reason``: the first failure's first line).
+    A capture that succeeds but runs frames eagerly is taken once more on the same model
+    (one-time initialisation in a first call); the second capture replaces it only when it
+    is complete, recorded as ``second_call: {"reason": <the first's incompleteness>}``.
 
     Returns:
         (graphs, settings used).
 
     Raises:
-        Whatever the (last) capture raised.
+        Whatever the last capture raised (a failure of another kind is not retried).
     """
-    try:
-        return dynamo_capture(model, args, kwargs, settings=settings, **kw), dict(settings)
-    except Exception as exc:
-        if not (settings.get("capture_dynamic_output_shape_ops") and is_runtime_assert_failure(exc)):
-            raise
-        reason = _first_line(str(exc))
-    used = {**settings, "capture_dynamic_output_shape_ops": False}
-    graphs = dynamo_capture(model, args, kwargs, settings={k: used[k] for k in DYNAMO_DEFAULTS}, **kw)
-    used["retry"] = {"changed": {"capture_dynamic_output_shape_ops": False}, "reason": reason}
+    current = dict(settings)
+    changed: dict = {}
+    reasons: list[str] = []
+    while True:
+        try:
+            graphs = dynamo_capture(model, args, kwargs, settings={k: current[k] for k in DYNAMO_DEFAULTS}, **kw)
+            break
+        except Exception as exc:
+            step = next((k for k in RETRY_LADDER if current.get(k)), None)
+            if step is None or not is_data_dependent_failure(exc):
+                raise
+            reasons.append(_first_line(str(exc)))
+            current[step] = False
+            changed[step] = False
+    used = dict(current)
+    if changed:
+        used["retry"] = {"changed": changed, "reason": reasons[0], "reasons": reasons}
+    first = dynamo_capture.last_completeness
+    if first is not None and not first.complete and first.eager_frames and graphs:
+        # One-time initialisation on a model's first call can run frames eagerly that a
+        # second call never enters (transformers installs its output-capturing hooks under a
+        # threading.Lock, which Dynamo cannot enter, on the first forward that requests
+        # hidden states: Wav2Vec2 with use_weighted_layer_sum). Capture the second call;
+        # keep it only when it is complete.
+        try:
+            again = dynamo_capture(model, args, kwargs, settings={k: current[k] for k in DYNAMO_DEFAULTS}, **kw)
+        except Exception:  # noqa: BLE001 - the first capture stands
+            again = None
+        second = dynamo_capture.last_completeness
+        if again and second is not None and second.complete:
+            used["second_call"] = {"reason": first.reason}
+            return again, used
+        dynamo_capture.last_completeness = first
     return graphs, used
 
 
@@ -588,16 +664,22 @@ def capture_row(row: dict, capture: dict) -> CaptureResult:
             params_to_meta(model)
             n_params = sum(p.numel() for p in model.parameters())
             binfo = buffers_to_meta(model)
-            graphs, used = capture_with_retry(model, args, kwargs, settings, buffer_info=binfo)
+            with meta_tensor_constants():
+                graphs, used = capture_with_retry(model, args, kwargs, settings, buffer_info=binfo)
             return CaptureResult(graphs, "meta", None, spec, n_params, dynamo_capture.last_completeness, used)
         except TrustRemoteCodeRefused:
             raise
         except Exception as exc:  # noqa: BLE001 - the fallback records it
             fallback_reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
     reduced = row["library"] == "transformers"
-    model, args, kwargs, spec = build_model(row, "cpu", capture, reduced=reduced)
-    n_params = sum(p.numel() for p in model.parameters())
-    graphs, used = capture_with_retry(model, args, kwargs, settings, check_outputs=True)
+    try:
+        model, args, kwargs, spec = build_model(row, "cpu", capture, reduced=reduced)
+        n_params = sum(p.numel() for p in model.parameters())
+        graphs, used = capture_with_retry(model, args, kwargs, settings, check_outputs=True)
+    except Exception as exc:
+        if fallback_reason:  # both attempts failed: the record names the meta failure too
+            exc.add_note(f"(the meta-device attempt failed first: {fallback_reason})")
+        raise
     return CaptureResult(graphs, "real_reduced" if reduced else "real", fallback_reason, spec, n_params,
                          dynamo_capture.last_completeness, used)
 

@@ -131,6 +131,27 @@ def _repair_level(d: dict, path: str, notes: list[str]) -> dict:
     return out
 
 
+def _match_vision_projection(d: dict, path: str, notes: list[str]) -> dict:
+    """A vision tower whose merger projects to ``vision_config.out_hidden_size`` feeds the
+    text model, so that size must equal ``text_config.hidden_size`` (recursing into nested
+    sub-configs such as ``thinker_config``). Several shipped defaults disagree (Qwen3.5 /
+    Qwen3-VL: 3584 vs 4096; Qwen3-VL-MoE: 3584 vs 2048), while every published checkpoint
+    matches them (Qwen/Qwen3-VL-8B-Instruct: 4096 and 4096); the text size wins."""
+    out = dict(d)
+    where = f"{path}." if path else ""
+    vision, text = out.get("vision_config"), out.get("text_config")
+    if isinstance(vision, dict) and isinstance(text, dict):
+        proj, hidden = vision.get("out_hidden_size"), text.get("hidden_size")
+        if _is_int(proj) and _is_int(hidden) and proj != hidden:
+            out["vision_config"] = {**vision, "out_hidden_size": hidden}
+            notes.append(f"{where}vision_config.out_hidden_size {proj} -> {hidden}: the vision merger projects into "
+                         f"the text model (text_config.hidden_size {hidden})")
+    for k, v in list(out.items()):
+        if isinstance(v, dict) and k.endswith("_config") and k not in ("vision_config", "text_config"):
+            out[k] = _match_vision_projection(v, f"{where}{k}", notes)
+    return out
+
+
 def repair_config(config: dict) -> tuple[dict, list[str]]:
     """Repairs that make a shipped default config runnable, each stated in words.
 
@@ -145,6 +166,8 @@ def repair_config(config: dict) -> tuple[dict, list[str]]:
       ``num_key_value_heads: None`` -> ``num_attention_heads``; ``default_language: None``
       -> the first of ``languages`` (X-MOD); an ``attn_config`` without ``rope_theta``
       gets the parent's ``rope_parameters.rope_theta`` (DBRX).
+    * ``vision_config.out_hidden_size`` that differs from ``text_config.hidden_size``
+      becomes the text size (:func:`_match_vision_projection`; Qwen3.5 / Qwen3-VL).
     * Sizes left None in a shipped default: the values of the published checkpoint in
       :data:`PUBLISHED_SIZES` (named in the note).
 
@@ -153,6 +176,7 @@ def repair_config(config: dict) -> tuple[dict, list[str]]:
     """
     notes: list[str] = []
     config = _repair_level(config, "", notes)
+    config = _match_vision_projection(config, "", notes)
     fill, source = PUBLISHED_SIZES.get(str(config.get("model_type")), ({}, None))
     missing = {k: v for k, v in fill.items() if k in config and config[k] is None}
     if missing:

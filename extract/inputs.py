@@ -123,6 +123,12 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
     text_pos = getattr(getattr(config, "text_config", None), "max_position_embeddings", None)
     if isinstance(text_pos, int) and not isinstance(text_pos, bool) and 0 < text_pos < s and "pixel_values" in params:
         s = text_pos  # CLIP-style text towers with short position tables (OWL-ViT: 16)
+    if _get(config, "attention_type") == "block_sparse":
+        # BigBird: at most (5 + 2 * num_random_blocks) * block_size tokens make the model switch
+        # to full attention inside forward (it builds new attention modules and Parameters
+        # there, frames Dynamo cannot trace); one block more keeps the block-sparse model
+        blk, rnd = int(_get(config, "block_size", default=64)), int(_get(config, "num_random_blocks", default=3))
+        s = max(s, (6 + 2 * rnd) * blk)
     spec: list = []
     kwargs: dict = {}
     for name in wanted:
@@ -248,7 +254,7 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
             kwargs[name] = _make(spec, name, [b, s, 4], torch.long, "bbox", device, fill=0)
         elif name in required:
             raise UnsupportedInput(f"no synthesis rule for required input {name!r} of {type(model).__name__}")
-    _insert_image_tokens(kwargs, spec, config, device)
+    _insert_image_tokens(kwargs, spec, config, device, model)
     if type(model).__name__.endswith("ForMultipleChoice"):
         # Multiple-choice heads take [batch, num_choices, seq]; two choices.
         for entry in spec:
@@ -326,10 +332,40 @@ def _num_patches(model: Any, config: Any) -> int:
     return n
 
 
-def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device) -> None:
+def _image_feature_tokens(model: Any, kwargs: dict, config: Any) -> int | None:
+    """Image tokens per sample that ``model`` needs for the synthesised pixels, asked of the
+    model itself: the rows its ``get_image_features`` yields, counted as transformers'
+    ``get_placeholder_mask`` checks them (features ``numel`` = tokens x the text hidden
+    size). For vision towers whose token count the config does not give (FastVLM's
+    FastViT: a 224 image -> 16 tokens). Runs the tower once (shapes only on meta); None
+    when the model has no such method or it fails on these inputs."""
+    fn = getattr(model, "get_image_features", None)
+    text = getattr(config, "text_config", None) or config
+    hidden = getattr(text, "hidden_size", None)
+    if fn is None or not isinstance(hidden, int) or hidden <= 0:
+        return None
+    accepted = inspect.signature(fn).parameters
+    extra = {k: kwargs[k] for k in ("image_grid_thw", "image_sizes", "pixel_attention_mask", "spatial_shapes")
+             if k in kwargs and k in accepted}
+    try:
+        with torch.no_grad():
+            out = fn(pixel_values=kwargs["pixel_values"], **extra)
+    except Exception:  # noqa: BLE001 - no count from the model; the caller leaves the ids as they are
+        return None
+    feats = out if isinstance(out, (torch.Tensor, list, tuple)) else getattr(out, "pooler_output", None)
+    tensors = [feats] if isinstance(feats, torch.Tensor) else [t for t in (feats or []) if isinstance(t, torch.Tensor)]
+    numel = sum(t.numel() for t in tensors)
+    b = int(kwargs["input_ids"].shape[0])
+    if not numel or numel % (hidden * b):
+        return None
+    return numel // (hidden * b)
+
+
+def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device, model: Any = None) -> None:
     """Vision-language models that splice image features into the text (LLaVA style) need
     one image token per patch feature in ``input_ids``: ``(image_size // patch_size) ** 2``
-    (plus one with ``vision_feature_select_strategy == "full"``), placed first."""
+    (plus one with ``vision_feature_select_strategy == "full"``), placed first; where the
+    config gives no patch grid, the count comes from the model (:func:`_image_feature_tokens`)."""
     token = getattr(config, "image_token_id", None)
     if token is None:
         token = getattr(config, "image_token_index", None)
@@ -342,7 +378,9 @@ def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device) -> None:
         t, h, w, _ = _grid_patches(config)
         n = t * h * w // int(vc.spatial_merge_size) ** 2  # merged patches, one token each
     elif not isinstance(size, int) or not isinstance(patch, int) or patch <= 0:
-        return
+        n = _image_feature_tokens(model, kwargs, config) if model is not None else None
+        if n is None:
+            return
     else:
         n = (size // patch) ** 2 + (1 if getattr(config, "vision_feature_select_strategy", "default") == "full" else 0)
     ids = kwargs["input_ids"]

@@ -78,11 +78,13 @@ def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_b
         code = 3
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         msg = str(exc)
+        notes = "\n".join(str(n) for n in getattr(exc, "__notes__", ()) or ())
         tb = traceback.format_exc(limit=8)
         err = f"exception:{type(exc).__name__}"
         if isinstance(exc, RuntimeError) and ("bad_alloc" in msg or "DefaultCPUAllocator: can't allocate memory" in msg):
             err = "oom"
-        _report(out_dir, err, f"{msg[:2000]}\n--\n{tb[-3000:]}")
+        detail = msg[:2000] + (f"\n{notes[:1000]}" if notes else "")
+        _report(out_dir, err, f"{detail}\n--\n{tb[-3000:]}")
         code = 3
     finally:
         os._exit(code)

@@ -90,6 +90,59 @@ def test_retry_is_recorded_in_the_capture_result(monkeypatch):
     assert res.dynamo["retry"]["changed"] == {"capture_dynamic_output_shape_ops": False}
 
 
+class ReshapeByGrid(torch.nn.Module):
+    """A size read from an input tensor's values (``grid.tolist()``, as Qwen2/3-VL's M-RoPE
+    position ids are computed from ``image_grid_thw``) that Python control flow then needs."""
+
+    def forward(self, x, grid):
+        rows = grid.tolist()[0]
+        if rows % 2:  # a branch on the value: Dynamo cannot guard on an unbacked symbol
+            return x.reshape(rows, -1).sum(1)
+        return x.reshape(-1, rows).sum(0)
+
+
+def test_data_dependent_guard_steps_down_the_retry_ladder():
+    from extract.capture import dynamo_capture, is_data_dependent_failure
+
+    x, grid = torch.arange(12.0), torch.tensor([3])
+    assert torch.equal(ReshapeByGrid()(x, grid), torch.tensor([6.0, 22.0, 38.0]))
+    with pytest.raises(Exception) as info:
+        dynamo_capture(ReshapeByGrid(), (x, grid))  # tolist() traced as symbols: the reshape cannot guard
+    assert is_data_dependent_failure(info.value) and not is_runtime_assert_failure(info.value)
+    graphs, used = capture_with_retry(ReshapeByGrid(), (x, grid), {}, dict(DYNAMO_DEFAULTS))
+    # the first step (dynamic-output ops off) does not help; the second breaks at tolist()
+    assert used["retry"]["changed"] == {"capture_dynamic_output_shape_ops": False, "capture_scalar_outputs": False}
+    assert len(used["retry"]["reasons"]) == 2
+    assert {k: used[k] for k in DYNAMO_DEFAULTS} == {**DYNAMO_DEFAULTS, "capture_dynamic_output_shape_ops": False,
+                                                     "capture_scalar_outputs": False}
+    # tolist() runs eagerly; the graph after the break takes x alone (rows is a constant)
+    assert len(graphs) == 1 and graphs[0].kinds == ["input"]
+    assert torch.equal(graphs[0].gm(x)[0], torch.tensor([6.0, 22.0, 38.0]))
+    assert not is_data_dependent_failure(ValueError("x"))
+
+
+class MergeSizeConstant(torch.nn.Module):
+    """``torch.tensor([...], device=x.device)`` combined with an input (the vision towers of
+    Qwen3.5 / Cosmos3 build ``torch.tensor([merge_size], device=grid.device)``)."""
+
+    def forward(self, x):
+        return x * torch.tensor([2.0], device=x.device).expand(x.shape[0])
+
+
+def test_meta_tensor_constants_make_torch_tensor_on_meta_traceable():
+    from extract.capture import dynamo_capture, meta_tensor_constants
+
+    x = torch.empty(4, device="meta")
+    with pytest.raises(Exception, match="convert all Tensors to FakeTensors"):
+        dynamo_capture(MergeSizeConstant(), (x,))  # PyTorch: torch.tensor(device=meta) is not fake
+    with meta_tensor_constants():
+        graphs = dynamo_capture(MergeSizeConstant(), (x,))
+    assert len(graphs) == 1
+    assert torch.tensor([1.0], device="meta").device.type == "meta"  # the patch is undone
+    real = dynamo_capture(MergeSizeConstant(), (torch.ones(4),))
+    assert len(real) == 1 and torch.equal(real[0].gm(torch.ones(4))[0], torch.full((4,), 2.0))
+
+
 # --- config repairs -------------------------------------------------------------------
 
 def test_vision_tower_heads_repair_uses_nearest_divisor_and_is_stated():
