@@ -180,6 +180,38 @@ def _fill_published(d: dict, where: str, notes: list[str]) -> dict:
     return d
 
 
+# Sub-configs whose width must equal a sibling's output width but whose shipped default is
+# the library default of their own class (a 4096-wide Qwen2 where DeepSeek-OCR-2's SAM neck
+# outputs 896 channels): (parent model_type, sub-config, sibling, sibling key of the width,
+# published sizes of the sub-config at that width, checkpoint).
+PUBLISHED_SUBCONFIG_WIDTHS = [
+    ("deepseek_ocr2_vision", "encoder_config", "sam_config", "downsample_channels",
+     {"hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14,
+      "num_key_value_heads": 2}, "deepseek-ai/DeepSeek-OCR-2, its Qwen2-0.5B vision encoder"),
+]
+
+
+def _repair_subconfig_width(d: dict, where: str, notes: list[str]) -> dict:
+    """Apply :data:`PUBLISHED_SUBCONFIG_WIDTHS` to one (sub-)config dict."""
+    for parent, sub, sibling, key, sizes, source in PUBLISHED_SUBCONFIG_WIDTHS:
+        if d.get("model_type") != parent or not isinstance(d.get(sub), dict) or not isinstance(d.get(sibling), dict):
+            continue
+        widths = d[sibling].get(key)
+        width = widths[-1] if isinstance(widths, list) and widths else widths
+        types = d[sub].get("layer_types")
+        if not _is_int(width) or d[sub].get("hidden_size") == width or width != sizes["hidden_size"] \
+                or (isinstance(types, list) and len(set(types)) > 1):
+            continue
+        old = {k: d[sub].get(k) for k in sizes}
+        d = {**d, sub: {**d[sub], **sizes}}
+        if isinstance(types, list) and types:  # one kind of layer: the list follows the layer count
+            d[sub]["layer_types"] = types[:1] * sizes["num_hidden_layers"]
+        notes.append(f"{where}{sub}.hidden_size {old['hidden_size']} -> {width}: it must equal {sibling}.{key}[-1] "
+                     f"{width}; {', '.join(f'{k} {old[k]} -> {v}' for k, v in sizes.items() if k != 'hidden_size')} "
+                     f"(values of {source})")
+    return d
+
+
 def _repair_vision_grid(config: dict, notes: list[str]) -> dict:
     """A pixel-shuffle projector (``downsample_factor``) needs the vision tower's patch grid
     (``image_size // patch_size``) divisible by the factor; the image size becomes the
@@ -211,6 +243,7 @@ def _repair_level(d: dict, path: str, notes: list[str]) -> dict:
     """Generic repairs of one (sub-)config dict, recursing into sub-config dicts."""
     where = f"{path}." if path else ""
     out = _fill_published(dict(d), where, notes)
+    out = _repair_subconfig_width(out, where, notes)
     hidden, heads = out.get("hidden_size"), out.get("num_attention_heads")
     # vision towers (ViT / CLIP / SigLIP attention) split hidden_size evenly across heads;
     # text configs may size heads on their own (GLM-4.5: 96 heads of 128 on 4096)
@@ -338,6 +371,16 @@ def row_from_hf_config(
     }
 
 
+def own_model_type(cls_name: str, listed_types: set[str] | list[str]) -> str | None:
+    """Of the model types an auto-mapping lists a class under, the one of the class's own
+    config class (``cls.config_class.model_type``); None when that is not among them or
+    the class is unknown (the caller keeps the first listed type)."""
+    import transformers
+
+    typ = getattr(getattr(getattr(transformers, cls_name, None), "config_class", None), "model_type", None)
+    return typ if typ in set(listed_types) else None
+
+
 def transformers_catalog() -> list[dict]:
     """Every architecture class of transformers' auto-model mappings with its default config.
 
@@ -364,10 +407,8 @@ def transformers_catalog() -> list[dict]:
             for cls in (classes if isinstance(classes, (list, tuple)) else [classes]):
                 listed.setdefault(cls, set()).add(model_type)
     for cls, types in listed.items():
-        if len(types) > 1:
-            typ = getattr(getattr(getattr(transformers, cls, None), "config_class", None), "model_type", None)
-            if typ in types:
-                own_type[cls] = typ
+        if len(types) > 1 and (typ := own_model_type(cls, types)) is not None:
+            own_type[cls] = typ
     for mapping_name, task in mappings:
         for model_type, classes in sorted(getattr(ma, mapping_name).items()):
             for cls in (classes if isinstance(classes, (list, tuple)) else [classes]):
