@@ -141,7 +141,9 @@ PUBLISHED_SIZES: dict[str, tuple[dict, str]] = {
     }, "PaddlePaddle/PP-OCRV5_server_det_safetensors (PaddleOCR's IntraCLBlock and DB head)"),
     "chameleon": ({"vocabulary_map": _Derived(
         _chameleon_vocabulary,
-        "<image> 8711 and the vq_config.num_embeddings image tokens IMGIMG<code>Z at ids 4..")},
+        "<image> 8711 and the vq_config.num_embeddings image tokens IMGIMG<code>Z at ids 4.."),
+        # ChameleonConfig derives image_token_id from vocabulary_map; to_dict() kept the None
+        "image_token_id": 8711},
         "facebook/chameleon-7b's tokenizer"),
 }
 
@@ -242,8 +244,7 @@ def _nearest_divisor(n: int, target: int) -> int:
 def _repair_level(d: dict, path: str, notes: list[str]) -> dict:
     """Generic repairs of one (sub-)config dict, recursing into sub-config dicts."""
     where = f"{path}." if path else ""
-    out = _fill_published(dict(d), where, notes)
-    out = _repair_subconfig_width(out, where, notes)
+    out = _repair_subconfig_width(dict(d), where, notes)
     hidden, heads = out.get("hidden_size"), out.get("num_attention_heads")
     # vision towers (ViT / CLIP / SigLIP attention) split hidden_size evenly across heads;
     # text configs may size heads on their own (GLM-4.5: 96 heads of 128 on 4096)
@@ -274,7 +275,7 @@ def _repair_level(d: dict, path: str, notes: list[str]) -> dict:
                 sub["rope_theta"] = rope["rope_theta"]
                 notes.append(f"{where}{k}.rope_theta missing -> {rope['rope_theta']} (from rope_parameters)")
             out[k] = sub
-    return out
+    return _fill_published(out, where, notes)
 
 
 def repair_config(config: dict) -> tuple[dict, list[str]]:
