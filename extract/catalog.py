@@ -425,6 +425,12 @@ def transformers_catalog() -> list[dict]:
                     configs[model_type], model_id, cls, "transformers", architecture=cls, task=task,
                     library_version=transformers.__version__,
                 )
+                if cls in own_type:
+                    others = ", ".join(sorted(listed[cls] - {model_type}))
+                    note = (f"default config of model type {model_type!r}, the class's own config class "
+                            f"(the auto mappings also list it under {others})")
+                    row = rows[model_id]
+                    row["catalog_note"] = "; ".join(n for n in (note, row.get("catalog_note")) if n)
     return [rows[k] for k in sorted(rows)]
 
 
