@@ -327,19 +327,43 @@ dynamo_capture.last_completeness = None
 
 def reduce_depth(config: dict, layers: int) -> dict:
     """Copy of an HF config dict with every layer count capped at ``layers`` (also in
-    nested sub-configs) and per-layer lists truncated to match."""
+    nested sub-configs), and what is indexed by layer made to match:
+
+    * per-layer lists (:data:`PER_LAYER_LIST_KEYS`) truncated;
+    * ``per_layer_config`` (heterogeneous layers, Gemma 4) keeps the entries of the kept
+      layers only (its keys must be layer indices below the layer count);
+    * a backbone whose ``stage_names`` has one stage per layer (``stem``, ``stage1`` ..,
+      ViTPose): ``stage_names`` truncated, and ``out_indices``/``out_features`` that name a
+      removed stage moved to the last kept one (duplicates dropped), so the reduced
+      backbone still returns a feature map where the full one did.
+    """
     out = json.loads(json.dumps(config, allow_nan=True))
 
     def visit(d: dict):
+        cut = None
         for k in list(d):
             v = d[k]
-            if isinstance(v, dict):
+            if isinstance(v, dict) and k != "per_layer_config":
                 visit(v)
             elif k in DEPTH_KEYS and isinstance(v, int) and not isinstance(v, bool) and v > layers:
                 d[k] = layers
+                cut = cut or v
         for k in PER_LAYER_LIST_KEYS:
             if isinstance(d.get(k), list):
                 d[k] = d[k][:layers]
+        plc = d.get("per_layer_config")
+        if isinstance(plc, dict) and cut:
+            d["per_layer_config"] = {k: v for k, v in plc.items() if str(k).lstrip("-").isdigit() and int(k) < layers}
+        stages = d.get("stage_names")
+        if cut and isinstance(stages, list) and len(stages) == cut + 1:
+            d["stage_names"] = stages[: layers + 1]
+            idx = d.get("out_indices")
+            if not isinstance(idx, list) and isinstance(d.get("out_features"), list):
+                idx = [stages.index(f) for f in d["out_features"] if f in stages]
+            if isinstance(idx, list) and all(isinstance(i, int) for i in idx):
+                kept = sorted({min(i % (cut + 1), layers) for i in idx})
+                d["out_indices"] = kept
+                d["out_features"] = [d["stage_names"][i] for i in kept]
 
     visit(out)
     return out

@@ -1,0 +1,128 @@
+"""Config repairs of the coverage sample (issue 7 §5): one test per kind of fault, each on
+the real shipped default config of a model that has it, checking the repaired value and
+that the repaired config (or the reduced-depth config) builds."""
+
+import json
+
+import pytest
+import torch
+import transformers
+from transformers import AutoConfig
+
+from extract.capture import _hf_config, reduce_depth
+from extract.catalog import own_model_type, repair_config
+
+transformers.logging.set_verbosity_error()
+
+
+def _default(model_type: str) -> dict:
+    return json.loads(json.dumps(AutoConfig.for_model(model_type).to_dict(), default=str))
+
+
+def _repaired(model_type: str) -> tuple[dict, list[str]]:
+    fixed, notes = repair_config(_default(model_type))
+    return json.loads(json.dumps(fixed)), notes
+
+
+def test_published_value_at_a_dotted_path_of_a_sub_dict():
+    # DbrxConfig(): attn_config.clip_qkv None -> qkv.clamp(min=None, max=None) raises, in eager too
+    fixed, notes = _repaired("dbrx")
+    assert fixed["attn_config"]["clip_qkv"] == 8
+    assert any("attn_config.clip_qkv None -> 8 (values of databricks/dbrx-base)" in n for n in notes)
+    assert _hf_config(fixed).attn_config.clip_qkv == 8
+
+
+def test_published_values_of_a_nested_sub_config_with_a_per_layer_list_from_the_layer_count():
+    # DeepseekOcr2Config(): text_config.mlp_layer_types None (indexed per layer in __init__),
+    # num_experts_per_tok None
+    fixed, notes = _repaired("deepseek_ocr2")
+    text = fixed["text_config"]
+    assert text["num_experts_per_tok"] == 6
+    assert text["mlp_layer_types"] == ["dense"] + ["sparse"] * (text["num_hidden_layers"] - 1)
+    assert any("text_config.mlp_layer_types None -> 1 dense then sparse" in n for n in notes)
+    cfg = _hf_config(fixed)
+    assert len(cfg.text_config.mlp_layer_types) == cfg.text_config.num_hidden_layers == 32
+
+
+def test_sub_config_width_follows_its_sibling_output_width():
+    # DeepseekOcr2Config(): the SAM neck outputs 896 channels, the vision encoder default is 4096 wide
+    fixed, notes = _repaired("deepseek_ocr2")
+    vision = fixed["vision_config"]
+    assert vision["encoder_config"]["hidden_size"] == vision["sam_config"]["downsample_channels"][-1] == 896
+    assert vision["encoder_config"]["num_attention_heads"] == 14
+    assert len(vision["encoder_config"]["layer_types"]) == vision["encoder_config"]["num_hidden_layers"] == 24
+    assert any("encoder_config.hidden_size 4096 -> 896" in n for n in notes)
+    _hf_config(fixed)
+
+
+def test_absent_key_of_rope_parameters_from_the_published_checkpoint():
+    # HunYuanVLTextConfig(): rope_parameters has no mrope_section; the rotary forward takes len() of it
+    fixed, notes = _repaired("hunyuan_vl_text")
+    section = fixed["rope_parameters"]["mrope_section"]
+    assert section == [16, 16, 16, 16]
+    assert sum(section) == fixed["hidden_size"] // fixed["num_attention_heads"] // 2
+    assert _hf_config(fixed).rope_parameters["mrope_section"] == [16, 16, 16, 16]
+
+
+def test_table_left_none_builds_the_model():
+    # PPOCRV5ServerDetConfig(): intraclass_block_config / kernel_list / scale_factor_list None
+    fixed, notes = _repaired("pp_ocrv5_server_det")
+    assert fixed["kernel_list"] == [3, 2, 2] and fixed["scale_factor_list"] == [1, 2, 4, 8]
+    assert fixed["intraclass_block_config"]["symmetric_conv_long_longratio"] == [[7, 7], [1, 1], [3, 3]]
+    with torch.device("meta"):
+        model = transformers.PPOCRV5ServerDetForObjectDetection._from_config(_hf_config(fixed))
+    assert sum(p.numel() for p in model.parameters()) > 0
+
+
+def test_derived_token_table_chameleon_vocabulary_map():
+    # ChameleonConfig(): vocabulary_map None -> ChameleonImageVocabularyMapping(None).get fails
+    from transformers.models.chameleon.modeling_chameleon import ChameleonImageVocabularyMapping
+
+    fixed, notes = _repaired("chameleon")
+    vmap = fixed["vocabulary_map"]
+    n = fixed["vq_config"]["num_embeddings"]
+    assert vmap["<image>"] == 8711 and len(vmap) == n + 1
+    mapping = ChameleonImageVocabularyMapping(vmap)
+    assert mapping.image_tokens == list(range(4, 4 + n))
+    assert mapping.bpe2img[4] == 0 and mapping.bpe2img[4 + 123] == 123
+    assert _hf_config(fixed).image_token_id == 8711
+
+
+def test_pixel_shuffle_grid_divisible_by_downsample_factor():
+    # AyaVisionConfig(): SigLIP 384 / patch 14 = 27 patches, pixel shuffle by 2 cannot reshape
+    fixed, notes = _repaired("aya_vision")
+    vision = fixed["vision_config"]
+    assert vision["image_size"] == 364
+    assert (vision["image_size"] // vision["patch_size"]) % fixed["downsample_factor"] == 0
+    assert any("vision_config.image_size 384 -> 364" in n for n in notes)
+    ok = {"model_type": "aya_vision", "downsample_factor": 2, "vision_config": {"image_size": 364, "patch_size": 14}}
+    assert repair_config(ok) == (ok, [])
+
+
+def test_class_listed_under_several_model_types_uses_its_own_config_class():
+    # MODEL_FOR_DECISION_MAPPING_NAMES lists JevForDecision under gemma4 first; Llama under exaone first
+    assert own_model_type("JevForDecision", {"gemma4", "jev", "qwen2", "qwen3_5"}) == "jev"
+    assert own_model_type("LlamaForCausalLM", ["exaone", "internlm3", "llama"]) == "llama"
+    assert own_model_type("LlamaForCausalLM", ["exaone"]) is None
+
+
+def test_reduce_depth_keeps_per_layer_config_of_kept_layers():
+    # Gemma4 text default: per_layer_config for layers 5, 11, .., 29; a 2-layer copy must drop them
+    cfg = _default("gemma4")
+    small = reduce_depth(cfg, 2)
+    assert small["text_config"]["per_layer_config"] == {}
+    assert _hf_config(small).text_config.num_hidden_layers == 2
+    kept = reduce_depth(cfg, 6)["text_config"]["per_layer_config"]
+    assert [int(k) for k in kept] == [5]
+
+
+def test_reduce_depth_moves_backbone_out_features_to_a_kept_stage():
+    # VitPoseConfig(): backbone out_features ['stage4'] of 12 layers; 2 layers keep stem..stage2
+    small = reduce_depth(_default("vitpose"), 2)
+    backbone = small["backbone_config"]
+    assert backbone["stage_names"] == ["stem", "stage1", "stage2"]
+    assert backbone["out_features"] == ["stage2"] and backbone["out_indices"] == [2]
+    cfg = _hf_config(small)
+    assert cfg.backbone_config.out_features == ["stage2"]
+    with torch.device("meta"):
+        transformers.VitPoseForPoseEstimation._from_config(cfg)
