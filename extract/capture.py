@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -668,6 +669,45 @@ def capture_with_retry(model, args, kwargs, settings: dict, **kw) -> tuple[list[
     return graphs, used
 
 
+# The message PyTorch gives when eager code (between graphs, or a compiled graph run on
+# the meta inputs) needs a value of a meta tensor.
+META_VALUE_MARK = "cannot be called on meta tensors"
+
+
+def meta_capture(model, args, kwargs, settings: dict, **kw) -> tuple[list[CapturedGraph], dict]:
+    """:func:`capture_with_retry` of a model whose parameters and inputs are meta tensors.
+
+    Meta tensors have shapes but no values, so the capture runs with
+    :func:`meta_tensor_constants` and with ``meta_nonzero_assume_all_nonzero`` (PyTorch's
+    own switch: ``nonzero`` of a meta tensor counts every element, so a compiled graph with
+    a data-dependent ``nonzero`` -- MoE expert dispatch, X-MOD's language adapters -- runs
+    on meta; the traced graph is the same). When value checks still need a value
+    (:data:`META_VALUE_MARK`: transformers' ``torch_compilable_check`` formats a tensor
+    into its message after a graph break), the capture is taken once more with those
+    checks off (``TRANSFORMERS_DISABLE_TORCH_CHECK=1``, transformers' documented switch;
+    they are assertions, not compute), recorded as ``meta_retry``.
+
+    Raises:
+        Whatever the last capture raised.
+    """
+    import torch.fx.experimental._config as fx_config
+
+    with meta_tensor_constants(), fx_config.patch(meta_nonzero_assume_all_nonzero=True):
+        try:
+            return capture_with_retry(model, args, kwargs, settings, **kw)
+        except Exception as exc:
+            if META_VALUE_MARK not in str(exc) or os.environ.get("TRANSFORMERS_DISABLE_TORCH_CHECK") == "1":
+                raise
+            reason = _first_line(str(exc))
+        os.environ["TRANSFORMERS_DISABLE_TORCH_CHECK"] = "1"
+        try:
+            graphs, used = capture_with_retry(model, args, kwargs, settings, **kw)
+        finally:
+            os.environ.pop("TRANSFORMERS_DISABLE_TORCH_CHECK", None)
+    used["meta_retry"] = {"transformers_torch_checks": False, "reason": reason}
+    return graphs, used
+
+
 def capture_row(row: dict, capture: dict) -> CaptureResult:
     """Capture every graph of one catalog row: meta device first, real tensors on failure.
 
@@ -688,8 +728,7 @@ def capture_row(row: dict, capture: dict) -> CaptureResult:
             params_to_meta(model)
             n_params = sum(p.numel() for p in model.parameters())
             binfo = buffers_to_meta(model)
-            with meta_tensor_constants():
-                graphs, used = capture_with_retry(model, args, kwargs, settings, buffer_info=binfo)
+            graphs, used = meta_capture(model, args, kwargs, settings, buffer_info=binfo)
             return CaptureResult(graphs, "meta", None, spec, n_params, dynamo_capture.last_completeness, used)
         except TrustRemoteCodeRefused:
             raise
