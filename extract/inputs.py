@@ -552,7 +552,7 @@ def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device, model: A
         elif isinstance(size, int) and isinstance(patch, int) and patch > 0:
             n = (size // patch) ** 2 + (1 if getattr(config, "vision_feature_select_strategy", "default") == "full" else 0)
         if token is not None and n:
-            segments.append(("image_tokens", int(token), int(n)))
+            segments.append(("video_tokens" if is_video else "image_tokens", int(token), int(n)))
     if isinstance(videos, torch.Tensor) and _token_id(config, "video") is not None and model is not None:
         rows = _feature_rows(model, "get_video_features", videos)
         if rows:
