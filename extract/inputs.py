@@ -557,6 +557,9 @@ def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device, model: A
         rows = _feature_rows(model, "get_video_features", videos)
         if rows:
             segments.append(("video_tokens", _token_id(config, "video"), rows // int(videos.shape[0])))
+        else:  # no count without values: leave the clip out rather than feed mismatched tokens
+            del kwargs["pixel_values_videos"]
+            spec[:] = [e for e in spec if e["name"] != "pixel_values_videos"]
     if not segments:
         return
     ids = kwargs["input_ids"]
