@@ -4,8 +4,15 @@ Transformers models: the arguments of ``model.forward`` that have no default, pl
 ones a family needs in practice (``attention_mask`` beside ``input_ids``, decoder ids for
 encoder-decoders, ``pixel_values`` for models with a vision tower). Sizes come from the
 config (``image_size``, ``num_channels``, ``num_mel_bins``, ``max_source_positions``) and
-from the capture params (``batch_size``, ``seq_len``). timm and torchvision models take
-images (or video clips, image pairs for optical flow, image lists for detection).
+from the capture params (``batch_size``, ``seq_len``). Multimodal families get their own
+layouts: image tiles (Mllama with ``aspect_ratio_ids``; the Idefics3 family with a tile or
+pixel ``pixel_attention_mask``), video clips (``pixel_values_videos``), Q-Former prompts,
+and one image/video token per feature row spliced into ``input_ids`` (counted from the
+config, or from the model's own ``get_video_features`` run on fake tensors). All inputs
+are shapes first: whatever a model derives from input values (token counts) is made
+consistent by construction, so the same rules hold on the meta device. timm and
+torchvision models take images (or video clips, image pairs for optical flow, image lists
+for detection).
 
 Every input is described by a spec entry ``{name, shape, dtype, kind, low, high}`` (token
 ids are drawn uniformly from ``[low, high)``); the spec is stored with the extraction so a
@@ -85,7 +92,9 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
         (kwargs, spec): tensors keyed by argument name; spec entries as in the module doc.
 
     Raises:
-        UnsupportedInput: a required argument has no known synthesis rule.
+        UnsupportedInput: a required argument has no known synthesis rule (the message says
+            when it is a stateful non-tensor object, e.g. a video inference session), or the
+            model defines no ``forward`` at all (e.g. a VQ-VAE with only ``encode``).
     """
     gen = torch.Generator().manual_seed(0)
     b, s = int(capture.get("batch_size", 1)), int(capture.get("seq_len", 32))
