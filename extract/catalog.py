@@ -214,12 +214,17 @@ def _repair_subconfig_width(d: dict, where: str, notes: list[str]) -> dict:
     return d
 
 
+# The names transformers' configs give a pixel-shuffle factor (AyaVision, ModernVBert, Idefics3).
+PIXEL_SHUFFLE_KEYS = ("downsample_factor", "pixel_shuffle_factor", "scale_factor")
+
+
 def _repair_vision_grid(config: dict, notes: list[str]) -> dict:
-    """A pixel-shuffle projector (``downsample_factor``) needs the vision tower's patch grid
+    """A pixel-shuffle projector (:data:`PIXEL_SHUFFLE_KEYS`) needs the vision tower's patch grid
     (``image_size // patch_size``) divisible by the factor; the image size becomes the
     largest one not above the default whose grid is (AyaVision: 384 -> 364 with patch 14,
     factor 2, the size CohereForAI/aya-vision-8b uses)."""
-    factor, vision = config.get("downsample_factor"), config.get("vision_config")
+    key = next((k for k in PIXEL_SHUFFLE_KEYS if _is_int(config.get(k))), None)
+    factor, vision = config.get(key) if key else None, config.get("vision_config")
     if not (_is_int(factor) and factor > 1 and isinstance(vision, dict)):
         return config
     size, patch = vision.get("image_size"), vision.get("patch_size")
@@ -227,7 +232,7 @@ def _repair_vision_grid(config: dict, notes: list[str]) -> dict:
         return config
     fixed = (size // patch) // factor * factor * patch
     notes.append(f"vision_config.image_size {size} -> {fixed}: the patch grid {size // patch} must be divisible by "
-                 f"downsample_factor {factor} (pixel shuffle); the largest such size not above the default")
+                 f"{key} {factor} (pixel shuffle); the largest such size not above the default")
     return {**config, "vision_config": {**vision, "image_size": fixed}}
 
 
@@ -322,7 +327,10 @@ def repair_config(config: dict) -> tuple[dict, list[str]]:
       image-token table from ``vq_config.num_embeddings``).
     * A pixel-shuffle projector whose vision patch grid is not divisible by its
       ``downsample_factor``: the largest image size not above the default that is
-      (:func:`_repair_vision_grid`).
+      (:func:`_repair_vision_grid`; ``downsample_factor``, ``pixel_shuffle_factor`` or
+      ``scale_factor``).
+    * ``video_token_index: None`` (InstructBLIP-Video) -> the first id after the text
+      vocabulary, which then gets its embedding row.
 
     Returns:
         (repaired copy, notes); the input is not modified.
@@ -331,6 +339,16 @@ def repair_config(config: dict) -> tuple[dict, list[str]]:
     config = _repair_level(config, "", notes)
     config = _match_vision_projection(config, "", notes)
     config = _repair_vision_grid(config, notes)
+    text = config.get("text_config")
+    if "video_token_index" in config and config["video_token_index"] is None and isinstance(text, dict) \
+            and _is_int(text.get("vocab_size")):
+        # InstructBLIP-Video splices query outputs at its video tokens and cannot run without
+        # one; the processor appends "<video>" after the text vocabulary (the rule below then
+        # adds its embedding row). BLIP-2/InstructBLIP's None image_token_index is different:
+        # it selects their legacy prepend path and stays.
+        config = {**config, "video_token_index": text["vocab_size"]}
+        notes.append(f"video_token_index None -> {text['vocab_size']} (the processor appends <video> after the text "
+                     "vocabulary)")
     text = config.get("text_config")
     if not isinstance(text, dict) or not isinstance(text.get("vocab_size"), int):
         return config, notes

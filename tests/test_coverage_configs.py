@@ -126,3 +126,26 @@ def test_reduce_depth_moves_backbone_out_features_to_a_kept_stage():
     assert cfg.backbone_config.out_features == ["stage2"]
     with torch.device("meta"):
         transformers.VitPoseForPoseEstimation._from_config(cfg)
+
+
+@pytest.mark.parametrize("model_type,key,default,fixed", [
+    ("modernvbert", "pixel_shuffle_factor", 224, 192),  # patch 16: grid 14 -> 12, divisible by 4
+    ("idefics3", "scale_factor", 224, 192),  # patch 32: grid 7 -> 6, divisible by 2
+])
+def test_pixel_shuffle_grid_repair_reads_every_name_of_the_factor(model_type, key, default, fixed):
+    assert _default(model_type)["vision_config"]["image_size"] == default
+    repaired, notes = _repaired(model_type)
+    size, patch = repaired["vision_config"]["image_size"], repaired["vision_config"]["patch_size"]
+    assert size == fixed and (size // patch) % repaired[key] == 0
+    assert any(f"divisible by {key}" in n for n in notes)
+
+
+def test_video_token_index_left_none_becomes_the_first_id_after_the_text_vocabulary():
+    default = _default("instructblipvideo")
+    assert default["video_token_index"] is None
+    vocab = default["text_config"]["vocab_size"]
+    repaired, notes = _repaired("instructblipvideo")
+    assert repaired["video_token_index"] == vocab
+    assert repaired["text_config"]["vocab_size"] == vocab + 1  # the token has an embedding row
+    # BLIP-2's None image_token_index selects its legacy prepend path and is left alone
+    assert _repaired("blip-2")[0]["image_token_index"] is None
