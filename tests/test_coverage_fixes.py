@@ -143,6 +143,58 @@ def test_meta_tensor_constants_make_torch_tensor_on_meta_traceable():
     assert len(real) == 1 and torch.equal(real[0].gm(torch.ones(4))[0], torch.full((4,), 2.0))
 
 
+class PositiveEntries(torch.nn.Module):
+    """A data-dependent ``nonzero`` inside the graph (MoE expert dispatch, X-MOD's adapters)."""
+
+    def forward(self, x):
+        return x[x > 0] * 2.0
+
+
+def test_meta_capture_runs_a_graph_with_nonzero_on_meta_inputs():
+    from extract.capture import dynamo_capture, meta_capture
+
+    x = torch.empty(6, device="meta")
+    with pytest.raises(Exception, match="meta_nonzero_assume_all_nonzero"):
+        dynamo_capture(PositiveEntries(), (x,))  # the traced graph runs on the meta input
+    graphs, used = meta_capture(PositiveEntries(), (x,), {}, dict(DYNAMO_DEFAULTS))
+    assert len(graphs) == 1 and "retry" not in used
+    # the boolean mask select is traced (its size an unbacked symbol), not broken out
+    ops = [str(n.target) for n in graphs[0].gm.graph.nodes if n.op == "call_function"]
+    assert "<built-in function getitem>" in ops and "aten.sym_size.int" in ops
+    import torch.fx.experimental._config as fx_config
+
+    assert fx_config.meta_nonzero_assume_all_nonzero is False  # restored
+
+
+def test_meta_capture_retries_once_with_transformers_checks_off(monkeypatch):
+    import os
+
+    from extract import capture as cap
+
+    seen = []
+
+    def fake(model, args, kwargs, settings, **kw):
+        seen.append(os.environ.get("TRANSFORMERS_DISABLE_TORCH_CHECK"))
+        if seen[-1] != "1":  # a check formats a meta tensor into its message after a graph break
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        return [], dict(settings)
+
+    monkeypatch.delenv("TRANSFORMERS_DISABLE_TORCH_CHECK", raising=False)
+    monkeypatch.setattr(cap, "capture_with_retry", fake)
+    graphs, used = cap.meta_capture(None, (), {}, dict(DYNAMO_DEFAULTS))
+    assert seen == [None, "1"]
+    assert used["meta_retry"] == {"transformers_torch_checks": False,
+                                  "reason": "Tensor.item() cannot be called on meta tensors"}
+    assert "TRANSFORMERS_DISABLE_TORCH_CHECK" not in os.environ  # only for the retry
+
+    def other(model, args, kwargs, settings, **kw):
+        raise ValueError("another fault")
+
+    monkeypatch.setattr(cap, "capture_with_retry", other)
+    with pytest.raises(ValueError):
+        cap.meta_capture(None, (), {}, dict(DYNAMO_DEFAULTS))  # not a meta-value failure: no retry
+
+
 # --- config repairs -------------------------------------------------------------------
 
 def test_vision_tower_heads_repair_uses_nearest_divisor_and_is_stated():
