@@ -355,3 +355,36 @@ def test_reduced_depth_keeps_gpt_neo_attention_layers_consistent():
     small = reduce_depth(cfg, 2)
     assert small["attention_layers"] == cfg["attention_layers"][:2] and small["num_layers"] == 2
     assert _hf_config(small).attention_layers == ["global", "local"]  # the config validator accepts it
+
+
+class LazyHooks(torch.nn.Module):
+    """Initialisation under a lock on the first call only (transformers installs its
+    output-capturing hooks this way): Dynamo cannot enter the lock and runs that frame eagerly."""
+
+    def __init__(self):
+        super().__init__()
+        import threading
+
+        self.lock, self.ready = threading.Lock(), False
+
+    def install(self):
+        with self.lock:
+            self.ready = True
+
+    def forward(self, x):
+        x = x.cos()
+        if not self.ready:
+            self.install()
+        return x.sin() * 2.0
+
+
+def test_an_incomplete_first_call_is_captured_once_more_and_kept_when_complete():
+    from extract.capture import dynamo_capture
+
+    first = dynamo_capture(LazyHooks(), (torch.ones(3),))
+    assert not dynamo_capture.last_completeness.complete and len(first) == 2  # broken around install()
+    graphs, used = capture_with_retry(LazyHooks(), (torch.ones(3),), {}, dict(DYNAMO_DEFAULTS))
+    assert dynamo_capture.last_completeness.complete
+    assert "ran eagerly" in used["second_call"]["reason"]
+    assert len(graphs) == 1  # the second call is one graph, cos then sin
+    assert torch.allclose(graphs[0].gm(torch.ones(3))[0], torch.ones(3).cos().sin() * 2.0)

@@ -144,3 +144,24 @@ def test_waveform_channel_axis_follows_the_documented_shape():
     # OmniASR documents input_values as (batch_size, 1, num_samples); wav2vec2 takes (batch, samples)
     assert _spec("omniasr_audio", "OmniASRAudioModel")["input_values"]["shape"] == [1, 1, 16000]
     assert _spec("wav2vec2", "Wav2Vec2Model")["input_values"]["shape"] == [1, 16000]
+
+
+def test_block_sparse_attention_gets_a_sequence_past_its_bound():
+    # BigBird switches to full attention inside forward (new modules and Parameters) for at most
+    # (5 + 2 * num_random_blocks) * block_size = 704 tokens; one block more keeps block-sparse
+    spec = _spec("big_bird", "BigBirdModel")
+    assert spec["input_ids"]["shape"] == [1, (6 + 2 * 3) * 64]
+    assert _spec("big_bird", "BigBirdModel", attention_type="original_full")["input_ids"]["shape"] == [1, 32]
+
+
+def test_image_tokens_counted_by_the_model_without_a_patch_grid():
+    # FastVLM's FastViT tower has no image_size / patch_size in its config: the count comes from
+    # get_image_features on fake tensors (a 224 image -> 16 rows after the 64x downsampling).
+    # On CPU tensors (the real fallback); on meta the probe meets a CPU buffer and gives no count
+    # (a known gap, see README).
+    row = _default_row("fast_vlm", "FastVlmModel")
+    model, _, kwargs, spec = build_model(row, "cpu", {"seq_len": 32, "fallback_layers": 1}, reduced=True)
+    ids = {s["name"]: s for s in spec}["input_ids"]
+    assert ids["image_tokens"]["count"] == 16 and ids["shape"] == [1, 16 + 32]
+    with torch.no_grad():
+        model(**kwargs)  # transformers' own check: image tokens x hidden == feature numel
