@@ -40,7 +40,12 @@ def test_failures_are_classified_and_the_rest_completes(tmp_path):
     kinds = ["ok1", "segfault", "hang", "raise", "memory", "abort", "ok2"]
     tasks = [(k, k, tmp_path / k) for k in kinds]
     seen = []
-    outcomes = run_isolated(tasks, _task, workers=2, timeout_s=3.0, mem_cap_bytes=1 << 30, on_done=seen.append)
+    # The watchdog reads a child's RSS, which counts the pages it shares with this (forked)
+    # process: the cap sits 1 GiB above this process's own RSS, whatever earlier tests loaded.
+    import psutil
+
+    cap = psutil.Process().memory_info().rss + (1 << 30)
+    outcomes = run_isolated(tasks, _task, workers=2, timeout_s=3.0, mem_cap_bytes=cap, on_done=seen.append)
     by = {o.key: o for o in outcomes}
     assert set(by) == set(kinds) and len(seen) == len(kinds)
     assert by["ok1"].ok and by["ok2"].ok
