@@ -11,14 +11,8 @@ import pytest
 import torch
 
 from extract.capture import DYNAMO_DEFAULTS, build_model, capture_with_retry, is_runtime_assert_failure
-from extract.catalog import repair_config, row_from_hf_config
-
-
-def _default_row(model_type: str, arch: str) -> dict:
-    from transformers import AutoConfig
-
-    return row_from_hf_config(AutoConfig.for_model(model_type).to_dict(), f"transformers:{arch}", arch, "transformers",
-                              architecture=arch)
+from extract.catalog import repair_config
+from tests.hf_rows import default_row
 
 
 # --- runtime assertions on data-dependent sizes ---------------------------------------
@@ -235,7 +229,7 @@ def test_none_sizes_are_filled_and_stated():
     ("nemotron", "NemotronForQuestionAnswering"),  # num_key_value_heads None
 ])
 def test_repaired_default_configs_build_on_meta(model_type, arch):
-    row = _default_row(model_type, arch)
+    row = default_row(model_type, arch)
     assert row["catalog_note"]
     model, _, kwargs, _ = build_model(row, "meta", {"seq_len": 8})
     assert sum(p.numel() for p in model.parameters()) > 0 and "input_ids" in kwargs
@@ -244,7 +238,7 @@ def test_repaired_default_configs_build_on_meta(model_type, arch):
 # --- input rules ----------------------------------------------------------------------
 
 def test_pix2struct_flattened_patches_carry_row_and_column_ids():
-    _, _, kwargs, spec = build_model(_default_row("pix2struct", "Pix2StructForConditionalGeneration"), "meta",
+    _, _, kwargs, spec = build_model(default_row("pix2struct", "Pix2StructForConditionalGeneration"), "meta",
                                      {"seq_len": 8})
     shapes = {s["name"]: s["shape"] for s in spec}
     assert shapes["flattened_patches"] == [1, 256, 2 + 768] and shapes["decoder_input_ids"] == [1, 8]
@@ -291,7 +285,7 @@ def test_longformer_qa_gets_a_global_first_token():
                                             "attention_mask": [1, 16]}),
 ])
 def test_audio_codec_stacked_features_and_short_text_tower_rules(model_type, arch, expect):
-    _, _, kwargs, spec = build_model(_default_row(model_type, arch), "meta", {"seq_len": 8 if model_type == "seamless_m4t" else 32})
+    _, _, kwargs, spec = build_model(default_row(model_type, arch), "meta", {"seq_len": 8 if model_type == "seamless_m4t" else 32})
     shapes = {s["name"]: s["shape"] for s in spec}
     for k, v in expect.items():
         if v is not None:

@@ -9,30 +9,21 @@ import pytest
 import torch
 
 from extract.capture import build_model
-from extract.catalog import row_from_hf_config
 from extract.inputs import UnsupportedInput, hf_inputs
-
-
-def _default_row(model_type: str, arch: str, **overrides) -> dict:
-    from transformers import AutoConfig
-
-    conf = AutoConfig.for_model(model_type).to_dict()
-    for key, value in overrides.items():  # a dict updates a sub-config
-        conf[key] = {**conf[key], **value} if isinstance(value, dict) else value
-    return row_from_hf_config(conf, f"transformers:{arch}", arch, "transformers", architecture=arch)
+from tests.hf_rows import default_row
 
 
 def _spec(model_type: str, arch: str, capture: dict | None = None, **overrides) -> dict:
-    _, _, kwargs, spec = build_model(_default_row(model_type, arch, **overrides), "meta", capture or {"seq_len": 32})
+    _, _, kwargs, spec = build_model(default_row(model_type, arch, **overrides), "meta", capture or {"seq_len": 32})
     return {s["name"]: s for s in spec}
 
 
 def test_model_without_forward_or_with_a_session_object_says_why():
     # GlmImageVQVAE only has encode(); EdgeTAM video takes a stateful inference session
     with pytest.raises(UnsupportedInput, match=r"GlmImageVQVAE defines no forward\(\).*\['encode'\]"):
-        build_model(_default_row("glm_image_vqmodel", "GlmImageVQVAE"), "meta", {})
+        build_model(default_row("glm_image_vqmodel", "GlmImageVQVAE"), "meta", {})
     with pytest.raises(UnsupportedInput, match="'inference_session'.*EdgeTamVideoInferenceSession.*not a tensor"):
-        build_model(_default_row("edgetam_video", "EdgeTamVideoModel"), "meta", {})
+        build_model(default_row("edgetam_video", "EdgeTamVideoModel"), "meta", {})
 
 
 def test_list_main_input_name_and_oneformer_task_inputs():
@@ -167,9 +158,9 @@ def test_image_tokens_counted_by_the_model_without_a_patch_grid():
     code = """
 import json, torch, transformers
 transformers.logging.set_verbosity_error()
-from tests.test_coverage_inputs import _default_row
+from tests.hf_rows import default_row
 from extract.capture import build_model
-row = _default_row("fast_vlm", "FastVlmModel")
+row = default_row("fast_vlm", "FastVlmModel")
 model, _, kwargs, spec = build_model(row, "cpu", {"seq_len": 32, "fallback_layers": 1}, reduced=True)
 with torch.no_grad():
     model(**kwargs)  # transformers' own check: image tokens x hidden == feature numel

@@ -11,13 +11,7 @@ import pytest
 from extract.capture import build_model
 from extract.catalog import repair_config, row_from_hf_config
 from extract.coverage import coverage_metrics
-
-
-def _default_row(model_type: str, arch: str) -> dict:
-    from transformers import AutoConfig
-
-    return row_from_hf_config(AutoConfig.for_model(model_type).to_dict(), f"transformers:{arch}", arch, "transformers",
-                              architecture=arch)
+from tests.hf_rows import default_row
 
 
 @pytest.mark.parametrize("model_type,arch,expect", [
@@ -33,13 +27,13 @@ def _default_row(model_type: str, arch: str) -> dict:
                                                     "spatial_shapes": [1, 2]}),
 ])
 def test_input_rules(model_type, arch, expect):
-    _, _, kwargs, spec = build_model(_default_row(model_type, arch), "meta", {"seq_len": 8})
+    _, _, kwargs, spec = build_model(default_row(model_type, arch), "meta", {"seq_len": 8})
     assert {s["name"]: s["shape"] for s in spec} == expect
 
 
 @pytest.mark.slow
 def test_qformer_ids_for_instructblip_video():
-    _, _, kwargs, spec = build_model(_default_row("instructblipvideo", "InstructBlipVideoModel"), "meta", {"seq_len": 8})
+    _, _, kwargs, spec = build_model(default_row("instructblipvideo", "InstructBlipVideoModel"), "meta", {"seq_len": 8})
     shapes = {s["name"]: s["shape"] for s in spec}
     assert shapes["pixel_values"] == [1, 4, 3, 224, 224]
     assert shapes["qformer_input_ids"] == [1, 8] and shapes["qformer_attention_mask"] == [1, 8]
