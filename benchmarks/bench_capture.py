@@ -17,7 +17,7 @@ parent's meta-device warm-up on in both:
   and indexes shared sources for Dynamo (:func:`extract.run.warm_up`), longest-first order
   (:func:`extract.run.longest_first`; in a fresh folder the depth prior, in a re-run the
   recorded times), ``gc.freeze()`` before forking, and a
-  pidfd wake-up the moment a child ends (:func:`extract.worker.run_isolated`).
+  pidfd wake-up the moment a child ends (:func:`passnet_common.worker.run_isolated`).
 
 Each run is a fresh process (no run inherits another's imports). With ``--repeats R`` the
 runs alternate (baseline, current, current, baseline, ...) so that a drift of the machine's
@@ -111,7 +111,7 @@ def _summary(runs: list[dict]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, default=24, help="evenly spaced models of the default catalog (0: all)")
-    ap.add_argument("--workers", type=int, default=None, help="default: extract.workers")
+    ap.add_argument("--workers", type=int, default=None, help="default: passnet_common.workers")
     ap.add_argument("--repeats", type=int, default=1, help="runs per path, alternating")
     ap.add_argument("--metrics", default=str(ROOT / "metrics" / "bench_capture.json"))
     ap.add_argument("--one", choices=sorted(PATHS), help=argparse.SUPPRESS)  # internal: one run, JSON on stdout

@@ -48,7 +48,7 @@ def _table(title, header, rows):
 def bench_size() -> None:
     from extract.catalog import row_from_hf_config
     from extract.run import capture_task
-    from extract.worker import run_isolated
+    from passnet_common.worker import run_isolated
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -75,7 +75,7 @@ def synthetic_chain(n_nodes: int, width: int = 64):
 
 def real_graphs(store: Path | None, layers: int = 16):
     """(name, GraphModule, kinds) of tiny real configs with ``layers`` layers, and of the
-    store's graphs (rebuilt with ``extract.store.load_graph``; no code is executed)."""
+    store's graphs (rebuilt with ``passnet_common.store.load_graph``; no code is executed)."""
     from extract.capture import capture_row
     from extract.catalog import row_from_hf_config
 
@@ -87,7 +87,7 @@ def real_graphs(store: Path | None, layers: int = 16):
         for k, g in enumerate(res.graphs):
             out.append((f"{name} x{layers} (Dynamo, meta) #{k}", g.gm, g.kinds))
     if store is not None and store.exists():
-        from extract.store import load_graph
+        from passnet_common.store import load_graph
 
         folders = sorted(p.parent for p in store.glob("*/*/graph.json"))
         sizes = sorted(((len(json.loads((f / "graph.json").read_text())["nodes"]), f) for f in folders), reverse=True)

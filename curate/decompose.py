@@ -30,7 +30,7 @@ Rules that keep each range a standalone, runnable graph:
 * values from outside the range become placeholders (parent placeholders keep their kind and
   recorded statistics; ``get_attr`` constants become ``buffer`` placeholders; intermediate
   values become ``input`` placeholders whose metadata is the producer's recorded shape and
-  dtype, from which :func:`extract.store.load_graph` synthesises inputs);
+  dtype, from which :func:`passnet_common.store.load_graph` synthesises inputs);
 * values used after the range (or by the parent's output) become the range's outputs, so
   running the ranges in order recomposes the parent's outputs (tested); they are a set, so
   the stored subgraph lists them in a canonical order
@@ -39,8 +39,8 @@ Rules that keep each range a standalone, runnable graph:
 * grad-mode / autocast / profiler switches are dropped (no tensor work).
 
 Each range is canonicalised with :func:`passnet_common.canonical.canonicalize` (the corpus'
-canonical form) through :func:`extract.capture.describe_graph` and written to a subgraph store
-with :func:`extract.store.write_graph` (the graph store's layout), so one subgraph shared by
+canonical form) through :func:`passnet_common.record.describe_graph` and written to a subgraph store
+with :func:`passnet_common.store.write_graph` (the graph store's layout), so one subgraph shared by
 32 Llama layers, or by Llama and Qwen, is stored and profiled once; ``members`` records every
 (parent graph, range) it came from.
 
@@ -111,7 +111,7 @@ def short_name(target: str) -> str:
 
 # ---------------------------------------------------------------------------------------
 # Rebuilding a parent graph from its stored canonical node list (no tensors allocated;
-# arguments decoded by the store's own decoder, extract.store._decode)
+# arguments decoded by the store's own decoder, passnet_common.store.decode_arg)
 
 
 def meta_value(meta: Any) -> Any:
@@ -142,10 +142,10 @@ def build_parent(nodes: list[dict]) -> tuple[fx.Graph, list[fx.Node]]:
     Returns ``(graph, fx_nodes)`` where ``fx_nodes[i]`` is stored node ``i``.
 
     Raises:
-        extract.store.UnsafeTarget: a target outside the store's allowlist.
+        passnet_common.store.UnsafeTarget: a target outside the store's allowlist.
         ValueError: ops the store cannot rebuild (``call_module``) or unknown argument tags.
     """
-    from extract.store import _decode, resolve_target
+    from passnet_common.store import decode_arg, resolve_target
 
     dev = torch.device("cpu")
     graph = fx.Graph()
@@ -158,11 +158,11 @@ def build_parent(nodes: list[dict]) -> tuple[fx.Graph, list[fx.Node]]:
         elif op == "get_attr":
             node = graph.placeholder(f"const{i}")  # stands in for the constant
         elif op == "call_function":
-            node = graph.call_function(resolve_target(n["target"]), _decode(n["args"], built, dev), _decode(n["kwargs"], built, dev))
+            node = graph.call_function(resolve_target(n["target"]), decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
         elif op == "call_method":
-            node = graph.call_method(n["target"], _decode(n["args"], built, dev), _decode(n["kwargs"], built, dev))
+            node = graph.call_method(n["target"], decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
         elif op == "output":
-            node = graph.output(_decode(n["args"], built, dev)[0])
+            node = graph.output(decode_arg(n["args"], built, dev)[0])
         else:
             raise ValueError(f"node {i} has op {op!r}, which cannot be rebuilt")
         node.meta["val"] = meta_value(n.get("meta"))
@@ -388,8 +388,8 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         ``num_inputs``, ``num_params``, ``param_bytes``, ``skip_reason``; and the reason the
         whole parent was skipped (then ``rows`` is empty).
     """
-    from extract.capture import CapturedGraph, describe_graph
-    from extract.store import write_graph
+    from passnet_common.record import CapturedGraph, describe_graph
+    from passnet_common.store import write_graph
     from passnet_common.canonical import canonicalize, output_permutation
 
     folder = Path(folder)
@@ -482,7 +482,7 @@ def decompose_corpus(unique_graphs: Iterable[dict], store: Path, out_store: Path
     ``unique_graphs`` rows need ``graph_hash`` and ``store_path`` (relative to ``store``'s
     parent or absolute). Each range row gets the parent's ``graph_hash``.
     """
-    from extract.store import store_path
+    from passnet_common.store import store_path
 
     out, skips = [], {}
     cache: dict[str, dict] = {}

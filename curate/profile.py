@@ -1,7 +1,7 @@
 """Profile unique subgraphs: eager vs ``torch.compile`` (Inductor defaults), one child each.
 
 Each (subgraph, device, dtype, run) is one *attempt*, run by :func:`profile_task` in a forked
-child (:func:`extract.worker.run_isolated`: timeout, resident-memory cap; synthesised index
+child (:func:`passnet_common.worker.run_isolated`: timeout, resident-memory cap; synthesised index
 inputs can crash natively). The attempt key (:func:`attempt_key`) lists everything that shapes
 the result: subgraph hash, a digest of its input metadata, device, dtype, run index, the timing knobs, thread count, the torch
 version and :func:`code_version` (a hash of this package's modules and the store loader), so a
@@ -10,7 +10,7 @@ in ``<work>/<key[:2]>/<key>/result.json`` (written last, atomically).
 
 Inside the child (:func:`profile_task`):
 
-1. rebuild the subgraph with :func:`extract.store.load_graph` (inputs synthesised with seed
+1. rebuild the subgraph with :func:`passnet_common.store.load_graph` (inputs synthesised with seed
    ``seed``), cast floating inputs to ``dtype``;
 2. eager reference twice with the same RNG seed: outputs that differ mark the subgraph
    ``deterministic = False`` (random ops); such outputs are recorded but not judged;
@@ -43,7 +43,7 @@ from typing import Any
 
 PROFILE_VERSION = 1
 
-_CODE_FILES = ("curate/profile.py", "curate/timing.py", "curate/tolerance.py", "extract/store.py")
+_CODE_FILES = ("curate/profile.py", "curate/timing.py", "curate/tolerance.py", "passnet_common/store.py")
 
 
 def code_version() -> str:
@@ -141,7 +141,7 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
 
     from curate.timing import CompileError, RunError, TimingConfig, compile_candidate, measure_pair
     from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t
-    from extract.store import load_graph
+    from passnet_common.store import load_graph
 
     seed = int(cfg.get("seed", 0))
     random.seed(seed)
@@ -220,7 +220,7 @@ def _median(xs):
 
 
 def profile_task(arg: tuple[str, dict], out_dir: Path) -> None:
-    """Child entry point for :func:`extract.worker.run_isolated`: ``arg = (folder, cfg)``;
+    """Child entry point for :func:`passnet_common.worker.run_isolated`: ``arg = (folder, cfg)``;
     writes ``result.json`` (last, atomically) with the row, wall seconds and peak RSS."""
     from passnet_common.io import atomic_write_json
 
@@ -303,8 +303,8 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, work: Path, 
         ``profiles`` rows (one per subgraph x run) including failures of the child
         (``timeout``, ``oom``, ``crash``: status ``isolation_failed``) with ``wall_s``.
     """
-    from extract.store import store_path
-    from extract.worker import run_isolated
+    from passnet_common.store import store_path
+    from passnet_common.worker import run_isolated
 
     preimport()
     env = environment(cfg["device"])

@@ -11,7 +11,7 @@ Layout beside this script: ``task.json`` (subgraphs, input metadata, baseline ti
 are rebuilt by resolving call targets against an allowlist (torch, operator, math): nothing
 is ``exec``-ed. Custom operators (``torch.ops.<namespace>.*``) resolve only for torch's own
 namespaces and the trusted table ``OP_NAMESPACE_MODULES`` (a copy of
-``extract.store.OP_NAMESPACE_MODULES``): the registering module (e.g.
+``passnet_common.store.OP_NAMESPACE_MODULES``): the registering module (e.g.
 ``transformers.integrations.moe`` for ``torch.ops.transformers.grouped_mm_fallback``) is
 imported first; ``task.json`` lists the ones the task needs under ``op_modules``, and they
 are imported (and checked to be installed) before anything runs. Inputs are synthesised from the metadata with a fixed seed. Timing: one
@@ -130,7 +130,7 @@ def load(folder, seed=0):
     gen = torch.Generator().manual_seed(seed)
     nodes = data["nodes"]
     g, built, phs = fx.Graph(), [None] * len(nodes), []
-    # placeholders in calling order (their position), as extract.store.load_graph builds them
+    # placeholders in calling order (their position), as passnet_common.store.load_graph builds them
     for i in sorted((i for i, n in enumerate(nodes) if n["op"] == "placeholder"), key=lambda i: nodes[i]["position"]):
         n = nodes[i]
         built[i] = g.placeholder(f"arg{n['position']}")

@@ -10,7 +10,7 @@ Folder layout (``<out>/tasks/<task_id>/``)::
 
     task.json                 task id, pattern, tolerance t, environment, ``op_modules`` (modules
                               whose import registers custom operators the subgraphs call, from
-                              extract.store.OP_NAMESPACE_MODULES; imported by run_task.py), and per subgraph:
+                              passnet_common.store.OP_NAMESPACE_MODULES; imported by run_task.py), and per subgraph:
                               hash, input/weight metadata, baseline eager / compiled medians,
                               speedup and its bootstrap interval
     run_task.py               standalone loader + runner + timer (curate/task_runner.py)
@@ -65,7 +65,7 @@ def group_tasks(long_tail: list[dict], task_size: int = 10, max_tasks: int = 200
 
 def write_task_folders(tasks: list[dict], store_root: Path, out: Path, t: int, env: dict[str, Any]) -> None:
     """Write one folder per task (module docstring); replaces ``out`` atomically per task."""
-    from extract.store import op_modules
+    from passnet_common.store import op_modules
 
     runner = Path(__file__).with_name("task_runner.py").read_text()
     out = Path(out)
@@ -101,12 +101,12 @@ def write_task_folders(tasks: list[dict], store_root: Path, out: Path, t: int, e
 def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, Any]]:
     """Every subgraph of a task folder set (``data/curate/tasks``) as
     ``(task_id, subgraph_hash, gm, make_inputs)``; ``make_inputs(seed=seed)`` returns fresh
-    synthesised inputs (:func:`extract.store.load_graph`, same seed -> same values).
+    synthesised inputs (:func:`passnet_common.store.load_graph`, same seed -> same values).
 
     Raises:
         FileNotFoundError: ``path`` has no task folders.
     """
-    from extract.store import load_graph
+    from passnet_common.store import load_graph
 
     path = Path(path)
     folders = sorted(p.parent for p in path.glob("*/task.json"))

@@ -3,12 +3,12 @@
     run = get_executor(params.get("executor", "local"), params.get("ray"))
     run(tasks, fn, workers=2, timeout_s=300, mem_cap_bytes=8 << 30, on_done=cb)
 
-``tasks``, ``fn`` and ``on_done`` mean what they mean for :func:`extract.worker.run_isolated`
+``tasks``, ``fn`` and ``on_done`` mean what they mean for :func:`passnet_common.worker.run_isolated`
 (``(key, arg, out_dir)`` triples; ``fn(arg, out_dir)`` writes its results under ``out_dir``;
 ``on_done(Outcome)`` in the caller as each task ends).
 
 ``ray``: each task becomes one Ray task (``num_cpus=1``) that itself calls
-:func:`extract.worker.run_isolated` on that single task, so isolation (a forked child per
+:func:`passnet_common.worker.run_isolated` on that single task, so isolation (a forked child per
 model), the timeout, the memory cap and the ``result.json``-last resume protocol are exactly
 the local ones; ``workers`` bounds the tasks in flight. Results land in ``out_dir``, so the
 cluster needs the work folder on a shared filesystem (NFS, or a local ``ray.init`` as in the
@@ -31,7 +31,7 @@ EXECUTORS = ("local", "ray")
 
 def _ray_one(key: str, arg: Any, out_dir: str, fn: Callable, timeout_s: float, mem_cap_bytes: int | None,
              threads_per_worker: int):
-    from extract.worker import run_isolated
+    from passnet_common.worker import run_isolated
 
     outs = run_isolated([(key, arg, Path(out_dir))], fn, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
                         threads_per_worker=threads_per_worker)
@@ -41,7 +41,7 @@ def _ray_one(key: str, arg: Any, out_dir: str, fn: Callable, timeout_s: float, m
 def run_ray(tasks: list[tuple[str, Any, Path]], fn: Callable[[Any, Path], None], workers: int = 2,
             timeout_s: float = 300.0, mem_cap_bytes: int | None = 8 << 30, threads_per_worker: int = 1,
             on_done: Callable | None = None, ray_params: dict | None = None) -> list:
-    """:func:`extract.worker.run_isolated` on a Ray cluster (see the module docstring).
+    """:func:`passnet_common.worker.run_isolated` on a Ray cluster (see the module docstring).
 
     ``ray_params``: ``address`` (default: ``RAY_ADDRESS`` or a local instance),
     ``num_cpus`` (local instance only), ``runtime_env``. An already initialised Ray is reused.
@@ -82,7 +82,7 @@ def get_executor(name: str = "local", ray_params: dict | None = None) -> Callabl
         ValueError: unknown executor name.
     """
     if name == "local":
-        from extract.worker import run_isolated
+        from passnet_common.worker import run_isolated
 
         return run_isolated
     if name == "ray":

@@ -27,7 +27,7 @@ Import, safely:
   (:func:`extract.capture.dynamo_capture`), as GraphNet re-traces a sample for its own hash
   (``torch.fx.symbolic_trace`` would constant-fold literal-only ops such as
   ``torch.arange(16)`` that Dynamo keeps as nodes), and describes the graph with
-  :func:`extract.capture.describe_graph`: the canonical form our captures use (v2 orders
+  :func:`passnet_common.record.describe_graph`: the canonical form our captures use (v2 orders
   placeholders by use, so Dynamo's lifting order does not matter), so a GraphNet graph and ours
   share ``graph_hash`` when equal (tested end to end through the extract stage, and by an
   export round trip).
@@ -38,7 +38,7 @@ list :func:`graphnet_catalog` rows; :func:`extract.run.capture_task` sends rows 
 (``extractions``/``graphs`` tables, graph store), so ``unique_graphs.members`` names every
 source of a shared graph.
 
-Export (:func:`export_sample`) writes one of our graph records (``extract.capture.describe_graph``)
+Export (:func:`export_sample`) writes one of our graph records (``passnet_common.record.describe_graph``)
 as a sample folder; ``graph_net.json`` is written last (the completion marker).
 """
 
@@ -265,7 +265,7 @@ def capture_graph(sample: str | Path):
 
     Returns:
         ``(graph, input_spec, param_count, completeness)``: an
-        :class:`extract.capture.CapturedGraph` (``example_inputs`` the meta tensors), the input
+        :class:`passnet_common.record.CapturedGraph` (``example_inputs`` the meta tensors), the input
         tensors as input-spec dicts (``name``, ``shape``, ``dtype``, ``kind`` ``graphnet``,
         ``low``/``high`` None: GraphNet keeps no value range), the number of parameter
         elements, and Dynamo's :class:`extract.capture.Completeness` of the re-trace.
@@ -341,7 +341,7 @@ def capture_result(row: dict):
 
 def _child(sample: str, out: str) -> None:
     """Child-process body of :func:`capture_sample`: capture, describe, write ``out``."""
-    from extract.capture import describe_graph
+    from passnet_common.record import describe_graph
 
     g, _, _, _ = capture_graph(sample)
     rec = describe_graph(0, g, with_stats=False)
@@ -387,7 +387,7 @@ def _dtype_name(d: str) -> str:
 
 
 def export_sample(rec: dict, out_dir: str | Path, model_name: str, source: str = "passnet") -> Path:
-    """Write one graph record (as :func:`extract.capture.describe_graph` returns it: ``code``
+    """Write one graph record (as :func:`passnet_common.record.describe_graph` returns it: ``code``
     from ``print_readable``, ``placeholders`` with name/kind/shape/dtype/stats, ``graph_hash``)
     as a GraphNet sample folder ``out_dir``; returns it.
 
@@ -435,7 +435,7 @@ def export_sample(rec: dict, out_dir: str | Path, model_name: str, source: str =
 
 def record_from_store(folder: str | Path) -> dict:
     """The parts of a graph record :func:`export_sample` needs, read back from a graph store
-    folder (:func:`extract.store.write_graph`): ``graph_hash``, ``canonical_version``,
+    folder (:func:`passnet_common.store.write_graph`): ``graph_hash``, ``canonical_version``,
     ``code`` (``model.py``) and ``placeholders`` (inputs and weights merged in calling order).
 
     Raises:
@@ -468,7 +468,7 @@ def export_store(store: str | Path, out: str | Path, hashes: list[str] | None = 
     Raises:
         FileNotFoundError: ``store`` does not exist, or a requested hash is not stored.
     """
-    from extract.store import store_path
+    from passnet_common.store import store_path
 
     store, out = Path(store), Path(out)
     if not store.is_dir():

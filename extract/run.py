@@ -45,9 +45,10 @@ def portable_text(text: str | None) -> str | None:
 
 
 ROOT = Path(__file__).resolve().parents[1]
-# The code that shapes a capture: every module of extract/ and the canonical form (a
-# module or a package).
-CODE_GLOBS = ("extract/*.py", "passnet_common/canonical/**/*.py")
+# The code that shapes a capture: every module of extract/, the canonical form, the graph
+# record and store, and the isolated worker.
+CODE_GLOBS = ("extract/**/*.py", "passnet_common/canonical/**/*.py", "passnet_common/record.py",
+              "passnet_common/store.py", "passnet_common/worker.py")
 # Failure classes caused by the machine (load, memory) rather than the model.
 TRANSIENT_ERRORS = ("timeout", "oom")
 
@@ -111,7 +112,8 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
         transformers.logging.set_verbosity_error()
     except ImportError:
         pass
-    from extract.capture import capture_row, describe_graph
+    from extract.capture import capture_row
+    from passnet_common.record import describe_graph
 
     row, capture = arg
     if row.get("library") == "graphnet":  # a GraphNet sample: its model.py, static-checked, in this child
@@ -340,7 +342,7 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     ``schedule``: ``longest_first`` (default, :func:`longest_first`) or ``catalog`` (the
     order of ``rows``); it changes only when each model runs, never what is captured.
     ``worker_options``: extra keyword arguments of the executor (e.g. ``freeze_gc``,
-    ``wake_on_exit`` of :func:`extract.worker.run_isolated`). ``preload``: import the model
+    ``wake_on_exit`` of :func:`passnet_common.worker.run_isolated`). ``preload``: import the model
     code in the parent before forking (:func:`preload_libraries`; local executor only).
 
     Returns:
@@ -449,7 +451,7 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
     Rows are sorted by model_id (and graph index), so identical inputs give identical
     files. Returns summary counts.
     """
-    from extract.store import write_graph
+    from passnet_common.store import write_graph
 
     out.mkdir(parents=True, exist_ok=True)
     if store.exists():

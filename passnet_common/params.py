@@ -3,7 +3,7 @@ convention).
 
 Each top-level block may register a schema (:func:`register_block`); :func:`load_params`
 validates every registered block it returns, so a typo (``extract.capture.seqlen``) or a
-value of the wrong type (``extract.workers: "two"``) is an error naming the key and what
+value of the wrong type (``passnet_common.workers: "two"``) is an error naming the key and what
 it expects, never silently ignored. Every block of the committed ``params.yaml`` is
 registered here (``catalog``, ``extract``, ``hub``, ``curate``, ``score``, ``proxy``); other stage families register theirs from their own package (a schema
 spec or any callable ``(value, path) -> None`` raising :class:`ParamsError`), or extend a

@@ -68,7 +68,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("output_mismatches", pa.int32(), nullable=False),  # graphs whose recorded outputs differ from execution (real mode)
             pa.field("dynamo_json", pa.string()),  # Dynamo settings of the capture (also in the attempt key)
             pa.field("attempts", pa.int32(), nullable=False),  # runs of this attempt key (timeouts/OOM are retried)
-            pa.field("code_hash", pa.string(), nullable=False),  # content hash of extract/ + canonical form
+            pa.field("code_hash", pa.string(), nullable=False),  # content hash of the capture code (extract.run.CODE_GLOBS)
         ]
     ),
     # One row per captured graph instance (a model may give several through graph breaks).

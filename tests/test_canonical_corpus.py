@@ -201,8 +201,8 @@ def test_property_moving_a_read_across_a_mutation_changes_the_hash(stmts, seed, 
 def test_property_stored_graph_replays_eager(stmts):
     """Capture -> store -> load_graph -> run on the captured inputs == eager result, for
     programs with in-place ops and torch.cond."""
-    from extract.capture import describe_graph
-    from extract.store import load_graph, store_path, write_graph
+    from passnet_common.record import describe_graph
+    from passnet_common.store import load_graph, store_path, write_graph
 
     order = list(range(len(stmts)))
     g = _capture(stmts, order)

@@ -8,7 +8,8 @@ import json
 import pytest
 import torch
 
-from extract.capture import capture_row, describe_graph, dynamo_capture, reduce_depth
+from extract.capture import capture_row, dynamo_capture, reduce_depth
+from passnet_common.record import describe_graph
 from extract.catalog import local_catalog, row_from_hf_config, torchvision_catalog
 from tests.conftest import TINY_CONFIGS
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from extract.capture import (
-    DYNAMO_DEFAULTS, CaptureResult, buffer_stats, capture_row, describe_graph, dynamo_capture, init_on_device,
-    params_to_meta,
-)
+from extract.capture import DYNAMO_DEFAULTS, CaptureResult, capture_row, dynamo_capture, init_on_device, params_to_meta
+from passnet_common.record import buffer_stats, describe_graph
 from extract.catalog import row_from_hf_config, torchvision_catalog
 from extract.run import completeness_fields
 from tests.conftest import TINY_CONFIGS
@@ -215,7 +213,7 @@ def test_wav2vec2_captures_at_true_size_on_meta():
 
 def test_buffers_stay_real_on_meta_and_replay_exactly(tmp_path):
     """BERT's ``position_ids`` buffer: stored values, replayed as 0..n-1, not zeros."""
-    from extract.store import load_graph, write_graph
+    from passnet_common.store import load_graph, write_graph
 
     row = row_from_hf_config(TINY_CONFIGS["tiny-bert"], "local:b", "b", "local")
     res = capture_row(row, {"seq_len": 8})
@@ -232,7 +230,7 @@ def test_integer_statistics_are_exact():
     big = torch.tensor([2**63 - 1, 0, -(2**63)], dtype=torch.int64)
     s = buffer_stats(big)
     assert s["max"] == 2**63 - 1 and s["min"] == -(2**63) and s["values"] == [2**63 - 1, 0, -(2**63)]
-    from extract.store import synth_placeholder
+    from passnet_common.store import synth_placeholder
 
     gen = torch.Generator().manual_seed(0)
     t = synth_placeholder(["T", "int64", [3]], "buffer", None, gen, "cpu", s)

@@ -19,9 +19,10 @@ from curate.longtail import label_agreement, label_row
 from curate.profile import profile_subgraph
 from curate.tasks import group_tasks, load_task_set, write_task_folders
 from curate.timing import TimingConfig, bootstrap_speedup_ci, iqr_ratio, measure_pair
-from extract.capture import CapturedGraph, capture_row, describe_graph, dynamo_capture
+from extract.capture import capture_row, dynamo_capture
+from passnet_common.record import CapturedGraph, describe_graph
 from extract.catalog import row_from_hf_config
-from extract.store import _decode, load_graph, store_path, write_graph
+from passnet_common.store import decode_arg, load_graph, store_path, write_graph
 from tests.conftest import TINY_CONFIGS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "curate"
@@ -56,7 +57,7 @@ def _run_segments(folder: Path):
         got = sub(*[env[j] for j in seg.inputs])
         env.update(zip(seg.outputs, got))
     vals = [env.get(i) for i in range(len(nodes))]
-    recomposed = _decode(nodes[-1]["args"], vals, torch.device("cpu"))[0]
+    recomposed = decode_arg(nodes[-1]["args"], vals, torch.device("cpu"))[0]
     return expected, recomposed, segs
 
 
@@ -354,7 +355,7 @@ def _moe_fn(x, ids, w):
 
 def test_task_runner_trusts_the_store_namespace_table():
     from curate import task_runner
-    from extract.store import OP_NAMESPACE_MODULES, TORCH_OP_NAMESPACES
+    from passnet_common.store import OP_NAMESPACE_MODULES, TORCH_OP_NAMESPACES
 
     assert task_runner.OP_NAMESPACE_MODULES == OP_NAMESPACE_MODULES
     assert task_runner.TORCH_OP_NAMESPACES == set(TORCH_OP_NAMESPACES)

@@ -124,7 +124,8 @@ def test_catalog_lists_samples_not_decomposed(tmp_path):
 
 def test_export_then_import_gives_the_same_graph_hash(tmp_path):
     """Our graph, exported in GraphNet's layout and captured back, deduplicates against itself."""
-    from extract.capture import describe_graph, dynamo_capture
+    from extract.capture import dynamo_capture
+    from passnet_common.record import describe_graph
 
     class M(torch.nn.Module):
         def __init__(self):
@@ -269,10 +270,11 @@ def test_export_cli_round_trip_through_the_graphnet_source(tmp_path):
     import pyarrow.parquet as pq
 
     from extract.__main__ import main
-    from extract.capture import describe_graph, dynamo_capture
+    from extract.capture import dynamo_capture
+    from passnet_common.record import describe_graph
     from extract.catalog import build_catalog
     from extract.run import assemble, capture_all
-    from extract.store import write_graph
+    from passnet_common.store import write_graph
 
     class M(torch.nn.Module):
         def __init__(self):

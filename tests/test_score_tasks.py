@@ -8,8 +8,8 @@ from curate.evaluate import evaluate_subgraph, load_task_set, parse_candidate
 from curate.scoring import score_curve
 from curate.synthetic_tasks import rmsnorm, softmax
 from curate.tasks import group_tasks, write_task_folders
-from extract.capture import CapturedGraph, describe_graph
-from extract.store import store_path, write_graph
+from passnet_common.record import CapturedGraph, describe_graph
+from passnet_common.store import store_path, write_graph
 
 
 def _task_folders(tmp_path):

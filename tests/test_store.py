@@ -12,9 +12,10 @@ import pytest
 import torch
 import torchvision
 
-from extract.capture import capture_row, describe_graph, dynamo_capture
+from extract.capture import capture_row, dynamo_capture
+from passnet_common.record import describe_graph
 from extract.catalog import row_from_hf_config
-from extract.store import OP_NAMESPACE_MODULES, UnsafeTarget, load_graph, op_modules, resolve_target, store_path, write_graph
+from passnet_common.store import OP_NAMESPACE_MODULES, UnsafeTarget, load_graph, op_modules, resolve_target, store_path, write_graph
 from tests.conftest import TINY_CONFIGS
 
 
@@ -84,7 +85,7 @@ TINY_MIXTRAL = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"]
 
 _REPLAY = """
 import sys, torch
-from extract.store import load_graph
+from passnet_common.store import load_graph
 assert "transformers.integrations.moe" not in sys.modules  # the loader must import it itself
 folder, ins_path, out_path, threads = sys.argv[1:]
 torch.set_num_threads(int(threads))  # the same reduction order as the reference run
@@ -158,7 +159,7 @@ def test_meta_captured_batchnorm_graph_runs_finite_on_synthesised_inputs(tmp_pat
 
 
 def test_recorded_statistics_bound_synthesised_values():
-    from extract.store import synth_placeholder
+    from passnet_common.store import synth_placeholder
 
     gen = torch.Generator().manual_seed(0)
     boxes = synth_placeholder(["T", "float32", [200, 4]], "input", None, gen, "cpu",

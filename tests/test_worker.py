@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from passnet_common.io import atomic_write_json
-from extract.worker import run_isolated
+from passnet_common.worker import run_isolated
 
 
 def _task(kind: str, out_dir: Path) -> None:

@@ -50,7 +50,7 @@ def store_path(store: Path, graph_hash: str) -> Path:
 
 
 def write_graph(store: Path, record: dict, input_spec: list[dict] | None = None) -> bool:
-    """Write one graph record (from :func:`extract.capture.describe_graph`) to the store.
+    """Write one graph record (from :func:`passnet_common.record.describe_graph`) to the store.
 
     Returns True when a new folder was created, False when the hash was already stored.
     """
@@ -152,7 +152,7 @@ def resolve_target(name: str) -> Any:
         ns = op_namespace(name)
         if ns not in TORCH_OP_NAMESPACES and ns not in OP_NAMESPACE_MODULES:
             raise UnsafeTarget(f"call target {name!r}: operator namespace {ns!r} is neither torch's own nor in the "
-                               f"trusted table {sorted(OP_NAMESPACE_MODULES)} (extract.store.OP_NAMESPACE_MODULES)")
+                               f"trusted table {sorted(OP_NAMESPACE_MODULES)} (passnet_common.store.OP_NAMESPACE_MODULES)")
         for mod in OP_NAMESPACE_MODULES.get(ns, ()):
             try:
                 importlib.import_module(mod)
@@ -169,7 +169,7 @@ def resolve_target(name: str) -> Any:
     return obj
 
 
-def _decode(value: Any, nodes: list, device: torch.device) -> Any:
+def decode_arg(value: Any, nodes: list, device: torch.device) -> Any:
     """A stored argument rebuilt (tags of :func:`passnet_common.canonical.encode_literal`):
     ``["%", i]`` -> ``nodes[i]`` (FX nodes built so far), ``device`` tags -> ``device``,
     ``fn`` -> :func:`resolve_target`. Used by :func:`build_canonical_graph` and by
@@ -187,10 +187,10 @@ def _decode(value: Any, nodes: list, device: torch.device) -> Any:
     if tag == "%":
         return nodes[rest[0]]
     if tag in ("list", "tuple", "size"):
-        items = [_decode(v, nodes, device) for v in rest]
+        items = [decode_arg(v, nodes, device) for v in rest]
         return items if tag == "list" else tuple(items)
     if tag == "dict":
-        return {k: _decode(v, nodes, device) for k, v in rest}
+        return {k: decode_arg(v, nodes, device) for k, v in rest}
     if tag == "dtype":
         return getattr(torch, rest[0])
     if tag == "device":
@@ -198,13 +198,13 @@ def _decode(value: Any, nodes: list, device: torch.device) -> Any:
     if tag in ("memory_format", "layout"):
         return getattr(torch, rest[0])
     if tag == "slice":
-        return slice(*[_decode(v, nodes, device) for v in rest])
+        return slice(*[decode_arg(v, nodes, device) for v in rest])
     if tag == "ellipsis":
         return Ellipsis
     if tag == "float":
         return float(rest[0])
     if tag == "complex":
-        return complex(_decode(rest[0], nodes, device), _decode(rest[1], nodes, device))
+        return complex(decode_arg(rest[0], nodes, device), decode_arg(rest[1], nodes, device))
     if tag == "fn":
         return resolve_target(rest[0])
     raise ValueError(f"stored graph has an argument that cannot be rebuilt: {value!r}")
@@ -212,7 +212,7 @@ def _decode(value: Any, nodes: list, device: torch.device) -> Any:
 
 def replay_recorded_values(stats: dict | None, shape: list, dtype: torch.dtype, device) -> torch.Tensor | None:
     """The exact tensor of a buffer whose values were recorded (integer/bool buffers of at
-    most :data:`extract.capture.EXACT_VALUES_MAX_NUMEL` elements, e.g. BERT's
+    most :data:`passnet_common.record.EXACT_VALUES_MAX_NUMEL` elements, e.g. BERT's
     ``position_ids``), None when none were. Recorded ints are exact Python ints."""
     if not stats or stats.get("values") is None:
         return None
@@ -354,11 +354,11 @@ def build_canonical_graph(data: dict, folder: Path, dev: torch.device, gen: torc
             root.register_buffer(name, synth_placeholder(n["meta"], "buffer", None, gen or torch.Generator().manual_seed(i), dev))
             node = graph.get_attr(name)
         elif op == "call_function":
-            node = graph.call_function(resolve_target(n["target"]), _decode(n["args"], built, dev), _decode(n["kwargs"], built, dev))
+            node = graph.call_function(resolve_target(n["target"]), decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
         elif op == "call_method":
-            node = graph.call_method(n["target"], _decode(n["args"], built, dev), _decode(n["kwargs"], built, dev))
+            node = graph.call_method(n["target"], decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
         elif op == "output":
-            args = _decode(n["args"], built, dev)
+            args = decode_arg(n["args"], built, dev)
             node = graph.output(args[0])
         else:
             raise ValueError(f"{folder}: node {i} has op {op!r}, which the store cannot rebuild")
