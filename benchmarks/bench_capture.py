@@ -2,10 +2,10 @@
 one run (printed table with ratios against the baseline; nothing asserted).
 
     nice -n 10 python -m benchmarks.bench_capture [--models N] [--workers W] [--repeats R] \
-        [--metrics metrics/bench_capture.json]
+        [--metrics metrics/bench/bench_capture.json]
 
 Both paths capture the same evenly spaced subset of the default catalog (``--models``; all
-109 with ``--models 0``) into fresh work folders with :func:`extract.run.capture_all`, the
+109 with ``--models 0``) into fresh work folders with :func:`extract.runs.scheduler.capture_all`, the
 parent's meta-device warm-up on in both:
 
 - **baseline** (the path before this benchmark's changes): models in catalog order, each
@@ -13,9 +13,9 @@ parent's meta-device warm-up on in both:
   forked child inherits an unfrozen heap (its full garbage collections walk and
   copy-on-write the parent's ~0.9 M objects), the parent polls every 50 ms for a finished
   child.
-- **current**: the parent imports the model code once (:func:`extract.run.preload_libraries`)
-  and indexes shared sources for Dynamo (:func:`extract.run.warm_up`), longest-first order
-  (:func:`extract.run.longest_first`; in a fresh folder the depth prior, in a re-run the
+- **current**: the parent imports the model code once (:func:`extract.runs.scheduler.preload_libraries`)
+  and indexes shared sources for Dynamo (:func:`extract.runs.scheduler.warm_up`), longest-first order
+  (:func:`extract.runs.scheduler.longest_first`; in a fresh folder the depth prior, in a re-run the
   recorded times), ``gc.freeze()`` before forking, and a
   pidfd wake-up the moment a child ends (:func:`passnet_common.worker.run_isolated`).
 
@@ -65,7 +65,8 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _run(rows, ex, path: str) -> dict:
-    from extract.run import _work_dir, attempt_key, capture_all
+    from extract.runs.attempts import _work_dir, attempt_key
+    from extract.runs.scheduler import capture_all
 
     opts = PATHS[path]
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,9 +112,9 @@ def _summary(runs: list[dict]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, default=24, help="evenly spaced models of the default catalog (0: all)")
-    ap.add_argument("--workers", type=int, default=None, help="default: passnet_common.workers")
+    ap.add_argument("--workers", type=int, default=None, help="default: extract.workers")
     ap.add_argument("--repeats", type=int, default=1, help="runs per path, alternating")
-    ap.add_argument("--metrics", default=str(ROOT / "metrics" / "bench_capture.json"))
+    ap.add_argument("--metrics", default=str(ROOT / "metrics" / "bench" / "bench_capture.json"))
     ap.add_argument("--one", choices=sorted(PATHS), help=argparse.SUPPRESS)  # internal: one run, JSON on stdout
     ap.add_argument("--catalog", help=argparse.SUPPRESS)
     args = ap.parse_args()

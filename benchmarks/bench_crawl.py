@@ -10,7 +10,7 @@ own process so it does not share the GIL with the crawler):
 * distinct graph configs of the whole listing (ground truth from the listing generator: the
   number of captures the crawl would run, one per distinct config) and distinct base configs.
 
-Writes ``metrics/bench_crawl.json``. Wall times are noisy on a shared machine: read ratios.
+Writes ``metrics/bench/bench_crawl.json``. Wall times are noisy on a shared machine: read ratios.
 
     python -m benchmarks.bench_crawl [--repos 100000] [--download 5000]
 """
@@ -34,7 +34,7 @@ import json, resource, sys, time
 sys.path.insert(0, {os.getcwd()!r})
 from huggingface_hub import constants
 constants.HF_HUB_OFFLINE = False
-from extract import hub_crawl
+from extract.sources import hub_crawl
 from pathlib import Path
 work = Path({work!r}); work.mkdir(parents=True, exist_ok=True)
 params = {{"limit": {n}, "workers": 8, "chunk": 256}}
@@ -61,7 +61,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repos", type=int, default=100_000)
     ap.add_argument("--download", type=int, default=5_000)
-    ap.add_argument("--out", default="metrics/bench_crawl.json")
+    ap.add_argument("--out", default="metrics/bench/bench_crawl.json")
     args = ap.parse_args()
     server = subprocess.Popen([sys.executable, "-m", "tests.hub_server", str(args.repos)], stdout=subprocess.PIPE,
                               text=True)
@@ -74,7 +74,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait()
-    from extract.hub_configs import Listing, graph_config_hash
+    from extract.sources.hub_configs import Listing, graph_config_hash
 
     t = time.perf_counter()
     listing = Listing(args.repos)

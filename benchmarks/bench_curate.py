@@ -1,7 +1,7 @@
 """Curation benchmark: compiles avoided by subgraph dedup, cold vs warm (Inductor-cached)
 profile wall time, subgraphs profiled per hour on this machine.
 
-    python -m benchmarks.bench_curate [--decompose data/decompose] [--n 6] [--out metrics/bench_curate.json]
+    python -m benchmarks.bench_curate [--decompose data/decompose] [--n 6] [--out metrics/bench/bench_curate.json]
 
 One profile run (run 0) of a seeded sample of ``n`` subgraphs three ways, all in this run:
 ``cold`` (empty Inductor cache, empty attempt folder), ``warm`` (the cache the cold pass left,
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--decompose", default="data/decompose")
     ap.add_argument("--n", type=int, default=6)
-    ap.add_argument("--out", default="metrics/bench_curate.json")
+    ap.add_argument("--out", default="metrics/bench/bench_curate.json")
     args = ap.parse_args(argv)
     sub_path = Path(args.decompose) / "subgraphs.parquet"
     if not sub_path.exists():

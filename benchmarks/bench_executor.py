@@ -3,7 +3,7 @@
 Captures the same ``--models`` real configs (the first distinct graph configs of the committed
 corpus that transformers ships) with ``executor: local`` (baseline) and ``executor: ray``
 (local ``ray.init(num_cpus=workers)``), fresh work folders each, and prints models/min and the
-ratio. Writes ``metrics/bench_executor.json``.
+ratio. Writes ``metrics/bench/bench_executor.json``.
 
     python -m benchmarks.bench_executor [--models 4] [--workers 2]
 """
@@ -21,12 +21,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", type=int, default=4)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", default="metrics/bench_executor.json")
+    ap.add_argument("--out", default="metrics/bench/bench_executor.json")
     args = ap.parse_args()
-    from extract.catalog import row_from_hf_config
-    from extract.hub_configs import graph_config_hash, load_corpus
-    from extract.hub_crawl import classify_config
-    from extract.run import capture_all
+    from extract.sources.rows import row_from_hf_config
+    from extract.sources.hub_configs import graph_config_hash, load_corpus
+    from extract.sources.hub_crawl import classify_config
+    from extract.runs.scheduler import capture_all
     from passnet_common.params import load_params
 
     rows, seen = [], set()

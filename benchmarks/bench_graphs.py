@@ -46,8 +46,8 @@ def _table(title, header, rows):
 
 
 def bench_size() -> None:
-    from extract.catalog import row_from_hf_config
-    from extract.run import capture_task
+    from extract.sources.rows import row_from_hf_config
+    from extract.runs.scheduler import capture_task
     from passnet_common.worker import run_isolated
 
     rows = []
@@ -79,7 +79,7 @@ def bench_hash() -> None:
 
     from passnet_common.canonical import canonicalize
     from extract.capture import capture_row
-    from extract.catalog import row_from_hf_config
+    from extract.sources.rows import row_from_hf_config
 
     torch.set_num_threads(1)
     graphs = []
@@ -140,8 +140,8 @@ def bench_dedupe(n: int = 100_000) -> None:
 
 def bench_throughput(limit: int | None) -> None:
 
-    from extract.catalog import build_catalog
-    from extract.run import capture_all
+    from extract.sources.catalog import build_catalog
+    from extract.runs.scheduler import capture_all
     from passnet_common.params import load_params
 
     params = load_params(ROOT / "params.yaml")

@@ -2,7 +2,7 @@
 against the GraphNet-style baseline (generate the graph's Python code, sha256 it) measured
 on the same graphs in the same run. A printed table, never asserted.
 
-    python -m benchmarks.bench_hash [--max-nodes 100000] [--out metrics/bench_hash.json]
+    python -m benchmarks.bench_hash [--max-nodes 100000] [--out metrics/bench/bench_hash.json]
 
 Graphs: synthetic transformer-block chains (linear / view / transpose / matmul / softmax /
 add, with output metadata, as Dynamo records them) from 1K to 100K nodes -- the scaling
@@ -77,7 +77,7 @@ def real_graphs(store: Path | None, layers: int = 16):
     """(name, GraphModule, kinds) of tiny real configs with ``layers`` layers, and of the
     store's graphs (rebuilt with ``passnet_common.store.load_graph``; no code is executed)."""
     from extract.capture import capture_row
-    from extract.catalog import row_from_hf_config
+    from extract.sources.rows import row_from_hf_config
 
     out = []
     for name, mt, arch in (("llama", "llama", "LlamaForCausalLM"), ("qwen2", "qwen2", "Qwen2ForCausalLM")):
@@ -114,7 +114,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--max-nodes", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--store", type=Path, default=ROOT / "data" / "graph_store")
-    ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench_hash.json")
+    ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench" / "bench_hash.json")
     args = ap.parse_args(argv)
 
     import torch

@@ -1,5 +1,5 @@
 """The 100,000-repo Hub crawl end to end against the local stand-in (tests/hub_server.py),
-killed and resumed, feeding the extract stage's catalog. Writes ``metrics/crawl_100k.json``.
+killed and resumed, feeding the extract stage's catalog. Writes ``metrics/bench/crawl_100k.json``.
 
 Phases (each a child process; the stand-in server runs in its own process):
 
@@ -11,15 +11,15 @@ Phases (each a child process; the stand-in server runs in its own process):
    by rows written) and restarted until it exits 0. Wall time of every segment, peak RSS of
    every segment (``wait4`` rusage of the crawl process) and of the server.
 3. Check against ground truth computed independently from the listing generator
-   (:class:`extract.hub_configs.Listing`): every position present once, with the repo id, sha,
+   (:class:`extract.sources.hub_configs.Listing`): every position present once, with the repo id, sha,
    status, reason and graph config hash the generator implies (faults by kind, configs through
-   :func:`extract.hub_crawl.classify_config`); the set of distinct graph configs equal.
+   :func:`extract.sources.hub_crawl.classify_config`); the set of distinct graph configs equal.
 4. Feed the extract stage: ``python -m extract catalog`` with ``catalog.hub_dir`` set to the
    crawl's work folder (and no other source): one ``models`` row per distinct graph config.
 
     nice -n 15 python -m benchmarks.crawl_100k [--repos 100000] [--kills 3] [--keep DIR]
     nice -n 15 python -m benchmarks.crawl_100k --speedup-only --speedup-repos 1000 \
-        --out metrics/crawl_download_speedup.json
+        --out metrics/bench/crawl_download_speedup.json
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ import json, sys, time
 from pathlib import Path
 from huggingface_hub import constants
 constants.HF_HUB_OFFLINE = False
-from extract import hub_crawl
+from extract.sources import hub_crawl
 hub_crawl._transformers_names()
 res = []
 for k, w in enumerate({order!r}):
@@ -115,8 +115,8 @@ print(json.dumps(res))
 def _ground_truth_check(work: Path, n: int) -> dict:
     import pyarrow.parquet as pq
 
-    from extract.hub_configs import Listing, graph_config_hash
-    from extract.hub_crawl import classify_config
+    from extract.sources.hub_configs import Listing, graph_config_hash
+    from extract.sources.hub_crawl import classify_config
 
     t = time.perf_counter()
     tab = pq.read_table(work / "hub_repos.parquet", columns=["position", "repo_id", "sha", "status", "reason",
@@ -155,7 +155,7 @@ def main() -> None:
     ap.add_argument("--speedup-repos", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", default=None, help="work folder to keep (default: a temporary one)")
-    ap.add_argument("--out", default="metrics/crawl_100k.json")
+    ap.add_argument("--out", default="metrics/bench/crawl_100k.json")
     ap.add_argument("--speedup-only", action="store_true",
                     help="only the thread-pool download speedup, 1/W/W/1 threads (writes --out)")
     args = ap.parse_args()

@@ -3,7 +3,7 @@
 Crawls an ``--repos`` listing from tests/hub_server.py, builds the catalog from the crawl's
 distinct graph configs (first ``--captures`` by listing position), captures them with the
 extract stage (local executor, params.yaml ``extract`` block) and reports unique graphs per
-listed repo for the repos those captures cover. Writes ``metrics/hub_e2e.json``.
+listed repo for the repos those captures cover. Writes ``metrics/bench/hub_e2e.json``.
 
     python -m benchmarks.e2e_hub_subset [--repos 2000] [--captures 8]
 """
@@ -23,13 +23,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repos", type=int, default=2000)
     ap.add_argument("--captures", type=int, default=8)
-    ap.add_argument("--out", default="metrics/hub_e2e.json")
+    ap.add_argument("--out", default="metrics/bench/hub_e2e.json")
     args = ap.parse_args()
     import pyarrow.parquet as pq
 
-    from extract.catalog import build_catalog
-    from extract.hub_crawl import crawl
-    from extract.run import assemble, capture_all
+    from extract.sources.catalog import build_catalog
+    from extract.sources.hub_crawl import crawl
+    from extract.runs.assemble import assemble
+    from extract.runs.scheduler import capture_all
     from passnet_common.params import load_params
 
     server = subprocess.Popen([sys.executable, "-m", "tests.hub_server", str(args.repos)], stdout=subprocess.PIPE, text=True)
@@ -72,7 +73,7 @@ def main() -> None:
                           * capture_s / max(1, counts["ran"]) * int(params["workers"]) / n / 3600, 2)
             for n in (2, 8, 32, 128)},
     }
-    bench = Path("metrics/bench_crawl.json")
+    bench = Path("metrics/bench/bench_crawl.json")
     if bench.exists():  # the 100K listing's own distinct count (this run's small listing has a higher share)
         distinct_100k = json.loads(bench.read_text())["listing_distinct_graph_configs"]
         per_capture_worker_s = capture_s / max(1, counts["ran"]) * int(params["workers"])

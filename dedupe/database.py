@@ -3,6 +3,9 @@
 Views (not copies) keep the database small and always in step with the Parquet files;
 paths are stored relative to the repository root, so open the database from there
 (``duckdb data/passnet.duckdb`` or ``duckdb.connect("data/passnet.duckdb", read_only=True)``).
+
+The file is written with :data:`STORAGE_COMPATIBILITY` so that the DuckDB CLI that the project
+installs (the ``duckdb-cli`` package, which trails the Python package's storage format) opens it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,10 @@ import os
 from pathlib import Path
 
 import duckdb
+
+# Oldest storage format the file is written in (a DuckDB setting): readable by the installed
+# ``duckdb`` CLI as well as the Python package.
+STORAGE_COMPATIBILITY = "v1.2.0"
 
 TABLES = {
     "models": "data/extract/models.parquet",
@@ -35,7 +42,7 @@ def build_database(db_path: str | Path, tables: dict[str, str] | None = None) ->
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_name(db_path.name + ".tmp")
     tmp.unlink(missing_ok=True)
-    con = duckdb.connect(str(tmp))
+    con = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_COMPATIBILITY})
     try:
         for name, path in sorted(tables.items()):
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")

@@ -80,8 +80,9 @@ def dataset_metrics(extractions: pl.DataFrame, graphs: pl.DataFrame, uniq: pl.Da
 
 def write_plot_data(folder, node_rows: list[dict], graphs: pl.DataFrame, top: int = 30) -> None:
     """CSV data for DVC plots: the ``top`` call targets by number of unique graphs that use
-    them (``dataset_top_ops.csv``) and FX nodes per captured graph by model
-    (``dataset_graph_sizes.csv``)."""
+    them (``dataset_top_ops.csv``) and FX nodes per model, summed over all its graphs (graph
+    breaks included), with the number of graphs (``dataset_graph_sizes.csv``: one row per model,
+    largest first, so a multi-graph model is one bar, not several bars under one label)."""
     from pathlib import Path
 
     from passnet_common.io import atomic_write_text
@@ -98,5 +99,8 @@ def write_plot_data(folder, node_rows: list[dict], graphs: pl.DataFrame, top: in
         .sort(["unique_graphs", "nodes", "target"], descending=[True, True, False]).head(top)
     )
     atomic_write_text(folder / "dataset_top_ops.csv", top_ops.write_csv())
-    sizes = graphs.select("model_id", "graph_index", "num_nodes").sort(["model_id", "graph_index"])
+    sizes = (
+        graphs.group_by("model_id").agg(pl.col("num_nodes").sum(), pl.len().alias("num_graphs"))
+        .select("model_id", "num_graphs", "num_nodes").sort(["num_nodes", "model_id"], descending=[True, False])
+    )
     atomic_write_text(folder / "dataset_graph_sizes.csv", sizes.write_csv())

@@ -8,7 +8,7 @@
     python -m extract export --store data/graph_store --out data/graphnet_export [--graph-hash H ...]
         (our unique graphs as GraphNet sample folders; every stored graph without --graph-hash)
     python -m extract coverage --params params.yaml --sample transformers=200 \
-        --metrics metrics/coverage.json
+        --metrics metrics/bench/coverage.json
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="models per source, e.g. transformers=200 (repeatable)")
     v.add_argument("--work", default="data/work/coverage")
     v.add_argument("--out", default="data/coverage")
-    v.add_argument("--metrics", default="metrics/coverage.json")
+    v.add_argument("--metrics", default="metrics/bench/coverage.json")
     v.add_argument("--no-progress", action="store_true")
     v.add_argument("--no-capture", action="store_true",
                    help="only assemble what the work folder holds (models not run count as 'missing')")
-    x = sub.add_parser("export", help="write stored graphs as GraphNet sample folders (extract/graphnet.py)")
+    x = sub.add_parser("export", help="write stored graphs as GraphNet sample folders (extract/sources/graphnet.py)")
     x.add_argument("--store", default="data/graph_store")
     x.add_argument("--out", required=True, help="folder of samples, one <graph_hash>/ each")
     x.add_argument("--graph-hash", action="append", default=None, metavar="H",
@@ -77,17 +77,18 @@ def main(argv: list[str] | None = None) -> int:
     from passnet_common.schema import to_table
 
     if args.cmd == "catalog":
-        from extract.catalog import build_catalog
+        from extract.sources.catalog import build_catalog
 
         rows = build_catalog(load_params(args.params, "catalog"))
         write_parquet(Path(args.out), to_table("models", rows))
         print(f"catalog: {len(rows)} models -> {args.out}")
         return 0
-    from extract.run import assemble, capture_all
+    from extract.runs.assemble import assemble
+    from extract.runs.scheduler import capture_all
 
     if args.cmd == "coverage":
-        from extract.catalog import build_catalog
-        from extract.coverage import coverage_metrics
+        from extract.sources.catalog import build_catalog
+        from extract.runs.coverage import coverage_metrics
         from passnet_common.io import atomic_write_json
 
         sample = {}
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 def _export(args) -> int:
     import json
 
-    from extract.graphnet import export_store
+    from extract.publish.graphnet_export import export_store
 
     names = None
     if Path(args.graphs).is_file():

@@ -29,7 +29,7 @@ def add_hub_commands(sub) -> None:
 def run_hub_command(args: argparse.Namespace) -> int:
     """Run a subcommand registered by :func:`add_hub_commands`; returns the exit status."""
     if args.cmd == "crawl":
-        from extract.hub_crawl import crawl
+        from extract.sources.hub_crawl import crawl
         from passnet_common.params import load_params
 
         params = load_params(args.params, "hub")
@@ -38,7 +38,7 @@ def run_hub_command(args: argparse.Namespace) -> int:
         print(f"crawl: {json.dumps(summary, sort_keys=True)}")
         return 0
     if args.cmd == "publish":
-        from extract.publish import publish
+        from extract.publish.dataset import publish
 
         res = publish(args.repo, [Path(t) for t in args.tables], Path(args.store), Path(args.out),
                       endpoint=args.endpoint, private=args.private, upload=not args.dry_run)

@@ -3,7 +3,7 @@ convention).
 
 Each top-level block may register a schema (:func:`register_block`); :func:`load_params`
 validates every registered block it returns, so a typo (``extract.capture.seqlen``) or a
-value of the wrong type (``passnet_common.workers: "two"``) is an error naming the key and what
+value of the wrong type (``extract.workers: "two"``) is an error naming the key and what
 it expects, never silently ignored. Every block of the committed ``params.yaml`` is
 registered here (``catalog``, ``extract``, ``hub``, ``curate``, ``score``, ``proxy``); other stage families register theirs from their own package (a schema
 spec or any callable ``(value, path) -> None`` raising :class:`ParamsError`), or extend a
@@ -236,7 +236,7 @@ register_block("catalog", Block({
     "sample_seed": int,
     "local_dir": Optional(str),
     "hub_dir": Optional(str),
-    "graphnet_dir": Optional(str),  # a local GraphNet checkout (extract/graphnet.py)
+    "graphnet_dir": Optional(str),  # a local GraphNet checkout (extract/sources/graphnet.py)
     "limit": Optional(positive(int)),
 }))
 register_block("extract", Block({
@@ -256,7 +256,7 @@ register_block("extract", Block({
         "dynamo": DYNAMO_SCHEMA,
     }),
 }))
-register_block("hub", Block({  # python -m extract crawl (extract/hub_crawl.py)
+register_block("hub", Block({  # python -m extract crawl (extract/sources/hub_crawl.py)
     "endpoint": Optional(str),
     "filter": Optional(str),
     "pipeline_tag": Optional(str),

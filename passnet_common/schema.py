@@ -68,7 +68,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("output_mismatches", pa.int32(), nullable=False),  # graphs whose recorded outputs differ from execution (real mode)
             pa.field("dynamo_json", pa.string()),  # Dynamo settings of the capture (also in the attempt key)
             pa.field("attempts", pa.int32(), nullable=False),  # runs of this attempt key (timeouts/OOM are retried)
-            pa.field("code_hash", pa.string(), nullable=False),  # content hash of the capture code (extract.run.CODE_GLOBS)
+            pa.field("code_hash", pa.string(), nullable=False),  # content hash of the capture code (extract.runs.attempts.CODE_GLOBS)
         ]
     ),
     # One row per captured graph instance (a model may give several through graph breaks).
@@ -342,7 +342,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
 
-    # One row per repo listed by the Hub crawl (extract/hub_crawl.py), in listing order.
+    # One row per repo listed by the Hub crawl (extract/sources/hub_crawl.py), in listing order.
     "hub_repos": pa.schema(
         [
             pa.field("position", pa.int64(), nullable=False),  # 0 = first listed (sort order of the crawl)
@@ -350,9 +350,9 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("sha", pa.string()),  # commit the row is pinned to
             pa.field("model_id", pa.string(), nullable=False),  # hf:org/name@sha
             pa.field("status", pa.string(), nullable=False),  # ok | skipped | error
-            pa.field("reason", pa.string()),  # skip reason or error class (extract/hub_crawl.py)
+            pa.field("reason", pa.string()),  # skip reason or error class (extract/sources/hub_crawl.py)
             pa.field("message", pa.string()),
-            pa.field("graph_config_hash", pa.string()),  # dedupe key before capture (extract/hub_configs.py)
+            pa.field("graph_config_hash", pa.string()),  # dedupe key before capture (extract/sources/hub_configs.py)
             pa.field("captured_as", pa.string()),  # model_id of the catalog row capturing this config
             pa.field("model_type", pa.string()),
             pa.field("architecture", pa.string()),

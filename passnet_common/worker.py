@@ -1,7 +1,7 @@
 """Isolated execution of one model capture per child process.
 
 The parent (which has imported torch and the model libraries but never ran a CPU
-kernel -- its warm-up capture, :func:`extract.run.warm_up`, runs on meta tensors -- so no
+kernel -- its warm-up capture, :func:`extract.runs.scheduler.warm_up`, runs on meta tensors -- so no
 OpenMP pool exists to be broken by ``fork``) forks one child per model.
 Fork makes a child cheap (no re-import of torch/transformers) and isolates everything a
 model can break: a segfault, a hang, runaway memory or a Python exception ends only that

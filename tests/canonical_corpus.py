@@ -1,6 +1,6 @@
 """Labelled corpus of graph pairs for the canonical hashes (the regression suite of issue 6).
 
-Each pair builds two small programs (``torch.compile`` through :func:`extract.capture.dynamo_capture`,
+Each pair builds two small programs (``torch.compile`` through :func:`extract.capture.dynamo.dynamo_capture`,
 ``torch.fx.symbolic_trace`` or a hand-built FX graph) and carries the right verdict:
 ``same`` (one computation: the hashes must be equal) or ``different`` (the hashes must
 differ), for ``graph_hash`` (``level="graph"``) or ``structure_hash`` (``level="structure"``).
@@ -321,7 +321,7 @@ def _split_pairs():
 
 def _hf(cfg: dict):
     from extract.capture import capture_row
-    from extract.catalog import row_from_hf_config
+    from extract.sources.rows import row_from_hf_config
 
     res = capture_row(row_from_hf_config(cfg, "local:x", "x", "local"), {"seq_len": 8, "meta": True})
     assert len(res.graphs) >= 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extract.catalog import row_from_hf_config
+from extract.sources.rows import row_from_hf_config
 
 
 def default_row(model_type: str, arch: str, **overrides) -> dict:

@@ -4,7 +4,7 @@ sources: ``HfApi.list_models`` -> ``utils._pagination``, ``hf_hub_download`` ->
 ``file_download``, ``create_repo``/``upload_folder`` -> ``hf_api``):
 
 - ``GET /api/models?limit=&sort=&direction=&expand=...&cursor=<i>``: one page of the
-  :class:`extract.hub_configs.Listing` (sorted by downloads), next page in a ``Link`` header
+  :class:`extract.sources.hub_configs.Listing` (sorted by downloads), next page in a ``Link`` header
   (``<url>; rel="next"``, like the Hub and GitHub);
 - ``HEAD|GET /<org>/<name>/resolve/<rev>/config.json``: the file with ``X-Repo-Commit`` and
   ``ETag``; ``<rev>`` must be ``main`` or the repo's sha;
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlencode, urlparse
 
-from extract.hub_configs import Listing
-from tests.proxy_hub_standin import UnsupportedCommit, apply_commit
+from extract.sources.hub_configs import Listing
+from passnet_common.hub_standin import UnsupportedCommit, apply_commit
 
 
 @dataclass

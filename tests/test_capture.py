@@ -8,9 +8,12 @@ import json
 import pytest
 import torch
 
-from extract.capture import capture_row, dynamo_capture, reduce_depth
+from extract.capture import capture_row, dynamo_capture
+from extract.capture.build import reduce_depth
 from passnet_common.record import describe_graph
-from extract.catalog import local_catalog, row_from_hf_config, torchvision_catalog
+from extract.sources.local import local_catalog
+from extract.sources.rows import row_from_hf_config
+from extract.sources.builtin import torchvision_catalog
 from tests.conftest import TINY_CONFIGS
 
 
@@ -100,7 +103,7 @@ def test_full_size_config_traces_without_allocating_weights():
 
 
 def test_meta_failure_falls_back_to_reduced_depth_real_tensors(monkeypatch):
-    import extract.capture as cap
+    import extract.capture.dynamo as cap  # the backend that every capture path calls
 
     real = cap.dynamo_capture
 
@@ -135,7 +138,7 @@ def test_trust_remote_code_configs_are_refused(tmp_path):
         {"model_type": "llama", "auto_map": {"AutoModel": "modeling_evil.Evil"}}))
     row = local_catalog(tmp_path)[0]
     assert row["trust_remote_code"] is True
-    from extract.capture import TrustRemoteCodeRefused
+    from extract.capture.build import TrustRemoteCodeRefused
 
     with pytest.raises(TrustRemoteCodeRefused):
         capture_row(row, CAPTURE)
@@ -145,7 +148,7 @@ def test_trust_remote_code_configs_are_refused(tmp_path):
 def test_full_size_default_configs_capture_on_meta():
     """transformers' default Mixtral (8x7B) and Llama configs, full size, on meta: the
     parameter count equals the published figure / the analytical count of the config."""
-    from extract.catalog import transformers_catalog
+    from extract.sources.builtin import transformers_catalog
 
     rows = {r["model_id"]: r for r in transformers_catalog()}
     mixtral = capture_row(rows["transformers:MixtralForCausalLM"], {"seq_len": 32})

@@ -7,7 +7,10 @@ import json
 import pyarrow as pa
 import pytest
 
-from extract.catalog import build_catalog, local_catalog, row_from_hf_config, timm_catalog, torchvision_catalog
+from extract.sources.catalog import build_catalog
+from extract.sources.local import local_catalog
+from extract.sources.rows import row_from_hf_config
+from extract.sources.builtin import timm_catalog, torchvision_catalog
 from passnet_common.schema import to_table
 from tests.conftest import TINY_CONFIGS, write_config_folder
 
@@ -55,7 +58,8 @@ def test_bad_config_files_become_error_rows_and_the_rest_goes_on(tmp_path):
 
 
 def test_error_rows_are_recorded_as_failed_extractions_without_running(tmp_path):
-    from extract.run import assemble, capture_all
+    from extract.runs.assemble import assemble
+    from extract.runs.scheduler import capture_all
 
     (tmp_path / "cfg").mkdir()
     (tmp_path / "cfg" / "broken.json").write_text("{not json")
@@ -121,7 +125,7 @@ def test_catalog_params_typos_and_all_missing_ids_are_reported():
 
 
 def test_remote_code_reason_names_the_cause():
-    from extract.catalog import remote_code_reason
+    from extract.sources.rows import remote_code_reason
 
     auto = row_from_hf_config({"model_type": "llama", "auto_map": {"AutoModel": "m.M"}}, "local:a", "a", "local")
     unknown = row_from_hf_config({"model_type": "my_arch"}, "local:b", "b", "local")
@@ -130,7 +134,8 @@ def test_remote_code_reason_names_the_cause():
 
 
 def test_config_that_fails_to_build_is_a_row_naming_the_file(tmp_path):
-    from extract.run import assemble, capture_all
+    from extract.runs.assemble import assemble
+    from extract.runs.scheduler import capture_all
 
     cfg = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 30, "num_attention_heads": 4,
            "num_hidden_layers": 1, "intermediate_size": 8, "vocab_size": 16}  # 30 not divisible by 4 heads

@@ -9,8 +9,9 @@ import torch
 import transformers
 from transformers import AutoConfig
 
-from extract.capture import _hf_config, reduce_depth
-from extract.catalog import own_model_type, repair_config
+from extract.capture.build import _hf_config, reduce_depth
+from extract.sources.builtin import own_model_type
+from extract.sources.repairs import repair_config
 
 transformers.logging.set_verbosity_error()
 

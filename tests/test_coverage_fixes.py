@@ -10,8 +10,10 @@ import json
 import pytest
 import torch
 
-from extract.capture import DYNAMO_DEFAULTS, build_model, capture_with_retry, is_runtime_assert_failure
-from extract.catalog import repair_config
+from extract.capture import DYNAMO_DEFAULTS
+from extract.capture.build import build_model
+from extract.capture.retry import capture_with_retry, is_runtime_assert_failure
+from extract.sources.repairs import repair_config
 from tests.hf_rows import default_row
 
 
@@ -63,7 +65,8 @@ def test_no_retry_when_the_capture_succeeds_or_fails_otherwise():
 
 
 def test_retry_is_recorded_in_the_capture_result(monkeypatch):
-    from extract import capture as cap
+    from extract.capture import capture_row
+    from extract.capture import dynamo as cap
 
     calls = []
 
@@ -75,7 +78,7 @@ def test_retry_is_recorded_in_the_capture_result(monkeypatch):
 
     fake.last_completeness = None
     monkeypatch.setattr(cap, "dynamo_capture", fake)
-    res = cap.capture_row({"model_id": "local:tiny", "library": "transformers", "architecture": "LlamaForCausalLM",
+    res = capture_row({"model_id": "local:tiny", "library": "transformers", "architecture": "LlamaForCausalLM",
                            "config_json": json.dumps({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
                                                       "intermediate_size": 32, "num_hidden_layers": 1,
                                                       "num_attention_heads": 2, "max_position_embeddings": 32})},
@@ -96,7 +99,8 @@ class ReshapeByGrid(torch.nn.Module):
 
 
 def test_data_dependent_guard_steps_down_the_retry_ladder():
-    from extract.capture import dynamo_capture, is_data_dependent_failure
+    from extract.capture import dynamo_capture
+    from extract.capture.retry import is_data_dependent_failure
 
     x, grid = torch.arange(12.0), torch.tensor([3])
     assert torch.equal(ReshapeByGrid()(x, grid), torch.tensor([6.0, 22.0, 38.0]))
@@ -124,7 +128,8 @@ class MergeSizeConstant(torch.nn.Module):
 
 
 def test_meta_tensor_constants_make_torch_tensor_on_meta_traceable():
-    from extract.capture import dynamo_capture, meta_tensor_constants
+    from extract.capture import dynamo_capture
+    from extract.capture.build import meta_tensor_constants
 
     x = torch.empty(4, device="meta")
     orig = torch.tensor
@@ -147,7 +152,8 @@ class PositiveEntries(torch.nn.Module):
 
 
 def test_meta_capture_runs_a_graph_with_nonzero_on_meta_inputs():
-    from extract.capture import dynamo_capture, meta_capture
+    from extract.capture import dynamo_capture
+    from extract.capture.retry import meta_capture
 
     x = torch.empty(6, device="meta")
     with pytest.raises(Exception, match="meta_nonzero_assume_all_nonzero"):
@@ -165,7 +171,7 @@ def test_meta_capture_runs_a_graph_with_nonzero_on_meta_inputs():
 def test_meta_capture_retries_once_with_transformers_checks_off(monkeypatch):
     import os
 
-    from extract import capture as cap
+    from extract.capture import retry as cap
 
     seen = []
 
@@ -242,7 +248,7 @@ def test_pix2struct_flattened_patches_carry_row_and_column_ids():
                                      {"seq_len": 8})
     shapes = {s["name"]: s["shape"] for s in spec}
     assert shapes["flattened_patches"] == [1, 256, 2 + 768] and shapes["decoder_input_ids"] == [1, 8]
-    from extract.inputs import hf_inputs
+    from extract.capture.inputs import hf_inputs
     from transformers import Pix2StructConfig
 
     cfg = Pix2StructConfig(vision_config={"hidden_size": 32, "patch_embed_hidden_size": 12, "num_hidden_layers": 1,
@@ -263,7 +269,7 @@ def test_pix2struct_flattened_patches_carry_row_and_column_ids():
 
 def test_longformer_qa_gets_a_global_first_token():
     import transformers
-    from extract.inputs import hf_inputs
+    from extract.capture.inputs import hf_inputs
 
     cfg = transformers.LongformerConfig(vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                         intermediate_size=32, attention_window=[4], max_position_embeddings=64)
@@ -294,7 +300,8 @@ def test_audio_codec_stacked_features_and_short_text_tower_rules(model_type, arc
 
 def test_qwen2_vl_style_grid_inputs_and_image_tokens():
     import transformers
-    from extract.inputs import GRID_THW, hf_inputs
+    from extract.capture.multimodal import GRID_THW
+    from extract.capture.inputs import hf_inputs
 
     cfg = transformers.Qwen2VLConfig(
         text_config={"vocab_size": 300, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
@@ -341,7 +348,7 @@ def test_logger_calls_in_forward_do_not_break_the_graph():
 
 
 def test_reduced_depth_keeps_gpt_neo_attention_layers_consistent():
-    from extract.capture import _hf_config, reduce_depth
+    from extract.capture.build import _hf_config, reduce_depth
     from transformers import AutoConfig
 
     cfg = AutoConfig.for_model("gpt_neo").to_dict()

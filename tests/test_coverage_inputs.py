@@ -1,5 +1,5 @@
 """Input rules for the seeded transformers coverage sample (issue 7, section 5): one test
-per kind of input rule in ``extract/inputs.py``, on transformers' default configs built on
+per kind of input rule in ``extract/capture/inputs.py``, on transformers' default configs built on
 the meta device (the spec each rule records), plus small CPU runs showing that the
 synthesised inputs (image/video token counts included) are what the model accepts."""
 
@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from extract.capture import build_model
-from extract.inputs import UnsupportedInput, hf_inputs
+from extract.capture.build import build_model
+from extract.capture.synth import UnsupportedInput
+from extract.capture.inputs import hf_inputs
 from tests.hf_rows import default_row
 
 
@@ -34,7 +35,7 @@ def test_list_main_input_name_and_oneformer_task_inputs():
 
 def test_open_vocabulary_detector_class_prompts():
     spec = _spec("omdet-turbo", "OmDetTurboForObjectDetection")
-    from extract.inputs import CLASSES_PER_IMAGE as k
+    from extract.capture.multimodal import CLASSES_PER_IMAGE as k
 
     assert spec["classes_input_ids"]["shape"] == [k, 32] and spec["classes_attention_mask"]["shape"] == [k, 32]
     assert spec["tasks_input_ids"]["shape"] == [1, 32] and spec["tasks_attention_mask"]["shape"] == [1, 32]
@@ -43,7 +44,7 @@ def test_open_vocabulary_detector_class_prompts():
 
 def test_image_tiles_with_aspect_ratio_ids():
     import transformers
-    from extract.inputs import _full_tile_ratio_id
+    from extract.capture.multimodal import _full_tile_ratio_id
 
     spec = _spec("mllama", "MllamaModel")
     assert spec["pixel_values"]["shape"] == [1, 1, 4, 3, 448, 448] and spec["pixel_values"]["kind"] == "image_tiles"
@@ -159,7 +160,7 @@ def test_image_tokens_counted_by_the_model_without_a_patch_grid():
 import json, torch, transformers
 transformers.logging.set_verbosity_error()
 from tests.hf_rows import default_row
-from extract.capture import build_model
+from extract.capture.build import build_model
 row = default_row("fast_vlm", "FastVlmModel")
 model, _, kwargs, spec = build_model(row, "cpu", {"seq_len": 32, "fallback_layers": 1}, reduced=True)
 with torch.no_grad():

@@ -21,7 +21,7 @@ from curate.tasks import group_tasks, load_task_set, write_task_folders
 from curate.timing import TimingConfig, bootstrap_speedup_ci, iqr_ratio, measure_pair
 from extract.capture import capture_row, dynamo_capture
 from passnet_common.record import CapturedGraph, describe_graph
-from extract.catalog import row_from_hf_config
+from extract.sources.rows import row_from_hf_config
 from passnet_common.store import decode_arg, load_graph, store_path, write_graph
 from tests.conftest import TINY_CONFIGS
 

@@ -1,4 +1,4 @@
-"""GraphNet samples (extract/graphnet.py): parse as data, capture in a child, export round trip."""
+"""GraphNet samples (extract/sources/graphnet.py): parse as data, capture in a child, export round trip."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from extract.graphnet import (UnsafeSample, capture_sample, export_sample, graphnet_catalog, read_sample,
-                              static_check)
+from extract.sources.graphnet import UnsafeSample, capture_sample, graphnet_catalog, read_sample, static_check
+from extract.publish.graphnet_export import export_sample
 
 MODEL_PY = '''import torch
 
@@ -187,9 +187,11 @@ def test_extract_stage_dedupes_graphnet_against_ours(tmp_path):
 
     from conftest import TINY_CONFIGS, write_config_folder
     from dedupe.group import unique_graphs
-    from extract.capture import buffers_to_meta, build_model, dynamo_capture, params_to_meta
-    from extract.catalog import build_catalog
-    from extract.run import assemble, capture_all
+    from extract.capture.build import buffers_to_meta, build_model, params_to_meta
+    from extract.capture import dynamo_capture
+    from extract.sources.catalog import build_catalog
+    from extract.runs.assemble import assemble
+    from extract.runs.scheduler import capture_all
 
     capture = {"meta": True, "batch_size": 1, "seq_len": 16}
     cfgs = write_config_folder(tmp_path / "configs", {"tiny-bert": TINY_CONFIGS["tiny-bert"]})
@@ -237,7 +239,7 @@ def test_catalog_graphnet_dir_rows_checks_and_params(tmp_path):
     shapes the graph."""
     import yaml
 
-    from extract.catalog import build_catalog
+    from extract.sources.catalog import build_catalog
     from passnet_common.params import ParamsError, load_params
 
     gn = tmp_path / "gn"
@@ -272,8 +274,9 @@ def test_export_cli_round_trip_through_the_graphnet_source(tmp_path):
     from extract.__main__ import main
     from extract.capture import dynamo_capture
     from passnet_common.record import describe_graph
-    from extract.catalog import build_catalog
-    from extract.run import assemble, capture_all
+    from extract.sources.catalog import build_catalog
+    from extract.runs.assemble import assemble
+    from extract.runs.scheduler import capture_all
     from passnet_common.store import write_graph
 
     class M(torch.nn.Module):

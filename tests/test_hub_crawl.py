@@ -1,6 +1,6 @@
-"""The Hub crawl (extract/hub_crawl.py) against the local stand-in (tests/hub_server.py).
+"""The Hub crawl (extract/sources/hub_crawl.py) against the local stand-in (tests/hub_server.py).
 
-Ground truth: every listed repo of :class:`extract.hub_configs.Listing` knows its fault kind
+Ground truth: every listed repo of :class:`extract.sources.hub_configs.Listing` knows its fault kind
 and base config, so the expected status of each row is known without the crawler.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from extract import hub_crawl
-from extract.hub_configs import Listing, graph_config_hash, load_corpus
-from extract.hub_crawl import classify_config, crawl, hub_catalog
+from extract.sources import hub_crawl
+from extract.sources.hub_configs import Listing, graph_config_hash, load_corpus
+from extract.sources.hub_crawl import classify_config, crawl, hub_catalog
 from tests.hub_server import HubServer
 
 SHARES = {"gated": 0.05, "private": 0.03, "no_config": 0.04, "malformed": 0.03, "remote_code": 0.04,

@@ -1,4 +1,4 @@
-"""`publish` (extract/publish.py): staging folder, dataset card, upload to the stand-in Hub."""
+"""`publish` (extract/publish/dataset.py): staging folder, dataset card, upload to the stand-in Hub."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from extract.hub_configs import Listing
-from extract.publish import build_staging, publish
+from extract.sources.hub_configs import Listing
+from extract.publish.dataset import build_staging, publish
 from passnet_common.io import write_parquet
 from passnet_common.schema import to_table
 from tests.hub_server import HubServer

@@ -31,8 +31,8 @@ def test_project_params_are_valid():
 # the stages read (catalog / extract, then curate, score and proxy).
 @pytest.mark.parametrize("edit,message", [
     (lambda p: p["extract"]["capture"].update(seqlen=16), "extract.capture.seqlen: unknown key"),
-    (lambda p: p["extract"].update(workers="two"), "passnet_common.workers: expected positive int, got str 'two'"),
-    (lambda p: p["extract"].update(workers=True), "passnet_common.workers: expected positive int, got bool True"),
+    (lambda p: p["extract"].update(workers="two"), "extract.workers: expected positive int, got str 'two'"),
+    (lambda p: p["extract"].update(workers=True), "extract.workers: expected positive int, got bool True"),
     (lambda p: p["extract"].update(timeout_s=-1), "extract.timeout_s: expected positive number, got -1"),
     (lambda p: p["extract"]["capture"]["dynamo"].update(recompile_limit=1.5), "extract.capture.dynamo.recompile_limit"),
     (lambda p: p["catalog"].update(mode="everything"), "catalog.mode: expected one of 'default', 'all'"),

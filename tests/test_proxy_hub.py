@@ -14,7 +14,7 @@ from proxy_artifacts.checkpoint import write_proxy
 from proxy_artifacts.hub import parse_spec, publish, pull
 from proxy_artifacts.prune import prune_model
 from tests.proxy_helpers import random_ids, tiny_model
-from tests.proxy_hub_standin import HubStandIn
+from passnet_common.hub_standin import HubStandIn
 
 TOKEN = "hf_standin_token"
 

@@ -1,4 +1,4 @@
-"""`extract.executor`: the Ray executor gives the same outcomes and files as the local one."""
+"""`extract.runs.executor`: the Ray executor gives the same outcomes and files as the local one."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from extract.executor import get_executor
+from extract.runs.executor import get_executor
 from tests.ray_tasks import square_task
 
 ray = pytest.importorskip("ray")
@@ -51,8 +51,9 @@ def test_capture_tables_identical_local_vs_ray(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from extract.catalog import local_catalog
-    from extract.run import assemble, capture_all
+    from extract.sources.local import local_catalog
+    from extract.runs.assemble import assemble
+    from extract.runs.scheduler import capture_all
     from passnet_common.params import load_params
 
     cfgs = tmp_path / "cfg"

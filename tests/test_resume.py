@@ -15,8 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from extract.catalog import row_from_hf_config
-from extract.run import _work_dir, assemble, attempt_details, attempt_key, capture_all, code_hash
+from extract.sources.rows import row_from_hf_config
+from extract.runs.attempts import _work_dir, attempt_details, attempt_key, code_hash
+from extract.runs.assemble import assemble
+from extract.runs.scheduler import capture_all
 from passnet_common.io import atomic_write_json
 from tests.conftest import ROOT, TINY_CONFIGS, write_config_folder
 
@@ -174,7 +176,7 @@ def test_pulled_clone_is_up_to_date(tmp_path):
 
 
 def test_longest_first_uses_recorded_times_then_the_depth_prior(tmp_path):
-    from extract.run import estimated_seconds, longest_first, timing_history
+    from extract.runs.scheduler import estimated_seconds, longest_first, timing_history
 
     def row(mid, lib, cfg):
         return {"model_id": mid, "library": lib, "config_json": json.dumps(cfg)}
@@ -203,7 +205,7 @@ def test_preload_imports_the_model_code_in_the_parent():
     name that does not resolve is left to the child."""
     code = (
         "import sys, json\n"
-        "from extract.run import preload_libraries\n"
+        "from extract.runs.scheduler import preload_libraries\n"
         "m = 'transformers.models.bert.modeling_bert'\n"
         "before = m in sys.modules\n"
         "preload_libraries([{'library': 'transformers', 'architecture': 'BertModel'},\n"

@@ -14,7 +14,7 @@ import torchvision
 
 from extract.capture import capture_row, dynamo_capture
 from passnet_common.record import describe_graph
-from extract.catalog import row_from_hf_config
+from extract.sources.rows import row_from_hf_config
 from passnet_common.store import OP_NAMESPACE_MODULES, UnsafeTarget, load_graph, op_modules, resolve_target, store_path, write_graph
 from tests.conftest import TINY_CONFIGS
 
@@ -146,7 +146,7 @@ def test_meta_captured_batchnorm_graph_runs_finite_on_synthesised_inputs(tmp_pat
     """Graphs captured on the meta device have no statistics: synthesised running
     variances must still be valid (positive), so batch-norm graphs give finite outputs."""
     from extract.capture import capture_row
-    from extract.catalog import torchvision_catalog
+    from extract.sources.builtin import torchvision_catalog
 
     row = next(r for r in torchvision_catalog() if r["model_id"] == "torchvision:resnet18")
     res = capture_row(row, {})

@@ -1,9 +1,9 @@
 """Capture coverage of the ``all`` catalogs on a seeded sample (a DVC metrics file).
 
     python -m extract coverage --params params.yaml --sample transformers=200 \\
-        --work data/work/coverage --out data/coverage --metrics metrics/coverage.json
+        --work data/work/coverage --out data/coverage --metrics metrics/bench/coverage.json
 
-The sample is :func:`extract.catalog.build_catalog` with ``mode: all`` and
+The sample is :func:`extract.sources.catalog.build_catalog` with ``mode: all`` and
 ``sample_per_source`` from ``--sample`` (seed ``catalog.sample_seed``); the capture uses
 the ``extract`` params, resumably, as the extract stage does.
 """
@@ -11,7 +11,6 @@ the ``extract`` params, resumably, as the extract stage does.
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 
 def coverage_metrics(ext_rows: list[dict], models: list[dict], seed: int, sample: dict[str, int]) -> dict:

@@ -20,11 +20,11 @@ Import, safely:
   no ``exec``/``eval``/``open``/``__import__``/``compile``/``getattr``/``globals``, no dunder
   attribute access) at catalog time (a refused sample is an error row, never run) and again
   in the process that runs it: only an isolated child (the extract stage's forked worker with
-  its timeout and memory cap, or ``python -m extract.graphnet`` for :func:`capture_sample`),
+  its timeout and memory cap, or ``python -m extract.sources.graphnet`` for :func:`capture_sample`),
   device literals rewritten to ``meta`` and meta tensors built from the weight meta,
   symbolic dims fixed to their example values;
 * the child re-traces ``GraphModule`` with our capture's Dynamo backend
-  (:func:`extract.capture.dynamo_capture`), as GraphNet re-traces a sample for its own hash
+  (:func:`extract.capture.dynamo.dynamo_capture`), as GraphNet re-traces a sample for its own hash
   (``torch.fx.symbolic_trace`` would constant-fold literal-only ops such as
   ``torch.arange(16)`` that Dynamo keeps as nodes), and describes the graph with
   :func:`passnet_common.record.describe_graph`: the canonical form our captures use (v2 orders
@@ -32,14 +32,13 @@ Import, safely:
   share ``graph_hash`` when equal (tested end to end through the extract stage, and by an
   export round trip).
 
-In the pipeline: ``catalog.graphnet_dir`` (params) makes :func:`extract.catalog.build_catalog`
-list :func:`graphnet_catalog` rows; :func:`extract.run.capture_task` sends rows of library
+In the pipeline: ``catalog.graphnet_dir`` (params) makes :func:`extract.sources.catalog.build_catalog`
+list :func:`graphnet_catalog` rows; :func:`extract.runs.scheduler.capture_task` sends rows of library
 ``graphnet`` to :func:`capture_result`; the rows then take the same path as every other source
 (``extractions``/``graphs`` tables, graph store), so ``unique_graphs.members`` names every
 source of a shared graph.
 
-Export (:func:`export_sample`) writes one of our graph records (``passnet_common.record.describe_graph``)
-as a sample folder; ``graph_net.json`` is written last (the completion marker).
+Export in GraphNet's layout lives in :mod:`extract.publish.graphnet_export`.
 """
 
 from __future__ import annotations
@@ -53,7 +52,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+
 ALLOWED_IMPORT_ROOTS = {"torch"}
+
+
 FORBIDDEN_NAMES = {"exec", "eval", "open", "__import__", "compile", "getattr", "setattr", "delattr", "globals",
                    "locals", "vars", "input", "breakpoint", "os", "sys", "subprocess", "importlib", "builtins"}
 
@@ -261,14 +263,14 @@ def capture_graph(sample: str | Path):
     forward argument is a meta tensor from ``weight_meta.py`` (symbolic dims fixed to their
     example values); kinds by name (``_parameters_`` -> parameter, ``_buffers_`` -> buffer,
     else input), parameters as ``nn.Parameter``; the module is re-traced by
-    :func:`extract.capture.dynamo_capture` (our capture's backend and Dynamo settings).
+    :func:`extract.capture.dynamo.dynamo_capture` (our capture's backend and Dynamo settings).
 
     Returns:
         ``(graph, input_spec, param_count, completeness)``: an
         :class:`passnet_common.record.CapturedGraph` (``example_inputs`` the meta tensors), the input
         tensors as input-spec dicts (``name``, ``shape``, ``dtype``, ``kind`` ``graphnet``,
         ``low``/``high`` None: GraphNet keeps no value range), the number of parameter
-        elements, and Dynamo's :class:`extract.capture.Completeness` of the re-trace.
+        elements, and Dynamo's :class:`extract.capture.completeness.Completeness` of the re-trace.
 
     Raises:
         UnsafeSample: ``model.py`` fails the static check.
@@ -326,7 +328,7 @@ def _kind_by_name(name: str) -> str:
 
 def capture_result(row: dict):
     """Capture of a ``graphnet`` catalog row (its ``config_json`` names ``sample_dir``) as an
-    :class:`extract.capture.CaptureResult` (mode ``meta``, one graph), the extract stage's
+    :class:`extract.capture.row.CaptureResult` (mode ``meta``, one graph), the extract stage's
     per-row result; run it only in an isolated child (:func:`capture_graph`).
 
     Raises:
@@ -371,7 +373,7 @@ def capture_sample(sample: str | Path, timeout_s: float = 300) -> dict:
         out = Path(tmp) / "result.json"
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
         try:
-            p = subprocess.run([sys.executable, "-m", "extract.graphnet", str(sample), str(out)], capture_output=True,
+            p = subprocess.run([sys.executable, "-m", "extract.sources.graphnet", str(sample), str(out)], capture_output=True,
                                text=True, timeout=timeout_s, env=env)
         except subprocess.TimeoutExpired:
             return {"status": "failed", "error_class": "timeout", "error_message": f"over {timeout_s} s", "graphs": []}
@@ -382,116 +384,5 @@ def capture_sample(sample: str | Path, timeout_s: float = 300) -> dict:
         return json.loads(out.read_text())
 
 
-def _dtype_name(d: str) -> str:
-    return d if d.startswith("torch.") else f"torch.{d}"
-
-
-def export_sample(rec: dict, out_dir: str | Path, model_name: str, source: str = "passnet") -> Path:
-    """Write one graph record (as :func:`passnet_common.record.describe_graph` returns it: ``code``
-    from ``print_readable``, ``placeholders`` with name/kind/shape/dtype/stats, ``graph_hash``)
-    as a GraphNet sample folder ``out_dir``; returns it.
-
-    ``graph_hash.txt`` holds OUR ``graph_hash`` (canonical form v``canonical_version``), not
-    GraphNet's text hash. No tensor values are written (``data = None``).
-
-    Raises:
-        ValueError: a placeholder is not a tensor (no shape/dtype): not representable.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    code = rec["code"]
-    if "class GraphModule" not in code:
-        raise ValueError("export_sample: record code is not a GraphModule class (print_readable output expected)")
-    (out / "model.py").write_text("import torch\n\n\n" + code.strip() + "\n", encoding="utf-8")
-    # forward's argument names (the placeholder targets, e.g. ``L_x_``) in placeholder order;
-    # the record's ``name`` is the FX node name (``l_x_``), not what forward is called with
-    cls = next(n for n in ast.parse(code).body if isinstance(n, ast.ClassDef) and n.name == "GraphModule")
-    fwd = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward")
-    arg_names = [a.arg for a in fwd.args.args[1:]]
-    if len(arg_names) != len(rec["placeholders"]):
-        raise ValueError(f"export_sample: forward has {len(arg_names)} arguments, record {len(rec['placeholders'])} placeholders")
-    blocks = []
-    for arg, ph in zip(arg_names, rec["placeholders"]):
-        ph = dict(ph, name=arg)
-        if "shape" not in ph or "dtype" not in ph:
-            raise ValueError(f"export_sample: placeholder {ph.get('name')} is not a tensor")
-        st = ph.get("stats") or {}
-        mean = round(st["mean"], 3) if isinstance(st.get("mean"), (int, float)) else None
-        std = round(st["std"], 3) if isinstance(st.get("std"), (int, float)) else None
-        blocks.append(f"class Program_weight_tensor_meta_{ph['name']}:\n    name = {ph['name']!r}\n"
-                      f"    shape = {list(ph['shape'])!r}\n    dtype = {_dtype_name(ph['dtype'])!r}\n"
-                      f"    device = 'cpu'\n    mean = {mean!r}\n    std = {std!r}\n    data = None\n")
-    (out / "weight_meta.py").write_text("\n\n".join(blocks), encoding="utf-8")
-    (out / "input_meta.py").write_text("", encoding="utf-8")
-    (out / "graph_hash.txt").write_text(rec["graph_hash"], encoding="utf-8")
-    meta = {"framework": "torch", "num_devices_required": 1, "num_nodes_required": 1, "dynamic": False,
-            "model_name": model_name, "source": source,
-            "passnet": {"graph_hash": rec["graph_hash"], "canonical_version": rec.get("canonical_version")}}
-    tmp = out / "graph_net.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=4) + "\n", encoding="utf-8")
-    os.replace(tmp, out / "graph_net.json")  # written last: the sample is whole
-    return out
-
-
-def record_from_store(folder: str | Path) -> dict:
-    """The parts of a graph record :func:`export_sample` needs, read back from a graph store
-    folder (:func:`passnet_common.store.write_graph`): ``graph_hash``, ``canonical_version``,
-    ``code`` (``model.py``) and ``placeholders`` (inputs and weights merged in calling order).
-
-    Raises:
-        FileNotFoundError: the folder lacks ``graph.json``/``model.py``/the meta files.
-    """
-    folder = Path(folder)
-    for f in ("graph.json", "model.py", "input_meta.json", "weight_meta.json"):
-        if not (folder / f).is_file():
-            raise FileNotFoundError(f"graph store folder {folder}: missing {f}")
-    graph = json.loads((folder / "graph.json").read_text(encoding="utf-8"))
-    phs = (json.loads((folder / "input_meta.json").read_text(encoding="utf-8"))["placeholders"]
-           + json.loads((folder / "weight_meta.json").read_text(encoding="utf-8"))["placeholders"])
-    return {"graph_hash": graph["graph_hash"], "canonical_version": graph.get("canonical_version"),
-            "code": (folder / "model.py").read_text(encoding="utf-8"),
-            "placeholders": sorted(phs, key=lambda p: p["position"])}
-
-
-def export_store(store: str | Path, out: str | Path, hashes: list[str] | None = None,
-                 names: dict[str, str] | None = None) -> dict:
-    """Write graphs of a graph store as GraphNet sample folders ``out/<graph_hash>``
-    (:func:`export_sample`); ``hashes`` None exports every stored graph.
-
-    ``names`` maps a hash to the ``model_name`` written to ``graph_net.json`` (default: the
-    hash). A graph that cannot be represented (a non-tensor placeholder) is reported, not
-    fatal. A folder whose ``graph_net.json`` exists is complete and kept (resumable).
-
-    Returns:
-        ``{"exported": [hash...], "kept": [hash...], "failed": {hash: message}}``.
-
-    Raises:
-        FileNotFoundError: ``store`` does not exist, or a requested hash is not stored.
-    """
-    from passnet_common.store import store_path
-
-    store, out = Path(store), Path(out)
-    if not store.is_dir():
-        raise FileNotFoundError(f"graph store {store} does not exist")
-    if hashes is None:
-        hashes = sorted(p.name for p in store.glob("*/*") if p.is_dir() and (p / "graph.json").is_file())
-    missing = [h for h in hashes if not (store_path(store, h) / "graph.json").is_file()]
-    if missing:
-        raise FileNotFoundError(f"graph store {store} has no graph {', '.join(missing[:5])}"
-                                f"{' ...' if len(missing) > 5 else ''}")
-    res: dict = {"exported": [], "kept": [], "failed": {}}
-    for h in hashes:
-        dest = out / h
-        if (dest / "graph_net.json").is_file():
-            res["kept"].append(h)
-            continue
-        try:
-            export_sample(record_from_store(store_path(store, h)), dest, (names or {}).get(h, h))
-            res["exported"].append(h)
-        except ValueError as exc:
-            res["failed"][h] = str(exc)
-    return res
-
-
-if __name__ == "__main__":  # the isolated child: python -m extract.graphnet <sample> <out.json>
+if __name__ == "__main__":  # the isolated child: python -m extract.sources.graphnet <sample> <out.json>
     _child(sys.argv[1], sys.argv[2])

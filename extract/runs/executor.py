@@ -90,4 +90,4 @@ def get_executor(name: str = "local", ray_params: dict | None = None) -> Callabl
             return run_ray(tasks, fn, ray_params=ray_params, **kw)
 
         return run
-    raise ValueError(f"extract.executor must be one of {EXECUTORS}, got {name!r}")
+    raise ValueError(f"extract.runs.executor must be one of {EXECUTORS}, got {name!r}")

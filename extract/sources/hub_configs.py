@@ -27,7 +27,7 @@ same treatment. The key is conservative: keeping a key can only miss a dedupe (o
 capture), dropping a graph-relevant key would merge different graphs; the capture's own
 graph hash stays the ground truth.
 
-Corpus: ``extract/hub_data/real_configs.jsonl.gz`` holds the real configs (one JSON object a
+Corpus: ``extract/sources/hub_data/real_configs.jsonl.gz`` holds the real configs (one JSON object a
 line: ``{"name", "source_repo", "source_path", "config"}``); ``hub_data/MANIFEST.md`` lists
 source repository and path per config.
 """

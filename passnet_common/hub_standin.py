@@ -1,4 +1,10 @@
-"""A local stand-in of the Hugging Face Hub HTTP API (no network; 127.0.0.1, random port).
+"""A local stand-in of the Hugging Face Hub HTTP API (no network; 127.0.0.1).
+
+For trying publish/pull offline: ``python -m passnet_common.hub_standin [--port 8765]`` serves until
+interrupted; set ``HF_ENDPOINT=http://127.0.0.1:8765`` (and any ``HF_TOKEN``) for the
+``huggingface_hub`` client, ``python -m proxy_artifacts publish|pull`` included. Repositories live in
+memory: they are gone when the server stops. The tests start it on a random port
+(:class:`HubStandIn`).
 
 It speaks the subset ``huggingface_hub`` uses for ``create_repo`` / ``upload_folder`` and
 ``snapshot_download`` / ``hf_hub_download`` (read from huggingface_hub 2.x sources):
@@ -189,9 +195,9 @@ def _handler(state: HubState):
 class HubStandIn:
     """Context manager: ``with HubStandIn() as hub: hub.endpoint`` ("http://127.0.0.1:<port>")."""
 
-    def __init__(self):
+    def __init__(self, port: int = 0):
         self.state = HubState()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.state))
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.state))
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -203,3 +209,26 @@ class HubStandIn:
         self.server.shutdown()
         self.server.server_close()
         return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve the stand-in on 127.0.0.1 until Ctrl-C (``--port``, default 8765)."""
+    import argparse
+    import time
+
+    ap = argparse.ArgumentParser(prog="python -m passnet_common.hub_standin", description=main.__doc__)
+    ap.add_argument("--port", type=int, default=8765)
+    args = ap.parse_args(argv)
+    with HubStandIn(args.port) as hub:
+        print(f"stand-in Hub at {hub.endpoint} (export HF_ENDPOINT={hub.endpoint} HF_TOKEN=standin); Ctrl-C stops it",
+              flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

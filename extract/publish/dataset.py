@@ -68,7 +68,7 @@ def _card(repo_id: str, tables: dict[str, int], sources: dict[str, int], store_g
              "without weights (meta device where possible) and captured in an isolated child process.", "",
              "## Dedup procedure", "",
              "1. Before capture: Hub configs that differ only in keys that cannot change the graph (names, "
-             "versions, generation settings, label names; see `extract/hub_configs.py`) are captured once; "
+             "versions, generation settings, label names; see `extract/sources/hub_configs.py`) are captured once; "
              "`hub_repos.captured_as` keeps the many-to-one mapping.",
              "2. After capture: `graph_hash` is the sha256 of the canonical form (ops, wiring, literals, shapes, "
              "dtypes); `structure_hash` abstracts shapes; graphs with equal hashes are one unique graph.", "",

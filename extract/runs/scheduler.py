@@ -1,104 +1,24 @@
-"""The extract stage: capture every catalog model in isolation, resumably, then assemble
-the ``models``, ``extractions`` and ``graphs`` tables and the graph store.
+"""Running every capture: isolated children, longest first, resumable.
 
-Resume: each attempt has a key, defined in one place (:func:`attempt_details`, as
-Inductor's ``FxGraphHashDetails`` defines its cache key): model id, config hash, library
-and torch versions, canonical version, the capture params with the Dynamo settings
-resolved, and a content hash of the code that shapes a capture (``extract/`` and the
-canonical form). Its work folder ends with ``result.json``, written last; a re-run skips
-every key that has one, except failures caused by the machine rather than the model
-(``timeout``, ``oom``: retried by default, the attempt count recorded) and, with
-``retry_failed``, every failure. Killing the run loses at most the models in flight.
-
-The work folder is not a DVC output: a clone that pulled ``data/extract`` and
-``data/graph_store`` is up to date without it, and re-captures only what changes.
+:func:`capture_all` hands every row whose attempt key has no finished work folder to the
+executor (:mod:`extract.runs.executor`: forked children with a timeout and a memory cap,
+:func:`passnet_common.worker.run_isolated`, or Ray tasks running the same child), longest
+expected first; each child runs :func:`capture_task`. Failures caused by the machine rather
+than the model (``timeout``, ``oom``) are retried on a re-run by default. The parent warms
+the imports children share (:func:`preload_libraries`, :func:`warm_up`) before forking.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
 import shutil
 import time
 from pathlib import Path
 
 import torch
 
-from passnet_common.canonical import CANONICAL_VERSION, hash_metadata
-from passnet_common.io import atomic_write_json, canonical_json, write_parquet
-from passnet_common.schema import to_table
-
-
-_SITE = re.compile(r"[^\s\"'(]*/site-packages/")
-
-
-def portable_text(text: str | None) -> str | None:
-    """``text`` with machine-specific path prefixes removed (``.../site-packages/`` and the
-    working directory), so stored code and error messages do not depend on where the
-    checkout or the virtualenv lives."""
-    if text is None:
-        return None
-    text = _SITE.sub("", text)
-    return text.replace(os.getcwd().rstrip("/") + "/", "")
-
-
-ROOT = Path(__file__).resolve().parents[1]
-# The code that shapes a capture: every module of extract/, the canonical form, the graph
-# record and store, and the isolated worker.
-CODE_GLOBS = ("extract/**/*.py", "passnet_common/canonical/**/*.py", "passnet_common/record.py",
-              "passnet_common/store.py", "passnet_common/worker.py")
-# Failure classes caused by the machine (load, memory) rather than the model.
-TRANSIENT_ERRORS = ("timeout", "oom")
-
-
-def code_hash(root: Path | None = None) -> str:
-    """sha256 (hex, 16 chars) of the files of :data:`CODE_GLOBS` under ``root`` (default:
-    this checkout): relative path and bytes of each, in sorted order."""
-    root = Path(root) if root is not None else ROOT
-    if root == ROOT and _CODE_HASH:
-        return _CODE_HASH[0]
-    h = hashlib.sha256()
-    files = sorted({p for g in CODE_GLOBS for p in root.glob(g) if p.is_file()})
-    for f in files:
-        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    digest = h.hexdigest()[:16]
-    if root == ROOT:
-        _CODE_HASH.append(digest)
-    return digest
-
-
-_CODE_HASH: list[str] = []
-
-
-def attempt_details(row: dict, capture: dict) -> dict:
-    """Everything that enters the attempt key of a row, the one definition of it.
-
-    Returns:
-        ``{model_id, config_hash, library, library_version, torch, canonical_version,
-        capture, dynamo, code}``: ``capture`` is the capture params block as given,
-        ``dynamo`` the resolved Dynamo settings (:func:`extract.capture.dynamo_settings`),
-        ``code`` :func:`code_hash`.
-    """
-    from extract.capture import dynamo_settings
-
-    return {
-        "model_id": row["model_id"], "config_hash": row["config_hash"], "library": row.get("library"),
-        "library_version": row["library_version"], "torch": torch.__version__,
-        "canonical_version": CANONICAL_VERSION, "capture": capture, "dynamo": dynamo_settings(capture),
-        "code": code_hash(),
-    }
-
-
-def attempt_key(row: dict, capture: dict) -> str:
-    """Hex key (24 chars) of one capture attempt: sha256 of :func:`attempt_details`."""
-    blob = canonical_json(attempt_details(row, capture))
-    return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-def _work_dir(work: Path, key: str) -> Path:
-    return work / key[:2] / key
+from passnet_common.io import atomic_write_json
+from extract.runs.attempts import TRANSIENT_ERRORS, _work_dir, attempt_key, portable_text
 
 
 def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
@@ -117,7 +37,7 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
 
     row, capture = arg
     if row.get("library") == "graphnet":  # a GraphNet sample: its model.py, static-checked, in this child
-        from extract.graphnet import capture_result
+        from extract.sources.graphnet import capture_result
 
         res = capture_result(row)
     else:
@@ -143,7 +63,7 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
 
 def completeness_fields(res) -> dict:
     """status / error / completeness columns of a finished capture (a
-    :class:`extract.capture.CaptureResult`): ``ok`` only when every frame became a graph and
+    :class:`extract.capture.row.CaptureResult`): ``ok`` only when every frame became a graph and
     (real mode) every recorded output matched its execution; 0 graphs is a failure."""
     c = res.completeness
     mismatched = [i for i, g in enumerate(res.graphs) if g.output_mismatch]
@@ -197,7 +117,8 @@ def warm_up() -> float:
     already in place (measured: ~2 s of a child's first capture). Meta tensors run no
     CPU kernel, so no OpenMP pool exists when the parent forks. Then Dynamo's source index
     of the files most traces share (:func:`_warm_source_index`). Returns seconds spent."""
-    from extract.capture import dynamo_capture, init_on_device
+    from extract.capture import dynamo_capture
+    from extract.capture.build import init_on_device
 
     start = time.perf_counter()
     with init_on_device("meta"):
@@ -247,7 +168,7 @@ def estimated_seconds(row: dict, history: dict[str, float]) -> float:
         return history[row["model_id"]]
     if row.get("library") != "transformers":
         return 3.0
-    from extract.capture import DEPTH_KEYS
+    from extract.capture.build import DEPTH_KEYS
 
     try:
         cfg = json.loads(row.get("config_json") or "{}")
@@ -338,7 +259,7 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     Rows the catalog could not read (``catalog_error_class``) and rows needing custom code
     are recorded without running anything.
 
-    ``executor``: ``local`` or ``ray`` (:mod:`extract.executor`; same isolation and resume).
+    ``executor``: ``local`` or ``ray`` (:mod:`extract.runs.executor`; same isolation and resume).
     ``schedule``: ``longest_first`` (default, :func:`longest_first`) or ``catalog`` (the
     order of ``rows``); it changes only when each model runs, never what is captured.
     ``worker_options``: extra keyword arguments of the executor (e.g. ``freeze_gc``,
@@ -351,7 +272,7 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     from tqdm import tqdm
     import tqdm as tqdm_mod
 
-    from extract.catalog import remote_code_reason
+    from extract.sources.rows import remote_code_reason
 
     tqdm_mod.tqdm.monitor_interval = 0  # no monitor thread in a parent that forks
     todo = []
@@ -427,69 +348,9 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     if warm:
         counts["warm_up_s"] = round(warm_up(), 3)
     mem_cap = int(mem_cap_gb * 2**30) if mem_cap_gb else None
-    from extract.executor import get_executor
+    from extract.runs.executor import get_executor
 
     get_executor(executor, ray_params)(todo, capture_task, workers=workers, timeout_s=timeout_s, mem_cap_bytes=mem_cap,
                                        on_done=on_done, **(worker_options or {}))
     bar.close()
     return counts
-
-
-def failure_summary(ext_rows: list[dict]) -> dict:
-    """``{status: {error_class: [model_id, ...]}}`` of every extraction that is not ``ok``
-    (sorted), for the stage summary."""
-    out: dict = {}
-    for r in ext_rows:
-        if r["status"] != "ok":
-            out.setdefault(r["status"], {}).setdefault(r["error_class"] or "unknown", []).append(r["model_id"])
-    return {s: {c: sorted(ids) for c, ids in sorted(v.items())} for s, v in sorted(out.items())}
-
-
-def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path) -> dict:
-    """Write ``models``/``extractions``/``graphs`` Parquet tables and the graph store.
-
-    Rows are sorted by model_id (and graph index), so identical inputs give identical
-    files. Returns summary counts.
-    """
-    from passnet_common.store import write_graph
-
-    out.mkdir(parents=True, exist_ok=True)
-    if store.exists():
-        shutil.rmtree(store)
-    store.mkdir(parents=True)
-    ext_rows, graph_rows = [], []
-    versions = {"torch_version": torch.__version__}
-    for row in sorted(rows, key=lambda r: r["model_id"]):
-        key = attempt_key(row, capture)
-        wd = _work_dir(work, key)
-        res_path = wd / "result.json"
-        res = json.loads(res_path.read_text()) if res_path.exists() else _failure("failed", "missing", "no result (run interrupted?)")
-        ext_rows.append({
-            "model_id": row["model_id"], "attempt_key": key, "config_hash": row["config_hash"],
-            "status": res["status"], "error_class": res["error_class"], "error_message": res["error_message"],
-            "mode": res["mode"], "fallback_reason": res["fallback_reason"], "num_graphs": res["num_graphs"],
-            "num_graph_breaks": res["num_graph_breaks"], "input_spec_json": canonical_json(res["input_spec"]).rstrip("\n"),
-            "param_count": res["param_count"], "library_version": row["library_version"],
-            "canonical_version": CANONICAL_VERSION, **versions,
-            "complete": bool(res.get("complete", False)), "incomplete_reason": res.get("incomplete_reason"),
-            "eager_frames": int(res.get("eager_frames") or 0),
-            "recompile_limit_hits": int(res.get("recompile_limit_hits") or 0),
-            "output_mismatches": int(res.get("output_mismatches") or 0),
-            "dynamo_json": canonical_json(res.get("dynamo")).rstrip("\n") if res.get("dynamo") else None,
-            "attempts": int(res.get("attempts") or 1), "code_hash": code_hash(),
-        })
-        for i in range(res["num_graphs"]):
-            rec = json.loads((wd / "graphs" / f"{i}.json").read_text())
-            graph_rows.append({"model_id": row["model_id"], **{k: rec[k] for k in (
-                "graph_index", "graph_hash", "structure_hash", "wl_hash", "canonical_version", "num_nodes",
-                "num_ops", "num_inputs", "num_params", "param_bytes", "break_reason")},
-                "output_mismatch": "; ".join(rec.get("output_mismatch") or []) or None})
-            write_graph(store, rec, res["input_spec"])
-    write_parquet(out / "models.parquet", to_table("models", sorted(rows, key=lambda r: r["model_id"])))
-    write_parquet(out / "extractions.parquet", to_table("extractions", ext_rows))
-    write_parquet(out / "graphs.parquet", to_table("graphs", graph_rows, metadata=hash_metadata()))
-    ok = sum(1 for r in ext_rows if r["status"] == "ok")
-    failures = failure_summary(ext_rows)
-    atomic_write_json(out / "summary.json", {"models": len(rows), "captured": ok, "graphs": len(graph_rows),
-                                             "not_ok": failures})
-    return {"models": len(rows), "captured": ok, "graphs": len(graph_rows), "not_ok": failures}

@@ -43,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
-from extract.hub_configs import graph_config_hash
+from extract.sources.hub_configs import graph_config_hash
 
 CRAWL_KEYS = {"endpoint", "filter", "pipeline_tag", "sort", "limit", "workers", "chunk", "max_retries",
               "timeout_s", "listing_restarts"}
@@ -354,12 +354,12 @@ def crawl(params: dict, work: str | Path, cache_dir: str | Path | None = None, e
 
 def hub_catalog(work: str | Path) -> list[dict]:
     """``models`` rows of a finished crawl: one per distinct graph config, built from the
-    representative repo's ``config.json`` through :func:`extract.catalog.row_from_hf_config`.
+    representative repo's ``config.json`` through :func:`extract.sources.rows.row_from_hf_config`.
 
     Raises:
         FileNotFoundError: ``work/hub_configs.jsonl`` is missing (crawl not finished).
     """
-    from extract.catalog import row_from_hf_config
+    from extract.sources.rows import row_from_hf_config
 
     path = Path(work) / "hub_configs.jsonl"
     if not path.exists():

@@ -1,0 +1,192 @@
+"""The TorchDynamo custom backend (the GraphNet capture protocol).
+
+``torch.compile(model, backend=...)`` hands the backend one ``(GraphModule, example_inputs)``
+pair per graph; when Dynamo breaks the graph every piece is kept, in compile order, with the
+reason Dynamo gave (``gm.compile_subgraph_reason``). :func:`dynamo_capture` also compares the
+outputs the graphs recorded with those of the run, and asks :mod:`extract.capture.completeness`
+whether every frame became a graph. Dynamo settings: :data:`DYNAMO_DEFAULTS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from passnet_common.record import CapturedGraph
+from extract.capture.completeness import _LogCollector, assess_completeness
+
+
+# Dynamo settings of a capture (params ``extract.capture.dynamo``). Chosen for the fewest
+# graph breaks that still capture faithfully: ``.item()`` / ``tolist()`` and ops with
+# data-dependent output shapes (``nonzero``) are traced as unbacked symbols instead of
+# breaking the graph; the recompile limit is high enough that a block called with many
+# different Python ints (one frame per value) is captured whole.
+DYNAMO_DEFAULTS = {
+    "capture_scalar_outputs": True,
+    "capture_dynamic_output_shape_ops": True,
+    "recompile_limit": 64,
+    # calls of ``logging.Logger`` methods (``logger.warning(...)`` in a forward, e.g.
+    # BigBird's fallback notice) are no-ops to Dynamo (``ignore_logging_functions``)
+    # instead of frames that run eagerly: they compute nothing a graph holds.
+    "ignore_logging_functions": True,
+}
+
+
+# The logger methods ignored with ``ignore_logging_functions`` (transformers adds
+# ``warning_once`` / ``info_once`` to ``logging.Logger``).
+LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "warning_once", "info_once")
+
+
+def _logger_methods() -> set:
+    import logging
+
+    return {getattr(logging.Logger, m) for m in LOGGER_METHODS if callable(getattr(logging.Logger, m, None))}
+
+
+def dynamo_settings(capture: dict) -> dict:
+    """The Dynamo config of a capture: :data:`DYNAMO_DEFAULTS` updated by ``capture["dynamo"]``.
+
+    Raises:
+        ValueError: an unknown setting name.
+    """
+    given = dict(capture.get("dynamo") or {})
+    unknown = sorted(set(given) - set(DYNAMO_DEFAULTS))
+    if unknown:
+        raise ValueError(f"extract.capture.dynamo: unknown setting(s) {unknown}; known: {sorted(DYNAMO_DEFAULTS)}")
+    return {**DYNAMO_DEFAULTS, **given}
+
+
+def _source_kind(source: Any) -> str | None:
+    """``parameter`` / ``buffer`` when a Dynamo source chain passes through a module's
+    ``_parameters`` / ``_buffers`` dict (nearest to the leaf wins), else None."""
+    seen = 0
+    while source is not None and seen < 64:
+        member = getattr(source, "member", None)
+        if member == "_parameters":
+            return "parameter"
+        if member == "_buffers":
+            return "buffer"
+        source = getattr(source, "base", None)
+        seen += 1
+    return None
+
+
+def _recorded_outputs(gm: fx.GraphModule) -> list[tuple[list, str] | None]:
+    out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    vals = out.args[0] if isinstance(out.args[0], (list, tuple)) else [out.args[0]]
+    res = []
+    for v in vals:
+        ev = v.meta.get("example_value") if isinstance(v, fx.Node) else None
+        if isinstance(ev, torch.Tensor):
+            res.append(([str(d) for d in ev.shape], str(ev.dtype)))
+        else:
+            res.append(None)
+    return res
+
+
+def compare_outputs(recorded: list, outputs: Any) -> list[str]:
+    """Mismatches between the output metadata Dynamo recorded for a graph and one real
+    execution of it: ``"output i: recorded [4] float32, executed [2] quint8"``. Symbolic
+    sizes (unbacked symbols) are not compared."""
+    outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    bad = []
+    for i, (rec, val) in enumerate(zip(recorded, outs)):
+        if rec is None or not isinstance(val, torch.Tensor):
+            continue
+        shape, dtype = rec
+        exe_shape = [str(d) for d in val.shape]
+        same_shape = len(shape) == len(exe_shape) and all(a == b or not a.isdigit() for a, b in zip(shape, exe_shape))
+        if not same_shape or dtype != str(val.dtype):
+            bad.append(f"output {i}: recorded [{', '.join(shape)}] {dtype.replace('torch.', '')}, "
+                       f"executed [{', '.join(exe_shape)}] {str(val.dtype).replace('torch.', '')}")
+    return bad
+
+
+def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None = None,
+                   settings: dict | None = None, check_outputs: bool = False,
+                   buffer_info: dict[int, dict] | None = None) -> list[CapturedGraph]:
+    """Run ``model(*args, **kwargs)`` under ``torch.compile`` with a collecting backend.
+
+    Placeholder kinds come from the source Dynamo records for each graph argument
+    (``node.meta["grapharg"].source``: an attribute of a module's ``_parameters`` /
+    ``_buffers``), then from tensor identity with the model's parameters/buffers; never
+    from node names.
+
+    Args:
+        settings: Dynamo config (:func:`dynamo_settings`); defaults when None.
+        check_outputs: compare each graph's recorded output shapes/dtypes with its real
+            execution (real tensors only); mismatches go to ``output_mismatch``.
+        buffer_info: ``id(buffer) -> {"name", "stats"}`` of the model's buffers, attached
+            to the graphs that take them.
+
+    Returns:
+        Every graph Dynamo produced, in compile order; completeness of the run is in
+        :attr:`dynamo_capture.last_completeness` (a :class:`Completeness`). Exceptions
+        raised by the model (in traced or eager parts) propagate.
+    """
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    kwargs = kwargs or {}
+    settings = dynamo_settings({"dynamo": settings or {}})
+    torch._dynamo.reset()
+    counters.clear()
+    param_ids = {id(p) for p in model.parameters()}
+    buffer_ids = {id(b) for b in model.buffers()}
+    graphs: list[CapturedGraph] = []
+
+    def backend(gm: fx.GraphModule, example_inputs):
+        kinds, sources = [], []
+        for t, node in zip(example_inputs, [n for n in gm.graph.nodes if n.op == "placeholder"]):
+            ga = node.meta.get("grapharg")
+            src = getattr(ga, "source", None)
+            kind = _source_kind(src)
+            if kind is None:
+                if id(t) in param_ids or isinstance(t, torch.nn.Parameter):
+                    kind = "parameter"
+                elif id(t) in buffer_ids:
+                    kind = "buffer"
+                else:
+                    kind = "input"
+            kinds.append(kind)
+            sources.append(src.name() if src is not None and hasattr(src, "name") and callable(src.name) else None)
+        reason = getattr(gm, "compile_subgraph_reason", None)
+        text = None
+        if reason is not None and getattr(reason, "graph_break", False):
+            text = str(getattr(reason, "reason", reason))[:500]
+        binfo = {pos: buffer_info[id(t)] for pos, t in enumerate(example_inputs)
+                 if buffer_info and id(t) in buffer_info}
+        g = CapturedGraph(gm, kinds, list(example_inputs), text, sources, [], binfo)
+        graphs.append(g)
+        if not check_outputs:
+            return gm.forward
+        recorded = _recorded_outputs(gm)
+        checked = [False]
+
+        def run(*a):
+            out = gm.forward(*a)
+            if not checked[0]:
+                checked[0] = True
+                g.output_mismatch = compare_outputs(recorded, out)
+            return out
+
+        return run
+
+    logs = _LogCollector()
+    with logs.active(), torch._dynamo.config.patch(
+        capture_scalar_outputs=bool(settings["capture_scalar_outputs"]),
+        capture_dynamic_output_shape_ops=bool(settings["capture_dynamic_output_shape_ops"]),
+        recompile_limit=int(settings["recompile_limit"]),
+        accumulated_recompile_limit=max(256, 4 * int(settings["recompile_limit"])),
+        ignore_logging_functions=_logger_methods() if settings["ignore_logging_functions"] else set(),
+    ):
+        compiled = torch.compile(model, backend=backend, dynamic=False, fullgraph=False)
+        with torch.no_grad():
+            compiled(*args, **kwargs)
+        snapshot = {k: dict(v) for k, v in counters.items()}
+    dynamo_capture.last_completeness = assess_completeness(snapshot, logs.records, len(graphs),
+                                                           int(settings["recompile_limit"]))
+    torch._dynamo.reset()
+    return graphs

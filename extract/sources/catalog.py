@@ -1,0 +1,101 @@
+"""Model catalogs: every source produces rows of the ``models`` table.
+
+Sources (DESIGN.md §3 identifiers):
+  * ``transformers``: every architecture class in transformers' auto-model mappings
+    (``MODEL_*_MAPPING_NAMES``), its config built from the library's defaults
+    (``AutoConfig.for_model(model_type)``) -> ``transformers:<ClassName>``;
+  * ``timm``: every name in ``timm.list_models()`` -> ``timm:<name>``;
+  * ``torchvision``: every name in ``torchvision.models.list_models()`` -> ``torchvision:<name>``;
+  * ``local``: a folder of Hugging Face style ``config.json`` files -> ``local:<path-hash>``;
+  * ``hub`` (``hub_dir``): a finished Hub crawl (:mod:`extract.sources.hub_crawl`), one row per
+    distinct graph config -> ``hf:org/name@<sha>``;
+  * ``graphnet`` (``graphnet_dir``): samples of a GraphNet checkout (:mod:`extract.sources.graphnet`),
+    their ``model.py`` static-checked and run only in the capture's isolated child ->
+    ``graphnet:<sample path>``.
+
+A config dict from any origin (a local file, a Hub download, the library defaults) goes
+through :func:`row_from_hf_config`, the single code path that later also serves the Hub
+crawler (``hf:org/name@<sha>``).
+
+:func:`build_catalog` assembles the rows of the sources that params switch on.
+"""
+
+from __future__ import annotations
+
+from extract.sources.builtin import timm_catalog, torchvision_catalog, transformers_catalog
+from extract.sources.local import local_catalog
+
+
+CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit", "hub_dir",
+                "graphnet_dir"}
+
+
+SOURCES = {
+    "transformers": transformers_catalog,
+    "timm": timm_catalog,
+    "torchvision": torchvision_catalog,
+}
+
+
+def build_catalog(params: dict) -> list[dict]:
+    """The catalog the pipeline captures, from the ``catalog`` params block.
+
+    ``mode: default`` keeps the model ids listed under ``default``; ``mode: all`` keeps
+    every model of the ``all_sources`` (``sample_per_source: {timm: 100}`` keeps a seeded
+    uniform sample of a source instead). ``local_dir`` adds a local config folder;
+    ``graphnet_dir`` the samples of a local GraphNet checkout (:mod:`extract.sources.graphnet`);
+    ``limit`` keeps the first N rows (sorted by model_id) for smoke runs.
+
+    Raises:
+        ValueError: unknown mode or source, or a default id absent from its source (the
+            message lists the unknown ids).
+    """
+    unknown = sorted(set(params) - CATALOG_KEYS)
+    if unknown:
+        raise ValueError(f"catalog params: unknown key(s) {unknown}; known: {sorted(CATALOG_KEYS)}")
+    mode = params.get("mode", "default")
+    rows: list[dict] = []
+    if mode == "all":
+        sample = params.get("sample_per_source") or {}
+        for src in params.get("all_sources", list(SOURCES)):
+            if src not in SOURCES:
+                raise ValueError(f"catalog.all_sources: unknown source {src!r}; known: {sorted(SOURCES)}")
+            src_rows = SOURCES[src]()
+            if sample.get(src):
+                # A reproducible uniform sample (for estimating capture shares cheaply).
+                import random
+
+                rng = random.Random(int(params.get("sample_seed", 0)))
+                src_rows = rng.sample(src_rows, min(int(sample[src]), len(src_rows)))
+            rows.extend(src_rows)
+    elif mode == "default":
+        wanted = list(params.get("default") or [])
+        by_source: dict[str, list[str]] = {}
+        for mid in wanted:
+            src = mid.split(":", 1)[0]
+            if src not in SOURCES:
+                raise ValueError(f"catalog.default: {mid!r} has unknown source {src!r}; known: {sorted(SOURCES)}")
+            by_source.setdefault(src, []).append(mid)
+        missing = []
+        for src, ids in by_source.items():
+            available = {r["model_id"]: r for r in SOURCES[src]()}
+            missing += [m for m in ids if m not in available]
+            rows.extend(available[m] for m in ids if m in available)
+        if missing:
+            raise ValueError(f"catalog.default: not found in their sources: {missing}")
+    else:
+        raise ValueError(f"catalog.mode must be 'default' or 'all', got {mode!r}")
+    if params.get("local_dir"):
+        rows.extend(local_catalog(params["local_dir"]))
+    if params.get("hub_dir"):  # a finished `python -m extract crawl` (extract/sources/hub_crawl.py)
+        from extract.sources.hub_crawl import hub_catalog
+
+        rows.extend(hub_catalog(params["hub_dir"]))
+    if params.get("graphnet_dir"):  # a local GraphNet checkout: graphnet:<sample path> (extract/sources/graphnet.py)
+        from extract.sources.graphnet import graphnet_catalog
+
+        rows.extend(graphnet_catalog(params["graphnet_dir"]))
+    rows = sorted({r["model_id"]: r for r in rows}.values(), key=lambda r: r["model_id"])
+    if params.get("limit"):
+        rows = rows[: int(params["limit"])]
+    return rows
