@@ -46,7 +46,7 @@ def test_attempt_key_holds_code_settings_and_versions(tmp_path):
     # the code hash follows the content of extract/ and the canonical form, not mtimes
     copy = _copy_code(tmp_path / "repo")
     assert code_hash(copy) == code_hash()
-    os.utime(copy / "extract" / "capture.py", (1, 1))
+    os.utime(copy / "extract" / "capture" / "dynamo.py", (1, 1))
     assert code_hash(copy) == code_hash()
     with open(copy / "passnet_common" / "canonical" / "form.py", "a") as fh:  # the canonical form's package
         fh.write("\n# changed\n")
@@ -117,7 +117,7 @@ def test_code_change_recaptures_and_equals_a_fresh_run(tmp_path):
 
     assert "2 run now" in capture("work", "out1")
     assert "2 done before" in capture("work", "out1")
-    with open(repo / "extract" / "inputs.py", "a") as fh:
+    with open(repo / "extract" / "capture" / "inputs.py", "a") as fh:
         fh.write("\n# a change to the capture code\n")
     again = capture("work", "out2")
     assert "2 run now" in again and "0 done before" in again
