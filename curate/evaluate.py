@@ -183,7 +183,7 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
     Ranking: valid candidates first, then by ES_t at t = -5 (the ``assert_close`` default
     tolerance) under the default convention, then by the mean of ES_t over t = -10..5.
     """
-    from curate.scoring import score_table
+    from curate.scoring import aggregate_score, score_table
 
     score_rows, summary = [], {"default_convention": default_convention, "conventions": conventions, "p": p, "b": b,
                                "levels": list(LEVELS), "candidates": {}}
@@ -201,7 +201,8 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
             score_rows.extend(table)
             for conv in conventions:
                 s = {r["t"]: r for r in table if r["convention"] == conv and r["scope"] == "set"}
-                entry[conv] = {"S_t": {str(t): s[t]["S_t"] for t in LEVELS}, "ES_t": {str(t): s[t]["ES_t"] for t in LEVELS}}
+                entry[conv] = {"S_t": {str(t): s[t]["S_t"] for t in LEVELS}, "ES_t": {str(t): s[t]["ES_t"] for t in LEVELS},
+                               "AS": aggregate_score({t: s[t]["ES_t"] for t in LEVELS})}
         summary["candidates"][name] = entry
 
     def key(name):
@@ -266,6 +267,7 @@ def add_score_parser(sub) -> None:
     s.add_argument("--plots", default="plots")
     s.add_argument("--metrics", default="metrics/score.json")
     s.add_argument("--log", default=None, help="score a GraphNet benchmark log instead of running anything")
+    s.add_argument("--no-resume", action="store_true", help="ignore the journal of an earlier (killed) run in --out")
 
 
 def score_main(args: argparse.Namespace) -> int:
@@ -281,22 +283,27 @@ def score_main(args: argparse.Namespace) -> int:
     if args.log:
         from curate.scoring import parse_graphnet_log, score_table
 
+        from curate.scoring import aggregate_score
+
         rows = parse_graphnet_log(Path(args.log).read_text())
-        for r in score_table(rows, "log", p, b, conventions):
-            if r["scope"] == "set":
-                print(f"{r['convention']:9s} t={r['t']:3d}  S_t={r['S_t']:.4f}  ES_t={r['ES_t']:.4f}")
+        table = [r for r in score_table(rows, "log", p, b, conventions) if r["scope"] == "set"]
+        for r in table:
+            print(f"{r['convention']:9s} t={r['t']:3d}  S_t={r['S_t']:.4f}  ES_t={r['ES_t']:.4f}")
+        for conv in conventions:
+            print(f"{conv:9s} AS={aggregate_score({r['t']: r['ES_t'] for r in table if r['convention'] == conv}):.6f}")
         return 0
     tasks = args.tasks or cfg.get("tasks") or "builtin"
     specs = args.candidate or [f"{k}={v}" for k, v in (cfg.get("candidates") or {"inductor": "backend:inductor"}).items()]
     cands = [parse_candidate(s) for s in specs]
     run_cfg = {**cfg.get("timing", {}), **{k: cfg[k] for k in ("timeout_s", "mem_cap_gb", "retime_above", "threads", "max_subgraphs", "sample_seed",
+                                                  "no_match", "dispatch_guard", "one_replacement_per_task", "clock_rel_tol", "clock_abs_ms",
                                                   "inductor_cache") if k in cfg}}
     all_rows, rejected, wall = {}, {}, {}
     t0 = time.time()
     for cand in cands:
         print(f"score: {cand.name} ({cand.spec}) on {tasks}", flush=True)
         t_c = time.time()
-        rows, bad = run_candidate(cand, tasks, run_cfg)
+        rows, bad = run_candidate(cand, tasks, run_cfg, journal_dir=None if args.no_resume else Path(args.out) / "journal")
         wall[cand.name] = round(time.time() - t_c, 1)
         all_rows[cand.name], rejected[cand.name] = rows, bad
         for v in bad:
@@ -310,6 +317,12 @@ def score_main(args: argparse.Namespace) -> int:
     write_parquet(out / "score_samples.parquet", to_table("score_samples", flat, metadata=meta))
     write_parquet(out / "scores.parquet", to_table("scores", score_rows, metadata=meta))
     atomic_write_json(out / "summary.json", summary, indent=1)
+    from curate.score_spec import candidate_source
+    from curate.trajectories import trajectories_table, trajectory_rows
+
+    traj = [t for c in cands for t in trajectory_rows(c.name, c.kind, candidate_source(c), all_rows[c.name], rejected[c.name],
+                                                        p, b, default_conv)]
+    write_parquet(out / "trajectories.parquet", trajectories_table(traj))
     write_plots(score_rows, Path(args.plots), default_conv)
     metrics = {"default_convention": default_conv, "p": p, "b": b, "tasks": tasks, "ranking": summary["ranking"],
                "n_subgraphs": len(next(iter(all_rows.values()), [])), "wall_s": summary["wall_s"],
@@ -323,6 +336,7 @@ def score_main(args: argparse.Namespace) -> int:
         for conv in conventions:
             if conv in e:
                 m[conv] = {f"{k}@t={t}": round(e[conv][k][str(t)], 4) for k in ("S_t", "ES_t") for t in (-5, -3, 0, 1, 2, 3)}
+                m[conv]["AS"] = round(e[conv]["AS"], 4)
         metrics["candidates"][name] = m
     atomic_write_json(args.metrics, metrics, indent=1)
     print(f"score: ranking ({default_conv}, ES_t at t=-5): {' > '.join(summary['ranking'])}")
