@@ -6,7 +6,7 @@ speedup exactly 1, flag ``no_match`` (``score.no_match: one``), or PassNet's rul
 factor b at every level (``no_match: floor``). The work is split by concern:
 
 * :mod:`curate.score_child` — the isolated ``spawn`` child (memory cap, timeout, crash = code 2)
-  and the parent that clocks it (the speedup written is the parent's);
+  and the parent that checks its clock against its own;
 * :mod:`curate.score_checks` — one subgraph: reference, candidate build / call, the integrity
   checks, RNG subgraphs, threads and processes;
 * :mod:`curate.score_timing` — timing with fresh inputs per call and checked timed outputs;
@@ -49,7 +49,7 @@ from curate.score_spec import Candidate, load_task_set, parse_candidate, static_
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
 
 RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "check_per_trial", "pool_mb", "fresh_seed",
-               "timing", "dispatch_guard", "no_match", "mem_cap_gb", "threads", "clock_rel_tol", "clock_abs_ms", "retime_above")
+               "timing", "dispatch_guard", "no_match", "mem_cap_gb", "threads", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol", "retime_above")
 """Configuration keys that shape a row (with the candidate's source, the subgraph and the code)."""
 
 
@@ -296,7 +296,7 @@ def score_main(args: argparse.Namespace) -> int:
     specs = args.candidate or [f"{k}={v}" for k, v in (cfg.get("candidates") or {"inductor": "backend:inductor"}).items()]
     cands = [parse_candidate(s) for s in specs]
     run_cfg = {**cfg.get("timing", {}), **{k: cfg[k] for k in ("timeout_s", "mem_cap_gb", "retime_above", "threads", "max_subgraphs", "sample_seed",
-                                                  "no_match", "dispatch_guard", "one_replacement_per_task", "clock_rel_tol", "clock_abs_ms",
+                                                  "no_match", "dispatch_guard", "one_replacement_per_task", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol",
                                                   "inductor_cache") if k in cfg}}
     all_rows, rejected, wall = {}, {}, {}
     t0 = time.time()

@@ -14,17 +14,20 @@ uninitialised buffers afterwards (issue 18). Here (:func:`measure_accountable`):
 2. **Timed outputs checked.** The outputs of every call of a trial are kept; after the trial
    (so the choice cannot be seen during the call) ``check_per_trial`` calls are picked with
    ``SystemRandom`` and compared with eager's outputs at every level (:mod:`curate.tolerance`);
-   the worst level over all checked calls is the sample's. Two checked calls on different inputs
+   the worst level over all checked calls is the sample's, and a worst level more than
+   ``FRESH_MARGIN`` above the level of the calls checked before timing is a
+   ``timed_output_mismatch`` violation (:mod:`curate.score_checks`). Two checked calls on different inputs
    whose candidate output is identical while eager's differs are an ``input_independent``
    violation.
 3. **Interleaved trials, medians, IQR/median gate** as in :mod:`curate.timing`.
 4. **A clock the candidate cannot reach.** Around each trial the child calls ``tick`` (in the
-   isolated child: a message over the pipe to the parent, :mod:`curate.score_child`), and the
-   parent stamps the message on *its* ``time.perf_counter_ns``; the parent's per-trial times are
-   the ones scored (:func:`reconcile_clocks`), and a child whose own figures disagree with the
-   parent's by more than ``clock_rel_tol`` (and ``clock_abs_ms``) is a ``clock_mismatch``
-   violation (a patched timer). Trials last ``min_trial_ms`` or more, so pipe latency
-   (tens of microseconds; a few ms on a loaded machine) is small against them.
+   isolated child: a message over the pipe to the parent, :mod:`curate.score_child`) with its
+   own clock reading, and the parent stamps the message on *its* ``time.perf_counter_ns``, in a
+   process the candidate does not run in. A child whose clock rate or per-trial figures disagree
+   with the parent's (:func:`reconcile_clocks`) is a ``clock_mismatch`` violation (a patched or
+   replaced timer). When they agree the child's per-trial figures are scored (they do not carry
+   the parent's wake-up latency, a few ms per trial on a loaded machine); the parent's speedup
+   is kept beside them (``speedup_parent``).
 
 Residual risk of the clock: the candidate runs in the child and could, through Python object
 access the static check does not see, replace the child's ``tick`` (send early / late
@@ -50,7 +53,8 @@ from curate.timing import iqr_ratio
 from curate.tolerance import compare_outputs, sample_min_pass_t
 
 Tick = Callable[[tuple], None]
-"""``tick((attempt, trial, side, edge, child_ms))``: edge "b" before a trial, "e" after it."""
+"""``tick((attempt, trial, side, edge, child_ms, child_now_s))``: edge "b" before a trial, "e"
+after it; ``child_now_s`` the child's clock reading at the tick."""
 
 
 @dataclass
@@ -85,7 +89,7 @@ class AccountableTiming:
 
     ``attempt`` is the kept attempt (its trials are the ones the parent reconciles);
     ``checked_min_pass_t`` the worst level over checked timed calls (None: one failed at every
-    level); ``violations`` findings of the checks (``timed_output_mismatch``, ``input_independent``).
+    level); ``violations`` findings of the checks (``input_independent``).
     """
 
     eager_ms: list[float]
@@ -178,12 +182,12 @@ def measure_accountable(eager: Callable, candidate: Callable, make_inputs: Calla
             outs = {}
             for side, fn, pool, acc in (("eager", eager, esets, e_ms), ("candidate", candidate, sets, c_ms)):
                 if tick:
-                    tick((attempt, trial, side, "b", None))
+                    tick((attempt, trial, side, "b", None, clock()))
                 t0 = clock()
                 res = [call(fn, pool[i % n_sets]) for i in range(inner)]
                 ms = (clock() - t0) * 1e3
                 if tick:
-                    tick((attempt, trial, side, "e", ms))
+                    tick((attempt, trial, side, "e", ms, clock()))
                 acc.append(ms / inner)
                 outs[side] = res
             picks = rng.sample(range(inner), k=min(cfg.check_per_trial, inner))
@@ -194,8 +198,6 @@ def measure_accountable(eager: Callable, candidate: Callable, make_inputs: Calla
                     worst = None
                 else:
                     worst = max(worst, mp)
-                if mp is None or mp > -5:
-                    found.append(f"timed_output_mismatch: attempt {attempt} trial {trial} call {i}: passes from t={mp}")
             pair = [(a, b) for a in picks for b in picks if a % n_sets < b % n_sets][:1]
             if not pair and n_sets >= 2:
                 pair = [(0, 1)]
@@ -220,26 +222,36 @@ def measure_accountable(eager: Callable, candidate: Callable, make_inputs: Calla
     raise AssertionError("unreachable")
 
 
-def reconcile_clocks(ticks: list[tuple[float, tuple]], attempt: int, inner: int, rel_tol: float = 0.3,
-                     abs_ms: float = 2.0) -> dict[str, Any]:
-    """Per-call times of the kept ``attempt`` by the parent's clock, and whether the child agrees.
+def reconcile_clocks(ticks: list[tuple[int, tuple]], attempt: int, inner: int, rel_tol: float = 0.3,
+                     abs_ms: float = 15.0, rate_tol: float = 0.1, min_span_ms: float = 200.0) -> dict[str, Any]:
+    """Compare the child's clock with the parent's stamps of the same ticks.
+
+    Two checks (both must hold, else ``clock_mismatch`` messages):
+
+    * **rate**: the child's elapsed time between its first and last tick over the parent's
+      (all attempts). Pipe / wake-up latency enters this ratio once, not per trial, so it is close
+      to 1 for an honest child even on a loaded machine; a clock slowed or sped up by the
+      candidate moves it by its factor (checked when the parent's span is >= ``min_span_ms``);
+    * **per trial** (the kept ``attempt``): the parent's median trial minus the child's is the
+      wake-up latency of the "end" message (a few ms, up to ~10 ms on a loaded machine), the same
+      for both sides of an honest child; the candidate side's excess may differ from eager's by at
+      most ``max(rel_tol * parent's candidate median, abs_ms)`` (a clock faked only while the
+      candidate runs). The scored speedup stays the child's when both checks pass.
 
     Args:
-        ticks: ``(parent_ns, (attempt, trial, side, edge, child_ms))`` in arrival order.
+        ticks: ``(parent_ns, (attempt, trial, side, edge, child_ms, child_now_s))`` in arrival order.
         attempt: the attempt the child kept. inner: calls per trial.
-        rel_tol, abs_ms: a trial disagrees when ``|child - parent| > max(rel_tol * parent, abs_ms)``
-            (whole-trial ms); the child is rejected when the median trial of a side disagrees.
 
     Returns:
-        ``{"eager_ms", "candidate_ms"}`` (parent per-call medians, ms), ``speedup`` (parent),
-        ``mismatch`` (list of messages, empty = agree), ``n_trials``.
+        ``eager_ms`` / ``candidate_ms`` (parent per-call medians), ``speedup`` (parent's),
+        ``rate`` (child / parent elapsed), ``mismatch`` (messages, empty = agree), ``n_trials``.
 
     Raises:
         ValueError: no complete trial of ``attempt`` among the ticks.
     """
     begin: dict[tuple, int] = {}
     per_side: dict[str, list[tuple[float, float]]] = {"eager": [], "candidate": []}
-    for ns, (att, trial, side, edge, child_ms) in ticks:
+    for ns, (att, trial, side, edge, child_ms, _now) in ticks:
         if att != attempt:
             continue
         if edge == "b":
@@ -249,12 +261,22 @@ def reconcile_clocks(ticks: list[tuple[float, tuple]], attempt: int, inner: int,
     if not per_side["eager"] or not per_side["candidate"]:
         raise ValueError(f"no complete parent-clocked trial of attempt {attempt}")
     out: dict[str, Any] = {"mismatch": [], "n_trials": len(per_side["candidate"])}
+    span_parent = (ticks[-1][0] - ticks[0][0]) / 1e6
+    span_child = (ticks[-1][1][5] - ticks[0][1][5]) * 1e3
+    out["rate"] = span_child / span_parent if span_parent > 0 else math.nan
+    if span_parent >= min_span_ms and abs(out["rate"] - 1) > rate_tol:
+        out["mismatch"].append(f"clock_mismatch: the child's clock ran {span_child:.1f} ms while the parent's ran "
+                               f"{span_parent:.1f} ms (rate {out['rate']:.3f})")
+    excess = {}
     for side, pairs in per_side.items():
         parent_med = statistics.median(p for p, _ in pairs)
         child_med = statistics.median(c for _, c in pairs)
         out[f"{side}_ms"] = parent_med / inner
-        if abs(child_med - parent_med) > max(rel_tol * parent_med, abs_ms):
-            out["mismatch"].append(f"clock_mismatch: {side} trials take {parent_med:.2f} ms by the parent's clock, "
-                                   f"{child_med:.2f} ms by the child's")
+        excess[side] = (parent_med - child_med, parent_med, child_med)
+    gap = excess["candidate"][0] - excess["eager"][0]
+    if abs(gap) > max(rel_tol * excess["candidate"][1], abs_ms):
+        out["mismatch"].append(
+            f"clock_mismatch: candidate trials take {excess['candidate'][1]:.2f} ms by the parent's clock, "
+            f"{excess['candidate'][2]:.2f} ms by the child's; eager trials {excess['eager'][1]:.2f} / {excess['eager'][2]:.2f} ms")
     out["speedup"] = out["eager_ms"] / out["candidate_ms"] if out["candidate_ms"] > 0 else math.inf
     return out
