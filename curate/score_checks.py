@@ -356,6 +356,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, A
         row["flags"].append("no_match")
         if cfg.get("no_match", "one") == "floor":
             row["floor"] = True
+            row["flags"].append("no_match_floor")
     elif cfg.get("timing", True):
         try:
             pt = measure_accountable(gm, fn, sub.make_inputs, _timing_config(cfg, rng, tick is not None), tick=tick)

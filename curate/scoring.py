@@ -31,8 +31,8 @@ slower than eager. A slow sample that becomes correct lowers the score. This is 
 definition and is kept as is; GraphNet's code avoids it by judging correctness at t = 1 for every
 t >= 1 (the ``graphnet`` convention, monotone from t = 1 on).
 
-Floor (PassNet): a row with ``floor = True`` (a pass that matched nothing, ``score.no_match:
-floor``) counts ``b`` at every level in S_t and ES_t, never forgiven (``pi_floor`` in the result).
+Floor (PassNet): a row with ``floor = True`` or the flag ``no_match_floor`` (a pass that matched
+nothing, ``score.no_match: floor``; the flag survives the ``score_samples`` table) counts ``b`` at every level in S_t and ES_t, never forgiven (``pi_floor`` in the result).
 
 Aggregate score AS (:func:`aggregate_score`): GraphNet's ``graph_net_bench/aggregate_es_scores.py``
 sums ``w_t * log10(ES_t)`` over t = -10..4 with the weights :data:`AS_WEIGHTS` normalised to sum
@@ -149,7 +149,7 @@ def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = 
             finite speedup.
     """
     conv = get_convention(convention)
-    if row.get("floor"):
+    if row.get("floor") or "no_match_floor" in (row.get("flags") or ()):
         return False, ERROR_FLOOR
     code = row.get("error_code")
     if code is not None:
