@@ -1,366 +1,115 @@
 """The ``score`` command: run a candidate on every subgraph of a task set, classify, score.
 
-A *candidate* is given as ``name=spec`` with spec one of:
+Candidates (``name=spec``: ``eager``, ``backend:<name>``, ``module:<file.py>``, ``pass:<file.py>``)
+and task sets: :mod:`curate.score_spec`. A subgraph the pass does not change is the eager graph:
+speedup exactly 1, flag ``no_match`` (``score.no_match: one``), or PassNet's rule, the failure
+factor b at every level (``no_match: floor``). The work is split by concern:
 
-* ``eager`` — the reference itself (speedup exactly 1 by definition: the candidate *is* the
-  eager callable, so it is not timed against itself; it scores 1 at every t);
-* ``backend:<name>`` — a registered ``torch.compile`` backend (``backend:inductor``);
-* ``module:<file.py>`` — a Python file exposing ``backend(gm, example_inputs) -> callable``;
-* ``pass:<file.py>`` — a Python file exposing ``PATTERNS = [(pattern, replacement), ...]`` (or
-  ``pattern`` and ``replacement``) for ``torch.fx.subgraph_rewriter.replace_pattern``; the
-  rewritten graph runs eagerly. A subgraph the pass does not change is the eager graph, so its
-  speedup is set to exactly 1 and the row is flagged ``no_match`` (timing noise is not a gain).
+* :mod:`curate.score_child` — the isolated ``spawn`` child (memory cap, timeout, crash = code 2)
+  and the parent that checks its clock against its own;
+* :mod:`curate.score_checks` — one subgraph: reference, candidate build / call, the integrity
+  checks, RNG subgraphs, threads and processes;
+* :mod:`curate.score_timing` — timing with fresh inputs per call and checked timed outputs;
+* :mod:`curate.dispatch_guard` — PassNet's dispatch guard for pass replacements (option);
+* :mod:`curate.trajectories` — the ``trajectories`` table and :func:`score_candidate`, the reward
+  function for an RL loop; :mod:`curate.scoring` — S_t, ES_t and the aggregate score AS.
 
-Per subgraph, inside an isolated child process (``spawn``; address space capped with
-``RLIMIT_AS``; a wall-time limit per subgraph, a timeout is a runtime crash):
-
-1. reference outputs on seed-0 inputs (eager); when every reference output is constant / near
-   zero / empty the sample is ``excluded`` (not scored; :func:`curate.tolerance.trivial_reason`);
-   a sample with only some trivial outputs is scored, with ``out_trivial`` naming them;
-2. candidate built (compile failure -> code 3) and called (exception -> code 2);
-3. integrity checks (:mod:`curate.integrity`): inputs after the call equal the eager inputs after
-   the eager call; outputs alias no input the reference does not alias; a second call's outputs
-   do not share storage with the first's (cached outputs); outputs on fresh inputs (seed 1)
-   compared again and the worse level kept (passing at t = -5 on seed 0 but only above t = -3 on
-   fresh inputs is a violation: cached or input-independent outputs); timer functions intact; no Python threads left running;
-4. correctness at every level t = -10..5 (:mod:`curate.tolerance`), per output;
-5. timing with the curate protocol (:func:`curate.timing.measure_pair`, interleaved trials,
-   median, IQR/median gate) using the ``perf_counter`` captured before any candidate import;
-6. a speedup above ``retime_above`` is re-timed in a fresh process and that value kept.
-
-A candidate file with a static violation (:func:`curate.integrity.check_source`) is not run:
-the candidate is ``rejected`` with the violations (line numbers) in the summary. Samples with a
+This module: :func:`run_candidate` (static check, children, re-timing of speedups above
+``retime_above`` in a fresh process, the one-replacement-per-task rule, a resume journal so a
+killed run continues) and the CLI (tables, summary, plots, metrics). A candidate file with a
+static violation (:func:`curate.integrity.check_source`) is not run: ``rejected``. Samples with a
 runtime violation count as accuracy failures (code 1) at every level and mark the candidate
 ``valid = false``; invalid candidates rank last.
 
-Outputs (``--out``): ``score_samples.parquet`` (per sample), ``scores.parquet`` (S_t / ES_t per
-candidate x convention x scope x t, see :mod:`curate.scoring`), ``summary.json``; plus
-``plots/score_es_t.csv``, ``plots/score_s_t.csv``, ``plots/score_curves.png`` and ``metrics/score.json``.
+Outputs (``--out``): ``score_samples.parquet``, ``scores.parquet`` (S_t / ES_t per candidate x
+convention x scope x t), ``trajectories.parquet`` (one row per candidate x task),
+``summary.json`` (with AS), ``journal/`` (resume rows); plus ``plots/score_es_t.csv``,
+``plots/score_s_t.csv``, ``plots/score_curves.png`` and ``metrics/score.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import importlib.util
+import json
 import math
-import multiprocessing as mp
-import os
-import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from curate import integrity  # noqa: F401  (captures the original timers first)
-from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, LEVELS
+from curate.score_checks import (  # noqa: F401  (re-exported: the public API of the scorer)
+    FRESH_CHECK_LEVEL,
+    FRESH_MARGIN,
+    SCORE_CODE_VERSION,
+    evaluate_subgraph,
+    retime_subgraph,
+)
+from curate.score_child import run_children
+from curate.score_spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
+from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
 
-SCORE_CODE_VERSION = 1
-FRESH_CHECK_LEVEL = -5
-"""A candidate correct at this level (assert_close defaults) on the seed-0 inputs ..."""
-FRESH_MARGIN = 2
-"""... but passing on fresh inputs only above ``FRESH_CHECK_LEVEL + FRESH_MARGIN`` is a violation
-(cached or input-independent outputs); the margin leaves room for honest rounding differences."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A parsed candidate: ``name`` (row label), ``kind`` (eager|backend|module|pass), ``target``."""
-
-    name: str
-    kind: str
-    target: str
-
-    @property
-    def spec(self) -> str:
-        return self.kind if self.kind == "eager" else f"{self.kind}:{self.target}"
+RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "check_per_trial", "pool_mb", "fresh_seed",
+               "timing", "dispatch_guard", "no_match", "mem_cap_gb", "threads", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol", "retime_above")
+"""Configuration keys that shape a row (with the candidate's source, the subgraph and the code)."""
 
 
-def parse_candidate(text: str) -> Candidate:
-    """Parse ``name=spec`` (or a bare spec, named after it). Raises ValueError on a bad spec or a
-    missing file."""
-    name, _, spec = text.partition("=") if "=" in text else (text, "", text)
-    if spec == "eager":
-        return Candidate(name, "eager", "")
-    kind, _, target = spec.partition(":")
-    if kind not in ("backend", "module", "pass") or not target:
-        raise ValueError(f"candidate {text!r}: spec must be eager, backend:<name>, module:<file.py> or pass:<file.py>")
-    if kind != "backend" and not Path(target).is_file():
-        raise ValueError(f"candidate {name!r}: file {target} not found")
-    return Candidate(name, kind, target)
+def resume_key(cand: Candidate, tasks_spec: str, cfg: dict) -> str:
+    """One key for a candidate's journal: its spec and source hash, the task set, the row-shaping
+    configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files."""
+    from curate.score_spec import candidate_source, source_hash
+
+    here = Path(__file__).parent
+    code = "".join((here / f).read_text() for f in ("evaluate.py", "score_checks.py", "score_timing.py", "score_child.py",
+                                                   "score_spec.py", "integrity.py", "tolerance.py", "dispatch_guard.py"))
+    key = {"spec": cand.spec, "source": source_hash(candidate_source(cand)), "tasks": tasks_spec,
+           "cfg": {k: cfg.get(k) for k in RESUME_KEYS}, "code": source_hash(code), "version": SCORE_CODE_VERSION}
+    return source_hash(json.dumps(key, sort_keys=True))[:16]
 
 
-def static_violations(cand: Candidate) -> list[integrity.Violation]:
-    """Static check of a module/pass candidate's file (empty for eager/backend names)."""
-    if cand.kind in ("module", "pass"):
-        return integrity.check_source(Path(cand.target).read_text(), cand.target)
-    return []
+class Journal:
+    """Append-only JSON-lines file of finished rows (one per subgraph), keyed by :func:`resume_key`.
 
-
-# --- task sets ------------------------------------------------------------------------------
-
-
-def load_task_set(spec: str, include_trivial: bool = False) -> list:
-    """Subgraphs of a task set: ``builtin`` (:mod:`curate.synthetic_tasks`) or a folder written by
-    the ``curate`` stage (loaded by ``curate.tasks.load_task_set`` once that exists).
-
-    Raises:
-        ValueError: unknown spec / a folder without a loader.
+    Each line is flushed and fsynced as it is written; a torn last line (a killed run) is
+    ignored on reading. ``path=None``: no journal.
     """
-    if spec == "builtin":
-        from curate.synthetic_tasks import builtin_task_set
 
-        return builtin_task_set(include_trivial=include_trivial)
-    if not Path(spec).is_dir():
-        raise ValueError(f"task set {spec!r}: not 'builtin' and not a folder")
-    try:
-        from curate.tasks import load_task_set as load  # the curate stage's loader (issue 8)
-    except ImportError as exc:
-        raise ValueError(f"task set {spec!r}: curate.tasks.load_task_set is not available") from exc
-    from curate.synthetic_tasks import TaskSubgraph
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.done: dict[str, Any] = {}
+        if path is not None and path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    d = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                self.done[d["id"]] = d["result"] if not d.get("crash") else ("crash", d["result"])
 
-    out = []
-    for task_id, sub_hash, gm, make_inputs in load(spec, seed=0):
-        out.append(TaskSubgraph(str(task_id), str(sub_hash), lambda gm=gm: gm, lambda s, mi=make_inputs: list(mi(seed=s))))
-    if not out:
-        raise ValueError(f"task set {spec!r} holds no subgraphs")
-    return out
+    def add(self, sid: str, result: Any) -> None:
+        import os
 
-
-# --- the child ------------------------------------------------------------------------------
-
-
-def _load_file(path: str):
-    spec = importlib.util.spec_from_file_location(f"candidate_{abs(hash(path))}", path)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"cannot load candidate file {path}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        crash = isinstance(result, tuple)
+        with open(self.path, "a") as f:
+            f.write(json.dumps({"id": sid, "crash": crash, "result": result[1] if crash else result}, default=str) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
 
 
-def _build_candidate(cand: Candidate, gm, example_inputs):
-    """Returns ``(callable, compile_s, matches)``; raises on compile failure."""
-    from curate.timing import compile_candidate
-
-    if cand.kind == "backend":
-        fn, s = compile_candidate(gm, [t.clone() for t in example_inputs], backend=cand.target)
-        return fn, s, None
-    mod = _load_file(cand.target)
-    if cand.kind == "module":
-        fn, s = compile_candidate(gm, [t.clone() for t in example_inputs], backend=mod.backend)
-        return fn, s, None
-    from torch.fx.subgraph_rewriter import replace_pattern
-
-    pairs = getattr(mod, "PATTERNS", None) or [(mod.pattern, mod.replacement)]
-    t0 = integrity.original_perf_counter()()
-    g2 = copy.deepcopy(gm)
-    matches = 0
-    for pat, rep in pairs:
-        matches += len(replace_pattern(g2, pat, rep))
-    g2.recompile()
-    return g2, integrity.original_perf_counter()() - t0, matches
-
-
-def _is_compile_error(exc: BaseException) -> bool:
-    """Compile failure (code 3) vs an error of the compiled code's first run (code 2):
-    :class:`curate.timing.CompileError` / Dynamo's ``BackendCompilerFailed`` are compile failures."""
-    from curate.timing import CompileError, RunError
-
-    if isinstance(exc, RunError):
-        return False
-    if isinstance(exc, CompileError):
-        return True
-    try:
-        from torch._dynamo.exc import BackendCompilerFailed
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(exc, BackendCompilerFailed)
-
-
-def _clone(xs):
-    import torch
-
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
-
-
-def evaluate_subgraph(sub, cand: Candidate, cfg: dict) -> dict[str, Any]:
-    """Evaluate one subgraph (in the current process); returns a ``score_samples`` row.
-
-    ``cfg`` keys: ``warmup``, ``trials``, ``min_trial_ms``, ``max_iqr_ratio``, ``retries``,
-    ``fresh_seed``, ``timing`` (False: skip timing, for tests).
-    """
-    import torch
-
-    from curate.tolerance import compare_outputs, sample_min_pass_t, trivial_reason
-    from curate.timing import TimingConfig, measure_pair
-
-    row: dict[str, Any] = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id,
-                           "subgraph_id": sub.subgraph_id, "violations": [], "retimed": False, "scored": True,
-                           "code_version": SCORE_CODE_VERSION}
-    gm = sub.build()
-    inputs0 = sub.make_inputs(0)
-    torch.manual_seed(0)
-    eager_in = _clone(inputs0)
-    ref = gm(*eager_in)
-    from torch.utils._pytree import tree_flatten
-
-    ref_leaves = tree_flatten(ref)[0]
-    trivial = [trivial_reason(o) for o in ref_leaves]
-    row["out_trivial"] = [t for t in trivial]
-    if ref_leaves and all(t is not None for t in trivial):
-        row.update(status="excluded", scored=False, error_message=f"trivial reference outputs: {sorted(set(trivial))}")
-        return row
-    if cand.kind == "eager":
-        cs = compare_outputs(ref, ref)
-        row.update(status="ok", speedup=1.0, min_pass_t=sample_min_pass_t(c.min_pass_t for c in cs),
-                   out_dtypes=[c.dtype for c in cs], out_min_pass_t=[c.min_pass_t for c in cs],
-                   out_max_abs_diff=[0.0 for _ in cs], stable=True, compile_s=0.0)
-        return row
-    try:
-        fn, compile_s, matches = _build_candidate(cand, gm, inputs0)
-    except Exception as exc:  # noqa: BLE001 - every failure of the candidate is a result
-        code = ERROR_COMPILE if (cand.kind == "pass" or _is_compile_error(exc)) else ERROR_RUNTIME
-        row.update(status="compile_failure" if code == ERROR_COMPILE else "runtime_crash", error_code=code,
-                   error_message=f"{type(exc).__name__}: {exc}"[:500])
-        return row
-    row["compile_s"], row["matches"] = compile_s, matches
-    threads_before = threading.active_count()  # after compiling: Inductor starts its own workers there
-    try:
-        cand_in = _clone(inputs0)
-        torch.manual_seed(0)
-        out1 = fn(*cand_in)
-        changed = integrity.inputs_unchanged(cand_in, eager_in)
-        if changed:
-            row["violations"].append(f"input_mutation: inputs {changed} differ from eager's after the call")
-        ref_alias = set(integrity.aliased_outputs(ref, eager_in))
-        extra = [a for a in integrity.aliased_outputs(out1, cand_in) if a not in ref_alias]
-        if extra:
-            row["violations"].append(f"output_alias: {extra}")
-        in2 = _clone(inputs0)
-        torch.manual_seed(0)
-        out2 = fn(*in2)
-        cached = integrity.aliased_outputs(out2, [], earlier_outputs=out1)
-        if cached:
-            row["violations"].append(f"cached_output: {cached}")
-        fresh = sub.make_inputs(int(cfg.get("fresh_seed", 1)))
-        torch.manual_seed(0)
-        ref_f = gm(*_clone(fresh))
-        torch.manual_seed(0)
-        out_f = fn(*_clone(fresh))
-    except Exception as exc:  # noqa: BLE001
-        row.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"{type(exc).__name__}: {exc}"[:500])
-        return row
-    cs = compare_outputs(out1, ref)
-    cs_f = compare_outputs(out_f, ref_f)
-    mp0 = sample_min_pass_t(c.min_pass_t for c in cs)
-    mpf = sample_min_pass_t(c.min_pass_t for c in cs_f)
-    if mp0 is not None and mp0 <= FRESH_CHECK_LEVEL and (mpf is None or mpf > FRESH_CHECK_LEVEL + FRESH_MARGIN):
-        row["violations"].append(f"fresh_input_mismatch: passes from t={mp0} on seed-0 inputs, from t={mpf} on fresh inputs")
-    per_out = [None if a is None or b is None else max(a, b) for a, b in zip([c.min_pass_t for c in cs], [c.min_pass_t for c in cs_f])]
-    row.update(out_dtypes=[c.dtype for c in cs], out_min_pass_t=per_out,
-               out_max_abs_diff=[max(a.max_abs_diff, b.max_abs_diff) for a, b in zip(cs, cs_f)],
-               min_pass_t=None if mp0 is None or mpf is None else max(mp0, mpf), fresh_min_pass_t=mpf)
-    if cand.kind == "pass" and matches == 0:
-        row.update(status="ok", speedup=1.0, stable=True)
-        row["flags"] = ["no_match"]
-    elif cfg.get("timing", True):
-        tc = TimingConfig(warmup=int(cfg.get("warmup", 3)), trials=int(cfg.get("trials", 15)),
-                          min_trial_ms=float(cfg.get("min_trial_ms", 2.0)), max_iqr_ratio=float(cfg.get("max_iqr_ratio", 0.2)),
-                          retries=int(cfg.get("retries", 2)))
-        try:
-            pt = measure_pair(gm, fn, lambda: _clone(inputs0), tc, timer=integrity.original_perf_counter())
-        except Exception as exc:  # noqa: BLE001
-            row.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"{type(exc).__name__}: {exc}"[:500])
-            return row
-        eager_med = sorted(pt.eager_ms)[len(pt.eager_ms) // 2]
-        cand_med = sorted(pt.candidate_ms)[len(pt.candidate_ms) // 2]
-        row.update(status="ok", speedup=pt.speedup, eager_ms=eager_med, candidate_ms=cand_med, stable=pt.stable)
-    else:
-        row.update(status="ok", speedup=1.0, stable=True)
-    patched = integrity.timers_intact()
-    if patched:
-        row["violations"].append(f"timer_patched: {patched}")
-    if threading.active_count() > threads_before:
-        row["violations"].append(f"threads_started: {threading.active_count() - threads_before}")
-    if row["violations"]:
-        row.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None)
-    return row
-
-
-def retime_subgraph(sub, cand: Candidate, cfg: dict) -> float:
-    """Speedup of one subgraph measured in this (fresh) process; used for suspicious speedups."""
-    from curate.timing import TimingConfig, measure_pair
-
-    gm = sub.build()
-    inputs0 = sub.make_inputs(0)
-    fn, _, _ = _build_candidate(cand, gm, inputs0)
-    tc = TimingConfig(warmup=int(cfg.get("warmup", 3)), trials=int(cfg.get("trials", 15)),
-                      min_trial_ms=float(cfg.get("min_trial_ms", 2.0)), retries=int(cfg.get("retries", 2)))
-    return measure_pair(gm, fn, lambda: _clone(inputs0), tc, timer=integrity.original_perf_counter()).speedup
-
-
-def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str) -> None:
-    import resource
-
-    if cfg.get("inductor_cache"):
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cfg["inductor_cache"]).resolve())
-    cap = int(float(cfg.get("mem_cap_gb", 8)) * (1 << 30))
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    import torch
-    import torch._inductor.config as ic
-
-    torch.set_num_threads(int(cfg.get("threads", 1)))
-    ic.compile_threads = 1
-    subs = {s.subgraph_id: s for s in load_task_set(tasks_spec, include_trivial)}
-    for sid in ids:
-        conn.send(("start", sid, None))
-        if mode == "retime":
-            conn.send(("speedup", sid, retime_subgraph(subs[sid], cand, cfg)))
-        else:
-            conn.send(("row", sid, evaluate_subgraph(subs[sid], cand, cfg)))
-    conn.send(("done", None, None))
-
-
-def _run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str,
-                  log=print) -> dict[str, Any]:
-    """Run ``ids`` in spawned children, restarting after a crash or timeout; id -> result or
-    ``("crash", message)``."""
-    ctx = mp.get_context("spawn")
-    timeout = float(cfg.get("timeout_s", 300))
-    results: dict[str, Any] = {}
-    pending = list(ids)
-    while pending:
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker, args=(child, cand, tasks_spec, include_trivial, pending, cfg, mode), daemon=True)
-        proc.start()
-        child.close()
-        current = None
-        try:
-            while True:
-                if not parent.poll(timeout + (120 if current is None else 0)):
-                    raise TimeoutError(f"no result within {timeout:.0f} s")
-                kind, sid, payload = parent.recv()
-                if kind == "start":
-                    current = sid
-                elif kind in ("row", "speedup"):
-                    results[sid] = payload
-                    pending.remove(sid)
-                    current = None
-                elif kind == "done":
-                    break
-        except (EOFError, TimeoutError, OSError) as exc:
-            why = f"timeout after {timeout:.0f} s" if isinstance(exc, TimeoutError) else f"child died (exit code {proc.exitcode})"
-            victim = current or pending[0]
-            log(f"  {cand.name}: {victim}: {why}")
-            results[victim] = ("crash", why)
-            pending.remove(victim)
-        finally:
-            if proc.is_alive():
-                proc.kill()
-            proc.join(10)
-            parent.close()
-    return results
+def one_replacement_per_task(rows: list[dict]) -> None:
+    """PassNet's rule: within a task, every rewritten subgraph uses the same replacement. Rows of
+    a task whose subgraphs were rewritten by different ``PATTERNS`` entries get a
+    ``multi_replacement`` violation (in place)."""
+    by_task: dict[str, set] = {}
+    for r in rows:
+        if r.get("replacements_used"):
+            by_task.setdefault(r["task_id"], set()).add(tuple(r["replacements_used"]))
+    for r in rows:
+        used = by_task.get(r["task_id"], set())
+        if len(used) > 1 and r.get("replacements_used"):
+            r["violations"] = list(r.get("violations") or []) + [f"multi_replacement: task {r['task_id']} uses replacements {sorted(used)}"]
+            r.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None)
 
 
 def sample_ids(ids: list[str], k: int | None, seed: int) -> list[str]:
@@ -373,16 +122,26 @@ def sample_ids(ids: list[str], k: int | None, seed: int) -> list[str]:
     return [i for i in ids if i in keep]
 
 
-def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: bool = False, log=print) -> tuple[list[dict], list[str]]:
+def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: bool = False, log=print,
+                  journal_dir: Path | None = None) -> tuple[list[dict], list[str]]:
     """Evaluate ``cand`` on every subgraph of the task set. Returns ``(rows, rejected_reasons)``;
-    a statically rejected candidate has no rows."""
+    a statically rejected candidate has no rows.
+
+    ``journal_dir``: rows are journaled there under :func:`resume_key` as they arrive, and a run
+    with the same key takes the journaled rows instead of evaluating again (resumable scoring).
+    """
     bad = static_violations(cand)
     if bad and cfg.get("static_check", True):
         return [], [str(v) for v in bad]
     subs = load_task_set(tasks_spec, include_trivial)
     ids = sample_ids([s.subgraph_id for s in subs], cfg.get("max_subgraphs"), int(cfg.get("sample_seed", 0)))
     task_of = {s.subgraph_id: s.task_id for s in subs}
-    res = _run_children(cand, tasks_spec, include_trivial, ids, cfg, "eval", log)
+    key = resume_key(cand, tasks_spec, cfg) if journal_dir is not None else None
+    ev = Journal(journal_dir / f"{cand.name}.{key}.eval.jsonl" if key else None)
+    todo = [i for i in ids if i not in ev.done]
+    if len(todo) < len(ids):
+        log(f"  {cand.name}: resumed {len(ids) - len(todo)} of {len(ids)} subgraphs from the journal")
+    res = {**ev.done, **(run_children(cand, tasks_spec, include_trivial, todo, cfg, "eval", log, ev.add) if todo else {})}
     rows = []
     for sid in ids:
         r = res[sid]
@@ -390,11 +149,13 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
             r = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": task_of[sid], "subgraph_id": sid,
                  "status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_message": r[1], "violations": [],
                  "retimed": False, "scored": True, "code_version": SCORE_CODE_VERSION}
-        rows.append(r)
+        rows.append(dict(r))
     thr = float(cfg.get("retime_above", 10.0))
     suspicious = [r["subgraph_id"] for r in rows if r.get("status") == "ok" and (r.get("speedup") or 0) > thr]
     if suspicious:
-        again = _run_children(cand, tasks_spec, include_trivial, suspicious, cfg, "retime", log)
+        rt = Journal(journal_dir / f"{cand.name}.{key}.retime.jsonl" if key else None)
+        todo = [i for i in suspicious if i not in rt.done]
+        again = {**rt.done, **(run_children(cand, tasks_spec, include_trivial, todo, cfg, "retime", log, rt.add) if todo else {})}
         for r in rows:
             if r["subgraph_id"] in again:
                 new = again[r["subgraph_id"]]
@@ -403,7 +164,12 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
                 if isinstance(new, tuple):
                     r.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"re-timing: {new[1]}", speedup=None)
                 else:
-                    r["speedup"] = new
+                    r["speedup"] = new["speedup"]
+                    if new.get("violations"):
+                        r["violations"] = list(r.get("violations") or []) + [f"re-timing: {v}" for v in new["violations"]]
+                        r.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None)
+    if cfg.get("one_replacement_per_task", False) and cand.kind == "pass":
+        one_replacement_per_task(rows)
     return rows, []
 
 
@@ -417,7 +183,7 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
     Ranking: valid candidates first, then by ES_t at t = -5 (the ``assert_close`` default
     tolerance) under the default convention, then by the mean of ES_t over t = -10..5.
     """
-    from curate.scoring import score_table
+    from curate.scoring import aggregate_score, score_table
 
     score_rows, summary = [], {"default_convention": default_convention, "conventions": conventions, "p": p, "b": b,
                                "levels": list(LEVELS), "candidates": {}}
@@ -435,7 +201,8 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
             score_rows.extend(table)
             for conv in conventions:
                 s = {r["t"]: r for r in table if r["convention"] == conv and r["scope"] == "set"}
-                entry[conv] = {"S_t": {str(t): s[t]["S_t"] for t in LEVELS}, "ES_t": {str(t): s[t]["ES_t"] for t in LEVELS}}
+                entry[conv] = {"S_t": {str(t): s[t]["S_t"] for t in LEVELS}, "ES_t": {str(t): s[t]["ES_t"] for t in LEVELS},
+                               "AS": aggregate_score({t: s[t]["ES_t"] for t in LEVELS})}
         summary["candidates"][name] = entry
 
     def key(name):
@@ -500,6 +267,7 @@ def add_score_parser(sub) -> None:
     s.add_argument("--plots", default="plots")
     s.add_argument("--metrics", default="metrics/score.json")
     s.add_argument("--log", default=None, help="score a GraphNet benchmark log instead of running anything")
+    s.add_argument("--no-resume", action="store_true", help="ignore the journal of an earlier (killed) run in --out")
 
 
 def score_main(args: argparse.Namespace) -> int:
@@ -515,22 +283,27 @@ def score_main(args: argparse.Namespace) -> int:
     if args.log:
         from curate.scoring import parse_graphnet_log, score_table
 
+        from curate.scoring import aggregate_score
+
         rows = parse_graphnet_log(Path(args.log).read_text())
-        for r in score_table(rows, "log", p, b, conventions):
-            if r["scope"] == "set":
-                print(f"{r['convention']:9s} t={r['t']:3d}  S_t={r['S_t']:.4f}  ES_t={r['ES_t']:.4f}")
+        table = [r for r in score_table(rows, "log", p, b, conventions) if r["scope"] == "set"]
+        for r in table:
+            print(f"{r['convention']:9s} t={r['t']:3d}  S_t={r['S_t']:.4f}  ES_t={r['ES_t']:.4f}")
+        for conv in conventions:
+            print(f"{conv:9s} AS={aggregate_score({r['t']: r['ES_t'] for r in table if r['convention'] == conv}):.6f}")
         return 0
     tasks = args.tasks or cfg.get("tasks") or "builtin"
     specs = args.candidate or [f"{k}={v}" for k, v in (cfg.get("candidates") or {"inductor": "backend:inductor"}).items()]
     cands = [parse_candidate(s) for s in specs]
     run_cfg = {**cfg.get("timing", {}), **{k: cfg[k] for k in ("timeout_s", "mem_cap_gb", "retime_above", "threads", "max_subgraphs", "sample_seed",
+                                                  "no_match", "dispatch_guard", "one_replacement_per_task", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol",
                                                   "inductor_cache") if k in cfg}}
     all_rows, rejected, wall = {}, {}, {}
     t0 = time.time()
     for cand in cands:
         print(f"score: {cand.name} ({cand.spec}) on {tasks}", flush=True)
         t_c = time.time()
-        rows, bad = run_candidate(cand, tasks, run_cfg)
+        rows, bad = run_candidate(cand, tasks, run_cfg, journal_dir=None if args.no_resume else Path(args.out) / "journal")
         wall[cand.name] = round(time.time() - t_c, 1)
         all_rows[cand.name], rejected[cand.name] = rows, bad
         for v in bad:
@@ -544,6 +317,12 @@ def score_main(args: argparse.Namespace) -> int:
     write_parquet(out / "score_samples.parquet", to_table("score_samples", flat, metadata=meta))
     write_parquet(out / "scores.parquet", to_table("scores", score_rows, metadata=meta))
     atomic_write_json(out / "summary.json", summary, indent=1)
+    from curate.score_spec import candidate_source
+    from curate.trajectories import trajectories_table, trajectory_rows
+
+    traj = [t for c in cands for t in trajectory_rows(c.name, c.kind, candidate_source(c), all_rows[c.name], rejected[c.name],
+                                                        p, b, default_conv)]
+    write_parquet(out / "trajectories.parquet", trajectories_table(traj))
     write_plots(score_rows, Path(args.plots), default_conv)
     metrics = {"default_convention": default_conv, "p": p, "b": b, "tasks": tasks, "ranking": summary["ranking"],
                "n_subgraphs": len(next(iter(all_rows.values()), [])), "wall_s": summary["wall_s"],
@@ -557,6 +336,7 @@ def score_main(args: argparse.Namespace) -> int:
         for conv in conventions:
             if conv in e:
                 m[conv] = {f"{k}@t={t}": round(e[conv][k][str(t)], 4) for k in ("S_t", "ES_t") for t in (-5, -3, 0, 1, 2, 3)}
+                m[conv]["AS"] = round(e[conv]["AS"], 4)
         metrics["candidates"][name] = m
     atomic_write_json(args.metrics, metrics, indent=1)
     print(f"score: ranking ({default_conv}, ES_t at t=-5): {' > '.join(summary['ranking'])}")

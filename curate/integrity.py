@@ -16,7 +16,8 @@
    (:func:`aliased_outputs`: a candidate returning cached tensors); outputs are re-checked on
    fresh inputs drawn with a new seed (cached or input-independent outputs fail there); the
    timer functions are compared with the originals captured before the candidate was imported
-   (:func:`timers_intact`); speedups above ``retime_above`` are re-timed in a fresh process;
+   (:func:`timers_intact`; a candidate that reaches this module can patch both, so the figures
+   scored come from the parent process's clock, :mod:`curate.score_timing`); speedups above ``retime_above`` are re-timed in a fresh process;
    reference outputs that are constant or near zero are flagged (:func:`curate.tolerance.trivial_reason`).
 """
 
@@ -43,8 +44,10 @@ FORBIDDEN_CALLS = ("open", "exec", "eval", "compile", "__import__", "setattr", "
 FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time", "Stream", "stream",
                    "Event", "synchronize", "set_stream", "Thread", "fork", "manual_seed", "set_rng_state",
                    "__dict__", "__globals__", "__code__", "__class__", "__subclasses__", "__builtins__",
-                   "f_back", "f_locals", "f_globals", "gi_frame")
-"""Attribute names a candidate may not touch (timers, streams, RNG state, introspection)."""
+                   "f_back", "f_locals", "f_globals", "gi_frame", "sys", "modules", "__setattr__", "__getattribute__",
+                   "__delattr__", "_ORIGINAL_TIMERS")
+"""Attribute names a candidate may not touch (timers, streams, RNG state, introspection; ``sys`` and
+``modules`` because ``torch.sys.modules[...]`` reaches every loaded module, the evaluator's too)."""
 
 PATCHABLE_ROOTS = ("torch", "time", "F", "nn", "operator", "math")
 """Names whose attributes a candidate may not assign to (monkey-patching)."""

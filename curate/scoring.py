@@ -24,6 +24,20 @@ Conventions (:data:`CONVENTIONS`; every output names the one used):
   ``t = 3`` (``f = {1: 1, 2: 3, 3: 3}``) and for ``t >= 1`` correctness (and the speedup used)
   is the one judged at the tolerance of t = 1; its S_t is judged at t itself and never forgives.
 
+Why ``paper`` is not monotone in t (e.g. ES_t 1.1678 at t = 1, 1.1472 at t = 2 on a
+GraphNet-format run): an accuracy failure is forgiven from t = 1 and then counts 1, but the same
+sample, once its outputs pass at t = 2, counts its rectified speedup, which is below 1 when it is
+slower than eager. A slow sample that becomes correct lowers the score. This is the paper's
+definition and is kept as is; GraphNet's code avoids it by judging correctness at t = 1 for every
+t >= 1 (the ``graphnet`` convention, monotone from t = 1 on).
+
+Floor (PassNet): a row with ``floor = True`` or the flag ``no_match_floor`` (a pass that matched
+nothing, ``score.no_match: floor``; the flag survives the ``score_samples`` table) counts ``b`` at every level in S_t and ES_t, never forgiven (``pi_floor`` in the result).
+
+Aggregate score AS (:func:`aggregate_score`): GraphNet's ``graph_net_bench/aggregate_es_scores.py``
+sums ``w_t * log10(ES_t)`` over t = -10..4 with the weights :data:`AS_WEIGHTS` normalised to sum
+1, i.e. AS = log10 of the weighted geometric mean of ES_t; 0 is eager's score, > 0 is faster.
+
 Parameters (:data:`DEFAULT_P`, :data:`DEFAULT_B`): ``p = 0.1`` and ``b = 0.1``, the paper's
 values. ``p > 0`` makes a slowdown cost more than its raw ratio (the task set is *about*
 slowdowns, so a candidate that keeps them is penalised; GraphNet's code uses p = 0). ``b = 0.1``
@@ -63,6 +77,26 @@ from curate.tolerance import (
 
 DEFAULT_P = 0.1
 DEFAULT_B = 0.1
+ERROR_FLOOR = 0
+"""Pseudo error code of a floored row: never forgiven."""
+AS_WEIGHTS: dict[int, float] = {-10: 0.001, -9: 0.001, -8: 0.001, -7: 0.13, -6: 0.40, **{t: 0.48 for t in range(-5, 5)}}
+"""GraphNet's weights of ES_t in AS (``aggregate_es_scores.get_weights``, unnormalised; derived by
+GraphNet from NLP ES metrics of A100 relative to H20)."""
+
+
+def aggregate_score(es_by_t: Mapping[int, float], weights: Mapping[int, float] = AS_WEIGHTS) -> float:
+    """GraphNet's aggregate score: ``sum_t w_t * log10(ES_t) / sum_t w_t`` over the weights' levels.
+
+    Raises:
+        ValueError: a level of ``weights`` missing from ``es_by_t``, or an ES_t <= 0.
+    """
+    missing = [t for t in weights if t not in es_by_t]
+    if missing:
+        raise ValueError(f"aggregate score needs ES_t at t={missing}")
+    total = sum(weights.values())
+    if any(es_by_t[t] <= 0 for t in weights):
+        raise ValueError("aggregate score needs ES_t > 0 at every level")
+    return sum(w * math.log10(es_by_t[t]) for t, w in weights.items()) / total
 
 
 @dataclass(frozen=True)
@@ -115,6 +149,8 @@ def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = 
             finite speedup.
     """
     conv = get_convention(convention)
+    if row.get("floor") or "no_match_floor" in (row.get("flags") or ()):
+        return False, ERROR_FLOOR
     code = row.get("error_code")
     if code is not None:
         code = int(code)
@@ -139,7 +175,7 @@ def rectified_speedup(speedup: float | None, correct: bool, error_code: int | No
         return speedup if speedup >= 1 else speedup ** (p + 1)
     if kind == "S":
         return b
-    return 1.0 if t >= get_convention(convention).forgive_from[error_code] else b
+    return 1.0 if t >= get_convention(convention).forgive_from.get(error_code, math.inf) else b
 
 
 def _gmean(xs: Sequence[float]) -> float:
@@ -176,7 +212,7 @@ def score_samples(rows: Sequence[Mapping[str, Any]], t: int, p: float = DEFAULT_
         alpha = _gmean(correct_s) if m else None
         beta = _gmean(slow_s) if k else None
         eta = k / m if m else None
-        pi = {c: (codes.count(c) / len(codes) if codes else None) for c in (1, 2, 3)}
+        pi = {c: (codes.count(c) / len(codes) if codes else None) for c in (ERROR_FLOOR, 1, 2, 3)}
         base = (alpha ** lam if m else 1.0) * (beta ** (lam * eta * p) if k else 1.0)
         return m, lam, alpha, eta, beta, pi, codes, base
 
@@ -184,7 +220,7 @@ def score_samples(rows: Sequence[Mapping[str, Any]], t: int, p: float = DEFAULT_
     *_, base_s = parts(states_s)
     s_closed = base_s * b ** (1 - parts(states_s)[1])
     m, lam, alpha, eta, beta, pi, codes, base = parts(states)
-    gamma_exp = sum(pi[c] * (1 if t < conv.forgive_from[c] else 0) for c in (1, 2, 3)) if codes else 0.0
+    gamma_exp = sum(pi[c] * (1 if t < conv.forgive_from.get(c, math.inf) else 0) for c in (ERROR_FLOOR, 1, 2, 3)) if codes else 0.0
     es_closed = base * (b ** gamma_exp) ** (1 - lam)
     # per-sample geometric means
     s_gm = _gmean([rectified_speedup(r.get("speedup"), ok, c, t, p, b, "S", conv) for r, (ok, c) in zip(rows, states_s)])
@@ -194,7 +230,7 @@ def score_samples(rows: Sequence[Mapping[str, Any]], t: int, p: float = DEFAULT_
             raise AssertionError(f"{name}: closed form {x} != per-sample geometric mean {y} (bug)")
     return {
         "t": t, "n": n, "n_correct": m, "lambda": lam, "alpha": alpha, "eta": eta, "beta": beta,
-        "pi_1": pi[1], "pi_2": pi[2], "pi_3": pi[3], "S_t": s_gm, "ES_t": es_gm,
+        "pi_1": pi[1], "pi_2": pi[2], "pi_3": pi[3], "pi_floor": pi[ERROR_FLOOR], "S_t": s_gm, "ES_t": es_gm,
         "convention": conv.name, "p": p, "b": b,
     }
 

@@ -7,7 +7,8 @@ placeholders (as Dynamo lifts them). Inputs come from a seeded generator, so the
 ``(subgraph_id, seed)`` always gives the same tensors and a new seed gives fresh ones.
 
 Plus ``tiny:near_zero`` (only with ``include_trivial=True``): a subgraph whose reference output is
-near zero, used to test that such samples are excluded.
+near zero, used to test that such samples are excluded; ``rng:dropout`` (only with
+``include_rng=True``): a training-mode dropout, for the RNG checks.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def softmax(x):
     return e / e.sum(-1, keepdim=True)
 
 
+def dropout_train(x):
+    return torch.nn.functional.dropout(x, 0.1, training=True)
+
+
 def near_zero(x):
     return x * 1e-9
 
@@ -59,8 +64,9 @@ def _randn(shape, seed, scale=1.0):
     return torch.randn(*shape, generator=g) * scale
 
 
-def builtin_task_set(include_trivial: bool = False) -> list[TaskSubgraph]:
-    """The built-in tasks (4 tasks x 3 sizes = 12 subgraphs; +1 trivial one on request)."""
+def builtin_task_set(include_trivial: bool = False, include_rng: bool = False) -> list[TaskSubgraph]:
+    """The built-in tasks (4 tasks x 3 sizes = 12 subgraphs; +1 trivial one and +1 training-mode
+    dropout one, ``rng:dropout``, on request)."""
     out = []
     for i, shape in enumerate(_SHAPES):
         h = shape[-1]
@@ -75,4 +81,7 @@ def builtin_task_set(include_trivial: bool = False) -> list[TaskSubgraph]:
     if include_trivial:
         out.append(TaskSubgraph("tiny", "tiny:near_zero", lambda: fx.symbolic_trace(near_zero),
                                 lambda s: [_randn((4, 64), s)]))
+    if include_rng:
+        out.append(TaskSubgraph("rng", "rng:dropout", lambda: fx.symbolic_trace(dropout_train),
+                                lambda s: [_randn((16, 256), s)]))
     return out

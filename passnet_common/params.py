@@ -332,7 +332,15 @@ register_block("score", Block({
     "inductor_cache": Optional(str),
     # the keys score_main passes on to the timing protocol (no max_inner / seed there)
     "timing": Block({k: TIMING_SCHEMA.fields[k] for k in ("warmup", "trials", "min_trial_ms", "max_iqr_ratio",
-                                                          "retries")} | {"fresh_seed": int}),
+                                                          "retries")} | {"fresh_seed": int, "check_per_trial": positive(int),
+                                                                         "pool_mb": positive(float)}),
+    # integrity options of curate/score_timing.py, curate/score_checks.py, curate/evaluate.py (issue 18)
+    "clock_rel_tol": positive(float),
+    "clock_abs_ms": non_negative(float),
+    "clock_rate_tol": positive(float),
+    "no_match": Choice(("one", "floor")),
+    "dispatch_guard": bool,
+    "one_replacement_per_task": bool,
 }))
 
 # --- proxy stages (proxy_artifacts/__main__.py) --------------------------------------------

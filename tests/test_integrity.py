@@ -74,9 +74,10 @@ def test_timer_patching_caught_at_runtime(subs):
 def test_skipped_computation_on_near_zero_reference_is_excluded(subs):
     r = evaluate_subgraph(subs["tiny:near_zero"], cand("skip_backend"), FAST)
     assert r["status"] == "excluded" and not r["scored"] and r["out_trivial"] == ["near_zero"]
-    # on a normal subgraph the same skip fails at the assert_close level
+    # on a normal subgraph the same skip is a violation at every level (zeros pass loose tolerances)
     r2 = evaluate_subgraph(subs["rmsnorm:0"], cand("skip_backend"), FAST)
-    assert r2["status"] == "ok" and (r2["min_pass_t"] is None or r2["min_pass_t"] > -5)
+    kinds = {v.split(":")[0] for v in r2["violations"]}
+    assert r2["status"] == "violation" and r2["min_pass_t"] is None and {"zero_output", "input_independent"} <= kinds
 
 
 def test_pass_that_matches_nothing_scores_exactly_one(subs):

@@ -1,0 +1,401 @@
+"""One subgraph, one candidate: build it, run it, check it, time it (inside the isolated child).
+
+:func:`evaluate_subgraph` makes one ``score_samples`` row. Steps and the cheat each check stops
+(the static check of the source runs before, in :func:`curate.evaluate.run_candidate`):
+
+1. reference outputs on seed-0 inputs; re-run with the same seed (``nondeterministic_reference``
+   flag when they differ) and, for a graph with random ops (``rng`` flag), with another seed:
+   outputs that change with the seed are *RNG-dependent*; a trivial reference (constant / near
+   zero / empty, :func:`curate.tolerance.trivial_reason`) is ``excluded``;
+2. threads / native threads / child processes are counted before the candidate file is imported
+   and checked after its import + compile, after the checked calls and after timing
+   (:class:`ThreadWatch`: a pool created at import or compile time is caught too);
+3. candidate built (compile failure: code 3) and called (exception: code 2);
+4. checks: inputs unchanged, no new aliases, no storage shared with an earlier call's outputs,
+   outputs on fresh inputs (seed 1) compared again (the worse level kept; a candidate correct at
+   t = -5 on seed 0 but only above t = -3 on fresh inputs is ``fresh_input_mismatch``); an output
+   identical on the two inputs while the reference's differs is ``input_independent``, an
+   all-zero output where the reference is not trivial is ``zero_output`` (both at every t: a
+   tolerance that grows with t would otherwise forgive them);
+5. RNG-dependent outputs are compared by statistics, not element-wise (:func:`rng_stats_agree`):
+   a candidate drawing other random numbers than eager is not failed when its mean, standard
+   deviation and share of zeros lie within the spread of two reference runs with different seeds;
+6. timing with fresh inputs per call and checked timed outputs
+   (:func:`curate.score_timing.measure_accountable`; ``timed_output_mismatch``,
+   ``input_independent``), clocked by the parent when ``tick`` is given.
+
+A violation makes the sample an accuracy failure at every level (``status = violation``).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import threading
+from typing import Any
+
+from curate import integrity
+from curate.score_spec import Candidate
+from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME
+
+SCORE_CODE_VERSION = 2
+FRESH_CHECK_LEVEL = -5
+"""A candidate correct at this level (assert_close defaults) on the seed-0 inputs ..."""
+FRESH_MARGIN = 2
+"""... but passing on fresh inputs only above ``FRESH_CHECK_LEVEL + FRESH_MARGIN`` is a violation."""
+RNG_OPS = ("rand", "randn", "randint", "randperm", "bernoulli", "dropout", "normal", "uniform", "multinomial",
+           "exponential", "poisson", "rrelu")
+"""Substrings of an op name that make a graph an RNG graph (``rng`` flag)."""
+
+
+def _load_file(path: str):
+    spec = importlib.util.spec_from_file_location(f"candidate_{abs(hash(path))}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot load candidate file {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _clone(xs):
+    import torch
+
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def build_candidate(cand: Candidate, gm, example_inputs, cfg: dict | None = None):
+    """Returns ``(callable, compile_s, matches, replacements_used)``; raises on compile failure.
+
+    ``replacements_used``: for a pass, the indices in its ``PATTERNS`` of the pairs that matched
+    (for the one-replacement-per-task rule); None otherwise. With ``cfg["dispatch_guard"]`` the
+    replacement of every matching pair is run once on guarded arguments
+    (:func:`curate.dispatch_guard.check_replacement`).
+    """
+    import torch._inductor.config as ic
+
+    from curate.timing import compile_candidate
+
+    cfg = cfg or {}
+    ic.compile_threads = 1  # as in the isolated child: Inductor compiles in this thread, no pool
+    if cand.kind == "backend":
+        fn, s = compile_candidate(gm, _clone(example_inputs), backend=cand.target)
+        return fn, s, None, None
+    mod = _load_file(cand.target)
+    if cand.kind == "module":
+        fn, s = compile_candidate(gm, _clone(example_inputs), backend=mod.backend)
+        return fn, s, None, None
+    from torch.fx.subgraph_rewriter import replace_pattern
+
+    pairs = getattr(mod, "PATTERNS", None) or [(mod.pattern, mod.replacement)]
+    clock = integrity.original_perf_counter()
+    t0 = clock()
+    g2 = copy.deepcopy(gm)
+    env = None
+    if cfg.get("dispatch_guard"):
+        from curate.dispatch_guard import node_values
+
+        env = node_values(g2, _clone(example_inputs))
+    matches, used = 0, []
+    for k, (pat, rep) in enumerate(pairs):
+        found = replace_pattern(g2, pat, rep)
+        if found:
+            used.append(k)
+            if env is not None:
+                from curate.dispatch_guard import check_replacement
+
+                check_replacement(pat, rep, found[0], env)
+        matches += len(found)
+    g2.recompile()
+    return g2, clock() - t0, matches, used
+
+
+def _is_compile_error(exc: BaseException) -> bool:
+    """Compile failure (code 3) vs an error of the compiled code's first run (code 2)."""
+    from curate.timing import CompileError, RunError
+
+    if isinstance(exc, RunError):
+        return False
+    if isinstance(exc, CompileError):
+        return True
+    try:
+        from torch._dynamo.exc import BackendCompilerFailed
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, BackendCompilerFailed)
+
+
+class ThreadWatch:
+    """Threads and processes present now vs a baseline taken before the candidate is imported.
+
+    Counted: Python threads (``threading.enumerate``; tqdm's monitor thread, which Inductor starts
+    at compile time, is allowed when it is exactly ``tqdm._monitor.TMonitor``), native threads of
+    this process (``/proc/self/task``: threads started with ``_thread`` or from C; torch's own
+    pools are started before the baseline), and live child
+    processes (``psutil``). Threads or processes that start *and end* between two checks are
+    not seen (residual risk; work they did is still checked through the outputs).
+    """
+
+    def __init__(self):
+        import torch
+
+        # torch's own pools (OpenMP / intra-op) start lazily at the first parallel kernel: start
+        # them before the baseline, so that an honest candidate's first softmax is not counted
+        x = torch.randn(1 << 18)
+        (x.softmax(0) @ x + torch.mm(x[:4096].view(64, 64), x[:4096].view(64, 64)).sum()).item()
+        self.py = {t.ident for t in threading.enumerate()}
+        self.native = self._native()
+        self.procs = self._procs()
+
+    @staticmethod
+    def _native() -> int:
+        try:
+            return len(os.listdir("/proc/self/task"))
+        except OSError:  # pragma: no cover - not Linux
+            return 0
+
+    @staticmethod
+    def _procs() -> set[int]:
+        import psutil
+
+        return {c.pid for c in psutil.Process().children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE}
+
+    def check(self, when: str) -> list[str]:
+        """Violations (``threads_started`` / ``processes_started``) at checkpoint ``when``."""
+        try:
+            from tqdm._monitor import TMonitor
+        except ImportError:  # pragma: no cover
+            TMonitor = None
+        new = [t for t in threading.enumerate() if t.ident not in self.py and t.is_alive()]
+        allowed = [t for t in new if TMonitor is not None and type(t) is TMonitor]
+        bad = [t for t in new if t not in allowed]
+        out = []
+        if bad:
+            out.append(f"threads_started: {len(bad)} Python thread(s) alive {when} ({', '.join(sorted(t.name for t in bad))})")
+        native = self._native() - self.native - len(new)
+        if native > 0 and not bad:
+            out.append(f"threads_started: {native} native thread(s) alive {when}")
+        procs = self._procs() - self.procs
+        if procs:
+            out.append(f"processes_started: {len(procs)} child process(es) alive {when}")
+        return out
+
+
+def is_rng_graph(gm) -> bool:
+    """Whether any call node of ``gm`` targets a random op (:data:`RNG_OPS`; a training-mode
+    ``dropout`` counts, an eval-mode one is not told apart)."""
+    for n in gm.graph.nodes:
+        if n.op in ("call_function", "call_method"):
+            name = str(getattr(n.target, "__name__", n.target)).lower()
+            if any(op in name for op in RNG_OPS):
+                if "dropout" in name and n.kwargs.get("training") is False:
+                    continue
+                return True
+    return False
+
+
+def rng_stats_agree(actual, ref_a, ref_b, slack: float = 4.0) -> bool:
+    """Compare an RNG-dependent output by statistics: shape and dtype equal, and mean, standard
+    deviation and share of exact zeros each within ``slack`` times the gap between two reference
+    runs with different seeds (``ref_a``, ``ref_b``) plus 2% of the reference's magnitude."""
+    import torch
+
+    if not (isinstance(actual, torch.Tensor) and actual.shape == ref_a.shape and actual.dtype == ref_a.dtype):
+        return False
+    if not actual.is_floating_point():
+        return bool(torch.equal(actual.sort().values if actual.dim() else actual, ref_a.sort().values if ref_a.dim() else ref_a))
+
+    def stats(x):
+        x = x.detach().double().reshape(-1)
+        return [float(x.mean()), float(x.std()) if x.numel() > 1 else 0.0, float((x == 0).double().mean())]
+
+    sa, sr, sb = stats(actual), stats(ref_a), stats(ref_b)
+    scale = [abs(sr[1]) + abs(sr[0]), abs(sr[1]), 1.0]
+    return all(abs(x - r) <= slack * abs(r - b) + 0.02 * s for x, r, b, s in zip(sa, sr, sb, scale))
+
+
+def _timing_config(cfg: dict, seed_each_call: bool, parent_clock: bool = False):
+    """The accountable timing knobs; under the parent's clock a trial lasts at least
+    ``clock_min_trial_ms`` (10 ms) so that pipe / wake-up latency stays small against it."""
+    from curate.score_timing import AccountableConfig
+
+    min_ms = float(cfg.get("min_trial_ms", 5.0))
+    if parent_clock:
+        min_ms = max(min_ms, float(cfg.get("clock_min_trial_ms", 10.0)))
+    return AccountableConfig(warmup=int(cfg.get("warmup", 3)), trials=int(cfg.get("trials", 15)),
+                             min_trial_ms=min_ms, max_iqr_ratio=float(cfg.get("max_iqr_ratio", 0.2)),
+                             retries=int(cfg.get("retries", 2)), check_per_trial=int(cfg.get("check_per_trial", 2)),
+                             pool_bytes=int(float(cfg.get("pool_mb", 64)) * (1 << 20)), seed_each_call=seed_each_call)
+
+
+def _output_checks(out1, out_f, ref, ref_f, trivial) -> list[str]:
+    """``input_independent`` / ``zero_output`` findings over the two checked calls."""
+    import torch
+
+    from curate.score_timing import _leaves, independence_violations
+
+    found = []
+    same = independence_violations(out1, out_f, ref, ref_f)
+    if same:
+        found.append(f"input_independent: outputs {same} identical on seed-0 and fresh inputs; the reference's differ")
+    zeros = [i for i, (o, tr) in enumerate(zip(_leaves(out1), trivial))
+             if tr is None and isinstance(o, torch.Tensor) and o.numel() and (o.is_floating_point() or o.is_complex())
+             and not bool(o.any())]
+    if zeros:
+        found.append(f"zero_output: outputs {zeros} are all zeros; the reference's are not trivial")
+    return found
+
+
+def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, Any]:
+    """Evaluate one subgraph in the current process; returns a ``score_samples`` row.
+
+    ``cfg`` keys: ``warmup``, ``trials``, ``min_trial_ms``, ``max_iqr_ratio``, ``retries``,
+    ``check_per_trial``, ``pool_mb``, ``fresh_seed``, ``timing`` (False: skip timing, for tests),
+    ``dispatch_guard``, ``no_match`` (``one`` | ``floor``). ``tick``: the parent-clock hook
+    (:mod:`curate.score_timing`); the row then carries ``timing_attempt`` / ``inner`` for the
+    parent to reconcile.
+    """
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    from curate.score_timing import measure_accountable
+    from curate.tolerance import compare_outputs, sample_min_pass_t, trivial_reason
+
+    row: dict[str, Any] = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id,
+                           "subgraph_id": sub.subgraph_id, "violations": [], "flags": [], "retimed": False, "scored": True,
+                           "code_version": SCORE_CODE_VERSION}
+    gm = sub.build()
+    inputs0 = sub.make_inputs(0)
+    rng = is_rng_graph(gm)
+    torch.manual_seed(0)
+    eager_in = _clone(inputs0)
+    ref = gm(*eager_in)
+    torch.manual_seed(0)
+    ref_again = gm(*_clone(inputs0))
+    ref_leaves = tree_flatten(ref)[0]
+    if any(o.min_pass_t != -10 for o in compare_outputs(ref_again, ref)):
+        row["flags"].append("nondeterministic_reference")
+    rng_dep: set[int] = set()
+    ref_other = None
+    if rng:
+        row["flags"].append("rng")
+        torch.manual_seed(12345)
+        ref_other = tree_flatten(gm(*_clone(inputs0)))[0]
+        rng_dep = {i for i, (a, b) in enumerate(zip(ref_leaves, ref_other))
+                   if isinstance(a, torch.Tensor) and not bool(torch.equal(a, b))}
+    trivial = [trivial_reason(o) for o in ref_leaves]
+    row["out_trivial"] = list(trivial)
+    if ref_leaves and all(t is not None for t in trivial):
+        row.update(status="excluded", scored=False, error_message=f"trivial reference outputs: {sorted(set(trivial))}")
+        return row
+    if cand.kind == "eager":
+        cs = compare_outputs(ref, ref)
+        row.update(status="ok", speedup=1.0, min_pass_t=sample_min_pass_t(c.min_pass_t for c in cs),
+                   out_dtypes=[c.dtype for c in cs], out_min_pass_t=[c.min_pass_t for c in cs],
+                   out_max_abs_diff=[0.0 for _ in cs], stable=True, compile_s=0.0)
+        return row
+    watch = ThreadWatch()  # before the candidate file is imported
+    try:
+        fn, compile_s, matches, used = build_candidate(cand, gm, inputs0, cfg)
+    except Exception as exc:  # noqa: BLE001 - every failure of the candidate is a result
+        code = ERROR_COMPILE if (cand.kind == "pass" or _is_compile_error(exc)) else ERROR_RUNTIME
+        if type(exc).__name__ == "DispatchGuardError":
+            row["violations"].append(f"dispatch_guard: {exc}")
+            row.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None, error_message=str(exc)[:500])
+            return row
+        row.update(status="compile_failure" if code == ERROR_COMPILE else "runtime_crash", error_code=code,
+                   error_message=f"{type(exc).__name__}: {exc}"[:500])
+        return row
+    row["compile_s"], row["matches"], row["replacements_used"] = compile_s, matches, used
+    row["violations"] += watch.check("after import and compile")
+    try:
+        cand_in = _clone(inputs0)
+        torch.manual_seed(0)
+        out1 = fn(*cand_in)
+        changed = integrity.inputs_unchanged(cand_in, eager_in)
+        if changed:
+            row["violations"].append(f"input_mutation: inputs {changed} differ from eager's after the call")
+        ref_alias = set(integrity.aliased_outputs(ref, eager_in))
+        extra = [a for a in integrity.aliased_outputs(out1, cand_in) if a not in ref_alias]
+        if extra:
+            row["violations"].append(f"output_alias: {extra}")
+        torch.manual_seed(0)
+        out2 = fn(*_clone(inputs0))
+        cached = integrity.aliased_outputs(out2, [], earlier_outputs=out1)
+        if cached:
+            row["violations"].append(f"cached_output: {cached}")
+        fresh = sub.make_inputs(int(cfg.get("fresh_seed", 1)))
+        torch.manual_seed(0)
+        ref_f = gm(*_clone(fresh))
+        torch.manual_seed(0)
+        out_f = fn(*_clone(fresh))
+    except Exception as exc:  # noqa: BLE001
+        row.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"{type(exc).__name__}: {exc}"[:500])
+        return row
+    row["violations"] += watch.check("after the checked calls")
+    cs, cs_f = compare_outputs(out1, ref), compare_outputs(out_f, ref_f)
+    if rng_dep:  # outputs that change with the seed: statistics, not elements
+        o1 = tree_flatten(out1)[0]
+        for i in rng_dep:
+            if cs[i].min_pass_t is None or cs[i].min_pass_t > FRESH_CHECK_LEVEL:
+                ok = rng_stats_agree(o1[i], ref_leaves[i], ref_other[i])
+                cs[i].min_pass_t = cs_f[i].min_pass_t = -10 if ok else None
+                row["flags"].append(f"rng_stats_{'match' if ok else 'differ'}:{i}")
+    else:
+        row["violations"] += _output_checks(out1, out_f, ref, ref_f, trivial)
+    mp0 = sample_min_pass_t(c.min_pass_t for c in cs)
+    mpf = sample_min_pass_t(c.min_pass_t for c in cs_f)
+    if mp0 is not None and mp0 <= FRESH_CHECK_LEVEL and (mpf is None or mpf > FRESH_CHECK_LEVEL + FRESH_MARGIN):
+        row["violations"].append(f"fresh_input_mismatch: passes from t={mp0} on seed-0 inputs, from t={mpf} on fresh inputs")
+    per_out = [None if a is None or b is None else max(a, b) for a, b in zip([c.min_pass_t for c in cs], [c.min_pass_t for c in cs_f])]
+    row.update(out_dtypes=[c.dtype for c in cs], out_min_pass_t=per_out,
+               out_max_abs_diff=[max(a.max_abs_diff, b.max_abs_diff) for a, b in zip(cs, cs_f)],
+               min_pass_t=None if mp0 is None or mpf is None else max(mp0, mpf), fresh_min_pass_t=mpf)
+    if cand.kind == "pass" and matches == 0:
+        row.update(status="ok", speedup=1.0, stable=True)
+        row["flags"].append("no_match")
+        if cfg.get("no_match", "one") == "floor":
+            row["floor"] = True
+            row["flags"].append("no_match_floor")
+    elif cfg.get("timing", True):
+        try:
+            pt = measure_accountable(gm, fn, sub.make_inputs, _timing_config(cfg, rng, tick is not None), tick=tick)
+        except Exception as exc:  # noqa: BLE001
+            row.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"{type(exc).__name__}: {exc}"[:500])
+            return row
+        if not rng:
+            row["violations"] += pt.violations
+            before, timed = row["min_pass_t"], pt.checked_min_pass_t
+            if before is not None and (timed is None or timed > before + FRESH_MARGIN):
+                row["violations"].append(f"timed_output_mismatch: checked calls pass from t={before} before timing, "
+                                         f"the worst of {pt.n_checked} checked timed calls from t={timed}")
+            row["min_pass_t"] = None if before is None or timed is None else max(before, timed)
+        eager_med = sorted(pt.eager_ms)[len(pt.eager_ms) // 2]
+        cand_med = sorted(pt.candidate_ms)[len(pt.candidate_ms) // 2]
+        row.update(status="ok", speedup=pt.speedup, eager_ms=eager_med, candidate_ms=cand_med, stable=pt.stable,
+                   timing_attempt=pt.attempt, inner=pt.inner, n_checked=pt.n_checked)
+        if pt.n_sets < pt.inner:
+            row["flags"].append("input_reuse")
+        row["flags"].append("clock_parent" if tick else "clock_child")
+    else:
+        row.update(status="ok", speedup=1.0, stable=True)
+    patched = integrity.timers_intact()
+    if patched:
+        row["violations"].append(f"timer_patched: {patched}")
+    row["violations"] += watch.check("after timing")
+    if row["violations"]:
+        row.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None)
+    return row
+
+
+def retime_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, Any]:
+    """Speedup of one subgraph measured again in this (fresh) process, with the same accountable
+    protocol; returns ``{"speedup", "timing_attempt", "inner", "violations"}``."""
+    from curate.score_timing import measure_accountable
+
+    gm = sub.build()
+    inputs0 = sub.make_inputs(0)
+    fn, _, _, _ = build_candidate(cand, gm, inputs0, cfg)
+    pt = measure_accountable(gm, fn, sub.make_inputs, _timing_config(cfg, is_rng_graph(gm), tick is not None), tick=tick)
+    return {"speedup": pt.speedup, "timing_attempt": pt.attempt, "inner": pt.inner,
+            "violations": [] if is_rng_graph(gm) else pt.violations}

@@ -1,0 +1,8 @@
+"""Cheat on an RNG subgraph: skips the dropout (returns its input)."""
+
+
+def backend(gm, example_inputs):
+    def run(*args):
+        return args[0].clone()
+
+    return run

@@ -1,0 +1,195 @@
+"""Issue 18's cheats, each next to an honest candidate of the same shape (same subgraph, same run
+settings): honest-while-watched, output replay, constant / zero outputs, threads and processes
+started at import or compile time, the evaluator's own clock, RNG subgraphs, the dispatch guard,
+one replacement per task, resumable scoring and the reward function."""
+
+import random
+from pathlib import Path
+
+import pytest
+
+from curate.evaluate import evaluate_subgraph, one_replacement_per_task, parse_candidate, run_candidate
+from curate.integrity import check_source
+from curate.score_timing import AccountableConfig, measure_accountable, reconcile_clocks
+from curate.synthetic_tasks import builtin_task_set
+
+HERE = Path(__file__).parent / "score_candidates"
+FAST = {"timing": False}
+TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0}
+
+
+def cand(name, kind="module"):
+    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
+
+
+def kinds(row):
+    return {v.split(":")[0] for v in row["violations"]}
+
+
+@pytest.fixture(scope="module")
+def subs():
+    return {s.subgraph_id: s for s in builtin_task_set(include_rng=True)}
+
+
+def test_honest_while_watched_is_caught_in_timed_calls(subs):
+    honest = evaluate_subgraph(subs["gelu_tanh:0"], cand("honest_backend"), TIMED)
+    assert honest["status"] == "ok" and honest["violations"] == [] and honest["n_checked"] == 3 * 2
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand("watched_backend"), TIMED)
+    assert r["status"] == "violation" and "timed_output_mismatch" in kinds(r) and r["error_code"] == 1
+    # the checks before timing alone do not see it: the cheat is correct on its first calls
+    assert evaluate_subgraph(subs["gelu_tanh:0"], cand("watched_backend"), FAST)["status"] == "ok"
+
+
+def test_replay_of_a_cloned_output_is_caught(subs):
+    r = evaluate_subgraph(subs["softmax:0"], cand("replay_backend"), TIMED)
+    assert r["status"] == "violation" and {"input_independent", "fresh_input_mismatch"} <= kinds(r)
+    assert any("of a timed trial" in v for v in r["violations"])  # caught again inside the timed calls
+    assert "cached_output" not in kinds(r)  # a clone shares no storage: the alias check alone misses it
+
+
+@pytest.mark.parametrize("name", ["skip_backend", "constant_backend"])
+def test_constant_or_zero_outputs_are_violations_at_every_level(subs, name):
+    r = evaluate_subgraph(subs["softmax:0"], cand(name), FAST)
+    assert r["status"] == "violation" and "input_independent" in kinds(r) and r["min_pass_t"] is None
+    from curate.scoring import score_curve
+
+    assert all(d["n_correct"] == 0 for d in score_curve([r]))  # correct at no t (accuracy code 1)
+    assert evaluate_subgraph(subs["softmax:0"], cand("honest_backend"), FAST)["violations"] == []
+
+
+@pytest.mark.parametrize("name,kind", [("pool_backend", "threads_started"), ("native_thread_backend", "threads_started"),
+                                       ("process_backend", "processes_started")])
+def test_threads_and_processes_started_at_import_or_compile_are_caught(subs, name, kind):
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand(name), FAST)
+    assert r["status"] == "violation" and kind in kinds(r)
+    assert any("after import and compile" in v for v in r["violations"])
+    assert check_source((HERE / f"{name}.py").read_text())  # the static layer rejects all three too
+    assert evaluate_subgraph(subs["gelu_tanh:0"], cand("honest_backend"), FAST)["violations"] == []
+
+
+def test_clock_rewrite_through_torch_sys_modules_is_caught_statically():
+    v = check_source((HERE / "clock_backend.py").read_text())
+    assert {x.detail.split("...")[-1] for x in v if x.rule == "attribute"} >= {"sys", "__setattr__", "_ORIGINAL_TIMERS"}
+
+
+def test_parent_clock_reconciliation():
+    def ticks(factor, cand_only=False, latency_ms=9.0):
+        """5 trials per side (eager 10 ms, candidate 20 ms), 5 ms between trials; the parent sees
+        each "end" message ``latency_ms`` late (wake-up latency of a loaded machine). The child's
+        clock runs at ``factor`` (only while the candidate runs with ``cand_only``)."""
+        out, now, child = [], 0.0, 0.0
+        for trial in range(5):
+            for side, ms in (("eager", 10.0), ("candidate", 20.0)):
+                f = factor if (side == "candidate" or not cand_only) else 1.0
+                out.append((int(now * 1e6), (1, trial, side, "b", None, child / 1e3)))
+                now, child = now + ms, child + ms * f
+                out.append((int((now + latency_ms) * 1e6), (1, trial, side, "e", ms * f, child / 1e3)))
+                now, child = now + 5.0, child + 5.0 * (1.0 if cand_only else factor)
+        return out
+
+    ok = reconcile_clocks(ticks(1.0), attempt=1, inner=2)
+    assert ok["mismatch"] == [] and abs(ok["rate"] - 1) < 0.05 and ok["eager_ms"] == 9.5  # (10 + 9) / 2
+    slow = reconcile_clocks(ticks(0.5), attempt=1, inner=2)  # the whole child clock at half speed
+    assert slow["mismatch"] and all(m.startswith("clock_mismatch") for m in slow["mismatch"]) and slow["rate"] < 0.6
+    faked = reconcile_clocks(ticks(0.5, cand_only=True), attempt=1, inner=2, abs_ms=5.0)  # faked only while the candidate runs
+    assert any("candidate trials take" in m for m in faked["mismatch"])
+    with pytest.raises(ValueError):
+        reconcile_clocks(ticks(1.0), attempt=2, inner=1)
+
+
+@pytest.mark.slow  # two spawned children importing torch
+def test_clock_cheat_is_caught_by_the_parent_clock_and_the_honest_twin_is_not():
+    cfg = {**TIMED, "min_trial_ms": 20.0, "max_subgraphs": 1, "sample_seed": 3, "timeout_s": 200, "static_check": False,
+           "retime_above": 1e9}
+    (honest,), _ = run_candidate(cand("honest_backend"), "builtin", cfg)
+    assert honest["status"] == "ok" and "clock_parent" in honest["flags"] and honest["speedup_parent"] > 0
+    assert abs(honest["clock_rate"] - 1) < 0.1
+    (r,), _ = run_candidate(cand("clock_backend"), "builtin", cfg)
+    assert r["status"] == "violation" and "clock_mismatch" in kinds(r) and "timer_patched" not in kinds(r)
+
+
+def test_rng_subgraph_other_random_numbers_are_not_failed_skipped_dropout_is(subs):
+    honest = evaluate_subgraph(subs["rng:dropout"], cand("honest_backend"), TIMED)
+    other = evaluate_subgraph(subs["rng:dropout"], cand("rng_stream_backend"), TIMED)
+    skip = evaluate_subgraph(subs["rng:dropout"], cand("rng_skip_backend"), TIMED)
+    assert "rng" in honest["flags"] and honest["min_pass_t"] == -10  # same stream: equal element-wise
+    assert other["status"] == "ok" and other["min_pass_t"] == -10 and "rng_stats_match:0" in other["flags"]
+    assert skip["min_pass_t"] is None and "rng_stats_differ:0" in skip["flags"]
+    assert "rng" not in evaluate_subgraph(subs["softmax:0"], cand("honest_backend"), FAST)["flags"]
+
+
+def test_dispatch_guard_requires_the_pass_to_bring_its_own_kernel(subs):
+    g = {**FAST, "dispatch_guard": True}
+    honest = evaluate_subgraph(subs["gelu_tanh:0"], cand("guard_honest_pass", "pass"), g)
+    cheat = evaluate_subgraph(subs["gelu_tanh:0"], cand("guard_cheat_pass", "pass"), g)
+    assert honest["status"] == "ok" and honest["matches"] == 1 and honest["min_pass_t"] <= -5
+    assert cheat["status"] == "violation" and "dispatch_guard" in kinds(cheat) and "aten.gelu" in cheat["violations"][0]
+    assert evaluate_subgraph(subs["gelu_tanh:0"], cand("guard_cheat_pass", "pass"), FAST)["status"] == "ok"  # option off
+
+
+def test_no_match_floor_option(subs):
+    one = evaluate_subgraph(subs["softmax:0"], cand("nomatch_pass", "pass"), FAST)
+    floor = evaluate_subgraph(subs["softmax:0"], cand("nomatch_pass", "pass"), {**FAST, "no_match": "floor"})
+    from curate.scoring import score_curve
+
+    assert all(d["ES_t"] == 1.0 for d in score_curve([one]))
+    import math
+
+    assert floor["flags"] == ["no_match", "no_match_floor"] and floor["floor"] is True
+    del floor["floor"]  # as read back from score_samples.parquet (no such column): the flag carries it
+    assert all(math.isclose(d["ES_t"], 0.1, rel_tol=1e-12) and math.isclose(d["S_t"], 0.1, rel_tol=1e-12)
+               for d in score_curve([floor], b=0.1))
+
+
+def test_one_replacement_per_task():
+    rows = [{"task_id": "a", "subgraph_id": "a:0", "replacements_used": [0], "violations": []},
+            {"task_id": "a", "subgraph_id": "a:1", "replacements_used": [1], "violations": []},
+            {"task_id": "b", "subgraph_id": "b:0", "replacements_used": [1], "violations": []},
+            {"task_id": "b", "subgraph_id": "b:1", "replacements_used": [1], "violations": []}]
+    one_replacement_per_task(rows)
+    assert [r.get("status") for r in rows] == ["violation", "violation", None, None]
+    assert rows[0]["violations"][0].startswith("multi_replacement: task a")
+
+
+def test_fresh_inputs_per_call_and_unpredictable_checks():
+    """Every call sees new input values; the checked calls differ between two runs."""
+    seen = []
+
+    def make(seed):
+        import torch
+
+        seen.append(seed)
+        return [torch.randn(8, generator=torch.Generator().manual_seed(seed))]
+
+    def f(x):
+        return x * 2
+
+    pt = measure_accountable(f, f, make, AccountableConfig(warmup=1, trials=3, min_trial_ms=0.0, max_inner=4, retries=0),
+                             rng=random.Random(0))
+    assert pt.violations == [] and pt.checked_min_pass_t == -10 and pt.inner == 1
+    assert len(seen) == len(set(seen))  # no seed (no input) used twice
+
+
+@pytest.mark.slow  # spawned children
+def test_scoring_resumes_from_the_journal(tmp_path):
+    cfg = {**FAST, "max_subgraphs": 2, "timeout_s": 200}
+    rows1, _ = run_candidate(cand("honest_backend"), "builtin", cfg, journal_dir=tmp_path, log=lambda *_: None)
+    (journal,) = tmp_path.glob("*.eval.jsonl")
+    lines = journal.read_text().splitlines()
+    journal.write_text(lines[0] + "\n" + lines[1][:10])  # killed while writing the second row
+    msgs = []
+    rows2, _ = run_candidate(cand("honest_backend"), "builtin", cfg, journal_dir=tmp_path, log=msgs.append)
+    assert any("resumed 1 of 2" in m for m in msgs) and [r["subgraph_id"] for r in rows2] == [r["subgraph_id"] for r in rows1]
+
+
+@pytest.mark.slow  # spawned children
+def test_score_candidate_is_a_reward_with_the_same_isolation():
+    from curate.trajectories import score_candidate, trajectories_table
+
+    honest = score_candidate((HERE / "honest_backend.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)
+    cheat = score_candidate((HERE / "skip_backend.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)
+    static = score_candidate((HERE / "static_cheat.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)
+    assert honest["valid"] and honest["aggregate_score"] == 0.0 and honest["reward"] == 0.0  # timing off: speedup 1
+    assert not cheat["valid"] and cheat["reward"] == -1.0 and not static["valid"] and static["rows"] == []
+    t = trajectories_table(honest["trajectories"] + static["trajectories"])
+    assert t.num_rows >= 2 and t.column("task_id").null_count == 1
