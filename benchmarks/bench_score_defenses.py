@@ -1,6 +1,6 @@
 """What each scoring defense of issue 18 costs, measured in one run beside its baseline.
 
-Run: ``PYTHONPATH=$PWD python benchmarks/bench_score_defenses.py [--out metrics/score_defenses.json]``.
+Run: ``PYTHONPATH=$PWD python benchmarks/bench_score_defenses.py [--out metrics/bench/score_defenses.json]``.
 In-process (no spawned child), the honest backend (``gm.forward``) and the fusion pass on the
 built-in task set's first size of each pattern. Rows (wall seconds summed over the subgraphs, and
 the ratio to the row's baseline measured in the same run):
@@ -83,7 +83,7 @@ def main() -> None:
     import os
 
     res.update(load_avg_1m=round(os.getloadavg()[0], 1), cpus=os.cpu_count(), subgraphs=[s.subgraph_id for s in subs], trials=args.trials,
-               command="PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_defenses.py --out metrics/score_defenses.json")
+               command="PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_defenses.py --out metrics/bench/score_defenses.json")
     print(f"{'defense':34s} {'baseline':>10s} {'with':>10s} {'ratio':>7s}")
     print(f"{'timing (fresh inputs, checks)':34s} {res['old_timing_s']:10.3f} {res['accountable_timing_s']:10.3f} {res['timing_ratio']:7.2f}")
     print(f"{'dispatch guard (build the pass)':34s} {res['guard_off_s']:10.3f} {res['guard_on_s']:10.3f} {res['guard_ratio']:7.2f}")
