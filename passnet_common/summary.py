@@ -26,14 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from passnet_common.params import Block, DictOf, ListOf, Optional, load_params, register_block
-
-register_block("summary", Block({
-    "out": str,
-    "figures": DictOf(str),
-    "plots": ListOf(Block({"csv": str, "x": str, "y": str, "title": Optional(str)}, required=("csv", "x", "y"))),
-}, required=("figures",)))
-
+from passnet_common.params import load_params
 
 def read_figure(spec: str) -> tuple[Any, str | None]:
     """Value of ``"<file>:<dotted.key>"`` and None, or ``(None, reason)`` when the file or the key
