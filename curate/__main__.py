@@ -107,6 +107,8 @@ def _profile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", default="data/work/inductor_cache", help="TORCHINDUCTOR_CACHE_DIR (speed only, not an output)")
     p.add_argument("--all", action="store_true", help="profile every profilable subgraph (overrides sample_size)")
     p.add_argument("--sample-size", type=int, default=None)
+    p.add_argument("--candidate", default="inductor",
+                   help="backend profiled in Inductor's place (eager = the no-op control; its attempts get their own keys)")
 
 
 def select_sample(rows: list[dict], size: int | None, seed: int) -> list[dict]:
@@ -158,7 +160,7 @@ def _profile(args: argparse.Namespace) -> int:
     for device in devices:
         timing = dict(cfg["timing"]) if device == "cpu" else {**cfg["timing"], **cfg.get("cuda_timing", {})}
         pcfg = {"device": device, "dtype": cfg["dtype"], "seed": cfg["seed"], "threads": cfg["threads"],
-                "timing": timing, "cache_dir": str(cache), "candidate": "inductor"}
+                "timing": timing, "cache_dir": str(cache), "candidate": args.candidate}
         plan = run_plan(hashes, cfg["runs"], cfg["agreement_sample"], cfg["stress_run"] and device == "cpu", cfg["sample_seed"])
         r, st = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, out, plan, cfg["sizes"],
                             compile_workers=cfg["compile_workers"], timeout_s=cfg["timeout_s"],
