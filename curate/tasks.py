@@ -34,6 +34,11 @@ def variant_id(row: dict) -> str:
     return f"{row['subgraph_hash']}:{row.get('size') or 'catalog'}"
 
 
+def _speedup(row: dict) -> float:
+    """``speedup_e2e`` (rows of the previous profile format: ``speedup``)."""
+    return row["speedup_e2e"] if row.get("speedup_e2e") is not None else row["speedup"]
+
+
 def group_tasks(long_tail: list[dict], task_size: int = 10, max_tasks: int = 200) -> list[dict]:
     """Tasks from long-tail variant rows (``subgraph_hash``, ``size``, ``pattern``, ``speedup_e2e``).
 
@@ -52,12 +57,12 @@ def group_tasks(long_tail: list[dict], task_size: int = 10, max_tasks: int = 200
     order = sorted(fams, key=lambda p: (-len(fams[p]), p))
     tasks: list[dict] = []
     for p in order:
-        members = sorted(fams[p], key=lambda r: (r["speedup_e2e"], variant_id(r)))
+        members = sorted(fams[p], key=lambda r: (_speedup(r), variant_id(r)))
         for k in range(0, len(members), task_size):
             if len(tasks) >= max_tasks:
                 return tasks
             chunk = members[k:k + task_size]
-            sp = [m["speedup_e2e"] for m in chunk]
+            sp = [_speedup(m) for m in chunk]
             tasks.append({
                 "task_id": f"t{len(tasks):03d}", "pattern": p, "anchor": chunk[0].get("anchor") or "",
                 "num_variants": len(chunk), "num_subgraphs": len({m["subgraph_hash"] for m in chunk}),
@@ -71,9 +76,22 @@ def group_tasks(long_tail: list[dict], task_size: int = 10, max_tasks: int = 200
     return tasks
 
 
-def write_task_folders(tasks: list[dict], out: Path, t: int, env: dict[str, Any]) -> None:
-    """Write one folder per task (module docstring); members carry ``variant_folder`` (the
-    store folder of their size). Replaces ``out``."""
+def write_task_folders(tasks: list[dict], *args: Any) -> None:
+    """Write one folder per task (module docstring); replaces ``out``.
+
+    Call as ``(tasks, out, t, env)`` with members carrying ``variant_folder`` (the store folder
+    of their size), or as before, ``(tasks, store_root, out, t, env)``: members without
+    ``variant_folder`` are read from ``store_root/<h[:2]>/<h>``.
+
+    Raises:
+        TypeError: another number of arguments.
+    """
+    if len(args) == 3:
+        store_root, (out, t, env) = None, args
+    elif len(args) == 4:
+        store_root, out, t, env = args
+    else:
+        raise TypeError(f"write_task_folders(tasks, [store_root,] out, t, env): got {len(args) + 1} arguments")
     from passnet_common.store import op_modules
 
     here = Path(__file__)
@@ -89,7 +107,8 @@ def write_task_folders(tasks: list[dict], out: Path, t: int, env: dict[str, Any]
         subs, mods = [], set()
         for m in task["_members"]:
             vid = variant_id(m)
-            src = Path(m["variant_folder"])
+            h = m["subgraph_hash"]
+            src = Path(m["variant_folder"]) if m.get("variant_folder") else Path(store_root) / h[:2] / h
             dst = d / "subgraphs" / vid.replace(":", "-")
             shutil.copytree(src, dst, ignore=shutil.ignore_patterns("expected.json"))
             needs = op_modules(n["target"] for n in json.loads((src / "graph.json").read_text())["nodes"]
@@ -102,8 +121,8 @@ def write_task_folders(tasks: list[dict], out: Path, t: int, env: dict[str, Any]
                 "weight_meta": json.loads((src / "weight_meta.json").read_text()).get("placeholders", [])
                 if (src / "weight_meta.json").exists() else [],
                 "baseline_ms": {s: m.get(f"{s}_median_ms") for s in ("eager", "dynamo", "inductor")},
-                "baseline_speedup_e2e": m["speedup_e2e"],
-                "speedup_e2e_ci": [m.get("speedup_e2e_ci_low"), m.get("speedup_e2e_ci_high")],
+                "baseline_speedup_e2e": _speedup(m),
+                "speedup_e2e_ci": [m.get("speedup_e2e_ci_low", m.get("ci_low")), m.get("speedup_e2e_ci_high", m.get("ci_high"))],
                 "baseline_speedup_compiler": m.get("speedup_compiler"),
                 "speedup_compiler_ci": [m.get("speedup_compiler_ci_low"), m.get("speedup_compiler_ci_high")],
                 "min_pass_t": m.get("min_pass_t"), "op_modules": needs,
