@@ -1,21 +1,19 @@
-"""Curation benchmark: compiles avoided by subgraph dedup, cold vs warm (Inductor-cached)
-profile wall time, subgraphs profiled per hour on this machine.
+"""Curation benchmark: profile throughput cold and warm, label agreement quiet and under the
+stated stress, and the projected cost of ``profile.all``, measured in one run.
 
-    python -m benchmarks.bench_curate [--decompose data/decompose] [--n 6] [--out metrics/bench/bench_curate.json]
+    python -m benchmarks.bench_curate [--decompose data/decompose] [--params params.yaml]
+        [--sample 150] [--agreement 40] [--work /tmp/bench_curate] [--out metrics/bench/bench_curate.json]
 
-One profile run (run 0) of a seeded sample of ``n`` subgraphs three ways, all in this run:
-``cold`` (empty Inductor cache, empty attempt folder), ``warm`` (the cache the cold pass left,
-empty attempt folder: every subgraph is compiled again, from the FX graph / AOTAutograd
-cache), ``resumed`` (the warm pass's attempt folder: nothing is re-run). Ratios are against
-the cold pass. Timings are wall seconds on a shared machine: read the ratios.
-
-Where the time goes: per pass, the children's wall seconds split into load, eager reference,
-compile (``compile_s``: Dynamo + AOTAutograd + Inductor or their cache hits, and the first
-call), correctness check, timing protocol (``timing_s``: untimed call, warm-up, interleaved
-trials, noise-gate retries), and the rest (fork, imports, result write). The timing protocol
-costs the same cold and warm, so ``warm_ratio_bound`` = cold wall / (warm wall - warm
-compile) is the most any cache could give on this sample and machine. The 1-minute load
-average before and after each pass is recorded (noise-gate retries grow with load).
+Runs the ``profile`` and ``curate`` commands (the stage code, unchanged) on ``--decompose``;
+without one it builds the synthetic corpus of ``tests/curate_corpus.py`` (8 structure families
+x 2 hidden sizes + the 2 captured fixtures; no capture needed). The Inductor cache starts
+empty, so the compile phase and timing run 0 are the *cold* pass; timing runs 1 (quiet) and 2
+(``python -c "while True: pass"`` running, not pinned) re-meet a warm cache: the *warm* rate
+and the two label agreements. Rates are variant-runs per core-hour (compile phase: one core per
+worker; timing: one core). ``profile_all_hours_2_cores`` projects ``profile.all`` from
+``--all-subgraphs`` (default: the committed decompose count, 2,271) x variants per subgraph at
+the cold rate on 2 cores. Wall times come from a shared machine: the load averages are
+recorded beside them.
 """
 
 from __future__ import annotations
@@ -24,107 +22,108 @@ import argparse
 import json
 import os
 import shutil
-import sys
-import tempfile
 import time
 from pathlib import Path
+
+
+def control_run(work: Path, dec: Path, n: int) -> dict:
+    """Profile ``n`` subgraphs with ``torch.compile(backend="eager")`` in Inductor's place (run 0
+    only) and label them: the share of timed control rows whose speedup_compiler interval holds
+    1 within ``min_effect``, and how many enter the long tail (right value: 0)."""
+    if n <= 0:
+        return {}
+    import polars as pl
+    import yaml
+
+    from curate.__main__ import main as curate_main
+    from curate.longtail import label_row
+
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    params["curate"]["profile"].update(sample_size=n, runs=1, stress_run=False)
+    (work / "params_control.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    curate_main(["profile", "--params", str(work / "params_control.yaml"), "--decompose", str(dec), "--out",
+                 str(work / "profile_control"), "--cache", str(work / "inductor_cache"), "--candidate", "eager"])
+    rows = [r for r in pl.read_parquet(work / "profile_control" / "profiles.parquet").to_dicts() if r.get("speedup_compiler")]
+    holds = [r["speedup_compiler_ci_low"] <= 1 + r["min_effect"] and r["speedup_compiler_ci_high"] >= 1 - r["min_effect"]
+             for r in rows]
+    lt = [label_row(r, int(params["curate"]["curate"]["tolerance_t"]))["long_tail"] for r in rows]
+    return {"control_rows": len(rows), "control_compiler_holds_1_share": round(sum(holds) / len(rows), 3) if rows else None,
+            "control_long_tail": sum(1 for x in lt if x), "control_overhead_bound_share":
+            round(sum(1 for r in rows if r["overhead_bound"]) / len(rows), 3) if rows else None}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--params", default="params.yaml")
-    ap.add_argument("--decompose", default="data/decompose")
-    ap.add_argument("--n", type=int, default=6)
+    ap.add_argument("--decompose", default=None)
+    ap.add_argument("--sample", type=int, default=150)
+    ap.add_argument("--agreement", type=int, default=40)
+    ap.add_argument("--all-subgraphs", type=int, default=2271)
+    ap.add_argument("--work", default="/tmp/bench_curate")
+    ap.add_argument("--keep", action="store_true", help="reuse --work (resume) instead of starting cold")
+    ap.add_argument("--summarize-only", action="store_true",
+                    help="skip the profile / curate runs: summarise the finished ones in --work (wall_s is then null)")
     ap.add_argument("--out", default="metrics/bench/bench_curate.json")
+    ap.add_argument("--control", type=int, default=10, help="subgraphs profiled with the no-op control (0: none)")
     args = ap.parse_args(argv)
-    sub_path = Path(args.decompose) / "subgraphs.parquet"
-    if not sub_path.exists():
-        print(f"bench_curate: {sub_path} missing (run `dvc repro decompose` first); skipped")
-        return 0
-    import polars as pl
 
-    from curate.__main__ import select_sample
+    import yaml
+
+    from curate.__main__ import main as curate_main
     from passnet_common.io import atomic_write_json
-    from passnet_common.params import load_params
 
-    cfg = load_params(args.params, "curate")["profile"]
-    subs = pl.read_parquet(sub_path).to_dicts()
-    ok = [r for r in subs if r["status"] == "ok"]
-    instances_ok = sum(r["num_instances"] for r in ok)
-    sample = select_sample(subs, args.n, cfg["sample_seed"] + 1)
-    tmp = Path(tempfile.mkdtemp(prefix="bench_curate."))
-    cache = tmp / "inductor_cache"
-    cache.mkdir()
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
-    from curate.profile import preimport, profile_all
+    work = Path(args.work)
+    if work.exists() and not (args.keep or args.summarize_only):
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    corpus = "tests/curate_corpus.py (synthetic: 8 families x 2 sizes + 2 captured fixtures)"
+    dec = Path(args.decompose) if args.decompose else None
+    if dec is None and args.summarize_only:
+        dec = work / "decompose"
+    elif dec is None:
+        from tests.curate_corpus import build_corpus
 
-    preimport()  # parent set-up outside the timed passes (every pass inherits it alike)
-    shutil.rmtree(cache)
-    cache.mkdir()
-    pcfg = {"device": "cpu", "dtype": cfg["dtype"], "seed": cfg["seed"], "threads": cfg["threads"],
-            "timing": dict(cfg["timing"]), "cache_dir": str(cache)}
-    times, compile_s, phases, load, attempts = {}, {}, {}, {}, {}
-    for name, work in (("cold", tmp / "work_cold"), ("warm", tmp / "work_warm"), ("resumed", tmp / "work_warm")):
-        load_before = os.getloadavg()[0]
-        t0 = time.perf_counter()
-        rows = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, work, runs=1, workers=cfg["workers"],
-                           timeout_s=cfg["timeout_s"], mem_cap_bytes=int(cfg["mem_cap_gb"] * 2**30), log=lambda *_: None)
-        times[name] = time.perf_counter() - t0
-        load[name] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
-        cs = [r["compile_s"] for r in rows if r.get("compile_s") is not None]
-        compile_s[name] = sum(cs) / len(cs) if cs else None
-        if name != "resumed":
-            ph = {"child_s": sum(r.get("seconds") or 0.0 for r in rows), "compile_s": sum(cs)}
-            for r in rows:
-                for k, v in (r.get("phase_s") or {}).items():
-                    ph[k] = ph.get(k, 0.0) + v
-            ph["other_s"] = times[name] - sum(v for k, v in ph.items() if k != "child_s")
-            phases[name] = {k: round(v, 2) for k, v in ph.items()}
-            att = [r["timing_attempts"] for r in rows if r.get("timing_attempts")]
-            attempts[name] = sum(att) / len(att) if att else None
-    shutil.rmtree(tmp, ignore_errors=True)
-    n = len(sample)
+        dec = build_corpus(work)
+    else:
+        corpus = str(dec)
+    load0 = os.getloadavg()
+    t0 = time.perf_counter()
+    rc, wall = 0, None
+    if not args.summarize_only:
+        params = yaml.safe_load(Path(args.params).read_text())
+        params["curate"]["profile"].update(sample_size=args.sample, agreement_sample=args.agreement, runs=2, stress_run=True)
+        (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        rc = curate_main(["profile", "--params", str(work / "params.yaml"), "--decompose", str(dec), "--out", str(work / "profile"),
+                      "--cache", str(work / "inductor_cache")])
+        rc = rc or curate_main(["curate", "--params", str(work / "params.yaml"), "--decompose", str(dec), "--profile",
+                            str(work / "profile"), "--out", str(work / "curate"), "--metrics", str(work / "curate.json"),
+                                "--plots", str(work / "plots")])
+        wall = round(time.perf_counter() - t0, 1)
+    if rc:
+        return rc
+    control = control_run(work, dec, args.control)
+    m = json.loads((work / "curate.json").read_text())
+    p = json.loads((work / "profile" / "profile.json").read_text())["cpu"]
+    per_sub = p["variants"] / max(1, m["subgraphs_profiled"])
+    cold = m["profile_rate_per_core_hour_cold"]
     result = {
-        "subgraph_ranges_profilable": instances_ok,
-        "unique_subgraphs_profilable": len(ok),
-        "compiles_avoided_by_dedup": instances_ok - len(ok),
-        "dedup_factor": instances_ok / len(ok) if ok else None,
-        "sample": n,
-        "profile_cold_s": round(times["cold"], 2),
-        "profile_warm_s": round(times["warm"], 2),
-        "profile_resumed_s": round(times["resumed"], 2),
-        "warm_speedup_vs_cold": times["cold"] / times["warm"] if times["warm"] else None,
-        "resumed_speedup_vs_cold": times["cold"] / times["resumed"] if times["resumed"] else None,
-        "mean_compile_s_cold": compile_s["cold"],
-        "mean_compile_s_warm": compile_s["warm"],
-        "subgraphs_per_hour_cold": n / times["cold"] * 3600,
-        "subgraphs_per_hour_warm": n / times["warm"] * 3600,
-        "phases_s": phases,
-        "warm_ratio_bound": times["cold"] / (times["warm"] - phases["warm"]["compile_s"])
-        if times["warm"] > phases["warm"]["compile_s"] else None,
-        "mean_timing_attempts": attempts,
-        "load_avg_1min": load,
-        "workers": cfg["workers"],
-        "threads": cfg["threads"],
-        "cpu_count": os.cpu_count(),
+        "corpus": corpus, "subgraphs": m["subgraphs_profiled"], "variants": p["variants"],
+        "compile_phase_s": round(p["compile_seconds"], 1), "compile_workers": p["compile_workers"],
+        "timing_s": {f"run{x['run']}{'_stress' if x['stress'] else ''}": round(x["seconds"], 1) for x in p["timing"]},
+        "wall_s": wall, "load_avg_1min": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
+        "rate_per_core_hour_cold": cold, "rate_per_core_hour_warm": m["profile_rate_per_core_hour_warm"],
+        "warm_over_cold": round(m["profile_rate_per_core_hour_warm"] / cold, 2) if cold and m["profile_rate_per_core_hour_warm"] else None,
+        "label_agreement": m["label_agreement"], "label_agreement_stress": m["label_agreement_stress"],
+        "unstable_share": m["unstable_share"], "overhead_bound_share": m["overhead_bound_share"],
+        "slowdown_share_e2e": m["slowdown_share_e2e"], "slowdown_share_compiler": m["slowdown_share_compiler"],
+        "long_tail": m["long_tail"], "tasks": m["tasks"],
+        "profile_all_hours_2_cores": round(args.all_subgraphs * per_sub / cold / 2, 1) if cold else None,
+        "cpu_count": os.cpu_count(), "hardware": m["hardware"], **control,
     }
     atomic_write_json(args.out, result, indent=2)
-    print(f"{'pass':10} {'wall s':>8} {'vs cold':>8} {'mean compile s':>15} {'subgraphs/h':>12}")
-    for name in ("cold", "warm", "resumed"):
-        cs = compile_s[name]
-        print(f"{name:10} {times[name]:8.1f} {times['cold'] / times[name]:8.1f}x {cs if cs is None else round(cs, 2)!s:>15} "
-              f"{n / times[name] * 3600:12.0f}")
-    keys = ["load_s", "eager_ref_s", "compile_s", "correctness_s", "timing_s", "other_s"]
-    print(f"{'phase s':10} " + " ".join(f"{k:>13}" for k in keys))
-    for name in ("cold", "warm"):
-        print(f"{name:10} " + " ".join(f"{phases[name].get(k, 0.0):13.2f}" for k in keys))
-    print(f"warm/cold bound with a free compile: {result['warm_ratio_bound']:.1f}x; load (1-min avg before/after) {load}; "
-          f"mean timing attempts {attempts}")
-    print(f"dedup: {instances_ok} profilable ranges -> {len(ok)} unique subgraphs: {instances_ok - len(ok)} compiles avoided "
-          f"({result['dedup_factor']:.1f}x)")
     print(json.dumps(result))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -3,9 +3,9 @@ r"""CLI of the curation stages (one command per dvc.yaml stage).
     python -m curate decompose --params params.yaml --unique data/dedupe/unique_graphs.parquet \
         --store data/graph_store --out data/decompose
     python -m curate profile --params params.yaml --decompose data/decompose --out data/profile \
-        --work data/work/profile --cache data/work/inductor_cache --plots plots
+        --cache data/work/inductor_cache
     python -m curate curate --params params.yaml --decompose data/decompose --profile data/profile \
-        --out data/curate --metrics metrics/curate.json
+        --out data/curate --metrics metrics/curate.json --plots plots
 
 Commands live in :data:`COMMANDS` (name -> :class:`Command`); another module adds one with
 :func:`register`. The scorer's ``score`` comes from ``curate/evaluate.py`` when present
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import sys
@@ -104,21 +103,33 @@ def _decompose(args: argparse.Namespace) -> int:
 def _profile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", default="params.yaml")
     p.add_argument("--decompose", default="data/decompose")
-    p.add_argument("--out", default="data/profile")
-    p.add_argument("--work", default="data/work/profile")
-    p.add_argument("--cache", default="data/work/inductor_cache", help="TORCHINDUCTOR_CACHE_DIR (persistent caches)")
-    p.add_argument("--plots", default="plots")
+    p.add_argument("--out", default="data/profile", help="rows, variants and resumable attempts (a DVC output)")
+    p.add_argument("--cache", default="data/work/inductor_cache", help="TORCHINDUCTOR_CACHE_DIR (speed only, not an output)")
     p.add_argument("--all", action="store_true", help="profile every profilable subgraph (overrides sample_size)")
     p.add_argument("--sample-size", type=int, default=None)
+    p.add_argument("--candidate", default="inductor",
+                   help="backend profiled in Inductor's place (eager = the no-op control; its attempts get their own keys)")
 
 
 def select_sample(rows: list[dict], size: int | None, seed: int) -> list[dict]:
-    """Seeded sample of profilable subgraphs (sorted by hash first, so the sample depends only
-    on the set and the seed); ``size`` None = all."""
+    """Stratified seeded sample of profilable subgraphs: every structure family (``pattern``)
+    gets one subgraph first (families in a seeded order; when ``size`` is below the number of
+    families, a seeded subset of them), the rest is filled by a seeded draw over the remaining
+    subgraphs (so large families keep their weight). Sorted by hash; ``size`` None = all."""
     ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["subgraph_hash"])
     if size is None or size >= len(ok):
         return ok
-    return sorted(random.Random(seed).sample(ok, size), key=lambda r: r["subgraph_hash"])
+    rng = random.Random(seed)
+    fams: dict[str, list[dict]] = {}
+    for r in ok:
+        fams.setdefault(r.get("pattern") or "", []).append(r)
+    order = sorted(fams)
+    rng.shuffle(order)
+    picked = [rng.choice(fams[f]) for f in order[:size]]
+    seen = {r["subgraph_hash"] for r in picked}
+    rest = [r for r in ok if r["subgraph_hash"] not in seen]
+    picked += rng.sample(rest, max(0, size - len(picked)))
+    return sorted(picked, key=lambda r: r["subgraph_hash"])
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -127,8 +138,8 @@ def _profile(args: argparse.Namespace) -> int:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before torch is imported: Inductor reads it lazily
     import polars as pl
 
-    from curate.profile import profile_all
-    from passnet_common.io import write_parquet
+    from curate.profile_run import profile_all, run_plan
+    from passnet_common.io import atomic_write_json, write_parquet
     from passnet_common.schema import to_table
 
     cfg = _params(args.params)["profile"]
@@ -141,49 +152,28 @@ def _profile(args: argparse.Namespace) -> int:
 
         if torch.cuda.is_available():
             devices.append("cuda")
-    rows = []
-    t0 = time.perf_counter()
-    for device in devices:
-        pcfg = {"device": device, "dtype": cfg["dtype"], "seed": cfg["seed"], "threads": cfg["threads"],
-                "timing": dict(cfg["timing"]), "cache_dir": str(cache)}
-        rows += profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, Path(args.work), runs=cfg["runs"],
-                            workers=cfg["workers"], timeout_s=cfg["timeout_s"], mem_cap_bytes=int(cfg["mem_cap_gb"] * 2**30))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    rows, stats = [], {}
+    t0 = time.perf_counter()
+    hashes = [r["subgraph_hash"] for r in sample]
+    for device in devices:
+        timing = dict(cfg["timing"]) if device == "cpu" else {**cfg["timing"], **cfg.get("cuda_timing", {})}
+        pcfg = {"device": device, "dtype": cfg["dtype"], "seed": cfg["seed"], "threads": cfg["threads"],
+                "timing": timing, "cache_dir": str(cache), "candidate": args.candidate}
+        plan = run_plan(hashes, cfg["runs"], cfg["agreement_sample"], cfg["stress_run"] and device == "cpu", cfg["sample_seed"])
+        r, st = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, out, plan, cfg["sizes"],
+                            compile_workers=cfg["compile_workers"], timeout_s=cfg["timeout_s"],
+                            mem_cap_bytes=int(cfg["mem_cap_gb"] * 2**30))
+        rows += r
+        stats[device] = st
     write_parquet(out / "profiles.parquet", to_table("profiles", rows))
-    write_profile_plots(rows, Path(args.plots))
-    n_ok = sum(1 for r in rows if r.get("speedup") is not None)
-    print(f"profile: {len(sample)} subgraphs x {cfg['runs']} runs x {devices}: {len(rows)} rows, {n_ok} timed, "
-          f"{time.perf_counter() - t0:.1f} s")
+    stats["seconds"] = time.perf_counter() - t0
+    stats["sample"] = len(sample)
+    atomic_write_json(out / "profile.json", stats, indent=2)
+    n_ok = sum(1 for r in rows if r.get("speedup_e2e") is not None)
+    print(f"profile: {len(sample)} subgraphs x {devices}: {len(rows)} rows, {n_ok} timed, {stats['seconds']:.1f} s")
     return 0
-
-
-def write_profile_plots(rows: list[dict], plots: Path) -> None:
-    """DVC plot data of run 0: speedup histogram on a log2 axis, compile-time histogram."""
-    import csv
-
-    plots.mkdir(parents=True, exist_ok=True)
-    run0 = [r for r in rows if r["run"] == 0]
-    sp: dict[float, int] = {}
-    for r in run0:
-        if r.get("speedup"):
-            b = math.floor(math.log2(r["speedup"]) * 4) / 4
-            sp[b] = sp.get(b, 0) + 1
-    with open(plots / "curate_speedup.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["log2_speedup", "subgraphs"])
-        for b in sorted(sp):
-            w.writerow([b, sp[b]])
-    ct: dict[float, int] = {}
-    for r in run0:
-        if r.get("compile_s") is not None:
-            b = math.floor(r["compile_s"] * 2) / 2
-            ct[b] = ct.get(b, 0) + 1
-    with open(plots / "curate_compile_time.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["compile_s", "subgraphs"])
-        for b in sorted(ct):
-            w.writerow([b, ct[b]])
 
 
 # --------------------------------------------------------------------------- curate
@@ -195,49 +185,72 @@ def _curate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default="data/profile")
     p.add_argument("--out", default="data/curate")
     p.add_argument("--metrics", default="metrics/curate.json")
+    p.add_argument("--plots", default="plots")
+
+
+def _rates(stats: dict, rows: list[dict]) -> dict:
+    """Profile throughput in variant-runs per core-hour. Cold: the compile phase (empty Inductor
+    cache; ``compile_workers`` cores) plus timing run 0 (one core), over the variants compiled;
+    warm: the timing runs >= 1 (one core; each re-compiles from the warm cache and times)."""
+    cpu = stats.get("cpu", {})
+    t = cpu.get("timing", [])
+    run0 = next((x for x in t if x["run"] == 0), None)
+    warm = [x for x in t if x["run"] >= 1 and x["attempts"]]
+    out = {"profile_rate_per_core_hour_cold": None, "profile_rate_per_core_hour_warm": None}
+    if run0 and run0["attempts"] and cpu.get("compile_attempts"):
+        core_s = cpu["compile_seconds"] * cpu.get("compile_workers", 1) + run0["seconds"]
+        out["profile_rate_per_core_hour_cold"] = round(cpu["compile_attempts"] / (core_s / 3600), 1)
+    if warm:
+        out["profile_rate_per_core_hour_warm"] = round(sum(x["attempts"] for x in warm) / (sum(x["seconds"] for x in warm) / 3600), 1)
+    return out
 
 
 def _curate(args: argparse.Namespace) -> int:
     import polars as pl
 
-    from curate.longtail import curate_metrics, label_row
-    from curate.profile import environment
+    from curate.longtail import curate_metrics, label_row, long_tail_subgraphs
+    from curate.plots import write_plots
+    from curate.profile import fingerprint
     from curate.tasks import group_tasks, write_task_folders
     from passnet_common.io import atomic_write_json, write_parquet
     from passnet_common.schema import to_table
 
     cfg = _params(args.params)["curate"]
-    t = int(cfg["tolerance_t"])
+    t, rule = int(cfg["tolerance_t"]), cfg.get("rule", "compiler")
     subs = {r["subgraph_hash"]: r for r in pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()}
-    stats = json.loads((Path(args.decompose) / "decompose.json").read_text())
     profiles = pl.read_parquet(Path(args.profile) / "profiles.parquet").to_dicts()
-    labelled = [{**r, **label_row(r, t, cfg["ci_level"], cfg["bootstrap"])} for r in profiles if r["device"] == "cpu"]
-    runs: dict[str, list[dict]] = {}
+    pstats = json.loads((Path(args.profile) / "profile.json").read_text())
+    labelled = [{**r, **label_row(r, t, rule), "pattern": subs[r["subgraph_hash"]]["pattern"]}
+                for r in profiles if r["device"] == "cpu"]
+    lt = long_tail_subgraphs(labelled)
+    members = []
     for r in labelled:
-        runs.setdefault(r["subgraph_hash"], []).append(r)
-    long_tail = []
-    for h, rs in runs.items():
-        if rs and all(r["long_tail"] for r in rs):
-            r0 = min(rs, key=lambda r: r["run"])
-            long_tail.append({**r0, "pattern": subs[h]["pattern"], "anchor": subs[h]["anchor"], "model_ids": subs[h]["model_ids"]})
-    tasks = group_tasks(long_tail, cfg["task_size"], cfg["max_tasks"])
+        if r["run"] == 0 and (r["subgraph_hash"], r["size"]) in lt:
+            s = subs[r["subgraph_hash"]]
+            folder = (Path(args.decompose) / "subgraph_store" / r["subgraph_hash"][:2] / r["subgraph_hash"]) if r["size"] == "catalog" \
+                else Path(args.profile) / "variants" / r["subgraph_hash"][:2] / r["subgraph_hash"] / r["size"]
+            members.append({**r, "anchor": s["anchor"], "model_ids": s["model_ids"], "variant_folder": str(folder)})
+    tasks = group_tasks(members, cfg["task_size"], cfg["max_tasks"])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_task_folders(tasks, Path(args.decompose) / "subgraph_store", out / "tasks", t, environment("cpu"))
+    hw = fingerprint("cpu")
+    timed0 = [r for r in labelled if r["run"] == 0 and r.get("load_avg_start") is not None]
+    hardware = {"cpu_model": hw["cpu_model"], "cores": hw["cpu_logical_cores"], "torch": hw["torch_version"],
+                "threads": profiles[0]["threads"] if profiles else None,
+                "load_avg_median": round(float(sorted(r["load_avg_start"] for r in timed0)[len(timed0) // 2]), 2) if timed0 else None}
+    write_task_folders(tasks, out / "tasks", t, hw)
     write_parquet(out / "tasks.parquet", to_table("tasks", [{k: v for k, v in task.items() if not k.startswith("_")} | {"tolerance_t": t} for task in tasks]))
-    write_parquet(out / "long_tail.parquet", to_table("long_tail", [
-        {k: r.get(k) for k in ("subgraph_hash", "run", "speedup", "ci_low", "ci_high", "correct_at_t", "long_tail", "status", "min_pass_t")}
-        | {"tolerance_t": t} for r in labelled]))
-    metrics = curate_metrics(list(subs.values()), labelled, stats, t, len(tasks), len(long_tail))
-    metrics["decompose_variants"] = stats.get("variants")
-    metrics["decompose_seconds"] = stats.get("seconds")
+    write_parquet(out / "long_tail.parquet", to_table("long_tail", [r | {"tolerance_t": t, "rule": rule} for r in labelled]))
+    metrics = curate_metrics(list(subs.values()), labelled, len(tasks), [task["num_variants"] for task in tasks], lt, hardware,
+                             _rates(pstats, profiles))
     atomic_write_json(args.metrics, metrics, indent=2)
-    print(f"curate: {len(long_tail)} long-tail subgraphs -> {len(tasks)} tasks; {json.dumps(metrics)}")
+    write_plots(labelled, Path(args.plots))
+    print(f"curate: {metrics['long_tail']} long-tail subgraphs -> {len(tasks)} tasks; {json.dumps(metrics)}")
     return 0
 
 
 register("decompose", "split unique graphs into deduplicated subgraphs", _decompose_args, _decompose)
-register("profile", "eager vs Inductor on a sample of subgraphs (isolated, resumable)", _profile_args, _profile)
+register("profile", "eager, Dynamo-only and Inductor on a stratified sample of subgraph variants (isolated, resumable)", _profile_args, _profile)
 register("curate", "long-tail labels, tasks and metrics", _curate_args, _curate)
 
 

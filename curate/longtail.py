@@ -1,90 +1,133 @@
 """Long-tail labels and the figures of ``metrics/curate.json``.
 
-A profiled subgraph is in the **long tail** at level ``t`` when
+Reads the ratios and intervals that :mod:`curate.profile` stores per row (``speedup_e2e`` =
+eager / Inductor, ``speedup_compiler`` = Dynamo-only / Inductor, ``speedup_dynamo`` = eager /
+Dynamo-only; paired bootstrap intervals) and the row's ``min_effect`` (``m``, default 0.05):
+"slower with confidence" = the interval's upper end lies below ``1 - m``
+(:func:`curate.timing.slower`).
 
-* Inductor is slower *with confidence*: the upper end of the 95% percentile-bootstrap interval
-  of ``median(eager) / median(compiled)`` over the interleaved trials
-  (:func:`curate.timing.bootstrap_speedup_ci`) lies below 1, and
-* its compiled outputs are correct at ``t`` (every output's smallest passing level <= t;
-  outputs of random ops, ``deterministic = False``, are not judged on values).
+A row (one subgraph variant in one run) is labelled only when it is **stable** (status ``ok``
+or ``accuracy_error``; ``unstable`` rows get ``long_tail = None``). Rules (``curate.rule``):
 
-The task set keeps subgraphs labelled long tail in *every* profile run; the label agreement
-between runs 0 and 1 is the reproducibility figure of the issue (target >= 95%).
+* ``compiler`` (default): Inductor slower than eager with confidence, slower than the
+  Dynamo-only side with confidence, correct at ``t``, and not ``overhead_bound`` (Dynamo's
+  guards/wrapper alone do not lose to eager). The long tail then holds no overhead-bound row
+  by construction, and a backend that compiles nothing cannot enter it unless its own
+  ``speedup_compiler`` interval excludes 1.
+* ``e2e`` (PassNet's): Inductor slower than eager with confidence and correct.
+
+Correct at ``t``: every output's smallest passing level <= t; outputs of random ops
+(``deterministic = False``) are not judged on values. Overhead-bound rows stay in the
+dataset, labelled. A subgraph is in the long tail when one of its variants is, in every run
+that labelled that variant.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 from typing import Any
 
-TIMED = ("ok", "accuracy_error")
-"""Statuses that carry timings."""
+TIMED = ("ok", "accuracy_error", "unstable")
+"""Statuses that carry timings (``unstable`` ones get no label)."""
+RULES = ("compiler", "e2e")
 
 
-def label_row(row: dict, t: int, level: float = 0.95, n_boot: int = 2000) -> dict[str, Any]:
-    """Long-tail label of one ``profiles`` row: adds ``ci_low``, ``ci_high``, ``correct_at_t``,
-    ``long_tail`` (False for rows without timings)."""
-    from curate.timing import bootstrap_speedup_ci
+def label_row(row: dict, t: int, rule: str = "compiler") -> dict[str, Any]:
+    """Labels of one ``profiles`` row: ``correct_at_t``, ``slower_e2e``, ``slower_compiler``,
+    ``long_tail`` (None for unstable rows and rows without timings).
+
+    Raises:
+        ValueError: unknown ``rule``.
+    """
+    from curate.timing import slower
     from curate.tolerance import passes_at
 
-    out = {"ci_low": None, "ci_high": None, "correct_at_t": False, "long_tail": False}
-    if row.get("status") not in TIMED or not row.get("eager_trials_ms"):
+    if rule not in RULES:
+        raise ValueError(f"curate.rule must be one of {RULES}, got {rule!r}")
+    out = {"correct_at_t": False, "slower_e2e": None, "slower_compiler": None, "long_tail": None}
+    if row.get("status") not in TIMED or row.get("speedup_e2e") is None:
         return out
-    lo, hi = bootstrap_speedup_ci(row["eager_trials_ms"], row["compiled_trials_ms"], n_boot=n_boot, level=level)
+    m = float(row.get("min_effect") or 0.0)
     correct = passes_at(row.get("min_pass_t"), t) or row.get("deterministic") is False
-    out.update(ci_low=lo, ci_high=hi, correct_at_t=bool(correct), long_tail=bool(correct and hi < 1.0))
+    se, sc = slower(row.get("speedup_e2e_ci_high"), m), slower(row.get("speedup_compiler_ci_high"), m)
+    out.update(correct_at_t=bool(correct), slower_e2e=se, slower_compiler=sc)
+    if row["status"] == "unstable":
+        return out
+    if rule == "e2e":
+        out["long_tail"] = bool(correct and se)
+    else:
+        out["long_tail"] = bool(correct and se and sc and not row.get("overhead_bound"))
     return out
 
 
-def label_agreement(labelled: list[dict]) -> dict[str, Any]:
-    """Share of subgraphs with timings in runs 0 and 1 whose long-tail label is equal."""
-    by: dict[str, dict[int, bool]] = {}
+def agreement(labelled: list[dict], run_a: int, run_b: int) -> tuple[float | None, int]:
+    """Share of variants timed in both runs whose labels are equal; an unlabelled (unstable)
+    variant in either run counts as a disagreement. Returns ``(share, variants)``."""
+    by: dict[tuple, dict[int, Any]] = {}
     for r in labelled:
-        if r.get("status") in TIMED:
-            by.setdefault(r["subgraph_hash"], {})[r["run"]] = r["long_tail"]
-    both = [v for v in by.values() if 0 in v and 1 in v]
-    same = sum(1 for v in both if v[0] == v[1])
-    return {"subgraphs_in_both_runs": len(both), "same_label": same,
-            "label_agreement": (same / len(both)) if both else None}
+        if r.get("status") in TIMED and r["run"] in (run_a, run_b):
+            by.setdefault((r["subgraph_hash"], r.get("size")), {})[r["run"]] = r["long_tail"]
+    both = [v for v in by.values() if run_a in v and run_b in v]
+    same = sum(1 for v in both if v[run_a] is not None and v[run_a] == v[run_b])
+    return (same / len(both) if both else None), len(both)
 
 
-def _geomean(xs: list[float]) -> float | None:
+def label_agreement(labelled: list[dict]) -> dict[str, Any]:
+    """``label_agreement`` (runs 0 / 1) and ``label_agreement_stress`` (runs 1 / 2: run 2 under
+    the stated stress) with the variant counts they are measured on."""
+    a, na = agreement(labelled, 0, 1)
+    s, ns = agreement(labelled, 1, 2)
+    return {"label_agreement": a, "agreement_variants": na, "label_agreement_stress": s, "agreement_variants_stress": ns}
+
+
+def long_tail_subgraphs(labelled: list[dict]) -> set[tuple[str, str]]:
+    """``(subgraph_hash, size)`` labelled long tail in every run that labelled it."""
+    by: dict[tuple, list] = {}
+    for r in labelled:
+        if r.get("long_tail") is not None:
+            by.setdefault((r["subgraph_hash"], r.get("size")), []).append(r["long_tail"])
+    return {k for k, v in by.items() if v and all(v)}
+
+
+def _share(xs: list[bool]) -> float | None:
+    return (sum(1 for x in xs if x) / len(xs)) if xs else None
+
+
+def curate_metrics(subgraphs: list[dict], labelled: list[dict], n_tasks: int, variants_per_task: list[int],
+                   long_tail: set, hardware: dict, rates: dict) -> dict[str, Any]:
+    """Flat figures of ``metrics/curate.json`` (shares over run 0's timed variants)."""
+    run0 = [r for r in labelled if r["run"] == 0]
+    timed = [r for r in run0 if r.get("status") in TIMED]
+    stable = [r for r in timed if r["long_tail"] is not None]
+    fam = {s["subgraph_hash"]: s.get("pattern") for s in subgraphs}
+    lt_rows = [r for r in run0 if (r["subgraph_hash"], r.get("size")) in long_tail]
+    return {
+        "subgraphs_profiled": len({r["subgraph_hash"] for r in run0}),
+        "variants_profiled": len(timed),
+        "families_profiled": len({fam.get(r["subgraph_hash"]) for r in run0}),
+        "tasks": n_tasks,
+        "variants_per_task_median": statistics.median(variants_per_task) if variants_per_task else None,
+        "slowdown_share_e2e": _share([bool(r["slower_e2e"]) for r in timed]),
+        "slowdown_share_compiler": _share([bool(r["slower_compiler"]) for r in timed]),
+        "overhead_bound_share": _share([bool(r.get("overhead_bound")) for r in timed]),
+        "long_tail": len({h for h, _ in long_tail}),
+        "long_tail_variants": len(long_tail),
+        "long_tail_overhead_bound": sum(1 for r in lt_rows if r.get("overhead_bound")),
+        "unstable_share": (1 - len(stable) / len(timed)) if timed else None,
+        **{k: v for k, v in label_agreement(labelled).items() if k.startswith("label_agreement")},
+        "hardware": hardware,
+        **rates,
+    }
+
+
+def geomean(xs: list[float]) -> float | None:
+    """Geometric mean of the positive finite values of ``xs`` (None when there are none)."""
     xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def curate_metrics(subgraphs: list[dict], labelled: list[dict], decompose_stats: dict, t: int, n_tasks: int,
-                   n_long_tail: int) -> dict[str, Any]:
-    """Figures of ``metrics/curate.json`` (run 0 for shares; see README for definitions)."""
-    run0 = [r for r in labelled if r["run"] == 0]
-    timed = [r for r in run0 if r.get("status") in TIMED]
-    correct = [r for r in timed if r["correct_at_t"]]
-    attempted = [r for r in run0 if r.get("status") not in ("skipped",)]
-    status = Counter(r.get("status") for r in run0)
-    skipped = dict(decompose_stats.get("skipped_ranges", {}))
-    for r in run0:
-        if r.get("status") == "skipped":
-            skipped[r.get("skip_reason") or "unknown"] = skipped.get(r.get("skip_reason") or "unknown", 0) + 1
-    return {
-        "subgraphs_total": decompose_stats.get("ranges"),
-        "subgraph_instances": decompose_stats.get("instances"),
-        "subgraphs_unique": decompose_stats.get("unique_subgraphs"),
-        "subgraphs_unique_profilable": decompose_stats.get("unique_profilable"),
-        "subgraphs_profiled": len(run0),
-        "skipped_by_reason": skipped,
-        "graphs_skipped_by_reason": decompose_stats.get("graph_skips", {}),
-        "status_counts": dict(status),
-        "tolerance_t": t,
-        "slowdown_share": (sum(1 for r in timed if r["speedup"] < 1) / len(timed)) if timed else None,
-        "slowdown_share_correct": (sum(1 for r in correct if r["speedup"] < 1) / len(correct)) if correct else None,
-        "paper_slowdown_share": 0.43,
-        "geomean_speedup": _geomean([r["speedup"] for r in timed]),
-        "compile_failure_share": (status.get("compile_failure", 0) / len(attempted)) if attempted else None,
-        "runtime_crash_share": (status.get("runtime_crash", 0) / len(attempted)) if attempted else None,
-        "unstable_share": (sum(1 for r in timed if not r.get("stable")) / len(timed)) if timed else None,
-        "long_tail_run0": sum(1 for r in run0 if r["long_tail"]),
-        "long_tail": n_long_tail,
-        "tasks": n_tasks,
-        **label_agreement(labelled),
-    }
+def status_counts(rows: list[dict]) -> dict[str, int]:
+    """``status`` -> rows."""
+    return dict(Counter(r.get("status") for r in rows))

@@ -1,32 +1,35 @@
-"""Profile unique subgraphs: eager vs ``torch.compile`` (Inductor defaults), one child each.
+"""Profile subgraph variants: eager, Dynamo-only and Inductor, in two phases.
 
-Each (subgraph, device, dtype, run) is one *attempt*, run by :func:`profile_task` in a forked
-child (:func:`passnet_common.worker.run_isolated`: timeout, resident-memory cap; synthesised index
-inputs can crash natively). The attempt key (:func:`attempt_key`) lists everything that shapes
-the result: subgraph hash, a digest of its input metadata, device, dtype, run index, the timing knobs, thread count, the torch
-version and :func:`code_version` (a hash of this package's modules and the store loader), so a
-resumed stage re-runs exactly the attempts whose inputs changed; finished attempts are kept
-in ``<work>/<key[:2]>/<key>/result.json`` (written last, atomically).
+A *variant* is ``(subgraph, size)`` (:mod:`curate.sizes`: the catalog size and a workload
+size). Profiling runs in two phases so that timing never shares a core with our own compiles:
 
-Inside the child (:func:`profile_task`):
+1. **compile phase** (:func:`check_task`, ``compile_workers`` forked children at once,
+   :func:`passnet_common.worker.run_isolated`): rebuild the variant, eager reference twice
+   (different outputs = ``deterministic False``), the workload size's shape check
+   (:func:`curate.sizes.check_shapes`), compile the Dynamo-only side
+   (``torch.compile(backend="eager")``: guards + wrapper, no code generation) and the candidate
+   (Inductor), compare outputs at every level t (:func:`curate.tolerance.compare_outputs`).
+   This fills Inductor's persistent caches (``TORCHINDUCTOR_CACHE_DIR``);
+2. **timing phase** (:func:`time_task`, one child at a time, after every compile of the phase
+   is done, pinned to one core): rebuild, compile both sides again (cache hits), time the
+   three sides interleaved (:func:`curate.timing.measure_sides`, adaptive trial count) and
+   compute ``speedup_e2e`` = eager / Inductor (PassNet's figure), ``speedup_compiler`` =
+   Dynamo-only / Inductor (the generated code, without the harness) and ``speedup_dynamo`` =
+   eager / Dynamo-only, each with its paired bootstrap interval; ``overhead_bound`` = the
+   interval of ``speedup_dynamo`` lies below ``1 - min_effect`` (the wrapper alone loses to eager).
 
-1. rebuild the subgraph with :func:`passnet_common.store.load_graph` (inputs synthesised with seed
-   ``seed``), cast floating inputs to ``dtype``;
-2. eager reference twice with the same RNG seed: outputs that differ mark the subgraph
-   ``deterministic = False`` (random ops); such outputs are recorded but not judged;
-   a missing CPU kernel (``NotImplementedError: Could not run ...``) is ``skipped /
-   no_cpu_kernel``, any other eager failure ``eager_failed``;
-3. compile with Inductor (:func:`curate.timing.compile_candidate`, ``fallback_random`` on):
-   failure = error code 3;
-4. one compiled call on fresh inputs: failure = error code 2; outputs compared per output
-   at every level t = -10..5 (:func:`curate.tolerance.compare_outputs`); failing every level
-   = error code 1;
-5. timing protocol of :mod:`curate.timing` (interleaved trials, medians, noise gate).
+Every row carries a hardware fingerprint (:func:`fingerprint`: CPU model, logical cores, the
+cores the process may use, torch threads, torch / Python versions, 1-minute load average at
+the start and end of the measurement). A row whose noise gate still fires after its retries
+gets status ``unstable`` and no label; its attempt is re-measured when the stage runs again.
 
-Inductor's persistent caches (FX graph cache, AOTAutograd cache) live under
-``TORCHINDUCTOR_CACHE_DIR`` = ``<cache_dir>`` (``data/work/inductor_cache`` in dvc.yaml), so
-a re-run (the second profile run, a resumed stage, another machine with the folder)
-loads compiled kernels instead of running gcc.
+Resume keys (:func:`attempt_key`) list every input of a result: subgraph hash, size, a digest
+of the variant's graph and input metadata, device, dtype, run, the protocol knobs, threads,
+seed, torch version and :func:`code_version` (this package's modules and the store loader).
+Results live in ``<out>/attempts/<key[:2]>/<key>/{check,result}.json`` (written last,
+atomically) inside the stage's output folder, so they travel with ``dvc push`` / ``pull``.
+Inductor's cache is *not* an output: it only saves compile time (``compile_s`` of a warm run
+is a cache load), never changes a result.
 """
 
 from __future__ import annotations
@@ -37,13 +40,20 @@ import os
 import platform
 import random
 import resource
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-PROFILE_VERSION = 1
+PROFILE_VERSION = 2
+SIDES = ("eager", "dynamo", "inductor")
+RATIOS = {"speedup_e2e": ("eager", "inductor"), "speedup_compiler": ("dynamo", "inductor"),
+          "speedup_dynamo": ("eager", "dynamo")}
+"""Row column -> (numerator side, denominator side) of ``median / median``."""
 
-_CODE_FILES = ("curate/profile.py", "curate/timing.py", "curate/tolerance.py", "passnet_common/store.py")
+_CODE_FILES = ("curate/profile.py", "curate/timing.py", "curate/sizes.py", "curate/tolerance.py", "passnet_common/store.py")
+STRESS_CMD = (sys.executable, "-c", "while True: pass")
+"""The stated stress: one extra CPU-bound process, not pinned."""
 
 
 def code_version() -> str:
@@ -58,24 +68,23 @@ def code_version() -> str:
 
 
 def inputs_digest(folder: Path) -> str:
-    """sha256 (16 hex) of a subgraph folder's input/weight metadata (what inputs are
-    synthesised from; not part of the graph hash)."""
+    """sha256 (16 hex) of a variant folder's graph and input/weight metadata."""
     h = hashlib.sha256()
-    for name in ("input_meta.json", "weight_meta.json"):
+    for name in ("graph.json", "input_meta.json", "weight_meta.json", "expected.json"):
         p = Path(folder) / name
         h.update(p.read_bytes() if p.exists() else b"<missing>")
     return h.hexdigest()[:16]
 
 
-def attempt_key(subgraph_hash: str, run: int, cfg: dict, inputs: str = "") -> str:
-    """Resume key of one attempt: every input that shapes the result (module docstring);
-    ``inputs`` is :func:`inputs_digest` of the subgraph folder."""
+def attempt_key(subgraph_hash: str, size: str, run: int | None, cfg: dict, inputs: str, phase: str) -> str:
+    """Resume key of one attempt (module docstring); ``run`` None for the compile phase."""
     import torch
 
-    parts = {"subgraph": subgraph_hash, "inputs": inputs, "run": run, "device": cfg["device"], "dtype": cfg["dtype"],
-             "timing": cfg["timing"], "threads": cfg["threads"], "seed": cfg["seed"], "torch": torch.__version__,
-             "code": code_version()}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:24]
+    parts = {"subgraph": subgraph_hash, "size": size, "inputs": inputs, "run": run, "phase": phase,
+             "device": cfg["device"], "dtype": cfg["dtype"], "timing": cfg.get("timing") if phase == "time" else None,
+             "threads": cfg["threads"], "seed": cfg["seed"], "candidate": str(cfg.get("candidate", "inductor")),
+             "torch": torch.__version__, "code": code_version()}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
 def cpu_model() -> str:
@@ -89,15 +98,27 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def environment(device: str) -> dict[str, Any]:
-    """Versions and hardware recorded beside every profile row."""
+def fingerprint(device: str = "cpu") -> dict[str, Any]:
+    """Hardware / software fingerprint of this process (columns of every profile row)."""
     import torch
 
-    name = cpu_model()
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
+    fp = {"cpu_model": cpu_model(), "cpu_logical_cores": os.cpu_count(), "cpu_usable_cores": usable,
+          "torch_threads": torch.get_num_threads(), "torch_version": torch.__version__,
+          "python_version": platform.python_version(), "platform": platform.platform(),
+          "device_name": cpu_model()}
     if device.startswith("cuda") and torch.cuda.is_available():
-        name = torch.cuda.get_device_name(0)
-    return {"device_name": name, "torch_version": torch.__version__, "python_version": platform.python_version(),
-            "cpu_model": cpu_model(), "platform": platform.platform()}
+        fp.update(device_name=torch.cuda.get_device_name(0), cuda_version=torch.version.cuda,
+                  cuda_capability=".".join(map(str, torch.cuda.get_device_capability(0))))
+    return fp
+
+
+def environment(device: str) -> dict[str, Any]:
+    """Versions and hardware (kept for the task folders): :func:`fingerprint`."""
+    return fingerprint(device)
 
 
 def _flat(out: Any) -> list:
@@ -122,25 +143,9 @@ def _same(a: Any, b: Any) -> bool:
     return True
 
 
-def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str, Any]:
-    """Profile one stored subgraph in this process (steps 1-5 of the module docstring).
-
-    Args:
-        folder: subgraph store folder.
-        cfg: ``device``, ``dtype``, ``seed``, ``threads``, ``timing`` (dict of
-            :class:`curate.timing.TimingConfig` fields).
-        backend: passed to :func:`curate.timing.compile_candidate` (tests pass a backend
-            that raises or crashes).
-
-    Returns:
-        A dict of ``profiles`` columns (without key, run and environment columns), plus
-        ``phase_s``: wall seconds of the steps (``load_s``, ``eager_ref_s``,
-        ``correctness_s``, ``timing_s``; compile is ``compile_s``) for the benchmark.
-    """
+def _load(folder: Path, cfg: dict):
     import torch
 
-    from curate.timing import CompileError, RunError, TimingConfig, compile_candidate, measure_pair
-    from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t
     from passnet_common.store import load_graph
 
     seed = int(cfg.get("seed", 0))
@@ -148,45 +153,75 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
     torch.manual_seed(seed)
     torch.set_num_threads(int(cfg.get("threads", 1)))
     dtype = getattr(torch, cfg.get("dtype", "float32"))
-    t_load = time.perf_counter()
     gm, inputs = load_graph(folder, device=cfg.get("device", "cpu"), seed=seed)
-    phases = {"load_s": time.perf_counter() - t_load}
     inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
 
     def fresh() -> list:
         return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    row: dict[str, Any] = {"status": "ok", "error_code": None, "error_class": None, "error_message": None, "skip_reason": None,
-                           "phase_s": phases}
-    t_check = time.perf_counter()
+    def copy_gm():
+        return load_graph(folder, device=cfg.get("device", "cpu"), seed=seed)[0]
+
+    return gm, fresh, copy_gm
+
+
+def _compile_sides(gm, copy_gm, fresh, candidate: Any) -> tuple[dict, dict]:
+    """Dynamo-only and candidate sides, each on its own copy of the graph (own code object)."""
+    from curate.timing import compile_candidate
+
+    dyn, dyn_s = compile_candidate(copy_gm(), fresh(), "eager", reset=True)
+    cand, cand_s = compile_candidate(gm, fresh(), candidate, reset=False)
+    return {"dynamo": dyn, "inductor": cand}, {"compile_s_dynamo": dyn_s, "compile_s": cand_s}
+
+
+def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str, Any]:
+    """Compile phase of one variant in this process (module docstring, phase 1).
+
+    Returns:
+        ``status`` (``ok``, ``skipped`` / ``no_cpu_kernel`` or ``size_inconsistent``,
+        ``eager_failed``, ``compile_failure`` (code 3), ``runtime_crash`` (code 2),
+        ``accuracy_error`` (code 1)), per-output levels, ``min_pass_t``, compile seconds.
+    """
+    import torch
+
+    from curate.sizes import check_shapes
+    from curate.timing import CompileError, RunError
+    from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t
+
+    seed = int(cfg.get("seed", 0))
+    gm, fresh, copy_gm = _load(folder, cfg)
+    row: dict[str, Any] = {"status": "ok", "error_code": None, "error_class": None, "error_message": None, "skip_reason": None}
     try:
         torch.manual_seed(seed)
         expected = gm(*fresh())
         torch.manual_seed(seed)
         again = gm(*fresh())
+        bad = check_shapes(gm, fresh(), folder)
     except NotImplementedError as exc:
         msg = str(exc)
         if "Could not run" in msg or "not implemented for" in msg:
             return {**row, "status": "skipped", "skip_reason": "no_cpu_kernel", "error_class": "NotImplementedError", "error_message": msg[:500]}
         return {**row, "status": "eager_failed", "error_class": type(exc).__name__, "error_message": msg[:500]}
     except Exception as exc:  # noqa: BLE001 - recorded
-        return {**row, "status": "eager_failed", "error_class": type(exc).__name__, "error_message": str(exc)[:500]}
+        status = "skipped" if (Path(folder) / "expected.json").exists() else "eager_failed"
+        return {**row, "status": status, "skip_reason": "size_inconsistent" if status == "skipped" else None,
+                "error_class": type(exc).__name__, "error_message": str(exc)[:500]}
+    if bad:
+        return {**row, "status": "skipped", "skip_reason": "size_inconsistent", "error_message": bad[:500]}
     row["deterministic"] = _same(expected, again)
-    phases["eager_ref_s"] = time.perf_counter() - t_check
     try:
-        compiled, compile_s = compile_candidate(gm, fresh(), backend)
-    except RunError as exc:  # error code 2
+        sides, secs = _compile_sides(gm, copy_gm, fresh, backend)
+    except RunError as exc:
         return {**row, "status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc.__cause__).__name__,
                 "error_message": str(exc)[:500]}
     except Exception as exc:  # noqa: BLE001 - CompileError or anything else while compiling: error code 3
         cause = exc.__cause__ if isinstance(exc, CompileError) and exc.__cause__ is not None else exc
         return {**row, "status": "compile_failure", "error_code": ERROR_COMPILE, "error_class": type(cause).__name__,
                 "error_message": str(exc)[:500]}
-    row["compile_s"] = compile_s
-    t_check = time.perf_counter()
+    row.update(secs)
     try:
         torch.manual_seed(seed)
-        actual = compiled(*fresh())
+        actual = sides["inductor"](*fresh())
     except Exception as exc:  # noqa: BLE001 - error code 2
         return {**row, "status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc).__name__,
                 "error_message": str(exc)[:500]}
@@ -198,38 +233,73 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
     row["min_pass_t"] = sample_min_pass_t(c.min_pass_t for c in comps)
     if row["min_pass_t"] is None and row["deterministic"]:
         row.update(status="accuracy_error", error_code=ERROR_ACCURACY)
-    phases["correctness_s"] = time.perf_counter() - t_check
-    t_timing = time.perf_counter()
-    try:
-        timing = measure_pair(gm, compiled, fresh, TimingConfig(**cfg.get("timing", {})))
-    except Exception as exc:  # noqa: BLE001 - a crash while timing is a runtime crash
-        return {**row, "status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc).__name__,
-                "error_message": str(exc)[:500]}
-    row.update(speedup=timing.speedup, eager_trials_ms=timing.eager_ms, compiled_trials_ms=timing.candidate_ms,
-               eager_median_ms=float(_median(timing.eager_ms)), compiled_median_ms=float(_median(timing.candidate_ms)),
-               inner=timing.inner, iqr_ratio_eager=timing.iqr_ratio_eager, iqr_ratio_compiled=timing.iqr_ratio_candidate,
-               stable=timing.stable, timing_attempts=timing.attempts)
-    phases["timing_s"] = time.perf_counter() - t_timing
     return row
 
 
-def _median(xs):
-    import statistics
+def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str, Any]:
+    """Timing phase of one variant in this process (module docstring, phase 2).
 
-    return statistics.median(xs)
+    Returns:
+        per side ``<side>_median_ms`` and ``<side>_trials_ms``; for each of :data:`RATIOS`
+        the ratio and ``<ratio>_ci_low`` / ``_ci_high``; ``overhead_bound``; ``stable``,
+        ``inner_<side>``, ``trials``, ``timing_attempts``, ``min_trial_ms_kept``,
+        ``trial_history`` (JSON: every trial of every attempt), ``load_avg_start`` / ``_end``
+        and the :func:`fingerprint`. A side that raises: ``status runtime_crash``.
+    """
+    from curate.timing import TimingConfig, measure_sides, slower
+    from curate.tolerance import ERROR_RUNTIME
+
+    gm, fresh, copy_gm = _load(folder, cfg)
+    tc = TimingConfig(**{**cfg.get("timing", {}), "device": cfg.get("device", "cpu"), "seed": int(cfg.get("seed", 0))})
+    load0 = os.getloadavg()[0]
+    try:
+        sides, secs = _compile_sides(gm, copy_gm, fresh, backend)
+        t = measure_sides({"eager": gm, "dynamo": sides["dynamo"], "inductor": sides["inductor"]}, fresh, tc,
+                          decide=tuple(RATIOS.values()))
+    except Exception as exc:  # noqa: BLE001 - a crash while timing is a runtime crash
+        return {"status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc).__name__,
+                "error_message": str(exc)[:500]}
+    row: dict[str, Any] = {"load_avg_start": load0, "load_avg_end": os.getloadavg()[0], **fingerprint(cfg.get("device", "cpu")),
+                           "compile_s_warm": secs["compile_s"], "stable": t.stable, "timing_attempts": t.attempts,
+                           "trials": len(t.trials_ms["eager"]), "min_trial_ms_kept": t.min_trial_ms_kept,
+                           "trial_history": json.dumps(t.history)}
+    for s in SIDES:
+        row[f"{s}_median_ms"] = t.medians_ms[s]
+        row[f"{s}_trials_ms"] = t.trials_ms[s]
+        row[f"inner_{s}"] = t.inner[s]
+        row[f"iqr_ratio_{s}"] = t.iqr_ratio[s]
+    row["ratio_iqr"] = t.ratio_iqr
+    for col, (a, b) in RATIOS.items():
+        lo, hi = t.ratio_ci(a, b, tc.ci_level, tc.n_boot, tc.seed)
+        row.update({col: t.ratio(a, b), f"{col}_ci_low": lo, f"{col}_ci_high": hi})
+    row["overhead_bound"] = slower(row["speedup_dynamo_ci_high"], tc.min_effect)
+    row["min_effect"] = tc.min_effect
+    return row
 
 
-def profile_task(arg: tuple[str, dict], out_dir: Path) -> None:
-    """Child entry point for :func:`passnet_common.worker.run_isolated`: ``arg = (folder, cfg)``;
-    writes ``result.json`` (last, atomically) with the row, wall seconds and peak RSS."""
-    from passnet_common.io import atomic_write_json
+def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str, Any]:
+    """Both phases in this process (tests, the task runner): :func:`check_variant`, then
+    :func:`time_variant` when the variant runs; ``status unstable`` when the noise gate fired."""
+    row = check_variant(Path(folder), cfg, backend)
+    if row["status"] not in ("ok", "accuracy_error"):
+        return row
+    timed = time_variant(Path(folder), cfg, backend)
+    status = timed.pop("status", None)
+    row.update(timed)
+    if status:
+        row["status"] = status
+        row["error_code"] = timed.get("error_code")
+    elif row["status"] == "ok" and not row["stable"]:
+        row["status"] = "unstable"
+    return row
 
-    folder, cfg = arg
+
+def _setup_child(cfg: dict) -> None:
     if cfg.get("cache_dir"):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cfg["cache_dir"]).resolve())
     import torch._inductor.config as ic
 
-    ic.compile_threads = 1  # no compile-worker pool per child (2 cores; the child is short-lived)
+    ic.compile_threads = 1
     ic.fx_graph_cache = True
     try:
         import torch._functorch.config as fc
@@ -237,105 +307,31 @@ def profile_task(arg: tuple[str, dict], out_dir: Path) -> None:
         fc.enable_autograd_cache = True
     except (ImportError, AttributeError):
         pass
+
+
+def check_task(arg: tuple[str, dict], out_dir: Path) -> None:
+    """Child entry of the compile phase: writes ``check.json`` (last, atomically)."""
+    from passnet_common.io import atomic_write_json
+
+    folder, cfg = arg
+    _setup_child(cfg)
     t0 = time.perf_counter()
-    row = profile_subgraph(Path(folder), cfg)
-    row["seconds"] = time.perf_counter() - t0
+    row = check_variant(Path(folder), cfg, cfg.get("candidate", "inductor"))
+    row["check_seconds"] = time.perf_counter() - t0
     row["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    atomic_write_json(out_dir / "check.json", row)
+
+
+def time_task(arg: tuple[str, dict], out_dir: Path) -> None:
+    """Child entry of the timing phase: pins itself to ``cfg["timing_core"]`` (when set) and
+    writes ``result.json`` (last, atomically)."""
+    from passnet_common.io import atomic_write_json
+
+    folder, cfg = arg
+    _setup_child(cfg)
+    if cfg.get("timing_core") is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {int(cfg["timing_core"])})
+    t0 = time.perf_counter()
+    row = time_variant(Path(folder), cfg, cfg.get("candidate", "inductor"))
+    row["time_seconds"] = time.perf_counter() - t0
     atomic_write_json(out_dir / "result.json", row)
-
-
-_PREIMPORTED = False
-
-
-def preimport(warm: bool = True) -> None:
-    """Import Dynamo / Inductor / AOTAutograd once in the parent, before any fork: each child
-    then starts with them loaded (seconds per child on 2 cores). Importing runs no kernel, so
-    the fork stays safe (no OpenMP pool exists yet); the compile-worker pool is disabled."""
-    global _PREIMPORTED
-    if _PREIMPORTED:
-        return
-    _PREIMPORTED = True
-    import torch._dynamo  # noqa: F401
-    import torch._functorch.config as fc
-    import torch._inductor.codecache  # noqa: F401
-    import torch._inductor.compile_fx  # noqa: F401
-    import torch._inductor.config as ic
-
-    ic.compile_threads = 1
-    ic.fx_graph_cache = True
-    fc.enable_autograd_cache = True
-    if warm:
-        # One tiny compile + call with a single thread: Dynamo/Inductor's lazy set-up (ISA
-        # probes, compiler checks, lazy imports: ~5 s) is then inherited by every child.
-        # With one thread no OpenMP worker pool exists, so forking stays safe. The warm-up
-        # compiles a GraphModule (what every child compiles), not a plain function: Dynamo
-        # imports more lazily when it wraps a module (``torch.distributed.tensor.experimental``
-        # & co.), ~1 s of every warm child's compile before this (measured 1.47 s -> 0.40 s).
-        import torch
-
-        torch.set_num_threads(1)
-        torch._dynamo.reset()
-        torch.compile(_warm_gm(), backend="inductor", dynamic=False)(torch.ones(2, 8), torch.ones(4, 8))
-        torch._dynamo.reset()
-
-
-def _warm_gm():
-    """``relu(linear(x, w)).sum(-1)`` as an FX GraphModule (the shape of a profiled subgraph)."""
-    import torch
-    import torch.fx as fx
-
-    g = fx.Graph()
-    x, w = g.placeholder("x"), g.placeholder("w")
-    y = g.call_function(torch.relu, (g.call_function(torch.nn.functional.linear, (x, w)),))
-    g.output((g.call_function(torch.sum, (y, -1)),))
-    return fx.GraphModule(torch.nn.Module(), g)
-
-
-def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, work: Path, runs: int = 2, workers: int = 1,
-                timeout_s: float = 300.0, mem_cap_bytes: int | None = 4 << 30, log=print) -> list[dict]:
-    """Profile ``subgraphs`` (rows with ``subgraph_hash``) ``runs`` times; resumable.
-
-    Run ``r`` of every subgraph finishes before run ``r + 1`` starts (the second run then
-    meets a warm Inductor cache and a different moment's machine load: its labels measure
-    how reproducible the long-tail label is).
-
-    Returns:
-        ``profiles`` rows (one per subgraph x run) including failures of the child
-        (``timeout``, ``oom``, ``crash``: status ``isolation_failed``) with ``wall_s``.
-    """
-    from passnet_common.store import store_path
-    from passnet_common.worker import run_isolated
-
-    preimport()
-    env = environment(cfg["device"])
-    rows: list[dict] = []
-    for run in range(runs):
-        tasks, cached = [], []
-        for sg in subgraphs:
-            key = attempt_key(sg["subgraph_hash"], run, cfg, inputs_digest(store_path(store_root, sg["subgraph_hash"])))
-            out_dir = Path(work) / key[:2] / key
-            base = {"subgraph_hash": sg["subgraph_hash"], "run": run, "attempt_key": key, "device": cfg["device"],
-                    "dtype": cfg["dtype"], "threads": cfg["threads"], "profile_version": PROFILE_VERSION,
-                    "code_version": code_version(), **env}
-            if (out_dir / "result.json").exists():
-                cached.append((base, out_dir))
-            else:
-                tasks.append((key, (str(store_path(store_root, sg["subgraph_hash"])), cfg), out_dir))
-                cached.append((base, out_dir))
-        t0 = time.perf_counter()
-        outcomes = {o.key: o for o in run_isolated(tasks, profile_task, workers=workers, timeout_s=timeout_s,
-                                                    mem_cap_bytes=mem_cap_bytes, threads_per_worker=cfg["threads"])}
-        log(f"profile run {run}: {len(tasks)} attempts in {time.perf_counter() - t0:.1f} s "
-            f"({len(subgraphs) - len(tasks)} resumed)")
-        for base, out_dir in cached:
-            res = out_dir / "result.json"
-            if res.exists():
-                rows.append({**base, **json.loads(res.read_text())})
-                continue
-            o = outcomes.get(base["attempt_key"])
-            err = json.loads((out_dir / "error.json").read_text()) if (out_dir / "error.json").exists() else {}
-            rows.append({**base, "status": "isolation_failed",
-                         "error_class": (o.error_class if o else None) or err.get("error_class"),
-                         "error_message": ((o.error_message if o else None) or err.get("error_message") or "")[:500],
-                         "error_code": None})
-    return rows

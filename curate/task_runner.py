@@ -1,29 +1,37 @@
-"""Run one PassNet task standalone: load its subgraphs, run eager and torch.compile, time both.
+"""Run one PassNet task standalone: load its variants, time eager, Dynamo-only and a candidate.
 
-Copied as ``run_task.py`` into every task folder; needs only ``torch`` (no PassNet code):
+Copied as ``run_task.py`` into every task folder, beside ``timing_protocol.py`` (a copy of
+``curate/timing.py``: the exact protocol the ``profile`` stage used); needs only ``torch``
+and ``numpy``:
 
-    python run_task.py                    # Inductor vs eager on every subgraph of the task
-    python run_task.py --backend eager --trials 5
+    python run_task.py                                # Inductor (the default candidate)
+    python run_task.py --backend eager                # the no-op control: compiles nothing
+    python run_task.py --backend-module my_backend.py # a file exposing backend(gm, example_inputs)
+    python run_task.py --pass-file my_pass.py         # a file exposing PATTERNS = [(pattern, replacement)]
 
-Layout beside this script: ``task.json`` (subgraphs, input metadata, baseline timings) and
-``subgraphs/<hash>/graph.json`` (canonical FX node list: op, target, args, output metadata),
-``input_meta.json`` / ``weight_meta.json`` (shapes, dtypes, statistics; never values). Graphs
-are rebuilt by resolving call targets against an allowlist (torch, operator, math): nothing
-is ``exec``-ed. Custom operators (``torch.ops.<namespace>.*``) resolve only for torch's own
-namespaces and the trusted table ``OP_NAMESPACE_MODULES`` (a copy of
-``passnet_common.store.OP_NAMESPACE_MODULES``): the registering module (e.g.
-``transformers.integrations.moe`` for ``torch.ops.transformers.grouped_mm_fallback``) is
-imported first; ``task.json`` lists the ones the task needs under ``op_modules``, and they
-are imported (and checked to be installed) before anything runs. Inputs are synthesised from the metadata with a fixed seed. Timing: one
-untimed call, 3 warm-up calls, interleaved trials, medians, speedup = eager / compiled.
+Per variant it prints speedup_e2e (eager / candidate, PassNet's figure) and speedup_compiler
+(Dynamo-only / candidate: what the candidate changes, without Dynamo's harness) with their
+bootstrap intervals, the profile's baseline, and whether the outputs pass at the task's
+tolerance level t; the last line is the verdict (:func:`verdict`), and the exit status is 0
+for PASS, 1 for FAIL.
+
+Layout beside this script: ``task.json`` (variants, input metadata, baselines) and
+``subgraphs/<hash>-<size>/graph.json`` (canonical FX node list), ``input_meta.json`` /
+``weight_meta.json`` (shapes, dtypes, statistics; never values). Graphs are rebuilt by
+resolving call targets against an allowlist (torch, operator, math): nothing is ``exec``-ed.
+Custom operators (``torch.ops.<namespace>.*``) resolve only for torch's own namespaces and the
+trusted table ``OP_NAMESPACE_MODULES`` (a copy of ``passnet_common.store.OP_NAMESPACE_MODULES``);
+``task.json`` lists the modules the task needs under ``op_modules``, imported first. Inputs
+are synthesised from the metadata with a fixed seed.
 """
 
 import argparse
 import builtins
 import importlib
 import json
-import statistics
-import time
+import importlib.util
+import math
+import sys
 from pathlib import Path
 
 import torch
@@ -150,51 +158,147 @@ def load(folder, seed=0):
     return fx.GraphModule(torch.nn.Module(), g), [v for _, v in sorted(phs, key=lambda pv: pv[0])]
 
 
-def time_pair(eager, compiled, inputs, trials, warmup=3):
-    ins_e = [x.clone() for x in inputs]
-    ins_c = [x.clone() for x in inputs]
-    for f, ins in ((eager, ins_e), (compiled, ins_c)):
-        for _ in range(1 + warmup):
-            torch.manual_seed(0)
-            f(*ins)
-    e, c = [], []
-    for _ in range(trials):
-        for f, ins, acc in ((eager, ins_e, e), (compiled, ins_c, c)):
-            torch.manual_seed(0)
-            t0 = time.perf_counter()
-            f(*ins)
-            acc.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(e), statistics.median(c)
+# dtype -> (atol exponent factor, rtol exponent factor), as curate/tolerance.py
+EXPONENTS = {"float16": (1.0, 3 / 5), "bfloat16": (1.0, 1.796 / 5), "float32": (1.0, 5.886 / 5), "float64": (7 / 5, 7 / 5)}
 
 
-def main():
+def correct_at(out, ref, t):
+    """Every tensor output of ``out`` within ``atol + rtol |ref|`` at level ``t`` (ints exact)."""
+    from torch.utils._pytree import tree_flatten
+
+    fo, fr = tree_flatten(out)[0], tree_flatten(ref)[0]
+    if len(fo) != len(fr):
+        return False
+    for a, b in zip(fo, fr):
+        if not isinstance(a, torch.Tensor):
+            continue
+        name = str(b.dtype).replace("torch.", "")
+        if name in EXPONENTS:
+            ea, er = EXPONENTS[name]
+            if a.shape != b.shape or not torch.isclose(a.double(), b.double(), rtol=10 ** (er * t), atol=10 ** (ea * t),
+                                                       equal_nan=True).all():
+                return False
+        elif a.shape != b.shape or not torch.equal(a, b):
+            return False
+    return True
+
+
+def protocol():
+    """The shipped protocol module (``timing_protocol.py`` beside this file; ``curate.timing``
+    when run from the repository)."""
+    p = Path(__file__).resolve().parent / "timing_protocol.py"
+    if p.exists():
+        spec = importlib.util.spec_from_file_location("timing_protocol", p)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["timing_protocol"] = mod
+        spec.loader.exec_module(mod)
+        return mod
+    from curate import timing
+
+    return timing
+
+
+def _load_file(path):
+    spec = importlib.util.spec_from_file_location(f"candidate_{Path(path).stem}", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def candidate_of(args):
+    """``(name, backend)``: a backend name, a module's ``backend`` callable, or a pass file's
+    ``PATTERNS`` applied with ``torch.fx.subgraph_rewriter.replace_pattern`` (run eagerly)."""
+    if args.backend_module:
+        mod = _load_file(args.backend_module)
+        if not callable(getattr(mod, "backend", None)):
+            raise SystemExit(f"{args.backend_module}: no backend(gm, example_inputs) function")
+        return args.backend_module, mod.backend
+    if args.pass_file:
+        mod = _load_file(args.pass_file)
+        patterns = getattr(mod, "PATTERNS", None)
+        if not patterns:
+            raise SystemExit(f"{args.pass_file}: no PATTERNS = [(pattern, replacement), ...]")
+
+        def backend(gm, example_inputs):
+            from torch.fx import subgraph_rewriter
+
+            for pat, rep in patterns:
+                subgraph_rewriter.replace_pattern(gm, pat, rep)
+            gm.recompile()
+            return gm
+
+        return args.pass_file, backend
+    return args.backend, args.backend
+
+
+def run_variant(folder, backend, t, tc, tp):
+    """Speedups (with intervals) and correctness of one variant folder."""
+    gm, inputs = load(folder)
+    fresh = lambda: [x.clone() for x in inputs]  # noqa: E731
+    torch.manual_seed(0)
+    ref = gm(*fresh())
+    dyn, _ = tp.compile_candidate(load(folder)[0], fresh(), "eager", reset=True)
+    cand, _ = tp.compile_candidate(gm, fresh(), backend, reset=False)
+    torch.manual_seed(0)
+    out = cand(*fresh())
+    s = tp.measure_sides({"eager": gm, "dynamo": dyn, "candidate": cand}, fresh, tc,
+                         decide=(("eager", "candidate"), ("dynamo", "candidate"), ("eager", "dynamo")))
+    return {"correct": correct_at(out, ref, t), "e2e": s.ratio("eager", "candidate"),
+            "e2e_ci": s.ratio_ci("eager", "candidate", tc.ci_level, tc.n_boot),
+            "compiler": s.ratio("dynamo", "candidate"),
+            "compiler_ci": s.ratio_ci("dynamo", "candidate", tc.ci_level, tc.n_boot),
+            "stable": s.stable, "eager_ms": s.medians_ms["eager"]}
+
+
+def verdict(results, margin):
+    """``(PASS|FAIL, reason)``: every variant correct at the task's level, and the geometric
+    mean of the per-variant speedup_e2e interval upper ends not below ``1 - margin``."""
+    bad = [r["id"] for r in results if not r["correct"]]
+    if bad:
+        return "FAIL", f"{len(bad)} variant(s) incorrect at the task's tolerance: {', '.join(bad)}"
+    hi = math.exp(sum(math.log(r["e2e_ci"][1]) for r in results) / len(results))
+    if hi < 1 - margin:
+        return "FAIL", f"slower than eager with confidence (geomean interval upper end {hi:.3f})"
+    return "PASS", f"correct on {len(results)} variant(s); geomean speedup_e2e upper end {hi:.3f}"
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backend", default="inductor")
-    ap.add_argument("--trials", type=int, default=15)
+    ap.add_argument("--backend", default="inductor", help="torch.compile backend name")
+    ap.add_argument("--backend-module", default=None, help="a .py file exposing backend(gm, example_inputs)")
+    ap.add_argument("--pass-file", default=None, help="a .py file exposing PATTERNS = [(pattern, replacement)]")
+    ap.add_argument("--trials", type=int, default=None, help="most trials (default: the protocol's)")
+    ap.add_argument("--min-trial-ms", type=float, default=None)
     ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args()
+    ap.add_argument("--task", default=None, help="task folder (default: this script's folder)")
+    args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    import torch._inductor.config as ic
-
-    ic.fallback_random = True
-    here = Path(__file__).resolve().parent
+    tp = protocol()
+    kw = {k: v for k, v in (("trials", args.trials), ("min_trial_ms", args.min_trial_ms)) if v is not None}
+    tc = tp.TimingConfig(**kw)
+    here = Path(args.task).resolve() if args.task else Path(__file__).resolve().parent
     task = json.loads((here / "task.json").read_text())
     import_op_modules(task.get("op_modules", []))
-    print(f"task {task['task_id']} ({task['pattern']}): {len(task['subgraphs'])} subgraphs, backend {args.backend}")
-    print(f"{'subgraph':14} {'eager ms':>10} {'compiled ms':>12} {'speedup':>8} {'baseline':>9} {'max|diff|':>10}")
+    name, backend = candidate_of(args)
+    t = int(task["tolerance_t"])
+    print(f"task {task['task_id']} ({task['pattern']}): {len(task['subgraphs'])} variants, candidate {name}, tolerance t={t}")
+    print(f"{'variant':22} {'eager ms':>9} {'speedup_e2e [CI]':>24} {'speedup_compiler [CI]':>24} {'baseline':>8} {'ok':>3}")
+    results = []
     for sg in task["subgraphs"]:
-        gm, inputs = load(here / "subgraphs" / sg["subgraph_hash"])
-        torch._dynamo.reset()
-        compiled = torch.compile(gm, backend=args.backend)
-        torch.manual_seed(0)
-        ref = gm(*[x.clone() for x in inputs])
-        torch.manual_seed(0)
-        out = compiled(*[x.clone() for x in inputs])
-        diff = max((float((a.double() - b.double()).abs().max()) for a, b in zip(out, ref)
-                    if isinstance(a, torch.Tensor) and a.numel() and a.dtype.is_floating_point), default=0.0)
-        me, mc = time_pair(gm, compiled, inputs, args.trials)
-        print(f"{sg['subgraph_hash'][:12]:14} {me:10.4f} {mc:12.4f} {me / mc:8.3f} {sg['baseline_speedup']:9.3f} {diff:10.2e}")
+        r = run_variant(here / "subgraphs" / sg.get("folder", sg["subgraph_hash"]), backend, t, tc, tp)
+        r["id"] = sg.get("variant_id", sg["subgraph_hash"])
+        results.append(r)
+        base = sg.get("baseline_speedup_e2e", sg.get("baseline_speedup")) or float("nan")
+        short = r["id"][:12] + (r["id"][64:] if ":" in r["id"] else "")
+        print(f"{short:22} {r['eager_ms']:9.4f} {r['e2e']:7.3f} [{r['e2e_ci'][0]:.3f}, {r['e2e_ci'][1]:.3f}]"
+              f" {r['compiler']:8.3f} [{r['compiler_ci'][0]:.3f}, {r['compiler_ci'][1]:.3f}] {base:8.3f}"
+              f" {'yes' if r['correct'] else 'NO':>3}")
+    v, why = verdict(results, tc.min_effect)
+    print(f"verdict: {v} ({why})")
+    return 0 if v == "PASS" else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

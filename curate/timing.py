@@ -1,25 +1,45 @@
-"""Timing protocol: eager vs a candidate (Inductor or any ``torch.compile`` backend / callable).
+"""Timing protocol: eager, Dynamo-only and a compiled candidate, interleaved in one loop.
 
-Protocol (DESIGN.md §4: GraphNet's benchmark and PyTorch's dynamo benchmark harness):
+This module needs only ``torch`` and ``numpy``; it is copied as ``timing_protocol.py`` into every
+task folder, so ``run_task.py`` times with exactly the protocol ``profile`` used.
 
-1. compile the candidate (wall seconds recorded; an exception is error code 3, compile failure);
-2. one untimed call per side (first-call costs: lazy init, cache loads);
-3. ``warmup`` calls per side;
-4. ``trials`` interleaved trials, eager then candidate, so clock drift and neighbours' load hit
-   both sides alike; each trial times ``inner`` back-to-back calls with
-   :func:`time.perf_counter` and records the mean per call (ms). ``inner`` is chosen once from
-   the warm eager time so a trial lasts at least ``min_trial_ms``;
-5. per side the median; ``speedup = median(eager) / median(candidate)``;
-6. noise gate: when IQR/median of either side exceeds ``max_iqr_ratio`` (GraphNet: 0.2) the
-   trials are repeated (up to ``retries`` times); if still noisy the result is ``unstable``
-   and the least noisy attempt (smallest max IQR/median of the two sides) is kept.
+Protocol (DESIGN.md §4; PyTorch's dynamo benchmark harness interleaves eager and compiled,
+GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
 
-Every side gets its own fresh clones of the inputs (``make_inputs`` is called per side), so
-an in-place op of one side never feeds the other; the RNG is re-seeded before each call with
-``seed``, so random ops draw the same numbers on both sides (Inductor additionally needs
-``torch._inductor.config.fallback_random = True``, set by :func:`compile_candidate`).
+1. compile each side on its own copy of the graph (:func:`compile_candidate`; wall seconds
+   recorded; an exception is error code 3);
+2. per side one untimed call and ``warmup`` calls, each side on its own fresh input clones
+   (``make_inputs`` is called per side: an in-place op of one side never feeds another);
+3. ``inner`` per side: calls per trial, ``ceil(min_trial_ms / t_call)`` from a calibration
+   call, then **re-derived**: a trial that lasted less than ``min_trial_ms`` is discarded
+   (kept in ``history`` with ``short: true``), ``inner`` grows by ``min_trial_ms / trial_ms``
+   and the trial is repeated, so every kept trial lasts >= ``min_trial_ms`` (unless
+   ``max_inner`` caps it: ``capped`` in ``history``);
+4. trials are interleaved: trial k times every side once, in an order rotated by k (so no side
+   always runs right after another); each trial records the mean ms per call;
+5. **adaptive count**: after ``min_trials`` trials, and every ``check_every`` trials after,
+   the bootstrap intervals of the ``decide`` ratios are computed; trials stop once each is
+   *decided* (excludes 1, or is narrower than ``1 +- decided_width``), at ``trials`` at most;
+6. noise gate (``gate = "iqr"``, the scorer's) on the **paired ratios**: for every gated ratio ``a / b`` the per-trial ratios
+   ``a_k / b_k`` (trial k of both sides ran within milliseconds of each other, so a neighbour's
+   load hits both) must have IQR/median <= ``max_iqr_ratio`` (PassBench's 0.2, applied where
+   it measures the figure we label); else the measurement is repeated on fresh inputs
+   (``retries`` times); still noisy = ``stable False`` (the least noisy attempt is kept, every
+   attempt's trials stay in ``history``). Each side's own IQR/median is recorded too. The
+   profile uses ``gate = "ci"``: stable = every interval it labels from is decided or narrower
+   than ``max_ci_width`` (under load the paired IQR/median of 10-ms trials is 0.2-0.4 on 2
+   shared cores while the intervals over 10-40 trials still decide; measured, docs/curation.md);
+7. per side the median; a ratio is the median of the per-trial ratios, with a paired
+   percentile-bootstrap interval (:func:`bootstrap_ratio_ci`: trial indices resampled;
+   Efron & Tibshirani, *An Introduction to the Bootstrap*, ch. 13).
 
-The scorer reuses :func:`compile_candidate` + :func:`measure_pair` with its own candidate.
+CUDA (``device = "cuda..."``): every call of a trial is timed with CUDA events *and* host wall
+time (PassBench: 25 warm-ups, 100 trials, ``inner`` 1), optionally after writing an
+``l2_flush_mb`` buffer (evicts L2). The CUDA path is code-reviewed only: it was not run on a GPU.
+
+The RNG is re-seeded with ``seed`` before every call so random ops draw the same numbers on
+every side (Inductor also needs ``torch._inductor.config.fallback_random``, set by
+:func:`compile_candidate`).
 """
 
 from __future__ import annotations
@@ -33,46 +53,111 @@ from typing import Any, Callable
 import torch
 
 Timer = Callable[[], float]
-"""Returns seconds (``time.perf_counter`` by default; tests inject noisy timers)."""
+"""Returns seconds (``time.perf_counter`` by default; tests inject fake timers)."""
 
 
 @dataclass
 class TimingConfig:
-    """Knobs of the protocol (defaults: GraphNet warm-up 3; 30 trials like PyTorch's dynamo
-    benchmark harness rather than GraphNet's 5, so the bootstrap interval of the long-tail
-    test has something to resample).
+    """Knobs of the protocol.
 
     Attributes:
-        warmup: untimed calls per side after the first untimed call.
-        trials: interleaved timed trials per side.
-        min_trial_ms: a trial lasts at least this long (ms); sets ``inner``.
+        warmup: untimed calls per side after the first untimed call (GraphNet 3; PassBench 25).
+        trials: most interleaved trials per side (PassBench 100; adaptive runs stop earlier).
+        min_trials: trials before the first adaptive check (``trials`` = fixed count when equal).
+        check_every: trials between adaptive checks.
+        min_trial_ms: every kept trial lasts at least this long (ms); sets and re-derives ``inner``.
         max_inner: cap on calls per trial.
-        max_iqr_ratio: noise gate threshold on IQR / median (per side).
-        retries: re-measurements when the gate fires before ``unstable``.
+        max_iqr_ratio: noise gate on IQR / median per side (GraphNet / PassBench: 0.2).
+        retries: re-measurements when the gate fires, before ``stable = False``.
         seed: RNG seed set before every call.
+        ci_level: two-sided level of the bootstrap intervals.
+        n_boot: bootstrap resamples.
+        min_effect: smallest relative difference that counts (``slower`` = interval below
+            ``1 - min_effect``): the equivalence margin that keeps a no-op control out of
+            the long tail under load (measured: docs/curation.md).
+        decided_width: an interval inside ``[1 - w, 1 + w]`` counts as decided (no difference).
+        gate: ``iqr`` (IQR/median of the paired ratios <= ``max_iqr_ratio``) or ``ci`` (every
+            gated interval decided, or ``high / low - 1 <= max_ci_width``): the profile's gate,
+            since its labels are read from those intervals.
+        max_ci_width: relative width of an undecided interval that still counts as stable.
+        device: ``cpu`` or ``cuda[:i]`` (CUDA events + host wall time).
+        l2_flush_mb: CUDA only: MiB written before every timed call (0: no flush).
     """
 
     warmup: int = 3
     trials: int = 30
+    min_trials: int = 20
+    check_every: int = 5
     min_trial_ms: float = 10.0
-    max_inner: int = 1000
+    max_inner: int = 100000
     max_iqr_ratio: float = 0.2
     retries: int = 2
     seed: int = 0
+    ci_level: float = 0.95
+    n_boot: int = 1000
+    decided_width: float = 0.03
+    min_effect: float = 0.05
+    gate: str = "iqr"
+    max_ci_width: float = 0.1
+    device: str = "cpu"
+    l2_flush_mb: float = 0.0
+
+    def __post_init__(self):
+        self.min_trials = min(self.min_trials, self.trials)
+
+
+@dataclass
+class SidesTiming:
+    """Result of :func:`measure_sides` (ms per call).
+
+    Attributes:
+        trials_ms: side -> per-trial ms of the kept attempt (index k = trial k on every side).
+        wall_ms: CUDA only: side -> host wall ms per trial (else empty).
+        medians_ms: side -> median of ``trials_ms``.
+        inner: side -> calls per trial at the end of the kept attempt.
+        iqr_ratio: side -> IQR / median of the kept attempt.
+        ratio_iqr: ``"a/b"`` -> IQR / median of the per-trial ratios of a gated pair.
+        stable: the noise gate passed on every gated pair.
+        attempts: measurement attempts made.
+        history: every trial of every attempt: ``{attempt, trial, side, ms, inner, trial_ms,
+            short, capped}`` (short = discarded and repeated with a larger ``inner``).
+        min_trial_ms_kept: shortest kept trial (ms) over all sides.
+    """
+
+    trials_ms: dict[str, list[float]]
+    medians_ms: dict[str, float]
+    inner: dict[str, int]
+    iqr_ratio: dict[str, float]
+    stable: bool
+    attempts: int
+    history: list[dict] = field(default_factory=list)
+    min_trial_ms_kept: float = 0.0
+    wall_ms: dict[str, list[float]] = field(default_factory=dict)
+    ratio_iqr: dict[str, float] = field(default_factory=dict)
+
+    def ratio(self, num: str, den: str) -> float:
+        """Median of the per-trial ratios ``num_k / den_k``."""
+        return paired_ratio(self.trials_ms[num], self.trials_ms[den])
+
+    def ratio_ci(self, num: str, den: str, level: float = 0.95, n_boot: int = 1000, seed: int = 0) -> tuple[float, float]:
+        """Paired bootstrap interval of :meth:`ratio`."""
+        return bootstrap_ratio_ci(self.trials_ms[num], self.trials_ms[den], n_boot=n_boot, level=level, seed=seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (JSON-ready)."""
+        return asdict(self)
 
 
 @dataclass
 class PairTiming:
-    """Result of :func:`measure_pair` (times in ms per call).
+    """Two-sided view of :func:`measure_sides` kept for the scorer (:func:`measure_pair`).
 
     Attributes:
-        eager_ms, candidate_ms: per-trial times (paired by index) of the first stable attempt,
-            else of the least noisy one.
-        speedup: median(eager_ms) / median(candidate_ms).
-        stable: False when the noise gate still fired after all retries.
-        attempts: measurement attempts made (1 + retries used).
-        inner: calls per trial.
-        iqr_ratio_eager, iqr_ratio_candidate: IQR / median of the final attempt.
+        eager_ms, candidate_ms: per-trial ms (paired by index).
+        speedup: median of the per-trial ratios eager_k / candidate_k.
+        stable, attempts, history: as in :class:`SidesTiming`.
+        inner: eager side's calls per trial.
+        iqr_ratio_eager, iqr_ratio_candidate: IQR / median of the kept attempt.
     """
 
     eager_ms: list[float]
@@ -98,67 +183,210 @@ def iqr_ratio(xs: list[float]) -> float:
     return (q3 - q1) / med if med > 0 else math.inf
 
 
+def paired_ratio(num_ms: list[float], den_ms: list[float]) -> float:
+    """Median of ``num_k / den_k`` over paired trials (inf where a denominator is 0)."""
+    return statistics.median(a / b if b > 0 else math.inf for a, b in zip(num_ms, den_ms))
+
+
+def bootstrap_ratio_ci(num_ms: list[float], den_ms: list[float], n_boot: int = 1000, level: float = 0.95,
+                       seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of :func:`paired_ratio` (median of ``num_k / den_k``).
+
+    Trial indices are resampled with replacement (Efron & Tibshirani, ch. 13). Seeded: the
+    same trials give the same interval.
+
+    Returns:
+        ``(low, high)`` at ``level`` (two-sided).
+
+    Raises:
+        ValueError: empty or unpaired trial lists.
+    """
+    import numpy as np
+
+    a, b = np.asarray(num_ms, dtype=float), np.asarray(den_ms, dtype=float)
+    if len(a) == 0 or len(a) != len(b):
+        raise ValueError(f"bootstrap needs paired trials, got {len(a)} and {len(b)}")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(a), size=(n_boot, len(a)))
+    with np.errstate(divide="ignore"):
+        r = np.where(b > 0, a / np.where(b > 0, b, 1.0), np.inf)
+    ratios = np.median(r[idx], axis=1)
+    q = (1 - level) / 2
+    return float(np.quantile(ratios, q)), float(np.quantile(ratios, 1 - q))
+
+
+def bootstrap_speedup_ci(eager_ms: list[float], candidate_ms: list[float], n_boot: int = 2000, level: float = 0.95,
+                         seed: int = 0) -> tuple[float, float]:
+    """Interval of the paired eager / candidate ratio: :func:`bootstrap_ratio_ci`."""
+    return bootstrap_ratio_ci(eager_ms, candidate_ms, n_boot=n_boot, level=level, seed=seed)
+
+
+def decided(ci: tuple[float, float], width: float, margin: float = 0.0) -> bool:
+    """An interval is decided when it lies beyond ``1 -+ margin`` (a difference of more than
+    the smallest effect that counts) or inside ``[1 - width, 1 + width]`` (no difference)."""
+    lo, hi = ci
+    return hi < 1.0 - margin or lo > 1.0 + margin or (lo >= 1.0 - width and hi <= 1.0 + width)
+
+
+def slower(ci_high: float | None, margin: float) -> bool:
+    """``a / b`` is below 1 *with confidence*: the interval's upper end lies below ``1 - margin``."""
+    return ci_high is not None and ci_high < 1.0 - margin
+
+
 def _call(fn: Callable, inputs: list, seed: int) -> Any:
     torch.manual_seed(seed)
     return fn(*inputs)
 
 
-def measure_pair(eager: Callable, candidate: Callable, make_inputs: Callable[[], list], cfg: TimingConfig | None = None,
-                 timer: Timer = time.perf_counter) -> PairTiming:
-    """Time ``eager`` vs ``candidate`` with the module's protocol (steps 2-6).
+class _CudaClock:
+    """Per-call CUDA event timing plus host wall time (PassBench); optional L2 flush."""
+
+    def __init__(self, device: str, l2_flush_mb: float):
+        self.device = torch.device(device)
+        n = int(l2_flush_mb * 2**20 // 4)
+        self.flush = torch.empty(n, dtype=torch.float32, device=self.device) if n else None
+
+    def trial(self, fn: Callable, ins: list, seed: int, inner: int) -> tuple[float, float]:
+        """Mean ms per call by events and by host wall time over ``inner`` calls."""
+        ev, wall = 0.0, 0.0
+        for _ in range(inner):
+            if self.flush is not None:
+                self.flush.zero_()
+            torch.cuda.synchronize(self.device)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.manual_seed(seed)
+            t0 = time.perf_counter()
+            start.record()
+            fn(*ins)
+            end.record()
+            torch.cuda.synchronize(self.device)
+            wall += (time.perf_counter() - t0) * 1e3
+            ev += start.elapsed_time(end)
+        return ev / inner, wall / inner
+
+
+def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], cfg: TimingConfig | None = None,
+                  timer: Timer = time.perf_counter, decide: tuple[tuple[str, str], ...] = (),
+                  gate: tuple[tuple[str, str], ...] | None = None) -> SidesTiming:
+    """Time every side of ``sides`` with the module's protocol (steps 2-7).
 
     Args:
-        eager, candidate: callables taking the inputs positionally.
-        make_inputs: returns a fresh list of input tensors (called once per side per attempt).
+        sides: name -> callable taking the inputs positionally (e.g. ``eager``, ``dynamo``,
+            ``inductor``); insertion order is trial 0's order.
+        make_inputs: returns a fresh list of inputs (called once per side per attempt).
         cfg: protocol knobs.
-        timer: clock in seconds.
+        timer: clock in seconds (CPU path).
+        decide: ``(num, den)`` ratios whose intervals stop the trials early once decided
+            (empty: always ``cfg.trials`` trials).
+        gate: ratio pairs of the noise gate (default: ``decide``, else consecutive sides).
 
     Raises:
         Whatever a side raises (the caller classifies it as a runtime crash).
     """
     cfg = cfg or TimingConfig()
-    ins_e, ins_c = make_inputs(), make_inputs()
-    for fn, ins in ((eager, ins_e), (candidate, ins_c)):
-        _call(fn, ins, cfg.seed)  # untimed first call
+    names = list(sides)
+    gate = tuple(gate or decide or zip(names, names[1:]))
+    cuda = _CudaClock(cfg.device, cfg.l2_flush_mb) if str(cfg.device).startswith("cuda") else None
+    ins = {n: make_inputs() for n in names}
+    inner: dict[str, int] = {}
+    for n in names:
+        _call(sides[n], ins[n], cfg.seed)  # untimed first call
         for _ in range(cfg.warmup):
-            _call(fn, ins, cfg.seed)
-    t0 = timer()
-    _call(eager, ins_e, cfg.seed)
-    one_ms = max((timer() - t0) * 1e3, 1e-6)
-    inner = int(min(cfg.max_inner, max(1, math.ceil(cfg.min_trial_ms / one_ms))))
-    history = []
+            _call(sides[n], ins[n], cfg.seed)
+    for n in names:
+        if cuda is not None:
+            inner[n] = 1
+            continue
+        t0 = timer()
+        _call(sides[n], ins[n], cfg.seed)
+        one_ms = max((timer() - t0) * 1e3, 1e-6)
+        inner[n] = int(min(cfg.max_inner, max(1, math.ceil(cfg.min_trial_ms / one_ms))))
+    history: list[dict] = []
     best = None
     for attempt in range(1, cfg.retries + 2):
         if attempt > 1:
-            ins_e, ins_c = make_inputs(), make_inputs()
-        e_ms, c_ms = [], []
-        for _ in range(cfg.trials):
-            for fn, ins, acc in ((eager, ins_e, e_ms), (candidate, ins_c, c_ms)):
-                torch.manual_seed(cfg.seed)
-                t0 = timer()
-                for _ in range(inner):
-                    fn(*ins)
-                acc.append((timer() - t0) * 1e3 / inner)
-        re, rc = iqr_ratio(e_ms), iqr_ratio(c_ms)
-        history.append({"attempt": attempt, "iqr_ratio_eager": re, "iqr_ratio_candidate": rc})
-        stable = re <= cfg.max_iqr_ratio and rc <= cfg.max_iqr_ratio
-        if best is None or max(re, rc) < max(best[2], best[3]):
-            best = (e_ms, c_ms, re, rc)
-        if stable or attempt == cfg.retries + 1:
-            e_ms, c_ms, re, rc = best  # the gate still fires: keep the least noisy attempt
-            me, mc = statistics.median(e_ms), statistics.median(c_ms)
-            return PairTiming(e_ms, c_ms, me / mc if mc > 0 else math.inf, stable, attempt, inner, re, rc, history)
+            ins = {n: make_inputs() for n in names}
+            for n in names:
+                _call(sides[n], ins[n], cfg.seed)
+        acc: dict[str, list[float]] = {n: [] for n in names}
+        wall: dict[str, list[float]] = {n: [] for n in names}
+        k = 0
+        while k < cfg.trials:
+            order = names[k % len(names):] + names[:k % len(names)]
+            for n in order:
+                while True:
+                    if cuda is not None:
+                        ms, wms = cuda.trial(sides[n], ins[n], cfg.seed, inner[n])
+                        trial_ms, short, capped = ms * inner[n], False, False
+                    else:
+                        torch.manual_seed(cfg.seed)
+                        t0 = timer()
+                        for _ in range(inner[n]):
+                            sides[n](*ins[n])
+                        trial_ms = (timer() - t0) * 1e3
+                        ms, wms = trial_ms / inner[n], None
+                        capped = inner[n] >= cfg.max_inner
+                        short = trial_ms < cfg.min_trial_ms and not capped
+                    history.append({"attempt": attempt, "trial": k, "side": n, "ms": ms, "inner": inner[n],
+                                    "trial_ms": trial_ms, "short": short, "capped": capped})
+                    if not short:
+                        break
+                    grow = cfg.min_trial_ms / max(trial_ms, 1e-9)
+                    inner[n] = int(min(cfg.max_inner, max(inner[n] + 1, math.ceil(inner[n] * grow * 1.1))))
+                acc[n].append(ms)
+                if wms is not None:
+                    wall[n].append(wms)
+            k += 1
+            if decide and k >= cfg.min_trials and (k - cfg.min_trials) % cfg.check_every == 0:
+                if all(decided(bootstrap_ratio_ci(acc[a], acc[b], cfg.n_boot, cfg.ci_level, cfg.seed), cfg.decided_width,
+                                   cfg.min_effect)
+                       for a, b in decide):
+                    break
+        ratios = {n: iqr_ratio(acc[n]) for n in names}
+        pair_iqr = {f"{a}/{b}": iqr_ratio([x / y if y > 0 else math.inf for x, y in zip(acc[a], acc[b])]) for a, b in gate}
+        if cfg.gate == "ci":  # 0 = decided or narrow; else the relative width of the worst interval
+            widths = []
+            for a, b in gate:
+                lo, hi = bootstrap_ratio_ci(acc[a], acc[b], cfg.n_boot, cfg.ci_level, cfg.seed)
+                w = hi / lo - 1 if lo > 0 else math.inf
+                widths.append(0.0 if decided((lo, hi), cfg.decided_width, cfg.min_effect) or w <= cfg.max_ci_width else w)
+            worst = max(widths) if widths else 0.0
+        else:
+            worst = max(pair_iqr.values()) if pair_iqr else 0.0
+        limit = 0.0 if cfg.gate == "ci" else cfg.max_iqr_ratio
+        if best is None or worst < best[0]:
+            best = (worst, acc, wall, ratios, dict(inner), pair_iqr)
+        if worst <= limit or attempt == cfg.retries + 1:
+            _, acc, wall, ratios, inner_kept, pair_iqr = best
+            kept = [h["trial_ms"] for h in history if not h["short"]]
+            return SidesTiming(acc, {n: statistics.median(acc[n]) for n in names}, inner_kept, ratios,
+                               best[0] <= limit, attempt, history, min(kept) if kept else 0.0,
+                               wall if cuda is not None else {}, pair_iqr)
     raise AssertionError("unreachable")
 
 
+def measure_pair(eager: Callable, candidate: Callable, make_inputs: Callable[[], list], cfg: TimingConfig | None = None,
+                 timer: Timer = time.perf_counter) -> PairTiming:
+    """Eager vs one candidate with :func:`measure_sides` (fixed trial count): the scorer's view.
+
+    Raises:
+        Whatever a side raises (the caller classifies it as a runtime crash).
+    """
+    s = measure_sides({"eager": eager, "candidate": candidate}, make_inputs, cfg, timer)
+    return PairTiming(s.trials_ms["eager"], s.trials_ms["candidate"], s.ratio("eager", "candidate"), s.stable, s.attempts,
+                      s.inner["eager"], s.iqr_ratio["eager"], s.iqr_ratio["candidate"], s.history)
+
+
 def compile_candidate(gm: torch.nn.Module, example_inputs: list, backend: Any = "inductor",
-                      options: dict | None = None) -> tuple[Callable, float]:
+                      options: dict | None = None, reset: bool = True) -> tuple[Callable, float]:
     """Compile ``gm`` for ``backend`` and force compilation with one call.
 
     Args:
         backend: a ``torch.compile`` backend name (``"inductor"``, ``"eager"``...), a backend
             callable ``(gm, example_inputs) -> callable``, or ``None`` to run ``gm`` as is.
         options: ``torch.compile(options=...)`` (Inductor only).
+        reset: ``torch._dynamo.reset()`` first (False when compiling a second side in the
+            same process: give each side its own copy of the graph instead).
 
     Returns:
         ``(compiled, seconds)``: the callable and the wall seconds of compile + first call.
@@ -175,7 +403,8 @@ def compile_candidate(gm: torch.nn.Module, example_inputs: list, backend: Any = 
     ic.fallback_random = True
     if backend is None:
         return gm, 0.0
-    torch._dynamo.reset()
+    if reset:
+        torch._dynamo.reset()
     t0 = time.perf_counter()
     try:
         compiled = torch.compile(gm, backend=backend, options=options, fullgraph=False, dynamic=False)
@@ -197,25 +426,3 @@ class CompileError(RuntimeError):
 
 class RunError(RuntimeError):
     """The compiled candidate raised when called (GraphNet error code 2)."""
-
-
-def bootstrap_speedup_ci(eager_ms: list[float], candidate_ms: list[float], n_boot: int = 2000, level: float = 0.95,
-                         seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of median(eager) / median(candidate).
-
-    Resamples trial indices with replacement (pairs stay together: interleaved trials share
-    their moment's load). Efron & Tibshirani, *An Introduction to the Bootstrap*, ch. 13.
-
-    Returns:
-        ``(low, high)`` at ``level`` (two-sided).
-    """
-    import numpy as np
-
-    e, c = np.asarray(eager_ms, dtype=float), np.asarray(candidate_ms, dtype=float)
-    if len(e) == 0 or len(e) != len(c):
-        raise ValueError(f"bootstrap needs paired trials, got {len(e)} eager and {len(c)} candidate")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(e), size=(n_boot, len(e)))
-    ratios = np.median(e[idx], axis=1) / np.median(c[idx], axis=1)
-    a = (1 - level) / 2
-    return float(np.quantile(ratios, a)), float(np.quantile(ratios, 1 - a))

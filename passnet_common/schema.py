@@ -267,40 +267,56 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("store_path", pa.string(), nullable=False),
         ]
     ),
-    # One row per (subgraph, device, dtype, run): eager vs Inductor (curate.profile); times in ms.
+    # One row per (subgraph, size, device, dtype, run): eager, Dynamo-only and Inductor interleaved
+    # (curate.profile; times in ms per call; ratios are medians of per-trial ratios).
     "profiles": pa.schema(
         [
             pa.field("subgraph_hash", pa.string(), nullable=False),
+            pa.field("size", pa.string(), nullable=False),  # catalog | workload (curate.sizes)
+            pa.field("size_kind", pa.string()),  # seq | batch (how the workload size was derived)
+            pa.field("size_scale", pa.float64()),  # workload / catalog size of the scaled dim
             pa.field("run", pa.int32(), nullable=False),
-            pa.field("attempt_key", pa.string(), nullable=False),
+            pa.field("stress", pa.bool_(), nullable=False),  # timed while curate.profile.STRESS_CMD ran
+            pa.field("attempt_key", pa.string()),
             pa.field("device", pa.string(), nullable=False),
             pa.field("dtype", pa.string(), nullable=False),
-            # ok | accuracy_error | compile_failure | runtime_crash | eager_failed | skipped | isolation_failed
+            # ok | unstable | accuracy_error | compile_failure | runtime_crash | eager_failed | skipped | isolation_failed
             pa.field("status", pa.string(), nullable=False),
             pa.field("error_code", pa.int32()),  # 1 accuracy (fails every t) | 2 runtime crash | 3 compile failure
             pa.field("error_class", pa.string()),
             pa.field("error_message", pa.string()),
-            pa.field("skip_reason", pa.string()),  # no_cpu_kernel
+            pa.field("skip_reason", pa.string()),  # no_cpu_kernel | size_inconsistent | no_size_dim
             pa.field("deterministic", pa.bool_()),  # eager twice with one seed gives equal outputs
             pa.field("min_pass_t", pa.int32()),  # smallest t in -10..5 at which every output passes (null: none)
             pa.field("output_min_pass_t", pa.list_(pa.int32())),
             pa.field("output_dtypes", pa.list_(pa.string())),
             pa.field("output_max_abs_diff", pa.list_(pa.float64())),
             pa.field("output_trivial", pa.list_(pa.string())),  # null | constant | near_zero | empty
-            pa.field("speedup", pa.float64()),  # median(eager) / median(compiled)
-            pa.field("eager_median_ms", pa.float64()),
-            pa.field("compiled_median_ms", pa.float64()),
-            pa.field("eager_trials_ms", pa.list_(pa.float64())),  # every interleaved trial (ms per call)
-            pa.field("compiled_trials_ms", pa.list_(pa.float64())),
-            pa.field("inner", pa.int32()),  # calls per trial
-            pa.field("iqr_ratio_eager", pa.float64()),
-            pa.field("iqr_ratio_compiled", pa.float64()),
-            pa.field("stable", pa.bool_()),  # noise gate passed (IQR/median <= threshold) within the retries
+            *[pa.field(f"{r}{suffix}", pa.float64()) for r in ("speedup_e2e", "speedup_compiler", "speedup_dynamo")
+              for suffix in ("", "_ci_low", "_ci_high")],
+            pa.field("overhead_bound", pa.bool_()),  # speedup_dynamo interval below 1 - min_effect
+            pa.field("min_effect", pa.float64()),
+            *[pa.field(f"{s}{suffix}", t) for s in ("eager", "dynamo", "inductor")
+              for suffix, t in (("_median_ms", pa.float64()), ("_trials_ms", pa.list_(pa.float64())))],
+            *[pa.field(f"inner_{s}", pa.int32()) for s in ("eager", "dynamo", "inductor")],
+            *[pa.field(f"iqr_ratio_{s}", pa.float64()) for s in ("eager", "dynamo", "inductor")],
+            pa.field("stable", pa.bool_()),  # the gate passed within the retries (curate.timing)
             pa.field("timing_attempts", pa.int32()),
-            pa.field("compile_s", pa.float64()),  # compile + first call, wall seconds
-            pa.field("seconds", pa.float64()),  # whole attempt in the child, wall seconds
+            pa.field("trials", pa.int32()),  # kept trials per side (adaptive)
+            pa.field("min_trial_ms_kept", pa.float64()),  # shortest kept trial
+            pa.field("trial_history", pa.string()),  # JSON: every trial of every attempt (curate.timing.SidesTiming)
+            pa.field("compile_s", pa.float64()),  # Inductor compile + first call, compile phase, wall seconds
+            pa.field("compile_s_dynamo", pa.float64()),
+            pa.field("compile_s_warm", pa.float64()),  # Inductor compile in the timing phase (warm cache)
+            pa.field("check_seconds", pa.float64()),
+            pa.field("time_seconds", pa.float64()),
             pa.field("peak_rss_bytes", pa.int64()),
+            pa.field("load_avg_start", pa.float64()),  # 1-minute load average when timing began / ended
+            pa.field("load_avg_end", pa.float64()),
             pa.field("threads", pa.int32(), nullable=False),
+            pa.field("torch_threads", pa.int32()),
+            pa.field("cpu_logical_cores", pa.int32()),
+            pa.field("cpu_usable_cores", pa.int32()),  # cores the timing process may run on
             pa.field("device_name", pa.string(), nullable=False),  # CPU model or GPU name
             pa.field("cpu_model", pa.string(), nullable=False),
             pa.field("torch_version", pa.string(), nullable=False),
@@ -310,28 +326,37 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("code_version", pa.string(), nullable=False),
         ]
     ),
-    # One row per profiles row (cpu): long-tail label at tolerance_t (curate.longtail).
+    # One row per profiles row (cpu): labels at tolerance_t (curate.longtail); long_tail null = unstable.
     "long_tail": pa.schema(
         [
             pa.field("subgraph_hash", pa.string(), nullable=False),
+            pa.field("size", pa.string(), nullable=False),
             pa.field("run", pa.int32(), nullable=False),
             pa.field("status", pa.string(), nullable=False),
-            pa.field("speedup", pa.float64()),
-            pa.field("ci_low", pa.float64()),  # 95% bootstrap interval of the speedup
-            pa.field("ci_high", pa.float64()),
+            pa.field("pattern", pa.string()),
+            pa.field("speedup_e2e", pa.float64()),
+            pa.field("speedup_compiler", pa.float64()),
+            pa.field("speedup_dynamo", pa.float64()),
+            pa.field("eager_median_ms", pa.float64()),
+            pa.field("overhead_bound", pa.bool_()),
+            pa.field("slower_e2e", pa.bool_()),
+            pa.field("slower_compiler", pa.bool_()),
             pa.field("min_pass_t", pa.int32()),
             pa.field("tolerance_t", pa.int32(), nullable=False),
+            pa.field("rule", pa.string(), nullable=False),
             pa.field("correct_at_t", pa.bool_(), nullable=False),
-            pa.field("long_tail", pa.bool_(), nullable=False),
+            pa.field("long_tail", pa.bool_()),
         ]
     ),
-    # One row per task: long-tail subgraphs of one structure family (curate.tasks).
+    # One row per task: long-tail variants of one structure family (curate.tasks).
     "tasks": pa.schema(
         [
             pa.field("task_id", pa.string(), nullable=False),
             pa.field("pattern", pa.string(), nullable=False),
             pa.field("anchor", pa.string(), nullable=False),
+            pa.field("num_variants", pa.int32(), nullable=False),
             pa.field("num_subgraphs", pa.int32(), nullable=False),
+            pa.field("variant_ids", pa.list_(pa.string()), nullable=False),
             pa.field("subgraph_hashes", pa.list_(pa.string()), nullable=False),
             pa.field("model_ids", pa.list_(pa.string()), nullable=False),
             pa.field("min_speedup", pa.float64(), nullable=False),

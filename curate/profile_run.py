@@ -1,0 +1,182 @@
+"""Run the profile stage: variants, the compile phase in parallel, the timing phase alone.
+
+:func:`profile_all` is what ``python -m curate profile`` calls; the per-variant work is in
+:mod:`curate.profile` (its docstring states the protocol). Runs are given as a plan
+(:func:`run_plan`): run 0 profiles the whole sample; runs 1 and 2 re-time an agreement
+subset, run 2 while :data:`curate.profile.STRESS_CMD` (one extra CPU-bound process) runs.
+The label agreement of runs 0/1 is ``label_agreement``, of runs 1/2 ``label_agreement_stress``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from curate.profile import PROFILE_VERSION, STRESS_CMD, attempt_key, check_task, code_version, fingerprint, inputs_digest, time_task
+
+_PREIMPORTED = False
+
+
+def preimport(warm: bool = True) -> None:
+    """Import Dynamo / Inductor / AOTAutograd once in the parent, before any fork (each child
+    then starts with them loaded); with ``warm`` one tiny single-thread compile runs the lazy
+    set-up (ISA probes, compiler checks). One thread: no OpenMP pool exists, forking stays safe."""
+    global _PREIMPORTED
+    if _PREIMPORTED:
+        return
+    _PREIMPORTED = True
+    import torch
+    import torch._dynamo
+    import torch._functorch.config as fc
+    import torch._inductor.codecache  # noqa: F401
+    import torch._inductor.compile_fx  # noqa: F401
+    import torch._inductor.config as ic
+    import torch.fx as fx
+
+    ic.compile_threads = 1
+    ic.fx_graph_cache = True
+    fc.enable_autograd_cache = True
+    if warm:
+        torch.set_num_threads(1)
+        g = fx.Graph()
+        x, w = g.placeholder("x"), g.placeholder("w")
+        y = g.call_function(torch.relu, (g.call_function(torch.nn.functional.linear, (x, w)),))
+        g.output((g.call_function(torch.sum, (y, -1)),))
+        torch._dynamo.reset()
+        torch.compile(fx.GraphModule(torch.nn.Module(), g), backend="inductor", dynamic=False)(torch.ones(2, 8), torch.ones(4, 8))
+        torch._dynamo.reset()
+
+
+@contextlib.contextmanager
+def stress(active: bool) -> Iterator[int | None]:
+    """While active: one extra CPU-bound process (:data:`STRESS_CMD`), ended by its pid after."""
+    if not active:
+        yield None
+        return
+    p = subprocess.Popen(STRESS_CMD)
+    try:
+        yield p.pid
+    finally:
+        p.kill()
+        p.wait()
+
+
+def run_plan(hashes: list[str], runs: int, agreement_size: int, stress_run: bool, seed: int = 0) -> list[dict]:
+    """``[{run, hashes, stress}]``: run 0 on all; runs 1 (quiet) and 2 (stressed, when
+    ``stress_run``) on the first ``agreement_size`` hashes of a seeded shuffle."""
+    import random
+
+    sub = sorted(random.Random(seed).sample(sorted(hashes), min(agreement_size, len(hashes))))
+    plan = [{"run": 0, "hashes": list(hashes), "stress": False}]
+    if runs >= 2:
+        plan.append({"run": 1, "hashes": sub, "stress": False})
+    if stress_run:
+        plan.append({"run": 2, "hashes": sub, "stress": True})
+    return plan
+
+
+def _timing_core() -> int | None:
+    try:
+        return max(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
+def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict,
+                compile_workers: int = 2, timeout_s: float = 300.0, mem_cap_bytes: int | None = 4 << 30,
+                log=print) -> tuple[list[dict], dict[str, Any]]:
+    """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``.
+
+    Returns:
+        ``(rows, stats)``: one ``profiles`` row per (subgraph, size, run) with the check and
+        timing columns (child failures: status ``isolation_failed``; a variant whose check
+        failed carries the check's status in every run) and per-phase seconds / counts.
+    """
+    from curate.sizes import write_variants
+    from passnet_common.store import store_path
+    from passnet_common.worker import run_isolated
+
+    preimport()
+    out = Path(out)
+    att = out / "attempts"
+    variants: dict[str, list[dict]] = {}
+    for sg in subgraphs:
+        h = sg["subgraph_hash"]
+        variants[h] = write_variants(store_path(store_root, h), out / "variants" / h[:2] / h, sizes)
+    env = fingerprint(cfg["device"])
+    stats: dict[str, Any] = {}
+    # phase 1: compile (parallel), once per variant
+    checks, tasks = {}, []
+    for h, vs in variants.items():
+        for v in vs:
+            if not v["folder"]:
+                continue
+            key = attempt_key(h, v["size"], None, cfg, inputs_digest(Path(v["folder"])), "check")
+            d = att / key[:2] / key
+            checks[(h, v["size"])] = (key, d)
+            if not (d / "check.json").exists():
+                tasks.append((key, (v["folder"], cfg), d))
+    t0 = time.perf_counter()
+    run_isolated(tasks, check_task, workers=compile_workers, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
+                 threads_per_worker=cfg["threads"])
+    stats.update(compile_attempts=len(tasks), compile_seconds=time.perf_counter() - t0, compile_workers=compile_workers,
+                 variants=len(checks))
+    log(f"profile compile phase: {len(tasks)} variants in {stats['compile_seconds']:.1f} s ({len(checks) - len(tasks)} resumed)")
+    checked = {k: _read(d / "check.json", d) for k, (_, d) in checks.items()}
+    # phase 2: time (one child at a time, pinned), per run of the plan
+    rows: list[dict] = []
+    tcfg = {**cfg, "timing_core": _timing_core()}
+    stats["timing"] = []
+    for step in plan:
+        tasks, keyed = [], []
+        for h in step["hashes"]:
+            for v in variants[h]:
+                base = {"subgraph_hash": h, "size": v["size"], "size_kind": v["size_kind"], "size_scale": v["scale"],
+                        "run": step["run"], "stress": step["stress"], "device": cfg["device"], "dtype": cfg["dtype"],
+                        "threads": cfg["threads"], "profile_version": PROFILE_VERSION, "code_version": code_version(), **env}
+                if not v["folder"]:
+                    rows.append({**base, "status": "skipped", "skip_reason": v.get("skip_reason")})
+                    continue
+                chk = checked[(h, v["size"])]
+                if chk.get("status") not in ("ok", "accuracy_error"):
+                    rows.append({**base, **chk})
+                    continue
+                key = attempt_key(h, v["size"], step["run"], cfg, inputs_digest(Path(v["folder"])), "time")
+                d = att / key[:2] / key
+                res = d / "result.json"
+                if res.exists() and json.loads(res.read_text()).get("stable") is False:
+                    res.unlink()  # unstable rows are re-measured on the next run
+                if not res.exists():
+                    tasks.append((key, (v["folder"], tcfg), d))
+                keyed.append(({**base, "attempt_key": key}, chk, d))
+        t0 = time.perf_counter()
+        with stress(step["stress"]):
+            run_isolated(tasks, time_task, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
+                         threads_per_worker=cfg["threads"])
+        secs = time.perf_counter() - t0
+        stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": len(tasks), "seconds": secs})
+        log(f"profile timing run {step['run']} (stress {step['stress']}): {len(tasks)} variants in {secs:.1f} s "
+            f"({len(keyed) - len(tasks)} resumed)")
+        for base, chk, d in keyed:
+            timed = _read(d / "result.json", d)
+            row = {**base, **chk, **{k: v for k, v in timed.items() if k != "status"}}
+            if timed.get("status"):
+                row["status"] = timed["status"]
+                row["error_code"] = timed.get("error_code")
+            elif row["status"] == "ok" and timed.get("stable") is False:
+                row["status"] = "unstable"
+            rows.append(row)
+    return rows, stats
+
+
+def _read(path: Path, d: Path) -> dict:
+    if path.exists():
+        return json.loads(path.read_text())
+    err = json.loads((d / "error.json").read_text()) if (d / "error.json").exists() else {}
+    return {"status": "isolation_failed", "error_class": err.get("error_class"),
+            "error_message": (err.get("error_message") or "")[:500], "error_code": None}

@@ -1,0 +1,200 @@
+"""Profile protocol: three sides, inner re-derived per trial, adaptive trial counts, the
+no-op control, workload-size variants, the stratified sample and the DVC outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from curate.longtail import label_row
+from curate.profile import check_variant, profile_subgraph
+from curate.sizes import write_variants
+from curate.timing import TimingConfig, bootstrap_ratio_ci, measure_sides, slower
+from passnet_common.store import load_graph
+from tests.test_curate import FIXTURES, _store_fn
+
+ROOT = Path(__file__).parents[1]
+SIZES = {"catalog_seq": 32, "workload_seq": 512, "catalog_batch": 1, "workload_batch": 8}
+
+
+class Clock:
+    """A fake clock that the timed functions advance (ms per call set per function)."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def fn(self, cost_ms):
+        def run(*_):
+            self.t += (cost_ms() if callable(cost_ms) else cost_ms) / 1e3
+        return run
+
+
+def test_every_kept_trial_lasts_min_trial_ms_even_when_calls_get_faster():
+    clock = Clock()
+    calls = {"n": 0}
+
+    def cost():  # 1 ms per call during warm-up and calibration, then 0.01 ms (a cache warmed up)
+        calls["n"] += 1
+        return 1.0 if calls["n"] <= 6 else 0.01
+
+    sides = {"eager": clock.fn(cost), "dynamo": clock.fn(0.02), "inductor": clock.fn(0.04)}
+    cfg = TimingConfig(warmup=2, trials=8, min_trials=8, min_trial_ms=10.0)
+    r = measure_sides(sides, lambda: [torch.ones(1)], cfg, timer=clock)
+    kept = [h for h in r.history if not h["short"]]
+    assert all(h["trial_ms"] >= 10.0 - 1e-9 for h in kept)
+    assert any(h["short"] and h["side"] == "eager" for h in r.history)  # calibrated on 1 ms calls, re-derived
+    assert r.inner["eager"] >= 1000 and r.min_trial_ms_kept >= 10.0 - 1e-9
+    assert [len(v) for v in r.trials_ms.values()] == [8, 8, 8]
+    assert r.ratio("eager", "inductor") == pytest.approx(0.25) and r.ratio("dynamo", "inductor") == pytest.approx(0.5)
+
+
+def test_adaptive_count_stops_once_decided_and_fixed_count_does_not():
+    clock = Clock()
+    sides = {"eager": clock.fn(1.0), "dynamo": clock.fn(1.0), "inductor": clock.fn(2.0)}
+    cfg = TimingConfig(warmup=0, trials=40, min_trials=10, check_every=5, min_trial_ms=1.0)
+    r = measure_sides(sides, lambda: [torch.ones(1)], cfg, timer=clock,
+                      decide=(("eager", "inductor"), ("dynamo", "inductor"), ("eager", "dynamo")))
+    assert len(r.trials_ms["eager"]) == 10 and r.stable  # 0.5 beyond 1 - m; eager / dynamo = 1 inside the band
+    r = measure_sides(sides, lambda: [torch.ones(1)], cfg, timer=clock)
+    assert len(r.trials_ms["eager"]) == 40
+
+
+def test_trial_order_rotates_so_no_side_always_follows_another():
+    clock = Clock()
+    order = []
+    sides = {n: (lambda n: lambda *_: (order.append(n), clock.fn(1.0)()))(n) for n in ("a", "b", "c")}
+    measure_sides(sides, lambda: [], TimingConfig(warmup=0, trials=3, min_trials=3, min_trial_ms=0.5), timer=clock)
+    timed = order[-9:]
+    assert timed == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+
+
+def test_paired_bootstrap_interval_and_slower():
+    lo, hi = bootstrap_ratio_ci([1.0] * 10, [2.0] * 10)
+    assert lo == hi == 0.5
+    # load that hits both sides of a trial alike cancels in the paired ratio
+    load = [1.0, 3.0, 1.5, 4.0, 2.0] * 4
+    lo, hi = bootstrap_ratio_ci([x for x in load], [2 * x for x in load])
+    assert lo == hi == 0.5
+    assert slower(0.94, 0.05) and not slower(0.96, 0.05) and not slower(None, 0.05)
+
+
+def test_noop_control_under_simulated_load_has_compiler_speedup_one_and_no_long_tail():
+    """The control in Inductor's place, with a deterministic clock: Dynamo-only and the control
+    cost the same per call (0.05 ms of harness over eager's 0.02 ms), and a load that changes
+    every 40 ms slows everything running in its window by 1x-4x (one extra process competing
+    for the core, in bursts). Paired per-trial ratios cancel the load: speedup_compiler's
+    interval holds 1, the row is overhead-bound, and it enters no long tail."""
+    import random
+
+    rng = random.Random(0)
+    clock = Clock()
+    windows: dict[int, float] = {}
+
+    def loaded(base_ms):
+        def cost():
+            w = int(clock.t * 1e3 // 40)
+            return base_ms * windows.setdefault(w, rng.choice([1.0, 1.0, 2.0, 4.0]))
+        return clock.fn(cost)
+
+    sides = {"eager": loaded(0.02), "dynamo": loaded(0.07), "inductor": loaded(0.07)}
+    cfg = TimingConfig(warmup=1, trials=40, min_trials=20, min_trial_ms=10.0, gate="ci")
+    r = measure_sides(sides, lambda: [torch.ones(1)], cfg, timer=clock,
+                      decide=(("eager", "inductor"), ("dynamo", "inductor"), ("eager", "dynamo")))
+    lo, hi = r.ratio_ci("dynamo", "inductor")
+    assert lo <= 1.0 <= hi
+    row = {"subgraph_hash": "c", "size": "catalog", "run": 0, "status": "ok", "min_pass_t": -10, "deterministic": True,
+           "min_effect": cfg.min_effect}
+    for col, (a, b) in {"speedup_e2e": ("eager", "inductor"), "speedup_compiler": ("dynamo", "inductor"),
+                        "speedup_dynamo": ("eager", "dynamo")}.items():
+        lo_, hi_ = r.ratio_ci(a, b)
+        row.update({col: r.ratio(a, b), f"{col}_ci_low": lo_, f"{col}_ci_high": hi_})
+    row["overhead_bound"] = slower(row["speedup_dynamo_ci_high"], cfg.min_effect)
+    assert row["overhead_bound"] and row["speedup_e2e_ci_high"] < 0.95  # e2e "slowdown" is the harness alone
+    label = label_row(row, -5)
+    assert label["long_tail"] is False and label["slower_compiler"] is False
+    assert label_row(row, -5, rule="e2e")["long_tail"] is True  # what PassNet's rule would have kept
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["85714083ba174f7e87d1bcbc669805a12ed58a9cc7b08e9d2d1fd52567026814",
+                                  "480abffdeda04e64d984771461359381e399201c123898754b53a57a29a84579"])
+def test_noop_control_in_inductors_place_enters_no_long_tail(name):
+    """torch.compile(backend="eager") really profiled as the candidate. Its label must not be
+    long tail (it compiles nothing). Its speedup_compiler interval is a measurement under this
+    machine's load (benchmarks/bench_curate.py records how often it holds 1), so it is not
+    asserted here (tests do not depend on load)."""
+    cfg = {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1,
+           "timing": {"warmup": 2, "trials": 40, "min_trials": 20, "min_trial_ms": 5.0, "gate": "ci"}}
+    row = profile_subgraph(FIXTURES / name, cfg, backend="eager")
+    assert row["status"] in ("ok", "unstable") and row["speedup_compiler"] > 0
+    label = label_row({**row, "subgraph_hash": name, "size": "catalog", "run": 0}, -5)
+    assert label["long_tail"] is not True
+
+
+def test_seq_variant_scales_inputs_and_reshape_literals_consistently(tmp_path):
+    def heads(x):
+        return torch.arange(32) + x.view(1, 32, 4, -1).transpose(1, 2).sum(-1)
+
+    folder = _store_fn(tmp_path, heads, [torch.randn(1, 32, 64)])
+    vs = write_variants(folder, tmp_path / "v", SIZES)
+    assert [(v["size"], v["size_kind"], v["scale"]) for v in vs] == [("catalog", None, 1.0), ("workload", "seq", 16.0)]
+    gm, inputs = load_graph(vs[1]["folder"])
+    out = gm(*inputs)
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    assert list(inputs[0].shape) == [1, 512, 64] and list(out.shape) == [1, 4, 512]
+    row = check_variant(Path(vs[1]["folder"]), {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1}, backend="eager")
+    assert row["status"] == "ok", row
+
+
+def test_a_literal_that_only_equals_the_sequence_length_is_caught(tmp_path):
+    def grid(x):  # 32 x 32 = the hidden size, not tokens: substituting 32 -> 512 breaks the view
+        return x.view(1, 32, 32, 32).sum(-1)
+
+    folder = _store_fn(tmp_path, grid, [torch.randn(1, 32, 1024)])
+    v = write_variants(folder, tmp_path / "v", SIZES)[1]
+    row = check_variant(Path(v["folder"]), {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1}, backend="eager")
+    assert row["status"] == "skipped" and row["skip_reason"] == "size_inconsistent"
+
+
+def test_batch_variant_for_graphs_without_the_sequence_length(tmp_path):
+    def conv(x, w):
+        return torch.nn.functional.conv2d(x, w).relu().flatten(1)
+
+    folder = _store_fn(tmp_path, conv, [torch.randn(1, 3, 8, 8), torch.randn(4, 3, 3, 3)])
+    v = write_variants(folder, tmp_path / "v", SIZES)[1]
+    assert v["size_kind"] == "batch"
+    gm, inputs = load_graph(v["folder"])
+    assert list(inputs[0].shape) == [8, 3, 8, 8] and list(inputs[1].shape) == [4, 3, 3, 3]  # weights keep their shape
+    assert list(gm(*inputs).shape) == [8, 144]
+
+
+def test_stratified_sample_covers_every_family_and_is_seeded():
+    from curate.__main__ import select_sample
+
+    rows = [{"subgraph_hash": f"{i:04d}", "status": "ok", "pattern": "big" if i < 90 else f"small{i}"} for i in range(100)]
+    rows.append({"subgraph_hash": "skip", "status": "skipped", "pattern": "x"})
+    s = select_sample(rows, 20, seed=0)
+    assert len(s) == 20 and {f"small{i}" for i in range(90, 100)} <= {r["pattern"] for r in s}
+    assert s == select_sample(list(reversed(rows)), 20, seed=0)
+    assert len(select_sample(rows, None, 0)) == 100
+
+
+def test_profile_resume_state_is_a_pushed_output_and_nothing_else_persists():
+    """A pulled clone is up to date only if every output is cached (pushed); the resumable
+    attempts live inside data/profile, and the Inductor cache is not an output."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    outs = stages["profile"]["outs"]
+    assert outs == [{"data/profile": {"persist": True}}]
+    assert "data/work/inductor_cache" in stages["profile"]["cmd"]
+    import inspect
+
+    from curate import profile_run
+
+    assert 'out / "attempts"' in inspect.getsource(profile_run.profile_all)
