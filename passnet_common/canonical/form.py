@@ -14,12 +14,13 @@ import torch.fx as fx
 
 from passnet_common.canonical.effects import ordering_deps
 from passnet_common.canonical.labels import (
-    DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, qualified_name,
+    DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, positional_names,
+    qualified_name,
     tensor_digest, tensor_meta_of,
 )
 from passnet_common.canonical.order import canonical_order, label_id, merkle
 
-CANONICAL_VERSION = 2
+CANONICAL_VERSION = 3
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, sort_keys=False).encode
 
@@ -106,12 +107,22 @@ def _no_ref(m):
     return ["%"]
 
 
+def _struct_literal(name: str, value: Any) -> Any:
+    """Structure-form encoding of the argument ``name``: dimension arguments kept, every
+    other int / float abstracted, except ``groups=1`` (a dense convolution: ``groups`` > 1
+    -- grouped, depthwise -- is abstracted, so a depthwise net at two widths shares the
+    structure hash but a dense and a grouped convolution do not)."""
+    if name == "groups" and type(value) is int and value == 1:
+        return 1
+    return encode_literal(value, _no_ref, name not in DIM_PARAMS)
+
+
 def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
     """(exact, structure) encodings of a call's arguments, normalised when a signature binds."""
     norm = normalized_arguments(node)
     if norm is not None:
         e = ["sig", *[[k, encode_literal(v, ref)] for k, v in norm]]
-        s = ["sig", *[[k, encode_literal(v, _no_ref, k not in DIM_PARAMS)] for k, v in norm]]
+        s = ["sig", *[[k, _struct_literal(k, v)] for k, v in norm]]
         return e, s
     args, kwargs = node.args, node.kwargs
     kw = sorted(kwargs.items())
@@ -120,8 +131,13 @@ def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
             and not isinstance(tensor_meta_of(args[0]), torch.Tensor) and tensor_meta_of(args[0]) is not None:
         s_args = encode_literal(args, _no_ref)  # index into a tuple / list: wiring, not a size
     else:
-        s_args = encode_literal(args, _no_ref, True)
-    s = ["raw", s_args, ["dict", *[[k, encode_literal(v, _no_ref, k not in DIM_PARAMS)] for k, v in kw]]]
+        names = positional_names(node) if node.op != "call_module" else ()
+        if names:  # dimension and groups arguments recognised by position
+            s_args = ["tuple", *[_struct_literal(names[i] if i < len(names) and names[i] else "", v)
+                                 for i, v in enumerate(args)]]
+        else:
+            s_args = encode_literal(args, _no_ref, True)
+    s = ["raw", s_args, ["dict", *[[k, _struct_literal(k, v)] for k, v in kw]]]
     return e, s
 
 
@@ -297,7 +313,7 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     nodes = list(graph.nodes)
     index = {m: i for i, m in enumerate(nodes)}
     exact, struct, inputs, subs = _labels(nodes, mod, kinds, keep_positions, index)
-    extra, _ = ordering_deps(nodes, inputs)
+    extra, _ = ordering_deps(nodes, inputs, mod, index)
     s_cone, s_down = merkle([label_id(t) for t in struct], inputs, extra)
     keys = list(zip(s_cone, s_down))
     if len(set(keys)) < len(keys):
@@ -309,7 +325,7 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     ph_keys = None
     if keep_positions:
         ph_keys = [i for i in range(len(nodes))]
-    order = canonical_order(ops, inputs, extra, keys, ph_keys)
+    order = canonical_order(ops, inputs, extra, keys, ph_keys, ties=len(set(keys)) < len(keys))
     pos = [0] * len(nodes)
     for k, o in enumerate(order):
         pos[o] = k
@@ -360,7 +376,7 @@ def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequenc
     index = {m: i for i, m in enumerate(nodes)}
     kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
     exact, struct, inputs, _ = _labels(nodes, mod, kinds, False, index)
-    extra, _ = ordering_deps(nodes, inputs)
+    extra, _ = ordering_deps(nodes, inputs, mod, index)
     s_cone, _ = merkle([label_id(t) for t in struct], inputs, extra)
     e_cone, _ = merkle([label_id(t) for t in exact], inputs, extra)
     keys = [(s_cone[index[v]], e_cone[index[v]]) for v in vals]
