@@ -389,3 +389,21 @@ def get_attr_value(gm: Any, target: str) -> Any:
     except AttributeError:
         return None
     return obj
+
+
+def placeholder_kind(node: fx.Node) -> str:
+    """``input``, ``parameter`` or ``buffer`` from Dynamo's ``grapharg`` source (e.g.
+    ``L['self']._modules['fc']._parameters['weight']``); ``input`` when there is none.
+    The placeholder's own name is never read (it must not change the hash)."""
+    ga = node.meta.get("grapharg")
+    src = getattr(ga, "source", None)
+    try:
+        name = src.name() if src is not None and hasattr(src, "name") else ""
+    except Exception:
+        name = ""
+    name = name if isinstance(name, str) else str(name)
+    if "_parameters" in name:
+        return "parameter"
+    if "_buffers" in name:
+        return "buffer"
+    return "input"
