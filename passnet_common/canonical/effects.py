@@ -91,11 +91,6 @@ class _WriteSpec:
     def __init__(self, first, pos, names, inplace_pos, bn, python):
         self.first, self.pos, self.names, self.inplace_pos, self.bn, self.python = first, pos, names, inplace_pos, bn, python
 
-    @property
-    def static(self) -> bool:
-        """Writes whatever the call's literals are."""
-        return bool(self.first or self.pos or self.names)
-
 
 def _python_params(fn) -> list[str] | None:
     import inspect

@@ -184,6 +184,19 @@ def _meta_key(val):
     raise TypeError("no fast meta key")
 
 
+def _permutation(template: list[int], got: list[int]):
+    """How ``got`` (node indexes in the order a label's encoding met them) reorders
+    ``template`` (the fast-path template's order): None for the identity, a tuple of
+    positions into ``template``, or False when no unambiguous mapping exists (a node
+    repeated while the orders differ)."""
+    if got == template:
+        return None
+    if len(got) != len(template) or len(set(template)) != len(template) or sorted(got) != sorted(template):
+        return False
+    where = {j: k for k, j in enumerate(template)}
+    return tuple(where[j] for j in got)
+
+
 def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
     """Per node: exact label, structure label (JSON text), data inputs, the sub-graphs and
     (``want_store``) the stored entry of each call node: ``(target, args skeleton, kwargs
@@ -214,20 +227,23 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = Fa
                 key = (op, n.target, _template(n.args, deps, index, vclass),
                        _template(n.kwargs, kw_deps, index, vclass) if n.kwargs else None, _meta_key(val))
                 # Node references in keyword args may be re-ordered by the signature binding:
-                # those nodes take the slow path, whose input order follows the signature.
-                hit = cache.get(key) if not kw_deps else None
+                # the cached entry keeps that permutation of the template's node order.
                 if kw_deps:
-                    key = None
+                    deps = deps + kw_deps
+                    if len(set(deps)) != len(deps):
+                        raise TypeError("a node repeated across args and kwargs: no unambiguous template")
+                hit = cache.get(key)
             except TypeError:
                 key = hit = None
             if hit is not None and (not want_store or hit[2] is not None):
                 exact.append(hit[0])
                 struct.append(hit[1])
-                inputs.append(deps)
+                perm = hit[3]
+                inputs.append(deps if perm is None else [deps[p] for p in perm])
                 vclass.append(_value_class(val))
                 if want_store:
                     st = hit[2]
-                    store[i] = (st[0], st[1], st[2], st[3], deps)
+                    store[i] = (st[0], st[1], st[2], st[3], deps if st[4] is None else [deps[p] for p in st[4]])
                 continue
             tdeps = deps
         elif op == "placeholder" and not keep_positions:
@@ -304,15 +320,20 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = Fa
                 k_sk = encode_literal(dict(n.kwargs), sref) if n.kwargs else ["dict"]
                 short = tgt if op == "call_function" else (str(n.target) if op == "call_method" else _short_target(n, gm))
                 store[i] = (short, a_sk, k_sk, meta_e, sref.deps)
-                # cacheable only when the skeleton numbers its slots as the fast-path template does
-                st = (short, a_sk, k_sk, meta_e) if key is not None and sref.deps == tdeps else None
+                # cacheable only when the skeleton's slots map onto the fast-path template's nodes
+                sperm = _permutation(tdeps, sref.deps) if key is not None else False
+                st = (short, a_sk, k_sk, meta_e, sperm) if sperm is not False else None
         el, sl = _dumps(e), _dumps(s)
         exact.append(el)
         struct.append(sl)
         inputs.append(ref.deps if op != "placeholder" else [])
         vclass.append(_value_class(tensor_meta_of(n)))
-        if op in ("call_function", "call_method", "call_module", "placeholder") and key is not None:
+        if op == "placeholder" and key is not None:
             cache[key] = (el, sl, st)
+        elif key is not None and op in ("call_function", "call_method", "call_module"):
+            perm = _permutation(tdeps, ref.deps)
+            if perm is not False:
+                cache[key] = (el, sl, st, perm)
     return exact, struct, inputs, subs, store
 
 
