@@ -302,3 +302,13 @@ def test_property_symbolic_trace_call_module_mutations_order_their_readers(stmts
         order = _random_order(len(stmts), (edges - {(a, b)}) | {(b, a)}, seed)
         if order is not None and any(not torch.equal(u, v) for u, v in zip(eager(ref), eager(order))):
             assert canon(order) != canon(ref)
+
+
+@pytest.mark.xfail(strict=True, reason="known false split (also in canonical v2): torch.cond, an in-place relu "
+                   "of its result and repeated identical reads sin(x); another valid statement order gives "
+                   "another graph_hash. Found by the property test above; not fixed yet.")
+def test_known_false_split_cond_mutation_and_repeated_reads():
+    stmts = [("u", 0, 0), ("c", 0, 0), ("u", 0, 0), ("m", 0, 3), ("u", 0, 0), ("u", 0, 0)]
+    order = _random_order(len(stmts), _constraints(stmts), 0)
+    ga, gb = _capture(stmts, list(range(len(stmts)))), _capture(stmts, order)
+    assert canonicalize(ga.gm, ga.kinds, with_wl=False).graph_hash == canonicalize(gb.gm, gb.kinds, with_wl=False).graph_hash
