@@ -4,8 +4,9 @@ Each pair builds two small programs (``torch.compile`` through :func:`extract.ca
 ``torch.fx.symbolic_trace`` or a hand-built FX graph) and carries the right verdict:
 ``same`` (one computation: the hashes must be equal) or ``different`` (the hashes must
 differ), for ``graph_hash`` (``level="graph"``) or ``structure_hash`` (``level="structure"``).
-Pairs marked ``accepted_split`` are the same computation hashed apart on purpose (documented
-in the module docstring of :mod:`passnet_common.canonical`) and are counted separately.
+Pairs marked ``accepted_split`` are the same computation hashed apart on purpose, pairs marked
+``accepted_merge`` different programs hashed equal on purpose (both documented in the module
+docstring of :mod:`passnet_common.canonical`); they are counted separately.
 
     .venv/bin/python -m tests.canonical_corpus      # prints false merges / false splits
 """
@@ -34,6 +35,7 @@ class Pair:
     b: Callable[[], tuple]
     level: str = "graph"  # "graph" | "structure"
     accepted_split: bool = False
+    accepted_merge: bool = False  # a documented merge of different programs (e.g. large constants)
 
 
 def dyn(model: nn.Module, *inputs) -> tuple:
@@ -100,6 +102,17 @@ MUTATIONS = {
     "method add_": lambda y: y.add_(3),
     "torch.sigmoid_": lambda y: torch.sigmoid_(y),
     "setitem": lambda y: y.__setitem__(0, 0.0),
+    # positional ``inplace`` (Dynamo records the modules' flag positionally: F.hardtanh(y, 0.0, 6.0, True))
+    "nn.ReLU6(inplace=True)": lambda y: nn.ReLU6(inplace=True)(y),
+    "nn.LeakyReLU(inplace=True)": lambda y: nn.LeakyReLU(0.1, inplace=True)(y),
+    "nn.Hardswish(inplace=True)": lambda y: nn.Hardswish(inplace=True)(y),
+    "nn.Hardsigmoid(inplace=True)": lambda y: nn.Hardsigmoid(inplace=True)(y),
+    "nn.ELU(inplace=True)": lambda y: nn.ELU(inplace=True)(y),
+    "nn.SELU(inplace=True)": lambda y: nn.SELU(inplace=True)(y),
+    "F.relu(t, True)": lambda y: F.relu(y, True),
+    "F.hardtanh(t, -0.5, 0.5, True)": lambda y: F.hardtanh(y, -0.5, 0.5, True),
+    # a written Tensor(a!)[] list
+    "torch._foreach_mul_([t], 3.0)": lambda y: torch._foreach_mul_([y], 3.0),
 }
 
 
@@ -207,6 +220,145 @@ def _leaf_pairs():
              lambda: trace(_Const([1.0, 2.0, 3.0])), lambda: trace(_Const([1.0, 2.0, 4.0]))),
         Pair("get_attr constant equal values", "constant", "same",
              lambda: trace(_Const([1.0, 2.0, 3.0])), lambda: trace(_Const([1.0, 2.0, 3.0]))),
+    ]
+
+
+class _TracedAct(nn.Module):
+    """``y = x * 2``; a read of ``y`` before or after a call_module ``act(y)``
+    (``torch.fx.symbolic_trace`` keeps ``act`` as a leaf)."""
+
+    def __init__(self, act: nn.Module, before: bool):
+        super().__init__()
+        self.act, self.before = act, before
+
+    def forward(self, x):
+        y = x * 2
+        if self.before:
+            a = y.sum()
+            self.act(y)
+        else:
+            self.act(y)
+            a = y.sum()
+        return a, y
+
+
+class _TracedBN(nn.Module):
+    """A read of the batch norm's running mean (``get_attr``) before or after the call."""
+
+    def __init__(self, before: bool, training: bool):
+        super().__init__()
+        torch.manual_seed(0)
+        self.bn, self.before = nn.BatchNorm1d(6), before
+        self.train(training)
+
+    def forward(self, x):
+        if self.before:
+            a = x + self.bn.running_mean
+            y = self.bn(x)
+        else:
+            y = self.bn(x)
+            a = x + self.bn.running_mean
+        return a, y
+
+
+class _EncoderLayer(nn.Module):
+    def __init__(self, activation):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation=activation)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+def _dead_nodes(permuted: bool):
+    """One program with dead nodes (``tanh(p0)``, ``tanh(p1)``, ... unused) recorded in two
+    orders, the second also with its placeholders in another calling order (a renaming of
+    the inputs): one computation."""
+    ops = [("neg", 0), ("sub", 0, 1), ("maximum", 2, 3), ("tanh", 5), ("neg", 2), ("mul", 2, 4), ("tanh", 1),
+           ("tanh", 2), ("relu", 0)]
+    order = [8, 4, 7, 6, 1, 5, 0, 2, 3] if permuted else list(range(len(ops)))
+    fns = {"neg": torch.neg, "sub": torch.sub, "maximum": torch.maximum, "tanh": torch.tanh, "mul": operator.mul,
+           "relu": torch.relu}
+
+    def f():
+        g = fx.Graph()
+        phs = [None] * 3
+        for k in ([1, 0, 2] if permuted else [0, 1, 2]):
+            phs[k] = g.placeholder(f"p{k}")
+        made = {}
+        for i in order:
+            name, *src = ops[i]
+            made[i] = g.call_function(fns[name], tuple(phs[a] if a < 3 else made[a - 3] for a in src))
+        g.output((made[1], made[5]))
+        gm = fx.GraphModule(nn.Module(), g)
+        ShapeProp(gm).propagate(*[torch.randn(3) for _ in range(3)])
+        return gm, None
+    return f
+
+
+def _symbolic_trace_pairs():
+    def act_pair(name, make):
+        return Pair(f"symbolic_trace: read before vs after call_module {name}", "symbolic_trace mutation", "different",
+                    lambda: trace(_TracedAct(make(), True)), lambda: trace(_TracedAct(make(), False)))
+
+    return [
+        act_pair("nn.ReLU(inplace=True)", lambda: nn.ReLU(inplace=True)),
+        act_pair("nn.Hardtanh(inplace=True)", lambda: nn.Hardtanh(-0.5, 0.5, inplace=True)),
+        Pair("symbolic_trace: read before vs after nn.ReLU() (not in place)", "symbolic_trace mutation", "same",
+             lambda: trace(_TracedAct(nn.ReLU(), True)), lambda: trace(_TracedAct(nn.ReLU(), False))),
+        Pair("symbolic_trace: running_mean read before vs after training-mode BatchNorm", "symbolic_trace mutation",
+             "different", lambda: trace(_TracedBN(True, True)), lambda: trace(_TracedBN(False, True))),
+        Pair("symbolic_trace: running_mean read before vs after eval-mode BatchNorm", "symbolic_trace mutation",
+             "same", lambda: trace(_TracedBN(True, False)), lambda: trace(_TracedBN(False, False))),
+        Pair("symbolic_trace: TransformerEncoderLayer activation=torch.tanh vs torch.sigmoid", "module function attribute",
+             "different", lambda: trace(_EncoderLayer(torch.tanh)), lambda: trace(_EncoderLayer(torch.sigmoid))),
+        Pair("symbolic_trace: TransformerEncoderLayer activation=lambda t: t * 2 vs t * 3", "module function attribute",
+             "different", lambda: trace(_EncoderLayer(lambda t: t * 2)), lambda: trace(_EncoderLayer(lambda t: t * 3))),
+        Pair("symbolic_trace: TransformerEncoderLayer activation=torch.tanh twice", "module function attribute",
+             "same", lambda: trace(_EncoderLayer(torch.tanh)), lambda: trace(_EncoderLayer(torch.tanh))),
+        Pair("dead nodes: placeholder permutation plus reorder", "dead-node order", "same",
+             _dead_nodes(False), _dead_nodes(True)),
+    ]
+
+
+# ---- decisions (documented): large constants, no-op in-place ops, groups= -------------------
+
+class _BigConst(nn.Module):
+    def __init__(self, changed: bool):
+        super().__init__()
+        c = torch.arange(32 * 64, dtype=torch.float32).reshape(32, 64)  # 8 KiB > CONST_DIGEST_MAX_BYTES
+        if changed:
+            c[3, 5] = -1.0
+        self.c = c
+
+    def forward(self, x):
+        return x @ self.c
+
+
+class _Conv(nn.Module):
+    def __init__(self, channels: int, groups: int):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1, groups=groups)
+
+    def forward(self, x):
+        return self.conv(x).relu()
+
+
+def _decision_pairs():
+    before, after = _read_before_after(lambda y: F.dropout(y, 0.5, False, True))
+    x8 = torch.randn(1, 8, 6, 6)
+    x16 = torch.randn(1, 16, 6, 6)
+    return [
+        Pair("32x64 get_attr constant with one value changed (over 4 KiB: shape and dtype only)", "decision: constants",
+             "different", lambda: trace(_BigConst(False)), lambda: trace(_BigConst(True)), accepted_merge=True),
+        Pair("read before vs after dropout(training=False, inplace=True) (a no-op, still a barrier)",
+             "decision: no-op in-place", "same", lambda: dyn(Fn(before), _x()), lambda: dyn(Fn(after), _x()),
+             accepted_split=True),
+        Pair("dense vs grouped conv (groups=1 vs 4)", "decision: groups", "different",
+             lambda: dyn(_Conv(8, 1), x8), lambda: dyn(_Conv(8, 4), x8), level="structure"),
+        Pair("depthwise conv at 8 vs 16 channels (groups = channels)", "decision: groups", "same",
+             lambda: dyn(_Conv(8, 8), x8), lambda: dyn(_Conv(16, 16), x16), level="structure"),
     ]
 
 
@@ -391,7 +543,8 @@ def _structure_pairs(with_transformers: bool = True):
 
 def corpus(with_transformers: bool = True) -> list[Pair]:
     """Every labelled pair (transformers width sweeps optional: they take ~1 min)."""
-    return _inplace_pairs() + _hop_pairs() + _leaf_pairs() + _split_pairs() + _structure_pairs(with_transformers)
+    return (_inplace_pairs() + _hop_pairs() + _leaf_pairs() + _symbolic_trace_pairs() + _decision_pairs()
+            + _split_pairs() + _structure_pairs(with_transformers))
 
 
 def verdict(pair: Pair) -> tuple[bool, str, str]:
@@ -406,11 +559,11 @@ def verdict(pair: Pair) -> tuple[bool, str, str]:
 def evaluate(pairs: list[Pair]) -> dict:
     """Counts of false merges (``different`` pairs hashed equal) and false splits (``same``
     pairs hashed apart; accepted splits counted apart), with the failing pair names."""
-    res = {"pairs": len(pairs), "false_merges": [], "false_splits": [], "accepted_splits": []}
+    res = {"pairs": len(pairs), "false_merges": [], "false_splits": [], "accepted_splits": [], "accepted_merges": []}
     for p in pairs:
         equal, _, _ = verdict(p)
         if p.label == "different" and equal:
-            res["false_merges"].append(p.name)
+            (res["accepted_merges"] if p.accepted_merge else res["false_merges"]).append(p.name)
         elif p.label == "same" and not equal:
             (res["accepted_splits"] if p.accepted_split else res["false_splits"]).append(p.name)
     return res
@@ -422,5 +575,5 @@ if __name__ == "__main__":
 
     r = evaluate(corpus(with_transformers="--fast" not in sys.argv))
     print(f"pairs: {r['pairs']}  false merges: {len(r['false_merges'])}  false splits: {len(r['false_splits'])}  "
-          f"accepted (documented) splits: {len(r['accepted_splits'])}")
+          f"accepted (documented) splits: {len(r['accepted_splits'])}  merges: {len(r['accepted_merges'])}")
     print(json.dumps(r, indent=1))

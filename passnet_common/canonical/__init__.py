@@ -4,14 +4,18 @@ One function, :func:`canonicalize`, defines what goes into a key (the pattern of
 Inductor's FX graph cache), and :data:`CANONICAL_VERSION` is stored beside every hash;
 hashes of different versions are never compared. The code is split by concern:
 ``labels.py`` (what one node contributes), ``effects.py`` (mutations, aliasing, global
-state), ``order.py`` (the canonical order), ``form.py`` (text, hashes, stored node list).
+state), ``order.py`` (the canonical order), ``form.py`` (text, hashes), ``stored.py`` (the stored
+node list).
 
 **1. Node labels** (``graph_hash`` changes when any of these changes)
   * ``call_function`` by qualified target name; ``call_method`` by method name;
     ``call_module`` by the module's type and **full hyperparameter state**, recursively
     over its children: every plain instance attribute (ints, floats, bools, strings,
     dtypes and tuples of them, private ones such as ``_qkv_same_embed_dim`` included),
-    parameter shapes/dtypes, buffer shapes/dtypes/digests -- never ``extra_repr()``.
+    **function-valued attributes** (``TransformerEncoderLayer(activation=torch.tanh)``: by
+    qualified name; a lambda or local function also by a digest of its code object, which
+    depends on the Python version; a ``functools.partial`` with its arguments), parameter
+    shapes/dtypes, buffer shapes/dtypes/digests -- never ``extra_repr()``.
   * **Arguments normalised against the op's signature**, defaults included
     (``torch.fx.operator_schemas.normalize_function``: ATen schemas for builtins,
     ``inspect.signature`` for Python functions such as ``F.relu``); methods bind against
@@ -36,7 +40,13 @@ state), ``order.py`` (the canonical order), ``form.py`` (text, hashes, stored no
     ``nn.Module`` by its state (as ``call_module``); a Parameter by shape and dtype; a
     constant tensor by shape, dtype and -- **when it has at most 4,096 bytes**
     (``labels.CONST_DIGEST_MAX_BYTES``) and real values -- the sha256 digest of its bytes;
-    larger constants and meta/fake tensors by shape and dtype only.
+    larger constants and meta/fake tensors by shape and dtype only. **Decision (an accepted
+    merge)**: a 32x64 float constant with one value changed hashes equal. Large constants
+    are weight-like tables; their values do not change the ops, shapes or kernels that the
+    profiles measure, the store does not keep them (a stored graph synthesises its
+    constants), and hashing every byte of every constant would cost in proportion to the
+    model size. Small constants (masks, index tables, scalars) are where values change the
+    computation, and they are digested.
 
 **2. What is dropped** (``graph_hash`` is invariant to it): node names, placeholder names,
 module paths (``get_attr`` targets, Dynamo's ``L_self_modules_..._weight`` names), the device
@@ -47,9 +57,21 @@ independent nodes and the calling position of placeholders (section 3).
 ordering edges:
   * **Mutations order their readers.** A node mutates an argument when it is a Python
     augmented assignment (``operator.iadd`` ... ``operator.setitem``), a method/function
-    whose name ends in one ``_``, a call with ``inplace=True``, an ``out=`` call, a call
-    whose ATen schema marks an argument as written (``Tensor(a!)``), or a training-mode
-    batch norm (running statistics). Tensors that may share storage form one alias class
+    whose name ends in one ``_``, a call whose ``inplace`` argument is True **by keyword or
+    by position** (``F.relu(t, True)``; Dynamo records ``nn.ReLU6(inplace=True)`` as
+    ``F.hardtanh(t, 0.0, 6.0, True)``: the position comes from the function's signature),
+    an ``out=`` call, a call whose ATen schema marks an argument as written (``Tensor(a!)``,
+    by position or keyword, and every member of a written ``Tensor(a!)[]`` list:
+    ``torch._foreach_mul_([t], 3.0)``), or a training-mode batch norm (running
+    statistics). ``call_module`` leaves (``torch.fx.symbolic_trace`` graphs): a module
+    whose ``inplace`` attribute is True (``nn.ReLU(inplace=True)``) mutates its input; a
+    batch / instance norm in training mode with running statistics mutates its state,
+    an alias class holding every ``get_attr`` below the module's path (a read of
+    ``bn.running_mean`` before vs after the call: two hashes). **Decision (an accepted
+    split)**: an in-place op that happens to be a no-op (``dropout(training=False,
+    inplace=True)``) is still a mutation and orders its readers; telling no-ops apart
+    would need per-op knowledge of when a write writes nothing, and the split only costs
+    one more profile of the same program. Tensors that may share storage form one alias class
     (union-find over every node that may return a view of its inputs: ATen schemas with
     an aliased return, ``getitem``, in-place calls, and every op not known to return a
     fresh tensor). A mutation of class C comes after every earlier reader of C and the
@@ -62,8 +84,14 @@ ordering edges:
   * Ties are broken by Merkle hashes: a node's *cone* (its label with its inputs' cones in
     argument order and its ordering dependencies) and its *down* hash (cone plus the
     sorted down hashes and argument positions of its consumers), structure labels first,
-    then exact labels. Nodes equal in all four are interchangeable except in pathological
-    cases and keep their recorded relative order.
+    then exact labels; then (when some of these keys are equal) by the canonical
+    positions of the node's inputs, all placed before it. This places **dead nodes**
+    canonically: ``tanh(x)`` and ``tanh(y)`` on two placeholders, both unused, have equal
+    Merkle keys but inputs at different canonical positions (without the second key
+    they kept their recording order: 5 of 300 seeded random DAGs split under a
+    placeholder permutation plus a reorder). Dead nodes are kept, not removed: they are
+    part of what eager mode runs. Nodes equal in all keys compute the same value from
+    the same inputs and keep their recorded relative order.
   * **Placeholders** come first, sorted by the same Merkle keys: their position is
     derived from how the graph uses them, not from Dynamo's first-use lifting order. The
     permutation (``CanonicalGraph.placeholder_order``: calling position of each
@@ -84,7 +112,12 @@ ordering edges:
     indexes into a tuple/list result (wiring, not a size). The rule does not look at the
     value, so numbers derived from sizes (``padding_idx = vocab_size - 1``, ``h // heads``)
     are abstracted like sizes, and whether a literal is abstracted never depends on it
-    coinciding with a shape. Bools, strings and dtypes stay. Consequence: one architecture
+    coinciding with a shape, with one exception: ``groups=1`` (a dense convolution) is
+    kept, ``groups`` > 1 abstracted. **Decision**: dense and grouped / depthwise convs are
+    different algorithms and kernels, so their structure hashes differ; a depthwise conv
+    at two widths (``groups`` = channels) still shares one. Where no unique signature
+    binds (``torch.conv2d``'s overloads), dimension and ``groups`` arguments are
+    recognised by their position in the ATen schemas. Bools, strings and dtypes stay. Consequence: one architecture
     at two widths (same depth) shares a structure hash; depth changes the node count and
     therefore the structure hash; two graphs that differ only in a scalar literal
     (``x * 2`` vs ``x * 3``, kernel size 3 vs 5) share it too.

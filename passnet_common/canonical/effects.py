@@ -73,48 +73,144 @@ def _target_name(node: fx.Node) -> str:
     return getattr(t, "__name__", "") or ""
 
 
-def mutated_args(node: fx.Node) -> list[Any]:
-    """The arguments (FX nodes) that ``node`` writes to, in place.
+_spec_cache: dict = {}
 
-    A node mutates: its first argument when it is a Python augmented assignment
-    (``operator.iadd`` ... ``operator.setitem``), a method or function whose name ends in a
-    single ``_`` (``add_``, ``relu_``), or a call with ``inplace=True``; the ``out=`` tensor;
-    every argument an ATen schema marks as written (``Tensor(a!)``) -- for OpOverloads
-    directly, for ``torch.<name>`` functions and methods through ``torch.ops.aten.<name>``;
-    the running statistics of a training-mode ``batch_norm``.
+
+class _WriteSpec:
+    """Where a call target may write, from its signatures (cached per target).
+
+    ``first``: always writes its first argument (augmented assignment, trailing ``_``).
+    ``pos`` / ``names``: positions and names of arguments an ATen schema marks as written
+    (``Tensor(a!)``, ``Tensor(a!)[]``), union over the overloads; an argument is matched in
+    both its positional and its keyword form. ``inplace_pos``: position of an ``inplace``
+    parameter of a Python signature (``F.relu(t, True)``), -1 when there is none.
+    ``bn``: a batch norm (running statistics written in training mode)."""
+
+    __slots__ = ("first", "pos", "names", "inplace_pos", "bn", "python")
+
+    def __init__(self, first, pos, names, inplace_pos, bn, python):
+        self.first, self.pos, self.names, self.inplace_pos, self.bn, self.python = first, pos, names, inplace_pos, bn, python
+
+
+def _python_params(fn) -> list[str] | None:
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in sig.parameters.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+
+def _write_spec(node: fx.Node) -> _WriteSpec:
+    key = (node.op, node.target)
+    try:
+        return _spec_cache[key]
+    except (KeyError, TypeError):
+        pass
+    t = node.target
+    name = _target_name(node)
+    first = (node.op == "call_function" and t in INPLACE_OPERATORS) or (name.endswith("_") and not name.endswith("__"))
+    pos: set[int] = set()
+    names: set[str] = set()
+    if isinstance(t, torch._ops.OpOverload):
+        schemas = [t._schema]
+    else:
+        pkt = _aten_packet(name)
+        schemas = []
+        if pkt is not None:
+            try:
+                schemas = [getattr(pkt, ov)._schema for ov in pkt.overloads()]
+            except Exception:
+                schemas = []
+    for sch in schemas:
+        for i, a in enumerate(sch.arguments):
+            if a.alias_info is not None and a.alias_info.is_write:
+                names.add(a.name)
+                if not a.kwarg_only:
+                    pos.add(i)
+    inplace_pos, python = -1, None
+    if node.op == "call_function" and callable(t) and not isinstance(t, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        params = _python_params(t)
+        if params is not None:
+            python = tuple(params)
+            if "inplace" in params:
+                inplace_pos = params.index("inplace")
+    spec = _WriteSpec(bool(first), frozenset(pos), frozenset(names), inplace_pos, "batch_norm" in name, python)
+    try:
+        _spec_cache[key] = spec
+    except TypeError:
+        pass
+    return spec
+
+
+def _flat_nodes(values, out: list) -> None:
+    for v in values:
+        if isinstance(v, fx.Node):
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            _flat_nodes(v, out)
+
+
+def mutated_args(node: fx.Node) -> list[Any]:
+    """The arguments (FX nodes) that ``node`` writes to, in place; members of a written
+    list (``torch._foreach_mul_([a, b], 2.0)``) count one by one.
+
+    A ``call_function`` / ``call_method`` node mutates: its first argument when it is a
+    Python augmented assignment (``operator.iadd`` ... ``operator.setitem``) or a method or
+    function whose name ends in a single ``_`` (``add_``, ``relu_``); its input when an
+    ``inplace`` argument is True, given by keyword or by position (``F.relu(t, True)``,
+    ``F.hardtanh(t, 0.0, 6.0, True)`` as Dynamo records ``nn.ReLU6(inplace=True)``: the
+    position comes from the function's signature); the ``out=`` tensor(s); every argument
+    an ATen schema marks as written (``Tensor(a!)``, ``Tensor(a!)[]``), given by position
+    or by keyword -- for OpOverloads directly, for ``torch.<name>`` functions and methods
+    through ``torch.ops.aten.<name>`` (union over its overloads); the running statistics
+    of a training-mode ``batch_norm``. ``call_module`` nodes: see :func:`module_effects`.
     """
     if node.op not in ("call_function", "call_method"):
         return []
     args, kwargs = node.args, node.kwargs
+    spec = _write_spec(node)
     out: list[Any] = []
-    if node.op == "call_function" and node.target in INPLACE_OPERATORS:
-        out.append(args[0] if args else None)
-    name = _target_name(node)
-    if name.endswith("_") and not name.endswith("__") and args:
+    if spec.first and args:
         out.append(args[0])
-    if kwargs.get("inplace") is True:
+    for i in spec.pos:
+        if i < len(args):
+            out.append(args[i])
+    for k in spec.names:
+        if k in kwargs:
+            out.append(kwargs[k])
+    if kwargs.get("inplace") is True or (0 <= spec.inplace_pos < len(args) and args[spec.inplace_pos] is True):
         out.append(args[0] if args else kwargs.get("input"))
     if "out" in kwargs:
-        o = kwargs["out"]
-        out.extend(o if isinstance(o, (tuple, list)) else [o])
-    if isinstance(node.target, torch._ops.OpOverload):
-        sch = node.target._schema
-        for i, a in enumerate(sch.arguments):
-            if a.alias_info is not None and a.alias_info.is_write:
-                out.append(args[i] if i < len(args) else kwargs.get(a.name))
-    elif name:
-        _, _, written = _schema_info(name)
-        offset = 0
-        for i in written:
-            if i - offset < len(args):
-                out.append(args[i - offset])
-    if "batch_norm" in name:
-        training = kwargs.get("training", args[5] if len(args) > 5 else False)
+        out.append(kwargs["out"])
+    if spec.bn:
+        bound = dict(zip(spec.python, args)) if spec.python else {}
+        training = kwargs.get("training", bound.get("training", args[5] if len(args) > 5 else False))
         if training is True:  # F.batch_norm(input, running_mean, running_var, ...); torch.batch_norm(input, w, b, rm, rv, ...)
-            stats = args[1:3] if getattr(node.target, "__module__", "") == "torch.nn.functional" else args[3:5]
-            stats = list(stats) + [kwargs.get("running_mean"), kwargs.get("running_var")]
-            out.extend(a for a in stats if isinstance(a, fx.Node))
-    return [a for a in out if isinstance(a, fx.Node)]
+            stats = args[1:3] if spec.python and spec.python[1:3] == ("running_mean", "running_var") else args[3:5]
+            out.extend(stats)
+            out.extend(kwargs[k] for k in ("running_mean", "running_var") if k in kwargs)
+    res: list[Any] = []
+    _flat_nodes(out, res)
+    return res
+
+
+def module_effects(mod: Any) -> tuple[bool, bool]:
+    """``(writes_input, writes_state)`` of a ``call_module`` leaf (``torch.fx.symbolic_trace``
+    keeps standard modules as leaves): a module whose ``inplace`` attribute is True
+    (``nn.ReLU(inplace=True)``, ``nn.Dropout(inplace=True)``, ...) writes its first input; a
+    batch / instance norm in training mode with running statistics writes its buffers (the
+    ``get_attr`` nodes reading them, and later calls of the module, are ordered after it)."""
+    if mod is None:
+        return False, False
+    writes_input = getattr(mod, "inplace", False) is True
+    from torch.nn.modules.batchnorm import _NormBase
+
+    writes_state = isinstance(mod, _NormBase) and mod.training and mod.track_running_stats \
+        and getattr(mod, "running_mean", None) is not None
+    return writes_input, bool(writes_state)
 
 
 def is_global_state(node: fx.Node) -> bool:
@@ -161,27 +257,20 @@ def may_alias_input(node: fx.Node) -> bool:
 _profile_cache: dict = {}
 
 
-def _profile(node: fx.Node) -> tuple[bool, bool, bool]:
-    """Cached per (op, target): (global state, may alias input, may mutate without
-    keyword help). Keyword-dependent mutations (``inplace=True``, ``out=``) are checked per
-    node."""
+def _profile(node: fx.Node) -> tuple[bool, bool, bool, _WriteSpec]:
+    """Cached per (op, target): (global state, may alias input, writes whatever its literals
+    are, write spec). Literal-dependent writes (``inplace``, ``out=``, keyword forms of
+    written arguments) are checked per node."""
     key = (node.op, node.target)
     try:
         return _profile_cache[key]
     except (KeyError, TypeError):
         pass
-    name = _target_name(node)
-    static_mut = bool(
-        (node.op == "call_function" and node.target in INPLACE_OPERATORS)
-        or (name.endswith("_") and not name.endswith("__"))
-        or "batch_norm" in name
-        or (isinstance(node.target, torch._ops.OpOverload)
-            and any(a.alias_info is not None and a.alias_info.is_write for a in node.target._schema.arguments))
-        or (name and _schema_info(name)[2])
-    )
+    spec = _write_spec(node)
+    static_mut = bool(spec.first or spec.pos or spec.bn)
     glob = is_global_state(node) if not static_mut else False
     alias = may_alias_input(node)
-    res = (glob, alias, static_mut)
+    res = (glob, alias, static_mut, spec)
     try:
         _profile_cache[key] = res
     except TypeError:
@@ -189,15 +278,26 @@ def _profile(node: fx.Node) -> tuple[bool, bool, bool]:
     return res
 
 
-def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]]) -> tuple[list[list[int]], list[bool]]:
+def _may_write(node: fx.Node, spec: _WriteSpec) -> bool:
+    kw = node.kwargs
+    if kw and ("inplace" in kw or "out" in kw or (spec.names and not spec.names.isdisjoint(kw))):
+        return True
+    return 0 <= spec.inplace_pos < len(node.args)
+
+
+def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
+                  index: dict | None = None) -> tuple[list[list[int]], list[bool]]:
     """Extra (non-data) dependencies that fix the order of side effects.
 
-    ``inputs[i]`` are the original indexes of node i's data inputs. Returns
-    ``(deps, barrier)``: per node the original indexes it must follow, and whether it is a
-    global-state barrier.
+    ``inputs[i]`` are the original indexes of node i's data inputs; ``gm`` the GraphModule
+    (for the ``call_module`` leaves' effects, :func:`module_effects`); ``index`` maps each
+    node to its position (built when needed). Returns ``(deps, barrier)``: per node the
+    original indexes it must follow, and whether it is a global-state barrier.
 
     * Alias classes: union-find over ``node -- tensor input`` for every node that
-      :func:`may_alias_input`.
+      :func:`may_alias_input`. The state of a module whose call writes its buffers
+      (training-mode batch norm) is one more class, holding every ``get_attr`` of a
+      buffer/parameter below the module's path; the call reads and writes it.
     * A mutation of class C follows every earlier reader of C and the previous mutation
       of C; every later reader of C follows it. Readers of other tensors move freely.
     * A global-state node (:func:`is_global_state`) follows every earlier node and every
@@ -208,13 +308,13 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]]) -> tuple[list[l
     alias = [False] * n
     barrier = [False] * n
     any_effect = False
-    index = None
+    state_paths: dict[str, int] = {}  # module path -> pseudo node index (n, n + 1, ...)
+    state_of: dict[int, int] = {}  # call_module node -> its state's pseudo node
     for i, node in enumerate(nodes):
         op = node.op
         if op == "call_function" or op == "call_method":
-            glob, al, static_mut = _profile(node)
-            kw = node.kwargs
-            if static_mut or (kw and ("inplace" in kw or "out" in kw)):
+            glob, al, static_mut, spec = _profile(node)
+            if static_mut or _may_write(node, spec):
                 mu = mutated_args(node)
                 if mu:
                     if index is None:
@@ -228,10 +328,26 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]]) -> tuple[list[l
             alias[i] = al
         elif op == "call_module":
             alias[i] = True
+            try:
+                mod = gm.get_submodule(node.target) if gm is not None else None
+            except AttributeError:
+                mod = None
+            w_in, w_state = module_effects(mod)
+            if w_in and node.args and isinstance(node.args[0], fx.Node):
+                if index is None:
+                    index = {m: k for k, m in enumerate(nodes)}
+                muts[i] = [index[node.args[0]]]
+                any_effect = True
+            if w_state:
+                path = str(node.target)
+                k = state_paths.setdefault(path, n + len(state_paths))
+                muts[i].append(k)
+                state_of[i] = k
+                any_effect = True
     deps: list[list[int]] = [[] for _ in range(n)]
     if not any_effect:
         return deps, barrier
-    parent = list(range(n))
+    parent = list(range(n + len(state_paths)))
 
     def find(i: int) -> int:
         while parent[i] != i:
@@ -245,6 +361,15 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]]) -> tuple[list[l
                 a, b = find(i), find(j)
                 if a != b:
                     parent[a] = b
+    if state_paths:
+        for i, node in enumerate(nodes):
+            if node.op == "get_attr":
+                t = str(node.target)
+                for path, k in state_paths.items():
+                    if t == path or t.startswith(path + "."):
+                        a, b = find(i), find(k)
+                        if a != b:
+                            parent[a] = b
     ins = inputs
     readers: dict[int, list[int]] = {}
     last_mut: dict[int, int] = {}
@@ -262,7 +387,10 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]]) -> tuple[list[l
         if last_barrier >= 0:
             d.append(last_barrier)
         mutated = {find(j) for j in muts[i]}
-        for c in {find(j) for j in ins[i]}:
+        touched = {find(j) for j in ins[i]} | mutated
+        if i in state_of or node.op == "get_attr":
+            touched.add(find(i))  # a module state's reader (get_attr) or its call
+        for c in touched:
             if c in mutated:
                 d.extend(readers.get(c, ()))
                 if c in last_mut:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import operator
@@ -14,12 +15,14 @@ import torch.fx as fx
 
 from passnet_common.canonical.effects import ordering_deps
 from passnet_common.canonical.labels import (
-    DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, qualified_name,
+    DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, placeholder_kind,
+    positional_names, qualified_name,
     tensor_digest, tensor_meta_of,
 )
 from passnet_common.canonical.order import canonical_order, label_id, merkle
+from passnet_common.canonical.stored import _node_list, _short_target, _SlotRef
 
-CANONICAL_VERSION = 2
+CANONICAL_VERSION = 3
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, sort_keys=False).encode
 
@@ -30,24 +33,6 @@ def hash_metadata() -> dict[str, str]:
     import networkx
 
     return {"passnet.canonical_version": str(CANONICAL_VERSION), "passnet.networkx_version": networkx.__version__}
-
-
-def placeholder_kind(node: fx.Node) -> str:
-    """``input``, ``parameter`` or ``buffer`` from Dynamo's ``grapharg`` source (e.g.
-    ``L['self']._modules['fc']._parameters['weight']``); ``input`` when there is none.
-    The placeholder's own name is never read (it must not change the hash)."""
-    ga = node.meta.get("grapharg")
-    src = getattr(ga, "source", None)
-    try:
-        name = src.name() if src is not None and hasattr(src, "name") else ""
-    except Exception:
-        name = ""
-    name = name if isinstance(name, str) else str(name)
-    if "_parameters" in name:
-        return "parameter"
-    if "_buffers" in name:
-        return "buffer"
-    return "input"
 
 
 @dataclass
@@ -106,12 +91,22 @@ def _no_ref(m):
     return ["%"]
 
 
+def _struct_literal(name: str, value: Any) -> Any:
+    """Structure-form encoding of the argument ``name``: dimension arguments kept, every
+    other int / float abstracted, except ``groups=1`` (a dense convolution: ``groups`` > 1
+    -- grouped, depthwise -- is abstracted, so a depthwise net at two widths shares the
+    structure hash but a dense and a grouped convolution do not)."""
+    if name == "groups" and type(value) is int and value == 1:
+        return 1
+    return encode_literal(value, _no_ref, name not in DIM_PARAMS)
+
+
 def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
     """(exact, structure) encodings of a call's arguments, normalised when a signature binds."""
     norm = normalized_arguments(node)
     if norm is not None:
         e = ["sig", *[[k, encode_literal(v, ref)] for k, v in norm]]
-        s = ["sig", *[[k, encode_literal(v, _no_ref, k not in DIM_PARAMS)] for k, v in norm]]
+        s = ["sig", *[[k, _struct_literal(k, v)] for k, v in norm]]
         return e, s
     args, kwargs = node.args, node.kwargs
     kw = sorted(kwargs.items())
@@ -120,8 +115,13 @@ def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
             and not isinstance(tensor_meta_of(args[0]), torch.Tensor) and tensor_meta_of(args[0]) is not None:
         s_args = encode_literal(args, _no_ref)  # index into a tuple / list: wiring, not a size
     else:
-        s_args = encode_literal(args, _no_ref, True)
-    s = ["raw", s_args, ["dict", *[[k, encode_literal(v, _no_ref, k not in DIM_PARAMS)] for k, v in kw]]]
+        names = positional_names(node) if node.op != "call_module" else ()
+        if names:  # dimension and groups arguments recognised by position
+            s_args = ["tuple", *[_struct_literal(names[i] if i < len(names) and names[i] else "", v)
+                                 for i, v in enumerate(args)]]
+        else:
+            s_args = encode_literal(args, _no_ref, True)
+    s = ["raw", s_args, ["dict", *[[k, _struct_literal(k, v)] for k, v in kw]]]
     return e, s
 
 
@@ -184,12 +184,30 @@ def _meta_key(val):
     raise TypeError("no fast meta key")
 
 
-def _labels(nodes, gm, kinds, keep_positions: bool, index):
-    """Per node: exact label, structure label (JSON text), data inputs, and the sub-graphs.
+def _permutation(template: list[int], got: list[int]):
+    """How ``got`` (node indexes in the order a label's encoding met them) reorders
+    ``template`` (the fast-path template's order): None for the identity, a tuple of
+    positions into ``template``, or False when no unambiguous mapping exists (a node
+    repeated while the orders differ)."""
+    if got == template:
+        return None
+    if len(got) != len(template) or len(set(template)) != len(template) or sorted(got) != sorted(template):
+        return False
+    where = {j: k for k, j in enumerate(template)}
+    return tuple(where[j] for j in got)
+
+
+def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
+    """Per node: exact label, structure label (JSON text), data inputs, the sub-graphs and
+    (``want_store``) the stored entry of each call node: ``(target, args skeleton, kwargs
+    skeleton, meta, skeleton deps)`` -- arguments as recorded, node references as slots
+    that :func:`canonicalize` fills with canonical indexes, so nothing is encoded twice.
 
     Fast path: a call node's labels are a function of (op, target, argument template,
     output meta) -- the template keeps literals and each input node's value class (tensor,
-    tuple, ...), which is all the slow path reads -- so equal keys reuse cached labels."""
+    tuple, ...), which is all the slow path reads -- so equal keys reuse cached labels and
+    stored skeletons."""
+    store: list = [None] * len(nodes) if want_store else None
     exact: list[str] = []
     struct: list[str] = []
     inputs: list[list[int]] = []
@@ -209,18 +227,25 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index):
                 key = (op, n.target, _template(n.args, deps, index, vclass),
                        _template(n.kwargs, kw_deps, index, vclass) if n.kwargs else None, _meta_key(val))
                 # Node references in keyword args may be re-ordered by the signature binding:
-                # those nodes take the slow path, whose input order follows the signature.
-                hit = cache.get(key) if not kw_deps else None
+                # the cached entry keeps that permutation of the template's node order.
                 if kw_deps:
-                    key = None
+                    deps = deps + kw_deps
+                    if len(set(deps)) != len(deps):
+                        raise TypeError("a node repeated across args and kwargs: no unambiguous template")
+                hit = cache.get(key)
             except TypeError:
                 key = hit = None
-            if hit is not None:
+            if hit is not None and (not want_store or hit[2] is not None):
                 exact.append(hit[0])
                 struct.append(hit[1])
-                inputs.append(deps)
+                perm = hit[3]
+                inputs.append(deps if perm is None else [deps[p] for p in perm])
                 vclass.append(_value_class(val))
+                if want_store:
+                    st = hit[2]
+                    store[i] = (st[0], st[1], st[2], st[3], deps if st[4] is None else [deps[p] for p in st[4]])
                 continue
+            tdeps = deps
         elif op == "placeholder" and not keep_positions:
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
             val = tensor_meta_of(n)
@@ -234,16 +259,23 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index):
                 struct.append(hit[1])
                 inputs.append([])
                 vclass.append(_value_class(val))
+                if want_store and not n.args:  # a placeholder's default value: stored by the slow path
+                    store[i] = hit[2]
                 ph += 1
                 continue
         ref = _Ref(index)
+        st = None
         if op == "placeholder":
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
             val = tensor_meta_of(n)
             pos = [ph] if keep_positions else []
-            e = ["placeholder", kind, encode_meta(val), *pos]
+            meta_e = encode_meta(val)
+            e = ["placeholder", kind, meta_e, *pos]
             s = ["placeholder", kind, encode_meta(val, True), *pos]
             ph += 1
+            st = ("placeholder", kind, meta_e)
+            if want_store and not n.args:
+                store[i] = st
         elif op == "get_attr":
             val = get_attr_value(gm, n.target)
             if isinstance(val, fx.GraphModule):
@@ -268,27 +300,59 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index):
             s = ["output", encode_literal(n.args, _no_ref)]
         else:
             if op == "call_module":
-                key = n.target
-                if key not in mod_cache:
+                mkey = n.target
+                if mkey not in mod_cache:
                     m = gm.get_submodule(n.target) if gm is not None else None
-                    mod_cache[key] = (module_state(m), module_state(m, True)) if m is not None else ("module", "module")
-                tgt, s_tgt = mod_cache[key]
+                    mod_cache[mkey] = (module_state(m), module_state(m, True)) if m is not None else ("module", "module")
+                tgt, s_tgt = mod_cache[mkey]
                 args_e = ["raw", encode_literal(n.args, ref), encode_literal(dict(n.kwargs), ref)]
                 args_s = ["raw", encode_literal(n.args, _no_ref, True), encode_literal(dict(n.kwargs), _no_ref, True)]
             else:
                 tgt = s_tgt = qualified_name(n.target) if op == "call_function" else str(n.target)
                 args_e, args_s = _encode_call(n, ref)
             val = tensor_meta_of(n)
-            e = [op, tgt, args_e, encode_meta(val)]
+            meta_e = encode_meta(val)
+            e = [op, tgt, args_e, meta_e]
             s = [op, s_tgt, args_s, encode_meta(val, True)]
+            if want_store:
+                sref = _SlotRef(index)
+                a_sk = encode_literal(n.args, sref)
+                k_sk = encode_literal(dict(n.kwargs), sref) if n.kwargs else ["dict"]
+                short = tgt if op == "call_function" else (str(n.target) if op == "call_method" else _short_target(n, gm))
+                store[i] = (short, a_sk, k_sk, meta_e, sref.deps)
+                # cacheable only when the skeleton's slots map onto the fast-path template's nodes
+                sperm = _permutation(tdeps, sref.deps) if key is not None else False
+                st = (short, a_sk, k_sk, meta_e, sperm) if sperm is not False else None
         el, sl = _dumps(e), _dumps(s)
         exact.append(el)
         struct.append(sl)
         inputs.append(ref.deps if op != "placeholder" else [])
         vclass.append(_value_class(tensor_meta_of(n)))
-        if op in ("call_function", "call_method", "call_module", "placeholder") and key is not None:
-            cache[key] = (el, sl)
-    return exact, struct, inputs, subs
+        if op == "placeholder" and key is not None:
+            cache[key] = (el, sl, st)
+        elif key is not None and op in ("call_function", "call_method", "call_module"):
+            perm = _permutation(tdeps, ref.deps)
+            if perm is not False:
+                cache[key] = (el, sl, st, perm)
+    return exact, struct, inputs, subs, store
+
+
+class _NoGC:
+    """Python's cyclic garbage collector off inside the block (restored after, also on
+    errors). The form allocates hundreds of thousands of small lists and tuples, none of
+    them in reference cycles; generation-0 collections triggered by those allocations were
+    the largest single cost (issue 21: 1.4x-2.65x, and a 2-4x run-to-run spread)."""
+
+    __slots__ = ("was",)
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
+            gc.enable()
+        return False
 
 
 def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
@@ -296,8 +360,8 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     mod = gm if isinstance(gm, fx.GraphModule) else None
     nodes = list(graph.nodes)
     index = {m: i for i, m in enumerate(nodes)}
-    exact, struct, inputs, subs = _labels(nodes, mod, kinds, keep_positions, index)
-    extra, _ = ordering_deps(nodes, inputs)
+    exact, struct, inputs, subs, store = _labels(nodes, mod, kinds, keep_positions, index, want_store=want_text)
+    extra, _ = ordering_deps(nodes, inputs, mod, index)
     s_cone, s_down = merkle([label_id(t) for t in struct], inputs, extra)
     keys = list(zip(s_cone, s_down))
     if len(set(keys)) < len(keys):
@@ -309,7 +373,7 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     ph_keys = None
     if keep_positions:
         ph_keys = [i for i in range(len(nodes))]
-    order = canonical_order(ops, inputs, extra, keys, ph_keys)
+    order = canonical_order(ops, inputs, extra, keys, ph_keys, ties=len(set(keys)) < len(keys))
     pos = [0] * len(nodes)
     for k, o in enumerate(order):
         pos[o] = k
@@ -326,7 +390,7 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     text = "".join(e_lines[1:]) if want_text else ""
     graph_hash = hashlib.sha256("".join(e_lines).encode()).hexdigest()
     structure_hash = hashlib.sha256("".join(s_lines).encode()).hexdigest()
-    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, struct
+    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index
 
 
 def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> list[int]:
@@ -359,10 +423,11 @@ def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequenc
         return list(range(len(vals))) if isinstance(vals, (tuple, list)) else [0]
     index = {m: i for i, m in enumerate(nodes)}
     kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
-    exact, struct, inputs, _ = _labels(nodes, mod, kinds, False, index)
-    extra, _ = ordering_deps(nodes, inputs)
-    s_cone, _ = merkle([label_id(t) for t in struct], inputs, extra)
-    e_cone, _ = merkle([label_id(t) for t in exact], inputs, extra)
+    with _NoGC():
+        exact, struct, inputs, _, _ = _labels(nodes, mod, kinds, False, index)
+        extra, _ = ordering_deps(nodes, inputs, mod, index)
+        s_cone, _ = merkle([label_id(t) for t in struct], inputs, extra)
+        e_cone, _ = merkle([label_id(t) for t in exact], inputs, extra)
     keys = [(s_cone[index[v]], e_cone[index[v]]) for v in vals]
     return sorted(range(len(vals)), key=lambda k: keys[k])
 
@@ -370,7 +435,8 @@ def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequenc
 def graph_hashes(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> tuple[str, str]:
     """``(graph_hash, structure_hash)`` only: the same values as :func:`canonicalize` without
     building the stored node list or the WL bucket (used to re-hash a store)."""
-    r = _core(gm, list(placeholder_kinds) if placeholder_kinds is not None else None, False, want_text=False)
+    with _NoGC():
+        r = _core(gm, list(placeholder_kinds) if placeholder_kinds is not None else None, False, want_text=False)
     return r[4], r[5]
 
 
@@ -387,20 +453,6 @@ def _wl_hash(struct_labels_short, inputs, iterations: int = 3) -> str:
             else:
                 g.add_edge(j, i, pos=str(p))
     return nx.weisfeiler_lehman_graph_hash(g, node_attr="label", edge_attr="pos", iterations=iterations, digest_size=16)
-
-
-def _short_target(n: fx.Node, gm) -> str:
-    if n.op == "call_function":
-        return qualified_name(n.target)
-    if n.op == "call_module" and gm is not None:
-        try:
-            m = gm.get_submodule(n.target)
-            return f"{type(m).__module__}.{type(m).__qualname__}"
-        except AttributeError:
-            return "module"
-    if n.op in ("call_method",):
-        return str(n.target)
-    return n.op
 
 
 def canonicalize(
@@ -430,46 +482,14 @@ def canonicalize(
         ValueError: the graph is not a DAG.
     """
     kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
-    nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, struct = _core(gm, kinds, keep_placeholder_order)
-    mod = gm if isinstance(gm, fx.GraphModule) else None
-    wl = ""
-    if with_wl:
-        wl = _wl_hash([f"{nodes[o].op}|{_short_target(nodes[o], mod)}" for o in order], canon_inputs)
-
-    def ref(m):
-        return ["%", pos[index[m]]]
-
-    index = {m: i for i, m in enumerate(nodes)}
-    ph_positions = {}
-    for m in nodes:
-        if m.op == "placeholder":
-            ph_positions[m] = len(ph_positions)
-    subgraphs: list[CanonicalGraph] = []
-    canon_nodes: list[dict] = []
-    placeholder_order: list[int] = []
-    for k, o in enumerate(order):
-        n = nodes[o]
-        entry: dict = {"op": n.op, "target": _short_target(n, mod) if n.op != "call_method" else str(n.target),
-                       "args": encode_literal(n.args, ref), "kwargs": encode_literal(dict(n.kwargs), ref) if n.kwargs else ["dict"],
-                       "meta": None if n.op == "output" else encode_meta(tensor_meta_of(n)), "inputs": canon_inputs[k]}
-        if n.op == "placeholder":
-            p = ph_positions[n]
-            entry["target"] = "placeholder"
-            entry["position"] = p
-            entry["canonical_position"] = len(placeholder_order)
-            entry["kind"] = kinds[p] if kinds is not None and p < len(kinds) else placeholder_kind(n)
-            placeholder_order.append(p)
-        elif n.op == "get_attr":
-            entry["target"] = "get_attr"
-            if o in subs:
-                entry["subgraph"] = len(subgraphs)
-                entry["meta"] = None
-                subgraphs.append(subs[o])
-            else:
-                val = get_attr_value(mod, n.target)
-                entry["meta"] = encode_meta(val) if isinstance(val, torch.Tensor) else None
-        elif n.op == "output":
-            entry["target"] = "output"
-        canon_nodes.append(entry)
+    with _NoGC():
+        r = _core(gm, kinds, keep_placeholder_order)
+        nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index = r
+        mod = gm if isinstance(gm, fx.GraphModule) else None
+        wl = ""
+        if with_wl:
+            wl = _wl_hash([f"{nodes[o].op}|{_short_target(nodes[o], mod)}" for o in order], canon_inputs)
+        canon_nodes, subgraphs, placeholder_order = _node_list(nodes, order, pos, canon_inputs, subs, store, index,
+                                                               mod, kinds)
     return CanonicalGraph(graph_hash=graph_hash, structure_hash=structure_hash, wl_hash=wl, text=text,
                           nodes=canon_nodes, order=order, subgraphs=subgraphs, placeholder_order=placeholder_order)

@@ -245,6 +245,46 @@ def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
     return [(k, bound[k] if k in bound else defaults[k]) for k in names]
 
 
+_posname_cache: dict = {}
+
+
+def positional_names(node: fx.Node) -> tuple:
+    """Names of a call's positional parameters by position, from the ATen schemas of
+    ``torch.ops.aten.<name>`` (a name where every overload long enough agrees, else None);
+    ``()`` when there is no schema. Used where no unique signature binds (ambiguous
+    overloads such as ``torch.conv2d``'s ``padding: str`` variant) to recognise
+    dimension and ``groups`` arguments."""
+    t = node.target
+    key = (node.op, t)
+    try:
+        return _posname_cache[key]
+    except (KeyError, TypeError):
+        pass
+    if isinstance(t, torch._ops.OpOverload):
+        schemas = [t._schema]
+    else:
+        name = t if isinstance(t, str) else getattr(t, "__name__", "") or ""
+        pkt = getattr(torch.ops.aten, name, None) if name and not name.startswith("__") else None
+        try:
+            schemas = [getattr(pkt, ov)._schema for ov in pkt.overloads()] if pkt is not None else []
+        except Exception:
+            schemas = []
+    names: list = []
+    for sch in schemas:
+        pos = [a.name for a in sch.arguments if not a.kwarg_only]
+        for i, nm in enumerate(pos):
+            if i == len(names):
+                names.append(nm)
+            elif names[i] != nm:
+                names[i] = None
+    res = tuple(names)
+    try:
+        _posname_cache[key] = res
+    except TypeError:
+        pass
+    return res
+
+
 # --- module state, constants -------------------------------------------------------------
 
 
@@ -268,14 +308,68 @@ def tensor_digest(t: torch.Tensor) -> str | None:
         return None
 
 
+def _is_function(v: Any) -> bool:
+    import functools
+    import types
+
+    return isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial,
+                          torch._ops.OpOverload, torch._ops.OpOverloadPacket)) and not isinstance(v, torch.nn.Module)
+
+
+def function_label(fn: Any) -> list:
+    """A function-valued module attribute (``TransformerEncoderLayer(activation=torch.tanh)``,
+    a ``functools.partial``): ``["fn", qualified name]``; a lambda or local function (no
+    importable name) adds a digest of its code object (bytecode, constants, names), so
+    two different lambdas do not share a label; a partial adds its arguments; a bound
+    method adds its owner's type."""
+    import functools
+    import types
+
+    if isinstance(fn, functools.partial):
+        return ["partial", function_label(fn.func), encode_literal(fn.args, _no_node),
+                encode_literal(dict(fn.keywords), _no_node)]
+    if isinstance(fn, types.MethodType):
+        owner = type(fn.__self__)
+        return ["method", f"{owner.__module__}.{owner.__qualname__}", function_label(fn.__func__)]
+    name = qualified_name(fn)
+    qual = getattr(fn, "__qualname__", "") or ""
+    if isinstance(fn, types.FunctionType) and ("<lambda>" in qual or "<locals>" in qual or not _importable(fn)):
+        return ["fn", f"{fn.__module__}.{qual}", hashlib.sha256(_code_blob(fn.__code__)).hexdigest()[:32]]
+    return ["fn", name]
+
+
+def _code_blob(code: Any) -> bytes:
+    """Bytes of a code object that do not depend on addresses or file paths: bytecode,
+    names, and constants (nested code objects recursively). The bytecode depends on the
+    Python version."""
+    consts = [_code_blob(c) if hasattr(c, "co_code") else repr(c).encode() for c in code.co_consts]
+    return repr((code.co_code, consts, code.co_names, code.co_varnames)).encode()
+
+
+def _importable(fn: Any) -> bool:
+    import sys
+
+    obj = sys.modules.get(getattr(fn, "__module__", None) or "")
+    for part in (getattr(fn, "__qualname__", "") or "").split("."):
+        obj = getattr(obj, part, None)
+    return obj is fn
+
+
+def _no_node(m: Any) -> Any:
+    return ["%"]
+
+
 def module_state(mod: torch.nn.Module, abstract: bool = False) -> list:
     """Type and full hyperparameter state of a ``call_module`` leaf, recursively over its
     children: every plain instance attribute (ints, floats, bools, strings, dtypes, tuples
     of those -- private ones such as ``_qkv_same_embed_dim`` included, hook tables and other
-    containers excluded), each parameter's shape and dtype, each buffer's shape, dtype and
+    containers excluded), every function-valued attribute (:func:`function_label`), each parameter's shape and dtype, each buffer's shape, dtype and
     (up to :data:`CONST_DIGEST_MAX_BYTES`) value digest. With ``abstract`` (structure form)
-    ints and floats become their type, shapes their rank and digests are dropped."""
-    attrs = [[k, encode_literal(v, None, abstract)] for k, v in sorted(vars(mod).items()) if _plain(v)]
+    ints and floats become their type (except ``groups=1``, a dense convolution), shapes
+    their rank and digests are dropped."""
+    attrs = [[k, (1 if k == "groups" and v == 1 and type(v) is int else encode_literal(v, None, abstract))
+              if _plain(v) else function_label(v)]
+             for k, v in sorted(vars(mod).items()) if _plain(v) or _is_function(v)]
     params = [[k, encode_meta(p, abstract)] for k, p in sorted(mod._parameters.items()) if p is not None]
     bufs = [[k, encode_meta(b, abstract), None if abstract else tensor_digest(b)]
             for k, b in sorted(mod._buffers.items()) if b is not None]
@@ -295,3 +389,21 @@ def get_attr_value(gm: Any, target: str) -> Any:
     except AttributeError:
         return None
     return obj
+
+
+def placeholder_kind(node: fx.Node) -> str:
+    """``input``, ``parameter`` or ``buffer`` from Dynamo's ``grapharg`` source (e.g.
+    ``L['self']._modules['fc']._parameters['weight']``); ``input`` when there is none.
+    The placeholder's own name is never read (it must not change the hash)."""
+    ga = node.meta.get("grapharg")
+    src = getattr(ga, "source", None)
+    try:
+        name = src.name() if src is not None and hasattr(src, "name") else ""
+    except Exception:
+        name = ""
+    name = name if isinstance(name, str) else str(name)
+    if "_parameters" in name:
+        return "parameter"
+    if "_buffers" in name:
+        return "buffer"
+    return "input"

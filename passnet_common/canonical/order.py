@@ -60,12 +60,18 @@ def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> t
 
 
 def canonical_order(ops: list[str], inputs: list[list[int]], extra: list[list[int]], keys: list[tuple],
-                    placeholder_keys: list | None = None) -> list[int]:
+                    placeholder_keys: list | None = None, ties: bool = True) -> list[int]:
     """Deterministic topological order (original indexes in canonical order).
 
     Placeholders come first, sorted by ``placeholder_keys[i]`` (their Merkle keys, or their
     original position when the calling convention is fixed); the output node comes last;
-    everything else is popped from a heap of ready nodes by ``keys[i]``.
+    everything else is popped from a heap of ready nodes by ``keys[i]``, then (when
+    ``ties``: some keys are equal) by the canonical positions of the node's data inputs
+    and ordering dependencies, all placed before it becomes ready. Without this second
+    key, nodes with equal Merkle keys but different inputs -- dead nodes such as
+    ``tanh(x)`` and ``tanh(y)`` on two placeholders, whose keys cannot tell ``x`` from
+    ``y`` -- would keep their recording order. Only nodes equal in both keep it, and
+    those compute the same value from the same inputs.
 
     Raises:
         ValueError: the dependencies have a cycle.
@@ -86,15 +92,30 @@ def canonical_order(ops: list[str], inputs: list[list[int]], extra: list[list[in
     for i in phs:
         for u in users[i]:
             indeg[u] -= 1
-    heap = [(keys[i], i) for i in range(n) if indeg[i] == 0 and ops[i] not in ("placeholder", "output")]
+    if ties:
+        pos = [-1] * n
+        for k, i in enumerate(order):
+            pos[i] = k
+
+        def entry(i):
+            return (keys[i], [pos[j] for j in inputs[i]], sorted(pos[j] for j in extra[i]), i)
+    else:
+        pos = None
+
+        def entry(i):
+            return (keys[i], i)
+
+    heap = [entry(i) for i in range(n) if indeg[i] == 0 and ops[i] not in ("placeholder", "output")]
     heapq.heapify(heap)
     while heap:
-        _, i = heapq.heappop(heap)
+        i = heapq.heappop(heap)[-1]
+        if pos is not None:
+            pos[i] = len(order)
         order.append(i)
         for u in users[i]:
             indeg[u] -= 1
             if indeg[u] == 0 and ops[u] != "output":
-                heapq.heappush(heap, (keys[u], u))
+                heapq.heappush(heap, entry(u))
     order.extend(outs)
     if len(order) != n:
         raise ValueError("graph has a cycle or dangling dependencies; not a valid FX graph")

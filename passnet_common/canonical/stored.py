@@ -1,0 +1,116 @@
+"""The stored node list of the canonical form (``CanonicalGraph.nodes``, the store's
+``graph.json``): skeletons that :func:`passnet_common.canonical.form._labels` builds once per
+distinct call, filled with canonical indexes (rules in :mod:`passnet_common.canonical`)."""
+
+from __future__ import annotations
+
+import torch
+import torch.fx as fx
+
+from passnet_common.canonical.labels import encode_literal, encode_meta, get_attr_value, placeholder_kind, qualified_name, tensor_meta_of
+
+
+class _Slot:
+    """The k-th node reference of a stored-argument skeleton (filled by :func:`_fill`)."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int):
+        self.k = k
+
+
+class _SlotRef:
+    """``ref`` for :func:`encode_literal` that builds a skeleton: node references become
+    :class:`_Slot` objects numbered in traversal order; ``deps`` lists the nodes."""
+
+    __slots__ = ("index", "deps")
+
+    def __init__(self, index):
+        self.index = index
+        self.deps: list[int] = []
+
+    def __call__(self, m):
+        self.deps.append(self.index[m])
+        return _Slot(len(self.deps) - 1)
+
+
+def _fill(skel, refs: list, sdeps: list[int]):
+    """A skeleton with its slots replaced by ``refs[sdeps[k]]`` (``["%", canonical index]``)."""
+    t = type(skel)
+    if t is _Slot:
+        return refs[sdeps[skel.k]]
+    if t is list:
+        return [refs[sdeps[x.k]] if type(x) is _Slot else (_fill(x, refs, sdeps) if type(x) is list else x)
+                for x in skel]
+    return skel
+
+
+def _short_target(n: fx.Node, gm) -> str:
+    if n.op == "call_function":
+        return qualified_name(n.target)
+    if n.op == "call_module" and gm is not None:
+        try:
+            m = gm.get_submodule(n.target)
+            return f"{type(m).__module__}.{type(m).__qualname__}"
+        except AttributeError:
+            return "module"
+    if n.op in ("call_method",):
+        return str(n.target)
+    return n.op
+
+
+def _node_list(nodes, order, pos, canon_inputs, subs, store, index, mod, kinds):
+    """The stored node list (see :class:`CanonicalGraph`), its sub-graphs and the
+    placeholder permutation. Call nodes reuse the skeletons :func:`_labels` built."""
+    refs = [["%", p] for p in pos]
+
+    def ref(m):
+        return refs[index[m]]
+
+    ph_positions = {}
+    for m in nodes:
+        if m.op == "placeholder":
+            ph_positions[m] = len(ph_positions)
+    subgraphs: list = []
+    canon_nodes: list[dict] = []
+    placeholder_order: list[int] = []
+    for k, o in enumerate(order):
+        n = nodes[o]
+        st = store[o]
+        if st is not None and len(st) == 3:  # a placeholder: ("placeholder", kind, meta)
+            p = ph_positions[n]
+            canon_nodes.append({"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"],
+                                "meta": st[2], "inputs": canon_inputs[k], "position": p,
+                                "canonical_position": len(placeholder_order), "kind": st[1]})
+            placeholder_order.append(p)
+            continue
+        if st is not None:
+            tgt, a_sk, k_sk, meta, sdeps = st
+            if sdeps:
+                a_sk, k_sk = _fill(a_sk, refs, sdeps), _fill(k_sk, refs, sdeps)
+            canon_nodes.append({"op": n.op, "target": tgt, "args": a_sk, "kwargs": k_sk, "meta": meta,
+                                "inputs": canon_inputs[k]})
+            continue
+        entry: dict = {"op": n.op, "target": _short_target(n, mod) if n.op != "call_method" else str(n.target),
+                       "args": encode_literal(n.args, ref), "kwargs": encode_literal(dict(n.kwargs), ref) if n.kwargs else ["dict"],
+                       "meta": None if n.op == "output" else encode_meta(tensor_meta_of(n)), "inputs": canon_inputs[k]}
+        if n.op == "placeholder":
+            p = ph_positions[n]
+            entry["target"] = "placeholder"
+            entry["position"] = p
+            entry["canonical_position"] = len(placeholder_order)
+            entry["kind"] = kinds[p] if kinds is not None and p < len(kinds) else placeholder_kind(n)
+            placeholder_order.append(p)
+        elif n.op == "get_attr":
+            entry["target"] = "get_attr"
+            if o in subs:
+                entry["subgraph"] = len(subgraphs)
+                entry["meta"] = None
+                subgraphs.append(subs[o])
+            else:
+                val = get_attr_value(mod, n.target)
+                entry["meta"] = encode_meta(val) if isinstance(val, torch.Tensor) else None
+        elif n.op == "output":
+            entry["target"] = "output"
+        canon_nodes.append(entry)
+    return canon_nodes, subgraphs, placeholder_order
