@@ -42,7 +42,12 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
     torch.manual_seed(0)
     cuda = torch.cuda.is_available()
     dev = "cuda" if cuda else "cpu"
-    rss0 = _rss_bytes()
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    MODEL_FOR_CAUSAL_LM_MAPPING[type(AutoConfig.from_pretrained(model_dir))]  # import the modeling code first
+    import safetensors.torch  # noqa: F401
+    rss0 = _rss_bytes()  # libraries loaded: the delta is the model's weights, reference, optimizer, activations
     policy = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(dev)
     ref = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(dev).eval()
     opt = torch.optim.AdamW(policy.parameters(), lr=1e-6)
