@@ -1,13 +1,13 @@
 """Fault signatures, base-vs-proxy fidelity of GRPO runs, and cost accounting.
 
-Detector (:func:`signature`): a run's per-step curves, compared with the healthy run of the
-same model, become a set of fault kinds with their first step (thresholds: the
-``proxy.fidelity.detector`` params):
+Detector (:func:`signature`): a run's per-step curves, compared with the healthy runs (one or
+an ensemble of seeds) of the same model, become a set of fault kinds with their first step
+(thresholds: the ``proxy.fidelity.detector`` params, taken over the whole healthy ensemble):
 
 - ``nan_inf``: first step with a NaN/Inf gradient entry or a non-finite loss.
 - ``grad_spike``: first step whose total gradient norm before clipping (the Trainer's
   ``grad_norm``; the per-group norms of the step log are measured after clipping) exceeds
-  ``grad_spike_factor`` x the healthy run's median.
+  ``grad_spike_factor`` x the healthy ensemble's maximum.
 - ``kl_blowup``: first step whose KL exceeds ``kl_blowup_factor`` x the healthy run's maximum
   KL and ``kl_blowup_min``.
 - ``reward_collapse``: first step (from ``fault_step``) where the running mean reward over
@@ -20,26 +20,27 @@ same model, become a set of fault kinds with their first step (thresholds: the
   are numbered from 1; ``fault_step`` is the 0-based index of the first faulty optimizer step,
   i.e. the fault shows from row ``fault_step + 1``.
 - ``grad_collapse``: first step after ``fault_step`` whose gradient norm before clipping is below
-  ``grad_collapse_factor`` x the healthy run's at the same step (where the healthy one is above
-  ``divergence_floor``): gradients flushed to zero (fp16 underflow).
+  ``grad_collapse_factor`` x the healthy median at the same step (where that median is above
+  ``divergence_floor``), holding on ``grad_collapse_steps`` consecutive such steps: gradients
+  flushed to zero (fp16 underflow).
 - ``logprob_mismatch``: first fresh-rollout step (the policy has not moved since the rollout,
   see :mod:`rl`) whose mean |log pi_train - log pi_rollout| exceeds
   ``max(logprob_mismatch_factor x healthy maximum on fresh steps, logprob_mismatch_min)`` nats
   (rollout precision or kernel differing from training's).
-- ``divergence``: first step where loss, KL or gradient norm departs from the healthy curve
-  by more than ``divergence_rel`` (relative to the healthy value, floor ``divergence_floor``).
+- ``divergence``: first step where loss, KL or gradient norm leaves the healthy ensemble's range
+  at that step by more than ``divergence_rel`` x its largest magnitude (floor ``divergence_floor``).
 
-A proxy reproduces a fault when its signature has the same kinds as the base's and every
-kind's first step is within ``step_tolerance`` steps. A fault whose base run shows no signature is
-reported as "not detectable at this scale" (verdict None), never as reproduced. Curve similarity of healthy runs
+Verdicts over seeds (calibration, fault-specific kinds, rates with intervals) are in
+:mod:`verdicts`; :func:`reproduces` is the plain signature comparison. Curve similarity of healthy runs
 (:func:`curve_similarity`): Pearson correlation and the normalised distance
 ``mean|b - p| / mean|b|`` per signal.
 
-Cost (:func:`cost_row`, :func:`projection`): training-state bytes of a GRPO run in mixed
+Cost (:func:`projection`; measured: :mod:`cost`): training-state bytes of a GRPO run in mixed
 precision (per parameter: 2 B bf16 weights + 4 B fp32 master + 4 + 4 B Adam moments + 2 B
 bf16 gradients + 2 B bf16 reference = 18 B, the ZeRO paper's 16 B/param mixed-precision Adam
-plus a frozen bf16 reference), accelerators = ceil(bytes / (device memory x usable share)),
-per-step cost = accelerators x step time.
+plus a frozen bf16 reference), accelerators = ceil(bytes / (device memory x usable share)).
+No per-step cost ratio is derived from the accelerator ratio: pruning keeps top-k, so FLOPs per
+token are unchanged and fewer accelerators carry the same compute.
 """
 
 from __future__ import annotations
@@ -244,8 +245,8 @@ def projection(family_configs: Mapping[str, Mapping], keep_ratios: Sequence[floa
             layer, "top_k": experts per token, "n_group"/"topk_group" (optional)}.
 
     Proxy parameters = total - moe_layers x (E - k) x expert, k from :func:`prune.keep_count`.
-    Per-step cost ratio = accelerators ratio (active parameters per token are unchanged by
-    pruning, so the per-accelerator step time is taken as equal: an assumption, stated).
+    Memory only (training state); rollout-engine weights, KV cache, activations and node
+    rounding are not modelled.
     """
     from .prune import keep_count
 
@@ -258,8 +259,7 @@ def projection(family_configs: Mapping[str, Mapping], keep_ratios: Sequence[floa
             p = c["total"] - c["moe_layers"] * (c["experts"] - k) * c["expert"]
             acc = accelerators(p, device_memory_gb, usable_share)
             rows[f"r{r}"] = {"experts_kept": k, "params": p, "accelerators": acc,
-                             "accelerators_saved_share": round(1 - acc / base_acc, 4),
-                             "per_step_cost_ratio": round(base_acc / acc, 3)}
+                             "accelerators_saved_share": round(1 - acc / base_acc, 4)}
         out[name] = rows
     return out
 
