@@ -455,11 +455,15 @@ register_block("proxy", Block({
         "fp16_grad_scale": positive(float),
         "router_lr_factor": positive(float),
         "faults": ListOf(Choice(PROXY_FAULTS)),
+        "healthy_seeds": ListOf(int),
+        "fault_seeds": ListOf(int),
+        "eval_fault_runs": bool,
     }),
     "fidelity": Block({
         "step_tolerance": non_negative(int),
         "device_memory_gb": positive(float),
         "usable_share": interval(float, 0, 1, lo_open=True),
+        "cost": Block({"seq_len": positive(int), "steps": positive(int), "rounds": positive(int)}),
         "detector": Block({
             "grad_spike_factor": positive(float),
             "kl_blowup_factor": positive(float),
@@ -470,6 +474,7 @@ register_block("proxy", Block({
             "expert_collapse_share": _SHARE,
             "update_frozen": non_negative(float),
             "grad_collapse_factor": positive(float),
+            "grad_collapse_steps": positive(int),
             "logprob_mismatch_factor": positive(float),
             "logprob_mismatch_min": non_negative(float),
             "divergence_rel": positive(float),

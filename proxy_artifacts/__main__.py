@@ -2,6 +2,7 @@
 
 Subcommands (each a thin wrapper over a function in this package):
 
+- ``build-corpus`` rewrite the committed stdlib text/code corpus file (``corpus.CORPUS_FILE``)
 - ``train-base``  train the default tiny MoE base (``proxy.base`` params)
 - ``stats``       expert-activation statistics per calibration category (``proxy.model``, ``proxy.stats``)
 - ``prune``       one proxy at ``--keep-ratio`` (``proxy.prune``, ``proxy.eval``)
@@ -30,6 +31,10 @@ def _params(path: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m proxy_artifacts", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("build-corpus", help="rewrite the committed stdlib corpus file")
+    p.add_argument("--out", help="output file (default: proxy_artifacts/corpus_files/stdlib_py311.json.gz)")
+    p.add_argument("--stdlib", help="stdlib folder (default: this interpreter's)")
 
     p = sub.add_parser("train-base", help="train the default base model")
     p.add_argument("--params", default="params.yaml")
@@ -69,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", required=True, help="markdown report path")
     p.add_argument("--metrics", required=True, help="metrics/fidelity.json")
     p.add_argument("--plots", required=True, help="folder for fidelity_*.png")
+    p.add_argument("--cost", nargs="*", default=[],
+                   help="name=model folder of each model to time side by side (one is base=...); none: skipped")
 
     p = sub.add_parser("publish", help="push a proxy folder to the Hub")
     p.add_argument("folder", help="a proxy model folder (config, safetensors, lineage.json, README.md card)")
@@ -85,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="accept a branch/tag or no revision (default: a 40-hex commit sha is required)")
 
     a = ap.parse_args(argv)
-    if a.cmd == "train-base":
+    if a.cmd == "build-corpus":
+        from . import corpus
+
+        print(corpus.build_corpus_file(a.out or corpus.CORPUS_FILE, a.stdlib))
+    elif a.cmd == "train-base":
         from .base_model import train_base
 
         prm = _params(a.params)["base"]
@@ -96,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             spec = json.loads((__import__("pathlib").Path(a.out) / "specialisation.json").read_text())
             atomic_write_json(a.metrics, {
                 "final_train_loss": summary["final_loss"],
+                "num_experts": prm["num_experts"], "top_k": prm["top_k"],
+                "corpus_sha256": summary["corpus_sha256"],
                 "task": summary["task"], "task_acc_heldout": summary["task_acc_heldout"],
                 "task_problems": summary["task_problems"],
                 "num_parameters": summary["num_parameters"],
@@ -135,8 +148,20 @@ def main(argv: list[str] | None = None) -> int:
             if not eq or not name or not folder:
                 raise ValueError(f"--runs item {item!r} is not name=folder")
             dirs[name] = folder
-        m = run_fidelity(_params(a.params), dirs, a.report, a.metrics, a.plots)
-        print(json.dumps({n: v["faults_reproduced"] for n, v in m["proxies"].items()}))
+        prm = _params(a.params)
+        cost = None
+        if a.cost:
+            from .cost import measure_side_by_side
+
+            models = dict(x.partition("=")[::2] for x in a.cost)
+            cp = prm["fidelity"].get("cost") or {}
+            gp = prm["grpo"]
+            cost = measure_side_by_side(models, batch=int(gp["prompts_per_step"]) * int(gp["num_generations"]),
+                                        seq_len=int(cp.get("seq_len", 32)), steps=int(cp.get("steps", 4)),
+                                        rounds=int(cp.get("rounds", 2)), threads=int(gp.get("threads", 1)))
+        m = run_fidelity(prm, dirs, a.report, a.metrics, a.plots, cost=cost)
+        print(json.dumps({"false_positive_rate": m["false_positive_rate"], "reproduction_rate": m["reproduction_rate"],
+                          "base_self_reproduction_rate": m["base_self_reproduction_rate"]}, indent=1))
     elif a.cmd == "publish":
         from .hub import publish
 

@@ -56,6 +56,11 @@ def training_batches(tokenizer, p: dict) -> torch.Tensor:
     mix = p.get("category_mix") or {}
     wins = [corpus.category_windows(tokenizer, c, "train", p["seq_len"], int(per_cat * mix.get(c, 1.0)),
                                     seed=p["seed"]) for c in corpus.CATEGORIES]
+    for c, w in zip(corpus.CATEGORIES, wins):
+        want = int(per_cat * mix.get(c, 1.0))
+        if len(w) < want:
+            raise ValueError(f"proxy.base.train_windows_per_category: category {c!r} has {len(w)} windows of "
+                             f"{p['seq_len']} tokens in the corpus, {want} asked")
     data = torch.cat(wins)
     g = torch.Generator().manual_seed(p["seed"])
     return data[torch.randperm(len(data), generator=g)]
@@ -159,7 +164,7 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
     summary = {"steps": steps, "batch_size": bs, "seq_len": p["seq_len"],
                "final_loss": log[-1]["loss"], "log": log, "num_parameters": model.num_parameters(),
                "model_type": cfg.model_type, "task": corpus.TASK, "task_acc_heldout": round(task_acc, 4),
-               "task_problems": task_n}
+               "task_problems": task_n, "corpus_sha256": corpus.corpus_sha256()}
     atomic_write_json(out_dir / "specialisation.json", spec, indent=1)
     # Wall time stays out of the files: a rebuild must give byte-identical outputs.
     atomic_write_json(out_dir / "train_log.json", summary, indent=1)

@@ -129,10 +129,28 @@ def card_text(lineage: dict, metrics: dict | None) -> str:
                                                                        "weights unchanged)\n")
     mtp_line = (f"- MTP layers: the base declares {mtp} (`num_nextn_predict_layers`); transformers builds no MTP "
                 "module, so the proxy has none and its config sets the key to 0\n") if mtp else ""
+    cal = lineage.get("calibration") or {}
+    cal_line = (f"- calibration data: `{cal.get('dataset')}` (categories {cal.get('categories')}; "
+                f"{cal.get('stats_windows_per_category')} windows of {cal.get('stats_seq_len')} tokens per category for "
+                f"the expert statistics, {cal.get('merge_windows_per_category')} training-split windows per category for "
+                f"the output merge; evaluation windows are held out"
+                + (f"; builtin corpus file sha256 `{cal['corpus_sha256']}`" if cal.get("corpus_sha256") else "") + ")\n"
+                ) if cal else "- calibration data: not recorded in lineage.json\n"
+    acc = ""
+    if metrics and "task_acc_base" in metrics:
+        acc = (f"- task accuracy (held-out exact match of the verifiable task): base "
+               f"{metrics['task_acc_base']}, proxy {metrics.get('task_acc_proxy')} (before any RL)\n")
+    licence = ("- licence: the proxy is a derivative of the base's weights and inherits the base's licence"
+               + (" (the builtin base is trained on CPython standard-library text, PSF-2.0)" if base.startswith("local:")
+                  else "") + "\n")
+    use = ("- intended use: a small stand-in to reproduce RL post-training failures (instability, precision and "
+           "routing faults) of the base on fewer accelerators; not for deployment, not for quality claims about "
+           "the base; fidelity figures are in the PassNet fidelity report\n")
     rows = ""
     if metrics:
         for k in ("params_base", "params_proxy", "heldout_loss_base", "heldout_loss_proxy", "next_token_acc_base",
-                  "next_token_acc_proxy", "kl_base_to_proxy", "routing_entropy_base", "routing_entropy_proxy"):
+                  "next_token_acc_proxy", "kl_base_to_proxy", "routing_entropy_base", "routing_entropy_proxy",
+                  "task_acc_base", "task_acc_proxy"):
             if k in metrics:
                 rows += f"| {k} | {metrics[k]} |\n"
     body = f"""---
@@ -153,7 +171,7 @@ effective {eff}), chosen by `{lineage['method']}` on expert-activation statistic
 - kept experts per layer: `kept_experts.json`; provenance: `lineage.json` (sha256 of every file)
 - keep ratio: requested {req}, effective {eff} ({lineage['experts_kept']}/{lineage['experts_base']}; floors for
   top-k and group-limited routing can raise it)
-{merge_line}{mtp_line}
+{merge_line}{mtp_line}{cal_line}{acc}{licence}{use}
 | metric | value |
 |---|---|
 {rows}

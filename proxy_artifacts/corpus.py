@@ -2,9 +2,17 @@
 
 Nothing is downloaded. Three categories, each a deterministic list of documents:
 
-- ``text``: docstrings of Python standard-library modules (English prose), read with ``ast``
-  from the running interpreter's stdlib sources (``sysconfig.get_paths()["stdlib"]``).
+- ``text``: docstrings of Python standard-library modules (English prose).
 - ``code``: the Python source of stdlib modules (comments and docstrings included).
+
+  Both are read from the committed corpus file :data:`CORPUS_FILE` (gzip JSON, its sha256 in the
+  base's ``train_log.json`` and ``metrics/proxy_base.json``), never from the running interpreter:
+  a rebuild on another machine or Python patch release trains on the same bytes.
+  :func:`build_corpus_file` writes that file from an explicit module list
+  (``sys.stdlib_module_names`` of the pinned Python 3.11, resolved inside the stdlib folder,
+  ``site-packages`` and ``test``/``idlelib``/``turtledemo`` excluded); the split of a module is a
+  hash of its dotted name only (an earlier version also hashed the interpreter's folder name,
+  ``python3.11``, so another Python moved every top-level module between the splits).
 - ``reverse`` (the default verifiable task, :data:`TASK`): ``"Q: rev(word)=? A: drow"`` with
   2-5 random lowercase letters; chosen because the tiny base learns it in a few hundred CPU
   steps and generalises to unseen words (arithmetic on operands 0..20 did not generalise to
@@ -22,9 +30,13 @@ The byte-level tokenizer (:func:`build_tokenizer`) has 256 byte tokens and 3 spe
 from __future__ import annotations
 
 import ast
+import functools
+import gzip
 import hashlib
+import json
 import random
 import re
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -37,12 +49,78 @@ SPECIALS = ("<pad>", "<s>", "</s>")
 _ARITH_RE = re.compile(r"Q: (-?\d+)([+\-*])(-?\d+)=\? A: (-?\d+)")
 
 
-def _stdlib_files() -> list[Path]:
-    root = Path(sysconfig.get_paths()["stdlib"])
-    files = sorted(p for p in root.glob("*.py") if not p.name.startswith("_"))
-    files += sorted(p for p in root.glob("*/*.py") if "test" not in p.parts[-2] and "idlelib" not in p.parts[-2]
-                    and not p.name.startswith("_"))
-    return files
+CORPUS_FILE = Path(__file__).parent / "corpus_files" / "stdlib_py311.json.gz"
+EXCLUDED_MODULES = frozenset({"test", "idlelib", "turtledemo", "this", "antigravity"})
+# characters kept per (category, split) in the corpus file: > 1.5 x what the default params read
+# (train: 1500 windows x 128 tokens x 1.1; heldout: 96 windows x 128 x 1.1)
+CORPUS_CAPS = {"train": 360_000, "heldout": 60_000}
+
+
+def stdlib_module_files(stdlib_dir: str | Path | None = None) -> list[tuple[str, Path]]:
+    """(dotted module name, source path) of every stdlib module in an explicit list.
+
+    The list is ``sys.stdlib_module_names`` (minus private ``_*`` names and
+    :data:`EXCLUDED_MODULES`); each name is resolved inside ``stdlib_dir`` (default: the
+    interpreter's ``sysconfig`` stdlib folder) as ``<name>.py`` or the ``.py`` files directly inside
+    the package folder ``<name>/`` (``__init__`` and ``_*`` files skipped). Nothing under
+    ``site-packages`` can enter: no name of the list resolves there. Sorted by name.
+    """
+    root = Path(stdlib_dir or sysconfig.get_paths()["stdlib"])
+    out = []
+    for name in sorted(sys.stdlib_module_names):
+        if name.startswith("_") or name in EXCLUDED_MODULES:
+            continue
+        if (root / f"{name}.py").is_file():
+            out.append((name, root / f"{name}.py"))
+        elif (root / name).is_dir():
+            out += [(f"{name}.{p.stem}", p) for p in sorted((root / name).glob("*.py")) if not p.name.startswith("_")]
+    assert not any("site-packages" in p.parts for _, p in out)
+    return out
+
+
+def build_corpus_file(out: str | Path = CORPUS_FILE, stdlib_dir: str | Path | None = None,
+                      caps: dict | None = None) -> str:
+    """Write the committed text/code corpus (gzip JSON, mtime 0) and return its sha256.
+
+    Modules (:func:`stdlib_module_files`) are split by :func:`_split_of` of their dotted name,
+    shuffled with a fixed seed and taken until ``caps[split]`` characters per category.
+    Format: ``{"python": version, "license": ..., "docs": {category: {split: [str, ...]}}}``.
+    """
+    caps = caps or CORPUS_CAPS
+    files = stdlib_module_files(stdlib_dir)
+    random.Random("stdlib-corpus").shuffle(files)
+    docs: dict = {c: {s: [] for s in caps} for c in ("text", "code")}
+    for name, path in files:
+        split = _split_of(name)
+        src = path.read_text(encoding="utf-8", errors="replace")
+        for cat, items in (("text", _docstrings(src)), ("code", [src])):
+            bucket = docs[cat][split]
+            if sum(map(len, bucket)) < caps[split]:
+                bucket.extend(items)
+    body = {"python": sys.version.split()[0], "source": "CPython standard library (.py sources)",
+            "license": "PSF-2.0 (Python Software Foundation License)",
+            "modules": "sys.stdlib_module_names minus _* and " + ",".join(sorted(EXCLUDED_MODULES)),
+            "docs": docs}
+    data = gzip.compress(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8"), mtime=0)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    return hashlib.sha256(data).hexdigest()
+
+
+def corpus_sha256(path: str | Path = CORPUS_FILE) -> str:
+    """sha256 (hex) of the committed corpus file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@functools.lru_cache(maxsize=2)
+def _corpus_docs(path: str) -> dict:
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"corpus file {p} is missing (rebuild it: python -m proxy_artifacts build-corpus)")
+    return json.loads(gzip.decompress(p.read_bytes()).decode("utf-8"))["docs"]
 
 
 def _split_of(name: str, heldout_share: float = 0.1) -> str:
@@ -157,16 +235,13 @@ def documents(category: str, split: str, max_chars: int, seed: int = 0) -> list[
             out.append(doc)
             total += len(doc)
         return out
-    files = [p for p in _stdlib_files() if _split_of(p.stem + p.parent.name) == split]
-    random.Random(f"{category}-{seed}").shuffle(files)
-    for p in files:
-        src = p.read_text(encoding="utf-8", errors="replace")
-        docs = _docstrings(src) if category == "text" else [src]
-        for d in docs:
-            out.append(d + "\n")
-            total += len(d) + 1
-            if total >= max_chars:
-                return out
+    docs = list(_corpus_docs(str(CORPUS_FILE))[category][split])
+    random.Random(f"{category}-{seed}").shuffle(docs)
+    for d in docs:
+        out.append(d + "\n")
+        total += len(d) + 1
+        if total >= max_chars:
+            return out
     return out
 
 

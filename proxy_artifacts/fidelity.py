@@ -1,13 +1,13 @@
 """Fault signatures, base-vs-proxy fidelity of GRPO runs, and cost accounting.
 
-Detector (:func:`signature`): a run's per-step curves, compared with the healthy run of the
-same model, become a set of fault kinds with their first step (thresholds: the
-``proxy.fidelity.detector`` params):
+Detector (:func:`signature`): a run's per-step curves, compared with the healthy runs (one or
+an ensemble of seeds) of the same model, become a set of fault kinds with their first step
+(thresholds: the ``proxy.fidelity.detector`` params, taken over the whole healthy ensemble):
 
 - ``nan_inf``: first step with a NaN/Inf gradient entry or a non-finite loss.
 - ``grad_spike``: first step whose total gradient norm before clipping (the Trainer's
   ``grad_norm``; the per-group norms of the step log are measured after clipping) exceeds
-  ``grad_spike_factor`` x the healthy run's median.
+  ``grad_spike_factor`` x the healthy ensemble's maximum.
 - ``kl_blowup``: first step whose KL exceeds ``kl_blowup_factor`` x the healthy run's maximum
   KL and ``kl_blowup_min``.
 - ``reward_collapse``: first step (from ``fault_step``) where the running mean reward over
@@ -20,26 +20,27 @@ same model, become a set of fault kinds with their first step (thresholds: the
   are numbered from 1; ``fault_step`` is the 0-based index of the first faulty optimizer step,
   i.e. the fault shows from row ``fault_step + 1``.
 - ``grad_collapse``: first step after ``fault_step`` whose gradient norm before clipping is below
-  ``grad_collapse_factor`` x the healthy run's at the same step (where the healthy one is above
-  ``divergence_floor``): gradients flushed to zero (fp16 underflow).
+  ``grad_collapse_factor`` x the healthy median at the same step (where that median is above
+  ``divergence_floor``), holding on ``grad_collapse_steps`` consecutive such steps: gradients
+  flushed to zero (fp16 underflow).
 - ``logprob_mismatch``: first fresh-rollout step (the policy has not moved since the rollout,
   see :mod:`rl`) whose mean |log pi_train - log pi_rollout| exceeds
   ``max(logprob_mismatch_factor x healthy maximum on fresh steps, logprob_mismatch_min)`` nats
   (rollout precision or kernel differing from training's).
-- ``divergence``: first step where loss, KL or gradient norm departs from the healthy curve
-  by more than ``divergence_rel`` (relative to the healthy value, floor ``divergence_floor``).
+- ``divergence``: first step where loss, KL or gradient norm leaves the healthy ensemble's range
+  at that step by more than ``divergence_rel`` x its largest magnitude (floor ``divergence_floor``).
 
-A proxy reproduces a fault when its signature has the same kinds as the base's and every
-kind's first step is within ``step_tolerance`` steps. A fault whose base run shows no signature is
-reported as "not detectable at this scale" (verdict None), never as reproduced. Curve similarity of healthy runs
+Verdicts over seeds (calibration, fault-specific kinds, rates with intervals) are in
+:mod:`verdicts`; :func:`reproduces` is the plain signature comparison. Curve similarity of healthy runs
 (:func:`curve_similarity`): Pearson correlation and the normalised distance
 ``mean|b - p| / mean|b|`` per signal.
 
-Cost (:func:`cost_row`, :func:`projection`): training-state bytes of a GRPO run in mixed
+Cost (:func:`projection`; measured: :mod:`cost`): training-state bytes of a GRPO run in mixed
 precision (per parameter: 2 B bf16 weights + 4 B fp32 master + 4 + 4 B Adam moments + 2 B
 bf16 gradients + 2 B bf16 reference = 18 B, the ZeRO paper's 16 B/param mixed-precision Adam
-plus a frozen bf16 reference), accelerators = ceil(bytes / (device memory x usable share)),
-per-step cost = accelerators x step time.
+plus a frozen bf16 reference), accelerators = ceil(bytes / (device memory x usable share)).
+No per-step cost ratio is derived from the accelerator ratio: pruning keeps top-k, so FLOPs per
+token are unchanged and fewer accelerators carry the same compute.
 """
 
 from __future__ import annotations
@@ -85,45 +86,84 @@ def _running_mean(xs: list[float], w: int) -> list[float]:
     return out
 
 
-def signature(rows: Sequence[Mapping], healthy: Sequence[Mapping], det: Mapping, fault_step: int = 0) -> dict:
-    """{kind: first step} of the fault kinds detected in ``rows`` against ``healthy`` (see module doc)."""
+def _ensemble(healthy) -> list[list[Mapping]]:
+    if not healthy:
+        return []
+    return [list(healthy)] if isinstance(healthy[0], Mapping) else [list(h) for h in healthy]
+
+
+def _at_step(ens: list[list[Mapping]], key: str) -> dict[int, list[float]]:
+    """{step: [finite values of key over the healthy runs]}."""
+    out: dict[int, list[float]] = {}
+    for rows in ens:
+        for r, v in zip(rows, series(rows, key)):
+            if math.isfinite(v):
+                out.setdefault(int(r["step"]), []).append(v)
+    return out
+
+
+def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 0) -> dict:
+    """{kind: first step} of the fault kinds detected in ``rows`` against the healthy runs.
+
+    ``healthy``: one healthy run (a list of step rows) or an ensemble (a list of such lists, one per
+    seed); every threshold is taken over the whole ensemble (maxima, per-step medians, per-step
+    ranges), so more healthy seeds widen what counts as healthy (see module doc for the kinds).
+    """
+    ens = _ensemble(healthy)
     sig: dict[str, int] = {}
     steps = [int(r["step"]) for r in rows]
     for r, s in zip(rows, steps):
         if r.get("grad_nan", 0) or r.get("grad_inf", 0) or r.get("loss_nonfinite", 0):
             sig["nan_inf"] = s
             break
-    gkey = "grad_norm_trl" if any("grad_norm_trl" in r for r in healthy) else "grad_norm_total"
-    g_h = _finite(series(healthy, gkey))
-    med = statistics.median(g_h) if g_h else float("nan")
+    gkey = "grad_norm_trl" if any("grad_norm_trl" in r for h in ens for r in h) else "grad_norm_total"
+    g_h = [v for h in ens for v in _finite(series(h, gkey))]
+    g_max = max(g_h) if g_h else float("nan")
     for s, g in zip(steps, series(rows, gkey)):
-        if math.isfinite(g) and math.isfinite(med) and g > det["grad_spike_factor"] * med:
+        if math.isfinite(g) and math.isfinite(g_max) and g > det["grad_spike_factor"] * g_max:
             sig["grad_spike"] = s
             break
-    kl_h = _finite(series(healthy, "kl"))
+    kl_h = [v for h in ens for v in _finite(series(h, "kl"))]
     kl_max = max(kl_h) if kl_h else 0.0
-    kl = series(rows, "kl")
-    for s, v in zip(steps, kl):
+    for s, v in zip(steps, series(rows, "kl")):
         if not math.isfinite(v) or (v > det["kl_blowup_factor"] * kl_max and v > det["kl_blowup_min"]):
             if math.isfinite(v) or "nan_inf" in sig:
                 sig["kl_blowup"] = s
                 break
     w = int(det["window"])
     rm = _running_mean(series(rows, "reward"), w)
-    rh = _running_mean(series(healthy, "reward"), w)
-    for s, a, b in zip(steps, rm, rh):
+    rh: dict[int, list[float]] = {}
+    for h in ens:
+        for r, v in zip(h, _running_mean(series(h, "reward"), w)):
+            if math.isfinite(v):
+                rh.setdefault(int(r["step"]), []).append(v)
+    for s, a in zip(steps, rm):
+        b = statistics.mean(rh[s]) if rh.get(s) else float("nan")
         if s >= fault_step + w and math.isfinite(b) and b >= det["reward_min"] and (
                 not math.isfinite(a) or a < det["reward_collapse_frac"] * b):
             sig["reward_collapse"] = s
             break
-    g_rows, g_hs = series(rows, gkey), {int(r["step"]): r.get(gkey) for r in healthy}
-    for s, g in zip(steps, g_rows):
-        gh = g_hs.get(s)
-        if s > fault_step and gh is not None and math.isfinite(g) and float(gh) > det["divergence_floor"] and \
-                g < det.get("grad_collapse_factor", 0.1) * float(gh):
-            sig["grad_collapse"] = s
-            break
-    fresh_h = [float(r["logprob_mismatch"]) for r in healthy if r.get("fresh_rollout") and "logprob_mismatch" in r]
+    g_med = {k: statistics.median(v) for k, v in _at_step(ens, gkey).items()}
+    g_rows = series(rows, gkey)
+    hold = int(det.get("grad_collapse_steps", 1))
+
+    def informative(i):  # the healthy median is above the floor: a low norm here means something
+        gh = g_med.get(steps[i])
+        return gh is not None and gh > det["divergence_floor"]
+
+    def low(i):
+        return informative(i) and math.isfinite(g_rows[i]) and \
+            g_rows[i] < det.get("grad_collapse_factor", 0.1) * g_med[steps[i]]
+
+    # a collapse holds on `hold` consecutive informative steps (or on all that remain): steps where
+    # the healthy median itself is ~0 (zero-reward batches) neither confirm nor break it
+    for i, s in enumerate(steps):
+        if s > fault_step and low(i):
+            nxt = [j for j in range(i + 1, len(steps)) if informative(j)][: hold - 1]
+            if all(low(j) for j in nxt):
+                sig["grad_collapse"] = s
+                break
+    fresh_h = [float(r["logprob_mismatch"]) for h in ens for r in h if r.get("fresh_rollout") and "logprob_mismatch" in r]
     thr = max(det.get("logprob_mismatch_factor", 10.0) * max(fresh_h, default=0.0), det.get("logprob_mismatch_min", 1e-4))
     for r, s in zip(rows, steps):
         v = r.get("logprob_mismatch")
@@ -135,21 +175,20 @@ def signature(rows: Sequence[Mapping], healthy: Sequence[Mapping], det: Mapping,
             sig["expert_collapse"] = s
             break
     after = [v for s, v in zip(steps, series(rows, "update_norm")) if s > fault_step]
-    after_h = [v for s, v in zip([int(r["step"]) for r in healthy], series(healthy, "update_norm")) if s > fault_step]
+    after_h = [v for h in ens for s, v in zip([int(r["step"]) for r in h], series(h, "update_norm")) if s > fault_step]
     if after and _finite(after_h) and min(_finite(after_h)) > det["update_frozen"] and \
             all(math.isfinite(v) and v < det["update_frozen"] for v in after):
         sig["frozen_policy"] = fault_step + 1
-    hs = {int(r["step"]): r for r in healthy}
+    ranges = {key: _at_step(ens, key) for key in ("loss", "kl", "grad_norm_total")}
     for r, s in zip(rows, steps):
-        h = hs.get(s)
-        if h is None:
-            continue
-        for key in ("loss", "kl", "grad_norm_total"):
-            a, b = r.get(key), h.get(key)
-            if a is None or b is None:
+        for key, by_step in ranges.items():
+            a, hv = r.get(key), by_step.get(s)
+            if a is None or not hv:
                 continue
-            a, b = float(a), float(b)
-            if not math.isfinite(a) or abs(a - b) > det["divergence_rel"] * max(abs(b), det["divergence_floor"]):
+            a = float(a)
+            lo, hi = min(hv), max(hv)
+            margin = det["divergence_rel"] * max(max(abs(lo), abs(hi)), det["divergence_floor"])
+            if not math.isfinite(a) or a < lo - margin or a > hi + margin:
                 sig["divergence"] = s
                 break
         if "divergence" in sig:
@@ -206,8 +245,8 @@ def projection(family_configs: Mapping[str, Mapping], keep_ratios: Sequence[floa
             layer, "top_k": experts per token, "n_group"/"topk_group" (optional)}.
 
     Proxy parameters = total - moe_layers x (E - k) x expert, k from :func:`prune.keep_count`.
-    Per-step cost ratio = accelerators ratio (active parameters per token are unchanged by
-    pruning, so the per-accelerator step time is taken as equal: an assumption, stated).
+    Memory only (training state); rollout-engine weights, KV cache, activations and node
+    rounding are not modelled.
     """
     from .prune import keep_count
 
@@ -220,8 +259,7 @@ def projection(family_configs: Mapping[str, Mapping], keep_ratios: Sequence[floa
             p = c["total"] - c["moe_layers"] * (c["experts"] - k) * c["expert"]
             acc = accelerators(p, device_memory_gb, usable_share)
             rows[f"r{r}"] = {"experts_kept": k, "params": p, "accelerators": acc,
-                             "accelerators_saved_share": round(1 - acc / base_acc, 4),
-                             "per_step_cost_ratio": round(base_acc / acc, 3)}
+                             "accelerators_saved_share": round(1 - acc / base_acc, 4)}
         out[name] = rows
     return out
 
@@ -270,18 +308,43 @@ def _fresh_max(rows) -> dict | None:
 
 
 def _load_runs(folder) -> dict:
+    """{fault: {seed: {"summary", "rows"}}} of a grpo folder (rows None for a failed run).
+
+    Reads ``summary.json``; keys ``<fault>.s<seed>`` (seeded runs) or a plain ``<fault>`` (seed 0).
+    """
     import json
     from pathlib import Path
 
     folder = Path(folder)
     summ = json.loads((folder / "summary.json").read_text())
-    runs = {}
-    for f, s in summ["runs"].items():
-        p = folder / f"{f}.jsonl"
-        rows = [json.loads(x) for x in p.read_text().splitlines() if x.strip()] if p.exists() and "error" not in s \
+    runs: dict = {}
+    for key, sm in summ["runs"].items():
+        fault, _, sd = key.partition(".s")
+        seed = int(sd) if sd.isdigit() else int(sm.get("seed", 0))
+        p = folder / f"{key}.jsonl"
+        rows = [json.loads(x) for x in p.read_text().splitlines() if x.strip()] if p.exists() and "error" not in sm \
             else None
-        runs[f] = {"summary": s, "rows": rows}
+        runs.setdefault(fault, {})[seed] = {"summary": sm, "rows": rows}
     return runs
+
+
+def _first(by_seed: Mapping | None) -> dict:
+    """The lowest seed's run of a {seed: run} map ({} when absent)."""
+    if not by_seed:
+        return {}
+    return by_seed[min(by_seed)]
+
+
+def routing_drift(rows: Sequence[Mapping]) -> float | None:
+    """Mean over layers of the total-variation distance between the first and last step's expert
+    load (0: routing unchanged during RL, 1: disjoint experts); None without load logs."""
+    loads = [r.get("expert_load") for r in rows or [] if r.get("expert_load")]
+    if len(loads) < 2:
+        return None
+    first, last = loads[0], loads[-1]
+    d = [0.5 * sum(abs(x - y) for x, y in zip(a["load"], b["load"])) for a, b in zip(first, last)
+         if a.get("load") and b.get("load")]
+    return round(sum(d) / len(d), 6) if d else None
 
 
 def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
@@ -296,7 +359,7 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
         for j, s in enumerate(sigs):
             ax = axes[i][j]
             for name, runs in runs_by_model.items():
-                rows = (runs.get(f) or {}).get("rows")
+                rows = _first(runs.get(f)).get("rows")
                 if rows:
                     ax.plot([r["step"] for r in rows], _ffill(series(rows, s)), label=name,
                             lw=2.0 if name == "base" else 1.0)
@@ -313,17 +376,34 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
     plt.close(fig)
 
 
-def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metrics_path, plot_dir) -> dict:
+SCHEDULED_FAULTS = ("skip_actor_update", "lr_spike", "fp16_no_loss_scaling")  # start at row fault_step + 1
+
+
+def _median_step_ms(by_seed: Mapping | None) -> float:
+    ms = [v for run in (by_seed or {}).values() for v in _finite([r.get("step_time_ms") for r in (run["rows"] or [])[1:]])]
+    return statistics.median(ms) if ms else float("nan")
+
+
+def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metrics_path, plot_dir,
+                 cost: Mapping | None = None) -> dict:
     """Fidelity report of the GRPO runs of the base (``grpo_dirs['base']``) and its proxies.
 
-    Writes the markdown report, ``plot_dir/fidelity_runs.png`` (every fault x signal, base and
-    proxies overlaid) and ``metrics_path`` (``metrics/fidelity.json``): healthy-run curve
-    similarity per proxy, per-fault signatures and reproduction, capability before/after RL,
-    cost per proxy (measured) and the full-size projection.
+    Each model's healthy seeds form its healthy ensemble; the detector is calibrated on them
+    (leave-one-out false positives, :func:`verdicts.calibrate`) and every fault run is judged
+    against its model's ensemble on the fault's specific kinds (:func:`verdicts.fault_rates`).
+    ``cost``: the side-by-side measurement of :func:`cost.measure_side_by_side` (optional).
+
+    Writes the markdown report, ``plot_dir/fidelity_runs.png`` (lowest seed, every fault x signal,
+    base and proxies overlaid) and ``metrics_path`` (``metrics/fidelity.json``): flat headline keys
+    (``healthy_seeds``, ``fault_seeds``, ``false_positive_rate``, ``reproduction_rate``,
+    ``base_self_reproduction_rate``, ``step_time_ratio_measured``, ``peak_memory_ratio_measured``)
+    and the detail (signatures per seed, curve similarity, routing drift, capability, projection).
     """
     from pathlib import Path
 
     from passnet_common.io import atomic_write_json, atomic_write_text
+
+    from . import verdicts
 
     fp = params["fidelity"]
     det, tol = fp["detector"], int(fp["step_tolerance"])
@@ -331,132 +411,77 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     runs = {name: _load_runs(d) for name, d in grpo_dirs.items()}
     if "base" not in runs:
         raise ValueError(f"fidelity needs the base's GRPO runs; got {sorted(runs)}")
-    faults = [f for f in runs["base"] if runs["base"][f]["rows"] is not None]
-    sigs = {}
-    for name, rr in runs.items():
-        healthy = (rr.get("none") or {}).get("rows")
-        sigs[name] = {}
-        for f in faults:
-            rows = (rr.get(f) or {}).get("rows")
-            sigs[name][f] = None if rows is None or healthy is None else \
-                signature(rows, healthy, det, 0 if f == "none" else fault_step)
+    healthy = {n: {sd: r["rows"] for sd, r in (rr.get("none") or {}).items() if r["rows"] is not None}
+               for n, rr in runs.items()}
+    faults = [f for f in runs["base"] if f != "none"]
+    onset = {f: (fault_step + 1 if f in SCHEDULED_FAULTS else 1) for f in faults}
+    kind_onset: dict[str, int] = {}
+    for f in faults:
+        for k in verdicts.FAULT_KINDS.get(f, ()):
+            kind_onset[k] = min(kind_onset.get(k, onset[f]), onset[f])
+    calib = verdicts.calibrate(healthy, det, fault_step, kind_onset)
+    sigs = {n: {f: {sd: signature(r["rows"], list(healthy[n].values()), det, fault_step)
+                    for sd, r in (rr.get(f) or {}).items() if r["rows"] is not None and healthy[n]}
+                for f in faults} for n, rr in runs.items()}
+    rates = verdicts.fault_rates(sigs, tol, onset)
     base = runs["base"]
-    base_steps = _finite([r.get("step_time_ms") for r in base["none"]["rows"][1:]])
-    base_ms = statistics.median(base_steps) if base_steps else float("nan")
-    out: dict = {"faults": faults, "proxies": {}, "base": {}}
-    bsum = base["none"]["summary"]
-    out["base"] = {"params": bsum.get("params"), "state_bytes": bsum.get("state_bytes"),
-                   "step_time_ms_median": round(base_ms, 2),
-                   "task_acc_before_rl": bsum.get("task_acc_before"), "task_acc_after_rl": bsum.get("task_acc_after"),
-                   "signatures": sigs["base"],
-                   "logprob_mismatch_fresh_max": {f: _fresh_max(base[f]["rows"]) for f in faults}}
+    bsum = _first(base["none"])["summary"]
+    base_ms = _median_step_ms(base["none"])
+
+    def drift(rr):
+        d = _finite([routing_drift(r["rows"]) or float("nan") for r in (rr.get("none") or {}).values()])
+        return round(statistics.mean(d), 6) if d else None
+
+    out: dict = {
+        "healthy_seeds": sorted(base["none"]), "fault_seeds": sorted(next(iter(base[f] for f in faults))) if faults else [],
+        "false_positive_rate": {k: v["rate"] for k, v in calib["false_positive_rate"].items()},
+        "false_positive_max_specific": max((calib["false_positive_rate"][k]["rate"] or 0.0
+                                            for k in {k for ks in verdicts.FAULT_KINDS.values() for k in ks}), default=0.0),
+        "reproduction_rate": {f"{f}/{n}": rates["models"][n][f]["reproduction"]["rate"]
+                              for n in runs if n != "base" for f in faults},
+        "base_self_reproduction_rate": {f: rates["base_self"][f]["rate"] for f in faults},
+        "step_time_ratio_measured": dict((cost or {}).get("step_time_ratio") or {}),
+        "peak_memory_ratio_measured": dict((cost or {}).get("peak_memory_ratio") or {}),
+        "faults": faults, "fault_kinds": {f: list(verdicts.FAULT_KINDS.get(f, ())) for f in faults},
+        "fault_onset_step": onset, "calibration": calib, "rates": rates,
+        "no_signature_on_base": rates["no_signature"],
+        "base_reliable": rates["base_reliable"], "cost_measured": dict(cost or {}),
+        "base": {"params": bsum.get("params"), "state_bytes": bsum.get("state_bytes"),
+                 "step_time_ms_median_grpo": round(base_ms, 2), "routing_drift_healthy": drift(base),
+                 "task_acc_before_rl": bsum.get("task_acc_before"),
+                 "task_acc_after_rl": [r["summary"].get("task_acc_after") for r in base["none"].values()],
+                 "logprob_mismatch_fresh_max": {f: _fresh_max(_first(base[f]).get("rows")) for f in faults}},
+        "proxies": {},
+    }
     for name, rr in runs.items():
         if name == "base":
             continue
-        psum = rr["none"]["summary"]
-        ms = _finite([r.get("step_time_ms") for r in (rr["none"]["rows"] or [])[1:]])
-        p_ms = statistics.median(ms) if ms else float("nan")
-        per_fault = {}
-        for f in faults:
-            if f == "none":
-                continue
-            b, p = sigs["base"][f], sigs[name].get(f)
-            detectable = bool(b)
-            per_fault[f] = {"base": b, "proxy": p, "detectable_on_base": detectable,
-                            "reproduced": None if p is None or not detectable else reproduces(b, p, tol)}
+        psum = _first(rr.get("none"))["summary"]
+        p_ms = _median_step_ms(rr.get("none"))
         mem_gb = float(fp["device_memory_gb"])
-        acc_b = accelerators(bsum["params"], mem_gb, fp.get("usable_share", 0.8))
-        acc_p = accelerators(psum["params"], mem_gb, fp.get("usable_share", 0.8))
         out["proxies"][name] = {
-            "healthy_similarity": curve_similarity(base["none"]["rows"], rr["none"]["rows"] or []),
-            "faults": per_fault,
-            "faults_reproduced": sorted(f for f, v in per_fault.items() if v["reproduced"]),
-            "faults_not_detectable": sorted(f for f, v in per_fault.items() if not v["detectable_on_base"]),
-            "reproduced_share": round(sum(bool(v["reproduced"]) for v in per_fault.values())
-                                      / max(1, sum(v["detectable_on_base"] for v in per_fault.values())), 4),
-            "logprob_mismatch_fresh_max": {f: _fresh_max((rr.get(f) or {}).get("rows")) for f in faults},
-            "task_acc_before_rl": psum.get("task_acc_before"), "task_acc_after_rl": psum.get("task_acc_after"),
+            "healthy_similarity": curve_similarity(_first(base["none"])["rows"], _first(rr.get("none")).get("rows") or []),
+            "routing_drift_healthy": drift(rr),
+            "reproduction": {f: rates["models"][name][f]["reproduction"] for f in faults},
+            "detection": {f: rates["models"][name][f]["detection"] for f in faults},
+            "logprob_mismatch_fresh_max": {f: _fresh_max(_first(rr.get(f)).get("rows")) for f in faults},
+            "task_acc_before_rl": psum.get("task_acc_before"),
+            "task_acc_after_rl": [r["summary"].get("task_acc_after") for r in rr["none"].values()],
             "cost": {"params": psum["params"], "params_ratio": round(psum["params"] / bsum["params"], 4),
                      "state_bytes": psum["state_bytes"],
-                     "peak_memory_bytes": max((r.get("peak_memory_bytes", 0) for r in rr["none"]["rows"] or []),
-                                              default=None),
-                     "step_time_ms_median": round(p_ms, 2), "step_time_ratio": round(p_ms / base_ms, 4),
-                     "accelerators": acc_p, "accelerators_base": acc_b,
-                     "per_step_cost_ratio": round((acc_b * base_ms) / (acc_p * p_ms), 4)},
+                     "step_time_ms_median_grpo": round(p_ms, 2),
+                     "step_time_ratio_grpo_separate_runs": round(p_ms / base_ms, 4),
+                     "accelerators": accelerators(psum["params"], mem_gb, fp.get("usable_share", 0.8)),
+                     "accelerators_base": accelerators(bsum["params"], mem_gb, fp.get("usable_share", 0.8))},
         }
     out["projection"] = projection(full_size_counts(), params["compare"]["keep_ratios"], float(fp["device_memory_gb"]),
                                    fp.get("usable_share", 0.8))
     out["projection_device_memory_gb"] = float(fp["device_memory_gb"])
     plot_dir = Path(plot_dir)
     plot_dir.mkdir(parents=True, exist_ok=True)
-    _plot({n: r for n, r in runs.items()}, plot_dir / "fidelity_runs.png", faults)
+    _plot(runs, plot_dir / "fidelity_runs.png", ["none"] + faults)
     atomic_write_json(metrics_path, out, indent=1)
+    from .report import report_markdown
+
     atomic_write_text(report_path, report_markdown(out))
     return out
-
-
-def _fmt_sig(s) -> str:
-    if s is None:
-        return "n/a"
-    return ", ".join(f"{k}@{v}" for k, v in sorted(s.items(), key=lambda kv: kv[1])) or "none"
-
-
-def report_markdown(m: dict) -> str:
-    """The fidelity report (markdown) from the metrics dict of :func:`run_fidelity`."""
-    L = ["# Proxy fidelity report", "",
-         "GRPO (TRL GRPOTrainer) on the verifiable task, base and proxies, healthy run and each injected fault.",
-         "Signatures are `kind@first step` from the detector (thresholds in `params.yaml` `proxy.fidelity`).",
-         "Figure: `plots/fidelity_runs.png`.", "", "## Healthy runs: curve similarity (Pearson r / normalised distance)", ""]
-    names = list(m["proxies"])
-    sigs = list(SIGNALS)
-    L.append("| proxy | " + " | ".join(sigs) + " |")
-    L.append("|---|" + "---|" * len(sigs))
-    for n in names:
-        hs = m["proxies"][n]["healthy_similarity"]
-        L.append(f"| {n} | " + " | ".join(f"{hs[s]['pearson']} / {hs[s]['norm_dist']}" for s in sigs) + " |")
-    L += ["", "## Capability (held-out task exact match) before -> after RL (healthy run)", "",
-          "| model | before | after |", "|---|---|---|",
-          f"| base | {m['base']['task_acc_before_rl']} | {m['base']['task_acc_after_rl']} |"]
-    for n in names:
-        L.append(f"| {n} | {m['proxies'][n]['task_acc_before_rl']} | {m['proxies'][n]['task_acc_after_rl']} |")
-    L += ["", "## Faults: base signature vs proxy signature (reproduced?)", "",
-          "| fault | base | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-    for f in m["faults"]:
-        if f == "none":
-            continue
-        cells = []
-        for n in names:
-            v = m["proxies"][n]["faults"].get(f, {})
-            verdict = "not detectable at this scale" if not v.get("detectable_on_base", True) else \
-                ("yes" if v.get("reproduced") else "no")
-            cells.append(f"{_fmt_sig(v.get('proxy'))} ({verdict})")
-        L.append(f"| {f} | {_fmt_sig(m['base']['signatures'].get(f))} | " + " | ".join(cells) + " |")
-    L += ["", "## Rollout / training log-prob mismatch on fresh rollouts (max mean |dlogp| nats / max |ratio - 1|)", "",
-          "| fault | base | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-
-    def _mm(v):
-        return "n/a" if not v else f"{v['logprob_mismatch']:.2e} / {v['is_ratio_max_dev']:.3f}"
-
-    for f in m["faults"]:
-        L.append(f"| {f} | {_mm(m['base'].get('logprob_mismatch_fresh_max', {}).get(f))} | " + " | ".join(
-            _mm(m["proxies"][n].get("logprob_mismatch_fresh_max", {}).get(f)) for n in names) + " |")
-    L += ["", "## Cost per proxy (measured on this machine)", "",
-          "| proxy | params | params ratio | step ms (base " + str(m["base"]["step_time_ms_median"]) +
-          ") | step time ratio | accelerators | per-step cost ratio |", "|---|---|---|---|---|---|---|"]
-    for n in names:
-        c = m["proxies"][n]["cost"]
-        L.append(f"| {n} | {c['params']} | {c['params_ratio']} | {c['step_time_ms_median']} | {c['step_time_ratio']} | "
-                 f"{c['accelerators']} (base {c['accelerators_base']}) | {c['per_step_cost_ratio']} |")
-    L += ["", f"## Projection for full-size configs ({m['projection_device_memory_gb']} GB accelerators, "
-          f"{BYTES_PER_PARAM} B/param GRPO state)", "",
-          "| model | keep | experts kept | params | accelerators | saved | per-step cost ratio |",
-          "|---|---|---|---|---|---|---|"]
-    for name, rows in m["projection"].items():
-        L.append(f"| {name} | 1.0 | all | {rows['params']:.3e} | {rows['accelerators']} | 0 | 1 |")
-        for k, v in rows.items():
-            if k.startswith("r"):
-                L.append(f"| {name} | {k[1:]} | {v['experts_kept']} | {v['params']:.3e} | {v['accelerators']} | "
-                         f"{v['accelerators_saved_share']:.1%} | {v['per_step_cost_ratio']}x |")
-    L += ["", "Per-step cost ratio of the projection = accelerator ratio (pruning keeps top-k, so the active "
-          "parameters per token and the per-accelerator step time are assumed equal)."]
-    return "\n".join(L) + "\n"

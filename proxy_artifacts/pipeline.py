@@ -204,7 +204,15 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
                "experts_base": E, "experts_kept": k,
                "mtp_layers_base": max([int(getattr(model.config, key, 0) or 0)
                                        for key in adapter_for(model.config).mtp_keys], default=0),
-               "num_experts_per_tok": int(proxy.config.num_experts_per_tok), "params": pp}
+               "num_experts_per_tok": int(proxy.config.num_experts_per_tok), "params": pp,
+               "calibration": {"dataset": meta.get("settings", {}).get("dataset", "builtin"),
+                               "categories": meta.get("categories"),
+                               "stats_windows_per_category": meta.get("settings", {}).get("num_samples"),
+                               "stats_seq_len": meta.get("settings", {}).get("seq_len"),
+                               "merge_windows_per_category": (pp.get("calibration") or {}).get("windows_per_category")
+                               if merge == "output" else 0,
+                               "corpus_sha256": corpus.corpus_sha256() if meta.get("settings", {}).get(
+                                   "dataset", "builtin") == "builtin" else None}}
     out_dir = Path(out_dir)
     write_proxy(proxy, tok, out_dir / "model", kept, lineage, metrics)
     write_parquet(out_dir / "expert_clusters.parquet", to_table("expert_clusters", rows))
@@ -259,11 +267,17 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
     E = expert_count(model.config, adapter_for(model.config))
     cal_ids = None
     rows, summary = [], {}
+    from tqdm import tqdm
+
+    n_runs = sum(len(cp["random_seeds"]) if m["method"] == "random" else 1 for m in cp["methods"]) * len(cp["keep_ratios"])
+    bar = tqdm(total=n_runs, desc="proxy_compare", mininterval=2.0)
+    freq = stats.frequency / stats.frequency.sum(1, keepdim=True).clamp_min(1e-300)  # [L, E] share of routed slots
     for ratio in cp["keep_ratios"]:
         for m in cp["methods"]:
             seeds = cp["random_seeds"] if m["method"] == "random" else [pp.get("seed", 0)]
             accum = []
             for seed in seeds:
+                bar.set_postfix_str(f"r{ratio} {m['name']} seed {seed}")
                 mp = dict(pp, views=m.get("views", pp.get("views")), usage={**(pp.get("usage") or {}),
                                                                             **(m.get("usage") or {})})
                 kept, members, _, k = select(model, stats, ratio, mp, method=m["method"], seed=seed)
@@ -272,15 +286,21 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
                     cal_ids = merge_calibration(tok, pp, meta)
                 proxy, _ = build_proxy(model, kept, members, pp, merge, cal_ids)
                 r = evaluate(ref, proxy)
+                bar.update(1)
+                mass = [float(freq[li, list(v)].sum()) for li, v in enumerate(kept.values())]
+                r["routing_mass_kept_mean"] = round(sum(mass) / len(mass), 6)
+                r["routing_mass_kept_min"] = round(min(mass), 6)
                 rows.append({"base_model_id": model_id, "method": m["name"], "keep_ratio": ratio, "seed": seed,
                              "experts_base": E, "experts_kept": k, "stats_sha256": sha, **r})
                 accum.append(r)
             key = f"r{ratio}/{m['name']}"
             summary[key] = {f: round(sum(a[f] for a in accum) / len(accum), 6) for f in
                             ("heldout_loss_proxy", "next_token_acc_proxy", "kl_base_to_proxy",
-                             "routing_entropy_proxy", "task_acc_proxy", "params_proxy")
+                             "routing_entropy_proxy", "task_acc_proxy", "params_proxy",
+                             "routing_mass_kept_mean", "routing_mass_kept_min")
                             + tuple(f"heldout_loss_proxy/{c}" for c in corpus.CATEGORIES)
                             + tuple(f"kl_base_to_proxy/{c}" for c in corpus.CATEGORIES) if f in accum[0]}
+    bar.close()
     summary["base"] = {"heldout_loss": rows[0]["heldout_loss_base"], "next_token_acc": rows[0]["next_token_acc_base"],
                        "routing_entropy": rows[0]["routing_entropy_base"], "params": rows[0]["params_base"],
                        "task_acc": rows[0].get("task_acc_base"),

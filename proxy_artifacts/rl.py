@@ -335,7 +335,11 @@ def state_bytes(model, optimizer_states: int = 2, with_reference: bool = True) -
     return p * (2 + optimizer_states + (1 if with_reference else 0))
 
 
-def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | None = None) -> dict:
+_ACC_BEFORE: dict = {}
+
+
+def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | None = None,
+             stem: str | None = None) -> dict:
     """One GRPO run of the model in ``model_dir`` with ``fault`` (``none``: healthy).
 
     Args:
@@ -368,7 +372,10 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     model.config.router_aux_loss_coef = aux
     n_eval = int(gp.get("eval_problems", 64))
     model.eval()
-    acc_before = task_accuracy(model, tok, n_eval, seed=4321)
+    key = (Path(model_dir).resolve().as_posix(), n_eval)
+    if key not in _ACC_BEFORE:  # the same model before RL: measured once per process
+        _ACC_BEFORE[key] = task_accuracy(model, tok, n_eval, seed=4321)
+    acc_before = _ACC_BEFORE[key]
     rng = random.Random(f"grpo-{seed}")
     n_prompts = int(gp["steps"]) * int(gp["prompts_per_step"])
     prompts = [corpus.task_problem(rng, split="train")[0] for _ in range(n_prompts)]
@@ -419,42 +426,61 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         shutil.rmtree(tmp, ignore_errors=True)
     model.eval()
     finite = all(torch.isfinite(p).all() for p in model.parameters())
-    acc_after = task_accuracy(model, tok, n_eval, seed=4321) if finite else 0.0
+    if not gp.get("eval_after", True):
+        acc_after = None  # not measured (fault runs by default: capability after RL is a healthy-run figure)
+    else:
+        acc_after = task_accuracy(model, tok, n_eval, seed=4321) if finite else 0.0
     res = {"fault": fault, "steps": logger.rows, "task_acc_before": round(acc_before, 4),
-           "task_acc_after": round(acc_after, 4), "weights_finite_after": bool(finite),
+           "task_acc_after": None if acc_after is None else round(acc_after, 4), "weights_finite_after": bool(finite),
            "params": param_count(model), "state_bytes": state_bytes(model), "setup_s": round(setup_s, 2)}
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / f"{fault}.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in logger.rows))
-        atomic_write_json(out / f"{fault}.json", {k: v for k, v in res.items() if k != "steps"}, indent=1)
+        stem = stem or fault
+        atomic_write_text(out / f"{stem}.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in logger.rows))
+        atomic_write_json(out / f"{stem}.json", {k: v for k, v in res.items() if k != "steps"}, indent=1)
     return res
 
 
-def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path) -> dict:
-    """Healthy run and every fault of ``gp['faults']`` (default: all of :data:`FAULTS`) for one model.
+def run_key(fault: str, seed: int) -> str:
+    """File stem / summary key of one run: ``<fault>.s<seed>`` (``none.s3``: healthy run, seed 3)."""
+    return f"{fault}.s{int(seed)}"
 
-    Writes ``out_dir/<fault>.jsonl`` (step rows), ``out_dir/<fault>.json`` (run summary) and
-    ``out_dir/summary.json`` ({"name", "runs": {fault: summary}}). A run that raises is recorded
+
+def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path, progress: bool = True) -> dict:
+    """Healthy runs on ``gp['healthy_seeds']`` and every fault of ``gp['faults']`` on ``gp['fault_seeds']``.
+
+    Seeds default to ``[gp['seed']]``. A seed sets the prompts, the sampling and the initial
+    torch state (the fault run of seed s and the healthy run of seed s share everything up to the
+    fault). Writes ``out_dir/<fault>.s<seed>.jsonl`` (step rows), ``.json`` (run summary) and
+    ``out_dir/summary.json`` ({"name", "runs": {run_key: summary}, "healthy_seeds", "fault_seeds",
+    "complete"}). The held-out capability after RL is measured on healthy runs only (fault runs
+    record ``task_acc_after`` too when ``gp['eval_fault_runs']``). A run that raises is recorded
     with ``error`` (its class and message) and the other runs go on. Returns the summary.
     """
-    faults = list(gp.get("faults") or FAULTS)
-    if "none" not in faults:
-        faults = ["none"] + faults
+    from tqdm import tqdm
+
+    faults = [f for f in (gp.get("faults") or FAULTS) if f != "none"]
+    hs = [int(x) for x in gp.get("healthy_seeds") or [gp.get("seed", 0)]]
+    fs = [int(x) for x in gp.get("fault_seeds") or [gp.get("seed", 0)]]
+    plan = [("none", s) for s in hs] + [(f, s) for f in faults for s in fs]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = {}
-    for f in faults:
+    bar = tqdm(plan, desc=f"grpo {name}", disable=not progress, mininterval=5.0)
+    for f, seed in bar:
+        key = run_key(f, seed)
         t = time.perf_counter()
+        g = dict(gp, seed=seed, eval_after=(f == "none" or bool(gp.get("eval_fault_runs"))))
         try:
-            r = run_grpo(model_dir, f, gp, out_dir)
-            runs[f] = {k: v for k, v in r.items() if k != "steps"}
-            print(f"grpo {name} {f}: acc {r['task_acc_before']} -> {r['task_acc_after']} "
-                  f"({time.perf_counter() - t:.1f} s)", flush=True)
+            r = run_grpo(model_dir, f, g, out_dir, stem=key)
+            runs[key] = {k: v for k, v in r.items() if k != "steps"} | {"seed": seed}
+            bar.write(f"grpo {name} {key}: acc {r['task_acc_before']} -> {r['task_acc_after']} "
+                      f"({time.perf_counter() - t:.1f} s)")
         except Exception as exc:  # one failed run must not lose the others
-            runs[f] = {"fault": f, "error": f"{type(exc).__name__}: {exc}"}
-            print(f"grpo {name} {f}: FAILED {type(exc).__name__}: {exc}", flush=True)
-    summary = {"name": name, "model_dir": Path(model_dir).as_posix(), "runs": runs,
-               "complete": all("error" not in r for r in runs.values())}
+            runs[key] = {"fault": f, "seed": seed, "error": f"{type(exc).__name__}: {exc}"}
+            bar.write(f"grpo {name} {key}: FAILED {type(exc).__name__}: {exc}")
+    summary = {"name": name, "model_dir": Path(model_dir).as_posix(), "runs": runs, "healthy_seeds": hs,
+               "fault_seeds": fs, "complete": all("error" not in r for r in runs.values())}
     atomic_write_json(out_dir / "summary.json", summary, indent=1)
     return summary

@@ -55,3 +55,46 @@ def test_splits_are_disjoint_and_deterministic():
             assert not set(tr) & set(ho)
     with pytest.raises(ValueError, match="unknown corpus category"):
         corpus.documents("poetry", "train", 10)
+
+
+def test_stdlib_module_list_never_reaches_site_packages(tmp_path):
+    """The corpus list is sys.stdlib_module_names resolved in the stdlib folder: a third-party
+    module dropped into <stdlib>/site-packages (or a stray top-level file) never enters."""
+    import sys
+
+    root = tmp_path / "lib"
+    (root / "site-packages").mkdir(parents=True)
+    (root / "site-packages" / "six.py").write_text('"""Third-party module with a long enough docstring, mind."""\n')
+    (root / "json").mkdir()
+    (root / "json" / "decoder.py").write_text("x = 1\n")
+    (root / "json" / "_private.py").write_text("y = 1\n")
+    (root / "textwrap.py").write_text("z = 1\n")
+    (root / "not_a_stdlib_name.py").write_text("w = 1\n")
+    got = corpus.stdlib_module_files(root)
+    assert got == [("json.decoder", root / "json" / "decoder.py"), ("textwrap", root / "textwrap.py")]
+    assert "six" not in sys.stdlib_module_names
+
+
+def test_corpus_comes_from_the_committed_file_not_the_interpreter(monkeypatch):
+    """text/code documents are read from the committed corpus file: pointing sysconfig at an empty
+    folder changes nothing; the file's sha256 is the one the committed base metrics name."""
+    import json
+    import sysconfig
+    from pathlib import Path
+
+    before = corpus.documents("code", "train", 5000)
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: {"stdlib": "/nonexistent"})
+    assert corpus.documents("code", "train", 5000) == before
+    m = json.loads((Path(__file__).parents[1] / "metrics" / "proxy_base.json").read_text())
+    assert m["corpus_sha256"] == corpus.corpus_sha256()
+
+
+def test_corpus_file_rebuilds_byte_identically_on_the_pinned_python(tmp_path):
+    import gzip
+    import json
+    import sys
+
+    pinned = json.loads(gzip.decompress(corpus.CORPUS_FILE.read_bytes()))["python"]
+    if sys.version.split()[0] != pinned:
+        pytest.skip(f"corpus file written by Python {pinned}; this is {sys.version.split()[0]}")
+    assert corpus.build_corpus_file(tmp_path / "c.json.gz") == corpus.corpus_sha256()

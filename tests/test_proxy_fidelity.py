@@ -71,6 +71,18 @@ def _rows(n=12, **over):
     return rows
 
 
+def test_detector_uses_the_healthy_ensemble():
+    h1, h2 = _rows(), _rows(grad_norm_total=lambda s, v: 4.0)
+    loud = _rows(grad_norm_total=lambda s, v: 5.5 if s == 6 else v)
+    assert fidelity.signature(loud, h1, DET, 4) == {"grad_spike": 6, "divergence": 6}
+    # a second healthy seed with larger norms widens the healthy range: 5.5 < 5 x 4 and < 4 + 0.5 x 4
+    assert fidelity.signature(loud, [h1, h2], DET, 4) == {}
+    # a single low step (a zero-reward batch) is no collapse when three consecutive steps are required
+    dip = _rows(grad_norm_total=lambda s, v: 0.0 if s == 6 else v)
+    assert "grad_collapse" not in fidelity.signature(dip, h1, dict(DET, grad_collapse_steps=3), 4)
+    assert fidelity.signature(dip, h1, DET, 4)["grad_collapse"] == 6
+
+
 def test_detector_kinds_and_steps():
     healthy = _rows()
     assert fidelity.signature(healthy, healthy, DET, 4) == {}
@@ -105,43 +117,83 @@ def test_detector_grad_collapse_and_logprob_mismatch():
     assert fidelity.signature(mism, healthy, dict(DET, logprob_mismatch_min=1e-2), 4) == {}
 
 
-def test_fault_without_base_signature_is_not_reproduced(tmp_path):
-    """A fault the base does not show is reported as not detectable, never as reproduced."""
+def _write_model(tmp_path, name, runs_by_key, params=100):
     import json
 
+    d = tmp_path / name
+    d.mkdir()
+    runs = {}
+    for key, rows in runs_by_key.items():
+        (d / f"{key}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        runs[key] = {"fault": key.split(".s")[0], "params": params, "state_bytes": 1, "task_acc_before": 0.5,
+                     "task_acc_after": 0.5}
+    (d / "summary.json").write_text(json.dumps({"name": name, "runs": runs}))
+    return str(d)
+
+
+def test_fidelity_rates_over_seeds_and_no_signature(tmp_path, monkeypatch):
+    """Three healthy seeds (one noisy), fp16 collapse on every base seed and on 2 of 3 proxy seeds,
+    no_load_balancing without any expert collapse: rates, ceiling and "no signature" follow."""
     from proxy_artifacts.fidelity import run_fidelity
 
-    def write(name, faults):
-        d = tmp_path / name
-        d.mkdir()
-        runs = {}
-        for f, rows in faults.items():
-            (d / f"{f}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-            runs[f] = {"fault": f, "params": 100 if name == "base" else 50, "state_bytes": 1, "task_acc_before": 0.5,
-                       "task_acc_after": 0.5}
-        (d / "summary.json").write_text(json.dumps({"name": name, "runs": runs}))
-        return str(d)
-
     ms = {"step_time_ms": lambda s, v: 10.0}
+    healthy = [_rows(**ms), _rows(grad_norm_total=lambda s, v: 1.2, **ms), _rows(grad_norm_total=lambda s, v: 0.9, **ms)]
     under = _rows(grad_norm_total=lambda s, v: 0.0 if s >= 5 else v, **ms)
-    dirs = {"base": write("base", {"none": _rows(**ms), "quiet": _rows(**ms), "fp16": under}),
-            "p": write("p", {"none": _rows(**ms), "quiet": _rows(**ms), "fp16": under})}
-    params = {"fidelity": {"detector": DET, "step_tolerance": 2, "device_memory_gb": 80},
+    base = {f"none.s{i}": h for i, h in enumerate(healthy)}
+    base |= {f"fp16_no_loss_scaling.s{i}": under for i in range(3)} | {f"no_load_balancing.s{i}": _rows(**ms)
+                                                                        for i in range(3)}
+    prox = dict(base, **{"fp16_no_loss_scaling.s2": _rows(**ms)})
+    dirs = {"base": _write_model(tmp_path, "base", base), "p": _write_model(tmp_path, "p", prox, 50)}
+    params = {"fidelity": {"detector": dict(DET, grad_collapse_steps=3), "step_tolerance": 2, "device_memory_gb": 80},
               "grpo": {"fault_step": 4}, "compare": {"keep_ratios": [0.5]}}
-    import proxy_artifacts.fidelity as fm
+    monkeypatch.setattr(fidelity, "full_size_counts", lambda: {})
+    m = run_fidelity(params, dirs, tmp_path / "r.md", tmp_path / "m.json", tmp_path)
+    assert m["healthy_seeds"] == [0, 1, 2] and m["fault_seeds"] == [0, 1, 2]
+    # healthy grad norms 0.9-1.2 are one healthy range: no seed is flagged against the others
+    assert m["calibration"]["runs"] == 6 and all(v == 0.0 for v in m["false_positive_rate"].values())
+    assert m["base_self_reproduction_rate"]["fp16_no_loss_scaling"] == 1.0
+    rep = m["proxies"]["p"]["reproduction"]["fp16_no_loss_scaling"]
+    assert (rep["k"], rep["n"]) == (2, 3) and rep["ci95"][0] < 2 / 3 < rep["ci95"][1]
+    assert m["reproduction_rate"]["fp16_no_loss_scaling/p"] == round(2 / 3, 4)
+    assert m["no_signature_on_base"] == ["no_load_balancing"]
+    assert m["reproduction_rate"]["no_load_balancing/p"] == 0.0 and m["base_reliable"]["no_load_balancing"] is False
+    assert "no_load_balancing | expert_collapse | 0/3 = 0.00 [0.00, 0.56] (no signature)" in (tmp_path / "r.md").read_text()
 
-    fm_full = fm.full_size_counts
-    fm.full_size_counts = lambda: {}
-    try:
-        m = run_fidelity(params, dirs, tmp_path / "r.md", tmp_path / "m.json", tmp_path)
-    finally:
-        fm.full_size_counts = fm_full
-    pf = m["proxies"]["p"]
-    assert pf["faults"]["quiet"]["detectable_on_base"] is False and pf["faults"]["quiet"]["reproduced"] is None
-    assert pf["faults"]["fp16"]["reproduced"] is True
-    assert pf["faults_reproduced"] == ["fp16"] and pf["faults_not_detectable"] == ["quiet"]
-    assert pf["reproduced_share"] == 1.0
-    assert "quiet | none | none (not detectable at this scale)" in (tmp_path / "r.md").read_text()
+
+def test_calibration_counts_false_positives_per_kind():
+    from proxy_artifacts import verdicts
+
+    det = dict(DET, grad_collapse_steps=3)
+    quiet = {s: _rows() for s in range(4)}
+    assert all(v["k"] == 0 for v in verdicts.calibrate({"m": quiet}, det)["false_positive_rate"].values())
+    noisy = {**quiet, 4: _rows(grad_norm_total=lambda s, v: 50.0 if s == 3 else v)}
+    fp = verdicts.calibrate({"m": noisy}, det)["false_positive_rate"]
+    assert (fp["grad_spike"]["k"], fp["grad_spike"]["n"]) == (1, 5)  # only the spiking seed, against the other four
+    # the spike enters the others' ensemble too: it widens their range, it never flags them
+    assert fp["divergence"]["k"] == 1
+
+
+def test_wilson_interval_known_values():
+    from proxy_artifacts.verdicts import rate, wilson
+
+    z2 = 1.959963984540054 ** 2
+    assert wilson(0, 5) == [0.0, round(z2 / (5 + z2), 4)]  # upper bound z^2 / (n + z^2) at k = 0
+    lo, hi = wilson(5, 5)
+    assert hi == 1.0 and lo == round(5 / (5 + z2), 4)
+    assert wilson(0, 0) is None and rate(0, 0)["rate"] is None
+
+
+def test_reproduction_is_judged_on_specific_kinds_from_onset():
+    from proxy_artifacts.verdicts import fault_rates
+
+    sigs = {"base": {"lr_spike": {0: {"kl_blowup": 6, "grad_spike": 5}, 1: {"kl_blowup": 5}}},
+            "p": {"lr_spike": {0: {"kl_blowup": 7, "divergence": 2}, 1: {"kl_blowup": 2}}}}
+    r = fault_rates(sigs, 2, {"lr_spike": 5})
+    # base seeds agree on kl_blowup (6 vs 5); generic kinds are ignored
+    assert r["base_self"]["lr_spike"]["rate"] == 1.0 and r["base_reliable"]["lr_spike"]
+    p = r["models"]["p"]["lr_spike"]
+    # seed 0 reproduces (7 vs 6); seed 1's kl_blowup at step 2 precedes the onset: not the fault's
+    assert p["reproduction"]["k"] == 1 and p["detection"]["k"] == 1 and p["specific"][1] == {}
 
 
 def test_reproduces_and_similarity():
@@ -207,6 +259,21 @@ def test_grpo_logs_every_signal_and_skip_actor_update_freezes_policy(tiny_base):
     assert frozen["steps"][0]["update_norm"] > 0 and all(r["update_norm"] == 0 for r in frozen["steps"][1:])
     assert all(r["update_norm"] > 0 for r in rows)
     assert rows[0]["grad_norm_total"] == pytest.approx(frozen["steps"][0]["grad_norm_total"])  # same before fault
+
+
+def test_grpo_all_runs_every_seed(tiny_base, tmp_path):
+    import json
+
+    from proxy_artifacts.rl import run_grpo_all
+
+    gp = dict(GP, steps=2, healthy_seeds=[0, 1], fault_seeds=[1], faults=["skip_actor_update"])
+    s = run_grpo_all(tiny_base, "t", gp, tmp_path, progress=False)
+    assert sorted(s["runs"]) == ["none.s0", "none.s1", "skip_actor_update.s1"] and s["complete"]
+    assert s["runs"]["skip_actor_update.s1"]["task_acc_after"] is None  # capability after RL: healthy runs only
+    h0, h1 = ([json.loads(x) for x in (tmp_path / f"none.s{i}.jsonl").read_text().splitlines()] for i in (0, 1))
+    assert h0[0]["grad_norm_total"] != h1[0]["grad_norm_total"]  # another seed: other prompts and samples
+    f1 = [json.loads(x) for x in (tmp_path / "skip_actor_update.s1.jsonl").read_text().splitlines()]
+    assert f1[0]["grad_norm_total"] == pytest.approx(h1[0]["grad_norm_total"])  # same seed: same up to the fault
 
 
 @pytest.mark.slow

@@ -111,6 +111,20 @@ def test_card_and_lineage_record_requested_and_effective_ratio(tmp_path):
         write_proxy(prune_model(copy.deepcopy(base), kept), None, tmp_path / "q", kept, bad)
 
 
+def test_card_states_calibration_accuracy_licence_and_use():
+    from proxy_artifacts.checkpoint import card_text
+
+    cal = {"dataset": "builtin", "categories": ["text", "code"], "stats_windows_per_category": 96, "stats_seq_len": 128,
+           "merge_windows_per_category": 32, "corpus_sha256": "ab" * 32}
+    card = card_text(_lineage(4, 8, 0.5, calibration=cal), {"task_acc_base": 0.77, "task_acc_proxy": 0.71})
+    assert "calibration data: `builtin` (categories ['text', 'code']; 96 windows of 128 tokens" in card
+    assert "32 training-split windows" in card and "ab" * 32 in card
+    assert "base 0.77, proxy 0.71" in card
+    assert "licence: the proxy is a derivative" in card and "PSF-2.0" in card  # local base: trained on the stdlib
+    assert "intended use:" in card
+    assert "calibration data: not recorded" in card_text(_lineage(4, 8, 0.5), None)
+
+
 # ----------------------------------------------------------------- DeepSeek-V3 group-limited routing
 
 

@@ -1,0 +1,87 @@
+"""Markdown fidelity report (``plots/fidelity_report.md``) from the metrics of :func:`fidelity.run_fidelity`."""
+
+from __future__ import annotations
+
+from .fidelity import BYTES_PER_PARAM, SIGNALS
+
+
+def _fmt_sig(s) -> str:
+    if s is None:
+        return "n/a"
+    return ", ".join(f"{k}@{v}" for k, v in sorted(s.items(), key=lambda kv: kv[1])) or "none"
+
+
+def _fmt_rate(r) -> str:
+    if not r or r.get("rate") is None:
+        return "n/a"
+    ci = r.get("ci95") or [None, None]
+    return f"{r['k']}/{r['n']} = {r['rate']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def report_markdown(m: dict) -> str:
+    """The fidelity report (markdown) from the metrics dict of :func:`run_fidelity`."""
+    names = list(m["proxies"])
+    L = ["# Proxy fidelity report", "",
+         "GRPO (TRL GRPOTrainer) on the verifiable task, base and proxies: healthy runs on seeds "
+         f"{m['healthy_seeds']}, each injected fault on seeds {m['fault_seeds']}. Rates are `k/n = rate [95% Wilson "
+         "interval]`. Thresholds: `params.yaml` `proxy.fidelity.detector`. Figure: `plots/fidelity_runs.png` "
+         "(lowest seed).", "",
+         "## Detector calibration: false positives on healthy seeds (leave-one-out, all models pooled)", "",
+         "| kind | false-positive rate |", "|---|---|"]
+    for k, v in m["calibration"]["false_positive_rate"].items():
+        L.append(f"| {k} | {_fmt_rate(v)} |")
+    L += ["", "A fault run is judged only on its specific kinds (generic kinds such as `grad_spike` / `divergence` "
+          "fire on healthy seeds).", "",
+          "## Faults: detection on the base and reproduction by each proxy (seed s of the proxy vs seed s of the base)",
+          "", "| fault | specific kind | base detection | base self-reproduction (ceiling) | "
+          + " | ".join(f"{n} reproduction" for n in names) + " |", "|---|---|---|---|" + "---|" * len(names)]
+    for f in m["faults"]:
+        base_det = m["rates"]["models"]["base"][f]["detection"]
+        note = " (no signature)" if f in m["no_signature_on_base"] else \
+            ("" if m["base_reliable"].get(f) else " (not reliable on the base)")
+        L.append(f"| {f} | {', '.join(m['fault_kinds'][f])} | {_fmt_rate(base_det)}{note} | "
+                 f"{_fmt_rate(m['rates']['base_self'][f])} | "
+                 + " | ".join(_fmt_rate(m["proxies"][n]["reproduction"][f]) for n in names) + " |")
+    L += ["", "## Healthy runs: curve similarity (lowest seed; Pearson r / normalised distance) and routing drift", "",
+          "Routing drift: mean over layers of the total-variation distance between the first and the last RL "
+          f"step's expert load (healthy seeds averaged); base {m['base']['routing_drift_healthy']}.", ""]
+    sigs = list(SIGNALS)
+    L.append("| proxy | routing drift | " + " | ".join(sigs) + " |")
+    L.append("|---|---|" + "---|" * len(sigs))
+    for n in names:
+        hs = m["proxies"][n]["healthy_similarity"]
+        L.append(f"| {n} | {m['proxies'][n]['routing_drift_healthy']} | "
+                 + " | ".join(f"{hs[s]['pearson']} / {hs[s]['norm_dist']}" for s in sigs) + " |")
+    L += ["", "## Capability (held-out task exact match) before -> after RL (healthy seeds)", "",
+          "| model | before | after (per seed) |", "|---|---|---|",
+          f"| base | {m['base']['task_acc_before_rl']} | {m['base']['task_acc_after_rl']} |"]
+    for n in names:
+        L.append(f"| {n} | {m['proxies'][n]['task_acc_before_rl']} | {m['proxies'][n]['task_acc_after_rl']} |")
+    c = m.get("cost_measured") or {}
+    L += ["", "## Measured cost, side by side in one run", ""]
+    if c:
+        L += [f"Device {c['device']}; step = policy forward + backward + AdamW + reference forward at a global batch "
+              f"of {c['batch']} x {c['seq_len']} tokens; {c['rounds']} rounds x {c['steps']} timed steps, model order "
+              f"rotated; memory: {c['memory_kind']}.", "",
+              "| model | step ms (median) | step time ratio | peak memory (MB) | peak memory ratio |", "|---|---|---|---|---|"]
+        for n, ms in c["step_ms_median"].items():
+            L.append(f"| {n} | {ms} | {c['step_time_ratio'].get(n, 1.0)} | {c['peak_memory_bytes'][n] / 1e6:.1f} | "
+                     f"{c['peak_memory_ratio'].get(n, 1.0)} |")
+    else:
+        L.append("not measured in this run")
+    L += ["", f"## Projection for full-size configs ({m['projection_device_memory_gb']} GB accelerators, "
+          f"{BYTES_PER_PARAM} B/param GRPO state)", "",
+          "| model | keep | experts kept | params | accelerators | saved |", "|---|---|---|---|---|---|"]
+    for name, rows in m["projection"].items():
+        L.append(f"| {name} | 1.0 | all | {rows['params']:.3e} | {rows['accelerators']} | 0 |")
+        for k, v in rows.items():
+            if k.startswith("r"):
+                L.append(f"| {name} | {k[1:]} | {v['experts_kept']} | {v['params']:.3e} | {v['accelerators']} | "
+                         f"{v['accelerators_saved_share']:.1%} |")
+    L += ["", "Assumptions of the projection: memory = the GRPO training state only (18 B/param: bf16 weights, fp32 "
+          "master, two fp32 Adam moments, bf16 gradients, bf16 reference), accelerators = ceil(state / (memory x usable "
+          "share)); rollout-engine weights + KV cache and activations at the RL sequence length are not counted, nor "
+          "the rounding to nodes of 8. Compute: pruning keeps top-k, so FLOPs per token are unchanged; the whole "
+          "step's compute is spread over fewer accelerators, so the saving is in accelerators (memory), not in "
+          "accelerator-hours per step; the measured step-time ratio above is the evidence at tiny scale."]
+    return "\n".join(L) + "\n"

@@ -1,0 +1,136 @@
+"""Detector verdicts with seed statistics: calibration on healthy seeds, rates with intervals.
+
+A single run pair cannot tell a fault's signature from seed noise (a second healthy seed of the
+same model gets kinds of its own). So:
+
+- **Calibration** (:func:`calibrate`): every healthy seed is judged, leave-one-out, against the
+  ensemble of the model's other healthy seeds; a kind it shows is a false positive. The
+  false-positive rate per kind is ``flagged runs / healthy runs`` (all models pooled), with a Wilson
+  score interval.
+- **Fault-specific kinds** (:data:`FAULT_KINDS`): a fault run is judged only on the kinds its
+  mechanism must produce (``lr_spike`` -> ``kl_blowup``, ...), never on generic kinds such as
+  ``grad_spike`` or ``divergence``, whose false-positive rates are high at this scale.
+- **Rates over seeds** (:func:`fault_rates`): per model and fault, the detection rate (the specific
+  kind fires, from the fault's onset on) and the reproduction rate: seed s of a proxy reproduces
+  the fault when its specific signature equals the base's seed-s signature (same kinds, first
+  steps within ``step_tolerance``; seed s of both shares prompts and sampling seed). The base's
+  **self-reproduction rate** (seed s_i against seed s_{i+1}, cyclically) is the ceiling a proxy
+  can reach. A fault the base does not show on every seed is flagged ``base_reliable: false``;
+  one it never shows is "no signature".
+
+Interval: Wilson score interval (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``;
+Wilson 1927), 95%.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from .fidelity import signature
+
+KINDS = ("nan_inf", "grad_spike", "kl_blowup", "reward_collapse", "grad_collapse", "logprob_mismatch",
+         "expert_collapse", "frozen_policy", "divergence")
+FAULT_KINDS = {
+    "logprob_bf16": ("logprob_mismatch",),        # bf16 rollouts vs fp32 training forward
+    "swapped_operator": ("logprob_mismatch",),    # trainer-side bf16 router GEMM vs the rollout's fp32 one
+    "skip_actor_update": ("frozen_policy",),
+    "lr_spike": ("kl_blowup",),
+    # fp16 underflow flushes the gradients; the fp16 training forward also departs from the fp32 rollouts
+    "fp16_no_loss_scaling": ("grad_collapse", "logprob_mismatch"),
+    "no_load_balancing": ("expert_collapse",),
+}
+
+
+def wilson(k: int, n: int, level: float = 0.95) -> list[float] | None:
+    """Wilson score interval [low, high] of ``k`` successes in ``n`` trials; None when ``n == 0``."""
+    if n == 0:
+        return None
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return [round(float(ci.low), 4), round(float(ci.high), 4)]
+
+
+def rate(k: int, n: int) -> dict:
+    """{"rate", "k", "n", "ci95"} (rate None when n == 0)."""
+    return {"rate": round(k / n, 4) if n else None, "k": int(k), "n": int(n), "ci95": wilson(k, n)}
+
+
+def specific(sig: Mapping[str, int] | None, fault: str) -> dict:
+    """The part of a signature made of ``fault``'s specific kinds."""
+    kinds = FAULT_KINDS.get(fault, ())
+    return {k: v for k, v in (sig or {}).items() if k in kinds}
+
+
+def matches(ref: Mapping[str, int], got: Mapping[str, int], tol: int) -> bool:
+    """``ref`` non-empty, same kinds as ``got``, every first step within ``tol``."""
+    return bool(ref) and set(ref) == set(got) and all(abs(ref[k] - got[k]) <= tol for k in ref)
+
+
+def calibrate(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], det: Mapping, fault_step: int = 0,
+              kind_onset: Mapping[str, int] | None = None) -> dict:
+    """Leave-one-out false positives of the detector on healthy seeds.
+
+    A healthy run is judged exactly as a fault run is: :func:`fidelity.signature` with the same
+    ``fault_step``, and a kind counts only from ``kind_onset[kind]`` (the earliest onset of the
+    faults judged on it; default 1), so the rate is the one that applies to the verdicts.
+
+    Args:
+        healthy_by_model: {model: {seed: step rows of a healthy run}}; models with < 2 seeds are skipped.
+
+    Returns {"runs": n, "flagged": {model: {seed: signature}}, "false_positive_rate": {kind: rate dict}}.
+    """
+    flagged, counts, n = {}, {k: 0 for k in KINDS}, 0
+    for model, runs in healthy_by_model.items():
+        if len(runs) < 2:
+            continue
+        flagged[model] = {}
+        for seed, rows in runs.items():
+            others = [r for s, r in runs.items() if s != seed]
+            sig = {k: v for k, v in signature(rows, others, det, fault_step).items()
+                   if v >= (kind_onset or {}).get(k, 1)}
+            flagged[model][int(seed)] = sig
+            n += 1
+            for k in sig:
+                counts[k] = counts.get(k, 0) + 1
+    return {"runs": n, "flagged": flagged, "false_positive_rate": {k: rate(c, n) for k, c in counts.items()}}
+
+
+def fault_rates(sigs: Mapping[str, Mapping[str, Mapping[int, Mapping[str, int]]]], tol: int,
+                onset: Mapping[str, int]) -> dict:
+    """Detection and reproduction rates over seeds.
+
+    Args:
+        sigs: {model: {fault: {seed: full signature against the model's healthy ensemble}}};
+            model ``base`` is the reference.
+        onset: {fault: first step at which its specific kind may appear} (earlier firings are
+            not the fault's and count as not detected).
+
+    Returns {"base_self": {fault: rate}, "models": {model: {fault: {"detection", "reproduction",
+    "specific": {seed: sig}}}}, "base_reliable": {fault: bool}, "no_signature": [fault, ...]}.
+    """
+    def spec(model, fault, seed):
+        s = specific(sigs[model][fault].get(seed), fault)
+        return {k: v for k, v in s.items() if v >= onset.get(fault, 0)}
+
+    base = sigs["base"]
+    out: dict = {"base_self": {}, "models": {}, "base_reliable": {}, "no_signature": []}
+    for fault in base:
+        seeds = sorted(base[fault])
+        det = [bool(spec("base", fault, s)) for s in seeds]
+        out["base_reliable"][fault] = bool(seeds) and all(det)
+        if seeds and not any(det):
+            out["no_signature"].append(fault)
+        pairs = [(seeds[i], seeds[(i + 1) % len(seeds)]) for i in range(len(seeds))] if len(seeds) > 1 else []
+        out["base_self"][fault] = rate(sum(matches(spec("base", fault, a), spec("base", fault, b), tol)
+                                           for a, b in pairs), len(pairs))
+    for model, per_fault in sigs.items():
+        out["models"][model] = {}
+        for fault, by_seed in per_fault.items():
+            seeds = sorted(by_seed)
+            d = sum(bool(spec(model, fault, s)) for s in seeds)
+            paired = [s for s in seeds if s in base.get(fault, {})]
+            rep = sum(matches(spec("base", fault, s), spec(model, fault, s), tol) for s in paired)
+            out["models"][model][fault] = {"detection": rate(d, len(seeds)), "reproduction": rate(rep, len(paired)),
+                                           "specific": {int(s): spec(model, fault, s) for s in seeds}}
+    return out
