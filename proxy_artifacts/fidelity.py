@@ -347,32 +347,45 @@ def routing_drift(rows: Sequence[Mapping]) -> float | None:
     return round(sum(d) / len(d), 6) if d else None
 
 
-def _plot(runs_by_model: dict, path, faults: Sequence[str]) -> None:
+def _plot(runs_by_model: dict, path, faults: Sequence[str], onset: Mapping[str, int] | None = None) -> None:
+    """PNG grid of the first seed's runs: one row per fault (``none`` = healthy), one column per
+    signal, one line per model; the fault's first faulty step (``onset``) is marked by a dashed
+    line, the x axis is the GRPO step, and one legend names the models."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     sigs = SIGNALS + ("logprob_mismatch",)  # the rollout/training mismatch (fresh and reused rollouts)
-    fig, axes = plt.subplots(len(faults), len(sigs), figsize=(3.2 * len(sigs), 2.2 * len(faults)), squeeze=False)
+    fig, axes = plt.subplots(len(faults), len(sigs), figsize=(3.4 * len(sigs), 2.4 * len(faults) + 0.8),
+                             squeeze=False)
+    handles: dict = {}
     for i, f in enumerate(faults):
         for j, s in enumerate(sigs):
             ax = axes[i][j]
             for name, runs in runs_by_model.items():
                 rows = _first(runs.get(f)).get("rows")
                 if rows:
-                    ax.plot([r["step"] for r in rows], _ffill(series(rows, s)), label=name,
-                            lw=2.0 if name == "base" else 1.0)
+                    (line,) = ax.plot([r["step"] for r in rows], _ffill(series(rows, s)), label=name,
+                                      lw=2.0 if name == "base" else 1.2)
+                    handles.setdefault(name, line)
+            if onset and f in onset:
+                ax.axvline(onset[f], color="crimson", ls="--", lw=1.0)
             if i == 0:
-                ax.set_title(s, fontsize=9)
+                ax.set_title(s, fontsize=11)
             if j == 0:
-                ax.set_ylabel(f, fontsize=9)
+                ax.set_ylabel(f, fontsize=10)
+            if i == len(faults) - 1:
+                ax.set_xlabel("GRPO step", fontsize=10)
             if s in ("kl", "grad_norm_total", "logprob_mismatch"):
                 ax.set_yscale("symlog", linthresh=1e-4)
-            ax.tick_params(labelsize=7)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
+            ax.tick_params(labelsize=8)
+    if onset:
+        handles["fault onset"] = plt.Line2D([], [], color="crimson", ls="--", lw=1.0)
+    fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=len(handles), fontsize=10,
+               frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
+    fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
@@ -479,7 +492,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     out["projection_device_memory_gb"] = float(fp["device_memory_gb"])
     plot_dir = Path(plot_dir)
     plot_dir.mkdir(parents=True, exist_ok=True)
-    _plot(runs, plot_dir / "fidelity_runs.png", ["none"] + faults)
+    _plot(runs, plot_dir / "fidelity_runs.png", ["none"] + faults, onset)
     atomic_write_json(metrics_path, out, indent=1)
     from .report import report_markdown
 

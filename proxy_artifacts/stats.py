@@ -254,27 +254,35 @@ def stats_rows(stats: ExpertStats, category: str, model_id: str) -> list[dict]:
 
 
 def plot_load_heatmap(stats_by_cat: dict[str, ExpertStats], path: str | Path) -> None:
-    """PNG heatmap of expert load (routing frequency / k) per layer, one panel per category."""
+    """PNG heatmap of expert load (share of a layer's routed slots per expert) per layer, one
+    panel per category, on one shared colour scale (so panels compare) with integer expert ticks."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     cats = list(stats_by_cat)
-    fig, axes = plt.subplots(1, len(cats), figsize=(4 * len(cats) + 1, 3), squeeze=False)
+    loads = {c: (st.sums["count"] / st.sums["count"].sum(1, keepdim=True).clamp_min(1)).numpy()
+             for c, st in stats_by_cat.items()}
+    vmax = max(float(x.max()) for x in loads.values()) if loads else 1.0
+    fig, axes = plt.subplots(1, len(cats), figsize=(4 * len(cats) + 1.5, 3.2), squeeze=False,
+                             constrained_layout=True)
+    im = None
     for ax, c in zip(axes[0], cats):
-        st = stats_by_cat[c]
-        load = (st.sums["count"] / st.sums["count"].sum(1, keepdim=True).clamp_min(1)).numpy()
-        im = ax.imshow(load, aspect="auto", cmap="viridis", vmin=0)
+        st, load = stats_by_cat[c], loads[c]
+        im = ax.imshow(load, aspect="auto", cmap="viridis", vmin=0, vmax=vmax, interpolation="nearest")
         ax.set_title(f"expert load: {c}")
         ax.set_xlabel("expert")
         ax.set_ylabel("layer")
+        n_exp = load.shape[1]
+        step = max(1, n_exp // 8)
+        ax.set_xticks(range(0, n_exp, step), [str(e) for e in range(0, n_exp, step)])
         ax.set_yticks(range(len(st.layers)), [str(x) for x in st.layers])
-        fig.colorbar(im, ax=ax)
-    fig.tight_layout()
+    if im is not None:
+        fig.colorbar(im, ax=list(axes[0]), label="share of routed slots")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=80)
+    fig.savefig(tmp, dpi=90)
     plt.close(fig)
     tmp.replace(path)
