@@ -1,1 +1,10 @@
-"""proxy_artifacts: MoE expert statistics, clustering-based pruning, proxy checkpoints."""
+"""The MoE proxy stage family (``python -m proxy_artifacts ...``).
+
+``adapters`` (MoE families as rows of one table), ``corpus`` (+ ``corpus_files/``: the committed
+calibration/training text), ``base_model`` (the tiny fine-grained base), ``stats`` (expert
+statistics), ``cluster`` + ``prune`` (clustering-based pruning that keeps backbone and router),
+``checkpoint`` + ``hub`` (safetensors checkpoints with lineage, Hub publish/pull), ``pipeline``
+and ``metrics`` (stage glue and figures), ``rl`` (GRPO runs with injected faults), ``fidelity`` +
+``verdicts`` + ``report`` (fault signatures, seeded statistics, the report), ``cost`` (measured
+step time and memory, the accelerator projection).
+"""
