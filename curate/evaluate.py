@@ -11,7 +11,7 @@ factor b at every level (``no_match: floor``). The work is split by concern:
   checks, RNG subgraphs, threads and processes;
 * :mod:`curate.score_timing` — timing with fresh inputs per call and checked timed outputs;
 * :mod:`curate.dispatch_guard` — PassNet's dispatch guard for pass replacements (option);
-* :mod:`curate.trajectories` — the ``trajectories`` table and :func:`score_candidate`, the reward
+* :mod:`curate.trajectories` — the ``trajectories`` table; :func:`curate.reward.score_candidate`, the reward
   function for an RL loop; :mod:`curate.scoring` — S_t, ES_t and the aggregate score AS.
 
 This module: :func:`run_candidate` (static check, children, re-timing of speedups above

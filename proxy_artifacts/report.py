@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .fidelity import BYTES_PER_PARAM, SIGNALS
+from .detector import SIGNALS
+from .projection import BYTES_PER_PARAM
 
 
 def _fmt_sig(s) -> str:

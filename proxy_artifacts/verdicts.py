@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from .fidelity import signature
+from .detector import signature
 
 KINDS = ("nan_inf", "grad_spike", "kl_blowup", "reward_collapse", "grad_collapse", "logprob_mismatch",
          "expert_collapse", "frozen_policy", "divergence")
@@ -71,7 +71,7 @@ def calibrate(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], d
               kind_onset: Mapping[str, int] | None = None) -> dict:
     """Leave-one-out false positives of the detector on healthy seeds.
 
-    A healthy run is judged exactly as a fault run is: :func:`fidelity.signature` with the same
+    A healthy run is judged exactly as a fault run is: :func:`detector.signature` with the same
     ``fault_step``, and a kind counts only from ``kind_onset[kind]`` (the earliest onset of the
     faults judged on it; default 1), so the rate is the one that applies to the verdicts.
 

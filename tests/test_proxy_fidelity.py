@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from proxy_artifacts import fidelity
+from proxy_artifacts import detector, fidelity, projection
 from proxy_artifacts.cluster import allocate_slots, usage_cluster
 
 DET = dict(grad_spike_factor=5.0, kl_blowup_factor=5.0, kl_blowup_min=0.05, window=2, reward_collapse_frac=0.5,
@@ -74,47 +74,47 @@ def _rows(n=12, **over):
 def test_detector_uses_the_healthy_ensemble():
     h1, h2 = _rows(), _rows(grad_norm_total=lambda s, v: 4.0)
     loud = _rows(grad_norm_total=lambda s, v: 5.5 if s == 6 else v)
-    assert fidelity.signature(loud, h1, DET, 4) == {"grad_spike": 6, "divergence": 6}
+    assert detector.signature(loud, h1, DET, 4) == {"grad_spike": 6, "divergence": 6}
     # a second healthy seed with larger norms widens the healthy range: 5.5 < 5 x 4 and < 4 + 0.5 x 4
-    assert fidelity.signature(loud, [h1, h2], DET, 4) == {}
+    assert detector.signature(loud, [h1, h2], DET, 4) == {}
     # a single low step (a zero-reward batch) is no collapse when three consecutive steps are required
     dip = _rows(grad_norm_total=lambda s, v: 0.0 if s == 6 else v)
-    assert "grad_collapse" not in fidelity.signature(dip, h1, dict(DET, grad_collapse_steps=3), 4)
-    assert fidelity.signature(dip, h1, DET, 4)["grad_collapse"] == 6
+    assert "grad_collapse" not in detector.signature(dip, h1, dict(DET, grad_collapse_steps=3), 4)
+    assert detector.signature(dip, h1, DET, 4)["grad_collapse"] == 6
 
 
 def test_detector_kinds_and_steps():
     healthy = _rows()
-    assert fidelity.signature(healthy, healthy, DET, 4) == {}
+    assert detector.signature(healthy, healthy, DET, 4) == {}
     spike = _rows(grad_norm_total=lambda s, v: 50.0 if s >= 6 else v)
-    assert fidelity.signature(spike, healthy, DET, 4) == {"grad_spike": 6, "divergence": 6}
+    assert detector.signature(spike, healthy, DET, 4) == {"grad_spike": 6, "divergence": 6}
     nan = _rows(grad_nan=lambda s, v: 3 if s >= 7 else 0)
-    assert fidelity.signature(nan, healthy, DET, 4) == {"nan_inf": 7}
+    assert detector.signature(nan, healthy, DET, 4) == {"nan_inf": 7}
     frozen = _rows(update_norm=lambda s, v: 0.0 if s > 4 else v)
-    assert fidelity.signature(frozen, healthy, DET, 4) == {"frozen_policy": 5}
+    assert detector.signature(frozen, healthy, DET, 4) == {"frozen_policy": 5}
     collapse = _rows(reward=lambda s, v: 0.0 if s >= 8 else v)
     # running mean over 2 steps: step 8 gives (0.5 + 0) / 2 = 0.25, not below 0.5 x 0.5; step 9 gives 0
-    assert fidelity.signature(collapse, healthy, DET, 4) == {"reward_collapse": 9}
+    assert detector.signature(collapse, healthy, DET, 4) == {"reward_collapse": 9}
     experts = _rows(expert_load=lambda s, v: [{"max_share": 0.9 if s >= 5 else 0.2}])
-    assert fidelity.signature(experts, healthy, DET, 4) == {"expert_collapse": 5}
+    assert detector.signature(experts, healthy, DET, 4) == {"expert_collapse": 5}
     kl = _rows(kl=lambda s, v: 1.0 if s >= 9 else v)
-    assert fidelity.signature(kl, healthy, DET, 4) == {"kl_blowup": 9, "divergence": 9}
+    assert detector.signature(kl, healthy, DET, 4) == {"kl_blowup": 9, "divergence": 9}
 
 
 def test_detector_grad_collapse_and_logprob_mismatch():
     healthy = _rows(fresh_rollout=lambda s, v: s % 2 == 1, logprob_mismatch=lambda s, v: 0.0 if s % 2 else 0.02)
-    assert fidelity.signature(healthy, healthy, DET, 4) == {}
+    assert detector.signature(healthy, healthy, DET, 4) == {}
     # gradients flushed to zero from row 5 (fault_step 4): collapse, and the norm departs from healthy
     under = _rows(grad_norm_total=lambda s, v: 0.0 if s >= 5 else v)
-    assert fidelity.signature(under, _rows(), DET, 4) == {"grad_collapse": 5, "divergence": 5}
+    assert detector.signature(under, _rows(), DET, 4) == {"grad_collapse": 5, "divergence": 5}
     # a collapse before the fault step is not the fault's
     early = _rows(grad_norm_total=lambda s, v: 0.0 if s == 2 else v)
-    assert "grad_collapse" not in fidelity.signature(early, _rows(), DET, 4)
+    assert "grad_collapse" not in detector.signature(early, _rows(), DET, 4)
     # mismatch only counts on fresh rollouts; the non-fresh steps' 0.02 of the healthy run is the update
     mism = _rows(fresh_rollout=lambda s, v: s % 2 == 1,
                  logprob_mismatch=lambda s, v: (5e-3 if s >= 3 else 5e-5) if s % 2 else 0.02)
-    assert fidelity.signature(mism, healthy, DET, 4) == {"logprob_mismatch": 3}
-    assert fidelity.signature(mism, healthy, dict(DET, logprob_mismatch_min=1e-2), 4) == {}
+    assert detector.signature(mism, healthy, DET, 4) == {"logprob_mismatch": 3}
+    assert detector.signature(mism, healthy, dict(DET, logprob_mismatch_min=1e-2), 4) == {}
 
 
 def _write_model(tmp_path, name, runs_by_key, params=100):
@@ -197,23 +197,23 @@ def test_reproduction_is_judged_on_specific_kinds_from_onset():
 
 
 def test_reproduces_and_similarity():
-    assert fidelity.reproduces({"grad_spike": 5}, {"grad_spike": 7}, 2)
-    assert not fidelity.reproduces({"grad_spike": 5}, {"grad_spike": 8}, 2)
-    assert not fidelity.reproduces({"grad_spike": 5}, {"grad_spike": 5, "nan_inf": 6}, 2)
-    assert fidelity.reproduces({}, {}, 2)
+    assert detector.reproduces({"grad_spike": 5}, {"grad_spike": 7}, 2)
+    assert not detector.reproduces({"grad_spike": 5}, {"grad_spike": 8}, 2)
+    assert not detector.reproduces({"grad_spike": 5}, {"grad_spike": 5, "nan_inf": 6}, 2)
+    assert detector.reproduces({}, {}, 2)
     a = _rows()
-    sim = fidelity.curve_similarity(a, a)
+    sim = detector.curve_similarity(a, a)
     assert sim["kl"] == {"pearson": 1.0, "norm_dist": 0.0}
     assert sim["reward"]["pearson"] is None  # constant curve: correlation undefined, not faked
     b = _rows(kl=lambda s, v: 2 * v)
-    assert fidelity.curve_similarity(a, b)["kl"] == {"pearson": 1.0, "norm_dist": 1.0}
+    assert detector.curve_similarity(a, b)["kl"] == {"pearson": 1.0, "norm_dist": 1.0}
 
 
 def test_accelerators_and_projection():
-    assert fidelity.accelerators(10**9, 80) == 1
-    assert fidelity.accelerators(100 * 10**9, 80, 0.8) == math.ceil(100e9 * 18 / 64e9)
+    assert projection.accelerators(10**9, 80) == 1
+    assert projection.accelerators(100 * 10**9, 80, 0.8) == math.ceil(100e9 * 18 / 64e9)
     counts = {"M": {"total": 1000, "expert": 10, "moe_layers": 2, "experts": 16, "top_k": 2}}
-    p = fidelity.projection(counts, [0.5], 1e-6, 1.0)
+    p = projection.projection(counts, [0.5], 1e-6, 1.0)
     assert p["M"]["r0.5"]["experts_kept"] == 8 and p["M"]["r0.5"]["params"] == 1000 - 2 * 8 * 10
 
 

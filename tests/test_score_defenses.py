@@ -184,7 +184,8 @@ def test_scoring_resumes_from_the_journal(tmp_path):
 
 @pytest.mark.slow  # spawned children
 def test_score_candidate_is_a_reward_with_the_same_isolation():
-    from curate.trajectories import score_candidate, trajectories_table
+    from curate.reward import score_candidate
+    from curate.trajectories import trajectories_table
 
     honest = score_candidate((HERE / "honest_backend.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)
     cheat = score_candidate((HERE / "skip_backend.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)

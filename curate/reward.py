@@ -1,0 +1,64 @@
+"""The reward of an RL loop that generates passes: :func:`score_candidate`.
+
+Source text in, the same isolated scoring as ``python -m curate score`` (static check, spawned
+child, parent clock, every check), a result dict out, with the rows of the ``trajectories``
+table (:mod:`curate.trajectories`) for that candidate.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from curate.trajectories import trajectory_rows
+
+
+def score_candidate(source: str, task_set: str = "builtin", kind: str = "module", cfg: dict | None = None,
+                    p: float = 0.1, b: float = 0.1, convention: str = "paper", name: str = "candidate",
+                    max_subgraphs: int | None = None) -> dict[str, Any]:
+    """Score one candidate given as source text; the reward function of an RL loop.
+
+    Args:
+        source: Python source of a ``module`` (``backend(gm, example_inputs)``) or ``pass``
+            (``PATTERNS`` / ``pattern`` + ``replacement``) candidate.
+        task_set: ``builtin`` or a folder of the curate stage. kind: ``module`` | ``pass``.
+        cfg: run configuration (the ``score`` block's timing / limits keys); default: quick
+            timing (3 trials), 120 s per subgraph.
+        p, b, convention: score parameters. max_subgraphs: seeded sample of the task set.
+
+    Returns:
+        ``{"valid", "rejected", "ES_t": {t: value}, "S_t", "aggregate_score", "reward",
+        "rows", "trajectories"}``; ``reward`` is AS for a valid candidate and ``log10(b)`` (the
+        floor: every sample failed) for a rejected or violating one. ES_t / AS are None when
+        nothing was scored.
+
+    Raises:
+        ValueError: unknown ``kind`` or task set.
+    """
+    import math
+
+    from curate.evaluate import run_candidate
+    from curate.score_spec import parse_candidate
+    from curate.scoring import aggregate_score, score_curve
+
+    if kind not in ("module", "pass"):
+        raise ValueError(f"score_candidate: kind must be module or pass, got {kind!r}")
+    run_cfg = {"warmup": 1, "trials": 3, "min_trial_ms": 5.0, "retries": 0, "timeout_s": 120, "mem_cap_gb": 4,
+               "retime_above": 10.0, **(cfg or {})}
+    if max_subgraphs is not None:
+        run_cfg["max_subgraphs"] = max_subgraphs
+    with tempfile.TemporaryDirectory(prefix="passnet_cand_") as tmp:
+        path = Path(tmp) / "candidate.py"
+        path.write_text(source)
+        rows, rejected = run_candidate(parse_candidate(f"{name}={kind}:{path}"), task_set, run_cfg, log=lambda *_: None)
+    scored = [r for r in rows if r.get("scored", True)]
+    valid = not rejected and not any(r.get("violations") for r in rows)
+    es = s = agg = None
+    if scored:
+        curve = score_curve(scored, p, b, convention)
+        es, s = {d["t"]: d["ES_t"] for d in curve}, {d["t"]: d["S_t"] for d in curve}
+        agg = aggregate_score(es)
+    reward = agg if (valid and agg is not None) else math.log10(b)
+    return {"valid": valid, "rejected": rejected, "ES_t": es, "S_t": s, "aggregate_score": agg, "reward": reward,
+            "rows": rows, "trajectories": trajectory_rows(name, kind, source, rows, rejected, p, b, convention)}

@@ -1,0 +1,223 @@
+"""The fault detector: a GRPO run's per-step curves -> fault kinds with their first step.
+
+Detector (:func:`signature`): a run's per-step curves, compared with the healthy runs (one or
+an ensemble of seeds) of the same model, become a set of fault kinds with their first step
+(thresholds: the ``proxy.fidelity.detector`` params, taken over the whole healthy ensemble):
+
+- ``nan_inf``: first step with a NaN/Inf gradient entry or a non-finite loss.
+- ``grad_spike``: first step whose total gradient norm before clipping (the Trainer's
+  ``grad_norm``; the per-group norms of the step log are measured after clipping) exceeds
+  ``grad_spike_factor`` x the healthy ensemble's maximum.
+- ``kl_blowup``: first step whose KL exceeds ``kl_blowup_factor`` x the healthy run's maximum
+  KL and ``kl_blowup_min``.
+- ``reward_collapse``: first step (from ``fault_step``) where the running mean reward over
+  ``window`` steps falls below ``reward_collapse_frac`` x the healthy run's running mean there
+  (and the healthy mean is >= ``reward_min``).
+- ``expert_collapse``: first step where some layer's largest expert share of routed slots
+  exceeds ``expert_collapse_share``.
+- ``frozen_policy``: the parameter update norm stays below ``update_frozen`` for every step
+  after ``fault_step`` while the healthy run's exceeds it (an omitted actor update). Step rows
+  are numbered from 1; ``fault_step`` is the 0-based index of the first faulty optimizer step,
+  i.e. the fault shows from row ``fault_step + 1``.
+- ``grad_collapse``: first step after ``fault_step`` whose gradient norm before clipping is below
+  ``grad_collapse_factor`` x the healthy median at the same step (where that median is above
+  ``divergence_floor``), holding on ``grad_collapse_steps`` consecutive such steps: gradients
+  flushed to zero (fp16 underflow).
+- ``logprob_mismatch``: first fresh-rollout step (the policy has not moved since the rollout,
+  see :mod:`rl`) whose mean |log pi_train - log pi_rollout| exceeds
+  ``max(logprob_mismatch_factor x healthy maximum on fresh steps, logprob_mismatch_min)`` nats
+  (rollout precision or kernel differing from training's).
+- ``divergence``: first step where loss, KL or gradient norm leaves the healthy ensemble's range
+  at that step by more than ``divergence_rel`` x its largest magnitude (floor ``divergence_floor``).
+
+Verdicts over seeds (calibration, fault-specific kinds, rates with intervals) are in
+:mod:`verdicts`; :func:`reproduces` is the plain signature comparison. Curve similarity of healthy runs
+(:func:`curve_similarity`): Pearson correlation and the normalised distance
+``mean|b - p| / mean|b|`` per signal.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Mapping, Sequence
+
+
+SIGNALS = ("reward", "kl", "loss", "grad_norm_trl", "entropy", "expert_max_share")
+
+
+def series(rows: Sequence[Mapping], key: str) -> list[float]:
+    """Per-step values of ``key`` (NaN where absent); ``expert_max_share``: max over layers."""
+    out = []
+    for r in rows:
+        if key == "expert_max_share":
+            loads = r.get("expert_load") or []
+            out.append(max((x["max_share"] for x in loads), default=float("nan")))
+        else:
+            v = r.get(key)
+            out.append(float(v) if v is not None else float("nan"))
+    return out
+
+
+def _finite(xs):
+    return [x for x in xs if x is not None and math.isfinite(x)]
+
+
+def _ffill(xs: list[float]) -> list[float]:
+    out, last = [], float("nan")
+    for x in xs:
+        last = x if math.isfinite(x) else last
+        out.append(last)
+    return out
+
+
+def _running_mean(xs: list[float], w: int) -> list[float]:
+    out = []
+    for i in range(len(xs)):
+        win = _finite(xs[max(0, i - w + 1): i + 1])
+        out.append(sum(win) / len(win) if win else float("nan"))
+    return out
+
+
+def _ensemble(healthy) -> list[list[Mapping]]:
+    if not healthy:
+        return []
+    return [list(healthy)] if isinstance(healthy[0], Mapping) else [list(h) for h in healthy]
+
+
+def _at_step(ens: list[list[Mapping]], key: str) -> dict[int, list[float]]:
+    """{step: [finite values of key over the healthy runs]}."""
+    out: dict[int, list[float]] = {}
+    for rows in ens:
+        for r, v in zip(rows, series(rows, key)):
+            if math.isfinite(v):
+                out.setdefault(int(r["step"]), []).append(v)
+    return out
+
+
+def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 0) -> dict:
+    """{kind: first step} of the fault kinds detected in ``rows`` against the healthy runs.
+
+    ``healthy``: one healthy run (a list of step rows) or an ensemble (a list of such lists, one per
+    seed); every threshold is taken over the whole ensemble (maxima, per-step medians, per-step
+    ranges), so more healthy seeds widen what counts as healthy (see module doc for the kinds).
+    """
+    ens = _ensemble(healthy)
+    sig: dict[str, int] = {}
+    steps = [int(r["step"]) for r in rows]
+    for r, s in zip(rows, steps):
+        if r.get("grad_nan", 0) or r.get("grad_inf", 0) or r.get("loss_nonfinite", 0):
+            sig["nan_inf"] = s
+            break
+    gkey = "grad_norm_trl" if any("grad_norm_trl" in r for h in ens for r in h) else "grad_norm_total"
+    g_h = [v for h in ens for v in _finite(series(h, gkey))]
+    g_max = max(g_h) if g_h else float("nan")
+    for s, g in zip(steps, series(rows, gkey)):
+        if math.isfinite(g) and math.isfinite(g_max) and g > det["grad_spike_factor"] * g_max:
+            sig["grad_spike"] = s
+            break
+    kl_h = [v for h in ens for v in _finite(series(h, "kl"))]
+    kl_max = max(kl_h) if kl_h else 0.0
+    for s, v in zip(steps, series(rows, "kl")):
+        if not math.isfinite(v) or (v > det["kl_blowup_factor"] * kl_max and v > det["kl_blowup_min"]):
+            if math.isfinite(v) or "nan_inf" in sig:
+                sig["kl_blowup"] = s
+                break
+    w = int(det["window"])
+    rm = _running_mean(series(rows, "reward"), w)
+    rh: dict[int, list[float]] = {}
+    for h in ens:
+        for r, v in zip(h, _running_mean(series(h, "reward"), w)):
+            if math.isfinite(v):
+                rh.setdefault(int(r["step"]), []).append(v)
+    for s, a in zip(steps, rm):
+        b = statistics.mean(rh[s]) if rh.get(s) else float("nan")
+        if s >= fault_step + w and math.isfinite(b) and b >= det["reward_min"] and (
+                not math.isfinite(a) or a < det["reward_collapse_frac"] * b):
+            sig["reward_collapse"] = s
+            break
+    g_med = {k: statistics.median(v) for k, v in _at_step(ens, gkey).items()}
+    g_rows = series(rows, gkey)
+    hold = int(det.get("grad_collapse_steps", 1))
+
+    def informative(i):  # the healthy median is above the floor: a low norm here means something
+        gh = g_med.get(steps[i])
+        return gh is not None and gh > det["divergence_floor"]
+
+    def low(i):
+        return informative(i) and math.isfinite(g_rows[i]) and \
+            g_rows[i] < det.get("grad_collapse_factor", 0.1) * g_med[steps[i]]
+
+    # a collapse holds on `hold` consecutive informative steps (or on all that remain): steps where
+    # the healthy median itself is ~0 (zero-reward batches) neither confirm nor break it
+    for i, s in enumerate(steps):
+        if s > fault_step and low(i):
+            nxt = [j for j in range(i + 1, len(steps)) if informative(j)][: hold - 1]
+            if all(low(j) for j in nxt):
+                sig["grad_collapse"] = s
+                break
+    fresh_h = [float(r["logprob_mismatch"]) for h in ens for r in h if r.get("fresh_rollout") and "logprob_mismatch" in r]
+    thr = max(det.get("logprob_mismatch_factor", 10.0) * max(fresh_h, default=0.0), det.get("logprob_mismatch_min", 1e-4))
+    for r, s in zip(rows, steps):
+        v = r.get("logprob_mismatch")
+        if r.get("fresh_rollout") and v is not None and (not math.isfinite(v) or v > thr):
+            sig["logprob_mismatch"] = s
+            break
+    for s, v in zip(steps, series(rows, "expert_max_share")):
+        if math.isfinite(v) and v > det["expert_collapse_share"]:
+            sig["expert_collapse"] = s
+            break
+    after = [v for s, v in zip(steps, series(rows, "update_norm")) if s > fault_step]
+    after_h = [v for h in ens for s, v in zip([int(r["step"]) for r in h], series(h, "update_norm")) if s > fault_step]
+    if after and _finite(after_h) and min(_finite(after_h)) > det["update_frozen"] and \
+            all(math.isfinite(v) and v < det["update_frozen"] for v in after):
+        sig["frozen_policy"] = fault_step + 1
+    ranges = {key: _at_step(ens, key) for key in ("loss", "kl", "grad_norm_total")}
+    for r, s in zip(rows, steps):
+        for key, by_step in ranges.items():
+            a, hv = r.get(key), by_step.get(s)
+            if a is None or not hv:
+                continue
+            a = float(a)
+            lo, hi = min(hv), max(hv)
+            margin = det["divergence_rel"] * max(max(abs(lo), abs(hi)), det["divergence_floor"])
+            if not math.isfinite(a) or a < lo - margin or a > hi + margin:
+                sig["divergence"] = s
+                break
+        if "divergence" in sig:
+            break
+    return sig
+
+
+def reproduces(base_sig: Mapping[str, int], proxy_sig: Mapping[str, int], tol: int) -> bool:
+    """Same kinds, and each kind's first step within ``tol`` steps."""
+    return set(base_sig) == set(proxy_sig) and all(abs(base_sig[k] - proxy_sig[k]) <= tol for k in base_sig)
+
+
+def _pearson(a: list[float], b: list[float]) -> float | None:
+    pts = [(x, y) for x, y in zip(a, b) if math.isfinite(x) and math.isfinite(y)]
+    if len(pts) < 3:
+        return None
+    xs, ys = zip(*pts)
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sx = math.sqrt(sum((x - mx) ** 2 for x in xs))
+    sy = math.sqrt(sum((y - my) ** 2 for y in ys))
+    if sx == 0 or sy == 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in pts) / (sx * sy)
+
+
+def curve_similarity(base_rows: Sequence[Mapping], proxy_rows: Sequence[Mapping]) -> dict:
+    """{signal: {"pearson": r or None (constant/too short), "norm_dist": mean|b-p| / mean|b|}}."""
+    out = {}
+    for sig in SIGNALS:
+        a, b = _ffill(series(base_rows, sig)), _ffill(series(proxy_rows, sig))
+        pts = [(x, y) for x, y in zip(a, b) if math.isfinite(x) and math.isfinite(y)]
+        if not pts:
+            out[sig] = {"pearson": None, "norm_dist": None}
+            continue
+        den = sum(abs(x) for x, _ in pts) / len(pts)
+        dist = sum(abs(x - y) for x, y in pts) / len(pts) / den if den > 0 else None
+        r = _pearson(a, b)
+        out[sig] = {"pearson": None if r is None else round(r, 4), "norm_dist": None if dist is None else round(dist, 4)}
+    return out
