@@ -243,7 +243,8 @@ def score_curve(rows: Sequence[Mapping[str, Any]], p: float = DEFAULT_P, b: floa
 
 def score_table(rows: Sequence[Mapping[str, Any]], candidate: str, p: float = DEFAULT_P, b: float = DEFAULT_B,
                 conventions: Sequence[str] = ("paper", "graphnet"), levels: Iterable[int] = LEVELS) -> list[dict[str, Any]]:
-    """Rows of the ``scores`` table: every convention x scope (set, task, task_mean) x level.
+    """Rows of the ``scores`` table: every convention x scope (set, task, task_mean) x level, each
+    with the aggregate score AS of its curve (``aggregate_score``; None when a level is missing).
 
     ``task_id`` of the input rows groups tasks (missing -> one task ``"all"``).
 
@@ -270,6 +271,14 @@ def score_table(rows: Sequence[Mapping[str, Any]], candidate: str, p: float = DE
                         "n_correct": sum(d["n_correct"] for d in per_task),
                         "S_t": _gmean([d["S_t"] for d in per_task]), "ES_t": _gmean([d["ES_t"] for d in per_task]),
                         "convention": conv, "p": p, "b": b})
+    # the aggregate score AS of each (convention, scope, task) curve, on every one of its rows
+    curves: dict[tuple, dict[int, float]] = {}
+    for r in out:
+        curves.setdefault((r["convention"], r["scope"], r["task_id"]), {})[r["t"]] = r["ES_t"]
+    for r in out:
+        es = curves[(r["convention"], r["scope"], r["task_id"])]
+        ok = all(t in es and es[t] > 0 for t in AS_WEIGHTS)
+        r["aggregate_score"] = aggregate_score(es) if ok else None
     return out
 
 

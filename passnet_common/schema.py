@@ -232,6 +232,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("pi_3", pa.float64()),
             pa.field("S_t", pa.float64(), nullable=False),
             pa.field("ES_t", pa.float64(), nullable=False),
+            # GraphNet's aggregate score of this row's ES_t curve over t = -10..4 (same on every t row)
+            pa.field("aggregate_score", pa.float64()),
             pa.field("valid", pa.bool_(), nullable=False),
             pa.field("violations", pa.int32(), nullable=False),
         ]

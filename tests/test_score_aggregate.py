@@ -51,3 +51,18 @@ def test_paper_convention_dips_when_a_slow_sample_becomes_correct():
     assert math.isclose(paper[2], math.sqrt(2.0 * 0.5 ** 1.1), rel_tol=1e-12) and paper[2] < paper[1]
     gn = {d["t"]: d["ES_t"] for d in score_curve(rows, p=0.1, b=0.1, convention="graphnet")}
     assert gn[2] == gn[1]  # judged at t = 1 for every t >= 1
+
+
+def test_scores_rows_carry_the_aggregate_of_their_curve():
+    import math
+
+    from curate.scoring import score_table
+
+    # two samples correct at every level: 2x faster, and 2x slower (rectified to 0.5 ** 1.1)
+    rows = [{"sample_id": "a", "speedup": 2.0, "min_pass_t": -10, "task_id": "a"},
+            {"sample_id": "b", "speedup": 0.5, "min_pass_t": -10, "task_id": "b"}]
+    table = score_table(rows, "c", 0.1, 0.1, ["paper"])
+    expected_set = math.log10(math.sqrt(2.0 * 0.5 ** 1.1))  # ES_t is this at every t, so AS is too
+    assert all(math.isclose(r["aggregate_score"], expected_set, rel_tol=1e-12) for r in table if r["scope"] == "set")
+    assert all(math.isclose(r["aggregate_score"], math.log10(2.0), rel_tol=1e-12)
+               for r in table if r["scope"] == "task" and r["task_id"] == "a")
