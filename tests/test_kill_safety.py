@@ -140,3 +140,50 @@ def test_work_lock_waits_for_the_holder(tmp_path):
         order.append("first")
     t.join()
     assert order == ["first", "second"] and held.fd is None
+
+
+HANG_ONCE = """
+import time
+from pathlib import Path
+
+import torch
+
+MARK = Path({mark!r})
+
+
+def build():
+    if not MARK.exists():  # the first attempt hangs (no CPU progress), the retry does not
+        MARK.write_text("1")
+        time.sleep(3600)
+    return torch.nn.Linear(4, 2), (torch.ones(3, 4),)
+"""
+
+
+def test_a_hang_is_retried_in_the_same_run_and_leaves_no_trace_in_the_tables(tmp_path):
+    import pyarrow.parquet as pq
+
+    from extract.runs.assemble import assemble
+    from extract.runs.attempts import _work_dir, attempt_key
+    from extract.runs.scheduler import capture_all
+    from extract.sources.catalog import build_catalog
+
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "hang_once.py").write_text(HANG_ONCE.format(mark=str(tmp_path / "mark")))
+    rows = build_catalog({"mode": "default", "default": [], "module_dir": str(mods)})
+    tables = {}
+    for run in ("retried", "clean"):  # the second run finds the mark: no hang, one attempt
+        work = tmp_path / run / "work"
+        counts = capture_all(rows, {}, work, workers=1, timeout_s=3600, mem_cap_gb=None, progress=False,
+                             cpu_budget_s=600, hang_s=10, retries=1)
+        assert counts["retried_in_run"] == (1 if run == "retried" else 0)
+        res = json.loads((_work_dir(work, attempt_key(rows[0], {})) / "result.json").read_text())
+        assert res["status"] == "ok" and res["attempts"] == (2 if run == "retried" else 1)
+        log = [json.loads(line) for line in (work / "timings.jsonl").read_text().splitlines()]
+        assert [e["error_class"] for e in log] == (["hang", None] if run == "retried" else [None])
+        assert all(e["cpu_s"] >= 0 and e["seconds"] > 0 for e in log)  # CPU seconds beside wall seconds
+        assemble(rows, {}, work, tmp_path / run / "out", tmp_path / run / "store")
+        tables[run] = {t: (tmp_path / run / "out" / f"{t}.parquet").read_bytes()
+                       for t in ("models", "extractions", "graphs")}
+    assert tables["retried"] == tables["clean"]  # bookkeeping is not in the dataset
+    assert pq.read_table(tmp_path / "clean" / "out" / "extractions.parquet").num_rows == 1
