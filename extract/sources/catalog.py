@@ -116,10 +116,11 @@ def build_catalog(params: dict) -> list[dict]:
 
 
 def dedupe_key(row: dict) -> str:
-    """What decides the model a row builds: library, architecture and the graph config
-    (:func:`extract.sources.hub_configs.graph_config_hash` of ``config_json``: provenance and
-    generation-only keys dropped); ``config_hash`` for a row without a JSON config (a module
-    file: its bytes). A row the catalog could not read keys on its own id (never merged)."""
+    """What decides the model a row builds: library, architecture and, for transformers rows,
+    the graph config (:func:`extract.sources.hub_configs.graph_config_hash` of ``config_json``:
+    provenance and generation-only keys dropped); ``config_hash`` for the other libraries (a
+    module file: its bytes; timm / torchvision: name and arguments). A row the catalog could
+    not read keys on its own id (never merged)."""
     import json
 
     from extract.sources.hub_configs import graph_config_hash
