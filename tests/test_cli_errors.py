@@ -39,7 +39,7 @@ def test_a_failed_dvc_stage_says_how_to_restore(tmp_path, capsys, monkeypatch):
 
 
 def test_params_check_stage_rejects_a_typo(tmp_path, capsys):
-    from passnet_common.params import main
+    from passnet_common.check_params import main
 
     p = tmp_path / "params.yaml"
     p.write_text("extract:\n  workerz: 2\n")
