@@ -106,9 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         capture = dict(params.get("capture", {}))
         if not args.no_capture:
             capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
-                        timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
+                        timeout_s=float(params.get("timeout_s", 7200)), mem_cap_gb=params.get("mem_cap_gb", 8),
                         retry_failed=bool(params.get("retry_failed", False)),
-                        retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress)
+                        retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress,
+                        cpu_budget_s=params.get("cpu_budget_s"), hang_s=params.get("hang_s"),
+                        retries=int(params.get("retries", 1)))
         assemble(rows, capture, Path(args.work), Path(args.out), Path(args.out) / "graph_store")
         ext = pq.read_table(Path(args.out) / "extractions.parquet").to_pylist()
         metrics = coverage_metrics(ext, rows, int(cat.get("sample_seed", 0)), sample)
@@ -117,17 +119,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"coverage {src}: {m['captured']}/{m['sample_size']} captured ({100 * m['captured_share']:.1f}%), "
                   f"{m['complete']} complete; failures: {m['failures_by_class']}")
         return 0
+    from passnet_common.worker import work_lock
+
     params = load_params(args.params, "extract")
+    if not Path(args.catalog).is_file():
+        raise FileNotFoundError(f"--catalog {args.catalog}: no such catalog file (run `python -m extract catalog` "
+                                f"or `dvc repro catalog` first)")
     rows = pq.read_table(args.catalog).to_pylist()
     capture = dict(params.get("capture", {}))
-    counts = capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
-                         timeout_s=float(params.get("timeout_s", 300)), mem_cap_gb=params.get("mem_cap_gb", 8),
-                         retry_failed=bool(params.get("retry_failed", False)),
-                         retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress,
-                         executor=params.get("executor", "local"), ray_params=params.get("ray"))
-    summary = assemble(rows, capture, Path(args.work), Path(args.out), Path(args.store))
+    with work_lock(Path(args.work)):  # a second run on this work folder refuses (one error line)
+        counts = capture_all(rows, capture, Path(args.work), workers=int(params.get("workers", 2)),
+                             timeout_s=float(params.get("timeout_s", 7200)), mem_cap_gb=params.get("mem_cap_gb", 8),
+                             retry_failed=bool(params.get("retry_failed", False)),
+                             retry_transient=bool(params.get("retry_transient", True)), progress=not args.no_progress,
+                             executor=params.get("executor", "local"), ray_params=params.get("ray"),
+                             cpu_budget_s=params.get("cpu_budget_s"), hang_s=params.get("hang_s"),
+                             retries=int(params.get("retries", 1)))
+        summary = assemble(rows, capture, Path(args.work), Path(args.out), Path(args.store))
     print(f"capture: {counts['ran']} run now ({counts['failed']} failed, {counts['retried']} retried), "
           f"{counts['skipped']} recorded without running (custom code / unreadable config), "
+          f"{counts.get('duplicates', 0)} duplicate configs, {counts.get('retried_in_run', 0)} retried in this run, "
           f"{counts['done_before']} done before; "
           f"{summary['captured']}/{summary['models']} models captured complete, {summary['graphs']} graphs")
     for status, classes in summary["not_ok"].items():
@@ -161,5 +172,7 @@ def _export(args) -> int:
 
 if __name__ == "__main__":
     from passnet_common.cli import run_cli
+    from passnet_common.worker import die_with_parent
 
+    die_with_parent()  # a killed `dvc repro` takes this stage (and, through theirs, its children) with it
     sys.exit(run_cli(main))

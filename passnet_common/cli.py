@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Callable
 
@@ -13,4 +14,8 @@ def run_cli(main: Callable[[], int]) -> int:
         return main()
     except (ValueError, FileNotFoundError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        stage = os.environ.get("DVC_STAGE")  # set by DVC for every stage command
+        if stage:
+            print(f"hint: DVC removed the outputs of stage {stage!r} before running it; "
+                  f"`dvc checkout {stage}` restores them from the cache", file=sys.stderr)
         return 2

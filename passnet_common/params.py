@@ -237,11 +237,15 @@ register_block("catalog", Block({
     "local_dir": Optional(str),
     "hub_dir": Optional(str),
     "graphnet_dir": Optional(str),  # a local GraphNet checkout (extract/sources/graphnet.py)
+    "module_dir": Optional(str),  # folder of build() -> (module, inputs) files (extract/sources/modules.py)
     "limit": Optional(positive(int)),
 }))
 register_block("extract", Block({
     "workers": positive(int),
-    "timeout_s": positive(float),
+    "timeout_s": positive(float),  # wall backstop per child (s)
+    "cpu_budget_s": Optional(positive(float)),  # CPU seconds per child (load-proof limit)
+    "hang_s": Optional(positive(float)),  # wall seconds without CPU progress -> hang
+    "retries": int,  # in-run retries of timeout/oom/hang, limits x2 each
     "mem_cap_gb": Optional(positive(float)),
     "retry_failed": bool,
     "retry_transient": bool,
@@ -515,8 +519,15 @@ def load_params(path: str | Path = "params.yaml", section: str | None = None) ->
         ParamsError: an unknown key or a value of the wrong type in a registered block.
     """
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"params file {path} not found (give --params PATH)")
     with open(path, encoding="utf-8") as fh:
-        params = yaml.safe_load(fh) or {}
+        try:
+            params = yaml.safe_load(fh) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            raise ParamsError(f"{path}:{where} not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     if not isinstance(params, dict):
         raise ParamsError(f"{path}: expected a mapping of blocks, got {type(params).__name__}")
     if section is None:
@@ -526,3 +537,4 @@ def load_params(path: str | Path = "params.yaml", section: str | None = None) ->
         raise KeyError(f"{path}: no section {section!r} (has: {sorted(params)})")
     validate_params({section: params[section]}, str(path))
     return params[section]
+

@@ -41,6 +41,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("catalog_error_class", pa.string()),  # the config could not be read: json | no_model_type | unknown_model_type | not_a_config
             pa.field("catalog_error", pa.string()),  # message naming the file
             pa.field("catalog_note", pa.string()),  # repairs/inferences made, e.g. model_type inferred from architectures
+            pa.field("duplicate_of", pa.string()),  # same graph config as this model_id: captured once (extract/sources/catalog.py)
         ]
     ),
     # One row per capture attempt (model x config x library versions).
@@ -67,7 +68,6 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("recompile_limit_hits", pa.int32(), nullable=False),
             pa.field("output_mismatches", pa.int32(), nullable=False),  # graphs whose recorded outputs differ from execution (real mode)
             pa.field("dynamo_json", pa.string()),  # Dynamo settings of the capture (also in the attempt key)
-            pa.field("attempts", pa.int32(), nullable=False),  # runs of this attempt key (timeouts/OOM are retried)
             pa.field("code_hash", pa.string(), nullable=False),  # content hash of the capture code (extract.runs.attempts.CODE_GLOBS)
         ]
     ),

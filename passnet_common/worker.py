@@ -8,7 +8,10 @@ model can break: a segfault, a hang, runaway memory or a Python exception ends o
 child. The parent turns the way a child ended into an error class:
 
 =====================  ==========================================================
-``timeout``            still running after ``timeout_s``; killed (SIGKILL)
+``timeout``            used more than ``cpu_budget_s`` CPU seconds (user + system), or
+                       still running after the wall backstop ``timeout_s``; killed (SIGKILL)
+``hang``               its CPU time did not advance for ``hang_s`` wall seconds (blocked,
+                       deadlocked or sleeping); killed
 ``oom``                resident memory above ``mem_cap_bytes`` (killed by the
                        parent's watchdog), ``MemoryError``, or killed by the kernel
 ``crash``              ended by a signal (SIGSEGV, SIGABRT, SIGBUS, ...)
@@ -23,6 +26,13 @@ pre-fork servers), so a child's full collections neither walk nor copy-on-write 
 objects of torch/transformers it inherited (measured on LlamaForCausalLM: GC 3.3 s -> 0.9 s,
 minor page faults 119 K -> 75 K); and the parent sleeps on a pidfd of each child, so the
 next model starts the moment one ends instead of at the next poll.
+
+Load-proof limits: a wall-clock limit meant to stop hangs decides, on a loaded machine, which
+models are captured (a child given a sixteenth of a core uses 19 CPU s in 300 wall s). With
+``cpu_budget_s`` the limit is on the CPU time the child actually got (read from
+``/proc/<pid>/stat`` through psutil at each poll), which does not grow with the machine's
+load; a child that makes no CPU progress for ``hang_s`` wall seconds is a hang; ``timeout_s``
+stays as a wall backstop. Each :class:`Outcome` records wall and CPU seconds.
 """
 
 from __future__ import annotations
@@ -55,6 +65,7 @@ class Outcome:
     seconds: float = 0.0
     peak_rss_bytes: int = 0
     cpu_s: float = 0.0  # user + system CPU seconds of the child (from wait4's rusage)
+    attempt: int = 1  # runs of this task in this call (transient failures are retried)
 
 
 def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_bytes: int | None, threads: int) -> None:
@@ -90,6 +101,100 @@ def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_b
         os._exit(code)
 
 
+def die_with_parent(sig: int = signal.SIGKILL) -> bool:
+    """Linux: have this process sent ``sig`` when its parent dies (``prctl(PR_SET_PDEATHSIG)``),
+    so a stage process started by ``dvc repro`` does not outlive a killed ``dvc`` and keep
+    forking captures as an orphan. Call it in a command's entry point only (a process already
+    adopted by init, ``nohup cmd &`` from a closed shell, is left running). Returns False
+    where the call is not available (not Linux).
+
+    When the parent is a shell running the command (``sh -c "python -m ... ; ..."``: the shell
+    outlives a killed ``dvc``), the nearest ancestor that is not a shell is watched too (a
+    daemon thread, every 0.5 s); when it is gone the process ends (its capture children die
+    with it through their own death signal).
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        ok = libc.prctl(1, int(sig), 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+    try:
+        anc = psutil.Process().parent()
+        while anc is not None and anc.pid > 1 and anc.name() in SHELLS:
+            anc = anc.parent()
+    except psutil.Error:
+        anc = None
+    if anc is not None and anc.pid > 1 and anc.pid != os.getppid():
+        import threading
+
+        def watch(pid=anc.pid, born=anc.create_time()):
+            while True:
+                time.sleep(0.5)
+                try:
+                    alive = psutil.Process(pid).create_time() == born
+                except psutil.Error:
+                    alive = False
+                if not alive:
+                    os._exit(1)
+
+        threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+    return ok
+
+
+# Process names of shells that run a stage command for its caller (``$SHELL -c cmd``).
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish"})
+
+
+class WorkFolderBusy(ValueError):
+    """Another run holds the lock of a work folder (a ValueError, so the CLIs print it as one
+    ``error:`` line)."""
+
+
+class work_lock:
+    """Exclusive lock of a work folder (``flock`` on ``<folder>/.lock``, released when the
+    holder exits, however it ends), so two runs never capture into, or assemble from, one
+    folder at once. ``wait_s``: seconds to wait for the holder (0: refuse at once).
+
+    Raises:
+        WorkFolderBusy: still held after ``wait_s``; the message names the holder's pid.
+    """
+
+    def __init__(self, folder: Path, wait_s: float = 0.0):
+        self.path = Path(folder) / ".lock"
+        self.wait_s = wait_s
+        self.fd: int | None = None
+
+    def __enter__(self):
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+                    os.close(fd)
+                    raise WorkFolderBusy(f"work folder {self.path.parent} is in use by another run (pid {holder}); "
+                                         f"wait for it to end or stop it") from None
+                time.sleep(0.5)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the flock
+            self.fd = None
+        return False
+
+
 def _die_with_parent() -> None:
     """Linux: SIGKILL this child when the parent dies (an interrupted run leaves no orphans)."""
     try:
@@ -121,6 +226,8 @@ def run_isolated(
     poll_s: float = 0.05,
     freeze_gc: bool = True,
     wake_on_exit: bool = True,
+    cpu_budget_s: float | None = None,
+    hang_s: float | None = None,
 ) -> list[Outcome]:
     """Run ``fn(arg, out_dir)`` for each ``(key, arg, out_dir)`` in a forked child.
 
@@ -129,7 +236,11 @@ def run_isolated(
     ``out_dir/error.json``. ``on_done`` is called in the parent as each task ends.
 
     Args:
-        timeout_s: wall seconds per task before SIGKILL.
+        timeout_s: wall seconds per task before SIGKILL (with ``cpu_budget_s``: a backstop).
+        cpu_budget_s: CPU seconds (user + system) per task before SIGKILL (``timeout``);
+            None: no CPU budget.
+        hang_s: wall seconds without any CPU progress of the child before SIGKILL
+            (``hang``); None: no hang detector.
         mem_cap_bytes: resident-set cap per child (bytes); None disables the watchdog.
         threads_per_worker: ``torch.set_num_threads`` in each child.
         poll_s: interval (s) of the timeout / memory watchdog.
@@ -143,7 +254,8 @@ def run_isolated(
     """
     frozen = freeze_gc and gc.get_freeze_count() == 0 and _freeze()  # a caller's freeze is left alone
     try:
-        return _run(list(tasks), fn, workers, timeout_s, mem_cap_bytes, threads_per_worker, on_done, poll_s, wake_on_exit)
+        limits = {"wall": timeout_s, "cpu": cpu_budget_s, "hang": hang_s}
+        return _run(list(tasks), fn, workers, limits, mem_cap_bytes, threads_per_worker, on_done, poll_s, wake_on_exit)
     finally:
         if frozen:
             gc.unfreeze()
@@ -162,8 +274,19 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _run(pending, fn, workers, timeout_s, mem_cap_bytes, threads_per_worker, on_done, poll_s, wake_on_exit):
-    running: dict[int, tuple[str, Path, float, psutil.Process | None, list[int]]] = {}
+def _cpu_seconds(proc: psutil.Process | None) -> float | None:
+    if proc is None:
+        return None
+    try:
+        t = proc.cpu_times()
+        return t.user + t.system
+    except psutil.Error:
+        return None
+
+
+def _run(pending, fn, workers, limits, mem_cap_bytes, threads_per_worker, on_done, poll_s, wake_on_exit):
+    timeout_s = limits["wall"]
+    running: dict[int, tuple[str, Path, float, psutil.Process | None, list]] = {}
     outcomes: list[Outcome] = []
     killed: dict[int, str] = {}
     pidfds: dict[int, int] = {}
@@ -184,7 +307,8 @@ def _run(pending, fn, workers, timeout_s, mem_cap_bytes, threads_per_worker, on_
                     proc = None
                 if wake_on_exit and (fd := _pidfd(pid)) is not None:
                     pidfds[pid] = fd
-                running[pid] = (key, out_dir, time.monotonic(), proc, [0])
+                now = time.monotonic()
+                running[pid] = (key, out_dir, now, proc, [0, 0.0, now])  # peak rss, cpu seen, last cpu progress
             fds = [pidfds[p] for p in running if p in pidfds]
             if fds:
                 select.select(fds, [], [], poll_s)  # returns as soon as a child ends
@@ -207,8 +331,20 @@ def _run(pending, fn, workers, timeout_s, mem_cap_bytes, threads_per_worker, on_
                         except psutil.Error:
                             pass
                     peak[0] = max(peak[0], rss)
-                    if elapsed > timeout_s and pid not in killed:
+                    used = _cpu_seconds(proc) if (limits["cpu"] or limits["hang"]) else None
+                    now = time.monotonic()
+                    if used is not None and used > peak[1]:
+                        peak[1], peak[2] = used, now
+                    if pid in killed:
+                        continue
+                    if elapsed > timeout_s:
                         killed[pid] = "timeout"
+                        _kill(pid)
+                    elif limits["cpu"] and used is not None and used > limits["cpu"]:
+                        killed[pid] = "cpu"
+                        _kill(pid)
+                    elif limits["hang"] and now - peak[2] > limits["hang"]:
+                        killed[pid] = "hang"
                         _kill(pid)
                     elif mem_cap_bytes and rss > mem_cap_bytes and pid not in killed:
                         killed[pid] = "oom"
@@ -217,7 +353,7 @@ def _run(pending, fn, workers, timeout_s, mem_cap_bytes, threads_per_worker, on_
                 del running[pid]
                 if pid in pidfds:
                     os.close(pidfds.pop(pid))
-                outcome = _classify(key, out_dir, status, killed.pop(pid, None), elapsed, timeout_s, mem_cap_bytes)
+                outcome = _classify(key, out_dir, status, killed.pop(pid, None), elapsed, limits, mem_cap_bytes)
                 outcome.peak_rss_bytes = peak[0]
                 outcome.cpu_s = cpu
                 outcomes.append(outcome)
@@ -237,9 +373,13 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _classify(key, out_dir: Path, status: int, killed_for: str | None, elapsed, timeout_s, cap) -> Outcome:
+def _classify(key, out_dir: Path, status: int, killed_for: str | None, elapsed, limits: dict, cap) -> Outcome:
     if killed_for == "timeout":
-        return Outcome(key, False, "timeout", f"no result after {timeout_s:.0f} s; killed", elapsed)
+        return Outcome(key, False, "timeout", f"no result after {limits['wall']:.0f} wall s; killed", elapsed)
+    if killed_for == "cpu":
+        return Outcome(key, False, "timeout", f"no result after {limits['cpu']:.0f} CPU s; killed", elapsed)
+    if killed_for == "hang":
+        return Outcome(key, False, "hang", f"no CPU progress for {limits['hang']:.0f} wall s; killed", elapsed)
     if killed_for == "oom":
         return Outcome(key, False, "oom", f"resident memory above {cap / 2**30:.1f} GiB; killed", elapsed)
     if os.WIFSIGNALED(status):

@@ -45,7 +45,11 @@ def test_failures_are_classified_and_the_rest_completes(tmp_path):
     import psutil
 
     cap = psutil.Process().memory_info().rss + (1 << 30)
-    outcomes = run_isolated(tasks, _task, workers=2, timeout_s=3.0, mem_cap_bytes=cap, on_done=seen.append)
+    # No wall limit decides a verdict (issue 20: under load the memory child hit a 3 s wall
+    # limit before the cap): the hang is caught by the hang detector (no CPU progress for
+    # 5 s), the wall backstop and CPU budget are far above what any other child needs.
+    outcomes = run_isolated(tasks, _task, workers=2, timeout_s=3600, mem_cap_bytes=cap, on_done=seen.append,
+                            cpu_budget_s=600, hang_s=5.0)
     by = {o.key: o for o in outcomes}
     assert set(by) == set(kinds) and len(seen) == len(kinds)
     assert by["ok1"].ok and by["ok2"].ok
@@ -54,8 +58,7 @@ def test_failures_are_classified_and_the_rest_completes(tmp_path):
         assert res["kind"] == k and res["pid"] != os.getpid()  # ran in a child
     assert by["segfault"].error_class == "crash" and "SIGSEGV" in by["segfault"].error_message
     assert by["abort"].error_class == "crash" and "SIGABRT" in by["abort"].error_message
-    assert by["hang"].error_class == "timeout"
-    assert by["hang"].seconds < 10
+    assert by["hang"].error_class == "hang" and "no CPU progress" in by["hang"].error_message
     assert by["raise"].error_class == "exception:ValueError"
     assert "bad config for this model" in by["raise"].error_message
     assert by["memory"].error_class == "oom"

@@ -15,7 +15,7 @@ import torch
 import torch.fx as fx
 
 from passnet_common.record import CapturedGraph
-from extract.capture.completeness import _LogCollector, assess_completeness
+from extract.capture.completeness import _LogCollector, account_ops, assess_completeness
 
 
 # Dynamo settings of a capture (params ``extract.capture.dynamo``). Chosen for the fewest
@@ -106,7 +106,7 @@ def compare_outputs(recorded: list, outputs: Any) -> list[str]:
 
 def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None = None,
                    settings: dict | None = None, check_outputs: bool = False,
-                   buffer_info: dict[int, dict] | None = None) -> list[CapturedGraph]:
+                   buffer_info: dict[int, dict] | None = None, account: bool = True) -> list[CapturedGraph]:
     """Run ``model(*args, **kwargs)`` under ``torch.compile`` with a collecting backend.
 
     Placeholder kinds come from the source Dynamo records for each graph argument
@@ -120,6 +120,9 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
             execution (real tensors only); mismatches go to ``output_mismatch``.
         buffer_info: ``id(buffer) -> {"name", "stats"}`` of the model's buffers, attached
             to the graphs that take them.
+        account: take the op account of :func:`extract.capture.completeness.account_ops`
+            (one more eager run plus one run of each graph, under a counting dispatch mode):
+            ops that ran outside every graph make the capture incomplete.
 
     Returns:
         Every graph Dynamo produced, in compile order; completeness of the run is in
@@ -136,6 +139,7 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
     param_ids = {id(p) for p in model.parameters()}
     buffer_ids = {id(b) for b in model.buffers()}
     graphs: list[CapturedGraph] = []
+    runs: list = []
 
     def backend(gm: fx.GraphModule, example_inputs):
         kinds, sources = [], []
@@ -160,15 +164,16 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
                  if buffer_info and id(t) in buffer_info}
         g = CapturedGraph(gm, kinds, list(example_inputs), text, sources, [], binfo)
         graphs.append(g)
-        if not check_outputs:
-            return gm.forward
-        recorded = _recorded_outputs(gm)
-        checked = [False]
+        recorded = _recorded_outputs(gm) if check_outputs else None
+        slot = [gm, None, 0]  # graph, its first call's inputs, times run (the op account)
+        runs.append(slot)
 
         def run(*a):
+            if slot[1] is None and account:
+                slot[1] = a
+            slot[2] += 1
             out = gm.forward(*a)
-            if not checked[0]:
-                checked[0] = True
+            if recorded is not None and slot[2] == 1:
                 g.output_mismatch = compare_outputs(recorded, out)
             return out
 
@@ -186,7 +191,16 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
         with torch.no_grad():
             compiled(*args, **kwargs)
         snapshot = {k: dict(v) for k, v in counters.items()}
-    dynamo_capture.last_completeness = assess_completeness(snapshot, logs.records, len(graphs),
-                                                           int(settings["recompile_limit"]))
     torch._dynamo.reset()
+    counts = None
+    if account:
+        try:
+            counts = account_ops(model, args, kwargs, runs)
+        except Exception as exc:  # noqa: BLE001 - recorded: the capture is then not proven complete
+            counts = exc
+    meta = any(isinstance(t, torch.Tensor) and t.device.type == "meta"
+               for t in list(args) + list(kwargs.values()) + list(model.parameters())[:1])
+    dynamo_capture.last_completeness = assess_completeness(snapshot, logs.records, len(graphs),
+                                                           int(settings["recompile_limit"]), counts, meta)
+    runs.clear()
     return graphs

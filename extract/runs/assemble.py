@@ -36,7 +36,10 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
     """Write ``models``/``extractions``/``graphs`` Parquet tables and the graph store.
 
     Rows are sorted by model_id (and graph index), so identical inputs give identical
-    files. Returns summary counts.
+    files. A row with ``duplicate_of`` gets the extraction and graphs of that row (captured
+    once). The tables hold what defines the dataset only: run bookkeeping (attempts, wall and
+    CPU seconds) stays in the work folder (``result.json``, ``timings.jsonl``), so a run that
+    needed a retry gives the same bytes as one that did not. Returns summary counts.
     """
     from passnet_common.store import write_graph
 
@@ -46,8 +49,9 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
     store.mkdir(parents=True)
     ext_rows, graph_rows = [], []
     versions = {"torch_version": torch.__version__}
+    by_id = {r["model_id"]: r for r in rows}
     for row in sorted(rows, key=lambda r: r["model_id"]):
-        key = attempt_key(row, capture)
+        key = attempt_key(by_id.get(row.get("duplicate_of")) or row, capture)
         wd = _work_dir(work, key)
         res_path = wd / "result.json"
         res = json.loads(res_path.read_text()) if res_path.exists() else _failure("failed", "missing", "no result (run interrupted?)")
@@ -63,7 +67,7 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
             "recompile_limit_hits": int(res.get("recompile_limit_hits") or 0),
             "output_mismatches": int(res.get("output_mismatches") or 0),
             "dynamo_json": canonical_json(res.get("dynamo")).rstrip("\n") if res.get("dynamo") else None,
-            "attempts": int(res.get("attempts") or 1), "code_hash": code_hash(),
+            "code_hash": code_hash(),
         })
         for i in range(res["num_graphs"]):
             rec = json.loads((wd / "graphs" / f"{i}.json").read_text())

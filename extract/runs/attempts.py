@@ -19,17 +19,22 @@ from passnet_common.canonical import CANONICAL_VERSION
 from passnet_common.io import canonical_json
 
 
-_SITE = re.compile(r"[^\s\"'(]*/site-packages/")
+_SITE = re.compile(r"[^\s\"'(`]*/site-packages/")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def portable_text(text: str | None) -> str | None:
-    """``text`` with machine-specific path prefixes removed (``.../site-packages/`` and the
-    working directory), so stored code and error messages do not depend on where the
-    checkout or the virtualenv lives."""
+    """``text`` with machine-specific parts removed: path prefixes (``.../site-packages/``, the
+    working directory and this checkout's root) and object addresses (``<function f at
+    0x7f..>`` -> ``<function f>``), so stored code, break reasons and error messages do not
+    depend on where the checkout or the virtualenv lives, nor on the run."""
     if text is None:
         return None
     text = _SITE.sub("", text)
-    return text.replace(os.getcwd().rstrip("/") + "/", "")
+    text = _ADDRESS.sub("", text)
+    for prefix in {os.getcwd().rstrip("/") + "/", str(ROOT).rstrip("/") + "/"}:
+        text = text.replace(prefix, "")
+    return text
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,8 +46,9 @@ CODE_GLOBS = ("extract/**/*.py", "passnet_common/canonical/**/*.py", "passnet_co
               "passnet_common/store.py", "passnet_common/worker.py")
 
 
-# Failure classes caused by the machine (load, memory) rather than the model.
-TRANSIENT_ERRORS = ("timeout", "oom")
+# Failure classes caused by the machine (load, memory) rather than the model: retried within
+# the same run (``extract.retries``) and on a re-run (``retry_transient``).
+TRANSIENT_ERRORS = ("timeout", "oom", "hang")
 
 
 def code_hash(root: Path | None = None) -> str:

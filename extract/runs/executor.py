@@ -30,17 +30,18 @@ EXECUTORS = ("local", "ray")
 
 
 def _ray_one(key: str, arg: Any, out_dir: str, fn: Callable, timeout_s: float, mem_cap_bytes: int | None,
-             threads_per_worker: int):
+             threads_per_worker: int, limits: dict | None = None):
     from passnet_common.worker import run_isolated
 
     outs = run_isolated([(key, arg, Path(out_dir))], fn, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
-                        threads_per_worker=threads_per_worker)
+                        threads_per_worker=threads_per_worker, **(limits or {}))
     return outs[0]
 
 
 def run_ray(tasks: list[tuple[str, Any, Path]], fn: Callable[[Any, Path], None], workers: int = 2,
             timeout_s: float = 300.0, mem_cap_bytes: int | None = 8 << 30, threads_per_worker: int = 1,
-            on_done: Callable | None = None, ray_params: dict | None = None) -> list:
+            on_done: Callable | None = None, ray_params: dict | None = None,
+            cpu_budget_s: float | None = None, hang_s: float | None = None) -> list:
     """:func:`passnet_common.worker.run_isolated` on a Ray cluster (see the module docstring).
 
     ``ray_params``: ``address`` (default: ``RAY_ADDRESS`` or a local instance),
@@ -63,7 +64,8 @@ def run_ray(tasks: list[tuple[str, Any, Path]], fn: Callable[[Any, Path], None],
         while pending and len(in_flight) < max(1, workers):
             key, arg, out_dir = pending.pop(0)
             Path(out_dir).mkdir(parents=True, exist_ok=True)
-            ref = remote.remote(key, arg, str(out_dir), fn, timeout_s, mem_cap_bytes, threads_per_worker)
+            ref = remote.remote(key, arg, str(out_dir), fn, timeout_s, mem_cap_bytes, threads_per_worker,
+                                {"cpu_budget_s": cpu_budget_s, "hang_s": hang_s})
             in_flight[ref] = key
         done, _ = ray.wait(list(in_flight), num_returns=1)
         for ref in done:

@@ -40,6 +40,10 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
         from extract.sources.graphnet import capture_result
 
         res = capture_result(row)
+    elif row.get("library") == "module":  # an own program: its build() runs only here, in the child
+        from extract.sources.modules import capture_module
+
+        res = capture_module(row, capture)
     else:
         res = capture_row(row, capture)
     gdir = out_dir / "graphs"
@@ -51,6 +55,7 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
     for i, g in enumerate(res.graphs):
         rec = describe_graph(i, g, with_stats)
         rec["code"] = portable_text(rec["code"])
+        rec["break_reason"] = portable_text(rec.get("break_reason"))
         atomic_write_json(gdir / f"{i}.json", rec)
         records.append({k: rec[k] for k in ("graph_hash", "num_nodes", "break_reason")})
     atomic_write_json(out_dir / "result.json", {
@@ -59,6 +64,8 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
         "num_graph_breaks": sum(1 for g in res.graphs if g.break_reason), "graphs": records,
         "dynamo": res.dynamo, **completeness_fields(res),
     })
+    if res.completeness is not None and res.completeness.ops_outside:
+        atomic_write_json(out_dir / "ops_outside.json", res.completeness.ops_outside)
 
 
 def completeness_fields(res) -> dict:
@@ -79,9 +86,10 @@ def completeness_fields(res) -> dict:
         status, err = "ok", None
     else:
         status, err = "incomplete", ("output_mismatch" if mismatched and not (c and c.reason) else "incomplete")
+    why = portable_text("; ".join(reasons)) or None
     return {
-        "status": status, "error_class": err, "error_message": "; ".join(reasons) or None,
-        "complete": complete, "incomplete_reason": "; ".join(reasons) or None,
+        "status": status, "error_class": err, "error_message": why,
+        "complete": complete, "incomplete_reason": why,
         "eager_frames": int(c.eager_frames) if c else 0, "recompile_limit_hits": int(c.recompile_limit_hits) if c else 0,
         "output_mismatches": len(mismatched),
     }
@@ -250,14 +258,26 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
                 mem_cap_gb: float | None, retry_failed: bool = False, progress: bool = True,
                 retry_transient: bool = True, warm: bool = True, executor: str = "local",
                 ray_params: dict | None = None, schedule: str = "longest_first",
-                worker_options: dict | None = None, preload: bool = True) -> dict:
+                worker_options: dict | None = None, preload: bool = True,
+                cpu_budget_s: float | None = None, hang_s: float | None = None, retries: int = 1,
+                retry_scale: float = 2.0) -> dict:
     """Capture every row not already done.
 
     A row whose previous attempt ended ``ok``/``incomplete`` or failed for a reason of the
-    model is kept; ``timeout``/``oom`` failures are retried when ``retry_transient``
-    (default), every failure when ``retry_failed``. ``result.json`` records ``attempts``.
-    Rows the catalog could not read (``catalog_error_class``) and rows needing custom code
-    are recorded without running anything.
+    model is kept; ``timeout``/``oom``/``hang`` failures (:data:`TRANSIENT_ERRORS`) are retried
+    when ``retry_transient`` (default), every failure when ``retry_failed``. Rows the catalog
+    could not read (``catalog_error_class``) and rows needing custom code are recorded without
+    running anything; a row with ``duplicate_of`` (same graph config as another row,
+    :func:`extract.sources.catalog.dedupe_configs`) is not captured (the tables give it the
+    other row's graphs).
+
+    Limits (:func:`passnet_common.worker.run_isolated`): ``cpu_budget_s`` CPU seconds per
+    child, ``hang_s`` wall seconds without CPU progress, ``timeout_s`` wall seconds (a
+    backstop when a CPU budget is set). A transient failure is retried within this run up to
+    ``retries`` times, each retry with the limits times ``retry_scale`` (CPU time grows a
+    little with contention on a loaded machine; the headroom keeps a model near the limit
+    from flipping with load). Attempts and seconds are bookkeeping: ``result.json`` and
+    ``timings.jsonl`` of the work folder (wall and CPU seconds), never the tables.
 
     ``executor``: ``local`` or ``ray`` (:mod:`extract.runs.executor`; same isolation and resume).
     ``schedule``: ``longest_first`` (default, :func:`longest_first`) or ``catalog`` (the
@@ -267,7 +287,7 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     code in the parent before forking (:func:`preload_libraries`; local executor only).
 
     Returns:
-        counts ``{done_before, ran, failed, skipped, retried}``.
+        counts ``{done_before, ran, failed, skipped, retried, duplicates, retried_in_run}``.
     """
     from tqdm import tqdm
     import tqdm as tqdm_mod
@@ -276,11 +296,12 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
 
     tqdm_mod.tqdm.monitor_interval = 0  # no monitor thread in a parent that forks
     todo = []
-    done_before = 0
-    skipped = 0
-    retried = 0
+    done_before = skipped = retried = duplicates = 0
     attempts: dict[str, int] = {}
     for row in rows:
+        if row.get("duplicate_of"):
+            duplicates += 1
+            continue
         key = attempt_key(row, capture)
         wd = _work_dir(work, key)
         res = wd / "result.json"
@@ -306,7 +327,8 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
             continue
         attempts[key] = prev_attempts + 1
         todo.append((key, (row, capture), wd))
-    counts = {"done_before": done_before, "ran": len(todo), "failed": 0, "skipped": skipped, "retried": retried}
+    counts = {"done_before": done_before, "ran": len(todo), "failed": 0, "skipped": skipped, "retried": retried,
+              "duplicates": duplicates, "retried_in_run": 0}
     if not todo:
         return counts
     if schedule == "longest_first":
@@ -317,18 +339,20 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     log = work / "timings.jsonl"
     ids = {key: arg[0]["model_id"] for key, arg, _ in todo}
     # failures of local / Hub configs name the file they came from
-    where = {key: arg[0]["name"] for key, arg, _ in todo if arg[0].get("source") in ("local", "hf") and arg[0].get("name")}
+    where = {key: arg[0]["name"] for key, arg, _ in todo
+             if arg[0].get("source") in ("local", "hf", "module") and arg[0].get("name")}
+    transient_now: list[str] = []
 
     def on_done(o):
         wd = _work_dir(work, o.key)
         n = attempts[o.key]
         if not o.ok:
-            counts["failed"] += 1
             status = "skipped" if o.error_class == "exception:TrustRemoteCodeRefused" else "failed"
             msg = f"{where[o.key]}: {o.error_message}" if o.key in where else o.error_message
             atomic_write_json(wd / "result.json", _failure(status, o.error_class, msg, n))
+            if o.error_class in TRANSIENT_ERRORS:
+                transient_now.append(o.key)
         elif not (wd / "result.json").exists():
-            counts["failed"] += 1
             atomic_write_json(wd / "result.json", _failure("failed", "exit:0", "child exited without a result", n))
         else:
             res = json.loads((wd / "result.json").read_text())
@@ -350,7 +374,34 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     mem_cap = int(mem_cap_gb * 2**30) if mem_cap_gb else None
     from extract.runs.executor import get_executor
 
-    get_executor(executor, ray_params)(todo, capture_task, workers=workers, timeout_s=timeout_s, mem_cap_bytes=mem_cap,
-                                       on_done=on_done, **(worker_options or {}))
+    run = get_executor(executor, ray_params)
+    scale = 1.0
+    for round_ in range(1 + max(0, int(retries))):
+        limits = {"cpu_budget_s": cpu_budget_s * scale if cpu_budget_s else None,
+                  "hang_s": hang_s * scale if hang_s else None}
+        run(todo, capture_task, workers=workers, timeout_s=timeout_s * scale, mem_cap_bytes=mem_cap,
+            on_done=on_done, **limits, **(worker_options or {}))
+        if not transient_now or round_ == max(0, int(retries)):
+            break
+        again = set(transient_now)
+        transient_now.clear()
+        todo = [t for t in todo if t[0] in again]
+        for key in again:
+            attempts[key] += 1
+        counts["retried_in_run"] += len(todo)
+        bar.total += len(todo)
+        scale *= retry_scale
+    counts["failed"] = sum(1 for key, _, wd in _all_keys(rows, capture, work)
+                           if key in attempts and json.loads((wd / "result.json").read_text())["status"] == "failed")
     bar.close()
     return counts
+
+
+def _all_keys(rows, capture, work):
+    for row in rows:
+        if row.get("duplicate_of"):
+            continue
+        key = attempt_key(row, capture)
+        wd = _work_dir(work, key)
+        if (wd / "result.json").exists():
+            yield key, row, wd

@@ -11,7 +11,16 @@ Sources (DESIGN.md §3 identifiers):
     distinct graph config -> ``hf:org/name@<sha>``;
   * ``graphnet`` (``graphnet_dir``): samples of a GraphNet checkout (:mod:`extract.sources.graphnet`),
     their ``model.py`` static-checked and run only in the capture's isolated child ->
-    ``graphnet:<sample path>``.
+    ``graphnet:<sample path>``;
+  * ``module`` (``module_dir``): Python files defining ``build() -> (module, example_inputs)``
+    (:mod:`extract.sources.modules`), imported only in the capture's isolated child ->
+    ``module:<file stem>``.
+
+Config-level dedupe before capture, for every source (:func:`dedupe_configs`): rows that
+would build the same model (same library, architecture and graph config,
+:func:`extract.sources.hub_configs.graph_config_hash`; a module file by its bytes) are
+captured once; the others name it in ``duplicate_of`` and receive its graphs when the tables
+are assembled.
 
 A config dict from any origin (a local file, a Hub download, the library defaults) goes
 through :func:`row_from_hf_config`, the single code path that later also serves the Hub
@@ -24,10 +33,11 @@ from __future__ import annotations
 
 from extract.sources.builtin import timm_catalog, torchvision_catalog, transformers_catalog
 from extract.sources.local import local_catalog
+from extract.sources.modules import module_catalog
 
 
 CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit", "hub_dir",
-                "graphnet_dir"}
+                "graphnet_dir", "module_dir"}
 
 
 SOURCES = {
@@ -44,7 +54,9 @@ def build_catalog(params: dict) -> list[dict]:
     every model of the ``all_sources`` (``sample_per_source: {timm: 100}`` keeps a seeded
     uniform sample of a source instead). ``local_dir`` adds a local config folder;
     ``graphnet_dir`` the samples of a local GraphNet checkout (:mod:`extract.sources.graphnet`);
-    ``limit`` keeps the first N rows (sorted by model_id) for smoke runs.
+    ``module_dir`` a folder of ``build()`` files (:mod:`extract.sources.modules`);
+    ``limit`` keeps the first N rows (sorted by model_id) for smoke runs. Duplicate configs
+    are marked (:func:`dedupe_configs`).
 
     Raises:
         ValueError: unknown mode or source, or a default id absent from its source (the
@@ -95,7 +107,39 @@ def build_catalog(params: dict) -> list[dict]:
         from extract.sources.graphnet import graphnet_catalog
 
         rows.extend(graphnet_catalog(params["graphnet_dir"]))
+    if params.get("module_dir"):  # own programs: module:<file stem> (extract/sources/modules.py)
+        rows.extend(module_catalog(params["module_dir"]))
     rows = sorted({r["model_id"]: r for r in rows}.values(), key=lambda r: r["model_id"])
     if params.get("limit"):
         rows = rows[: int(params["limit"])]
-    return rows
+    return dedupe_configs(rows)
+
+
+def dedupe_key(row: dict) -> str:
+    """What decides the model a row builds: library, architecture and, for transformers rows,
+    the graph config (:func:`extract.sources.hub_configs.graph_config_hash` of ``config_json``:
+    provenance and generation-only keys dropped); ``config_hash`` for the other libraries (a
+    module file: its bytes; timm / torchvision: name and arguments). A row the catalog could
+    not read keys on its own id (never merged)."""
+    import json
+
+    from extract.sources.hub_configs import graph_config_hash
+
+    if row.get("catalog_error_class") or not row.get("config_json"):
+        return f"{row.get('library')}|{row['model_id']}|{row['config_hash']}"
+    cfg = json.loads(row["config_json"])
+    h = graph_config_hash(cfg) if isinstance(cfg, dict) and row.get("library") == "transformers" else row["config_hash"]
+    return f"{row.get('library')}|{row.get('architecture')}|{h}"
+
+
+def dedupe_configs(rows: list[dict]) -> list[dict]:
+    """``rows`` (sorted by model_id) with ``duplicate_of`` set on every row whose
+    :func:`dedupe_key` an earlier row has (the first model_id is captured, the others reuse
+    its graphs); None on the others. Returns new dicts; order kept."""
+    first: dict[str, str] = {}
+    out = []
+    for r in rows:
+        k = dedupe_key(r)
+        out.append({**r, "duplicate_of": first.get(k)})
+        first.setdefault(k, r["model_id"])
+    return out

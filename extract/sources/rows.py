@@ -127,25 +127,27 @@ def row_from_config_file(path: Path, model_id: str, name: str, source: str) -> d
     Errors become rows (:func:`error_row`) with ``catalog_error_class``: ``unreadable``,
     ``invalid_json``, ``not_a_config`` (not a JSON object), ``no_model_type`` (none and
     none inferable). A missing ``model_type`` is inferred from ``architectures`` when that
-    class belongs to exactly one model type; ``catalog_note`` says so.
+    class belongs to exactly one model type; ``catalog_note`` says so. Messages name the
+    file by ``name`` (its path inside the source folder), never by a machine path, so the
+    same catalog built in two folders is the same table.
     """
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
-        return error_row(model_id, name, source, "unreadable", f"{path}: cannot read: {exc}", b"")
+        return error_row(model_id, name, source, "unreadable", f"{name}: cannot read: {getattr(exc, 'strerror', None) or type(exc).__name__}", b"")
     try:
         config = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return error_row(model_id, name, source, "invalid_json", f"{path}: not valid JSON: {exc}", raw)
+        return error_row(model_id, name, source, "invalid_json", f"{name}: not valid JSON: {exc}", raw)
     if not isinstance(config, dict):
         return error_row(model_id, name, source, "not_a_config",
-                         f"{path}: config is {type(config).__name__}, expected a JSON object", raw)
+                         f"{name}: config is {type(config).__name__}, expected a JSON object", raw)
     note = None
     if not config.get("model_type"):
         inferred = model_type_from_architectures(config.get("architectures"))
         if inferred is None:
             return error_row(model_id, name, source, "no_model_type",
-                             f"{path}: config has no 'model_type' and none can be inferred from "
+                             f"{name}: config has no 'model_type' and none can be inferred from "
                              f"architectures={config.get('architectures')!r}", raw)
         config = {**config, "model_type": inferred}
         note = f"model_type {inferred!r} inferred from architectures {config['architectures'][:1]} (absent in the file)"
