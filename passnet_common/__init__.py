@@ -7,6 +7,6 @@
 * ``store``: the content-addressed graph store (``write_graph``, ``load_graph``, the op-target
   allowlist);
 * ``worker``: the isolated child process (``run_isolated``: timeout, memory cap, resume);
-* ``schema``: every table's Arrow schema; ``params``: the params.yaml schema; ``io``: atomic
+* ``schema``: every table's Arrow schema; ``params`` + ``spec``: the params.yaml blocks and their checks; ``io``: atomic
   writers and canonical JSON; ``cli``: the shared CLI wrapper.
 """
