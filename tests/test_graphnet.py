@@ -375,3 +375,39 @@ def test_export_cli_round_trip_through_the_graphnet_source(tmp_path):
     kinds = [p["kind"] for p in json.loads((tmp_path / "store2" / rec["graph_hash"][:2] / rec["graph_hash"]
                                             / "weight_meta.json").read_text())["placeholders"]]
     assert sorted(kinds) == ["buffer", "parameter", "parameter"]
+
+
+STRIDE_META = """
+
+class Program_weight_tensor_meta_L_self_modules_head_stride:
+    name = "L_self_modules_head_stride"
+    shape = [3]
+    dtype = "torch.float32"
+    device = "cuda:0"
+    mean = 18.667
+    std = 12.220
+    data = None
+"""
+
+STRIDE_MODEL_PY = '''import torch
+
+
+class GraphModule(torch.nn.Module):
+    def forward(self, L_x_, L_self_modules_fc_parameters_weight_, L_self_modules_fc_parameters_bias_,
+                L_self_modules_head_stride):
+        linear = torch._C._nn.linear(L_x_, L_self_modules_fc_parameters_weight_, L_self_modules_fc_parameters_bias_)
+        s = L_self_modules_head_stride[0]
+        v = torch.ops.aten._local_scalar_dense(s)
+        full = torch.full((2, 1), v, dtype=torch.float32, device=device(type="cuda", index=0))
+        return (linear * full,)
+'''
+
+
+@pytest.mark.slow
+def test_item_of_a_small_tensor_without_stored_values_retries_with_it_real(tmp_path):
+    """yolo's ``stride[0].item()``: the stride has no stored values; the all-meta trace fails
+    with ``.item()`` on a meta tensor, the retry builds the small tensor real (its mean)."""
+    s = _sample(tmp_path, "stride", model_py=STRIDE_MODEL_PY)
+    (s / "weight_meta.py").write_text(WEIGHT_META + STRIDE_META)
+    res = capture_sample(s)
+    assert res["status"] == "ok" and len(res["graphs"]) == 1, res

@@ -392,17 +392,66 @@ def capture_graph(sample: str | Path):
     model = ns["GraphModule"]()
     names = [p for p in inspect.signature(model.forward).parameters]
     by_name = {t["name"]: t for t in info["tensors"]}
-    args, spec, n_params = [], [], 0
     for n in names:
-        t = by_name.get(n)
-        if t is None:
+        if n not in by_name:
             raise ValueError(f"{sample}: forward argument {n} has no weight_meta entry")
-        if t.get("data") is not None and t["shape"] == []:
-            # the value GraphNet stored for a lifted scalar: real, so .item() works (a 0-dim CPU tensor
-            # mixes with meta tensors; stored values of larger tensors, e.g. input ids, stay meta)
-            x = torch.tensor(t["data"], dtype=getattr(torch, t["dtype"])).reshape(t["shape"])
+    # Re-traced with Dynamo (our capture's own backend), as GraphNet re-traces for its hash:
+    # torch.fx.symbolic_trace would constant-fold ops whose inputs are all literals
+    # (``torch.arange(16, device=...)``) that Dynamo keeps as nodes. Canonical form v2 orders
+    # placeholders by use, so the argument order Dynamo lifts them in does not enter the hash.
+    from extract.capture import dynamo_capture
+
+    for real_small in (False, True):
+        args, spec, n_params = _forward_args(torch, [by_name[n] for n in names], real_small)
+        try:
+            graphs = dynamo_capture(model, tuple(args))
+            break
+        except Exception as exc:  # noqa: BLE001 - one retry for .item() on a meta tensor, else re-raised
+            if real_small or not _item_on_meta(exc):
+                raise
+    if len(graphs) != 1:
+        raise ValueError(f"{sample}: model.py re-traced into {len(graphs)} graphs (expected 1: a flat graph)")
+    g = graphs[0]
+    # the placeholder names Dynamo gives forward's arguments (L_<argument name>_) carry GraphNet's names
+    g.kinds = [_kind_by_name(str(n.target)) for n in g.gm.graph.nodes if n.op == "placeholder"]
+    return g, spec, n_params, dynamo_capture.last_completeness
+
+
+SMALL_REAL_ELEMENTS = 8  # the retry builds non-parameter tensors up to this size real (CPU)
+
+
+def _item_on_meta(exc: BaseException) -> bool:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if "cannot be called on meta tensors" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _forward_args(torch, metas: list[dict], real_small: bool):
+    """(args, input spec, parameter elements) for ``forward`` from its weight metas.
+
+    A 0-dim tensor whose value GraphNet stored (a lifted scalar) is built real so ``.item()``
+    works (a 0-dim CPU tensor mixes with meta tensors; stored values of larger tensors, e.g.
+    input ids, stay meta). With ``real_small`` (the retry after ``.item()`` reached a meta
+    tensor: yolo's ``stride[0].item()``) every non-parameter tensor of at most
+    :data:`SMALL_REAL_ELEMENTS` elements is real too: its stored values, else filled with its
+    recorded ``mean`` (a stand-in value; only Dynamo's scalar reads see it).
+    """
+    args, spec, n_params = [], [], 0
+    for t in metas:
+        n, dtype = t["name"], getattr(torch, t["dtype"])
+        numel = 1
+        for d in t["shape"]:
+            numel *= d
+        if t.get("data") is not None and (t["shape"] == [] or (real_small and "_parameters_" not in n)):
+            x = torch.tensor(t["data"], dtype=dtype).reshape(t["shape"])
+        elif real_small and "_parameters_" not in n and numel <= SMALL_REAL_ELEMENTS:
+            x = torch.full(t["shape"], float(t["mean"]) if isinstance(t.get("mean"), (int, float)) else 1.0).to(dtype)
         else:
-            x = torch.empty(t["shape"], dtype=getattr(torch, t["dtype"]), device="meta")
+            x = torch.empty(t["shape"], dtype=dtype, device="meta")
         if "_parameters_" in n:  # a module parameter (kinds only by name in GraphNet), as our capture passes it
             n_params += x.numel()
             x = torch.nn.Parameter(x, requires_grad=x.is_floating_point())
@@ -410,19 +459,7 @@ def capture_graph(sample: str | Path):
             spec.append({"name": n, "shape": list(t["shape"]), "dtype": t["dtype"], "kind": "graphnet",
                          "low": None, "high": None})
         args.append(x)
-    # Re-traced with Dynamo (our capture's own backend), as GraphNet re-traces for its hash:
-    # torch.fx.symbolic_trace would constant-fold ops whose inputs are all literals
-    # (``torch.arange(16, device=...)``) that Dynamo keeps as nodes. Canonical form v2 orders
-    # placeholders by use, so the argument order Dynamo lifts them in does not enter the hash.
-    from extract.capture import dynamo_capture
-
-    graphs = dynamo_capture(model, tuple(args))
-    if len(graphs) != 1:
-        raise ValueError(f"{sample}: model.py re-traced into {len(graphs)} graphs (expected 1: a flat graph)")
-    g = graphs[0]
-    # the placeholder names Dynamo gives forward's arguments (L_<argument name>_) carry GraphNet's names
-    g.kinds = [_kind_by_name(str(n.target)) for n in g.gm.graph.nodes if n.op == "placeholder"]
-    return g, spec, n_params, dynamo_capture.last_completeness
+    return args, spec, n_params
 
 
 def _kind_by_name(name: str) -> str:
