@@ -92,6 +92,9 @@ register_block("hub", Block({  # python -m extract crawl (extract/sources/hub_cr
     "max_retries": int,
     "timeout_s": positive(float),
     "listing_restarts": int,
+    "download_wall_s": positive(float),  # hard wall-clock limit of one config download
+    "backoff_s": positive(float),  # crawl-wide back-off after a 429/5xx/timeout, doubled per repeat
+    "backoff_max_s": positive(float),
 }))
 
 

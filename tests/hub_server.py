@@ -12,7 +12,9 @@ sources: ``HfApi.list_models`` -> ``utils._pagination``, ``hf_hub_download`` ->
   ``GatedRepo`` (token without access), 401 ``RepoNotFound`` (private / unknown), 404
   ``EntryNotFound`` (no config.json), 404 ``RevisionNotFound``;
 - injected faults (:class:`Faults`): a storm of 429 with ``Retry-After``, 503 for chosen
-  repos (a number of times), slow answers (sleep) for chosen repos, one malformed listing page;
+  repos (a number of times), slow answers (sleep) for chosen repos, one malformed listing page,
+  pagination loops (a next link pointing back to the first page; a page serving the previous
+  page's items), config bodies that trickle one byte at a time (a TCP stall below the read timeout);
 - upload subset for datasets and models: ``POST /api/repos/create``, ``/api/validate-yaml``,
   ``/api/<type>s/<repo>/preupload/<rev>``, ``/api/<type>s/<repo>/commit/<rev>`` (NDJSON,
   base64 "regular" files), ``GET /api/<type>s/<repo>[/revision/<rev>]``, ``.../tree/<rev>``,
@@ -42,6 +44,10 @@ class Faults:
     fail_5xx: dict = field(default_factory=dict)  # repo id -> number of 503 answers left
     slow: dict = field(default_factory=dict)  # repo id -> seconds to sleep before answering
     bad_page_once: set = field(default_factory=set)  # listing cursors answered once with broken JSON
+    loop_next: dict = field(default_factory=dict)  # listing cursor -> times its next link points back to cursor 0
+    repeat_page: dict = field(default_factory=dict)  # listing cursor -> times it serves the previous page's items
+    drip: dict = field(default_factory=dict)  # repo id -> seconds between body bytes of its config.json (a stall)
+    stop: threading.Event = field(default_factory=threading.Event)  # set on shutdown: dripping answers end
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -144,22 +150,31 @@ def _handler(st: _State):
                 broken = cursor in st.faults.bad_page_once
                 st.faults.bad_page_once.discard(cursor)
                 st.counts["list_pages"] += 1
+                loop = st.faults.loop_next.get(cursor, 0) > 0
+                if loop:
+                    st.faults.loop_next[cursor] -= 1
+                repeat = st.faults.repeat_page.get(cursor, 0) > 0
+                if repeat:
+                    st.faults.repeat_page[cursor] -= 1
             if broken:
                 return self._send(200, b'[{"id": "truncated', ctype="application/json")
             items = []
-            for i in range(cursor, end):
+            first = max(0, cursor - size) if repeat else cursor
+            for i in range(first, min(first + size, st.listing.n)):
                 r = st.listing.repo(i, with_config=False)
                 item = {"id": r["id"], "modelId": r["id"], "sha": r["sha"], "private": r["private"],
                         "gated": r["gated"], "downloads": r["downloads"], "likes": r["likes"],
                         "library_name": r["library_name"], "pipeline_tag": r["pipeline_tag"], "tags": r["tags"],
-                        "config": r["config"], "createdAt": "2024-01-01T00:00:00.000Z"}
+                        "createdAt": "2024-01-01T00:00:00.000Z"}
+                if r["fault"] != "no_config":  # the Hub's expand=config comes from config.json
+                    item["config"] = r["config"]
                 if r["param_total"]:
                     item["safetensors"] = {"parameters": {"BF16": r["param_total"]}, "total": r["param_total"]}
                 items.append(item)
             headers = {}
             if end < st.listing.n:
                 nq = {k: v for k, v in q.items() if k != "cursor"}
-                nq["cursor"] = [str(end)]
+                nq["cursor"] = [str(0 if loop else end)]
                 host = f"http://{self.headers['Host']}"
                 headers["Link"] = f'<{host}/api/models?{urlencode(nq, doseq=True)}>; rel="next"'
             return self._send(200, items, headers)
@@ -185,7 +200,28 @@ def _handler(st: _State):
                 return self._err(404, "EntryNotFound", f"{fname} does not exist in {repo}@{rev}")
             data = r["config_bytes"]
             etag = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git blob id, like the Hub
+            drip = st.faults.drip.get(repo, 0)
+            if drip and self.command == "GET":
+                return self._drip(data, {"X-Repo-Commit": r["sha"], "ETag": f'"{etag}"'}, drip)
             return self._send(200, data, {"X-Repo-Commit": r["sha"], "ETag": f'"{etag}"'}, ctype="application/json")
+
+        def _drip(self, data, headers, every_s):
+            """Headers at once, then one body byte every ``every_s`` s until done or shutdown."""
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            try:
+                for i in range(len(data)):
+                    if st.faults.stop.wait(every_s):
+                        break
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+            except OSError:
+                pass
+            self.close_connection = True
 
         # ------------------------------------------------------------ uploaded repos
         def _resolve_rev(self, key, rev):
@@ -305,6 +341,7 @@ class HubServer:
         return self
 
     def __exit__(self, *exc):
+        self.state.faults.stop.set()
         self.server.shutdown()
         self.server.server_close()
         return False

@@ -150,3 +150,24 @@ def test_video_token_index_left_none_becomes_the_first_id_after_the_text_vocabul
     assert repaired["text_config"]["vocab_size"] == vocab + 1  # the token has an embedding row
     # BLIP-2's None image_token_index selects its legacy prepend path and is left alone
     assert _repaired("blip-2")[0]["image_token_index"] is None
+
+
+def test_average_pool_projector_grid_is_a_multiple_of_the_token_side():
+    # Gemma3Config(): SigLIP 224 / patch 16 = 14 patches, 256 image tokens (side 16): kernel 0
+    fixed, notes = _repaired("gemma3")
+    vision = fixed["vision_config"]
+    side = int(fixed["mm_tokens_per_image"] ** 0.5)
+    assert vision["image_size"] == 256 and (vision["image_size"] // vision["patch_size"]) % side == 0
+    assert any("vision_config.image_size 224 -> 256" in n and "kernel 0 -> 1" in n for n in notes)
+    published = {"model_type": "gemma3", "mm_tokens_per_image": 256, "vision_config": {"image_size": 896, "patch_size": 14}}
+    assert repair_config(published) == (published, [])  # google/gemma-3-4b-it: 64 patches, kernel 4
+    from transformers import Gemma3Config
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3MultiModalProjector
+
+    cfg = Gemma3Config(**{k: v for k, v in fixed.items() if k in ("mm_tokens_per_image", "vision_config", "text_config")})
+    with torch.device("meta"):
+        proj = Gemma3MultiModalProjector(cfg)
+    assert proj.kernel_size == 1
+    grid = vision["image_size"] // vision["patch_size"]
+    out = proj(torch.empty(1, grid * grid, cfg.vision_config.hidden_size, device="meta"))
+    assert tuple(out.shape) == (1, fixed["mm_tokens_per_image"], cfg.text_config.hidden_size)

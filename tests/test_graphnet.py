@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from extract.sources.graphnet import UnsafeSample, capture_sample, graphnet_catalog, read_sample, static_check
+from extract.sources.graphnet import (UnsafeSample, capture_sample, checked_source, graphnet_catalog, read_sample,
+                                     rewrite_dunders, static_check)
 from extract.publish.graphnet_export import export_sample
 
 MODEL_PY = '''import torch
@@ -112,6 +113,66 @@ def test_unsafe_model_py_is_refused_and_never_run(tmp_path):
     for bad in ("__import__('os')", "open('/etc/passwd')", "torch.__class__", "eval('1')"):
         with pytest.raises(UnsafeSample):
             static_check(MODEL_PY.replace("l_x_ = L_x_", f"l_x_ = L_x_; z = {bad}"))
+
+
+def test_tensor_dunder_calls_become_operators_other_dunders_stay_refused():
+    src = MODEL_PY.replace("        relu = torch.relu(linear + ones.to(linear.device))",
+                           "        m = linear.__eq__(0)\n        k = m.__and__(linear.__gt__(1))\n"
+                           "        relu = torch.relu(linear.__add__(ones.to(linear.device))).__mul__(k.__invert__())")
+    with pytest.raises(UnsafeSample, match="dunder"):
+        static_check(src)  # as GraphNet writes it
+    out = checked_source(src)
+    assert "m = linear == 0" in out and "k = m & (linear > 1)" in out and "__" not in out.split("class")[1].replace("__init__", "")
+    assert "(linear + ones.to(linear.device))" in out and "~k" in out
+    for bad in ("linear.__class__", "linear.__getattribute__('x')", "linear.__eq__(0, 1)", "linear.__eq__(other=0)",
+                "linear.__reduce_ex__(2)", "linear.__eq__(*a)"):
+        with pytest.raises(UnsafeSample, match="dunder"):
+            checked_source(MODEL_PY.replace("l_x_ = L_x_", f"l_x_ = L_x_; z = {bad}"))
+    assert rewrite_dunders(MODEL_PY) == MODEL_PY  # nothing to rewrite: the file as it is
+
+
+SCALAR_META = """
+
+class Program_weight_tensor_meta_L_self_modules_up_scale_factor:
+    name = "L_self_modules_up_scale_factor"
+    shape = []
+    dtype = "torch.float64"
+    device = "cpu"
+    mean = 2.000
+    std = 0.000
+    data = [2.000000]
+"""
+
+LIFTED_MODEL_PY = '''import torch
+
+
+class GraphModule(torch.nn.Module):
+    def forward(self, L_x_, L_self_modules_fc_parameters_weight_, L_self_modules_fc_parameters_bias_,
+                L_self_modules_up_scale_factor):
+        l_x_ = L_x_
+        linear = torch._C._nn.linear(l_x_, L_self_modules_fc_parameters_weight_, L_self_modules_fc_parameters_bias_)
+        item = L_self_modules_up_scale_factor.item()
+        big = torch.tensor(-65504.0, device=device(type="cuda", index=0))
+        mask = linear.__eq__(0).__and__(linear.__lt__(1))
+        out = torch.where(mask, big, linear) * item
+        return (out,)
+'''
+
+
+@pytest.mark.slow
+def test_lifted_scalar_item_tensor_constant_and_dunders_import(tmp_path):
+    """The three kinds that failed on real GraphNet samples (eva02/mbart/.., bloom/xglm/falcon,
+    the same-model pair with ``__eq__``/``__and__``) in one sample: captured, one graph."""
+    s = _sample(tmp_path, "lifted", model_py=LIFTED_MODEL_PY)
+    (s / "weight_meta.py").write_text(WEIGHT_META + SCALAR_META)
+    info = read_sample(s)
+    assert info["tensors"][-1]["data"] == [2.0] and info["tensors"][1]["data"] is None  # a preview is no value
+    res = capture_sample(s)
+    assert res["status"] == "ok" and len(res["graphs"]) == 1, res
+    ops = _sample(tmp_path, "ops", model_py=LIFTED_MODEL_PY.replace(
+        "linear.__eq__(0).__and__(linear.__lt__(1))", "(linear == 0) & (linear < 1)"))
+    (ops / "weight_meta.py").write_text(WEIGHT_META + SCALAR_META)
+    assert capture_sample(ops)["graphs"][0]["graph_hash"] == res["graphs"][0]["graph_hash"]
 
 
 def test_catalog_lists_samples_not_decomposed(tmp_path):
@@ -314,3 +375,39 @@ def test_export_cli_round_trip_through_the_graphnet_source(tmp_path):
     kinds = [p["kind"] for p in json.loads((tmp_path / "store2" / rec["graph_hash"][:2] / rec["graph_hash"]
                                             / "weight_meta.json").read_text())["placeholders"]]
     assert sorted(kinds) == ["buffer", "parameter", "parameter"]
+
+
+STRIDE_META = """
+
+class Program_weight_tensor_meta_L_self_modules_head_stride:
+    name = "L_self_modules_head_stride"
+    shape = [3]
+    dtype = "torch.float32"
+    device = "cuda:0"
+    mean = 18.667
+    std = 12.220
+    data = None
+"""
+
+STRIDE_MODEL_PY = '''import torch
+
+
+class GraphModule(torch.nn.Module):
+    def forward(self, L_x_, L_self_modules_fc_parameters_weight_, L_self_modules_fc_parameters_bias_,
+                L_self_modules_head_stride):
+        linear = torch._C._nn.linear(L_x_, L_self_modules_fc_parameters_weight_, L_self_modules_fc_parameters_bias_)
+        s = L_self_modules_head_stride[0]
+        v = torch.ops.aten._local_scalar_dense(s)
+        full = torch.full((2, 1), v, dtype=torch.float32, device=device(type="cuda", index=0))
+        return (linear * full,)
+'''
+
+
+@pytest.mark.slow
+def test_item_of_a_small_tensor_without_stored_values_retries_with_it_real(tmp_path):
+    """yolo's ``stride[0].item()``: the stride has no stored values; the all-meta trace fails
+    with ``.item()`` on a meta tensor, the retry builds the small tensor real (its mean)."""
+    s = _sample(tmp_path, "stride", model_py=STRIDE_MODEL_PY)
+    (s / "weight_meta.py").write_text(WEIGHT_META + STRIDE_META)
+    res = capture_sample(s)
+    assert res["status"] == "ok" and len(res["graphs"]) == 1, res

@@ -64,7 +64,9 @@ def reference(tmp_path_factory):
 
 
 def test_graph_config_hash_ignores_only_non_graph_keys():
-    base = dict(load_corpus()[0]["config"])
+    from extract.sources.hub_configs import model_reads
+
+    base = dict(next(e["config"] for e in load_corpus() if not model_reads(e["config"].get("model_type"))))
     same = dict(base, _name_or_path="someone/else", transformers_version="4.99.0", eos_token_id=[1, 2],
                 torch_dtype="float16")
     assert graph_config_hash(same) == graph_config_hash(base)
@@ -194,8 +196,10 @@ def test_offline_crawl_from_cache_alone(reference, tmp_path):
     for g, w in zip(got, want):
         if w["reason"] in (None, "malformed_json", "remote_code", "unknown_model_type", "unknown_architecture"):
             assert g == w  # decided from the cached file: identical row
-        else:  # the Hub's answer (gated, private, missing) is not in the cache: said so, never guessed
-            assert (g["status"], g["reason"]) in (("error", "not_in_cache"), (w["status"], w["reason"]))
+        else:  # the Hub's answer (gated, private, missing) is not in the cache: the listing already knew it
+            assert w["reason"] in ("gated_no_access", "private_no_access", "no_config")
+            assert (g["status"], g["reason"]) == (w["status"], w["reason"]), (g, w)
+            assert "reason from the listing" in g["message"]
 
 
 def test_offline_without_listing_is_a_clear_error(tmp_path):
@@ -247,3 +251,156 @@ def test_crawl_cli_is_online_without_offline_env(tmp_path):
                            env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-2000:]
     assert _table(tmp_path / "c").num_rows == 12
+
+
+FAST_BACKOFF = dict(PARAMS, backoff_s=0.002, backoff_max_s=0.01)
+
+
+def _status(rows):
+    return [r["status"] + (":" + r["reason"] if r["reason"] else "") for r in rows]
+
+
+def _listing_then(fault):
+    """Run the real listing step, then inject ``fault(hub)`` before the downloads start."""
+    real = hub_crawl._list
+
+    def wrapped(*a, **k):
+        n = real(*a, **k)
+        fault()
+        return n
+    return wrapped
+
+
+def test_429_storm_is_http_429_and_retried_next_run(reference, tmp_path, monkeypatch):
+    _, ref, _, _ = reference
+    with HubServer(_listing(), page_size=50) as hub:
+        def storm():
+            hub.faults.storm_429, hub.faults.retry_after = 200, 0
+        monkeypatch.setattr(hub_crawl, "_list", _listing_then(storm))
+        crawl(FAST_BACKOFF, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False,
+              offline=False)
+        assert hub.counts["429"] == 200
+        rows = _table(tmp_path / "c").to_pylist()
+        got = _status(rows)
+        assert "error:http_429" in got and "error:not_in_cache" not in got  # classed by the HTTP status
+        assert all(("429" in r["message"]) for r in rows if r["reason"] == "http_429")
+        monkeypatch.undo()
+        crawl(FAST_BACKOFF, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False,
+              offline=False)  # the storm is over: the next run retries the http_429 rows
+    assert _table(tmp_path / "c").equals(ref), _diff(_table(tmp_path / "c"), ref)
+
+
+def test_persistent_5xx_is_http_5xx_and_retried_next_run(reference, tmp_path):
+    _, ref, _, _ = reference
+    listing = _listing()
+    ok = [i for i in range(N) if listing.repo(i, with_config=False)["fault"] is None][:2]
+    with HubServer(listing, page_size=50) as hub:
+        for i in ok:
+            hub.faults.fail_5xx[listing.repo(i, with_config=False)["id"]] = 10 ** 6
+        crawl(FAST_BACKOFF, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False,
+              offline=False)
+        rows = _table(tmp_path / "c").to_pylist()
+        assert [(rows[i]["status"], rows[i]["reason"]) for i in ok] == [("error", "http_5xx")] * 2
+        assert all("503" in rows[i]["message"] for i in ok)
+        hub.faults.fail_5xx.clear()
+        crawl(FAST_BACKOFF, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False,
+              offline=False)
+    assert _table(tmp_path / "c").equals(ref), _diff(_table(tmp_path / "c"), ref)
+
+
+def test_backoff_is_shared_and_resets():
+    b = hub_crawl.Backoff(base_s=0.5, max_s=2.0)
+    t0 = time.monotonic()
+    b.hit()
+    b.hit()
+    assert b.streak == 2 and 0.9 <= b.until - t0 <= 1.1  # 0.5 then 1.0: the later pause wins
+    b.hit(retry_after_s=30)
+    assert b.until - t0 <= 2.1  # capped at max_s
+    b.ok()
+    assert b.streak == 0
+
+
+def test_listing_cursor_loop_and_repeated_page_resume_from_last_good_cursor(reference, tmp_path):
+    _, ref, _, _ = reference
+    with HubServer(_listing(), page_size=50) as hub:
+        hub.faults.loop_next[100] = 1  # page at cursor 100 links back to the first page once
+        hub.faults.repeat_page[50] = 1  # page at cursor 50 serves the first page's items once
+        crawl(PARAMS, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False, offline=False)
+    rows = _table(tmp_path / "c").to_pylist()
+    assert len({r["repo_id"] for r in rows}) == len(rows) == N
+    assert _table(tmp_path / "c").equals(ref)
+
+
+def test_persistent_cursor_loop_is_an_error_not_a_short_listing(tmp_path):
+    with HubServer(_listing(), page_size=50) as hub:
+        hub.faults.loop_next[100] = 10 ** 6
+        with pytest.raises(hub_crawl.ListingLoop, match="row 150"):
+            crawl(dict(PARAMS, listing_restarts=2), tmp_path / "c", cache_dir=tmp_path / "cache",
+                  endpoint=hub.endpoint, token=False, offline=False)
+    assert not (tmp_path / "c" / "listing.done").exists()
+    lines = (tmp_path / "c" / "listing.jsonl").read_text().splitlines()
+    assert len(lines) == 150 and len({json.loads(x)["repo_id"] for x in lines}) == 150
+
+
+def test_stalled_download_hits_the_wall_clock_limit(tmp_path):
+    listing = _listing()
+    victim = next(i for i in range(N) if listing.repo(i, with_config=False)["fault"] is None)
+    with HubServer(listing, page_size=50) as hub:
+        hub.faults.drip[listing.repo(victim, with_config=False)["id"]] = 0.2  # below the 5 s read timeout
+        crawl(dict(PARAMS, download_wall_s=1.5, max_retries=0), tmp_path / "c", cache_dir=tmp_path / "cache",
+              endpoint=hub.endpoint, token=False, offline=False)
+    rows = _table(tmp_path / "c").to_pylist()
+    assert (rows[victim]["status"], rows[victim]["reason"]) == ("error", "timeout")
+    assert "wall clock" in rows[victim]["message"]
+
+
+def _tiny_clip_text(eos: int):
+    from transformers import CLIPTextConfig
+
+    return CLIPTextConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                          num_attention_heads=2, max_position_embeddings=16, eos_token_id=eos, pad_token_id=1,
+                          bos_token_id=0)
+
+
+def test_config_reads_recorder_sees_what_clip_text_forward_reads():
+    import torch
+    from transformers import CLIPTextModel
+
+    from extract.capture.config_reads import recorded_reads
+    from extract.sources.hub_configs import CAPTURE_DECIDED, IGNORED_KEYS, model_reads
+
+    cfg = _tiny_clip_text(5)
+    with recorded_reads(cfg) as reads:
+        model = CLIPTextModel(cfg).eval()
+        model(input_ids=torch.tensor([[0, 7, 5, 9]]))
+    assert type(cfg).__name__ == "CLIPTextConfig" and not getattr(type(cfg), "_Recording", False)  # restored
+    assert {"eos_token_id", "hidden_size", "vocab_size"} <= reads
+    # every ignored key the model really reads is kept by the dedupe key's static scan
+    assert (reads & IGNORED_KEYS) - CAPTURE_DECIDED <= model_reads("clip_text_model")
+    with pytest.raises(TypeError, match="PretrainedConfig"):
+        with recorded_reads({"eos_token_id": 2}):
+            pass
+
+
+def test_clip_eos_token_id_changes_the_graph_and_the_key():
+    """CLIP's text forward pools at argmax(input_ids) when eos_token_id == 2 (the legacy value the
+    real clip-vit-large-patch14 checkpoint ships), else at the first eos position: two graphs."""
+    import torch
+    from transformers import CLIPTextModel
+
+    ids = torch.tensor([[0, 7, 5, 9, 3]])  # argmax at position 3, first 5 at position 2
+    outs = []
+    for eos in (2, 5):
+        torch.manual_seed(0)
+        outs.append(CLIPTextModel(_tiny_clip_text(eos)).eval()(input_ids=ids).pooler_output)
+    assert not torch.allclose(outs[0], outs[1])  # the forward differs
+    real = {"model_type": "clip", "architectures": ["CLIPModel"], "projection_dim": 768,
+            "text_config": {"model_type": "clip_text_model", "eos_token_id": 2, "hidden_size": 768, "vocab_size": 49408},
+            "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024, "patch_size": 14}}
+    fixed = json.loads(json.dumps(real))
+    fixed["text_config"]["eos_token_id"] = 49407
+    assert graph_config_hash(real) != graph_config_hash(fixed)
+    assert graph_config_hash(dict(_tiny_clip_text(2).to_dict())) != graph_config_hash(_tiny_clip_text(49407).to_dict())
+    # a model type whose code never reads eos_token_id still dedupes on it
+    bert = {"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 32, "eos_token_id": 2}
+    assert graph_config_hash(bert) == graph_config_hash(dict(bert, eos_token_id=[2, 3]))

@@ -77,7 +77,8 @@ def _literal_assignments(body) -> dict:
 
 def read_weight_meta(path: Path) -> list[dict]:
     """Tensor metadata of ``weight_meta.py`` in file order: dicts with ``name``, ``shape``,
-    ``dtype`` (``"float32"``...), ``device``, ``mean``, ``std`` (``data`` is dropped).
+    ``dtype`` (``"float32"``...), ``device``, ``mean``, ``std`` and ``data`` (the flat values when the
+    file holds all of them and there are at most :data:`MAX_REAL_ELEMENTS`, else None).
 
     Raises:
         ValueError: the file is not valid Python or a class lacks ``name``/``shape``/``dtype``.
@@ -93,8 +94,35 @@ def read_weight_meta(path: Path) -> list[dict]:
             if not all(k in a for k in ("name", "shape", "dtype")):
                 raise ValueError(f"{path}: class {node.name} lacks name/shape/dtype")
             metas.append({"name": a["name"], "shape": a["shape"], "dtype": str(a["dtype"]).replace("torch.", ""),
-                          "device": a.get("device"), "mean": a.get("mean"), "std": a.get("std")})
+                          "device": a.get("device"), "mean": a.get("mean"), "std": a.get("std"),
+                          "data": _full_data(a.get("data"), a["shape"])})
     return metas
+
+
+def _full_data(data, shape) -> list | None:
+    """``data`` of a weight meta class when it holds every element of ``shape`` (GraphNet stores
+    the values of lifted scalars and small tensors; a shorter list is a preview), else None."""
+    if not isinstance(data, (list, tuple)) or not isinstance(shape, (list, tuple)):
+        return None
+    flat = []
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(reversed(x))
+        elif isinstance(x, (int, float, bool)):
+            flat.append(x)
+        else:
+            return None
+    numel = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return None
+        numel *= d
+    return flat if len(flat) == numel and numel <= MAX_REAL_ELEMENTS else None
+
+
+MAX_REAL_ELEMENTS = 4096  # a weight_meta tensor with its full values up to this size is built real, not meta
 
 
 def read_constraints(path: Path) -> tuple[dict[str, int], dict[str, list]]:
@@ -127,6 +155,68 @@ def read_constraints(path: Path) -> tuple[dict[str, int], dict[str, list]]:
     return examples, shapes
 
 
+# Tensor dunder calls Dynamo writes into GraphNet's model.py (``attn_mask.__eq__(0)``,
+# ``result.__and__(le)``): the method call is the operator, so ``x.__eq__(y)`` becomes ``x == y``.
+# Only these names, only with one positional argument (two operands) or none (unary), and only as a
+# call: any other dunder stays refused by :func:`static_check`.
+_BINARY_DUNDERS = {
+    "__eq__": ast.Eq, "__ne__": ast.NotEq, "__lt__": ast.Lt, "__le__": ast.LtE, "__gt__": ast.Gt, "__ge__": ast.GtE,
+}
+_BINOP_DUNDERS = {
+    "__and__": ast.BitAnd, "__or__": ast.BitOr, "__xor__": ast.BitXor, "__add__": ast.Add, "__sub__": ast.Sub,
+    "__mul__": ast.Mult, "__truediv__": ast.Div, "__floordiv__": ast.FloorDiv, "__mod__": ast.Mod,
+    "__pow__": ast.Pow, "__matmul__": ast.MatMult, "__lshift__": ast.LShift, "__rshift__": ast.RShift,
+}
+_UNARY_DUNDERS = {"__neg__": ast.USub, "__invert__": ast.Invert, "__pos__": ast.UAdd}
+
+
+class _DundersToOperators(ast.NodeTransformer):
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if not isinstance(f, ast.Attribute) or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return node
+        if len(node.args) == 1 and f.attr in _BINARY_DUNDERS:
+            new = ast.Compare(left=f.value, ops=[_BINARY_DUNDERS[f.attr]()], comparators=[node.args[0]])
+        elif len(node.args) == 1 and f.attr in _BINOP_DUNDERS:
+            new = ast.BinOp(left=f.value, op=_BINOP_DUNDERS[f.attr](), right=node.args[0])
+        elif not node.args and f.attr in _UNARY_DUNDERS:
+            new = ast.UnaryOp(op=_UNARY_DUNDERS[f.attr](), operand=f.value)
+        else:
+            return node
+        return ast.copy_location(new, node)
+
+
+def rewrite_dunders(source: str, filename: str = "model.py") -> str:
+    """``model.py`` with the harmless tensor dunder calls rewritten to their operators
+    (``x.__eq__(0)`` -> ``x == 0``, ``a.__and__(b)`` -> ``a & b``; see ``_BINARY_DUNDERS``,
+    ``_BINOP_DUNDERS``, ``_UNARY_DUNDERS``); the source unchanged when it has none. Every other
+    dunder is left for :func:`static_check` to refuse.
+
+    Raises:
+        UnsafeSample: the source does not parse.
+    """
+    if ".__" not in source:
+        return source
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise UnsafeSample(f"{filename}: not parseable: {exc}") from exc
+    tree = ast.fix_missing_locations(_DundersToOperators().visit(tree))
+    return ast.unparse(tree)
+
+
+def checked_source(source: str, filename: str = "model.py") -> str:
+    """:func:`rewrite_dunders` then :func:`static_check`: the source that may be run.
+
+    Raises:
+        UnsafeSample: as :func:`static_check`.
+    """
+    out = rewrite_dunders(source, filename)
+    static_check(out, filename)
+    return out
+
+
 def static_check(source: str, filename: str = "model.py") -> None:
     """Refuse a ``model.py`` that could do more than build a torch graph.
 
@@ -156,12 +246,22 @@ def static_check(source: str, filename: str = "model.py") -> None:
 
 
 class _DeviceToMeta(ast.NodeTransformer):
+    """Device literals -> ``meta``, except inside ``torch.tensor(...)``: a constant built from
+    Python values in ``forward`` stays a real CPU tensor (Dynamo lifts it as a constant; on meta
+    it has no value to lift and the trace fails)."""
+
     def visit_Constant(self, node):
         if isinstance(node.value, str) and re.fullmatch(r"(cuda|cpu)(:\d+)?", node.value):
             return ast.copy_location(ast.Constant("meta"), node)
         return node
 
     def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in ("tensor", "as_tensor") and isinstance(f.value, ast.Name) \
+                and f.value.id == "torch":
+            node.keywords = [k for k in node.keywords if k.arg != "device"]  # real CPU value
+            self.generic_visit(node)
+            return node
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "device":  # device(type='cuda', index=0)
             node.args = []
@@ -238,7 +338,7 @@ def graphnet_catalog(root: str | Path) -> list[dict]:
         files = {f: hashlib.sha256((sample / f).read_bytes()).hexdigest() for f in SAMPLE_FILES if (sample / f).is_file()}
         if error is None:
             try:
-                static_check((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
+                checked_source((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
                 read_sample(sample)
             except UnsafeSample as exc:
                 error_class, error = "unsafe_model_py", f"{exc}; never executed"
@@ -283,8 +383,7 @@ def capture_graph(sample: str | Path):
     warnings.filterwarnings("ignore")
     import torch
     sample = Path(sample)
-    src = (sample / "model.py").read_text(encoding="utf-8")
-    static_check(src, str(sample / "model.py"))
+    src = checked_source((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
     info = read_sample(sample)
     tree = _DeviceToMeta().visit(ast.parse(src))
     ast.fix_missing_locations(tree)
@@ -293,12 +392,66 @@ def capture_graph(sample: str | Path):
     model = ns["GraphModule"]()
     names = [p for p in inspect.signature(model.forward).parameters]
     by_name = {t["name"]: t for t in info["tensors"]}
-    args, spec, n_params = [], [], 0
     for n in names:
-        t = by_name.get(n)
-        if t is None:
+        if n not in by_name:
             raise ValueError(f"{sample}: forward argument {n} has no weight_meta entry")
-        x = torch.empty(t["shape"], dtype=getattr(torch, t["dtype"]), device="meta")
+    # Re-traced with Dynamo (our capture's own backend), as GraphNet re-traces for its hash:
+    # torch.fx.symbolic_trace would constant-fold ops whose inputs are all literals
+    # (``torch.arange(16, device=...)``) that Dynamo keeps as nodes. Canonical form v2 orders
+    # placeholders by use, so the argument order Dynamo lifts them in does not enter the hash.
+    from extract.capture import dynamo_capture
+
+    for real_small in (False, True):
+        args, spec, n_params = _forward_args(torch, [by_name[n] for n in names], real_small)
+        try:
+            graphs = dynamo_capture(model, tuple(args))
+            break
+        except Exception as exc:  # noqa: BLE001 - one retry for .item() on a meta tensor, else re-raised
+            if real_small or not _item_on_meta(exc):
+                raise
+    if len(graphs) != 1:
+        raise ValueError(f"{sample}: model.py re-traced into {len(graphs)} graphs (expected 1: a flat graph)")
+    g = graphs[0]
+    # the placeholder names Dynamo gives forward's arguments (L_<argument name>_) carry GraphNet's names
+    g.kinds = [_kind_by_name(str(n.target)) for n in g.gm.graph.nodes if n.op == "placeholder"]
+    return g, spec, n_params, dynamo_capture.last_completeness
+
+
+SMALL_REAL_ELEMENTS = 8  # the retry builds non-parameter tensors up to this size real (CPU)
+
+
+def _item_on_meta(exc: BaseException) -> bool:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if "cannot be called on meta tensors" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _forward_args(torch, metas: list[dict], real_small: bool):
+    """(args, input spec, parameter elements) for ``forward`` from its weight metas.
+
+    A 0-dim tensor whose value GraphNet stored (a lifted scalar) is built real so ``.item()``
+    works (a 0-dim CPU tensor mixes with meta tensors; stored values of larger tensors, e.g.
+    input ids, stay meta). With ``real_small`` (the retry after ``.item()`` reached a meta
+    tensor: yolo's ``stride[0].item()``) every non-parameter tensor of at most
+    :data:`SMALL_REAL_ELEMENTS` elements is real too: its stored values, else filled with its
+    recorded ``mean`` (a stand-in value; only Dynamo's scalar reads see it).
+    """
+    args, spec, n_params = [], [], 0
+    for t in metas:
+        n, dtype = t["name"], getattr(torch, t["dtype"])
+        numel = 1
+        for d in t["shape"]:
+            numel *= d
+        if t.get("data") is not None and (t["shape"] == [] or (real_small and "_parameters_" not in n)):
+            x = torch.tensor(t["data"], dtype=dtype).reshape(t["shape"])
+        elif real_small and "_parameters_" not in n and numel <= SMALL_REAL_ELEMENTS:
+            x = torch.full(t["shape"], float(t["mean"]) if isinstance(t.get("mean"), (int, float)) else 1.0).to(dtype)
+        else:
+            x = torch.empty(t["shape"], dtype=dtype, device="meta")
         if "_parameters_" in n:  # a module parameter (kinds only by name in GraphNet), as our capture passes it
             n_params += x.numel()
             x = torch.nn.Parameter(x, requires_grad=x.is_floating_point())
@@ -306,19 +459,7 @@ def capture_graph(sample: str | Path):
             spec.append({"name": n, "shape": list(t["shape"]), "dtype": t["dtype"], "kind": "graphnet",
                          "low": None, "high": None})
         args.append(x)
-    # Re-traced with Dynamo (our capture's own backend), as GraphNet re-traces for its hash:
-    # torch.fx.symbolic_trace would constant-fold ops whose inputs are all literals
-    # (``torch.arange(16, device=...)``) that Dynamo keeps as nodes. Canonical form v2 orders
-    # placeholders by use, so the argument order Dynamo lifts them in does not enter the hash.
-    from extract.capture import dynamo_capture
-
-    graphs = dynamo_capture(model, tuple(args))
-    if len(graphs) != 1:
-        raise ValueError(f"{sample}: model.py re-traced into {len(graphs)} graphs (expected 1: a flat graph)")
-    g = graphs[0]
-    # the placeholder names Dynamo gives forward's arguments (L_<argument name>_) carry GraphNet's names
-    g.kinds = [_kind_by_name(str(n.target)) for n in g.gm.graph.nodes if n.op == "placeholder"]
-    return g, spec, n_params, dynamo_capture.last_completeness
+    return args, spec, n_params
 
 
 def _kind_by_name(name: str) -> str:
@@ -362,7 +503,7 @@ def capture_sample(sample: str | Path, timeout_s: float = 300) -> dict:
 
     sample = Path(sample)
     try:
-        static_check((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
+        checked_source((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
         read_sample(sample)
     except UnsafeSample as exc:
         return {"status": "skipped", "error_class": "unsafe_model_py", "error_message": str(exc), "graphs": []}
@@ -378,7 +519,9 @@ def capture_sample(sample: str | Path, timeout_s: float = 300) -> dict:
         except subprocess.TimeoutExpired:
             return {"status": "failed", "error_class": "timeout", "error_message": f"over {timeout_s} s", "graphs": []}
         if p.returncode != 0 or not out.exists():
-            tail = (p.stderr or "").strip().splitlines()[-1:] or [""]
+            lines = (p.stderr or "").strip().splitlines()
+            errs = [ln for ln in lines if re.match(r"^[\w.]*(Error|Exception)\b", ln)]  # the raised line
+            tail = errs[-1:] or lines[-1:] or [""]
             return {"status": "failed", "error_class": f"exit:{p.returncode}", "error_message": tail[0][:2000],
                     "graphs": []}
         return json.loads(out.read_text())

@@ -21,6 +21,11 @@ in keys that cannot change the FX graph of the model built from the config get t
 * ``torch_dtype``/``dtype``: the capture builds every model in float32 from the config
   (``extract.capture``), so the stored dtype does not shape the captured graph.
 
+A key of the list is kept after all when the model type's modeling code reads it from the
+config (:func:`model_reads`): CLIP's text forward branches on ``eos_token_id`` (the legacy
+value 2 selects argmax pooling), so two CLIP configs that differ only in ``eos_token_id`` are
+two graphs and two keys.
+
 ``pad_token_id`` is KEPT: many models pass it as ``padding_idx`` to ``nn.Embedding``, a
 literal of the graph. Nested sub-configs (``text_config``, ``vision_config``, ...) get the
 same treatment. The key is conservative: keeping a key can only miss a dedupe (one extra
@@ -43,7 +48,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-GRAPH_KEY_VERSION = 1
+GRAPH_KEY_VERSION = 2  # 2: keys the model's code reads are kept (model_reads)
 
 IGNORED_KEYS = frozenset({
     "_name_or_path", "transformers_version", "_commit_hash", "_attn_implementation_autoset",
@@ -57,18 +62,57 @@ IGNORED_KEYS = frozenset({
 CORPUS_PATH = Path(__file__).parent / "hub_data" / "real_configs.jsonl.gz"
 
 
-def graph_config(config: dict) -> dict:
-    """``config`` without the keys of :data:`IGNORED_KEYS` (recursively in sub-configs),
-    ``id2label``/``label2id`` replaced by ``num_labels``. Pure; ``config`` is not modified."""
+# Keys the capture itself decides (every model is built in float32): never part of the key even
+# when modeling code reads them.
+CAPTURE_DECIDED = frozenset({"torch_dtype", "dtype", "_name_or_path", "transformers_version", "_commit_hash",
+                             "_attn_implementation_autoset"})
+
+
+@lru_cache(maxsize=None)
+def model_reads(model_type: str | None) -> frozenset:
+    """The keys of :data:`IGNORED_KEYS` that the modeling code of ``model_type`` reads from its
+    config (``config.<key>`` or ``getattr(config, "<key>"`` in ``transformers/models/<module>/
+    modeling_*.py``, read as text, never imported): such a key is NOT ignored for that model
+    type. CLIP's text transformer branches on ``config.eos_token_id`` (``== 2``: the legacy
+    argmax pooling, else the first eos position), BART's classification head masks on it.
+
+    A static over-approximation of what :mod:`extract.capture.config_reads` records at run
+    time (a key mentioned but not read costs a missed dedupe, never a false merge); empty for an
+    unknown model type or when transformers is not installed.
+    """
+    if not model_type:
+        return frozenset()
+    try:
+        import importlib.util
+
+        from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+        spec = importlib.util.find_spec(f"transformers.models.{model_type_to_module_name(model_type)}")
+    except (ImportError, ValueError, AttributeError):
+        return frozenset()
+    if spec is None or not spec.submodule_search_locations:
+        return frozenset()
+    text = "".join(f.read_text(encoding="utf-8", errors="replace")
+                   for loc in spec.submodule_search_locations for f in sorted(Path(loc).glob("modeling_*.py")))
+    return frozenset(k for k in IGNORED_KEYS - CAPTURE_DECIDED
+                     if re.search(rf"config\.{k}\b|getattr\(\s*(self\.)?config,\s*[\"']{k}[\"']", text))
+
+
+def graph_config(config: dict, reads: frozenset = frozenset()) -> dict:
+    """``config`` without the keys of :data:`IGNORED_KEYS` (recursively in sub-configs) except
+    those the model's code reads (:func:`model_reads` of the config's ``model_type``, and of each
+    sub-config's own), ``id2label``/``label2id`` replaced by ``num_labels``. Pure; ``config``
+    is not modified."""
+    reads = reads | model_reads(config.get("model_type") if isinstance(config.get("model_type"), str) else None)
     out = {}
     for k, v in config.items():
-        if k in IGNORED_KEYS:
+        if k in IGNORED_KEYS and k not in reads:
             continue
         if k in ("id2label", "label2id"):
             if isinstance(v, dict):
                 out["num_labels"] = len(v)
             continue
-        out[k] = graph_config(v) if isinstance(v, dict) and k.endswith("_config") else v
+        out[k] = graph_config(v, reads) if isinstance(v, dict) and k.endswith("_config") else v
     return out
 
 

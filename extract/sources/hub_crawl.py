@@ -7,19 +7,27 @@
 Steps (each resumable; killing the process at any moment and re-running gives the same
 final files, no duplicates, nothing missing):
 
-1. Listing: ``HfApi.list_models`` (filter/library, pipeline tag, sort, limit, ``expand`` for
-   sha/config/gated/private/downloads/likes/library/pipeline tag/tags/safetensors) appends one
-   JSON line per repo to ``listing.jsonl``; ``listing.done`` is written last. On restart the
-   partial last line is cut and the listing is re-iterated, skipping the rows already written
-   (the id of the last kept row must match, else the listing moved under us and the run stops
-   with an error naming the position). Pages retry 429/5xx with huggingface_hub's own
-   ``http_backoff`` (it honours ``Retry-After``); a broken page restarts the iteration, bounded.
+1. Listing: ``GET /api/models`` with ``HfApi.list_models``' query (filter, pipeline tag, sort,
+   page limit, ``expand`` for sha/config/gated/private/downloads/likes/library/pipeline
+   tag/tags/safetensors), pages followed by their ``Link: rel="next"`` cursor, one JSON line per
+   repo appended to ``listing.jsonl``, the cursor checkpointed after each page
+   (``listing.cursor.json``), ``listing.done`` last. A restart resumes at the checkpointed
+   cursor. Pages retry 429/5xx with huggingface_hub's own ``http_backoff`` (it honours
+   ``Retry-After``). A pagination loop (a next cursor seen before, or a page listing repo ids
+   already listed) keeps nothing of the bad page and re-reads the last good page for a fresh
+   cursor, bounded by ``listing_restarts``; then the run stops with :class:`ListingLoop`
+   naming the row and cursor (never a short or duplicated listing with exit 0).
 2. Downloads: for each listed repo in order, ``hf_hub_download(repo, "config.json",
    revision=<sha>)`` into the Hub cache (a cached pinned file costs no request; identical files
-   share one blob). Results append to ``results.jsonl`` in listing order (line i = repo i) in
-   chunks fetched by a thread pool; a partial last line is cut on restart. Timeouts and 5xx that
-   outlive huggingface_hub's retries get ``max_retries`` more tries with exponential backoff,
-   then an error row. Nothing from a repo is executed: configs are parsed as JSON only.
+   share one blob), each call under a hard wall-clock limit (``download_wall_s``: a stalled TCP
+   stream that trickles bytes below the read timeout cannot hang the crawl). Results append to
+   ``results.jsonl`` in listing order (line i = repo i) in chunks fetched by a thread pool; a
+   partial last line is cut on restart. Failures are classed by the Hub's answer and the HTTP
+   status found in huggingface_hub's exception chain (:mod:`extract.sources.hub_errors`); a
+   429/5xx/timeout pauses every thread (:class:`Backoff`, crawl-wide, exponential from
+   ``backoff_s`` to ``backoff_max_s``) and gets ``max_retries`` more tries, then an error row.
+   Rows with a reason of :data:`RETRY_REASONS` are redone at the start of the next run.
+   Nothing from a repo is executed: configs are parsed as JSON only.
 3. Finalize: stream both files into ``hub_repos.parquet`` (batches; memory holds only the
    distinct config hashes) and write one line per distinct :func:`graph_config_hash` with the
    first (most-listed-first) repo's config as the representative that gets captured.
@@ -27,11 +35,15 @@ final files, no duplicates, nothing missing):
 Skip reasons (status ``skipped``): ``gated_no_access``, ``private_no_access``, ``no_config``,
 ``remote_code`` (``auto_map``), ``unknown_model_type`` (absent, or not shipped by
 transformers), ``unknown_architecture`` (class not in transformers). Errors (status
-``error``): ``malformed_json``, ``timeout``, ``http_<code>``, ``repo_not_found``,
-``revision_not_found``, ``not_in_cache`` (offline), ``exception:<Type>``.
+``error``): ``malformed_json``, ``http_429`` and ``http_5xx`` (rate limit / server error that
+outlived the retries; the code is in ``message``), ``timeout`` (read timeout or the wall-clock
+limit), ``connection``, ``http_<code>`` (other statuses), ``repo_not_found``,
+``revision_not_found``, ``not_in_cache`` (offline), ``exception:<Type>``; the first four and
+``not_in_cache`` are retried by the next run.
 
 ``HF_TOKEN`` is optional (sent when set); ``offline=True`` (or ``HF_HUB_OFFLINE=1``) crawls
-from the stored listing and the Hub cache alone.
+from the stored listing and the Hub cache alone; a repo not in the cache keeps the reason the
+listing gives (gated, private, no ``config.json``), else ``not_in_cache``.
 """
 
 from __future__ import annotations
@@ -44,12 +56,17 @@ from functools import lru_cache
 from pathlib import Path
 
 from extract.sources.hub_configs import graph_config_hash
+from extract.sources.hub_errors import (  # noqa: F401 - Backoff, WallTimeout public through this module
+    Backoff, WallTimeout, _bounded, _classify_download_error, _from_listing, _http_status, _retry_after)
 
 CRAWL_KEYS = {"endpoint", "filter", "pipeline_tag", "sort", "limit", "workers", "chunk", "max_retries",
-              "timeout_s", "listing_restarts"}
+              "timeout_s", "listing_restarts", "download_wall_s", "backoff_s", "backoff_max_s"}
+# Reasons of an error row that the next run retries (the Hub's answer may differ next time); every
+# other reason is the Hub's (or the file's) true answer and is kept.
+RETRY_REASONS = frozenset({"http_429", "http_5xx", "timeout", "connection", "not_in_cache"})
 EXPAND = ["sha", "config", "gated", "private", "downloads", "likes", "library_name", "pipeline_tag", "tags",
           "safetensors"]
-CRAWL_VERSION = 1  # bump when the meaning of a result line changes (results of other versions are redone)
+CRAWL_VERSION = 2  # bump when the meaning of a result line changes (results of other versions are redone)
 
 
 def _cut_partial_line(path: Path) -> int:
@@ -64,15 +81,6 @@ def _cut_partial_line(path: Path) -> int:
         return data.count(b"\n", 0, keep)
 
 
-def _last_line(path: Path) -> dict | None:
-    with open(path, "rb") as fh:
-        fh.seek(0, 2)
-        size = fh.tell()
-        fh.seek(max(0, size - 65536))
-        lines = fh.read().splitlines()
-    return json.loads(lines[-1]) if lines else None
-
-
 def _item_row(m) -> dict:
     cfg = m.config or {}
     archs = cfg.get("architectures") or []
@@ -83,81 +91,142 @@ def _item_row(m) -> dict:
     return {"repo_id": m.id, "sha": m.sha, "private": bool(m.private), "gated": str(m.gated or False),
             "downloads": m.downloads, "likes": m.likes, "library": m.library_name, "pipeline_tag": m.pipeline_tag,
             "tags": list(m.tags or []), "listed_model_type": cfg.get("model_type"),
-            "listed_architecture": archs[0] if archs else None, "param_count": total}
+            "listed_architecture": archs[0] if archs else None, "param_count": total,
+            "has_config": bool(m.config)}  # expand=config asked: no config = no config.json
+
+
+class ListingLoop(RuntimeError):
+    """The listing's pagination repeats itself (a next-page cursor seen before, or repo ids
+    already listed) and re-reading from the last good cursor did not cure it."""
+
+
+def _list_params(params: dict) -> dict:
+    """Query of ``GET /api/models`` as ``HfApi.list_models`` builds it (filter list, pipeline
+    tag, sort, page limit, expand)."""
+    q: dict = {"sort": params.get("sort", "downloads"), "expand": EXPAND}
+    if params.get("filter"):
+        q["filter"] = [params["filter"]]
+    if params.get("pipeline_tag"):
+        q["pipeline_tag"] = params["pipeline_tag"]
+    if params.get("limit"):
+        q["limit"] = min(int(params["limit"]), 1000)  # the Hub's page size cap
+    return q
+
+
+def _rel(url: str) -> str:
+    """A next-page link without scheme and host (path + query): the cursor is resumed against
+    the endpoint of the current run."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    return u.path + ("?" + u.query if u.query else "")
+
+
+def _get_page(endpoint: str, rel: str | None, params: dict, headers: dict, timeout: float):
+    """(items, next link or None) of one listing page; ``rel`` None = the first page. 429/5xx are
+    retried by huggingface_hub's ``http_backoff`` (it honours ``Retry-After``).
+
+    Raises:
+        ValueError: the page is not a JSON list. HfHubHTTPError: after the backoff's retries.
+    """
+    from huggingface_hub.utils import hf_raise_for_status, http_backoff
+
+    if rel is None:
+        r = http_backoff("GET", f"{endpoint}/api/models", params=_list_params(params), headers=headers, timeout=timeout)
+    else:
+        r = http_backoff("GET", f"{endpoint}{rel}", headers=headers, timeout=timeout)
+    hf_raise_for_status(r)
+    items = r.json()
+    if not isinstance(items, list):
+        raise ValueError(f"listing page is a {type(items).__name__}, expected a JSON list")
+    nxt = r.links.get("next", {}).get("url")
+    return items, (_rel(nxt) if nxt else None)
 
 
 def _list(params: dict, work: Path, endpoint: str | None, token) -> int:
-    """Step 1; returns the number of listed repos."""
-    from huggingface_hub import HfApi
+    """Step 1; returns the number of listed repos.
 
-    listing, done = work / "listing.jsonl", work / "listing.done"
+    Pages are followed by their ``Link: rel="next"`` cursor. After each page is appended and
+    fsync'ed, ``listing.cursor.json`` (atomic) records the rows, bytes, the page's own cursor and
+    its next cursor: a killed listing resumes at the next cursor (rows past the recorded bytes are
+    cut). A page whose next cursor was already visited, or that lists a repo id already listed, is
+    a pagination loop: nothing of it is kept and the last good page is read again for a fresh next
+    cursor, up to ``listing_restarts`` times per position (also for broken pages and transport
+    errors); then :class:`ListingLoop` / RuntimeError names the row and cursor.
+    """
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import ModelInfo
+
+    from passnet_common.io import atomic_write_json
+
+    listing, done, cpath = work / "listing.jsonl", work / "listing.done", work / "listing.cursor.json"
     if done.exists():
         return _cut_partial_line(listing)
     api = HfApi(endpoint=endpoint, token=token)
+    endpoint = api.endpoint.rstrip("/")
+    headers = api._build_hf_headers(token=token)
     limit = params.get("limit")
     restarts = int(params.get("listing_restarts", 5))
-    for attempt in range(restarts + 1):
-        have = _cut_partial_line(listing)
-        last = _last_line(listing) if have else None
-        try:
-            it = api.list_models(filter=params.get("filter"), pipeline_tag=params.get("pipeline_tag"),
-                                 sort=params.get("sort", "downloads"), limit=limit, expand=EXPAND)
-            with open(listing, "a", encoding="utf-8") as fh:
-                for pos, m in enumerate(it):
-                    if pos < have:
-                        if pos == have - 1 and last is not None and m.id != last["repo_id"]:
-                            raise RuntimeError(f"hub listing changed under the crawl: position {pos} was "
-                                               f"{last['repo_id']!r}, now {m.id!r}; delete {listing} to start over")
-                        continue
-                    fh.write(json.dumps({"pos": pos, **_item_row(m)}, sort_keys=True) + "\n")
-                    if pos % 1000 == 999:
-                        fh.flush()
-                fh.flush()
-                os.fsync(fh.fileno())
-            break
-        except (ValueError, OSError) as exc:  # a broken page (JSON) or transport error after retries
-            if attempt == restarts:
-                raise RuntimeError(f"hub listing failed after {restarts} restarts at row {have}: {exc}") from exc
-            time.sleep(min(2 ** attempt * 0.2, 5))
+    timeout = float(params.get("timeout_s", 10))
+    state = json.loads(cpath.read_text()) if cpath.exists() else {"rows": 0, "bytes": 0, "page": None,
+                                                                    "next": None, "visited": []}
+    with open(listing, "ab") as fh:  # cut what the cursor does not cover (a kill between append and cursor)
+        fh.truncate(state["bytes"])
+    seen = set()
+    with open(listing, encoding="utf-8") as fh:
+        for line in fh:
+            seen.add(json.loads(line)["repo_id"])
+    visited = set(state["visited"])
+    n, nbytes, page_rel, next_rel = state["rows"], state["bytes"], state["page"], state["next"]
+    first = n == 0 and page_rel is None
+    fails = 0
+    with open(listing, "a", encoding="utf-8") as fh:
+        while (first or next_rel is not None) and (limit is None or n < limit):
+            target = None if first else next_rel
+            try:
+                if target is not None and target in visited:
+                    raise ListingLoop(f"next-page cursor {target!r} was already visited")
+                items, nxt = _get_page(endpoint, target, params, headers, timeout)
+                ids = [it.get("id") for it in items]
+                rep = [i for i in ids if i in seen]
+                if rep or len(set(ids)) != len(ids):
+                    raise ListingLoop(f"page at cursor {target!r} repeats {len(rep) or len(ids) - len(set(ids))} "
+                                      f"listed repo id(s), e.g. {(rep or ids)[0]!r}")
+            except (ListingLoop, ValueError, OSError) as exc:
+                fails += 1
+                if fails > restarts:
+                    kind = ListingLoop if isinstance(exc, ListingLoop) else RuntimeError
+                    raise kind(f"hub listing failed at row {n} (cursor {target!r}) after {restarts} re-reads from "
+                               f"the last good cursor {page_rel!r}: {exc}") from exc
+                time.sleep(min(2 ** fails * 0.1, 5))
+                if isinstance(exc, ListingLoop) and page_rel is not None:
+                    # read the last good page again for a fresh next cursor (its rows are kept)
+                    try:
+                        _, nxt2 = _get_page(endpoint, page_rel or None, params, headers, timeout)
+                        next_rel = nxt2
+                    except (ValueError, OSError):
+                        pass
+                continue
+            fails = 0
+            for it in items:
+                if limit is not None and n >= limit:
+                    break
+                it.setdefault("siblings", None)
+                line = json.dumps({"pos": n, **_item_row(ModelInfo(**it))}, sort_keys=True) + "\n"
+                fh.write(line)
+                nbytes += len(line.encode("utf-8"))
+                seen.add(it["id"])
+                n += 1
+            fh.flush()
+            os.fsync(fh.fileno())
+            if target is not None:
+                visited.add(target)
+            first, page_rel, next_rel = False, target if target is not None else "", nxt  # "" = the first page
+            atomic_write_json(cpath, {"rows": n, "bytes": nbytes, "page": page_rel, "next": next_rel,
+                                      "visited": sorted(visited)})
     n = _cut_partial_line(listing)
     done.write_text(json.dumps({"rows": n}) + "\n")
     return n
-
-
-def _chain(exc: BaseException):
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
-
-
-def _classify_download_error(exc: BaseException, item: dict) -> tuple[str, str, bool]:
-    """(status, reason, retryable) of a failed ``hf_hub_download``."""
-    import httpx2
-    from huggingface_hub.errors import (GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
-                                        RemoteEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError)
-
-    for e in _chain(exc):
-        if isinstance(e, httpx2.TimeoutException):
-            return "error", "timeout", True
-    if isinstance(exc, GatedRepoError):
-        return "skipped", "gated_no_access", False
-    if isinstance(exc, RepositoryNotFoundError):
-        return ("skipped", "private_no_access", False) if item.get("private") else ("error", "repo_not_found", False)
-    if isinstance(exc, RevisionNotFoundError):
-        return "error", "revision_not_found", False
-    if isinstance(exc, RemoteEntryNotFoundError):
-        return "skipped", "no_config", False
-    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
-        code = exc.response.status_code
-        return "error", f"http_{code}", code >= 500 or code == 429
-    if isinstance(exc, LocalEntryNotFoundError):
-        for e in _chain(exc.__cause__):
-            if isinstance(e, (httpx2.TransportError,)):
-                return "error", "timeout" if isinstance(e, httpx2.TimeoutException) else "connection", True
-        return "error", "not_in_cache", False
-    return "error", f"exception:{type(exc).__name__}", False
 
 
 @lru_cache(maxsize=1)
@@ -187,7 +256,8 @@ def classify_config(config) -> tuple[str, str | None, str | None]:
     return "ok", None, arch
 
 
-def _process(item: dict, *, endpoint, token, cache_dir, offline: bool, max_retries: int, timeout_s: float) -> dict:
+def _process(item: dict, *, endpoint, token, cache_dir, offline: bool, max_retries: int, timeout_s: float,
+             wall_s: float = 60.0, backoff: Backoff | None = None) -> dict:
     from huggingface_hub import hf_hub_download
 
     out = {"pos": item["pos"], "repo_id": item["repo_id"], "v": CRAWL_VERSION, "status": None, "reason": None,
@@ -196,16 +266,33 @@ def _process(item: dict, *, endpoint, token, cache_dir, offline: bool, max_retri
         out.update(status="error", reason="no_sha", message="listing gave no commit sha; cannot pin")
         return out
     for attempt in range(max_retries + 1):
+        if backoff is not None and not offline:
+            backoff.wait()
         try:
-            path = hf_hub_download(item["repo_id"], "config.json", revision=item["sha"], cache_dir=cache_dir,
-                                   endpoint=endpoint, token=token, etag_timeout=timeout_s, local_files_only=offline)
+            path = _bounded(lambda: hf_hub_download(
+                item["repo_id"], "config.json", revision=item["sha"], cache_dir=cache_dir, endpoint=endpoint,
+                token=token, etag_timeout=timeout_s, local_files_only=offline), wall_s)
+            if backoff is not None:
+                backoff.ok()
             break
         except Exception as exc:  # noqa: BLE001 - classified into a row
             status, reason, retry = _classify_download_error(exc, item)
+            if offline and reason == "not_in_cache" and _from_listing(item):
+                status, reason = _from_listing(item)
+                out.update(status=status, reason=reason, message="offline, not in the Hub cache: reason from the listing")
+                return out
+            if offline:
+                retry = False  # nothing to wait for; the next online run retries it
+            if retry and backoff is not None and reason != "not_in_cache":
+                backoff.hit(_retry_after(exc))
             if retry and attempt < max_retries:
-                time.sleep(min(0.25 * 2 ** attempt, 8))
+                if backoff is None:
+                    time.sleep(min(0.25 * 2 ** attempt, 8))
                 continue
             msg = f"{type(exc).__name__}: {exc}"
+            code = _http_status(exc)
+            if code is not None and f"{code}" not in msg[:200]:
+                msg = f"HTTP {code}; {msg}"
             if endpoint:
                 msg = msg.replace(endpoint.rstrip("/"), "<endpoint>")  # same table whichever mirror served it
             out.update(status=status, reason=reason, message=msg[:500])
@@ -224,8 +311,45 @@ def _process(item: dict, *, endpoint, token, cache_dir, offline: bool, max_retri
     return out
 
 
+def _retry_failed(work: Path, done: int, pool, process, offline: bool) -> int:
+    """Re-run the rows of earlier runs whose reason is in :data:`RETRY_REASONS` (rate limits,
+    5xx, timeouts, connection errors, ``not_in_cache``) and rewrite ``results.jsonl`` atomically
+    with their new results; offline runs retry only ``not_in_cache``. Returns the number retried."""
+    listing, results = work / "listing.jsonl", work / "results.jsonl"
+    want = RETRY_REASONS if not offline else {"not_in_cache"}
+    redo = []
+    with open(results, encoding="utf-8") as fh:
+        for i, line in enumerate(fh):
+            if i >= done:
+                break
+            if json.loads(line).get("reason") in want:
+                redo.append(i)
+    if not redo:
+        return 0
+    items = {}
+    wanted = set(redo)
+    with open(listing, encoding="utf-8") as lf:
+        for i, line in enumerate(lf):
+            if i in wanted:
+                items[i] = json.loads(line)
+            if i >= redo[-1]:
+                break
+    new = {r["pos"]: r for r in pool.map(process, [items[i] for i in redo])}
+    tmp = results.with_name(results.name + ".tmp")
+    with open(results, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
+        for i, line in enumerate(src):
+            if i >= done:
+                break
+            dst.write(json.dumps(new[i], sort_keys=True) + "\n" if i in new else line)
+        dst.flush()
+        os.fsync(dst.fileno())
+    os.replace(tmp, results)
+    return len(redo)
+
+
 def _download(params: dict, work: Path, n_listed: int, endpoint, token, cache_dir, offline: bool) -> int:
-    """Step 2; returns the number of repos processed before this call."""
+    """Step 2; returns the number of repos processed before this call. Rows of earlier runs
+    with a retryable reason are redone first (:func:`_retry_failed`)."""
     listing, results = work / "listing.jsonl", work / "results.jsonl"
     done = _cut_partial_line(results)
     if done:
@@ -235,23 +359,31 @@ def _download(params: dict, work: Path, n_listed: int, endpoint, token, cache_di
             done = 0
     before = done
     chunk = int(params.get("chunk", 256))
+    backoff = Backoff(float(params.get("backoff_s", 1.0)), float(params.get("backoff_max_s", 60.0)))
     kw = dict(endpoint=endpoint, token=token, cache_dir=cache_dir, offline=offline,
-              max_retries=int(params.get("max_retries", 3)), timeout_s=float(params.get("timeout_s", 10)))
-    with open(listing, encoding="utf-8") as lf, open(results, "a", encoding="utf-8") as rf, \
-            ThreadPoolExecutor(max_workers=int(params.get("workers", 8))) as pool:
-        for _ in range(done):
-            lf.readline()
-        while done < n_listed:
-            items = []
-            for _ in range(min(chunk, n_listed - done)):
-                items.append(json.loads(lf.readline()))
-            for res in pool.map(lambda it: _process(it, **kw), items):
-                if res["pos"] != done:
-                    raise RuntimeError(f"results out of order at {done}: got position {res['pos']}")
-                rf.write(json.dumps(res, sort_keys=True) + "\n")
-                done += 1
-            rf.flush()
-            os.fsync(rf.fileno())
+              max_retries=int(params.get("max_retries", 3)), timeout_s=float(params.get("timeout_s", 10)),
+              wall_s=float(params.get("download_wall_s", 60)), backoff=backoff)
+
+    def process(it):
+        return _process(it, **kw)
+
+    with ThreadPoolExecutor(max_workers=int(params.get("workers", 8))) as pool:
+        if done:
+            _retry_failed(work, done, pool, process, offline)
+        with open(listing, encoding="utf-8") as lf, open(results, "a", encoding="utf-8") as rf:
+            for _ in range(done):
+                lf.readline()
+            while done < n_listed:
+                items = []
+                for _ in range(min(chunk, n_listed - done)):
+                    items.append(json.loads(lf.readline()))
+                for res in pool.map(process, items):
+                    if res["pos"] != done:
+                        raise RuntimeError(f"results out of order at {done}: got position {res['pos']}")
+                    rf.write(json.dumps(res, sort_keys=True) + "\n")
+                    done += 1
+                rf.flush()
+                os.fsync(rf.fileno())
     return before
 
 

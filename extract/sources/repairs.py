@@ -181,6 +181,31 @@ def _repair_vision_grid(config: dict, notes: list[str]) -> dict:
     return {**config, "vision_config": {**vision, "image_size": fixed}}
 
 
+def _repair_pooling_grid(config: dict, notes: list[str]) -> dict:
+    """An average-pool projector (Gemma 3: ``mm_tokens_per_image`` image tokens from a
+    ``sqrt(mm_tokens_per_image)``-square grid, pooling kernel ``(image_size // patch_size) //
+    sqrt(mm_tokens_per_image)``) needs the vision patch grid to be a multiple of the token side:
+    ``Gemma3Config()`` pairs a 224 / 16 = 14-patch SigLIP grid with 256 tokens (side 16, kernel 0).
+    The image size becomes the smallest whose grid is a multiple of the side not below the default
+    grid (224 -> 256, kernel 1; google/gemma-3-4b-it has 896 / 14 = 64, kernel 4)."""
+    tokens, vision = config.get("mm_tokens_per_image"), config.get("vision_config")
+    if not (_is_int(tokens) and tokens > 0 and isinstance(vision, dict)):
+        return config
+    side = int(tokens ** 0.5)
+    size, patch = vision.get("image_size"), vision.get("patch_size")
+    if side * side != tokens or not (_is_int(size) and _is_int(patch) and patch > 0):
+        return config
+    grid = size // patch
+    if grid >= side and grid % side == 0:
+        return config
+    fixed_grid = max(side, -(-grid // side) * side)
+    fixed = fixed_grid * patch
+    notes.append(f"vision_config.image_size {size} -> {fixed}: the patch grid {grid} must be a multiple of "
+                 f"sqrt(mm_tokens_per_image) = {side} (average-pool projector kernel {grid // side} -> "
+                 f"{fixed_grid // side})")
+    return {**config, "vision_config": {**vision, "image_size": fixed}}
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -274,6 +299,9 @@ def repair_config(config: dict) -> tuple[dict, list[str]]:
       ``downsample_factor``: the largest image size not above the default that is
       (:func:`_repair_vision_grid`; ``downsample_factor``, ``pixel_shuffle_factor`` or
       ``scale_factor``).
+    * An average-pool projector (``mm_tokens_per_image``, Gemma 3) whose patch grid is not a
+      multiple of the token grid's side: the smallest image size whose grid is
+      (:func:`_repair_pooling_grid`).
     * ``video_token_index: None`` (InstructBLIP-Video) -> the first id after the text
       vocabulary, which then gets its embedding row.
 
@@ -284,6 +312,7 @@ def repair_config(config: dict) -> tuple[dict, list[str]]:
     config = _repair_level(config, "", notes)
     config = _match_vision_projection(config, "", notes)
     config = _repair_vision_grid(config, notes)
+    config = _repair_pooling_grid(config, notes)
     text = config.get("text_config")
     if "video_token_index" in config and config["video_token_index"] is None and isinstance(text, dict) \
             and _is_int(text.get("vocab_size")):
