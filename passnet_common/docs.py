@@ -29,8 +29,18 @@ METRICS = re.compile(r"(<!-- metrics (?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!-- /
 
 
 def run_query(con, sql: str) -> str:
-    """The DuckDB box rendering of ``sql``'s result (what the CLI prints), without a trailing newline."""
-    return str(con.sql(sql)).rstrip("\n")
+    """The DuckDB box rendering of ``sql``'s result (what the CLI prints), without a trailing newline.
+
+    Raises:
+        ValueError: the query failed (the message names its first line and DuckDB's error; views
+            read paths relative to the repository root, so run from there).
+    """
+    import duckdb
+
+    try:
+        return str(con.sql(sql)).rstrip("\n")
+    except duckdb.Error as exc:
+        raise ValueError(f"query {sql.splitlines()[0]!r} failed: {exc} (run from the repository root)") from exc
 
 
 def metrics_table(args: str) -> str:
