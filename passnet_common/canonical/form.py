@@ -20,7 +20,7 @@ from passnet_common.canonical.labels import (
     tensor_digest, tensor_meta_of,
 )
 from passnet_common.canonical.order import canonical_order, label_id, merkle
-from passnet_common.canonical.stored import _node_list, _short_target, _SlotRef
+from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef
 
 CANONICAL_VERSION = 3
 
@@ -71,20 +71,6 @@ class CanonicalGraph:
         and (recursively) its own sub-graphs."""
         return [{"graph_hash": s.graph_hash, "structure_hash": s.structure_hash, "nodes": s.nodes,
                  "subgraphs": s.subgraph_json()} for s in self.subgraphs]
-
-
-class _Ref:
-    """Collects data inputs (original indexes, in argument order) while encoding."""
-
-    __slots__ = ("index", "deps")
-
-    def __init__(self, index):
-        self.index = index
-        self.deps: list[int] = []
-
-    def __call__(self, m):
-        self.deps.append(self.index[m])
-        return ["%"]
 
 
 def _no_ref(m):

@@ -19,15 +19,25 @@ class _Slot:
         self.k = k
 
 
-class _SlotRef:
-    """``ref`` for :func:`encode_literal` that builds a skeleton: node references become
-    :class:`_Slot` objects numbered in traversal order; ``deps`` lists the nodes."""
+class _Ref:
+    """Collects data inputs (original indexes, in argument order) while encoding."""
 
     __slots__ = ("index", "deps")
 
     def __init__(self, index):
         self.index = index
         self.deps: list[int] = []
+
+    def __call__(self, m):
+        self.deps.append(self.index[m])
+        return ["%"]
+
+
+class _SlotRef(_Ref):
+    """``ref`` for :func:`encode_literal` that builds a skeleton: node references become
+    :class:`_Slot` objects numbered in traversal order; ``deps`` lists the nodes."""
+
+    __slots__ = ()
 
     def __call__(self, m):
         self.deps.append(self.index[m])
