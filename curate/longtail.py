@@ -62,24 +62,46 @@ def label_row(row: dict, t: int, rule: str = "compiler") -> dict[str, Any]:
     return out
 
 
-def agreement(labelled: list[dict], run_a: int, run_b: int) -> tuple[float | None, int]:
-    """Share of variants timed in both runs whose labels are equal; an unlabelled (unstable)
-    variant in either run counts as a disagreement. Returns ``(share, variants)``."""
+def _paired(labelled: list[dict], run_a: int, run_b: int) -> list[dict[int, Any]]:
     by: dict[tuple, dict[int, Any]] = {}
     for r in labelled:
         if r.get("status") in TIMED and r["run"] in (run_a, run_b):
             by.setdefault((r["subgraph_hash"], r.get("size")), {})[r["run"]] = r["long_tail"]
-    both = [v for v in by.values() if run_a in v and run_b in v]
+    return [v for v in by.values() if run_a in v and run_b in v]
+
+
+def agreement(labelled: list[dict], run_a: int, run_b: int) -> tuple[float | None, int]:
+    """Share of variants timed in both runs whose labels are equal; an unlabelled (unstable)
+    variant in either run counts as a disagreement. Returns ``(share, variants)``."""
+    both = _paired(labelled, run_a, run_b)
     same = sum(1 for v in both if v[run_a] is not None and v[run_a] == v[run_b])
     return (same / len(both) if both else None), len(both)
 
 
+def decided_agreement(labelled: list[dict], run_a: int, run_b: int) -> tuple[float | None, float | None]:
+    """How the disagreement of :func:`agreement` splits: ``(agreement among variants labelled in
+    both runs, share of the paired variants labelled in both runs)``. The first says whether a
+    label, once given, is contradicted by another run (a load-proof label keeps it at 1); the
+    second how many labels the noise gate withholds. Neither alone is the headline: a gate that
+    labels nothing would score 1 on the first and 0 on the second."""
+    both = _paired(labelled, run_a, run_b)
+    dec = [v for v in both if v[run_a] is not None and v[run_b] is not None]
+    same = sum(1 for v in dec if v[run_a] == v[run_b])
+    return (same / len(dec) if dec else None), (len(dec) / len(both) if both else None)
+
+
 def label_agreement(labelled: list[dict]) -> dict[str, Any]:
     """``label_agreement`` (runs 0 / 1) and ``label_agreement_stress`` (runs 1 / 2: run 2 under
-    the stated stress) with the variant counts they are measured on."""
+    the stated stress) with the variant counts they are measured on, and their split
+    (:func:`decided_agreement`): ``*_decided`` (agreement among variants labelled in both runs)
+    and ``labelled_both_share*`` (share of paired variants labelled in both runs)."""
     a, na = agreement(labelled, 0, 1)
     s, ns = agreement(labelled, 1, 2)
-    return {"label_agreement": a, "agreement_variants": na, "label_agreement_stress": s, "agreement_variants_stress": ns}
+    ad, ab = decided_agreement(labelled, 0, 1)
+    sd, sb = decided_agreement(labelled, 1, 2)
+    return {"label_agreement": a, "agreement_variants": na, "label_agreement_stress": s, "agreement_variants_stress": ns,
+            "label_agreement_decided": ad, "labelled_both_share": ab,
+            "label_agreement_stress_decided": sd, "labelled_both_share_stress": sb}
 
 
 def long_tail_subgraphs(labelled: list[dict]) -> set[tuple[str, str]]:
@@ -116,7 +138,7 @@ def curate_metrics(subgraphs: list[dict], labelled: list[dict], n_tasks: int, va
         "long_tail_variants": len(long_tail),
         "long_tail_overhead_bound": sum(1 for r in lt_rows if r.get("overhead_bound")),
         "unstable_share": (1 - len(stable) / len(timed)) if timed else None,
-        **{k: v for k, v in label_agreement(labelled).items() if k.startswith("label_agreement")},
+        **{k: v for k, v in label_agreement(labelled).items() if k.startswith(("label_agreement", "labelled_both"))},
         "hardware": hardware,
         **rates,
     }

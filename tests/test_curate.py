@@ -330,7 +330,12 @@ def test_long_tail_label_needs_confident_slowdown_correctness_and_no_overhead():
             {**base, "subgraph_hash": "b", "run": 0, "long_tail": False}, {**base, "subgraph_hash": "b", "run": 1, "long_tail": True},
             {**base, "subgraph_hash": "c", "run": 0, "long_tail": None, "status": "unstable"},
             {**base, "subgraph_hash": "c", "run": 1, "long_tail": None, "status": "unstable"}]
-    assert label_agreement(rows)["label_agreement"] == pytest.approx(1 / 3)  # unstable in both still disagrees
+    agree = label_agreement(rows)
+    assert agree["label_agreement"] == pytest.approx(1 / 3)  # unstable in both still disagrees
+    # the split: of the two variants labelled in both runs one keeps its label; 2 of 3 pairs are labelled
+    assert agree["label_agreement_decided"] == pytest.approx(1 / 2)
+    assert agree["labelled_both_share"] == pytest.approx(2 / 3)
+    assert agree["label_agreement_stress_decided"] is None  # no run 2
 
 
 def _lt_row(folder, pat, sp, size="catalog"):
