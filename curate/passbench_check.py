@@ -11,7 +11,8 @@ comparisons, calls of allowed torch functions (:func:`_allowed_torch`), tensor m
 :data:`CONSTANT_CALLS`. Everything else (other imports or names, dunders, loops, ``def`` /
 ``lambda``, comprehensions, ``**kwargs``, ``torch.load``-like calls) is refused with file, line
 and reason. :func:`graph_from_source` builds the FX graph node by node from the checked AST; call
-targets resolve through :func:`passnet_common.store.resolve_target`'s allowlist.
+targets resolve through :func:`passnet_common.store.resolve_target`'s allowlist; ``device(...)``
+literals (PassBench samples carry ``cuda:0``) become ``cpu``, where the scorer runs.
 """
 
 from __future__ import annotations
@@ -276,8 +277,9 @@ def graph_from_source(source: str, filename: str = "model.py"):
             if isinstance(f, ast.Name):
                 if f.id in CONSTANT_CALLS and not has_node((args, tuple(kwargs.values()))):
                     try:
-                        if f.id == "device":
-                            return torch.device(*args, **kwargs)
+                        if f.id == "device":  # the scorer runs on CPU: a sample's cuda literals become cpu
+                            torch.device(*args, **kwargs)  # (still a valid device spec)
+                            return torch.device("cpu")
                         if kwargs or (f.id == "float" and not (len(args) == 1 and isinstance(args[0], (str, int, float)))):
                             bad(e, f"{f.id}() of something other than literals")
                         return slice(*args) if f.id == "slice" else float(args[0])

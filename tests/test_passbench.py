@@ -170,6 +170,7 @@ def test_round_trip_keeps_the_verdicts_of_a_failing_backend(task_set, round_trip
 
 
 PASSNET_STYLE = '''import torch
+from torch import device
 
 class GraphModule(torch.nn.Module):
 
@@ -185,7 +186,8 @@ class GraphModule(torch.nn.Module):
         tmp_7 = torch.nn.functional.softmax(tmp_6, dim=-1)
         tmp_8 = tmp_7[(slice(None, None, None), 0)]
         tmp_9 = tmp_8.to(dtype=torch.float32) * 0.5 + 1
-        return (tmp_9,)
+        tmp_10 = torch.arange(4, device=device(type='cuda', index=0))
+        return (tmp_9, tmp_10)
 '''
 
 
@@ -198,7 +200,7 @@ def test_a_passnet_style_model_converts_to_the_same_function_without_execution()
     ref = F.softmax((F.linear(x, w0, w1).view(1, 4, 2, -1).permute(0, 2, 1, 3)).masked_fill(~m.bool(), -3.4028234663852886e+38),
                     dim=-1)[:, 0].to(dtype=torch.float32) * 0.5 + 1
     out = gm(w0, w1, m, x)
-    assert torch.equal(out[0], ref)
+    assert torch.equal(out[0], ref) and torch.equal(out[1], torch.arange(4))  # the cuda literal runs on cpu
     ops = [n.target for n in gm.graph.nodes if n.op == "call_function"]
     assert F.linear in ops and F.softmax in ops
 
