@@ -25,8 +25,10 @@ Two references (issue 17; :data:`REFERENCES`): every timed row has ``speedup`` =
 candidate (PassNet's figure) and ``speedup_vs_dynamo`` = Dynamo-only / candidate, where the
 Dynamo-only side (``torch.compile(backend="eager")``: guards and wrapper, no code generation) is
 timed in the same interleaved trials (:mod:`curate.score_timing`). Each candidate is scored against
-both (:func:`reference_rows`); ``score.rank_reference`` (default ``eager``) picks the ranking named
-``ranking``, and both rankings are always written.
+both (:func:`reference_rows`); ``rank_reference`` (default ``eager``) picks the ranking named
+``ranking``, and both rankings are always written. The run-configuration keys ``dynamo_reference``
+(default true), ``rank_reference`` and ``n_boot`` are read when present; the ``score`` params
+schema (``passnet_common/params.py``) does not list them yet, so the stage runs the defaults.
 
 Outputs (``--out``): ``score_samples.parquet`` (with the vs-Dynamo columns of
 :data:`SAMPLE_COLUMNS`), ``scores.parquet`` (S_t / ES_t vs eager per candidate x convention x

@@ -27,6 +27,9 @@ DENIED_TORCH = {"load", "save", "from_file", "compile", "hub", "jit", "package",
                 "distributed", "multiprocessing", "backends", "serialization", "manual_seed", "seed", "export",
                 "use_deterministic_algorithms", "autograd", "cuda", "mps", "xpu", "profiler", "onnx", "fx", "testing"}
 """``torch.<name>`` roots refused in an imported ``model.py`` (I/O, code loading, global state)."""
+DENIED_TORCH_PREFIXES = ("_", "set_", "import_", "load", "save", "from_file", "compile", "get_")
+"""Name prefixes refused under ``torch.`` (private names, global setters, ``torch.import_ir_module``
+(loads TorchScript from a file) and the like)."""
 ALLOWED_TORCH_PREFIXES = ("torch.nn.functional.", "torch._C._nn.", "torch._C._fft.", "torch._C._linalg.",
                           "torch._C._special.", "torch.fft.", "torch.linalg.", "torch.special.", "torch.ops.aten.",
                           "torch.ops.prims.")
@@ -66,12 +69,14 @@ def _chain(node: ast.AST) -> str | None:
 
 
 def _allowed_torch(name: str) -> bool:
-    """A ``torch.*`` call target an imported graph may name: ``torch.<fn>`` (one level, not
-    private, not in :data:`DENIED_TORCH`, no ``set_*``), or under :data:`ALLOWED_TORCH_PREFIXES`."""
+    """A ``torch.*`` call target an imported graph may name: ``torch.<fn>`` (one level, not in
+    :data:`DENIED_TORCH`, no prefix of :data:`DENIED_TORCH_PREFIXES`), or under
+    :data:`ALLOWED_TORCH_PREFIXES`."""
     if name in ALLOWED_TORCH_EXTRA or name.startswith(ALLOWED_TORCH_PREFIXES):
         return True
     parts = name.split(".")
-    return len(parts) == 2 and parts[0] == "torch" and not parts[1].startswith(("_", "set_")) and parts[1] not in DENIED_TORCH
+    return len(parts) == 2 and parts[0] == "torch" and not parts[1].startswith(DENIED_TORCH_PREFIXES) \
+        and parts[1] not in DENIED_TORCH
 
 
 def static_check(source: str, filename: str = "model.py") -> ast.FunctionDef:

@@ -166,3 +166,19 @@ def test_real_rows_carry_both_references(subs):
     untimed = evaluate_subgraph(subs["softmax:0"], parse_candidate("control=backend:eager"), {"timing": False})
     assert untimed["speedup"] == untimed["speedup_vs_dynamo"] == 1.0
     assert not math.isnan(ctl["speedup"])
+
+
+@pytest.mark.slow  # two spawned children importing torch
+def test_control_and_eager_in_the_isolated_child_under_the_parent_clock():
+    """The stage's path (spawned child, parent clock with three sides, and with eager vs
+    Dynamo-only alone): no clock mismatch, both references on every row."""
+    from curate.evaluate import parse_candidate, run_candidate, vs_dynamo_metrics
+
+    cfg = {**TIMED, "min_trial_ms": 20.0, "max_subgraphs": 2, "sample_seed": 1, "timeout_s": 200, "retime_above": 1e9}
+    for spec in ("control=backend:eager", "eager=eager"):
+        rows, _ = run_candidate(parse_candidate(spec), "builtin", cfg)
+        assert len(rows) == 2
+        for r in rows:
+            assert r["status"] == "ok" and r["violations"] == [] and "clock_parent" in r["flags"], r
+            assert r["speedup_vs_dynamo"] > 0 and r["speedup_vs_dynamo_parent"] > 0 and abs(r["clock_rate"] - 1) < 0.1
+        assert vs_dynamo_metrics(rows)["n_vs_dynamo_timed"] == 2
