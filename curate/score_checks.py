@@ -26,7 +26,8 @@
    ``dynamo_reference`` (default on) the Dynamo-only reference (:func:`dynamo_reference`) is a
    third side of the same trials, so every row has ``speedup`` (vs eager, PassNet's) and
    ``speedup_vs_dynamo``. The ``eager`` candidate and passes that matched nothing keep
-   ``speedup`` exactly 1 and are timed against Dynamo-only only (eager is their candidate).
+   ``speedup`` exactly 1 and are timed against Dynamo-only only (eager is their candidate), with
+   the profile stage's cheaper protocol (:func:`_reference_only`).
 
 A violation makes the sample an accuracy failure at every level (``status = violation``).
 """
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import math
 import os
 import threading
 from typing import Any
@@ -153,23 +155,43 @@ def _timed_fields(pt) -> dict[str, Any]:
 def _reference_only(row: dict, gm, sub, inputs0, cfg: dict, rng: bool, tick) -> None:
     """Eager is the candidate (the ``eager`` candidate, a pass that matched nothing): ``speedup``
     stays exactly 1; with the Dynamo-only reference and timing on, eager and Dynamo-only are timed
-    for ``speedup_vs_dynamo``; untimed (``timing: false``) it is exactly 1 too (in place)."""
-    from curate.score_timing import measure_accountable
+    for ``speedup_vs_dynamo``; untimed (``timing: false``) it is exactly 1 too (in place).
+
+    Both sides are ours, so the cheaper protocol of the profile stage
+    (:func:`curate.timing.measure_sides`: interleaved trials on one input set, no per-call fresh
+    inputs, which only guard against a candidate that caches outputs) times them, on the clock
+    :mod:`curate.integrity` captured before any candidate was imported; the ratio is of the
+    medians with the paired interval of :func:`curate.score_timing.median_ratio_ci`. No parent
+    clock: the speedup vs eager is exactly 1 and nothing of the candidate runs while it is timed.
+    """
+    import statistics
+
+    from curate.score_timing import median_ratio_ci
+    from curate.timing import TimingConfig, measure_sides
 
     if not cfg.get("dynamo_reference", True):
         return
     if not cfg.get("timing", True):
         row["speedup_vs_dynamo"] = 1.0
         return
+    tc = _timing_config(cfg, rng, tick is not None)
     try:
         dyn = dynamo_reference(gm, inputs0)
-        pt = measure_accountable(gm, None, sub.make_inputs, _timing_config(cfg, rng, tick is not None), tick=tick, dynamo=dyn)
+        st = measure_sides({"eager": gm, "dynamo": dyn}, lambda: sub.make_inputs(0),
+                           TimingConfig(warmup=tc.warmup, trials=tc.trials, min_trials=tc.trials, min_trial_ms=tc.min_trial_ms,
+                                        max_iqr_ratio=tc.max_iqr_ratio, retries=tc.retries),
+                           timer=integrity.original_perf_counter())
     except Exception as exc:  # noqa: BLE001 - the reference failed: this row has no vs-Dynamo figure
         row["flags"].append("dynamo_reference_failed")
         row["dynamo_error"] = f"{type(exc).__name__}: {exc}"[:300]
         return
-    row.update({k: v for k, v in _timed_fields(pt).items() if k not in ("speedup", "status", "n_checked")})
-    row["flags"].append("clock_parent" if tick else "clock_child")
+    e, d = st.trials_ms["eager"], st.trials_ms["dynamo"]
+    me, md = statistics.median(e), statistics.median(d)
+    lo, hi = median_ratio_ci(d, e, tc.n_boot)
+    row.update(eager_ms=me, candidate_ms=me, dynamo_ms=md, speedup_vs_dynamo=md / me if me > 0 else math.inf,
+               speedup_vs_dynamo_ci_low=lo, speedup_vs_dynamo_ci_high=hi, speedup_ci_low=1.0, speedup_ci_high=1.0,
+               stable=st.stable, inner=st.inner["eager"])
+    row["flags"].append("reference_timing")
 
 
 def _is_compile_error(exc: BaseException) -> bool:
