@@ -106,6 +106,11 @@ def test_round_trip_keeps_every_variants_graph_hash(task_set, round_trip):
         assert variant_graph_hash(after[vid]) == h, vid
         stored = json.loads((after[vid] / "graph.json").read_text())["graph_hash"]
         assert stored == h, vid  # the imported store folder's own hash is the same canonical hash
+        from passnet_common.store import load_graph
+
+        for seed in (0, 7):  # the synthesised inputs are the same tensors (so the verdicts can be)
+            a, b = load_graph(folder, seed=seed)[1], load_graph(after[vid], seed=seed)[1]
+            assert len(a) == len(b) and all(x.dtype == y.dtype and torch.equal(x, y) for x, y in zip(a, b)), vid
 
 
 def _verdicts(task_set, cands):
@@ -284,3 +289,22 @@ def test_cli_export_and_import(task_set, tmp_path, capsys):
     assert main(["import", str(tmp_path / "one"), "--out", str(tmp_path / "t")]) == 0
     assert "passbench import:" in capsys.readouterr().out and list((tmp_path / "t").glob("*/task.json"))
     assert main(["import", str(tmp_path / "nothing"), "--out", str(tmp_path / "t2")]) == 2
+
+
+@pytest.mark.slow  # one spawned child importing torch
+def test_the_score_command_scores_an_imported_task_set(task_set, round_trip, tmp_path):
+    import yaml
+
+    from tests.test_score_cli import _args
+
+    from curate.evaluate import score_main
+
+    params = {"score": {"tasks": str(task_set / "imported"), "candidates": {"eager": "eager"}, "max_subgraphs": 3,
+                        "sample_seed": 0, "timeout_s": 200, "inductor_cache": None,
+                        "timing": {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0}}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    assert score_main(_args(["--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "out"),
+                             "--plots", str(tmp_path / "plots"), "--metrics", str(tmp_path / "score.json")])) == 0
+    m = json.loads((tmp_path / "score.json").read_text())
+    assert m["tasks"] == str(task_set / "imported") and m["n_subgraphs"] == 3
+    assert m["candidates"]["eager"]["paper"]["ES_t@t=-5"] == 1.0
