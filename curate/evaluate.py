@@ -21,10 +21,22 @@ static violation (:func:`curate.integrity.check_source`) is not run: ``rejected`
 runtime violation count as accuracy failures (code 1) at every level and mark the candidate
 ``valid = false``; invalid candidates rank last.
 
-Outputs (``--out``): ``score_samples.parquet``, ``scores.parquet`` (S_t / ES_t per candidate x
-convention x scope x t), ``trajectories.parquet`` (one row per candidate x task),
-``summary.json`` (with AS), ``journal/`` (resume rows); plus ``plots/score_es_t.csv``,
-``plots/score_s_t.csv``, ``plots/score_curves.png`` and ``metrics/score.json``.
+Two references (issue 17; :data:`REFERENCES`): every timed row has ``speedup`` = eager /
+candidate (PassNet's figure) and ``speedup_vs_dynamo`` = Dynamo-only / candidate, where the
+Dynamo-only side (``torch.compile(backend="eager")``: guards and wrapper, no code generation) is
+timed in the same interleaved trials (:mod:`curate.score_timing`). Each candidate is scored against
+both (:func:`reference_rows`); ``rank_reference`` (default ``eager``) picks the ranking named
+``ranking``, and both rankings are always written. The run-configuration keys ``dynamo_reference``
+(default true), ``rank_reference`` and ``n_boot`` are read when present; the ``score`` params
+schema (``passnet_common/params.py``) does not list them yet, so the stage runs the defaults.
+
+Outputs (``--out``): ``score_samples.parquet`` (with the vs-Dynamo columns of
+:data:`SAMPLE_COLUMNS`), ``scores.parquet`` (S_t / ES_t vs eager per candidate x convention x
+scope x t), ``scores_vs_dynamo.parquet`` (the same vs Dynamo-only), ``trajectories.parquet`` (one
+row per candidate x task), ``summary.json`` (with AS and both rankings), ``journal/`` (resume
+rows); plus ``plots/score_es_t.csv``, ``plots/score_s_t.csv``, ``plots/score_curves.png`` (vs
+eager) and ``metrics/score.json`` (vs-Dynamo keys beside the vs-eager ones:
+``ES_t_vs_dynamo@t=..``, ``AS_vs_dynamo``, ``ranking_vs_dynamo``).
 """
 
 from __future__ import annotations
@@ -49,7 +61,8 @@ from curate.score_spec import Candidate, load_task_set, parse_candidate, static_
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
 
 RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "check_per_trial", "pool_mb", "fresh_seed",
-               "timing", "dispatch_guard", "no_match", "mem_cap_gb", "threads", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol", "retime_above")
+               "timing", "dispatch_guard", "no_match", "mem_cap_gb", "threads", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol", "retime_above",
+               "dynamo_reference", "n_boot")
 """Configuration keys that shape a row (with the candidate's source, the subgraph and the code)."""
 
 
@@ -95,6 +108,39 @@ class Journal:
             f.write(json.dumps({"id": sid, "crash": crash, "result": result[1] if crash else result}, default=str) + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+
+RETIMED_FIELDS = ("speedup_vs_dynamo", "speedup_vs_dynamo_ci_low", "speedup_vs_dynamo_ci_high", "speedup_ci_low",
+                  "speedup_ci_high", "dynamo_ms", "speedup_parent", "speedup_vs_dynamo_parent")
+"""Fields a re-timing in a fresh process replaces besides ``speedup``."""
+
+REFERENCES = ("eager", "dynamo")
+"""The two references a candidate is scored against: ``eager`` (speedup = eager / candidate,
+PassNet's and GraphNet's figure) and ``dynamo`` (speedup = Dynamo-only / candidate, where
+Dynamo-only is ``torch.compile(backend="eager")``: guards and wrapper, no code generation)."""
+
+
+def reference_rows(rows: list[dict], reference: str) -> list[dict]:
+    """The rows to score against ``reference`` (:data:`REFERENCES`): unchanged for ``eager``; for
+    ``dynamo`` each row's ``speedup`` is its ``speedup_vs_dynamo``. Failed rows keep their error
+    codes (a failure is a failure against either reference); a correct row without a vs-Dynamo
+    figure (``dynamo_reference_failed``, or ``dynamo_reference: false``) is left out of the
+    vs-Dynamo scores (``n_scored`` says how many were scored).
+
+    Raises:
+        ValueError: unknown ``reference``.
+    """
+    if reference not in REFERENCES:
+        raise ValueError(f"unknown score reference {reference!r}; known: {list(REFERENCES)}")
+    scored = [r for r in rows if r.get("scored", True)]
+    if reference == "eager":
+        return scored
+    out = []
+    for r in scored:
+        if r.get("error_code") is None and r.get("speedup_vs_dynamo") is None:
+            continue
+        out.append({**r, "speedup": r.get("speedup_vs_dynamo")})
+    return out
 
 
 def one_replacement_per_task(rows: list[dict]) -> None:
@@ -165,6 +211,9 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
                     r.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"re-timing: {new[1]}", speedup=None)
                 else:
                     r["speedup"] = new["speedup"]
+                    for k in RETIMED_FIELDS:
+                        if k in new:
+                            r[k] = new[k]
                     if new.get("violations"):
                         r["violations"] = list(r.get("violations") or []) + [f"re-timing: {v}" for v in new["violations"]]
                         r.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None)
@@ -177,16 +226,28 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
 
 
 def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p: float, b: float,
-              conventions: list[str], default_convention: str) -> tuple[list[dict], dict]:
-    """``scores`` rows for every candidate and the JSON summary with the ranking.
+              conventions: list[str], default_convention: str, rank_reference: str = "eager") -> tuple[list[dict], dict]:
+    """``scores`` rows for every candidate against both references and the JSON summary with the
+    rankings.
 
-    Ranking: valid candidates first, then by ES_t at t = -5 (the ``assert_close`` default
-    tolerance) under the default convention, then by the mean of ES_t over t = -10..5.
+    Every ``scores`` row carries ``reference`` (``eager`` | ``dynamo``, :data:`REFERENCES`). A
+    candidate's entry holds its vs-eager curves under the convention names (as before) and its
+    vs-Dynamo curves under ``vs_dynamo`` (same shape, plus ``n_scored``).
+
+    Ranking (one per reference: ``ranking_vs_eager``, ``ranking_vs_dynamo``; ``ranking`` is the one
+    of ``rank_reference``, default ``eager``): valid candidates first, then by ES_t at t = -5 (the
+    ``assert_close`` default tolerance) under the default convention, then by the mean of
+    log ES_t over t = -10..5.
+
+    Raises:
+        ValueError: unknown ``rank_reference``.
     """
     from curate.scoring import aggregate_score, score_table
 
+    if rank_reference not in REFERENCES:
+        raise ValueError(f"unknown score.rank_reference {rank_reference!r}; known: {list(REFERENCES)}")
     score_rows, summary = [], {"default_convention": default_convention, "conventions": conventions, "p": p, "b": b,
-                               "levels": list(LEVELS), "candidates": {}}
+                               "levels": list(LEVELS), "rank_reference": rank_reference, "candidates": {}}
     for name, rows in all_rows.items():
         entry: dict[str, Any] = {"rejected": rejected.get(name, [])}
         scored = [r for r in rows if r.get("scored", True)]
@@ -194,30 +255,37 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
         entry.update(valid=not entry["rejected"] and violations == 0, violations=violations, n_samples=len(rows),
                      n_scored=len(scored), n_excluded=len(rows) - len(scored),
                      status_counts={s: sum(1 for r in rows if r.get("status") == s) for s in sorted({r.get("status") for r in rows})})
-        if scored:
-            table = score_table(scored, name, p, b, conventions)
+        for ref in REFERENCES:
+            ref_rows = reference_rows(rows, ref)
+            target = entry if ref == "eager" else entry.setdefault("vs_dynamo", {"n_scored": len(ref_rows)})
+            if not ref_rows:
+                continue
+            table = score_table(ref_rows, name, p, b, conventions)
             for r in table:
-                r["valid"], r["violations"] = entry["valid"], violations
+                r["valid"], r["violations"], r["reference"] = entry["valid"], violations, ref
             score_rows.extend(table)
             for conv in conventions:
                 s = {r["t"]: r for r in table if r["convention"] == conv and r["scope"] == "set"}
-                entry[conv] = {"S_t": {str(t): s[t]["S_t"] for t in LEVELS}, "ES_t": {str(t): s[t]["ES_t"] for t in LEVELS},
-                               "AS": aggregate_score({t: s[t]["ES_t"] for t in LEVELS})}
+                target[conv] = {"S_t": {str(t): s[t]["S_t"] for t in LEVELS}, "ES_t": {str(t): s[t]["ES_t"] for t in LEVELS},
+                                "AS": aggregate_score({t: s[t]["ES_t"] for t in LEVELS})}
         summary["candidates"][name] = entry
 
-    def key(name):
+    def key(name, ref):
         e = summary["candidates"][name]
+        e = e if ref == "eager" else e.get("vs_dynamo", {})
         if default_convention not in e:
             return (0, -math.inf, -math.inf)
         es = e[default_convention]["ES_t"]
-        return (1 if e["valid"] else 0, es["-5"], sum(math.log(v) for v in es.values()) / len(es))
+        return (1 if summary["candidates"][name]["valid"] else 0, es["-5"], sum(math.log(v) for v in es.values()) / len(es))
 
-    summary["ranking"] = sorted(summary["candidates"], key=key, reverse=True)
+    for ref in REFERENCES:
+        summary[f"ranking_vs_{ref}"] = sorted(summary["candidates"], key=lambda n: key(n, ref), reverse=True)
+    summary["ranking"] = summary[f"ranking_vs_{rank_reference}"]
     return score_rows, summary
 
 
 def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "paper") -> None:
-    """DVC plot data for the default ``convention`` over the whole set: ``score_es_t.csv`` and
+    """DVC plot data (vs eager) for the default ``convention`` over the whole set: ``score_es_t.csv`` and
     ``score_s_t.csv`` (column ``t`` plus one column per candidate), and ``score_curves.png``
     (S_t dashed and ES_t vs t, one panel per convention, log scale)."""
     import matplotlib
@@ -227,7 +295,7 @@ def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "pape
 
     from passnet_common.io import atomic_write_bytes, atomic_write_text
 
-    rows = [r for r in score_rows if r["scope"] == "set"]
+    rows = [r for r in score_rows if r["scope"] == "set" and r.get("reference", "eager") == "eager"]
     cands = list(dict.fromkeys(r["candidate"] for r in rows))
     plots_dir.mkdir(parents=True, exist_ok=True)
     for key, fname in (("ES_t", "score_es_t.csv"), ("S_t", "score_s_t.csv")):
@@ -297,7 +365,7 @@ def score_main(args: argparse.Namespace) -> int:
     cands = [parse_candidate(s) for s in specs]
     run_cfg = {**cfg.get("timing", {}), **{k: cfg[k] for k in ("timeout_s", "mem_cap_gb", "retime_above", "threads", "max_subgraphs", "sample_seed",
                                                   "no_match", "dispatch_guard", "one_replacement_per_task", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol",
-                                                  "inductor_cache") if k in cfg}}
+                                                  "inductor_cache", "dynamo_reference", "n_boot") if k in cfg}}
     all_rows, rejected, wall = {}, {}, {}
     t0 = time.time()
     for cand in cands:
@@ -308,14 +376,16 @@ def score_main(args: argparse.Namespace) -> int:
         all_rows[cand.name], rejected[cand.name] = rows, bad
         for v in bad:
             print(f"  rejected: {v}")
-    score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv)
+    score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv, cfg.get("rank_reference", "eager"))
     summary.update(tasks=tasks, wall_s=round(time.time() - t0, 1), wall_s_per_candidate=wall)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     flat = [r for rows in all_rows.values() for r in rows]
     meta = {"passnet.score_convention": default_conv, "passnet.score_p": str(p), "passnet.score_b": str(b)}
-    write_parquet(out / "score_samples.parquet", to_table("score_samples", flat, metadata=meta))
-    write_parquet(out / "scores.parquet", to_table("scores", score_rows, metadata=meta))
+    write_parquet(out / "score_samples.parquet", with_columns(to_table("score_samples", flat, metadata=meta), flat, SAMPLE_COLUMNS))
+    for ref, fname in (("eager", "scores.parquet"), ("dynamo", "scores_vs_dynamo.parquet")):
+        rows_ref = [r for r in score_rows if r["reference"] == ref]
+        write_parquet(out / fname, to_table("scores", rows_ref, metadata={**meta, "passnet.score_reference": ref}))
     atomic_write_json(out / "summary.json", summary, indent=1)
     from curate.score_spec import candidate_source
     from curate.trajectories import trajectories_table, trajectory_rows
@@ -325,6 +395,8 @@ def score_main(args: argparse.Namespace) -> int:
     write_parquet(out / "trajectories.parquet", trajectories_table(traj))
     write_plots(score_rows, Path(args.plots), default_conv)
     metrics = {"default_convention": default_conv, "p": p, "b": b, "tasks": tasks, "ranking": summary["ranking"],
+               "rank_reference": summary["rank_reference"], "ranking_vs_eager": summary["ranking_vs_eager"],
+               "ranking_vs_dynamo": summary["ranking_vs_dynamo"],
                "n_subgraphs": len(next(iter(all_rows.values()), [])), "wall_s": summary["wall_s"],
                "wall_s_per_candidate": wall, "candidates": {}}
     for name, e in summary["candidates"].items():
@@ -333,18 +405,57 @@ def score_main(args: argparse.Namespace) -> int:
              "unstable": sum(1 for r in rs if r.get("stable") is False),
              "geomean_speedup_ok": round(math.exp(sum(math.log(r["speedup"]) for r in rs if r.get("status") == "ok")
                                                   / max(1, sum(1 for r in rs if r.get("status") == "ok"))), 4)}
+        m.update(vs_dynamo_metrics(rs))
         for conv in conventions:
             if conv in e:
                 m[conv] = {f"{k}@t={t}": round(e[conv][k][str(t)], 4) for k in ("S_t", "ES_t") for t in (-5, -3, 0, 1, 2, 3)}
                 m[conv]["AS"] = round(e[conv]["AS"], 4)
+                d = e.get("vs_dynamo", {}).get(conv)
+                if d is not None:
+                    m[conv].update({f"ES_t_vs_dynamo@t={t}": round(d["ES_t"][str(t)], 4) for t in (-5, -3, 0, 1, 2, 3)})
+                    m[conv]["AS_vs_dynamo"] = round(d["AS"], 4)
         metrics["candidates"][name] = m
     atomic_write_json(args.metrics, metrics, indent=1)
-    print(f"score: ranking ({default_conv}, ES_t at t=-5): {' > '.join(summary['ranking'])}")
-    for conv in conventions:
-        print(f"-- convention {conv} (p={p}, b={b}) --")
-        print(f"{'candidate':14s}" + "".join(f"  t={t:<4d}" for t in (-5, -3, 0, 1, 2, 3)))
-        for name in summary["ranking"]:
-            e = summary["candidates"][name]
-            if conv in e:
-                print(f"{name:14s}" + "".join(f"  {e[conv]['ES_t'][str(t)]:.4f}" for t in (-5, -3, 0, 1, 2, 3)))
+    for ref in REFERENCES:
+        print(f"score: ranking vs {ref} ({default_conv}, ES_t at t=-5): {' > '.join(summary[f'ranking_vs_{ref}'])}")
+    for ref in REFERENCES:
+        for conv in conventions:
+            print(f"-- vs {ref}, convention {conv} (p={p}, b={b}) --")
+            print(f"{'candidate':14s}" + "".join(f"  t={t:<4d}" for t in (-5, -3, 0, 1, 2, 3)))
+            for name in summary[f"ranking_vs_{ref}"]:
+                e = summary["candidates"][name]
+                e = e if ref == "eager" else e.get("vs_dynamo", {})
+                if conv in e:
+                    print(f"{name:14s}" + "".join(f"  {e[conv]['ES_t'][str(t)]:.4f}" for t in (-5, -3, 0, 1, 2, 3)))
     return 0
+
+
+SAMPLE_COLUMNS = (("speedup_vs_dynamo", "float64"), ("speedup_vs_dynamo_ci_low", "float64"),
+                  ("speedup_vs_dynamo_ci_high", "float64"), ("speedup_ci_low", "float64"), ("speedup_ci_high", "float64"),
+                  ("dynamo_ms", "float64"), ("speedup_parent", "float64"), ("speedup_vs_dynamo_parent", "float64"))
+"""Columns of ``score_samples.parquet`` beyond the core schema (``passnet_common.schema``): the
+vs-Dynamo speedup, both intervals, the Dynamo-only median and the parent-clock speedups."""
+
+
+def with_columns(table, rows: list[dict], columns=SAMPLE_COLUMNS):
+    """``table`` with ``columns`` (``(name, arrow type name)``) appended from ``rows`` (missing: null)."""
+    import pyarrow as pa
+
+    for name, typ in columns:
+        if name not in table.column_names:
+            table = table.append_column(pa.field(name, getattr(pa, typ)()), pa.array([r.get(name) for r in rows],
+                                                                                   type=getattr(pa, typ)()))
+    return table
+
+
+def vs_dynamo_metrics(rows: list[dict]) -> dict[str, Any]:
+    """Flat per-candidate figures of the Dynamo-only reference: the geometric-mean vs-Dynamo
+    speedup over correct rows (``geomean_speedup_vs_dynamo_ok``), how many timed rows have a
+    vs-Dynamo interval (``n_vs_dynamo_timed``) and the share of those whose interval holds 1
+    (``vs_dynamo_ci_holds_1_share``: 1 for a candidate that changes nothing, the control)."""
+    ok = [r for r in rows if r.get("status") == "ok" and r.get("speedup_vs_dynamo")]
+    timed = [r for r in ok if r.get("speedup_vs_dynamo_ci_low") is not None]
+    holds = [r for r in timed if r["speedup_vs_dynamo_ci_low"] <= 1.0 <= r["speedup_vs_dynamo_ci_high"]]
+    return {"geomean_speedup_vs_dynamo_ok": round(math.exp(sum(math.log(r["speedup_vs_dynamo"]) for r in ok) / len(ok)), 4)
+            if ok else None, "n_vs_dynamo_timed": len(timed),
+            "vs_dynamo_ci_holds_1_share": round(len(holds) / len(timed), 4) if timed else None}

@@ -16,7 +16,7 @@ from curate.trajectories import trajectory_rows
 
 def score_candidate(source: str, task_set: str = "builtin", kind: str = "module", cfg: dict | None = None,
                     p: float = 0.1, b: float = 0.1, convention: str = "paper", name: str = "candidate",
-                    max_subgraphs: int | None = None) -> dict[str, Any]:
+                    max_subgraphs: int | None = None, reference: str = "eager") -> dict[str, Any]:
     """Score one candidate given as source text; the reward function of an RL loop.
 
     Args:
@@ -27,21 +27,26 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
             timing (3 trials), 120 s per subgraph.
         p, b, convention: score parameters. max_subgraphs: seeded sample of the task set.
 
+        reference: ``eager`` (PassNet's) or ``dynamo`` (Dynamo-only, ``torch.compile(backend="eager")``):
+            the reference the ``reward`` is computed against; both curves are returned.
+
     Returns:
-        ``{"valid", "rejected", "ES_t": {t: value}, "S_t", "aggregate_score", "reward",
-        "rows", "trajectories"}``; ``reward`` is AS for a valid candidate and ``log10(b)`` (the
-        floor: every sample failed) for a rejected or violating one. ES_t / AS are None when
-        nothing was scored.
+        ``{"valid", "rejected", "ES_t": {t: value}, "S_t", "aggregate_score", "ES_t_vs_dynamo",
+        "aggregate_score_vs_dynamo", "reward", "rows", "trajectories"}``; ``reward`` is AS (vs
+        ``reference``) for a valid candidate and ``log10(b)`` (the floor: every sample failed)
+        for a rejected or violating one. ES_t / AS are None when nothing was scored.
 
     Raises:
         ValueError: unknown ``kind`` or task set.
     """
     import math
 
-    from curate.evaluate import run_candidate
+    from curate.evaluate import REFERENCES, reference_rows, run_candidate
     from curate.score_spec import parse_candidate
     from curate.scoring import aggregate_score, score_curve
 
+    if reference not in REFERENCES:
+        raise ValueError(f"score_candidate: reference must be one of {list(REFERENCES)}, got {reference!r}")
     if kind not in ("module", "pass"):
         raise ValueError(f"score_candidate: kind must be module or pass, got {kind!r}")
     run_cfg = {"warmup": 1, "trials": 3, "min_trial_ms": 5.0, "retries": 0, "timeout_s": 120, "mem_cap_gb": 4,
@@ -52,13 +57,18 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
         path = Path(tmp) / "candidate.py"
         path.write_text(source)
         rows, rejected = run_candidate(parse_candidate(f"{name}={kind}:{path}"), task_set, run_cfg, log=lambda *_: None)
-    scored = [r for r in rows if r.get("scored", True)]
     valid = not rejected and not any(r.get("violations") for r in rows)
-    es = s = agg = None
-    if scored:
-        curve = score_curve(scored, p, b, convention)
-        es, s = {d["t"]: d["ES_t"] for d in curve}, {d["t"]: d["S_t"] for d in curve}
-        agg = aggregate_score(es)
-    reward = agg if (valid and agg is not None) else math.log10(b)
-    return {"valid": valid, "rejected": rejected, "ES_t": es, "S_t": s, "aggregate_score": agg, "reward": reward,
-            "rows": rows, "trajectories": trajectory_rows(name, kind, source, rows, rejected, p, b, convention)}
+    curves = {}
+    for ref in REFERENCES:
+        scored = reference_rows(rows, ref)
+        curves[ref] = (None, None, None)
+        if scored:
+            curve = score_curve(scored, p, b, convention)
+            es = {d["t"]: d["ES_t"] for d in curve}
+            curves[ref] = (es, {d["t"]: d["S_t"] for d in curve}, aggregate_score(es))
+    (es, s, agg), (es_d, _, agg_d) = curves["eager"], curves["dynamo"]
+    agg_r = curves[reference][2]
+    reward = agg_r if (valid and agg_r is not None) else math.log10(b)
+    return {"valid": valid, "rejected": rejected, "ES_t": es, "S_t": s, "aggregate_score": agg, "ES_t_vs_dynamo": es_d,
+            "aggregate_score_vs_dynamo": agg_d, "reward": reward, "rows": rows,
+            "trajectories": trajectory_rows(name, kind, source, rows, rejected, p, b, convention)}

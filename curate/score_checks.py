@@ -22,7 +22,12 @@
    deviation and share of zeros lie within the spread of two reference runs with different seeds;
 6. timing with fresh inputs per call and checked timed outputs
    (:func:`curate.score_timing.measure_accountable`; ``timed_output_mismatch``,
-   ``input_independent``), clocked by the parent when ``tick`` is given.
+   ``input_independent``), clocked by the parent when ``tick`` is given; with
+   ``dynamo_reference`` (default on) the Dynamo-only reference (:func:`dynamo_reference`) is a
+   third side of the same trials, so every row has ``speedup`` (vs eager, PassNet's) and
+   ``speedup_vs_dynamo``. The ``eager`` candidate and passes that matched nothing keep
+   ``speedup`` exactly 1 and are timed against Dynamo-only only (eager is their candidate), with
+   the profile stage's cheaper protocol (:func:`_reference_only`).
 
 A violation makes the sample an accuracy failure at every level (``status = violation``).
 """
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import math
 import os
 import threading
 from typing import Any
@@ -39,7 +45,7 @@ from curate import integrity
 from curate.score_spec import Candidate
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME
 
-SCORE_CODE_VERSION = 2
+SCORE_CODE_VERSION = 3
 FRESH_CHECK_LEVEL = -5
 """A candidate correct at this level (assert_close defaults) on the seed-0 inputs ..."""
 FRESH_MARGIN = 2
@@ -108,6 +114,84 @@ def build_candidate(cand: Candidate, gm, example_inputs, cfg: dict | None = None
         matches += len(found)
     g2.recompile()
     return g2, clock() - t0, matches, used
+
+
+def dynamo_reference(gm, example_inputs):
+    """The Dynamo-only reference of ``gm``: ``torch.compile(backend="eager")`` of a deep copy (its
+    own code object, so it shares no Dynamo cache entry with the candidate), compiled with one call
+    and without ``torch._dynamo.reset()`` (the candidate's compiled code stays valid). Per call it
+    costs Dynamo's guard evaluation and wrapper and then runs the captured graph eagerly: the
+    harness a ``torch.compile`` backend pays, without any code generation (issue 17).
+
+    Returns:
+        The compiled callable.
+
+    Raises:
+        curate.timing.CompileError / RunError: the reference failed (the row is flagged
+            ``dynamo_reference_failed`` and gets no ``speedup_vs_dynamo``).
+    """
+    from curate.timing import compile_candidate
+
+    fn, _ = compile_candidate(copy.deepcopy(gm), _clone(example_inputs), backend="eager", reset=False)
+    return fn
+
+
+def _timed_fields(pt) -> dict[str, Any]:
+    """Row fields of one :class:`curate.score_timing.AccountableTiming` (ms are per-call medians)."""
+    import statistics
+
+    out = {"status": "ok", "speedup": pt.speedup, "eager_ms": statistics.median(pt.eager_ms),
+           "candidate_ms": statistics.median(pt.candidate_ms), "stable": pt.stable, "timing_attempt": pt.attempt,
+           "inner": pt.inner, "n_checked": pt.n_checked}
+    if pt.speedup_ci is not None:
+        out["speedup_ci_low"], out["speedup_ci_high"] = pt.speedup_ci
+    if pt.dynamo_ms:
+        out["dynamo_ms"] = statistics.median(pt.dynamo_ms)
+        out["speedup_vs_dynamo"] = pt.speedup_vs_dynamo
+        out["speedup_vs_dynamo_ci_low"], out["speedup_vs_dynamo_ci_high"] = pt.speedup_vs_dynamo_ci
+    return out
+
+
+def _reference_only(row: dict, gm, sub, inputs0, cfg: dict, rng: bool, tick) -> None:
+    """Eager is the candidate (the ``eager`` candidate, a pass that matched nothing): ``speedup``
+    stays exactly 1; with the Dynamo-only reference and timing on, eager and Dynamo-only are timed
+    for ``speedup_vs_dynamo``; untimed (``timing: false``) it is exactly 1 too (in place).
+
+    Both sides are ours, so the cheaper protocol of the profile stage
+    (:func:`curate.timing.measure_sides`: interleaved trials on one input set, no per-call fresh
+    inputs, which only guard against a candidate that caches outputs) times them, on the clock
+    :mod:`curate.integrity` captured before any candidate was imported; the ratio is of the
+    medians with the paired interval of :func:`curate.score_timing.median_ratio_ci`. No parent
+    clock: the speedup vs eager is exactly 1 and nothing of the candidate runs while it is timed.
+    """
+    import statistics
+
+    from curate.score_timing import median_ratio_ci
+    from curate.timing import TimingConfig, measure_sides
+
+    if not cfg.get("dynamo_reference", True):
+        return
+    if not cfg.get("timing", True):
+        row["speedup_vs_dynamo"] = 1.0
+        return
+    tc = _timing_config(cfg, rng, tick is not None)
+    try:
+        dyn = dynamo_reference(gm, inputs0)
+        st = measure_sides({"eager": gm, "dynamo": dyn}, lambda: sub.make_inputs(0),
+                           TimingConfig(warmup=tc.warmup, trials=tc.trials, min_trials=tc.trials, min_trial_ms=tc.min_trial_ms,
+                                        max_iqr_ratio=tc.max_iqr_ratio, retries=tc.retries),
+                           timer=integrity.original_perf_counter())
+    except Exception as exc:  # noqa: BLE001 - the reference failed: this row has no vs-Dynamo figure
+        row["flags"].append("dynamo_reference_failed")
+        row["dynamo_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        return
+    e, d = st.trials_ms["eager"], st.trials_ms["dynamo"]
+    me, md = statistics.median(e), statistics.median(d)
+    lo, hi = median_ratio_ci(d, e, tc.n_boot)
+    row.update(eager_ms=me, candidate_ms=me, dynamo_ms=md, speedup_vs_dynamo=md / me if me > 0 else math.inf,
+               speedup_vs_dynamo_ci_low=lo, speedup_vs_dynamo_ci_high=hi, speedup_ci_low=1.0, speedup_ci_high=1.0,
+               stable=st.stable, inner=st.inner["eager"])
+    row["flags"].append("reference_timing")
 
 
 def _is_compile_error(exc: BaseException) -> bool:
@@ -225,7 +309,8 @@ def _timing_config(cfg: dict, seed_each_call: bool, parent_clock: bool = False):
     return AccountableConfig(warmup=int(cfg.get("warmup", 3)), trials=int(cfg.get("trials", 15)),
                              min_trial_ms=min_ms, max_iqr_ratio=float(cfg.get("max_iqr_ratio", 0.2)),
                              retries=int(cfg.get("retries", 2)), check_per_trial=int(cfg.get("check_per_trial", 2)),
-                             pool_bytes=int(float(cfg.get("pool_mb", 64)) * (1 << 20)), seed_each_call=seed_each_call)
+                             pool_bytes=int(float(cfg.get("pool_mb", 64)) * (1 << 20)), seed_each_call=seed_each_call,
+                             n_boot=int(cfg.get("n_boot", 1000)))
 
 
 def _output_checks(out1, out_f, ref, ref_f, trivial) -> list[str]:
@@ -293,6 +378,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, A
         row.update(status="ok", speedup=1.0, min_pass_t=sample_min_pass_t(c.min_pass_t for c in cs),
                    out_dtypes=[c.dtype for c in cs], out_min_pass_t=[c.min_pass_t for c in cs],
                    out_max_abs_diff=[0.0 for _ in cs], stable=True, compile_s=0.0)
+        _reference_only(row, gm, sub, inputs0, cfg, rng, tick)
         return row
     watch = ThreadWatch()  # before the candidate file is imported
     try:
@@ -357,9 +443,17 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, A
         if cfg.get("no_match", "one") == "floor":
             row["floor"] = True
             row["flags"].append("no_match_floor")
+        _reference_only(row, gm, sub, inputs0, cfg, rng, tick)
     elif cfg.get("timing", True):
+        dyn = None
+        if cfg.get("dynamo_reference", True):
+            try:
+                dyn = dynamo_reference(gm, inputs0)
+            except Exception as exc:  # noqa: BLE001 - our reference failed, not the candidate
+                row["flags"].append("dynamo_reference_failed")
+                row["dynamo_error"] = f"{type(exc).__name__}: {exc}"[:300]
         try:
-            pt = measure_accountable(gm, fn, sub.make_inputs, _timing_config(cfg, rng, tick is not None), tick=tick)
+            pt = measure_accountable(gm, fn, sub.make_inputs, _timing_config(cfg, rng, tick is not None), tick=tick, dynamo=dyn)
         except Exception as exc:  # noqa: BLE001
             row.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"{type(exc).__name__}: {exc}"[:500])
             return row
@@ -370,15 +464,14 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, A
                 row["violations"].append(f"timed_output_mismatch: checked calls pass from t={before} before timing, "
                                          f"the worst of {pt.n_checked} checked timed calls from t={timed}")
             row["min_pass_t"] = None if before is None or timed is None else max(before, timed)
-        eager_med = sorted(pt.eager_ms)[len(pt.eager_ms) // 2]
-        cand_med = sorted(pt.candidate_ms)[len(pt.candidate_ms) // 2]
-        row.update(status="ok", speedup=pt.speedup, eager_ms=eager_med, candidate_ms=cand_med, stable=pt.stable,
-                   timing_attempt=pt.attempt, inner=pt.inner, n_checked=pt.n_checked)
+        row.update(_timed_fields(pt))
         if pt.n_sets < pt.inner:
             row["flags"].append("input_reuse")
         row["flags"].append("clock_parent" if tick else "clock_child")
     else:
         row.update(status="ok", speedup=1.0, stable=True)
+        if cfg.get("dynamo_reference", True):
+            row["speedup_vs_dynamo"] = 1.0
     patched = integrity.timers_intact()
     if patched:
         row["violations"].append(f"timer_patched: {patched}")
@@ -390,12 +483,19 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, A
 
 def retime_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, Any]:
     """Speedup of one subgraph measured again in this (fresh) process, with the same accountable
-    protocol; returns ``{"speedup", "timing_attempt", "inner", "violations"}``."""
+    protocol (and the Dynamo-only side when ``dynamo_reference``); returns ``{"speedup",
+    "timing_attempt", "inner", "violations"}`` plus the vs-Dynamo fields when timed."""
     from curate.score_timing import measure_accountable
 
     gm = sub.build()
     inputs0 = sub.make_inputs(0)
     fn, _, _, _ = build_candidate(cand, gm, inputs0, cfg)
-    pt = measure_accountable(gm, fn, sub.make_inputs, _timing_config(cfg, is_rng_graph(gm), tick is not None), tick=tick)
-    return {"speedup": pt.speedup, "timing_attempt": pt.attempt, "inner": pt.inner,
-            "violations": [] if is_rng_graph(gm) else pt.violations}
+    dyn = dynamo_reference(gm, inputs0) if cfg.get("dynamo_reference", True) else None
+    pt = measure_accountable(gm, fn, sub.make_inputs, _timing_config(cfg, is_rng_graph(gm), tick is not None), tick=tick,
+                             dynamo=dyn)
+    f = _timed_fields(pt)
+    out = {"speedup": pt.speedup, "timing_attempt": pt.attempt, "inner": pt.inner,
+           "violations": [] if is_rng_graph(gm) else pt.violations}
+    out.update({k: f[k] for k in ("speedup_vs_dynamo", "speedup_vs_dynamo_ci_low", "speedup_vs_dynamo_ci_high",
+                                  "speedup_ci_low", "speedup_ci_high", "dynamo_ms") if k in f})
+    return out

@@ -53,7 +53,8 @@ def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: 
 
 def apply_parent_clock(result: dict[str, Any], ticks: list, cfg: dict) -> dict[str, Any]:
     """Check the child's clock against the parent's stamps; a disagreement is a ``clock_mismatch``
-    violation, the parent's speedup is added as ``speedup_parent`` (and ``clock_rate``). ``result`` is a row or a retime dict; unchanged when it was
+    violation, the parent's speedup is added as ``speedup_parent`` (``speedup_vs_dynamo_parent`` when
+    the Dynamo-only side was timed; and ``clock_rate``). ``result`` is a row or a retime dict; unchanged when it was
     not timed (no ``timing_attempt``)."""
     if result.get("timing_attempt") is None or not ticks:
         return result
@@ -68,6 +69,8 @@ def apply_parent_clock(result: dict[str, Any], ticks: list, cfg: dict) -> dict[s
         rc = None
     if rc is not None:
         result["speedup_parent"], result["clock_rate"] = rc["speedup"], rc["rate"]
+        if "speedup_vs_dynamo" in rc:
+            result["speedup_vs_dynamo_parent"] = rc["speedup_vs_dynamo"]
         result.setdefault("violations", []).extend(rc["mismatch"])
     if result.get("violations") and "status" in result:
         result.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None)

@@ -52,6 +52,16 @@ def test_score_command_end_to_end(tmp_path):
     assert (tmp_path / "plots" / "score_curves.png").stat().st_size > 1000
     m = json.loads((tmp_path / "score.json").read_text())
     assert m["candidates"]["eager"]["paper"]["ES_t@t=-5"] == 1.0 and not math.isnan(m["candidates"]["fusion_pass"]["geomean_speedup_ok"])
+    # the second reference (Dynamo-only): its columns, table, curves, ranking and metrics keys
+    ok = samples.filter((pl.col("status") == "ok") & (pl.col("candidate") == "eager"))
+    assert ok.height > 0 and ok["speedup_vs_dynamo"].null_count() == 0 and (ok["speedup"] == 1.0).all()
+    assert (ok["speedup_vs_dynamo_ci_low"] <= ok["speedup_vs_dynamo_ci_high"]).all()
+    assert pq.read_schema(tmp_path / "out" / "scores_vs_dynamo.parquet").metadata[b"passnet.score_reference"] == b"dynamo"
+    vs_d = pl.read_parquet(tmp_path / "out" / "scores_vs_dynamo.parquet")
+    assert set(vs_d["candidate"]) == {"eager", "broken", "fusion_pass"} and (vs_d["ES_t"] > 0).all()
+    assert sorted(summary["ranking_vs_dynamo"]) == sorted(summary["ranking"]) and summary["ranking"] == summary["ranking_vs_eager"]
+    assert summary["candidates"]["eager"]["vs_dynamo"]["paper"]["ES_t"]["-5"] > 0
+    assert {"ES_t_vs_dynamo@t=-5", "AS_vs_dynamo"} <= set(m["candidates"]["eager"]["paper"]) and m["ranking_vs_dynamo"]
 
 
 def test_score_command_on_a_graphnet_log(tmp_path, capsys):

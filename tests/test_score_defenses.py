@@ -191,6 +191,7 @@ def test_score_candidate_is_a_reward_with_the_same_isolation():
     cheat = score_candidate((HERE / "skip_backend.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)
     static = score_candidate((HERE / "static_cheat.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)
     assert honest["valid"] and honest["aggregate_score"] == 0.0 and honest["reward"] == 0.0  # timing off: speedup 1
+    assert honest["aggregate_score_vs_dynamo"] == 0.0 and all(v == 1.0 for v in honest["ES_t_vs_dynamo"].values())
     assert not cheat["valid"] and cheat["reward"] == -1.0 and not static["valid"] and static["rows"] == []
     t = trajectories_table(honest["trajectories"] + static["trajectories"])
     assert t.num_rows >= 2 and t.column("task_id").null_count == 1

@@ -1,0 +1,188 @@
+"""The scorer's two references (issue 17): vs eager (PassNet's) and vs Dynamo-only
+(``torch.compile(backend="eager")``). The control is a candidate that is Dynamo-only itself: it must
+score speedup exactly 1 against Dynamo-only (ES_t = 1 at every t, AS = 0) while its vs-eager
+figure shows only the harness."""
+
+import math
+import random
+
+import pytest
+import torch
+
+from curate.evaluate import REFERENCES, reference_rows, summarize
+from curate.score_timing import AccountableConfig, measure_accountable, median_ratio_ci, reconcile_clocks
+from curate.tolerance import LEVELS
+
+TICK = 2.0 ** -30  # seconds per tick of the fake clock: durations are exact binary fractions
+
+
+class TickClock:
+    """A fake clock in integer ticks that the timed callables advance; ``load`` (optional) maps
+    the current 40-ms window to a slow-down factor (a neighbour process competing in bursts)."""
+
+    def __init__(self, load=None):
+        self.ticks = 0
+        self.load = load
+
+    def __call__(self) -> float:
+        return self.ticks * TICK
+
+    def side(self, cost_ticks: int):
+        def run(x):
+            f = self.load(int(self.ticks * TICK * 1e3 // 40)) if self.load else 1
+            self.ticks += cost_ticks * f
+            return x * 2.0
+        return run
+
+
+def make_inputs(seed: int) -> list:
+    return [torch.randn(4, generator=torch.Generator().manual_seed(seed))]
+
+
+CFG = AccountableConfig(warmup=1, trials=15, min_trial_ms=10.0, retries=0, check_per_trial=2)
+EAGER, HARNESS = 20_000, 50_000  # ticks per call: eager's kernel, Dynamo's guard + wrapper on top
+
+
+def _control(load=None):
+    clock = TickClock(load)
+    eager, dynamo = clock.side(EAGER), clock.side(EAGER + HARNESS)
+    control = clock.side(EAGER + HARNESS)  # compiles nothing: exactly Dynamo-only's cost
+    return measure_accountable(eager, control, make_inputs, CFG, timer=clock, rng=random.Random(0), dynamo=dynamo)
+
+
+def test_control_is_exactly_one_against_dynamo_and_shows_only_the_harness_against_eager():
+    pt = _control()
+    assert pt.speedup_vs_dynamo == 1.0 and pt.speedup_vs_dynamo_ci == (1.0, 1.0)
+    assert pt.speedup == pytest.approx(EAGER / (EAGER + HARNESS), rel=1e-12)  # the e2e "slowdown" is the harness
+    assert pt.speedup_ci[1] < 1.0 and pt.violations == [] and len(pt.dynamo_ms) == CFG.trials
+
+
+def test_control_under_bursty_load_holds_one_in_its_interval():
+    rng = random.Random(0)
+    windows: dict[int, int] = {}
+    pt = _control(lambda w: windows.setdefault(w, rng.choice([1, 1, 2, 4])))
+    lo, hi = pt.speedup_vs_dynamo_ci
+    assert lo <= 1.0 <= hi
+    assert pt.speedup_ci[1] < 1.0  # vs eager the harness still shows
+
+
+def _rows(pt, name, n=3):
+    """``score_samples``-like rows of one candidate: ``n`` correct subgraphs with ``pt``'s figures."""
+    return [{"candidate": name, "task_id": f"t{i % 2}", "subgraph_id": f"s{i}", "status": "ok", "error_code": None,
+             "min_pass_t": -10, "speedup": pt.speedup, "speedup_vs_dynamo": pt.speedup_vs_dynamo, "scored": True,
+             "violations": []} for i in range(n)]
+
+
+def test_control_scores_es_t_one_at_every_level_against_dynamo_and_ranks_by_reference():
+    control = _rows(_control(), "control")
+    clock = TickClock()
+    faster = measure_accountable(clock.side(EAGER), clock.side(EAGER // 2 + HARNESS), make_inputs, CFG, timer=clock,
+                                 rng=random.Random(1), dynamo=clock.side(EAGER + HARNESS))
+    codegen = _rows(faster, "codegen")  # halves the kernel, keeps the harness: slower than eager, faster than Dynamo-only
+    rows, summary = summarize({"control": control, "codegen": codegen}, {}, 0.1, 0.1, ["paper", "graphnet"], "paper")
+    vs_d = summary["candidates"]["control"]["vs_dynamo"]
+    for conv in ("paper", "graphnet"):
+        assert all(vs_d[conv]["ES_t"][str(t)] == 1.0 for t in LEVELS) and vs_d[conv]["AS"] == 0.0
+    assert summary["candidates"]["control"]["paper"]["ES_t"]["-5"] < 1.0
+    assert summary["candidates"]["codegen"]["vs_dynamo"]["paper"]["ES_t"]["-5"] > 1.0
+    assert summary["candidates"]["codegen"]["paper"]["ES_t"]["-5"] < 1.0
+    assert summary["ranking"] == summary["ranking_vs_eager"] and summary["ranking_vs_dynamo"] == ["codegen", "control"]
+    assert {r["reference"] for r in rows} == set(REFERENCES)
+    _, by_dynamo = summarize({"control": control, "codegen": codegen}, {}, 0.1, 0.1, ["paper"], "paper", "dynamo")
+    assert by_dynamo["ranking"] == ["codegen", "control"]
+    with pytest.raises(ValueError, match="rank_reference"):
+        summarize({"control": control}, {}, 0.1, 0.1, ["paper"], "paper", "inductor")
+
+
+def test_reference_rows_keep_failures_and_leave_out_rows_without_a_dynamo_figure():
+    rows = [{"status": "ok", "error_code": None, "min_pass_t": -10, "speedup": 0.5, "speedup_vs_dynamo": 2.0},
+            {"status": "runtime_crash", "error_code": 2, "speedup": None},
+            {"status": "ok", "error_code": None, "min_pass_t": -10, "speedup": 0.9, "flags": ["dynamo_reference_failed"]},
+            {"status": "excluded", "scored": False, "speedup": None}]
+    assert reference_rows(rows, "eager") == rows[:3]
+    d = reference_rows(rows, "dynamo")
+    assert [r["speedup"] for r in d] == [2.0, None] and d[1]["error_code"] == 2
+    with pytest.raises(ValueError):
+        reference_rows(rows, "inductor")
+
+
+def test_eager_as_candidate_times_only_the_two_references():
+    clock = TickClock()
+    pt = measure_accountable(clock.side(EAGER), None, make_inputs, CFG, timer=clock, rng=random.Random(0),
+                             dynamo=clock.side(EAGER + HARNESS))
+    assert pt.speedup == 1.0 and pt.speedup_ci == (1.0, 1.0) and pt.n_checked == 0
+    assert pt.speedup_vs_dynamo == pytest.approx((EAGER + HARNESS) / EAGER, rel=1e-12)
+
+
+def test_median_ratio_interval():
+    assert median_ratio_ci([2.0] * 9, [1.0] * 9) == (2.0, 2.0)
+    lo, hi = median_ratio_ci([1.0, 1.1, 0.9, 1.05, 0.95] * 4, [1.0] * 20)
+    assert lo < 1.0 < hi
+    with pytest.raises(ValueError):
+        median_ratio_ci([1.0], [1.0, 2.0])
+
+
+def test_parent_clock_reconciles_three_sides_and_eager_vs_dynamo_alone():
+    def ticks(sides):
+        out, now = [], 0.0
+        for trial in range(5):
+            for side, ms in sides:
+                out.append((int(now * 1e6), (1, trial, side, "b", None, now / 1e3)))
+                now += ms
+                out.append((int((now + 2.0) * 1e6), (1, trial, side, "e", ms, now / 1e3)))
+                now += 2.0
+        return out
+
+    three = reconcile_clocks(ticks([("eager", 10.0), ("dynamo", 16.0), ("candidate", 8.0)]), attempt=1, inner=1)
+    assert three["mismatch"] == [] and three["speedup"] == pytest.approx(12 / 10)
+    assert three["speedup_vs_dynamo"] == pytest.approx(18 / 10)
+    two = reconcile_clocks(ticks([("eager", 10.0), ("dynamo", 16.0)]), attempt=1, inner=1)
+    assert two["mismatch"] == [] and two["speedup"] == 1.0 and two["speedup_vs_dynamo"] == pytest.approx(18 / 12)
+
+
+@pytest.fixture(scope="module")
+def subs():
+    from curate.synthetic_tasks import builtin_task_set
+
+    return {s.subgraph_id: s for s in builtin_task_set()}
+
+
+TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0}
+
+
+def test_real_rows_carry_both_references(subs):
+    """In-process, real callables: every row gets both speedups with ordered intervals; the eager
+    candidate stays exactly 1 vs eager; a pass that matches nothing too. The vs-Dynamo values
+    themselves depend on the machine's load (benchmarks/bench_score_reference.py records them)."""
+    from curate.evaluate import evaluate_subgraph, parse_candidate
+
+    ctl = evaluate_subgraph(subs["gelu_tanh:0"], parse_candidate("control=backend:eager"), TIMED)
+    assert ctl["status"] == "ok" and ctl["violations"] == [] and ctl["dynamo_ms"] > 0 and ctl["speedup_vs_dynamo"] > 0
+    assert ctl["speedup_vs_dynamo_ci_low"] <= ctl["speedup_vs_dynamo"] <= ctl["speedup_vs_dynamo_ci_high"]
+    eager = evaluate_subgraph(subs["softmax:0"], parse_candidate("eager=eager"), TIMED)
+    assert eager["speedup"] == 1.0 and eager["speedup_vs_dynamo"] > 0 and "reference_timing" in eager["flags"]
+    assert eager["speedup_vs_dynamo_ci_low"] <= eager["speedup_vs_dynamo"] <= eager["speedup_vs_dynamo_ci_high"]
+    off = evaluate_subgraph(subs["softmax:0"], parse_candidate("eager=eager"), {**TIMED, "dynamo_reference": False})
+    assert off["speedup"] == 1.0 and off.get("speedup_vs_dynamo") is None
+    untimed = evaluate_subgraph(subs["softmax:0"], parse_candidate("control=backend:eager"), {"timing": False})
+    assert untimed["speedup"] == untimed["speedup_vs_dynamo"] == 1.0
+    assert not math.isnan(ctl["speedup"])
+
+
+@pytest.mark.slow  # two spawned children importing torch
+def test_control_and_eager_in_the_isolated_child_under_the_parent_clock():
+    """The stage's path (spawned child; the parent's clock with three sides): no clock mismatch,
+    both references on every row."""
+    from curate.evaluate import parse_candidate, run_candidate, vs_dynamo_metrics
+
+    cfg = {**TIMED, "min_trial_ms": 20.0, "max_subgraphs": 2, "sample_seed": 1, "timeout_s": 200, "retime_above": 1e9}
+    for spec in ("control=backend:eager", "eager=eager"):
+        rows, _ = run_candidate(parse_candidate(spec), "builtin", cfg)
+        assert len(rows) == 2
+        for r in rows:
+            assert r["status"] == "ok" and r["violations"] == [] and r["speedup_vs_dynamo"] > 0, r
+            if spec.startswith("control"):  # timed against the candidate: the parent's clock checks it
+                assert "clock_parent" in r["flags"] and r["speedup_vs_dynamo_parent"] > 0 and abs(r["clock_rate"] - 1) < 0.1
+            else:  # eager is the candidate: both sides are ours (reference timing, the child's clock)
+                assert "reference_timing" in r["flags"] and r["speedup"] == 1.0
+        assert vs_dynamo_metrics(rows)["n_vs_dynamo_timed"] == 2
