@@ -157,6 +157,7 @@ register_block("curate", Block({
 # --- score stage (curate/evaluate.py score_main) ------------------------------------------
 # Score conventions of curate.scoring.CONVENTIONS (tests/test_params.py checks they agree).
 SCORE_CONVENTIONS = ("paper", "graphnet")
+SCORE_REFERENCES = ("eager", "dynamo")  # curate.evaluate.REFERENCES: speedup vs eager / vs Dynamo-only
 register_block("score", Block({
     "tasks": str,  # "builtin" or a task-set folder
     "candidates": DictOf(str),  # name -> eager | backend:<name> | module:<file.py> | pass:<file.py>
@@ -182,6 +183,10 @@ register_block("score", Block({
     "no_match": Choice(("one", "floor")),
     "dispatch_guard": bool,
     "one_replacement_per_task": bool,
+    # the second reference (issue 17): Dynamo-only (torch.compile(backend="eager")) timed beside eager
+    "dynamo_reference": bool,
+    "rank_reference": Choice(SCORE_REFERENCES),
+    "n_boot": positive(int),
 }))
 
 # --- proxy stages (proxy_artifacts/__main__.py) --------------------------------------------
