@@ -386,6 +386,23 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
             continue
         if last_barrier >= 0:
             d.append(last_barrier)
+        if not muts[i] and i not in state_of and node.op != "get_attr":
+            # a plain reader (most nodes): follows the last mutation of each class it reads
+            for j in ins[i]:
+                c = parent[j]
+                if parent[c] != c:
+                    c = find(j)
+                lm = last_mut.get(c)
+                if lm is not None:
+                    d.append(lm)
+                r = readers.get(c)
+                if r is None:
+                    readers[c] = [i]
+                elif not r or r[-1] != i:
+                    r.append(i)
+            if len(d) > 1:
+                d[:] = sorted(set(d))
+            continue
         mutated = {find(j) for j in muts[i]}
         touched = {find(j) for j in ins[i]} | mutated
         if i in state_of or node.op == "get_attr":
