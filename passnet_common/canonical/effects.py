@@ -310,11 +310,15 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
     any_effect = False
     state_paths: dict[str, int] = {}  # module path -> pseudo node index (n, n + 1, ...)
     state_of: dict[int, int] = {}  # call_module node -> its state's pseudo node
+    profiles = _profile_cache
     for i, node in enumerate(nodes):
         op = node.op
         if op == "call_function" or op == "call_method":
-            glob, al, static_mut, spec = _profile(node)
-            if static_mut or _may_write(node, spec):
+            try:
+                glob, al, static_mut, spec = profiles[(op, node.target)]
+            except (KeyError, TypeError):
+                glob, al, static_mut, spec = _profile(node)
+            if static_mut or ((spec.inplace_pos >= 0 or node.kwargs) and _may_write(node, spec)):
                 mu = mutated_args(node)
                 if mu:
                     if index is None:
