@@ -10,11 +10,18 @@ reads. Two templates:
 * :func:`template` (the first, kept as it was): plain tuples / lists / dicts of literals,
   input nodes by value class (None, tensor, tuple/list, other). FX stores nested lists as
   ``immutable_list`` and keyword arguments as ``immutable_dict``, which it refuses (TypeError).
-* :func:`exact_template` (tried when the first refuses, and for every call with keyword
-  arguments): every container by its exact type, floats by ``repr`` (``-0.0`` apart from
-  ``0.0``), input nodes by the exact type of their value unless it is None or a tensor
-  (``torch.fx.operator_schemas.normalize_function`` matches overloads on those types).
-  Its keys are tagged, so they never meet the first template's.
+* :func:`exact_template` (tried when the first refuses, for every call with keyword
+  arguments, and for every call whose output is not a tensor or None, whose metadata
+  :func:`exact_meta_key` keys): every container by its exact type, floats by ``repr``
+  (``-0.0`` apart from ``0.0``), input nodes by the exact type of their value unless it is
+  None or a tensor (``torch.fx.operator_schemas.normalize_function`` matches overloads on
+  those types). Its keys are tagged, so they never meet the first template's.
+
+The first template is kept exactly as it was, coarse parts included (input nodes by value
+class only, ``0.0`` and ``-0.0`` one key), so that every node it served before is served
+the same way: the cache is an optimisation, and a key that changed which nodes share
+labels could change a hash. Calls it refused were labelled one by one before; the exact
+template gives them the labels the slow path gives them.
 """
 
 from __future__ import annotations
@@ -127,6 +134,30 @@ def meta_key(val, vc: int):
     if vc == 1:
         return (val.dtype, val.shape)
     raise TypeError("no fast meta key")
+
+
+_SCALAR_META = frozenset({int, bool, float})
+
+
+def exact_meta_key(val):
+    """Cache key of a node's output metadata that is not a tensor: a tuple / list of
+    tensors, Python scalars and such tuples by their types (tensors by dtype and shape), a
+    Python int / bool / float by its type -- exactly what
+    :func:`passnet_common.canonical.labels.encode_meta` reads of it. TypeError for anything
+    else (the slow path encodes it)."""
+    t = type(val)
+    if t in _SCALAR_META:
+        return t
+    if val is None:
+        return None
+    cls = _class_of_type.get(t)
+    if cls is None:
+        cls = value_classes(val)
+    if cls[0] == 1:
+        return (val.dtype, val.shape)
+    if cls[0] == 2 and not (hasattr(val, "dtype") and hasattr(val, "shape")):
+        return (t, *[exact_meta_key(v) for v in val])
+    raise TypeError("no exact meta key")
 
 
 def permutation(template_deps: list[int], got: list[int]):

@@ -15,7 +15,7 @@ import torch.fx as fx
 
 from passnet_common.canonical.effects import ordering_deps
 from passnet_common.canonical.fastpath import (
-    EXACT_TAG, _class_of_type, exact_template, meta_key, permutation, template, value_classes,
+    EXACT_TAG, _class_of_type, exact_meta_key, exact_template, meta_key, permutation, template, value_classes,
 )
 from passnet_common.canonical.labels import (
     DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, placeholder_kind,
@@ -151,18 +151,21 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = Fa
         if op == "call_function" or op == "call_method" or op == "call_module":
             deps: list[int] = []
             try:
-                mk = None if val is None else ((val.dtype, val.shape) if vc == 1 else meta_key(val, vc))
+                # the first template only with the metadata it took (None or a tensor); the
+                # exact one for the rest (see passnet_common.canonical.fastpath)
+                first = val is None or vc == 1
+                mk = None if val is None else ((val.dtype, val.shape) if vc == 1 else exact_meta_key(val))
                 kwargs = n.kwargs
-                if not kwargs:
+                key = None
+                kw_deps: list[int] = []
+                if not kwargs and first:
                     try:
                         key = (op, n.target, template(n.args, deps, index, vclass), None, mk)
                     except TypeError:
                         deps = []
-                        key = (EXACT_TAG, op, n.target, exact_template(n.args, deps, index, xclass), mk)
-                else:
-                    kw_deps: list[int] = []
+                if key is None:
                     key = (EXACT_TAG, op, n.target, exact_template(n.args, deps, index, xclass),
-                           exact_template(kwargs, kw_deps, index, xclass), mk)
+                           exact_template(kwargs, kw_deps, index, xclass) if kwargs else None, mk)
                     # Node references in keyword args may be re-ordered by the signature binding:
                     # the cached entry keeps that permutation of the template's node order.
                     if kw_deps:
