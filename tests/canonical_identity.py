@@ -15,7 +15,7 @@ pair: Dynamo, ``symbolic_trace`` and hand-built FX graphs, with the transformers
 sweeps), tiny transformers models captured on meta (Llama, Qwen2, ViT, BERT, GPT-2, Mixtral,
 Qwen3-Next), the benchmark's synthetic transformer chains, seeded random DAGs with dead nodes
 and the two stored graphs of ``tests/fixtures/curate`` (rebuilt by ``load_graph``).
-``fast`` marks the graphs built without Dynamo (the test's fast slice).
+``fast`` marks the graphs built without Dynamo (the test's fast slice, :func:`is_fast`).
 """
 
 from __future__ import annotations
@@ -106,23 +106,30 @@ def _fx_cases() -> Iterator[tuple[str, Callable]]:
         yield f"store fixture {folder.parent.name[:12]}", load
 
 
-def cases() -> Iterator[tuple[str, Callable]]:
-    """``(name, build)`` of every graph of the set; ``build()`` returns ``(gm, kinds)``."""
-    yield from _fx_cases()
-    yield from _corpus_cases()
-    yield from _hf_cases()
+def cases() -> Iterator[tuple[str, Callable, str]]:
+    """``(name, build, group)`` of every graph of the set; ``build()`` returns ``(gm, kinds)``;
+    ``group`` is ``fx`` (hand-built), ``corpus`` or ``hf``."""
+    for name, build in _fx_cases():
+        yield name, build, "fx"
+    for name, build in _corpus_cases():
+        yield name, build, "corpus"
+    for name, build in _hf_cases():
+        yield name, build, "hf"
 
 
-def is_dynamo(gm) -> bool:
-    """True for a graph Dynamo recorded (its placeholders carry Dynamo's ``grapharg``)."""
-    return any("grapharg" in n.meta for n in gm.graph.nodes)
+def is_fast(gm, group: str) -> bool:
+    """True for a graph built without Dynamo: hand-built ones, and corpus graphs without
+    Dynamo's ``example_value`` metadata (``symbolic_trace``, ``ShapeProp``)."""
+    if group == "fx":
+        return True
+    return group == "corpus" and not any("example_value" in n.meta for n in gm.graph.nodes)
 
 
 def build_all(only: set[str] | None = None) -> dict[str, dict]:
     """``{name: fingerprint + fast flag}`` for every case (``only``: those names); a case that
     fails to build is recorded as ``{"error": ...}``."""
     out = {}
-    for name, build in cases():
+    for name, build, group in cases():
         if only is not None and name not in only:
             continue
         torch.manual_seed(0)
@@ -131,7 +138,7 @@ def build_all(only: set[str] | None = None) -> dict[str, dict]:
         except Exception as exc:  # noqa: BLE001 - recorded, so the test can skip it the same way
             out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
             continue
-        out[name] = {"fast": not is_dynamo(gm), **fingerprint(gm, kinds)}
+        out[name] = {"fast": is_fast(gm, group), **fingerprint(gm, kinds)}
     return out
 
 
