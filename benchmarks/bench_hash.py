@@ -129,7 +129,9 @@ def disjoint_copies(parts: list, min_nodes: int):
                 outs.extend(val if isinstance(val, (tuple, list)) else [val])
                 continue
             new = g.node_copy(nd, lambda m: env[m])
-            if nd.op in ("get_attr", "call_module"):
+            if nd.op == "placeholder":  # the argument name of the generated code: one per copy
+                new.target = f"c{k}_{nd.target}"
+            elif nd.op in ("get_attr", "call_module"):
                 new.target = f"{prefix}.{nd.target}"
             env[nd] = new
         kinds.extend(kd if kd is not None else ["input"] * sum(1 for n in gm.graph.nodes if n.op == "placeholder"))
