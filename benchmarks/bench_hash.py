@@ -4,21 +4,27 @@ on the same graphs in the same run. A printed table, never asserted.
 
     python -m benchmarks.bench_hash [--max-nodes 100000] [--real llama70b,qwen3next80b] [--out metrics/bench/bench_hash.json]
 
-Graphs: synthetic transformer-block chains (linear / view / transpose / matmul / softmax /
-add, with output metadata, as Dynamo records them) from 1K to 100K nodes -- the scaling
-curve -- and real graphs: true-size Llama-3.3-70B and Qwen3-Next-80B-A3B configs captured
-on the meta device (``--real``), plus the largest graphs of the store at ``--store``
-(read-only) when it exists. Both ``graph_hashes`` (hashes only) and ``canonicalize``
-(the full form with the stored node list, no WL bucket) are timed.
-Times are process CPU seconds (``time.process_time``, best of ``--reps``): the machine is
-shared, CPU time is what one core spends.
+Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
+
+* synthetic transformer-block chains (linear / view / transpose / matmul / softmax / add, with
+  output metadata, as Dynamo records them), 1K, 3K, 10K, 30K and 100K nodes: the scaling curve;
+* real graphs captured by Dynamo on the meta device through :func:`extract.capture.capture_row`
+  (``--real``): Llama-3.3-70B's true-size config cut to 14 layers (~1K nodes), the true-size
+  Llama-3.3-70B (5,651 nodes) and Qwen3-Next-80B-A3B (10,747 nodes), and, at ~100K nodes, the
+  two true-size graphs side by side, copied until 100K nodes are reached (disjoint copies in
+  one graph: no real model of 100K nodes can be captured here in minutes; the copies are
+  identical, so this graph also exercises the tie-breaking of the canonical order).
+
+``graph_hashes`` (hashes only) and ``canonicalize`` (the full form with the stored node list,
+no WL bucket) are timed. Times are process CPU seconds (``time.process_time``, best of
+``--reps``): the machine is shared, CPU time is what one core spends. The load average at the
+start and end of the run is recorded beside the figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import sys
 import time
@@ -84,40 +90,78 @@ LLAMA_70B = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "voca
 QWEN3_NEXT_80B = {"model_type": "qwen3_next", "architectures": ["Qwen3NextForCausalLM"]}
 
 
-def real_graphs(store: Path | None, which: tuple[str, ...] = ("llama70b", "qwen3next80b"), seq_len: int = 16):
-    """(name, GraphModule, kinds) of true-size Llama-3.3-70B / Qwen3-Next-80B graphs captured
-    on meta through :func:`extract.capture.capture_row` (each capture costs tens of CPU
-    seconds), and of the three largest graphs of the store at ``store`` (rebuilt with
-    ``passnet_common.store.load_graph``; no code is executed). A capture that fails is
-    printed and skipped."""
+def _capture(name: str, cfg: dict, seq_len: int):
     from extract.capture import capture_row
-    from extract.catalog import row_from_hf_config
+    from extract.sources.rows import row_from_hf_config
 
+    try:
+        res = capture_row(row_from_hf_config(cfg, f"local:{name}", name, "local"), {"seq_len": seq_len, "meta": True})
+    except Exception as exc:  # noqa: BLE001 - a benchmark input, reported and skipped
+        print(f"skipping {name}: {type(exc).__name__}: {exc}")
+        return None
+    if not res.graphs:
+        print(f"skipping {name}: no graph captured ({getattr(res, 'error', None)})")
+        return None
+    g = max(res.graphs, key=lambda g: len(g.gm.graph.nodes))
+    return g.gm, g.kinds
+
+
+def disjoint_copies(parts: list, min_nodes: int):
+    """One GraphModule holding disjoint copies of the graphs ``parts`` (``(gm, kinds)``, taken
+    in turn) until it has at least ``min_nodes`` nodes: each copy has its own placeholders, its
+    output values are appended to one output tuple. Returns ``(gm, kinds)``; the sub-modules
+    of each part are shared (a copy's ``get_attr`` / ``call_module`` targets stay valid)."""
+    import torch
+    import torch.fx as fx
+
+    g = fx.Graph()
+    root = torch.nn.Module()
+    outs, kinds, count, k = [], [], 0, 0
+    while count < min_nodes:
+        gm, kd = parts[k % len(parts)]
+        prefix = f"part{k % len(parts)}"
+        if not hasattr(root, prefix):
+            root.add_module(prefix, gm)
+        env: dict = {}
+        for nd in gm.graph.nodes:
+            if nd.op == "output":
+                val = fx.map_arg(nd.args[0], lambda m: env[m])
+                outs.extend(val if isinstance(val, (tuple, list)) else [val])
+                continue
+            new = g.node_copy(nd, lambda m: env[m])
+            if nd.op == "placeholder":  # the argument name of the generated code: one per copy
+                new.target = f"c{k}_{nd.target}"
+            elif nd.op in ("get_attr", "call_module"):
+                new.target = f"{prefix}.{nd.target}"
+            env[nd] = new
+        kinds.extend(kd if kd is not None else ["input"] * sum(1 for n in gm.graph.nodes if n.op == "placeholder"))
+        count += len(gm.graph.nodes) - 1
+        k += 1
+    g.output(tuple(outs))
+    return fx.GraphModule(root, g), kinds
+
+
+def real_graphs(which: tuple[str, ...] = ("llama70b", "qwen3next80b"), seq_len: int = 16, max_nodes: int = 100_000):
+    """(name, GraphModule, kinds) of real graphs captured on meta (each capture costs tens of
+    CPU seconds): Llama-3.3-70B cut to 14 layers (~1K nodes), the true-size Llama-3.3-70B
+    and Qwen3-Next-80B-A3B, and their disjoint copies up to ``max_nodes`` (see the module
+    docstring). A capture that fails is printed and skipped."""
+    out, full = [], []
+    if "llama70b" in which and max_nodes >= 1_000:
+        got = _capture("llama70b-14-layers", dict(LLAMA_70B, num_hidden_layers=14), seq_len)
+        if got is not None:
+            out.append(("Llama-3.3-70B, 14 of 80 layers (Dynamo, meta)", *got))
     configs = {"llama70b": ("Llama-3.3-70B (Dynamo, meta)", LLAMA_70B),
                "qwen3next80b": ("Qwen3-Next-80B-A3B (Dynamo, meta)", QWEN3_NEXT_80B)}
-    out = []
     for key in which:
         name, cfg = configs[key]
-        try:
-            res = capture_row(row_from_hf_config(cfg, f"local:{key}", key, "local"), {"seq_len": seq_len, "meta": True})
-        except Exception as exc:  # noqa: BLE001 - a benchmark input, reported and skipped
-            print(f"skipping {name}: {type(exc).__name__}: {exc}")
-            continue
-        if not res.graphs:
-            print(f"skipping {name}: no graph captured ({getattr(res, 'error', None)})")
-        for k, g in enumerate(res.graphs):
-            out.append((f"{name} #{k}" if len(res.graphs) > 1 else name, g.gm, g.kinds))
-    if store is not None and store.exists():
-        from passnet_common.store import load_graph
-
-        folders = sorted(p.parent for p in store.glob("*/*/graph.json"))
-        sizes = sorted(((len(json.loads((f / "graph.json").read_text())["nodes"]), f) for f in folders), reverse=True)
-        for n, f in sizes[:3]:
-            try:
-                gm, _ = load_graph(f)
-                out.append((f"store {f.name[:12]}", gm, None))
-            except Exception as exc:  # noqa: BLE001 - older store formats may not reload
-                print(f"skipping store graph {f.name[:12]}: {type(exc).__name__}: {exc}")
+        got = _capture(key, cfg, seq_len)
+        if got is not None:
+            out.append((name, *got))
+            full.append(got)
+    if full and max_nodes >= 100_000:
+        gm, kinds = disjoint_copies(full, 100_000)
+        out.append((f"Llama-3.3-70B + Qwen3-Next-80B, disjoint copies ({len(gm.graph.nodes) // 1000}K)", gm, kinds))
     return out
 
 
@@ -135,12 +179,15 @@ def _rate(rows: list[dict], key: str) -> int:
     return round(sum(r["nodes"] for r in rows) / sum(r["nodes"] / r[key] for r in rows)) if rows else 0
 
 
+def _size_class(n: int) -> str:
+    return "1k" if n < 3_162 else ("10k" if n < 31_623 else "100k")  # nearest power of ten (log scale)
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-nodes", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--real", default="llama70b,qwen3next80b", help="true-size captures (comma list; '' for none)")
-    ap.add_argument("--store", type=Path, default=ROOT / "data" / "graph_store")
     ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench" / "bench_hash.json")
     args = ap.parse_args(argv)
 
@@ -150,11 +197,12 @@ def main(argv=None) -> dict:
     from passnet_common.io import atomic_write_json
 
     torch.set_num_threads(1)
+    load_start = os.getloadavg()[0]
     cases = []
     for n in (1_000, 3_000, 10_000, 30_000, 100_000):
         if n <= args.max_nodes:
             cases.append((f"synthetic chain {n // 1000}K", synthetic_chain(n), None))
-    cases += real_graphs(args.store, tuple(k for k in args.real.split(",") if k))
+    cases += real_graphs(tuple(k for k in args.real.split(",") if k), max_nodes=args.max_nodes)
 
     rows, results = [], []
     for name, gm, kinds in cases:
@@ -167,8 +215,11 @@ def main(argv=None) -> dict:
                         "canonicalize_nodes_per_s": n / full, "real": not name.startswith("synthetic")})
         rows.append([name, n, f"{n / base:,.0f}", f"{n / hashes:,.0f}", f"{base / hashes:.2f}x", f"{n / full:,.0f}",
                      f"{base / full:.2f}x"])
+        print(" | ".join(str(x) for x in rows[-1]), flush=True)
+    load_end = os.getloadavg()[0]
     print(f"\n## Canonical hashing throughput (v{CANONICAL_VERSION}; 1 core, process CPU seconds, best of {args.reps}"
-          " (1 above 30K nodes); target >= 200K nodes/s for canonicalize)\n")
+          f" (1 above 30K nodes); load average {load_start:.1f} at the start, {load_end:.1f} at the end;"
+          " target >= 200K nodes/s for canonicalize)\n")
     header = ["graph", "FX nodes", "baseline nodes/s (code text sha256)", "graph_hashes nodes/s", "vs baseline",
               "canonicalize (full form, node list) nodes/s", "vs baseline"]
     print("| " + " | ".join(header) + " |")
@@ -177,22 +228,29 @@ def main(argv=None) -> dict:
         print("| " + " | ".join(str(x) for x in r) + " |")
     chains = [r for r in results if not r["real"]]
     real = [r for r in results if r["real"]]
+    metrics: dict = {"canonical_version": CANONICAL_VERSION, "load_average_start": round(load_start, 1),
+                     "load_average_end": round(load_end, 1)}
+    for kind, group in (("chain", chains), ("real", real)):
+        for size in ("1k", "10k", "100k"):
+            sel = [r for r in group if _size_class(r["nodes"]) == size]
+            if not sel:
+                continue
+            full, base = _rate(sel, "canonicalize_nodes_per_s"), _rate(sel, "baseline_nodes_per_s")
+            metrics[f"canonicalize_nodes_per_s_{kind}_{size}"] = full
+            metrics[f"canonicalize_vs_baseline_{kind}_{size}"] = round(full / max(base, 1), 2)
+            metrics[f"graph_hashes_nodes_per_s_{kind}_{size}"] = _rate(sel, "graph_hashes_nodes_per_s")
     full_chain = [r["canonicalize_nodes_per_s"] for r in chains]
-    metrics = {
-        "canonical_version": CANONICAL_VERSION,
-        "canonicalize_nodes_per_s_chains": _rate(chains, "canonicalize_nodes_per_s"),
+    full_real = [r["canonicalize_nodes_per_s"] for r in real]
+    metrics.update({
         "canonicalize_nodes_per_s_chains_min": round(min(full_chain)) if full_chain else 0,
         "canonicalize_nodes_per_s_chains_max": round(max(full_chain)) if full_chain else 0,
-        "canonicalize_nodes_per_s_real": _rate(real, "canonicalize_nodes_per_s"),
-        "graph_hashes_nodes_per_s_chains": _rate(chains, "graph_hashes_nodes_per_s"),
-        "graph_hashes_nodes_per_s_real": _rate(real, "graph_hashes_nodes_per_s"),
+        "canonicalize_nodes_per_s_real_min": round(min(full_real)) if full_real else 0,
+        "canonicalize_nodes_per_s_real_max": round(max(full_real)) if full_real else 0,
         "baseline_nodes_per_s_chains": _rate(chains, "baseline_nodes_per_s"),
         "baseline_nodes_per_s_real": _rate(real, "baseline_nodes_per_s"),
-        "canonicalize_vs_baseline_real": round(_rate(real, "canonicalize_nodes_per_s") / max(_rate(real, "baseline_nodes_per_s"), 1), 2),
-        "graph_hashes_vs_baseline_real": round(_rate(real, "graph_hashes_nodes_per_s") / max(_rate(real, "baseline_nodes_per_s"), 1), 2),
         "largest_real_nodes": max((r["nodes"] for r in real), default=0),
         "graphs": [{k: (round(v) if isinstance(v, float) else v) for k, v in r.items()} for r in results],
-    }
+    })
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(args.out, metrics)
     print(f"\nwrote {args.out}: " + ", ".join(f"{k}={v}" for k, v in metrics.items() if k != "graphs"))

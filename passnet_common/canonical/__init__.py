@@ -5,7 +5,7 @@ Inductor's FX graph cache), and :data:`CANONICAL_VERSION` is stored beside every
 hashes of different versions are never compared. The code is split by concern:
 ``labels.py`` (what one node contributes), ``effects.py`` (mutations, aliasing, global
 state), ``order.py`` (the canonical order), ``form.py`` (text, hashes), ``stored.py`` (the stored
-node list).
+node list), ``fastpath.py`` (keys of the label cache: speed only, no rule).
 
 **1. Node labels** (``graph_hash`` changes when any of these changes)
   * ``call_function`` by qualified target name; ``call_method`` by method name;

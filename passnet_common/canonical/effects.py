@@ -310,11 +310,15 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
     any_effect = False
     state_paths: dict[str, int] = {}  # module path -> pseudo node index (n, n + 1, ...)
     state_of: dict[int, int] = {}  # call_module node -> its state's pseudo node
+    profiles = _profile_cache
     for i, node in enumerate(nodes):
         op = node.op
         if op == "call_function" or op == "call_method":
-            glob, al, static_mut, spec = _profile(node)
-            if static_mut or _may_write(node, spec):
+            try:
+                glob, al, static_mut, spec = profiles[(op, node.target)]
+            except (KeyError, TypeError):
+                glob, al, static_mut, spec = _profile(node)
+            if static_mut or ((spec.inplace_pos >= 0 or node.kwargs) and _may_write(node, spec)):
                 mu = mutated_args(node)
                 if mu:
                     if index is None:
@@ -386,6 +390,23 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
             continue
         if last_barrier >= 0:
             d.append(last_barrier)
+        if not muts[i] and i not in state_of and node.op != "get_attr":
+            # a plain reader (most nodes): follows the last mutation of each class it reads
+            for j in ins[i]:
+                c = parent[j]
+                if parent[c] != c:
+                    c = find(j)
+                lm = last_mut.get(c)
+                if lm is not None:
+                    d.append(lm)
+                r = readers.get(c)
+                if r is None:
+                    readers[c] = [i]
+                elif not r or r[-1] != i:
+                    r.append(i)
+            if len(d) > 1:
+                d[:] = sorted(set(d))
+            continue
         mutated = {find(j) for j in muts[i]}
         touched = {find(j) for j in ins[i]} | mutated
         if i in state_of or node.op == "get_attr":

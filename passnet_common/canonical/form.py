@@ -14,13 +14,16 @@ import torch
 import torch.fx as fx
 
 from passnet_common.canonical.effects import ordering_deps
+from passnet_common.canonical.fastpath import (
+    EXACT_TAG, _class_of_type, exact_meta_key, exact_template, meta_key, permutation, template, value_classes,
+)
 from passnet_common.canonical.labels import (
     DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, placeholder_kind,
     positional_names, qualified_name,
     tensor_digest, tensor_meta_of,
 )
-from passnet_common.canonical.order import canonical_order, label_id, merkle
-from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef
+from passnet_common.canonical.order import canonical_order, label_ids, merkle
+from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef, stored_entry
 
 CANONICAL_VERSION = 3
 
@@ -111,88 +114,17 @@ def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
     return e, s
 
 
-_NODE = fx.Node
-_FLAT = (int, str, bool, type(None), float)
-_MARKS = [("%", c) for c in range(4)]  # a node reference by the value class of the node
-
-
-def _template(value, deps: list, index: dict, vclass: list):
-    """Hashable image of an argument with every node replaced by ``("%", value class of
-    that node)``; appends the node indexes to ``deps`` in argument order. Raises TypeError
-    for values that are not hashable (the caller then takes the slow path)."""
-    t = type(value)
-    if t is _NODE:
-        j = index[value]
-        deps.append(j)
-        return _MARKS[vclass[j]]
-    if t is tuple or t is list:
-        out = [t is tuple]
-        for v in value:
-            tv = type(v)
-            if tv is _NODE:
-                j = index[v]
-                deps.append(j)
-                out.append(_MARKS[vclass[j]])
-            elif tv is int:
-                out.append(v)  # a bare int: float and bool literals are tagged below
-            else:
-                out.append(_template(v, deps, index, vclass))
-        return tuple(out)
-    if t is int:
-        return value
-    if t in _FLAT:
-        return (t, value)  # keep 1.0 and True apart from the bare int 1
-    if t is dict:
-        return ("dict", *[(k, _template(v, deps, index, vclass)) for k, v in value.items()])
-    if t is slice:
-        return ("slice", _template(value.start, deps, index, vclass), _template(value.stop, deps, index, vclass),
-                _template(value.step, deps, index, vclass))
-    if isinstance(value, (torch.dtype, torch.device, torch.memory_format, torch.layout)) or value is Ellipsis:
-        return (t, str(value))
-    raise TypeError("no fast template")
-
-
-def _value_class(val) -> int:
-    if val is None:
-        return 0
-    if isinstance(val, torch.Tensor):
-        return 1
-    if isinstance(val, (tuple, list)):
-        return 2
-    return 3
-
-
-def _meta_key(val):
-    if val is None:
-        return None
-    if isinstance(val, torch.Tensor):
-        return (val.dtype, val.shape)
-    raise TypeError("no fast meta key")
-
-
-def _permutation(template: list[int], got: list[int]):
-    """How ``got`` (node indexes in the order a label's encoding met them) reorders
-    ``template`` (the fast-path template's order): None for the identity, a tuple of
-    positions into ``template``, or False when no unambiguous mapping exists (a node
-    repeated while the orders differ)."""
-    if got == template:
-        return None
-    if len(got) != len(template) or len(set(template)) != len(template) or sorted(got) != sorted(template):
-        return False
-    where = {j: k for k, j in enumerate(template)}
-    return tuple(where[j] for j in got)
-
-
 def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
     """Per node: exact label, structure label (JSON text), data inputs, the sub-graphs and
-    (``want_store``) the stored entry of each call node: ``(target, args skeleton, kwargs
-    skeleton, meta, skeleton deps)`` -- arguments as recorded, node references as slots
-    that :func:`canonicalize` fills with canonical indexes, so nothing is encoded twice.
+    (``want_store``) the stored entry of each node: ``(placeholder, kind, meta)`` or, for
+    a call node, ``(stored_entry(...), template deps)`` -- arguments as recorded, node
+    references as slots that :func:`canonicalize` fills with canonical indexes, so nothing
+    is encoded twice (:func:`passnet_common.canonical.stored.stored_entry`).
 
     Fast path: a call node's labels are a function of (op, target, argument template,
     output meta) -- the template keeps literals and each input node's value class (tensor,
     tuple, ...), which is all the slow path reads -- so equal keys reuse cached labels and
-    stored skeletons."""
+    stored skeletons (:mod:`passnet_common.canonical.fastpath`)."""
     store: list = [None] * len(nodes) if want_store else None
     exact: list[str] = []
     struct: list[str] = []
@@ -200,127 +132,157 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = Fa
     subs: dict[int, "CanonicalGraph"] = {}
     mod_cache: dict = {}
     cache: dict = {}
-    vclass: list[int] = []
+    vclass: list = []
+    xclass: list = []
+    e_append, s_append, i_append, v_append, x_append = exact.append, struct.append, inputs.append, vclass.append, xclass.append
+    cache_get = cache.get
+    class_of_type = _class_of_type
     ph = 0
     for i, n in enumerate(nodes):
         op = n.op
+        meta = n.meta
+        val = meta["example_value"] if "example_value" in meta else (meta["val"] if "val" in meta else meta.get("tensor_meta"))
+        if val is None:
+            vc = xc = 0
+        else:
+            cls = class_of_type.get(type(val))
+            vc, xc = cls if cls is not None else value_classes(val)
         key = None
         if op == "call_function" or op == "call_method" or op == "call_module":
             deps: list[int] = []
-            val = tensor_meta_of(n)
             try:
+                # the first template only with the metadata it took (None or a tensor); the
+                # exact one for the rest (see passnet_common.canonical.fastpath)
+                first = val is None or vc == 1
+                mk = None if val is None else ((val.dtype, val.shape) if vc == 1 else exact_meta_key(val))
+                kwargs = n.kwargs
+                key = None
                 kw_deps: list[int] = []
-                key = (op, n.target, _template(n.args, deps, index, vclass),
-                       _template(n.kwargs, kw_deps, index, vclass) if n.kwargs else None, _meta_key(val))
-                # Node references in keyword args may be re-ordered by the signature binding:
-                # the cached entry keeps that permutation of the template's node order.
-                if kw_deps:
-                    deps = deps + kw_deps
-                    if len(set(deps)) != len(deps):
-                        raise TypeError("a node repeated across args and kwargs: no unambiguous template")
-                hit = cache.get(key)
+                if not kwargs and first:
+                    try:
+                        key = (op, n.target, template(n.args, deps, index, vclass), None, mk)
+                    except TypeError:
+                        deps = []
+                if key is None:
+                    key = (EXACT_TAG, op, n.target, exact_template(n.args, deps, index, xclass),
+                           exact_template(kwargs, kw_deps, index, xclass) if kwargs else None, mk)
+                    # Node references in keyword args may be re-ordered by the signature binding:
+                    # the cached entry keeps that permutation of the template's node order.
+                    if kw_deps:
+                        deps = deps + kw_deps
+                        if len(set(deps)) != len(deps):
+                            raise TypeError("a node repeated across args and kwargs: no unambiguous template")
+                hit = cache_get(key)
             except TypeError:
                 key = hit = None
             if hit is not None and (not want_store or hit[2] is not None):
-                exact.append(hit[0])
-                struct.append(hit[1])
+                e_append(hit[0])
+                s_append(hit[1])
                 perm = hit[3]
-                inputs.append(deps if perm is None else [deps[p] for p in perm])
-                vclass.append(_value_class(val))
+                i_append(deps if perm is None else [deps[p] for p in perm])
+                v_append(vc)
+                x_append(xc)
                 if want_store:
-                    st = hit[2]
-                    store[i] = (st[0], st[1], st[2], st[3], deps if st[4] is None else [deps[p] for p in st[4]])
+                    store[i] = (hit[2], deps)
                 continue
             tdeps = deps
         elif op == "placeholder" and not keep_positions:
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
-            val = tensor_meta_of(n)
             try:
-                key = ("placeholder", kind, _meta_key(val))
-                hit = cache.get(key)
+                key = ("placeholder", kind, meta_key(val, vc))
+                hit = cache_get(key)
             except TypeError:
                 key = hit = None
             if hit is not None:
-                exact.append(hit[0])
-                struct.append(hit[1])
-                inputs.append([])
-                vclass.append(_value_class(val))
+                e_append(hit[0])
+                s_append(hit[1])
+                i_append([])
+                v_append(vc)
+                x_append(xc)
                 if want_store and not n.args:  # a placeholder's default value: stored by the slow path
                     store[i] = hit[2]
                 ph += 1
                 continue
-        ref = _Ref(index)
-        st = None
+        el, sl, deps_i, st = _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs,
+                                         mod_cache, ph, key, tdeps if key is not None and op != "placeholder" else None)
         if op == "placeholder":
-            kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
-            val = tensor_meta_of(n)
-            pos = [ph] if keep_positions else []
-            meta_e = encode_meta(val)
-            e = ["placeholder", kind, meta_e, *pos]
-            s = ["placeholder", kind, encode_meta(val, True), *pos]
             ph += 1
-            st = ("placeholder", kind, meta_e)
-            if want_store and not n.args:
-                store[i] = st
-        elif op == "get_attr":
-            val = get_attr_value(gm, n.target)
-            if isinstance(val, fx.GraphModule):
-                sub = canonicalize(val, None, with_wl=False, keep_placeholder_order=True)
-                subs[i] = sub
-                e = ["get_attr", "subgraph", sub.graph_hash]
-                s = ["get_attr", "subgraph", sub.structure_hash]
-            elif isinstance(val, torch.nn.Module):
-                e = ["get_attr", module_state(val)]
-                s = ["get_attr", module_state(val, True)]
-            elif isinstance(val, torch.nn.Parameter):
-                e = ["get_attr", "parameter", encode_meta(val)]
-                s = ["get_attr", "parameter", encode_meta(val, True)]
-            elif isinstance(val, torch.Tensor):
-                e = ["get_attr", "tensor", encode_meta(val), tensor_digest(val)]
-                s = ["get_attr", "tensor", encode_meta(val, True)]
-            else:
-                e = ["get_attr", "value", encode_literal(val, _no_ref)]
-                s = ["get_attr", "value", encode_literal(val, _no_ref, True)]
-        elif op == "output":
-            e = ["output", encode_literal(n.args, ref)]
-            s = ["output", encode_literal(n.args, _no_ref)]
-        else:
-            if op == "call_module":
-                mkey = n.target
-                if mkey not in mod_cache:
-                    m = gm.get_submodule(n.target) if gm is not None else None
-                    mod_cache[mkey] = (module_state(m), module_state(m, True)) if m is not None else ("module", "module")
-                tgt, s_tgt = mod_cache[mkey]
-                args_e = ["raw", encode_literal(n.args, ref), encode_literal(dict(n.kwargs), ref)]
-                args_s = ["raw", encode_literal(n.args, _no_ref, True), encode_literal(dict(n.kwargs), _no_ref, True)]
-            else:
-                tgt = s_tgt = qualified_name(n.target) if op == "call_function" else str(n.target)
-                args_e, args_s = _encode_call(n, ref)
-            val = tensor_meta_of(n)
-            meta_e = encode_meta(val)
-            e = [op, tgt, args_e, meta_e]
-            s = [op, s_tgt, args_s, encode_meta(val, True)]
-            if want_store:
-                sref = _SlotRef(index)
-                a_sk = encode_literal(n.args, sref)
-                k_sk = encode_literal(dict(n.kwargs), sref) if n.kwargs else ["dict"]
-                short = tgt if op == "call_function" else (str(n.target) if op == "call_method" else _short_target(n, gm))
-                store[i] = (short, a_sk, k_sk, meta_e, sref.deps)
-                # cacheable only when the skeleton's slots map onto the fast-path template's nodes
-                sperm = _permutation(tdeps, sref.deps) if key is not None else False
-                st = (short, a_sk, k_sk, meta_e, sperm) if sperm is not False else None
-        el, sl = _dumps(e), _dumps(s)
-        exact.append(el)
-        struct.append(sl)
-        inputs.append(ref.deps if op != "placeholder" else [])
-        vclass.append(_value_class(tensor_meta_of(n)))
+        e_append(el)
+        s_append(sl)
+        i_append(deps_i)
+        v_append(vc)
+        x_append(xc)
         if op == "placeholder" and key is not None:
             cache[key] = (el, sl, st)
         elif key is not None and op in ("call_function", "call_method", "call_module"):
-            perm = _permutation(tdeps, ref.deps)
+            perm = permutation(tdeps, deps_i)
             if perm is not False:
                 cache[key] = (el, sl, st, perm)
     return exact, struct, inputs, subs, store
+
+
+def _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs, mod_cache, ph, key, tdeps):
+    """The labels of one node computed from its arguments (what the cache of :func:`_labels`
+    reuses): ``(exact label, structure label, data inputs, cacheable stored entry or None)``;
+    fills ``store[i]`` and ``subs``."""
+    ref = _Ref(index)
+    st = None
+    if op == "placeholder":
+        kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
+        pos = [ph] if keep_positions else []
+        meta_e = encode_meta(val)
+        e = ["placeholder", kind, meta_e, *pos]
+        s = ["placeholder", kind, encode_meta(val, True), *pos]
+        st = ("placeholder", kind, meta_e)
+        if want_store and not n.args:
+            store[i] = st
+    elif op == "get_attr":
+        val = get_attr_value(gm, n.target)
+        if isinstance(val, fx.GraphModule):
+            sub = canonicalize(val, None, with_wl=False, keep_placeholder_order=True)
+            subs[i] = sub
+            e = ["get_attr", "subgraph", sub.graph_hash]
+            s = ["get_attr", "subgraph", sub.structure_hash]
+        elif isinstance(val, torch.nn.Module):
+            e = ["get_attr", module_state(val)]
+            s = ["get_attr", module_state(val, True)]
+        elif isinstance(val, torch.nn.Parameter):
+            e = ["get_attr", "parameter", encode_meta(val)]
+            s = ["get_attr", "parameter", encode_meta(val, True)]
+        elif isinstance(val, torch.Tensor):
+            e = ["get_attr", "tensor", encode_meta(val), tensor_digest(val)]
+            s = ["get_attr", "tensor", encode_meta(val, True)]
+        else:
+            e = ["get_attr", "value", encode_literal(val, _no_ref)]
+            s = ["get_attr", "value", encode_literal(val, _no_ref, True)]
+    elif op == "output":
+        e = ["output", encode_literal(n.args, ref)]
+        s = ["output", encode_literal(n.args, _no_ref)]
+    else:
+        if op == "call_module":
+            mkey = n.target
+            if mkey not in mod_cache:
+                m = gm.get_submodule(n.target) if gm is not None else None
+                mod_cache[mkey] = (module_state(m), module_state(m, True)) if m is not None else ("module", "module")
+            tgt, s_tgt = mod_cache[mkey]
+            args_e = ["raw", encode_literal(n.args, ref), encode_literal(dict(n.kwargs), ref)]
+            args_s = ["raw", encode_literal(n.args, _no_ref, True), encode_literal(dict(n.kwargs), _no_ref, True)]
+        else:
+            tgt = s_tgt = qualified_name(n.target) if op == "call_function" else str(n.target)
+            args_e, args_s = _encode_call(n, ref)
+        meta_e = encode_meta(val)
+        e = [op, tgt, args_e, meta_e]
+        s = [op, s_tgt, args_s, encode_meta(val, True)]
+        if want_store:
+            sref = _SlotRef(index)
+            a_sk = encode_literal(n.args, sref)
+            k_sk = encode_literal(dict(n.kwargs), sref) if n.kwargs else ["dict"]
+            short = tgt if op == "call_function" else (str(n.target) if op == "call_method" else _short_target(n, gm))
+            store[i] = (stored_entry(short, a_sk, k_sk, meta_e, None, bool(sref.deps)), sref.deps)
+            # cacheable only when the skeleton's slots map onto the fast-path template's nodes
+            sperm = permutation(tdeps, sref.deps) if tdeps is not None else False
+            st = stored_entry(short, a_sk, k_sk, meta_e, sperm, bool(sref.deps)) if sperm is not False else None
+    return _dumps(e), _dumps(s), (ref.deps if op != "placeholder" else []), st
 
 
 class _NoGC:
@@ -348,13 +310,14 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     index = {m: i for i, m in enumerate(nodes)}
     exact, struct, inputs, subs, store = _labels(nodes, mod, kinds, keep_positions, index, want_store=want_text)
     extra, _ = ordering_deps(nodes, inputs, mod, index)
-    s_cone, s_down = merkle([label_id(t) for t in struct], inputs, extra)
-    keys = list(zip(s_cone, s_down))
+    s_cone, s_down = merkle(label_ids(struct), inputs, extra)
+    off = 1 << 63  # Python hash values are in [-2**63, 2**63): one int per key, ordered like the tuple
+    keys = [((a + off) << 64) | (b + off) for a, b in zip(s_cone, s_down)]
     if len(set(keys)) < len(keys):
         # Nodes with equal structure keys: break their ties with the exact labels (computed
         # only when needed: most graphs have none).
-        e_cone, e_down = merkle([label_id(t) for t in exact], inputs, extra)
-        keys = list(zip(s_cone, s_down, e_cone, e_down))
+        e_cone, e_down = merkle(label_ids(exact), inputs, extra)
+        keys = [(k << 128) | ((a + off) << 64) | (b + off) for k, a, b in zip(keys, e_cone, e_down)]
     ops = [m.op for m in nodes]
     ph_keys = None
     if keep_positions:
@@ -363,19 +326,18 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     pos = [0] * len(nodes)
     for k, o in enumerate(order):
         pos[o] = k
+    canon_inputs = [[pos[j] for j in inputs[o]] for o in order]
+    tails = ["\t%d\n" % ins[0] if len(ins) == 1 else "\t" + ",".join(map(str, ins)) + "\n" for ins in canon_inputs]
+    lines = [None] * (2 * len(order))
+    lines[0::2] = [exact[o] for o in order]
+    lines[1::2] = tails
+    text = "".join(lines)
     header = f"passnet-canonical-v{CANONICAL_VERSION}\n"
-    e_lines, s_lines, canon_inputs = [header], [header + "structure\n"], []
-    for o in order:
-        ins = [pos[j] for j in inputs[o]]
-        canon_inputs.append(ins)
-        tail = "\t" + ",".join(map(str, ins)) + "\n" if len(ins) != 1 else "\t%d\n" % ins[0]
-        e_lines.append(exact[o])
-        e_lines.append(tail)
-        s_lines.append(struct[o])
-        s_lines.append(tail)
-    text = "".join(e_lines[1:]) if want_text else ""
-    graph_hash = hashlib.sha256("".join(e_lines).encode()).hexdigest()
-    structure_hash = hashlib.sha256("".join(s_lines).encode()).hexdigest()
+    graph_hash = hashlib.sha256((header + text).encode()).hexdigest()
+    lines[0::2] = [struct[o] for o in order]
+    structure_hash = hashlib.sha256((header + "structure\n" + "".join(lines)).encode()).hexdigest()
+    if not want_text:
+        text = ""
     return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index
 
 
@@ -412,8 +374,8 @@ def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequenc
     with _NoGC():
         exact, struct, inputs, _, _ = _labels(nodes, mod, kinds, False, index)
         extra, _ = ordering_deps(nodes, inputs, mod, index)
-        s_cone, _ = merkle([label_id(t) for t in struct], inputs, extra)
-        e_cone, _ = merkle([label_id(t) for t in exact], inputs, extra)
+        s_cone, _ = merkle(label_ids(struct), inputs, extra)
+        e_cone, _ = merkle(label_ids(exact), inputs, extra)
     keys = [(s_cone[index[v]], e_cone[index[v]]) for v in vals]
     return sorted(range(len(vals)), key=lambda k: keys[k])
 

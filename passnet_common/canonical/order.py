@@ -20,6 +20,14 @@ def label_id(label: str) -> int:
         return v
 
 
+def label_ids(labels: list[str]) -> list[int]:
+    """:func:`label_id` of every label (cached ones looked up in one pass)."""
+    ids = list(map(_label_ids.get, labels))
+    if None in ids:
+        ids = [label_id(t) if v is None else v for t, v in zip(labels, ids)]
+    return ids
+
+
 def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> tuple[list[int], list[int]]:
     """Up (cone) and down Merkle hashes of every node.
 
@@ -31,25 +39,35 @@ def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> t
     """
     n = len(ids)
     cone = [0] * n
-    for i in range(n):
-        ins = inputs[i]
-        ex = extra[i]
+    consumers: list = [None] * n
+    for i, lab, ins, ex in zip(range(n), ids, inputs, extra):
+        k = len(ins)
         if ex:
-            cone[i] = hash((ids[i], *[cone[j] for j in ins], -1, *sorted(cone[j] for j in ex)))
-        elif len(ins) == 1:
-            cone[i] = hash((ids[i], cone[ins[0]]))
+            if len(ex) == 1:
+                if k == 1:
+                    cone[i] = hash((lab, cone[ins[0]], -1, cone[ex[0]]))
+                else:
+                    cone[i] = hash((lab, *[cone[j] for j in ins], -1, cone[ex[0]]))
+            else:
+                cone[i] = hash((lab, *[cone[j] for j in ins], -1, *sorted([cone[j] for j in ex])))
+        elif k == 1:
+            cone[i] = hash((lab, cone[ins[0]]))
+        elif k == 2:
+            cone[i] = hash((lab, cone[ins[0]], cone[ins[1]]))
         else:
-            cone[i] = hash((ids[i], *[cone[j] for j in ins]))
-    consumers: list[list] = [[] for _ in range(n)]
-    for i in range(n):
+            cone[i] = hash((lab, *[cone[j] for j in ins]))
         p = 0
-        for j in inputs[i]:
-            consumers[j].append((i, p))
+        for j in ins:
+            c = consumers[j]
+            if c is None:
+                consumers[j] = [(i, p)]
+            else:
+                c.append((i, p))
             p += 1
     down = [0] * n
     for i in range(n - 1, -1, -1):
         c = consumers[i]
-        if not c:
+        if c is None:
             down[i] = hash((cone[i], 0))
         elif len(c) == 1:
             u, p = c[0]
@@ -62,6 +80,9 @@ def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> t
 def canonical_order(ops: list[str], inputs: list[list[int]], extra: list[list[int]], keys: list[tuple],
                     placeholder_keys: list | None = None, ties: bool = True) -> list[int]:
     """Deterministic topological order (original indexes in canonical order).
+
+    ``keys[i]`` is a tuple of Python hash values (Merkle keys), or the same packed into one
+    non-negative int per node (:func:`_pack`), which orders alike.
 
     Placeholders come first, sorted by ``placeholder_keys[i]`` (their Merkle keys, or their
     original position when the calling convention is fixed); the output node comes last;
@@ -80,43 +101,100 @@ def canonical_order(ops: list[str], inputs: list[list[int]], extra: list[list[in
     indeg = [0] * n
     users: list[list[int]] = [[] for _ in range(n)]
     for i in range(n):
-        deps = set(inputs[i])
-        deps.update(extra[i])
+        ins = inputs[i]
+        ex = extra[i]
+        if len(ins) <= 1 and len(ex) <= 1:
+            if ins and ex and ins[0] != ex[0]:
+                indeg[i] = 2
+                users[ins[0]].append(i)
+                users[ex[0]].append(i)
+            elif ins or ex:
+                indeg[i] = 1
+                users[ins[0] if ins else ex[0]].append(i)
+            continue
+        deps = set(ins)
+        deps.update(ex)
         indeg[i] = len(deps)
         for j in deps:
             users[j].append(i)
+    # One int per node that orders like ``keys[i]`` (a tuple of Python hash values, each in
+    # [-2**63, 2**63)): the fields packed side by side, most significant first. Heap entries
+    # are then ints (``packed << shift | i``) or short tuples, compared in C.
+    packed = keys if keys and type(keys[0]) is int else _pack(keys)
     phs = [i for i in range(n) if ops[i] == "placeholder"]
-    phs.sort(key=lambda i: placeholder_keys[i] if placeholder_keys is not None else keys[i])
+    if placeholder_keys is not None:
+        phs.sort(key=lambda i: placeholder_keys[i])
+    else:
+        phs.sort(key=packed.__getitem__)
     order = list(phs)
     outs = [i for i in range(n) if ops[i] == "output"]
     for i in phs:
         for u in users[i]:
             indeg[u] -= 1
+    heappush, heappop = heapq.heappush, heapq.heappop
     if ties:
+        # Only nodes whose key another node shares need the second key (the canonical
+        # positions of their inputs): a unique key decides every comparison on its own.
+        seen: dict[int, int] = {}
+        for k in packed:
+            seen[k] = seen.get(k, 0) + 1
+        tied = [seen[k] > 1 for k in packed]
         pos = [-1] * n
         for k, i in enumerate(order):
             pos[i] = k
 
         def entry(i):
-            return (keys[i], [pos[j] for j in inputs[i]], sorted(pos[j] for j in extra[i]), i)
-    else:
-        pos = None
+            if tied[i]:
+                return (packed[i], [pos[j] for j in inputs[i]], sorted(pos[j] for j in extra[i]), i)
+            return (packed[i], i)
 
-        def entry(i):
-            return (keys[i], i)
-
-    heap = [entry(i) for i in range(n) if indeg[i] == 0 and ops[i] not in ("placeholder", "output")]
-    heapq.heapify(heap)
-    while heap:
-        i = heapq.heappop(heap)[-1]
-        if pos is not None:
+        heap = [entry(i) for i in range(n) if indeg[i] == 0 and ops[i] != "placeholder" and ops[i] != "output"]
+        heapq.heapify(heap)
+        while heap:
+            i = heappop(heap)[-1]
             pos[i] = len(order)
-        order.append(i)
-        for u in users[i]:
-            indeg[u] -= 1
-            if indeg[u] == 0 and ops[u] != "output":
-                heapq.heappush(heap, entry(u))
+            order.append(i)
+            for u in users[i]:
+                indeg[u] -= 1
+                if indeg[u] == 0 and ops[u] != "output":
+                    heappush(heap, entry(u))
+    else:
+        shift = max(n, 1).bit_length()
+        mask = (1 << shift) - 1
+        ent = [(k << shift) | i for i, k in enumerate(packed)]
+        heap = [ent[i] for i in range(n) if indeg[i] == 0 and ops[i] != "placeholder" and ops[i] != "output"]
+        heapq.heapify(heap)
+        append = order.append
+        while heap:
+            i = heappop(heap) & mask
+            append(i)
+            for u in users[i]:
+                d = indeg[u] - 1
+                indeg[u] = d
+                if d == 0 and ops[u] != "output":
+                    heappush(heap, ent[u])
     order.extend(outs)
     if len(order) != n:
         raise ValueError("graph has a cycle or dangling dependencies; not a valid FX graph")
     return order
+
+
+
+_OFF = 1 << 63
+
+
+def _pack(keys: list[tuple]) -> list[int]:
+    """Per key tuple of ints in [-2**63, 2**63) (Python hash values), one non-negative int
+    with the same order: ``_pack(keys)[a] < _pack(keys)[b]`` iff ``keys[a] < keys[b]``."""
+    if not keys:
+        return []
+    width = len(keys[0])
+    if width == 2:
+        return [((a + _OFF) << 64) | (b + _OFF) for a, b in keys]
+    out = []
+    for key in keys:
+        v = 0
+        for x in key:
+            v = (v << 64) | (x + _OFF)
+        out.append(v)
+    return out

@@ -55,6 +55,45 @@ def _fill(skel, refs: list, sdeps: list[int]):
     return skel
 
 
+def _plan(skel: list, perm) -> tuple:
+    """Where :func:`_fill` writes in the list ``skel``: ``(position, q, None)`` for a slot
+    (filled from ``deps[q]``, ``q`` the slot number through ``perm``), ``(position, None,
+    sub-plan)`` for a nested list (copied, as :func:`_fill` copies)."""
+    out = []
+    for p, x in enumerate(skel):
+        tx = type(x)
+        if tx is _Slot:
+            out.append((p, x.k if perm is None else perm[x.k], None))
+        elif tx is list:
+            out.append((p, None, _plan(x, perm)))
+    return tuple(out)
+
+
+def _run(skel: list, plan: tuple, refs: list, deps: list[int]) -> list:
+    """:func:`_fill` of the list ``skel`` by its :func:`_plan` (the same result)."""
+    out = skel.copy()
+    for p, q, sub in plan:
+        out[p] = refs[deps[q]] if sub is None else _run(skel[p], sub, refs, deps)
+    return out
+
+
+def stored_entry(short: str, a_sk, k_sk, meta, perm, has_slots: bool) -> tuple:
+    """The stored form of a call, built once per distinct label: ``(target, args skeleton,
+    kwargs skeleton, meta, args plan, kwargs plan)``. The plans (:func:`_plan`, None when the
+    call references no node, whose skeletons are then stored as they are; ``[perm]`` for a
+    skeleton that is not a list) read node
+    ``deps[perm[k]]`` for slot ``k`` (``perm`` None: ``deps[k]``), ``deps`` being the
+    node's references in the order of the label cache's template."""
+    if not has_slots:
+        return (short, a_sk, k_sk, meta, None, None)
+    return (short, a_sk, k_sk, meta, _plan(a_sk, perm) if type(a_sk) is list else [perm],
+            _plan(k_sk, perm) if type(k_sk) is list else [perm])
+
+
+def _permuted(deps: list[int], perm) -> list[int]:
+    return deps if perm is None else [deps[p] for p in perm]
+
+
 def _short_target(n: fx.Node, gm) -> str:
     if n.op == "call_function":
         return qualified_name(n.target)
@@ -95,9 +134,10 @@ def _node_list(nodes, order, pos, canon_inputs, subs, store, index, mod, kinds):
             placeholder_order.append(p)
             continue
         if st is not None:
-            tgt, a_sk, k_sk, meta, sdeps = st
-            if sdeps:
-                a_sk, k_sk = _fill(a_sk, refs, sdeps), _fill(k_sk, refs, sdeps)
+            (tgt, a_sk, k_sk, meta, pa, pk), deps = st
+            if pa is not None:
+                a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]))
+                k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]))
             canon_nodes.append({"op": n.op, "target": tgt, "args": a_sk, "kwargs": k_sk, "meta": meta,
                                 "inputs": canon_inputs[k]})
             continue

@@ -1,0 +1,174 @@
+"""Keys of the label cache of :func:`passnet_common.canonical.form._labels`: speed only, no rule
+of the canonical form lives here (rules in :mod:`passnet_common.canonical`).
+
+A call node's labels and stored skeleton are a function of (op, target, argument template,
+output metadata): the template keeps every literal and, for each input node, the class of
+its value, which is all the slow path reads of an input. Equal keys reuse the labels built
+for the first node with that key, so a key must never be coarser than what the slow path
+reads. Two templates:
+
+* :func:`template` (the first, kept as it was): plain tuples / lists / dicts of literals,
+  input nodes by value class (None, tensor, tuple/list, other). FX stores nested lists as
+  ``immutable_list`` and keyword arguments as ``immutable_dict``, which it refuses (TypeError).
+* :func:`exact_template` (tried when the first refuses, for every call with keyword
+  arguments, and for every call whose output is not a tensor or None, whose metadata
+  :func:`exact_meta_key` keys): every container by its exact type, floats by ``repr``
+  (``-0.0`` apart from ``0.0``), input nodes by the exact type of their value unless it is
+  None or a tensor (``torch.fx.operator_schemas.normalize_function`` matches overloads on
+  those types). Its keys are tagged, so they never meet the first template's.
+
+The first template is kept exactly as it was, coarse parts included (input nodes by value
+class only, ``0.0`` and ``-0.0`` one key), so that every node it served before is served
+the same way: the cache is an optimisation, and a key that changed which nodes share
+labels could change a hash. Calls it refused were labelled one by one before; the exact
+template gives them the labels the slow path gives them.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.fx as fx
+from torch.fx.immutable_collections import immutable_dict, immutable_list
+
+NODE = fx.Node
+_FLAT = (int, str, bool, type(None), float)
+_MARKS = [("%", c) for c in range(4)]  # a node reference by the value class of the node
+EXACT_TAG = "exact"
+
+
+def template(value, deps: list, index: dict, vclass: list):
+    """Hashable image of an argument with every node replaced by ``("%", value class of
+    that node)``; appends the node indexes to ``deps`` in argument order. Raises TypeError
+    for values that are not plain tuples / lists / dicts of plain literals."""
+    t = type(value)
+    if t is NODE:
+        j = index[value]
+        deps.append(j)
+        return _MARKS[vclass[j]]
+    if t is tuple or t is list:
+        out = [t is tuple]
+        for v in value:
+            tv = type(v)
+            if tv is NODE:
+                j = index[v]
+                deps.append(j)
+                out.append(_MARKS[vclass[j]])
+            elif tv is int:
+                out.append(v)  # a bare int: float and bool literals are tagged below
+            else:
+                out.append(template(v, deps, index, vclass))
+        return tuple(out)
+    if t is int:
+        return value
+    if t in _FLAT:
+        return (t, value)  # keep 1.0 and True apart from the bare int 1
+    if t is dict:
+        return ("dict", *[(k, template(v, deps, index, vclass)) for k, v in value.items()])
+    if t is slice:
+        return ("slice", template(value.start, deps, index, vclass), template(value.stop, deps, index, vclass),
+                template(value.step, deps, index, vclass))
+    if isinstance(value, (torch.dtype, torch.device, torch.memory_format, torch.layout)) or value is Ellipsis:
+        return (t, str(value))
+    raise TypeError("no fast template")
+
+
+_ENUMS = (torch.dtype, torch.device, torch.memory_format, torch.layout)
+
+
+def exact_template(value, deps: list, index: dict, xclass: list):
+    """Like :func:`template`, exact: containers by type (``immutable_list`` and
+    ``immutable_dict`` included, keys in recorded order), floats by ``repr``, input nodes by
+    ``xclass`` (0 None, 1 tensor, else the value's type). Raises TypeError for anything else
+    (symbolic values, tensors, callables ... take the slow path)."""
+    t = type(value)
+    if t is NODE:
+        j = index[value]
+        deps.append(j)
+        return ("%", xclass[j])
+    if t is int:
+        return value
+    if t is float:
+        return (float, repr(value))
+    if t is str or t is bool or value is None:
+        return (t, value)
+    if t is tuple or t is list or t is immutable_list:
+        return (t, *[exact_template(v, deps, index, xclass) for v in value])
+    if t is dict or t is immutable_dict:
+        return (t, *[(k, type(k), exact_template(v, deps, index, xclass)) for k, v in value.items()])
+    if t is slice:
+        return (slice, exact_template(value.start, deps, index, xclass), exact_template(value.stop, deps, index, xclass),
+                exact_template(value.step, deps, index, xclass))
+    if t in _ENUMS or value is Ellipsis:
+        return (t, str(value))
+    raise TypeError("no exact template")
+
+
+_class_of_type: dict = {}
+
+
+def value_classes(val) -> tuple:
+    """``(value class, exact class)`` of a node's example value: (0, 0) None, (1, 1) a
+    tensor, (2, type) a tuple or list, (3, type) anything else (cached per type)."""
+    if val is None:
+        return (0, 0)
+    t = type(val)
+    try:
+        return _class_of_type[t]
+    except KeyError:
+        pass
+    if isinstance(val, torch.Tensor):
+        res = (1, 1)
+    elif isinstance(val, (tuple, list)):
+        res = (2, t)
+    else:
+        res = (3, t)
+    _class_of_type[t] = res
+    return res
+
+
+def meta_key(val, vc: int):
+    """Cache key of a node's output metadata (``vc`` its value class): None, or a tensor's
+    ``(dtype, shape)``; TypeError for anything else (the slow path encodes it)."""
+    if val is None:
+        return None
+    if vc == 1:
+        return (val.dtype, val.shape)
+    raise TypeError("no fast meta key")
+
+
+_SCALAR_META = frozenset({int, bool, float})
+
+
+def exact_meta_key(val):
+    """Cache key of a node's output metadata that is not a tensor: a tuple / list of
+    tensors, Python scalars and such tuples by their types (tensors by dtype and shape), a
+    Python int / bool / float by its type -- exactly what
+    :func:`passnet_common.canonical.labels.encode_meta` reads of it. TypeError for anything
+    else (the slow path encodes it)."""
+    t = type(val)
+    if t in _SCALAR_META:
+        return t
+    if val is None:
+        return None
+    cls = _class_of_type.get(t)
+    if cls is None:
+        cls = value_classes(val)
+    if cls[0] == 1:
+        return (val.dtype, val.shape)
+    if cls[0] == 2 and not (hasattr(val, "dtype") and hasattr(val, "shape")):
+        return (t, *[exact_meta_key(v) for v in val])
+    raise TypeError("no exact meta key")
+
+
+def permutation(template_deps: list[int], got: list[int]):
+    """How ``got`` (node indexes in the order a label's encoding met them) reorders
+    ``template_deps`` (the template's order): None for the identity, a tuple of positions
+    into ``template_deps``, or False when no unambiguous mapping exists (a node repeated
+    while the orders differ)."""
+    if got == template_deps:
+        return None
+    if len(got) != len(template_deps) or len(set(template_deps)) != len(template_deps) \
+            or sorted(got) != sorted(template_deps):
+        return False
+    where = {j: k for k, j in enumerate(template_deps)}
+    return tuple(where[j] for j in got)
