@@ -5,9 +5,12 @@ For each base seed (default 0, 1, 2) this trains the default base (``proxy.base`
 runs the stage ``proxy_compare``'s comparison on it (``pipeline.run_compare``: every method of
 ``proxy.compare.methods`` at every keep ratio, plus :data:`EXTRA_METHODS`). It writes
 ``metrics/bench/proxy_selection_seeds.json``: per method x ratio the mean, sd, min and max over
-the seeds of held-out loss, KL to the base, task accuracy and routing mass kept, the winner by
-``proxy_artifacts.selection.seed_winner`` (the rule ``proxy.prune`` follows), and the measured
-wall / CPU time of each step with the load average. Nothing is asserted.
+the seeds of held-out loss, KL to the base, task accuracy and routing mass kept, the paired
+held-out loss gap of every method to the winner, the winner by
+``proxy_artifacts.selection.seed_winner`` (the rule ``proxy.prune`` follows), per seed the measured
+wall / CPU seconds of each step (base training, statistics, comparison; recorded when the step ran,
+kept across reruns) with the base's final training loss and held-out task exact match, and the load
+average. Nothing is asserted.
 
 The stage ``proxy_base`` trains seed 0 only, so the default ``dvc repro`` budget is unchanged; this
 script costs about three times (``proxy_base`` + ``proxy_stats`` + ``proxy_compare``).
@@ -82,12 +85,12 @@ def run_seed(p: dict, seed: int, work: Path, log: dict) -> dict:
     kb = _key(bp, _code("base"))
     ks = _key(kb, p["stats"], _code("stats"))
     kc = _key(ks, p["prune"], p["eval"], p["compare"], _code("compare"))
-    times = {}
     if keys.get("base") != kb or not (d / "base" / "config.json").exists():
-        keys = {}
-        _, times["base_train_wall_s"], times["base_train_cpu_s"] = _timed(train_base, bp, d / "base")
+        keys = {"times": {}}
+        _, keys["times"]["base_train_wall_s"], keys["times"]["base_train_cpu_s"] = _timed(train_base, bp, d / "base")
         keys["base"] = kb
         keys_f.write_text(json.dumps(keys))
+    times = keys.setdefault("times", {})  # wall / CPU seconds of each step when it ran (kept across reruns)
     sp = dict(p, model={"path": str(d / "base"), "revision": None})
     if keys.get("stats") != ks:
         keys.pop("compare", None)
@@ -99,6 +102,10 @@ def run_seed(p: dict, seed: int, work: Path, log: dict) -> dict:
                                                                     d / "proxies.parquet", d / "selection.json")
         keys["compare"] = kc
         keys_f.write_text(json.dumps(keys))
+    times = dict(times)
+    tl = json.loads((d / "base" / "train_log.json").read_text())
+    times.update(base_final_train_loss=tl["final_loss"], base_task_acc_heldout=tl["task_acc_heldout"],
+                 corpus_sha256=tl["corpus_sha256"])
     log[seed] = times
     return json.loads((d / "selection.json").read_text())
 
@@ -137,6 +144,26 @@ def _table(table: dict, ratios, names, base: dict) -> str:
     return "\n".join(lines)
 
 
+def markdown(ev: dict) -> str:
+    """The seed table of a written JSON as a markdown table (docs/proxies.md): per method and
+    ratio, held-out loss mean +- sd / KL mean / task accuracy mean / routing mass kept mean."""
+    ratios = ev["keep_ratios"]
+    ref = ev["winner"]["reference_ratio"]
+    lines = ["| method | " + " | ".join(f"keep {r}" for r in ratios) + f" | loss - winner's at keep {ref} (paired) |",
+             "|---" * (len(ratios) + 2) + "|"]
+    order = sorted(ev["methods"], key=lambda n: ev[f"r{ref}/{n}"]["heldout_loss"]["mean"])
+    for n in order:
+        cells = []
+        for r in ratios:
+            row = ev[f"r{r}/{n}"]
+            cells.append(f"{row['heldout_loss']['mean']:.3f} +- {row['heldout_loss']['sd']:.3f} / {row['kl']['mean']:.3f}"
+                         f" / {100 * row['task_acc']['mean']:.1f}% / {100 * row['routing_mass_kept']['mean']:.0f}%")
+        name = f"**{n}**" if n == ev["winner"]["method"] else n
+        g = ev[f"r{ref}/{n}"].get("heldout_loss_gap_to_winner") or {"mean": 0.0, "se": 0.0}
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {g['mean']:+.4f} +- {g['se']:.4f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--params", default=str(ROOT / "params.yaml"))
@@ -148,11 +175,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-windows", type=int, help="proxy.eval.windows_per_category")
     ap.add_argument("--task-problems", type=int, help="proxy.eval.task_problems")
     ap.add_argument("--no-extras", action="store_true", help="only proxy.compare.methods")
+    ap.add_argument("--markdown", action="store_true", help="print the table of the --out JSON as markdown; run nothing")
     a = ap.parse_args(argv)
+    if a.markdown:
+        print(markdown(json.loads(Path(a.out).read_text())))
+        return 0
 
     from passnet_common.io import atomic_write_json
     from passnet_common.params import load_params
-    from proxy_artifacts.selection import method_settings, seed_table, seed_winner
+    from proxy_artifacts.selection import method_settings, paired_gap, seed_table, seed_winner
 
     p = copy.deepcopy(load_params(a.params, "proxy"))
     default = copy.deepcopy(p)
@@ -179,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     table = seed_table(summaries, ratios, names)
     win = seed_winner(summaries, ratios, names, ref)
     win["settings"] = method_settings(entries[win["method"]], p["prune"])
+    for r in ratios:  # held-out loss minus the winner's on the same base, mean and standard error over seeds
+        for n in names:
+            g, se = paired_gap(summaries, n, win["method"], r)
+            table[f"r{r}/{n}"]["heldout_loss_gap_to_winner"] = {"mean": g, "se": se}
     scale = {"base_steps": p["base"]["steps"], "train_windows_per_category": p["base"]["train_windows_per_category"],
              "eval_windows_per_category": p["eval"]["windows_per_category"],
              "task_problems": p["eval"]["task_problems"],
@@ -191,13 +226,13 @@ def main(argv: list[str] | None = None) -> int:
            "machine": f"{os.cpu_count()} cores, torch threads {p['base'].get('threads', 1)}",
            "load_average_start_end": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
            "winner": win, **table, "reap_vs_frequency": diag,
-           "cost": {"per_seed_s": {str(s): v for s, v in log.items()}, "total_wall_s": total}}
+           "per_seed": {str(s): v for s, v in log.items()}, "total_wall_s": total}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(a.out, out, indent=1)
     print(_table(table, ratios, names, table["base"]))
     print(f"winner (rule: {win['rule']}): {win['method']} (leader {win['leader']}, tied {win['tied_with_leader']}, "
           f"wins on {win['wins_on_seeds']} seeds); per ratio {win['per_ratio']}")
-    print(f"cost: {json.dumps(out['cost'])}  load {out['load_average_start_end']}")
+    print(f"per seed: {json.dumps(out['per_seed'])}  total {total} s  load {out['load_average_start_end']}")
     return 0
 
 
