@@ -21,7 +21,13 @@ slot); (2) the live experts are clustered into ``round(k * cluster_share)`` clus
 slots are allocated to clusters in proportion to their routing mass (``frequency``) or REAP
 saliency mass (``reap_mass`` = frequency x REAP saliency, the expert's share of the layer's
 gated output norm), largest remainder, capped at the cluster size; (4) inside a cluster the
-members with the highest ``representative`` score (REAP saliency or frequency) are kept. With
+members with the highest ``representative`` score are kept: ``reap`` (the default: REAP
+saliency) or ``frequency`` (the most-routed members, MC-SMoE's dominant expert). REAP saliency is
+a mean over the tokens routed to the expert, so it does not grow with how often the expert is
+routed: the highest-REAP members of a cluster are seldom its most-routed ones, which is why the
+default keeps little of a layer's routing at small keep ratios (23% at keep 0.125 on the 64-expert
+base, frequency top-k 41%). ``frequency`` keeps the routing (42% vs 25% at keep 0.125 over three
+reduced-scale base seeds) but not a lower held-out loss (``docs/proxies.md``). With
 group-limited routing (DeepSeek-V3 ``n_group``), each group is clustered on its own into
 k / n_group clusters so the kept set stays divisible by groups and group membership holds.
 """

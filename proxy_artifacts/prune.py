@@ -117,7 +117,8 @@ def prune_model(
         merge: optional block -> for each kept expert (sorted order) a list of
             (member index, weight): the kept slot becomes the weight-normalised average of its
             members' expert tensors (frequency-weighted merge, HC-SMoE §3.3); routers keep the
-            representative's row.
+            representative's row. A slot whose weights sum to 0 (no member routed a calibration
+            token: no frequency evidence) keeps the kept expert's own tensors.
 
     Returns the same model, with ``config`` updated (expert count, top-k, and the row's MTP keys
     set to 0: transformers v5 builds no MTP module, so the proxy holds none; the lineage records
@@ -153,6 +154,8 @@ def prune_model(
             if merge is not None and b.name in merge:
                 for slot, members in enumerate(merge[b.name]):
                     w = torch.tensor([m[1] for m in members], dtype=torch.float32)
+                    if not float(w.sum()) > 0:  # no routed calibration token: 0/0, keep the slot as sliced
+                        continue
                     w = w / w.sum()
                     src = old.data[torch.tensor([m[0] for m in members], device=old.device)].float()
                     new[slot] = torch.einsum("m,m...->...", w.to(src.device), src).to(old.dtype)

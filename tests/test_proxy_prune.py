@@ -165,12 +165,13 @@ def test_unknown_family_is_named():
 
 
 def test_frequency_weighted_merge():
-    """merge: the kept slot becomes the weight-normalised average of its members' tensors."""
+    """merge: the kept slot becomes the weight-normalised average of its members' tensors; a slot
+    whose members routed no calibration token (weights 0) keeps its own expert, not 0/0 = NaN."""
     base = tiny_model("mixtral")
     a = adapter_for(base.config)
     blocks = moe_blocks(base, a)
     kept = {b.name: [1, 4, 6, 7] for b in blocks}
-    merge = {b.name: [[(1, 3.0), (0, 1.0)], [(4, 1.0)], [(6, 1.0), (2, 1.0), (3, 2.0)], [(7, 5.0)]] for b in blocks}
+    merge = {b.name: [[(1, 3.0), (0, 1.0)], [(4, 1.0)], [(6, 1.0), (2, 1.0), (3, 2.0)], [(7, 0.0), (5, 0.0)]] for b in blocks}
     merged = prune_model(copy.deepcopy(base), kept, merge=merge)
     for b_old, b_new in zip(blocks, moe_blocks(merged, a)):
         for p in a.expert_params:
