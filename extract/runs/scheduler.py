@@ -22,7 +22,9 @@ from extract.runs.attempts import TRANSIENT_ERRORS, _work_dir, attempt_key, port
 
 
 def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
-    """Child-process body: capture one row, write ``graphs/<i>.json`` then ``result.json``."""
+    """Child-process body: capture one row, write ``graphs/<i>.json``, for a transformers row the
+    config attributes its capture read (``config_reads.json``, :mod:`extract.runs.reads_dedupe`),
+    then ``result.json``."""
     import warnings
 
     warnings.filterwarnings("ignore")  # Python warnings only: Dynamo's log records are collected by the capture
@@ -32,11 +34,9 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
         transformers.logging.set_verbosity_error()
     except ImportError:
         pass
-    from extract.capture import capture_row
-    from passnet_common.record import describe_graph
-
-    from extract.capture import config_reads
+    from extract.capture import capture_row, config_reads
     from extract.runs.reads_dedupe import READS_FILE
+    from passnet_common.record import describe_graph
 
     row, capture = arg
     if row.get("library") == "graphnet":  # a GraphNet sample: its model.py, static-checked, in this child

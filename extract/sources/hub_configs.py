@@ -34,6 +34,12 @@ same treatment. The key is conservative: keeping a key can only miss a dedupe (o
 capture), dropping a graph-relevant key would merge different graphs; the capture's own
 graph hash stays the ground truth.
 
+This key decides only which Hub repos the crawl keeps as representatives
+(``hub_configs.jsonl``). In the pipeline, the catalog merges equal configs (provenance aside,
+:func:`extract.sources.catalog.dedupe_key`) and the capture stage merges configs of one
+architecture by the attributes a capture of it actually read (:mod:`extract.runs.reads_dedupe`),
+for every source.
+
 Corpus: ``extract/sources/hub_data/real_configs.jsonl.gz`` holds the real configs (one JSON object a
 line: ``{"name", "source_repo", "source_path", "config"}``); ``hub_data/MANIFEST.md`` lists
 source repository and path per config.
