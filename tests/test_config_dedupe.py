@@ -111,6 +111,26 @@ def test_waves_merge_on_the_representatives_reads():
     assert dd.duplicate_of == {}
 
 
+def test_merge_records_apply_only_while_the_representative_is_unchanged(tmp_path):
+    from extract.runs.attempts import _work_dir, attempt_key
+    from extract.runs.reads_dedupe import recorded_reads, with_duplicates, write_merge
+
+    a, b = _row("local:a", LLAMA), _row("local:b", dict(LLAMA, tokenizer_class="Other"))
+    write_merge(_work_dir(tmp_path, attempt_key(b, {})), "local:a", attempt_key(a, {}))
+    assert [r.get("duplicate_of") for r in with_duplicates([a, b], {}, tmp_path)] == [None, "local:a"]
+    a2 = _row("local:a", dict(LLAMA, hidden_size=64))  # the representative's config changed: stale record
+    assert [r.get("duplicate_of") for r in with_duplicates([a2, b], {}, tmp_path)] == [None, None]
+    wd = _work_dir(tmp_path, attempt_key(a, {}))
+    wd.mkdir(parents=True)
+    (wd / "config_reads.json").write_text(json.dumps({"reads": ["hidden_size"], "forward_runs": 0}))
+    (wd / "result.json").write_text(json.dumps({"status": "ok"}))
+    assert recorded_reads(wd) is None  # the eager forward did not finish: represents nothing
+    (wd / "config_reads.json").write_text(json.dumps({"reads": ["hidden_size"], "forward_runs": 1}))
+    assert recorded_reads(wd) == ["hidden_size"]
+    (wd / "result.json").write_text(json.dumps({"status": "failed"}))
+    assert recorded_reads(wd) is None
+
+
 def test_catalog_key_is_the_whole_config_without_provenance(tmp_path):
     from extract.sources.catalog import build_catalog
 
