@@ -169,7 +169,8 @@ def test_capture_stage_dedupes_on_reads_and_keeps_clip_eos_apart(tmp_path):
     assert counts["ran"] == 3 and counts["duplicates_by_reads"] == 1 and counts["waves"] == 2
     assemble(rows, capture, tmp_path / "work", tmp_path / "out", tmp_path / "store")
     models = {r["name"]: r for r in pq.read_table(tmp_path / "out" / "models.parquet").to_pylist()}
-    assert models["llama_b.json"]["duplicate_of"] == models["llama_a.json"]["model_id"]
+    a, b = sorted((models["llama_a.json"], models["llama_b.json"]), key=lambda r: r["model_id"])
+    assert (a["duplicate_of"], b["duplicate_of"]) == (None, a["model_id"])  # the later model_id reuses the first
     assert models["clip_eos2.json"]["duplicate_of"] is None and models["clip_eos49407.json"]["duplicate_of"] is None
     graphs = pq.read_table(tmp_path / "out" / "graphs.parquet").to_pylist()
     by = {}
