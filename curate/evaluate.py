@@ -330,7 +330,7 @@ def add_score_parser(sub) -> None:
     s = sub.add_parser("score", help="score candidates (S_t / ES_t) on a task set")
     s.add_argument("--tasks", default=None, help="task set: builtin, or a folder from the curate stage")
     s.add_argument("--candidate", action="append", default=None, help="name=spec (repeatable); default: params")
-    s.add_argument("--params", default="params.yaml")
+    s.add_argument("--params", default=None, help="params file (default: params.yaml when present)")
     s.add_argument("--out", default="data/score")
     s.add_argument("--plots", default="plots")
     s.add_argument("--metrics", default="metrics/score.json")
@@ -344,7 +344,8 @@ def score_main(args: argparse.Namespace) -> int:
     from passnet_common.params import load_params
     from passnet_common.schema import to_table
 
-    cfg = load_params(args.params, "score") if Path(args.params).exists() else {}
+    # an explicit --params must exist (load_params names it); without the flag, a missing params.yaml means defaults
+    cfg = load_params(args.params or "params.yaml", "score") if args.params or Path("params.yaml").exists() else {}
     p, b = float(cfg.get("p", 0.1)), float(cfg.get("b", 0.1))
     conventions = list(cfg.get("conventions", ["paper", "graphnet"]))
     default_conv = cfg.get("convention", "paper")

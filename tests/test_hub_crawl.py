@@ -67,9 +67,10 @@ def test_graph_config_hash_ignores_only_non_graph_keys():
     from extract.sources.hub_configs import model_reads
 
     base = dict(next(e["config"] for e in load_corpus() if not model_reads(e["config"].get("model_type"))))
-    same = dict(base, _name_or_path="someone/else", transformers_version="4.99.0", eos_token_id=[1, 2],
-                torch_dtype="float16")
+    same = dict(base, _name_or_path="someone/else", transformers_version="4.99.0", eos_token_id=[1, 2])
     assert graph_config_hash(same) == graph_config_hash(base)
+    # transformers builds the model in config.dtype (_from_config): a float16 fine-tune is another graph
+    assert graph_config_hash(dict(base, torch_dtype="float16")) != graph_config_hash(dict(base, torch_dtype="float32"))
     labels = dict(base, id2label={"0": "A", "1": "B"})
     renamed = dict(base, id2label={"0": "x", "1": "y"})
     assert graph_config_hash(labels) == graph_config_hash(renamed)  # names do not reach the graph

@@ -64,11 +64,28 @@ def test_score_command_end_to_end(tmp_path):
     assert {"ES_t_vs_dynamo@t=-5", "AS_vs_dynamo"} <= set(m["candidates"]["eager"]["paper"]) and m["ranking_vs_dynamo"]
 
 
-def test_score_command_on_a_graphnet_log(tmp_path, capsys):
+def test_score_command_on_a_graphnet_log(tmp_path, capsys, monkeypatch):
     from tests.test_score_formulas import GRAPHNET_LOG, _allclose_lines
 
     log = tmp_path / "bench.log"
     log.write_text(GRAPHNET_LOG.format(allclose=_allclose_lines()))
-    assert score_main(_args(["--log", str(log), "--params", str(tmp_path / "none.yaml")])) == 0
+    monkeypatch.chdir(tmp_path)  # no --params and no ./params.yaml: the defaults
+    assert score_main(_args(["--log", str(log)])) == 0
     out = capsys.readouterr().out
     assert "graphnet  t=  3" in out and "paper     t= -5" in out
+
+
+def test_score_with_a_missing_explicit_params_file_is_one_error_line(tmp_path, capsys, monkeypatch):
+    """``--params <missing>`` is an error naming the file (exit 2), not the defaults in silence."""
+    from curate.__main__ import main
+    from passnet_common.cli import run_cli
+    from tests.test_score_formulas import GRAPHNET_LOG, _allclose_lines
+
+    log = tmp_path / "bench.log"
+    log.write_text(GRAPHNET_LOG.format(allclose=_allclose_lines()))
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "nope.yaml"
+    assert run_cli(lambda: main(["score", "--log", str(log), "--params", str(missing)])) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [f"error: params file {missing} not found (give --params PATH)"]
+    assert "t=" not in captured.out  # nothing was scored

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import torch
 
 from passnet_common.record import buffer_stats
+from extract.capture import config_reads
 from extract.capture.inputs import hf_inputs, vision_inputs
 
 
@@ -243,14 +244,16 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
         if reduced:
             config = reduce_depth(config, int(capture.get("fallback_layers", 2)))
         cfg = _hf_config(config)
+        config_reads.track(cfg)  # what building the model and its inputs read (when a recorder is current)
         arch = row.get("architecture")
-        with init_on_device(device):
-            if arch:
-                model = getattr(transformers, arch)._from_config(cfg)
-            else:
-                model = transformers.AutoModel.from_config(cfg)
-        model.eval()
-        kwargs, spec = hf_inputs(model, cfg, capture, device)
+        with config_reads.active():
+            with init_on_device(device):
+                if arch:
+                    model = getattr(transformers, arch)._from_config(cfg)
+                else:
+                    model = transformers.AutoModel.from_config(cfg)
+            model.eval()
+            kwargs, spec = hf_inputs(model, cfg, capture, device)
         return model, (), kwargs, spec
     if lib == "timm":
         import timm

@@ -15,6 +15,7 @@ import torch
 import torch.fx as fx
 
 from passnet_common.record import CapturedGraph
+from extract.capture import config_reads
 from extract.capture.completeness import _LogCollector, account_ops, assess_completeness
 
 
@@ -195,7 +196,10 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
     counts = None
     if account:
         try:
-            counts = account_ops(model, args, kwargs, runs)
+            with config_reads.active() as rec:  # the eager run reads what forward reads (extract/capture/config_reads.py)
+                counts = account_ops(model, args, kwargs, runs)
+                if rec is not None:
+                    rec.forward_runs += 1
         except Exception as exc:  # noqa: BLE001 - recorded: the capture is then not proven complete
             counts = exc
     meta = any(isinstance(t, torch.Tensor) and t.device.type == "meta"

@@ -20,6 +20,7 @@ from passnet_common.io import atomic_write_json, canonical_json, write_parquet
 from passnet_common.schema import to_table
 from extract.runs.scheduler import _failure
 from extract.runs.attempts import _work_dir, attempt_key, code_hash
+from extract.runs.reads_dedupe import with_duplicates
 
 
 def failure_summary(ext_rows: list[dict]) -> dict:
@@ -36,8 +37,9 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
     """Write ``models``/``extractions``/``graphs`` Parquet tables and the graph store.
 
     Rows are sorted by model_id (and graph index), so identical inputs give identical
-    files. A row with ``duplicate_of`` gets the extraction and graphs of that row (captured
-    once). The tables hold what defines the dataset only: run bookkeeping (attempts, wall and
+    files. A row with ``duplicate_of`` (the catalog's, or a merge of the capture stage,
+    :func:`extract.runs.reads_dedupe.with_duplicates`) gets the extraction and graphs of that
+    row (captured once). The tables hold what defines the dataset only: run bookkeeping (attempts, wall and
     CPU seconds) stays in the work folder (``result.json``, ``timings.jsonl``), so a run that
     needed a retry gives the same bytes as one that did not. Returns summary counts.
     """
@@ -47,6 +49,7 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
     if store.exists():
         shutil.rmtree(store)
     store.mkdir(parents=True)
+    rows = with_duplicates(rows, capture, work)  # configs merged by what their architecture's capture read
     ext_rows, graph_rows = [], []
     versions = {"torch_version": torch.__version__}
     by_id = {r["model_id"]: r for r in rows}

@@ -22,7 +22,9 @@ from extract.runs.attempts import TRANSIENT_ERRORS, _work_dir, attempt_key, port
 
 
 def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
-    """Child-process body: capture one row, write ``graphs/<i>.json`` then ``result.json``."""
+    """Child-process body: capture one row, write ``graphs/<i>.json``, for a transformers row the
+    config attributes its capture read (``config_reads.json``, :mod:`extract.runs.reads_dedupe`),
+    then ``result.json``."""
     import warnings
 
     warnings.filterwarnings("ignore")  # Python warnings only: Dynamo's log records are collected by the capture
@@ -32,7 +34,8 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
         transformers.logging.set_verbosity_error()
     except ImportError:
         pass
-    from extract.capture import capture_row
+    from extract.capture import capture_row, config_reads
+    from extract.runs.reads_dedupe import READS_FILE
     from passnet_common.record import describe_graph
 
     row, capture = arg
@@ -45,7 +48,10 @@ def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
 
         res = capture_module(row, capture)
     else:
-        res = capture_row(row, capture)
+        with config_reads.recording() as rec:  # the config attributes the capture reads (extract/runs/reads_dedupe.py)
+            res = capture_row(row, capture)
+        if row.get("library") == "transformers":
+            atomic_write_json(out_dir / READS_FILE, {"reads": sorted(rec.reads), "forward_runs": rec.forward_runs})
     gdir = out_dir / "graphs"
     if gdir.exists():
         shutil.rmtree(gdir)
@@ -261,7 +267,50 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
                 worker_options: dict | None = None, preload: bool = True,
                 cpu_budget_s: float | None = None, hang_s: float | None = None, retries: int = 1,
                 retry_scale: float = 2.0) -> dict:
-    """Capture every row not already done.
+    """Capture every row not already done, in waves that merge configs by what their
+    architecture's capture read (:class:`extract.runs.reads_dedupe.ReadsDedupe`): a row that
+    agrees with a captured row of its architecture on every config attribute that capture read
+    is not captured; ``counts["duplicate_of"]`` maps it to that row (give the rows to
+    :func:`extract.runs.reads_dedupe.with_duplicates`, which :func:`extract.runs.assemble.assemble`
+    applies, reads the merges back from the work folder). Each wave is one
+    :func:`capture_wave` with the same arguments; a catalog with one row per architecture (the
+    default catalog) is one wave.
+
+    Returns:
+        counts of :func:`capture_wave` summed over the waves, plus ``waves``,
+        ``duplicates_by_reads`` (also counted in ``duplicates``) and ``duplicate_of``.
+    """
+    from extract.runs.reads_dedupe import ReadsDedupe, clear_merge, recorded_reads, write_merge
+
+    dd = ReadsDedupe(rows)
+    wave = dd.first_wave()
+    total: dict = {}
+    while wave:
+        c = capture_wave(wave, capture, work, workers, timeout_s, mem_cap_gb, retry_failed=retry_failed,
+                         progress=progress, retry_transient=retry_transient, warm=warm and not total,
+                         executor=executor, ray_params=ray_params, schedule=schedule, worker_options=worker_options,
+                         preload=preload and not total, cpu_budget_s=cpu_budget_s, hang_s=hang_s, retries=retries,
+                         retry_scale=retry_scale)
+        total = {k: total.get(k, 0) + c.get(k, 0) for k in sorted(total.keys() | c.keys())} if total else c
+        wave = dd.next_wave(lambda r: recorded_reads(_work_dir(work, attempt_key(r, capture))))
+        for r in wave:
+            clear_merge(_work_dir(work, attempt_key(r, capture)))
+    by_id = {r["model_id"]: r for r in rows}
+    for mid, rep in dd.duplicate_of.items():
+        write_merge(_work_dir(work, attempt_key(by_id[mid], capture)), rep, attempt_key(by_id[rep], capture))
+    total["duplicates"] = total.get("duplicates", 0) + len(dd.duplicate_of)
+    total.update(waves=dd.waves, duplicates_by_reads=len(dd.duplicate_of), duplicate_of=dict(dd.duplicate_of))
+    return total
+
+
+def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, timeout_s: float,
+                 mem_cap_gb: float | None, retry_failed: bool = False, progress: bool = True,
+                 retry_transient: bool = True, warm: bool = True, executor: str = "local",
+                 ray_params: dict | None = None, schedule: str = "longest_first",
+                 worker_options: dict | None = None, preload: bool = True,
+                 cpu_budget_s: float | None = None, hang_s: float | None = None, retries: int = 1,
+                 retry_scale: float = 2.0) -> dict:
+    """Capture every row of ``rows`` not already done (one wave of :func:`capture_all`).
 
     A row whose previous attempt ended ``ok``/``incomplete`` or failed for a reason of the
     model is kept; ``timeout``/``oom``/``hang`` failures (:data:`TRANSIENT_ERRORS`) are retried

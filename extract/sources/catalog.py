@@ -17,10 +17,11 @@ Sources (DESIGN.md §3 identifiers):
     ``module:<file stem>``.
 
 Config-level dedupe before capture, for every source (:func:`dedupe_configs`): rows that
-would build the same model (same library, architecture and graph config,
-:func:`extract.sources.hub_configs.graph_config_hash`; a module file by its bytes) are
-captured once; the others name it in ``duplicate_of`` and receive its graphs when the tables
-are assembled.
+would build the same model (same library, architecture and config, provenance strings left
+out; a module file by its bytes) are captured once; the others name it in ``duplicate_of`` and
+receive its graphs when the tables are assembled. Configs of one architecture that differ only
+in attributes its model never reads are merged in the capture stage, from the attributes that
+architecture's first capture read (:mod:`extract.runs.reads_dedupe`).
 
 A config dict from any origin (a local file, a Hub download, the library defaults) goes
 through :func:`row_from_hf_config`, the single code path that later also serves the Hub
@@ -116,19 +117,28 @@ def build_catalog(params: dict) -> list[dict]:
 
 
 def dedupe_key(row: dict) -> str:
-    """What decides the model a row builds: library, architecture and, for transformers rows,
-    the graph config (:func:`extract.sources.hub_configs.graph_config_hash` of ``config_json``:
-    provenance and generation-only keys dropped); ``config_hash`` for the other libraries (a
-    module file: its bytes; timm / torchvision: name and arguments). A row the catalog could
-    not read keys on its own id (never merged)."""
+    """What decides the model a row builds, before anything is captured: library, architecture
+    and the whole config (``config_hash``; for a transformers config, the config without the
+    provenance strings ``save_pretrained`` writes, :data:`extract.sources.rows.PROVENANCE`:
+    ``_name_or_path``, ``transformers_version``, ``_commit_hash``; a module file: its bytes;
+    timm / torchvision: name and arguments). Configs that differ in anything else are merged,
+    if at all, by the capture stage from what their architecture's capture read
+    (:mod:`extract.runs.reads_dedupe`), not by a list of keys assumed unread. A row the catalog
+    could not read keys on its own id (never merged)."""
+    import hashlib
     import json
 
-    from extract.sources.hub_configs import graph_config_hash
+    from extract.sources.rows import PROVENANCE
 
     if row.get("catalog_error_class") or not row.get("config_json"):
         return f"{row.get('library')}|{row['model_id']}|{row['config_hash']}"
-    cfg = json.loads(row["config_json"])
-    h = graph_config_hash(cfg) if isinstance(cfg, dict) and row.get("library") == "transformers" else row["config_hash"]
+    h = row["config_hash"]
+    if row.get("library") == "transformers":
+        cfg = json.loads(row["config_json"])
+        if isinstance(cfg, dict):
+            cfg = {k: v for k, v in cfg.items() if k not in PROVENANCE}
+            h = hashlib.sha256(json.dumps(cfg, sort_keys=True, separators=(",", ":"), allow_nan=True, default=str,
+                                          ensure_ascii=False).encode()).hexdigest()
     return f"{row.get('library')}|{row.get('architecture')}|{h}"
 
 

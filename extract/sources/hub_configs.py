@@ -17,9 +17,11 @@ in keys that cannot change the FX graph of the model built from the config get t
   ``generate()`` only (a forward pass with ``input_ids`` and no labels does not use them);
 * ``finetuning_task`` (a label) and ``id2label``/``label2id``, replaced by their *count*
   ``num_labels``: label names do not reach the graph, the number of labels sets the
-  classifier's output size and stays in the key;
-* ``torch_dtype``/``dtype``: the capture builds every model in float32 from the config
-  (``extract.capture``), so the stored dtype does not shape the captured graph.
+  classifier's output size and stays in the key.
+
+``torch_dtype``/``dtype`` are KEPT (key version 3): transformers' ``_from_config`` builds the
+model in ``config.dtype`` (a ``bfloat16`` config gives ``bfloat16`` parameters and graph), so a
+float32 and a bfloat16 fine-tune are two graphs.
 
 A key of the list is kept after all when the model type's modeling code reads it from the
 config (:func:`model_reads`): CLIP's text forward branches on ``eos_token_id`` (the legacy
@@ -31,6 +33,12 @@ literal of the graph. Nested sub-configs (``text_config``, ``vision_config``, ..
 same treatment. The key is conservative: keeping a key can only miss a dedupe (one extra
 capture), dropping a graph-relevant key would merge different graphs; the capture's own
 graph hash stays the ground truth.
+
+This key decides only which Hub repos the crawl keeps as representatives
+(``hub_configs.jsonl``). In the pipeline, the catalog merges equal configs (provenance aside,
+:func:`extract.sources.catalog.dedupe_key`) and the capture stage merges configs of one
+architecture by the attributes a capture of it actually read (:mod:`extract.runs.reads_dedupe`),
+for every source.
 
 Corpus: ``extract/sources/hub_data/real_configs.jsonl.gz`` holds the real configs (one JSON object a
 line: ``{"name", "source_repo", "source_path", "config"}``); ``hub_data/MANIFEST.md`` lists
@@ -48,7 +56,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-GRAPH_KEY_VERSION = 2  # 2: keys the model's code reads are kept (model_reads)
+GRAPH_KEY_VERSION = 3  # 2: keys the model's code reads are kept (model_reads); 3: dtype kept
 
 IGNORED_KEYS = frozenset({
     "_name_or_path", "transformers_version", "_commit_hash", "_attn_implementation_autoset",
@@ -56,16 +64,14 @@ IGNORED_KEYS = frozenset({
     "forced_eos_token_id", "sep_token_id", "task_specific_params", "max_length", "min_length",
     "do_sample", "early_stopping", "num_beams", "num_beam_groups", "temperature", "top_k", "top_p",
     "typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
-    "num_return_sequences", "diversity_penalty", "finetuning_task", "torch_dtype", "dtype",
+    "num_return_sequences", "diversity_penalty", "finetuning_task",
 })
 
 CORPUS_PATH = Path(__file__).parent / "hub_data" / "real_configs.jsonl.gz"
 
 
-# Keys the capture itself decides (every model is built in float32): never part of the key even
-# when modeling code reads them.
-CAPTURE_DECIDED = frozenset({"torch_dtype", "dtype", "_name_or_path", "transformers_version", "_commit_hash",
-                             "_attn_implementation_autoset"})
+# Provenance keys: never part of the key even when modeling code mentions them.
+CAPTURE_DECIDED = frozenset({"_name_or_path", "transformers_version", "_commit_hash", "_attn_implementation_autoset"})
 
 
 @lru_cache(maxsize=None)

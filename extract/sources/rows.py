@@ -16,6 +16,13 @@ from typing import Any
 from extract.sources.repairs import repair_config
 
 
+# Provenance strings ``save_pretrained`` writes into a config: kept on the model as text
+# (``model.name_or_path``), never a value of its graph. The config dedupe leaves them out, in the
+# catalog (:func:`extract.sources.catalog.dedupe_key`) and in the capture stage's key
+# (:func:`extract.capture.config_reads.reads_key`).
+PROVENANCE = frozenset({"_name_or_path", "name_or_path", "transformers_version", "_commit_hash"})
+
+
 def config_to_json(config: dict) -> str:
     """Canonical JSON of a config (sorted keys; NaN/Infinity kept as Python's json writes them)."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=True, default=str, ensure_ascii=False)
