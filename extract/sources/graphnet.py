@@ -22,7 +22,9 @@ Import, safely:
   in the process that runs it: only an isolated child (the extract stage's forked worker with
   its timeout and memory cap, or ``python -m extract.sources.graphnet`` for :func:`capture_sample`),
   device literals rewritten to ``meta`` and meta tensors built from the weight meta,
-  symbolic dims fixed to their example values;
+  symbolic dims fixed to their example values (the rewrites of the source live in
+  :mod:`extract.sources.graphnet_source`; which tensors are real instead is the retry ladder of
+  :func:`capture_graph`);
 * the child re-traces ``GraphModule`` with our capture's Dynamo backend
   (:func:`extract.capture.dynamo.dynamo_capture`), as GraphNet re-traces a sample for its own hash
   (``torch.fx.symbolic_trace`` would constant-fold literal-only ops such as
