@@ -290,9 +290,10 @@ def capture_graph(sample: str | Path):
     example values); kinds by name (``_parameters_`` -> parameter, ``_buffers_`` -> buffer,
     else input), parameters as ``nn.Parameter``; the module is re-traced by
     :func:`extract.capture.dynamo.dynamo_capture` (our capture's backend and Dynamo settings).
-    Retries, each once, by the kind of failure: ``.item()`` on a meta tensor -> the next level
-    of real tensors of :func:`_forward_args` (level 1 -> 2 also on a device mismatch); a plain
-    meta tensor reaching an op (:data:`_NON_FAKE`) -> :func:`_lenient_fake`. Anything else is raised.
+    Retries, each once, by the kind of failure: ``.item()`` on a meta tensor or a device
+    mismatch -> the next level of real tensors of :func:`_forward_args` (levels 1, 2, 0 when the
+    program reads values, :func:`value_read_args`; else 0, 2); a plain meta tensor reaching an op
+    (:data:`_NON_FAKE`) -> :func:`_lenient_fake`. Anything else is raised.
 
     Returns:
         ``(graph, input_spec, param_count, completeness)``: an
@@ -332,17 +333,20 @@ def capture_graph(sample: str | Path):
     from extract.capture import dynamo_capture
 
     metas = [by_name[n] for n in names]
-    level, lenient = 0, False
-    while True:  # the retry ladder (_forward_args levels, _lenient_fake); each step once
-        args, spec, n_params = _forward_args(torch, metas, level, reads)
+    # Levels of real tensors to try (_forward_args). With value reads, level 0 cannot run them
+    # (``.item()`` of a meta tensor when the compiled graph runs, after a whole trace), so the
+    # ladder starts at 1; 0 comes last in case value_read_args flagged a tensor used in ops.
+    ladder, lenient = ([1, 2, 0] if reads else [0, 2]), False
+    while True:  # each step once; a plain meta tensor reaching an op -> _lenient_fake, same level
+        args, spec, n_params = _forward_args(torch, metas, ladder[0], reads)
         try:
             with _lenient_fake(lenient):
                 graphs = dynamo_capture(model, tuple(args))
             break
         except Exception as exc:  # noqa: BLE001 - a retry for the kinds below, else re-raised
-            if level < 2 and (_caused_by(exc, "cannot be called on meta tensors")
-                              or (level == 1 and _caused_by(exc, "device mismatch"))):
-                level += 1  # level 1 makes real a subset of what level 2 does: never worse
+            if len(ladder) > 1 and (_caused_by(exc, "cannot be called on meta tensors")
+                                    or _caused_by(exc, "device mismatch")):
+                ladder.pop(0)
             elif _caused_by(exc, _NON_FAKE) and not lenient:
                 lenient = True
             else:
