@@ -8,7 +8,9 @@ from the capture params (``batch_size``, ``seq_len``). Multimodal families get t
 layouts: image tiles (Mllama with ``aspect_ratio_ids``; the Idefics3 family with a tile or
 pixel ``pixel_attention_mask``), video clips (``pixel_values_videos``), Q-Former prompts,
 and one image/video token per feature row spliced into ``input_ids`` (counted from the
-config, or from the model's own ``get_video_features`` run on fake tensors). All inputs
+config, or from the model's own ``get_video_features`` run on fake tensors), Qwen2-VL style
+vision towers on their own (packed patches with ``grid_thw``), keypoint matchers' image pairs
+``[b, 2, C, H, W]`` and LXMERT's detector region features and boxes. All inputs
 are shapes first: whatever a model derives from input values (token counts) is made
 consistent by construction, so the same rules hold on the meta device. timm and
 torchvision models take images (or video clips, image pairs for optical flow, image lists
