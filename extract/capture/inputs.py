@@ -8,7 +8,9 @@ from the capture params (``batch_size``, ``seq_len``). Multimodal families get t
 layouts: image tiles (Mllama with ``aspect_ratio_ids``; the Idefics3 family with a tile or
 pixel ``pixel_attention_mask``), video clips (``pixel_values_videos``), Q-Former prompts,
 and one image/video token per feature row spliced into ``input_ids`` (counted from the
-config, or from the model's own ``get_video_features`` run on fake tensors). All inputs
+config, or from the model's own ``get_video_features`` run on fake tensors), Qwen2-VL style
+vision towers on their own (packed patches with ``grid_thw``), keypoint matchers' image pairs
+``[b, 2, C, H, W]`` and LXMERT's detector region features and boxes. All inputs
 are shapes first: whatever a model derives from input values (token counts) is made
 consistent by construction, so the same rules hold on the meta device. timm and
 torchvision models take images (or video clips, image pairs for optical flow, image lists
@@ -28,8 +30,9 @@ import torch
 
 from extract.capture.synth import UnsupportedInput, _get, _make, _size2
 from extract.capture.multimodal import (
-    CLASSES_PER_IMAGE, VIDEO_FRAMES, _codec_channels, _documented_shapes, _full_tile_ratio_id, _grid_patches,
-    _grid_vision, _insert_image_tokens, _naflex, _num_patches, _tile_kind, _video_frames, _video_lm,
+    CLASSES_PER_IMAGE, VIDEO_FRAMES, VISUAL_OBJECTS, _codec_channels, _documented_shapes, _full_tile_ratio_id,
+    _grid_patches, _grid_tower, _grid_vision, _image_pairs, _insert_image_tokens, _naflex, _num_patches, _tile_kind,
+    _video_frames, _video_lm,
 )
 
 
@@ -85,6 +88,8 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
         wanted.append("global_attention_mask")
     if "image_grid_thw" in params and _grid_vision(config):
         wanted += ["pixel_values", "image_grid_thw"] + (["mm_token_type_ids"] if "mm_token_type_ids" in params else [])
+    if "visual_feats" in params and _get(config, "visual_feat_dim") is not None:
+        wanted += [n for n in ("visual_feats", "visual_pos") if n in params]  # LXMERT: optional by signature only
     if "past_values" in wanted:
         wanted += [n for n in ("past_time_features", "past_observed_mask") if n in required]
     tiles = _tile_kind(model, config, params)
@@ -125,7 +130,11 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
         elif name == "pixel_values" and _grid_vision(config) and "image_grid_thw" in params:
             t, h, w, dim = _grid_patches(config)
             kwargs[name] = _make(spec, name, [b * t * h * w, dim], torch.float32, "pixel_patches", device, gen=gen)
-        elif name == "image_grid_thw":
+        elif name in ("hidden_states", "pixel_values") and _grid_tower(config, params):
+            # a Qwen2-VL style tower alone: packed patches [b * t * h * w, C * tp * p * p] with grid_thw
+            t, h, w, dim = _grid_patches(config)
+            kwargs[name] = _make(spec, name, [b * t * h * w, dim], torch.float32, "pixel_patches", device, gen=gen)
+        elif name == "image_grid_thw" or (name == "grid_thw" and _grid_tower(config, params)):
             t, h, w, _ = _grid_patches(config)
             grid = _make(spec, name, [b, 3], torch.long, "patch_grid", device, fill=0)
             if grid.device.type != "meta":
@@ -214,6 +223,19 @@ def hf_inputs(model: torch.nn.Module, config: Any, capture: dict, device) -> tup
             h, w = _size2(_get(config, "image_size", "crop_size", "img_size", default=224))
             c = int(_get(config, "num_channels", "in_channels", default=3))
             kwargs[name] = _make(spec, name, [b, t, c, h, w], torch.float32, "video", device, gen=gen)
+        elif name == "pixel_values" and _image_pairs(model):
+            # keypoint matchers: [b, 2, C, H, W], the two images to match
+            h, w = _size2(_get(config, "image_size", "img_size", default=224))
+            c = int(_get(config, "num_channels", "in_channels", default=3))
+            kwargs[name] = _make(spec, name, [b, 2, c, h, w], torch.float32, "image_pair", device, gen=gen)
+        elif name == "visual_feats" and _get(config, "visual_feat_dim") is not None:
+            # LXMERT: region features [b, objects, visual_feat_dim] of an object detector
+            kwargs[name] = _make(spec, name, [b, VISUAL_OBJECTS, int(_get(config, "visual_feat_dim"))], torch.float32,
+                                 "region_features", device, gen=gen)
+        elif name == "visual_pos" and _get(config, "visual_pos_dim") is not None:
+            # their boxes, normalised to [0, 1] (x0, y0, x1, y1)
+            kwargs[name] = _make(spec, name, [b, VISUAL_OBJECTS, int(_get(config, "visual_pos_dim"))], torch.float32,
+                                 "boxes", device, low=0.0, high=1.0, fill=0.5)
         elif name == "pixel_values":
             h, w = _size2(_get(config, "image_size", "img_size", default=224))
             c = int(_get(config, "num_channels", "in_channels", default=3))

@@ -156,16 +156,44 @@ def _grid_vision(config: Any) -> bool:
 GRID_THW = (1, 8, 8)
 
 
+def _grid_tower(config: Any, params: Any) -> bool:
+    """A Qwen2-VL style vision tower on its own (its config is the vision config: no
+    ``vision_config``): packed patches (``hidden_states``, Qwen2.5-VL; ``pixel_values``,
+    Cosmos3-Edge's SigLIP2 tower) with a ``grid_thw`` patch grid, ``spatial_merge_size`` and
+    ``patch_size`` in the config (``temporal_patch_size`` optional: 1 without)."""
+    return "grid_thw" in params and getattr(config, "vision_config", None) is None \
+        and isinstance(getattr(config, "spatial_merge_size", None), int) \
+        and isinstance(getattr(config, "patch_size", None), int)
+
+
 def _grid_patches(config: Any) -> tuple[int, int, int, int]:
     """``(t, h, w, dim)``: the patch grid of :data:`GRID_THW` (h, w rounded to the merge
-    size) and the flattened patch size ``C * temporal_patch * patch * patch``."""
-    vc = config.vision_config
+    size) and the flattened patch size ``C * temporal_patch * patch * patch``, from
+    ``config.vision_config`` or, for a tower on its own (:func:`_grid_tower`), ``config``."""
+    vc = getattr(config, "vision_config", None) or config
     merge = int(vc.spatial_merge_size)
     t, h, w = GRID_THW
     h, w = max(merge, h - h % merge), max(merge, w - w % merge)
     c = int(getattr(vc, "in_channels", None) or getattr(vc, "in_chans", None) or getattr(vc, "num_channels", None) or 3)
     p = int(vc.patch_size)
-    return t, h, w, c * int(vc.temporal_patch_size) * p * p
+    tp = getattr(vc, "temporal_patch_size", None)
+    return t, h, w, c * (int(tp) if isinstance(tp, int) else 1) * p * p
+
+
+# Region features per image of LXMERT-style models (``visual_feats`` / ``visual_pos``): the 36
+# Faster R-CNN boxes per image of LXMERT's pre-training (Tan & Bansal 2019, section 3.1).
+VISUAL_OBJECTS = 36
+
+
+def _image_pairs(model: Any) -> bool:
+    """Keypoint matchers (EfficientLoFTR, SuperGlue, LightGlue) take ``pixel_values`` as image
+    pairs ``[b, 2, C, H, W]``: the model's modeling module defines a ``...ForKeypointMatching``
+    class (a matcher family; the base model of the family takes the same pairs)."""
+    import sys
+
+    module = sys.modules.get(type(model).__module__)
+    return module is not None and any(isinstance(o, type) and n.endswith("ForKeypointMatching")
+                                      for n, o in vars(module).items())
 
 
 def _naflex(config: Any) -> bool:

@@ -22,7 +22,9 @@ Import, safely:
   in the process that runs it: only an isolated child (the extract stage's forked worker with
   its timeout and memory cap, or ``python -m extract.sources.graphnet`` for :func:`capture_sample`),
   device literals rewritten to ``meta`` and meta tensors built from the weight meta,
-  symbolic dims fixed to their example values;
+  symbolic dims fixed to their example values (the rewrites of the source live in
+  :mod:`extract.sources.graphnet_source`; which tensors are real instead is the retry ladder of
+  :func:`capture_graph`);
 * the child re-traces ``GraphModule`` with our capture's Dynamo backend
   (:func:`extract.capture.dynamo.dynamo_capture`), as GraphNet re-traces a sample for its own hash
   (``torch.fx.symbolic_trace`` would constant-fold literal-only ops such as
@@ -52,16 +54,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from extract.sources.graphnet_source import (UnsafeSample, device_literals_to_meta, rewrite_dunders,  # noqa: F401
+                                            value_read_args)
+
 
 ALLOWED_IMPORT_ROOTS = {"torch"}
 
 
 FORBIDDEN_NAMES = {"exec", "eval", "open", "__import__", "compile", "getattr", "setattr", "delattr", "globals",
                    "locals", "vars", "input", "breakpoint", "os", "sys", "subprocess", "importlib", "builtins"}
-
-
-class UnsafeSample(ValueError):
-    """``model.py`` failed the static check; the message names the file and the reason."""
 
 
 def _literal_assignments(body) -> dict:
@@ -155,57 +156,6 @@ def read_constraints(path: Path) -> tuple[dict[str, int], dict[str, list]]:
     return examples, shapes
 
 
-# Tensor dunder calls Dynamo writes into GraphNet's model.py (``attn_mask.__eq__(0)``,
-# ``result.__and__(le)``): the method call is the operator, so ``x.__eq__(y)`` becomes ``x == y``.
-# Only these names, only with one positional argument (two operands) or none (unary), and only as a
-# call: any other dunder stays refused by :func:`static_check`.
-_BINARY_DUNDERS = {
-    "__eq__": ast.Eq, "__ne__": ast.NotEq, "__lt__": ast.Lt, "__le__": ast.LtE, "__gt__": ast.Gt, "__ge__": ast.GtE,
-}
-_BINOP_DUNDERS = {
-    "__and__": ast.BitAnd, "__or__": ast.BitOr, "__xor__": ast.BitXor, "__add__": ast.Add, "__sub__": ast.Sub,
-    "__mul__": ast.Mult, "__truediv__": ast.Div, "__floordiv__": ast.FloorDiv, "__mod__": ast.Mod,
-    "__pow__": ast.Pow, "__matmul__": ast.MatMult, "__lshift__": ast.LShift, "__rshift__": ast.RShift,
-}
-_UNARY_DUNDERS = {"__neg__": ast.USub, "__invert__": ast.Invert, "__pos__": ast.UAdd}
-
-
-class _DundersToOperators(ast.NodeTransformer):
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        f = node.func
-        if not isinstance(f, ast.Attribute) or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            return node
-        if len(node.args) == 1 and f.attr in _BINARY_DUNDERS:
-            new = ast.Compare(left=f.value, ops=[_BINARY_DUNDERS[f.attr]()], comparators=[node.args[0]])
-        elif len(node.args) == 1 and f.attr in _BINOP_DUNDERS:
-            new = ast.BinOp(left=f.value, op=_BINOP_DUNDERS[f.attr](), right=node.args[0])
-        elif not node.args and f.attr in _UNARY_DUNDERS:
-            new = ast.UnaryOp(op=_UNARY_DUNDERS[f.attr](), operand=f.value)
-        else:
-            return node
-        return ast.copy_location(new, node)
-
-
-def rewrite_dunders(source: str, filename: str = "model.py") -> str:
-    """``model.py`` with the harmless tensor dunder calls rewritten to their operators
-    (``x.__eq__(0)`` -> ``x == 0``, ``a.__and__(b)`` -> ``a & b``; see ``_BINARY_DUNDERS``,
-    ``_BINOP_DUNDERS``, ``_UNARY_DUNDERS``); the source unchanged when it has none. Every other
-    dunder is left for :func:`static_check` to refuse.
-
-    Raises:
-        UnsafeSample: the source does not parse.
-    """
-    if ".__" not in source:
-        return source
-    try:
-        tree = ast.parse(source, filename=filename)
-    except SyntaxError as exc:
-        raise UnsafeSample(f"{filename}: not parseable: {exc}") from exc
-    tree = ast.fix_missing_locations(_DundersToOperators().visit(tree))
-    return ast.unparse(tree)
-
-
 def checked_source(source: str, filename: str = "model.py") -> str:
     """:func:`rewrite_dunders` then :func:`static_check`: the source that may be run.
 
@@ -243,30 +193,6 @@ def static_check(source: str, filename: str = "model.py") -> None:
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "GraphModule"]
     if not classes or not any(isinstance(f, ast.FunctionDef) and f.name == "forward" for f in classes[0].body):
         raise UnsafeSample(f"{filename}: no class GraphModule with forward")
-
-
-class _DeviceToMeta(ast.NodeTransformer):
-    """Device literals -> ``meta``, except inside ``torch.tensor(...)``: a constant built from
-    Python values in ``forward`` stays a real CPU tensor (Dynamo lifts it as a constant; on meta
-    it has no value to lift and the trace fails)."""
-
-    def visit_Constant(self, node):
-        if isinstance(node.value, str) and re.fullmatch(r"(cuda|cpu)(:\d+)?", node.value):
-            return ast.copy_location(ast.Constant("meta"), node)
-        return node
-
-    def visit_Call(self, node):
-        f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in ("tensor", "as_tensor") and isinstance(f.value, ast.Name) \
-                and f.value.id == "torch":
-            node.keywords = [k for k in node.keywords if k.arg != "device"]  # real CPU value
-            self.generic_visit(node)
-            return node
-        self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id == "device":  # device(type='cuda', index=0)
-            node.args = []
-            node.keywords = [ast.keyword(arg="type", value=ast.Constant("meta"))]
-        return node
 
 
 def read_sample(sample: Path) -> dict:
@@ -364,6 +290,10 @@ def capture_graph(sample: str | Path):
     example values); kinds by name (``_parameters_`` -> parameter, ``_buffers_`` -> buffer,
     else input), parameters as ``nn.Parameter``; the module is re-traced by
     :func:`extract.capture.dynamo.dynamo_capture` (our capture's backend and Dynamo settings).
+    Retries, each once, by the kind of failure: ``.item()`` on a meta tensor or a device
+    mismatch -> the next level of real tensors of :func:`_forward_args` (levels 1, 2, 0 when the
+    program reads values, :func:`value_read_args`; else 0, 2); a plain meta tensor reaching an op
+    (:data:`_NON_FAKE`) -> :func:`_lenient_fake`. Anything else is raised.
 
     Returns:
         ``(graph, input_spec, param_count, completeness)``: an
@@ -385,8 +315,9 @@ def capture_graph(sample: str | Path):
     sample = Path(sample)
     src = checked_source((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
     info = read_sample(sample)
-    tree = _DeviceToMeta().visit(ast.parse(src))
-    ast.fix_missing_locations(tree)
+    tree = ast.parse(src)
+    reads = value_read_args(tree)  # arguments read as Python values: built real on a retry
+    tree = device_literals_to_meta(tree)
     ns: dict = {"__name__": "graphnet_sample", "device": torch.device}  # Dynamo prints device(type=...)
     exec(compile(tree, str(sample / "model.py"), "exec"), ns)  # noqa: S102 - static-checked, isolated child
     model = ns["GraphModule"]()
@@ -401,13 +332,24 @@ def capture_graph(sample: str | Path):
     # placeholders by use, so the argument order Dynamo lifts them in does not enter the hash.
     from extract.capture import dynamo_capture
 
-    for real_small in (False, True):
-        args, spec, n_params = _forward_args(torch, [by_name[n] for n in names], real_small)
+    metas = [by_name[n] for n in names]
+    # Levels of real tensors to try (_forward_args). With value reads, level 0 cannot run them
+    # (``.item()`` of a meta tensor when the compiled graph runs, after a whole trace), so the
+    # ladder starts at 1; 0 comes last in case value_read_args flagged a tensor used in ops.
+    ladder, lenient = ([1, 2, 0] if reads else [0, 2]), False
+    while True:  # each step once; a plain meta tensor reaching an op -> _lenient_fake, same level
+        args, spec, n_params = _forward_args(torch, metas, ladder[0], reads)
         try:
-            graphs = dynamo_capture(model, tuple(args))
+            with _lenient_fake(lenient):
+                graphs = dynamo_capture(model, tuple(args))
             break
-        except Exception as exc:  # noqa: BLE001 - one retry for .item() on a meta tensor, else re-raised
-            if real_small or not _item_on_meta(exc):
+        except Exception as exc:  # noqa: BLE001 - a retry for the kinds below, else re-raised
+            if len(ladder) > 1 and (_caused_by(exc, "cannot be called on meta tensors")
+                                    or _caused_by(exc, "device mismatch")):
+                ladder.pop(0)
+            elif _caused_by(exc, _NON_FAKE) and not lenient:
+                lenient = True
+            else:
                 raise
     if len(graphs) != 1:
         raise ValueError(f"{sample}: model.py re-traced into {len(graphs)} graphs (expected 1: a flat graph)")
@@ -417,28 +359,66 @@ def capture_graph(sample: str | Path):
     return g, spec, n_params, dynamo_capture.last_completeness
 
 
-SMALL_REAL_ELEMENTS = 8  # the retry builds non-parameter tensors up to this size real (CPU)
+SMALL_REAL_ELEMENTS = 8  # the last retry builds non-parameter tensors up to this size real (CPU)
+
+# Dynamo's fake-tensor check when a plain (non-fake) meta tensor reaches an op: indexing a meta
+# tensor with a Python list (``fused_qkv[..., [-2], :]``, falcon) builds the index tensor on
+# meta outside the fake mode, in C++ (the same happens to ``torch.tensor(..., device="meta")``).
+_NON_FAKE = "Please convert all Tensors to FakeTensors first"
 
 
-def _item_on_meta(exc: BaseException) -> bool:
+def _caused_by(exc: BaseException, text: str) -> bool:
+    """``text`` in the message of ``exc`` or of an exception in its cause/context chain."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if "cannot be called on meta tensors" in str(exc):
+        if text in str(exc):
             return True
         exc = exc.__cause__ or exc.__context__
     return False
 
 
-def _forward_args(torch, metas: list[dict], real_small: bool):
+def _lenient_fake(on: bool):
+    """With ``on``, Dynamo's fake mode converts a plain tensor reaching an op to a fake one
+    instead of refusing it (``FakeTensorMode``'s ``allow_non_fake_inputs``, through PyTorch's
+    thread-local override, the switch its own ``torch.tensor`` handling uses): the retry after
+    :data:`_NON_FAKE`. Only a meta index tensor reaches it here, and only its shape matters.
+    The recorded graph is the same (the list stays the ``getitem`` argument)."""
+    import contextlib
+
+    if not on:
+        return contextlib.nullcontext()
+    from torch._subclasses.fake_tensor import fake_tensor_tls
+
+    @contextlib.contextmanager
+    def ctx():
+        old = fake_tensor_tls.allow_non_fake_inputs_override
+        fake_tensor_tls.allow_non_fake_inputs_override = True
+        try:
+            yield
+        finally:
+            fake_tensor_tls.allow_non_fake_inputs_override = old
+    return ctx()
+
+
+def _forward_args(torch, metas: list[dict], level: int = 0, reads: set[str] = frozenset()):
     """(args, input spec, parameter elements) for ``forward`` from its weight metas.
 
-    A 0-dim tensor whose value GraphNet stored (a lifted scalar) is built real so ``.item()``
-    works (a 0-dim CPU tensor mixes with meta tensors; stored values of larger tensors, e.g.
-    input ids, stay meta). With ``real_small`` (the retry after ``.item()`` reached a meta
-    tensor: yolo's ``stride[0].item()``) every non-parameter tensor of at most
-    :data:`SMALL_REAL_ELEMENTS` elements is real too: its stored values, else filled with its
-    recorded ``mean`` (a stand-in value; only Dynamo's scalar reads see it).
+    Which tensors are real (CPU) rather than meta, by ``level`` (a step of the retry ladder
+    after ``.item()`` reached a meta tensor when the compiled graph ran):
+
+    * 0: a 0-dim tensor whose value GraphNet stored (a lifted scalar), so ``.item()`` works (a
+      0-dim CPU tensor mixes with meta tensors; stored values of larger tensors, e.g. input
+      ids, stay meta);
+    * 1: also every non-parameter argument in ``reads`` (:func:`value_read_args`: the program
+      reads its value, BatchNorm's lifted ``momentum.item()``, yolo's ``stride[0]``) with at most
+      :data:`MAX_REAL_ELEMENTS` elements; every other tensor stays meta, so a small buffer
+      used in tensor ops (a BatchNorm ``running_mean`` of 8) does not meet meta tensors on the CPU;
+    * 2: also every non-parameter tensor with stored values and every one of at most
+      :data:`SMALL_REAL_ELEMENTS` elements (for a read :func:`value_read_args` does not follow).
+
+    A real tensor holds its stored values, else its recorded ``mean`` (a stand-in: only the
+    scalar reads of the compiled graph's run see it; the graph is traced on fake tensors).
     """
     args, spec, n_params = [], [], 0
     for t in metas:
@@ -446,13 +426,17 @@ def _forward_args(torch, metas: list[dict], real_small: bool):
         numel = 1
         for d in t["shape"]:
             numel *= d
-        if t.get("data") is not None and (t["shape"] == [] or (real_small and "_parameters_" not in n)):
+        param = "_parameters_" in n
+        real = (t.get("data") is not None and t["shape"] == []) or (
+            not param and ((level >= 1 and n in reads and numel <= MAX_REAL_ELEMENTS)
+                           or (level >= 2 and (t.get("data") is not None or numel <= SMALL_REAL_ELEMENTS))))
+        if real and t.get("data") is not None:
             x = torch.tensor(t["data"], dtype=dtype).reshape(t["shape"])
-        elif real_small and "_parameters_" not in n and numel <= SMALL_REAL_ELEMENTS:
+        elif real:
             x = torch.full(t["shape"], float(t["mean"]) if isinstance(t.get("mean"), (int, float)) else 1.0).to(dtype)
         else:
             x = torch.empty(t["shape"], dtype=dtype, device="meta")
-        if "_parameters_" in n:  # a module parameter (kinds only by name in GraphNet), as our capture passes it
+        if param:  # a module parameter (kinds only by name in GraphNet), as our capture passes it
             n_params += x.numel()
             x = torch.nn.Parameter(x, requires_grad=x.is_floating_point())
         elif "_buffers_" not in n:
