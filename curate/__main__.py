@@ -79,7 +79,9 @@ def _decompose(args: argparse.Namespace) -> int:
     write_parquet(out / "subgraphs.parquet", to_table("subgraphs", rows, metadata=hash_metadata()))
     stats = variant_counts(ranges)
     inst = {u["graph_hash"]: int(u.get("num_instances") or 1) for u in ug}
-    stats.update(graph_skips=graph_skips, unique_graphs=len(ug), seconds=round(seconds, 1),
+    # no wall seconds in the output: decompose.json is a dep of `profile`, and a measured time there
+    # would re-run profile's timing on every rebuild although the subgraphs are byte-identical
+    stats.update(graph_skips=graph_skips, unique_graphs=len(ug),
                  instances=sum(inst.get(r["graph_hash"], 1) for r in ranges if r["subgraph_hash"]),
                  anchors_per_subgraph=cfg["anchors_per_subgraph"], decompose_version=DECOMPOSE_VERSION)
     variants = {}

@@ -116,6 +116,31 @@ def test_llama_ranges_recompose_and_dedupe_layers(tmp_path):
     assert variant_counts(rows2)["ranges"] < variant_counts(rows)["ranges"]
 
 
+def test_decompose_output_is_a_function_of_its_inputs(tmp_path):
+    """Two runs of the `decompose` CLI on the same unique graphs write byte-identical outputs
+    (`decompose.json` is a dep of `profile`: a wall time in it would re-run profile's timing on every rebuild)."""
+    import polars as pl
+
+    from curate.__main__ import main as curate_main
+
+    def fn(x, w):
+        return torch.relu(x @ w).softmax(-1) + 1
+
+    folder = _store_fn(tmp_path, fn, [torch.randn(4, 8), torch.randn(8, 8)])
+    ug = pl.DataFrame([{"graph_hash": json.loads((folder / "graph.json").read_text())["graph_hash"],
+                        "num_instances": 1, "members": [{"model_id": "synthetic:fn"}]}])
+    ug.write_parquet(tmp_path / "unique.parquet")
+    outs = []
+    for k in range(2):
+        out = tmp_path / f"dec{k}"
+        assert curate_main(["decompose", "--unique", str(tmp_path / "unique.parquet"), "--store", str(tmp_path / "store"),
+                            "--out", str(out)]) == 0
+        outs.append(out)
+    a, b = ((o / "decompose.json").read_bytes() for o in outs)
+    assert a == b and b"seconds" not in a
+    assert json.loads(a)["unique_graphs"] == 1
+
+
 def test_decompose_skips_logging_graphs_and_param_cap(tmp_path):
     folder = _store_fn(tmp_path, lambda x: x, [torch.randn(3)])
     assert decompose_graph(folder, None) == ([], "trivial_graph")
