@@ -183,6 +183,11 @@ def test_break_reasons_hold_no_machine_path_nor_address(module_tables, tmp_path)
             f"`/opt/venv/lib/python3.11/site-packages/torch/_compile.py`; {ROOT}/extract/capture/row.py")
     assert portable_text(text) == ("Skip inlining <function Hidden.forward>; function `manual_seed` in file "
                                    "`torch/_compile.py`; extract/capture/row.py")
+    # our own files' line numbers go (an edit elsewhere must not change stored code); a model's stay
+    code = (f"# File: {ROOT}/extract/capture/build.py:171 in tensor, code: return orig(data)\n"
+            "# File: /opt/venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py:88 in forward")
+    assert portable_text(code) == ("# File: extract/capture/build.py in tensor, code: return orig(data)\n"
+                                   "# File: transformers/models/llama/modeling_llama.py:88 in forward")
     ext = module_tables[2]
     reasons = [r["incomplete_reason"] or "" for r in ext.values()]
     assert any("disable" in r.lower() or "outside" in r for r in reasons)

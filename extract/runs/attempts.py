@@ -21,20 +21,27 @@ from passnet_common.io import canonical_json
 
 _SITE = re.compile(r"[^\s\"'(`]*/site-packages/")
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# A line number in one of this project's own files (after the checkout prefix is removed): Dynamo
+# writes the harness frame of a node into the generated code's ``# File: ...:171 in ...`` comments,
+# so an edit that moves a line of extract/capture/build.py changed the stored model.py of graphs it
+# did not otherwise touch. The file and function names stay; the number goes.
+_OWN_LINE = re.compile(r"(?<![\w/.-])((?:extract|passnet_common|curate|dedupe|proxy_artifacts)/[\w/]+\.py):\d+")
 
 
 def portable_text(text: str | None) -> str | None:
     """``text`` with machine-specific parts removed: path prefixes (``.../site-packages/``, the
     working directory and this checkout's root) and object addresses (``<function f at
-    0x7f..>`` -> ``<function f>``), so stored code, break reasons and error messages do not
-    depend on where the checkout or the virtualenv lives, nor on the run."""
+    0x7f..>`` -> ``<function f>``), and the line numbers of this project's own files
+    (``extract/capture/build.py:171`` -> ``extract/capture/build.py``), so stored code, break
+    reasons and error messages do not depend on where the checkout or the virtualenv lives, on
+    the run, nor on edits elsewhere in our code."""
     if text is None:
         return None
     text = _SITE.sub("", text)
     text = _ADDRESS.sub("", text)
     for prefix in {os.getcwd().rstrip("/") + "/", str(ROOT).rstrip("/") + "/"}:
         text = text.replace(prefix, "")
-    return text
+    return _OWN_LINE.sub(r"\1", text)
 
 
 ROOT = Path(__file__).resolve().parents[2]
