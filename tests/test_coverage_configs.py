@@ -148,8 +148,23 @@ def test_video_token_index_left_none_becomes_the_first_id_after_the_text_vocabul
     repaired, notes = _repaired("instructblipvideo")
     assert repaired["video_token_index"] == vocab
     assert repaired["text_config"]["vocab_size"] == vocab + 1  # the token has an embedding row
-    # BLIP-2's None image_token_index selects its legacy prepend path and is left alone
-    assert _repaired("blip-2")[0]["image_token_index"] is None
+
+
+def test_blip2_image_token_index_left_none_gets_the_published_id_and_the_model_captures():
+    # Blip2Config(): image_token_index None; transformers 5's get_placeholder_mask then compares
+    # input_ids == None (a Python bool) and `.unsqueeze` fails, in eager too
+    from extract.capture import capture_row
+    from extract.sources.rows import row_from_hf_config
+    from passnet_common.params import load_params
+
+    assert _default("blip-2")["image_token_index"] is None
+    fixed, notes = _repaired("blip-2")
+    assert fixed["image_token_index"] == 50265 < fixed["text_config"]["vocab_size"]
+    assert any("Salesforce/blip2-opt-2.7b" in n for n in notes)
+    fixed["architectures"] = ["Blip2Model"]
+    row = row_from_hf_config(fixed, "transformers:Blip2Model", "Blip2Model", "transformers")
+    res = capture_row(row, dict(load_params("params.yaml", "extract")["capture"]))
+    assert res.completeness.complete and len(res.graphs) == 1
 
 
 def test_average_pool_projector_grid_is_a_multiple_of_the_token_side():

@@ -261,20 +261,16 @@ def preload_libraries(rows: list[dict]) -> float:
 
 
 def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeout_s: float,
-                mem_cap_gb: float | None, retry_failed: bool = False, progress: bool = True,
-                retry_transient: bool = True, warm: bool = True, executor: str = "local",
-                ray_params: dict | None = None, schedule: str = "longest_first",
-                worker_options: dict | None = None, preload: bool = True,
-                cpu_budget_s: float | None = None, hang_s: float | None = None, retries: int = 1,
-                retry_scale: float = 2.0) -> dict:
+                mem_cap_gb: float | None, warm: bool = True, preload: bool = True, **wave_options) -> dict:
     """Capture every row not already done, in waves that merge configs by what their
     architecture's capture read (:class:`extract.runs.reads_dedupe.ReadsDedupe`): a row that
     agrees with a captured row of its architecture on every config attribute that capture read
     is not captured; ``counts["duplicate_of"]`` maps it to that row (give the rows to
     :func:`extract.runs.reads_dedupe.with_duplicates`, which :func:`extract.runs.assemble.assemble`
     applies, reads the merges back from the work folder). Each wave is one
-    :func:`capture_wave` with the same arguments; a catalog with one row per architecture (the
-    default catalog) is one wave.
+    :func:`capture_wave` with the same arguments (``wave_options``: its keyword arguments;
+    ``warm`` and ``preload`` apply to the first wave only); a catalog with one row per
+    architecture (the default catalog) is one wave.
 
     Returns:
         counts of :func:`capture_wave` summed over the waves, plus ``waves``,
@@ -286,11 +282,8 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     wave = dd.first_wave()
     total: dict = {}
     while wave:
-        c = capture_wave(wave, capture, work, workers, timeout_s, mem_cap_gb, retry_failed=retry_failed,
-                         progress=progress, retry_transient=retry_transient, warm=warm and not total,
-                         executor=executor, ray_params=ray_params, schedule=schedule, worker_options=worker_options,
-                         preload=preload and not total, cpu_budget_s=cpu_budget_s, hang_s=hang_s, retries=retries,
-                         retry_scale=retry_scale)
+        c = capture_wave(wave, capture, work, workers, timeout_s, mem_cap_gb, warm=warm and not total,
+                         preload=preload and not total, **wave_options)
         total = {k: total.get(k, 0) + c.get(k, 0) for k in sorted(total.keys() | c.keys())} if total else c
         wave = dd.next_wave(lambda r: recorded_reads(_work_dir(work, attempt_key(r, capture))))
         for r in wave:

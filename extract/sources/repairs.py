@@ -62,6 +62,9 @@ PUBLISHED_SIZES: dict[str, tuple[dict, str]] = {
     "dots1": ({"n_routed_experts": 128, "num_experts_per_tok": 6, "n_shared_experts": 2},
               "rednote-hilab/dots.llm1.base"),
     "deepseek_v2": ({"num_experts_per_tok": 6}, "deepseek-ai/DeepSeek-V2-Lite"),
+    # transformers' Blip2Config leaves image_token_index None, and get_placeholder_mask then compares
+    # input_ids == None (a Python bool): the published checkpoint adds <image> at 50265
+    "blip-2": ({"image_token_index": 50265}, "Salesforce/blip2-opt-2.7b"),
     # clamp(min=None, max=None) raises in eager PyTorch too: the default is unrunnable
     "dbrx": ({"attn_config.clip_qkv": 8}, "databricks/dbrx-base"),
     "deepseek_ocr2_text": ({"num_experts_per_tok": 6, "mlp_layer_types": _dense_then_sparse(1)},
