@@ -117,6 +117,7 @@ TIMING_SCHEMA = Block({
     "gate": Choice(("iqr", "ci")),
     "max_ci_width": positive(float),
     "l2_flush_mb": non_negative(float),
+    "max_variant_s": Optional(positive(float)),  # timing cap of one variant, all sides and trials (s)
 })
 register_block("curate", Block({
     "decompose": Block({
@@ -136,6 +137,7 @@ register_block("curate", Block({
         "runs": positive(int),
         "stress_run": bool,
         "agreement_sample": positive(int),
+        "remeasure_passes": non_negative(int),  # extra passes over a run's unstable rows, same build
         "compile_workers": positive(int),
         "threads": positive(int),
         "timeout_s": positive(float),

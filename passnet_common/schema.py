@@ -305,6 +305,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("stable", pa.bool_()),  # the gate passed within the retries (curate.timing)
             pa.field("timing_attempts", pa.int32()),
             pa.field("trials", pa.int32()),  # kept trials per side (adaptive)
+            pa.field("capped", pa.bool_()),  # timing stopped by curate.profile.timing.max_variant_s
+            pa.field("remeasure_pass", pa.int32()),  # 0: the run's first timing; k: its k-th re-measurement
             pa.field("min_trial_ms_kept", pa.float64()),  # shortest kept trial
             pa.field("trial_history", pa.string()),  # JSON: every trial of every attempt (curate.timing.SidesTiming)
             pa.field("compile_s", pa.float64()),  # Inductor compile + first call, compile phase, wall seconds
