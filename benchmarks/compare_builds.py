@@ -1,0 +1,120 @@
+"""Compare two builds of the pipeline output by output: which ``dvc.lock`` outputs have the same bytes.
+
+Each build is a checkout that ran ``dvc repro`` (its ``dvc.lock`` and its local DVC cache,
+``.dvc/cache``). For every stage output the md5 that DVC recorded is compared; for a directory
+output whose md5 differs, the two ``.dir`` manifests from the caches are compared file by file, so
+the differing files are named. An output DVC records as a measurement by design (wall times, peak
+memory: the ``MEASUREMENTS`` list, documented in ``docs/reproducibility.md``) is reported in its own
+group and does not count against ``identical``.
+
+    python -m benchmarks.compare_builds /path/to/buildA /path/to/buildB --out metrics/bench/compare_builds.json
+
+Writes a JSON record: per output ``same`` (bool), ``files_differ`` (paths inside a directory output,
+first 20) and ``files`` (file count), plus ``identical`` (every non-measurement output of stages both
+builds ran has the same md5) and the commits of both checkouts. It reads files only; nothing is run.
+
+Raises:
+    SystemExit(2): a checkout without ``dvc.lock``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+# outputs that hold measured times / memory on purpose (their own outputs, so everything else can match)
+MEASUREMENTS = (
+    "data/profile",  # the timing phase: trials in ms (persist: true, resumed)
+    "data/curate",  # labels from data/profile's measurements
+    "data/score",  # scorer timings
+    "metrics/curate.json", "metrics/score.json", "metrics/summary.json",
+    "plots/curate_speedup.csv", "plots/curate_speedup_vs_eager.png", "plots/curate_speedup_scatter.png",
+    "plots/score_curves.png", "plots/score_es_t.csv",
+    "data/proxy/grpo_timing", "metrics/proxy_cost.json", "plots/proxy_cost_report.md",
+)
+
+
+def _is_measurement(path: str) -> bool:
+    return any(path == m or path.startswith(m.rstrip("/") + "/") for m in MEASUREMENTS)
+
+
+def lock_outputs(build: Path) -> dict[str, dict]:
+    """``{out path: {"md5", "stage", "nfiles"}}`` of a checkout's ``dvc.lock``."""
+    import yaml
+
+    lock = build / "dvc.lock"
+    if not lock.is_file():
+        raise SystemExit(f"compare_builds: {lock} not found (run `dvc repro` in that checkout first)")
+    stages = yaml.safe_load(lock.read_text()).get("stages", {})
+    out = {}
+    for name, st in stages.items():
+        for o in st.get("outs", []):
+            out[o["path"]] = {"md5": o.get("md5"), "stage": name, "nfiles": o.get("nfiles")}
+    return out
+
+
+def dir_manifest(build: Path, md5: str) -> dict[str, str] | None:
+    """``{relpath: md5}`` of a directory output from the checkout's DVC cache (None if absent)."""
+    h = md5.removesuffix(".dir")
+    for root in (build / ".dvc" / "cache" / "files" / "md5", build / ".dvc" / "cache"):
+        p = root / h[:2] / (h[2:] + ".dir")
+        if p.is_file():
+            return {e["relpath"]: e["md5"] for e in json.loads(p.read_text())}
+    return None
+
+
+def compare(a: Path, b: Path) -> dict:
+    """The comparison record of two checkouts (see the module docstring)."""
+    la, lb = lock_outputs(a), lock_outputs(b)
+    rows = {}
+    for path in sorted(la.keys() & lb.keys()):
+        ma, mb = la[path]["md5"], lb[path]["md5"]
+        row = {"stage": la[path]["stage"], "same": ma == mb, "measurement": _is_measurement(path)}
+        if ma != mb and ma and mb and ma.endswith(".dir") and mb.endswith(".dir"):
+            fa, fb = dir_manifest(a, ma), dir_manifest(b, mb)
+            if fa is not None and fb is not None:
+                diff = sorted(p for p in fa.keys() | fb.keys() if fa.get(p) != fb.get(p))
+                row.update(files=len(fb), files_differ=diff[:20], n_files_differ=len(diff))
+        elif la[path].get("nfiles"):
+            row["files"] = la[path]["nfiles"]
+        rows[path] = row
+    checked = [r for r in rows.values() if not r["measurement"]]
+
+    def commit(p: Path) -> str | None:
+        r = subprocess.run(["git", "-C", str(p), "rev-parse", "HEAD"], capture_output=True, text=True)
+        return r.stdout.strip() or None
+
+    return {"builds": [str(a), str(b)], "commits": [commit(a), commit(b)],
+            "outputs_compared": len(checked), "outputs_same": sum(r["same"] for r in checked),
+            "identical": all(r["same"] for r in checked),
+            "measurement_outputs": sorted(p for p, r in rows.items() if r["measurement"]),
+            "only_in_one": sorted(la.keys() ^ lb.keys()), "outputs": rows}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a", type=Path)
+    ap.add_argument("b", type=Path)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--note", default=None, help="what the builds ran on (machine, load), stored with the record")
+    args = ap.parse_args(argv)
+    rec = compare(args.a, args.b)
+    if args.note:
+        rec["measured_on"] = args.note
+    for path, r in rec["outputs"].items():
+        tag = "same" if r["same"] else ("measured" if r["measurement"] else "DIFF")
+        extra = f"  {r['n_files_differ']}/{r['files']} files differ: {', '.join(r['files_differ'][:3])}" if "n_files_differ" in r else ""
+        print(f"{tag:8s} {r['stage']:22s} {path}{extra}")
+    print(f"{rec['outputs_same']}/{rec['outputs_compared']} non-measurement outputs identical")
+    if args.out:
+        from passnet_common.io import atomic_write_json
+
+        atomic_write_json(args.out, rec, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
