@@ -115,8 +115,9 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
     """Pass 0 for every ``(key, arg, d)`` in ``keyed``, then up to ``passes`` re-measurement
     passes, each re-timing (fresh child, fresh inputs, fresh trials) the variants whose latest
     pass is unstable (:func:`curate.profile.needs_remeasure`); pass ``p`` writes under
-    :func:`pass_dir`. Resumes: passes already on disk are kept; a variant whose every pass ran
-    and is still unstable is cleared first, so this build measures it afresh.
+    :func:`pass_dir`. Resumes: passes already on disk are kept, a pass whose child died
+    (``isolation_failed``) runs again, and a variant whose every pass ran and is still unstable
+    is cleared first, so this build measures it afresh.
 
     Args:
         run_batch: runs a list of ``(key, arg, out_dir)`` tasks (the profile:
@@ -128,6 +129,8 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
     done = {}
     for key, arg, d in keyed:
         ps = read_passes(d)
+        if ps and ps[-1].get("status") == "isolation_failed":
+            ps = ps[:-1]  # a child that died left no result: that pass runs again (as before the passes)
         if ps and needs_remeasure(ps[-1]) and len(ps) > passes:
             _clear_passes(d)
             ps = []
@@ -138,7 +141,7 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
         for key, arg, d in keyed:
             if done[key] != p:
                 continue
-            if p == 0 or needs_remeasure(read_passes(d)[-1]):
+            if p == 0 or needs_remeasure(read_passes(d)[p - 1]):
                 tasks.append((key if p == 0 else f"{key}-pass{p}", arg, pass_dir(d, p)))
         if p > 0 and not tasks:
             break

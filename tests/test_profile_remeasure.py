@@ -172,6 +172,14 @@ def test_time_passes_re_times_only_unstable_rows_in_fresh_folders_and_resumes(tm
     calls.clear()
     assert time_passes(keyed + [("d", "d", tmp_path / "d")], batch, passes=1) == [0, 1]
     assert calls == [[], ["d-pass1"]]
+    # a child that died (error.json, no result) is run again by the next build, as before
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "error.json").write_text(json.dumps({"error_class": "Timeout"}))
+    assert read_passes(tmp_path / "e")[0]["status"] == "isolation_failed"
+    outcome["e"] = [True]
+    calls.clear()
+    assert time_passes(keyed + [("e", "e", tmp_path / "e")], batch, passes=1) == [1]
+    assert calls == [["e"]] and merge_passes(read_passes(tmp_path / "e"))["stable"] is True
 
 
 def test_crashes_are_not_re_measured_and_zero_passes_is_the_old_protocol():
