@@ -60,9 +60,10 @@ RATIOS = {"speedup_e2e": ("eager", "inductor"), "speedup_compiler": ("dynamo", "
 _CODE_FILES = ("curate/profile.py", "curate/timing.py", "curate/sizes.py", "curate/tolerance.py", "passnet_common/store.py")
 STRESS_CMD = (sys.executable, "-c", "while True: pass")
 """The stated stress: one extra CPU-bound process, not pinned."""
-PROFILE_TIMING_DEFAULTS = {"max_variant_s": 15.0, "cap_min_trials": 10}
+PROFILE_TIMING_DEFAULTS = {"max_variant_s": 15.0}
 """Timing knobs the profile applies under ``curate.profile.timing`` (params override them;
-:class:`curate.timing.TimingConfig`'s own defaults, 0 = no cap, serve the scorer)."""
+:class:`curate.timing.TimingConfig`'s own default, None = no cap, serves the scorer).
+``cap_min_trials`` keeps TimingConfig's default (10): it is not a params key."""
 REMEASURE_PASSES = 1
 """Re-measurement passes of unstable rows per run when ``curate.profile.remeasure_passes`` is unset."""
 
@@ -253,7 +254,7 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
     Returns:
         per side ``<side>_median_ms`` and ``<side>_trials_ms``; for each of :data:`RATIOS`
         the ratio and ``<ratio>_ci_low`` / ``_ci_high``; ``overhead_bound``; ``stable``,
-        ``time_capped``, ``inner_<side>``, ``trials``, ``timing_attempts``, ``min_trial_ms_kept``,
+        ``capped``, ``inner_<side>``, ``trials``, ``timing_attempts``, ``min_trial_ms_kept``,
         ``trial_history`` (JSON: every trial of every attempt) (:func:`timing_row`),
         ``load_avg_start`` / ``_end`` and the :func:`fingerprint`. A side that raises:
         ``status runtime_crash``. ``cfg["timing"]`` overrides :data:`PROFILE_TIMING_DEFAULTS`.
@@ -282,7 +283,7 @@ def timing_row(t, tc) -> dict[str, Any]:
 
     Returns:
         ``stable`` (the gate passed; False for a time-capped attempt the gate cannot decide),
-        ``time_capped`` (``max_variant_s`` stopped the timing), ``timing_elapsed_s``,
+        ``capped`` (``max_variant_s`` stopped the timing), ``timing_elapsed_s``,
         ``timing_attempts``, ``trials`` (kept trials per side), ``min_trial_ms_kept``,
         ``trial_history`` (JSON), per side ``<side>_median_ms`` / ``_trials_ms`` (ms per call) /
         ``inner_<side>`` / ``iqr_ratio_<side>``, ``ratio_iqr``, for each of :data:`RATIOS` the
@@ -291,7 +292,7 @@ def timing_row(t, tc) -> dict[str, Any]:
     """
     from curate.timing import slower
 
-    row: dict[str, Any] = {"stable": t.stable, "time_capped": t.time_capped, "timing_elapsed_s": t.elapsed_s,
+    row: dict[str, Any] = {"stable": t.stable, "capped": t.time_capped, "timing_elapsed_s": t.elapsed_s,
                            "timing_attempts": t.attempts, "trials": len(t.trials_ms["eager"]),
                            "min_trial_ms_kept": t.min_trial_ms_kept, "trial_history": json.dumps(t.history)}
     for s in SIDES:

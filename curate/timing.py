@@ -20,7 +20,7 @@ GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
 5. **adaptive count**: after ``min_trials`` trials, and every ``check_every`` trials after,
    the bootstrap intervals of the ``decide`` ratios are computed; trials stop once each is
    *decided* (excludes 1, or is narrower than ``1 +- decided_width``), at ``trials`` at most;
-   **time cap** (``max_variant_s``, 0 = none): once the variant's measured time (the sum of
+   **time cap** (``max_variant_s``, None = none): once the variant's measured time (the sum of
    every timed trial of every side and attempt, short ones included) exceeds the cap, the
    trial in progress is finished and the timing stops (``time_capped``; no retry follows; a
    calls-of-0.4-s workload variant otherwise takes its full ``trials``). The gate below judges
@@ -87,7 +87,7 @@ class TimingConfig:
         max_ci_width: relative width of an undecided interval that still counts as stable.
         device: ``cpu`` or ``cuda[:i]`` (CUDA events + host wall time).
         l2_flush_mb: CUDA only: MiB written before every timed call (0: no flush).
-        max_variant_s: per-variant time cap (seconds, 0 = none): once the measured time (the
+        max_variant_s: per-variant time cap (seconds; None or 0 = none): once the measured time (the
             sum of every timed trial of every side and attempt, discarded short trials included;
             warm-up and calibration calls are not counted) exceeds it, the current interleaved
             trial is finished and the timing stops (``time_capped``; no further retry). The gate
@@ -113,7 +113,7 @@ class TimingConfig:
     max_ci_width: float = 0.1
     device: str = "cpu"
     l2_flush_mb: float = 0.0
-    max_variant_s: float = 0.0
+    max_variant_s: float | None = None
     cap_min_trials: int = 10
 
     def __post_init__(self):
@@ -395,7 +395,7 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
                 if wms is not None:
                     wall[n].append(wms)
             k += 1
-            if cfg.max_variant_s > 0 and measured_ms > cfg.max_variant_s * 1e3:
+            if cfg.max_variant_s and measured_ms > cfg.max_variant_s * 1e3:
                 time_capped = True  # the trial in progress was finished: every side has k trials
                 break
             if decide and k >= cfg.min_trials and (k - cfg.min_trials) % cfg.check_every == 0:

@@ -103,7 +103,7 @@ def test_time_cap_stops_trials_records_it_and_a_short_capped_row_is_unstable():
     assert t.elapsed_s == pytest.approx(4.4) and clock.t == pytest.approx(4.4)
     assert all(h["trial_ms"] >= 10.0 for h in t.history if not h["short"])  # inner still re-derived
     row = timing_row(t, cfg)
-    assert row["time_capped"] is True and row["trials"] == 8 and row["stable"] is False
+    assert row["capped"] is True and row["trials"] == 8 and row["stable"] is False
     lab = label_row({**row, "subgraph_hash": "h", "size": "workload", "run": 0, "status": "unstable", "min_pass_t": -10}, -5)
     assert lab["long_tail"] is None  # never labelled
 
@@ -129,7 +129,7 @@ def test_no_cap_by_default_and_an_uncapped_run_takes_its_trials():
     clock = Clock()
     cfg = TimingConfig(warmup=1, trials=30, min_trials=30, min_trial_ms=10.0, gate="ci")
     t = measure_sides(_slow_sides(clock), lambda: [], cfg, timer=clock)
-    assert cfg.max_variant_s == 0 and not t.time_capped and len(t.trials_ms["eager"]) == 30
+    assert cfg.max_variant_s is None and not t.time_capped and len(t.trials_ms["eager"]) == 30
 
 
 # ----------------------------------------------------------------------------- re-measurement
@@ -248,7 +248,7 @@ def test_profile_all_re_measures_unstable_rows_within_the_run(tmp_path):
     timed = [r for r in rows if r.get("trials") is not None]
     assert timed and stats["timing"][0]["remeasured"] == [len(timed)]
     for r in timed:
-        assert r["status"] == "unstable" and r["time_capped"] and r["trials"] == 1
+        assert r["status"] == "unstable" and r["capped"] and r["trials"] == 1
         assert r["remeasure_pass"] == 1 and r["pass_stable"] == [False, False]
         assert {h["pass"] for h in json.loads(r["trial_history"])} == {0, 1}
         att = tmp_path / "out" / "attempts" / r["attempt_key"][:2] / r["attempt_key"]
