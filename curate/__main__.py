@@ -140,6 +140,7 @@ def _profile(args: argparse.Namespace) -> int:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before torch is imported: Inductor reads it lazily
     import polars as pl
 
+    from curate.profile import PROFILE_TIMING_DEFAULTS, REMEASURE_PASSES
     from curate.profile_run import profile_all, run_plan
     from passnet_common.io import atomic_write_json, write_parquet
     from passnet_common.schema import to_table
@@ -160,13 +161,16 @@ def _profile(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     hashes = [r["subgraph_hash"] for r in sample]
     for device in devices:
-        timing = dict(cfg["timing"]) if device == "cpu" else {**cfg["timing"], **cfg.get("cuda_timing", {})}
+        timing = {**PROFILE_TIMING_DEFAULTS, **cfg["timing"]}  # params override the profile's cap defaults
+        if device != "cpu":
+            timing.update(cfg.get("cuda_timing", {}))
         pcfg = {"device": device, "dtype": cfg["dtype"], "seed": cfg["seed"], "threads": cfg["threads"],
                 "timing": timing, "cache_dir": str(cache), "candidate": args.candidate}
         plan = run_plan(hashes, cfg["runs"], cfg["agreement_sample"], cfg["stress_run"] and device == "cpu", cfg["sample_seed"])
         r, st = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, out, plan, cfg["sizes"],
                             compile_workers=cfg["compile_workers"], timeout_s=cfg["timeout_s"],
-                            mem_cap_bytes=int(cfg["mem_cap_gb"] * 2**30))
+                            mem_cap_bytes=int(cfg["mem_cap_gb"] * 2**30),
+                            remeasure_passes=int(cfg.get("remeasure_passes", REMEASURE_PASSES)))
         rows += r
         stats[device] = st
     write_parquet(out / "profiles.parquet", to_table("profiles", rows))

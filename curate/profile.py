@@ -20,14 +20,20 @@ size). Profiling runs in two phases so that timing never shares a core with our 
 
 Every row carries a hardware fingerprint (:func:`fingerprint`: CPU model, logical cores, the
 cores the process may use, torch threads, torch / Python versions, 1-minute load average at
-the start and end of the measurement). A row whose noise gate still fires after its retries
-gets status ``unstable`` and no label; its attempt is re-measured when the stage runs again.
+the start and end of the measurement). The timing of one variant stops at
+``max_variant_s`` (:class:`curate.timing.TimingConfig`; :data:`PROFILE_TIMING_DEFAULTS`: 15 s);
+a capped row the gate cannot decide is unstable. A row whose noise gate still fires after its
+retries is **re-measured within the same run** (``remeasure_passes`` passes, fresh trials on
+fresh inputs, after the run's other variants: :func:`curate.profile_run.time_passes`); labels
+come from the final pass (:func:`merge_passes`). Still unstable: status ``unstable``, no label,
+and the stage's next run measures it afresh.
 
 Resume keys (:func:`attempt_key`) list every input of a result: subgraph hash, size, a digest
 of the variant's graph and input metadata, device, dtype, run, the protocol knobs, threads,
 seed, torch version and :func:`code_version` (this package's modules and the store loader).
 Results live in ``<out>/attempts/<key[:2]>/<key>/{check,result}.json`` (written last,
-atomically) inside the stage's output folder, so they travel with ``dvc push`` / ``pull``.
+atomically; re-measurement pass p in ``<key>/pass<p>/result.json``) inside the stage's output
+folder, so they travel with ``dvc push`` / ``pull``.
 Inductor's cache is *not* an output: it only saves compile time (``compile_s`` of a warm run
 is a cache load), never changes a result.
 """
@@ -54,6 +60,12 @@ RATIOS = {"speedup_e2e": ("eager", "inductor"), "speedup_compiler": ("dynamo", "
 _CODE_FILES = ("curate/profile.py", "curate/timing.py", "curate/sizes.py", "curate/tolerance.py", "passnet_common/store.py")
 STRESS_CMD = (sys.executable, "-c", "while True: pass")
 """The stated stress: one extra CPU-bound process, not pinned."""
+PROFILE_TIMING_DEFAULTS = {"max_variant_s": 15.0}
+"""Timing knobs the profile applies under ``curate.profile.timing`` (params override them;
+:class:`curate.timing.TimingConfig`'s own default, None = no cap, serves the scorer).
+``cap_min_trials`` keeps TimingConfig's default (10): it is not a params key."""
+REMEASURE_PASSES = 1
+"""Re-measurement passes of unstable rows per run when ``curate.profile.remeasure_passes`` is unset."""
 
 
 def code_version() -> str:
@@ -242,15 +254,17 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
     Returns:
         per side ``<side>_median_ms`` and ``<side>_trials_ms``; for each of :data:`RATIOS`
         the ratio and ``<ratio>_ci_low`` / ``_ci_high``; ``overhead_bound``; ``stable``,
-        ``inner_<side>``, ``trials``, ``timing_attempts``, ``min_trial_ms_kept``,
-        ``trial_history`` (JSON: every trial of every attempt), ``load_avg_start`` / ``_end``
-        and the :func:`fingerprint`. A side that raises: ``status runtime_crash``.
+        ``capped``, ``inner_<side>``, ``trials``, ``timing_attempts``, ``min_trial_ms_kept``,
+        ``trial_history`` (JSON: every trial of every attempt) (:func:`timing_row`),
+        ``load_avg_start`` / ``_end`` and the :func:`fingerprint`. A side that raises:
+        ``status runtime_crash``. ``cfg["timing"]`` overrides :data:`PROFILE_TIMING_DEFAULTS`.
     """
-    from curate.timing import TimingConfig, measure_sides, slower
+    from curate.timing import TimingConfig, measure_sides
     from curate.tolerance import ERROR_RUNTIME
 
     gm, fresh, copy_gm = _load(folder, cfg)
-    tc = TimingConfig(**{**cfg.get("timing", {}), "device": cfg.get("device", "cpu"), "seed": int(cfg.get("seed", 0))})
+    tc = TimingConfig(**{**PROFILE_TIMING_DEFAULTS, **cfg.get("timing", {}), "device": cfg.get("device", "cpu"),
+                         "seed": int(cfg.get("seed", 0))})
     load0 = os.getloadavg()[0]
     try:
         sides, secs = _compile_sides(gm, copy_gm, fresh, backend)
@@ -259,10 +273,28 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
     except Exception as exc:  # noqa: BLE001 - a crash while timing is a runtime crash
         return {"status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc).__name__,
                 "error_message": str(exc)[:500]}
-    row: dict[str, Any] = {"load_avg_start": load0, "load_avg_end": os.getloadavg()[0], **fingerprint(cfg.get("device", "cpu")),
-                           "compile_s_warm": secs["compile_s"], "stable": t.stable, "timing_attempts": t.attempts,
-                           "trials": len(t.trials_ms["eager"]), "min_trial_ms_kept": t.min_trial_ms_kept,
-                           "trial_history": json.dumps(t.history)}
+    row = {"load_avg_start": load0, "load_avg_end": os.getloadavg()[0], **fingerprint(cfg.get("device", "cpu")),
+           "compile_s_warm": secs["compile_s"], **timing_row(t, tc)}
+    return row
+
+
+def timing_row(t, tc) -> dict[str, Any]:
+    """Row columns of one :class:`curate.timing.SidesTiming` ``t`` measured with config ``tc``.
+
+    Returns:
+        ``stable`` (the gate passed; False for a time-capped attempt the gate cannot decide),
+        ``capped`` (``max_variant_s`` stopped the timing), ``timing_elapsed_s``,
+        ``timing_attempts``, ``trials`` (kept trials per side), ``min_trial_ms_kept``,
+        ``trial_history`` (JSON), per side ``<side>_median_ms`` / ``_trials_ms`` (ms per call) /
+        ``inner_<side>`` / ``iqr_ratio_<side>``, ``ratio_iqr``, for each of :data:`RATIOS` the
+        median of per-trial ratios with ``_ci_low`` / ``_ci_high`` (paired bootstrap at
+        ``tc.ci_level``), ``overhead_bound`` and ``min_effect``.
+    """
+    from curate.timing import slower
+
+    row: dict[str, Any] = {"stable": t.stable, "capped": t.time_capped, "timing_elapsed_s": t.elapsed_s,
+                           "timing_attempts": t.attempts, "trials": len(t.trials_ms["eager"]),
+                           "min_trial_ms_kept": t.min_trial_ms_kept, "trial_history": json.dumps(t.history)}
     for s in SIDES:
         row[f"{s}_median_ms"] = t.medians_ms[s]
         row[f"{s}_trials_ms"] = t.trials_ms[s]
@@ -277,13 +309,48 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
     return row
 
 
+def needs_remeasure(result: dict) -> bool:
+    """A timing result whose gate did not pass (``stable False``, no crash): re-timed by a
+    re-measurement pass (:func:`merge_passes`)."""
+    return not result.get("status") and result.get("stable") is False
+
+
+def merge_passes(results: list[dict]) -> dict[str, Any]:
+    """One row from the timing passes of a variant within one run (pass 0, then the
+    re-measurement passes of an unstable result, each with fresh trials on fresh inputs).
+
+    Labels come from the **final** pass alone (its trials, ratios, intervals, ``stable``); the
+    earlier passes' trials are not pooled with it (pooling would mix a loaded window's trials
+    into the final interval) but kept: ``trial_history`` holds every trial of every attempt of
+    every pass (key ``pass``), ``pass_stable`` / ``pass_trials`` list each pass's gate result and
+    trial count, ``remeasure_pass`` is the final pass's index (0 = not re-measured).
+
+    Raises:
+        ValueError: no results.
+    """
+    if not results:
+        raise ValueError("merge_passes needs at least one timing result")
+    row = dict(results[-1])
+    hist = []
+    for p, r in enumerate(results):
+        hist += [{**h, "pass": p} for h in json.loads(r.get("trial_history") or "[]")]
+    row.update(trial_history=json.dumps(hist), remeasure_pass=len(results) - 1,
+               pass_stable=[r.get("stable") for r in results], pass_trials=[r.get("trials") for r in results])
+    return row
+
+
 def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str, Any]:
     """Both phases in this process (tests, the task runner): :func:`check_variant`, then
-    :func:`time_variant` when the variant runs; ``status unstable`` when the noise gate fired."""
+    :func:`time_variant` when the variant runs, again up to ``cfg["remeasure_passes"]`` times
+    (default :data:`REMEASURE_PASSES`) while it is unstable (:func:`merge_passes`); ``status
+    unstable`` when the noise gate still fires."""
     row = check_variant(Path(folder), cfg, backend)
     if row["status"] not in ("ok", "accuracy_error"):
         return row
-    timed = time_variant(Path(folder), cfg, backend)
+    passes = [time_variant(Path(folder), cfg, backend)]
+    while needs_remeasure(passes[-1]) and len(passes) <= int(cfg.get("remeasure_passes", REMEASURE_PASSES)):
+        passes.append(time_variant(Path(folder), cfg, backend))
+    timed = merge_passes(passes) if not passes[-1].get("status") else passes[-1]
     status = timed.pop("status", None)
     row.update(timed)
     if status:

@@ -5,6 +5,9 @@
 (:func:`run_plan`): run 0 profiles the whole sample; runs 1 and 2 re-time an agreement
 subset, run 2 while :data:`curate.profile.STRESS_CMD` (one extra CPU-bound process) runs.
 The label agreement of runs 0/1 is ``label_agreement``, of runs 1/2 ``label_agreement_stress``.
+Within each run, the variants that came out unstable are re-timed up to ``remeasure_passes``
+times (:func:`time_passes`, under the run's own stress condition); each run's labels come
+from its own final passes, so the agreement still compares independent runs.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from curate.profile import PROFILE_VERSION, STRESS_CMD, attempt_key, check_task, code_version, fingerprint, inputs_digest, time_task
+from curate.profile import (PROFILE_VERSION, REMEASURE_PASSES, STRESS_CMD, attempt_key, check_task, code_version, fingerprint,
+                            inputs_digest, merge_passes, needs_remeasure, time_task)
 
 _PREIMPORTED = False
 
@@ -80,6 +84,74 @@ def run_plan(hashes: list[str], runs: int, agreement_size: int, stress_run: bool
     return plan
 
 
+def pass_dir(d: Path, p: int) -> Path:
+    """Folder of timing pass ``p`` of the attempt folder ``d`` (pass 0: ``d`` itself)."""
+    return Path(d) if p == 0 else Path(d) / f"pass{p}"
+
+
+def read_passes(d: Path) -> list[dict]:
+    """Every timing pass of the attempt folder ``d`` that has run, in order (a child that left
+    no ``result.json`` reads as ``isolation_failed``)."""
+    out, p = [], 0
+    while (pass_dir(d, p) / "result.json").exists() or (pass_dir(d, p) / "error.json").exists():
+        out.append(_read(pass_dir(d, p) / "result.json", pass_dir(d, p)))
+        p += 1
+    return out
+
+
+def _clear_passes(d: Path) -> None:
+    import shutil
+
+    for p in range(1, 1 << 10):
+        if not pass_dir(d, p).exists():
+            break
+        shutil.rmtree(pass_dir(d, p))
+    for name in ("result.json", "error.json"):
+        (Path(d) / name).unlink(missing_ok=True)
+
+
+def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tuple[str, Any, Path]]], None],
+                passes: int = REMEASURE_PASSES) -> list[int]:
+    """Pass 0 for every ``(key, arg, d)`` in ``keyed``, then up to ``passes`` re-measurement
+    passes, each re-timing (fresh child, fresh inputs, fresh trials) the variants whose latest
+    pass is unstable (:func:`curate.profile.needs_remeasure`); pass ``p`` writes under
+    :func:`pass_dir`. Resumes: passes already on disk are kept, a pass whose child died
+    (``isolation_failed``) runs again, and a variant whose every pass ran and is still unstable
+    is cleared first, so this build measures it afresh.
+
+    Args:
+        run_batch: runs a list of ``(key, arg, out_dir)`` tasks (the profile:
+            :func:`passnet_common.worker.run_isolated` with :func:`curate.profile.time_task`).
+
+    Returns:
+        tasks run in each pass (index 0 = pass 0).
+    """
+    done = {}
+    for key, arg, d in keyed:
+        ps = read_passes(d)
+        if ps and ps[-1].get("status") == "isolation_failed":
+            ps = ps[:-1]  # a child that died left no result: that pass runs again (as before the passes)
+        if ps and needs_remeasure(ps[-1]) and len(ps) > passes:
+            _clear_passes(d)
+            ps = []
+        done[key] = len(ps)
+    counts = []
+    for p in range(passes + 1):
+        tasks = []
+        for key, arg, d in keyed:
+            if done[key] != p:
+                continue
+            if p == 0 or needs_remeasure(read_passes(d)[p - 1]):
+                tasks.append((key if p == 0 else f"{key}-pass{p}", arg, pass_dir(d, p)))
+        if p > 0 and not tasks:
+            break
+        run_batch(tasks)
+        for t in tasks:
+            done[t[0].split("-pass")[0]] = p + 1
+        counts.append(len(tasks))
+    return counts
+
+
 def _timing_core() -> int | None:
     try:
         return max(os.sched_getaffinity(0))
@@ -89,8 +161,9 @@ def _timing_core() -> int | None:
 
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict,
                 compile_workers: int = 2, timeout_s: float = 300.0, mem_cap_bytes: int | None = 4 << 30,
-                log=print) -> tuple[list[dict], dict[str, Any]]:
-    """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``.
+                log=print, remeasure_passes: int = REMEASURE_PASSES) -> tuple[list[dict], dict[str, Any]]:
+    """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
+    in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
 
     Returns:
         ``(rows, stats)``: one ``profiles`` row per (subgraph, size, run) with the check and
@@ -148,22 +221,24 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                     continue
                 key = attempt_key(h, v["size"], step["run"], cfg, inputs_digest(Path(v["folder"])), "time")
                 d = att / key[:2] / key
-                res = d / "result.json"
-                if res.exists() and json.loads(res.read_text()).get("stable") is False:
-                    res.unlink()  # unstable rows are re-measured on the next run
-                if not res.exists():
-                    tasks.append((key, (v["folder"], tcfg), d))
+                tasks.append((key, (v["folder"], tcfg), d))
                 keyed.append(({**base, "attempt_key": key}, chk, d))
         t0 = time.perf_counter()
-        with stress(step["stress"]):
-            run_isolated(tasks, time_task, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
+
+        def batch(ts: list) -> None:
+            run_isolated(ts, time_task, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
                          threads_per_worker=cfg["threads"])
+
+        with stress(step["stress"]):
+            counts = time_passes(tasks, batch, remeasure_passes)
         secs = time.perf_counter() - t0
-        stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": len(tasks), "seconds": secs})
-        log(f"profile timing run {step['run']} (stress {step['stress']}): {len(tasks)} variants in {secs:.1f} s "
-            f"({len(keyed) - len(tasks)} resumed)")
+        stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": counts[0], "seconds": secs,
+                                "remeasured": counts[1:]})
+        log(f"profile timing run {step['run']} (stress {step['stress']}): {counts[0]} variants, re-measured "
+            f"{counts[1:]}, in {secs:.1f} s ({len(keyed) - counts[0]} resumed)")
         for base, chk, d in keyed:
-            timed = _read(d / "result.json", d)
+            ps = read_passes(d)
+            timed = merge_passes(ps) if ps and not ps[-1].get("status") else (ps[-1] if ps else _read(d / "result.json", d))
             row = {**base, **chk, **{k: v for k, v in timed.items() if k != "status"}}
             if timed.get("status"):
                 row["status"] = timed["status"]

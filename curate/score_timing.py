@@ -58,7 +58,7 @@ from typing import Any, Callable
 import torch
 
 from curate import integrity
-from curate.timing import iqr_ratio
+from curate.timing import iqr_ratio, paired_bootstrap, ratio_of_medians
 from curate.tolerance import compare_outputs, sample_min_pass_t
 
 Tick = Callable[[tuple], None]
@@ -124,7 +124,8 @@ class AccountableTiming:
 
 def median_ratio_ci(num_ms: list[float], den_ms: list[float], n_boot: int = 1000, level: float = 0.95,
                     seed: int = 0) -> tuple[float, float]:
-    """Paired percentile-bootstrap interval of ``median(num) / median(den)`` (the scorer's speedup).
+    """Paired percentile-bootstrap interval of ``median(num) / median(den)`` (the scorer's speedup):
+    :func:`curate.timing.paired_bootstrap` with :func:`curate.timing.ratio_of_medians`.
 
     Trial indices are resampled with replacement, the same index for both sides (trial k of both
     ran within milliseconds of each other; Efron & Tibshirani, *An Introduction to the
@@ -137,17 +138,7 @@ def median_ratio_ci(num_ms: list[float], den_ms: list[float], n_boot: int = 1000
     Raises:
         ValueError: empty or unpaired trial lists.
     """
-    import numpy as np
-
-    a, b = np.asarray(num_ms, dtype=float), np.asarray(den_ms, dtype=float)
-    if len(a) == 0 or len(a) != len(b):
-        raise ValueError(f"bootstrap needs paired trials, got {len(a)} and {len(b)}")
-    idx = np.random.default_rng(seed).integers(0, len(a), size=(n_boot, len(a)))
-    den = np.median(b[idx], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(den > 0, np.median(a[idx], axis=1) / np.where(den > 0, den, 1.0), np.inf)
-    q = (1 - level) / 2
-    return float(np.quantile(r, q)), float(np.quantile(r, 1 - q))
+    return paired_bootstrap(num_ms, den_ms, ratio_of_medians, n_boot, level, seed)
 
 
 def _nbytes(xs: list) -> int:

@@ -20,6 +20,11 @@ GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
 5. **adaptive count**: after ``min_trials`` trials, and every ``check_every`` trials after,
    the bootstrap intervals of the ``decide`` ratios are computed; trials stop once each is
    *decided* (excludes 1, or is narrower than ``1 +- decided_width``), at ``trials`` at most;
+   **time cap** (``max_variant_s``, None = none): once the variant's measured time (the sum of
+   every timed trial of every side and attempt, short ones included) exceeds the cap, the
+   trial in progress is finished and the timing stops (``time_capped``; no retry follows; a
+   calls-of-0.4-s workload variant otherwise takes its full ``trials``). The gate below judges
+   the trials it got; a capped attempt with fewer than ``cap_min_trials`` trials is unstable;
 6. noise gate (``gate = "iqr"``, the scorer's) on the **paired ratios**: for every gated ratio ``a / b`` the per-trial ratios
    ``a_k / b_k`` (trial k of both sides ran within milliseconds of each other, so a neighbour's
    load hits both) must have IQR/median <= ``max_iqr_ratio`` (PassBench's 0.2, applied where
@@ -30,7 +35,7 @@ GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
    than ``max_ci_width`` (under load the paired IQR/median of 10-ms trials is 0.2-0.4 on 2
    shared cores while the intervals over 10-40 trials still decide; measured, docs/curation.md);
 7. per side the median; a ratio is the median of the per-trial ratios, with a paired
-   percentile-bootstrap interval (:func:`bootstrap_ratio_ci`: trial indices resampled;
+   percentile-bootstrap interval (:func:`bootstrap_ratio_ci` over :func:`paired_bootstrap`: trial indices resampled;
    Efron & Tibshirani, *An Introduction to the Bootstrap*, ch. 13).
 
 CUDA (``device = "cuda..."``): every call of a trial is timed with CUDA events *and* host wall
@@ -82,6 +87,13 @@ class TimingConfig:
         max_ci_width: relative width of an undecided interval that still counts as stable.
         device: ``cpu`` or ``cuda[:i]`` (CUDA events + host wall time).
         l2_flush_mb: CUDA only: MiB written before every timed call (0: no flush).
+        max_variant_s: per-variant time cap (seconds; None or 0 = none): once the measured time (the
+            sum of every timed trial of every side and attempt, discarded short trials included;
+            warm-up and calibration calls are not counted) exceeds it, the current interleaved
+            trial is finished and the timing stops (``time_capped``; no further retry). The gate
+            then judges the trials it got: undecided = ``stable False``.
+        cap_min_trials: a capped attempt with fewer paired trials is ``stable False`` whatever
+            its interval says (a percentile bootstrap over a handful of trials is too coarse).
     """
 
     warmup: int = 3
@@ -101,6 +113,8 @@ class TimingConfig:
     max_ci_width: float = 0.1
     device: str = "cpu"
     l2_flush_mb: float = 0.0
+    max_variant_s: float | None = None
+    cap_min_trials: int = 10
 
     def __post_init__(self):
         self.min_trials = min(self.min_trials, self.trials)
@@ -122,6 +136,9 @@ class SidesTiming:
         history: every trial of every attempt: ``{attempt, trial, side, ms, inner, trial_ms,
             short, capped}`` (short = discarded and repeated with a larger ``inner``).
         min_trial_ms_kept: shortest kept trial (ms) over all sides.
+        time_capped: ``max_variant_s`` stopped the timing (the kept attempt may be short).
+        elapsed_s: seconds of ``timer`` from the start of :func:`measure_sides` to its end
+            (warm-up and calibration included).
     """
 
     trials_ms: dict[str, list[float]]
@@ -134,6 +151,8 @@ class SidesTiming:
     min_trial_ms_kept: float = 0.0
     wall_ms: dict[str, list[float]] = field(default_factory=dict)
     ratio_iqr: dict[str, float] = field(default_factory=dict)
+    time_capped: bool = False
+    elapsed_s: float = 0.0
 
     def ratio(self, num: str, den: str) -> float:
         """Median of the per-trial ratios ``num_k / den_k``."""
@@ -188,12 +207,59 @@ def paired_ratio(num_ms: list[float], den_ms: list[float]) -> float:
     return statistics.median(a / b if b > 0 else math.inf for a, b in zip(num_ms, den_ms))
 
 
+def paired_bootstrap(a: list[float], b: list[float], stat: Callable, n_boot: int = 1000, level: float = 0.95,
+                     seed: int = 0) -> tuple[float, float]:
+    """Paired percentile-bootstrap interval of ``stat`` over trials ``a``, ``b`` (ms, paired by index).
+
+    One resample = ``len(a)`` trial indices drawn with replacement, the *same* indices for both
+    sides (trial k of both ran within milliseconds of each other, so load that hits one hits
+    the other; Efron & Tibshirani, *An Introduction to the Bootstrap*, ch. 13). All ``n_boot``
+    index rows are drawn at once from ``numpy.random.default_rng(seed)``. Seeded: the same trials
+    give the same interval.
+
+    Args:
+        stat: vectorised statistic ``stat(A, B) -> (n_boot,)`` over resampled arrays ``A``, ``B``
+            of shape ``(n_boot, len(a))`` (row i = resample i of both sides).
+
+    Returns:
+        ``(low, high)``: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the
+        resampled statistic (two-sided at ``level``).
+
+    Raises:
+        ValueError: empty or unpaired trial lists.
+    """
+    import numpy as np
+
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) == 0 or len(x) != len(y):
+        raise ValueError(f"bootstrap needs paired trials, got {len(x)} and {len(y)}")
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_boot, len(x)))
+    vals = stat(x[idx], y[idx])
+    q = (1 - level) / 2
+    return float(np.quantile(vals, q)), float(np.quantile(vals, 1 - q))
+
+
+def median_of_ratios(A, B):
+    """``median_k(A_k / B_k)`` per row (inf where a denominator is <= 0): :func:`paired_ratio`."""
+    import numpy as np
+
+    with np.errstate(divide="ignore"):
+        return np.median(np.where(B > 0, A / np.where(B > 0, B, 1.0), np.inf), axis=1)
+
+
+def ratio_of_medians(A, B):
+    """``median(A) / median(B)`` per row (inf where the denominator's median is <= 0)."""
+    import numpy as np
+
+    den = np.median(B, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, np.median(A, axis=1) / np.where(den > 0, den, 1.0), np.inf)
+
+
 def bootstrap_ratio_ci(num_ms: list[float], den_ms: list[float], n_boot: int = 1000, level: float = 0.95,
                        seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of :func:`paired_ratio` (median of ``num_k / den_k``).
-
-    Trial indices are resampled with replacement (Efron & Tibshirani, ch. 13). Seeded: the
-    same trials give the same interval.
+    """Percentile bootstrap interval of :func:`paired_ratio` (median of ``num_k / den_k``):
+    :func:`paired_bootstrap` with :func:`median_of_ratios`.
 
     Returns:
         ``(low, high)`` at ``level`` (two-sided).
@@ -201,18 +267,7 @@ def bootstrap_ratio_ci(num_ms: list[float], den_ms: list[float], n_boot: int = 1
     Raises:
         ValueError: empty or unpaired trial lists.
     """
-    import numpy as np
-
-    a, b = np.asarray(num_ms, dtype=float), np.asarray(den_ms, dtype=float)
-    if len(a) == 0 or len(a) != len(b):
-        raise ValueError(f"bootstrap needs paired trials, got {len(a)} and {len(b)}")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(a), size=(n_boot, len(a)))
-    with np.errstate(divide="ignore"):
-        r = np.where(b > 0, a / np.where(b > 0, b, 1.0), np.inf)
-    ratios = np.median(r[idx], axis=1)
-    q = (1 - level) / 2
-    return float(np.quantile(ratios, q)), float(np.quantile(ratios, 1 - q))
+    return paired_bootstrap(num_ms, den_ms, median_of_ratios, n_boot, level, seed)
 
 
 def bootstrap_speedup_ci(eager_ms: list[float], candidate_ms: list[float], n_boot: int = 2000, level: float = 0.95,
@@ -287,6 +342,8 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
     names = list(sides)
     gate = tuple(gate or decide or zip(names, names[1:]))
     cuda = _CudaClock(cfg.device, cfg.l2_flush_mb) if str(cfg.device).startswith("cuda") else None
+    t_start = timer()
+    time_capped, measured_ms = False, 0.0
     ins = {n: make_inputs() for n in names}
     inner: dict[str, int] = {}
     for n in names:
@@ -329,6 +386,7 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
                         short = trial_ms < cfg.min_trial_ms and not capped
                     history.append({"attempt": attempt, "trial": k, "side": n, "ms": ms, "inner": inner[n],
                                     "trial_ms": trial_ms, "short": short, "capped": capped})
+                    measured_ms += trial_ms
                     if not short:
                         break
                     grow = cfg.min_trial_ms / max(trial_ms, 1e-9)
@@ -337,6 +395,9 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
                 if wms is not None:
                     wall[n].append(wms)
             k += 1
+            if cfg.max_variant_s and measured_ms > cfg.max_variant_s * 1e3:
+                time_capped = True  # the trial in progress was finished: every side has k trials
+                break
             if decide and k >= cfg.min_trials and (k - cfg.min_trials) % cfg.check_every == 0:
                 if all(decided(bootstrap_ratio_ci(acc[a], acc[b], cfg.n_boot, cfg.ci_level, cfg.seed), cfg.decided_width,
                                    cfg.min_effect)
@@ -353,15 +414,17 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
             worst = max(widths) if widths else 0.0
         else:
             worst = max(pair_iqr.values()) if pair_iqr else 0.0
+        if time_capped and k < cfg.cap_min_trials:
+            worst = math.inf
         limit = 0.0 if cfg.gate == "ci" else cfg.max_iqr_ratio
         if best is None or worst < best[0]:
             best = (worst, acc, wall, ratios, dict(inner), pair_iqr)
-        if worst <= limit or attempt == cfg.retries + 1:
+        if worst <= limit or attempt == cfg.retries + 1 or time_capped:
             _, acc, wall, ratios, inner_kept, pair_iqr = best
             kept = [h["trial_ms"] for h in history if not h["short"]]
             return SidesTiming(acc, {n: statistics.median(acc[n]) for n in names}, inner_kept, ratios,
                                best[0] <= limit, attempt, history, min(kept) if kept else 0.0,
-                               wall if cuda is not None else {}, pair_iqr)
+                               wall if cuda is not None else {}, pair_iqr, time_capped, timer() - t_start)
     raise AssertionError("unreachable")
 
 

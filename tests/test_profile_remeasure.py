@@ -1,0 +1,256 @@
+"""Per-variant time cap, re-measurement of unstable rows within a run (and the no-op control
+under it), and the shared paired bootstrap. Every clock here is a fake one the timed
+functions advance: nothing depends on the machine's load or speed."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from curate.longtail import label_row
+from curate.profile import merge_passes, needs_remeasure, timing_row
+from curate.profile_run import pass_dir, read_passes, time_passes
+from curate.score_timing import median_ratio_ci
+from curate.timing import TimingConfig, bootstrap_ratio_ci, measure_sides, paired_bootstrap
+from tests.test_profile import Clock
+
+DECIDE = (("eager", "inductor"), ("dynamo", "inductor"), ("eager", "dynamo"))
+
+
+# ----------------------------------------------------------------------------- bootstrap
+
+
+def _old_bootstrap_ratio_ci(num_ms, den_ms, n_boot=1000, level=0.95, seed=0):
+    """curate/timing.py::bootstrap_ratio_ci before the shared paired_bootstrap (verbatim)."""
+    a, b = np.asarray(num_ms, dtype=float), np.asarray(den_ms, dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(a), size=(n_boot, len(a)))
+    with np.errstate(divide="ignore"):
+        r = np.where(b > 0, a / np.where(b > 0, b, 1.0), np.inf)
+    ratios = np.median(r[idx], axis=1)
+    q = (1 - level) / 2
+    return float(np.quantile(ratios, q)), float(np.quantile(ratios, 1 - q))
+
+
+def _old_median_ratio_ci(num_ms, den_ms, n_boot=1000, level=0.95, seed=0):
+    """curate/score_timing.py::median_ratio_ci before the shared paired_bootstrap (verbatim)."""
+    a, b = np.asarray(num_ms, dtype=float), np.asarray(den_ms, dtype=float)
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(n_boot, len(a)))
+    den = np.median(b[idx], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(den > 0, np.median(a[idx], axis=1) / np.where(den > 0, den, 1.0), np.inf)
+    q = (1 - level) / 2
+    return float(np.quantile(r, q)), float(np.quantile(r, 1 - q))
+
+
+A = [1.0, 1.094, 0.921, 0.766, 0.872, 0.743, 1.018, 1.495, 0.863, 0.83, 1.158, 1.113, 1.032, 0.756, 0.991, 1.232, 0.668]
+B = [0.963, 0.625, 0.751, 0.636, 1.03, 0.756, 1.199, 1.158, 1.045, 0.519, 0.94, 1.089, 1.143, 0.698, 0.958, 0.824, 0.867]
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_both_intervals_equal_the_values_of_the_code_before_the_shared_bootstrap():
+    # printed by the old implementations (same trials, same seeds) before paired_bootstrap existed
+    assert bootstrap_ratio_ci(A, B, 500, 0.9, 0) == (0.9828042328042328, 1.226364846870839)
+    assert median_ratio_ci(A, B, 500, 0.9, 0) == (0.9102296450939458, 1.226364846870839)
+    assert median_ratio_ci(A, B, 500, 0.9, 3) == (0.9055036344755971, 1.226364846870839)
+    assert bootstrap_ratio_ci(A, B) == (0.9028871391076115, 1.2319148936170212)
+    assert median_ratio_ci(A, B) == (0.8941747572815534, 1.2524271844660195)
+    rng = np.random.default_rng(1)
+    for n, seed, level, n_boot in [(5, 0, 0.95, 200), (23, 4, 0.9, 1000), (40, 9, 0.99, 333)]:
+        a, b = rng.lognormal(0, 0.4, n).tolist(), rng.lognormal(0, 0.4, n).tolist()
+        b[0] = 0.0  # a zero denominator: inf ratios (the quantile of infs is nan, before as now)
+        with np.errstate(invalid="ignore"):  # exact equality, nan equal to nan
+            np.testing.assert_array_equal(bootstrap_ratio_ci(a, b, n_boot, level, seed),
+                                          _old_bootstrap_ratio_ci(a, b, n_boot, level, seed))
+            np.testing.assert_array_equal(median_ratio_ci(a, b, n_boot, level, seed),
+                                          _old_median_ratio_ci(a, b, n_boot, level, seed))
+
+
+def test_paired_bootstrap_resamples_both_sides_with_the_same_indices_and_rejects_unpaired():
+    # b_k = 2 a_k with a varying wildly: unpaired resampling would give a wide interval, paired gives 0.5
+    a = [1.0, 7.0, 2.0, 30.0, 4.0, 0.5] * 3
+    assert paired_bootstrap(a, [2 * x for x in a], lambda x, y: np.median(x / y, axis=1)) == (0.5, 0.5)
+    with pytest.raises(ValueError, match="paired trials"):
+        paired_bootstrap([1.0], [1.0, 2.0], lambda x, y: x[:, 0])
+    with pytest.raises(ValueError, match="paired trials"):
+        paired_bootstrap([], [], lambda x, y: x[:, 0])
+
+
+# ----------------------------------------------------------------------------- time cap
+
+
+def _slow_sides(clock, inductor_cost=200.0):
+    return {"eager": clock.fn(100.0), "dynamo": clock.fn(100.0), "inductor": clock.fn(inductor_cost)}
+
+
+def test_time_cap_stops_trials_records_it_and_a_short_capped_row_is_unstable():
+    """Calls of 100 / 100 / 200 ms (inner 1): first + 1 warm-up + calibration call per side =
+    1.2 s (not counted), then 0.4 s of measured time per interleaved trial. With a 3.1 s cap the
+    timing stops after the trial that crosses it (0.4 * 8 = 3.2 s): 8 trials per side, fewer
+    than cap_min_trials = 10, so the row is unstable although its intervals are exact, and no
+    retry is made."""
+    clock = Clock()
+    cfg = TimingConfig(warmup=1, trials=40, min_trials=20, min_trial_ms=10.0, gate="ci", retries=2,
+                       max_variant_s=3.1, cap_min_trials=10)
+    t = measure_sides(_slow_sides(clock), lambda: [], cfg, timer=clock, decide=DECIDE)
+    assert t.time_capped and t.attempts == 1 and not t.stable
+    assert [len(v) for v in t.trials_ms.values()] == [8, 8, 8]
+    assert sum(h["trial_ms"] for h in t.history) == pytest.approx(3200.0)
+    assert t.elapsed_s == pytest.approx(4.4) and clock.t == pytest.approx(4.4)
+    assert all(h["trial_ms"] >= 10.0 for h in t.history if not h["short"])  # inner still re-derived
+    row = timing_row(t, cfg)
+    assert row["capped"] is True and row["trials"] == 8 and row["stable"] is False
+    lab = label_row({**row, "subgraph_hash": "h", "size": "workload", "run": 0, "status": "unstable", "min_pass_t": -10}, -5)
+    assert lab["long_tail"] is None  # never labelled
+
+
+def test_capped_row_with_enough_decided_trials_is_stable_and_an_undecided_one_is_not():
+    clock = Clock()
+    cfg = TimingConfig(warmup=1, trials=40, min_trials=20, min_trial_ms=10.0, gate="ci", retries=2,
+                       max_variant_s=5.9, cap_min_trials=10)
+    t = measure_sides(_slow_sides(clock), lambda: [], cfg, timer=clock, decide=DECIDE)
+    # 0.4 k > 5.9 first at k = 15, before the first adaptive check at 20
+    assert t.time_capped and len(t.trials_ms["eager"]) == 15 and t.stable
+    assert t.ratio("eager", "inductor") == pytest.approx(0.5)
+    rng = random.Random(0)
+    clock = Clock()  # inductor as fast as Dynamo-only on average but +-30 % per call: undecided, wide
+    sides = _slow_sides(clock, inductor_cost=lambda: 100.0 * rng.uniform(0.7, 1.3))
+    t = measure_sides(sides, lambda: [], cfg, timer=clock, decide=DECIDE)
+    lo, hi = t.ratio_ci("dynamo", "inductor")
+    assert t.time_capped and t.attempts == 1 and len(t.trials_ms["eager"]) >= 10
+    assert lo < 1 < hi and hi / lo - 1 > cfg.max_ci_width and not t.stable
+
+
+def test_no_cap_by_default_and_an_uncapped_run_takes_its_trials():
+    clock = Clock()
+    cfg = TimingConfig(warmup=1, trials=30, min_trials=30, min_trial_ms=10.0, gate="ci")
+    t = measure_sides(_slow_sides(clock), lambda: [], cfg, timer=clock)
+    assert cfg.max_variant_s is None and not t.time_capped and len(t.trials_ms["eager"]) == 30
+
+
+# ----------------------------------------------------------------------------- re-measurement
+
+
+def _result(stable: bool, trials: int = 20, tag: str = "") -> dict:
+    return {"stable": stable, "trials": trials, "trial_history": json.dumps([{"trial": 0, "side": "eager", "tag": tag}])}
+
+
+def test_time_passes_re_times_only_unstable_rows_in_fresh_folders_and_resumes(tmp_path):
+    outcome = {"a": [True], "b": [False, True], "c": [False, False]}  # per variant: stable of pass 0, 1, ...
+    calls: list[list[str]] = []
+
+    def batch(tasks):
+        calls.append([k for k, _, _ in tasks])
+        for key, name, out in tasks:
+            p = 0 if out.name == name else int(out.name[4:])
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "result.json").write_text(json.dumps(_result(outcome[name][p], 20 + p, f"{name}{p}")))
+
+    keyed = [(n, n, tmp_path / n) for n in "abc"]
+    assert time_passes(keyed, batch, passes=1) == [3, 2]
+    assert calls == [["a", "b", "c"], ["b-pass1", "c-pass1"]]
+    assert [len(read_passes(tmp_path / n)) for n in "abc"] == [1, 2, 2]
+    row = merge_passes(read_passes(tmp_path / "b"))
+    assert row["stable"] is True and row["remeasure_pass"] == 1 and row["pass_stable"] == [False, True]
+    assert row["trials"] == 21 and row["pass_trials"] == [20, 21]  # final pass's trials, not pooled
+    assert [(h["pass"], h["tag"]) for h in json.loads(row["trial_history"])] == [(0, "b0"), (1, "b1")]
+    assert not merge_passes(read_passes(tmp_path / "c"))["stable"]
+    # a resumed build: a, b are done; c used every pass and is still unstable, so it is measured afresh
+    calls.clear()
+    outcome["c"] = [True]
+    assert time_passes(keyed, batch, passes=1) == [1]
+    assert calls == [["c"]] and not pass_dir(tmp_path / "c", 1).exists()
+    assert merge_passes(read_passes(tmp_path / "c"))["pass_stable"] == [True]
+    # an interrupted build (pass 0 unstable, pass 1 never ran) continues with pass 1
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "result.json").write_text(json.dumps(_result(False)))
+    outcome["d"] = [False, True]
+    calls.clear()
+    assert time_passes(keyed + [("d", "d", tmp_path / "d")], batch, passes=1) == [0, 1]
+    assert calls == [[], ["d-pass1"]]
+    # a child that died (error.json, no result) is run again by the next build, as before
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "error.json").write_text(json.dumps({"error_class": "Timeout"}))
+    assert read_passes(tmp_path / "e")[0]["status"] == "isolation_failed"
+    outcome["e"] = [True]
+    calls.clear()
+    assert time_passes(keyed + [("e", "e", tmp_path / "e")], batch, passes=1) == [1]
+    assert calls == [["e"]] and merge_passes(read_passes(tmp_path / "e"))["stable"] is True
+
+
+def test_crashes_are_not_re_measured_and_zero_passes_is_the_old_protocol():
+    assert needs_remeasure({"stable": False}) and not needs_remeasure({"stable": True})
+    assert not needs_remeasure({"status": "runtime_crash", "stable": False}) and not needs_remeasure({})
+    with pytest.raises(ValueError, match="at least one"):
+        merge_passes([])
+
+
+def test_noop_control_with_re_measurement_holds_compiler_speedup_one_and_enters_no_long_tail(tmp_path):
+    """Optional stopping check. The Dynamo-only backend profiled in Inductor's place (same cost
+    per call as the Dynamo-only side) on 24 variants under a simulated load that multiplies
+    the cost of everything inside random 20-ms windows by 1, 1, 2 or 4; each pass of a variant
+    has its own load draw (fresh trials). Unstable variants get one re-measurement pass (labels from the final
+    pass). Every row's speedup_compiler interval must still hold 1 and no row may enter the
+    long tail; some rows must really have been re-measured (else nothing was checked)."""
+    cfg = TimingConfig(warmup=1, trials=40, min_trials=20, min_trial_ms=10.0, gate="ci", retries=1,
+                       max_variant_s=15.0, cap_min_trials=10)
+    bases = {f"v{i}": ((0.02, 0.07) if i % 2 else (1.0, 1.0)) for i in range(24)}  # overhead-bound / not
+
+    def batch(tasks):
+        for key, name, out in tasks:
+            rng, clock, windows = random.Random(key), Clock(), {}
+
+            def loaded(b):
+                return clock.fn(lambda: b * windows.setdefault(int(clock.t * 1e3 // 20), rng.choice([1.0, 1.0, 2.0, 4.0])))
+
+            eager_ms, dyn_ms = bases[name]
+            sides = {"eager": loaded(eager_ms), "dynamo": loaded(dyn_ms), "inductor": loaded(dyn_ms)}  # the control
+            t = measure_sides(sides, lambda: [torch.ones(1)], cfg, timer=clock, decide=DECIDE)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "result.json").write_text(json.dumps(timing_row(t, cfg)))
+
+    keyed = [(n, n, tmp_path / n) for n in bases]
+    counts = time_passes(keyed, batch, passes=1)
+    assert counts[0] == 24 and counts[1] >= 3
+    relabelled = [n for n in bases if merge_passes(read_passes(tmp_path / n))["pass_stable"] == [False, True]]
+    assert relabelled  # the case optional stopping could spoil: labelled from a second chance
+    for n in bases:
+        row = merge_passes(read_passes(tmp_path / n))
+        assert row["speedup_compiler_ci_low"] <= 1.0 <= row["speedup_compiler_ci_high"], n
+        status = "ok" if row["stable"] else "unstable"
+        lab = label_row({**row, "subgraph_hash": n, "size": "catalog", "run": 0, "status": status, "min_pass_t": -10,
+                         "deterministic": True}, -5)
+        assert lab["long_tail"] is not True and lab["slower_compiler"] is False, n
+
+
+@pytest.mark.slow
+def test_profile_all_re_measures_unstable_rows_within_the_run(tmp_path):
+    """End to end on one tiny subgraph, two sizes (compile phase, timing phase in isolated
+    children). A cap of 1 ns stops every variant after its first trial, fewer than
+    cap_min_trials: unstable whatever the load, so every variant gets its one re-measurement
+    pass (written under pass1/), still unstable, never labelled."""
+    from curate.profile_run import profile_all
+    from tests.test_curate import _store_fn
+    from tests.test_profile import SIZES
+
+    folder = _store_fn(tmp_path, lambda x: (x * 2).sin().sum(-1), [torch.randn(1, 32, 8)])
+    h = folder.name
+    cfg = {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1, "cache_dir": str(tmp_path / "cache"),
+           "timing": {"warmup": 1, "trials": 5, "min_trials": 5, "min_trial_ms": 0.1, "retries": 0, "gate": "ci",
+                      "max_variant_s": 1e-9, "cap_min_trials": 2}}
+    plan = [{"run": 0, "hashes": [h], "stress": False}]
+    rows, stats = profile_all([{"subgraph_hash": h}], tmp_path / "store", cfg, tmp_path / "out", plan, SIZES,
+                              compile_workers=1, log=lambda *_: None, remeasure_passes=1)
+    timed = [r for r in rows if r.get("trials") is not None]
+    assert timed and stats["timing"][0]["remeasured"] == [len(timed)]
+    for r in timed:
+        assert r["status"] == "unstable" and r["capped"] and r["trials"] == 1
+        assert r["remeasure_pass"] == 1 and r["pass_stable"] == [False, False]
+        assert {h["pass"] for h in json.loads(r["trial_history"])} == {0, 1}
+        att = tmp_path / "out" / "attempts" / r["attempt_key"][:2] / r["attempt_key"]
+        assert (att / "result.json").exists() and (att / "pass1" / "result.json").exists()
+        assert label_row(r, -5)["long_tail"] is None
