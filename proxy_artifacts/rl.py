@@ -350,7 +350,6 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     Args:
         gp: the ``proxy.grpo`` params (steps, prompts_per_step, num_generations, lr, beta,
             max_completion_length, temperature, seed, threads, aux_loss_coef, fault settings).
-
         clock: seconds (``time.perf_counter`` by default); only the measured ``timing`` depends on it.
 
     Returns {"fault", "steps": [row per optimizer step, deterministic], "task_acc_before",
