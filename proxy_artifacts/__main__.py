@@ -8,7 +8,8 @@ Subcommands (each a thin wrapper over a function in this package):
 - ``prune``       one proxy at ``--keep-ratio`` (``proxy.prune``, ``proxy.eval``)
 - ``compare``     clustering vs frequency / REAP / random selection at every ratio (``proxy.compare``)
 - ``grpo``        GRPO runs (healthy + every fault of the catalog) of one model (``proxy.grpo``)
-- ``fidelity``    fault signatures, base-vs-proxy fidelity, cost; report + metrics (``proxy.fidelity``)
+- ``fidelity``    fault signatures, base-vs-proxy fidelity, cost projection; report + metrics (``proxy.fidelity``)
+- ``cost``        measured step time and peak memory of base and proxies side by side (``proxy.fidelity.cost``)
 - ``publish``     push a proxy folder to the Hub (``--endpoint`` or ``HF_ENDPOINT``; token from env / login)
 - ``pull``        fetch ``owner/name@revision`` into the Hub cache and verify its lineage
 """
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", required=True, help="model folder (the base, or a proxy's model/ folder)")
     p.add_argument("--name", required=True, help="name in the report (base, r0.5, ...)")
     p.add_argument("--out", required=True, help="output folder (<fault>.jsonl step logs, summary.json)")
+    p.add_argument("--timing", help="JSON file for the measured step times / memory (kept out of --out)")
 
     p = sub.add_parser("fidelity", help="fidelity report of the GRPO runs")
     p.add_argument("--params", default="params.yaml")
@@ -74,8 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", required=True, help="markdown report path")
     p.add_argument("--metrics", required=True, help="metrics/fidelity.json")
     p.add_argument("--plots", required=True, help="folder for fidelity_*.png")
-    p.add_argument("--cost", nargs="*", default=[],
+
+    p = sub.add_parser("cost", help="measured step time and peak memory of base and proxies")
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--models", nargs="*", default=[],
                    help="name=model folder of each model to time side by side (one is base=...); none: skipped")
+    p.add_argument("--grpo-timing", nargs="*", default=[], help="name=timing JSON of each model's GRPO stage")
+    p.add_argument("--metrics", required=True, help="metrics/proxy_cost.json")
+    p.add_argument("--report", help="markdown cost report")
 
     p = sub.add_parser("publish", help="push a proxy folder to the Hub")
     p.add_argument("folder", help="a proxy model folder (config, safetensors, lineage.json, README.md card)")
@@ -135,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     elif a.cmd == "grpo":
         from .rl import run_grpo_all
 
-        s = run_grpo_all(a.model, a.name, _params(a.params)["grpo"], a.out)
+        s = run_grpo_all(a.model, a.name, _params(a.params)["grpo"], a.out, timing_path=a.timing)
         if not s["complete"]:
             print(f"grpo {a.name}: INCOMPLETE, failed runs: "
                   f"{sorted(f for f, r in s['runs'].items() if 'error' in r)}", file=sys.stderr)
@@ -149,19 +157,34 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"--runs item {item!r} is not name=folder")
             dirs[name] = folder
         prm = _params(a.params)
-        cost = None
-        if a.cost:
-            from .cost import measure_side_by_side
-
-            models = dict(x.partition("=")[::2] for x in a.cost)
-            cp = prm["fidelity"].get("cost") or {}
-            gp = prm["grpo"]
-            cost = measure_side_by_side(models, batch=int(gp["prompts_per_step"]) * int(gp["num_generations"]),
-                                        seq_len=int(cp.get("seq_len", 32)), steps=int(cp.get("steps", 4)),
-                                        rounds=int(cp.get("rounds", 2)), threads=int(gp.get("threads", 1)))
-        m = run_fidelity(prm, dirs, a.report, a.metrics, a.plots, cost=cost)
+        m = run_fidelity(prm, dirs, a.report, a.metrics, a.plots)
         print(json.dumps({"false_positive_rate": m["false_positive_rate"], "reproduction_rate": m["reproduction_rate"],
                           "base_self_reproduction_rate": m["base_self_reproduction_rate"]}, indent=1))
+    elif a.cmd == "cost":
+        from .cost import measure_side_by_side, write_cost
+
+        def pairs(items, flag):
+            out = {}
+            for item in items:
+                name, eq, path = item.partition("=")
+                if not eq or not name or not path:
+                    raise ValueError(f"{flag} item {item!r} is not name=path")
+                out[name] = path
+            return out
+
+        prm = _params(a.params)
+        models, timing = pairs(a.models, "--models"), pairs(a.grpo_timing, "--grpo-timing")
+        side = None
+        if models:
+            cp = prm["fidelity"].get("cost") or {}
+            gp = prm["grpo"]
+            side = measure_side_by_side(models, batch=int(gp["prompts_per_step"]) * int(gp["num_generations"]),
+                                        seq_len=int(cp.get("seq_len", 32)), steps=int(cp.get("steps", 4)),
+                                        rounds=int(cp.get("rounds", 2)), threads=int(gp.get("threads", 1)))
+        m = write_cost(side, timing, a.metrics, a.report,
+                       command="python -m proxy_artifacts " + " ".join(sys.argv[1:] if argv is None else argv))
+        print(json.dumps({k: m[k] for k in ("step_time_ratio_measured", "peak_memory_ratio_measured",
+                                            "load_average_start")}, indent=1))
     elif a.cmd == "publish":
         from .hub import publish
 

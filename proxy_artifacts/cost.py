@@ -1,4 +1,8 @@
-"""Measured per-step cost of the base and its proxies, side by side in one run.
+"""Measured per-step cost of the base and its proxies, side by side in one run: the ``proxy_cost`` stage.
+
+Everything here is a measurement and differs on every run (machine, load): its outputs
+(``metrics/proxy_cost.json``, ``plots/proxy_cost_report.md``) are kept apart from the deterministic
+fidelity outputs and carry the load average and machine fingerprint of the measurement.
 
 One step here is the compute of a GRPO update at a fixed global batch: a forward + backward
 of the policy and an AdamW step, plus a no-grad forward of the frozen reference, on
@@ -13,6 +17,9 @@ slack, so an upper bound on the tensors). The children run in rounds with the mo
 rotated each round, so slow drift of a shared machine's load hits every model alike; the
 figure per model is the median over all timed steps of all rounds, and ratios are taken
 against the base of the same run.
+
+Beside it, :func:`write_cost` summarises the per-step wall times the GRPO stages measured in
+separate runs (``data/proxy/grpo_timing/<name>.json``, :func:`rl.run_grpo_all`).
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Mapping
+
+from .timing import load_average, machine
 
 
 def _rss_bytes() -> int:
@@ -86,7 +95,8 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
 
     Returns {"step_ms_median": {name: ms}, "peak_memory_bytes": {name: bytes}, "step_time_ratio":
     {name: proxy / base}, "peak_memory_ratio": {name: proxy / base}, "batch", "seq_len", "steps",
-    "rounds", "device", "memory_kind"}.
+    "rounds", "device", "memory_kind", "load_average_start", "load_average_end" (1/5/15 min),
+    "machine" (:func:`timing.machine` of the parent)}.
 
     Raises:
         ValueError: ``base`` is not among ``models``.
@@ -98,6 +108,7 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
     times: dict[str, list[float]] = {n: [] for n in names}
     peak: dict[str, int] = {}
     info = {}
+    load0 = load_average()
     for rnd in range(rounds):
         order = names[rnd % len(names):] + names[: rnd % len(names)]
         for n in order:
@@ -114,7 +125,88 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
     return {"step_ms_median": med, "peak_memory_bytes": peak,
             "step_time_ratio": {n: round(med[n] / med[base], 4) for n in names if n != base},
             "peak_memory_ratio": {n: round(peak[n] / peak[base], 4) for n in names if n != base},
-            "batch": batch, "seq_len": seq_len, "steps": steps, "rounds": rounds, **info}
+            "batch": batch, "seq_len": seq_len, "steps": steps, "rounds": rounds, **info,
+            "load_average_start": load0, "load_average_end": load_average(), "machine": machine()}
+
+
+def grpo_step_ms(timing_file) -> dict:
+    """Median measured GRPO step time (ms) of one model's healthy runs from its timing file
+    (``data/proxy/grpo_timing/<name>.json``): the first step of each run is left out (warm-up).
+
+    Returns {"step_time_ms_median": ms or None, "steps": n, "load_average_start", "load_average_end"}.
+
+    Raises:
+        FileNotFoundError: ``timing_file`` is absent.
+    """
+    d = json.loads(Path(timing_file).read_text())
+    ms = [r["step_time_ms"] for k, run in d["runs"].items() if k.startswith("none.")
+          for r in run["steps"][1:] if isinstance(r.get("step_time_ms"), (int, float))]
+    return {"step_time_ms_median": round(statistics.median(ms), 2) if ms else None, "steps": len(ms),
+            "load_average_start": d.get("load_average_start"), "load_average_end": d.get("load_average_end")}
+
+
+def write_cost(side_by_side: Mapping | None, grpo_timing: Mapping[str, str], metrics_path, report_path=None,
+               command: str | None = None, base: str = "base") -> dict:
+    """Write ``metrics_path`` (``metrics/proxy_cost.json``) and the markdown ``report_path``.
+
+    Args:
+        side_by_side: the result of :func:`measure_side_by_side` (None: not measured).
+        grpo_timing: {model name: timing file of its GRPO stage}.
+        command: the command line that measured it (recorded beside the figures).
+
+    Flat headline keys: ``step_time_ratio_measured`` and ``peak_memory_ratio_measured`` ({proxy:
+    proxy / base}, side by side), ``step_ms_median`` (ms) and ``peak_memory_bytes`` (bytes) per
+    model, ``load_average_start`` / ``_end``, ``machine``; then ``side_by_side`` (the whole
+    measurement) and ``grpo_separate_runs`` (per model :func:`grpo_step_ms`, and the ratio to the
+    base's median: separate runs, at whatever load each ran). Every figure is a measurement.
+    """
+    from passnet_common.io import atomic_write_json, atomic_write_text
+
+    c = dict(side_by_side or {})
+    g = {n: grpo_step_ms(p) for n, p in grpo_timing.items()}
+    b = (g.get(base) or {}).get("step_time_ms_median")
+    for n, v in g.items():
+        if n != base:
+            v["step_time_ratio_to_base"] = round(v["step_time_ms_median"] / b, 4) \
+                if b and v["step_time_ms_median"] is not None else None
+    out = {"measured": True, "command": command,
+           "step_time_ratio_measured": c.get("step_time_ratio", {}), "peak_memory_ratio_measured": c.get("peak_memory_ratio", {}),
+           "step_ms_median": c.get("step_ms_median", {}), "peak_memory_bytes": c.get("peak_memory_bytes", {}),
+           "load_average_start": c.get("load_average_start"), "load_average_end": c.get("load_average_end"),
+           "machine": c.get("machine") or machine(), "side_by_side": c or None, "grpo_separate_runs": g}
+    atomic_write_json(metrics_path, out, indent=1)
+    if report_path is not None:
+        atomic_write_text(report_path, cost_markdown(out))
+    return out
+
+
+def cost_markdown(m: Mapping) -> str:
+    """Markdown cost report (``plots/proxy_cost_report.md``) from :func:`write_cost`'s dict: a measurement."""
+    c = m.get("side_by_side") or {}
+    mach = m.get("machine") or {}
+    L = ["# Proxy cost (measured)", "",
+         "Wall-clock and memory measurements: they differ on every run (machine, load) and are not part of the "
+         "deterministic fidelity report (`plots/fidelity_report.md`).", "",
+         f"Machine: {mach.get('cpu_model')}, {mach.get('cpu_usable_cores')} usable cores, torch "
+         f"{mach.get('torch_version')}{', ' + mach['cuda_device'] if mach.get('cuda_device') else ''}; "
+         f"load average (1/5/15 min) {m.get('load_average_start')} -> {m.get('load_average_end')}; "
+         f"command: `{m.get('command')}`.", "", "## Side by side in one run", ""]
+    if c:
+        L += [f"Device {c['device']}; step = policy forward + backward + AdamW + reference forward at a global batch "
+              f"of {c['batch']} x {c['seq_len']} tokens; {c['rounds']} rounds x {c['steps']} timed steps, model order "
+              f"rotated; memory: {c['memory_kind']}.", "",
+              "| model | step ms (median) | step time ratio | peak memory (MB) | peak memory ratio |", "|---|---|---|---|---|"]
+        for n, ms in c["step_ms_median"].items():
+            L.append(f"| {n} | {ms} | {c['step_time_ratio'].get(n, 1.0)} | {c['peak_memory_bytes'][n] / 1e6:.1f} | "
+                     f"{c['peak_memory_ratio'].get(n, 1.0)} |")
+    else:
+        L.append("not measured in this run")
+    L += ["", "## GRPO steps, separate runs (healthy seeds, first step left out)", "",
+          "| model | step ms (median) | steps | ratio to base | load average start -> end |", "|---|---|---|---|---|"]
+    for n, v in (m.get("grpo_separate_runs") or {}).items():
+        L.append(f"| {n} | {v['step_time_ms_median']} | {v['steps']} | {v.get('step_time_ratio_to_base', 1.0)} | "
+                 f"{v['load_average_start']} -> {v['load_average_end']} |")
+    return "\n".join(L) + "\n"
 
 
 if __name__ == "__main__":  # child: python -m proxy_artifacts.cost MODEL BATCH SEQ STEPS THREADS

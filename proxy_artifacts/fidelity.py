@@ -2,9 +2,11 @@
 
 :func:`run_fidelity` loads the GRPO runs of the base and every proxy, turns each into a fault
 signature (:mod:`proxy_artifacts.detector`), judges reproduction over seeds
-(:mod:`proxy_artifacts.verdicts`), measures and projects cost (:mod:`proxy_artifacts.cost`,
-:mod:`proxy_artifacts.projection`), compares routing drift, and writes the report
-(:mod:`proxy_artifacts.report`), the metrics and the run plot.
+(:mod:`proxy_artifacts.verdicts`), projects cost (:mod:`proxy_artifacts.projection`: accelerator
+arithmetic), compares routing drift, and writes the report (:mod:`proxy_artifacts.report`), the
+metrics and the run plot. Every output is deterministic: no wall time or measured memory enters
+it (the GRPO logs hold none; the measured cost is the ``proxy_cost`` stage's,
+:mod:`proxy_artifacts.cost`, in ``metrics/proxy_cost.json``).
 """
 
 from __future__ import annotations
@@ -110,25 +112,21 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str], onset: Mapping[str, 
 SCHEDULED_FAULTS = ("skip_actor_update", "lr_spike", "fp16_no_loss_scaling")  # start at row fault_step + 1
 
 
-def _median_step_ms(by_seed: Mapping | None) -> float:
-    ms = [v for run in (by_seed or {}).values() for v in _finite([r.get("step_time_ms") for r in (run["rows"] or [])[1:]])]
-    return statistics.median(ms) if ms else float("nan")
-
-
-def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metrics_path, plot_dir,
-                 cost: Mapping | None = None) -> dict:
+def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metrics_path, plot_dir) -> dict:
     """Fidelity report of the GRPO runs of the base (``grpo_dirs['base']``) and its proxies.
 
     Each model's healthy seeds form its healthy ensemble; the detector is calibrated on them
     (leave-one-out false positives, :func:`verdicts.calibrate`) and every fault run is judged
     against its model's ensemble on the fault's specific kinds (:func:`verdicts.fault_rates`).
-    ``cost``: the side-by-side measurement of :func:`cost.measure_side_by_side` (optional).
 
     Writes the markdown report, ``plot_dir/fidelity_runs.png`` (lowest seed, every fault x signal,
     base and proxies overlaid) and ``metrics_path`` (``metrics/fidelity.json``): flat headline keys
     (``healthy_seeds``, ``fault_seeds``, ``false_positive_rate``, ``reproduction_rate``,
-    ``base_self_reproduction_rate``, ``step_time_ratio_measured``, ``peak_memory_ratio_measured``)
-    and the detail (signatures per seed, curve similarity, routing drift, capability, projection).
+    ``base_self_reproduction_rate``) and the detail (signatures per seed, curve similarity, routing
+    drift, capability, accelerator counts and the full-size projection). All three outputs are
+    deterministic functions of the GRPO logs and ``params`` (byte-identical on a rebuild); the
+    measured ``step_time_ratio_measured`` / ``peak_memory_ratio_measured`` are in
+    ``metrics/proxy_cost.json`` (:func:`cost.write_cost`).
     """
     from pathlib import Path
 
@@ -157,7 +155,6 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     rates = verdicts.fault_rates(sigs, tol, onset)
     base = runs["base"]
     bsum = _first(base["none"])["summary"]
-    base_ms = _median_step_ms(base["none"])
 
     def drift(rr):
         d = _finite([routing_drift(r["rows"]) or float("nan") for r in (rr.get("none") or {}).values()])
@@ -171,14 +168,12 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         "reproduction_rate": {f"{f}/{n}": rates["models"][n][f]["reproduction"]["rate"]
                               for n in runs if n != "base" for f in faults},
         "base_self_reproduction_rate": {f: rates["base_self"][f]["rate"] for f in faults},
-        "step_time_ratio_measured": dict((cost or {}).get("step_time_ratio") or {}),
-        "peak_memory_ratio_measured": dict((cost or {}).get("peak_memory_ratio") or {}),
         "faults": faults, "fault_kinds": {f: list(verdicts.FAULT_KINDS.get(f, ())) for f in faults},
         "fault_onset_step": onset, "calibration": calib, "rates": rates,
         "no_signature_on_base": rates["no_signature"],
-        "base_reliable": rates["base_reliable"], "cost_measured": dict(cost or {}),
+        "base_reliable": rates["base_reliable"],
         "base": {"params": bsum.get("params"), "state_bytes": bsum.get("state_bytes"),
-                 "step_time_ms_median_grpo": round(base_ms, 2), "routing_drift_healthy": drift(base),
+                 "routing_drift_healthy": drift(base),
                  "task_acc_before_rl": bsum.get("task_acc_before"),
                  "task_acc_after_rl": [r["summary"].get("task_acc_after") for r in base["none"].values()],
                  "logprob_mismatch_fresh_max": {f: _fresh_max(_first(base[f]).get("rows")) for f in faults}},
@@ -188,7 +183,6 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         if name == "base":
             continue
         psum = _first(rr.get("none"))["summary"]
-        p_ms = _median_step_ms(rr.get("none"))
         mem_gb = float(fp["device_memory_gb"])
         out["proxies"][name] = {
             "healthy_similarity": curve_similarity(_first(base["none"])["rows"], _first(rr.get("none")).get("rows") or []),
@@ -200,8 +194,6 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
             "task_acc_after_rl": [r["summary"].get("task_acc_after") for r in rr["none"].values()],
             "cost": {"params": psum["params"], "params_ratio": round(psum["params"] / bsum["params"], 4),
                      "state_bytes": psum["state_bytes"],
-                     "step_time_ms_median_grpo": round(p_ms, 2),
-                     "step_time_ratio_grpo_separate_runs": round(p_ms / base_ms, 4),
                      "accelerators": accelerators(psum["params"], mem_gb, fp.get("usable_share", 0.8)),
                      "accelerators_base": accelerators(bsum["params"], mem_gb, fp.get("usable_share", 0.8))},
         }

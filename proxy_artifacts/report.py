@@ -1,4 +1,7 @@
-"""Markdown fidelity report (``plots/fidelity_report.md``) from the metrics of :func:`fidelity.run_fidelity`."""
+"""Markdown fidelity report (``plots/fidelity_report.md``) from the metrics of :func:`fidelity.run_fidelity`.
+
+Deterministic (no measured time or memory); the measured cost report is :func:`cost.cost_markdown`.
+"""
 
 from __future__ import annotations
 
@@ -58,18 +61,9 @@ def report_markdown(m: dict) -> str:
           f"| base | {m['base']['task_acc_before_rl']} | {m['base']['task_acc_after_rl']} |"]
     for n in names:
         L.append(f"| {n} | {m['proxies'][n]['task_acc_before_rl']} | {m['proxies'][n]['task_acc_after_rl']} |")
-    c = m.get("cost_measured") or {}
-    L += ["", "## Measured cost, side by side in one run", ""]
-    if c:
-        L += [f"Device {c['device']}; step = policy forward + backward + AdamW + reference forward at a global batch "
-              f"of {c['batch']} x {c['seq_len']} tokens; {c['rounds']} rounds x {c['steps']} timed steps, model order "
-              f"rotated; memory: {c['memory_kind']}.", "",
-              "| model | step ms (median) | step time ratio | peak memory (MB) | peak memory ratio |", "|---|---|---|---|---|"]
-        for n, ms in c["step_ms_median"].items():
-            L.append(f"| {n} | {ms} | {c['step_time_ratio'].get(n, 1.0)} | {c['peak_memory_bytes'][n] / 1e6:.1f} | "
-                     f"{c['peak_memory_ratio'].get(n, 1.0)} |")
-    else:
-        L.append("not measured in this run")
+    L += ["", "## Measured cost", "",
+          "Step time and peak memory are measurements (they differ on every run): `metrics/proxy_cost.json` and "
+          "`plots/proxy_cost_report.md` (stage `proxy_cost`), not this deterministic report."]
     L += ["", f"## Projection for full-size configs ({m['projection_device_memory_gb']} GB accelerators, "
           f"{BYTES_PER_PARAM} B/param GRPO state)", "",
           "| model | keep | experts kept | params | accelerators | saved |", "|---|---|---|---|---|---|"]
@@ -84,5 +78,5 @@ def report_markdown(m: dict) -> str:
           "share)); rollout-engine weights + KV cache and activations at the RL sequence length are not counted, nor "
           "the rounding to nodes of 8. Compute: pruning keeps top-k, so FLOPs per token are unchanged; the whole "
           "step's compute is spread over fewer accelerators, so the saving is in accelerators (memory), not in "
-          "accelerator-hours per step; the measured step-time ratio above is the evidence at tiny scale."]
+          "accelerator-hours per step; the measured step-time ratio (`metrics/proxy_cost.json`) is the evidence at tiny scale."]
     return "\n".join(L) + "\n"

@@ -13,8 +13,12 @@ Inf counts in the gradients and in the loss, the parameter update norm ||theta_t
 (a snapshot of the weights is taken before each optimizer step: fine for the tiny default
 models, twice the weight memory for large ones), per-layer expert load (share of routed slots per
 expert in the training forward passes; summarised as max share and normalised entropy per
-layer), step time (ms) and memory (CUDA: peak allocated bytes; CPU: peak resident set size of
-the process, which only grows, plus the analytic training-state bytes).
+layer) and the analytic training-state bytes. Those logs and ``summary.json`` are deterministic on one
+machine (same inputs, same bytes). The measured step time (ms) and memory (CUDA: peak allocated
+bytes; CPU: peak resident set size of the process, which only grows) and each run's setup / wall
+seconds are measurements that differ on every run: they go to a separate timing file
+(``run_grpo_all(timing_path=...)``, the stages' ``data/proxy/grpo_timing/<name>.json``), never into the
+run logs.
 
 The fault catalog (:data:`FAULTS`), each a switch documented at its implementation:
 
@@ -64,7 +68,6 @@ import math
 import os
 import random
 import tempfile
-import time
 from pathlib import Path
 
 import torch
@@ -73,6 +76,7 @@ from passnet_common.io import atomic_write_json, atomic_write_text
 
 from . import corpus
 from .adapters import adapter_for, moe_blocks
+from .timing import DEFAULT_CLOCK, Clock, load_average, machine
 
 FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
           "swapped_operator")
@@ -129,9 +133,10 @@ def _callback_class():
     from transformers import TrainerCallback
 
     class _StepLogger(TrainerCallback, StepLogger):
-        def __init__(self, model, fault: str, fp: dict):
-            self.model, self.fault, self.fp = model, fault, fp
+        def __init__(self, model, fault: str, fp: dict, clock: Clock = DEFAULT_CLOCK):
+            self.model, self.fault, self.fp, self.clock = model, fault, fp, clock
             self.rows: list[dict] = []
+            self.timing: list[dict] = []  # measured: {"step", "step_time_ms", "peak_memory_bytes"} per step
             self.cur: dict = {}
             self.blocks = moe_blocks(model, adapter_for(model.config))
             self.E = self.blocks[0].router.num_experts
@@ -151,7 +156,7 @@ def _callback_class():
             return step >= int(self.fp.get("fault_step", 0))
 
         def on_step_begin(self, args, state, control, **kw):
-            self.t0 = time.perf_counter()
+            self.t0 = self.clock()
             if self.fault == "fp16_no_loss_scaling":  # fp16 autocast of the training forward from fault_step
                 self.model._fault_on = self.active(state.global_step)
             if torch.cuda.is_available():
@@ -185,7 +190,7 @@ def _callback_class():
                         grp["lr"] = grp["lr"] * float(self.fp.get("lr_spike_factor", 100.0))
 
         def on_step_end(self, args, state, control, **kw):
-            dt = (time.perf_counter() - self.t0) * 1000 if self.t0 else float("nan")
+            dt = (self.clock() - self.t0) * 1000 if self.t0 is not None else float("nan")
             if getattr(self, "snap", None) is not None:
                 upd = sum(float(((p.detach() - q).float() ** 2).sum()) for p, q in zip(self.model.parameters(), self.snap))
                 self.cur["update_norm"] = math.sqrt(upd) if math.isfinite(upd) else float("inf")
@@ -204,8 +209,8 @@ def _callback_class():
                 import resource
 
                 mem = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-            self.cur.update({"step": state.global_step, "step_time_ms": round(dt, 2), "peak_memory_bytes": mem,
-                             "expert_load": loads, **self.mismatch})
+            self.timing.append({"step": state.global_step, "step_time_ms": round(dt, 2), "peak_memory_bytes": mem})
+            self.cur.update({"step": state.global_step, "expert_load": loads, **self.mismatch})
             self.mismatch = {}
             self.rows.append(self.cur)
             self.cur = {}
@@ -339,15 +344,19 @@ _ACC_BEFORE: dict = {}
 
 
 def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | None = None,
-             stem: str | None = None) -> dict:
+             stem: str | None = None, clock: Clock = DEFAULT_CLOCK) -> dict:
     """One GRPO run of the model in ``model_dir`` with ``fault`` (``none``: healthy).
 
     Args:
         gp: the ``proxy.grpo`` params (steps, prompts_per_step, num_generations, lr, beta,
             max_completion_length, temperature, seed, threads, aux_loss_coef, fault settings).
+        clock: seconds (``time.perf_counter`` by default); only the measured ``timing`` depends on it.
 
-    Returns {"fault", "steps": [row per optimizer step], "task_acc_before", "task_acc_after",
-    "params", "state_bytes", "setup_s"}.
+    Returns {"fault", "steps": [row per optimizer step, deterministic], "task_acc_before",
+    "task_acc_after", "weights_finite_after", "params", "state_bytes", "timing"}; ``timing`` is the
+    measurement, {"setup_s", "steps": [{"step", "step_time_ms" (ms), "peak_memory_bytes" (bytes)}]},
+    and is not written to ``out_dir`` (``<stem>.jsonl`` rows and ``<stem>.json`` summary hold only
+    deterministic figures).
 
     Raises:
         ValueError: unknown fault.
@@ -361,7 +370,7 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     from .metrics import task_accuracy
     from .prune import param_count
 
-    t_setup = time.perf_counter()
+    t_setup = clock()
     torch.set_num_threads(int(gp.get("threads", 1)))
     seed = int(gp.get("seed", 0))
     torch.manual_seed(seed)
@@ -390,7 +399,7 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         dataloader_num_workers=0, disable_tqdm=True, max_grad_norm=float(gp.get("max_grad_norm", 1.0)),
         router_aux_loss_coef=aux, shuffle_dataset=False, log_completions=False,
     )
-    logger = _callback_class()(model, fault, gp)
+    logger = _callback_class()(model, fault, gp, clock)
     trainer = GRPOTrainer(model=model, reward_funcs=[reward_exact], args=cfg,
                           train_dataset=Dataset.from_dict({"prompt": prompts}), processing_class=tok,
                           callbacks=[logger])
@@ -415,7 +424,7 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         opt.param_groups = new_groups
     _instrument(trainer, logger, fault, gp)
     model._fault_on = False
-    setup_s = time.perf_counter() - t_setup
+    setup_s = clock() - t_setup
     try:
         with _fault_context(model, fault):
             trainer.train()
@@ -432,14 +441,15 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         acc_after = task_accuracy(model, tok, n_eval, seed=4321) if finite else 0.0
     res = {"fault": fault, "steps": logger.rows, "task_acc_before": round(acc_before, 4),
            "task_acc_after": None if acc_after is None else round(acc_after, 4), "weights_finite_after": bool(finite),
-           "params": param_count(model), "state_bytes": state_bytes(model), "setup_s": round(setup_s, 2)}
+           "params": param_count(model), "state_bytes": state_bytes(model)}
+    timing = {"setup_s": round(setup_s, 2), "steps": logger.timing}
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         stem = stem or fault
         atomic_write_text(out / f"{stem}.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in logger.rows))
         atomic_write_json(out / f"{stem}.json", {k: v for k, v in res.items() if k != "steps"}, indent=1)
-    return res
+    return {**res, "timing": timing}
 
 
 def run_key(fault: str, seed: int) -> str:
@@ -447,7 +457,8 @@ def run_key(fault: str, seed: int) -> str:
     return f"{fault}.s{int(seed)}"
 
 
-def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path, progress: bool = True) -> dict:
+def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path, progress: bool = True,
+                 timing_path: str | Path | None = None, clock: Clock = DEFAULT_CLOCK) -> dict:
     """Healthy runs on ``gp['healthy_seeds']`` and every fault of ``gp['faults']`` on ``gp['fault_seeds']``.
 
     Seeds default to ``[gp['seed']]``. A seed sets the prompts, the sampling and the initial
@@ -457,6 +468,12 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     "complete"}). The held-out capability after RL is measured on healthy runs only (fault runs
     record ``task_acc_after`` too when ``gp['eval_fault_runs']``). A run that raises is recorded
     with ``error`` (its class and message) and the other runs go on. Returns the summary.
+
+    Everything under ``out_dir`` is deterministic on one machine. The measurement (differs on
+    every run) goes to ``timing_path`` when given: {"name", "measured": true, "clock", "machine"
+    (:func:`timing.machine`), "load_average_start", "load_average_end" (1/5/15 min), "runs":
+    {run_key: {"setup_s", "wall_s" (s), "steps": [{"step", "step_time_ms" (ms),
+    "peak_memory_bytes" (bytes)}]}}}; ``clock`` (seconds) is injectable for tests.
     """
     from tqdm import tqdm
 
@@ -466,21 +483,29 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     plan = [("none", s) for s in hs] + [(f, s) for f in faults for s in fs]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs = {}
+    runs, timing = {}, {}
+    load0 = load_average()
     bar = tqdm(plan, desc=f"grpo {name}", disable=not progress, mininterval=5.0)
     for f, seed in bar:
         key = run_key(f, seed)
-        t = time.perf_counter()
+        t = clock()
         g = dict(gp, seed=seed, eval_after=(f == "none" or bool(gp.get("eval_fault_runs"))))
         try:
-            r = run_grpo(model_dir, f, g, out_dir, stem=key)
-            runs[key] = {k: v for k, v in r.items() if k != "steps"} | {"seed": seed}
-            bar.write(f"grpo {name} {key}: acc {r['task_acc_before']} -> {r['task_acc_after']} "
-                      f"({time.perf_counter() - t:.1f} s)")
+            r = run_grpo(model_dir, f, g, out_dir, stem=key, clock=clock)
+            runs[key] = {k: v for k, v in r.items() if k not in ("steps", "timing")} | {"seed": seed}
+            wall = clock() - t
+            timing[key] = {**r["timing"], "wall_s": round(wall, 2)}
+            bar.write(f"grpo {name} {key}: acc {r['task_acc_before']} -> {r['task_acc_after']} ({wall:.1f} s)")
         except Exception as exc:  # one failed run must not lose the others
             runs[key] = {"fault": f, "seed": seed, "error": f"{type(exc).__name__}: {exc}"}
             bar.write(f"grpo {name} {key}: FAILED {type(exc).__name__}: {exc}")
     summary = {"name": name, "model_dir": Path(model_dir).as_posix(), "runs": runs, "healthy_seeds": hs,
                "fault_seeds": fs, "complete": all("error" not in r for r in runs.values())}
     atomic_write_json(out_dir / "summary.json", summary, indent=1)
+    if timing_path is not None:
+        Path(timing_path).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(timing_path, {
+            "name": name, "measured": True, "clock": getattr(clock, "__qualname__", repr(clock)),
+            "machine": machine(), "load_average_start": load0, "load_average_end": load_average(),
+            "runs": timing}, indent=1)
     return summary
