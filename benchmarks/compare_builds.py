@@ -31,8 +31,8 @@ MEASUREMENTS = (
     "data/curate",  # labels from data/profile's measurements
     "data/score",  # scorer timings
     "metrics/curate.json", "metrics/score.json", "metrics/summary.json",
-    "plots/curate_speedup.csv", "plots/curate_speedup_vs_eager.png", "plots/curate_speedup_scatter.png",
-    "plots/score_curves.png", "plots/score_es_t.csv",
+    "plots/curate_speedup.csv", "plots/curate_speedup_vs_eager.png",
+    "plots/score_curves.png", "plots/score_es_t.csv", "plots/score_s_t.csv",
     "data/proxy/grpo_timing", "metrics/proxy_cost.json", "plots/proxy_cost_report.md",
 )
 
