@@ -66,9 +66,14 @@ def dir_manifest(build: Path, md5: str) -> dict[str, str] | None:
     return None
 
 
-def compare(a: Path, b: Path) -> dict:
-    """The comparison record of two checkouts (see the module docstring)."""
+def compare(a: Path, b: Path, stages: list[str] | None = None) -> dict:
+    """The comparison record of two checkouts (see the module docstring); ``stages``: only the
+    outputs of these stages (a matrix stage by its name before ``@``), e.g. the ones both builds ran."""
     la, lb = lock_outputs(a), lock_outputs(b)
+    if stages:
+        keep = lambda o: o["stage"].split("@")[0] in stages  # noqa: E731
+        la = {p: o for p, o in la.items() if keep(o)}
+        lb = {p: o for p, o in lb.items() if keep(o)}
     rows = {}
     for path in sorted(la.keys() & lb.keys()):
         ma, mb = la[path]["md5"], lb[path]["md5"]
@@ -87,7 +92,7 @@ def compare(a: Path, b: Path) -> dict:
         r = subprocess.run(["git", "-C", str(p), "rev-parse", "HEAD"], capture_output=True, text=True)
         return r.stdout.strip() or None
 
-    return {"builds": [str(a), str(b)], "commits": [commit(a), commit(b)],
+    return {"builds": [str(a), str(b)], "commits": [commit(a), commit(b)], "stages": stages or "all",
             "outputs_compared": len(checked), "outputs_same": sum(r["same"] for r in checked),
             "identical": all(r["same"] for r in checked),
             "measurement_outputs": sorted(p for p, r in rows.items() if r["measurement"]),
@@ -99,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("a", type=Path)
     ap.add_argument("b", type=Path)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--stages", nargs="*", default=None, help="compare only these stages' outputs")
     ap.add_argument("--note", default=None, help="what the builds ran on (machine, load), stored with the record")
     args = ap.parse_args(argv)
-    rec = compare(args.a, args.b)
+    rec = compare(args.a, args.b, args.stages)
     if args.note:
         rec["measured_on"] = args.note
     for path, r in rec["outputs"].items():
