@@ -5,7 +5,9 @@ tree from GNU time, 1-minute load average before/after, exit code), prints the t
 writes ``metrics/bench/repro_budget.json``: per stage ``wall_s``, ``cpu_s`` (user + sys),
 ``maxrss_kb``, loads; ``total_wall_min`` and ``cpu_bound_wall_min_on_cores`` (total CPU
 seconds / cores: the wall time a perfectly parallel run would need on this machine, a
-load-independent floor). Usage: ``python -m benchmarks.repro_budget_summary metrics/bench/repro_budget.tsv``.
+load-independent floor). Usage: ``python -m benchmarks.repro_budget_summary metrics/bench/repro_budget.tsv``;
+``REPRO_BUDGET_NOTE`` (environment) is stored as ``measured_on`` (say how the record was made when
+it is not one quiet run).
 """
 import csv, json, os, platform, sys
 
@@ -26,6 +28,8 @@ out = {"stages": {r["stage"]: {k: r[k] for k in ("wall_s", "cpu_s", "maxrss_kb",
        "complete": all(r["rc"] == 0 for r in rows),
        "machine": {"cpu": cpu_model, "cores": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
        "command": "bash benchmarks/repro_budget.sh (clean clone, stage by stage, dvc.yaml order)"}
+if os.environ.get("REPRO_BUDGET_NOTE"):  # how the record was made when it is not one quiet run (segments, load)
+    out["measured_on"] = os.environ["REPRO_BUDGET_NOTE"]
 tmp = tsv[:-4] + ".json.part"
 json.dump(out, open(tmp, "w"), indent=1, sort_keys=True)
 os.replace(tmp, tsv[:-4] + ".json")
