@@ -10,9 +10,9 @@ an ensemble of seeds) of the same model, become a set of fault kinds with their 
   ``grad_spike_factor`` x the healthy ensemble's maximum.
 - ``kl_blowup``: first step whose KL exceeds ``kl_blowup_factor`` x the healthy run's maximum
   KL and ``kl_blowup_min``.
-- ``reward_collapse``: first step (from ``fault_step``) where the running mean reward over
-  ``window`` steps falls below ``reward_collapse_frac`` x the healthy run's running mean there
-  (and the healthy mean is >= ``reward_min``).
+- ``reward_collapse``: the mean reward over ``reward_window`` fresh-rollout steps, all after
+  ``fault_step``, falls below ``reward_collapse_frac`` x the healthy ensemble's mean over the same
+  steps (where that mean is >= ``reward_min``); reported at the window's last step.
 - ``expert_collapse``: first step where some layer's largest expert share of routed slots
   exceeds ``expert_collapse_share``.
 - ``frozen_policy``: the parameter update norm stays below ``update_frozen`` for every step
@@ -27,8 +27,10 @@ an ensemble of seeds) of the same model, become a set of fault kinds with their 
   see :mod:`rl`) whose mean |log pi_train - log pi_rollout| exceeds
   ``max(logprob_mismatch_factor x healthy maximum on fresh steps, logprob_mismatch_min)`` nats
   (rollout precision or kernel differing from training's).
-- ``divergence``: first step where loss, KL or gradient norm leaves the healthy ensemble's range
-  at that step by more than ``divergence_rel`` x its largest magnitude (floor ``divergence_floor``).
+- ``divergence``: first step where loss, KL or the gradient norm before clipping leaves the healthy
+  ensemble's whole-run envelope (loss: widened by ``divergence_rel`` x its width; KL, grad norm:
+  ``divergence_factor`` x its max, its min / the factor) and stays out for ``divergence_steps``
+  consecutive steps.
 
 Verdicts over seeds (calibration, fault-specific kinds, rates with intervals) are in
 :mod:`verdicts`; :func:`reproduces` is the plain signature comparison. Curve similarity of healthy runs
@@ -68,14 +70,6 @@ def _ffill(xs: list[float]) -> list[float]:
     for x in xs:
         last = x if math.isfinite(x) else last
         out.append(last)
-    return out
-
-
-def _running_mean(xs: list[float], w: int) -> list[float]:
-    out = []
-    for i in range(len(xs)):
-        win = _finite(xs[max(0, i - w + 1): i + 1])
-        out.append(sum(win) / len(win) if win else float("nan"))
     return out
 
 
@@ -123,19 +117,9 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 
             if math.isfinite(v) or "nan_inf" in sig:
                 sig["kl_blowup"] = s
                 break
-    w = int(det["window"])
-    rm = _running_mean(series(rows, "reward"), w)
-    rh: dict[int, list[float]] = {}
-    for h in ens:
-        for r, v in zip(h, _running_mean(series(h, "reward"), w)):
-            if math.isfinite(v):
-                rh.setdefault(int(r["step"]), []).append(v)
-    for s, a in zip(steps, rm):
-        b = statistics.mean(rh[s]) if rh.get(s) else float("nan")
-        if s >= fault_step + w and math.isfinite(b) and b >= det["reward_min"] and (
-                not math.isfinite(a) or a < det["reward_collapse_frac"] * b):
-            sig["reward_collapse"] = s
-            break
+    rc = _reward_collapse(rows, ens, det, fault_step)
+    if rc is not None:
+        sig["reward_collapse"] = rc
     g_med = {k: statistics.median(v) for k, v in _at_step(ens, gkey).items()}
     g_rows = series(rows, gkey)
     hold = int(det.get("grad_collapse_steps", 1))
@@ -172,21 +156,81 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 
     if after and _finite(after_h) and min(_finite(after_h)) > det["update_frozen"] and \
             all(math.isfinite(v) and v < det["update_frozen"] for v in after):
         sig["frozen_policy"] = fault_step + 1
-    ranges = {key: _at_step(ens, key) for key in ("loss", "kl", "grad_norm_total")}
-    for r, s in zip(rows, steps):
-        for key, by_step in ranges.items():
-            a, hv = r.get(key), by_step.get(s)
-            if a is None or not hv:
-                continue
-            a = float(a)
-            lo, hi = min(hv), max(hv)
-            margin = det["divergence_rel"] * max(max(abs(lo), abs(hi)), det["divergence_floor"])
-            if not math.isfinite(a) or a < lo - margin or a > hi + margin:
-                sig["divergence"] = s
-                break
-        if "divergence" in sig:
-            break
+    dv = _divergence(rows, ens, det, gkey)
+    if dv is not None:
+        sig["divergence"] = dv
     return sig
+
+
+def _reward_collapse(rows, ens, det: Mapping, fault_step: int) -> int | None:
+    """Last step of the first ``reward_window`` fresh-rollout steps (all after ``fault_step``) whose
+    mean reward is below ``reward_collapse_frac`` x the healthy ensemble's mean over the same steps
+    (informative only where that mean is >= ``reward_min``); a non-finite reward counts as collapsed.
+
+    Reward exists on fresh-rollout rows only (16 samples each at the default), so a window of 2 such
+    steps judges 32 samples: one low batch of hard prompts is not a collapse.
+    """
+    w = int(det["reward_window"])
+
+    def fresh(rs):
+        return [(int(r["step"]), float(r["reward"])) for r in rs if r.get("reward") is not None]
+
+    run, healthy = fresh(rows), [dict(fresh(h)) for h in ens]
+    for i in range(w - 1, len(run)):
+        win = run[i - w + 1: i + 1]
+        if win[0][0] <= fault_step:
+            continue
+        hb = [sum(h[s] for s, _ in win) / w for h in healthy if all(s in h for s, _ in win)]
+        b = statistics.mean(hb) if hb else float("nan")
+        if not math.isfinite(b) or b < det["reward_min"]:
+            continue
+        a = sum(v for _, v in win) / w
+        if not math.isfinite(a) or a < det["reward_collapse_frac"] * b:
+            return win[-1][0]
+    return None
+
+
+def _divergence(rows, ens, det: Mapping, gkey: str) -> int | None:
+    """First step of a departure from the healthy ensemble's whole-run envelope that holds on
+    ``divergence_steps`` consecutive steps (a non-finite value departs at once).
+
+    Envelope per signal over every step of every healthy run: ``loss`` (can be negative) outside
+    ``[lo - rel x (hi - lo), hi + rel x (hi - lo)]`` (``divergence_rel``; width floored at
+    ``divergence_floor``); ``kl`` and the gradient norm before clipping (``gkey``; positive, heavy-tailed
+    across seeds, so judged by ratio) above ``divergence_factor x max(hi, floor)`` or, where ``lo`` is above
+    the floor, below ``lo / divergence_factor``. A per-step range of a few seeds is narrower than the
+    seed-to-seed spread of these curves (the rule this replaces flagged 13 of 20 healthy runs).
+    """
+    need, rel, f, floor = int(det["divergence_steps"]), det["divergence_rel"], det["divergence_factor"], \
+        det["divergence_floor"]
+    first = None
+    for key in ("loss", "kl", gkey):
+        hv = [v for h in ens for v in _finite(series(h, key))]
+        if not hv:
+            continue
+        lo, hi = min(hv), max(hv)
+        if key == "loss":
+            width = max(hi - lo, floor)
+            lo_b, hi_b = lo - rel * width, hi + rel * width
+        else:
+            lo_b, hi_b = (lo / f if lo > floor else -math.inf), f * max(hi, floor)
+        run = 0
+        for r in rows:
+            if r.get(key) is None:  # not logged at this step: neither confirms nor breaks a departure
+                continue
+            v = float(r[key])
+            if not math.isfinite(v):
+                s = int(r["step"])
+                first = s if first is None else min(first, s)
+                break
+            run = run + 1 if (v < lo_b or v > hi_b) else 0
+            if run == 1:
+                start = int(r["step"])
+            if run >= need:
+                s = start
+                first = s if first is None else min(first, s)
+                break
+    return first
 
 
 def reproduces(base_sig: Mapping[str, int], proxy_sig: Mapping[str, int], tol: int) -> bool:

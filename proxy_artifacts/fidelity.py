@@ -27,10 +27,15 @@ def _fresh_max(rows) -> dict | None:
             "is_ratio_max_dev": round(max(float(r["is_ratio_max_dev"]) for r in fr), 8)}
 
 
+HELDOUT = "none_heldout"  # {seed: run} of the held-out healthy seeds in a _load_runs result
+
+
 def _load_runs(folder) -> dict:
     """{fault: {seed: {"summary", "rows"}}} of a grpo folder (rows None for a failed run).
 
     Reads ``summary.json``; keys ``<fault>.s<seed>`` (seeded runs) or a plain ``<fault>`` (seed 0).
+    Healthy runs of the summary's ``heldout_healthy_seeds`` go under ``HELDOUT`` instead of ``none``:
+    they are never part of the healthy ensemble.
     """
     import json
     from pathlib import Path
@@ -41,6 +46,8 @@ def _load_runs(folder) -> dict:
     for key, sm in summ["runs"].items():
         fault, _, sd = key.partition(".s")
         seed = int(sd) if sd.isdigit() else int(sm.get("seed", 0))
+        if fault == "none" and seed in set(summ.get("heldout_healthy_seeds") or ()):
+            fault = HELDOUT
         p = folder / f"{key}.jsonl"
         rows = [json.loads(x) for x in p.read_text().splitlines() if x.strip()] if p.exists() and "error" not in sm \
             else None
@@ -116,12 +123,14 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     """Fidelity report of the GRPO runs of the base (``grpo_dirs['base']``) and its proxies.
 
     Each model's healthy seeds form its healthy ensemble; the detector is calibrated on them
-    (leave-one-out false positives, :func:`verdicts.calibrate`) and every fault run is judged
+    (leave-one-out false positives, :func:`verdicts.calibrate`), the held-out healthy seeds are judged
+    against the whole ensemble (:func:`verdicts.calibrate_heldout`) and every fault run is judged
     against its model's ensemble on the fault's specific kinds (:func:`verdicts.fault_rates`).
 
     Writes the markdown report, ``plot_dir/fidelity_runs.png`` (lowest seed, every fault x signal,
     base and proxies overlaid) and ``metrics_path`` (``metrics/fidelity.json``): flat headline keys
-    (``healthy_seeds``, ``fault_seeds``, ``false_positive_rate``, ``reproduction_rate``,
+    (``healthy_seeds``, ``heldout_healthy_seeds``, ``fault_seeds``, ``false_positive_rate``,
+    ``false_positive_rate_heldout``, ``reproduction_rate``,
     ``base_self_reproduction_rate``) and the detail (signatures per seed, curve similarity, routing
     drift, capability, accelerator counts and the full-size projection). All three outputs are
     deterministic functions of the GRPO logs and ``params`` (byte-identical on a rebuild); the
@@ -142,6 +151,8 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         raise ValueError(f"fidelity needs the base's GRPO runs; got {sorted(runs)}")
     healthy = {n: {sd: r["rows"] for sd, r in (rr.get("none") or {}).items() if r["rows"] is not None}
                for n, rr in runs.items()}
+    heldout = {n: {sd: r["rows"] for sd, r in rr.pop(HELDOUT, {}).items() if r["rows"] is not None}
+               for n, rr in runs.items()}
     faults = [f for f in runs["base"] if f != "none"]
     onset = {f: (fault_step + 1 if f in SCHEDULED_FAULTS else 1) for f in faults}
     kind_onset: dict[str, int] = {}
@@ -149,6 +160,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         for k in verdicts.FAULT_KINDS.get(f, ()):
             kind_onset[k] = min(kind_onset.get(k, onset[f]), onset[f])
     calib = verdicts.calibrate(healthy, det, fault_step, kind_onset)
+    calib_ho = verdicts.calibrate_heldout(healthy, heldout, det, fault_step, kind_onset)
     sigs = {n: {f: {sd: signature(r["rows"], list(healthy[n].values()), det, fault_step)
                     for sd, r in (rr.get(f) or {}).items() if r["rows"] is not None and healthy[n]}
                 for f in faults} for n, rr in runs.items()}
@@ -163,14 +175,17 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     out: dict = {
         "healthy_seeds": sorted(base["none"]), "fault_seeds": sorted(next(iter(base[f] for f in faults))) if faults else [],
         "false_positive_rate": {k: v["rate"] for k, v in calib["false_positive_rate"].items()},
+        "heldout_healthy_seeds": sorted({sd for v in heldout.values() for sd in v}),
+        "false_positive_rate_heldout": {k: v["rate"] for k, v in calib_ho["false_positive_rate"].items()},
         "false_positive_max_specific": max((calib["false_positive_rate"][k]["rate"] or 0.0
                                             for k in {k for ks in verdicts.FAULT_KINDS.values() for k in ks}), default=0.0),
         "reproduction_rate": {f"{f}/{n}": rates["models"][n][f]["reproduction"]["rate"]
                               for n in runs if n != "base" for f in faults},
         "base_self_reproduction_rate": {f: rates["base_self"][f]["rate"] for f in faults},
         "faults": faults, "fault_kinds": {f: list(verdicts.FAULT_KINDS.get(f, ())) for f in faults},
-        "fault_onset_step": onset, "calibration": calib, "rates": rates,
+        "fault_onset_step": onset, "calibration": calib, "calibration_heldout": calib_ho, "rates": rates,
         "no_signature_on_base": rates["no_signature"],
+        "generic_detection": verdicts.generic_detection(sigs, onset),
         "base_reliable": rates["base_reliable"],
         "base": {"params": bsum.get("params"), "state_bytes": bsum.get("state_bytes"),
                  "routing_drift_healthy": drift(base),

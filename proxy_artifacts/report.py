@@ -30,13 +30,24 @@ def report_markdown(m: dict) -> str:
          f"{m['healthy_seeds']}, each injected fault on seeds {m['fault_seeds']}. Rates are `k/n = rate [95% Wilson "
          "interval]`. Thresholds: `params.yaml` `proxy.fidelity.detector`. Figure: `plots/fidelity_runs.png` "
          "(lowest seed).", "",
-         "## Detector calibration: false positives on healthy seeds (leave-one-out, all models pooled)", "",
-         "| kind | false-positive rate |", "|---|---|"]
+         "## Detector calibration: false positives on healthy seeds (all models pooled)", "",
+         "Leave-one-out: each ensemble seed judged against the model's other ensemble seeds (the runs the "
+         f"thresholds were read from). Held-out: seeds {m.get('heldout_healthy_seeds', [])}, never used to set a "
+         "threshold, each judged against the whole ensemble exactly as a fault run is.", "",
+         "| kind | leave-one-out | held-out |", "|---|---|---|"]
+    ho = (m.get("calibration_heldout") or {}).get("false_positive_rate", {})
     for k, v in m["calibration"]["false_positive_rate"].items():
-        L.append(f"| {k} | {_fmt_rate(v)} |")
-    L += ["", "A fault run is judged only on its specific kinds (generic kinds such as `grad_spike` / `divergence` "
-          "fire on healthy seeds).", "",
-          "## Faults: detection on the base and reproduction by each proxy (seed s of the proxy vs seed s of the base)",
+        L.append(f"| {k} | {_fmt_rate(v)} | {_fmt_rate(ho.get(k))} |")
+    L += ["", "A fault run is judged only on its specific kinds (the generic kinds `grad_spike`, `divergence`, "
+          "`reward_collapse` and `nan_inf` are reported, never used in a verdict).", ""]
+    gd = m.get("generic_detection") or {}
+    if gd:
+        fl = sorted({f for v in gd.values() for f in v})
+        L += ["Generic kinds on the fault runs (from the fault's onset, all models and seeds pooled): what the "
+              "calibrated thresholds still see.", "", "| kind | " + " | ".join(fl) + " |", "|---|" + "---|" * len(fl)]
+        L += [f"| {k} | " + " | ".join(f"{v[f]['k']}/{v[f]['n']}" for f in fl) + " |" for k, v in gd.items()]
+        L += [""]
+    L += ["## Faults: detection on the base and reproduction by each proxy (seed s of the proxy vs seed s of the base)",
           "", "| fault | specific kind | base detection | base self-reproduction (ceiling) | "
           + " | ".join(f"{n} reproduction" for n in names) + " |", "|---|---|---|---|" + "---|" * len(names)]
     for f in m["faults"]:

@@ -65,7 +65,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import random
 import tempfile
 from pathlib import Path
@@ -459,13 +458,15 @@ def run_key(fault: str, seed: int) -> str:
 
 def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path, progress: bool = True,
                  timing_path: str | Path | None = None, clock: Clock = DEFAULT_CLOCK) -> dict:
-    """Healthy runs on ``gp['healthy_seeds']`` and every fault of ``gp['faults']`` on ``gp['fault_seeds']``.
+    """Healthy runs on ``gp['healthy_seeds']``, every fault of ``gp['faults']`` on ``gp['fault_seeds']``,
+    then healthy runs on ``gp['heldout_healthy_seeds']`` (the detector's held-out false-positive check;
+    run last so the runs before them are unchanged, never evaluated for capability).
 
     Seeds default to ``[gp['seed']]``. A seed sets the prompts, the sampling and the initial
     torch state (the fault run of seed s and the healthy run of seed s share everything up to the
     fault). Writes ``out_dir/<fault>.s<seed>.jsonl`` (step rows), ``.json`` (run summary) and
-    ``out_dir/summary.json`` ({"name", "runs": {run_key: summary}, "healthy_seeds", "fault_seeds",
-    "complete"}). The held-out capability after RL is measured on healthy runs only (fault runs
+    ``out_dir/summary.json`` ({"name", "runs": {run_key: summary}, "healthy_seeds",
+    "heldout_healthy_seeds", "fault_seeds", "complete"}). The held-out capability after RL is measured on healthy runs only (fault runs
     record ``task_acc_after`` too when ``gp['eval_fault_runs']``). A run that raises is recorded
     with ``error`` (its class and message) and the other runs go on. Returns the summary.
 
@@ -479,8 +480,9 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
 
     faults = [f for f in (gp.get("faults") or FAULTS) if f != "none"]
     hs = [int(x) for x in gp.get("healthy_seeds") or [gp.get("seed", 0)]]
+    ho = [int(x) for x in gp.get("heldout_healthy_seeds") or [] if int(x) not in hs]
     fs = [int(x) for x in gp.get("fault_seeds") or [gp.get("seed", 0)]]
-    plan = [("none", s) for s in hs] + [(f, s) for f in faults for s in fs]
+    plan = [("none", s) for s in hs] + [(f, s) for f in faults for s in fs] + [("none", s) for s in ho]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs, timing = {}, {}
@@ -489,7 +491,7 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     for f, seed in bar:
         key = run_key(f, seed)
         t = clock()
-        g = dict(gp, seed=seed, eval_after=(f == "none" or bool(gp.get("eval_fault_runs"))))
+        g = dict(gp, seed=seed, eval_after=(f == "none" and seed in hs) or bool(gp.get("eval_fault_runs")))
         try:
             r = run_grpo(model_dir, f, g, out_dir, stem=key, clock=clock)
             runs[key] = {k: v for k, v in r.items() if k not in ("steps", "timing")} | {"seed": seed}
@@ -500,7 +502,7 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
             runs[key] = {"fault": f, "seed": seed, "error": f"{type(exc).__name__}: {exc}"}
             bar.write(f"grpo {name} {key}: FAILED {type(exc).__name__}: {exc}")
     summary = {"name": name, "model_dir": Path(model_dir).as_posix(), "runs": runs, "healthy_seeds": hs,
-               "fault_seeds": fs, "complete": all("error" not in r for r in runs.values())}
+               "heldout_healthy_seeds": ho, "fault_seeds": fs, "complete": all("error" not in r for r in runs.values())}
     atomic_write_json(out_dir / "summary.json", summary, indent=1)
     if timing_path is not None:
         Path(timing_path).parent.mkdir(parents=True, exist_ok=True)

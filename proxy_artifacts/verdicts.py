@@ -30,6 +30,7 @@ from .detector import signature
 
 KINDS = ("nan_inf", "grad_spike", "kl_blowup", "reward_collapse", "grad_collapse", "logprob_mismatch",
          "expert_collapse", "frozen_policy", "divergence")
+GENERIC_KINDS = ("nan_inf", "grad_spike", "reward_collapse", "divergence")  # reported, never in a verdict
 FAULT_KINDS = {
     "logprob_bf16": ("logprob_mismatch",),        # bf16 rollouts vs fp32 training forward
     "swapped_operator": ("logprob_mismatch",),    # trainer-side bf16 router GEMM vs the rollout's fp32 one
@@ -80,20 +81,61 @@ def calibrate(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], d
 
     Returns {"runs": n, "flagged": {model: {seed: signature}}, "false_positive_rate": {kind: rate dict}}.
     """
-    flagged, counts, n = {}, {k: 0 for k in KINDS}, 0
-    for model, runs in healthy_by_model.items():
-        if len(runs) < 2:
-            continue
-        flagged[model] = {}
-        for seed, rows in runs.items():
-            others = [r for s, r in runs.items() if s != seed]
-            sig = {k: v for k, v in signature(rows, others, det, fault_step).items()
-                   if v >= (kind_onset or {}).get(k, 1)}
-            flagged[model][int(seed)] = sig
-            n += 1
-            for k in sig:
-                counts[k] = counts.get(k, 0) + 1
+    cases = [(model, seed, rows, [r for s, r in runs.items() if s != seed])
+             for model, runs in healthy_by_model.items() if len(runs) >= 2 for seed, rows in runs.items()]
+    return _false_positives(cases, det, fault_step, kind_onset)
+
+
+def calibrate_heldout(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]],
+                      heldout_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], det: Mapping,
+                      fault_step: int = 0, kind_onset: Mapping[str, int] | None = None) -> dict:
+    """False positives on held-out healthy seeds, each judged against the model's whole ensemble.
+
+    This is how a fault run is judged (:func:`detector.signature` against every healthy seed), on
+    seeds that were never in the ensemble nor used to choose a threshold, so the rate is an
+    out-of-sample one (the leave-one-out rate of :func:`calibrate` is measured on the runs the
+    thresholds were read from). Same counting as :func:`calibrate` (``kind_onset``).
+
+    Args:
+        healthy_by_model: {model: {seed: step rows}}, the ensembles.
+        heldout_by_model: {model: {seed: step rows}}; models without an ensemble are skipped.
+
+    Returns {"runs": n, "flagged": {model: {seed: signature}}, "false_positive_rate": {kind: rate dict}}.
+    """
+    cases = [(model, seed, rows, list((healthy_by_model.get(model) or {}).values()))
+             for model, runs in heldout_by_model.items() for seed, rows in sorted(runs.items())
+             if healthy_by_model.get(model)]
+    return _false_positives(cases, det, fault_step, kind_onset)
+
+
+def _false_positives(cases, det: Mapping, fault_step: int, kind_onset: Mapping[str, int] | None) -> dict:
+    """Count the kinds of healthy runs: ``cases`` [(model, seed, rows, ensemble)]; a kind counts from
+    ``kind_onset[kind]`` (default step 1). Returns :func:`calibrate`'s dict."""
+    flagged: dict = {}
+    counts = {k: 0 for k in KINDS}
+    for model, seed, rows, ens in cases:
+        sig = {k: v for k, v in signature(rows, ens, det, fault_step).items() if v >= (kind_onset or {}).get(k, 1)}
+        flagged.setdefault(model, {})[int(seed)] = sig
+        for k in sig:
+            counts[k] = counts.get(k, 0) + 1
+    n = len(cases)
     return {"runs": n, "flagged": flagged, "false_positive_rate": {k: rate(c, n) for k, c in counts.items()}}
+
+
+def generic_detection(sigs: Mapping[str, Mapping[str, Mapping[int, Mapping[str, int]]]],
+                      onset: Mapping[str, int]) -> dict:
+    """How often each generic kind fires on the fault runs, from the fault's onset, all models pooled.
+
+    The check that a calibrated generic kind still sees something: {kind: {fault: rate dict}}
+    (``sigs`` as in :func:`fault_rates`).
+    """
+    out: dict = {k: {} for k in GENERIC_KINDS}
+    faults = sorted({f for per_fault in sigs.values() for f in per_fault})
+    for kind in GENERIC_KINDS:
+        for f in faults:
+            got = [sig.get(kind) for per_fault in sigs.values() for sig in (per_fault.get(f) or {}).values()]
+            out[kind][f] = rate(sum(v is not None and v >= onset.get(f, 0) for v in got), len(got))
+    return out
 
 
 def fault_rates(sigs: Mapping[str, Mapping[str, Mapping[int, Mapping[str, int]]]], tol: int,

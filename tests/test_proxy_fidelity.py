@@ -11,8 +11,9 @@ import torch
 from proxy_artifacts import detector, fidelity, projection
 from proxy_artifacts.cluster import allocate_slots, usage_cluster
 
-DET = dict(grad_spike_factor=5.0, kl_blowup_factor=5.0, kl_blowup_min=0.05, window=2, reward_collapse_frac=0.5,
-           reward_min=0.1, expert_collapse_share=0.5, update_frozen=1e-9, divergence_rel=0.5, divergence_floor=1e-3)
+DET = dict(grad_spike_factor=5.0, kl_blowup_factor=5.0, kl_blowup_min=0.05, reward_window=2, reward_collapse_frac=0.25,
+           reward_min=0.1, expert_collapse_share=0.5, update_frozen=1e-9, divergence_rel=1.0, divergence_factor=3.0,
+           divergence_steps=2, divergence_floor=1e-3)
 
 
 # ----------------------------------------------------------------- usage-aware clustering
@@ -73,9 +74,9 @@ def _rows(n=12, **over):
 
 def test_detector_uses_the_healthy_ensemble():
     h1, h2 = _rows(), _rows(grad_norm_total=lambda s, v: 4.0)
-    loud = _rows(grad_norm_total=lambda s, v: 5.5 if s == 6 else v)
+    loud = _rows(grad_norm_total=lambda s, v: 5.5 if s in (6, 7) else v)
     assert detector.signature(loud, h1, DET, 4) == {"grad_spike": 6, "divergence": 6}
-    # a second healthy seed with larger norms widens the healthy range: 5.5 < 5 x 4 and < 4 + 0.5 x 4
+    # a second healthy seed with larger norms widens the healthy envelope: 5.5 < 5 x 4 and < 3 x 4
     assert detector.signature(loud, [h1, h2], DET, 4) == {}
     # a single low step (a zero-reward batch) is no collapse when three consecutive steps are required
     dip = _rows(grad_norm_total=lambda s, v: 0.0 if s == 6 else v)
@@ -93,7 +94,7 @@ def test_detector_kinds_and_steps():
     frozen = _rows(update_norm=lambda s, v: 0.0 if s > 4 else v)
     assert detector.signature(frozen, healthy, DET, 4) == {"frozen_policy": 5}
     collapse = _rows(reward=lambda s, v: 0.0 if s >= 8 else v)
-    # running mean over 2 steps: step 8 gives (0.5 + 0) / 2 = 0.25, not below 0.5 x 0.5; step 9 gives 0
+    # mean over 2 rollout steps: steps 7-8 give (0.5 + 0) / 2 = 0.25, not below 0.25 x 0.5; steps 8-9 give 0
     assert detector.signature(collapse, healthy, DET, 4) == {"reward_collapse": 9}
     experts = _rows(expert_load=lambda s, v: [{"max_share": 0.9 if s >= 5 else 0.2}])
     assert detector.signature(experts, healthy, DET, 4) == {"expert_collapse": 5}
@@ -117,7 +118,7 @@ def test_detector_grad_collapse_and_logprob_mismatch():
     assert detector.signature(mism, healthy, dict(DET, logprob_mismatch_min=1e-2), 4) == {}
 
 
-def _write_model(tmp_path, name, runs_by_key, params=100):
+def _write_model(tmp_path, name, runs_by_key, params=100, heldout=()):
     import json
 
     d = tmp_path / name
@@ -127,7 +128,7 @@ def _write_model(tmp_path, name, runs_by_key, params=100):
         (d / f"{key}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         runs[key] = {"fault": key.split(".s")[0], "params": params, "state_bytes": 1, "task_acc_before": 0.5,
                      "task_acc_after": 0.5}
-    (d / "summary.json").write_text(json.dumps({"name": name, "runs": runs}))
+    (d / "summary.json").write_text(json.dumps({"name": name, "runs": runs, "heldout_healthy_seeds": list(heldout)}))
     return str(d)
 
 
@@ -143,7 +144,10 @@ def test_fidelity_rates_over_seeds_and_no_signature(tmp_path, monkeypatch):
     base |= {f"fp16_no_loss_scaling.s{i}": under for i in range(3)} | {f"no_load_balancing.s{i}": _rows(**ms)
                                                                         for i in range(3)}
     prox = dict(base, **{"fp16_no_loss_scaling.s2": _rows(**ms)})
-    dirs = {"base": _write_model(tmp_path, "base", base), "p": _write_model(tmp_path, "p", prox, 50)}
+    # held-out healthy seeds 3 (quiet) and 4 (norm 50 on two steps): never part of the ensemble
+    held = {"none.s3": _rows(**ms), "none.s4": _rows(grad_norm_total=lambda s, v: 50.0 if s in (6, 7) else v, **ms)}
+    dirs = {"base": _write_model(tmp_path, "base", base | held, heldout=[3, 4]),
+            "p": _write_model(tmp_path, "p", prox | held, 50, heldout=[3, 4])}
     params = {"fidelity": {"detector": dict(DET, grad_collapse_steps=3), "step_tolerance": 2, "device_memory_gb": 80},
               "grpo": {"fault_step": 4}, "compare": {"keep_ratios": [0.5]}}
     monkeypatch.setattr(fidelity, "full_size_counts", lambda: {})
@@ -151,6 +155,15 @@ def test_fidelity_rates_over_seeds_and_no_signature(tmp_path, monkeypatch):
     assert m["healthy_seeds"] == [0, 1, 2] and m["fault_seeds"] == [0, 1, 2]
     # healthy grad norms 0.9-1.2 are one healthy range: no seed is flagged against the others
     assert m["calibration"]["runs"] == 6 and all(v == 0.0 for v in m["false_positive_rate"].values())
+    # the held-out seeds: judged against the 3-seed ensemble; seed 4 of both models is flagged
+    assert m["heldout_healthy_seeds"] == [3, 4] and m["calibration_heldout"]["runs"] == 4
+    assert m["false_positive_rate_heldout"]["grad_spike"] == 0.5 and m["false_positive_rate_heldout"]["divergence"] == 0.5
+    assert m["calibration_heldout"]["flagged"]["base"] == {3: {}, 4: {"grad_spike": 6, "divergence": 6}}
+    assert "| grad_spike | 0/6 = 0.00 [0.00, 0.39] | 2/4 = 0.50 [0.15, 0.85] |" in (tmp_path / "r.md").read_text()
+    # the generic kinds still see the fault: the flushed norms leave the envelope on 5 of the 6 fp16 runs
+    gd = m["generic_detection"]["divergence"]
+    assert (gd["fp16_no_loss_scaling"]["k"], gd["fp16_no_loss_scaling"]["n"]) == (5, 6)
+    assert gd["no_load_balancing"]["k"] == 0 and m["generic_detection"]["reward_collapse"]["fp16_no_loss_scaling"]["k"] == 0
     assert m["base_self_reproduction_rate"]["fp16_no_loss_scaling"] == 1.0
     rep = m["proxies"]["p"]["reproduction"]["fp16_no_loss_scaling"]
     assert (rep["k"], rep["n"]) == (2, 3) and rep["ci95"][0] < 2 / 3 < rep["ci95"][1]
@@ -166,11 +179,68 @@ def test_calibration_counts_false_positives_per_kind():
     det = dict(DET, grad_collapse_steps=3)
     quiet = {s: _rows() for s in range(4)}
     assert all(v["k"] == 0 for v in verdicts.calibrate({"m": quiet}, det)["false_positive_rate"].values())
-    noisy = {**quiet, 4: _rows(grad_norm_total=lambda s, v: 50.0 if s == 3 else v)}
+    noisy = {**quiet, 4: _rows(grad_norm_total=lambda s, v: 50.0 if s in (3, 4) else v)}
     fp = verdicts.calibrate({"m": noisy}, det)["false_positive_rate"]
     assert (fp["grad_spike"]["k"], fp["grad_spike"]["n"]) == (1, 5)  # only the spiking seed, against the other four
     # the spike enters the others' ensemble too: it widens their range, it never flags them
     assert fp["divergence"]["k"] == 1
+
+
+def test_heldout_calibration_judges_against_the_whole_ensemble():
+    """Held-out healthy seeds are judged against every ensemble seed (as a fault run is)."""
+    from proxy_artifacts import verdicts
+
+    ens = {s: _rows() for s in range(3)}
+    wide = {**ens, 3: _rows(grad_norm_total=lambda s, v: 4.0)}  # one ensemble seed with larger norms
+    held = {7: _rows(), 8: _rows(grad_norm_total=lambda s, v: 3.5 if s in (6, 7) else v)}
+    got = verdicts.calibrate_heldout({"m": ens, "other": ens}, {"m": held, "lonely": {1: _rows()}}, DET, 4)
+    # "lonely" has no ensemble: skipped; seed 8's 3.5 is above 3 x 1.0 on two steps: divergence
+    assert got["runs"] == 2 and got["flagged"]["m"] == {7: {}, 8: {"divergence": 6}}
+    assert got["false_positive_rate"]["divergence"]["k"] == 1 and got["false_positive_rate"]["grad_spike"]["k"] == 0
+    # with the wide seed in the ensemble, 3.5 is inside the envelope: nothing is flagged
+    assert verdicts.calibrate_heldout({"m": wide}, {"m": held}, DET, 4)["flagged"]["m"] == {7: {}, 8: {}}
+
+
+def test_divergence_needs_consecutive_steps_out_of_the_envelope():
+    healthy = [_rows(), _rows(loss=lambda s, v: 0.2)]  # loss envelope [0.1, 0.2], width 0.1 -> [0.0, 0.3]
+    one = _rows(loss=lambda s, v: 0.35 if s == 5 else v)
+    assert "divergence" not in detector.signature(one, healthy, DET, 4)  # a one-step excursion
+    two = _rows(loss=lambda s, v: 0.35 if s in (5, 6) else v)
+    assert detector.signature(two, healthy, DET, 4)["divergence"] == 5
+    low = _rows(loss=lambda s, v: -0.05 if s >= 8 else v)  # below lo - rel x width
+    assert detector.signature(low, healthy, DET, 4)["divergence"] == 8
+    inside = _rows(loss=lambda s, v: 0.29)  # inside the widened envelope on every step
+    assert "divergence" not in detector.signature(inside, healthy, DET, 4)
+    # a step without the signal neither confirms nor breaks the departure
+    gap = _rows(loss=lambda s, v: 0.35 if s in (5, 7) else v)
+    del gap[5]["loss"]  # step 6
+    assert detector.signature(gap, healthy, DET, 4)["divergence"] == 5
+    inf = _rows(kl=lambda s, v: math.inf if s == 9 else v)
+    assert detector.signature(inf, healthy, DET, 4)["divergence"] == 9  # non-finite: departs at once
+
+
+def test_reward_collapse_judges_a_window_of_rollout_steps():
+    """Reward is logged on fresh-rollout rows (odd steps here); the window counts those rows."""
+    def fresh_rows(reward):
+        rows = _rows()
+        for r in rows:
+            if r["step"] % 2 == 0:
+                del r["reward"]
+            else:
+                r["reward"] = reward(r["step"])
+        return rows
+
+    healthy = [fresh_rows(lambda s: 0.5), fresh_rows(lambda s: 0.7)]  # ensemble mean 0.6
+    one = fresh_rows(lambda s: 0.0 if s == 7 else 0.5)  # one bad batch: (0 + 0.5) / 2 = 0.25 >= 0.15
+    assert "reward_collapse" not in detector.signature(one, healthy, DET, 4)
+    two = fresh_rows(lambda s: 0.0 if s >= 7 else 0.5)  # rollout steps 7 and 9: mean 0 < 0.25 x 0.6
+    assert detector.signature(two, healthy, DET, 4)["reward_collapse"] == 9
+    # a window that starts at or before the fault step is not judged: steps 1-3 are never a collapse
+    early = fresh_rows(lambda s: 0.0 if s <= 3 else 0.5)
+    assert "reward_collapse" not in detector.signature(early, healthy, DET, 4)
+    assert detector.signature(early, healthy, DET, 0)["reward_collapse"] == 3
+    # a healthy mean under reward_min says nothing: no collapse from a task the model cannot do
+    assert "reward_collapse" not in detector.signature(two, [fresh_rows(lambda s: 0.05)], DET, 4)
 
 
 def test_wilson_interval_known_values():
@@ -270,10 +340,13 @@ def test_grpo_all_runs_every_seed(tiny_base, tmp_path):
 
     from proxy_artifacts.rl import run_grpo_all
 
-    gp = dict(GP, steps=2, healthy_seeds=[0, 1], fault_seeds=[1], faults=["skip_actor_update"])
+    gp = dict(GP, steps=2, healthy_seeds=[0, 1], fault_seeds=[1], faults=["skip_actor_update"],
+              heldout_healthy_seeds=[1, 2])  # seed 1 is in the ensemble already: not run twice
     s = run_grpo_all(tiny_base, "t", gp, tmp_path, progress=False)
-    assert sorted(s["runs"]) == ["none.s0", "none.s1", "skip_actor_update.s1"] and s["complete"]
+    assert sorted(s["runs"]) == ["none.s0", "none.s1", "none.s2", "skip_actor_update.s1"] and s["complete"]
+    assert s["heldout_healthy_seeds"] == [2] and list(s["runs"])[-1] == "none.s2"  # run last
     assert s["runs"]["skip_actor_update.s1"]["task_acc_after"] is None  # capability after RL: healthy runs only
+    assert s["runs"]["none.s2"]["task_acc_after"] is None and s["runs"]["none.s0"]["task_acc_after"] is not None
     h0, h1 = ([json.loads(x) for x in (tmp_path / f"none.s{i}.jsonl").read_text().splitlines()] for i in (0, 1))
     assert h0[0]["grad_norm_total"] != h1[0]["grad_norm_total"]  # another seed: other prompts and samples
     f1 = [json.loads(x) for x in (tmp_path / "skip_actor_update.s1.jsonl").read_text().splitlines()]
