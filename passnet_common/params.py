@@ -284,6 +284,7 @@ register_block("proxy", Block({
         "eval_problems": non_negative(int),
         "seed": int,
         "threads": positive(int),
+        "workers": positive(int),
         "fault_step": non_negative(int),
         "lr_spike_factor": positive(float),
         "lr_spike_steps": positive(int),

@@ -456,25 +456,45 @@ def run_key(fault: str, seed: int) -> str:
     return f"{fault}.s{int(seed)}"
 
 
+def _run_one(model_dir, fault: str, g: dict, out_dir, key: str, clock: Clock = DEFAULT_CLOCK) -> tuple[dict, dict | None]:
+    """One planned run for :func:`run_grpo_all` (a pool worker's task; module level so it pickles).
+
+    Returns (the run summary, its timing with ``wall_s``) or ({"fault", "seed", "error"}, None):
+    one failed run must not lose the others.
+    """
+    t = clock()
+    try:
+        r = run_grpo(model_dir, fault, g, out_dir, stem=key, clock=clock)
+    except Exception as exc:
+        return {"fault": fault, "seed": g["seed"], "error": f"{type(exc).__name__}: {exc}"}, None
+    summ = {k: v for k, v in r.items() if k not in ("steps", "timing")} | {"seed": g["seed"]}
+    return summ, {**r["timing"], "wall_s": round(clock() - t, 2)}
+
+
 def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path, progress: bool = True,
                  timing_path: str | Path | None = None, clock: Clock = DEFAULT_CLOCK) -> dict:
     """Healthy runs on ``gp['healthy_seeds']``, every fault of ``gp['faults']`` on ``gp['fault_seeds']``,
-    then healthy runs on ``gp['heldout_healthy_seeds']`` (the detector's held-out false-positive check;
-    run last so the runs before them are unchanged, never evaluated for capability).
+    and healthy runs on ``gp['heldout_healthy_seeds']`` (the detector's held-out false-positive check,
+    never evaluated for capability).
 
     Seeds default to ``[gp['seed']]``. A seed sets the prompts, the sampling and the initial
     torch state (the fault run of seed s and the healthy run of seed s share everything up to the
-    fault). Writes ``out_dir/<fault>.s<seed>.jsonl`` (step rows), ``.json`` (run summary) and
-    ``out_dir/summary.json`` ({"name", "runs": {run_key: summary}, "healthy_seeds",
-    "heldout_healthy_seeds", "fault_seeds", "complete"}). The held-out capability after RL is measured on healthy runs only (fault runs
-    record ``task_acc_after`` too when ``gp['eval_fault_runs']``). A run that raises is recorded
-    with ``error`` (its class and message) and the other runs go on. Returns the summary.
+    fault), so a run does not depend on which runs came before it in its process: ``gp['workers']``
+    (default 1) child processes (spawned, ``gp['threads']`` torch threads each) run the plan at once,
+    and the files are byte-identical to a one-process run (``tests/test_proxy_fidelity.py``).
+    Writes ``out_dir/<fault>.s<seed>.jsonl`` (step rows), ``.json`` (run summary) and
+    ``out_dir/summary.json`` ({"name", "runs": {run_key: summary} in plan order, "healthy_seeds",
+    "heldout_healthy_seeds", "fault_seeds", "complete"}). The held-out capability after RL is measured
+    on the ``healthy_seeds`` runs only (fault runs record ``task_acc_after`` too when
+    ``gp['eval_fault_runs']``). A run that raises is recorded with ``error`` (its class and message)
+    and the other runs go on. Returns the summary.
 
     Everything under ``out_dir`` is deterministic on one machine. The measurement (differs on
-    every run) goes to ``timing_path`` when given: {"name", "measured": true, "clock", "machine"
-    (:func:`timing.machine`), "load_average_start", "load_average_end" (1/5/15 min), "runs":
-    {run_key: {"setup_s", "wall_s" (s), "steps": [{"step", "step_time_ms" (ms),
-    "peak_memory_bytes" (bytes)}]}}}; ``clock`` (seconds) is injectable for tests.
+    every run) goes to ``timing_path`` when given: {"name", "measured": true, "clock", "workers"
+    (runs timed side by side), "machine" (:func:`timing.machine`), "load_average_start",
+    "load_average_end" (1/5/15 min), "runs": {run_key: {"setup_s", "wall_s" (s), "steps": [{"step",
+    "step_time_ms" (ms), "peak_memory_bytes" (bytes)}]}}}; ``clock`` (seconds) is injectable for tests
+    (an injected clock runs the plan in this process).
     """
     from tqdm import tqdm
 
@@ -483,31 +503,47 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     ho = [int(x) for x in gp.get("heldout_healthy_seeds") or [] if int(x) not in hs]
     fs = [int(x) for x in gp.get("fault_seeds") or [gp.get("seed", 0)]]
     plan = [("none", s) for s in hs] + [(f, s) for f in faults for s in fs] + [("none", s) for s in ho]
+    jobs = [(f, dict(gp, seed=s, eval_after=(f == "none" and s in hs) or bool(gp.get("eval_fault_runs"))),
+             run_key(f, s)) for f, s in plan]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs, timing = {}, {}
+    workers = 1 if clock is not DEFAULT_CLOCK else max(1, min(int(gp.get("workers", 1)), len(jobs)))
+    done: dict = {}
     load0 = load_average()
-    bar = tqdm(plan, desc=f"grpo {name}", disable=not progress, mininterval=5.0)
-    for f, seed in bar:
-        key = run_key(f, seed)
-        t = clock()
-        g = dict(gp, seed=seed, eval_after=(f == "none" and seed in hs) or bool(gp.get("eval_fault_runs")))
-        try:
-            r = run_grpo(model_dir, f, g, out_dir, stem=key, clock=clock)
-            runs[key] = {k: v for k, v in r.items() if k not in ("steps", "timing")} | {"seed": seed}
-            wall = clock() - t
-            timing[key] = {**r["timing"], "wall_s": round(wall, 2)}
-            bar.write(f"grpo {name} {key}: acc {r['task_acc_before']} -> {r['task_acc_after']} ({wall:.1f} s)")
-        except Exception as exc:  # one failed run must not lose the others
-            runs[key] = {"fault": f, "seed": seed, "error": f"{type(exc).__name__}: {exc}"}
-            bar.write(f"grpo {name} {key}: FAILED {type(exc).__name__}: {exc}")
+    bar = tqdm(total=len(jobs), desc=f"grpo {name}", disable=not progress, mininterval=5.0)
+
+    def record(key, res):
+        done[key] = res
+        summ, tm = res
+        bar.update(1)
+        bar.write(f"grpo {name} {key}: FAILED {summ['error']}" if tm is None else
+                  f"grpo {name} {key}: acc {summ['task_acc_before']} -> {summ['task_acc_after']} ({tm['wall_s']:.1f} s)")
+
+    if workers == 1:
+        for f, g, key in jobs:
+            record(key, _run_one(model_dir, f, g, out_dir, key, clock))
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+            futs = {pool.submit(_run_one, model_dir, f, g, out_dir, key): (f, g, key) for f, g, key in jobs}
+            for fut in as_completed(futs):
+                f, g, key = futs[fut]
+                try:
+                    record(key, fut.result())
+                except Exception as exc:  # the worker itself died (killed, out of memory)
+                    record(key, ({"fault": f, "seed": g["seed"], "error": f"{type(exc).__name__}: {exc}"}, None))
+    bar.close()
+    runs = {key: done[key][0] for _, _, key in jobs}
+    timing = {key: done[key][1] for _, _, key in jobs if done[key][1] is not None}
     summary = {"name": name, "model_dir": Path(model_dir).as_posix(), "runs": runs, "healthy_seeds": hs,
                "heldout_healthy_seeds": ho, "fault_seeds": fs, "complete": all("error" not in r for r in runs.values())}
     atomic_write_json(out_dir / "summary.json", summary, indent=1)
     if timing_path is not None:
         Path(timing_path).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_json(timing_path, {
-            "name": name, "measured": True, "clock": getattr(clock, "__qualname__", repr(clock)),
+            "name": name, "measured": True, "clock": getattr(clock, "__qualname__", repr(clock)), "workers": workers,
             "machine": machine(), "load_average_start": load0, "load_average_end": load_average(),
             "runs": timing}, indent=1)
     return summary

@@ -351,6 +351,13 @@ def test_grpo_all_runs_every_seed(tiny_base, tmp_path):
     assert h0[0]["grad_norm_total"] != h1[0]["grad_norm_total"]  # another seed: other prompts and samples
     f1 = [json.loads(x) for x in (tmp_path / "skip_actor_update.s1.jsonl").read_text().splitlines()]
     assert f1[0]["grad_norm_total"] == pytest.approx(h1[0]["grad_norm_total"])  # same seed: same up to the fault
+    # two worker processes, each run in whichever process is free: the same bytes as one process
+    par = tmp_path / "par"
+    s2 = run_grpo_all(tiny_base, "t", dict(gp, workers=2), par, progress=False, timing_path=par / "timing.json")
+    assert list(s2["runs"]) == list(s["runs"])  # plan order, not completion order
+    for p in sorted(tmp_path.glob("*.json*")):
+        assert (par / p.name).read_bytes() == p.read_bytes(), p.name
+    assert json.loads((par / "timing.json").read_text())["workers"] == 2
 
 
 @pytest.mark.slow
