@@ -133,7 +133,8 @@ def grpo_step_ms(timing_file) -> dict:
     """Median measured GRPO step time (ms) of one model's healthy runs from its timing file
     (``data/proxy/grpo_timing/<name>.json``): the first step of each run is left out (warm-up).
 
-    Returns {"step_time_ms_median": ms or None, "steps": n, "load_average_start", "load_average_end"}.
+    Returns {"step_time_ms_median": ms or None, "steps": n, "workers" (runs timed side by side in that
+    stage; 1 in files without the key), "load_average_start", "load_average_end"}.
 
     Raises:
         FileNotFoundError: ``timing_file`` is absent.
@@ -142,7 +143,7 @@ def grpo_step_ms(timing_file) -> dict:
     ms = [r["step_time_ms"] for k, run in d["runs"].items() if k.startswith("none.")
           for r in run["steps"][1:] if isinstance(r.get("step_time_ms"), (int, float))]
     return {"step_time_ms_median": round(statistics.median(ms), 2) if ms else None, "steps": len(ms),
-            "load_average_start": d.get("load_average_start"), "load_average_end": d.get("load_average_end")}
+            "workers": int(d.get("workers", 1)), "load_average_start": d.get("load_average_start"), "load_average_end": d.get("load_average_end")}
 
 
 def write_cost(side_by_side: Mapping | None, grpo_timing: Mapping[str, str], metrics_path, report_path=None,

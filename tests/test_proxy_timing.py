@@ -105,6 +105,7 @@ def test_write_cost_holds_the_measured_block(tmp_path):
     g = m["grpo_separate_runs"]
     assert g["base"]["step_time_ms_median"] == 12.0 and g["base"]["steps"] == 3
     assert g["r0.5"]["step_time_ms_median"] == 6.0 and g["r0.5"]["step_time_ratio_to_base"] == 0.5
+    assert g["base"]["workers"] == 1  # a timing file without the key: one run at a time
     assert json.loads((tmp_path / "proxy_cost.json").read_text()) == m
     md = (tmp_path / "cost.md").read_text()
     assert "| r0.5 | 15.0 | 0.75 | 2.0 | 0.5 |" in md and "[5.0, 4.0, 3.0] -> [6.0, 4.0, 3.0]" in md
