@@ -374,6 +374,12 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                         a, b = find(i), find(k)
                         if a != b:
                             parent[a] = b
+    # Classes that some node writes: a reader of any other class is never ordered by it
+    # (its reader lists and last mutation are never read), so the loop below skips them.
+    written = [False] * len(parent)
+    for m in muts:
+        for j in m:
+            written[find(j)] = True
     ins = inputs
     readers: dict[int, list[int]] = {}
     last_mut: dict[int, int] = {}
@@ -396,6 +402,8 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                 c = parent[j]
                 if parent[c] != c:
                     c = find(j)
+                if not written[c]:
+                    continue
                 lm = last_mut.get(c)
                 if lm is not None:
                     d.append(lm)

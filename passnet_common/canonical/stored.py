@@ -136,8 +136,12 @@ def _node_list(nodes, order, pos, canon_inputs, subs, store, index, mod, kinds):
         if st is not None:
             (tgt, a_sk, k_sk, meta, pa, pk), deps = st
             if pa is not None:
-                a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]))
-                k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]))
+                # an empty plan (no slot in that part): the skeleton as it is, shared like the
+                # skeletons of calls that reference no node
+                if pa:
+                    a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]))
+                if pk:
+                    k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]))
             canon_nodes.append({"op": n.op, "target": tgt, "args": a_sk, "kwargs": k_sk, "meta": meta,
                                 "inputs": canon_inputs[k]})
             continue
