@@ -370,7 +370,7 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     structure_hash = hashlib.sha256((header + "structure\n" + "".join(lines)).encode()).hexdigest()
     if not want_text:
         text = ""
-    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index
+    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops
 
 
 def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> list[int]:
@@ -464,12 +464,12 @@ def canonicalize(
     kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
     with _NoGC():
         r = _core(gm, kinds, keep_placeholder_order)
-        nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index = r
+        nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops = r
         mod = gm if isinstance(gm, fx.GraphModule) else None
         wl = ""
         if with_wl:
             wl = _wl_hash([f"{nodes[o].op}|{_short_target(nodes[o], mod)}" for o in order], canon_inputs)
-        canon_nodes, subgraphs, placeholder_order = _node_list(nodes, order, pos, canon_inputs, subs, store, index,
+        canon_nodes, subgraphs, placeholder_order = _node_list(nodes, ops, order, pos, canon_inputs, subs, store, index,
                                                                mod, kinds)
     return CanonicalGraph(graph_hash=graph_hash, structure_hash=structure_hash, wl_hash=wl, text=text,
                           nodes=canon_nodes, order=order, subgraphs=subgraphs, placeholder_order=placeholder_order)
