@@ -109,9 +109,11 @@ def canonical_order(ops: list[str], inputs: list[list[int]], extra: list[list[in
     n = len(ops)
     indeg = [0] * n
     users: list[list[int]] = [[] for _ in range(n)]
-    for i in range(n):
-        ins = inputs[i]
-        ex = extra[i]
+    for i, ins, ex in zip(range(n), inputs, extra):
+        if not ex and len(ins) == 1:  # the most common node
+            indeg[i] = 1
+            users[ins[0]].append(i)
+            continue
         if len(ins) <= 1 and len(ex) <= 1:
             if ins and ex and ins[0] != ex[0]:
                 indeg[i] = 2
