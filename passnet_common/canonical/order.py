@@ -156,7 +156,8 @@ def canonical_order(ops: list[str], inputs: list[list[int]], extra: list[list[in
 
         def entry(i):
             if tied[i]:
-                return (packed[i], [pos[j] for j in inputs[i]], sorted(pos[j] for j in extra[i]), i)
+                ex = extra[i]
+                return (packed[i], [pos[j] for j in inputs[i]], sorted([pos[j] for j in ex]) if ex else [], i)
             return (packed[i], i)
 
         heap = [entry(i) for i in range(n) if indeg[i] == 0 and ops[i] != "placeholder" and ops[i] != "output"]
