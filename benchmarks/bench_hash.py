@@ -2,7 +2,8 @@
 against the GraphNet-style baseline (generate the graph's Python code, sha256 it) measured
 on the same graphs in the same run. A printed table, never asserted.
 
-    python -m benchmarks.bench_hash [--max-nodes 100000] [--real llama70b,qwen3next80b] [--out metrics/bench/bench_hash.json]
+    python -m benchmarks.bench_hash [--max-nodes 100000] [--real llama70b,qwen3next80b] [--reference e221741]
+        [--out metrics/bench/bench_hash.json]
 
 Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
 
@@ -18,7 +19,9 @@ Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
 ``graph_hashes`` (hashes only) and ``canonicalize`` (the full form with the stored node list,
 no WL bucket) are timed. Times are process CPU seconds (``time.process_time``, best of
 ``--reps``): the machine is shared, CPU time is what one core spends. The load average at the
-start and end of the run is recorded beside the figures.
+start and end of the run is recorded beside the figures. ``--reference REV`` also times the canonical
+form as it was at git revision ``REV`` (:func:`reference_canonical`) on the same graphs in the same run,
+and records whether it gives the same ``graph_hash`` on each.
 """
 
 from __future__ import annotations

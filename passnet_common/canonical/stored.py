@@ -130,8 +130,8 @@ def _node_list(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, ki
         if st is not None and len(st) == 3:  # a placeholder: ("placeholder", kind, meta)
             p = ph_positions[o]
             append({"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"],
-                                "meta": st[2], "inputs": canon_inputs[k], "position": p,
-                                "canonical_position": len(placeholder_order), "kind": st[1]})
+                    "meta": st[2], "inputs": canon_inputs[k], "position": p,
+                    "canonical_position": len(placeholder_order), "kind": st[1]})
             placeholder_order.append(p)
             continue
         if st is not None:
