@@ -309,26 +309,31 @@ class _NoGC:
     them in reference cycles; generation-0 collections triggered by those allocations were
     the largest single cost (issue 21: 1.4x-2.65x, and a 2-4x run-to-run spread).
 
-    On exit the objects allocated meanwhile are moved to the oldest generation
-    (``gc.freeze()`` then ``gc.unfreeze()``: two O(1) list moves in CPython, which also
-    reset the generation-0 count) instead of being traversed by the generation-0
-    collection that the first allocation after ``gc.enable()`` would run: the returned node
-    list holds one dict and a few lists per node, and that collection alone cost ~5 us per
-    node (a third of the form on a 10K-node chain). They are still freed by reference
-    counting; a reference cycle the caller created just before the call waits for the next
-    full collection instead of the next young one. Skipped when the caller has frozen
-    objects of its own (``gc.get_freeze_count() > 0``: unfreezing would release them) or
-    had the collector disabled."""
+    The form's own objects are then kept out of the young generations: on entry the young
+    generations are collected (``gc.collect(1)``: they hold at most a few thousand objects
+    while the collector runs, typically microseconds), and on exit the objects allocated
+    meanwhile -- the returned node list and nothing else that is alive -- are moved to the
+    oldest generation (``gc.freeze()`` then ``gc.unfreeze()``: two O(1) list moves in
+    CPython, which also reset the generation-0 count) instead of being traversed by the
+    generation-0 collection that the first allocation after ``gc.enable()`` would start. That
+    collection walked one dict and a few lists per node of the returned node list, ~5 us per
+    node (a third of the form on a 10K-node chain). The moved objects are still freed by
+    reference counting. Both steps are skipped when the caller had the collector disabled
+    or has frozen objects of its own (``gc.get_freeze_count() > 0``: unfreezing would
+    release them)."""
 
-    __slots__ = ("was",)
+    __slots__ = ("was", "promote")
 
     def __enter__(self):
         self.was = gc.isenabled()
+        self.promote = self.was and not gc.get_freeze_count()
+        if self.promote:
+            gc.collect(1)
         gc.disable()
 
     def __exit__(self, *exc):
         if self.was:
-            if not gc.get_freeze_count():
+            if self.promote and not gc.get_freeze_count():
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
