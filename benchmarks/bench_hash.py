@@ -2,7 +2,8 @@
 against the GraphNet-style baseline (generate the graph's Python code, sha256 it) measured
 on the same graphs in the same run. A printed table, never asserted.
 
-    python -m benchmarks.bench_hash [--max-nodes 100000] [--real llama70b,qwen3next80b] [--out metrics/bench/bench_hash.json]
+    python -m benchmarks.bench_hash [--max-nodes 100000] [--real llama70b,qwen3next80b] [--reference e221741]
+        [--out metrics/bench/bench_hash.json]
 
 Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
 
@@ -18,7 +19,9 @@ Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
 ``graph_hashes`` (hashes only) and ``canonicalize`` (the full form with the stored node list,
 no WL bucket) are timed. Times are process CPU seconds (``time.process_time``, best of
 ``--reps``): the machine is shared, CPU time is what one core spends. The load average at the
-start and end of the run is recorded beside the figures.
+start and end of the run is recorded beside the figures. ``--reference REV`` also times the canonical
+form as it was at git revision ``REV`` (:func:`reference_canonical`) on the same graphs in the same run,
+and records whether it gives the same ``graph_hash`` on each.
 """
 
 from __future__ import annotations
@@ -165,6 +168,36 @@ def real_graphs(which: tuple[str, ...] = ("llama70b", "qwen3next80b"), seq_len: 
     return out
 
 
+_CANONICAL_FILES = ("labels", "fastpath", "stored", "effects", "order", "form", "__init__")
+
+
+def reference_canonical(rev: str):
+    """The canonical package as it was at git revision ``rev`` of this repository, loaded beside
+    the current one under the module name ``_canonical_ref`` (sources from ``git show``, their
+    ``passnet_common.canonical`` imports pointed at the copy), so that the implementation
+    before a change is timed on the same graphs in the same run. Returns the package module;
+    raises ``subprocess.CalledProcessError`` when ``rev`` lacks the files."""
+    import subprocess
+    import types
+
+    name = "_canonical_ref"
+    pkg = types.ModuleType(name)
+    pkg.__path__ = []
+    sys.modules[name] = pkg
+    for mod in _CANONICAL_FILES:
+        src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:passnet_common/canonical/{mod}.py"],
+                             check=True, capture_output=True, text=True).stdout
+        src = src.replace("passnet_common.canonical", name)
+        m = pkg if mod == "__init__" else types.ModuleType(f"{name}.{mod}")
+        m.__file__ = f"<{rev}:passnet_common/canonical/{mod}.py>"
+        if mod != "__init__":
+            m.__package__ = name
+            sys.modules[m.__name__] = m
+            setattr(pkg, mod, m)
+        exec(compile(src, m.__file__, "exec"), m.__dict__)
+    return pkg
+
+
 def cpu_time(fn, reps: int) -> float:
     best = float("inf")
     for _ in range(reps):
@@ -189,6 +222,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--real", default="llama70b,qwen3next80b", help="true-size captures (comma list; '' for none)")
     ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench" / "bench_hash.json")
+    ap.add_argument("--reference", default="e221741",
+                    help="git revision whose canonical form is also timed in the same run (the implementation "
+                         "before the speed work of issue 21); '' for none")
     args = ap.parse_args(argv)
 
     import torch
@@ -197,6 +233,12 @@ def main(argv=None) -> dict:
     from passnet_common.io import atomic_write_json
 
     torch.set_num_threads(1)
+    ref = None
+    if args.reference:
+        try:
+            ref = reference_canonical(args.reference)
+        except Exception as exc:  # noqa: BLE001 - the reference column is optional
+            print(f"no reference implementation {args.reference!r}: {type(exc).__name__}: {exc}")
     load_start = os.getloadavg()[0]
     cases = []
     for n in (1_000, 3_000, 10_000, 30_000, 100_000):
@@ -211,10 +253,18 @@ def main(argv=None) -> dict:
         base = cpu_time(lambda: hashlib.sha256(gm.graph.python_code("self").src.encode()).hexdigest(), reps)
         hashes = cpu_time(lambda: graph_hashes(gm, kinds), reps)
         full = cpu_time(lambda: canonicalize(gm, kinds, with_wl=False), reps)
-        results.append({"graph": name, "nodes": n, "baseline_nodes_per_s": n / base, "graph_hashes_nodes_per_s": n / hashes,
-                        "canonicalize_nodes_per_s": n / full, "real": not name.startswith("synthetic")})
+        row = {"graph": name, "nodes": n, "baseline_nodes_per_s": n / base, "graph_hashes_nodes_per_s": n / hashes,
+               "canonicalize_nodes_per_s": n / full, "real": not name.startswith("synthetic")}
         rows.append([name, n, f"{n / base:,.0f}", f"{n / hashes:,.0f}", f"{base / hashes:.2f}x", f"{n / full:,.0f}",
                      f"{base / full:.2f}x"])
+        if ref is not None:
+            same = ref.canonicalize(gm, kinds, with_wl=False).graph_hash == canonicalize(gm, kinds, with_wl=False).graph_hash
+            ref_full = cpu_time(lambda: ref.canonicalize(gm, kinds, with_wl=False), reps)
+            ref_hashes = cpu_time(lambda: ref.graph_hashes(gm, kinds), reps)
+            row.update({"reference_canonicalize_nodes_per_s": n / ref_full, "reference_graph_hashes_nodes_per_s": n / ref_hashes,
+                        "same_graph_hash_as_reference": same})
+            rows[-1] += [f"{n / ref_full:,.0f}", f"{ref_full / full:.2f}x", "yes" if same else "NO"]
+        results.append(row)
         print(" | ".join(str(x) for x in rows[-1]), flush=True)
     load_end = os.getloadavg()[0]
     print(f"\n## Canonical hashing throughput (v{CANONICAL_VERSION}; 1 core, process CPU seconds, best of {args.reps}"
@@ -222,6 +272,8 @@ def main(argv=None) -> dict:
           " target >= 200K nodes/s for canonicalize)\n")
     header = ["graph", "FX nodes", "baseline nodes/s (code text sha256)", "graph_hashes nodes/s", "vs baseline",
               "canonicalize (full form, node list) nodes/s", "vs baseline"]
+    if ref is not None:
+        header += [f"canonicalize at {args.reference} nodes/s", "speed-up", "same graph_hash"]
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---" for _ in header) + "|")
     for r in rows:
@@ -239,6 +291,8 @@ def main(argv=None) -> dict:
             metrics[f"canonicalize_nodes_per_s_{kind}_{size}"] = full
             metrics[f"canonicalize_vs_baseline_{kind}_{size}"] = round(full / max(base, 1), 2)
             metrics[f"graph_hashes_nodes_per_s_{kind}_{size}"] = _rate(sel, "graph_hashes_nodes_per_s")
+            if ref is not None:
+                metrics[f"reference_canonicalize_nodes_per_s_{kind}_{size}"] = _rate(sel, "reference_canonicalize_nodes_per_s")
     full_chain = [r["canonicalize_nodes_per_s"] for r in chains]
     full_real = [r["canonicalize_nodes_per_s"] for r in real]
     metrics.update({
@@ -249,6 +303,8 @@ def main(argv=None) -> dict:
         "baseline_nodes_per_s_chains": _rate(chains, "baseline_nodes_per_s"),
         "baseline_nodes_per_s_real": _rate(real, "baseline_nodes_per_s"),
         "largest_real_nodes": max((r["nodes"] for r in real), default=0),
+        "reference_revision": args.reference if ref is not None else "",
+        "all_graph_hashes_same_as_reference": all(r.get("same_graph_hash_as_reference", True) for r in results),
         "graphs": [{k: (round(v) if isinstance(v, float) else v) for k, v in r.items()} for r in results],
     })
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,10 @@ before the speed work (commit 348c283, canonical v3)::
 
     PYTHONPATH=<checkout of that commit> python -m tests.canonical_identity --write
 
+Re-generated the same way from commit e221741 (the implementation before the second round of
+speed work, issue 21) it is byte-identical to the committed file, so the test compares against
+both implementations.
+
 Graphs: every graph of the labelled corpus (:mod:`tests.canonical_corpus`, both sides of every
 pair: Dynamo, ``symbolic_trace`` and hand-built FX graphs, with the transformers width
 sweeps), tiny transformers models captured on meta (Llama, Qwen2, ViT, BERT, GPT-2, Mixtral,

@@ -318,7 +318,7 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                 glob, al, static_mut, spec = profiles[(op, node.target)]
             except (KeyError, TypeError):
                 glob, al, static_mut, spec = _profile(node)
-            if static_mut or ((spec.inplace_pos >= 0 or node.kwargs) and _may_write(node, spec)):
+            if static_mut or ((spec.inplace_pos >= 0 or node._kwargs) and _may_write(node, spec)):
                 mu = mutated_args(node)
                 if mu:
                     if index is None:
@@ -362,7 +362,8 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
     for i in range(n):
         if alias[i]:
             for j in inputs[i]:
-                a, b = find(i), find(j)
+                a = i if parent[i] == i else find(i)  # find() of a root, without the call
+                b = j if parent[j] == j else find(j)
                 if a != b:
                     parent[a] = b
     if state_paths:
@@ -374,6 +375,12 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                         a, b = find(i), find(k)
                         if a != b:
                             parent[a] = b
+    # Classes that some node writes: a reader of any other class is never ordered by it
+    # (its reader lists and last mutation are never read), so the loop below skips them.
+    written = [False] * len(parent)
+    for m in muts:
+        for j in m:
+            written[find(j)] = True
     ins = inputs
     readers: dict[int, list[int]] = {}
     last_mut: dict[int, int] = {}
@@ -396,6 +403,8 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                 c = parent[j]
                 if parent[c] != c:
                     c = find(j)
+                if not written[c]:
+                    continue
                 lm = last_mut.get(c)
                 if lm is not None:
                     d.append(lm)

@@ -15,7 +15,8 @@ import torch.fx as fx
 
 from passnet_common.canonical.effects import ordering_deps
 from passnet_common.canonical.fastpath import (
-    EXACT_TAG, _class_of_type, exact_meta_key, exact_template, meta_key, permutation, template, value_classes,
+    _MARKS, EXACT_TAG, NODE as _NODE, _class_of_type, exact_meta_key, exact_template, meta_key, permutation, template,
+    value_classes,
 )
 from passnet_common.canonical.labels import (
     DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, placeholder_kind,
@@ -155,16 +156,33 @@ def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = Fa
                 # exact one for the rest (see passnet_common.canonical.fastpath)
                 first = val is None or vc == 1
                 mk = None if val is None else ((val.dtype, val.shape) if vc == 1 else exact_meta_key(val))
-                kwargs = n.kwargs
+                kwargs = n._kwargs  # Node.kwargs / .args without the property call (hot loop)
+                args = n._args
                 key = None
                 kw_deps: list[int] = []
                 if not kwargs and first:
                     try:
-                        key = (op, n.target, template(n.args, deps, index, vclass), None, mk)
+                        if type(args) is tuple:
+                            # template(args, ...) with its top level inlined (the same value)
+                            tpl = [True]
+                            t_append = tpl.append
+                            for v in args:
+                                tv = type(v)
+                                if tv is _NODE:
+                                    j = index[v]
+                                    deps.append(j)
+                                    t_append(_MARKS[vclass[j]])
+                                elif tv is int:
+                                    t_append(v)
+                                else:
+                                    t_append(template(v, deps, index, vclass))
+                            key = (op, n.target, tuple(tpl), None, mk)
+                        else:
+                            key = (op, n.target, template(args, deps, index, vclass), None, mk)
                     except TypeError:
                         deps = []
                 if key is None:
-                    key = (EXACT_TAG, op, n.target, exact_template(n.args, deps, index, xclass),
+                    key = (EXACT_TAG, op, n.target, exact_template(args, deps, index, xclass),
                            exact_template(kwargs, kw_deps, index, xclass) if kwargs else None, mk)
                     # Node references in keyword args may be re-ordered by the signature binding:
                     # the cached entry keeps that permutation of the template's node order.
@@ -289,16 +307,35 @@ class _NoGC:
     """Python's cyclic garbage collector off inside the block (restored after, also on
     errors). The form allocates hundreds of thousands of small lists and tuples, none of
     them in reference cycles; generation-0 collections triggered by those allocations were
-    the largest single cost (issue 21: 1.4x-2.65x, and a 2-4x run-to-run spread)."""
+    the largest single cost (issue 21: 1.4x-2.65x, and a 2-4x run-to-run spread).
 
-    __slots__ = ("was",)
+    The form's own objects are then kept out of the young generations: on entry the young
+    generations are collected (``gc.collect(1)``: they hold at most a few thousand objects
+    while the collector runs, typically microseconds), and on exit the objects allocated
+    meanwhile -- the returned node list and nothing else that is alive -- are moved to the
+    oldest generation (``gc.freeze()`` then ``gc.unfreeze()``: two O(1) list moves in
+    CPython, which also reset the generation-0 count) instead of being traversed by the
+    generation-0 collection that the first allocation after ``gc.enable()`` would start. That
+    collection walked one dict and a few lists per node of the returned node list, ~5 us per
+    node (a third of the form on a 10K-node chain). The moved objects are still freed by
+    reference counting. Both steps are skipped when the caller had the collector disabled
+    or has frozen objects of its own (``gc.get_freeze_count() > 0``: unfreezing would
+    release them)."""
+
+    __slots__ = ("was", "promote")
 
     def __enter__(self):
         self.was = gc.isenabled()
+        self.promote = self.was and not gc.get_freeze_count()
+        if self.promote:
+            gc.collect(1)
         gc.disable()
 
     def __exit__(self, *exc):
         if self.was:
+            if self.promote and not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
         return False
 
@@ -338,7 +375,7 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     structure_hash = hashlib.sha256((header + "structure\n" + "".join(lines)).encode()).hexdigest()
     if not want_text:
         text = ""
-    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index
+    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops
 
 
 def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> list[int]:
@@ -432,12 +469,12 @@ def canonicalize(
     kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
     with _NoGC():
         r = _core(gm, kinds, keep_placeholder_order)
-        nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index = r
+        nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops = r
         mod = gm if isinstance(gm, fx.GraphModule) else None
         wl = ""
         if with_wl:
             wl = _wl_hash([f"{nodes[o].op}|{_short_target(nodes[o], mod)}" for o in order], canon_inputs)
-        canon_nodes, subgraphs, placeholder_order = _node_list(nodes, order, pos, canon_inputs, subs, store, index,
+        canon_nodes, subgraphs, placeholder_order = _node_list(nodes, ops, order, pos, canon_inputs, subs, store, index,
                                                                mod, kinds)
     return CanonicalGraph(graph_hash=graph_hash, structure_hash=structure_hash, wl_hash=wl, text=text,
                           nodes=canon_nodes, order=order, subgraphs=subgraphs, placeholder_order=placeholder_order)

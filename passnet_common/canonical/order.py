@@ -42,6 +42,15 @@ def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> t
     consumers: list = [None] * n
     for i, lab, ins, ex in zip(range(n), ids, inputs, extra):
         k = len(ins)
+        if not ex and k == 1:  # the most common node: one data input, no ordering edge
+            j = ins[0]
+            cone[i] = hash((lab, cone[j]))
+            c = consumers[j]
+            if c is None:
+                consumers[j] = [(i, 0)]
+            else:
+                c.append((i, 0))
+            continue
         if ex:
             if len(ex) == 1:
                 if k == 1:
@@ -50,10 +59,11 @@ def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> t
                     cone[i] = hash((lab, *[cone[j] for j in ins], -1, cone[ex[0]]))
             else:
                 cone[i] = hash((lab, *[cone[j] for j in ins], -1, *sorted([cone[j] for j in ex])))
-        elif k == 1:
-            cone[i] = hash((lab, cone[ins[0]]))
         elif k == 2:
             cone[i] = hash((lab, cone[ins[0]], cone[ins[1]]))
+        elif k == 0:
+            cone[i] = hash((lab,))
+            continue
         else:
             cone[i] = hash((lab, *[cone[j] for j in ins]))
         p = 0
@@ -65,15 +75,14 @@ def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> t
                 c.append((i, p))
             p += 1
     down = [0] * n
-    for i in range(n - 1, -1, -1):
-        c = consumers[i]
+    for i, c, ci in zip(range(n - 1, -1, -1), reversed(consumers), reversed(cone)):
         if c is None:
-            down[i] = hash((cone[i], 0))
+            down[i] = hash((ci, 0))
         elif len(c) == 1:
             u, p = c[0]
-            down[i] = hash((cone[i], hash((down[u], p))))
+            down[i] = hash((ci, hash((down[u], p))))
         else:
-            down[i] = hash((cone[i], *sorted([hash((down[u], p)) for u, p in c])))
+            down[i] = hash((ci, *sorted([hash((down[u], p)) for u, p in c])))
     return cone, down
 
 
@@ -100,9 +109,11 @@ def canonical_order(ops: list[str], inputs: list[list[int]], extra: list[list[in
     n = len(ops)
     indeg = [0] * n
     users: list[list[int]] = [[] for _ in range(n)]
-    for i in range(n):
-        ins = inputs[i]
-        ex = extra[i]
+    for i, ins, ex in zip(range(n), inputs, extra):
+        if not ex and len(ins) == 1:  # the most common node
+            indeg[i] = 1
+            users[ins[0]].append(i)
+            continue
         if len(ins) <= 1 and len(ex) <= 1:
             if ins and ex and ins[0] != ex[0]:
                 indeg[i] = 2
@@ -145,7 +156,8 @@ def canonical_order(ops: list[str], inputs: list[list[int]], extra: list[list[in
 
         def entry(i):
             if tied[i]:
-                return (packed[i], [pos[j] for j in inputs[i]], sorted(pos[j] for j in extra[i]), i)
+                ex = extra[i]
+                return (packed[i], [pos[j] for j in inputs[i]], sorted([pos[j] for j in ex]) if ex else [], i)
             return (packed[i], i)
 
         heap = [entry(i) for i in range(n) if indeg[i] == 0 and ops[i] != "placeholder" and ops[i] != "output"]

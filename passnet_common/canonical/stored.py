@@ -108,44 +108,49 @@ def _short_target(n: fx.Node, gm) -> str:
     return n.op
 
 
-def _node_list(nodes, order, pos, canon_inputs, subs, store, index, mod, kinds):
+def _node_list(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, kinds):
     """The stored node list (see :class:`CanonicalGraph`), its sub-graphs and the
-    placeholder permutation. Call nodes reuse the skeletons :func:`_labels` built."""
+    placeholder permutation (``ops[i]``: ``nodes[i].op``). Call nodes reuse the skeletons
+    :func:`_labels` built."""
     refs = [["%", p] for p in pos]
 
     def ref(m):
         return refs[index[m]]
 
-    ph_positions = {}
-    for m in nodes:
-        if m.op == "placeholder":
-            ph_positions[m] = len(ph_positions)
+    ph_positions = {}  # original index -> calling position
+    for i, op in enumerate(ops):
+        if op == "placeholder":
+            ph_positions[i] = len(ph_positions)
     subgraphs: list = []
     canon_nodes: list[dict] = []
+    append = canon_nodes.append
     placeholder_order: list[int] = []
     for k, o in enumerate(order):
-        n = nodes[o]
         st = store[o]
         if st is not None and len(st) == 3:  # a placeholder: ("placeholder", kind, meta)
-            p = ph_positions[n]
-            canon_nodes.append({"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"],
-                                "meta": st[2], "inputs": canon_inputs[k], "position": p,
-                                "canonical_position": len(placeholder_order), "kind": st[1]})
+            p = ph_positions[o]
+            append({"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"],
+                    "meta": st[2], "inputs": canon_inputs[k], "position": p,
+                    "canonical_position": len(placeholder_order), "kind": st[1]})
             placeholder_order.append(p)
             continue
         if st is not None:
             (tgt, a_sk, k_sk, meta, pa, pk), deps = st
             if pa is not None:
-                a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]))
-                k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]))
-            canon_nodes.append({"op": n.op, "target": tgt, "args": a_sk, "kwargs": k_sk, "meta": meta,
-                                "inputs": canon_inputs[k]})
+                # an empty plan (no slot in that part): the skeleton as it is, shared like the
+                # skeletons of calls that reference no node
+                if pa:
+                    a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]))
+                if pk:
+                    k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]))
+            append({"op": ops[o], "target": tgt, "args": a_sk, "kwargs": k_sk, "meta": meta, "inputs": canon_inputs[k]})
             continue
+        n = nodes[o]
         entry: dict = {"op": n.op, "target": _short_target(n, mod) if n.op != "call_method" else str(n.target),
                        "args": encode_literal(n.args, ref), "kwargs": encode_literal(dict(n.kwargs), ref) if n.kwargs else ["dict"],
                        "meta": None if n.op == "output" else encode_meta(tensor_meta_of(n)), "inputs": canon_inputs[k]}
         if n.op == "placeholder":
-            p = ph_positions[n]
+            p = ph_positions[o]
             entry["target"] = "placeholder"
             entry["position"] = p
             entry["canonical_position"] = len(placeholder_order)

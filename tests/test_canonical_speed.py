@@ -1,0 +1,96 @@
+"""What the speed work on the canonical form (issue 21, hashing speed) promises besides identical
+outputs (those: ``tests/test_canonical_identity.py``): no cyclic garbage collection runs during
+the form, the collector's state is restored, and a caller's frozen objects stay frozen. No
+timing is asserted (speed is measured by ``benchmarks/bench_hash.py``)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from benchmarks.bench_hash import synthetic_chain
+from passnet_common.canonical import canonicalize, graph_hashes
+
+
+@pytest.fixture()
+def chain():
+    return synthetic_chain(1_000)
+
+
+def _collections_during(fn) -> list[int]:
+    seen: list[int] = []
+
+    def cb(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(cb)
+    try:
+        fn()
+    finally:
+        gc.callbacks.remove(cb)
+    return seen
+
+
+@pytest.mark.parametrize("form", ["canonicalize", "graph_hashes"])
+def test_no_collection_runs_during_the_form(chain, form):
+    """A 1K-node form allocates far more than the generation-0 threshold (700 containers), yet
+    the only collection in the call is the one of the young generations on entry (before the
+    form allocates anything): none starts inside, also not the generation-0 one that the first
+    allocation after re-enabling the collector would start (the form's objects are moved to
+    the oldest generation instead)."""
+    fn = (lambda: canonicalize(chain, with_wl=False)) if form == "canonicalize" else (lambda: graph_hashes(chain))
+    assert gc.get_threshold()[0] < 1_000
+    assert _collections_during(fn) == [1]
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 100  # the young generation was emptied, not left for the caller
+
+
+def test_collector_state_is_restored(chain):
+    """Disabled before: still disabled after (and nothing moved); enabled before: enabled after,
+    also when the form raises."""
+    gc.disable()
+    try:
+        canonicalize(chain, with_wl=False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(AttributeError):
+        canonicalize(object())  # not a graph
+    assert gc.isenabled()
+
+
+def test_frozen_objects_of_the_caller_stay_frozen(chain):
+    """With objects of its own in the permanent generation (``gc.freeze()``, e.g. before a fork)
+    the caller keeps them there: the form neither collects on entry nor unfreezes."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        h = canonicalize(chain, with_wl=False).graph_hash
+        assert gc.get_freeze_count() >= frozen
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+    assert h == canonicalize(chain, with_wl=False).graph_hash
+
+
+def test_callers_young_garbage_cycles_are_not_kept(chain):
+    """A reference cycle the caller dropped just before the call is collected by the young
+    collection on entry, not moved to the oldest generation with the form's objects (where it
+    would wait for a full collection)."""
+    import weakref
+
+    class Cycle:
+        pass
+
+    gc.collect()
+    a = Cycle()
+    a.self = a
+    alive = weakref.ref(a)
+    del a
+    assert alive() is not None  # only the cyclic collector can free it
+    canonicalize(chain, with_wl=False)
+    assert alive() is None
