@@ -55,6 +55,11 @@ def _load_runs(folder) -> dict:
     return runs
 
 
+def _rows_by_seed(by_seed: Mapping | None) -> dict:
+    """{seed: step rows} of a {seed: run} map, failed runs (rows None) left out."""
+    return {sd: r["rows"] for sd, r in (by_seed or {}).items() if r["rows"] is not None}
+
+
 def _first(by_seed: Mapping | None) -> dict:
     """The lowest seed's run of a {seed: run} map ({} when absent)."""
     if not by_seed:
@@ -149,10 +154,8 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     runs = {name: _load_runs(d) for name, d in grpo_dirs.items()}
     if "base" not in runs:
         raise ValueError(f"fidelity needs the base's GRPO runs; got {sorted(runs)}")
-    healthy = {n: {sd: r["rows"] for sd, r in (rr.get("none") or {}).items() if r["rows"] is not None}
-               for n, rr in runs.items()}
-    heldout = {n: {sd: r["rows"] for sd, r in rr.pop(HELDOUT, {}).items() if r["rows"] is not None}
-               for n, rr in runs.items()}
+    healthy = {n: _rows_by_seed(rr.get("none")) for n, rr in runs.items()}
+    heldout = {n: _rows_by_seed(rr.pop(HELDOUT, None)) for n, rr in runs.items()}
     faults = [f for f in runs["base"] if f != "none"]
     onset = {f: (fault_step + 1 if f in SCHEDULED_FAULTS else 1) for f in faults}
     kind_onset: dict[str, int] = {}
