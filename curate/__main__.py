@@ -15,11 +15,13 @@ Commands live in :data:`COMMANDS` (name -> :class:`Command`); another module add
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import json
 import os
 import random
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -61,7 +63,7 @@ def _decompose_args(p: argparse.ArgumentParser) -> None:
 def _decompose(args: argparse.Namespace) -> int:
     import polars as pl
 
-    from curate.decompose import DECOMPOSE_VERSION, decompose_corpus, subgraph_table, variant_counts
+    from curate.decompose import DECOMPOSE_VERSION, decompose_corpus, subgraph_table, variant_count, variant_counts
     from passnet_common.canonical import hash_metadata
     from passnet_common.io import atomic_write_json, write_parquet
     from passnet_common.schema import to_table
@@ -73,6 +75,10 @@ def _decompose(args: argparse.Namespace) -> int:
     store_out.mkdir(parents=True, exist_ok=True)
     kw = dict(max_nodes=cfg["max_nodes"], max_param_bytes=int(cfg["max_param_bytes"]), min_graph_ops=cfg["min_graph_ops"])
     t0 = time.perf_counter()
+    # the other anchors_per_subgraph values (counts only) in one spawned process beside the main pass
+    others = [k for k in cfg.get("variants", []) if k != cfg["anchors_per_subgraph"]]
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) if others else None
+    futures = {k: pool.submit(variant_count, ug, args.store, k, kw) for k in others} if pool else {}
     ranges, graph_skips = decompose_corpus(ug, Path(args.store), store_out, anchors_per_subgraph=cfg["anchors_per_subgraph"], **kw)
     seconds = time.perf_counter() - t0
     rows = subgraph_table(ranges, ug, str(store_out))
@@ -89,9 +95,9 @@ def _decompose(args: argparse.Namespace) -> int:
         if k == cfg["anchors_per_subgraph"]:
             variants[str(k)] = {kk: stats[kk] for kk in ("ranges", "unique_subgraphs", "unique_profilable")}
             continue
-        vr, _ = decompose_corpus(ug, Path(args.store), None, anchors_per_subgraph=k, **kw)
-        vc = variant_counts(vr)
-        variants[str(k)] = {kk: vc[kk] for kk in ("ranges", "unique_subgraphs", "unique_profilable")}
+        variants[str(k)] = futures[k].result()
+    if pool:
+        pool.shutdown()
     stats["variants"] = variants
     atomic_write_json(out / "decompose.json", stats, indent=2)
     print(f"decompose: {len(ug)} unique graphs -> {stats['ranges']} ranges, {stats['unique_subgraphs']} unique subgraphs "
@@ -170,7 +176,9 @@ def _profile(args: argparse.Namespace) -> int:
         r, st = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, out, plan, cfg["sizes"],
                             compile_workers=cfg["compile_workers"], timeout_s=cfg["timeout_s"],
                             mem_cap_bytes=int(cfg["mem_cap_gb"] * 2**30),
-                            remeasure_passes=int(cfg.get("remeasure_passes", REMEASURE_PASSES)))
+                            remeasure_passes=int(cfg.get("remeasure_passes", REMEASURE_PASSES)),
+                            overlap_compile=bool(cfg.get("overlap_compile", False)),
+                            skip_over_cap=bool(cfg.get("skip_over_time_cap", False)))
         rows += r
         stats[device] = st
     write_parquet(out / "profiles.parquet", to_table("profiles", rows))

@@ -250,3 +250,13 @@ def variant_counts(ranges: list[dict]) -> dict[str, int]:
             skipped[r["skip_reason"]] = skipped.get(r["skip_reason"], 0) + 1
     return {"ranges": len(ranges), "hashed_ranges": len(hashed), "unique_subgraphs": len({r["subgraph_hash"] for r in hashed}),
             "unique_profilable": len(ok), "skipped_ranges": skipped}
+
+
+def variant_count(ug: list[dict], store: str, k: int, kw: dict) -> dict[str, int]:
+    """``ranges`` / ``unique_subgraphs`` / ``unique_profilable`` of the decomposition of the
+    unique graphs ``ug`` (rows of ``unique_graphs``) in the graph store ``store`` with
+    ``anchors_per_subgraph`` = ``k`` and :func:`decompose_corpus` keywords ``kw``; nothing is
+    written (``python -m curate decompose`` runs it in a spawned process beside its main pass)."""
+    vr, _ = decompose_corpus(ug, Path(store), None, anchors_per_subgraph=k, **kw)
+    vc = variant_counts(vr)
+    return {kk: vc[kk] for kk in ("ranges", "unique_subgraphs", "unique_profilable")}

@@ -10,8 +10,10 @@ size). Profiling runs in two phases so that timing never shares a core with our 
    (``torch.compile(backend="eager")``: guards + wrapper, no code generation) and the candidate
    (Inductor), compare outputs at every level t (:func:`curate.tolerance.compare_outputs`).
    This fills Inductor's persistent caches (``TORCHINDUCTOR_CACHE_DIR``);
-2. **timing phase** (:func:`time_task`, one child at a time, after every compile of the phase
-   is done, pinned to one core): rebuild, compile both sides again (cache hits), time the
+2. **timing phase** (:func:`time_task`, one child at a time, pinned to the timing core, after
+   the variant's compile is done; the compile phase runs either before it or, with
+   ``overlap_compile``, beside timing run 0 on the other cores: :mod:`curate.profile_run`):
+   rebuild, compile both sides again (cache hits), time the
    three sides interleaved (:func:`curate.timing.measure_sides`, adaptive trial count) and
    compute ``speedup_e2e`` = eager / Inductor (PassNet's figure), ``speedup_compiler`` =
    Dynamo-only / Inductor (the generated code, without the harness) and ``speedup_dynamo`` =
@@ -207,7 +209,10 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
         torch.manual_seed(seed)
         expected = gm(*fresh())
         torch.manual_seed(seed)
-        again = gm(*fresh())
+        args = fresh()
+        t_call = time.perf_counter()
+        again = gm(*args)
+        row["eager_check_ms"] = (time.perf_counter() - t_call) * 1e3
         bad = check_shapes(gm, fresh(), folder)
     except NotImplementedError as exc:
         msg = str(exc)
@@ -309,6 +314,23 @@ def timing_row(t, tc) -> dict[str, Any]:
     return row
 
 
+def over_time_cap(check: dict, timing: dict) -> bool:
+    """True when a variant cannot be timed within the per-variant cap: its eager call in the
+    compile phase (``eager_check_ms``, one call after a first one) times 3 sides times
+    ``cap_min_trials`` (:class:`curate.timing.TimingConfig`) exceeds twice ``max_variant_s``.
+    Such a row would come out ``unstable`` by construction (fewer trials than the gate needs);
+    the margin of 2 keeps a compile-phase call slowed by load from skipping a variant that fits.
+    No cap (``max_variant_s`` None) or no measurement: False."""
+    from curate.timing import TimingConfig
+
+    cap = timing.get("max_variant_s")
+    ms = check.get("eager_check_ms")
+    if cap is None or ms is None:
+        return False
+    need = int(timing.get("cap_min_trials", TimingConfig.cap_min_trials))
+    return ms / 1e3 * len(SIDES) * need > 2 * float(cap)
+
+
 def needs_remeasure(result: dict) -> bool:
     """A timing result whose gate did not pass (``stable False``, no crash): re-timed by a
     re-measurement pass (:func:`merge_passes`)."""
@@ -385,6 +407,8 @@ def check_task(arg: tuple[str, dict], out_dir: Path) -> None:
     t0 = time.perf_counter()
     row = check_variant(Path(folder), cfg, cfg.get("candidate", "inductor"))
     row["check_seconds"] = time.perf_counter() - t0
+    if hasattr(os, "sched_getaffinity"):
+        row["compile_cores"] = sorted(os.sched_getaffinity(0))  # where this compile ran (kept in check.json)
     row["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     atomic_write_json(out_dir / "check.json", row)
 

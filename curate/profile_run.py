@@ -1,5 +1,9 @@
 """Run the profile stage: variants, the compile phase in parallel, the timing phase alone.
 
+The compile phase runs either first (``compile_workers`` children) or, with ``overlap_compile``,
+in its own process pinned to every core but the timing core, beside timing run 0
+(:func:`profile_all`); a timing child never shares its core with a compile.
+
 :func:`profile_all` is what ``python -m curate profile`` calls; the per-variant work is in
 :mod:`curate.profile` (its docstring states the protocol). Runs are given as a plan
 (:func:`run_plan`): run 0 profiles the whole sample; runs 1 and 2 re-time an agreement
@@ -21,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from curate.profile import (PROFILE_VERSION, REMEASURE_PASSES, STRESS_CMD, attempt_key, check_task, code_version, fingerprint,
-                            inputs_digest, merge_passes, needs_remeasure, time_task)
+                            inputs_digest, merge_passes, needs_remeasure, over_time_cap, time_task)
 
 _PREIMPORTED = False
 
@@ -159,22 +163,98 @@ def _timing_core() -> int | None:
         return None
 
 
+def compile_cores(timing_core: int | None) -> list[int]:
+    """Cores the compile phase may use while the timing phase runs on ``timing_core``: every
+    usable core but that one (empty on a one-core machine or where affinity is unknown)."""
+    try:
+        usable = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return []
+    return [c for c in usable if c != timing_core] if timing_core is not None else []
+
+
+def start_compile_process(tasks: list[tuple[str, Any, Path]], cores: list[int], timeout_s: float,
+                          mem_cap_bytes: int | None, threads: int, workdir: Path) -> subprocess.Popen:
+    """Run the compile phase of ``tasks`` (``(key, (folder, cfg), out_dir)``) in a separate
+    Python process (``python -m curate.profile_run <plan>``: not a fork, so the parent may keep
+    forking timing children) pinned to ``cores``, one :func:`curate.profile.check_task` child per
+    core at a time. The process writes ``<workdir>/compile_stats.json`` (``seconds``) at its end.
+
+    Raises:
+        ValueError: ``cores`` is empty.
+    """
+    import sys
+
+    if not cores:
+        raise ValueError("start_compile_process needs at least one core besides the timing core")
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    plan = {"tasks": [[k, [str(a[0]), a[1]], str(d)] for k, a, d in tasks], "cores": cores, "timeout_s": timeout_s,
+            "mem_cap_bytes": mem_cap_bytes, "threads": threads, "stats": str(workdir / "compile_stats.json")}
+    (workdir / "compile_plan.json").write_text(json.dumps(plan, default=str))
+    return subprocess.Popen([sys.executable, "-m", "curate.profile_run", str(workdir / "compile_plan.json")])
+
+
+def _compile_main(plan_path: str) -> int:
+    """Entry of the compile process (:func:`start_compile_process`)."""
+    plan = json.loads(Path(plan_path).read_text())
+    os.sched_setaffinity(0, set(plan["cores"]))  # children inherit it
+    tasks = [(k, (a[0], a[1]), Path(d)) for k, a, d in plan["tasks"]]
+    cache = next((a[1].get("cache_dir") for _, a, _ in tasks if a[1].get("cache_dir")), None)
+    if cache:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cache).resolve())
+    from passnet_common.io import atomic_write_json
+    from passnet_common.worker import run_isolated
+
+    preimport()
+    t0 = time.perf_counter()
+    run_isolated(tasks, check_task, workers=len(plan["cores"]), timeout_s=plan["timeout_s"],
+                 mem_cap_bytes=plan["mem_cap_bytes"], threads_per_worker=plan["threads"])
+    atomic_write_json(Path(plan["stats"]), {"seconds": time.perf_counter() - t0, "attempts": len(tasks)})
+    return 0
+
+
+def wait_checks(dirs: list[Path], proc: subprocess.Popen | None, poll_s: float = 0.2) -> None:
+    """Block until every attempt folder in ``dirs`` holds ``check.json`` or ``error.json``, or
+    the compile process ``proc`` has ended (a folder it left empty then reads as
+    ``isolation_failed``)."""
+    while not all((d / "check.json").exists() or (d / "error.json").exists() for d in dirs):
+        if proc is None or proc.poll() is not None:
+            return
+        time.sleep(poll_s)
+
+
+def _chunks(xs: list, n: int) -> list[list]:
+    return [xs[i:i + n] for i in range(0, len(xs), n)] or [[]]
+
+
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict,
                 compile_workers: int = 2, timeout_s: float = 300.0, mem_cap_bytes: int | None = 4 << 30,
-                log=print, remeasure_passes: int = REMEASURE_PASSES) -> tuple[list[dict], dict[str, Any]]:
+                log=print, remeasure_passes: int = REMEASURE_PASSES, overlap_compile: bool = False,
+                chunk: int = 5, skip_over_cap: bool = False) -> tuple[list[dict], dict[str, Any]]:
     """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
     in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
+
+    Compile phase: without ``overlap_compile``, ``compile_workers`` children at once, and every
+    timing run after it. With ``overlap_compile`` (and >= 2 usable cores) the compile phase runs
+    in a separate process pinned to every core but the timing core (:func:`compile_cores`,
+    :func:`start_compile_process`) while timing run 0 times the variants whose compile is done,
+    ``chunk`` subgraphs at a time (each chunk with its own re-measurement passes); timing never
+    shares a core with a compile, and runs >= 1 start after the compile process has ended.
+    With ``skip_over_cap`` a variant the time cap cannot hold (:func:`curate.profile.over_time_cap`)
+    is not timed: status ``skipped``, ``skip_reason`` ``over_time_cap``.
 
     Returns:
         ``(rows, stats)``: one ``profiles`` row per (subgraph, size, run) with the check and
         timing columns (child failures: status ``isolation_failed``; a variant whose check
         failed carries the check's status in every run) and per-phase seconds / counts.
     """
+    import tempfile
+
     from curate.sizes import write_variants
     from passnet_common.store import store_path
     from passnet_common.worker import run_isolated
 
-    preimport()
     out = Path(out)
     att = out / "attempts"
     variants: dict[str, list[dict]] = {}
@@ -183,10 +263,12 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         variants[h] = write_variants(store_path(store_root, h), out / "variants" / h[:2] / h, sizes)
     env = fingerprint(cfg["device"])
     stats: dict[str, Any] = {}
-    # phase 1: compile (parallel), once per variant
+    tcfg = {**cfg, "timing_core": _timing_core()}
+    cores = compile_cores(tcfg["timing_core"]) if overlap_compile else []
+    # phase 1: compile, once per variant (in run 0's order)
     checks, tasks = {}, []
-    for h, vs in variants.items():
-        for v in vs:
+    for h in plan[0]["hashes"] + [h for h in variants if h not in set(plan[0]["hashes"])]:
+        for v in variants[h]:
             if not v["folder"]:
                 continue
             key = attempt_key(h, v["size"], None, cfg, inputs_digest(Path(v["folder"])), "check")
@@ -194,59 +276,107 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             checks[(h, v["size"])] = (key, d)
             if not (d / "check.json").exists():
                 tasks.append((key, (v["folder"], cfg), d))
+    proc, tmp = None, tempfile.TemporaryDirectory(prefix="passnet-compile-")
     t0 = time.perf_counter()
-    run_isolated(tasks, check_task, workers=compile_workers, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
-                 threads_per_worker=cfg["threads"])
-    stats.update(compile_attempts=len(tasks), compile_seconds=time.perf_counter() - t0, compile_workers=compile_workers,
-                 variants=len(checks))
-    log(f"profile compile phase: {len(tasks)} variants in {stats['compile_seconds']:.1f} s ({len(checks) - len(tasks)} resumed)")
-    checked = {k: _read(d / "check.json", d) for k, (_, d) in checks.items()}
+    if cores and tasks:
+        proc = start_compile_process(tasks, cores, timeout_s, mem_cap_bytes, cfg["threads"], Path(tmp.name))
+        log(f"profile compile phase: {len(tasks)} variants on cores {cores} beside timing run 0 on core {tcfg['timing_core']}")
+        preimport()  # the parent forks the timing children: Dynamo / Inductor loaded once, before any fork
+    else:
+        preimport()
+        run_isolated(tasks, check_task, workers=compile_workers, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
+                     threads_per_worker=cfg["threads"])
+        log(f"profile compile phase: {len(tasks)} variants in {time.perf_counter() - t0:.1f} s ({len(checks) - len(tasks)} resumed)")
+    stats.update(compile_attempts=len(tasks), compile_seconds=time.perf_counter() - t0,
+                 compile_workers=len(cores) if proc else compile_workers, compile_overlap=proc is not None, variants=len(checks))
+    checked: dict[tuple[str, str], dict] = {}
+
+    def check_of(h: str, size: str) -> dict:
+        if (h, size) not in checked:
+            d = checks[(h, size)][1]
+            checked[(h, size)] = _read(d / "check.json", d)
+        return checked[(h, size)]
+
+    def finish_compile() -> None:
+        nonlocal proc
+        if proc is None:
+            return
+        rc = proc.wait()
+        st = Path(tmp.name) / "compile_stats.json"
+        stats["compile_seconds"] = json.loads(st.read_text())["seconds"] if st.exists() else time.perf_counter() - t0
+        stats["compile_rc"] = rc
+        log(f"profile compile phase: {len(tasks)} variants in {stats['compile_seconds']:.1f} s on {len(cores)} core(s), rc {rc}")
+        proc = None
+        if rc != 0:  # one bad variant is an isolated child's error.json; a dead compile process is not input
+            raise RuntimeError(f"the compile process exited with code {rc} (see its traceback above); "
+                               "finished attempts are kept and the next run resumes")
+
     # phase 2: time (one child at a time, pinned), per run of the plan
     rows: list[dict] = []
-    tcfg = {**cfg, "timing_core": _timing_core()}
     stats["timing"] = []
-    for step in plan:
-        tasks, keyed = [], []
-        for h in step["hashes"]:
-            for v in variants[h]:
-                base = {"subgraph_hash": h, "size": v["size"], "size_kind": v["size_kind"], "size_scale": v["scale"],
-                        "run": step["run"], "stress": step["stress"], "device": cfg["device"], "dtype": cfg["dtype"],
-                        "threads": cfg["threads"], "profile_version": PROFILE_VERSION, "code_version": code_version(), **env}
-                if not v["folder"]:
-                    rows.append({**base, "status": "skipped", "skip_reason": v.get("skip_reason")})
-                    continue
-                chk = checked[(h, v["size"])]
-                if chk.get("status") not in ("ok", "accuracy_error"):
-                    rows.append({**base, **chk})
-                    continue
-                key = attempt_key(h, v["size"], step["run"], cfg, inputs_digest(Path(v["folder"])), "time")
-                d = att / key[:2] / key
-                tasks.append((key, (v["folder"], tcfg), d))
-                keyed.append(({**base, "attempt_key": key}, chk, d))
-        t0 = time.perf_counter()
 
-        def batch(ts: list) -> None:
-            run_isolated(ts, time_task, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
-                         threads_per_worker=cfg["threads"])
+    def batch(ts: list) -> None:
+        run_isolated(ts, time_task, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
+                     threads_per_worker=cfg["threads"])
 
-        with stress(step["stress"]):
-            counts = time_passes(tasks, batch, remeasure_passes)
-        secs = time.perf_counter() - t0
-        stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": counts[0], "seconds": secs,
-                                "remeasured": counts[1:]})
-        log(f"profile timing run {step['run']} (stress {step['stress']}): {counts[0]} variants, re-measured "
-            f"{counts[1:]}, in {secs:.1f} s ({len(keyed) - counts[0]} resumed)")
-        for base, chk, d in keyed:
-            ps = read_passes(d)
-            timed = merge_passes(ps) if ps and not ps[-1].get("status") else (ps[-1] if ps else _read(d / "result.json", d))
-            row = {**base, **chk, **{k: v for k, v in timed.items() if k != "status"}}
-            if timed.get("status"):
-                row["status"] = timed["status"]
-                row["error_code"] = timed.get("error_code")
-            elif row["status"] == "ok" and timed.get("stable") is False:
-                row["status"] = "unstable"
-            rows.append(row)
+    try:
+        for step in plan:
+            if step["run"] != 0:
+                finish_compile()
+            t0s = time.perf_counter()
+            keyed_all, counts = [], [0] * (remeasure_passes + 1)
+            for part in (_chunks(step["hashes"], chunk) if proc is not None else [step["hashes"]]):
+                wait_checks([checks[(h, v["size"])][1] for h in part for v in variants[h] if v["folder"]], proc)
+                tasks_t, keyed = [], []
+                for h in part:
+                    for v in variants[h]:
+                        base = {"subgraph_hash": h, "size": v["size"], "size_kind": v["size_kind"], "size_scale": v["scale"],
+                                "run": step["run"], "stress": step["stress"], "device": cfg["device"], "dtype": cfg["dtype"],
+                                "threads": cfg["threads"], "profile_version": PROFILE_VERSION, "code_version": code_version(), **env}
+                        if not v["folder"]:
+                            rows.append({**base, "status": "skipped", "skip_reason": v.get("skip_reason")})
+                            continue
+                        chk = check_of(h, v["size"])
+                        if chk.get("status") not in ("ok", "accuracy_error"):
+                            rows.append({**base, **chk})
+                            continue
+                        if skip_over_cap and over_time_cap(chk, cfg.get("timing") or {}):
+                            rows.append({**base, **chk, "status": "skipped", "skip_reason": "over_time_cap"})
+                            continue
+                        key = attempt_key(h, v["size"], step["run"], cfg, inputs_digest(Path(v["folder"])), "time")
+                        d = att / key[:2] / key
+                        tasks_t.append((key, (v["folder"], tcfg), d))
+                        keyed.append(({**base, "attempt_key": key}, chk, d))
+                with stress(step["stress"]):
+                    c = time_passes(tasks_t, batch, remeasure_passes)
+                counts = [a + b for a, b in zip(counts, c + [0] * (len(counts) - len(c)))]
+                keyed_all += keyed
+            secs = time.perf_counter() - t0s
+            stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": counts[0], "seconds": secs,
+                                    "remeasured": [c for c in counts[1:] if c]})
+            log(f"profile timing run {step['run']} (stress {step['stress']}): {counts[0]} variants, re-measured "
+                f"{counts[1:]}, in {secs:.1f} s ({len(keyed_all) - counts[0]} resumed)")
+            for base, chk, d in keyed_all:
+                rows.append(_timed_row(base, chk, d))
+        finish_compile()
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        tmp.cleanup()
     return rows, stats
+
+
+def _timed_row(base: dict, chk: dict, d: Path) -> dict:
+    ps = read_passes(d)
+    timed = merge_passes(ps) if ps and not ps[-1].get("status") else (ps[-1] if ps else _read(d / "result.json", d))
+    row = {**base, **chk, **{k: v for k, v in timed.items() if k != "status"}}
+    if timed.get("status"):
+        row["status"] = timed["status"]
+        row["error_code"] = timed.get("error_code")
+    elif row["status"] == "ok" and timed.get("stable") is False:
+        row["status"] = "unstable"
+    return row
 
 
 def _read(path: Path, d: Path) -> dict:
@@ -255,3 +385,9 @@ def _read(path: Path, d: Path) -> dict:
     err = json.loads((d / "error.json").read_text()) if (d / "error.json").exists() else {}
     return {"status": "isolation_failed", "error_class": err.get("error_class"),
             "error_message": (err.get("error_message") or "")[:500], "error_code": None}
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_compile_main(sys.argv[1]))

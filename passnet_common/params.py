@@ -139,6 +139,8 @@ register_block("curate", Block({
         "agreement_sample": positive(int),
         "remeasure_passes": non_negative(int),  # extra passes over a run's unstable rows, same build
         "compile_workers": positive(int),
+        "overlap_compile": bool,  # compile on the cores the timing core leaves (curate.profile_run.profile_all)
+        "skip_over_time_cap": bool,  # do not time a variant the timing cap cannot hold (curate.profile.over_time_cap)
         "threads": positive(int),
         "timeout_s": positive(float),
         "mem_cap_gb": positive(float),

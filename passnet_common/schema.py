@@ -313,6 +313,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("compile_s_dynamo", pa.float64()),
             pa.field("compile_s_warm", pa.float64()),  # Inductor compile in the timing phase (warm cache)
             pa.field("check_seconds", pa.float64()),
+            pa.field("eager_check_ms", pa.float64()),  # one eager call in the compile phase (ms): curate.profile.over_time_cap
             pa.field("time_seconds", pa.float64()),
             pa.field("peak_rss_bytes", pa.int64()),
             pa.field("load_avg_start", pa.float64()),  # 1-minute load average when timing began / ended

@@ -5,6 +5,7 @@ functions advance: nothing depends on the machine's load or speed."""
 from __future__ import annotations
 
 import json
+import os
 import random
 
 import numpy as np
@@ -254,3 +255,93 @@ def test_profile_all_re_measures_unstable_rows_within_the_run(tmp_path):
         att = tmp_path / "out" / "attempts" / r["attempt_key"][:2] / r["attempt_key"]
         assert (att / "result.json").exists() and (att / "pass1" / "result.json").exists()
         assert label_row(r, -5)["long_tail"] is None
+
+
+def test_over_time_cap_skips_only_a_call_the_cap_cannot_hold_twice_over():
+    """3 sides x cap_min_trials calls must fit in 2 x max_variant_s: with a 15-s cap and 10
+    trials the bound is 1,000 ms per call."""
+    from curate.profile import over_time_cap
+
+    timing = {"max_variant_s": 15.0}
+    assert over_time_cap({"eager_check_ms": 1001.0}, timing) is True
+    assert over_time_cap({"eager_check_ms": 999.0}, timing) is False
+    assert over_time_cap({"eager_check_ms": 501.0}, {"max_variant_s": 15.0, "cap_min_trials": 20}) is True
+    assert over_time_cap({"eager_check_ms": 1e6}, {"max_variant_s": None}) is False  # no cap: everything is timed
+    assert over_time_cap({}, timing) is False  # no measurement: timed
+
+
+def _two_subgraphs(tmp_path):
+    from tests.test_curate import _store_fn
+
+    a = _store_fn(tmp_path, lambda x: (x * 2).sin().sum(-1), [torch.randn(1, 32, 8)])
+    b = _store_fn(tmp_path, lambda x: (x + 1).cos().amax(-1), [torch.randn(1, 32, 8)])
+    return [{"subgraph_hash": f.name} for f in (a, b)]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable cores")
+def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequential_phases(tmp_path):
+    """overlap_compile: the compile process runs pinned to every core but the timing core,
+    beside timing run 0 (one chunk per subgraph); the rows are those of the sequential
+    protocol (same variants, statuses and checks), every compile ran off the timing core, and
+    the skip rule turns a variant into skipped/over_time_cap only when asked."""
+    from curate.profile_run import _timing_core, profile_all
+    from tests.test_profile import SIZES
+
+    subs = _two_subgraphs(tmp_path)
+    hashes = [s["subgraph_hash"] for s in subs]
+    cfg = {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1, "cache_dir": str(tmp_path / "cache"),
+           "timing": {"warmup": 1, "trials": 5, "min_trials": 5, "min_trial_ms": 0.1, "retries": 0, "gate": "ci"}}
+    plan = [{"run": 0, "hashes": hashes, "stress": False}, {"run": 1, "hashes": hashes[:1], "stress": False}]
+    got = {}
+    for mode in (False, True):
+        rows, stats = profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{mode}", plan, SIZES, compile_workers=1,
+                                  log=lambda *_: None, remeasure_passes=0, overlap_compile=mode, chunk=1)
+        assert stats["compile_overlap"] is mode and stats["compile_attempts"] == stats["variants"] > 0
+        # ok vs unstable is the timing's verdict (load-dependent); which variants were timed is not
+        got[mode] = sorted((r["subgraph_hash"], r["size"], r["run"], "timed" if r["status"] in ("ok", "unstable") else r["status"],
+                            r.get("min_pass_t"), r.get("trials") is not None) for r in rows)
+        if mode:
+            assert stats["compile_rc"] == 0 and stats["compile_workers"] == len(os.sched_getaffinity(0)) - 1
+            checks = list((tmp_path / f"out{mode}" / "attempts").rglob("check.json"))
+            assert len(checks) == stats["variants"]
+            for c in checks:
+                assert _timing_core() not in json.loads(c.read_text())["compile_cores"]
+    assert got[True] == got[False]
+    assert {r[2] for r in got[True]} == {0, 1} and any(r[3] == "timed" and r[5] for r in got[True])
+    rows, _ = profile_all(subs, tmp_path / "store", {**cfg, "timing": {**cfg["timing"], "max_variant_s": 1e-9}},
+                          tmp_path / "outcap", plan[:1], SIZES, compile_workers=1, log=lambda *_: None, remeasure_passes=0,
+                          skip_over_cap=True)
+    ran = [r for r in rows if r.get("eager_check_ms") is not None]
+    assert ran and all(r["status"] == "skipped" and r["skip_reason"] == "over_time_cap" and r.get("trials") is None for r in ran)
+
+
+def test_compile_cores_leave_the_timing_core_out_and_a_one_core_machine_gets_none(tmp_path, monkeypatch):
+    from curate import profile_run
+
+    monkeypatch.setattr(profile_run.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert profile_run.compile_cores(3) == [0, 1, 2]
+    assert profile_run.compile_cores(None) == []
+    monkeypatch.setattr(profile_run.os, "sched_getaffinity", lambda pid: {0})
+    assert profile_run.compile_cores(0) == []
+    with pytest.raises(ValueError, match="at least one core"):
+        profile_run.start_compile_process([], [], 1.0, None, 1, tmp_path)
+
+
+def test_wait_checks_returns_when_every_folder_is_done_or_the_compile_process_ended(tmp_path):
+    import subprocess
+    import sys
+
+    from curate.profile_run import wait_checks
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    (a / "check.json").write_text("{}")
+    (b / "error.json").write_text("{}")
+    wait_checks([a, b], None)  # both done: returns without a process
+    c = tmp_path / "c"
+    c.mkdir()
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    wait_checks([a, c], p)  # c never gets a file, but the process has ended: returns
+    assert not (c / "check.json").exists()
