@@ -10,9 +10,10 @@ _label_ids: dict[str, int] = {}
 
 
 def _load_compiled():
-    """The compiled ``merkle`` (:mod:`passnet_common.canonical._cmerkle`, built by ``pip install``
-    when Cython and a C compiler are there), or None when it is absent or its hashes differ
-    from :func:`merkle_py` on a sample graph (another interpreter's ``hash``)."""
+    """``(merkle, canonical_order)`` of :mod:`passnet_common.canonical._cmerkle` (built by
+    ``pip install`` when Cython and a C compiler are there); each None when the module is
+    absent or the function's result differs from the Python loop's on a sample graph (e.g.
+    another interpreter's ``hash``)."""
     try:
         from passnet_common.canonical._cmerkle import canonical_order as order_fn, merkle as fn
     except ImportError:
@@ -62,8 +63,7 @@ def label_ids(labels: list[str]) -> list[int]:
 def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> tuple[list[int], list[int]]:
     """Up (cone) and down Merkle hashes of every node (the compiled
     :mod:`passnet_common.canonical._cmerkle` when it is built and agrees with ``hash`` on this
-    interpreter, else :func:`merkle_py`: the same values).
-"""
+    interpreter, else :func:`merkle_py`: the same values)."""
     if _c_merkle is not None:
         try:
             return _c_merkle(list(map(hash, ids)), inputs, extra)
@@ -254,7 +254,6 @@ def _pack(keys: list[tuple]) -> list[int]:
             v = (v << 64) | (x + _OFF)
         out.append(v)
     return out
-
 
 
 def canonical_order_of(ops: list[str], inputs: list[list[int]], extra: list[list[int]], cols: list[list[int]],
