@@ -5,7 +5,10 @@ Inductor's FX graph cache), and :data:`CANONICAL_VERSION` is stored beside every
 hashes of different versions are never compared. The code is split by concern:
 ``labels.py`` (what one node contributes), ``effects.py`` (mutations, aliasing, global
 state), ``order.py`` (the canonical order), ``form.py`` (text, hashes), ``stored.py`` (the stored
-node list), ``fastpath.py`` (keys of the label cache: speed only, no rule).
+node list), ``fastpath.py`` (keys of the label cache: speed only, no rule), ``_cmerkle.pyx``
+(the Merkle hashes and the canonical order of ``order.py`` compiled, the same values; optional,
+built by ``pip install -e .``; ``order.py`` uses it only where it agrees with the Python loops
+on a sample graph at import, else the Python loops).
 
 **1. Node labels** (``graph_hash`` changes when any of these changes)
   * ``call_function`` by qualified target name; ``call_method`` by method name;

@@ -23,7 +23,7 @@ from passnet_common.canonical.labels import (
     positional_names, qualified_name,
     tensor_digest, tensor_meta_of,
 )
-from passnet_common.canonical.order import canonical_order, label_ids, merkle
+from passnet_common.canonical.order import canonical_order_of, label_ids, merkle
 from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef, stored_entry
 
 CANONICAL_VERSION = 3
@@ -348,18 +348,14 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     exact, struct, inputs, subs, store = _labels(nodes, mod, kinds, keep_positions, index, want_store=want_text)
     extra, _ = ordering_deps(nodes, inputs, mod, index)
     s_cone, s_down = merkle(label_ids(struct), inputs, extra)
-    off = 1 << 63  # Python hash values are in [-2**63, 2**63): one int per key, ordered like the tuple
-    keys = [((a + off) << 64) | (b + off) for a, b in zip(s_cone, s_down)]
-    if len(set(keys)) < len(keys):
+    cols = [s_cone, s_down]  # the Merkle key of node i: (s_cone[i], s_down[i], ...)
+    if len(set(zip(s_cone, s_down))) < len(s_cone):
         # Nodes with equal structure keys: break their ties with the exact labels (computed
         # only when needed: most graphs have none).
         e_cone, e_down = merkle(label_ids(exact), inputs, extra)
-        keys = [(k << 128) | ((a + off) << 64) | (b + off) for k, a, b in zip(keys, e_cone, e_down)]
+        cols += [e_cone, e_down]
     ops = [m.op for m in nodes]
-    ph_keys = None
-    if keep_positions:
-        ph_keys = [i for i in range(len(nodes))]
-    order = canonical_order(ops, inputs, extra, keys, ph_keys, ties=len(set(keys)) < len(keys))
+    order = canonical_order_of(ops, inputs, extra, cols, keep_positions)
     pos = [0] * len(nodes)
     for k, o in enumerate(order):
         pos[o] = k

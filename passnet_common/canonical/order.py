@@ -9,6 +9,38 @@ import heapq
 _label_ids: dict[str, int] = {}
 
 
+def _load_compiled():
+    """``(merkle, canonical_order)`` of :mod:`passnet_common.canonical._cmerkle` (built by
+    ``pip install`` when Cython and a C compiler are there); each None when the module is
+    absent or the function's result differs from the Python loop's on a sample graph (e.g.
+    another interpreter's ``hash``)."""
+    try:
+        from passnet_common.canonical._cmerkle import canonical_order as order_fn, merkle as fn
+    except ImportError:
+        return None, None
+    ids = [0, 1, 2**64 - 1, 2**63, 2**61 - 1, 2**61, 12345678901234567890, 7, 2**62 + 3]
+    inputs = [[], [], [0], [0, 1], [2, 2], [], [3, 4, 5], [6], [6, 6, 7]]
+    extra = [[], [], [], [1], [], [4, 3], [], [5], [1, 2, 0]]
+    try:
+        cone, down = merkle_py(ids, inputs, extra)
+        if fn(list(map(hash, ids)), inputs, extra) != (cone, down):
+            return None, None
+        ops = ["placeholder", "placeholder"] + ["call_function"] * 6 + ["output"]
+        cols = [[c % 3 for c in cone], down]  # ties in the first column
+        keys = [((a + _OFF) << 64) | (b + _OFF) for a, b in zip(*cols)]
+        kinds = [_KIND.get(op, 0) for op in ops]
+        for by_key in (True, False):
+            want = canonical_order(ops, inputs, extra, keys, None if by_key else list(range(len(ops))))
+            if order_fn(kinds, inputs, extra, cols, by_key) != want:
+                return fn, None
+    except Exception:  # noqa: BLE001 - a broken build is the same as no build
+        return None, None
+    return fn, order_fn
+
+
+_KIND = {"placeholder": 1, "output": 2}
+
+
 def label_id(label: str) -> int:
     """A 64-bit integer digest of a label (blake2b), the same in every process."""
     try:
@@ -29,7 +61,19 @@ def label_ids(labels: list[str]) -> list[int]:
 
 
 def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> tuple[list[int], list[int]]:
-    """Up (cone) and down Merkle hashes of every node.
+    """Up (cone) and down Merkle hashes of every node (the compiled
+    :mod:`passnet_common.canonical._cmerkle` when it is built and agrees with ``hash`` on this
+    interpreter, else :func:`merkle_py`: the same values)."""
+    if _c_merkle is not None:
+        try:
+            return _c_merkle(list(map(hash, ids)), inputs, extra)
+        except (ValueError, TypeError, OverflowError):
+            pass  # an index the compiled loop does not take (not earlier in the order): the Python loop decides
+    return merkle_py(ids, inputs, extra)
+
+
+def merkle_py(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> tuple[list[int], list[int]]:
+    """Up (cone) and down Merkle hashes of every node (pure Python).
 
     ``cone[i]`` hashes the node's label id, its data inputs' cones in argument order and
     the sorted cones of its ordering dependencies; ``down[i]`` hashes ``cone[i]`` with the
@@ -210,3 +254,29 @@ def _pack(keys: list[tuple]) -> list[int]:
             v = (v << 64) | (x + _OFF)
         out.append(v)
     return out
+
+
+def canonical_order_of(ops: list[str], inputs: list[list[int]], extra: list[list[int]], cols: list[list[int]],
+                       keep_positions: bool) -> list[int]:
+    """:func:`canonical_order` for the keys ``keys[i] = (cols[0][i], cols[1][i], ...)`` (Python
+    hash values), placeholders sorted by those keys or (``keep_positions``) kept in calling
+    order: the compiled loop (:mod:`passnet_common.canonical._cmerkle`) when it is built,
+    else the Python one (the same order).
+
+    Raises:
+        ValueError: the dependencies have a cycle.
+    """
+    if _c_order is not None:
+        try:
+            return _c_order([_KIND.get(op, 0) for op in ops], inputs, extra, cols, not keep_positions)
+        except (TypeError, OverflowError):
+            pass
+        except ValueError as exc:
+            if "cycle" in str(exc):
+                raise
+    keys = _pack(list(zip(*cols)))
+    return canonical_order(ops, inputs, extra, keys, list(range(len(ops))) if keep_positions else None,
+                           ties=len(set(keys)) < len(keys))
+
+
+_c_merkle, _c_order = _load_compiled()

@@ -1,0 +1,45 @@
+"""Optional compiled speed-ups of the canonical form (issue 21, hashing speed); everything else
+is configured in pyproject.toml.
+
+``pip install -e .`` (``make setup``) compiles :mod:`passnet_common.canonical._cmerkle` from its
+Cython source when Cython (a build requirement in pyproject.toml) and a C compiler are there.
+When either is missing or the compile fails, the install goes on without it and the canonical
+form uses its pure-Python loop, which gives the same hashes (the compiled module is used only
+where it agrees with the Python loop: :func:`passnet_common.canonical.order._load_compiled`).
+"""
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class OptionalBuildExt(build_ext):
+    """``build_ext`` whose failures are warnings: the extension is optional."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:  # noqa: BLE001 - no compiler, no headers: the Python path is used
+            print(f"warning: optional extension not built ({type(exc).__name__}: {exc}); pure-Python canonical form")
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # noqa: BLE001
+            print(f"warning: optional extension {ext.name} not built ({type(exc).__name__}: {exc})")
+
+
+def _extensions():
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print("warning: Cython not found; the canonical form runs its pure-Python loop")
+        return []
+    try:
+        return cythonize([Extension("passnet_common.canonical._cmerkle", ["passnet_common/canonical/_cmerkle.pyx"])],
+                         compiler_directives={"language_level": 3}, quiet=True)
+    except Exception as exc:  # noqa: BLE001
+        print(f"warning: Cython could not translate the extension ({type(exc).__name__}: {exc})")
+        return []
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
