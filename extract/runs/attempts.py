@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The code that shapes a capture: every module of extract/, the canonical form, the graph
 # record and store, and the isolated worker.
-CODE_GLOBS = ("extract/**/*.py", "passnet_common/canonical/**/*.py", "passnet_common/record.py",
+CODE_GLOBS = ("extract/**/*.py", "passnet_common/canonical/**/*.py", "passnet_common/canonical/**/*.pyx", "passnet_common/record.py",
               "passnet_common/store.py", "passnet_common/worker.py")
 
 
