@@ -117,9 +117,29 @@ def _share(xs: list[bool]) -> float | None:
     return (sum(1 for x in xs if x) / len(xs)) if xs else None
 
 
+def profile_all_projection(subgraphs: list[dict], run0: list[dict], rate_cold: float | None) -> dict[str, Any]:
+    """What ``curate.profile.all: true`` would cost, projected from this build's measured cold rate.
+
+    ``subgraphs``: every decomposed subgraph (``skip_reason`` None = profilable); ``run0``: run 0's
+    rows of the sample; ``rate_cold``: ``profile_rate_per_core_hour_cold`` (variant attempts per
+    core-hour, compile phase + timing run 0). Attempts per subgraph = run-0 rows that reached the
+    compile phase (all but ``skipped / no_size_dim``) over the subgraphs sampled. Returns
+    ``profile_all_subgraphs``, ``profile_all_variants_projected`` and
+    ``profile_all_core_hours_projected`` (None without a rate); run 0 only, no agreement runs.
+    """
+    profilable = sum(1 for s in subgraphs if s.get("skip_reason") is None)
+    sampled = {r["subgraph_hash"] for r in run0}
+    attempted = sum(1 for r in run0 if r.get("skip_reason") != "no_size_dim")
+    variants = round(profilable * attempted / len(sampled)) if sampled else None
+    hours = round(variants / rate_cold, 1) if variants is not None and rate_cold else None
+    return {"profile_all_subgraphs": profilable, "profile_all_variants_projected": variants,
+            "profile_all_core_hours_projected": hours}
+
+
 def curate_metrics(subgraphs: list[dict], labelled: list[dict], n_tasks: int, variants_per_task: list[int],
                    long_tail: set, hardware: dict, rates: dict) -> dict[str, Any]:
-    """Flat figures of ``metrics/curate.json`` (shares over run 0's timed variants)."""
+    """Flat figures of ``metrics/curate.json`` (shares over run 0's timed variants), with the
+    projected cost of profiling every subgraph (:func:`profile_all_projection`)."""
     run0 = [r for r in labelled if r["run"] == 0]
     timed = [r for r in run0 if r.get("status") in TIMED]
     stable = [r for r in timed if r["long_tail"] is not None]
@@ -141,6 +161,7 @@ def curate_metrics(subgraphs: list[dict], labelled: list[dict], n_tasks: int, va
         **{k: v for k, v in label_agreement(labelled).items() if k.startswith(("label_agreement", "labelled_both"))},
         "hardware": hardware,
         **rates,
+        **profile_all_projection(subgraphs, run0, rates.get("profile_rate_per_core_hour_cold")),
     }
 
 

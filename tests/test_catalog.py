@@ -152,3 +152,25 @@ def test_config_that_fails_to_build_is_a_row_naming_the_file(tmp_path):
     bad = ex["odd-heads/config.json"]
     assert bad["status"] == "failed" and bad["error_class"].startswith("exception:")
     assert bad["error_message"].startswith("odd-heads/config.json: ")
+
+
+def test_transformers_catalog_only_builds_the_listed_classes_with_their_own_types():
+    from extract.sources.builtin import transformers_catalog
+
+    rows = {r["model_id"]: r for r in transformers_catalog(only={"LlamaForCausalLM", "BertModel", "NoSuchModel"})}
+    assert set(rows) == {"transformers:LlamaForCausalLM", "transformers:BertModel"}
+    # LlamaForCausalLM is listed under several model types (exaone, internlm3, llama ...): its own config class decides
+    assert rows["transformers:LlamaForCausalLM"]["model_type"] == "llama"
+    assert rows["transformers:LlamaForCausalLM"]["task"] == "causal-lm"
+    assert rows["transformers:BertModel"]["task"] == "base"
+
+
+@pytest.mark.slow
+def test_transformers_catalog_only_rows_equal_the_whole_catalogs():
+    from extract.sources.builtin import transformers_catalog
+
+    whole = {r["model_id"]: r for r in transformers_catalog()}
+    names = {"LlamaForCausalLM", "BertForMaskedLM", "WhisperForConditionalGeneration", "Qwen3MoeForCausalLM", "ViTModel"}
+    part = transformers_catalog(only=names)
+    assert [r["model_id"] for r in part] == sorted(f"transformers:{n}" for n in names)
+    assert all(r == whole[r["model_id"]] for r in part)

@@ -15,7 +15,7 @@ import torch.fx as fx
 from torch.fx.passes.shape_prop import ShapeProp
 
 from curate.decompose import decompose_graph, segment_module, segment_nodes, subgraph_table, variant_counts
-from curate.longtail import label_agreement, label_row
+from curate.longtail import label_agreement, label_row, profile_all_projection
 from curate.profile import check_variant, profile_subgraph
 from curate.tasks import group_tasks, load_task_set, write_task_folders
 from curate.timing import TimingConfig, bootstrap_speedup_ci, iqr_ratio, measure_pair
@@ -540,3 +540,14 @@ def test_equal_ranges_with_outputs_in_different_orders_share_one_hash(tmp_path):
     # the stored subgraph still runs and returns both values
     sgm, ins = load_graph(store_path(tmp_path / "sub", mid[0]["subgraph_hash"]))
     assert len(sgm(*ins)) == 2
+
+
+def test_profile_all_projection_scales_the_sample_by_the_measured_rate():
+    # 4 profilable subgraphs + 1 over the param cap; 2 sampled, 4 run-0 rows, one never compiled
+    subs = [{"subgraph_hash": h, "skip_reason": None} for h in "abcd"] + [{"subgraph_hash": "e", "skip_reason": "param_bytes_cap"}]
+    run0 = [{"subgraph_hash": "a", "skip_reason": None}, {"subgraph_hash": "a", "skip_reason": None},
+            {"subgraph_hash": "b", "skip_reason": None}, {"subgraph_hash": "b", "skip_reason": "no_size_dim"}]
+    p = profile_all_projection(subs, run0, rate_cold=6.0)
+    assert p == {"profile_all_subgraphs": 4, "profile_all_variants_projected": 6, "profile_all_core_hours_projected": 1.0}
+    assert profile_all_projection(subs, run0, None)["profile_all_core_hours_projected"] is None
+    assert profile_all_projection(subs, [], 6.0)["profile_all_variants_projected"] is None

@@ -42,11 +42,15 @@ def own_model_type(cls_name: str, listed_types: set[str] | list[str]) -> str | N
     return typ if typ in set(listed_types) else None
 
 
-def transformers_catalog() -> list[dict]:
+def transformers_catalog(only: set[str] | None = None) -> list[dict]:
     """Every architecture class of transformers' auto-model mappings with its default config.
 
     Model types whose default config cannot be built still get a row (``config_json`` is
     ``{"model_type": ..., "_config_error": ...}``) so the failure is recorded at capture.
+    ``only`` (class names): build the rows of these classes alone, each identical to its row in
+    the whole catalog (the mappings are still read in full to decide its model type and task);
+    a name no mapping lists gets no row. It spares importing every config and model module
+    (``catalog.mode: default``).
     """
     import transformers
     from transformers import AutoConfig
@@ -68,13 +72,15 @@ def transformers_catalog() -> list[dict]:
             for cls in (classes if isinstance(classes, (list, tuple)) else [classes]):
                 listed.setdefault(cls, set()).add(model_type)
     for cls, types in listed.items():
+        if only is not None and cls not in only:
+            continue
         if len(types) > 1 and (typ := own_model_type(cls, types)) is not None:
             own_type[cls] = typ
     for mapping_name, task in mappings:
         for model_type, classes in sorted(getattr(ma, mapping_name).items()):
             for cls in (classes if isinstance(classes, (list, tuple)) else [classes]):
                 model_id = f"transformers:{cls}"
-                if model_id in rows or own_type.get(cls, model_type) != model_type:
+                if (only is not None and cls not in only) or model_id in rows or own_type.get(cls, model_type) != model_type:
                     continue
                 if model_type not in configs:
                     try:

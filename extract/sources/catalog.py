@@ -91,7 +91,11 @@ def build_catalog(params: dict) -> list[dict]:
             by_source.setdefault(src, []).append(mid)
         missing = []
         for src, ids in by_source.items():
-            available = {r["model_id"]: r for r in SOURCES[src]()}
+            if src == "transformers":  # only the listed classes: their rows equal those of the whole catalog
+                src_rows = transformers_catalog(only={m.split(":", 1)[1] for m in ids})
+            else:
+                src_rows = SOURCES[src]()
+            available = {r["model_id"]: r for r in src_rows}
             missing += [m for m in ids if m not in available]
             rows.extend(available[m] for m in ids if m in available)
         if missing:
