@@ -15,8 +15,9 @@ Commands live in :data:`COMMANDS` (name -> :class:`Command`); another module add
 from __future__ import annotations
 
 import argparse
-import multiprocessing
+import contextlib
 import json
+import multiprocessing
 import os
 import random
 import sys
@@ -77,27 +78,24 @@ def _decompose(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     # the other anchors_per_subgraph values (counts only) in one spawned process beside the main pass
     others = [k for k in cfg.get("variants", []) if k != cfg["anchors_per_subgraph"]]
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) if others else None
-    futures = {k: pool.submit(variant_count, ug, args.store, k, kw) for k in others} if pool else {}
-    ranges, graph_skips = decompose_corpus(ug, Path(args.store), store_out, anchors_per_subgraph=cfg["anchors_per_subgraph"], **kw)
-    seconds = time.perf_counter() - t0
-    rows = subgraph_table(ranges, ug, str(store_out))
-    write_parquet(out / "subgraphs.parquet", to_table("subgraphs", rows, metadata=hash_metadata()))
-    stats = variant_counts(ranges)
-    inst = {u["graph_hash"]: int(u.get("num_instances") or 1) for u in ug}
-    # no wall seconds in the output: decompose.json is a dep of `profile`, and a measured time there
-    # would re-run profile's timing on every rebuild although the subgraphs are byte-identical
-    stats.update(graph_skips=graph_skips, unique_graphs=len(ug),
-                 instances=sum(inst.get(r["graph_hash"], 1) for r in ranges if r["subgraph_hash"]),
-                 anchors_per_subgraph=cfg["anchors_per_subgraph"], decompose_version=DECOMPOSE_VERSION)
-    variants = {}
-    for k in cfg.get("variants", []):
-        if k == cfg["anchors_per_subgraph"]:
-            variants[str(k)] = {kk: stats[kk] for kk in ("ranges", "unique_subgraphs", "unique_profilable")}
-            continue
-        variants[str(k)] = futures[k].result()
-    if pool:
-        pool.shutdown()
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))) if others else None
+        futures = {k: pool.submit(variant_count, ug, args.store, k, kw) for k in others}
+        ranges, graph_skips = decompose_corpus(ug, Path(args.store), store_out, anchors_per_subgraph=cfg["anchors_per_subgraph"], **kw)
+        seconds = time.perf_counter() - t0
+        rows = subgraph_table(ranges, ug, str(store_out))
+        write_parquet(out / "subgraphs.parquet", to_table("subgraphs", rows, metadata=hash_metadata()))
+        stats = variant_counts(ranges)
+        inst = {u["graph_hash"]: int(u.get("num_instances") or 1) for u in ug}
+        # no wall seconds in the output: decompose.json is a dep of `profile`, and a measured time there
+        # would re-run profile's timing on every rebuild although the subgraphs are byte-identical
+        stats.update(graph_skips=graph_skips, unique_graphs=len(ug),
+                     instances=sum(inst.get(r["graph_hash"], 1) for r in ranges if r["subgraph_hash"]),
+                     anchors_per_subgraph=cfg["anchors_per_subgraph"], decompose_version=DECOMPOSE_VERSION)
+        variants = {}
+        for k in cfg.get("variants", []):
+            variants[str(k)] = ({kk: stats[kk] for kk in ("ranges", "unique_subgraphs", "unique_profilable")}
+                                if k == cfg["anchors_per_subgraph"] else futures[k].result())
     stats["variants"] = variants
     atomic_write_json(out / "decompose.json", stats, indent=2)
     print(f"decompose: {len(ug)} unique graphs -> {stats['ranges']} ranges, {stats['unique_subgraphs']} unique subgraphs "

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -183,8 +184,6 @@ def start_compile_process(tasks: list[tuple[str, Any, Path]], cores: list[int], 
     Raises:
         ValueError: ``cores`` is empty.
     """
-    import sys
-
     if not cores:
         raise ValueError("start_compile_process needs at least one core besides the timing core")
     workdir = Path(workdir)
@@ -388,6 +387,4 @@ def _read(path: Path, d: Path) -> dict:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(_compile_main(sys.argv[1]))

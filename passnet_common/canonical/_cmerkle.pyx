@@ -234,6 +234,20 @@ cdef void _sift_up(_Ord *o, Py_ssize_t *heap, Py_ssize_t p) noexcept nogil:
     heap[p] = item
 
 
+cdef Py_ssize_t _copy_deps(list src, Py_ssize_t n, Py_ssize_t *dst, Py_ssize_t at, Py_ssize_t *deps,
+                           str what) except -1:
+    """Copy the node indices of ``src`` to ``dst[at:]`` and ``deps[0:]``; returns ``at + len(src)``.
+    ValueError when an index is outside ``[0, n)``."""
+    cdef Py_ssize_t k, j
+    for k in range(len(src)):
+        j = src[k]
+        if j < 0 or j >= n:
+            raise ValueError(f"canonical_order: {what} index out of range")
+        dst[at + k] = j
+        deps[k] = j
+    return at + len(src)
+
+
 cdef void _sort_small(Py_ssize_t *a, Py_ssize_t m) noexcept nogil:
     cdef Py_ssize_t i, j, v
     for i in range(1, m):
@@ -304,22 +318,10 @@ def canonical_order(list kinds, list inputs, list extra, list key_cols, bint pla
             ins = <list>inputs[i]
             ex = <list>extra[i]
             nd = d
-            for k in range(len(ins)):
-                j = ins[k]
-                if j < 0 or j >= n:
-                    raise ValueError("canonical_order: an input index out of range")
-                o.in_idx[p] = j
-                p += 1
-                deps[d] = j
-                d += 1
-            for k in range(len(ex)):
-                j = ex[k]
-                if j < 0 or j >= n:
-                    raise ValueError("canonical_order: a dependency index out of range")
-                o.ex_idx[q] = j
-                q += 1
-                deps[d] = j
-                d += 1
+            p = _copy_deps(ins, n, o.in_idx, p, deps + d, "an input")
+            d = nd + len(ins)
+            q = _copy_deps(ex, n, o.ex_idx, q, deps + d, "a dependency")
+            d += len(ex)
             _sort_small(deps + nd, d - nd)
             m = nd
             for k in range(nd, d):

@@ -27,7 +27,7 @@ def _load_compiled():
             return None, None
         ops = ["placeholder", "placeholder"] + ["call_function"] * 6 + ["output"]
         cols = [[c % 3 for c in cone], down]  # ties in the first column
-        keys = [((a + _OFF) << 64) | (b + _OFF) for a, b in zip(*cols)]
+        keys = _pack(list(zip(*cols)))
         kinds = [_KIND.get(op, 0) for op in ops]
         for by_key in (True, False):
             want = canonical_order(ops, inputs, extra, keys, None if by_key else list(range(len(ops))))
