@@ -12,6 +12,9 @@ it is not one quiet run).
 import csv, json, os, platform, sys
 
 import torch  # noqa: E402  (version of the pinned torch)
+
+from passnet_common.machine import cpu_model as _cpu_model
+
 tsv = sys.argv[1]
 rows = list(csv.DictReader(open(tsv), delimiter="\t"))
 for r in rows:
@@ -21,7 +24,7 @@ for r in rows:
     r["cpu_s"] = round(r["user_s"] + r["sys_s"], 1)
 wall = sum(r["wall_s"] for r in rows)
 cpu = sum(r["cpu_s"] for r in rows)
-cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+cpu_model = _cpu_model()
 out = {"stages": {r["stage"]: {k: r[k] for k in ("wall_s", "cpu_s", "maxrss_kb", "load1_before", "load1_after", "rc")} for r in rows},
        "total_wall_s": round(wall, 1), "total_wall_min": round(wall / 60, 1), "total_cpu_s": round(cpu, 1),
        "cpu_bound_wall_min_on_cores": round(cpu / 60 / (os.cpu_count() or 1), 1),

@@ -45,13 +45,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import random
 import resource
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from passnet_common.machine import host_fingerprint
 
 PROFILE_VERSION = 2
 SIDES = ("eager", "dynamo", "inductor")
@@ -101,29 +102,14 @@ def attempt_key(subgraph_hash: str, size: str, run: int | None, cfg: dict, input
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
-def cpu_model() -> str:
-    """CPU model name from /proc/cpuinfo (platform.processor() as fallback)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def fingerprint(device: str = "cpu") -> dict[str, Any]:
-    """Hardware / software fingerprint of this process (columns of every profile row)."""
+    """Hardware / software fingerprint of this process (columns of every profile row):
+    :func:`passnet_common.machine.host_fingerprint` plus ``device_name`` (the CPU model, or the
+    CUDA device with ``cuda_version`` and ``cuda_capability`` on a ``cuda`` device)."""
     import torch
 
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count()
-    fp = {"cpu_model": cpu_model(), "cpu_logical_cores": os.cpu_count(), "cpu_usable_cores": usable,
-          "torch_threads": torch.get_num_threads(), "torch_version": torch.__version__,
-          "python_version": platform.python_version(), "platform": platform.platform(),
-          "device_name": cpu_model()}
+    fp = host_fingerprint()
+    fp["device_name"] = fp["cpu_model"]
     if device.startswith("cuda") and torch.cuda.is_available():
         fp.update(device_name=torch.cuda.get_device_name(0), cuda_version=torch.version.cuda,
                   cuda_capability=".".join(map(str, torch.cuda.get_device_capability(0))))

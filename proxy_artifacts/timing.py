@@ -9,24 +9,13 @@ each with :func:`context` (load average and machine fingerprint at the measureme
 from __future__ import annotations
 
 import os
-import platform
 import time
 from typing import Callable
 
+from passnet_common.machine import host_fingerprint
+
 Clock = Callable[[], float]
 DEFAULT_CLOCK: Clock = time.perf_counter  # seconds; tests inject a fake clock
-
-
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def load_average() -> list[float] | None:
@@ -38,17 +27,12 @@ def load_average() -> list[float] | None:
 
 
 def machine() -> dict:
-    """Fingerprint of the measuring process: CPU model, logical / usable cores, torch threads and
-    version, Python, platform, and the CUDA device when one is visible."""
+    """Fingerprint of the measuring process (:func:`passnet_common.machine.host_fingerprint`:
+    CPU model, logical / usable cores, torch threads and version, Python, platform), with
+    ``cuda_device`` when a CUDA device is visible."""
     import torch
 
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count()
-    fp = {"cpu_model": cpu_model(), "cpu_logical_cores": os.cpu_count(), "cpu_usable_cores": usable,
-          "torch_threads": torch.get_num_threads(), "torch_version": torch.__version__,
-          "python_version": platform.python_version(), "platform": platform.platform()}
+    fp = host_fingerprint()
     if torch.cuda.is_available():
         fp["cuda_device"] = torch.cuda.get_device_name(0)
     return fp
