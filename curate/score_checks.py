@@ -45,7 +45,7 @@ from curate import integrity
 from curate.score_spec import Candidate
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME
 
-SCORE_CODE_VERSION = 3
+SCORE_CODE_VERSION = 4  # 4: RSS cap (error_class oom), reference_failed rows, chunked checks
 FRESH_CHECK_LEVEL = -5
 """A candidate correct at this level (assert_close defaults) on the seed-0 inputs ..."""
 FRESH_MARGIN = 2

@@ -32,6 +32,8 @@ def _cases():
     e = torch.randn(3, 1000, generator=g)
     far = e.clone()
     far[1, 777] += 0.5  # one element off: only a large level passes
+    early = e + 1e-5 * torch.randn(3, 1000, generator=g)
+    early[0, 0] += 0.5  # the first chunk needs the largest level, later ones smaller ones
     nan_e, nan_a = e.clone(), e.clone()
     nan_e[2, 5] = nan_a[2, 5] = float("nan")  # NaN in both: matches
     nan_only = e.clone()
@@ -46,6 +48,7 @@ def _cases():
         (e * (1 + 1e-6), e),
         (e + 1e-3 * torch.randn(3, 1000, generator=g), e),
         (far, e),
+        (early, e),
         (nan_a, nan_e),
         (nan_only, e),
         (inf_e.clone(), inf_e),
@@ -76,9 +79,10 @@ def test_chunked_checks_equal_the_full_comparison(k):
 def test_the_known_cases_have_their_levels():
     cases = _cases()
     assert fast_min_pass_t(*cases[0], chunk=64) == LEVELS[0]  # identical
-    assert fast_min_pass_t(*cases[5], chunk=64) is None  # a NaN the reference does not have
-    assert fast_min_pass_t(*cases[8], chunk=64) is None  # an integer off by one
+    assert fast_min_pass_t(*cases[6], chunk=64) is None  # a NaN the reference does not have
+    assert fast_min_pass_t(*cases[9], chunk=64) is None  # an integer off by one
     assert fast_min_pass_t(*cases[3], chunk=64) > fast_min_pass_t(*cases[1], chunk=64)
+    assert fast_min_pass_t(*cases[4], chunk=64) == fast_min_pass_t(*cases[3], chunk=64)  # same 0.5 error, other chunk
 
 
 def _row(cand, sid, status="ok", speedup=1.0, min_pass_t=-10, error_code=None):
@@ -165,3 +169,13 @@ def test_a_cap_the_reference_cannot_fit_fails_the_reference_for_every_candidate(
         rows[c.name], _ = run_candidate(c, "builtin", cfg, log=lambda *_: None)
     for (r,) in rows.values():
         assert r["status"] == "reference_failed" and r["scored"] is False and r["error_class"] == "oom"
+
+
+def test_chunked_checks_on_half_precision_empty_and_zero_dim_outputs():
+    g = torch.Generator().manual_seed(1)
+    e = torch.randn(300, generator=g).to(torch.bfloat16)
+    for actual, expected in ((e + 0.01, e), (e, e.clone()), (torch.empty(0), torch.empty(0)),
+                             (torch.tensor(float("inf")), torch.tensor(float("inf"))),
+                             (torch.tensor(float("-inf")), torch.tensor(float("inf")))):
+        want = sample_min_pass_t(c.min_pass_t for c in compare_outputs(actual, expected))
+        assert fast_min_pass_t(actual, expected, chunk=64) == want
