@@ -15,7 +15,9 @@ The child reports ``("phase", id, "reference")`` once the eager reference output
 killed or dead (timeout, ``oom``, crash) before that report, or any failure of the ``eager``
 candidate (which runs nothing but the reference), is a failure of the harness's reference, not of
 the candidate: ``("crash", message, "reference_failed:<class>")``
-(:func:`curate.evaluate.run_candidate` makes it a ``reference_failed`` row, out of the scores). The child sends ``("start", id)``, then during timing
+(:func:`curate.evaluate.run_candidate` makes it a ``reference_failed`` row, out of the scores).
+
+The child sends ``("start", id)``, then during timing
 ``("tick", id, (attempt, trial, side, edge, child_ms, child_now_s))`` around every trial, then
 ``("row", id, row)``. The parent stamps every tick on its own ``time.perf_counter_ns`` as it
 arrives and compares the child's clock with its own
@@ -133,18 +135,22 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
         current, ticks, ref_done, peak = None, [], False, 0
         deadline = time.monotonic() + 120 + timeout  # start-up (spawn, imports) before the first subgraph
         why = cls = None
+        watched = 0.0  # when the RSS and the deadline were last checked (also while ticks stream in)
         try:
             while True:
-                if not parent.poll(min(POLL_S, max(0.0, deadline - time.monotonic()))):
+                now_s = time.monotonic()
+                if now_s - watched >= POLL_S:
+                    watched = now_s
                     rss = rss_bytes(proc.pid) if proc.is_alive() else None
                     peak = max(peak, rss or 0)
                     if rss is not None and rss > cap:
                         why, cls = (f"resident memory {rss / 2**30:.2f} GiB above the cap mem_cap_gb = "
                                     f"{cap / 2**30:.2f} GiB; killed"), "oom"
                         break
-                    if time.monotonic() >= deadline:
+                    if now_s >= deadline:
                         why, cls = f"timeout after {timeout:.0f} s", "timeout"
                         break
+                if not parent.poll(min(POLL_S, max(0.0, deadline - now_s))):
                     continue
                 kind, sid, payload = parent.recv()
                 now = time.perf_counter_ns()
