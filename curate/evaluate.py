@@ -224,7 +224,7 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
             if cls.startswith("reference_failed:"):
                 r.update(status="reference_failed", error_code=None, scored=False, error_class=cls.split(":", 1)[1])
         r = dict(r)
-        if r.get("status") == "runtime_crash" and not r.get("error_class"):
+        if r.get("status") in ("runtime_crash", "compile_failure") and not r.get("error_class"):
             r["error_class"] = error_class_of(r.get("error_message"))
         rows.append(r)
     thr = float(cfg.get("retime_above", 10.0))

@@ -45,9 +45,14 @@ ALLOC_FAILURES = ("DefaultCPUAllocator: can't allocate memory", "bad_alloc", "Me
 
 
 def error_class_of(message: str | None) -> str:
-    """``oom`` for an allocation failure (:data:`ALLOC_FAILURES`: the address-space backstop or the
-    machine refused memory), else ``crash``."""
-    return "oom" if message and any(m in message for m in ALLOC_FAILURES) else "crash"
+    """The error class of a failed row from its message: ``oom`` for an allocation failure
+    (:data:`ALLOC_FAILURES`: the address-space backstop or the machine refused memory),
+    ``exception:<Type>`` for a message ``"<Type>: ..."`` (an exception the row recorded), else
+    ``crash``."""
+    if message and any(m in message for m in ALLOC_FAILURES):
+        return "oom"
+    head = (message or "").split(":", 1)[0]
+    return f"exception:{head}" if head.isidentifier() and ":" in (message or "") else "crash"
 
 
 def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str) -> None:

@@ -179,3 +179,12 @@ def test_chunked_checks_on_half_precision_empty_and_zero_dim_outputs():
                              (torch.tensor(float("-inf")), torch.tensor(float("inf")))):
         want = sample_min_pass_t(c.min_pass_t for c in compare_outputs(actual, expected))
         assert fast_min_pass_t(actual, expected, chunk=64) == want
+
+
+def test_error_classes_from_messages():
+    from curate.score_child import error_class_of
+
+    assert error_class_of("RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                          "can't allocate memory: you tried to allocate 57802752 bytes") == "oom"
+    assert error_class_of("RunError: RuntimeError: broken backend: crash at run time") == "exception:RunError"
+    assert error_class_of("child died (exit code None)") == "crash"
