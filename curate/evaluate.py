@@ -68,12 +68,14 @@ RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "
 
 def resume_key(cand: Candidate, tasks_spec: str, cfg: dict) -> str:
     """One key for a candidate's journal: its spec and source hash, the task set, the row-shaping
-    configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files."""
+    configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files (with
+    ``passnet_common/worker.py``, whose helpers enforce the memory cap)."""
     from curate.score_spec import candidate_source, source_hash
 
     here = Path(__file__).parent
     code = "".join((here / f).read_text() for f in ("evaluate.py", "score_checks.py", "score_timing.py", "score_child.py",
                                                    "score_spec.py", "integrity.py", "tolerance.py", "dispatch_guard.py"))
+    code += (here.parent / "passnet_common" / "worker.py").read_text()  # the memory cap's helpers
     key = {"spec": cand.spec, "source": source_hash(candidate_source(cand)), "tasks": tasks_spec,
            "cfg": {k: cfg.get(k) for k in RESUME_KEYS}, "code": source_hash(code), "version": SCORE_CODE_VERSION}
     return source_hash(json.dumps(key, sort_keys=True))[:16]
