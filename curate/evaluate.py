@@ -56,7 +56,7 @@ from curate.score_checks import (  # noqa: F401  (re-exported: the public API of
     evaluate_subgraph,
     retime_subgraph,
 )
-from curate.score_child import run_children
+from curate.score_child import error_class_of, run_children
 from curate.score_spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
 
@@ -68,12 +68,14 @@ RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "
 
 def resume_key(cand: Candidate, tasks_spec: str, cfg: dict) -> str:
     """One key for a candidate's journal: its spec and source hash, the task set, the row-shaping
-    configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files."""
+    configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files (with
+    ``passnet_common/worker.py``, whose helpers enforce the memory cap)."""
     from curate.score_spec import candidate_source, source_hash
 
     here = Path(__file__).parent
     code = "".join((here / f).read_text() for f in ("evaluate.py", "score_checks.py", "score_timing.py", "score_child.py",
                                                    "score_spec.py", "integrity.py", "tolerance.py", "dispatch_guard.py"))
+    code += (here.parent / "passnet_common" / "worker.py").read_text()  # the memory cap's helpers
     key = {"spec": cand.spec, "source": source_hash(candidate_source(cand)), "tasks": tasks_spec,
            "cfg": {k: cfg.get(k) for k in RESUME_KEYS}, "code": source_hash(code), "version": SCORE_CODE_VERSION}
     return source_hash(json.dumps(key, sort_keys=True))[:16]
@@ -95,7 +97,7 @@ class Journal:
                     d = json.loads(line)
                 except json.JSONDecodeError:
                     continue
-                self.done[d["id"]] = d["result"] if not d.get("crash") else ("crash", d["result"])
+                self.done[d["id"]] = d["result"] if not d.get("crash") else ("crash", d["result"], d.get("class", "crash"))
 
     def add(self, sid: str, result: Any) -> None:
         import os
@@ -105,7 +107,10 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         crash = isinstance(result, tuple)
         with open(self.path, "a") as f:
-            f.write(json.dumps({"id": sid, "crash": crash, "result": result[1] if crash else result}, default=str) + "\n")
+            line = {"id": sid, "crash": crash, "result": result[1] if crash else result}
+            if crash:
+                line["class"] = result[2] if len(result) > 2 else "crash"
+            f.write(json.dumps(line, default=str) + "\n")
             f.flush()
             os.fsync(f.fileno())
 
@@ -141,6 +146,28 @@ def reference_rows(rows: list[dict], reference: str) -> list[dict]:
             continue
         out.append({**r, "speedup": r.get("speedup_vs_dynamo")})
     return out
+
+
+def exclude_reference_failures(all_rows: dict[str, list[dict]]) -> list[str]:
+    """Leave every subgraph whose eager reference failed out of every candidate's scores alike
+    (in place): a subgraph with a ``reference_failed`` row in any candidate (the reference could
+    not run under the harness's memory cap or time limit, :mod:`curate.score_child`) gets, in every
+    candidate, ``status = reference_failed``, ``scored = False``, ``error_code = None`` and a flag
+    ``reference_failed``; a row that was something else keeps its message and gets the flag
+    ``was:<status>``. ES_t's formula is untouched: the subgraph is simply not in the set scored,
+    as an ``excluded`` (trivial-reference) row is not. Returns the subgraph ids, sorted."""
+    bad = sorted({r["subgraph_id"] for rows in all_rows.values() for r in rows if r.get("status") == "reference_failed"})
+    for rows in all_rows.values():
+        for r in rows:
+            if r["subgraph_id"] not in bad:
+                continue
+            flags = list(r.get("flags") or [])
+            if r.get("status") != "reference_failed":
+                flags.append(f"was:{r.get('status')}")
+            if "reference_failed" not in flags:
+                flags.append("reference_failed")
+            r.update(status="reference_failed", scored=False, error_code=None, min_pass_t=None, flags=flags)
+    return bad
 
 
 def one_replacement_per_task(rows: list[dict]) -> None:
@@ -192,10 +219,16 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
     for sid in ids:
         r = res[sid]
         if isinstance(r, tuple):
+            cls = r[2] if len(r) > 2 else "crash"
             r = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": task_of[sid], "subgraph_id": sid,
-                 "status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_message": r[1], "violations": [],
-                 "retimed": False, "scored": True, "code_version": SCORE_CODE_VERSION}
-        rows.append(dict(r))
+                 "status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_message": r[1], "error_class": cls,
+                 "violations": [], "flags": [], "retimed": False, "scored": True, "code_version": SCORE_CODE_VERSION}
+            if cls.startswith("reference_failed:"):
+                r.update(status="reference_failed", error_code=None, scored=False, error_class=cls.split(":", 1)[1])
+        r = dict(r)
+        if r.get("status") in ("runtime_crash", "compile_failure") and not r.get("error_class"):
+            r["error_class"] = error_class_of(r.get("error_message"))
+        rows.append(r)
     thr = float(cfg.get("retime_above", 10.0))
     suspicious = [r["subgraph_id"] for r in rows if r.get("status") == "ok" and (r.get("speedup") or 0) > thr]
     if suspicious:
@@ -208,7 +241,8 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
                 r["speedup_first"] = r["speedup"]
                 r["retimed"] = True
                 if isinstance(new, tuple):
-                    r.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"re-timing: {new[1]}", speedup=None)
+                    r.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"re-timing: {new[1]}", speedup=None,
+                             error_class=(new[2] if len(new) > 2 else "crash").split(":")[-1])
                 else:
                     r["speedup"] = new["speedup"]
                     for k in RETIMED_FIELDS:
@@ -377,8 +411,11 @@ def score_main(args: argparse.Namespace) -> int:
         all_rows[cand.name], rejected[cand.name] = rows, bad
         for v in bad:
             print(f"  rejected: {v}")
+    ref_failed = exclude_reference_failures(all_rows)
+    for sid in ref_failed:
+        print(f"score: {sid}: eager reference failed under the harness's limits; left out of every candidate's scores")
     score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv, cfg.get("rank_reference", "eager"))
-    summary.update(tasks=tasks, wall_s=round(time.time() - t0, 1), wall_s_per_candidate=wall)
+    summary.update(tasks=tasks, wall_s=round(time.time() - t0, 1), wall_s_per_candidate=wall, reference_failed=ref_failed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     flat = [r for rows in all_rows.values() for r in rows]
@@ -398,7 +435,8 @@ def score_main(args: argparse.Namespace) -> int:
     metrics = {"default_convention": default_conv, "p": p, "b": b, "tasks": tasks, "ranking": summary["ranking"],
                "rank_reference": summary["rank_reference"], "ranking_vs_eager": summary["ranking_vs_eager"],
                "ranking_vs_dynamo": summary["ranking_vs_dynamo"],
-               "n_subgraphs": len(next(iter(all_rows.values()), [])), "wall_s": summary["wall_s"],
+               "n_subgraphs": len(next(iter(all_rows.values()), [])), "n_reference_failed": len(ref_failed),
+               "wall_s": summary["wall_s"],
                "wall_s_per_candidate": wall, "candidates": {}}
     for name, e in summary["candidates"].items():
         rs = all_rows[name]
@@ -433,9 +471,12 @@ def score_main(args: argparse.Namespace) -> int:
 
 SAMPLE_COLUMNS = (("speedup_vs_dynamo", "float64"), ("speedup_vs_dynamo_ci_low", "float64"),
                   ("speedup_vs_dynamo_ci_high", "float64"), ("speedup_ci_low", "float64"), ("speedup_ci_high", "float64"),
-                  ("dynamo_ms", "float64"), ("speedup_parent", "float64"), ("speedup_vs_dynamo_parent", "float64"))
+                  ("dynamo_ms", "float64"), ("speedup_parent", "float64"), ("speedup_vs_dynamo_parent", "float64"),
+                  ("error_class", "string"), ("peak_rss_bytes", "int64"))
 """Columns of ``score_samples.parquet`` beyond the core schema (``passnet_common.schema``): the
-vs-Dynamo speedup, both intervals, the Dynamo-only median and the parent-clock speedups."""
+vs-Dynamo speedup, both intervals, the Dynamo-only median, the parent-clock speedups, the error
+class of a failed row (``oom``, ``timeout``, ``crash``, ``exception:<Type>``) and the child's
+peak resident memory the parent read while the subgraph ran (bytes)."""
 
 
 def with_columns(table, rows: list[dict], columns=SAMPLE_COLUMNS):

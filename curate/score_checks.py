@@ -45,7 +45,7 @@ from curate import integrity
 from curate.score_spec import Candidate
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME
 
-SCORE_CODE_VERSION = 3
+SCORE_CODE_VERSION = 4  # 4: RSS cap (error_class oom), reference_failed rows, chunked checks
 FRESH_CHECK_LEVEL = -5
 """A candidate correct at this level (assert_close defaults) on the seed-0 inputs ..."""
 FRESH_MARGIN = 2
@@ -331,34 +331,43 @@ def _output_checks(out1, out_f, ref, ref_f, trivial) -> list[str]:
     return found
 
 
-def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, Any]:
+def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) -> dict[str, Any]:
     """Evaluate one subgraph in the current process; returns a ``score_samples`` row.
 
     ``cfg`` keys: ``warmup``, ``trials``, ``min_trial_ms``, ``max_iqr_ratio``, ``retries``,
     ``check_per_trial``, ``pool_mb``, ``fresh_seed``, ``timing`` (False: skip timing, for tests),
     ``dispatch_guard``, ``no_match`` (``one`` | ``floor``). ``tick``: the parent-clock hook
     (:mod:`curate.score_timing`); the row then carries ``timing_attempt`` / ``inner`` for the
-    parent to reconcile.
+    parent to reconcile. ``phase("reference")`` is called once the eager reference outputs exist
+    (the isolated child tells the parent, :mod:`curate.score_child`). An eager reference that
+    raises (or, for the ``eager`` candidate, any failure of its own timing) makes a
+    ``reference_failed`` row (``scored = False``, ``error_code`` None): the harness failed, not
+    the candidate.
     """
     import torch
     from torch.utils._pytree import tree_flatten
 
-    from curate.score_timing import measure_accountable
-    from curate.tolerance import compare_outputs, sample_min_pass_t, trivial_reason
+    from curate.score_timing import chunked_comparisons, fast_min_pass_t, measure_accountable
+    from curate.tolerance import sample_min_pass_t, trivial_reason
 
     row: dict[str, Any] = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id,
                            "subgraph_id": sub.subgraph_id, "violations": [], "flags": [], "retimed": False, "scored": True,
                            "code_version": SCORE_CODE_VERSION}
-    gm = sub.build()
-    inputs0 = sub.make_inputs(0)
-    rng = is_rng_graph(gm)
-    torch.manual_seed(0)
-    eager_in = _clone(inputs0)
-    ref = gm(*eager_in)
-    torch.manual_seed(0)
-    ref_again = gm(*_clone(inputs0))
+    try:
+        gm = sub.build()
+        inputs0 = sub.make_inputs(0)
+        rng = is_rng_graph(gm)
+        torch.manual_seed(0)
+        eager_in = _clone(inputs0)
+        ref = gm(*eager_in)
+        torch.manual_seed(0)
+        ref_again = gm(*_clone(inputs0))
+    except Exception as exc:  # noqa: BLE001 - the harness's reference failed: out of every candidate's scores
+        return _reference_failed(row, exc)
+    if phase is not None:
+        phase("reference")
     ref_leaves = tree_flatten(ref)[0]
-    if any(o.min_pass_t != -10 for o in compare_outputs(ref_again, ref)):
+    if fast_min_pass_t(ref_again, ref) != -10:
         row["flags"].append("nondeterministic_reference")
     rng_dep: set[int] = set()
     ref_other = None
@@ -374,11 +383,14 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, A
         row.update(status="excluded", scored=False, error_message=f"trivial reference outputs: {sorted(set(trivial))}")
         return row
     if cand.kind == "eager":
-        cs = compare_outputs(ref, ref)
+        cs = chunked_comparisons(ref, ref)
         row.update(status="ok", speedup=1.0, min_pass_t=sample_min_pass_t(c.min_pass_t for c in cs),
                    out_dtypes=[c.dtype for c in cs], out_min_pass_t=[c.min_pass_t for c in cs],
                    out_max_abs_diff=[0.0 for _ in cs], stable=True, compile_s=0.0)
-        _reference_only(row, gm, sub, inputs0, cfg, rng, tick)
+        try:
+            _reference_only(row, gm, sub, inputs0, cfg, rng, tick)
+        except Exception as exc:  # noqa: BLE001 - eager is the reference: its failure is the harness's
+            return _reference_failed(row, exc)
         return row
     watch = ThreadWatch()  # before the candidate file is imported
     try:
@@ -419,7 +431,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, A
         row.update(status="runtime_crash", error_code=ERROR_RUNTIME, error_message=f"{type(exc).__name__}: {exc}"[:500])
         return row
     row["violations"] += watch.check("after the checked calls")
-    cs, cs_f = compare_outputs(out1, ref), compare_outputs(out_f, ref_f)
+    cs, cs_f = chunked_comparisons(out1, ref), chunked_comparisons(out_f, ref_f)
     if rng_dep:  # outputs that change with the seed: statistics, not elements
         o1 = tree_flatten(out1)[0]
         for i in rng_dep:
@@ -478,6 +490,18 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, A
     row["violations"] += watch.check("after timing")
     if row["violations"]:
         row.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None)
+    return row
+
+
+def _reference_failed(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """``row`` as a ``reference_failed`` row (in place): not scored, no error code, the error class
+    (``oom`` for an allocation failure, else ``exception:<Type>``) and message kept."""
+    from curate.score_child import error_class_of
+
+    msg = f"eager reference failed: {type(exc).__name__}: {exc}"[:500]
+    cls = "oom" if isinstance(exc, MemoryError) or error_class_of(msg) == "oom" else f"exception:{type(exc).__name__}"
+    row.update(status="reference_failed", scored=False, error_code=None, error_message=msg, error_class=cls)
+    row["flags"].append("reference_failed")
     return row
 
 

@@ -1,8 +1,23 @@
 """The isolated evaluation child and the parent that clocks it.
 
-Each candidate runs in a ``spawn`` child (address space capped with ``RLIMIT_AS``, one torch
-thread, a wall-time limit per subgraph: a timeout or a dead child is a runtime crash of that
-subgraph and a new child takes the rest). The child sends ``("start", id)``, then during timing
+Each candidate runs in a ``spawn`` child (one torch thread, a wall-time limit per subgraph: a
+timeout or a dead child is a runtime crash of that subgraph and a new child takes the rest).
+
+The memory cap ``mem_cap_gb`` is on *resident* memory, as in :mod:`passnet_common.worker`: the
+parent polls the child's RSS (:func:`passnet_common.worker.rss_bytes`, every
+:data:`POLL_S` s) and kills a child above the cap (error class ``oom``, the message names the cap
+and the RSS measured); the child's address space is capped only as a backstop, at its mappings
+after importing torch plus the cap plus 2 GiB (:func:`passnet_common.worker.cap_address_space`).
+Address space is not memory: torch and Inductor reserve GiB of virtual memory they never touch,
+so an absolute ``RLIMIT_AS`` of the cap failed eager references of 0.8-1.4 GiB RSS.
+
+The child reports ``("phase", id, "reference")`` once the eager reference outputs exist. A child
+killed or dead (timeout, ``oom``, crash) before that report, or any failure of the ``eager``
+candidate (which runs nothing but the reference), is a failure of the harness's reference, not of
+the candidate: ``("crash", message, "reference_failed:<class>")``
+(:func:`curate.evaluate.run_candidate` makes it a ``reference_failed`` row, out of the scores).
+
+The child sends ``("start", id)``, then during timing
 ``("tick", id, (attempt, trial, side, edge, child_ms, child_now_s))`` around every trial, then
 ``("row", id, row)``. The parent stamps every tick on its own ``time.perf_counter_ns`` as it
 arrives and compares the child's clock with its own
@@ -22,18 +37,34 @@ from typing import Any, Callable
 from curate.score_spec import Candidate, load_task_set
 from curate.tolerance import ERROR_ACCURACY
 
+POLL_S = 0.2
+"""Seconds between two RSS readings of the child by the parent."""
+
+ALLOC_FAILURES = ("DefaultCPUAllocator: can't allocate memory", "bad_alloc", "MemoryError", "Cannot allocate memory")
+"""Substrings of an error message that make it an allocation failure (error class ``oom``)."""
+
+
+def error_class_of(message: str | None) -> str:
+    """The error class of a failed row from its message: ``oom`` for an allocation failure
+    (:data:`ALLOC_FAILURES`: the address-space backstop or the machine refused memory),
+    ``exception:<Type>`` for a message ``"<Type>: ..."`` (an exception the row recorded), else
+    ``crash``."""
+    if message and any(m in message for m in ALLOC_FAILURES):
+        return "oom"
+    head = (message or "").split(":", 1)[0]
+    return f"exception:{head}" if head.isidentifier() and ":" in (message or "") else "crash"
+
 
 def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str) -> None:
-    import resource
-
     if cfg.get("inductor_cache"):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cfg["inductor_cache"]).resolve())
-    cap = int(float(cfg.get("mem_cap_gb", 8)) * (1 << 30))
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     import torch
     import torch._inductor.config as ic
 
     from curate.score_checks import evaluate_subgraph, retime_subgraph
+    from passnet_common.worker import cap_address_space
+
+    cap_address_space(mem_cap_bytes(cfg))  # backstop only; the cap is the parent's RSS watchdog
 
     torch.set_num_threads(int(cfg.get("threads", 1)))
     ic.compile_threads = 1
@@ -47,8 +78,14 @@ def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: 
         if mode == "retime":
             conn.send(("speedup", sid, retime_subgraph(subs[sid], cand, cfg, tick)))
         else:
-            conn.send(("row", sid, evaluate_subgraph(subs[sid], cand, cfg, tick)))
+            conn.send(("row", sid, evaluate_subgraph(subs[sid], cand, cfg, tick,
+                                                     phase=lambda p, sid=sid: conn.send(("phase", sid, p)))))
     conn.send(("done", None, None))
+
+
+def mem_cap_bytes(cfg: dict) -> int:
+    """The resident-memory cap of a child in bytes (``mem_cap_gb``, GiB; default 8)."""
+    return int(float(cfg.get("mem_cap_gb", 8)) * (1 << 30))
 
 
 def apply_parent_clock(result: dict[str, Any], ticks: list, cfg: dict) -> dict[str, Any]:
@@ -79,13 +116,20 @@ def apply_parent_clock(result: dict[str, Any], ticks: list, cfg: dict) -> dict[s
 
 def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str,
                  log: Callable = print, on_result: Callable | None = None) -> dict[str, Any]:
-    """Run ``ids`` in spawned children, restarting after a crash or timeout.
+    """Run ``ids`` in spawned children, restarting after a crash, an ``oom`` kill or a timeout.
 
-    Returns id -> row / retime dict (parent-clocked) or ``("crash", message)``. ``on_result(id,
-    result)`` is called as each arrives (the resume journal).
+    Returns id -> row / retime dict (parent-clocked; ``peak_rss_bytes``: the largest child RSS the
+    parent read while that subgraph ran) or ``("crash", message, error_class)`` with
+    ``error_class`` one of ``timeout``, ``oom`` (RSS above ``mem_cap_gb``), ``crash`` (the child
+    died), each prefixed ``reference_failed:`` when the eager reference had not been computed yet
+    or the candidate is ``eager`` (module docstring). ``on_result(id, result)`` is called as each
+    arrives (the resume journal).
     """
+    from passnet_common.worker import rss_bytes
+
     ctx = mp.get_context("spawn")
     timeout = float(cfg.get("timeout_s", 300))
+    cap = mem_cap_bytes(cfg)
     results: dict[str, Any] = {}
     pending = list(ids)
     while pending:
@@ -93,21 +137,39 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
         proc = ctx.Process(target=_worker, args=(child, cand, tasks_spec, include_trivial, pending, cfg, mode), daemon=True)
         proc.start()
         child.close()
-        current, ticks = None, []
-        deadline = None
+        current, ticks, ref_done, peak = None, [], False, 0
+        deadline = time.monotonic() + 120 + timeout  # start-up (spawn, imports) before the first subgraph
+        why = cls = None
+        watched = 0.0  # when the RSS and the deadline were last checked (also while ticks stream in)
         try:
             while True:
-                wait = 120 + timeout if current is None else max(0.0, deadline - time.monotonic())
-                if not parent.poll(wait):
-                    raise TimeoutError(f"no result within {timeout:.0f} s")
+                now_s = time.monotonic()
+                if now_s - watched >= POLL_S:
+                    watched = now_s
+                    rss = rss_bytes(proc.pid) if proc.is_alive() else None
+                    peak = max(peak, rss or 0)
+                    if rss is not None and rss > cap:
+                        why, cls = (f"resident memory {rss / 2**30:.2f} GiB above the cap mem_cap_gb = "
+                                    f"{cap / 2**30:.2f} GiB; killed"), "oom"
+                        break
+                    if now_s >= deadline:
+                        why, cls = f"timeout after {timeout:.0f} s", "timeout"
+                        break
+                if not parent.poll(min(POLL_S, max(0.0, deadline - now_s))):
+                    continue
                 kind, sid, payload = parent.recv()
                 now = time.perf_counter_ns()
                 if kind == "tick":
                     ticks.append((now, payload))
+                elif kind == "phase":
+                    ref_done = ref_done or payload == "reference"
                 elif kind == "start":
-                    current, ticks, deadline = sid, [], time.monotonic() + timeout
+                    current, ticks, ref_done, peak = sid, [], False, rss_bytes(proc.pid) or 0
+                    deadline = time.monotonic() + timeout
                 elif kind in ("row", "speedup"):
                     res = apply_parent_clock(payload, ticks, cfg)
+                    if isinstance(res, dict):
+                        res["peak_rss_bytes"] = peak or None
                     results[sid] = res
                     pending.remove(sid)
                     if on_result:
@@ -115,17 +177,21 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
                     current = None
                 elif kind == "done":
                     break
-        except (EOFError, TimeoutError, OSError) as exc:
-            why = f"timeout after {timeout:.0f} s" if isinstance(exc, TimeoutError) else f"child died (exit code {proc.exitcode})"
-            victim = current or pending[0]
-            log(f"  {cand.name}: {victim}: {why}")
-            results[victim] = ("crash", why)
-            pending.remove(victim)
-            if on_result:
-                on_result(victim, results[victim])
+        except (EOFError, OSError):
+            proc.join(2)
+            why, cls = f"child died (exit code {proc.exitcode})", "crash"
         finally:
             if proc.is_alive():
                 proc.kill()
             proc.join(10)
             parent.close()
+        if why is not None:
+            victim = current or pending[0]
+            if cand.kind == "eager" or (mode == "eval" and not ref_done):
+                cls = f"reference_failed:{cls}"
+            log(f"  {cand.name}: {victim}: {why} ({cls})")
+            results[victim] = ("crash", why, cls)
+            pending.remove(victim)
+            if on_result:
+                on_result(victim, results[victim])
     return results

@@ -74,11 +74,7 @@ def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_b
         os.setpgrp()
         _die_with_parent()
         if mem_cap_bytes:
-            # Backstop to the parent's RSS watchdog: cap the address space at what the
-            # process maps now (libraries) plus the cap.
-            vms = psutil.Process().memory_info().vms
-            limit = vms + mem_cap_bytes + (2 << 30)
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            cap_address_space(mem_cap_bytes)  # backstop to the parent's RSS watchdog
         import sys
 
         if "torch" in sys.modules:  # the parent imported it; never import it here just for this
@@ -99,6 +95,37 @@ def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_b
         code = 3
     finally:
         os._exit(code)
+
+
+AS_SLACK_BYTES = 2 << 30
+"""Address space allowed above ``mappings at start + cap`` (:func:`cap_address_space`): room for
+the virtual reservations (thread stacks, allocator arenas, code caches) that are not memory."""
+
+
+def cap_address_space(mem_cap_bytes: int, slack_bytes: int = AS_SLACK_BYTES) -> int:
+    """Cap this process's address space (``RLIMIT_AS``) at what it maps now (``vms``: the
+    libraries already imported) plus ``mem_cap_bytes`` plus ``slack_bytes``: a backstop to a
+    resident-memory (RSS) watchdog in the parent, never the cap itself (address space is not
+    memory: importing torch maps several GiB it never touches). Returns the limit in bytes."""
+    limit = int(psutil.Process().memory_info().vms + int(mem_cap_bytes) + int(slack_bytes))
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return limit
+
+
+def rss_bytes(pid: int) -> int | None:
+    """Resident set size of process ``pid`` in bytes (psutil; ``/proc/<pid>/status`` ``VmRSS``
+    where psutil fails), None when the process is gone."""
+    try:
+        return int(psutil.Process(pid).memory_info().rss)
+    except psutil.Error:
+        pass
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def die_with_parent(sig: int = signal.SIGKILL) -> bool:
