@@ -174,10 +174,11 @@ def _warm_source_index() -> None:
 
 
 def estimated_seconds(row: dict, history: dict[str, float]) -> float:
-    """Expected capture time of a row (s), used only to order the work: the last recorded
-    time of its ``model_id`` in the work folder (:func:`timing_history`), else a rough prior
-    from the quiet-machine default run (Dynamo's trace time grows with depth: transformers
-    ~3 s + 0.3 s per layer counted in the config, timm/torchvision ~3 s)."""
+    """Expected capture time of a row (s), used only to order the work: its ``model_id`` in
+    ``history`` (:func:`schedule_history`: the work folder's last recorded time, else the
+    committed prior of :mod:`extract.runs.priors`), else a rough depth prior from the
+    quiet-machine default run (Dynamo's trace time grows with depth: transformers ~3 s + 0.3 s
+    per layer counted in the config, timm/torchvision ~3 s)."""
     if row["model_id"] in history:
         return history[row["model_id"]]
     if row.get("library") != "transformers":
@@ -214,6 +215,15 @@ def timing_history(work: Path) -> dict[str, float]:
         except (ValueError, KeyError, TypeError):
             continue
     return out
+
+
+def schedule_history(work: Path) -> dict[str, float]:
+    """``model_id -> expected seconds`` for :func:`longest_first`: the committed prior
+    (:func:`extract.runs.priors.load_prior`, one full run's times, so a clean clone starts a slow
+    model early) overridden by the work folder's own :func:`timing_history`."""
+    from extract.runs.priors import load_prior
+
+    return {**load_prior(), **timing_history(work)}
 
 
 def longest_first(todo: list, history: dict[str, float]) -> list:
@@ -374,7 +384,7 @@ def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, time
     if not todo:
         return counts
     if schedule == "longest_first":
-        todo = longest_first(todo, timing_history(work))
+        todo = longest_first(todo, schedule_history(work))
     elif schedule != "catalog":
         raise ValueError(f"schedule must be 'longest_first' or 'catalog', got {schedule!r}")
     bar = tqdm(total=len(todo), desc="capture", unit="model", disable=not progress, dynamic_ncols=True)
