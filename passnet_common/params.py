@@ -272,6 +272,7 @@ register_block("proxy", Block({
         "methods": ListOf(Block({"name": str, "method": Choice(PROXY_METHODS), "views": _VIEWS_SCHEMA,
                                  "usage": _USAGE_SCHEMA, "merge": _MERGE}, required=("name", "method"))),
         "random_seeds": ListOf(int),
+        "workers": positive(int),
     }),
     "grpo": Block({
         "steps": positive(int),

@@ -250,6 +250,74 @@ def compare_winner(summary: dict, ratios, names, reference_ratio: float | None =
     return out
 
 
+SUMMARY_FIELDS = (("heldout_loss_proxy", "next_token_acc_proxy", "kl_base_to_proxy", "routing_entropy_proxy",
+                   "task_acc_proxy", "params_proxy", "routing_mass_kept_mean", "routing_mass_kept_min")
+                  + tuple(f"heldout_loss_proxy/{c}" for c in corpus.CATEGORIES)
+                  + tuple(f"kl_base_to_proxy/{c}" for c in corpus.CATEGORIES))
+
+
+def compare_jobs(cp: dict, pp: dict) -> list[tuple[float, dict, int]]:
+    """The select/build/evaluate runs of a comparison, in table order: (keep ratio, method entry,
+    seed) for every ratio of ``cp['keep_ratios']``, every method, and every seed of
+    ``cp['random_seeds']`` for ``random`` (``pp['seed']`` for the others)."""
+    return [(ratio, m, seed) for ratio in cp["keep_ratios"] for m in cp["methods"]
+            for seed in (cp["random_seeds"] if m["method"] == "random" else [pp.get("seed", 0)])]
+
+
+class _CompareState:
+    """What every run of a comparison reads: the base, its tokenizer, the pooled statistics and
+    their meta, the base reference on the held-out windows and the routing share [L, E] of each
+    expert (share of a layer's routed slots). ``cal_ids``: the output merge's calibration windows,
+    int64 [N, S] (``None`` until needed)."""
+
+    def __init__(self, params: dict, base_ref: str, stats_dir: str | Path, with_reference: bool = True,
+                 cal_ids: torch.Tensor | None = None):
+        pp, ep = params["prune"], params["eval"]
+        self.pp = pp
+        torch.set_num_threads(int(pp.get("threads", 1)))
+        self.model, self.tok, self.model_id, self.revision = load_base(base_ref, params["model"].get("revision"))
+        self.stats, self.meta = load_stats(stats_dir, pp.get("categories", "all"))
+        self.ref = BaseReference(self.model, self.tok, eval_windows(self.tok, ep), ep["batch_size"],
+                                 ep.get("task_problems", 0)) if with_reference else None
+        self.E = expert_count(self.model.config, adapter_for(self.model.config))
+        self.freq = self.stats.frequency / self.stats.frequency.sum(1, keepdim=True).clamp_min(1e-300)
+        self.cal_ids = cal_ids
+
+    def calibration(self) -> torch.Tensor:
+        """The output merge's calibration windows (:func:`merge_calibration`), built once."""
+        if self.cal_ids is None:
+            self.cal_ids = merge_calibration(self.tok, self.pp, self.meta)
+        return self.cal_ids
+
+    def run(self, ratio: float, m: dict, seed: int) -> tuple[dict, int]:
+        """Select with method entry ``m`` at ``ratio`` (``seed``), build, evaluate: (metrics of
+        :func:`metrics.evaluate` + routing mass kept, experts kept per layer)."""
+        pp = self.pp
+        mp = dict(pp, views=m.get("views", pp.get("views")), usage={**(pp.get("usage") or {}), **(m.get("usage") or {})})
+        kept, members, _, k = select(self.model, self.stats, ratio, mp, method=m["method"], seed=seed)
+        merge = merge_mode({"merge": m.get("merge", "none")})
+        proxy, _ = build_proxy(self.model, kept, members, pp, merge, self.calibration() if merge == "output" else None)
+        r = evaluate(self.ref, proxy)
+        mass = [float(self.freq[li, list(v)].sum()) for li, v in enumerate(kept.values())]
+        r["routing_mass_kept_mean"] = round(sum(mass) / len(mass), 6)
+        r["routing_mass_kept_min"] = round(min(mass), 6)
+        return r, k
+
+
+_WORKER: dict = {}  # the comparison state of a spawned worker process (set by _compare_worker_init)
+
+
+def _compare_worker_init(params: dict, base_ref: str, stats_dir: str, cal_ids) -> None:
+    """Initializer of a spawned comparison worker: load the base, statistics and reference once;
+    ``cal_ids`` (numpy int64 [N, S] or None) are the parent's calibration windows."""
+    _WORKER["state"] = _CompareState(params, base_ref, stats_dir,
+                                     cal_ids=None if cal_ids is None else torch.from_numpy(cal_ids))
+
+
+def _compare_worker_run(i: int, ratio: float, m: dict, seed: int) -> tuple[int, dict, int]:
+    return (i, *_WORKER["state"].run(ratio, m, seed))
+
+
 def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: str | Path,
                 metrics_path: str | Path) -> list[dict]:
     """Compare selection methods at every keep ratio (in memory, nothing is saved but metrics).
@@ -257,50 +325,54 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
     Methods from ``params['compare']['methods']``: each {name, method, views?, usage?, merge?}
     (``merge``: none | frequency | output, default none); ``random`` is averaged over
     ``random_seeds`` (each seed a table row).
+
+    ``params['compare']['workers']`` (default 1): with 1 the runs go one after another in this
+    process (the definition); with n > 1, n spawned processes (``params['prune']['threads']``
+    torch threads each, each loading the base, statistics and reference once) run them side by
+    side, with the output merge's calibration windows built once here and handed to every
+    worker. A run does not depend on the runs before it (seeded selection, fresh pruned copy),
+    so the table (rows in :func:`compare_jobs` order) and the metrics JSON are byte-identical
+    to a one-process run (``tests/test_proxy_compare_workers.py``). A failing run raises (the
+    stage stops; a worker that dies raises ``BrokenProcessPool``).
     """
-    cp, pp, ep = params["compare"], params["prune"], params["eval"]
-    torch.set_num_threads(int(pp.get("threads", 1)))
-    model, tok, model_id, revision = load_base(base_ref, params["model"].get("revision"))
-    stats, meta = load_stats(stats_dir, pp.get("categories", "all"))
-    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("task_problems", 0))
-    sha = stats_sha256(stats_dir)
-    E = expert_count(model.config, adapter_for(model.config))
-    cal_ids = None
-    rows, summary = [], {}
     from tqdm import tqdm
 
-    n_runs = sum(len(cp["random_seeds"]) if m["method"] == "random" else 1 for m in cp["methods"]) * len(cp["keep_ratios"])
-    bar = tqdm(total=n_runs, desc="proxy_compare", mininterval=2.0)
-    freq = stats.frequency / stats.frequency.sum(1, keepdim=True).clamp_min(1e-300)  # [L, E] share of routed slots
-    for ratio in cp["keep_ratios"]:
-        for m in cp["methods"]:
-            seeds = cp["random_seeds"] if m["method"] == "random" else [pp.get("seed", 0)]
-            accum = []
-            for seed in seeds:
+    cp, pp = params["compare"], params["prune"]
+    jobs = compare_jobs(cp, pp)
+    workers = max(1, min(int(cp.get("workers", 1)), len(jobs)))
+    bar = tqdm(total=len(jobs), desc="proxy_compare", mininterval=2.0)
+    st = _CompareState(params, base_ref, stats_dir, with_reference=workers == 1)
+    results: list = [None] * len(jobs)
+    if workers == 1:
+        for i, (ratio, m, seed) in enumerate(jobs):
+            bar.set_postfix_str(f"r{ratio} {m['name']} seed {seed}")
+            results[i] = st.run(ratio, m, seed)
+            bar.update(1)
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        cal = st.calibration().numpy() if any(merge_mode({"merge": m.get("merge", "none")}) == "output"
+                                               for _, m, _ in jobs) else None
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                                 initializer=_compare_worker_init,
+                                 initargs=(params, str(base_ref), str(stats_dir), cal)) as pool:
+            futs = [pool.submit(_compare_worker_run, i, *job) for i, job in enumerate(jobs)]
+            for fut in as_completed(futs):
+                i, r, k = fut.result()
+                results[i] = (r, k)
+                ratio, m, seed = jobs[i]
                 bar.set_postfix_str(f"r{ratio} {m['name']} seed {seed}")
-                mp = dict(pp, views=m.get("views", pp.get("views")), usage={**(pp.get("usage") or {}),
-                                                                            **(m.get("usage") or {})})
-                kept, members, _, k = select(model, stats, ratio, mp, method=m["method"], seed=seed)
-                merge = merge_mode({"merge": m.get("merge", "none")})
-                if merge == "output" and cal_ids is None:
-                    cal_ids = merge_calibration(tok, pp, meta)
-                proxy, _ = build_proxy(model, kept, members, pp, merge, cal_ids)
-                r = evaluate(ref, proxy)
                 bar.update(1)
-                mass = [float(freq[li, list(v)].sum()) for li, v in enumerate(kept.values())]
-                r["routing_mass_kept_mean"] = round(sum(mass) / len(mass), 6)
-                r["routing_mass_kept_min"] = round(min(mass), 6)
-                rows.append({"base_model_id": model_id, "method": m["name"], "keep_ratio": ratio, "seed": seed,
-                             "experts_base": E, "experts_kept": k, "stats_sha256": sha, **r})
-                accum.append(r)
-            key = f"r{ratio}/{m['name']}"
-            summary[key] = {f: round(sum(a[f] for a in accum) / len(accum), 6) for f in
-                            ("heldout_loss_proxy", "next_token_acc_proxy", "kl_base_to_proxy",
-                             "routing_entropy_proxy", "task_acc_proxy", "params_proxy",
-                             "routing_mass_kept_mean", "routing_mass_kept_min")
-                            + tuple(f"heldout_loss_proxy/{c}" for c in corpus.CATEGORIES)
-                            + tuple(f"kl_base_to_proxy/{c}" for c in corpus.CATEGORIES) if f in accum[0]}
     bar.close()
+    sha = stats_sha256(stats_dir)
+    rows, summary, accum = [], {}, {}
+    for (ratio, m, seed), (r, k) in zip(jobs, results):
+        rows.append({"base_model_id": st.model_id, "method": m["name"], "keep_ratio": ratio, "seed": seed,
+                     "experts_base": st.E, "experts_kept": k, "stats_sha256": sha, **r})
+        accum.setdefault(f"r{ratio}/{m['name']}", []).append(r)
+    for key, acc in accum.items():
+        summary[key] = {f: round(sum(a[f] for a in acc) / len(acc), 6) for f in SUMMARY_FIELDS if f in acc[0]}
     summary["base"] = {"heldout_loss": rows[0]["heldout_loss_base"], "next_token_acc": rows[0]["next_token_acc_base"],
                        "routing_entropy": rows[0]["routing_entropy_base"], "params": rows[0]["params_base"],
                        "task_acc": rows[0].get("task_acc_base"),
