@@ -148,20 +148,33 @@ def reference_rows(rows: list[dict], reference: str) -> list[dict]:
     return out
 
 
-def exclude_reference_failures(all_rows: dict[str, list[dict]]) -> list[str]:
+def exclude_reference_failures(all_rows: dict[str, list[dict]], trusted: list[str] | None = None) -> list[str]:
     """Leave every subgraph whose eager reference failed out of every candidate's scores alike
-    (in place): a subgraph with a ``reference_failed`` row in any candidate (the reference could
-    not run under the harness's memory cap or time limit, :mod:`curate.score_child`) gets, in every
-    candidate, ``status = reference_failed``, ``scored = False``, ``error_code = None`` and a flag
-    ``reference_failed``; a row that was something else keeps its message and gets the flag
-    ``was:<status>``. ES_t's formula is untouched: the subgraph is simply not in the set scored,
-    as an ``excluded`` (trivial-reference) row is not. Returns the subgraph ids, sorted."""
-    bad = sorted({r["subgraph_id"] for rows in all_rows.values() for r in rows if r.get("status") == "reference_failed"})
+    (in place), and charge every other reference failure to the candidate whose child it was.
+
+    ``trusted``: the candidates of kind ``eager`` (they run the reference and nothing else, no
+    candidate code in their child). When there is one, only *their* ``reference_failed`` rows (the
+    reference could not run under the harness's memory cap or time limit,
+    :mod:`curate.score_child`) exclude a subgraph; a ``reference_failed`` row of another candidate on
+    a subgraph whose trusted reference ran is that candidate's ``runtime_crash`` (code 2, flag
+    ``reference_ok_in_eager``): its child had loaded candidate code on an earlier subgraph, and code
+    that exhausts memory or stalls before the next reference is computed must not be able to strike
+    a subgraph from every candidate's set. Without a trusted candidate, any candidate's
+    ``reference_failed`` row excludes the subgraph (the only evidence there is; such a run should
+    list ``eager``). An excluded subgraph gets, in every candidate, ``status = reference_failed``,
+    ``scored = False``, ``error_code = None`` and a flag ``reference_failed``; a row that was
+    something else keeps its message and gets the flag ``was:<status>``. ES_t's formula is
+    untouched: the subgraph is simply not in the set scored, as an ``excluded``
+    (trivial-reference) row is not. Returns the excluded subgraph ids, sorted."""
+    judges = [n for n in (trusted or []) if n in all_rows] or list(all_rows)
+    bad = sorted({r["subgraph_id"] for n in judges for r in all_rows[n] if r.get("status") == "reference_failed"})
     for rows in all_rows.values():
         for r in rows:
-            if r["subgraph_id"] not in bad:
-                continue
             flags = list(r.get("flags") or [])
+            if r["subgraph_id"] not in bad:
+                if r.get("status") == "reference_failed":
+                    r.update(status="runtime_crash", scored=True, error_code=ERROR_RUNTIME, flags=flags + ["reference_ok_in_eager"])
+                continue
             if r.get("status") != "reference_failed":
                 flags.append(f"was:{r.get('status')}")
             if "reference_failed" not in flags:
@@ -411,7 +424,7 @@ def score_main(args: argparse.Namespace) -> int:
         all_rows[cand.name], rejected[cand.name] = rows, bad
         for v in bad:
             print(f"  rejected: {v}")
-    ref_failed = exclude_reference_failures(all_rows)
+    ref_failed = exclude_reference_failures(all_rows, trusted=[c.name for c in cands if c.kind == "eager"])
     for sid in ref_failed:
         print(f"score: {sid}: eager reference failed under the harness's limits; left out of every candidate's scores")
     score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv, cfg.get("rank_reference", "eager"))

@@ -96,7 +96,7 @@ def test_a_failed_reference_is_out_of_every_candidates_score_alike():
             "fast": [_row("fast", "a:0", speedup=2.0, min_pass_t=-6), _row("fast", "b:0", speedup=0.5, min_pass_t=-8),
                      _row("fast", "c:0", "runtime_crash", None, None, error_code=2)]}
     without = {n: [dict(r) for r in rs if r["subgraph_id"] != "c:0"] for n, rs in rows.items()}
-    assert exclude_reference_failures(rows) == ["c:0"]
+    assert exclude_reference_failures(rows, trusted=["eager"]) == ["c:0"]
     (c_fast,) = [r for r in rows["fast"] if r["subgraph_id"] == "c:0"]
     assert c_fast["status"] == "reference_failed" and not c_fast["scored"] and "was:runtime_crash" in c_fast["flags"]
     _, with_s = summarize(rows, {}, 0.1, 0.1, ["paper", "graphnet"], "paper")
@@ -110,6 +110,27 @@ def test_a_failed_reference_is_out_of_every_candidates_score_alike():
     charged["fast"][2].update(status="runtime_crash", error_code=2, scored=True)
     _, charged_s = summarize(charged, {}, 0.1, 0.1, ["paper"], "paper")
     assert charged_s["candidates"]["fast"]["paper"]["ES_t"]["-5"] < with_s["candidates"]["fast"]["paper"]["ES_t"]["-5"]
+
+
+def test_a_candidate_cannot_strike_a_subgraph_whose_trusted_reference_ran():
+    # "sly" kills its own child before the reference of b:0 is computed (e.g. a thread left behind by
+    # its code on a:0 that exhausts memory): with the eager candidate's reference fine on b:0, that is
+    # sly's runtime crash, not an exclusion from every candidate's set
+    rows = {"eager": [_row("eager", "a:0"), _row("eager", "b:0")],
+            "fast": [_row("fast", "a:0", speedup=2.0), _row("fast", "b:0", speedup=0.5)],
+            "sly": [_row("sly", "a:0", speedup=3.0), _row("sly", "b:0", "reference_failed", None, None)]}
+    assert exclude_reference_failures(rows, trusted=["eager"]) == []
+    (b_sly,) = [r for r in rows["sly"] if r["subgraph_id"] == "b:0"]
+    assert b_sly["status"] == "runtime_crash" and b_sly["scored"] and b_sly["error_code"] == 2
+    assert "reference_ok_in_eager" in b_sly["flags"]
+    assert all(r["status"] == "ok" for n in ("eager", "fast") for r in rows[n])
+    _, s = summarize(rows, {}, 0.1, 0.1, ["paper"], "paper")
+    assert s["candidates"]["sly"]["n_scored"] == 2  # b:0 still counts, against sly
+    # without a trusted run the candidate's word is all there is: the subgraph is out for everyone
+    untrusted = {n: [dict(r) for r in rs] for n, rs in rows.items() if n != "eager"}
+    untrusted["sly"][1].update(status="reference_failed", scored=False, error_code=None, flags=[])
+    assert exclude_reference_failures(untrusted) == ["b:0"]
+    assert all(r["status"] == "reference_failed" for rs in untrusted.values() for r in rs if r["subgraph_id"] == "b:0")
 
 
 def _bad_reference():
