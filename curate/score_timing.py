@@ -220,33 +220,15 @@ def fast_min_pass_t(actual: Any, expected: Any, chunk: int = CHECK_CHUNK) -> int
 def _float_first(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype, lo: int) -> int | None:
     """Index into ``LEVELS`` of the first level >= ``LEVELS[lo]`` at which real floating ``a``
     passes against ``e`` (None: at none), with :func:`curate.tolerance.compare_output`'s element
-    rule (that of ``torch.isclose`` with ``equal_nan``, in float64): NaN matches NaN, an infinity
-    only the same infinity, any other non-finite pair fails at every level, finite pairs pass when
-    ``|a - e| <= atol + rtol * |e|`` (:func:`curate.tolerance.tolerance`). NaN / infinity tests run
-    on the original dtype (a conversion to float64 keeps them), the inequality in float64."""
-    from curate.tolerance import LEVELS, tolerance
+    rule and level bisection (:func:`curate.tolerance._level_check`, :func:`curate.tolerance._first_pass`)
+    on this chunk only."""
+    from curate.tolerance import LEVELS, _first_pass, _level_check
 
-    special = (torch.isnan(a) & torch.isnan(e)) | (torch.isinf(a) & (a == e))
-    if bool((~special & ~(torch.isfinite(a) & torch.isfinite(e))).any()):
-        return None
-    e64 = e.to(torch.float64)
-    diff = (a.to(torch.float64) - e64).abs()
-    abs_e = e64.abs()
-
-    def passes(i: int) -> bool:
-        atol, rtol = tolerance(LEVELS[i], dtype)
-        return bool(((diff <= atol + rtol * abs_e) | special).all())
-
-    if passes(lo):
+    check = _level_check(a.to(torch.float64), e.to(torch.float64), dtype)
+    if check(LEVELS[lo]):
         return lo
-    left, right = lo + 1, len(LEVELS)  # invariant: levels before `left` fail, from `right` on pass
-    while left < right:
-        mid = (left + right) // 2
-        if passes(mid):
-            right = mid
-        else:
-            left = mid + 1
-    return left if left < len(LEVELS) else None
+    _, first = _first_pass(check, LEVELS[lo + 1:])
+    return None if first is None else LEVELS.index(first)
 
 
 def chunked_comparisons(actual: Any, expected: Any, chunk: int = CHECK_CHUNK) -> list:

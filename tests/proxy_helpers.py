@@ -50,3 +50,18 @@ def tiny_model(family: str, seed: int = 0, **overrides):
 def random_ids(vocab: int = 97, batch: int = 2, seq: int = 12, seed: int = 1) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     return torch.randint(3, vocab, (batch, seq), generator=g)
+
+
+def save_tiny_base(folder, num_experts: int = 4, moe_intermediate_size: int = 32) -> None:
+    """Save a tiny random base of the project's own shape (:func:`proxy_artifacts.base_model.make_config`:
+    2 layers, hidden 32, top-2 of ``num_experts``) with the corpus tokenizer to ``folder``
+    (``from_pretrained``-loadable; seeded with ``torch.manual_seed(0)``)."""
+    from proxy_artifacts import base_model, corpus
+
+    tok = corpus.build_tokenizer()
+    p = dict(hidden_size=32, moe_intermediate_size=moe_intermediate_size, num_layers=2, num_heads=4, num_kv_heads=2,
+             num_experts=num_experts, top_k=2, aux_loss_coef=0.01, seq_len=32)
+    cfg = base_model.make_config(p, len(tok), dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)

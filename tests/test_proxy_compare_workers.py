@@ -14,20 +14,12 @@ SMALL = dict(seq_len=32, batch_size=4)
 @pytest.fixture(scope="module")
 def tiny_artifacts(tmp_path_factory):
     """A tiny random 8-expert Qwen3-MoE base (with the corpus tokenizer) and its statistics."""
-    from transformers import AutoModelForCausalLM
-
-    from proxy_artifacts import base_model, corpus
     from proxy_artifacts.pipeline import run_stats
+    from tests.proxy_helpers import save_tiny_base
 
-    tok = corpus.build_tokenizer()
-    p = dict(hidden_size=32, moe_intermediate_size=24, num_layers=2, num_heads=4, num_kv_heads=2, num_experts=8,
-             top_k=2, aux_loss_coef=0.01, seq_len=32)
-    cfg = base_model.make_config(p, len(tok), dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
-    torch.manual_seed(0)
     d = tmp_path_factory.mktemp("cmpbase")
     base, stats = d / "base", d / "stats"
-    AutoModelForCausalLM.from_config(cfg).save_pretrained(base)
-    tok.save_pretrained(base)
+    save_tiny_base(base, num_experts=8, moe_intermediate_size=24)
     params = {
         "model": {"path": str(base), "revision": None},
         "stats": dict(SMALL, dataset="builtin", categories=["text", "code", "reverse"], num_samples=4,

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from proxy_artifacts import detector, fidelity, projection
 from proxy_artifacts.cluster import allocate_slots, usage_cluster
@@ -292,18 +291,10 @@ def test_accelerators_and_projection():
 
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory):
-    from transformers import AutoModelForCausalLM
+    from tests.proxy_helpers import save_tiny_base
 
-    from proxy_artifacts import base_model, corpus
-
-    tok = corpus.build_tokenizer()
-    p = dict(hidden_size=32, moe_intermediate_size=32, num_layers=2, num_heads=4, num_kv_heads=2, num_experts=4,
-             top_k=2, aux_loss_coef=0.01, seq_len=32)
-    cfg = base_model.make_config(p, len(tok), dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
-    torch.manual_seed(0)
     d = tmp_path_factory.mktemp("tinybase")
-    AutoModelForCausalLM.from_config(cfg).save_pretrained(d)
-    tok.save_pretrained(d)
+    save_tiny_base(d, num_experts=4, moe_intermediate_size=32)
     return d
 
 
