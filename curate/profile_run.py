@@ -17,6 +17,7 @@ from its own final passes, so the agreement still compares independent runs.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import subprocess
@@ -116,7 +117,7 @@ def _clear_passes(d: Path) -> None:
 
 
 def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tuple[str, Any, Path]]], None],
-                passes: int = REMEASURE_PASSES) -> list[int]:
+                passes: int = REMEASURE_PASSES, first_only: bool = False) -> list[int]:
     """Pass 0 for every ``(key, arg, d)`` in ``keyed``, then up to ``passes`` re-measurement
     passes, each re-timing (fresh child, fresh inputs, fresh trials) the variants whose latest
     pass is unstable (:func:`curate.profile.needs_remeasure`); pass ``p`` writes under
@@ -127,6 +128,9 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
     Args:
         run_batch: runs a list of ``(key, arg, out_dir)`` tasks (the profile:
             :func:`passnet_common.worker.run_isolated` with :func:`curate.profile.time_task`).
+        first_only: run pass 0 only (the resume rules above still count ``passes``); a later
+            call with the same tasks runs their re-measurement passes. The overlapped timing run 0
+            times each variant as soon as its compile is done and re-measures at the run's end.
 
     Returns:
         tasks run in each pass (index 0 = pass 0).
@@ -154,6 +158,8 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
         for t in tasks:
             done[t[0].split("-pass")[0]] = p + 1
         counts.append(len(tasks))
+        if first_only:
+            break
     return counts
 
 
@@ -223,23 +229,21 @@ def wait_checks(dirs: list[Path], proc: subprocess.Popen | None, poll_s: float =
         time.sleep(poll_s)
 
 
-def _chunks(xs: list, n: int) -> list[list]:
-    return [xs[i:i + n] for i in range(0, len(xs), n)] or [[]]
-
-
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict,
                 compile_workers: int = 2, timeout_s: float = 300.0, mem_cap_bytes: int | None = 4 << 30,
                 log=print, remeasure_passes: int = REMEASURE_PASSES, overlap_compile: bool = False,
-                chunk: int = 5, skip_over_cap: bool = False) -> tuple[list[dict], dict[str, Any]]:
+                skip_over_cap: bool = False) -> tuple[list[dict], dict[str, Any]]:
     """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
     in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
 
     Compile phase: without ``overlap_compile``, ``compile_workers`` children at once, and every
     timing run after it. With ``overlap_compile`` (and >= 2 usable cores) the compile phase runs
     in a separate process pinned to every core but the timing core (:func:`compile_cores`,
-    :func:`start_compile_process`) while timing run 0 times the variants whose compile is done,
-    ``chunk`` subgraphs at a time (each chunk with its own re-measurement passes); timing never
-    shares a core with a compile, and runs >= 1 start after the compile process has ended.
+    :func:`start_compile_process`) while timing run 0 times each subgraph's variants as soon as
+    their compiles are done (every such subgraph at once, in run order; the timing core waits only
+    when the next subgraph is not compiled yet), pass 0 only, and re-measures the run's unstable
+    variants at its end; timing never shares a core with a compile, and runs >= 1 start after the
+    compile process has ended.
     With ``skip_over_cap`` a variant the time cap cannot hold (:func:`curate.profile.over_time_cap`)
     is not timed: status ``skipped``, ``skip_reason`` ``over_time_cap``.
 
@@ -318,38 +322,69 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         run_isolated(ts, time_task, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
                      threads_per_worker=cfg["threads"])
 
+    def dirs_of(h: str) -> list[Path]:
+        return [checks[(h, v["size"])][1] for v in variants[h] if v["folder"]]
+
+    def compiled(h: str) -> bool:
+        return proc is None or proc.poll() is not None or all((d / "check.json").exists() or (d / "error.json").exists()
+                                                               for d in dirs_of(h))
+
+    def timing_tasks(part: list[str], step: dict) -> tuple[list, list]:
+        tasks_t, keyed = [], []
+        for h in part:
+            for v in variants[h]:
+                base = {"subgraph_hash": h, "size": v["size"], "size_kind": v["size_kind"], "size_scale": v["scale"],
+                        "run": step["run"], "stress": step["stress"], "device": cfg["device"], "dtype": cfg["dtype"],
+                        "threads": cfg["threads"], "profile_version": PROFILE_VERSION, "code_version": code_version(), **env}
+                if not v["folder"]:
+                    rows.append({**base, "status": "skipped", "skip_reason": v.get("skip_reason")})
+                    continue
+                chk = check_of(h, v["size"])
+                if chk.get("status") not in ("ok", "accuracy_error"):
+                    rows.append({**base, **chk})
+                    continue
+                if skip_over_cap and over_time_cap(chk, cfg.get("timing") or {}):
+                    rows.append({**base, **chk, "status": "skipped", "skip_reason": "over_time_cap"})
+                    continue
+                key = attempt_key(h, v["size"], step["run"], cfg, inputs_digest(Path(v["folder"])), "time")
+                d = att / key[:2] / key
+                tasks_t.append((key, (v["folder"], tcfg), d))
+                keyed.append(({**base, "attempt_key": key}, chk, d))
+        return tasks_t, keyed
+
+    frozen = gc.get_freeze_count() == 0  # one frozen heap for every timing batch (run_isolated then skips its own)
+    if frozen:
+        gc.collect()
+        gc.freeze()
     try:
         for step in plan:
             if step["run"] != 0:
                 finish_compile()
             t0s = time.perf_counter()
-            keyed_all, counts = [], [0] * (remeasure_passes + 1)
-            for part in (_chunks(step["hashes"], chunk) if proc is not None else [step["hashes"]]):
-                wait_checks([checks[(h, v["size"])][1] for h in part for v in variants[h] if v["folder"]], proc)
-                tasks_t, keyed = [], []
-                for h in part:
-                    for v in variants[h]:
-                        base = {"subgraph_hash": h, "size": v["size"], "size_kind": v["size_kind"], "size_scale": v["scale"],
-                                "run": step["run"], "stress": step["stress"], "device": cfg["device"], "dtype": cfg["dtype"],
-                                "threads": cfg["threads"], "profile_version": PROFILE_VERSION, "code_version": code_version(), **env}
-                        if not v["folder"]:
-                            rows.append({**base, "status": "skipped", "skip_reason": v.get("skip_reason")})
-                            continue
-                        chk = check_of(h, v["size"])
-                        if chk.get("status") not in ("ok", "accuracy_error"):
-                            rows.append({**base, **chk})
-                            continue
-                        if skip_over_cap and over_time_cap(chk, cfg.get("timing") or {}):
-                            rows.append({**base, **chk, "status": "skipped", "skip_reason": "over_time_cap"})
-                            continue
-                        key = attempt_key(h, v["size"], step["run"], cfg, inputs_digest(Path(v["folder"])), "time")
-                        d = att / key[:2] / key
-                        tasks_t.append((key, (v["folder"], tcfg), d))
-                        keyed.append(({**base, "attempt_key": key}, chk, d))
+            keyed_all, tasks_all, counts = [], [], [0] * (remeasure_passes + 1)
+            overlapped = proc is not None
+            remaining = list(step["hashes"])
+            while remaining:
+                # overlapped run 0: every subgraph whose compiles are done, in run order, at once
+                # (pass 0 only; the run's re-measurement passes follow at its end)
+                if overlapped:
+                    wait_checks(dirs_of(remaining[0]), proc)
+                    k = 1
+                    while k < len(remaining) and compiled(remaining[k]):
+                        k += 1
+                else:
+                    k = len(remaining)
+                part, remaining = remaining[:k], remaining[k:]
+                tasks_t, keyed = timing_tasks(part, step)
                 with stress(step["stress"]):
-                    c = time_passes(tasks_t, batch, remeasure_passes)
+                    c = time_passes(tasks_t, batch, remeasure_passes, first_only=overlapped)
                 counts = [a + b for a, b in zip(counts, c + [0] * (len(counts) - len(c)))]
                 keyed_all += keyed
+                tasks_all += tasks_t
+            if overlapped and remeasure_passes:
+                with stress(step["stress"]):
+                    c = time_passes(tasks_all, batch, remeasure_passes)
+                counts = [a + b for a, b in zip(counts, c + [0] * (len(counts) - len(c)))]
             secs = time.perf_counter() - t0s
             stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": counts[0], "seconds": secs,
                                     "remeasured": [c for c in counts[1:] if c]})
@@ -359,6 +394,8 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                 rows.append(_timed_row(base, chk, d))
         finish_compile()
     finally:
+        if frozen:
+            gc.unfreeze()
         if proc is not None:
             proc.kill()
             proc.wait()

@@ -183,6 +183,28 @@ def test_time_passes_re_times_only_unstable_rows_in_fresh_folders_and_resumes(tm
     assert calls == [["e"]] and merge_passes(read_passes(tmp_path / "e"))["stable"] is True
 
 
+def test_first_only_times_pass_0_and_a_later_call_re_measures_what_came_out_unstable(tmp_path):
+    """The overlapped run 0: pass 0 of each group as its compiles finish (first_only), then one
+    call over the whole run for its re-measurement passes; the same passes as one call."""
+    outcome = {"a": [True], "b": [False, True], "c": [False, False]}
+    calls: list[list[str]] = []
+
+    def batch(tasks):
+        calls.append([k for k, _, _ in tasks])
+        for key, name, out in tasks:
+            p = 0 if out.name == name else int(out.name[4:])
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "result.json").write_text(json.dumps(_result(outcome[name][p], 20 + p, f"{name}{p}")))
+
+    keyed = [(n, n, tmp_path / n) for n in "abc"]
+    assert time_passes(keyed[:1], batch, passes=1, first_only=True) == [1]
+    assert time_passes(keyed[1:], batch, passes=1, first_only=True) == [2]
+    assert [len(read_passes(tmp_path / n)) for n in "abc"] == [1, 1, 1]
+    assert time_passes(keyed, batch, passes=1) == [0, 2]
+    assert calls == [["a"], ["b", "c"], [], ["b-pass1", "c-pass1"]]
+    assert [merge_passes(read_passes(tmp_path / n))["pass_stable"] for n in "abc"] == [[True], [False, True], [False, False]]
+
+
 def test_crashes_are_not_re_measured_and_zero_passes_is_the_old_protocol():
     assert needs_remeasure({"stable": False}) and not needs_remeasure({"stable": True})
     assert not needs_remeasure({"status": "runtime_crash", "stable": False}) and not needs_remeasure({})
@@ -282,7 +304,7 @@ def _two_subgraphs(tmp_path):
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable cores")
 def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequential_phases(tmp_path):
     """overlap_compile: the compile process runs pinned to every core but the timing core,
-    beside timing run 0 (one chunk per subgraph); the rows are those of the sequential
+    beside timing run 0 (each subgraph timed once compiled); the rows are those of the sequential
     protocol (same variants, statuses and checks), every compile ran off the timing core, and
     the skip rule turns a variant into skipped/over_time_cap only when asked."""
     from curate.profile_run import _timing_core, profile_all
@@ -296,7 +318,7 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
     got = {}
     for mode in (False, True):
         rows, stats = profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{mode}", plan, SIZES, compile_workers=1,
-                                  log=lambda *_: None, remeasure_passes=0, overlap_compile=mode, chunk=1)
+                                  log=lambda *_: None, remeasure_passes=0, overlap_compile=mode)
         assert stats["compile_overlap"] is mode and stats["compile_attempts"] == stats["variants"] > 0
         # ok vs unstable is the timing's verdict (load-dependent); which variants were timed is not
         got[mode] = sorted((r["subgraph_hash"], r["size"], r["run"], "timed" if r["status"] in ("ok", "unstable") else r["status"],
