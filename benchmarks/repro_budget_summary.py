@@ -30,7 +30,11 @@ out = {"stages": {r["stage"]: {k: r[k] for k in ("wall_s", "cpu_s", "maxrss_kb",
        "cpu_bound_wall_min_on_cores": round(cpu / 60 / (os.cpu_count() or 1), 1),
        "complete": all(r["rc"] == 0 for r in rows),
        "machine": {"cpu": cpu_model, "cores": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version()},
-       "command": "bash benchmarks/repro_budget.sh (clean clone, stage by stage, dvc.yaml order)"}
+       "command": os.environ.get("REPRO_BUDGET_COMMAND",
+                                 "bash benchmarks/repro_budget.sh (clean clone, stage by stage, dvc.yaml order)")}
+total_file = tsv + ".total.json"
+if os.environ.get("REPRO_BUDGET_COMMAND") and os.path.exists(total_file):  # single mode: the whole run's peak RSS
+    out["whole_run"] = json.load(open(total_file))
 if os.environ.get("REPRO_BUDGET_NOTE"):  # how the record was made when it is not one quiet run (segments, load)
     out["measured_on"] = os.environ["REPRO_BUDGET_NOTE"]
 tmp = tsv[:-4] + ".json.part"
