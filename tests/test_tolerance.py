@@ -117,3 +117,47 @@ def test_pytree_outputs():
     assert [c.min_pass_t for c in cs][1:] == [-10, -10]
     # 1e-3 diff on 1.0: t=-3 allows 1e-3 + 2.96e-4 -> passes; t=-4 allows 1e-4 + 6.6e-5 -> fails
     assert cs[0].min_pass_t == -3
+
+
+def _fields(c):
+    d = c.to_dict()
+    return {k: ("nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+
+
+@pytest.mark.parametrize("case", ["close", "far", "nan_inf", "near_zero", "constant", "zeros_ref", "one_bad", "bf16"])
+def test_chunked_comparison_gives_every_field_of_the_whole_tensor_comparison(case):
+    """compare_output per chunk (large outputs) against the whole-tensor computation: every
+    field equal, on outputs that exercise each rule (NaN / inf pairs, a reference without a
+    non-zero element, near-zero and constant references, one far element in one chunk)."""
+    g = torch.Generator().manual_seed(0)
+    e = torch.randn(1000, generator=g)
+    a = e + 1e-6 * torch.randn(1000, generator=g)
+    if case == "far":
+        a = e + 0.1 * torch.randn(1000, generator=g)
+    elif case == "nan_inf":
+        e[[3, 500]] = float("nan")
+        a[[3, 500]] = float("nan")
+        e[700], a[700] = float("inf"), float("inf")
+        e[900], a[900] = float("-inf"), 1.0  # a non-finite pair that fails every level
+    elif case == "near_zero":
+        e = 1e-7 * torch.randn(1000, generator=g)
+        a = e.clone()
+    elif case == "constant":
+        e = torch.full((1000,), 2.5)
+        a = e + 1e-7
+    elif case == "zeros_ref":
+        e = torch.zeros(1000)
+        a = 1e-4 * torch.randn(1000, generator=g)
+    elif case == "one_bad":
+        a[777] += 1.0
+    elif case == "bf16":
+        e, a = e.to(torch.bfloat16), a.to(torch.bfloat16)
+    whole = compare_output(a.reshape(10, 100), e.reshape(10, 100), 2, chunk=None)
+    for chunk in (7, 128, 999):
+        assert _fields(compare_output(a.reshape(10, 100), e.reshape(10, 100), 2, chunk=chunk)) == _fields(whole), chunk
+    if case == "near_zero":
+        assert whole.trivial == "near_zero"
+    if case == "constant":
+        assert whole.trivial == "constant"
+    if case == "one_bad":
+        assert whole.min_pass_t > compare_output(e + 1e-6, e, chunk=None).min_pass_t
