@@ -75,6 +75,7 @@ from passnet_common.io import atomic_write_json, atomic_write_text
 
 from . import corpus
 from .adapters import adapter_for, moe_blocks
+from .rl_reuse import fresh_load, grad_sq_nonfinite, reused_reference, settle_gc
 from .timing import DEFAULT_CLOCK, Clock, load_average, machine
 
 FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
@@ -102,21 +103,6 @@ def module_group(name: str) -> str:
 def reward_exact(prompts, completions, **kwargs) -> list[float]:
     """GRPO reward: 1.0 for an exact answer (:func:`corpus.check_answer`), else 0.0."""
     return [float(corpus.check_answer(p, c)) for p, c in zip(prompts, completions)]
-
-
-def grad_sq_nonfinite(g: torch.Tensor) -> tuple[float, int, int]:
-    """(sum of squares of the finite entries, NaN count, Inf count) of one gradient tensor (any shape).
-
-    The squares are summed in float32 after NaN / Inf are set to 0 (``torch.nan_to_num``). The sum of the
-    raw tensor is tried first: when it is finite the tensor holds no NaN / Inf, ``nan_to_num`` would be the
-    identity and that sum is already the answer (the same bytes, one pass instead of four).
-    """
-    gf = g.float()
-    s = float((gf * gf).sum())
-    if math.isfinite(s):
-        return s, 0, 0
-    gf = torch.nan_to_num(gf, nan=0.0, posinf=0.0, neginf=0.0)  # a NaN / Inf, or an overflow of the squares
-    return float((gf * gf).sum()), int(torch.isnan(g).sum()), int(torch.isinf(g).sum())
 
 
 class _BF16GemmRouter:
@@ -355,59 +341,10 @@ def state_bytes(model, optimizer_states: int = 2, with_reference: bool = True) -
 
 _ACC_BEFORE: dict = {}
 
-# Per-process reuse across the runs of one worker (none changes a result; tests/test_proxy_grpo_reuse.py):
-# each model load is a deep copy of the model as loaded from disk (cached per folder, its files' sizes and
-# mtimes and the load arguments; the cached one is never handed out), and the cyclic garbage collector is
-# settled before each run (gc.collect, then gc.freeze: the survivors of the imports and earlier runs are not
-# scanned again by the gc.collect accelerate runs at the end of every train()).
-REUSE = True
-_LOADED: dict = {}
 # TRL's GRPOConfig turns activation checkpointing on by default: it recomputes each layer's forward in the
 # backward to save activation memory, which the tiny proxy models do not need. Off, the backward uses the same
 # saved values, so the logs are the same bytes (tests/test_proxy_grpo_reuse.py); only peak memory differs.
 GRADIENT_CHECKPOINTING = False
-
-
-def _files_stamp(model_dir) -> tuple:
-    p = Path(model_dir)
-    return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(p.iterdir()) if f.is_file())
-
-
-def _fresh_load(load, model_id, **kw):
-    """``load(model_id, **kw)``, or with :data:`REUSE` a deep copy of this process's first such load (same
-    parameters, buffers, tied weights, config and generation config; no torch RNG draws either way)."""
-    if not REUSE or not Path(model_id).is_dir():
-        return load(model_id, **kw)
-    key = (repr(load), str(model_id), Path(model_id).resolve().as_posix(),
-           _files_stamp(model_id), tuple(sorted((k, repr(v)) for k, v in kw.items())))
-    if key not in _LOADED:
-        _LOADED[key] = load(model_id, **kw)
-    import copy
-
-    return copy.deepcopy(_LOADED[key])
-
-
-@contextlib.contextmanager
-def _reused_reference():
-    """While the GRPOTrainer is built, its reference model (TRL's ``create_model_from_path``) is a fresh
-    copy of the cached load (:func:`_fresh_load`)."""
-    import trl.trainer.grpo_trainer as gt
-
-    orig = gt.create_model_from_path
-    if REUSE:
-        gt.create_model_from_path = lambda model_id, **kw: _fresh_load(orig, model_id, **kw)
-    try:
-        yield
-    finally:
-        gt.create_model_from_path = orig
-
-
-def _settle_gc() -> None:
-    if REUSE:
-        import gc
-
-        gc.collect()
-        gc.freeze()
 
 
 def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | None = None,
@@ -437,14 +374,14 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     from .metrics import task_accuracy
     from .prune import param_count
 
-    _settle_gc()
+    settle_gc()
     t_setup = clock()
     torch.set_num_threads(int(gp.get("threads", 1)))
     seed = int(gp.get("seed", 0))
     torch.manual_seed(seed)
     random.seed(seed)
     tok = AutoTokenizer.from_pretrained(model_dir)
-    model = _fresh_load(AutoModelForCausalLM.from_pretrained, model_dir, dtype=torch.float32)
+    model = fresh_load(AutoModelForCausalLM.from_pretrained, model_dir, dtype=torch.float32)
     aux = 0.0 if fault == "no_load_balancing" else float(gp.get("aux_loss_coef", 0.01))
     model.config.router_aux_loss_coef = aux
     n_eval = int(gp.get("eval_problems", 64))
@@ -469,7 +406,7 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         gradient_checkpointing=GRADIENT_CHECKPOINTING,
     )
     logger = _callback_class()(model, fault, gp, clock)
-    with _reused_reference():
+    with reused_reference():
         trainer = GRPOTrainer(model=model, reward_funcs=[reward_exact], args=cfg,
                               train_dataset=Dataset.from_dict({"prompt": prompts}), processing_class=tok,
                               callbacks=[logger])

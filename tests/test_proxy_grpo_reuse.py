@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from proxy_artifacts import rl
+from proxy_artifacts import rl, rl_reuse
 
 GP = dict(steps=2, prompts_per_step=2, num_generations=2, max_completion_length=3, lr=1e-3, beta=0.04, seed=0,
           threads=1, eval_problems=4, fault_step=1, router_lr_factor=10.0)
@@ -30,14 +30,14 @@ def _files(folder):
 
 
 def test_runs_reusing_one_process_match_fresh_loads(tiny_base, tmp_path, monkeypatch):
-    rl._LOADED.clear()
+    rl_reuse._LOADED.clear()
     reused = tmp_path / "reused"
     for i, (fault, seed) in enumerate(PLAN):  # the cache is filled by the first run, copied by the others
         rl.run_grpo(tiny_base, fault, dict(GP, seed=seed), reused, stem=f"{i}.{fault}.s{seed}")
-    assert len(rl._LOADED) == 2  # the policy's load and TRL's reference load, each once
+    assert len(rl_reuse._LOADED) == 2  # the policy's load and TRL's reference load, each once
     got = _files(reused)
     assert got["0.none.s0.jsonl"] == got["3.none.s0.jsonl"] and got["0.none.s0.json"] == got["3.none.s0.json"]
-    monkeypatch.setattr(rl, "REUSE", False)  # every model straight from disk, as before the reuse
+    monkeypatch.setattr(rl_reuse, "REUSE", False)  # every model straight from disk, as before the reuse
     fresh = tmp_path / "fresh"
     for i, (fault, seed) in enumerate(PLAN[:3]):
         rl.run_grpo(tiny_base, fault, dict(GP, seed=seed), fresh, stem=f"{i}.{fault}.s{seed}")
@@ -55,11 +55,11 @@ def test_runs_reusing_one_process_match_fresh_loads(tiny_base, tmp_path, monkeyp
 def test_fresh_load_is_a_copy_and_follows_the_files(tiny_base, tmp_path):
     from transformers import AutoModelForCausalLM
 
-    rl._LOADED.clear()
-    a = rl._fresh_load(AutoModelForCausalLM.from_pretrained, tiny_base, dtype=torch.float32)
+    rl_reuse._LOADED.clear()
+    a = rl_reuse.fresh_load(AutoModelForCausalLM.from_pretrained, tiny_base, dtype=torch.float32)
     with torch.no_grad():
         next(a.parameters()).add_(1.0)  # a run trains its copy: the next copy starts from the disk weights
-    b = rl._fresh_load(AutoModelForCausalLM.from_pretrained, tiny_base, dtype=torch.float32)
+    b = rl_reuse.fresh_load(AutoModelForCausalLM.from_pretrained, tiny_base, dtype=torch.float32)
     disk = AutoModelForCausalLM.from_pretrained(tiny_base, dtype=torch.float32)
     assert b.lm_head.weight is b.model.embed_tokens.weight  # tied weights stay tied in the copy
     sd, want = b.state_dict(), disk.state_dict()
@@ -71,15 +71,15 @@ def test_fresh_load_is_a_copy_and_follows_the_files(tiny_base, tmp_path):
 
     other = tmp_path / "other"
     save_tiny_base(other, num_experts=2, moe_intermediate_size=32)
-    c = rl._fresh_load(AutoModelForCausalLM.from_pretrained, other, dtype=torch.float32)
-    assert c.config.num_experts == 2 and len(rl._LOADED) == 2
+    c = rl_reuse.fresh_load(AutoModelForCausalLM.from_pretrained, other, dtype=torch.float32)
+    assert c.config.num_experts == 2 and len(rl_reuse._LOADED) == 2
 
 
 def test_grad_sq_nonfinite_matches_the_four_pass_rule():
     g = torch.tensor([[1.0, -2.0], [3.0, 0.5]])
-    assert rl.grad_sq_nonfinite(g) == (float((g * g).sum()), 0, 0)
+    assert rl_reuse.grad_sq_nonfinite(g) == (float((g * g).sum()), 0, 0)
     bad = torch.tensor([1.0, float("nan"), float("inf"), -float("inf"), 2.0])
-    assert rl.grad_sq_nonfinite(bad) == (5.0, 1, 2)
+    assert rl_reuse.grad_sq_nonfinite(bad) == (5.0, 1, 2)
     big = torch.tensor([3e38, 1.0])  # finite, but its square overflows float32: Inf sum, no NaN / Inf entry
-    s, n, i = rl.grad_sq_nonfinite(big)
+    s, n, i = rl_reuse.grad_sq_nonfinite(big)
     assert (n, i) == (0, 0) and math.isinf(s)
