@@ -10,13 +10,27 @@ of the policy and an AdamW step, plus a no-grad forward of the frozen reference,
 completion length). Rollout generation is left out (on this scale it is dominated by Python
 overhead, not by the model).
 
-Each model runs in its own child process (``python -m proxy_artifacts.cost MODEL ...``), so peak
-memory is the child's own: on CUDA ``torch.cuda.max_memory_allocated``; on CPU the peak resident
-set (``ru_maxrss``) minus the resident set before the model was loaded (includes the allocator's
-slack, so an upper bound on the tensors). The children run in rounds with the model order
-rotated each round, so slow drift of a shared machine's load hits every model alike; the
-figure per model is the median over all timed steps of all rounds, and ratios are taken
-against the base of the same run.
+Each model runs in its own child process, so peak memory is the child's own: on CUDA
+``torch.cuda.max_memory_allocated``; on CPU the peak resident set minus the resident set just before
+the model was loaded (torch, transformers and the model's modeling code already imported; includes
+the allocator's slack, so an upper bound on the tensors). The peak is the kernel's high-water mark
+``VmHWM`` (``/proc/self/status``), reset to the current resident set at that point by writing ``5``
+to ``/proc/self/clear_refs`` (Linux >= 4.0, ``proc(5)``), so nothing the process did before (a parent's
+peak, the imports) can count; where the reset is refused, ``ru_maxrss`` (on Linux a forked child's
+starts at its resident set at the fork, a fresh interpreter's at zero). By default the parent imports
+torch, transformers and each model's modeling code once and forks one child per (round, model)
+(:func:`passnet_common.worker.run_isolated`: a crash, hang or exception ends only that child); a
+child no longer pays ~10 s of interpreter start-up and imports. Linux does not copy the parent's
+page-table entries of file-backed mappings into a forked child, so before its baseline the child
+maps back the library pages the parent had resident (:func:`resident_file_runs`, :func:`populate`):
+its resident set then holds what a fresh interpreter's holds after the same imports, and library
+code first touched by the measurement counts in both alike (``benchmarks/bench_proxy_cost.py``
+compares it with ``isolation="exec"``, a fresh ``python -m proxy_artifacts.cost MODEL ...`` per child,
+the previous path). The parent runs no tensor kernel before forking (no OpenMP pool to break).
+The children run one at a time in rounds with the model order rotated each round, so slow drift of a
+shared machine's load hits every model alike; the figure per model is the median over all timed
+steps of all rounds (peak memory: the largest of its rounds), and ratios are taken against the base
+of the same run.
 
 Beside it, :func:`write_cost` summarises the per-step wall times the GRPO stages measured in
 separate runs (``data/proxy/grpo_timing/<name>.json``, :func:`rl.run_grpo_all`).
@@ -25,6 +39,7 @@ separate runs (``data/proxy/grpo_timing/<name>.json``, :func:`rl.run_grpo_all`).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -40,10 +55,108 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * 4096
 
 
-def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: int = 1, threads: int = 1) -> dict:
-    """Step times (ms, one per timed step) and peak memory (bytes) of one model in this process."""
+def _reset_peak_rss() -> bool:
+    """Reset this process's resident high-water mark (``VmHWM``) to its current resident set
+    (``echo 5 > /proc/self/clear_refs``, Linux >= 4.0). False where refused or absent."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_bytes(reset: bool) -> int:
+    """Peak resident set of this process (bytes): ``VmHWM`` after a :func:`_reset_peak_rss`, else
+    ``ru_maxrss``."""
+    if reset:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
     import resource
 
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def resident_file_runs() -> list[tuple[int, int]]:
+    """(address, bytes) runs of this process's resident pages in file-backed mappings (the shared
+    libraries' code and data the imports touched), from ``/proc/self/maps`` and the present bit of
+    ``/proc/self/pagemap`` (``proc(5)``). A forked child does not inherit these page-table entries
+    (Linux copies them lazily), so it would count every library page it touches again as its own
+    resident growth; :func:`populate` maps them back before the memory baseline. [] where pagemap
+    is unreadable."""
+    import numpy as np
+
+    page = os.sysconf("SC_PAGE_SIZE")
+    runs = []
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+        pm = os.open("/proc/self/pagemap", os.O_RDONLY)
+    except OSError:
+        return []
+    try:
+        for line in maps:
+            f = line.split(maxsplit=5)
+            if len(f) < 6 or not f[5].startswith("/") or "r" not in f[1]:
+                continue  # anonymous, [heap]/[stack]/[vvar], or unreadable
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            raw = os.pread(pm, (hi - lo) // page * 8, lo // page * 8)
+            present = (np.frombuffer(raw, dtype=np.uint64) >> np.uint64(63)).astype(bool)
+            if not present.any():
+                continue
+            edges = np.flatnonzero(np.diff(np.concatenate(([False], present, [False])).astype(np.int8)))
+            runs += [(lo + int(a) * page, int(b - a) * page) for a, b in zip(edges[::2], edges[1::2])]
+    except OSError:
+        return []
+    finally:
+        os.close(pm)
+    return runs
+
+
+MADV_POPULATE_READ = 22  # Linux >= 5.14: fault in page-table entries of a range without writing it
+
+
+def populate(runs: list[tuple[int, int]]) -> bool:
+    """Map the ``runs`` of :func:`resident_file_runs` into this process's page tables
+    (``madvise(MADV_POPULATE_READ)``); False where refused (older kernels). Page-cache hits: no I/O."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    ok = True
+    for addr, n in runs:
+        ok &= libc.madvise(addr, n, MADV_POPULATE_READ) == 0
+    return ok
+
+
+def preimport(models: Mapping[str, str] | None = None) -> None:
+    """Import what a measurement imports before its memory baseline: torch, transformers'
+    ``AutoModelForCausalLM``, safetensors, and the modeling code of each model folder's config
+    (a folder whose config cannot be read is left to its child, which reports it). Runs no
+    tensor kernel, so the process can still fork safely."""
+    import safetensors.torch  # noqa: F401
+    import torch  # noqa: F401
+    from transformers import AutoConfig, AutoModelForCausalLM  # noqa: F401
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    for d in (models or {}).values():
+        try:
+            MODEL_FOR_CAUSAL_LM_MAPPING[type(AutoConfig.from_pretrained(d))]
+        except Exception:  # noqa: BLE001 - the child measuring this model raises it, naming the model
+            pass
+
+
+def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: int = 1, threads: int = 1) -> dict:
+    """Step times (ms, one per timed step) and peak memory (bytes) of one model in this process.
+
+    Returns {"step_ms": [ms per timed step], "peak_memory_bytes": bytes (see module doc),
+    "memory_kind", "device", "params" (policy parameter count)}. Meant for a child process of its
+    own (the resident peak is the process's).
+
+    Raises:
+        OSError / ValueError: ``model_dir`` is not a loadable checkpoint (from transformers).
+    """
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -56,6 +169,7 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
 
     MODEL_FOR_CAUSAL_LM_MAPPING[type(AutoConfig.from_pretrained(model_dir))]  # import the modeling code first
     import safetensors.torch  # noqa: F401
+    reset = _reset_peak_rss()
     rss0 = _rss_bytes()  # libraries loaded: the delta is the model's weights, reference, optimizer, activations
     policy = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(dev)
     ref = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(dev).eval()
@@ -82,16 +196,60 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
         peak = int(torch.cuda.max_memory_allocated())
         kind = "cuda_max_memory_allocated"
     else:
-        peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024 - rss0
+        peak = _peak_rss_bytes(reset) - rss0
         kind = "cpu_peak_rss_delta"
     return {"step_ms": [round(t, 3) for t in times], "peak_memory_bytes": peak, "memory_kind": kind,
             "device": torch.cuda.get_device_name(0) if cuda else "cpu",
             "params": sum(p.numel() for p in policy.parameters())}
 
 
+def _child_task(arg, out_dir: Path) -> None:
+    """Forked child (:func:`passnet_common.worker.run_isolated`): measure one model, write ``result.json``."""
+    from passnet_common.io import atomic_write_json
+
+    model_dir, batch, seq_len, steps, threads, runs = arg
+    populate(runs)  # the libraries' pages resident as in a fresh interpreter after its imports
+    if not Path(model_dir).is_dir():
+        raise FileNotFoundError(f"model folder {model_dir} not found")
+    atomic_write_json(Path(out_dir) / "result.json", measure_one(model_dir, batch, seq_len, steps, threads=threads))
+
+
+def _run_exec(model_dir: str, batch: int, seq_len: int, steps: int, threads: int, name: str) -> dict:
+    cmd = [sys.executable, "-m", "proxy_artifacts.cost", str(model_dir), str(batch), str(seq_len), str(steps), str(threads)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"cost child for {name} ({model_dir}) failed: {p.stderr[-800:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _run_fork(model_dir: str, batch: int, seq_len: int, steps: int, threads: int, name: str, work: Path,
+              runs: list) -> dict:
+    from passnet_common.worker import run_isolated
+
+    out = work / name
+    (o,) = run_isolated([(name, (str(model_dir), batch, seq_len, steps, threads, runs), out)], _child_task, workers=1,
+                        timeout_s=CHILD_TIMEOUT_S, mem_cap_bytes=None, threads_per_worker=threads, poll_s=0.5)
+    if not o.ok:
+        raise RuntimeError(f"cost child for {name} ({model_dir}) failed: {o.error_class}: {(o.error_message or '')[-800:]}")
+    r = json.loads((out / "result.json").read_text())
+    (out / "result.json").unlink()
+    return r
+
+
+CHILD_TIMEOUT_S = 3600.0
+"""Wall-clock backstop per child (s): a hung measurement is killed and reported (``timeout``)."""
+
+
 def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: int = 32, steps: int = 4,
-                         rounds: int = 2, threads: int = 1, base: str = "base") -> dict:
+                         rounds: int = 2, threads: int = 1, base: str = "base", isolation: str = "fork") -> dict:
     """Interleaved child-process measurement of every model (see module doc).
+
+    Args:
+        models: {name: checkpoint folder}; ``base`` among them.
+        batch, seq_len: sequences and tokens per sequence of one step (the GRPO global batch).
+        steps: timed steps per child (after 1 warm-up step); rounds: children per model.
+        isolation: ``"fork"`` (children forked from this process after :func:`preimport`) or
+            ``"exec"`` (a fresh ``python -m proxy_artifacts.cost`` per child; ~10 s more per child).
 
     Returns {"step_ms_median": {name: ms}, "peak_memory_bytes": {name: bytes}, "step_time_ratio":
     {name: proxy / base}, "peak_memory_ratio": {name: proxy / base}, "batch", "seq_len", "steps",
@@ -99,28 +257,42 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
     "machine" (:func:`timing.machine` of the parent)}.
 
     Raises:
-        ValueError: ``base`` is not among ``models``.
-        RuntimeError: a child failed (its stderr tail in the message).
+        ValueError: ``base`` is not among ``models``, or an unknown ``isolation``.
+        RuntimeError: a child failed (names the model; the child's error or stderr tail in the message).
     """
+    import gc
+    import tempfile
+
     if base not in models:
         raise ValueError(f"cost: models {sorted(models)} lack the base {base!r}")
+    if isolation not in ("fork", "exec"):
+        raise ValueError(f"cost: isolation {isolation!r} is neither 'fork' nor 'exec'")
     names = list(models)
     times: dict[str, list[float]] = {n: [] for n in names}
     peak: dict[str, int] = {}
     info = {}
     load0 = load_average()
-    for rnd in range(rounds):
-        order = names[rnd % len(names):] + names[: rnd % len(names)]
-        for n in order:
-            cmd = [sys.executable, "-m", "proxy_artifacts.cost", str(models[n]), str(batch), str(seq_len), str(steps),
-                   str(threads)]
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            if p.returncode != 0:
-                raise RuntimeError(f"cost child for {n} ({models[n]}) failed: {p.stderr[-800:]}")
-            r = json.loads(p.stdout.strip().splitlines()[-1])
-            times[n] += r["step_ms"]
-            peak[n] = max(peak.get(n, 0), r["peak_memory_bytes"])
-            info = {"device": r["device"], "memory_kind": r["memory_kind"]}
+    frozen, runs = False, []
+    if isolation == "fork":
+        preimport(models)
+        runs = resident_file_runs()
+        if gc.get_freeze_count() == 0:  # children neither walk nor copy-on-write the imported heap
+            gc.collect()
+            gc.freeze()
+            frozen = True
+    try:
+        with tempfile.TemporaryDirectory(prefix="proxy_cost_") as work:
+            for rnd in range(rounds):
+                order = names[rnd % len(names):] + names[: rnd % len(names)]
+                for n in order:
+                    args = (models[n], batch, seq_len, steps, threads, n)
+                    r = _run_fork(*args, Path(work), runs) if isolation == "fork" else _run_exec(*args)
+                    times[n] += r["step_ms"]
+                    peak[n] = max(peak.get(n, 0), r["peak_memory_bytes"])
+                    info = {"device": r["device"], "memory_kind": r["memory_kind"]}
+    finally:
+        if frozen:
+            gc.unfreeze()
     med = {n: round(statistics.median(v), 3) for n, v in times.items()}
     return {"step_ms_median": med, "peak_memory_bytes": peak,
             "step_time_ratio": {n: round(med[n] / med[base], 4) for n in names if n != base},
