@@ -35,6 +35,23 @@ def tiny_pair(tmp_path_factory):
     return {"base": str(root / "big"), "small": str(root / "small")}, n_params(root / "big") - n_params(root / "small")
 
 
+def _fresh_parent(models: dict, kw: dict, hog_mb: int = 0) -> dict:
+    """``measure_side_by_side(models, **kw)`` in a fresh interpreter, as the ``proxy_cost`` stage runs it:
+    torch refuses autograd in a child forked from a process whose autograd engine has started (this
+    test process has run backward passes in other tests). ``hog_mb``: the parent first makes that many MiB
+    resident and frees them (a peak before the forks). Returns the result, or ``{"error": message}``."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom proxy_artifacts import cost\n"
+            f"hog = bytearray({hog_mb} << 20)\nfor i in range(0, len(hog), 4096):\n    hog[i] = 1\ndel hog\n"
+            "try:\n    r = cost.measure_side_by_side(json.loads(sys.argv[1]), **json.loads(sys.argv[2]))\n"
+            "except RuntimeError as e:\n    r = {'error': str(e)}\nprint(json.dumps(r))")
+    p = subprocess.run([sys.executable, "-c", code, json.dumps(models), json.dumps(kw)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def _prod(shape):
     n = 1
     for s in shape:
@@ -44,9 +61,7 @@ def _prod(shape):
 
 def test_each_child_measures_its_own_model(tiny_pair):
     models, d_params = tiny_pair
-    hog = bytearray(256 << 20)  # a peak of the parent before the forks: must not reach any child's figure
-    del hog
-    r = cost.measure_side_by_side(models, **KW)
+    r = _fresh_parent(models, KW, hog_mb=256)  # a parent peak before the forks: must not reach any child's figure
     assert r["memory_kind"] == "cpu_peak_rss_delta" and r["device"] == "cpu"
     assert set(r["step_ms_median"]) == {"base", "small"} and all(v > 0 for v in r["step_ms_median"].values())
     big, small = r["peak_memory_bytes"]["base"], r["peak_memory_bytes"]["small"]
@@ -63,10 +78,12 @@ def test_failing_child_raises_naming_the_model(tiny_pair, tmp_path):
     bad = tmp_path / "broken"
     bad.mkdir()
     (bad / "config.json").write_text(json.dumps({"model_type": "no_such_family"}))
-    with pytest.raises(RuntimeError, match=r"cost child for broken \(.*broken\) failed: exception:"):
-        cost.measure_side_by_side({"base": models["small"], "broken": str(bad)}, **KW)
-    with pytest.raises(RuntimeError, match=r"cost child for gone .* model folder .* not found"):
-        cost.measure_side_by_side({"base": models["small"], "gone": str(tmp_path / "absent")}, **KW)
+    import re
+
+    err = _fresh_parent({"base": models["small"], "broken": str(bad)}, KW)["error"]
+    assert re.search(r"cost child for broken \(.*broken\) failed: exception:", err), err
+    err = _fresh_parent({"base": models["small"], "gone": str(tmp_path / "absent")}, KW)["error"]
+    assert re.search(r"cost child for gone .* model folder .* not found", err), err
 
 
 def test_bad_arguments():
