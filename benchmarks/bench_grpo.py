@@ -37,6 +37,11 @@ def cpu():
 t0 = cpu()
 import yaml
 from proxy_artifacts import rl
+try:  # a worker-like process, as the stage's pool workers (the code before the reuse has no rl_reuse)
+    from proxy_artifacts import rl_reuse
+    rl_reuse.mark_worker()
+except ImportError:
+    pass
 import datasets, transformers, trl  # what run_grpo imports
 print(json.dumps({"imports_cpu_s": round(cpu() - t0, 3), "code": rl.__file__}), flush=True)
 model, out = sys.argv[1], sys.argv[2]

@@ -75,7 +75,7 @@ from passnet_common.io import atomic_write_json, atomic_write_text
 
 from . import corpus
 from .adapters import adapter_for, moe_blocks
-from .rl_reuse import fresh_load, grad_sq_nonfinite, reused_reference, settle_gc
+from .rl_reuse import fresh_load, grad_sq_nonfinite, mark_worker, reused_reference, settle_gc
 from .timing import DEFAULT_CLOCK, Clock, load_average, machine
 
 FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
@@ -534,7 +534,7 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=mark_worker) as pool:
             futs = {pool.submit(_run_one, model_dir, f, g, out_dir, key): (f, g, key) for f, g, key in jobs}
             for fut in as_completed(futs):
                 f, g, key = futs[fut]

@@ -29,7 +29,7 @@ def grad_sq_nonfinite(g: torch.Tensor) -> tuple[float, int, int]:
 # Per-process reuse across the runs of one worker (none changes a result; tests/test_proxy_grpo_reuse.py):
 # each model load is a deep copy of the model as loaded from disk (cached per folder, its files' sizes and
 # mtimes and the load arguments; the cached one is never handed out), and the cyclic garbage collector is
-# settled before each run (gc.collect, then gc.freeze: the survivors of the imports and earlier runs are not
+# settled before each run in a pool worker (gc.collect, then gc.freeze: the survivors of the imports and earlier runs are not
 # scanned again by the gc.collect accelerate runs at the end of every train()).
 REUSE = True
 _LOADED: dict = {}
@@ -69,10 +69,24 @@ def reused_reference():
         gt.create_model_from_path = orig
 
 
+_IN_WORKER = False
+"""Set by :func:`mark_worker` in a process that only runs GRPO runs (a pool worker of
+:func:`proxy_artifacts.rl.run_grpo_all`): only there does :func:`settle_gc` freeze the heap."""
+
+
+def mark_worker() -> None:
+    """Pool initializer: this process is a GRPO worker, whose heap :func:`settle_gc` may freeze for good."""
+    global _IN_WORKER
+    _IN_WORKER = True
+
+
 def settle_gc() -> None:
-    """With :data:`REUSE`: collect, then freeze the survivors (imports, the load cache), so the collection
-    accelerate runs at the end of every ``train()`` scans only what this run allocates."""
-    if REUSE:
+    """In a GRPO worker (:func:`mark_worker`) with :data:`REUSE`: collect, then freeze the survivors
+    (imports, the load cache), so the collection accelerate runs at the end of every ``train()`` scans
+    only what this run allocates. The freeze is never undone: the process is the worker's own. In any
+    other process (a caller running ``run_grpo`` itself, the tests) nothing happens: freezing a caller's
+    heap would change its garbage collection for good."""
+    if REUSE and _IN_WORKER:
         import gc
 
         gc.collect()

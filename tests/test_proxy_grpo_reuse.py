@@ -83,3 +83,20 @@ def test_grad_sq_nonfinite_matches_the_four_pass_rule():
     big = torch.tensor([3e38, 1.0])  # finite, but its square overflows float32: Inf sum, no NaN / Inf entry
     s, n, i = rl_reuse.grad_sq_nonfinite(big)
     assert (n, i) == (0, 0) and math.isinf(s)
+
+
+def test_settle_gc_freezes_only_a_marked_worker(monkeypatch):
+    """A caller running run_grpo in its own process keeps an unfrozen heap; a pool worker
+    (mark_worker, the pool's initializer) freezes its own."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    rl_reuse.settle_gc()
+    assert gc.get_freeze_count() == 0
+    monkeypatch.setattr(rl_reuse, "_IN_WORKER", False)
+    rl_reuse.mark_worker()
+    try:
+        rl_reuse.settle_gc()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
