@@ -140,9 +140,9 @@ def _result(stable: bool, trials: int = 20, tag: str = "") -> dict:
     return {"stable": stable, "trials": trials, "trial_history": json.dumps([{"trial": 0, "side": "eager", "tag": tag}])}
 
 
-def test_time_passes_re_times_only_unstable_rows_in_fresh_folders_and_resumes(tmp_path):
-    outcome = {"a": [True], "b": [False, True], "c": [False, False]}  # per variant: stable of pass 0, 1, ...
-    calls: list[list[str]] = []
+def _recording_batch(outcome: dict, calls: list):
+    """A ``run_batch`` for :func:`time_passes` that records each call's task keys in ``calls`` and
+    writes pass p of variant ``name`` with ``stable = outcome[name][p]`` (20 + p trials)."""
 
     def batch(tasks):
         calls.append([k for k, _, _ in tasks])
@@ -150,6 +150,15 @@ def test_time_passes_re_times_only_unstable_rows_in_fresh_folders_and_resumes(tm
             p = 0 if out.name == name else int(out.name[4:])
             out.mkdir(parents=True, exist_ok=True)
             (out / "result.json").write_text(json.dumps(_result(outcome[name][p], 20 + p, f"{name}{p}")))
+
+    return batch
+
+
+def test_time_passes_re_times_only_unstable_rows_in_fresh_folders_and_resumes(tmp_path):
+    outcome = {"a": [True], "b": [False, True], "c": [False, False]}  # per variant: stable of pass 0, 1, ...
+    calls: list[list[str]] = []
+
+    batch = _recording_batch(outcome, calls)
 
     keyed = [(n, n, tmp_path / n) for n in "abc"]
     assert time_passes(keyed, batch, passes=1) == [3, 2]
@@ -189,12 +198,7 @@ def test_first_only_times_pass_0_and_a_later_call_re_measures_what_came_out_unst
     outcome = {"a": [True], "b": [False, True], "c": [False, False]}
     calls: list[list[str]] = []
 
-    def batch(tasks):
-        calls.append([k for k, _, _ in tasks])
-        for key, name, out in tasks:
-            p = 0 if out.name == name else int(out.name[4:])
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "result.json").write_text(json.dumps(_result(outcome[name][p], 20 + p, f"{name}{p}")))
+    batch = _recording_batch(outcome, calls)
 
     keyed = [(n, n, tmp_path / n) for n in "abc"]
     assert time_passes(keyed[:1], batch, passes=1, first_only=True) == [1]
