@@ -3,16 +3,16 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-12)
 
-.PHONY: setup repro test test-all bench clean-venv
+.PHONY: setup repro test test-all bench clean-venv constraints
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py passnet_common/canonical/_cmerkle.pyx
+$(STAMP): pyproject.toml constraints.txt setup.py passnet_common/canonical/_cmerkle.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet torch==2.14.1 torchvision==0.29.1
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c constraints.txt torch==2.14.1 torchvision==0.29.1
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -30,3 +30,8 @@ bench: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# after a deliberate upgrade in .venv: record its exact versions (then rebuild and commit dvc.lock)
+constraints: $(STAMP)
+	{ sed -n '1,2p' constraints.txt; $(BIN)/pip freeze --exclude-editable | grep -v '^-e'; } > constraints.txt.tmp
+	mv constraints.txt.tmp constraints.txt
