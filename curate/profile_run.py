@@ -200,6 +200,23 @@ def start_compile_process(tasks: list[tuple[str, Any, Path]], cores: list[int], 
     return subprocess.Popen([sys.executable, "-m", "curate.profile_run", str(workdir / "compile_plan.json")])
 
 
+def record_killed(dirs: dict[str, Path]) -> Callable:
+    """``on_done`` for :func:`passnet_common.worker.run_isolated`: a child that ended without
+    writing ``check.json`` / ``result.json`` / ``error.json`` (killed by the watchdog for memory,
+    time or a hang, or by a signal) gets ``error.json`` with the parent's error class. Without it
+    the folder stays empty, and timing run 0 (:func:`wait_checks`) waited for the whole compile
+    phase to end before timing that subgraph (a workload variant killed at the memory cap
+    stalled the timing core for minutes)."""
+    from passnet_common.io import atomic_write_json
+
+    def on_done(outcome) -> None:
+        d = dirs.get(outcome.key)
+        if outcome.ok or d is None or any((d / n).exists() for n in ("check.json", "result.json", "error.json")):
+            return
+        atomic_write_json(d / "error.json", {"error_class": outcome.error_class, "error_message": outcome.error_message})
+    return on_done
+
+
 def _compile_main(plan_path: str) -> int:
     """Entry of the compile process (:func:`start_compile_process`)."""
     plan = json.loads(Path(plan_path).read_text())
@@ -214,7 +231,8 @@ def _compile_main(plan_path: str) -> int:
     preimport()
     t0 = time.perf_counter()
     run_isolated(tasks, check_task, workers=len(plan["cores"]), timeout_s=plan["timeout_s"],
-                 mem_cap_bytes=plan["mem_cap_bytes"], threads_per_worker=plan["threads"])
+                 mem_cap_bytes=plan["mem_cap_bytes"], threads_per_worker=plan["threads"],
+                 on_done=record_killed({k: d for k, _, d in tasks}))
     atomic_write_json(Path(plan["stats"]), {"seconds": time.perf_counter() - t0, "attempts": len(tasks)})
     return 0
 

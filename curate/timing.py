@@ -19,7 +19,11 @@ GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
    always runs right after another); each trial records the mean ms per call;
 5. **adaptive count**: after ``min_trials`` trials, and every ``check_every`` trials after,
    the bootstrap intervals of the ``decide`` ratios are computed; trials stop once each is
-   *decided* (excludes 1, or is narrower than ``1 +- decided_width``), at ``trials`` at most;
+   *settled*, at ``trials`` at most. ``stop = "decided"``: the interval lies beyond
+   ``1 -+ min_effect`` or inside ``1 +- decided_width`` (:func:`decided`); ``stop = "label"``
+   (the profile's): the interval answers the one question a label asks of it, "is the ratio
+   below ``1 - min_effect``?", i.e. it lies wholly below or wholly at/above ``1 - min_effect``
+   (:func:`resolved`; a ratio of 1.02 +- 0.06 is settled "not slower" without being decided);
    **time cap** (``max_variant_s``, None = none): once the variant's measured time (the sum of
    every timed trial of every side and attempt, short ones included) exceeds the cap, the
    trial in progress is finished and the timing stops (``time_capped``; no retry follows; a
@@ -31,8 +35,8 @@ GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
    it measures the figure we label); else the measurement is repeated on fresh inputs
    (``retries`` times); still noisy = ``stable False`` (the least noisy attempt is kept, every
    attempt's trials stay in ``history``). Each side's own IQR/median is recorded too. The
-   profile uses ``gate = "ci"``: stable = every interval it labels from is decided or narrower
-   than ``max_ci_width`` (under load the paired IQR/median of 10-ms trials is 0.2-0.4 on 2
+   profile uses ``gate = "ci"``: stable = every interval it labels from is settled (as in step 5)
+   or narrower than ``max_ci_width`` (under load the paired IQR/median of 10-ms trials is 0.2-0.4 on 2
    shared cores while the intervals over 10-40 trials still decide; measured, docs/curation.md);
 7. per side the median; a ratio is the median of the per-trial ratios, with a paired
    percentile-bootstrap interval (:func:`bootstrap_ratio_ci` over :func:`paired_bootstrap`: trial indices resampled;
@@ -81,6 +85,8 @@ class TimingConfig:
             ``1 - min_effect``): the equivalence margin that keeps a no-op control out of
             the long tail under load (measured: docs/curation.md).
         decided_width: an interval inside ``[1 - w, 1 + w]`` counts as decided (no difference).
+        stop: what settles an interval for the adaptive count and the ``ci`` gate: ``decided``
+            (:func:`decided`) or ``label`` (:func:`resolved`: on one side of ``1 - min_effect``).
         gate: ``iqr`` (IQR/median of the paired ratios <= ``max_iqr_ratio``) or ``ci`` (every
             gated interval decided, or ``high / low - 1 <= max_ci_width``): the profile's gate,
             since its labels are read from those intervals.
@@ -110,6 +116,7 @@ class TimingConfig:
     decided_width: float = 0.03
     min_effect: float = 0.05
     gate: str = "iqr"
+    stop: str = "decided"
     max_ci_width: float = 0.1
     device: str = "cpu"
     l2_flush_mb: float = 0.0
@@ -118,6 +125,14 @@ class TimingConfig:
 
     def __post_init__(self):
         self.min_trials = min(self.min_trials, self.trials)
+        if self.stop not in ("decided", "label"):
+            raise ValueError(f"TimingConfig.stop must be 'decided' or 'label', got {self.stop!r}")
+
+    def settled(self, ci: tuple[float, float]) -> bool:
+        """Whether interval ``ci`` stops the adaptive count (:attr:`stop`)."""
+        if self.stop == "label":
+            return resolved(ci, self.min_effect)
+        return decided(ci, self.decided_width, self.min_effect)
 
 
 @dataclass
@@ -283,6 +298,14 @@ def decided(ci: tuple[float, float], width: float, margin: float = 0.0) -> bool:
     return hi < 1.0 - margin or lo > 1.0 + margin or (lo >= 1.0 - width and hi <= 1.0 + width)
 
 
+def resolved(ci: tuple[float, float], margin: float) -> bool:
+    """An interval answers "is the ratio below ``1 - margin``?" when it lies wholly below
+    ``1 - margin`` (yes: :func:`slower`) or wholly at or above it (no). Every label of a profile
+    row (``slower_e2e``, ``slower_compiler``, ``overhead_bound``) asks exactly this question."""
+    lo, hi = ci
+    return hi < 1.0 - margin or lo >= 1.0 - margin
+
+
 def slower(ci_high: float | None, margin: float) -> bool:
     """``a / b`` is below 1 *with confidence*: the interval's upper end lies below ``1 - margin``."""
     return ci_high is not None and ci_high < 1.0 - margin
@@ -399,8 +422,7 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
                 time_capped = True  # the trial in progress was finished: every side has k trials
                 break
             if decide and k >= cfg.min_trials and (k - cfg.min_trials) % cfg.check_every == 0:
-                if all(decided(bootstrap_ratio_ci(acc[a], acc[b], cfg.n_boot, cfg.ci_level, cfg.seed), cfg.decided_width,
-                                   cfg.min_effect)
+                if all(cfg.settled(bootstrap_ratio_ci(acc[a], acc[b], cfg.n_boot, cfg.ci_level, cfg.seed))
                        for a, b in decide):
                     break
         ratios = {n: iqr_ratio(acc[n]) for n in names}
@@ -410,7 +432,7 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
             for a, b in gate:
                 lo, hi = bootstrap_ratio_ci(acc[a], acc[b], cfg.n_boot, cfg.ci_level, cfg.seed)
                 w = hi / lo - 1 if lo > 0 else math.inf
-                widths.append(0.0 if decided((lo, hi), cfg.decided_width, cfg.min_effect) or w <= cfg.max_ci_width else w)
+                widths.append(0.0 if cfg.settled((lo, hi)) or w <= cfg.max_ci_width else w)
             worst = max(widths) if widths else 0.0
         else:
             worst = max(pair_iqr.values()) if pair_iqr else 0.0

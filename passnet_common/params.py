@@ -115,6 +115,7 @@ TIMING_SCHEMA = Block({
     "decided_width": non_negative(float),
     "min_effect": non_negative(float),
     "gate": Choice(("iqr", "ci")),
+    "stop": Choice(("decided", "label")),  # what settles an interval (curate.timing.TimingConfig.stop)
     "max_ci_width": positive(float),
     "l2_flush_mb": non_negative(float),
     "max_variant_s": Optional(positive(float)),  # timing cap of one variant, all sides and trials (s)

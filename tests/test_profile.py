@@ -66,6 +66,39 @@ def test_adaptive_count_stops_once_decided_and_fixed_count_does_not():
     assert len(r.trials_ms["eager"]) == 40
 
 
+def test_label_stop_settles_a_not_slower_interval_that_decided_keeps_timing():
+    """A ratio of ~1.02 with +-8% trial noise: its interval lies above 1 - m = 0.95 (the question
+    every label asks is answered "not slower") but is neither beyond 1 + m nor inside 1 +- 0.03,
+    so ``stop = "decided"`` times all 40 trials and ``stop = "label"`` stops at the first check."""
+    import random
+
+    rng = random.Random(1)
+    clock = Clock()
+    noise = lambda base: (lambda: base * (1 + rng.uniform(-0.08, 0.08)))  # noqa: E731
+    sides = {"eager": clock.fn(noise(1.02)), "dynamo": clock.fn(noise(1.02)), "inductor": clock.fn(noise(1.0))}
+    pairs = (("eager", "inductor"), ("dynamo", "inductor"))
+    runs = {}
+    for stop in ("decided", "label"):
+        cfg = TimingConfig(warmup=0, trials=40, min_trials=20, check_every=5, min_trial_ms=1.0, stop=stop, gate="ci",
+                           max_ci_width=0.01, retries=0)
+        runs[stop] = measure_sides(sides, lambda: [torch.ones(1)], cfg, timer=clock, decide=pairs)
+    lab = runs["label"]
+    lo, hi = lab.ratio_ci("eager", "inductor")
+    assert lo >= 0.95 and not (hi <= 1.03 or lo > 1.05)  # settled for the label, not decided
+    assert len(lab.trials_ms["eager"]) == 20 and lab.stable
+    assert len(runs["decided"].trials_ms["eager"]) == 40
+    assert not runs["decided"].stable  # the decided gate (narrow width 0.01) still calls it undecided
+
+
+def test_resolved_answers_the_labels_one_sided_question():
+    from curate.timing import resolved
+
+    assert resolved((0.80, 0.94), 0.05) and resolved((0.95, 1.3), 0.05) and resolved((1.2, 1.4), 0.05)
+    assert not resolved((0.90, 1.0), 0.05) and not resolved((0.949, 0.951), 0.05)
+    with pytest.raises(ValueError, match="stop"):
+        TimingConfig(stop="sometimes")
+
+
 def test_trial_order_rotates_so_no_side_always_follows_another():
     clock = Clock()
     order = []

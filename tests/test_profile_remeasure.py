@@ -216,15 +216,17 @@ def test_crashes_are_not_re_measured_and_zero_passes_is_the_old_protocol():
         merge_passes([])
 
 
-def test_noop_control_with_re_measurement_holds_compiler_speedup_one_and_enters_no_long_tail(tmp_path):
+@pytest.mark.parametrize("stop", ["decided", "label"])
+def test_noop_control_with_re_measurement_holds_compiler_speedup_one_and_enters_no_long_tail(tmp_path, stop):
     """Optional stopping check. The Dynamo-only backend profiled in Inductor's place (same cost
     per call as the Dynamo-only side) on 24 variants under a simulated load that multiplies
     the cost of everything inside random 20-ms windows by 1, 1, 2 or 4; each pass of a variant
     has its own load draw (fresh trials). Unstable variants get one re-measurement pass (labels from the final
     pass). Every row's speedup_compiler interval must still hold 1 and no row may enter the
-    long tail; some rows must really have been re-measured (else nothing was checked)."""
+    long tail; some rows must really have been re-measured (else nothing was checked). Both stop
+    rules: ``label`` (the profile's) stops a row as soon as every interval is on one side of 1 - m."""
     cfg = TimingConfig(warmup=1, trials=40, min_trials=20, min_trial_ms=10.0, gate="ci", retries=1,
-                       max_variant_s=15.0, cap_min_trials=10)
+                       max_variant_s=15.0, cap_min_trials=10, stop=stop)
     bases = {f"v{i}": ((0.02, 0.07) if i % 2 else (1.0, 1.0)) for i in range(24)}  # overhead-bound / not
 
     def batch(tasks):
@@ -371,3 +373,31 @@ def test_wait_checks_returns_when_every_folder_is_done_or_the_compile_process_en
     p.wait()
     wait_checks([a, c], p)  # c never gets a file, but the process has ended: returns
     assert not (c / "check.json").exists()
+
+
+def _killed_child(arg, out_dir):
+    import signal
+
+    if arg == "ok":
+        (out_dir / "check.json").write_text("{}")
+        return
+    os.kill(os.getpid(), signal.SIGKILL)  # what the memory watchdog or the kernel's OOM killer does
+
+
+def test_a_killed_compile_child_leaves_error_json_so_timing_does_not_wait_for_the_phase(tmp_path):
+    """A compile child killed before it could write anything (the watchdog at the memory cap: a
+    workload variant with 512 MiB inputs) must leave ``error.json`` with its error class; an empty
+    folder made timing run 0 wait for the whole compile phase, and read as an unclassified
+    ``isolation_failed``. A child that wrote its check keeps it alone."""
+    from curate.profile_run import _read, record_killed, wait_checks
+    from passnet_common.worker import run_isolated
+
+    tasks = [("k1", "ok", tmp_path / "a"), ("k2", "die", tmp_path / "b")]
+    run_isolated(tasks, _killed_child, workers=1, timeout_s=60, mem_cap_bytes=None, freeze_gc=False,
+                 on_done=record_killed({k: d for k, _, d in tasks}))
+    assert (tmp_path / "a" / "check.json").exists() and not (tmp_path / "a" / "error.json").exists()
+    err = json.loads((tmp_path / "b" / "error.json").read_text())
+    assert err["error_class"] == "oom" and "SIGKILL" in err["error_message"]
+    wait_checks([tmp_path / "a", tmp_path / "b"], proc=None)  # returns: both folders are done
+    row = _read(tmp_path / "b" / "check.json", tmp_path / "b")
+    assert row["status"] == "isolation_failed" and row["error_class"] == "oom"
