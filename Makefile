@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py passnet_common/canonical/_cmerkle.pyx
+$(STAMP): pyproject.toml setup.py passnet_common/canonical/_cmerkle.pyx passnet_common/canonical/_cform.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.14.1 torchvision==0.29.1
 	$(BIN)/pip install --quiet -e '.[dev]'
