@@ -21,6 +21,7 @@ import torch.fx as fx
 
 from benchmarks.bench_hash import synthetic_chain
 from passnet_common.canonical import canonicalize, graph_hashes
+from passnet_common.canonical import effects as Ef
 from passnet_common.canonical import form as Fm
 from passnet_common.canonical import order as O
 from passnet_common.canonical import stored as St
@@ -92,7 +93,7 @@ def test_python_fallback_gives_the_same_form(monkeypatch):
     assert graph_hashes(gm) == ha == (a.graph_hash, a.structure_hash)
 
 
-compiled_form = pytest.mark.skipif(Fm._c_labels is None or St._c_node_list is None,
+compiled_form = pytest.mark.skipif(Fm._c_labels is None or St._c_node_list is None or Ef._c_ordering_deps is None,
                                    reason="the optional extension passnet_common.canonical._cform is not built")
 
 _SHAPES = [(2, 3), (3,), (2, 3), (1, 3), (6,), ()]
@@ -112,7 +113,7 @@ def _random_fx(rng: random.Random) -> fx.GraphModule:
         nodes.append(p)
     for _ in range(rng.randint(1, 40)):
         a, b = rng.choice(nodes), rng.choice(nodes)
-        kind = rng.randrange(9)
+        kind = rng.randrange(13)
         val = torch.empty(rng.choice(_SHAPES), dtype=rng.choice(_DTYPES), device="meta")
         if kind == 0:
             n = g.call_function(torch.add, (a, b))
@@ -136,9 +137,18 @@ def _random_fx(rng: random.Random) -> fx.GraphModule:
             val = torch.empty((1, 3), device="meta")
         elif kind == 7:
             n = g.call_function(operator.add, (a, b))
-        else:
+        elif kind == 8:
             n = g.call_method("size", (a, rng.randrange(2)))
             val = rng.choice([2, 3])
+        elif kind == 9:
+            n = g.call_method(rng.choice(["add_", "mul_"]), (a, rng.choice([1, b])))
+        elif kind == 10:
+            n = g.call_function(rng.choice([operator.iadd, operator.imul]), (a, b))
+        elif kind == 11:
+            n = g.call_function(torch.nn.functional.relu, (a,), {"inplace": rng.random() < 0.7})
+        else:
+            n = g.call_function(torch._C._set_grad_enabled, (rng.random() < 0.5,))
+            val = None
         if rng.random() < 0.9:
             n.meta["example_value"] = val
         nodes.append(n)
@@ -163,6 +173,25 @@ def test_compiled_labels_equal_python(keep_positions):
 
 
 @compiled_form
+def test_compiled_ordering_deps_equal_python():
+    """The compiled ordering edges (in-place methods, augmented assignments, ``inplace=``,
+    global-state barriers on random graphs; call_module state writes on the load sample) are
+    the Python ones, with and without the node index given."""
+    rng = random.Random(5)
+    graphs = [_random_fx(rng) for _ in range(300)] + [Ef._sample_graph()]
+    effects = 0
+    for gm in graphs:
+        nodes = list(gm.graph.nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
+        want = Ef.ordering_deps_py(nodes, inputs, gm, index)
+        effects += any(want[0])
+        assert Ef._c_ordering_deps(nodes, inputs, gm, index) == want
+        assert Ef._c_ordering_deps(nodes, inputs, gm, None) == want
+    assert effects > 100  # most graphs have ordering edges
+
+
+@compiled_form
 def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
     """On the same random graphs the whole form (hashes, text, stored node list, order,
     placeholder order) is the same with the compiled label pass and node list switched off."""
@@ -171,6 +200,7 @@ def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
     got = [canonicalize(gm, with_wl=False) for gm in graphs]
     monkeypatch.setattr(Fm, "_c_labels", None)
     monkeypatch.setattr(St, "_c_node_list", None)
+    monkeypatch.setattr(Ef, "_c_ordering_deps", None)
     for gm, a in zip(graphs, got):
         b = canonicalize(gm, with_wl=False)
         assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
@@ -182,7 +212,8 @@ def test_python_fallback_of_every_compiled_part(monkeypatch):
     is the same as with whatever is built."""
     gm = synthetic_chain(1_000)
     a = canonicalize(gm, with_wl=False)
-    for mod, name in ((O, "_c_merkle"), (O, "_c_order"), (Fm, "_c_labels"), (St, "_c_node_list")):
+    for mod, name in ((O, "_c_merkle"), (O, "_c_order"), (Fm, "_c_labels"), (St, "_c_node_list"),
+                      (Ef, "_c_ordering_deps")):
         monkeypatch.setattr(mod, name, None)
     b = canonicalize(gm, with_wl=False)
     assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
@@ -203,7 +234,13 @@ def test_load_checks_reject_a_wrong_copy(monkeypatch):
     def wrong_list(*args):
         return St.node_list_py(*args)[1:]
 
+    def wrong_deps(*args):
+        deps, barrier = Ef.ordering_deps_py(*args)
+        return deps, [not b for b in barrier]
+
     monkeypatch.setattr(_cform, "labels", wrong_labels)
     monkeypatch.setattr(_cform, "node_list", wrong_list)
+    monkeypatch.setattr(_cform, "ordering_deps", wrong_deps)
     assert Fm._load_compiled() is None
     assert St._load_compiled() is None
+    assert Ef._load_compiled() is None

@@ -1,12 +1,17 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: language_level=3
 """Compiled copies of object loops of the canonical form (speed only, no rule).
 
-Each function here is a line-for-line copy of a Python loop that stays the definition; the
+Each function here is a line-for-line copy of a Python loop that stays the definition (bounds
+checks and negative indexes as in Python: the directives are left at their defaults); the
 Python modules use a copy only where it gives the same result as the Python loop on a sample
-at import (``stored._load_compiled``, ``form._load_compiled``), and the Python loop otherwise.
+at import (``_load_compiled`` in ``stored``, ``form`` and ``effects``), and the Python loop otherwise.
 
 * :func:`node_list`: :func:`passnet_common.canonical.stored.node_list_py`, the stored node list
-  filled from the skeletons and plans the label pass built.
+  filled from the skeletons and plans the label pass built;
+* :func:`labels`: :func:`passnet_common.canonical.form.labels_py`, the label pass (and the key
+  templates of :mod:`passnet_common.canonical.fastpath` it builds);
+* :func:`ordering_deps`: :func:`passnet_common.canonical.effects.ordering_deps_py`, the ordering
+  edges of side effects.
 """
 
 
@@ -281,3 +286,160 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
             if perm is not False:
                 cache[key] = (el, sl, st, perm)
     return exact, struct, inputs, subs, store
+
+
+# --- the ordering edges of side effects ----------------------------------------------------
+# A copy of effects.ordering_deps; the per-target tables and helpers are those of
+# passnet_common.canonical.effects (set_effects_context).
+
+cdef dict _profile_cache
+cdef object _profile, _may_write, mutated_args, module_effects, E_NODE
+
+
+def set_effects_context(node_type, profile_cache, profile_fn, may_write_fn, mutated_args_fn, module_effects_fn):
+    """The tables and helpers of :mod:`passnet_common.canonical.effects` the copy uses."""
+    global _profile_cache, _profile, _may_write, mutated_args, module_effects, E_NODE
+    E_NODE = node_type
+    _profile_cache, _profile, _may_write = profile_cache, profile_fn, may_write_fn
+    mutated_args, module_effects = mutated_args_fn, module_effects_fn
+
+
+cdef Py_ssize_t _find(list parent, Py_ssize_t i):
+    while <Py_ssize_t>parent[i] != i:
+        parent[i] = parent[<Py_ssize_t>parent[i]]
+        i = <Py_ssize_t>parent[i]
+    return i
+
+
+def ordering_deps(list nodes, list inputs, gm=None, index=None):
+    """``effects.ordering_deps`` (the same two lists)."""
+    cdef Py_ssize_t n = len(nodes), i, j, a, b, c, k
+    cdef list muts = [[] for _ in range(n)]
+    cdef list alias = [False] * n
+    cdef list barrier = [False] * n
+    cdef bint any_effect = False
+    cdef dict state_paths = {}
+    cdef dict state_of = {}
+    cdef dict profiles = _profile_cache
+    cdef list deps, parent, written, ins, d, r
+    cdef dict readers, last_mut
+    cdef Py_ssize_t last_barrier
+    i = -1
+    for node in nodes:
+        i += 1
+        op = node.op
+        if op == "call_function" or op == "call_method":
+            try:
+                glob, al, static_mut, spec = profiles[(op, node.target)]
+            except (KeyError, TypeError):
+                glob, al, static_mut, spec = _profile(node)
+            if static_mut or ((spec.inplace_pos >= 0 or node._kwargs) and _may_write(node, spec)):
+                mu = mutated_args(node)
+                if mu:
+                    if index is None:
+                        index = {m: kk for kk, m in enumerate(nodes)}
+                    muts[i] = [index[m] for m in mu]
+                    any_effect = True
+                    al = True
+            if glob:
+                barrier[i] = True
+                any_effect = True
+            alias[i] = al
+        elif op == "call_module":
+            alias[i] = True
+            try:
+                mod = gm.get_submodule(node.target) if gm is not None else None
+            except AttributeError:
+                mod = None
+            w_in, w_state = module_effects(mod)
+            if w_in and node.args and isinstance(node.args[0], E_NODE):
+                if index is None:
+                    index = {m: kk for kk, m in enumerate(nodes)}
+                muts[i] = [index[node.args[0]]]
+                any_effect = True
+            if w_state:
+                path = str(node.target)
+                k = state_paths.setdefault(path, n + len(state_paths))
+                muts[i].append(k)
+                state_of[i] = k
+                any_effect = True
+    deps = [[] for _ in range(n)]
+    if not any_effect:
+        return deps, barrier
+    parent = list(range(n + len(state_paths)))
+    for i in range(n):
+        if alias[i]:
+            for j in <list>inputs[i]:
+                a = i if <Py_ssize_t>parent[i] == i else _find(parent, i)
+                b = j if <Py_ssize_t>parent[j] == j else _find(parent, j)
+                if a != b:
+                    parent[a] = b
+    if state_paths:
+        i = -1
+        for node in nodes:
+            i += 1
+            if node.op == "get_attr":
+                t = str(node.target)
+                for path, k in state_paths.items():
+                    if t == path or t.startswith(path + "."):
+                        a, b = _find(parent, i), _find(parent, k)
+                        if a != b:
+                            parent[a] = b
+    written = [False] * len(parent)
+    for m in muts:
+        for j in <list>m:
+            written[_find(parent, j)] = True
+    ins = inputs
+    readers = {}
+    last_mut = {}
+    last_barrier = -1
+    i = -1
+    for node in nodes:
+        i += 1
+        op = node.op
+        if op == "placeholder":
+            continue
+        d = deps[i]
+        if barrier[i]:
+            d.extend([jj for jj in range(last_barrier + 1, i) if nodes[jj].op != "placeholder"])
+            if last_barrier >= 0:
+                d.append(last_barrier)
+            last_barrier = i
+            continue
+        if last_barrier >= 0:
+            d.append(last_barrier)
+        if not muts[i] and i not in state_of and op != "get_attr":
+            for j in <list>ins[i]:
+                c = <Py_ssize_t>parent[j]
+                if <Py_ssize_t>parent[c] != c:
+                    c = _find(parent, j)
+                if not written[c]:
+                    continue
+                lm = last_mut.get(c)
+                if lm is not None:
+                    d.append(lm)
+                r = readers.get(c)
+                if r is None:
+                    readers[c] = [i]
+                elif not r or r[len(r) - 1] != i:
+                    r.append(i)
+            if len(d) > 1:
+                d[:] = sorted(set(d))
+            continue
+        mutated = {_find(parent, jj) for jj in muts[i]}
+        touched = {_find(parent, jj) for jj in ins[i]} | mutated
+        if i in state_of or op == "get_attr":
+            touched.add(_find(parent, i))
+        for cc in touched:
+            if cc in mutated:
+                d.extend(readers.get(cc, ()))
+                if cc in last_mut:
+                    d.append(last_mut[cc])
+                last_mut[cc] = i
+                readers[cc] = []
+            else:
+                if cc in last_mut:
+                    d.append(last_mut[cc])
+                readers.setdefault(cc, []).append(i)
+        d[:] = sorted(set(jj for jj in d if jj != i))
+    return deps, barrier
