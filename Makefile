@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256s
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt setup.py passnet_common/canonical/_cmerkle.pyx
+$(STAMP): pyproject.toml constraints.txt setup.py passnet_common/canonical/_cmerkle.pyx passnet_common/canonical/_cform.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet -c constraints.txt torch==2.14.1 torchvision==0.29.1
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'

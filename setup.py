@@ -1,11 +1,12 @@
 """Optional compiled speed-ups of the canonical form (issue 21, hashing speed); everything else
 is configured in pyproject.toml.
 
-``pip install -e .`` (``make setup``) compiles :mod:`passnet_common.canonical._cmerkle` from its
-Cython source when Cython (a build requirement in pyproject.toml) and a C compiler are there.
-When either is missing or the compile fails, the install goes on without it and the canonical
-form uses its pure-Python loop, which gives the same hashes (the compiled module is used only
-where it agrees with the Python loop: :func:`passnet_common.canonical.order._load_compiled`).
+``pip install -e .`` (``make setup``) compiles :mod:`passnet_common.canonical._cmerkle` and
+:mod:`passnet_common.canonical._cform` from their Cython sources when Cython (a build requirement
+in pyproject.toml) and a C compiler are there. When either is missing or the compile fails, the
+install goes on without it and the canonical form uses its pure-Python loops, which give the same
+hashes (a compiled function is used only where it agrees with its Python loop on a sample at
+import: ``_load_compiled`` in :mod:`passnet_common.canonical.order` and ``.stored``).
 """
 
 from setuptools import Extension, setup
@@ -35,7 +36,8 @@ def _extensions():
         print("warning: Cython not found; the canonical form runs its pure-Python loop")
         return []
     try:
-        return cythonize([Extension("passnet_common.canonical._cmerkle", ["passnet_common/canonical/_cmerkle.pyx"])],
+        return cythonize([Extension("passnet_common.canonical._cmerkle", ["passnet_common/canonical/_cmerkle.pyx"]),
+                          Extension("passnet_common.canonical._cform", ["passnet_common/canonical/_cform.pyx"])],
                          compiler_directives={"language_level": 3}, quiet=True)
     except Exception as exc:  # noqa: BLE001
         print(f"warning: Cython could not translate the extension ({type(exc).__name__}: {exc})")

@@ -169,14 +169,19 @@ def real_graphs(which: tuple[str, ...] = ("llama70b", "qwen3next80b"), seq_len: 
 
 
 _CANONICAL_FILES = ("labels", "fastpath", "stored", "effects", "order", "form", "__init__")
+_COMPILED_FILES = ("_cmerkle", "_cform")
 
 
 def reference_canonical(rev: str):
     """The canonical package as it was at git revision ``rev`` of this repository, loaded beside
     the current one under the module name ``_canonical_ref`` (sources from ``git show``, their
     ``passnet_common.canonical`` imports pointed at the copy), so that the implementation
-    before a change is timed on the same graphs in the same run. Returns the package module;
-    raises ``subprocess.CalledProcessError`` when ``rev`` lacks the files."""
+    before a change is timed on the same graphs in the same run. A compiled extension whose
+    Cython source at ``rev`` is the same as the current one (``_cmerkle.pyx``) is the built
+    module of the current package, so a reference that used it runs with it, as it did
+    (else its import fails and the reference runs its Python loops). Returns the package
+    module; raises ``subprocess.CalledProcessError`` when ``rev`` lacks the files."""
+    import importlib
     import subprocess
     import types
 
@@ -184,6 +189,15 @@ def reference_canonical(rev: str):
     pkg = types.ModuleType(name)
     pkg.__path__ = []
     sys.modules[name] = pkg
+    for ext in _COMPILED_FILES:
+        old = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:passnet_common/canonical/{ext}.pyx"],
+                             capture_output=True, text=True)
+        here = ROOT / "passnet_common" / "canonical" / f"{ext}.pyx"
+        if old.returncode == 0 and here.exists() and old.stdout == here.read_text():
+            try:
+                sys.modules[f"{name}.{ext}"] = importlib.import_module(f"passnet_common.canonical.{ext}")
+            except ImportError:
+                pass
     for mod in _CANONICAL_FILES:
         src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:passnet_common/canonical/{mod}.py"],
                              check=True, capture_output=True, text=True).stdout

@@ -2,20 +2,29 @@
 by ``pip install -e .`` when Cython and a C compiler are there) return exactly what the Python
 loops return (:func:`~passnet_common.canonical.order.merkle_py`,
 :func:`~passnet_common.canonical.order.canonical_order`), on seeded random DAGs with ordering
-edges, repeated inputs, tied keys and both placeholder conventions; and the form falls back to
-the Python loops, with the same hashes, when the module is absent. The whole-graph identity
+edges, repeated inputs, tied keys and both placeholder conventions; the compiled label pass and
+stored node list (:mod:`passnet_common.canonical._cform`) return what
+:func:`~passnet_common.canonical.form.labels_py` and
+:func:`~passnet_common.canonical.stored.node_list_py` return, on seeded random FX graphs; and the
+form falls back to the Python loops, with the same hashes, when the modules are absent. The whole-graph identity
 (every hash and stored byte against the recorded values) is ``tests/test_canonical_identity.py``,
 which runs on whichever path is installed."""
 
 from __future__ import annotations
 
+import operator
 import random
 
 import pytest
+import torch
+import torch.fx as fx
 
 from benchmarks.bench_hash import synthetic_chain
 from passnet_common.canonical import canonicalize, graph_hashes
+from passnet_common.canonical import effects as Ef
+from passnet_common.canonical import form as Fm
 from passnet_common.canonical import order as O
+from passnet_common.canonical import stored as St
 
 compiled = pytest.mark.skipif(O._c_merkle is None or O._c_order is None,
                               reason="the optional extension passnet_common.canonical._cmerkle is not built")
@@ -82,3 +91,156 @@ def test_python_fallback_gives_the_same_form(monkeypatch):
     assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
         (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order, b.placeholder_order)
     assert graph_hashes(gm) == ha == (a.graph_hash, a.structure_hash)
+
+
+compiled_form = pytest.mark.skipif(Fm._c_labels is None or St._c_node_list is None or Ef._c_ordering_deps is None,
+                                   reason="the optional extension passnet_common.canonical._cform is not built")
+
+_SHAPES = [(2, 3), (3,), (2, 3), (1, 3), (6,), ()]
+_DTYPES = [torch.float32, torch.float32, torch.float16, torch.int64]
+
+
+def _random_fx(rng: random.Random) -> fx.GraphModule:
+    """A random FX graph over the argument kinds the label cache keys (nodes, ints, floats
+    -0.0 / 0.0 / 2.5, bools, lists, keyword arguments, varargs methods, tuple values and their
+    getitems, missing metadata, a node repeated in one call). The metadata is drawn, not
+    propagated: the form only reads it."""
+    g = fx.Graph()
+    nodes = []
+    for i in range(rng.randint(1, 4)):
+        p = g.placeholder(f"p{i}")
+        p.meta["val"] = torch.empty(rng.choice(_SHAPES), dtype=rng.choice(_DTYPES), device="meta")
+        nodes.append(p)
+    for _ in range(rng.randint(1, 40)):
+        a, b = rng.choice(nodes), rng.choice(nodes)
+        kind = rng.randrange(13)
+        val = torch.empty(rng.choice(_SHAPES), dtype=rng.choice(_DTYPES), device="meta")
+        if kind == 0:
+            n = g.call_function(torch.add, (a, b))
+        elif kind == 1:
+            n = g.call_function(torch.mul, (a, rng.choice([2.5, -0.0, 0.0, 3, True])))
+        elif kind == 2:
+            n = g.call_function(torch.sum, (a,), {"dim": rng.choice([0, 1, -1])})
+        elif kind == 3:
+            n = g.call_function(torch.cat, ([a, b], 0) if rng.random() < 0.5 else ([a, b],),
+                                {} if rng.random() < 0.5 else {"dim": 0})
+        elif kind == 4:
+            n = g.call_method("view", (a, 2, -1))
+        elif kind == 5:
+            n = g.call_method("reshape", (a, [rng.choice([-1, 6])]))
+        elif kind == 6:
+            n = g.call_function(torch.split, (a, 1), {"dim": 0})
+            val = (torch.empty((1, 3), device="meta"),) * 2
+            n.meta["example_value"] = val
+            nodes.append(n)
+            n = g.call_function(operator.getitem, (n, rng.randrange(2)))
+            val = torch.empty((1, 3), device="meta")
+        elif kind == 7:
+            n = g.call_function(operator.add, (a, b))
+        elif kind == 8:
+            n = g.call_method("size", (a, rng.randrange(2)))
+            val = rng.choice([2, 3])
+        elif kind == 9:
+            n = g.call_method(rng.choice(["add_", "mul_"]), (a, rng.choice([1, b])))
+        elif kind == 10:
+            n = g.call_function(rng.choice([operator.iadd, operator.imul]), (a, b))
+        elif kind == 11:
+            n = g.call_function(torch.nn.functional.relu, (a,), {"inplace": rng.random() < 0.7})
+        else:
+            n = g.call_function(torch._C._set_grad_enabled, (rng.random() < 0.5,))
+            val = None
+        if rng.random() < 0.9:
+            n.meta["example_value"] = val
+        nodes.append(n)
+    g.output(tuple(nodes[-rng.randint(1, 3):]))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+@compiled_form
+@pytest.mark.parametrize("keep_positions", [False, True])
+def test_compiled_labels_equal_python(keep_positions):
+    """The compiled label pass returns the labels, inputs and stored entries of the Python one
+    (the cache of each run filled from scratch), with and without the stored entries."""
+    rng = random.Random(21)
+    for _ in range(300):
+        gm = _random_fx(rng)
+        nodes = list(gm.graph.nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        for want in (False, True):
+            a = Fm.labels_py(nodes, gm, None, keep_positions, index, want)
+            b = Fm._c_labels(nodes, gm, None, keep_positions, index, want, Fm._slow_label)
+            assert Fm._plain_store(a) == Fm._plain_store(b)
+
+
+@compiled_form
+def test_compiled_ordering_deps_equal_python():
+    """The compiled ordering edges (in-place methods, augmented assignments, ``inplace=``,
+    global-state barriers on random graphs; call_module state writes on the load sample) are
+    the Python ones, with and without the node index given."""
+    rng = random.Random(5)
+    graphs = [_random_fx(rng) for _ in range(300)] + [Ef._sample_graph()]
+    effects = 0
+    for gm in graphs:
+        nodes = list(gm.graph.nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
+        want = Ef.ordering_deps_py(nodes, inputs, gm, index)
+        effects += any(want[0])
+        assert Ef._c_ordering_deps(nodes, inputs, gm, index) == want
+        assert Ef._c_ordering_deps(nodes, inputs, gm, None) == want
+    assert effects > 100  # most graphs have ordering edges
+
+
+@compiled_form
+def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
+    """On the same random graphs the whole form (hashes, text, stored node list, order,
+    placeholder order) is the same with the compiled label pass and node list switched off."""
+    rng = random.Random(7)
+    graphs = [_random_fx(rng) for _ in range(200)]
+    got = [canonicalize(gm, with_wl=False) for gm in graphs]
+    monkeypatch.setattr(Fm, "_c_labels", None)
+    monkeypatch.setattr(St, "_c_node_list", None)
+    monkeypatch.setattr(Ef, "_c_ordering_deps", None)
+    for gm, a in zip(graphs, got):
+        b = canonicalize(gm, with_wl=False)
+        assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
+            (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order, b.placeholder_order)
+
+
+def test_python_fallback_of_every_compiled_part(monkeypatch):
+    """With all compiled parts switched off (a machine without a compiler) the form of a chain
+    is the same as with whatever is built."""
+    gm = synthetic_chain(1_000)
+    a = canonicalize(gm, with_wl=False)
+    for mod, name in ((O, "_c_merkle"), (O, "_c_order"), (Fm, "_c_labels"), (St, "_c_node_list"),
+                      (Ef, "_c_ordering_deps")):
+        monkeypatch.setattr(mod, name, None)
+    b = canonicalize(gm, with_wl=False)
+    assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
+        (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order)
+    assert graph_hashes(gm) == (a.graph_hash, a.structure_hash)
+
+
+def test_load_checks_reject_a_wrong_copy(monkeypatch):
+    """A compiled copy that disagrees with its Python loop on the import-time sample is not
+    used (the check of ``_load_compiled``)."""
+    pytest.importorskip("passnet_common.canonical._cform")
+    from passnet_common.canonical import _cform
+
+    def wrong_labels(*args):
+        exact, struct, inputs, subs, store = Fm.labels_py(*args[:6])
+        return exact[::-1], struct, inputs, subs, store
+
+    def wrong_list(*args):
+        return St.node_list_py(*args)[1:]
+
+    def wrong_deps(*args):
+        deps, barrier = Ef.ordering_deps_py(*args)
+        return deps, [not b for b in barrier]
+
+    monkeypatch.setattr(_cform, "labels", wrong_labels)
+    monkeypatch.setattr(_cform, "node_list", wrong_list)
+    monkeypatch.setattr(_cform, "ordering_deps", wrong_deps)
+    assert Fm._load_compiled() is None
+    assert St._load_compiled() is None
+    assert Ef._load_compiled() is None

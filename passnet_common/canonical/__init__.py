@@ -6,9 +6,11 @@ hashes of different versions are never compared. The code is split by concern:
 ``labels.py`` (what one node contributes), ``effects.py`` (mutations, aliasing, global
 state), ``order.py`` (the canonical order), ``form.py`` (text, hashes), ``stored.py`` (the stored
 node list), ``fastpath.py`` (keys of the label cache: speed only, no rule), ``_cmerkle.pyx``
-(the Merkle hashes and the canonical order of ``order.py`` compiled, the same values; optional,
-built by ``pip install -e .``; ``order.py`` uses it only where it agrees with the Python loops
-on a sample graph at import, else the Python loops).
+(the Merkle hashes and the canonical order of ``order.py`` compiled, the same values) and
+``_cform.pyx`` (compiled copies of the label pass of ``form.py``, the side-effect pass of
+``effects.py`` and the node list of ``stored.py``); both optional, built by ``pip install -e .``;
+each module uses a compiled function only where it agrees with its Python loop on a sample at
+import, else the Python loop, which stays the definition.
 
 **1. Node labels** (``graph_hash`` changes when any of these changes)
   * ``call_function`` by qualified target name; ``call_method`` by method name;

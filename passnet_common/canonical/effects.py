@@ -287,7 +287,16 @@ def _may_write(node: fx.Node, spec: _WriteSpec) -> bool:
 
 def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                   index: dict | None = None) -> tuple[list[list[int]], list[bool]]:
-    """Extra (non-data) dependencies that fix the order of side effects.
+    """:func:`ordering_deps_py`, by its compiled copy ``_cform.ordering_deps`` where that is
+    built and agrees with it (:func:`_load_compiled`)."""
+    if _c_ordering_deps is not None:
+        return _c_ordering_deps(nodes, inputs, gm, index)
+    return ordering_deps_py(nodes, inputs, gm, index)
+
+
+def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
+                     index: dict | None = None) -> tuple[list[list[int]], list[bool]]:
+    """(The definition; ``_cform.ordering_deps`` is a compiled copy.) Extra (non-data) dependencies that fix the order of side effects.
 
     ``inputs[i]`` are the original indexes of node i's data inputs; ``gm`` the GraphModule
     (for the ``call_module`` leaves' effects, :func:`module_effects`); ``index`` maps each
@@ -433,3 +442,59 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                 readers.setdefault(c, []).append(i)
         d[:] = sorted(set(j for j in d if j != i))
     return deps, barrier
+
+
+def _sample_graph() -> fx.GraphModule:
+    """A small module through every branch of :func:`ordering_deps_py`: in-place methods and
+    augmented assignments, an ``inplace=`` keyword, a view, a global-state barrier, a
+    ``call_module`` that writes its input and one that writes its state (training-mode batch
+    norm) with ``get_attr`` reads of that state, readers before and after each write."""
+    import torch.nn.functional as F
+
+    root = torch.nn.Module()
+    root.bn = torch.nn.BatchNorm1d(3)
+    root.act = torch.nn.ReLU(inplace=True)
+    g = fx.Graph()
+    x = g.placeholder("x")
+    y = g.placeholder("y")
+    a = g.call_function(torch.sin, (x,))
+    v = g.call_method("view", (x, 3))
+    g.call_method("add_", (v, 1))
+    b = g.call_function(torch.cos, (x,))
+    g.call_function(operator.iadd, (y, b))
+    c = g.call_function(F.relu, (y,), {"inplace": True})
+    d = g.call_function(torch.mul, (a, c))
+    g.call_function(torch._C._set_grad_enabled, (False,))
+    e = g.call_module("bn", (d,))
+    rm = g.get_attr("bn.running_mean")
+    f = g.call_module("act", (e,))
+    h = g.call_function(torch.add, (f, rm))
+    g2 = g.call_function(torch.sin, (y,))
+    g.output((h, g2, b))
+    return fx.GraphModule(root, g)
+
+
+def _load_compiled():
+    """``_cform.ordering_deps`` when it is built and gives the same edges and barriers as
+    :func:`ordering_deps_py` on :func:`_sample_graph`, else None."""
+    try:
+        from passnet_common.canonical import _cform
+    except ImportError:
+        return None
+    try:
+        _cform.set_effects_context(fx.Node, _profile_cache, _profile, _may_write, mutated_args, module_effects)
+        gm = _sample_graph()
+        nodes = list(gm.graph.nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
+        for idx in (index, None):
+            if _cform.ordering_deps(nodes, inputs, gm, idx) != ordering_deps_py(nodes, inputs, gm, idx):
+                return None
+            if _cform.ordering_deps(nodes[:3], inputs[:3], gm, None) != ordering_deps_py(nodes[:3], inputs[:3], gm, None):
+                return None
+        return _cform.ordering_deps
+    except Exception:  # noqa: BLE001 - a broken build is the same as no build
+        return None
+
+
+_c_ordering_deps = _load_compiled()

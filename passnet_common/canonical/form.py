@@ -24,7 +24,7 @@ from passnet_common.canonical.labels import (
     tensor_digest, tensor_meta_of,
 )
 from passnet_common.canonical.order import canonical_order_of, label_ids, merkle
-from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef, stored_entry
+from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _Slot as _SlotType, _SlotRef, stored_entry
 
 CANONICAL_VERSION = 3
 
@@ -116,7 +116,15 @@ def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
 
 
 def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
-    """Per node: exact label, structure label (JSON text), data inputs, the sub-graphs and
+    """:func:`labels_py`, by its compiled copy ``_cform.labels`` where that is built and
+    agrees with it (:func:`_load_compiled`)."""
+    if _c_labels is not None:
+        return _c_labels(nodes, gm, kinds, keep_positions, index, want_store, _slow_label)
+    return labels_py(nodes, gm, kinds, keep_positions, index, want_store)
+
+
+def labels_py(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
+    """The label pass (the definition; ``_cform.labels`` is a compiled copy). Per node: exact label, structure label (JSON text), data inputs, the sub-graphs and
     (``want_store``) the stored entry of each node: ``(placeholder, kind, meta)`` or, for
     a call node, ``(stored_entry(...), template deps)`` -- arguments as recorded, node
     references as slots that :func:`canonicalize` fills with canonical indexes, so nothing
@@ -303,6 +311,94 @@ def _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, sto
     return _dumps(e), _dumps(s), (ref.deps if op != "placeholder" else []), st
 
 
+def _sample_graph() -> fx.Graph:
+    """A small graph through every branch of :func:`labels_py`: placeholders (equal and
+    not), cache hits and misses, calls with keyword arguments, nested and immutable lists,
+    floats, dtypes, a tuple-valued node and its getitems, a method with varargs, a node
+    repeated in the arguments, a call without metadata, the output."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    y = g.placeholder("y")
+    z = g.placeholder("z")
+    w = g.placeholder("w")
+    for n, shape, dt in ((x, (2, 3), torch.float32), (y, (2, 3), torch.float32), (z, (3,), torch.float16),
+                         (w, (2, 3), torch.float32)):
+        n.meta["val"] = torch.empty(shape, dtype=dt, device="meta")
+    t = torch.empty((2, 3), device="meta")
+    calls = [
+        (torch.add, (x, y), {}, t), (torch.add, (y, x), {}, t), (torch.add, (x, x), {}, t),
+        (torch.sum, (x,), {"dim": 1}, torch.empty((2,), device="meta")),
+        (torch.sum, (y,), {"dim": 1}, torch.empty((2,), device="meta")),
+        (torch.cat, ([x, y], 1), {}, torch.empty((2, 6), device="meta")),
+        (torch.cat, ([y, x], 1), {}, torch.empty((2, 6), device="meta")),
+        (torch.mul, (x, 2.5), {}, t), (torch.mul, (y, 2.5), {}, t), (torch.mul, (y, -0.0), {}, t),
+        (torch.split, (x, 1), {"dim": 0}, (torch.empty((1, 3), device="meta"),) * 2),
+        (torch.split, (y, 1), {"dim": 0}, (torch.empty((1, 3), device="meta"),) * 2),
+        (torch.zeros, ((2, 3),), {"dtype": torch.float16}, torch.empty((2, 3), dtype=torch.float16, device="meta")),
+        (torch.relu, (x,), {}, None), (torch.relu, (y,), {}, None),
+        (operator.add, (x, y), {"out": w}, t), (operator.add, (y, x), {"out": w}, t),
+    ]
+    made = []
+    for fn, args, kwargs, val in calls:
+        n = g.call_function(fn, args, kwargs)
+        if val is not None:
+            n.meta["example_value"] = val
+        made.append(n)
+    for sp in (made[10], made[11]):
+        for k in (0, 1):
+            gi = g.call_function(operator.getitem, (sp, k))
+            gi.meta["example_value"] = torch.empty((1, 3), device="meta")
+            made.append(gi)
+    for src in (x, y):
+        v = g.call_method("view", (src, 3, 2))
+        v.meta["example_value"] = torch.empty((3, 2), device="meta")
+        r = g.call_method("reshape", (src, [6]))
+        r.meta["example_value"] = torch.empty((6,), device="meta")
+        s = g.call_method("size", (src, 0))
+        s.meta["example_value"] = 2
+        made += [v, r, s]
+    g.output(tuple(made))
+    return g
+
+
+def _plain_store(v):
+    """``v`` with every stored slot (:class:`passnet_common.canonical.stored._Slot`, which has
+    no equality of its own) by its number, for comparing two label passes."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(_plain_store(x) for x in v)
+    if type(v) is _SlotType:
+        return ("slot", v.k)
+    return v
+
+
+def _load_compiled():
+    """``_cform.labels`` when it is built and gives the same labels, inputs and stored
+    entries as :func:`labels_py` on :func:`_sample_graph` (with and without the stored
+    entries, with and without placeholder positions), else None."""
+    try:
+        from passnet_common.canonical import _cform
+        from passnet_common.canonical import fastpath as F
+        from torch.fx.immutable_collections import immutable_dict, immutable_list
+    except ImportError:
+        return None
+    try:
+        _cform.set_context(F.NODE, F._MARKS, F.EXACT_TAG, F._FLAT, F._ENUMS,
+                           (torch.dtype, torch.device, torch.memory_format, torch.layout), F._SCALAR_META,
+                           immutable_list, immutable_dict, F._class_of_type, F.value_classes, placeholder_kind,
+                           F.meta_key, F.permutation)
+        nodes = list(_sample_graph().nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        for keep in (False, True):
+            for want in (False, True):
+                a = labels_py(nodes, None, None, keep, index, want)
+                b = _cform.labels(nodes, None, None, keep, index, want, _slow_label)
+                if _plain_store(a) != _plain_store(b):
+                    return None
+        return _cform.labels
+    except Exception:  # noqa: BLE001 - a broken build is the same as no build
+        return None
+
+
 class _NoGC:
     """Python's cyclic garbage collector off inside the block (restored after, also on
     errors). The form allocates hundreds of thousands of small lists and tuples, none of
@@ -474,3 +570,6 @@ def canonicalize(
                                                                mod, kinds)
     return CanonicalGraph(graph_hash=graph_hash, structure_hash=structure_hash, wl_hash=wl, text=text,
                           nodes=canon_nodes, order=order, subgraphs=subgraphs, placeholder_order=placeholder_order)
+
+
+_c_labels = _load_compiled()

@@ -1,0 +1,445 @@
+# cython: language_level=3
+"""Compiled copies of object loops of the canonical form (speed only, no rule).
+
+Each function here is a line-for-line copy of a Python loop that stays the definition (bounds
+checks and negative indexes as in Python: the directives are left at their defaults); the
+Python modules use a copy only where it gives the same result as the Python loop on a sample
+at import (``_load_compiled`` in ``stored``, ``form`` and ``effects``), and the Python loop otherwise.
+
+* :func:`node_list`: :func:`passnet_common.canonical.stored.node_list_py`, the stored node list
+  filled from the skeletons and plans the label pass built;
+* :func:`labels`: :func:`passnet_common.canonical.form.labels_py`, the label pass (and the key
+  templates of :mod:`passnet_common.canonical.fastpath` it builds);
+* :func:`ordering_deps`: :func:`passnet_common.canonical.effects.ordering_deps_py`, the ordering
+  edges of side effects.
+"""
+
+
+cdef object _fill(object skel, list refs, list sdeps, object slot):
+    """``stored._fill``."""
+    cdef list out
+    if type(skel) is slot:
+        return refs[sdeps[skel.k]]
+    if type(skel) is list:
+        out = []
+        for x in <list>skel:
+            if type(x) is slot:
+                out.append(refs[sdeps[x.k]])
+            elif type(x) is list:
+                out.append(_fill(x, refs, sdeps, slot))
+            else:
+                out.append(x)
+        return out
+    return skel
+
+
+cdef list _run(list skel, tuple plan, list refs, list deps):
+    """``stored._run``."""
+    cdef list out = skel.copy()
+    cdef tuple item
+    for item in plan:
+        if item[2] is None:
+            out[item[0]] = refs[deps[item[1]]]
+        else:
+            out[item[0]] = _run(skel[item[0]], item[2], refs, deps)
+    return out
+
+
+cdef inline list _permuted(list deps, object perm):
+    if perm is None:
+        return deps
+    return [deps[p] for p in perm]
+
+
+def node_list(list order, list store, list ops, list refs, list canon_inputs, dict ph_positions,
+              list placeholder_order, object other, object slot):
+    """``stored.node_list_py`` (the same list; ``slot``: the ``stored._Slot`` type)."""
+    cdef list canon_nodes = []
+    cdef Py_ssize_t k = 0
+    cdef tuple st, entry
+    cdef object o, p, a_sk, k_sk, pa, pk, deps
+    for o in order:
+        st = store[o]
+        if st is not None and len(st) == 3:
+            p = ph_positions[o]
+            canon_nodes.append({"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"],
+                                "meta": st[2], "inputs": canon_inputs[k], "position": p,
+                                "canonical_position": len(placeholder_order), "kind": st[1]})
+            placeholder_order.append(p)
+        elif st is not None:
+            entry = st[0]
+            deps = st[1]
+            a_sk = entry[1]
+            k_sk = entry[2]
+            pa = entry[4]
+            pk = entry[5]
+            if pa is not None:
+                if pa:
+                    a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]), slot)
+                if pk:
+                    k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]), slot)
+            canon_nodes.append({"op": ops[o], "target": entry[0], "args": a_sk, "kwargs": k_sk, "meta": entry[3],
+                                "inputs": canon_inputs[k]})
+        else:
+            canon_nodes.append(other(k, o))
+        k += 1
+    return canon_nodes
+
+
+# --- the label pass ------------------------------------------------------------------------
+# Copies of form.labels_py and of fastpath.template / exact_template / exact_meta_key.
+# The objects they compare against come from the Python modules (set_context), so that the
+# copies read the very same tables.
+
+cdef object NODE, _MARKS, EXACT_TAG, _FLAT, _ENUMS, _TAG_TYPES, _SCALAR_META, IMM_LIST, IMM_DICT
+cdef dict _class_of_type
+cdef object value_classes, placeholder_kind, meta_key, permutation
+
+
+def set_context(node_type, marks, exact_tag, flat, enums, tag_types, scalar_meta, imm_list, imm_dict,
+                class_of_type, value_classes_fn, placeholder_kind_fn, meta_key_fn, permutation_fn):
+    """The tables and helpers of :mod:`passnet_common.canonical.fastpath` the copies use."""
+    global NODE, _MARKS, EXACT_TAG, _FLAT, _ENUMS, _TAG_TYPES, _SCALAR_META, IMM_LIST, IMM_DICT
+    global _class_of_type, value_classes, placeholder_kind, meta_key, permutation
+    NODE, _MARKS, EXACT_TAG, _FLAT, _ENUMS, _TAG_TYPES = node_type, marks, exact_tag, flat, enums, tag_types
+    _SCALAR_META, IMM_LIST, IMM_DICT = scalar_meta, imm_list, imm_dict
+    _class_of_type, value_classes, placeholder_kind, meta_key = class_of_type, value_classes_fn, placeholder_kind_fn, meta_key_fn
+    permutation = permutation_fn
+
+
+cdef object template(object value, list deps, dict index, list vclass):
+    """``fastpath.template``."""
+    cdef list out
+    t = type(value)
+    if t is NODE:
+        j = index[value]
+        deps.append(j)
+        return _MARKS[vclass[j]]
+    if t is tuple or t is list:
+        out = [t is tuple]
+        for v in value:
+            tv = type(v)
+            if tv is NODE:
+                j = index[v]
+                deps.append(j)
+                out.append(_MARKS[vclass[j]])
+            elif tv is int:
+                out.append(v)
+            else:
+                out.append(template(v, deps, index, vclass))
+        return tuple(out)
+    if t is int:
+        return value
+    if t in _FLAT:
+        return (t, value)
+    if t is dict:
+        return ("dict", *[(k, template(v, deps, index, vclass)) for k, v in value.items()])
+    if t is slice:
+        return ("slice", template(value.start, deps, index, vclass), template(value.stop, deps, index, vclass),
+                template(value.step, deps, index, vclass))
+    if isinstance(value, _TAG_TYPES) or value is Ellipsis:
+        return (t, str(value))
+    raise TypeError("no fast template")
+
+
+cdef object exact_template(object value, list deps, dict index, list xclass):
+    """``fastpath.exact_template``."""
+    t = type(value)
+    if t is NODE:
+        j = index[value]
+        deps.append(j)
+        return ("%", xclass[j])
+    if t is int:
+        return value
+    if t is float:
+        return (float, repr(value))
+    if t is str or t is bool or value is None:
+        return (t, value)
+    if t is tuple or t is list or t is IMM_LIST:
+        return (t, *[exact_template(v, deps, index, xclass) for v in value])
+    if t is dict or t is IMM_DICT:
+        return (t, *[(k, type(k), exact_template(v, deps, index, xclass)) for k, v in value.items()])
+    if t is slice:
+        return (slice, exact_template(value.start, deps, index, xclass), exact_template(value.stop, deps, index, xclass),
+                exact_template(value.step, deps, index, xclass))
+    if t in _ENUMS or value is Ellipsis:
+        return (t, str(value))
+    raise TypeError("no exact template")
+
+
+cdef object exact_meta_key(object val):
+    """``fastpath.exact_meta_key``."""
+    t = type(val)
+    if t in _SCALAR_META:
+        return t
+    if val is None:
+        return None
+    cls = _class_of_type.get(t)
+    if cls is None:
+        cls = value_classes(val)
+    if cls[0] == 1:
+        return (val.dtype, val.shape)
+    if cls[0] == 2 and not (hasattr(val, "dtype") and hasattr(val, "shape")):
+        return (t, *[exact_meta_key(v) for v in val])
+    raise TypeError("no exact meta key")
+
+
+def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_store, slow_label):
+    """``form.labels_py`` (the same five results; ``slow_label``: ``form._slow_label``)."""
+    cdef list store = [None] * len(nodes) if want_store else None
+    cdef list exact = [], struct = [], inputs = [], vclass = [], xclass = []
+    cdef list deps, kw_deps, tpl, tdeps = None
+    cdef dict subs = {}, mod_cache = {}, cache = {}
+    cdef dict class_of_type = _class_of_type
+    cdef Py_ssize_t i = -1, ph = 0
+    cdef bint first
+    for n in nodes:
+        i += 1
+        op = n.op
+        meta = n.meta
+        val = meta["example_value"] if "example_value" in meta else (meta["val"] if "val" in meta else meta.get("tensor_meta"))
+        if val is None:
+            vc = xc = 0
+        else:
+            cls = class_of_type.get(type(val))
+            vc, xc = cls if cls is not None else value_classes(val)
+        key = None
+        if op == "call_function" or op == "call_method" or op == "call_module":
+            deps = []
+            try:
+                first = val is None or vc == 1
+                mk = None if val is None else ((val.dtype, val.shape) if vc == 1 else exact_meta_key(val))
+                kwargs = n._kwargs
+                args = n._args
+                key = None
+                kw_deps = []
+                if not kwargs and first:
+                    try:
+                        if type(args) is tuple:
+                            tpl = [True]
+                            for v in <tuple>args:
+                                tv = type(v)
+                                if tv is NODE:
+                                    j = index[v]
+                                    deps.append(j)
+                                    tpl.append(_MARKS[vclass[j]])
+                                elif tv is int:
+                                    tpl.append(v)
+                                else:
+                                    tpl.append(template(v, deps, index, vclass))
+                            key = (op, n.target, tuple(tpl), None, mk)
+                        else:
+                            key = (op, n.target, template(args, deps, index, vclass), None, mk)
+                    except TypeError:
+                        deps = []
+                if key is None:
+                    key = (EXACT_TAG, op, n.target, exact_template(args, deps, index, xclass),
+                           exact_template(kwargs, kw_deps, index, xclass) if kwargs else None, mk)
+                    if kw_deps:
+                        deps = deps + kw_deps
+                        if len(set(deps)) != len(deps):
+                            raise TypeError("a node repeated across args and kwargs: no unambiguous template")
+                hit = cache.get(key)
+            except TypeError:
+                key = hit = None
+            if hit is not None and (not want_store or hit[2] is not None):
+                exact.append(hit[0])
+                struct.append(hit[1])
+                perm = hit[3]
+                inputs.append(deps if perm is None else [deps[p] for p in perm])
+                vclass.append(vc)
+                xclass.append(xc)
+                if want_store:
+                    store[i] = (hit[2], deps)
+                continue
+            tdeps = deps
+        elif op == "placeholder" and not keep_positions:
+            kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
+            try:
+                key = ("placeholder", kind, meta_key(val, vc))
+                hit = cache.get(key)
+            except TypeError:
+                key = hit = None
+            if hit is not None:
+                exact.append(hit[0])
+                struct.append(hit[1])
+                inputs.append([])
+                vclass.append(vc)
+                xclass.append(xc)
+                if want_store and not n.args:
+                    store[i] = hit[2]
+                ph += 1
+                continue
+        el, sl, deps_i, st = slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs,
+                                        mod_cache, ph, key, tdeps if key is not None and op != "placeholder" else None)
+        if op == "placeholder":
+            ph += 1
+        exact.append(el)
+        struct.append(sl)
+        inputs.append(deps_i)
+        vclass.append(vc)
+        xclass.append(xc)
+        if op == "placeholder" and key is not None:
+            cache[key] = (el, sl, st)
+        elif key is not None and op in ("call_function", "call_method", "call_module"):
+            perm = permutation(tdeps, deps_i)
+            if perm is not False:
+                cache[key] = (el, sl, st, perm)
+    return exact, struct, inputs, subs, store
+
+
+# --- the ordering edges of side effects ----------------------------------------------------
+# A copy of effects.ordering_deps; the per-target tables and helpers are those of
+# passnet_common.canonical.effects (set_effects_context).
+
+cdef dict _profile_cache
+cdef object _profile, _may_write, mutated_args, module_effects, E_NODE
+
+
+def set_effects_context(node_type, profile_cache, profile_fn, may_write_fn, mutated_args_fn, module_effects_fn):
+    """The tables and helpers of :mod:`passnet_common.canonical.effects` the copy uses."""
+    global _profile_cache, _profile, _may_write, mutated_args, module_effects, E_NODE
+    E_NODE = node_type
+    _profile_cache, _profile, _may_write = profile_cache, profile_fn, may_write_fn
+    mutated_args, module_effects = mutated_args_fn, module_effects_fn
+
+
+cdef Py_ssize_t _find(list parent, Py_ssize_t i):
+    while <Py_ssize_t>parent[i] != i:
+        parent[i] = parent[<Py_ssize_t>parent[i]]
+        i = <Py_ssize_t>parent[i]
+    return i
+
+
+def ordering_deps(list nodes, list inputs, gm=None, index=None):
+    """``effects.ordering_deps`` (the same two lists)."""
+    cdef Py_ssize_t n = len(nodes), i, j, a, b, c, k
+    cdef list muts = [[] for _ in range(n)]
+    cdef list alias = [False] * n
+    cdef list barrier = [False] * n
+    cdef bint any_effect = False
+    cdef dict state_paths = {}
+    cdef dict state_of = {}
+    cdef dict profiles = _profile_cache
+    cdef list deps, parent, written, ins, d, r
+    cdef dict readers, last_mut
+    cdef Py_ssize_t last_barrier
+    i = -1
+    for node in nodes:
+        i += 1
+        op = node.op
+        if op == "call_function" or op == "call_method":
+            try:
+                glob, al, static_mut, spec = profiles[(op, node.target)]
+            except (KeyError, TypeError):
+                glob, al, static_mut, spec = _profile(node)
+            if static_mut or ((spec.inplace_pos >= 0 or node._kwargs) and _may_write(node, spec)):
+                mu = mutated_args(node)
+                if mu:
+                    if index is None:
+                        index = {m: kk for kk, m in enumerate(nodes)}
+                    muts[i] = [index[m] for m in mu]
+                    any_effect = True
+                    al = True
+            if glob:
+                barrier[i] = True
+                any_effect = True
+            alias[i] = al
+        elif op == "call_module":
+            alias[i] = True
+            try:
+                mod = gm.get_submodule(node.target) if gm is not None else None
+            except AttributeError:
+                mod = None
+            w_in, w_state = module_effects(mod)
+            if w_in and node.args and isinstance(node.args[0], E_NODE):
+                if index is None:
+                    index = {m: kk for kk, m in enumerate(nodes)}
+                muts[i] = [index[node.args[0]]]
+                any_effect = True
+            if w_state:
+                path = str(node.target)
+                k = state_paths.setdefault(path, n + len(state_paths))
+                muts[i].append(k)
+                state_of[i] = k
+                any_effect = True
+    deps = [[] for _ in range(n)]
+    if not any_effect:
+        return deps, barrier
+    parent = list(range(n + len(state_paths)))
+    for i in range(n):
+        if alias[i]:
+            for j in <list>inputs[i]:
+                a = i if <Py_ssize_t>parent[i] == i else _find(parent, i)
+                b = j if <Py_ssize_t>parent[j] == j else _find(parent, j)
+                if a != b:
+                    parent[a] = b
+    if state_paths:
+        i = -1
+        for node in nodes:
+            i += 1
+            if node.op == "get_attr":
+                t = str(node.target)
+                for path, k in state_paths.items():
+                    if t == path or t.startswith(path + "."):
+                        a, b = _find(parent, i), _find(parent, k)
+                        if a != b:
+                            parent[a] = b
+    written = [False] * len(parent)
+    for m in muts:
+        for j in <list>m:
+            written[_find(parent, j)] = True
+    ins = inputs
+    readers = {}
+    last_mut = {}
+    last_barrier = -1
+    i = -1
+    for node in nodes:
+        i += 1
+        op = node.op
+        if op == "placeholder":
+            continue
+        d = deps[i]
+        if barrier[i]:
+            d.extend([jj for jj in range(last_barrier + 1, i) if nodes[jj].op != "placeholder"])
+            if last_barrier >= 0:
+                d.append(last_barrier)
+            last_barrier = i
+            continue
+        if last_barrier >= 0:
+            d.append(last_barrier)
+        if not muts[i] and i not in state_of and op != "get_attr":
+            for j in <list>ins[i]:
+                c = <Py_ssize_t>parent[j]
+                if <Py_ssize_t>parent[c] != c:
+                    c = _find(parent, j)
+                if not written[c]:
+                    continue
+                lm = last_mut.get(c)
+                if lm is not None:
+                    d.append(lm)
+                r = readers.get(c)
+                if r is None:
+                    readers[c] = [i]
+                elif not r or r[len(r) - 1] != i:
+                    r.append(i)
+            if len(d) > 1:
+                d[:] = sorted(set(d))
+            continue
+        mutated = {_find(parent, jj) for jj in muts[i]}
+        touched = {_find(parent, jj) for jj in ins[i]} | mutated
+        if i in state_of or op == "get_attr":
+            touched.add(_find(parent, i))
+        for cc in touched:
+            if cc in mutated:
+                d.extend(readers.get(cc, ()))
+                if cc in last_mut:
+                    d.append(last_mut[cc])
+                last_mut[cc] = i
+                readers[cc] = []
+            else:
+                if cc in last_mut:
+                    d.append(last_mut[cc])
+                readers.setdefault(cc, []).append(i)
+        d[:] = sorted(set(jj for jj in d if jj != i))
+    return deps, barrier
