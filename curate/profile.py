@@ -319,7 +319,14 @@ def over_time_cap(check: dict, timing: dict) -> bool:
 
 def needs_remeasure(result: dict) -> bool:
     """A timing result whose gate did not pass (``stable False``, no crash): re-timed by a
-    re-measurement pass (:func:`merge_passes`)."""
+    re-measurement pass (:func:`merge_passes`). Not a time-capped result with fewer trials than
+    ``TimingConfig.cap_min_trials``: its calls are so long that the cap holds too few trials for
+    the gate in any pass (unstable by construction), so another pass would spend the cap again
+    for nothing."""
+    from curate.timing import TimingConfig
+
+    if result.get("capped") and (result.get("trials") or 0) < TimingConfig.cap_min_trials:
+        return False
     return not result.get("status") and result.get("stable") is False
 
 

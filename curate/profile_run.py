@@ -64,11 +64,15 @@ def preimport(warm: bool = True) -> None:
 
 @contextlib.contextmanager
 def stress(active: bool) -> Iterator[int | None]:
-    """While active: one extra CPU-bound process (:data:`STRESS_CMD`), ended by its pid after."""
+    """While active: one extra CPU-bound process (:data:`STRESS_CMD`), ended by its pid after;
+    it also dies with this process (``PR_SET_PDEATHSIG``: a profile stage killed by a signal
+    left the stress spinning and loading every later measurement)."""
     if not active:
         yield None
         return
-    p = subprocess.Popen(STRESS_CMD)
+    from passnet_common.worker import _die_with_parent
+
+    p = subprocess.Popen(STRESS_CMD, preexec_fn=_die_with_parent)
     try:
         yield p.pid
     finally:

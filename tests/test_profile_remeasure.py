@@ -211,6 +211,10 @@ def test_first_only_times_pass_0_and_a_later_call_re_measures_what_came_out_unst
 
 def test_crashes_are_not_re_measured_and_zero_passes_is_the_old_protocol():
     assert needs_remeasure({"stable": False}) and not needs_remeasure({"stable": True})
+    # capped with fewer trials than the gate needs: unstable by construction, not re-timed;
+    # capped with enough trials but undecided: re-timed like any unstable row
+    assert not needs_remeasure({"stable": False, "capped": True, "trials": TimingConfig.cap_min_trials - 1})
+    assert needs_remeasure({"stable": False, "capped": True, "trials": TimingConfig.cap_min_trials})
     assert not needs_remeasure({"status": "runtime_crash", "stable": False}) and not needs_remeasure({})
     with pytest.raises(ValueError, match="at least one"):
         merge_passes([])
@@ -401,3 +405,27 @@ def test_a_killed_compile_child_leaves_error_json_so_timing_does_not_wait_for_th
     wait_checks([tmp_path / "a", tmp_path / "b"], proc=None)  # returns: both folders are done
     row = _read(tmp_path / "b" / "check.json", tmp_path / "b")
     assert row["status"] == "isolation_failed" and row["error_class"] == "oom"
+
+
+def test_the_stress_process_dies_with_a_killed_profile_stage(tmp_path):
+    """A profile stage killed by a signal runs no ``finally``: the stress process must still end
+    (PR_SET_PDEATHSIG), or it keeps one core busy for every later measurement."""
+    import subprocess
+    import sys
+    import time
+
+    pidfile = tmp_path / "pid"
+    code = ("import os, signal, sys; from curate.profile_run import stress\n"
+            f"with stress(True) as pid:\n    open({str(pidfile)!r}, 'w').write(str(pid))\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(os.path.dirname(__file__)), timeout=60)
+    pid = int(pidfile.read_text())
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        raise AssertionError("the stress process outlived its parent")
