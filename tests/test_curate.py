@@ -551,3 +551,22 @@ def test_profile_all_projection_scales_the_sample_by_the_measured_rate():
     assert p == {"profile_all_subgraphs": 4, "profile_all_variants_projected": 6, "profile_all_core_hours_projected": 1.0}
     assert profile_all_projection(subs, run0, None)["profile_all_core_hours_projected"] is None
     assert profile_all_projection(subs, [], 6.0)["profile_all_variants_projected"] is None
+
+
+def test_agreement_flips_names_the_label_that_moved_and_matches_label_agreement():
+    from benchmarks.agreement_flips import flips
+
+    keep = _timed((0.5, 0.4, 0.6), (0.6, 0.5, 0.7), (0.9, 0.8, 1.1))  # long tail in both runs
+    edge = _timed((0.8, 0.7, 0.9), (0.8, 0.7, 0.9), (0.93, 0.92, 0.94))  # overhead-bound: Dynamo-only high 0.94
+    moved = {**edge, "speedup_dynamo_ci_high": 0.96, "overhead_bound": False}  # the same variant with that interval just above 0.95
+    rows = []
+    for h, a, b in (("a", keep, keep), ("b", edge, moved), ("c", keep, {**keep, "status": "unstable"})):
+        for run, r in ((0, a), (1, b)):
+            rows.append({**r, "subgraph_hash": h, "size": "catalog", "run": run})
+    for r in rows:
+        r.update(label_row(r, -5))
+    n, bad = flips(rows, 0, 1)
+    assert n == 3 and [f["subgraph_hash"] for f in bad] == ["b", "c"]
+    assert bad[0]["moved"] == ["overhead_bound"] and bad[0]["edge"] == {"overhead_bound": pytest.approx(0.01)}
+    assert bad[1]["moved"] == ["unlabelled"]
+    assert label_agreement(rows)["label_agreement"] == pytest.approx((n - len(bad)) / n)
