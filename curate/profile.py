@@ -247,12 +247,14 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
         the ratio and ``<ratio>_ci_low`` / ``_ci_high``; ``overhead_bound``; ``stable``,
         ``capped``, ``inner_<side>``, ``trials``, ``timing_attempts``, ``min_trial_ms_kept``,
         ``trial_history`` (JSON: every trial of every attempt) (:func:`timing_row`),
-        ``load_avg_start`` / ``_end`` and the :func:`fingerprint`. A side that raises:
+        ``load_avg_start`` / ``_end``, ``allocator`` (:func:`curate.timing.pin_allocator`, applied
+        before the variant loads) and the :func:`fingerprint`. A side that raises:
         ``status runtime_crash``. ``cfg["timing"]`` overrides :data:`PROFILE_TIMING_DEFAULTS`.
     """
-    from curate.timing import TimingConfig, measure_sides
+    from curate.timing import TimingConfig, measure_sides, pin_allocator
     from curate.tolerance import ERROR_RUNTIME
 
+    allocator = pin_allocator()
     gm, fresh, copy_gm = _load(folder, cfg)
     tc = TimingConfig(**{**PROFILE_TIMING_DEFAULTS, **cfg.get("timing", {}), "device": cfg.get("device", "cpu"),
                          "seed": int(cfg.get("seed", 0))})
@@ -265,6 +267,7 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
         return {"status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc).__name__,
                 "error_message": str(exc)[:500]}
     row = {"load_avg_start": load0, "load_avg_end": os.getloadavg()[0], **fingerprint(cfg.get("device", "cpu")),
+           "allocator": allocator,
            "compile_s_warm": secs["compile_s"], **timing_row(t, tc)}
     return row
 

@@ -66,6 +66,9 @@ def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: 
 
     cap_address_space(mem_cap_bytes(cfg))  # backstop only; the cap is the parent's RSS watchdog
 
+    from curate.timing import pin_allocator
+
+    pin_allocator()  # eager's page faults must not depend on this child's history (curate.timing)
     torch.set_num_threads(int(cfg.get("threads", 1)))
     ic.compile_threads = 1
     subs = {s.subgraph_id: s for s in load_task_set(tasks_spec, include_trivial)}

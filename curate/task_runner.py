@@ -293,6 +293,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     tp = protocol()
+    tp.pin_allocator()  # the profile's allocator state (timing_protocol.pin_allocator)
     kw = {k: v for k, v in (("trials", args.trials), ("min_trial_ms", args.min_trial_ms)) if v is not None}
     tc = tp.TimingConfig(**kw)
     here = Path(args.task).resolve() if args.task else Path(__file__).resolve().parent

@@ -46,6 +46,17 @@ CUDA (``device = "cuda..."``): every call of a trial is timed with CUDA events *
 time (PassBench: 25 warm-ups, 100 trials, ``inner`` 1), optionally after writing an
 ``l2_flush_mb`` buffer (evicts L2). The CUDA path is code-reviewed only: it was not run on a GPU.
 
+**Allocator state** (:func:`pin_allocator`, called by every process that times: the profile's timing
+child, the scorer's child, ``run_task.py``): glibc's ``malloc`` serves a block of at least its *mmap
+threshold* with a fresh ``mmap`` (page faults on first touch, ``munmap`` on free) and raises that
+threshold, up to 32 MiB, each time such a block is freed. So whether an eager call that allocates
+outputs of 128 KiB-32 MiB page-faults on every call depends on what the process allocated before:
+measured on a conv-BN-GELU at batch 8 (three 25.7-MB outputs), eager took 9.4 ms a call in one fresh
+process and 22-31 ms in another, which flipped that variant's label between runs of two builds
+(``benchmarks/agreement_flips.py``, docs/curation.md). Pinned, the thresholds are those glibc's
+dynamic rule reaches at most (mmap 32 MiB, trim 64 MiB: ``DEFAULT_MMAP_THRESHOLD_MAX`` and twice
+it, glibc ``malloc/malloc.c``), i.e. a long-running process's steady state, the same in every process.
+
 The RNG is re-seeded with ``seed`` before every call so random ops draw the same numbers on
 every side (Inductor also needs ``torch._inductor.config.fallback_random``, set by
 :func:`compile_candidate`).
@@ -309,6 +320,39 @@ def resolved(ci: tuple[float, float], margin: float) -> bool:
 def slower(ci_high: float | None, margin: float) -> bool:
     """``a / b`` is below 1 *with confidence*: the interval's upper end lies below ``1 - margin``."""
     return ci_high is not None and ci_high < 1.0 - margin
+
+
+MMAP_THRESHOLD_BYTES = 32 * 2**20
+"""glibc's ``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit: the highest mmap threshold its dynamic rule sets."""
+TRIM_THRESHOLD_BYTES = 2 * MMAP_THRESHOLD_BYTES
+"""The trim threshold glibc's dynamic rule pairs with it (twice the mmap threshold)."""
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters, glibc <malloc.h>
+
+
+def pin_allocator(mmap_threshold: int = MMAP_THRESHOLD_BYTES, trim_threshold: int = TRIM_THRESHOLD_BYTES) -> str:
+    """Fix glibc malloc's mmap and trim thresholds (bytes) in this process, which also turns off
+    their dynamic adjustment (``mallopt``; module docstring, "Allocator state"), so an eager call's
+    page faults do not depend on the process's history. Call it before timing; it holds for the
+    rest of the process.
+
+    Returns:
+        what holds now, for the row: ``"glibc mmap_threshold=<bytes> trim_threshold=<bytes>"``, or
+        ``"default (<reason>)"`` where there is no glibc (macOS, musl) or ``mallopt`` refused.
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        gnu = libc.gnu_get_libc_version
+        mallopt = libc.mallopt
+    except (OSError, AttributeError) as exc:
+        return f"default (no glibc mallopt: {type(exc).__name__})"
+    gnu.restype = ctypes.c_char_p
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    if mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold)) != 1 or mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)) != 1:
+        return f"default (mallopt refused on glibc {gnu().decode()})"
+    return f"glibc mmap_threshold={int(mmap_threshold)} trim_threshold={int(trim_threshold)}"
 
 
 def _call(fn: Callable, inputs: list, seed: int) -> Any:

@@ -318,6 +318,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("peak_rss_bytes", pa.int64()),
             pa.field("load_avg_start", pa.float64()),  # 1-minute load average when timing began / ended
             pa.field("load_avg_end", pa.float64()),
+            pa.field("allocator", pa.string()),  # malloc thresholds the timing ran under (curate.timing.pin_allocator)
             pa.field("threads", pa.int32(), nullable=False),
             pa.field("torch_threads", pa.int32()),
             pa.field("cpu_logical_cores", pa.int32()),

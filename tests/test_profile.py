@@ -231,3 +231,41 @@ def test_profile_resume_state_is_a_pushed_output_and_nothing_else_persists():
     from curate import profile_run
 
     assert 'out / "attempts"' in inspect.getsource(profile_run.profile_all)
+
+
+def test_pin_allocator_fixes_glibc_mmap_threshold_at_32_mib():
+    """After :func:`curate.timing.pin_allocator` a 16-MiB block comes from the heap (no new mmapped
+    block in ``mallinfo2().hblks``) and a 48-MiB block is mmapped; a 1-MiB threshold makes a 2-MiB
+    block mmapped (the threshold is set, not only raised).
+    Run in a fresh interpreter: the setting holds for the rest of a process."""
+    import subprocess
+    import sys
+
+    code = r'''
+import ctypes, ctypes.util
+from curate.timing import pin_allocator
+libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+class MI(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc.mallinfo2.restype = MI
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, (ctypes.c_size_t,)
+libc.free.argtypes = (ctypes.c_void_p,)
+def mmapped(nbytes):
+    before = libc.mallinfo2().hblks
+    p = libc.malloc(nbytes)
+    n = libc.mallinfo2().hblks - before
+    libc.free(p)
+    return n
+print(pin_allocator(mmap_threshold=1 << 20, trim_threshold=2 << 20), mmapped(2 << 20))  # a lower threshold holds
+print(pin_allocator())
+print(mmapped(16 << 20), mmapped(48 << 20))
+'''
+    probe = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0 and "mallinfo2" in probe.stderr:
+        pytest.skip("no glibc >= 2.33 (mallinfo2)")
+    assert probe.returncode == 0, probe.stderr
+    low, pinned, after = probe.stdout.splitlines()
+    assert low == "glibc mmap_threshold=1048576 trim_threshold=2097152 1"
+    assert pinned == "glibc mmap_threshold=33554432 trim_threshold=67108864"
+    assert after == "0 1"
