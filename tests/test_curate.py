@@ -401,20 +401,31 @@ def test_task_folder_runs_standalone(tmp_path):
     d = tmp_path / "tasks" / "t000"
     run = lambda *a: subprocess.run([sys.executable, "-I", "run_task.py", "--trials", "5", "--min-trial-ms", "1", *a], cwd=d,  # noqa: E731
                                     capture_output=True, text=True, timeout=300)
-    # the no-op control is never judged slower: PASS, or RERUN when load leaves 5 trials undecided
+    # Which timing verdict 5 trials of a 5-us call give depends on the machine's load (verdict() is
+    # tested on known intervals in test_task_verdict_judges_what_the_candidate_changes_by_default);
+    # what holds on any machine: the folder runs alone, judges correctness first, prints a verdict.
+    def correct_row(out):
+        row = next(line for line in out.stdout.splitlines() if line.strip().startswith(f1.name[:12]))
+        return row.split()[-1] == "yes" and "incorrect" not in out.stdout and "verdict: " in out.stdout
+
     out = run("--backend", "eager")
-    want = {0: "verdict: PASS", 2: "verdict: RERUN"}.get(out.returncode)
-    assert want and want in out.stdout, out.stdout + out.stderr[-2000:]
+    assert out.returncode in (0, 1, 2) and correct_row(out), out.stdout + out.stderr[-2000:]
     assert f1.name[:12] in out.stdout and "mul>sin" in out.stdout
     # a backend module that returns wrong values fails the task's tolerance
     (tmp_path / "wrong.py").write_text("def backend(gm, example_inputs):\n    return lambda *a: tuple(o + 1 for o in gm(*a))\n")
     out = run("--backend-module", str(tmp_path / "wrong.py"))
     assert out.returncode == 1 and "verdict: FAIL" in out.stdout and "incorrect" in out.stdout, out.stdout + out.stderr[-2000:]
-    # a pass file (PATTERNS) that rewrites sin(2x) -> sin(x + x): same values, runs eagerly
+    # a pass file (PATTERNS) that rewrites sin(2x) -> sin(x + x): same values, runs eagerly (on a 5-us
+    # call x + x is 10-20% slower than x * 2, so its timing verdict is FAIL or PASS by load)
     (tmp_path / "p.py").write_text("import torch\ndef pat(x):\n    return (x * 2).sin()\ndef rep(x):\n    return (x + x).sin()\n"
                                    "PATTERNS = [(pat, rep)]\n")
     out = run("--pass-file", str(tmp_path / "p.py"))
-    assert "verdict: PASS" in out.stdout or "verdict: RERUN" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert out.returncode in (0, 1, 2) and correct_row(out), out.stdout + out.stderr[-2000:]
+    # a pass whose replacement is wrong (sin(2x) -> cos(2x)) fails on correctness, whatever the load
+    (tmp_path / "bad.py").write_text("import torch\ndef pat(x):\n    return (x * 2).sin()\ndef rep(x):\n    return (x * 2).cos()\n"
+                                     "PATTERNS = [(pat, rep)]\n")
+    out = run("--pass-file", str(tmp_path / "bad.py"))
+    assert out.returncode == 1 and "incorrect" in out.stdout, out.stdout + out.stderr[-2000:]
 
 
 def test_task_verdict_judges_what_the_candidate_changes_by_default():
