@@ -34,13 +34,9 @@ def flips(rows: list[dict], run_a: int, run_b: int) -> tuple[int, list[dict]]:
     load average at the row's start, and ``moved``: the label components that differ (``unlabelled``
     when a run gave no label) with ``edge``: per moved interval, ``min(|high - (1 - m)|)`` over the
     two runs (small = the label sat at the threshold in one run)."""
-    from curate.longtail import TIMED
+    from curate.longtail import paired_rows
 
-    by: dict[tuple, dict[int, dict]] = {}
-    for r in rows:
-        if r.get("status") in TIMED and r["run"] in (run_a, run_b):
-            by.setdefault((r["subgraph_hash"], r.get("size")), {})[r["run"]] = r
-    pairs = [v for v in by.values() if run_a in v and run_b in v]
+    pairs = paired_rows(rows, run_a, run_b)
     out = []
     for v in pairs:
         a, b = v[run_a], v[run_b]

@@ -62,12 +62,18 @@ def label_row(row: dict, t: int, rule: str = "compiler") -> dict[str, Any]:
     return out
 
 
-def _paired(labelled: list[dict], run_a: int, run_b: int) -> list[dict[int, Any]]:
-    by: dict[tuple, dict[int, Any]] = {}
+def paired_rows(labelled: list[dict], run_a: int, run_b: int) -> list[dict[int, dict]]:
+    """Variants (``(subgraph_hash, size)``) timed in both runs: per variant ``{run: row}``, in first-seen
+    order. The pairs every agreement figure is measured on."""
+    by: dict[tuple, dict[int, dict]] = {}
     for r in labelled:
         if r.get("status") in TIMED and r["run"] in (run_a, run_b):
-            by.setdefault((r["subgraph_hash"], r.get("size")), {})[r["run"]] = r["long_tail"]
+            by.setdefault((r["subgraph_hash"], r.get("size")), {})[r["run"]] = r
     return [v for v in by.values() if run_a in v and run_b in v]
+
+
+def _paired(labelled: list[dict], run_a: int, run_b: int) -> list[dict[int, Any]]:
+    return [{run: r["long_tail"] for run, r in v.items()} for v in paired_rows(labelled, run_a, run_b)]
 
 
 def agreement(labelled: list[dict], run_a: int, run_b: int) -> tuple[float | None, int]:
