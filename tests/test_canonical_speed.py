@@ -94,3 +94,63 @@ def test_callers_young_garbage_cycles_are_not_kept(chain):
     assert alive() is not None  # only the cyclic collector can free it
     canonicalize(chain, with_wl=False)
     assert alive() is None
+
+
+def test_subclass_torch_function_is_off_inside_and_restored_after(chain):
+    """Inside the form ``__torch_function__`` of tensor subclasses is skipped (the property reads
+    of every FakeTensor example value then skip the override lookup); after it -- also when it
+    raises -- the caller's state is back, and a caller that had it off keeps it off. The form of
+    a graph whose example values are FakeTensors is the same with and without the switch."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from passnet_common.canonical import form as F
+
+    seen = []
+    real_core = F._core
+
+    def spy(*a, **k):
+        seen.append(torch._C._is_torch_function_enabled())
+        return real_core(*a, **k)
+
+    F._core = spy
+    try:
+        canonicalize(chain, with_wl=False)
+    finally:
+        F._core = real_core
+    assert seen == [False]
+    assert torch._C._is_torch_function_enabled()
+    with pytest.raises(AttributeError):
+        canonicalize(object())
+    assert torch._C._is_torch_function_enabled()
+    with torch._C.DisableTorchFunctionSubclass():
+        canonicalize(chain, with_wl=False)
+        assert not torch._C._is_torch_function_enabled()
+    assert torch._C._is_torch_function_enabled()
+
+    with FakeTensorMode() as mode:
+        fake = {n: mode.from_tensor(torch.empty(n.meta["example_value"].shape))
+                for n in chain.graph.nodes if isinstance(n.meta.get("example_value"), torch.Tensor)}
+    for n, v in fake.items():
+        n.meta["example_value"] = v
+    on = canonicalize(chain, with_wl=False)
+
+    class Plain(F._NoGC):  # the block without the switch
+        __slots__ = ()
+
+        def __enter__(self):
+            self.was, self.promote = gc.isenabled(), False
+            gc.disable()
+
+        def __exit__(self, *exc):
+            if self.was:
+                gc.enable()
+            return False
+
+    saved = F._NoGC
+    F._NoGC = Plain
+    try:
+        off = canonicalize(chain, with_wl=False)
+    finally:
+        F._NoGC = saved
+    assert (on.graph_hash, on.structure_hash, on.text, on.nodes) == (off.graph_hash, off.structure_hash, off.text, off.nodes)

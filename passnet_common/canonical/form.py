@@ -416,9 +416,20 @@ class _NoGC:
     node (a third of the form on a 10K-node chain). The moved objects are still freed by
     reference counting. Both steps are skipped when the caller had the collector disabled
     or has frozen objects of its own (``gc.get_freeze_count() > 0``: unfreezing would
-    release them)."""
+    release them).
 
-    __slots__ = ("was", "promote")
+    Inside the block ``__torch_function__`` dispatch of tensor subclasses is also off
+    (``torch._C.DisableTorchFunctionSubclass``; torch-function *modes* still apply). The form
+    reads the ``dtype`` / ``shape`` of every node's example value, a ``FakeTensor``: a subclass
+    whose ``__torch_function__`` is ``torch._C._disabled_torch_function_impl``, so it returns
+    the same values either way, but each property read first looked the override up through
+    the subclass's MRO to find it disabled -- 0.84 us for ``.shape`` and 0.46 us for ``.dtype``
+    per FakeTensor of Llama-3.3-70B's meta capture, 0.19 / 0.10 us with the check skipped
+    (the same values, compared on every node). Parameters and plain tensors (``get_attr``
+    constants) have no override either; a subclass whose ``__torch_function__`` changed what
+    ``shape`` or ``dtype`` report would be read by its C++ values here."""
+
+    __slots__ = ("was", "promote", "tf")
 
     def __enter__(self):
         self.was = gc.isenabled()
@@ -426,8 +437,11 @@ class _NoGC:
         if self.promote:
             gc.collect(1)
         gc.disable()
+        self.tf = torch._C.DisableTorchFunctionSubclass()
+        self.tf.__enter__()
 
     def __exit__(self, *exc):
+        self.tf.__exit__(None, None, None)
         if self.was:
             if self.promote and not gc.get_freeze_count():
                 gc.freeze()
