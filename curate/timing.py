@@ -64,6 +64,7 @@ every side (Inductor also needs ``torch._inductor.config.fallback_random``, set 
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
@@ -329,16 +330,11 @@ TRIM_THRESHOLD_BYTES = 2 * MMAP_THRESHOLD_BYTES
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters, glibc <malloc.h>
 
 
-def pin_allocator(mmap_threshold: int = MMAP_THRESHOLD_BYTES, trim_threshold: int = TRIM_THRESHOLD_BYTES) -> str:
-    """Fix glibc malloc's mmap and trim thresholds (bytes) in this process, which also turns off
-    their dynamic adjustment (``mallopt``; module docstring, "Allocator state"), so an eager call's
-    page faults do not depend on the process's history. Call it before timing; it holds for the
-    rest of the process.
-
-    Returns:
-        what holds now, for the row: ``"glibc mmap_threshold=<bytes> trim_threshold=<bytes>"``, or
-        ``"default (<reason>)"`` where there is no glibc (macOS, musl) or ``mallopt`` refused.
-    """
+@functools.lru_cache(maxsize=1)
+def _glibc_mallopt():
+    """``(gnu_get_libc_version, mallopt)`` of this process's C library through ctypes, looked up
+    once per process (``ctypes.util.find_library`` runs ``ldconfig``, about 1 ms), or the
+    ``"default (...)"`` text :func:`pin_allocator` returns where there is no glibc."""
     import ctypes
     import ctypes.util
 
@@ -350,6 +346,23 @@ def pin_allocator(mmap_threshold: int = MMAP_THRESHOLD_BYTES, trim_threshold: in
         return f"default (no glibc mallopt: {type(exc).__name__})"
     gnu.restype = ctypes.c_char_p
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    return gnu, mallopt
+
+
+def pin_allocator(mmap_threshold: int = MMAP_THRESHOLD_BYTES, trim_threshold: int = TRIM_THRESHOLD_BYTES) -> str:
+    """Fix glibc malloc's mmap and trim thresholds (bytes) in this process, which also turns off
+    their dynamic adjustment (``mallopt``; module docstring, "Allocator state"), so an eager call's
+    page faults do not depend on the process's history. Call it before timing; it holds for the
+    rest of the process.
+
+    Returns:
+        what holds now, for the row: ``"glibc mmap_threshold=<bytes> trim_threshold=<bytes>"``, or
+        ``"default (<reason>)"`` where there is no glibc (macOS, musl) or ``mallopt`` refused.
+    """
+    found = _glibc_mallopt()
+    if isinstance(found, str):
+        return found
+    gnu, mallopt = found
     if mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold)) != 1 or mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)) != 1:
         return f"default (mallopt refused on glibc {gnu().decode()})"
     return f"glibc mmap_threshold={int(mmap_threshold)} trim_threshold={int(trim_threshold)}"
