@@ -192,6 +192,25 @@ def test_compiled_ordering_deps_equal_python():
 
 
 @compiled_form
+def test_compiled_ordering_deps_leaves_indexes_outside_the_graph_to_python():
+    """The compiled loop keeps its tables in C arrays, so an input index outside ``[0, n)`` (which
+    the label pass never gives) is refused with ValueError rather than read, and
+    ``effects.ordering_deps`` then returns what the Python loop returns (a negative index is
+    Python's index from the end)."""
+    gm = Ef._sample_graph()
+    nodes = list(gm.graph.nodes)
+    index = {m: i for i, m in enumerate(nodes)}
+    inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
+    k = next(i for i, ins in enumerate(inputs) if ins and nodes[i].op == "call_function")
+    inputs[k] = [-1] + inputs[k][1:]
+    with pytest.raises(ValueError, match="outside the graph"):
+        Ef._c_ordering_deps(nodes, inputs, gm, index)
+    want = Ef.ordering_deps_py(nodes, inputs, gm, index)
+    assert any(want[0])
+    assert Ef.ordering_deps(nodes, inputs, gm, index) == want
+
+
+@compiled_form
 def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
     """On the same random graphs the whole form (hashes, text, stored node list, order,
     placeholder order) is the same with the compiled label pass and node list switched off."""

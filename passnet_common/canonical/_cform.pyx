@@ -11,8 +11,13 @@ at import (``_load_compiled`` in ``stored``, ``form`` and ``effects``), and the 
 * :func:`labels`: :func:`passnet_common.canonical.form.labels_py`, the label pass (and the key
   templates of :mod:`passnet_common.canonical.fastpath` it builds);
 * :func:`ordering_deps`: :func:`passnet_common.canonical.effects.ordering_deps_py`, the ordering
-  edges of side effects.
+  edges of side effects. Not line for line: the Python loop's per-node tables (alias flags,
+  mutations, union-find parents, written classes, last mutation and readers per class) are C
+  arrays here and the per-(op, target) profile is looked up once per target; the same two lists
+  come out (compared at import, and on 300 random graphs in ``tests/test_canonical_compiled.py``).
 """
+
+from libc.stdlib cimport calloc, free, malloc
 
 
 cdef object _fill(object skel, list refs, list sdeps, object slot):
@@ -304,142 +309,195 @@ def set_effects_context(node_type, profile_cache, profile_fn, may_write_fn, muta
     mutated_args, module_effects = mutated_args_fn, module_effects_fn
 
 
-cdef Py_ssize_t _find(list parent, Py_ssize_t i):
-    while <Py_ssize_t>parent[i] != i:
-        parent[i] = parent[<Py_ssize_t>parent[i]]
-        i = <Py_ssize_t>parent[i]
+cdef inline Py_ssize_t _cfind(Py_ssize_t *parent, Py_ssize_t i) noexcept:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
     return i
 
 
+cdef inline Py_ssize_t _checked(object j, Py_ssize_t n) except -1:
+    cdef Py_ssize_t v = j
+    if v < 0 or v >= n:
+        raise ValueError("ordering_deps: an index outside the graph")
+    return v
+
+
 def ordering_deps(list nodes, list inputs, gm=None, index=None):
-    """``effects.ordering_deps`` (the same two lists)."""
-    cdef Py_ssize_t n = len(nodes), i, j, a, b, c, k
-    cdef list muts = [[] for _ in range(n)]
-    cdef list alias = [False] * n
+    """``effects.ordering_deps`` (the same two lists). The Python loop's per-node lists and dicts
+    (mutations, alias flags, union-find parents, written classes, last mutation per class) are C
+    arrays here; the per-(op, target) profile is looked up once per target of the call. ValueError
+    (the caller then runs the Python loop) for an input index outside ``[0, n)``."""
+    cdef Py_ssize_t n = len(nodes), i, j, a, b, c, k, m_tot, lm, last_barrier
     cdef list barrier = [False] * n
-    cdef bint any_effect = False
+    cdef list deps, ins, d, r, readers
+    cdef bint any_effect = False, has_state = False
     cdef dict state_paths = {}
     cdef dict state_of = {}
+    cdef dict muts = {}
     cdef dict profiles = _profile_cache
-    cdef list deps, parent, written, ins, d, r
-    cdef dict readers, last_mut
-    cdef Py_ssize_t last_barrier
-    i = -1
-    for node in nodes:
-        i += 1
-        op = node.op
-        if op == "call_function" or op == "call_method":
-            try:
-                glob, al, static_mut, spec = profiles[(op, node.target)]
-            except (KeyError, TypeError):
-                glob, al, static_mut, spec = _profile(node)
-            if static_mut or ((spec.inplace_pos >= 0 or node._kwargs) and _may_write(node, spec)):
-                mu = mutated_args(node)
-                if mu:
-                    if index is None:
-                        index = {m: kk for kk, m in enumerate(nodes)}
-                    muts[i] = [index[m] for m in mu]
-                    any_effect = True
-                    al = True
-            if glob:
-                barrier[i] = True
-                any_effect = True
-            alias[i] = al
-        elif op == "call_module":
-            alias[i] = True
-            try:
-                mod = gm.get_submodule(node.target) if gm is not None else None
-            except AttributeError:
-                mod = None
-            w_in, w_state = module_effects(mod)
-            if w_in and node.args and isinstance(node.args[0], E_NODE):
-                if index is None:
-                    index = {m: kk for kk, m in enumerate(nodes)}
-                muts[i] = [index[node.args[0]]]
-                any_effect = True
-            if w_state:
-                path = str(node.target)
-                k = state_paths.setdefault(path, n + len(state_paths))
-                muts[i].append(k)
-                state_of[i] = k
-                any_effect = True
-    deps = [[] for _ in range(n)]
-    if not any_effect:
-        return deps, barrier
-    parent = list(range(n + len(state_paths)))
-    for i in range(n):
-        if alias[i]:
-            for j in <list>inputs[i]:
-                a = i if <Py_ssize_t>parent[i] == i else _find(parent, i)
-                b = j if <Py_ssize_t>parent[j] == j else _find(parent, j)
-                if a != b:
-                    parent[a] = b
-    if state_paths:
+    cdef dict by_fn = {}, by_method = {}, tc
+    cdef char *alias = NULL
+    cdef char *kind = NULL  # 0 other, 1 placeholder, 2 get_attr
+    cdef char *written = NULL
+    cdef Py_ssize_t *parent = NULL
+    cdef Py_ssize_t *last_mut = NULL
+    alias = <char *>calloc(max(n, 1), 1)
+    kind = <char *>calloc(max(n, 1), 1)
+    if alias == NULL or kind == NULL:
+        free(alias)
+        free(kind)
+        raise MemoryError()
+    try:
         i = -1
         for node in nodes:
             i += 1
-            if node.op == "get_attr":
-                t = str(node.target)
-                for path, k in state_paths.items():
-                    if t == path or t.startswith(path + "."):
-                        a, b = _find(parent, i), _find(parent, k)
-                        if a != b:
-                            parent[a] = b
-    written = [False] * len(parent)
-    for m in muts:
-        for j in <list>m:
-            written[_find(parent, j)] = True
-    ins = inputs
-    readers = {}
-    last_mut = {}
-    last_barrier = -1
-    i = -1
-    for node in nodes:
-        i += 1
-        op = node.op
-        if op == "placeholder":
-            continue
-        d = deps[i]
-        if barrier[i]:
-            d.extend([jj for jj in range(last_barrier + 1, i) if nodes[jj].op != "placeholder"])
+            op = node.op
+            if op == "call_function" or op == "call_method":
+                tc = by_fn if op == "call_function" else by_method
+                t = node.target
+                try:
+                    prof = tc[t]
+                except KeyError:
+                    try:
+                        prof = profiles[(op, t)]
+                    except (KeyError, TypeError):
+                        prof = _profile(node)
+                    tc[t] = prof
+                except TypeError:
+                    try:
+                        prof = profiles[(op, t)]
+                    except (KeyError, TypeError):
+                        prof = _profile(node)
+                glob, al, static_mut, spec = prof
+                if static_mut or ((spec.inplace_pos >= 0 or node._kwargs) and _may_write(node, spec)):
+                    mu = mutated_args(node)
+                    if mu:
+                        if index is None:
+                            index = {m: kk for kk, m in enumerate(nodes)}
+                        muts[i] = [index[m] for m in mu]
+                        any_effect = True
+                        al = True
+                if glob:
+                    barrier[i] = True
+                    any_effect = True
+                alias[i] = 1 if al else 0
+            elif op == "placeholder":
+                kind[i] = 1
+            elif op == "get_attr":
+                kind[i] = 2
+            elif op == "call_module":
+                alias[i] = 1
+                try:
+                    mod = gm.get_submodule(node.target) if gm is not None else None
+                except AttributeError:
+                    mod = None
+                w_in, w_state = module_effects(mod)
+                if w_in and node.args and isinstance(node.args[0], E_NODE):
+                    if index is None:
+                        index = {m: kk for kk, m in enumerate(nodes)}
+                    muts[i] = [index[node.args[0]]]
+                    any_effect = True
+                if w_state:
+                    path = str(node.target)
+                    k = state_paths.setdefault(path, n + len(state_paths))
+                    muts.setdefault(i, []).append(k)
+                    state_of[i] = k
+                    any_effect = True
+        deps = [[] for _ in range(n)]
+        if not any_effect:
+            return deps, barrier
+        m_tot = n + len(state_paths)
+        parent = <Py_ssize_t *>malloc(m_tot * sizeof(Py_ssize_t))
+        last_mut = <Py_ssize_t *>malloc(m_tot * sizeof(Py_ssize_t))
+        written = <char *>calloc(m_tot, 1)
+        if parent == NULL or last_mut == NULL or written == NULL:
+            raise MemoryError()
+        for i in range(m_tot):
+            parent[i] = i
+            last_mut[i] = -1
+        for i in range(n):
+            if alias[i]:
+                for jo in <list>inputs[i]:
+                    j = _checked(jo, n)
+                    a = _cfind(parent, i)
+                    b = _cfind(parent, j)
+                    if a != b:
+                        parent[a] = b
+        if state_paths:
+            i = -1
+            for node in nodes:
+                i += 1
+                if kind[i] == 2:
+                    t = str(node.target)
+                    for path, ko in state_paths.items():
+                        if t == path or t.startswith(path + "."):
+                            a, b = _cfind(parent, i), _cfind(parent, <Py_ssize_t>ko)
+                            if a != b:
+                                parent[a] = b
+        for ml in muts.values():
+            for jo in <list>ml:
+                j = jo
+                if j < 0 or j >= m_tot:
+                    raise ValueError("ordering_deps: an index outside the graph")
+                written[_cfind(parent, j)] = 1
+        ins = inputs
+        readers = [None] * m_tot
+        last_barrier = -1
+        for i in range(n):
+            if kind[i] == 1:
+                continue
+            d = <list>deps[i]
+            if barrier[i]:
+                d.extend([jj for jj in range(last_barrier + 1, i) if kind[jj] != 1])
+                if last_barrier >= 0:
+                    d.append(last_barrier)
+                last_barrier = i
+                continue
             if last_barrier >= 0:
                 d.append(last_barrier)
-            last_barrier = i
-            continue
-        if last_barrier >= 0:
-            d.append(last_barrier)
-        if not muts[i] and i not in state_of and op != "get_attr":
-            for j in <list>ins[i]:
-                c = <Py_ssize_t>parent[j]
-                if <Py_ssize_t>parent[c] != c:
-                    c = _find(parent, j)
-                if not written[c]:
-                    continue
-                lm = last_mut.get(c)
-                if lm is not None:
-                    d.append(lm)
-                r = readers.get(c)
-                if r is None:
-                    readers[c] = [i]
-                elif not r or r[len(r) - 1] != i:
-                    r.append(i)
-            if len(d) > 1:
-                d[:] = sorted(set(d))
-            continue
-        mutated = {_find(parent, jj) for jj in muts[i]}
-        touched = {_find(parent, jj) for jj in ins[i]} | mutated
-        if i in state_of or op == "get_attr":
-            touched.add(_find(parent, i))
-        for cc in touched:
-            if cc in mutated:
-                d.extend(readers.get(cc, ()))
-                if cc in last_mut:
-                    d.append(last_mut[cc])
-                last_mut[cc] = i
-                readers[cc] = []
-            else:
-                if cc in last_mut:
-                    d.append(last_mut[cc])
-                readers.setdefault(cc, []).append(i)
-        d[:] = sorted(set(jj for jj in d if jj != i))
-    return deps, barrier
+            if i not in muts and kind[i] != 2 and (not state_of or i not in state_of):
+                for jo in <list>ins[i]:
+                    c = _cfind(parent, _checked(jo, n))
+                    if not written[c]:
+                        continue
+                    lm = last_mut[c]
+                    if lm >= 0:
+                        d.append(lm)
+                    r = <list>readers[c] if readers[c] is not None else None
+                    if r is None:
+                        readers[c] = [i]
+                    elif not r or <Py_ssize_t>r[len(r) - 1] != i:
+                        r.append(i)
+                if len(d) > 1:
+                    d[:] = sorted(set(d))
+                continue
+            mutated = {_cfind(parent, <Py_ssize_t>jj) for jj in muts.get(i, ())}
+            touched = {_cfind(parent, _checked(jj, n)) for jj in ins[i]} | mutated
+            if i in state_of or kind[i] == 2:
+                touched.add(_cfind(parent, i))
+            for cc in touched:
+                c = cc
+                lm = last_mut[c]
+                if cc in mutated:
+                    if readers[c] is not None:
+                        d.extend(<list>readers[c])
+                    if lm >= 0:
+                        d.append(lm)
+                    last_mut[c] = i
+                    readers[c] = []
+                else:
+                    if lm >= 0:
+                        d.append(lm)
+                    if readers[c] is None:
+                        readers[c] = [i]
+                    else:
+                        (<list>readers[c]).append(i)
+            d[:] = sorted(set([jj for jj in d if jj != i]))
+        return deps, barrier
+    finally:
+        free(alias)
+        free(kind)
+        free(written)
+        free(parent)
+        free(last_mut)

@@ -290,7 +290,10 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
     """:func:`ordering_deps_py`, by its compiled copy ``_cform.ordering_deps`` where that is
     built and agrees with it (:func:`_load_compiled`)."""
     if _c_ordering_deps is not None:
-        return _c_ordering_deps(nodes, inputs, gm, index)
+        try:
+            return _c_ordering_deps(nodes, inputs, gm, index)
+        except ValueError:
+            pass  # an index the compiled loop does not take: the Python loop decides
     return ordering_deps_py(nodes, inputs, gm, index)
 
 
