@@ -211,6 +211,43 @@ def test_compiled_ordering_deps_leaves_indexes_outside_the_graph_to_python():
 
 
 @compiled_form
+def test_compiled_texts_equal_python():
+    """The compiled texts (positions, canonical input lists, both hashes, the exact text) are the
+    Python ones on random orders and input lists with labels of ASCII, Latin, CJK and astral
+    characters, with and without the text; an order that is not a permutation or an input index
+    outside the graph is refused by the compiled loop and decided by the Python one."""
+    if Fm._c_texts is None:
+        pytest.skip("_cform.texts not built")
+    rng = random.Random(11)
+    alphabet = ["a", "b", "\t", ",", "\u00e9", "\u4e2d", "\U0001f600", "[", "0", "9"]
+    for _ in range(300):
+        n = rng.randint(0, 40)
+        order = list(range(n))
+        rng.shuffle(order)
+        inputs = [[rng.randrange(n) for _ in range(rng.choice([0, 1, 1, 2, 3, 5]))] for _ in range(n)]
+        exact = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(n)]
+        struct = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(n)]
+        for want in (True, False):
+            assert Fm._c_texts(order, inputs, exact, struct, want, Fm._HEADER) == \
+                Fm.texts_py(order, inputs, exact, struct, want)
+    big = 1_200  # positions of four digits
+    order = list(range(big))[::-1]
+    inputs = [[i - 1, i // 2] if i else [] for i in range(big)]
+    labels = [str(i) for i in range(big)]
+    assert Fm._c_texts(order, inputs, labels, labels, True, Fm._HEADER) == Fm.texts_py(order, inputs, labels, labels, True)
+    for bad_order, bad_inputs in (([0, 0], [[], []]), ([0, 1], [[], [2]]), ([0, 1], [[], [-1]])):
+        with pytest.raises(ValueError):
+            Fm._c_texts(bad_order, bad_inputs, ["a", "b"], ["c", "d"], True, Fm._HEADER)
+        outcomes = []
+        for fn in (Fm._texts, Fm.texts_py):
+            try:
+                outcomes.append(fn(bad_order, bad_inputs, ["a", "b"], ["c", "d"], True))
+            except IndexError as exc:  # pos[2]: what the Python loop raises
+                outcomes.append(type(exc))
+        assert outcomes[0] == outcomes[1]
+
+
+@compiled_form
 def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
     """On the same random graphs the whole form (hashes, text, stored node list, order,
     placeholder order) is the same with the compiled label pass and node list switched off."""
@@ -220,6 +257,7 @@ def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
     monkeypatch.setattr(Fm, "_c_labels", None)
     monkeypatch.setattr(St, "_c_node_list", None)
     monkeypatch.setattr(Ef, "_c_ordering_deps", None)
+    monkeypatch.setattr(Fm, "_c_texts", None)
     for gm, a in zip(graphs, got):
         b = canonicalize(gm, with_wl=False)
         assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
@@ -232,7 +270,7 @@ def test_python_fallback_of_every_compiled_part(monkeypatch):
     gm = synthetic_chain(1_000)
     a = canonicalize(gm, with_wl=False)
     for mod, name in ((O, "_c_merkle"), (O, "_c_order"), (Fm, "_c_labels"), (St, "_c_node_list"),
-                      (Ef, "_c_ordering_deps")):
+                      (Ef, "_c_ordering_deps"), (Fm, "_c_texts")):
         monkeypatch.setattr(mod, name, None)
     b = canonicalize(gm, with_wl=False)
     assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
@@ -260,6 +298,8 @@ def test_load_checks_reject_a_wrong_copy(monkeypatch):
     monkeypatch.setattr(_cform, "labels", wrong_labels)
     monkeypatch.setattr(_cform, "node_list", wrong_list)
     monkeypatch.setattr(_cform, "ordering_deps", wrong_deps)
+    monkeypatch.setattr(_cform, "texts", lambda *a: Fm.texts_py(*a[:4], not a[4]))
+    assert Fm._load_compiled_texts() is None
     assert Fm._load_compiled() is None
     assert St._load_compiled() is None
     assert Ef._load_compiled() is None

@@ -501,3 +501,120 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
         free(written)
         free(parent)
         free(last_mut)
+
+
+# --- the canonical texts and their hashes --------------------------------------------------
+# A copy of form.texts_py: the lines are written as UTF-8 into two C buffers (the labels' own
+# UTF-8 bytes, which CPython keeps with an ASCII string) instead of a list of per-node tail
+# strings and two joined texts.
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+
+import hashlib as _hashlib
+
+_sha256 = _hashlib.sha256
+
+
+cdef struct _Buf:
+    char *p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef int _put(_Buf *b, const char *s, Py_ssize_t k) except -1:
+    cdef Py_ssize_t cap
+    cdef char *q
+    if b.n + k > b.cap:
+        cap = max(2 * b.cap, b.n + k, 4096)
+        q = <char *>realloc(b.p, cap)
+        if q == NULL:
+            raise MemoryError()
+        b.p, b.cap = q, cap
+    memcpy(b.p + b.n, s, k)
+    b.n += k
+    return 0
+
+
+cdef int _put_str(_Buf *b, object s) except -1:
+    cdef Py_ssize_t k
+    cdef const char *u = PyUnicode_AsUTF8AndSize(<str?>s, &k)
+    return _put(b, u, k)
+
+
+cdef int _put_tail(_Buf *b, list ins, Py_ssize_t *pos, Py_ssize_t n) except -1:
+    """``"\t" + ",".join(canonical positions of ins) + "\n"``."""
+    cdef char tmp[32]
+    cdef Py_ssize_t q, v, j, i
+    _put(b, "\t", 1)
+    for q in range(len(ins)):
+        j = ins[q]
+        if j < 0 or j >= n:
+            raise ValueError("texts: an input index outside the graph")
+        v = pos[j]
+        if q:
+            _put(b, ",", 1)
+        i = 32
+        if v == 0:
+            i -= 1
+            tmp[i] = 48
+        while v > 0:
+            i -= 1
+            tmp[i] = <char>(48 + v % 10)
+            v //= 10
+        _put(b, tmp + i, 32 - i)
+    _put(b, "\n", 1)
+    return 0
+
+
+def texts(list order, list inputs, list exact, list struct, bint want_text, str header):
+    """``form.texts_py`` (the same tuple; ``header``: ``form._HEADER``). ValueError for an order
+    that is not a permutation of ``range(n)`` or an input index outside it (the caller then runs
+    the Python loop)."""
+    cdef Py_ssize_t n = len(order), k, o, start
+    cdef list pos = [0] * n
+    cdef list canon_inputs = []
+    cdef list ins
+    cdef Py_ssize_t *cpos = NULL
+    cdef _Buf be
+    cdef _Buf bs
+    be.p, be.n, be.cap = NULL, 0, 0
+    bs.p, bs.n, bs.cap = NULL, 0, 0
+    if len(inputs) != n or len(exact) != n or len(struct) != n:
+        raise ValueError("texts: lists of different lengths")
+    cpos = <Py_ssize_t *>malloc(max(n, 1) * sizeof(Py_ssize_t))
+    if cpos == NULL:
+        raise MemoryError()
+    try:
+        for k in range(n):
+            cpos[k] = -1
+        for k in range(n):
+            o = order[k]
+            if o < 0 or o >= n or cpos[o] != -1:
+                raise ValueError("texts: the order is not a permutation")
+            cpos[o] = k
+            pos[o] = k
+        for k in range(n):
+            o = order[k]
+            ins = <list?>inputs[o]
+            _put_str(&be, exact[o])
+            start = be.n
+            _put_tail(&be, ins, cpos, n)  # checks every index of ins
+            canon_inputs.append([pos[j] for j in ins])
+            _put_str(&bs, struct[o])
+            _put(&bs, be.p + start, be.n - start)
+        body_e = PyBytes_FromStringAndSize(be.p, be.n)
+        body_s = PyBytes_FromStringAndSize(bs.p, bs.n)
+    finally:
+        free(cpos)
+        free(be.p)
+        free(bs.p)
+    h = _sha256(header.encode())
+    h.update(body_e)
+    graph_hash = h.hexdigest()
+    h = _sha256((header + "structure\n").encode())
+    h.update(body_s)
+    structure_hash = h.hexdigest()
+    return pos, canon_inputs, graph_hash, structure_hash, (body_e.decode("utf-8") if want_text else "")

@@ -466,7 +466,28 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
         cols += [e_cone, e_down]
     ops = [m.op for m in nodes]
     order = canonical_order_of(ops, inputs, extra, cols, keep_positions)
-    pos = [0] * len(nodes)
+    pos, canon_inputs, graph_hash, structure_hash, text = _texts(order, inputs, exact, struct, want_text)
+    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops
+
+
+_HEADER = f"passnet-canonical-v{CANONICAL_VERSION}\n"
+
+
+def texts_py(order: list[int], inputs: list[list[int]], exact: list[str], struct: list[str], want_text: bool = True):
+    """The canonical texts and their hashes (the definition; ``_cform.texts`` is a compiled
+    copy, used where it agrees with this one: :func:`_load_compiled_texts`).
+
+    Per node in canonical order one line: its exact (structure) label, a tab, its data inputs'
+    canonical positions joined by commas, a newline. ``graph_hash`` is the sha256 of
+    ``passnet-canonical-v<version>\\n`` followed by the exact lines, ``structure_hash`` of the same
+    header, ``structure\\n`` and the structure lines (UTF-8).
+
+    Returns:
+        ``(pos, canon_inputs, graph_hash, structure_hash, text)``: the canonical position of each
+        original node, each node's inputs as canonical positions (canonical order), the two hex
+        digests and the exact text ("" unless ``want_text``).
+    """
+    pos = [0] * len(order)
     for k, o in enumerate(order):
         pos[o] = k
     canon_inputs = [[pos[j] for j in inputs[o]] for o in order]
@@ -475,13 +496,46 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     lines[0::2] = [exact[o] for o in order]
     lines[1::2] = tails
     text = "".join(lines)
-    header = f"passnet-canonical-v{CANONICAL_VERSION}\n"
-    graph_hash = hashlib.sha256((header + text).encode()).hexdigest()
+    graph_hash = hashlib.sha256((_HEADER + text).encode()).hexdigest()
     lines[0::2] = [struct[o] for o in order]
-    structure_hash = hashlib.sha256((header + "structure\n" + "".join(lines)).encode()).hexdigest()
+    structure_hash = hashlib.sha256((_HEADER + "structure\n" + "".join(lines)).encode()).hexdigest()
     if not want_text:
         text = ""
-    return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops
+    return pos, canon_inputs, graph_hash, structure_hash, text
+
+
+def _texts(order, inputs, exact, struct, want_text):
+    """:func:`texts_py`, by its compiled copy where that is built and agrees with it."""
+    if _c_texts is not None:
+        try:
+            return _c_texts(order, inputs, exact, struct, want_text, _HEADER)
+        except (ValueError, TypeError, OverflowError):
+            pass  # an index the compiled loop does not take: the Python loop decides
+    return texts_py(order, inputs, exact, struct, want_text)
+
+
+def _load_compiled_texts():
+    """``_cform.texts`` when it is built and gives the same positions, input lists, hashes and
+    text as :func:`texts_py` on a sample (no inputs, one, several, repeated; labels with non-ASCII
+    characters; positions above 9 and 255), else None."""
+    try:
+        from passnet_common.canonical import _cform
+    except ImportError:
+        return None
+    try:
+        n = 300
+        order = [(k * 7) % n for k in range(n)]  # 7 is prime to 300: a permutation
+        inputs = [[] if i % 5 == 0 else ([i - 1] if i % 3 else [i - 1, max(i - 2, 0), i - 1]) for i in range(n)]
+        exact = [f'["call_function","op{i % 11}",["x\u00e9\u4e2d",{i}]]' for i in range(n)]
+        struct = [f'["s{i % 3}","\U0001f600"]' for i in range(n)]
+        for want in (True, False):
+            if _cform.texts(order, inputs, exact, struct, want, _HEADER) != texts_py(order, inputs, exact, struct, want):
+                return None
+        if _cform.texts([], [], [], [], True, _HEADER) != texts_py([], [], [], [], True):
+            return None
+        return _cform.texts
+    except Exception:  # noqa: BLE001 - a broken build is the same as no build
+        return None
 
 
 def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> list[int]:
@@ -587,3 +641,4 @@ def canonicalize(
 
 
 _c_labels = _load_compiled()
+_c_texts = _load_compiled_texts()
