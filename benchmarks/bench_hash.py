@@ -172,6 +172,40 @@ _CANONICAL_FILES = ("labels", "fastpath", "stored", "effects", "order", "form", 
 _COMPILED_FILES = ("_cmerkle", "_cform")
 
 
+def build_extension(source: str, ext: str, module_name: str):
+    """Compile the Cython ``source`` of the extension ``ext`` (``_cform``, ``_cmerkle``) in a
+    temporary folder and load it as ``module_name`` (whose last part must be ``ext``). Returns the
+    module, or None when Cython or a C compiler is missing or the build fails (printed)."""
+    import contextlib
+    import importlib.util
+    import io
+    import tempfile
+
+    try:
+        from Cython.Build import cythonize
+        from setuptools import Distribution, Extension
+    except ImportError:
+        return None
+    work = Path(tempfile.mkdtemp(prefix=f"passnet-ref-{ext}-"))
+    (work / f"{ext}.pyx").write_text(source)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            mods = cythonize([Extension(ext, [str(work / f"{ext}.pyx")])], compiler_directives={"language_level": 3},
+                             quiet=True, build_dir=str(work / "c"))
+            dist = Distribution({"ext_modules": mods})
+            cmd = dist.get_command_obj("build_ext")
+            cmd.build_lib, cmd.build_temp = str(work / "lib"), str(work / "tmp")
+            dist.run_command("build_ext")
+        so = next((work / "lib").glob(f"{ext}*.so"))
+        spec = importlib.util.spec_from_file_location(module_name, so)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    except Exception as exc:  # noqa: BLE001 - the reference then runs its Python loops (printed by the caller)
+        print(f"building {ext} of the reference failed: {type(exc).__name__}: {exc}")
+        return None
+
+
 def reference_canonical(rev: str):
     """The canonical package as it was at git revision ``rev`` of this repository, loaded beside
     the current one under the module name ``_canonical_ref`` (sources from ``git show``, their
@@ -180,7 +214,9 @@ def reference_canonical(rev: str):
     Cython source at ``rev`` is the same as the current one (``_cmerkle.pyx``) is the built
     module of the current package, so a reference that used it runs with it, as it did
     (else its import fails and the reference runs its Python loops). Returns the package
-    module; raises ``subprocess.CalledProcessError`` when ``rev`` lacks the files."""
+    module; raises ``subprocess.CalledProcessError`` when ``rev`` lacks the files. A compiled
+    extension whose source at ``rev`` differs is compiled from that source (:func:`build_extension`),
+    so the reference runs its own compiled loops, not its slower Python fallbacks."""
     import importlib
     import subprocess
     import types
@@ -198,6 +234,13 @@ def reference_canonical(rev: str):
                 sys.modules[f"{name}.{ext}"] = importlib.import_module(f"passnet_common.canonical.{ext}")
             except ImportError:
                 pass
+        elif old.returncode == 0:
+            built = build_extension(old.stdout, ext, f"{name}.{ext}")
+            if built is not None:
+                sys.modules[f"{name}.{ext}"] = built
+            else:
+                print(f"reference {rev}: {ext}.pyx differs from the built one and could not be compiled "
+                      "(Cython missing?): the reference runs its Python loops for it")
     for mod in _CANONICAL_FILES:
         src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:passnet_common/canonical/{mod}.py"],
                              check=True, capture_output=True, text=True).stdout
