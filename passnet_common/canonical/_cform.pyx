@@ -189,6 +189,9 @@ cdef object exact_meta_key(object val):
     raise TypeError("no exact meta key")
 
 
+cdef object _ABSENT = object()
+
+
 def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_store, slow_label):
     """``form.labels_py`` (the same five results; ``slow_label``: ``form._slow_label``)."""
     cdef list store = [None] * len(nodes) if want_store else None
@@ -202,7 +205,9 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         i += 1
         op = n.op
         meta = n.meta
-        val = meta["example_value"] if "example_value" in meta else (meta["val"] if "val" in meta else meta.get("tensor_meta"))
+        val = meta.get("example_value", _ABSENT)  # one look-up where the Python loop makes two
+        if val is _ABSENT:
+            val = meta["val"] if "val" in meta else meta.get("tensor_meta")
         if val is None:
             vc = xc = 0
         else:
@@ -363,14 +368,25 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
                         prof = profiles[(op, t)]
                     except (KeyError, TypeError):
                         prof = _profile(node)
+                    prof = (*prof, prof[3].inplace_pos, prof[3].names)
                     tc[t] = prof
                 except TypeError:
                     try:
                         prof = profiles[(op, t)]
                     except (KeyError, TypeError):
                         prof = _profile(node)
-                glob, al, static_mut, spec = prof
-                if static_mut or ((spec.inplace_pos >= 0 or node._kwargs) and _may_write(node, spec)):
+                    prof = (*prof, prof[3].inplace_pos, prof[3].names)
+                glob, al, static_mut, spec, inplace_pos, names = prof
+                writes = static_mut
+                if not writes:
+                    kw = node._kwargs
+                    if inplace_pos >= 0 or kw:
+                        # effects._may_write(node, spec), inlined
+                        if kw and ("inplace" in kw or "out" in kw or (names and not names.isdisjoint(kw))):
+                            writes = True
+                        else:
+                            writes = 0 <= inplace_pos < len(node._args)
+                if writes:
                     mu = mutated_args(node)
                     if mu:
                         if index is None:

@@ -28,7 +28,32 @@ from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _Sl
 
 CANONICAL_VERSION = 3
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, sort_keys=False).encode
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, sort_keys=False)
+
+
+def _make_dumps():
+    """``_ENCODER.encode`` with its C encoder made once instead of on every call (``JSONEncoder``
+    builds one per ``encode``: a third of the slow path's JSON time). The same text for every
+    label: the same C encoder and options; no circular-reference markers, since a label is built
+    fresh by :func:`passnet_common.canonical.labels.encode_literal` and holds no cycle. Where
+    the C encoder is missing, ``_ENCODER.encode`` itself."""
+    make = json.encoder.c_make_encoder
+    if make is None:
+        return _ENCODER.encode
+    e = _ENCODER
+    chunks = make(None, e.default, json.encoder.encode_basestring, None, e.key_separator, e.item_separator,
+                  e.sort_keys, e.skipkeys, e.allow_nan)
+    join, basestring = "".join, json.encoder.encode_basestring
+
+    def dumps(o) -> str:
+        if isinstance(o, str):
+            return basestring(o)
+        return join(chunks(o, 0))
+
+    return dumps
+
+
+_dumps = _make_dumps()
 
 
 def hash_metadata() -> dict[str, str]:
@@ -304,10 +329,14 @@ def _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, sto
             a_sk = encode_literal(n.args, sref)
             k_sk = encode_literal(dict(n.kwargs), sref) if n.kwargs else ["dict"]
             short = tgt if op == "call_function" else (str(n.target) if op == "call_method" else _short_target(n, gm))
-            store[i] = (stored_entry(short, a_sk, k_sk, meta_e, None, bool(sref.deps)), sref.deps)
+            entry = stored_entry(short, a_sk, k_sk, meta_e, None, bool(sref.deps))
+            store[i] = (entry, sref.deps)
             # cacheable only when the skeleton's slots map onto the fast-path template's nodes
             sperm = permutation(tdeps, sref.deps) if tdeps is not None else False
-            st = stored_entry(short, a_sk, k_sk, meta_e, sperm, bool(sref.deps)) if sperm is not False else None
+            if sperm is None:  # the template's own order: the entry just built
+                st = entry
+            elif sperm is not False:
+                st = stored_entry(short, a_sk, k_sk, meta_e, sperm, bool(sref.deps))
     return _dumps(e), _dumps(s), (ref.deps if op != "placeholder" else []), st
 
 
