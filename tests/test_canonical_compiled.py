@@ -247,6 +247,25 @@ def test_compiled_texts_equal_python():
         assert outcomes[0] == outcomes[1]
 
 
+def test_compiled_tie_check_equals_python():
+    """``_cmerkle.has_ties`` (pairs sorted in C) answers as ``len(set(zip(a, b))) < len(a)`` on
+    random key columns with many equal and extreme values; an int outside 64 bits goes to the
+    Python check."""
+    if O._c_has_ties is None:
+        pytest.skip("_cmerkle.has_ties not built")
+    rng = random.Random(3)
+    pool = [0, 1, -1, 2**63 - 1, -2**63, 2**61 - 1, 12345]
+    for _ in range(2_000):
+        n = rng.randint(0, 40)
+        a = [rng.choice(pool) for _ in range(n)]
+        b = [rng.choice(pool[:3]) for _ in range(n)]
+        assert O._c_has_ties(a, b) == O.has_ties_py(a, b)
+    big = [2**64, 0]
+    with pytest.raises(OverflowError):
+        O._c_has_ties(big, [0, 0])
+    assert O.has_ties(big, [0, 0]) is False and O.has_ties([2**64, 2**64], [0, 0]) is True
+
+
 @compiled_form
 def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
     """On the same random graphs the whole form (hashes, text, stored node list, order,
@@ -270,7 +289,7 @@ def test_python_fallback_of_every_compiled_part(monkeypatch):
     gm = synthetic_chain(1_000)
     a = canonicalize(gm, with_wl=False)
     for mod, name in ((O, "_c_merkle"), (O, "_c_order"), (Fm, "_c_labels"), (St, "_c_node_list"),
-                      (Ef, "_c_ordering_deps"), (Fm, "_c_texts")):
+                      (Ef, "_c_ordering_deps"), (Fm, "_c_texts"), (O, "_c_has_ties")):
         monkeypatch.setattr(mod, name, None)
     b = canonicalize(gm, with_wl=False)
     assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
@@ -300,6 +319,10 @@ def test_load_checks_reject_a_wrong_copy(monkeypatch):
     monkeypatch.setattr(_cform, "ordering_deps", wrong_deps)
     monkeypatch.setattr(_cform, "texts", lambda *a: Fm.texts_py(*a[:4], not a[4]))
     assert Fm._load_compiled_texts() is None
+    from passnet_common.canonical import _cmerkle
+
+    monkeypatch.setattr(_cmerkle, "has_ties", lambda a, b: not O.has_ties_py(a, b))
+    assert O._load_has_ties() is None
     assert Fm._load_compiled() is None
     assert St._load_compiled() is None
     assert Ef._load_compiled() is None

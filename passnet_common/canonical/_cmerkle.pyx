@@ -443,3 +443,40 @@ cdef inline void _set_ex_pos(_Ord *o, Py_ssize_t i) noexcept nogil:
     for k in range(o.ex_start[i], o.ex_start[i + 1]):
         o.ex_pos[k] = o.pos[o.ex_idx[k]]
     _sort_small(o.ex_pos + o.ex_start[i], o.ex_start[i + 1] - o.ex_start[i])
+
+
+cdef int _cmp_pair(const void *a, const void *b) noexcept nogil:
+    cdef const int64_t *x = <const int64_t *>a
+    cdef const int64_t *y = <const int64_t *>b
+    if x[0] != y[0]:
+        return -1 if x[0] < y[0] else 1
+    if x[1] != y[1]:
+        return -1 if x[1] < y[1] else 1
+    return 0
+
+
+def has_ties(list a, list b):
+    """``order.has_ties``: whether two positions ``i != j`` have ``(a[i], b[i]) == (a[j], b[j])``
+    (``a``, ``b``: lists of Python ints of one length, each in [-2**63, 2**63), as Merkle hashes
+    are). Sorts the pairs in C. OverflowError for an int outside that range, ValueError for lists of
+    different lengths (the caller then runs the Python check)."""
+    cdef Py_ssize_t n = len(a), i
+    cdef int64_t *pairs
+    if len(b) != n:
+        raise ValueError("has_ties: lists of different lengths")
+    if n < 2:
+        return False
+    pairs = <int64_t *>malloc(2 * n * sizeof(int64_t))
+    if pairs == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            pairs[2 * i] = a[i]
+            pairs[2 * i + 1] = b[i]
+        qsort(pairs, n, 2 * sizeof(int64_t), _cmp_pair)
+        for i in range(1, n):
+            if pairs[2 * i] == pairs[2 * i - 2] and pairs[2 * i + 1] == pairs[2 * i - 1]:
+                return True
+        return False
+    finally:
+        free(pairs)

@@ -23,7 +23,7 @@ from passnet_common.canonical.labels import (
     positional_names, qualified_name,
     tensor_digest, tensor_meta_of,
 )
-from passnet_common.canonical.order import canonical_order_of, label_ids, merkle
+from passnet_common.canonical.order import canonical_order_of, has_ties, label_ids, merkle
 from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _Slot as _SlotType, _SlotRef, stored_entry
 
 CANONICAL_VERSION = 3
@@ -488,7 +488,7 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     extra, _ = ordering_deps(nodes, inputs, mod, index)
     s_cone, s_down = merkle(label_ids(struct), inputs, extra)
     cols = [s_cone, s_down]  # the Merkle key of node i: (s_cone[i], s_down[i], ...)
-    if len(set(zip(s_cone, s_down))) < len(s_cone):
+    if has_ties(s_cone, s_down):
         # Nodes with equal structure keys: break their ties with the exact labels (computed
         # only when needed: most graphs have none).
         e_cone, e_down = merkle(label_ids(exact), inputs, extra)

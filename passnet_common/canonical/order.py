@@ -41,6 +41,36 @@ def _load_compiled():
 _KIND = {"placeholder": 1, "output": 2}
 
 
+def has_ties(a: list[int], b: list[int]) -> bool:
+    """Whether two nodes have equal keys ``(a[i], b[i])`` (the structure Merkle hashes: then the
+    exact labels break the ties), by ``_cmerkle.has_ties`` where that is built and agrees with
+    this definition on a sample at import."""
+    if _c_has_ties is not None:
+        try:
+            return _c_has_ties(a, b)
+        except (ValueError, TypeError, OverflowError):
+            pass
+    return has_ties_py(a, b)
+
+
+def has_ties_py(a: list[int], b: list[int]) -> bool:
+    """The definition of :func:`has_ties`."""
+    return len(set(zip(a, b))) < len(a)
+
+
+def _load_has_ties():
+    try:
+        from passnet_common.canonical._cmerkle import has_ties as fn
+    except ImportError:
+        return None
+    try:
+        cases = [([], []), ([1], [2]), ([1, 1], [2, 3]), ([1, 1], [2, 2]), ([-2**63, 2**63 - 1, 5], [0, 0, 0]),
+                 ([3, 1, 2, 1], [9, 8, 7, 8]), (list(range(1000)), [7] * 1000), ([2**63 - 1] * 3, [-1, -2, -1])]
+        return fn if all(fn(x, y) == has_ties_py(x, y) for x, y in cases) else None
+    except Exception:  # noqa: BLE001 - a broken build is the same as no build
+        return None
+
+
 def label_id(label: str) -> int:
     """A 64-bit integer digest of a label (blake2b), the same in every process."""
     try:
@@ -280,3 +310,4 @@ def canonical_order_of(ops: list[str], inputs: list[list[int]], extra: list[list
 
 
 _c_merkle, _c_order = _load_compiled()
+_c_has_ties = _load_has_ties()
