@@ -179,6 +179,7 @@ def build_extension(source: str, ext: str, module_name: str):
     import contextlib
     import importlib.util
     import io
+    import shutil
     import tempfile
 
     try:
@@ -204,6 +205,8 @@ def build_extension(source: str, ext: str, module_name: str):
     except Exception as exc:  # noqa: BLE001 - the reference then runs its Python loops (printed by the caller)
         print(f"building {ext} of the reference failed: {type(exc).__name__}: {exc}")
         return None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # a loaded extension stays mapped
 
 
 def reference_canonical(rev: str):

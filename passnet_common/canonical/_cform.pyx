@@ -328,6 +328,16 @@ cdef inline Py_ssize_t _checked(object j, Py_ssize_t n) except -1:
     return v
 
 
+cdef tuple _target_profile(object node, object op, object t, dict profiles):
+    """``effects._profile`` of the node's (op, target) (its cache first), with the write spec's
+    ``inplace_pos`` and ``names`` appended for the inlined ``effects._may_write``."""
+    try:
+        prof = profiles[(op, t)]
+    except (KeyError, TypeError):
+        prof = _profile(node)
+    return (*prof, prof[3].inplace_pos, prof[3].names)
+
+
 def ordering_deps(list nodes, list inputs, gm=None, index=None):
     """``effects.ordering_deps`` (the same two lists). The Python loop's per-node lists and dicts
     (mutations, alias flags, union-find parents, written classes, last mutation per class) are C
@@ -336,7 +346,7 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
     cdef Py_ssize_t n = len(nodes), i, j, a, b, c, k, m_tot, lm, last_barrier
     cdef list barrier = [False] * n
     cdef list deps, ins, d, r, readers
-    cdef bint any_effect = False, has_state = False
+    cdef bint any_effect = False
     cdef dict state_paths = {}
     cdef dict state_of = {}
     cdef dict muts = {}
@@ -364,18 +374,9 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
                 try:
                     prof = tc[t]
                 except KeyError:
-                    try:
-                        prof = profiles[(op, t)]
-                    except (KeyError, TypeError):
-                        prof = _profile(node)
-                    prof = (*prof, prof[3].inplace_pos, prof[3].names)
-                    tc[t] = prof
-                except TypeError:
-                    try:
-                        prof = profiles[(op, t)]
-                    except (KeyError, TypeError):
-                        prof = _profile(node)
-                    prof = (*prof, prof[3].inplace_pos, prof[3].names)
+                    prof = tc[t] = _target_profile(node, op, t, profiles)
+                except TypeError:  # an unhashable target: no per-call entry
+                    prof = _target_profile(node, op, t, profiles)
                 glob, al, static_mut, spec, inplace_pos, names = prof
                 writes = static_mut
                 if not writes:
@@ -480,7 +481,7 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
                     lm = last_mut[c]
                     if lm >= 0:
                         d.append(lm)
-                    r = <list>readers[c] if readers[c] is not None else None
+                    r = readers[c]
                     if r is None:
                         readers[c] = [i]
                     elif not r or <Py_ssize_t>r[len(r) - 1] != i:

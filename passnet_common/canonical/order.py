@@ -59,6 +59,8 @@ def has_ties_py(a: list[int], b: list[int]) -> bool:
 
 
 def _load_has_ties():
+    """``_cmerkle.has_ties`` when it is built and answers as :func:`has_ties_py` on a sample
+    (empty, single, tied and untied pairs, the int64 extremes), else None."""
     try:
         from passnet_common.canonical._cmerkle import has_ties as fn
     except ImportError:
