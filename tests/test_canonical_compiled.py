@@ -326,3 +326,39 @@ def test_load_checks_reject_a_wrong_copy(monkeypatch):
     assert Fm._load_compiled() is None
     assert St._load_compiled() is None
     assert Ef._load_compiled() is None
+
+
+@compiled_form
+def test_prefetch_pipeline_is_on_and_changes_nothing():
+    """The compiled passes prefetch the objects of the nodes ahead (``_cform.set_prefetch``: the
+    offsets of ``Node.meta`` / ``_args`` / ``_kwargs`` and of a tensor's TensorImpl pointer, found
+    at import). On this torch build every offset is found, so the pipeline is on; switched off,
+    every form is the same, including graphs whose nodes carry unusual metadata (a ``meta`` that
+    is a dict subclass, an example value that is a tuple, an int, a plain tensor or absent)."""
+    from passnet_common.canonical import _cform
+
+    assert Fm._set_prefetch(_cform) is True
+    assert _cform.prefetch_enabled() is True
+    rng = random.Random(11)
+    graphs = [_random_fx(rng) for _ in range(100)] + [synthetic_chain(600)]
+    odd = _random_fx(random.Random(3))
+
+    class MetaDict(dict):
+        pass
+
+    for k, nd in enumerate(odd.graph.nodes):
+        if k % 3 == 0:
+            nd.meta = MetaDict(nd.meta)
+        elif k % 3 == 1 and nd.op != "placeholder":
+            nd.meta["example_value"] = torch.empty(2, 3)  # a real (CPU) tensor
+    graphs.append(odd)
+    on = [canonicalize(gm, with_wl=False) for gm in graphs]
+    before = _cform.prefetch_enabled(False)
+    try:
+        assert before is True and _cform.prefetch_enabled() is False
+        off = [canonicalize(gm, with_wl=False) for gm in graphs]
+    finally:
+        _cform.prefetch_enabled(True)
+    for a, b in zip(on, off):
+        assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
+            (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order, b.placeholder_order)

@@ -17,7 +17,145 @@ at import (``_load_compiled`` in ``stored``, ``form`` and ``effects``), and the 
   come out (compared at import, and on 300 random graphs in ``tests/test_canonical_compiled.py``).
 """
 
+from cpython.object cimport PyObject, PyTypeObject
 from libc.stdlib cimport calloc, free, malloc
+
+cdef extern from *:
+    """
+    #include <structmember.h>
+    /* Offset of an object-valued member (PyMemberDef T_OBJECT / T_OBJECT_EX) from its descriptor,
+       -1 for anything else. */
+    static Py_ssize_t _pn_member_offset(PyObject *d) {
+        PyMemberDef *m;
+        if (Py_TYPE(d) != &PyMemberDescr_Type) return -1;
+        m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type != T_OBJECT && m->type != T_OBJECT_EX) return -1;
+        return m->offset;
+    }
+    #define _PN_FIELD(o, off) (*(PyObject **)((char *)(o) + (off)))
+    #define _PN_PF(p) __builtin_prefetch((const void *)(p))
+    static inline void *_pn_dict_keys(PyObject *d) { return (void *)((PyDictObject *)d)->ma_keys; }
+    """
+    Py_ssize_t _pn_member_offset(object descr)
+    PyObject *_PN_FIELD(PyObject *o, Py_ssize_t off) nogil
+    void _PN_PF(const void *p) nogil
+    void *_pn_dict_keys(PyObject *d) nogil
+    bint PyDict_CheckExact(PyObject *o)
+    bint PyObject_TypeCheck(PyObject *o, PyTypeObject *t)
+    PyObject *PyDict_GetItem(PyObject *d, PyObject *k)
+    ctypedef struct PyListObject:
+        PyObject **ob_item
+    Py_ssize_t PyLong_AsSsize_t(PyObject *o)
+    void PyErr_Clear()
+    bint PyTuple_CheckExact(PyObject *o)
+    bint PyLong_CheckExact(PyObject *o)
+    bint PyList_CheckExact(PyObject *o)
+    Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
+    PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
+
+
+# --- prefetching (speed only: no value read here decides anything) -------------------------
+# The label pass reads, per FX node, the node, its ``meta`` dict, the dict's key table, the example
+# value (a FakeTensor) and the tensor's C++ TensorImpl (dtype, sizes): five dependent loads that
+# miss the caches on a large captured graph (its objects are spread over the heap between stack
+# traces and module stacks), about 0.5-0.9 us per node when taken one after the other. The pipeline
+# below asks for them a few nodes ahead (``__builtin_prefetch``, which never faults and changes no
+# value), each stage reading what the previous stage brought in, so the misses of several nodes
+# overlap. The offsets come from the types at run time (``set_prefetch``) and are checked there;
+# when any is unknown the pipeline is off (``_pf_on``) and nothing else changes.
+
+cdef bint _pf_on = False
+cdef Py_ssize_t _off_meta = -1, _off_args = -1, _off_kwargs = -1, _off_impl = -1
+cdef PyTypeObject *_pf_node_type = NULL
+cdef PyTypeObject *_pf_tensor_type = NULL
+cdef object _pf_keep = None  # the types above, kept alive
+cdef object _pf_key_example = "example_value"
+
+
+def set_prefetch(node_base, meta_descr, args_descr, kwargs_descr, tensor_base, samples):
+    """Turn the prefetch pipeline on: ``node_base`` the C type holding ``meta`` / ``_args`` /
+    ``_kwargs`` (their member descriptors), ``tensor_base`` the tensor type and ``samples`` tensors whose TensorImpl
+    address (``t._cdata``) is a pointer at one fixed small offset in the object (found here). Returns
+    whether the pipeline is on; it stays off when an offset is unknown."""
+    global _pf_on, _off_meta, _off_args, _off_kwargs, _off_impl, _pf_node_type, _pf_tensor_type, _pf_keep
+    _pf_on = False
+    om, oa, ok = _pn_member_offset(meta_descr), _pn_member_offset(args_descr), _pn_member_offset(kwargs_descr)
+    impl = -1
+    for off in range(16, 64, 8):
+        if all(isinstance(t, tensor_base) and off + 8 <= type(t).__basicsize__
+               and (<size_t *>(<char *><PyObject *>t + off))[0] == <size_t>t._cdata for t in samples):
+            impl = off
+            break
+    if om < 0 or oa < 0 or ok < 0 or impl < 0 or not samples:
+        return False
+    _off_meta, _off_args, _off_kwargs, _off_impl = om, oa, ok, impl
+    _pf_keep = (node_base, tensor_base)
+    _pf_node_type, _pf_tensor_type = <PyTypeObject *>node_base, <PyTypeObject *>tensor_base
+    _pf_on = True
+    return True
+
+
+def prefetch_enabled(on=None):
+    """Whether the prefetch pipeline is on; ``on`` (a bool) switches it first (it only turns on
+    after :func:`set_prefetch` found every offset). Returns the state before the call."""
+    global _pf_on
+    before = _pf_on
+    if on is not None:
+        _pf_on = bool(on) and _off_impl >= 0
+    return before
+
+
+cdef inline void _pf_pipeline(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexcept:
+    """Prefetch for the nodes ahead of node ``i`` of ``items``: the node objects 8 ahead, their
+    ``meta`` dict and argument tuple 6 ahead, the dict's key table 4 ahead, the example value 2
+    ahead and its TensorImpl 1 ahead (each stage reads only lines an earlier stage asked for)."""
+    cdef Py_ssize_t j
+    cdef PyObject *nd
+    cdef PyObject *m
+    cdef PyObject *v
+    cdef char *p
+    j = i + 8
+    if j < n:
+        p = <char *>items[j]
+        _PN_PF(p)
+        _PN_PF(p + 64)
+        _PN_PF(p + 128)
+    j = i + 6
+    if j < n:
+        nd = items[j]
+        if PyObject_TypeCheck(nd, _pf_node_type):
+            m = _PN_FIELD(nd, _off_meta)
+            if m != NULL:
+                _PN_PF(m)
+            m = _PN_FIELD(nd, _off_args)
+            if m != NULL:
+                _PN_PF(m)
+    j = i + 4
+    if j < n:
+        nd = items[j]
+        if PyObject_TypeCheck(nd, _pf_node_type):
+            m = _PN_FIELD(nd, _off_meta)
+            if m != NULL and PyDict_CheckExact(m):
+                p = <char *>_pn_dict_keys(m)
+                _PN_PF(p)
+                _PN_PF(p + 64)
+                _PN_PF(p + 128)
+    for j in range(i + 1, i + 3):
+        if j < n:
+            nd = items[j]
+            if PyObject_TypeCheck(nd, _pf_node_type):
+                m = _PN_FIELD(nd, _off_meta)
+                if m != NULL and PyDict_CheckExact(m):
+                    v = PyDict_GetItem(m, <PyObject *>_pf_key_example)
+                    if v != NULL:
+                        if j == i + 2:
+                            _PN_PF(v)
+                        elif PyObject_TypeCheck(v, _pf_tensor_type):
+                            p = <char *>_PN_FIELD(v, _off_impl)
+                            _PN_PF(p)
+                            _PN_PF(p + 64)
+                            _PN_PF(p + 128)
+                            _PN_PF(p + 192)
 
 
 cdef object _fill(object skel, list refs, list sdeps, object slot):
@@ -56,14 +194,58 @@ cdef inline list _permuted(list deps, object perm):
     return [deps[p] for p in perm]
 
 
+cdef inline Py_ssize_t _pf_index(PyObject *x, Py_ssize_t m) noexcept:
+    """``x`` as an index into a list of ``m`` items, or -1 (not an exact int, or out of range)."""
+    cdef Py_ssize_t v
+    if not PyLong_CheckExact(x):
+        return -1
+    v = PyLong_AsSsize_t(x)
+    if v == -1:
+        PyErr_Clear()  # an int beyond Py_ssize_t (its OverflowError)
+        return -1
+    return v if 0 <= v < m else -1
+
+
+cdef inline void _pf_store(list order, list store, Py_ssize_t k) noexcept:
+    """Prefetch for :func:`node_list` (speed only): the stored entries of the nodes 2-6 canonical
+    positions ahead (``store[order[k + d]]``, read in canonical order, i.e. at random), first the
+    ``(entry, deps)`` pair, then the deps list and its items."""
+    cdef PyObject **o_items = (<PyListObject *>order).ob_item
+    cdef PyObject **s_items = (<PyListObject *>store).ob_item
+    cdef Py_ssize_t n = len(order), m = len(store), o
+    cdef PyObject *st
+    cdef PyObject *d
+    if k + 6 < n:
+        o = _pf_index(o_items[k + 6], m)
+        if o >= 0:
+            _PN_PF(s_items[o])
+    if k + 3 < n:
+        o = _pf_index(o_items[k + 3], m)
+        if o >= 0:
+            st = s_items[o]
+            if PyTuple_CheckExact(st) and PyTuple_GET_SIZE(st) == 2:
+                _PN_PF(PyTuple_GET_ITEM(st, 0))
+                _PN_PF(PyTuple_GET_ITEM(st, 1))
+    if k + 1 < n:
+        o = _pf_index(o_items[k + 1], m)
+        if o >= 0:
+            st = s_items[o]
+            if PyTuple_CheckExact(st) and PyTuple_GET_SIZE(st) == 2:
+                d = PyTuple_GET_ITEM(st, 1)
+                if PyList_CheckExact(d):
+                    _PN_PF((<PyListObject *>d).ob_item)
+
+
 def node_list(list order, list store, list ops, list refs, list canon_inputs, dict ph_positions,
               list placeholder_order, object other, object slot):
     """``stored.node_list_py`` (the same list; ``slot``: the ``stored._Slot`` type)."""
     cdef list canon_nodes = []
-    cdef Py_ssize_t k = 0
+    cdef Py_ssize_t k = 0, n_order = len(order), n_store = len(store)
     cdef tuple st, entry
     cdef object o, p, a_sk, k_sk, pa, pk, deps
     for o in order:
+        if len(order) == n_order and len(store) == n_store:
+            _pf_store(order, store, k)
         st = store[o]
         if st is not None and len(st) == 3:
             p = ph_positions[o]
@@ -199,10 +381,12 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef list deps, kw_deps, tpl, tdeps = None
     cdef dict subs = {}, mod_cache = {}, cache = {}
     cdef dict class_of_type = _class_of_type
-    cdef Py_ssize_t i = -1, ph = 0
+    cdef Py_ssize_t i = -1, ph = 0, n_nodes = len(nodes)
     cdef bint first
     for n in nodes:
         i += 1
+        if _pf_on and len(nodes) == n_nodes:
+            _pf_pipeline((<PyListObject *>nodes).ob_item, n_nodes, i)
         op = n.op
         meta = n.meta
         val = meta.get("example_value", _ABSENT)  # one look-up where the Python loop makes two
@@ -338,6 +522,28 @@ cdef tuple _target_profile(object node, object op, object t, dict profiles):
     return (*prof, prof[3].inplace_pos, prof[3].names)
 
 
+cdef inline void _pf_effects(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexcept:
+    """Prefetch for :func:`ordering_deps` (speed only): the node objects 6 ahead, their keyword
+    arguments and argument tuple 3 ahead."""
+    cdef PyObject *nd
+    cdef PyObject *m
+    cdef char *p
+    if i + 6 < n:
+        p = <char *>items[i + 6]
+        _PN_PF(p)
+        _PN_PF(p + 64)
+        _PN_PF(p + 128)
+    if i + 3 < n:
+        nd = items[i + 3]
+        if PyObject_TypeCheck(nd, _pf_node_type):
+            m = _PN_FIELD(nd, _off_kwargs)
+            if m != NULL:
+                _PN_PF(m)
+            m = _PN_FIELD(nd, _off_args)
+            if m != NULL:
+                _PN_PF(m)
+
+
 def ordering_deps(list nodes, list inputs, gm=None, index=None):
     """``effects.ordering_deps`` (the same two lists). The Python loop's per-node lists and dicts
     (mutations, alias flags, union-find parents, written classes, last mutation per class) are C
@@ -367,6 +573,8 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
         i = -1
         for node in nodes:
             i += 1
+            if _pf_on and len(nodes) == n:
+                _pf_effects((<PyListObject *>nodes).ob_item, n, i)
             op = node.op
             if op == "call_function" or op == "call_method":
                 tc = by_fn if op == "call_function" else by_method
