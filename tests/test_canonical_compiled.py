@@ -277,6 +277,7 @@ def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
     monkeypatch.setattr(St, "_c_node_list", None)
     monkeypatch.setattr(Ef, "_c_ordering_deps", None)
     monkeypatch.setattr(Fm, "_c_texts", None)
+    monkeypatch.setattr(O, "_c_fused", None)
     for gm, a in zip(graphs, got):
         b = canonicalize(gm, with_wl=False)
         assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
@@ -289,7 +290,7 @@ def test_python_fallback_of_every_compiled_part(monkeypatch):
     gm = synthetic_chain(1_000)
     a = canonicalize(gm, with_wl=False)
     for mod, name in ((O, "_c_merkle"), (O, "_c_order"), (Fm, "_c_labels"), (St, "_c_node_list"),
-                      (Ef, "_c_ordering_deps"), (Fm, "_c_texts"), (O, "_c_has_ties")):
+                      (Ef, "_c_ordering_deps"), (Fm, "_c_texts"), (O, "_c_has_ties"), (O, "_c_fused")):
         monkeypatch.setattr(mod, name, None)
     b = canonicalize(gm, with_wl=False)
     assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
@@ -323,6 +324,11 @@ def test_load_checks_reject_a_wrong_copy(monkeypatch):
 
     monkeypatch.setattr(_cmerkle, "has_ties", lambda a, b: not O.has_ties_py(a, b))
     assert O._load_has_ties() is None
+    real_fused = _cmerkle.order_of_labels
+    monkeypatch.setattr(_cmerkle, "order_of_labels", lambda *a: (real_fused(*a)[0][::-1], real_fused(*a)[1]))
+    assert O._load_fused() is None
+    monkeypatch.setattr(_cmerkle, "order_of_labels", lambda *a: (real_fused(*a)[0], False))  # ties not reported
+    assert O._load_fused() is None
     assert Fm._load_compiled() is None
     assert St._load_compiled() is None
     assert Ef._load_compiled() is None
@@ -362,3 +368,42 @@ def test_prefetch_pipeline_is_on_and_changes_nothing():
     for a, b in zip(on, off):
         assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
             (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order, b.placeholder_order)
+
+
+@compiled
+@pytest.mark.parametrize("keep_positions", [False, True])
+def test_fused_order_of_labels_equals_the_passes_step_by_step(keep_positions):
+    """``_cmerkle.order_of_labels`` (the structure Merkle keys, the tie check, the exact keys
+    when needed and the canonical order in one call over C arrays) returns the order of the
+    passes run one by one (``order.order_of_labels_py``) on random DAGs whose labels are drawn
+    from a few values (so that the structure keys tie and the exact labels decide, in about
+    half of them), with label ids over the whole 64-bit range; the returned order holds the
+    given int objects; a cycle is refused with the Python message; an index that is not earlier
+    than its node is left to the Python passes."""
+    if O._c_fused is None:
+        pytest.skip("_cmerkle.order_of_labels not built")
+    rng = random.Random(12)
+    tied = 0
+    for _ in range(600):
+        ops, inputs, extra = _random_dag(rng)
+        n = len(ops)
+        struct = [rng.choice(["a", "b"]) for _ in range(n)]
+        exact = [s + rng.choice(["1", "2", "3"]) for s in struct]
+        sid = O.label_ids(struct) if rng.random() < 0.8 else [rng.getrandbits(64) for _ in range(n)]
+        ints = list(range(n))
+        kinds = [O._KIND.get(op, 0) for op in ops]
+        got, was_tied = O._c_fused(sid, lambda: O.label_ids(exact), inputs, extra, kinds, not keep_positions, ints)
+        assert got == O.order_of_labels_py(sid, exact, inputs, extra, ops, keep_positions)
+        assert O.order_of_labels(sid, exact, inputs, extra, ops, keep_positions, ints) == got
+        assert all(g is ints[g] for g in got)
+        tied += was_tied
+    assert 100 < tied < 500
+    ops = ["placeholder", "call_function", "call_function", "output"]
+    late = [[], [2], [0], [1]]  # node 1 reads node 2: not a topological FX order
+    with pytest.raises(ValueError, match="not earlier"):
+        O._c_fused([1, 2, 3, 4], lambda: [1, 2, 3, 4], late, [[]] * 4, [1, 0, 0, 2], True, [0, 1, 2, 3])
+    assert O.order_of_labels([1, 2, 3, 4], ["a"] * 4, late, [[]] * 4, ops, keep_positions, [0, 1, 2, 3]) == \
+        O.order_of_labels_py([1, 2, 3, 4], ["a"] * 4, late, [[]] * 4, ops, keep_positions)
+    with pytest.raises(ValueError, match="cycle"):  # 1 waits for 2, 2 reads 1: refused as by the Python passes
+        O.order_of_labels([1, 2, 3, 4], ["a"] * 4, [[], [0], [1], [2]], [[], [2], [], []], ops, keep_positions,
+                          [0, 1, 2, 3])

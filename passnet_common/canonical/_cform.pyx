@@ -794,10 +794,11 @@ cdef int _put_tail(_Buf *b, list ins, Py_ssize_t *pos, Py_ssize_t n) except -1:
     return 0
 
 
-def texts(list order, list inputs, list exact, list struct, bint want_text, str header):
-    """``form.texts_py`` (the same tuple; ``header``: ``form._HEADER``). ValueError for an order
-    that is not a permutation of ``range(n)`` or an input index outside it (the caller then runs
-    the Python loop)."""
+def texts(list order, list inputs, list exact, list struct, bint want_text, str header, list ints=None):
+    """``form.texts_py`` (the same tuple; ``header``: ``form._HEADER``; ``ints``: ``n`` ints with
+    ``ints[i] == i`` that fill the positions instead of new ones, or None). ValueError for an order
+    that is not a permutation of ``range(n)`` or an input index outside it, or ``ints`` of another
+    length (the caller then runs the Python loop)."""
     cdef Py_ssize_t n = len(order), k, o, start
     cdef list pos = [0] * n
     cdef list canon_inputs = []
@@ -807,7 +808,7 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
     cdef _Buf bs
     be.p, be.n, be.cap = NULL, 0, 0
     bs.p, bs.n, bs.cap = NULL, 0, 0
-    if len(inputs) != n or len(exact) != n or len(struct) != n:
+    if len(inputs) != n or len(exact) != n or len(struct) != n or (ints is not None and len(ints) != n):
         raise ValueError("texts: lists of different lengths")
     cpos = <Py_ssize_t *>malloc(max(n, 1) * sizeof(Py_ssize_t))
     if cpos == NULL:
@@ -820,7 +821,7 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
             if o < 0 or o >= n or cpos[o] != -1:
                 raise ValueError("texts: the order is not a permutation")
             cpos[o] = k
-            pos[o] = k
+            pos[o] = k if ints is None else ints[k]
         for k in range(n):
             o = order[k]
             ins = <list?>inputs[o]

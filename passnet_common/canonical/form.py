@@ -23,7 +23,7 @@ from passnet_common.canonical.labels import (
     positional_names, qualified_name,
     tensor_digest, tensor_meta_of,
 )
-from passnet_common.canonical.order import canonical_order_of, has_ties, label_ids, merkle
+from passnet_common.canonical.order import label_ids, merkle, order_of_labels
 from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _Slot as _SlotType, _SlotRef, stored_entry
 
 CANONICAL_VERSION = 3
@@ -500,16 +500,10 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     index = {m: i for i, m in enumerate(nodes)}
     exact, struct, inputs, subs, store = _labels(nodes, mod, kinds, keep_positions, index, want_store=want_text)
     extra, _ = ordering_deps(nodes, inputs, mod, index)
-    s_cone, s_down = merkle(label_ids(struct), inputs, extra)
-    cols = [s_cone, s_down]  # the Merkle key of node i: (s_cone[i], s_down[i], ...)
-    if has_ties(s_cone, s_down):
-        # Nodes with equal structure keys: break their ties with the exact labels (computed
-        # only when needed: most graphs have none).
-        e_cone, e_down = merkle(label_ids(exact), inputs, extra)
-        cols += [e_cone, e_down]
     ops = [m.op for m in nodes]
-    order = canonical_order_of(ops, inputs, extra, cols, keep_positions)
-    pos, canon_inputs, graph_hash, structure_hash, text = _texts(order, inputs, exact, struct, want_text)
+    ints = list(index.values())  # 0 .. n-1: the ints the order and positions are filled with
+    order = order_of_labels(label_ids(struct), exact, inputs, extra, ops, keep_positions, ints)
+    pos, canon_inputs, graph_hash, structure_hash, text = _texts(order, inputs, exact, struct, want_text, ints)
     return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops
 
 
@@ -547,11 +541,12 @@ def texts_py(order: list[int], inputs: list[list[int]], exact: list[str], struct
     return pos, canon_inputs, graph_hash, structure_hash, text
 
 
-def _texts(order, inputs, exact, struct, want_text):
-    """:func:`texts_py`, by its compiled copy where that is built and agrees with it."""
+def _texts(order, inputs, exact, struct, want_text, ints=None):
+    """:func:`texts_py`, by its compiled copy where that is built and agrees with it (which fills
+    the positions with the ints of ``ints``, ``ints[i] == i``, when given)."""
     if _c_texts is not None:
         try:
-            return _c_texts(order, inputs, exact, struct, want_text, _HEADER)
+            return _c_texts(order, inputs, exact, struct, want_text, _HEADER, ints)
         except (ValueError, TypeError, OverflowError):
             pass  # an index the compiled loop does not take: the Python loop decides
     return texts_py(order, inputs, exact, struct, want_text)
@@ -572,8 +567,10 @@ def _load_compiled_texts():
         exact = [f'["call_function","op{i % 11}",["x\u00e9\u4e2d",{i}]]' for i in range(n)]
         struct = [f'["s{i % 3}","\U0001f600"]' for i in range(n)]
         for want in (True, False):
-            if _cform.texts(order, inputs, exact, struct, want, _HEADER) != texts_py(order, inputs, exact, struct, want):
-                return None
+            for ints in (None, list(range(n))):
+                if _cform.texts(order, inputs, exact, struct, want, _HEADER, ints) != \
+                        texts_py(order, inputs, exact, struct, want):
+                    return None
         if _cform.texts([], [], [], [], True, _HEADER) != texts_py([], [], [], [], True):
             return None
         return _cform.texts

@@ -311,5 +311,76 @@ def canonical_order_of(ops: list[str], inputs: list[list[int]], extra: list[list
                            ties=len(set(keys)) < len(keys))
 
 
+def order_of_labels(struct_ids: list[int], exact: list[str], inputs: list[list[int]], extra: list[list[int]],
+                    ops: list[str], keep_positions: bool, ints: list[int] | None = None) -> list[int]:
+    """The canonical order of a graph from its labels (what :func:`passnet_common.canonical.form.canonicalize`
+    orders by): the Merkle keys of the structure labels (``struct_ids``, :func:`label_ids`), and
+    -- only when two nodes have equal structure keys (:func:`has_ties`) -- of the exact labels
+    ``exact`` too, then :func:`canonical_order_of`. By ``_cmerkle.order_of_labels`` (the same passes
+    over C arrays in one call, filling the order with the ints of ``ints``, ``ints[i] == i``) where
+    it is built and agrees with these steps on a sample at import (:func:`_load_fused`), else step
+    by step.
+
+    Raises:
+        ValueError: the dependencies have a cycle.
+    """
+    if _c_fused is not None and ints is not None:
+        try:
+            return _c_fused(struct_ids, lambda: label_ids(exact), inputs, extra, [_KIND.get(op, 0) for op in ops],
+                            not keep_positions, ints)[0]
+        except (TypeError, OverflowError):
+            pass
+        except ValueError as exc:
+            if "cycle" in str(exc):
+                raise
+    return order_of_labels_py(struct_ids, exact, inputs, extra, ops, keep_positions)
+
+
+def order_of_labels_py(struct_ids, exact, inputs, extra, ops, keep_positions) -> list[int]:
+    """:func:`order_of_labels` step by step (the definition)."""
+    s_cone, s_down = merkle(struct_ids, inputs, extra)
+    cols = [s_cone, s_down]  # the Merkle key of node i: (s_cone[i], s_down[i], ...)
+    if has_ties(s_cone, s_down):
+        # Nodes with equal structure keys: break their ties with the exact labels (computed
+        # only when needed: most graphs have none).
+        e_cone, e_down = merkle(label_ids(exact), inputs, extra)
+        cols += [e_cone, e_down]
+    return canonical_order_of(ops, inputs, extra, cols, keep_positions)
+
+
+def _load_fused():
+    """``_cmerkle.order_of_labels`` when it is built and returns the order of :func:`order_of_labels_py`
+    on samples (tied structure keys broken by exact labels, untied keys, both placeholder
+    conventions, label ids over the whole 64-bit range), else None."""
+    try:
+        from passnet_common.canonical._cmerkle import order_of_labels as fn
+    except ImportError:
+        return None
+    ops = ["placeholder", "placeholder"] + ["call_function"] * 6 + ["output"]
+    inputs = [[], [], [0], [1], [2, 2], [], [3, 4, 5], [6], [6, 6, 7]]
+    extra = [[], [], [], [], [], [4, 3], [], [5], [1, 2, 0]]
+    # two placeholders each read by one dead node, equal structure labels: tied keys
+    t_ops = ["placeholder", "placeholder", "call_function", "call_function", "call_function", "output"]
+    t_inputs = [[], [], [0], [1], [], [4]]
+    t_extra = [[], [], [], [], [1], []]
+    exact = [f"e{i}" for i in range(len(ops))]
+    wide = [0, 1, 2**64 - 1, 2**63, 2**61 - 1, 2**61, 12345678901234567890, 7, 2**62 + 3]
+    cases = [(label_ids(["a", "a", "f", "f", "g", "o"]), ["x", "y", "p", "q", "g", "o"], t_inputs, t_extra, t_ops, True),
+             (label_ids(["a", "a", "f", "f", "g", "o"]), ["x", "y", "p", "q", "g", "o"], t_inputs, [[]] * 6, t_ops, True),
+             (wide, exact, inputs, extra, ops, False), (label_ids(exact), exact, inputs, extra, ops, False)]
+    try:
+        for sid, ex, ins, ext, ops_, tied in cases:
+            kinds = [_KIND.get(op, 0) for op in ops_]
+            for keep in (False, True):
+                want = order_of_labels_py(sid, ex, ins, ext, ops_, keep)
+                got, was_tied = fn(sid, lambda ex=ex: label_ids(ex), ins, ext, kinds, not keep, list(range(len(ops_))))
+                if got != want or was_tied != tied:
+                    return None
+        return fn
+    except Exception:  # noqa: BLE001 - a broken build is the same as no build
+        return None
+
+
 _c_merkle, _c_order = _load_compiled()
 _c_has_ties = _load_has_ties()
+_c_fused = _load_fused() if _c_merkle is not None and _c_order is not None else None
