@@ -17,7 +17,9 @@ at import (``_load_compiled`` in ``stored``, ``form`` and ``effects``), and the 
   come out (compared at import, and on 300 random graphs in ``tests/test_canonical_compiled.py``).
 """
 
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
 from libc.stdlib cimport calloc, free, malloc
 
 cdef extern from *:
@@ -377,7 +379,8 @@ cdef object _ABSENT = object()
 def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_store, slow_label):
     """``form.labels_py`` (the same five results; ``slow_label``: ``form._slow_label``)."""
     cdef list store = [None] * len(nodes) if want_store else None
-    cdef list exact = [], struct = [], inputs = [], vclass = [], xclass = []
+    cdef list exact = [None] * len(nodes), struct = [None] * len(nodes), inputs = [None] * len(nodes)
+    cdef list vclass = [], xclass = []  # read by index during the pass: grown as in the Python loop
     cdef list deps, kw_deps, tpl, tdeps = None
     cdef dict subs = {}, mod_cache = {}, cache = {}
     cdef dict class_of_type = _class_of_type
@@ -437,10 +440,10 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
             except TypeError:
                 key = hit = None
             if hit is not None and (not want_store or hit[2] is not None):
-                exact.append(hit[0])
-                struct.append(hit[1])
+                exact[i] = hit[0]
+                struct[i] = hit[1]
                 perm = hit[3]
-                inputs.append(deps if perm is None else [deps[p] for p in perm])
+                inputs[i] = deps if perm is None else [deps[p] for p in perm]
                 vclass.append(vc)
                 xclass.append(xc)
                 if want_store:
@@ -455,9 +458,9 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
             except TypeError:
                 key = hit = None
             if hit is not None:
-                exact.append(hit[0])
-                struct.append(hit[1])
-                inputs.append([])
+                exact[i] = hit[0]
+                struct[i] = hit[1]
+                inputs[i] = []
                 vclass.append(vc)
                 xclass.append(xc)
                 if want_store and not n.args:
@@ -468,9 +471,9 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                                         mod_cache, ph, key, tdeps if key is not None and op != "placeholder" else None)
         if op == "placeholder":
             ph += 1
-        exact.append(el)
-        struct.append(sl)
-        inputs.append(deps_i)
+        exact[i] = el
+        struct[i] = sl
+        inputs[i] = deps_i
         vclass.append(vc)
         xclass.append(xc)
         if op == "placeholder" and key is not None:
@@ -545,7 +548,9 @@ cdef inline void _pf_effects(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexc
 
 
 def ordering_deps(list nodes, list inputs, gm=None, index=None):
-    """``effects.ordering_deps`` (the same two lists). The Python loop's per-node lists and dicts
+    """``effects.ordering_deps`` (the same two lists, equal item by item; the nodes without ordering
+    dependencies all hold one shared empty list, where the Python loop makes one per node: the
+    lists are read, never changed, by their users). The Python loop's per-node lists and dicts
     (mutations, alias flags, union-find parents, written classes, last mutation per class) are C
     arrays here; the per-(op, target) profile is looked up once per target of the call. ValueError
     (the caller then runs the Python loop) for an input index outside ``[0, n)``."""
@@ -629,7 +634,8 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
                     muts.setdefault(i, []).append(k)
                     state_of[i] = k
                     any_effect = True
-        deps = [[] for _ in range(n)]
+        empty = []  # every node without ordering dependencies holds this one list (read-only)
+        deps = [empty] * n
         if not any_effect:
             return deps, barrier
         m_tot = n + len(state_paths)
@@ -669,56 +675,59 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
         ins = inputs
         readers = [None] * m_tot
         last_barrier = -1
+        d = []  # the edges of node i, copied into deps[i] when there are any
         for i in range(n):
             if kind[i] == 1:
                 continue
-            d = <list>deps[i]
+            del d[:]
             if barrier[i]:
                 d.extend([jj for jj in range(last_barrier + 1, i) if kind[jj] != 1])
                 if last_barrier >= 0:
                     d.append(last_barrier)
                 last_barrier = i
-                continue
-            if last_barrier >= 0:
-                d.append(last_barrier)
-            if i not in muts and kind[i] != 2 and (not state_of or i not in state_of):
-                for jo in <list>ins[i]:
-                    c = _cfind(parent, _checked(jo, n))
-                    if not written[c]:
-                        continue
-                    lm = last_mut[c]
-                    if lm >= 0:
-                        d.append(lm)
-                    r = readers[c]
-                    if r is None:
-                        readers[c] = [i]
-                    elif not r or <Py_ssize_t>r[len(r) - 1] != i:
-                        r.append(i)
-                if len(d) > 1:
-                    d[:] = sorted(set(d))
-                continue
-            mutated = {_cfind(parent, <Py_ssize_t>jj) for jj in muts.get(i, ())}
-            touched = {_cfind(parent, _checked(jj, n)) for jj in ins[i]} | mutated
-            if i in state_of or kind[i] == 2:
-                touched.add(_cfind(parent, i))
-            for cc in touched:
-                c = cc
-                lm = last_mut[c]
-                if cc in mutated:
-                    if readers[c] is not None:
-                        d.extend(<list>readers[c])
-                    if lm >= 0:
-                        d.append(lm)
-                    last_mut[c] = i
-                    readers[c] = []
+            else:
+                if last_barrier >= 0:
+                    d.append(last_barrier)
+                if i not in muts and kind[i] != 2 and (not state_of or i not in state_of):
+                    for jo in <list>ins[i]:
+                        c = _cfind(parent, _checked(jo, n))
+                        if not written[c]:
+                            continue
+                        lm = last_mut[c]
+                        if lm >= 0:
+                            d.append(lm)
+                        r = readers[c]
+                        if r is None:
+                            readers[c] = [i]
+                        elif not r or <Py_ssize_t>r[len(r) - 1] != i:
+                            r.append(i)
+                    if len(d) > 1:
+                        d[:] = sorted(set(d))
                 else:
-                    if lm >= 0:
-                        d.append(lm)
-                    if readers[c] is None:
-                        readers[c] = [i]
-                    else:
-                        (<list>readers[c]).append(i)
-            d[:] = sorted(set([jj for jj in d if jj != i]))
+                    mutated = {_cfind(parent, <Py_ssize_t>jj) for jj in muts.get(i, ())}
+                    touched = {_cfind(parent, _checked(jj, n)) for jj in ins[i]} | mutated
+                    if i in state_of or kind[i] == 2:
+                        touched.add(_cfind(parent, i))
+                    for cc in touched:
+                        c = cc
+                        lm = last_mut[c]
+                        if cc in mutated:
+                            if readers[c] is not None:
+                                d.extend(<list>readers[c])
+                            if lm >= 0:
+                                d.append(lm)
+                            last_mut[c] = i
+                            readers[c] = []
+                        else:
+                            if lm >= 0:
+                                d.append(lm)
+                            if readers[c] is None:
+                                readers[c] = [i]
+                            else:
+                                (<list>readers[c]).append(i)
+                    d[:] = sorted(set([jj for jj in d if jj != i]))
+            if d:
+                deps[i] = d[:]
         return deps, barrier
     finally:
         free(alias)
@@ -799,8 +808,10 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
     ``ints[i] == i`` that fill the positions instead of new ones, or None). ValueError for an order
     that is not a permutation of ``range(n)`` or an input index outside it, or ``ints`` of another
     length (the caller then runs the Python loop)."""
-    cdef Py_ssize_t n = len(order), k, o, start
+    cdef Py_ssize_t n = len(order), k, o, start, m, q
     cdef list pos = [0] * n
+    cdef list row
+    cdef object v
     cdef list canon_inputs = []
     cdef list ins
     cdef Py_ssize_t *cpos = NULL
@@ -828,7 +839,13 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
             _put_str(&be, exact[o])
             start = be.n
             _put_tail(&be, ins, cpos, n)  # checks every index of ins
-            canon_inputs.append([pos[j] for j in ins])
+            m = len(ins)
+            row = PyList_New(m)
+            for q in range(m):
+                v = pos[ins[q]]  # ins checked by _put_tail
+                Py_INCREF(v)
+                PyList_SET_ITEM(row, q, v)
+            canon_inputs.append(row)
             _put_str(&bs, struct[o])
             _put(&bs, be.p + start, be.n - start)
         body_e = PyBytes_FromStringAndSize(be.p, be.n)

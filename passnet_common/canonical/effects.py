@@ -288,7 +288,8 @@ def _may_write(node: fx.Node, spec: _WriteSpec) -> bool:
 def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                   index: dict | None = None) -> tuple[list[list[int]], list[bool]]:
     """:func:`ordering_deps_py`, by its compiled copy ``_cform.ordering_deps`` where that is
-    built and agrees with it (:func:`_load_compiled`)."""
+    built and agrees with it (:func:`_load_compiled`). The returned lists are read-only: the
+    compiled copy gives every node without ordering dependencies one shared empty list."""
     if _c_ordering_deps is not None:
         try:
             return _c_ordering_deps(nodes, inputs, gm, index)
