@@ -182,7 +182,7 @@ cdef int _merkle_c(_Graph *g, const int64_t *lab, int64_t *cone, int64_t *down) 
                 tmp_cap = m
             for p in range(m):
                 u = c_val[c_start[i] + p] >> 32
-                k = c_val[c_start[i] + p] & 0xFFFFFFFF
+                k = c_val[c_start[i] + p] & <int64_t>0xFFFFFFFF
                 tmp[p] = _finish(_lane(_lane(_X5, _hash_i64(down[u])), _hash_i64(k)), 2)
             if m > 1:
                 qsort(tmp, m, sizeof(int64_t), _cmp_i64)
