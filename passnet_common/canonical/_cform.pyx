@@ -43,6 +43,7 @@ cdef extern from *:
     void _PN_PF(const void *p) nogil
     void *_pn_dict_keys(PyObject *d) nogil
     bint PyDict_CheckExact(PyObject *o)
+    dict _PyDict_NewPresized(Py_ssize_t minused)
     bint PyObject_TypeCheck(PyObject *o, PyTypeObject *t)
     PyObject *PyDict_GetItem(PyObject *d, PyObject *k)
     ctypedef struct PyListObject:
@@ -53,6 +54,7 @@ cdef extern from *:
     bint PyLong_CheckExact(PyObject *o)
     bint PyList_CheckExact(PyObject *o)
     Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
+    Py_ssize_t PyList_GET_SIZE(PyObject *o)
     PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
 
 
@@ -95,6 +97,42 @@ def set_prefetch(node_base, meta_descr, args_descr, kwargs_descr, tensor_base, s
     _pf_node_type, _pf_tensor_type = <PyTypeObject *>node_base, <PyTypeObject *>tensor_base
     _pf_on = True
     return True
+
+
+# Direct reads of an FX node's slots (speed only): for nodes whose type is exactly ``torch.fx.Node``
+# and whose ``op`` / ``target`` / ``meta`` / ``_args`` / ``_kwargs`` resolve to the C base type's
+# member descriptors (checked in ``set_node_slots``), ``n.op`` is the object in that slot (None
+# when empty, as the descriptor returns) read without the attribute look-up.
+
+cdef PyTypeObject *_slot_type = NULL
+cdef Py_ssize_t _off_op = -1, _off_target = -1, _s_meta = -1, _s_args = -1, _s_kwargs = -1
+cdef object _slot_keep = None
+
+
+def set_node_slots(node_type, op_descr, target_descr, meta_descr, args_descr, kwargs_descr):
+    """Read the five slots of ``node_type`` instances directly (the caller checks that the type
+    resolves those names to these member descriptors). Returns whether it is on (every descriptor
+    an object member); ``node_type`` None turns it off. Used by :func:`labels`."""
+    global _slot_type, _off_op, _off_target, _s_meta, _s_args, _s_kwargs, _slot_keep
+    _slot_type = NULL
+    if node_type is None:
+        return False
+    offs = [_pn_member_offset(d) for d in (op_descr, target_descr, meta_descr, args_descr, kwargs_descr)]
+    if min(offs) < 0:
+        return False
+    _off_op, _off_target, _s_meta, _s_args, _s_kwargs = offs
+    _slot_keep = node_type
+    _slot_type = <PyTypeObject *>node_type
+    return True
+
+
+cdef inline object _slot(object n, Py_ssize_t off, str name):
+    """The object in the slot at ``off`` of ``n``; an empty slot is read by ``getattr(n, name)``
+    (what the descriptor gives for it: None or AttributeError)."""
+    cdef PyObject *p = _PN_FIELD(<PyObject *>n, off)
+    if p == NULL:
+        return getattr(n, name)
+    return <object>p
 
 
 def prefetch_enabled(on=None):
@@ -208,26 +246,36 @@ cdef inline Py_ssize_t _pf_index(PyObject *x, Py_ssize_t m) noexcept:
     return v if 0 <= v < m else -1
 
 
-cdef inline void _pf_store(list order, list store, Py_ssize_t k) noexcept:
-    """Prefetch for :func:`node_list` (speed only): the stored entries of the nodes 2-6 canonical
-    positions ahead (``store[order[k + d]]``, read in canonical order, i.e. at random), first the
-    ``(entry, deps)`` pair, then the deps list and its items."""
+cdef inline void _pf_store(list order, list store, list refs, Py_ssize_t k) noexcept:
+    """Prefetch for :func:`node_list` (speed only): for the nodes 1-8 canonical positions ahead,
+    their stored entries (``store[order[k + d]]``, read in canonical order, i.e. at random): the
+    ``(entry, deps)`` pair 8 ahead, the entry and the deps list 5 ahead, the deps list's items 3
+    ahead, the reference lists ``refs[deps[q]]`` its skeleton is filled with 1 ahead."""
     cdef PyObject **o_items = (<PyListObject *>order).ob_item
     cdef PyObject **s_items = (<PyListObject *>store).ob_item
-    cdef Py_ssize_t n = len(order), m = len(store), o
+    cdef PyObject **r_items = (<PyListObject *>refs).ob_item
+    cdef Py_ssize_t n = len(order), m = len(store), n_refs = len(refs), o, q, j
     cdef PyObject *st
     cdef PyObject *d
-    if k + 6 < n:
-        o = _pf_index(o_items[k + 6], m)
+    if k + 8 < n:
+        o = _pf_index(o_items[k + 8], m)
         if o >= 0:
             _PN_PF(s_items[o])
-    if k + 3 < n:
-        o = _pf_index(o_items[k + 3], m)
+    if k + 5 < n:
+        o = _pf_index(o_items[k + 5], m)
         if o >= 0:
             st = s_items[o]
             if PyTuple_CheckExact(st) and PyTuple_GET_SIZE(st) == 2:
                 _PN_PF(PyTuple_GET_ITEM(st, 0))
                 _PN_PF(PyTuple_GET_ITEM(st, 1))
+    if k + 3 < n:
+        o = _pf_index(o_items[k + 3], m)
+        if o >= 0:
+            st = s_items[o]
+            if PyTuple_CheckExact(st) and PyTuple_GET_SIZE(st) == 2:
+                d = PyTuple_GET_ITEM(st, 1)
+                if PyList_CheckExact(d):
+                    _PN_PF((<PyListObject *>d).ob_item)
     if k + 1 < n:
         o = _pf_index(o_items[k + 1], m)
         if o >= 0:
@@ -235,7 +283,10 @@ cdef inline void _pf_store(list order, list store, Py_ssize_t k) noexcept:
             if PyTuple_CheckExact(st) and PyTuple_GET_SIZE(st) == 2:
                 d = PyTuple_GET_ITEM(st, 1)
                 if PyList_CheckExact(d):
-                    _PN_PF((<PyListObject *>d).ob_item)
+                    for q in range(min(PyList_GET_SIZE(d), 8)):
+                        j = _pf_index((<PyListObject *>d).ob_item[q], n_refs)
+                        if j >= 0:
+                            _PN_PF(r_items[j])
 
 
 def node_list(list order, list store, list ops, list refs, list canon_inputs, dict ph_positions,
@@ -245,9 +296,10 @@ def node_list(list order, list store, list ops, list refs, list canon_inputs, di
     cdef Py_ssize_t k = 0, n_order = len(order), n_store = len(store)
     cdef tuple st, entry
     cdef object o, p, a_sk, k_sk, pa, pk, deps
+    cdef dict d
     for o in order:
-        if len(order) == n_order and len(store) == n_store:
-            _pf_store(order, store, k)
+        if _pf_on and len(order) == n_order and len(store) == n_store:
+            _pf_store(order, store, refs, k)
         st = store[o]
         if st is not None and len(st) == 3:
             p = ph_positions[o]
@@ -267,8 +319,14 @@ def node_list(list order, list store, list ops, list refs, list canon_inputs, di
                     a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]), slot)
                 if pk:
                     k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]), slot)
-            canon_nodes.append({"op": ops[o], "target": entry[0], "args": a_sk, "kwargs": k_sk, "meta": entry[3],
-                                "inputs": canon_inputs[k]})
+            d = _PyDict_NewPresized(6)  # one key table of the final size (a 6-key literal resizes at its 6th key)
+            d["op"] = ops[o]
+            d["target"] = entry[0]
+            d["args"] = a_sk
+            d["kwargs"] = k_sk
+            d["meta"] = entry[3]
+            d["inputs"] = canon_inputs[k]
+            canon_nodes.append(d)
         else:
             canon_nodes.append(other(k, o))
         k += 1
@@ -385,13 +443,18 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef dict subs = {}, mod_cache = {}, cache = {}
     cdef dict class_of_type = _class_of_type
     cdef Py_ssize_t i = -1, ph = 0, n_nodes = len(nodes)
-    cdef bint first
+    cdef bint first, fast
     for n in nodes:
         i += 1
         if _pf_on and len(nodes) == n_nodes:
             _pf_pipeline((<PyListObject *>nodes).ob_item, n_nodes, i)
-        op = n.op
-        meta = n.meta
+        fast = (<PyObject *>n).ob_type == _slot_type
+        if fast:
+            op = _slot(n, _off_op, "op")
+            meta = _slot(n, _s_meta, "meta")
+        else:
+            op = n.op
+            meta = n.meta
         val = meta.get("example_value", _ABSENT)  # one look-up where the Python loop makes two
         if val is _ABSENT:
             val = meta["val"] if "val" in meta else meta.get("tensor_meta")
@@ -406,8 +469,14 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
             try:
                 first = val is None or vc == 1
                 mk = None if val is None else ((val.dtype, val.shape) if vc == 1 else exact_meta_key(val))
-                kwargs = n._kwargs
-                args = n._args
+                if fast:
+                    kwargs = _slot(n, _s_kwargs, "_kwargs")
+                    args = _slot(n, _s_args, "_args")
+                    target = _slot(n, _off_target, "target")
+                else:
+                    kwargs = n._kwargs
+                    args = n._args
+                    target = n.target
                 key = None
                 kw_deps = []
                 if not kwargs and first:
@@ -424,13 +493,13 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                                     tpl.append(v)
                                 else:
                                     tpl.append(template(v, deps, index, vclass))
-                            key = (op, n.target, tuple(tpl), None, mk)
+                            key = (op, target, tuple(tpl), None, mk)
                         else:
-                            key = (op, n.target, template(args, deps, index, vclass), None, mk)
+                            key = (op, target, template(args, deps, index, vclass), None, mk)
                     except TypeError:
                         deps = []
                 if key is None:
-                    key = (EXACT_TAG, op, n.target, exact_template(args, deps, index, xclass),
+                    key = (EXACT_TAG, op, target, exact_template(args, deps, index, xclass),
                            exact_template(kwargs, kw_deps, index, xclass) if kwargs else None, mk)
                     if kw_deps:
                         deps = deps + kw_deps

@@ -403,11 +403,19 @@ def _plain_store(v):
 def _set_prefetch(cform) -> bool:
     """Turn on the compiled label pass's prefetch pipeline (speed only; see ``_cform.set_prefetch``):
     the offsets of ``torch.fx.Node``'s ``meta`` / ``_args`` slots and of a tensor's TensorImpl pointer.
-    False (the pipeline off, nothing else changes) where this torch build lays them out otherwise."""
+    False (the pipeline off, nothing else changes) where this torch build lays them out otherwise.
+    Also lets the label pass read ``op`` / ``target`` / ``meta`` / ``_args`` / ``_kwargs`` of an
+    ``fx.Node`` from its slots (``_cform.set_node_slots``) where ``fx.Node`` resolves those names to
+    its C base type's member descriptors."""
     base = fx.Node.__mro__[1] if len(fx.Node.__mro__) > 2 else None
     tensor_base = getattr(torch._C, "TensorBase", None)
     if base is None or tensor_base is None or any(k not in vars(base) for k in ("meta", "_args", "_kwargs")):
         return False
+    slots = ("op", "target", "meta", "_args", "_kwargs")
+    if fx.Node.__mro__[1:] == (base, object) and all(k in vars(base) and k not in vars(fx.Node) for k in slots):
+        cform.set_node_slots(fx.Node, *(vars(base)[k] for k in slots))  # fx.Node resolves them to base's slots
+    else:
+        cform.set_node_slots(None, None, None, None, None, None)
     samples = [torch.empty(2, 3), torch.empty(4, device="meta"), torch.nn.Parameter(torch.empty(1, device="meta"))]
     return bool(cform.set_prefetch(base, vars(base)["meta"], vars(base)["_args"], vars(base)["_kwargs"], tensor_base,
                                    samples))
