@@ -909,15 +909,17 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
     cdef list canon_inputs = []
     cdef list ins
     cdef Py_ssize_t *cpos = NULL
+    cdef Py_ssize_t *order_c
     cdef _Buf be
     cdef _Buf bs
     be.p, be.n, be.cap = NULL, 0, 0
     bs.p, bs.n, bs.cap = NULL, 0, 0
     if len(inputs) != n or len(exact) != n or len(struct) != n or (ints is not None and len(ints) != n):
         raise ValueError("texts: lists of different lengths")
-    cpos = <Py_ssize_t *>malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cpos = <Py_ssize_t *>malloc(2 * max(n, 1) * sizeof(Py_ssize_t))
     if cpos == NULL:
         raise MemoryError()
+    order_c = cpos + max(n, 1)  # the order as C ints
     try:
         for k in range(n):
             cpos[k] = -1
@@ -926,9 +928,10 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
             if o < 0 or o >= n or cpos[o] != -1:
                 raise ValueError("texts: the order is not a permutation")
             cpos[o] = k
+            order_c[k] = o
             pos[o] = k if ints is None else ints[k]
         for k in range(n):
-            o = order[k]
+            o = order_c[k]
             ins = <list?>inputs[o]
             _put_str(&be, exact[o])
             start = be.n
