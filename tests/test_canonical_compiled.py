@@ -278,6 +278,7 @@ def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
     monkeypatch.setattr(Ef, "_c_ordering_deps", None)
     monkeypatch.setattr(Fm, "_c_texts", None)
     monkeypatch.setattr(O, "_c_fused", None)
+    monkeypatch.setattr(O, "_c_rows", None)
     for gm, a in zip(graphs, got):
         b = canonicalize(gm, with_wl=False)
         assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
@@ -290,7 +291,7 @@ def test_python_fallback_of_every_compiled_part(monkeypatch):
     gm = synthetic_chain(1_000)
     a = canonicalize(gm, with_wl=False)
     for mod, name in ((O, "_c_merkle"), (O, "_c_order"), (Fm, "_c_labels"), (St, "_c_node_list"),
-                      (Ef, "_c_ordering_deps"), (Fm, "_c_texts"), (O, "_c_has_ties"), (O, "_c_fused")):
+                      (Ef, "_c_ordering_deps"), (Fm, "_c_texts"), (O, "_c_has_ties"), (O, "_c_fused"), (O, "_c_rows")):
         monkeypatch.setattr(mod, name, None)
     b = canonicalize(gm, with_wl=False)
     assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
@@ -329,6 +330,9 @@ def test_load_checks_reject_a_wrong_copy(monkeypatch):
     assert O._load_fused() is None
     monkeypatch.setattr(_cmerkle, "order_of_labels", lambda *a: (real_fused(*a)[0], False))  # ties not reported
     assert O._load_fused() is None
+    real_rows = _cform.input_rows
+    monkeypatch.setattr(_cform, "input_rows", lambda ins: real_rows(ins)[:-8] if ins else real_rows(ins))
+    assert O._load_rows() is None
     assert Fm._load_compiled() is None
     assert St._load_compiled() is None
     assert Ef._load_compiled() is None
@@ -407,3 +411,42 @@ def test_fused_order_of_labels_equals_the_passes_step_by_step(keep_positions):
     with pytest.raises(ValueError, match="cycle"):  # 1 waits for 2, 2 reads 1: refused as by the Python passes
         O.order_of_labels([1, 2, 3, 4], ["a"] * 4, [[], [0], [1], [2]], [[], [2], [], []], ops, keep_positions,
                           [0, 1, 2, 3])
+
+
+@compiled_form
+def test_input_rows_pack_the_inputs_and_the_passes_read_them_alike():
+    """``_cform.input_rows`` packs the data inputs as ``order.input_rows_py`` (the definition) does,
+    on random DAGs, and refuses an index outside the graph (the passes then read the lists); the
+    compiled side-effect pass, fused order and texts given the packed rows return what they return
+    from the lists, on random FX graphs; rows of another graph are refused."""
+    if O._c_rows is None or O._c_fused is None:
+        pytest.skip("_cform.input_rows or _cmerkle.order_of_labels not built")
+    rng = random.Random(31)
+    for _ in range(300):
+        _, inputs, _ = _random_dag(rng)
+        assert O._c_rows(inputs) == O.input_rows_py(inputs)
+    with pytest.raises(ValueError):
+        O._c_rows([[], [2]])
+    with pytest.raises(ValueError):
+        O.input_rows_py([[], [-1]])
+    assert O.input_rows([[], [2]]) is None
+    for _ in range(150):
+        gm = _random_fx(rng)
+        nodes = list(gm.graph.nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        exact, struct, inputs, _, _ = Fm._labels(nodes, gm, None, False, index)
+        rows = O.input_rows(inputs)
+        assert rows == O.input_rows_py(inputs)
+        extra = Ef._c_ordering_deps(nodes, inputs, gm, index, rows)
+        assert extra == Ef._c_ordering_deps(nodes, inputs, gm, index) == Ef.ordering_deps_py(nodes, inputs, gm, index)
+        ops = [m.op for m in nodes]
+        ints = list(range(len(nodes)))
+        sid = O.label_ids(struct)
+        order = O.order_of_labels(sid, exact, inputs, extra[0], ops, False, ints, rows)
+        assert order == O.order_of_labels(sid, exact, inputs, extra[0], ops, False, ints) == \
+            O.order_of_labels_py(sid, exact, inputs, extra[0], ops, False)
+        assert Fm._c_texts(order, inputs, exact, struct, True, Fm._HEADER, ints, rows) == \
+            Fm.texts_py(order, inputs, exact, struct, True)
+    other = O.input_rows_py([[], [0], [1]])
+    with pytest.raises(ValueError, match="another graph"):
+        Fm._c_texts([0, 1], [[], [0]], ["a", "b"], ["c", "d"], True, Fm._HEADER, None, other)

@@ -17,9 +17,11 @@ at import (``_load_compiled`` in ``stored``, ``form`` and ``effects``), and the 
   come out (compared at import, and on 300 random graphs in ``tests/test_canonical_compiled.py``).
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
+from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
 
 cdef extern from *:
@@ -641,14 +643,16 @@ cdef inline void _pf_effects(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexc
                 _PN_PF(m)
 
 
-def ordering_deps(list nodes, list inputs, gm=None, index=None):
+def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
     """``effects.ordering_deps`` (the same two lists, equal item by item; the nodes without ordering
     dependencies all hold one shared empty list, where the Python loop makes one per node: the
     lists are read, never changed, by their users). The Python loop's per-node lists and dicts
     (mutations, alias flags, union-find parents, written classes, last mutation per class) are C
-    arrays here; the per-(op, target) profile is looked up once per target of the call. ValueError
-    (the caller then runs the Python loop) for an input index outside ``[0, n)``."""
-    cdef Py_ssize_t n = len(nodes), i, j, a, b, c, k, m_tot, lm, last_barrier
+    arrays here; the per-(op, target) profile is looked up once per target of the call; ``rows``
+    (:func:`input_rows` of ``inputs``, or None) is read instead of the input lists where it can be.
+    ValueError (the caller then runs the Python loop) for an input index outside ``[0, n)``."""
+    cdef Py_ssize_t n = len(nodes), i, j, a, b, c, k, m_tot, lm, last_barrier, q, n_in
+    cdef const int64_t *w = NULL
     cdef list barrier = [False] * n
     cdef list deps, ins, d, r, readers
     cdef bint any_effect = False
@@ -741,8 +745,17 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
         for i in range(m_tot):
             parent[i] = i
             last_mut[i] = -1
+        if rows is not None:
+            w = _rows(rows, n)
         for i in range(n):
             if alias[i]:
+                if w != NULL:
+                    for k in range(w[2 + i], w[3 + i]):
+                        a = _cfind(parent, i)
+                        b = _cfind(parent, w[3 + n + k])
+                        if a != b:
+                            parent[a] = b
+                    continue
                 for jo in <list>inputs[i]:
                     j = _checked(jo, n)
                     a = _cfind(parent, i)
@@ -783,8 +796,9 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
                 if last_barrier >= 0:
                     d.append(last_barrier)
                 if i not in muts and kind[i] != 2 and (not state_of or i not in state_of):
-                    for jo in <list>ins[i]:
-                        c = _cfind(parent, _checked(jo, n))
+                    n_in = w[3 + i] - w[2 + i] if w != NULL else len(<list>ins[i])
+                    for q in range(n_in):
+                        c = _cfind(parent, w[3 + n + w[2 + i] + q] if w != NULL else _checked((<list>ins[i])[q], n))
                         if not written[c]:
                             continue
                         lm = last_mut[c]
@@ -831,12 +845,57 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None):
         free(last_mut)
 
 
+# --- the data inputs packed as C ints (speed only) ------------------------------------------
+# The label pass gives each node's data inputs as a Python list of Python ints; the side-effect
+# pass, the order and the texts each read all of them again, one scattered list and int object at
+# a time. ``input_rows`` packs them once into int64 words that those compiled passes read instead
+# (their Python loops, the definition, read the lists).
+
+def input_rows(list inputs):
+    """``inputs`` (per node a list of node indexes in ``[0, n)``, ``n = len(inputs)``) packed as one
+    bytes object of int64 words: ``n``, the total count, ``start[0..n]``, then the indexes (node
+    ``i``'s are ``idx[start[i]:start[i + 1]]``). ValueError for an index outside ``[0, n)``;
+    TypeError for a row that is not a list; OverflowError for an int beyond 64 bits."""
+    cdef Py_ssize_t n = len(inputs), i, q, tot = 0, j
+    cdef list row
+    cdef int64_t *w
+    for i in range(n):
+        tot += len(<list?>inputs[i])
+    out = PyBytes_FromStringAndSize(NULL, (3 + n + tot) * sizeof(int64_t))
+    w = <int64_t *>PyBytes_AS_STRING(out)
+    w[0] = n
+    w[1] = tot
+    tot = 0
+    for i in range(n):
+        w[2 + i] = tot
+        row = <list>inputs[i]
+        for q in range(len(row)):
+            j = row[q]
+            if j < 0 or j >= n:
+                raise ValueError("input_rows: an input index outside the graph")
+            w[3 + n + tot] = j
+            tot += 1
+    w[2 + n] = tot
+    return out
+
+
+cdef const int64_t *_rows(object rows, Py_ssize_t n) except NULL:
+    """The words of ``rows`` (from :func:`input_rows`) after checking they describe ``n`` nodes:
+    ``start`` is ``rows + 2``, the indexes ``rows + 3 + n``. ValueError otherwise."""
+    cdef const int64_t *w
+    if type(rows) is not bytes or len(<bytes>rows) < 3 * <Py_ssize_t>sizeof(int64_t):
+        raise ValueError("rows: not from input_rows")
+    w = <const int64_t *>PyBytes_AS_STRING(rows)
+    if w[0] != n or len(<bytes>rows) != (3 + n + w[1]) * <Py_ssize_t>sizeof(int64_t):
+        raise ValueError("rows: of another graph")
+    return w
+
+
 # --- the canonical texts and their hashes --------------------------------------------------
 # A copy of form.texts_py: the lines are written as UTF-8 into two C buffers (the labels' own
 # UTF-8 bytes, which CPython keeps with an ASCII string) instead of a list of per-node tail
 # strings and two joined texts.
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdlib cimport realloc
 from libc.string cimport memcpy
@@ -897,19 +956,45 @@ cdef int _put_tail(_Buf *b, list ins, Py_ssize_t *pos, Py_ssize_t n) except -1:
     return 0
 
 
-def texts(list order, list inputs, list exact, list struct, bint want_text, str header, list ints=None):
+cdef int _put_tail_c(_Buf *b, const int64_t *ins, Py_ssize_t m, Py_ssize_t *pos) except -1:
+    """:func:`_put_tail` of ``m`` checked indexes."""
+    cdef char tmp[32]
+    cdef Py_ssize_t q, v, i
+    _put(b, "\t", 1)
+    for q in range(m):
+        v = pos[ins[q]]
+        if q:
+            _put(b, ",", 1)
+        i = 32
+        if v == 0:
+            i -= 1
+            tmp[i] = 48
+        while v > 0:
+            i -= 1
+            tmp[i] = <char>(48 + v % 10)
+            v //= 10
+        _put(b, tmp + i, 32 - i)
+    _put(b, "\n", 1)
+    return 0
+
+
+def texts(list order, list inputs, list exact, list struct, bint want_text, str header, list ints=None,
+          rows=None):
     """``form.texts_py`` (the same tuple; ``header``: ``form._HEADER``; ``ints``: ``n`` ints with
-    ``ints[i] == i`` that fill the positions instead of new ones, or None). ValueError for an order
+    ``ints[i] == i`` that fill the positions instead of new ones, or None; ``rows``: :func:`input_rows`
+    of ``inputs``, read instead of the lists, or None). ValueError for an order
     that is not a permutation of ``range(n)`` or an input index outside it, or ``ints`` of another
     length (the caller then runs the Python loop)."""
     cdef Py_ssize_t n = len(order), k, o, start, m, q
     cdef list pos = [0] * n
     cdef list row
     cdef object v
-    cdef list canon_inputs = []
+    cdef list canon_inputs = [None] * n
     cdef list ins
     cdef Py_ssize_t *cpos = NULL
     cdef Py_ssize_t *order_c
+    cdef const int64_t *w = NULL
+    cdef const int64_t *ix
     cdef _Buf be
     cdef _Buf bs
     be.p, be.n, be.cap = NULL, 0, 0
@@ -930,19 +1015,31 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
             cpos[o] = k
             order_c[k] = o
             pos[o] = k if ints is None else ints[k]
+        if rows is not None:
+            w = _rows(rows, n)
         for k in range(n):
             o = order_c[k]
-            ins = <list?>inputs[o]
             _put_str(&be, exact[o])
             start = be.n
-            _put_tail(&be, ins, cpos, n)  # checks every index of ins
-            m = len(ins)
-            row = PyList_New(m)
-            for q in range(m):
-                v = pos[ins[q]]  # ins checked by _put_tail
-                Py_INCREF(v)
-                PyList_SET_ITEM(row, q, v)
-            canon_inputs.append(row)
+            if w != NULL:
+                m = w[2 + o + 1] - w[2 + o]
+                ix = w + 3 + n + w[2 + o]
+                _put_tail_c(&be, ix, m, cpos)
+                row = PyList_New(m)
+                for q in range(m):
+                    v = pos[ix[q]]
+                    Py_INCREF(v)
+                    PyList_SET_ITEM(row, q, v)
+            else:
+                ins = <list?>inputs[o]
+                _put_tail(&be, ins, cpos, n)  # checks every index of ins
+                m = len(ins)
+                row = PyList_New(m)
+                for q in range(m):
+                    v = pos[ins[q]]  # ins checked by _put_tail
+                    Py_INCREF(v)
+                    PyList_SET_ITEM(row, q, v)
+            canon_inputs[k] = row
             _put_str(&bs, struct[o])
             _put(&bs, be.p + start, be.n - start)
         body_e = PyBytes_FromStringAndSize(be.p, be.n)

@@ -10,6 +10,7 @@ only uses it where :data:`HASH_CHECK` holds on the running interpreter (checked 
 sample values against the built-in ``hash``), and falls back to the Python loop otherwise.
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free, qsort
 
@@ -68,18 +69,30 @@ cdef void _graph_free(_Graph *g) noexcept:
     g.in_start = g.in_idx = g.ex_start = g.ex_idx = NULL
 
 
-cdef int _graph_from_lists(_Graph *g, list inputs, list extra, Py_ssize_t n) except -1:
+cdef int _graph_from_lists(_Graph *g, list inputs, list extra, Py_ssize_t n, object rows=None) except -1:
     """Fill ``g`` (zeroed by the caller, freed with :func:`_graph_free`) with the CSR form of
-    ``inputs`` / ``extra`` (lists of ``n`` lists of node indexes). ValueError for lists of
-    another length or an index outside ``[0, n)``; TypeError for items that are not lists."""
+    ``inputs`` / ``extra`` (lists of ``n`` lists of node indexes); ``rows``, when given, is
+    ``_cform.input_rows(inputs)`` (int64 words ``n, total, start[0..n], idx``, every index checked
+    there) and is copied instead of reading the input lists. ValueError for lists of another length,
+    an index outside ``[0, n)`` or rows of another graph; TypeError for items that are not lists."""
     cdef Py_ssize_t i, k, p, j, tot_in = 0, tot_ex = 0
     cdef list ins
+    cdef const int64_t *w = NULL
     if len(inputs) != n or len(extra) != n:
         raise ValueError("lists of different lengths")
+    if rows is not None:
+        if type(rows) is not bytes or len(<bytes>rows) < 3 * 8:
+            raise ValueError("rows: not from input_rows")
+        w = <const int64_t *>PyBytes_AS_STRING(rows)
+        if w[0] != n or len(<bytes>rows) != (3 + n + w[1]) * 8:
+            raise ValueError("rows: of another graph")
     g.n = n
     for i in range(n):
-        tot_in += len(<list?>inputs[i])
+        if w == NULL:
+            tot_in += len(<list?>inputs[i])
         tot_ex += len(<list?>extra[i])
+    if w != NULL:
+        tot_in = w[1]
     g.in_start = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
     g.ex_start = <Py_ssize_t *>malloc((n + 1) * sizeof(Py_ssize_t))
     g.in_idx = <Py_ssize_t *>malloc(max(tot_in, 1) * sizeof(Py_ssize_t))
@@ -87,14 +100,20 @@ cdef int _graph_from_lists(_Graph *g, list inputs, list extra, Py_ssize_t n) exc
     if g.in_start == NULL or g.ex_start == NULL or g.in_idx == NULL or g.ex_idx == NULL:
         raise MemoryError()
     p = k = 0
+    if w != NULL:
+        for i in range(n + 1):
+            g.in_start[i] = w[2 + i]
+        for i in range(tot_in):
+            g.in_idx[i] = w[3 + n + i]
     for i in range(n):
-        g.in_start[i] = p
-        ins = <list>inputs[i]
-        for j in ins:  # an int beyond Py_ssize_t: OverflowError
-            if j < 0 or j >= n:
-                raise ValueError("an input index outside the graph")
-            g.in_idx[p] = j
-            p += 1
+        if w == NULL:
+            g.in_start[i] = p
+            ins = <list>inputs[i]
+            for j in ins:  # an int beyond Py_ssize_t: OverflowError
+                if j < 0 or j >= n:
+                    raise ValueError("an input index outside the graph")
+                g.in_idx[p] = j
+                p += 1
         g.ex_start[i] = k
         ins = <list>extra[i]
         for j in ins:
@@ -102,7 +121,8 @@ cdef int _graph_from_lists(_Graph *g, list inputs, list extra, Py_ssize_t n) exc
                 raise ValueError("an ordering dependency outside the graph")
             g.ex_idx[k] = j
             k += 1
-    g.in_start[n] = p
+    if w == NULL:
+        g.in_start[n] = p
     g.ex_start[n] = k
     return 0
 
@@ -581,7 +601,7 @@ cdef int _label_hashes(list ids, int64_t *out, Py_ssize_t n) except -1:
 
 
 def order_of_labels(list struct_ids, exact_ids, list inputs, list extra, list kinds, bint placeholders_by_key,
-                    list ints):
+                    list ints, rows=None):
     """The canonical order that ``form._core`` computes from its labels, in one call over C arrays
     (the same list as, in Python: ``s = merkle(struct_ids, inputs, extra)``; the keys ``s`` and,
     when two nodes have equal ``s`` keys (:func:`has_ties`), also ``merkle(exact_ids(), ...)``;
@@ -595,6 +615,7 @@ def order_of_labels(list struct_ids, exact_ids, list inputs, list extra, list ki
         kinds: per node 1 placeholder, 2 output, 0 other.
         placeholders_by_key: sort the placeholders by key (else keep their index order).
         ints: ``n`` ints whose ``ints[i] == i`` to fill the returned order with (shared, not new).
+        rows: ``_cform.input_rows(inputs)``, read instead of the input lists, or None.
 
     Returns:
         ``(order, tied)``: the canonical order (original indexes) and whether the exact labels
@@ -616,7 +637,7 @@ def order_of_labels(list struct_ids, exact_ids, list inputs, list extra, list ki
     if len(ints) != n:
         raise ValueError("ints of another length")
     try:
-        _graph_from_lists(&g, inputs, extra, n)
+        _graph_from_lists(&g, inputs, extra, n, rows)
         lab = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
         cols = <int64_t *>malloc(max(4 * n, 1) * sizeof(int64_t))
         kind = <char *>malloc(max(n, 1))

@@ -286,13 +286,15 @@ def _may_write(node: fx.Node, spec: _WriteSpec) -> bool:
 
 
 def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
-                  index: dict | None = None) -> tuple[list[list[int]], list[bool]]:
+                  index: dict | None = None, rows: bytes | None = None) -> tuple[list[list[int]], list[bool]]:
     """:func:`ordering_deps_py`, by its compiled copy ``_cform.ordering_deps`` where that is
-    built and agrees with it (:func:`_load_compiled`). The returned lists are read-only: the
-    compiled copy gives every node without ordering dependencies one shared empty list."""
+    built and agrees with it (:func:`_load_compiled`); the copy reads ``rows``
+    (:func:`passnet_common.canonical.order.input_rows` of ``inputs``) instead of the lists when
+    given. The returned lists are read-only: the compiled copy gives every node without ordering
+    dependencies one shared empty list."""
     if _c_ordering_deps is not None:
         try:
-            return _c_ordering_deps(nodes, inputs, gm, index)
+            return _c_ordering_deps(nodes, inputs, gm, index, rows)
         except ValueError:
             pass  # an index the compiled loop does not take: the Python loop decides
     return ordering_deps_py(nodes, inputs, gm, index)
@@ -483,6 +485,7 @@ def _load_compiled():
     :func:`ordering_deps_py` on :func:`_sample_graph`, else None."""
     try:
         from passnet_common.canonical import _cform
+        from passnet_common.canonical.order import input_rows_py
     except ImportError:
         return None
     try:
@@ -492,7 +495,9 @@ def _load_compiled():
         index = {m: i for i, m in enumerate(nodes)}
         inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
         for idx in (index, None):
-            if _cform.ordering_deps(nodes, inputs, gm, idx) != ordering_deps_py(nodes, inputs, gm, idx):
+            want = ordering_deps_py(nodes, inputs, gm, idx)
+            if _cform.ordering_deps(nodes, inputs, gm, idx) != want or \
+                    _cform.ordering_deps(nodes, inputs, gm, idx, input_rows_py(inputs)) != want:
                 return None
             if _cform.ordering_deps(nodes[:3], inputs[:3], gm, None) != ordering_deps_py(nodes[:3], inputs[:3], gm, None):
                 return None

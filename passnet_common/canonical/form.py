@@ -23,7 +23,7 @@ from passnet_common.canonical.labels import (
     positional_names, qualified_name,
     tensor_digest, tensor_meta_of,
 )
-from passnet_common.canonical.order import label_ids, merkle, order_of_labels
+from passnet_common.canonical.order import input_rows, input_rows_py, label_ids, merkle, order_of_labels
 from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _Slot as _SlotType, _SlotRef, stored_entry
 
 CANONICAL_VERSION = 3
@@ -507,11 +507,12 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
     nodes = list(graph.nodes)
     index = {m: i for i, m in enumerate(nodes)}
     exact, struct, inputs, subs, store = _labels(nodes, mod, kinds, keep_positions, index, want_store=want_text)
-    extra, _ = ordering_deps(nodes, inputs, mod, index)
+    rows = input_rows(inputs)  # the inputs as C ints for the compiled passes (None: they read the lists)
+    extra, _ = ordering_deps(nodes, inputs, mod, index, rows)
     ops = [m.op for m in nodes]
     ints = list(index.values())  # 0 .. n-1: the ints the order and positions are filled with
-    order = order_of_labels(label_ids(struct), exact, inputs, extra, ops, keep_positions, ints)
-    pos, canon_inputs, graph_hash, structure_hash, text = _texts(order, inputs, exact, struct, want_text, ints)
+    order = order_of_labels(label_ids(struct), exact, inputs, extra, ops, keep_positions, ints, rows)
+    pos, canon_inputs, graph_hash, structure_hash, text = _texts(order, inputs, exact, struct, want_text, ints, rows)
     return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops
 
 
@@ -549,12 +550,13 @@ def texts_py(order: list[int], inputs: list[list[int]], exact: list[str], struct
     return pos, canon_inputs, graph_hash, structure_hash, text
 
 
-def _texts(order, inputs, exact, struct, want_text, ints=None):
+def _texts(order, inputs, exact, struct, want_text, ints=None, rows=None):
     """:func:`texts_py`, by its compiled copy where that is built and agrees with it (which fills
-    the positions with the ints of ``ints``, ``ints[i] == i``, when given)."""
+    the positions with the ints of ``ints``, ``ints[i] == i``, and reads ``rows``,
+    :func:`passnet_common.canonical.order.input_rows` of ``inputs``, when given)."""
     if _c_texts is not None:
         try:
-            return _c_texts(order, inputs, exact, struct, want_text, _HEADER, ints)
+            return _c_texts(order, inputs, exact, struct, want_text, _HEADER, ints, rows)
         except (ValueError, TypeError, OverflowError):
             pass  # an index the compiled loop does not take: the Python loop decides
     return texts_py(order, inputs, exact, struct, want_text)
@@ -575,8 +577,8 @@ def _load_compiled_texts():
         exact = [f'["call_function","op{i % 11}",["x\u00e9\u4e2d",{i}]]' for i in range(n)]
         struct = [f'["s{i % 3}","\U0001f600"]' for i in range(n)]
         for want in (True, False):
-            for ints in (None, list(range(n))):
-                if _cform.texts(order, inputs, exact, struct, want, _HEADER, ints) != \
+            for ints, rows in ((None, None), (list(range(n)), None), (list(range(n)), input_rows_py(inputs))):
+                if _cform.texts(order, inputs, exact, struct, want, _HEADER, ints, rows) != \
                         texts_py(order, inputs, exact, struct, want):
                     return None
         if _cform.texts([], [], [], [], True, _HEADER) != texts_py([], [], [], [], True):

@@ -3,6 +3,7 @@ broken by Merkle hashes (rules in :mod:`passnet_common.canonical`)."""
 
 from __future__ import annotations
 
+import array
 import hashlib
 import heapq
 
@@ -311,15 +312,44 @@ def canonical_order_of(ops: list[str], inputs: list[list[int]], extra: list[list
                            ties=len(set(keys)) < len(keys))
 
 
+def input_rows_py(inputs: list[list[int]]) -> bytes:
+    """The data inputs of a graph (per node a list of node indexes in ``[0, n)``) packed for the
+    compiled passes (the definition; ``_cform.input_rows`` is the compiled copy): native int64
+    words ``n``, the total count, ``start[0..n]``, then the indexes, node ``i``'s being
+    ``idx[start[i]:start[i + 1]]``. Raises ValueError for an index outside ``[0, n)``."""
+    n = len(inputs)
+    starts, idx = [0], []
+    for row in inputs:
+        for j in row:
+            if not 0 <= j < n:
+                raise ValueError("input_rows: an input index outside the graph")
+        idx.extend(row)
+        starts.append(len(idx))
+    return array.array("q", [n, len(idx), *starts, *idx]).tobytes()
+
+
+def input_rows(inputs: list[list[int]]) -> bytes | None:
+    """:func:`input_rows_py` by the compiled copy, or None where that is not built (or ``inputs``
+    holds an index outside the graph, or a row that is not a list): the compiled side-effect pass,
+    order and texts read these words instead of the lists when given them, and the lists otherwise."""
+    if _c_rows is None:
+        return None
+    try:
+        return _c_rows(inputs)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
 def order_of_labels(struct_ids: list[int], exact: list[str], inputs: list[list[int]], extra: list[list[int]],
-                    ops: list[str], keep_positions: bool, ints: list[int] | None = None) -> list[int]:
+                    ops: list[str], keep_positions: bool, ints: list[int] | None = None,
+                    rows: bytes | None = None) -> list[int]:
     """The canonical order of a graph from its labels (what :func:`passnet_common.canonical.form.canonicalize`
     orders by): the Merkle keys of the structure labels (``struct_ids``, :func:`label_ids`), and
     -- only when two nodes have equal structure keys (:func:`has_ties`) -- of the exact labels
     ``exact`` too, then :func:`canonical_order_of`. By ``_cmerkle.order_of_labels`` (the same passes
-    over C arrays in one call, filling the order with the ints of ``ints``, ``ints[i] == i``) where
-    it is built and agrees with these steps on a sample at import (:func:`_load_fused`), else step
-    by step.
+    over C arrays in one call, filling the order with the ints of ``ints``, ``ints[i] == i``, and
+    reading ``rows``, :func:`input_rows` of ``inputs``, when given) where it is built and agrees with
+    these steps on a sample at import (:func:`_load_fused`), else step by step.
 
     Raises:
         ValueError: the dependencies have a cycle.
@@ -327,7 +357,7 @@ def order_of_labels(struct_ids: list[int], exact: list[str], inputs: list[list[i
     if _c_fused is not None and ints is not None:
         try:
             return _c_fused(struct_ids, lambda: label_ids(exact), inputs, extra, [_KIND.get(op, 0) for op in ops],
-                            not keep_positions, ints)[0]
+                            not keep_positions, ints, rows)[0]
         except (TypeError, OverflowError):
             pass
         except ValueError as exc:
@@ -373,14 +403,37 @@ def _load_fused():
             kinds = [_KIND.get(op, 0) for op in ops_]
             for keep in (False, True):
                 want = order_of_labels_py(sid, ex, ins, ext, ops_, keep)
-                got, was_tied = fn(sid, lambda ex=ex: label_ids(ex), ins, ext, kinds, not keep, list(range(len(ops_))))
-                if got != want or was_tied != tied:
-                    return None
+                for rows in (None, input_rows_py(ins)):
+                    got, was_tied = fn(sid, lambda ex=ex: label_ids(ex), ins, ext, kinds, not keep, list(range(len(ops_))),
+                                       rows)
+                    if got != want or was_tied != tied:
+                        return None
         return fn
     except Exception:  # noqa: BLE001 - a broken build is the same as no build
         return None
 
 
+def _load_rows():
+    """``_cform.input_rows`` when it is built and packs samples as :func:`input_rows_py` does (and
+    refuses an index outside the graph), else None."""
+    try:
+        from passnet_common.canonical._cform import input_rows as fn
+    except ImportError:
+        return None
+    try:
+        for ins in ([], [[]], [[], [0], [0, 1, 1], [], [3, 2, 0]], [[]] * 5 + [[4, 4, 4, 0]]):
+            if fn(ins) != input_rows_py(ins):
+                return None
+        try:
+            fn([[], [2]])
+            return None
+        except ValueError:
+            return fn
+    except Exception:  # noqa: BLE001 - a broken build is the same as no build
+        return None
+
+
+_c_rows = _load_rows()
 _c_merkle, _c_order = _load_compiled()
 _c_has_ties = _load_has_ties()
 _c_fused = _load_fused() if _c_merkle is not None and _c_order is not None else None
