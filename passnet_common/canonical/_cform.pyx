@@ -21,6 +21,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
 
@@ -462,15 +463,20 @@ cdef object _ABSENT = object()
 
 
 def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_store, slow_label):
-    """``form.labels_py`` (the same five results; ``slow_label``: ``form._slow_label``)."""
+    """``form.labels_py`` (the same five results; ``slow_label``: ``form._slow_label``). One
+    difference in how, none in what: a first-template cache key here is ``(op, target, template,
+    None, dtype, shape)`` (``None, None`` without metadata) where the Python loop nests the last two
+    as one tuple; the same nodes' keys compare equal either way."""
     cdef list store = [None] * len(nodes) if want_store else None
     cdef list exact = [None] * len(nodes), struct = [None] * len(nodes), inputs = [None] * len(nodes)
     cdef list vclass = [], xclass = []  # read by index during the pass: grown as in the Python loop
-    cdef list deps, kw_deps, tpl, tdeps = None
+    cdef list deps, kw_deps, tdeps = None
     cdef dict subs = {}, mod_cache = {}, cache = {}
     cdef dict class_of_type = _class_of_type
     cdef Py_ssize_t i = -1, ph = 0, n_nodes = len(nodes)
     cdef bint first, fast
+    cdef Py_ssize_t na, q
+    cdef tuple tpt
     for n in nodes:
         i += 1
         if _pf_on and len(nodes) == n_nodes:
@@ -495,7 +501,13 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
             deps = []
             try:
                 first = val is None or vc == 1
-                mk = None if val is None else ((val.dtype, val.shape) if vc == 1 else exact_meta_key(val))
+                if first:
+                    dt = sh = None
+                    if val is not None:
+                        dt = val.dtype
+                        sh = val.shape
+                else:
+                    mk = exact_meta_key(val)
                 if fast:
                     kwargs = _slot(n, _s_kwargs, "_kwargs")
                     args = _slot(n, _s_args, "_args")
@@ -508,24 +520,34 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                 kw_deps = []
                 if not kwargs and first:
                     try:
+                        # (op, target, template, None, mk) with mk = (dtype, shape) or None spread as
+                        # its last two items: the same equal keys, one tuple fewer per node
                         if type(args) is tuple:
-                            tpl = [True]
-                            for v in <tuple>args:
+                            na = len(<tuple>args)
+                            tpt = PyTuple_New(na + 1)
+                            Py_INCREF(True)
+                            PyTuple_SET_ITEM(tpt, 0, True)
+                            for q in range(na):
+                                v = (<tuple>args)[q]
                                 tv = type(v)
                                 if tv is NODE:
                                     j = index[v]
                                     deps.append(j)
-                                    tpl.append(_MARKS[vclass[j]])
+                                    x = _MARKS[vclass[j]]
                                 elif tv is int:
-                                    tpl.append(v)
+                                    x = v
                                 else:
-                                    tpl.append(template(v, deps, index, vclass))
-                            key = (op, target, tuple(tpl), None, mk)
+                                    x = template(v, deps, index, vclass)
+                                Py_INCREF(x)
+                                PyTuple_SET_ITEM(tpt, q + 1, x)
+                            key = (op, target, tpt, None, dt, sh)
                         else:
-                            key = (op, target, template(args, deps, index, vclass), None, mk)
+                            key = (op, target, template(args, deps, index, vclass), None, dt, sh)
                     except TypeError:
                         deps = []
                 if key is None:
+                    if first:
+                        mk = None if val is None else (dt, sh)
                     key = (EXACT_TAG, op, target, exact_template(args, deps, index, xclass),
                            exact_template(kwargs, kw_deps, index, xclass) if kwargs else None, mk)
                     if kw_deps:
