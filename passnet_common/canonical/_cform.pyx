@@ -208,22 +208,32 @@ cdef inline void _pf_pipeline(PyObject **items, Py_ssize_t n, Py_ssize_t i) noex
             if m != NULL and PyTuple_CheckExact(m):
                 for k in range(min(PyTuple_GET_SIZE(m), 4)):
                     _PN_PF(PyTuple_GET_ITEM(m, k))
-    for j in (i + _PF_VALUE, i + _PF_IMPL):
-        if j < n:
-            nd = items[j]
-            if PyObject_TypeCheck(nd, _pf_node_type):
-                m = _PN_FIELD(nd, _off_meta)
-                if m != NULL and PyDict_CheckExact(m):
-                    v = PyDict_GetItem(m, <PyObject *>_pf_key_example)
-                    if v != NULL:
-                        if j == i + _PF_VALUE:
-                            _PN_PF(v)
-                        elif PyObject_TypeCheck(v, _pf_tensor_type):
-                            p = <char *>_PN_FIELD(v, _off_impl)
-                            _PN_PF(p)
-                            _PN_PF(p + 64)
-                            _PN_PF(p + 128)
-                            _PN_PF(p + 192)
+    v = _pf_value(items, n, i + _PF_VALUE)
+    if v != NULL:
+        _PN_PF(v)
+    v = _pf_value(items, n, i + _PF_IMPL)
+    if v != NULL and PyObject_TypeCheck(v, _pf_tensor_type):
+        p = <char *>_PN_FIELD(v, _off_impl)
+        _PN_PF(p)
+        _PN_PF(p + 64)
+        _PN_PF(p + 128)
+        _PN_PF(p + 192)
+
+
+cdef inline PyObject *_pf_value(PyObject **items, Py_ssize_t n, Py_ssize_t j) noexcept:
+    """``items[j].meta["example_value"]`` as a borrowed pointer, NULL when there is none (or ``j``
+    is past the end)."""
+    cdef PyObject *nd
+    cdef PyObject *m
+    if j >= n:
+        return NULL
+    nd = items[j]
+    if not PyObject_TypeCheck(nd, _pf_node_type):
+        return NULL
+    m = _PN_FIELD(nd, _off_meta)
+    if m == NULL or not PyDict_CheckExact(m):
+        return NULL
+    return PyDict_GetItem(m, <PyObject *>_pf_key_example)
 
 
 cdef object _fill(object skel, list refs, list sdeps, object slot):
