@@ -3,7 +3,7 @@ against the GraphNet-style baseline (generate the graph's Python code, sha256 it
 on the same graphs in the same run. A printed table, never asserted.
 
     python -m benchmarks.bench_hash [--max-nodes 100000] [--real llama70b,qwen3next80b] [--reference e221741]
-        [--out metrics/bench/bench_hash.json]
+        [--repeat 1] [--out metrics/bench/bench_hash.json]
 
 Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
 
@@ -18,7 +18,10 @@ Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
 
 ``graph_hashes`` (hashes only) and ``canonicalize`` (the full form with the stored node list,
 no WL bucket) are timed. Times are process CPU seconds (``time.process_time``, best of
-``--reps``): the machine is shared, CPU time is what one core spends. The load average at the
+``--reps``): the machine is shared, CPU time is what one core spends. ``--repeat N`` runs the
+whole measurement N times in a row and reports each graph's median over the runs, with every
+run's figures in the record (``per_run``: the code-text baseline of each run is the machine's
+speed in it, which drifts on a shared host). The load average at the
 start and end of the run is recorded beside the figures. ``--reference REV`` also times the canonical
 form as it was at git revision ``REV`` (:func:`reference_canonical`) on the same graphs in the same run,
 and records whether it gives the same ``graph_hash`` on each.
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -280,6 +284,8 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-nodes", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="whole runs over every graph, one after another; figures are per-graph medians over them")
     ap.add_argument("--real", default="llama70b,qwen3next80b", help="true-size captures (comma list; '' for none)")
     ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench" / "bench_hash.json")
     ap.add_argument("--reference", default="e221741",
@@ -306,29 +312,51 @@ def main(argv=None) -> dict:
             cases.append((f"synthetic chain {n // 1000}K", synthetic_chain(n), None))
     cases += real_graphs(tuple(k for k in args.real.split(",") if k), max_nodes=args.max_nodes)
 
+    # Each run times every graph once (best of --reps); with --repeat the runs follow one another and
+    # each graph's figures are its medians over the runs (this machine's speed drifts between runs).
+    per_run: list[list[dict]] = []
+    for run in range(args.repeat):
+        measured = []
+        for name, gm, kinds in cases:
+            n = len(gm.graph.nodes)
+            reps = args.reps if n <= 30_000 else 1
+            base = cpu_time(lambda: hashlib.sha256(gm.graph.python_code("self").src.encode()).hexdigest(), reps)
+            hashes = cpu_time(lambda: graph_hashes(gm, kinds), reps)
+            full = cpu_time(lambda: canonicalize(gm, kinds, with_wl=False), reps)
+            row = {"graph": name, "nodes": n, "baseline_nodes_per_s": n / base, "graph_hashes_nodes_per_s": n / hashes,
+                   "canonicalize_nodes_per_s": n / full, "real": not name.startswith("synthetic")}
+            if ref is not None:
+                same = ref.canonicalize(gm, kinds, with_wl=False).graph_hash == canonicalize(gm, kinds, with_wl=False).graph_hash
+                ref_full = cpu_time(lambda: ref.canonicalize(gm, kinds, with_wl=False), reps)
+                ref_hashes = cpu_time(lambda: ref.graph_hashes(gm, kinds), reps)
+                row.update({"reference_canonicalize_nodes_per_s": n / ref_full,
+                            "reference_graph_hashes_nodes_per_s": n / ref_hashes, "same_graph_hash_as_reference": same})
+            measured.append(row)
+            print(f"run {run + 1}/{args.repeat}: {name}: canonicalize {n / full:,.0f} nodes/s, baseline {n / base:,.0f}"
+                  + (f", reference {row['reference_canonicalize_nodes_per_s']:,.0f}" if ref is not None else ""), flush=True)
+        per_run.append(measured)
     rows, results = [], []
-    for name, gm, kinds in cases:
-        n = len(gm.graph.nodes)
-        reps = args.reps if n <= 30_000 else 1
-        base = cpu_time(lambda: hashlib.sha256(gm.graph.python_code("self").src.encode()).hexdigest(), reps)
-        hashes = cpu_time(lambda: graph_hashes(gm, kinds), reps)
-        full = cpu_time(lambda: canonicalize(gm, kinds, with_wl=False), reps)
-        row = {"graph": name, "nodes": n, "baseline_nodes_per_s": n / base, "graph_hashes_nodes_per_s": n / hashes,
-               "canonicalize_nodes_per_s": n / full, "real": not name.startswith("synthetic")}
-        rows.append([name, n, f"{n / base:,.0f}", f"{n / hashes:,.0f}", f"{base / hashes:.2f}x", f"{n / full:,.0f}",
-                     f"{base / full:.2f}x"])
+    for k in range(len(cases)):
+        runs_k = [run[k] for run in per_run]
+        row = {key: (statistics.median(r[key] for r in runs_k) if isinstance(v, float) else v)
+               for key, v in runs_k[0].items()}
         if ref is not None:
-            same = ref.canonicalize(gm, kinds, with_wl=False).graph_hash == canonicalize(gm, kinds, with_wl=False).graph_hash
-            ref_full = cpu_time(lambda: ref.canonicalize(gm, kinds, with_wl=False), reps)
-            ref_hashes = cpu_time(lambda: ref.graph_hashes(gm, kinds), reps)
-            row.update({"reference_canonicalize_nodes_per_s": n / ref_full, "reference_graph_hashes_nodes_per_s": n / ref_hashes,
-                        "same_graph_hash_as_reference": same})
-            rows[-1] += [f"{n / ref_full:,.0f}", f"{ref_full / full:.2f}x", "yes" if same else "NO"]
+            row["same_graph_hash_as_reference"] = all(r["same_graph_hash_as_reference"] for r in runs_k)
+        name, n = row["graph"], row["nodes"]
+        secs = {key: n / row[key] for key in row if key.endswith("_nodes_per_s")}  # CPU seconds of each
+        rows.append([name, n, f"{row['baseline_nodes_per_s']:,.0f}", f"{row['graph_hashes_nodes_per_s']:,.0f}",
+                     f"{secs['baseline_nodes_per_s'] / secs['graph_hashes_nodes_per_s']:.2f}x",
+                     f"{row['canonicalize_nodes_per_s']:,.0f}",
+                     f"{secs['baseline_nodes_per_s'] / secs['canonicalize_nodes_per_s']:.2f}x"])
+        if ref is not None:
+            rows[-1] += [f"{row['reference_canonicalize_nodes_per_s']:,.0f}",
+                         f"{row['canonicalize_nodes_per_s'] / row['reference_canonicalize_nodes_per_s']:.2f}x",
+                         "yes" if row["same_graph_hash_as_reference"] else "NO"]
         results.append(row)
-        print(" | ".join(str(x) for x in rows[-1]), flush=True)
     load_end = os.getloadavg()[0]
     print(f"\n## Canonical hashing throughput (v{CANONICAL_VERSION}; 1 core, process CPU seconds, best of {args.reps}"
-          f" (1 above 30K nodes); load average {load_start:.1f} at the start, {load_end:.1f} at the end;"
+          f" (1 above 30K nodes)" + (f", median of {args.repeat} runs" if args.repeat > 1 else "")
+          + f"; load average {load_start:.1f} at the start, {load_end:.1f} at the end;"
           " target >= 200K nodes/s for canonicalize)\n")
     header = ["graph", "FX nodes", "baseline nodes/s (code text sha256)", "graph_hashes nodes/s", "vs baseline",
               "canonicalize (full form, node list) nodes/s", "vs baseline"]
@@ -366,10 +394,20 @@ def main(argv=None) -> dict:
         "reference_revision": args.reference if ref is not None else "",
         "all_graph_hashes_same_as_reference": all(r.get("same_graph_hash_as_reference", True) for r in results),
         "graphs": [{k: (round(v) if isinstance(v, float) else v) for k, v in r.items()} for r in results],
+        "runs": args.repeat,
     })
+    if args.repeat > 1:
+        # every run's figures, for the spread: per run the code-text baseline (the machine's speed in
+        # that run) and the full form's rate of each graph
+        metrics["per_run"] = [{"baseline_nodes_per_s_chains": _rate([r for r in run if not r["real"]], "baseline_nodes_per_s"),
+                               "baseline_nodes_per_s_real": _rate([r for r in run if r["real"]], "baseline_nodes_per_s"),
+                               "canonicalize_nodes_per_s_real_min": round(min(
+                                   (r["canonicalize_nodes_per_s"] for r in run if r["real"]), default=0)),
+                               "canonicalize_nodes_per_s": {r["graph"]: round(r["canonicalize_nodes_per_s"]) for r in run}}
+                              for run in per_run]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(args.out, metrics)
-    print(f"\nwrote {args.out}: " + ", ".join(f"{k}={v}" for k, v in metrics.items() if k != "graphs"))
+    print(f"\nwrote {args.out}: " + ", ".join(f"{k}={v}" for k, v in metrics.items() if k not in ("graphs", "per_run")))
     return metrics
 
 
