@@ -1,77 +1,97 @@
-"""Where the canonical form's time goes: CPU time per FX node of each pass of ``canonicalize``
-(label pass, side effects, Merkle hashes, canonical order, the whole ``_core`` with the texts and
-their sha256, the stored node list), with the compiled passes of
-:mod:`passnet_common.canonical._cmerkle` and with the Python loops, on a 10K-node synthetic chain
-and the true-size Llama-3.3-70B / Qwen3-Next-80B-A3B meta captures of ``benchmarks.bench_hash``.
-A printed table (best of 3 per pass), never asserted, no record written.
+"""Where the canonical form's time goes: CPU time per FX node of each pass of ``canonicalize``, as
+``form._core`` and ``stored._node_list`` run them (node list and index, label pass with the stored
+entries, input rows, side effects, the fused Merkle keys and order, texts and sha256, the stored node
+list, freeing everything), on a 10K-node synthetic chain and the true-size Llama-3.3-70B /
+Qwen3-Next-80B-A3B meta captures of ``benchmarks.bench_hash``. Before each timed form the other
+graphs' hashes are computed (so the form starts with the caches holding something else, as in
+``bench_hash`` and in a pipeline), and each figure is the median of ``--reps`` forms. ``--compare``
+also times every pass with the compiled parts' prefetching switched off, alternated with it on.
+A printed table, never asserted, no record written.
 
-    nice -n 10 taskset -c 0 python -m benchmarks.bench_hash_phases
+    nice -n 10 taskset -c 0 python -m benchmarks.bench_hash_phases [--reps 9] [--compare]
 """
 
 from __future__ import annotations
 
+import argparse
+import statistics
 import time
 
 from benchmarks.bench_hash import real_graphs, synthetic_chain
 
 pt = time.process_time
+PASSES = ("nodes and index", "labels", "input rows", "side effects", "Merkle keys and order", "texts", "node list",
+          "free")
 
 
-def phases(gm, kinds, use_compiled: bool) -> dict[str, float]:
-    """Best-of-3 CPU seconds of each pass on ``gm`` (the calls ``canonicalize`` makes)."""
+def phases(gm, kinds) -> list[float]:
+    """CPU seconds of each pass of one ``canonicalize(gm, kinds, with_wl=False)`` (:data:`PASSES`)."""
     from passnet_common.canonical import form as F
     from passnet_common.canonical import order as O
     from passnet_common.canonical import stored as S
     from passnet_common.canonical.effects import ordering_deps
 
-    saved = O._c_merkle, O._c_order
-    if not use_compiled:
-        O._c_merkle = O._c_order = None
-    try:
-        best: dict[str, float] = {}
-        for _ in range(3):
-            with F._NoGC():
-                nodes = list(gm.graph.nodes)
-                t0 = pt()
-                index = {m: i for i, m in enumerate(nodes)}
-                exact, struct, inputs, _, _ = F._labels(nodes, gm, kinds, False, index, want_store=True)
-                t1 = pt()
-                extra, _ = ordering_deps(nodes, inputs, gm, index)
-                t2 = pt()
-                sc, sd = O.merkle(O.label_ids(struct), inputs, extra)
-                cols = [sc, sd]
-                if len(set(zip(sc, sd))) < len(sc):
-                    cols += list(O.merkle(O.label_ids(exact), inputs, extra))
-                t3 = pt()
-                O.canonical_order_of([m.op for m in nodes], inputs, extra, cols, False)
-                t4 = pt()
-                nodes, order, pos, _, _, _, ci, subs, store, index, ops = F._core(gm, kinds, False)
-                t5 = pt()
-                S._node_list(nodes, ops, order, pos, ci, subs, store, index, gm, kinds)
-                t6 = pt()
-            for k, v in {"labels": t1 - t0, "side effects": t2 - t1, "Merkle": t3 - t2, "order": t4 - t3,
-                         "_core total": t5 - t4, "stored node list": t6 - t5}.items():
-                best[k] = min(best.get(k, float("inf")), v)
-        return best
-    finally:
-        O._c_merkle, O._c_order = saved
+    with F._NoGC():
+        t = [pt()]
+        nodes = list(gm.graph.nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        t.append(pt())
+        exact, struct, inputs, subs, store = F._labels(nodes, gm, kinds, False, index, want_store=True)
+        t.append(pt())
+        rows = O.input_rows(inputs)
+        t.append(pt())
+        extra, _ = ordering_deps(nodes, inputs, gm, index, rows)
+        t.append(pt())
+        ops = [m.op for m in nodes]
+        ints = list(index.values())
+        order = O.order_of_labels(O.label_ids(struct), exact, inputs, extra, ops, False, ints, rows)
+        t.append(pt())
+        pos, canon_inputs, _, _, text = F._texts(order, inputs, exact, struct, True, ints, rows)
+        t.append(pt())
+        out = S._node_list(nodes, ops, order, pos, canon_inputs, subs, store, index, gm, kinds)
+        t.append(pt())
+        del nodes, index, exact, struct, inputs, subs, store, rows, extra, ops, ints, order, pos, canon_inputs, text, out
+        t.append(pt())
+    return [b - a for a, b in zip(t, t[1:])]
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--compare", action="store_true", help="also with the prefetching off, alternated")
+    args = ap.parse_args(argv)
+
     import torch
 
-    from passnet_common.canonical import order as O
+    from passnet_common.canonical import graph_hashes
 
+    try:
+        from passnet_common.canonical import _cform
+    except ImportError:
+        _cform = None
     torch.set_num_threads(1)
     cases = [("synthetic chain 10K", synthetic_chain(10_000), None)]
     cases += real_graphs(("llama70b", "qwen3next80b"), max_nodes=20_000)
-    paths = [False, True] if O._c_merkle is not None else [False]
+    modes = [True, False] if args.compare and _cform is not None else [None]
+    print("graph | FX nodes | prefetch | " + " | ".join(PASSES) + " | total (us per node)")
     for name, gm, kinds in cases:
         n = len(gm.graph.nodes)
-        for use in paths:
-            b = phases(gm, kinds, use)
-            print(f"{name} | {n} | {'compiled' if use else 'Python'} | "
-                  + " | ".join(f"{k} {v / n * 1e6:.2f} us" for k, v in b.items()), flush=True)
+        others = [(g, k) for nm, g, k in cases if nm != name]
+        got: dict = {m: [] for m in modes}
+        for _ in range(args.reps):
+            for mode in modes:
+                if mode is not None:
+                    _cform.prefetch_enabled(mode)
+                for g, k in others:
+                    graph_hashes(g, k)
+                got[mode].append(phases(gm, kinds))
+        if _cform is not None:
+            _cform.prefetch_enabled(True)
+        for mode in modes:
+            med = [statistics.median(col) / n * 1e6 for col in zip(*got[mode])]
+            label = "as built" if mode is None else ("on" if mode else "off")
+            print(f"{name} | {n} | {label} | " + " | ".join(f"{v:.2f}" for v in med) + f" | {sum(med):.2f}",
+                  flush=True)
 
 
 if __name__ == "__main__":
