@@ -6,9 +6,10 @@ hashes of different versions are never compared. The code is split by concern:
 ``labels.py`` (what one node contributes), ``effects.py`` (mutations, aliasing, global
 state), ``order.py`` (the canonical order), ``form.py`` (text, hashes), ``stored.py`` (the stored
 node list), ``fastpath.py`` (keys of the label cache: speed only, no rule), ``_cmerkle.pyx``
-(the Merkle hashes and the canonical order of ``order.py`` compiled, the same values) and
-``_cform.pyx`` (compiled copies of the label pass of ``form.py``, the side-effect pass of
-``effects.py`` and the node list of ``stored.py``); both optional, built by ``pip install -e .``;
+(the Merkle hashes and the canonical order of ``order.py`` compiled, the same values, also fused into
+one call over C arrays) and ``_cform.pyx`` (compiled copies of the label pass of ``form.py``, the
+side-effect pass of ``effects.py``, the node list of ``stored.py``, the texts and the packed input
+rows, with prefetching of each node's objects); both optional, built by ``pip install -e .``;
 each module uses a compiled function only where it agrees with its Python loop on a sample at
 import, else the Python loop, which stays the definition.
 

@@ -14,7 +14,20 @@ at import (``_load_compiled`` in ``stored``, ``form`` and ``effects``), and the 
   edges of side effects. Not line for line: the Python loop's per-node tables (alias flags,
   mutations, union-find parents, written classes, last mutation and readers per class) are C
   arrays here and the per-(op, target) profile is looked up once per target; the same two lists
-  come out (compared at import, and on 300 random graphs in ``tests/test_canonical_compiled.py``).
+  come out (compared at import, and on 300 random graphs in ``tests/test_canonical_compiled.py``);
+* :func:`texts`: :func:`passnet_common.canonical.form.texts_py`, the canonical texts and their sha256;
+* :func:`input_rows`: :func:`passnet_common.canonical.order.input_rows_py`, the data inputs packed as
+  int64 words, which :func:`ordering_deps`, :func:`texts` and ``_cmerkle.order_of_labels`` read
+  instead of the lists when given them.
+
+What makes these loops fast on large captured graphs is mostly memory, not instructions: a node's
+objects (the node, its ``meta`` dict, the example FakeTensor and its TensorImpl, its argument tuple
+and keyword dict, its stored entry) lie scattered over the heap, and each first read of one misses
+the caches. The label pass, the side-effect pass and the node list therefore ask for those objects
+a few nodes ahead (``__builtin_prefetch``, a hint that changes no value: ``set_prefetch``,
+:func:`prefetch_enabled`); the label pass reads an ``fx.Node``'s slots directly where the type lays
+them out as checked at import (``set_node_slots``); and the integer passes read packed rows, not
+one list and int object per input.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
