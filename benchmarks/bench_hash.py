@@ -3,7 +3,7 @@ against the GraphNet-style baseline (generate the graph's Python code, sha256 it
 on the same graphs in the same run. A printed table, never asserted.
 
     python -m benchmarks.bench_hash [--max-nodes 100000] [--real llama70b,qwen3next80b] [--reference e221741]
-        [--repeat 1] [--out metrics/bench/bench_hash.json]
+        [--repeat 3] [--out metrics/bench/bench_hash.json]
 
 Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
 
@@ -284,8 +284,9 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-nodes", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="whole runs over every graph, one after another; figures are per-graph medians over them")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="whole runs over every graph, one after another; figures are per-graph medians over them "
+                         "(one run alone moves with the host: see docs/hashing.md)")
     ap.add_argument("--real", default="llama70b,qwen3next80b", help="true-size captures (comma list; '' for none)")
     ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench" / "bench_hash.json")
     ap.add_argument("--reference", default="e221741",
