@@ -978,49 +978,43 @@ cdef int _put_str(_Buf *b, object s) except -1:
 
 cdef int _put_tail(_Buf *b, list ins, Py_ssize_t *pos, Py_ssize_t n) except -1:
     """``"\t" + ",".join(canonical positions of ins) + "\n"``."""
-    cdef char tmp[32]
-    cdef Py_ssize_t q, v, j, i
+    cdef Py_ssize_t q, j
     _put(b, "\t", 1)
     for q in range(len(ins)):
         j = ins[q]
         if j < 0 or j >= n:
             raise ValueError("texts: an input index outside the graph")
-        v = pos[j]
         if q:
             _put(b, ",", 1)
-        i = 32
-        if v == 0:
-            i -= 1
-            tmp[i] = 48
-        while v > 0:
-            i -= 1
-            tmp[i] = <char>(48 + v % 10)
-            v //= 10
-        _put(b, tmp + i, 32 - i)
+        _put_int(b, pos[j])
     _put(b, "\n", 1)
     return 0
 
 
 cdef int _put_tail_c(_Buf *b, const int64_t *ins, Py_ssize_t m, Py_ssize_t *pos) except -1:
     """:func:`_put_tail` of ``m`` checked indexes."""
-    cdef char tmp[32]
-    cdef Py_ssize_t q, v, i
+    cdef Py_ssize_t q
     _put(b, "\t", 1)
     for q in range(m):
-        v = pos[ins[q]]
         if q:
             _put(b, ",", 1)
-        i = 32
-        if v == 0:
-            i -= 1
-            tmp[i] = 48
-        while v > 0:
-            i -= 1
-            tmp[i] = <char>(48 + v % 10)
-            v //= 10
-        _put(b, tmp + i, 32 - i)
+        _put_int(b, pos[ins[q]])
     _put(b, "\n", 1)
     return 0
+
+
+cdef int _put_int(_Buf *b, Py_ssize_t v) except -1:
+    """The decimal digits of ``v`` >= 0 (``"%d" % v``)."""
+    cdef char tmp[32]
+    cdef Py_ssize_t i = 32
+    if v == 0:
+        i -= 1
+        tmp[i] = 48
+    while v > 0:
+        i -= 1
+        tmp[i] = <char>(48 + v % 10)
+        v //= 10
+    return _put(b, tmp + i, 32 - i)
 
 
 def texts(list order, list inputs, list exact, list struct, bint want_text, str header, list ints=None,
