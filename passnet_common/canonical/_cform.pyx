@@ -174,74 +174,69 @@ cdef enum:
     _PF_IMPL = 1
 
 
+cdef inline void _pf_lines(const char *p, int k) noexcept:
+    """Prefetch ``k`` cache lines (64 bytes each) from ``p``."""
+    cdef int t
+    for t in range(k):
+        _PN_PF(p + 64 * t)
+
+
+cdef inline PyObject *_pf_node(PyObject **items, Py_ssize_t n, Py_ssize_t j) noexcept:
+    """``items[j]`` when ``j < n`` and it is an FX node (the type ``set_prefetch`` was given),
+    else NULL."""
+    if j >= n or not PyObject_TypeCheck(items[j], _pf_node_type):
+        return NULL
+    return items[j]
+
+
+cdef inline void _pf_slot(PyObject *nd, Py_ssize_t off) noexcept:
+    """Prefetch the object in ``nd``'s slot at ``off``, if any."""
+    cdef PyObject *m = _PN_FIELD(nd, off)
+    if m != NULL:
+        _PN_PF(m)
+
+
 cdef inline void _pf_pipeline(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexcept:
     """Prefetch for the nodes ahead of node ``i`` of ``items``: the node objects, their ``meta``
     dict, argument tuple and keyword dict, the dict's key table, the arguments, the example value
     and its TensorImpl, each stage a few nodes after the previous one (``_PF_*``) and reading only
     lines an earlier stage asked for."""
-    cdef Py_ssize_t j, k
+    cdef Py_ssize_t k
     cdef PyObject *nd
     cdef PyObject *m
     cdef PyObject *v
-    cdef char *p
-    j = i + _PF_NODE
-    if j < n:
-        p = <char *>items[j]
-        _PN_PF(p)
-        _PN_PF(p + 64)
-        _PN_PF(p + 128)
-    j = i + _PF_FIELDS
-    if j < n:
-        nd = items[j]
-        if PyObject_TypeCheck(nd, _pf_node_type):
-            m = _PN_FIELD(nd, _off_meta)
-            if m != NULL:
-                _PN_PF(m)
-            m = _PN_FIELD(nd, _off_args)
-            if m != NULL:
-                _PN_PF(m)
-            m = _PN_FIELD(nd, _off_kwargs)
-            if m != NULL:
-                _PN_PF(m)
-    j = i + _PF_KEYS
-    if j < n:
-        nd = items[j]
-        if PyObject_TypeCheck(nd, _pf_node_type):
-            m = _PN_FIELD(nd, _off_meta)
-            if m != NULL and PyDict_CheckExact(m):
-                p = <char *>_pn_dict_keys(m)
-                _PN_PF(p)
-                _PN_PF(p + 64)
-                _PN_PF(p + 128)
-    j = i + _PF_ARGS
-    if j < n:
-        nd = items[j]
-        if PyObject_TypeCheck(nd, _pf_node_type):
-            m = _PN_FIELD(nd, _off_args)
-            if m != NULL and PyTuple_CheckExact(m):
-                for k in range(min(PyTuple_GET_SIZE(m), 4)):
-                    _PN_PF(PyTuple_GET_ITEM(m, k))
+    if i + _PF_NODE < n:
+        _pf_lines(<char *>items[i + _PF_NODE], 3)
+    nd = _pf_node(items, n, i + _PF_FIELDS)
+    if nd != NULL:
+        _pf_slot(nd, _off_meta)
+        _pf_slot(nd, _off_args)
+        _pf_slot(nd, _off_kwargs)
+    nd = _pf_node(items, n, i + _PF_KEYS)
+    if nd != NULL:
+        m = _PN_FIELD(nd, _off_meta)
+        if m != NULL and PyDict_CheckExact(m):
+            _pf_lines(<char *>_pn_dict_keys(m), 3)
+    nd = _pf_node(items, n, i + _PF_ARGS)
+    if nd != NULL:
+        m = _PN_FIELD(nd, _off_args)
+        if m != NULL and PyTuple_CheckExact(m):
+            for k in range(min(PyTuple_GET_SIZE(m), 4)):
+                _PN_PF(PyTuple_GET_ITEM(m, k))
     v = _pf_value(items, n, i + _PF_VALUE)
     if v != NULL:
         _PN_PF(v)
     v = _pf_value(items, n, i + _PF_IMPL)
     if v != NULL and PyObject_TypeCheck(v, _pf_tensor_type):
-        p = <char *>_PN_FIELD(v, _off_impl)
-        _PN_PF(p)
-        _PN_PF(p + 64)
-        _PN_PF(p + 128)
-        _PN_PF(p + 192)
+        _pf_lines(<char *>_PN_FIELD(v, _off_impl), 4)
 
 
 cdef inline PyObject *_pf_value(PyObject **items, Py_ssize_t n, Py_ssize_t j) noexcept:
     """``items[j].meta["example_value"]`` as a borrowed pointer, NULL when there is none (or ``j``
     is past the end)."""
-    cdef PyObject *nd
+    cdef PyObject *nd = _pf_node(items, n, j)
     cdef PyObject *m
-    if j >= n:
-        return NULL
-    nd = items[j]
-    if not PyObject_TypeCheck(nd, _pf_node_type):
+    if nd == NULL:
         return NULL
     m = _PN_FIELD(nd, _off_meta)
     if m == NULL or not PyDict_CheckExact(m):
@@ -297,6 +292,24 @@ cdef inline Py_ssize_t _pf_index(PyObject *x, Py_ssize_t m) noexcept:
     return v if 0 <= v < m else -1
 
 
+cdef inline PyObject *_pf_entry(PyObject **o_items, PyObject **s_items, Py_ssize_t n, Py_ssize_t m,
+                                Py_ssize_t k) noexcept:
+    """``store[order[k]]`` (``o_items``: the ``n`` items of ``order``, ``s_items``: the ``m`` of
+    ``store``) when ``k < n``, the index is in range and the entry is an ``(entry, deps)`` pair, else
+    NULL."""
+    cdef Py_ssize_t o
+    cdef PyObject *st
+    if k >= n:
+        return NULL
+    o = _pf_index(o_items[k], m)
+    if o < 0:
+        return NULL
+    st = s_items[o]
+    if not PyTuple_CheckExact(st) or PyTuple_GET_SIZE(st) != 2:
+        return NULL
+    return st
+
+
 cdef inline void _pf_store(list order, list store, list refs, Py_ssize_t k) noexcept:
     """Prefetch for :func:`node_list` (speed only): for the nodes 1-8 canonical positions ahead,
     their stored entries (``store[order[k + d]]``, read in canonical order, i.e. at random): the
@@ -312,32 +325,23 @@ cdef inline void _pf_store(list order, list store, list refs, Py_ssize_t k) noex
         o = _pf_index(o_items[k + 8], m)
         if o >= 0:
             _PN_PF(s_items[o])
-    if k + 5 < n:
-        o = _pf_index(o_items[k + 5], m)
-        if o >= 0:
-            st = s_items[o]
-            if PyTuple_CheckExact(st) and PyTuple_GET_SIZE(st) == 2:
-                _PN_PF(PyTuple_GET_ITEM(st, 0))
-                _PN_PF(PyTuple_GET_ITEM(st, 1))
-    if k + 3 < n:
-        o = _pf_index(o_items[k + 3], m)
-        if o >= 0:
-            st = s_items[o]
-            if PyTuple_CheckExact(st) and PyTuple_GET_SIZE(st) == 2:
-                d = PyTuple_GET_ITEM(st, 1)
-                if PyList_CheckExact(d):
-                    _PN_PF((<PyListObject *>d).ob_item)
-    if k + 1 < n:
-        o = _pf_index(o_items[k + 1], m)
-        if o >= 0:
-            st = s_items[o]
-            if PyTuple_CheckExact(st) and PyTuple_GET_SIZE(st) == 2:
-                d = PyTuple_GET_ITEM(st, 1)
-                if PyList_CheckExact(d):
-                    for q in range(min(PyList_GET_SIZE(d), 8)):
-                        j = _pf_index((<PyListObject *>d).ob_item[q], n_refs)
-                        if j >= 0:
-                            _PN_PF(r_items[j])
+    st = _pf_entry(o_items, s_items, n, m, k + 5)
+    if st != NULL:
+        _PN_PF(PyTuple_GET_ITEM(st, 0))
+        _PN_PF(PyTuple_GET_ITEM(st, 1))
+    st = _pf_entry(o_items, s_items, n, m, k + 3)
+    if st != NULL:
+        d = PyTuple_GET_ITEM(st, 1)
+        if PyList_CheckExact(d):
+            _PN_PF((<PyListObject *>d).ob_item)
+    st = _pf_entry(o_items, s_items, n, m, k + 1)
+    if st != NULL:
+        d = PyTuple_GET_ITEM(st, 1)
+        if PyList_CheckExact(d):
+            for q in range(min(PyList_GET_SIZE(d), 8)):
+                j = _pf_index((<PyListObject *>d).ob_item[q], n_refs)
+                if j >= 0:
+                    _PN_PF(r_items[j])
 
 
 def node_list(list order, list store, list ops, list refs, list canon_inputs, dict ph_positions,
@@ -670,22 +674,12 @@ cdef inline void _pf_effects(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexc
     """Prefetch for :func:`ordering_deps` (speed only): the node objects 6 ahead, their keyword
     arguments and argument tuple 3 ahead."""
     cdef PyObject *nd
-    cdef PyObject *m
-    cdef char *p
     if i + 6 < n:
-        p = <char *>items[i + 6]
-        _PN_PF(p)
-        _PN_PF(p + 64)
-        _PN_PF(p + 128)
-    if i + 3 < n:
-        nd = items[i + 3]
-        if PyObject_TypeCheck(nd, _pf_node_type):
-            m = _PN_FIELD(nd, _off_kwargs)
-            if m != NULL:
-                _PN_PF(m)
-            m = _PN_FIELD(nd, _off_args)
-            if m != NULL:
-                _PN_PF(m)
+        _pf_lines(<char *>items[i + 6], 3)
+    nd = _pf_node(items, n, i + 3)
+    if nd != NULL:
+        _pf_slot(nd, _off_kwargs)
+        _pf_slot(nd, _off_args)
 
 
 def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
