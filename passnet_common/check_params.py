@@ -1,25 +1,37 @@
 """The ``check_params`` DVC stage: validate every params block before any stage runs.
 
-    python -m passnet_common.check_params params.yaml --out data/params_check.txt
+    python -m passnet_common.check_params params.yaml --families extract dedupe curate proxy_artifacts \
+        --out data/params_check.txt
+
+Each family registers its blocks from ``<family>/config.py`` (:mod:`passnet_common.config`); the
+families are named on the command line and imported by name, so the core never imports a stage family.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 from pathlib import Path
+
+from passnet_common.params import load_params
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m passnet_common.check_params PARAMS [--out FILE]``: validate every registered block
     of a params file (the ``check_params`` stage every DVC stage family depends on, so that a
     typo fails before DVC removes any stage's outputs); ``--out`` gets one line on success."""
-    import argparse
-
     ap = argparse.ArgumentParser(prog="python -m passnet_common.check_params", description=main.__doc__)
     ap.add_argument("params", nargs="?", default="params.yaml")
+    ap.add_argument("--families", nargs="*", default=[],
+                    help="stage families whose <family>.config module registers params blocks")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    from passnet_common.params import load_params
-
+    for family in args.families:
+        try:
+            importlib.import_module(f"{family}.config")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{family}.config":
+                raise
     load_params(args.params)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
