@@ -3,21 +3,25 @@
 A family's ``__main__.py`` holds only its table of subcommands and one call::
 
     COMMANDS = [
-        Command("decompose", "split unique graphs into subgraphs", decompose_args, decompose_run),
+        Command("decompose", "split unique graphs into subgraphs", "curate.decompose.cli"),
         ...
     ]
 
     if __name__ == "__main__":
         sys.exit(run_cli(lambda: cli_main("python -m curate", __doc__, COMMANDS)))
 
-``add_args(parser)`` declares a subcommand's options; ``run(args) -> exit code`` is a thin wrapper
-over a function of the family that tests call directly (no domain logic in ``__main__.py``).
-Bad input ends with one clear line, not a traceback (:func:`run_cli`).
+Each command names a module that defines ``add_args(parser)`` (its options) and ``run(args) -> int``
+(a thin wrapper over functions of the family that tests call directly: no domain logic in
+``__main__.py``). Only the chosen command's module is imported: a stage's command imports its own
+code and nothing of its siblings', which is what lets ``tests/test_dvc_deps.py`` check each stage's
+``dvc.yaml`` deps against the import closure of that module. Bad input ends with one clear line, not
+a traceback (:func:`run_cli`).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from dataclasses import dataclass
@@ -26,28 +30,32 @@ from typing import Callable, Iterable
 
 @dataclass(frozen=True)
 class Command:
-    """One subcommand: its ``name``, one-line ``help``, ``add_args(parser)`` and ``run(args) -> int``."""
+    """One subcommand: its ``name``, one-line ``help`` and the ``module`` (dotted name) that defines
+    ``add_args(parser)`` and ``run(args) -> int``."""
 
     name: str
     help: str
-    add_args: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
+    module: str
 
 
 def cli_main(prog: str, doc: str | None, commands: Iterable[Command], argv: list[str] | None = None) -> int:
-    """Parse ``argv`` against ``commands`` (one subparser each) and run the chosen one.
+    """Parse ``argv`` against ``commands`` and run the chosen one (importing only its module).
 
     Returns:
-        the subcommand's exit status.
+        the subcommand's exit status (argparse exits 2 on a bad command line).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    table = {cmd.name: cmd for cmd in commands}
     ap = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    table = {}
-    for cmd in commands:
-        cmd.add_args(sub.add_parser(cmd.name, help=cmd.help, description=cmd.help))
-        table[cmd.name] = cmd
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{" + ",".join(table) + "}")
+    chosen = table.get(argv[0]) if argv else None
+    for cmd in table.values():
+        parser = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        if cmd is chosen:
+            module = importlib.import_module(cmd.module)
+            module.add_args(parser)
     args = ap.parse_args(argv)
-    return table[args.cmd].run(args)
+    return importlib.import_module(table[args.cmd].module).run(args)
 
 
 def run_cli(main: Callable[[], int]) -> int:
