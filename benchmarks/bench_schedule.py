@@ -8,7 +8,7 @@ committed prior (:mod:`extract.runs.priors`), replayed from one run's measured p
 Each model's wall seconds (latest entry of ``--timings``) are laid onto ``--workers`` workers in
 the order :func:`extract.runs.scheduler.longest_first` gives it -- a worker takes the next model the
 moment it is free, as the local executor does -- with (baseline) the depth prior only (a fresh work
-folder before the committed prior) and (current) :func:`extract.runs.scheduler.schedule_history`
+folder before the committed prior) and (current) :func:`extract.runs.priors.schedule_history`
 of an empty work folder. The replay ignores the parent's time before the first fork and after
 the last child (the same in both) and assumes a model takes the same time wherever it runs
 (on the run the default timings come from, the depth-prior replay gives 705.6 s against a measured
@@ -41,7 +41,8 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     import pyarrow.parquet as pq
 
-    from extract.runs.scheduler import longest_first, schedule_history, timing_history
+    from extract.runs.priors import schedule_history, timing_history
+    from extract.runs.scheduler import longest_first
     from passnet_common.io import atomic_write_json
 
     timings = Path(a.timings)

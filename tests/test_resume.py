@@ -179,7 +179,8 @@ def test_pulled_clone_is_up_to_date(tmp_path):
 
 
 def test_longest_first_uses_recorded_times_then_the_depth_prior(tmp_path):
-    from extract.runs.scheduler import estimated_seconds, longest_first, timing_history
+    from extract.runs.priors import timing_history
+    from extract.runs.scheduler import estimated_seconds, longest_first
 
     def row(mid, lib, cfg):
         return {"model_id": mid, "library": lib, "config_json": json.dumps(cfg)}

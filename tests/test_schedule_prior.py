@@ -5,7 +5,8 @@ import json
 
 from extract.runs import priors
 from extract.runs.attempts import CODE_GLOBS
-from extract.runs.scheduler import estimated_seconds, longest_first, schedule_history
+from extract.runs.priors import schedule_history
+from extract.runs.scheduler import estimated_seconds, longest_first
 
 
 def _row(mid, lib, cfg):

@@ -1,4 +1,4 @@
-"""Expected capture seconds per model, committed with the code: the schedule's prior on a clean clone.
+"""Expected capture seconds per model: the committed prior of a clean clone and the work folder's own times.
 
 :func:`extract.runs.scheduler.longest_first` orders the captures by expected time. A work folder
 that has run before knows each model's time (``timings.jsonl``); a clean clone has none, and the
@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from passnet_common.io import atomic_write_json
+
 PRIOR_FILE = Path(__file__).with_name("expected_seconds.json")
 
 
@@ -33,15 +35,12 @@ def load_prior(path: Path | None = None) -> dict[str, float]:
 
 def write_prior(work: Path, path: Path | None = None, measured_on: str = "") -> dict[str, float]:
     """Write the prior from a work folder's ``timings.jsonl``: the latest entry's wall seconds
-    per model (:func:`extract.runs.scheduler.timing_history`), rounded to 0.1 s, sorted by
+    per model (:func:`timing_history`), rounded to 0.1 s, sorted by
     model_id, with ``measured_on`` (machine, load, command) beside them. Returns the mapping.
 
     Raises:
         ValueError: ``work/timings.jsonl`` is absent or holds no entry.
     """
-    from passnet_common.io import atomic_write_json
-    from extract.runs.scheduler import timing_history
-
     hist = timing_history(Path(work))
     if not hist:
         raise ValueError(f"{Path(work) / 'timings.jsonl'}: no capture timings to build a prior from")
@@ -49,3 +48,27 @@ def write_prior(work: Path, path: Path | None = None, measured_on: str = "") -> 
     atomic_write_json(Path(path) if path is not None else PRIOR_FILE,
                       {"measured_on": measured_on, "seconds": seconds}, indent=1)
     return seconds
+
+
+def timing_history(work: Path) -> dict[str, float]:
+    """``model_id -> seconds`` of the latest entry per model in ``work/timings.jsonl`` (written by
+    :func:`extract.runs.scheduler.capture_wave`; every earlier attempt, whatever its code version;
+    unreadable lines are skipped)."""
+    out: dict[str, float] = {}
+    log = Path(work) / "timings.jsonl"
+    if not log.exists():
+        return out
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            e = json.loads(line)
+            out[e["model_id"]] = float(e["seconds"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def schedule_history(work: Path) -> dict[str, float]:
+    """``model_id -> expected seconds`` for :func:`extract.runs.scheduler.longest_first`: the
+    committed prior (:func:`load_prior`, one full run's times, so a clean clone starts a slow model
+    early) overridden by the work folder's own :func:`timing_history`."""
+    return {**load_prior(), **timing_history(work)}

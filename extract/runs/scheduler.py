@@ -19,6 +19,7 @@ import torch
 
 from passnet_common.io import atomic_write_json
 from extract.runs.attempts import TRANSIENT_ERRORS, _work_dir, attempt_key, portable_text
+from extract.runs.priors import schedule_history
 
 
 def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
@@ -175,7 +176,7 @@ def _warm_source_index() -> None:
 
 def estimated_seconds(row: dict, history: dict[str, float]) -> float:
     """Expected capture time of a row (s), used only to order the work: its ``model_id`` in
-    ``history`` (:func:`schedule_history`: the work folder's last recorded time, else the
+    ``history`` (:func:`extract.runs.priors.schedule_history`: the work folder's last recorded time, else the
     committed prior of :mod:`extract.runs.priors`), else a rough depth prior from the
     quiet-machine default run (Dynamo's trace time grows with depth: transformers ~3 s + 0.3 s
     per layer counted in the config, timm/torchvision ~3 s)."""
@@ -199,31 +200,6 @@ def estimated_seconds(row: dict, history: dict[str, float]) -> float:
             elif k in DEPTH_KEYS and isinstance(v, int) and not isinstance(v, bool):
                 layers += v
     return 3.0 + 0.3 * layers
-
-
-def timing_history(work: Path) -> dict[str, float]:
-    """``model_id -> seconds`` of the latest entry per model in ``work/timings.jsonl``
-    (every earlier attempt, whatever its code version; unreadable lines are skipped)."""
-    out: dict[str, float] = {}
-    log = Path(work) / "timings.jsonl"
-    if not log.exists():
-        return out
-    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            e = json.loads(line)
-            out[e["model_id"]] = float(e["seconds"])
-        except (ValueError, KeyError, TypeError):
-            continue
-    return out
-
-
-def schedule_history(work: Path) -> dict[str, float]:
-    """``model_id -> expected seconds`` for :func:`longest_first`: the committed prior
-    (:func:`extract.runs.priors.load_prior`, one full run's times, so a clean clone starts a slow
-    model early) overridden by the work folder's own :func:`timing_history`."""
-    from extract.runs.priors import load_prior
-
-    return {**load_prior(), **timing_history(work)}
 
 
 def longest_first(todo: list, history: dict[str, float]) -> list:
