@@ -5,7 +5,7 @@ long-tail labels differ (or are missing), with each run's intervals, trial count
         [--out metrics/bench/agreement_flips.json] [--note "<machine, load>"]
 
 Reads a built ``profiles.parquet`` (nothing is timed here) and labels every row with the curate
-stage's own rule (:func:`curate.longtail.label_row` at ``curate.curate.tolerance_t`` and
+stage's own rule (:func:`curate.select.longtail.label_row` at ``curate.curate.tolerance_t`` and
 ``curate.rule``), so its counts equal ``label_agreement`` / ``label_agreement_stress`` of the same
 build's ``metrics/curate.json``. For each disagreeing variant it names the label that moved
 (``slower_e2e``, ``slower_compiler``, ``overhead_bound``, ``correct_at_t`` or ``unlabelled``) and
@@ -29,12 +29,12 @@ def _r(x, nd=3):
 
 def flips(rows: list[dict], run_a: int, run_b: int) -> tuple[int, list[dict]]:
     """``(paired variants, disagreements)`` of runs ``run_a`` / ``run_b`` over labelled ``rows``
-    (each with :func:`curate.longtail.label_row`'s keys). A disagreement lists per run the status,
+    (each with :func:`curate.select.longtail.label_row`'s keys). A disagreement lists per run the status,
     ``long_tail``, the three ratios with their intervals, ``trials``, ``capped``, eager ms and the
     load average at the row's start, and ``moved``: the label components that differ (``unlabelled``
     when a run gave no label) with ``edge``: per moved interval, ``min(|high - (1 - m)|)`` over the
     two runs (small = the label sat at the threshold in one run)."""
-    from curate.longtail import paired_rows
+    from curate.select.longtail import paired_rows
 
     pairs = paired_rows(rows, run_a, run_b)
     out = []
@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     import polars as pl
     import yaml
 
-    from curate.longtail import label_row
+    from curate.select.longtail import label_row
     from passnet_common.io import atomic_write_json
 
     p = yaml.safe_load(Path(args.params).read_text())["curate"]["curate"]

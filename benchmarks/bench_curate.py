@@ -36,7 +36,7 @@ def control_run(work: Path, dec: Path, n: int) -> dict:
     import yaml
 
     from curate.__main__ import main as curate_main
-    from curate.longtail import label_row
+    from curate.select.longtail import label_row
 
     params = yaml.safe_load((work / "params.yaml").read_text())
     params["curate"]["profile"].update(sample_size=n, runs=1, stress_run=False)

@@ -6,10 +6,10 @@ built-in task set's first size of each pattern. Rows (wall seconds summed over t
 the ratio to the row's baseline measured in the same run):
 
 * timing: :func:`curate.timing.measure_pair` (same inputs for every call, outputs never looked
-  at) vs :func:`curate.score_timing.measure_accountable` (fresh inputs per call, 2 checked timed
+  at) vs :func:`curate.score.clock.measure_accountable` (fresh inputs per call, 2 checked timed
   calls per trial), same warm-up / trials / min_trial_ms;
 * parent clock: one ``tick`` (a pipe message) per trial edge, its cost per message;
-* threads: one :class:`curate.score_checks.ThreadWatch` baseline + 3 checks;
+* threads: one :class:`curate.score.checks.ThreadWatch` baseline + 3 checks;
 * reference re-runs (determinism + RNG): one extra reference call, per subgraph;
 * dispatch guard: building a pass with its own kernel (``tests/score_candidates/guard_honest_pass.py``,
   on ``gelu_tanh:1``, 5 times) with and without the guard (the fusion pass itself uses ATen ops
@@ -30,10 +30,10 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    from curate.score_checks import ThreadWatch, build_candidate
-    from curate.score_spec import parse_candidate
-    from curate.score_timing import AccountableConfig, measure_accountable
-    from curate.synthetic_tasks import builtin_task_set
+    from curate.score.checks import ThreadWatch, build_candidate
+    from curate.score.spec import parse_candidate
+    from curate.score.clock import AccountableConfig, measure_accountable
+    from curate.score.synthetic_tasks import builtin_task_set
     from curate.timing import TimingConfig, measure_pair
 
     torch.set_num_threads(1)

@@ -3,7 +3,7 @@
 Run: ``PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_reference.py [--tasks builtin]
 [--max-subgraphs 6] [--out metrics/bench/score_reference.json]``.
 
-The stage's own path (:func:`curate.evaluate.run_candidate`: static check, spawned children,
+The stage's own path (:func:`curate.score.evaluate.run_candidate`: static check, spawned children,
 parent clock) with the ``score`` block's timing of ``params.yaml``, on a seeded sample of the task
 set, for the candidates ``eager``, ``control`` (``backend:eager``: the Dynamo-only reference as
 candidate, which compiles nothing), ``fusion_pass`` and ``inductor``. Each candidate runs with
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-CANDIDATES = {"eager": "eager", "control": "backend:eager", "fusion_pass": "pass:curate/candidates/fusion_pass.py",
+CANDIDATES = {"eager": "eager", "control": "backend:eager", "fusion_pass": "pass:curate/score/candidates/fusion_pass.py",
               "inductor": "backend:inductor"}
 
 
@@ -38,8 +38,8 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="write the figures as flat JSON here")
     args = ap.parse_args()
 
-    from curate.evaluate import run_candidate, vs_dynamo_metrics
-    from curate.score_spec import parse_candidate
+    from curate.score.evaluate import run_candidate, vs_dynamo_metrics
+    from curate.score.spec import parse_candidate
     from passnet_common.io import atomic_write_json
     from passnet_common.params import load_params
 

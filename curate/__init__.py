@@ -1,14 +1,11 @@
-"""The curate stage family (``python -m curate decompose|profile|curate|score``).
+"""The curate stage family (``python -m curate decompose|profile|curate|score``), one wing per stage:
 
-* decomposition: ``decompose`` (parent graphs -> subgraph ranges), ``segments`` (the range rules);
-* profiling: ``profile`` (compile phase, then timing alone), ``profile_run`` (one subgraph's
-  child), ``timing`` (the three-sided protocol: eager, Dynamo-only, Inductor), ``sizes``
-  (workload-size variants);
-* curation: ``longtail`` (labels and the long-tail rule), ``tasks`` (task folders; ``task_runner``
-  is shipped into each as ``run_task.py``), ``plots``;
-* scoring: ``evaluate`` (a candidate over a task set), ``score_spec`` / ``score_child`` /
-  ``score_timing`` / ``score_checks`` / ``dispatch_guard`` / ``integrity`` (isolation, the
-  candidate-proof clock and the integrity defenses), ``tolerance`` (GraphNet's levels),
-  ``scoring`` (S_t, ES_t, the aggregate score), ``trajectories``; ``candidates/`` and
-  ``synthetic_tasks`` are the built-in candidates and tasks.
+* ``decompose/``: parent graphs -> subgraph ranges;
+* ``profile/``: eager, Dynamo-only and Inductor on subgraph variants;
+* ``select/``: long-tail labels, tasks, task folders;
+* ``score/``: candidates scored by S_t / ES_t, with the integrity defenses;
+* ``passbench/``: PassBench / GraphNet layout export and check.
+
+Shared by the wings: ``timing`` (the three-sided timing protocol) and ``tolerance`` (GraphNet's
+correctness levels). ``config`` holds the family's params blocks.
 """

@@ -26,7 +26,7 @@ eager and compiled both producing NaN is agreement, not a compiler error). Toler
 with ``t``, so a pass at ``t`` implies a pass at every larger level: each output is summarised by
 ``min_pass_t``, the smallest level it passes (``None``: fails at every level, e.g. a shape or
 dtype mismatch). A sample passes at ``t`` iff every output's ``min_pass_t <= t``; scores
-(:mod:`curate.scoring`) are recomputed from these integers without re-running anything.
+(:mod:`curate.score.scoring`) are recomputed from these integers without re-running anything.
 
 Error codes (GraphNet / PassNet ES_t): :data:`ERROR_ACCURACY` = 1, :data:`ERROR_RUNTIME` = 2,
 :data:`ERROR_COMPILE` = 3. A failed sample with code ``c`` is forgiven at levels ``t >= c``.

@@ -1,6 +1,6 @@
 """What a measurement ran on: the fingerprint every timed record carries.
 
-One definition for the profile stage (:func:`curate.profile.fingerprint`, a column per field of
+One definition for the profile stage (:func:`curate.profile.variant.fingerprint`, a column per field of
 every profile row) and the proxy line's timings (:func:`proxy_artifacts.timing.machine`). It never
 enters a deterministic output or a resume key on its own: those name their inputs explicitly.
 """

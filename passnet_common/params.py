@@ -140,8 +140,8 @@ register_block("curate", Block({
         "agreement_sample": positive(int),
         "remeasure_passes": non_negative(int),  # extra passes over a run's unstable rows, same build
         "compile_workers": positive(int),
-        "overlap_compile": bool,  # compile on the cores the timing core leaves (curate.profile_run.profile_all)
-        "skip_over_time_cap": bool,  # do not time a variant the timing cap cannot hold (curate.profile.over_time_cap)
+        "overlap_compile": bool,  # compile on the cores the timing core leaves (curate.profile.run.profile_all)
+        "skip_over_time_cap": bool,  # do not time a variant the timing cap cannot hold (curate.profile.variant.over_time_cap)
         "threads": positive(int),
         "timeout_s": positive(float),
         "mem_cap_gb": positive(float),
@@ -159,10 +159,10 @@ register_block("curate", Block({
     }),
 }))
 
-# --- score stage (curate/evaluate.py score_main) ------------------------------------------
-# Score conventions of curate.scoring.CONVENTIONS (tests/test_params.py checks they agree).
+# --- score stage (curate/score/evaluate.py score_main) ------------------------------------------
+# Score conventions of curate.score.scoring.CONVENTIONS (tests/test_params.py checks they agree).
 SCORE_CONVENTIONS = ("paper", "graphnet")
-SCORE_REFERENCES = ("eager", "dynamo")  # curate.evaluate.REFERENCES: speedup vs eager / vs Dynamo-only
+SCORE_REFERENCES = ("eager", "dynamo")  # curate.score.evaluate.REFERENCES: speedup vs eager / vs Dynamo-only
 register_block("score", Block({
     "tasks": str,  # "builtin" or a task-set folder
     "candidates": DictOf(str),  # name -> eager | backend:<name> | module:<file.py> | pass:<file.py>
@@ -181,7 +181,7 @@ register_block("score", Block({
     "timing": Block({k: TIMING_SCHEMA.fields[k] for k in ("warmup", "trials", "min_trial_ms", "max_iqr_ratio",
                                                           "retries")} | {"fresh_seed": int, "check_per_trial": positive(int),
                                                                          "pool_mb": positive(float)}),
-    # integrity options of curate/score_timing.py, curate/score_checks.py, curate/evaluate.py (issue 18)
+    # integrity options of curate/score/clock.py, curate/score/checks.py, curate/score/evaluate.py (issue 18)
     "clock_rel_tol": positive(float),
     "clock_abs_ms": non_negative(float),
     "clock_rate_tol": positive(float),

@@ -180,7 +180,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("stats_sha256", pa.string(), nullable=False),
         ]
     ),
-    # --- score tables (curate.evaluate / curate.scoring) ---
+    # --- score tables (curate.score.evaluate / curate.score.scoring) ---
     # One row per candidate x subgraph: what the scorer needs to recompute S_t / ES_t.
     "score_samples": pa.schema(
         [
@@ -239,7 +239,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
     # --- curation tables (curate/: decompose, profile, curate) ---
-    # One row per distinct subgraph (canonical hash of an anchor-bounded range; curate.decompose).
+    # One row per distinct subgraph (canonical hash of an anchor-bounded range; curate.decompose.ranges).
     "subgraphs": pa.schema(
         [
             pa.field("subgraph_hash", pa.string(), nullable=False),  # graph_hash of the range's canonical form
@@ -270,15 +270,15 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
     # One row per (subgraph, size, device, dtype, run): eager, Dynamo-only and Inductor interleaved
-    # (curate.profile; times in ms per call; ratios are medians of per-trial ratios).
+    # (curate.profile.variant; times in ms per call; ratios are medians of per-trial ratios).
     "profiles": pa.schema(
         [
             pa.field("subgraph_hash", pa.string(), nullable=False),
-            pa.field("size", pa.string(), nullable=False),  # catalog | workload (curate.sizes)
+            pa.field("size", pa.string(), nullable=False),  # catalog | workload (curate.profile.sizes)
             pa.field("size_kind", pa.string()),  # seq | batch (how the workload size was derived)
             pa.field("size_scale", pa.float64()),  # workload / catalog size of the scaled dim
             pa.field("run", pa.int32(), nullable=False),
-            pa.field("stress", pa.bool_(), nullable=False),  # timed while curate.profile.STRESS_CMD ran
+            pa.field("stress", pa.bool_(), nullable=False),  # timed while curate.profile.variant.STRESS_CMD ran
             pa.field("attempt_key", pa.string()),
             pa.field("device", pa.string(), nullable=False),
             pa.field("dtype", pa.string(), nullable=False),
@@ -313,7 +313,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("compile_s_dynamo", pa.float64()),
             pa.field("compile_s_warm", pa.float64()),  # Inductor compile in the timing phase (warm cache)
             pa.field("check_seconds", pa.float64()),
-            pa.field("eager_check_ms", pa.float64()),  # one eager call in the compile phase (ms): curate.profile.over_time_cap
+            pa.field("eager_check_ms", pa.float64()),  # one eager call in the compile phase (ms): curate.profile.variant.over_time_cap
             pa.field("time_seconds", pa.float64()),
             pa.field("peak_rss_bytes", pa.int64()),
             pa.field("load_avg_start", pa.float64()),  # 1-minute load average when timing began / ended
@@ -332,7 +332,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("code_version", pa.string(), nullable=False),
         ]
     ),
-    # One row per profiles row (cpu): labels at tolerance_t (curate.longtail); long_tail null = unstable.
+    # One row per profiles row (cpu): labels at tolerance_t (curate.select.longtail); long_tail null = unstable.
     "long_tail": pa.schema(
         [
             pa.field("subgraph_hash", pa.string(), nullable=False),
@@ -354,7 +354,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("long_tail", pa.bool_()),
         ]
     ),
-    # One row per task: long-tail variants of one structure family (curate.tasks).
+    # One row per task: long-tail variants of one structure family (curate.select.tasks).
     "tasks": pa.schema(
         [
             pa.field("task_id", pa.string(), nullable=False),

@@ -107,7 +107,7 @@ OP_NAMESPACE_MODULES: dict[str, tuple[str, ...]] = {
 and MSA ``sparse_atten``. Only these modules are ever imported for a stored graph, and only
 when one of its targets names their namespace; any other namespace is refused
 (:class:`UnsafeTarget`), so a stored graph cannot make the loader import code it names.
-Standalone task folders carry a copy (``curate/task_runner.py``, kept equal by a test)."""
+Standalone task folders carry a copy (``curate/select/task_runner.py``, kept equal by a test)."""
 
 
 def op_namespace(name: str) -> str | None:
@@ -173,7 +173,7 @@ def decode_arg(value: Any, nodes: list, device: torch.device) -> Any:
     """A stored argument rebuilt (tags of :func:`passnet_common.canonical.encode_literal`):
     ``["%", i]`` -> ``nodes[i]`` (FX nodes built so far), ``device`` tags -> ``device``,
     ``fn`` -> :func:`resolve_target`. Used by :func:`build_canonical_graph` and by
-    :func:`curate.decompose.build_parent`.
+    :func:`curate.decompose.ranges.build_parent`.
 
     Raises:
         ValueError: an untagged empty list or an unknown tag.

@@ -6,7 +6,7 @@ hash and no stored byte). Not a test: the store is a pipeline output, absent fro
     PYTHONPATH=<checkout B> python tests/canonical_store_check.py data/graph_store /tmp/b.json
     python tests/canonical_store_check.py --compare /tmp/a.json /tmp/b.json
 
-Each graph is rebuilt from its stored node list by :func:`curate.segments.build_parent` (output
+Each graph is rebuilt from its stored node list by :func:`curate.decompose.segments.build_parent` (output
 metadata on the meta device, nothing allocated; constants and sub-graphs stand in as
 placeholders, so a graph re-hashes to the hash it is filed under only when it has none; kinds
 from the stored placeholders) and fingerprinted by
@@ -29,7 +29,7 @@ def fingerprints(store: Path) -> dict[str, dict]:
     store filed it under (the folder name)."""
     import torch
 
-    from curate.segments import build_parent
+    from curate.decompose.segments import build_parent
     from tests.canonical_identity import fingerprint
 
     out = {}

@@ -13,7 +13,7 @@ import torch.fx as fx
 import torch.nn.functional as F
 from torch.fx.passes.shape_prop import ShapeProp
 
-from curate.synthetic_tasks import gelu_tanh, softmax, swiglu  # the written-out forms the built-in tasks use
+from curate.score.synthetic_tasks import gelu_tanh, softmax, swiglu  # the written-out forms the built-in tasks use
 from passnet_common.record import CapturedGraph, describe_graph
 from passnet_common.store import store_path, write_graph
 
@@ -59,7 +59,7 @@ def _families(hidden: int) -> list[tuple]:
 
 
 def _row(rec: dict, model: str) -> dict:
-    from curate.decompose import DECOMPOSE_VERSION, pattern_of_targets
+    from curate.decompose.ranges import DECOMPOSE_VERSION, pattern_of_targets
 
     nodes = rec["nodes"]
     pattern = pattern_of_targets(n["target"] for n in nodes)

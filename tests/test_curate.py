@@ -14,10 +14,10 @@ import torch
 import torch.fx as fx
 from torch.fx.passes.shape_prop import ShapeProp
 
-from curate.decompose import decompose_graph, segment_module, segment_nodes, subgraph_table, variant_counts
-from curate.longtail import label_agreement, label_row, profile_all_projection
-from curate.profile import check_variant, profile_subgraph
-from curate.tasks import group_tasks, load_task_set, write_task_folders
+from curate.decompose.ranges import decompose_graph, segment_module, segment_nodes, subgraph_table, variant_counts
+from curate.select.longtail import label_agreement, label_row, profile_all_projection
+from curate.profile.variant import check_variant, profile_subgraph
+from curate.select.tasks import group_tasks, load_task_set, write_task_folders
 from curate.timing import TimingConfig, bootstrap_speedup_ci, iqr_ratio, measure_pair
 from extract.capture import capture_row, dynamo_capture
 from passnet_common.record import CapturedGraph, describe_graph
@@ -432,7 +432,7 @@ def test_task_verdict_judges_what_the_candidate_changes_by_default():
     """The no-op control on a tiny subgraph: Dynamo's guard cost makes it 4-6x slower than eager
     (speedup_e2e ~0.2), while against Dynamo-only it sits at 1. The default verdict (rule
     compiler) passes it; PassNet's e2e rule fails it; an incorrect variant fails under both."""
-    from curate.task_runner import verdict
+    from curate.select.task_runner import verdict
 
     control = [{"id": "a", "correct": True, "e2e_ci": (0.15, 0.27), "compiler_ci": (0.97, 1.04)},
                {"id": "b", "correct": True, "e2e_ci": (0.30, 0.41), "compiler_ci": (0.98, 1.02)}]
@@ -455,7 +455,7 @@ def _moe_fn(x, ids, w):
 
 
 def test_task_runner_trusts_the_store_namespace_table():
-    from curate import task_runner
+    from curate.select import task_runner
     from passnet_common.store import OP_NAMESPACE_MODULES, TORCH_OP_NAMESPACES
 
     assert task_runner.OP_NAMESPACE_MODULES == OP_NAMESPACE_MODULES

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from curate.evaluate import evaluate_subgraph, parse_candidate, run_candidate, static_violations
-from curate.integrity import check_source
-from curate.scoring import score_curve
-from curate.synthetic_tasks import builtin_task_set
+from curate.score.evaluate import evaluate_subgraph, parse_candidate, run_candidate, static_violations
+from curate.score.integrity import check_source
+from curate.score.scoring import score_curve
+from curate.score.synthetic_tasks import builtin_task_set
 
 HERE = Path(__file__).parent / "score_candidates"
 FAST = {"timing": False}  # correctness and integrity only (timing has its own protocol tests)
@@ -90,7 +90,7 @@ def test_pass_that_matches_nothing_scores_exactly_one(subs):
 
 
 def test_real_fusion_pass_matches_and_is_correct(subs):
-    c = parse_candidate("fusion_pass=pass:curate/candidates/fusion_pass.py")
+    c = parse_candidate("fusion_pass=pass:curate/score/candidates/fusion_pass.py")
     for sid in ("rmsnorm:0", "gelu_tanh:0", "swiglu:0", "softmax:0"):
         r = evaluate_subgraph(subs[sid], c, FAST)
         assert r["matches"] >= 1 and r["status"] == "ok" and r["min_pass_t"] is not None and r["min_pass_t"] <= -5, r
@@ -121,7 +121,7 @@ def test_suspicious_speedup_is_retimed_in_a_fresh_process():
 
 
 def test_compile_failure_and_runtime_crash_codes(subs):
-    broken = parse_candidate("broken=module:curate/candidates/broken_backend.py")
+    broken = parse_candidate("broken=module:curate/score/candidates/broken_backend.py")
     r3 = evaluate_subgraph(subs["gelu_tanh:0"], broken, FAST)  # 8 call nodes: raises while compiling
     r2 = evaluate_subgraph(subs["softmax:0"], broken, FAST)  # 5 call nodes: raises when run
     assert (r3["status"], r3["error_code"]) == ("compile_failure", 3)

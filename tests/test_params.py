@@ -106,8 +106,8 @@ def test_values_the_stages_accept_validate(tmp_path):
 
 def test_schema_names_agree_with_the_stage_code():
     """The names params.py repeats (to validate without importing torch) are the stages' own."""
-    from curate.evaluate import REFERENCES
-    from curate.scoring import CONVENTIONS
+    from curate.score.evaluate import REFERENCES
+    from curate.score.scoring import CONVENTIONS
     from passnet_common import params as P
     from proxy_artifacts.cluster import METHODS, VIEWS
     from proxy_artifacts.corpus import CATEGORIES

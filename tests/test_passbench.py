@@ -11,7 +11,7 @@ import torch.fx as fx
 import torch.nn.functional as F
 from torch.fx.passes.shape_prop import ShapeProp
 
-from curate.passbench import (
+from curate.passbench.export import (
     RefusedSample,
     export_tasks,
     graph_from_source,
@@ -21,7 +21,7 @@ from curate.passbench import (
     static_check,
     variant_graph_hash,
 )
-from curate.synthetic_tasks import gelu_tanh, softmax
+from curate.score.synthetic_tasks import gelu_tanh, softmax
 from passnet_common.record import CapturedGraph, describe_graph
 from passnet_common.store import store_path, write_graph
 from tests.curate_corpus import FIXTURES, heads, linear_relu, rmsnorm
@@ -34,7 +34,7 @@ def _store(store: Path, fn, inputs, kinds) -> tuple[str, str]:
     ShapeProp(gm).propagate(*inputs)
     rec = describe_graph(0, CapturedGraph(gm, kinds, inputs, None), with_stats=True)
     write_graph(store, rec)
-    from curate.decompose import pattern_of_targets
+    from curate.decompose.ranges import pattern_of_targets
 
     return rec["graph_hash"], pattern_of_targets(n["target"] for n in rec["nodes"])
 
@@ -43,7 +43,7 @@ def _store(store: Path, fn, inputs, kinds) -> tuple[str, str]:
 def task_set(tmp_path_factory):
     """A tiny curate task set: five families at two sizes (the variants of a task) and the two
     captured fixtures (``torch.arange`` with a device literal, a 50-node box decoder)."""
-    from curate.tasks import group_tasks, write_task_folders
+    from curate.select.tasks import group_tasks, write_task_folders
 
     root = tmp_path_factory.mktemp("passbench")
     store = root / "store"
@@ -114,8 +114,8 @@ def test_round_trip_keeps_every_variants_graph_hash(task_set, round_trip):
 
 
 def _verdicts(task_set, cands):
-    from curate.evaluate import evaluate_subgraph
-    from curate.score_spec import load_task_set
+    from curate.score.evaluate import evaluate_subgraph
+    from curate.score.spec import load_task_set
 
     keys = ("status", "error_code", "min_pass_t", "out_min_pass_t", "matches", "scored")
     out = {}
@@ -154,7 +154,7 @@ def test_round_trip_keeps_the_verdicts_of_a_pass(task_set, round_trip, tmp_path)
     """A two-pattern pass: an exact rewrite (relu -> clamp) and a wrong one (tanh x 1.001, fails
     tight levels); the rows that match, and the levels they pass from, are the same after the
     round trip."""
-    from curate.evaluate import parse_candidate
+    from curate.score.evaluate import parse_candidate
 
     (tmp_path / "tiny_pass.py").write_text(TINY_PASS)
     v = _verdicts(task_set, [parse_candidate(f"tiny=pass:{tmp_path / 'tiny_pass.py'}")])
@@ -166,9 +166,9 @@ def test_round_trip_keeps_the_verdicts_of_a_pass(task_set, round_trip, tmp_path)
 
 @pytest.mark.slow  # the broken backend compiles every subgraph (about a minute on 2 busy cores)
 def test_round_trip_keeps_the_verdicts_of_a_failing_backend(task_set, round_trip):
-    from curate.evaluate import parse_candidate
+    from curate.score.evaluate import parse_candidate
 
-    v = _verdicts(task_set, [parse_candidate(f"broken=module:{ROOT / 'curate/candidates/broken_backend.py'}")])
+    v = _verdicts(task_set, [parse_candidate(f"broken=module:{ROOT / 'curate/score/candidates/broken_backend.py'}")])
     assert v["tasks"] == v["imported"] and len(v["tasks"]) == 12
     statuses = {x["status"] for x in v["tasks"].values()}
     assert "ok" in statuses and statuses - {"ok", "excluded"}  # verdicts differ from row to row
@@ -275,7 +275,7 @@ def test_import_records_refused_and_failing_variants_and_goes_on(tmp_path):
     assert by["bad_shape"]["status"] == "failed" and by["bad_shape"]["error_class"].startswith("exception:")
     assert by["etc"]["status"] == "refused" and "inside the sample" in by["etc"]["error_message"]
     assert rep["imported"] == 1 and json.loads((tmp_path / "out" / "import_report.json").read_text())["variants"] == 4
-    from curate.score_spec import load_task_set
+    from curate.score.spec import load_task_set
 
     (sub,) = load_task_set(str(tmp_path / "out"))
     x = sub.make_inputs(0)[0]
@@ -297,7 +297,7 @@ def test_the_score_command_scores_an_imported_task_set(task_set, round_trip, tmp
 
     from tests.test_score_cli import _args
 
-    from curate.evaluate import score_main
+    from curate.score.evaluate import score_main
 
     params = {"score": {"tasks": str(task_set / "imported"), "candidates": {"eager": "eager"}, "max_subgraphs": 3,
                         "sample_seed": 0, "timeout_s": 200, "inductor_cache": None,

@@ -10,9 +10,9 @@ import pytest
 import torch
 import yaml
 
-from curate.longtail import label_row
-from curate.profile import check_variant, profile_subgraph
-from curate.sizes import write_variants
+from curate.select.longtail import label_row
+from curate.profile.variant import check_variant, profile_subgraph
+from curate.profile.sizes import write_variants
 from curate.timing import TimingConfig, bootstrap_ratio_ci, measure_sides, slower
 from passnet_common.store import load_graph
 from tests.test_curate import FIXTURES, _store_fn
@@ -209,7 +209,7 @@ def test_batch_variant_for_graphs_without_the_sequence_length(tmp_path):
 
 
 def test_stratified_sample_covers_every_family_and_is_seeded():
-    from curate.__main__ import select_sample
+    from curate.profile.cli import select_sample
 
     rows = [{"subgraph_hash": f"{i:04d}", "status": "ok", "pattern": "big" if i < 90 else f"small{i}"} for i in range(100)]
     rows.append({"subgraph_hash": "skip", "status": "skipped", "pattern": "x"})
@@ -228,7 +228,7 @@ def test_profile_resume_state_is_a_pushed_output_and_nothing_else_persists():
     assert "data/work/inductor_cache" in stages["profile"]["cmd"]
     import inspect
 
-    from curate import profile_run
+    from curate.profile import run as profile_run
 
     assert 'out / "attempts"' in inspect.getsource(profile_run.profile_all)
 

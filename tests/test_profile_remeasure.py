@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from curate.longtail import label_row
-from curate.profile import merge_passes, needs_remeasure, timing_row
-from curate.profile_run import pass_dir, read_passes, time_passes
-from curate.score_timing import median_ratio_ci
+from curate.select.longtail import label_row
+from curate.profile.variant import merge_passes, needs_remeasure, timing_row
+from curate.profile.run import pass_dir, read_passes, time_passes
+from curate.score.clock import median_ratio_ci
 from curate.timing import TimingConfig, bootstrap_ratio_ci, measure_sides, paired_bootstrap
 from tests.test_profile import Clock
 
@@ -38,7 +38,7 @@ def _old_bootstrap_ratio_ci(num_ms, den_ms, n_boot=1000, level=0.95, seed=0):
 
 
 def _old_median_ratio_ci(num_ms, den_ms, n_boot=1000, level=0.95, seed=0):
-    """curate/score_timing.py::median_ratio_ci before the shared paired_bootstrap (verbatim)."""
+    """curate/score/clock.py::median_ratio_ci before the shared paired_bootstrap (verbatim)."""
     a, b = np.asarray(num_ms, dtype=float), np.asarray(den_ms, dtype=float)
     idx = np.random.default_rng(seed).integers(0, len(a), size=(n_boot, len(a)))
     den = np.median(b[idx], axis=1)
@@ -265,8 +265,8 @@ def test_profile_all_keeps_a_capped_row_too_short_for_the_gate_unstable_without_
     """End to end on one tiny subgraph, two sizes (compile phase, timing phase in isolated
     children). A cap of 1 ns stops every variant after its first trial, fewer than
     cap_min_trials: unstable by construction, so a re-measurement pass would be stopped by the same
-    cap again (curate.profile.needs_remeasure); no pass1/ is written and no row is labelled."""
-    from curate.profile_run import profile_all
+    cap again (curate.profile.variant.needs_remeasure); no pass1/ is written and no row is labelled."""
+    from curate.profile.run import profile_all
     from tests.test_curate import _store_fn
     from tests.test_profile import SIZES
 
@@ -292,7 +292,7 @@ def test_profile_all_keeps_a_capped_row_too_short_for_the_gate_unstable_without_
 def test_over_time_cap_skips_only_a_call_the_cap_cannot_hold_twice_over():
     """3 sides x cap_min_trials calls must fit in 2 x max_variant_s: with a 15-s cap and 10
     trials the bound is 1,000 ms per call."""
-    from curate.profile import over_time_cap
+    from curate.profile.variant import over_time_cap
 
     timing = {"max_variant_s": 15.0}
     assert over_time_cap({"eager_check_ms": 1001.0}, timing) is True
@@ -317,7 +317,7 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
     beside timing run 0 (each subgraph timed once compiled); the rows are those of the sequential
     protocol (same variants, statuses and checks), every compile ran off the timing core, and
     the skip rule turns a variant into skipped/over_time_cap only when asked."""
-    from curate.profile_run import _timing_core, profile_all
+    from curate.profile.run import _timing_core, profile_all
     from tests.test_profile import SIZES
 
     subs = _two_subgraphs(tmp_path)
@@ -349,7 +349,7 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
 
 
 def test_compile_cores_leave_the_timing_core_out_and_a_one_core_machine_gets_none(tmp_path, monkeypatch):
-    from curate import profile_run
+    from curate.profile import run as profile_run
 
     monkeypatch.setattr(profile_run.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     assert profile_run.compile_cores(3) == [0, 1, 2]
@@ -364,7 +364,7 @@ def test_wait_checks_returns_when_every_folder_is_done_or_the_compile_process_en
     import subprocess
     import sys
 
-    from curate.profile_run import wait_checks
+    from curate.profile.run import wait_checks
 
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
@@ -393,7 +393,7 @@ def test_a_killed_compile_child_leaves_error_json_so_timing_does_not_wait_for_th
     workload variant with 512 MiB inputs) must leave ``error.json`` with its error class; an empty
     folder made timing run 0 wait for the whole compile phase, and read as an unclassified
     ``isolation_failed``. A child that wrote its check keeps it alone."""
-    from curate.profile_run import _read, record_killed, wait_checks
+    from curate.profile.run import _read, record_killed, wait_checks
     from passnet_common.worker import run_isolated
 
     tasks = [("k1", "ok", tmp_path / "a"), ("k2", "die", tmp_path / "b")]
@@ -415,7 +415,7 @@ def test_the_stress_process_dies_with_a_killed_profile_stage(tmp_path):
     import time
 
     pidfile = tmp_path / "pid"
-    code = ("import os, signal, sys; from curate.profile_run import stress\n"
+    code = ("import os, signal, sys; from curate.profile.run import stress\n"
             f"with stress(True) as pid:\n    open({str(pidfile)!r}, 'w').write(str(pid))\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n")
     subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(os.path.dirname(__file__)), timeout=60)

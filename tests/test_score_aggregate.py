@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from curate.scoring import AS_WEIGHTS, aggregate_score, parse_graphnet_log, score_curve, score_samples
+from curate.score.scoring import AS_WEIGHTS, aggregate_score, parse_graphnet_log, score_curve, score_samples
 
 LOG = Path(__file__).parent / "fixtures" / "graphnet" / "evaluation.log"
 # computed by GraphNet's own code on that log (see tests/fixtures/graphnet/README.md)
@@ -56,7 +56,7 @@ def test_paper_convention_dips_when_a_slow_sample_becomes_correct():
 def test_scores_rows_carry_the_aggregate_of_their_curve():
     import math
 
-    from curate.scoring import score_table
+    from curate.score.scoring import score_table
 
     # two samples correct at every level: 2x faster, and 2x slower (rectified to 0.5 ** 1.1)
     rows = [{"sample_id": "a", "speedup": 2.0, "min_pass_t": -10, "task_id": "a"},

@@ -8,23 +8,23 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from curate.evaluate import add_score_parser, score_main
+from curate.score.evaluate import add_score_args, score_main
 
 
 def _args(argv):
     import argparse
 
     ap = argparse.ArgumentParser()
-    add_score_parser(ap.add_subparsers(dest="cmd"))
-    return ap.parse_args(["score", *argv])
+    add_score_args(ap)
+    return ap.parse_args(list(argv))
 
 
 @pytest.mark.slow  # three spawned children importing torch: about a minute on 2 busy cores
 def test_score_command_end_to_end(tmp_path):
     params = {"score": {
         "tasks": "builtin",
-        "candidates": {"eager": "eager", "broken": "module:curate/candidates/broken_backend.py",
-                       "fusion_pass": "pass:curate/candidates/fusion_pass.py"},
+        "candidates": {"eager": "eager", "broken": "module:curate/score/candidates/broken_backend.py",
+                       "fusion_pass": "pass:curate/score/candidates/fusion_pass.py"},
         "convention": "paper", "conventions": ["paper", "graphnet"], "p": 0.1, "b": 0.1,
         "retime_above": 10.0, "max_subgraphs": 4, "sample_seed": 0, "timeout_s": 120, "mem_cap_gb": 4, "threads": 1,
         "inductor_cache": None,

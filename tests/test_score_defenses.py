@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from curate.evaluate import evaluate_subgraph, one_replacement_per_task, parse_candidate, run_candidate
-from curate.integrity import check_source
-from curate.score_timing import AccountableConfig, measure_accountable, reconcile_clocks
-from curate.synthetic_tasks import builtin_task_set
+from curate.score.evaluate import evaluate_subgraph, one_replacement_per_task, parse_candidate, run_candidate
+from curate.score.integrity import check_source
+from curate.score.clock import AccountableConfig, measure_accountable, reconcile_clocks
+from curate.score.synthetic_tasks import builtin_task_set
 
 HERE = Path(__file__).parent / "score_candidates"
 FAST = {"timing": False}
@@ -51,7 +51,7 @@ def test_replay_of_a_cloned_output_is_caught(subs):
 def test_constant_or_zero_outputs_are_violations_at_every_level(subs, name):
     r = evaluate_subgraph(subs["softmax:0"], cand(name), FAST)
     assert r["status"] == "violation" and "input_independent" in kinds(r) and r["min_pass_t"] is None
-    from curate.scoring import score_curve
+    from curate.score.scoring import score_curve
 
     assert all(d["n_correct"] == 0 for d in score_curve([r]))  # correct at no t (accuracy code 1)
     assert evaluate_subgraph(subs["softmax:0"], cand("honest_backend"), FAST)["violations"] == []
@@ -130,7 +130,7 @@ def test_dispatch_guard_requires_the_pass_to_bring_its_own_kernel(subs):
 def test_no_match_floor_option(subs):
     one = evaluate_subgraph(subs["softmax:0"], cand("nomatch_pass", "pass"), FAST)
     floor = evaluate_subgraph(subs["softmax:0"], cand("nomatch_pass", "pass"), {**FAST, "no_match": "floor"})
-    from curate.scoring import score_curve
+    from curate.score.scoring import score_curve
 
     assert all(d["ES_t"] == 1.0 for d in score_curve([one]))
     import math
@@ -184,8 +184,8 @@ def test_scoring_resumes_from_the_journal(tmp_path):
 
 @pytest.mark.slow  # spawned children
 def test_score_candidate_is_a_reward_with_the_same_isolation():
-    from curate.reward import score_candidate
-    from curate.trajectories import trajectories_table
+    from curate.score.reward import score_candidate
+    from curate.score.trajectories import trajectories_table
 
     honest = score_candidate((HERE / "honest_backend.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)
     cheat = score_candidate((HERE / "skip_backend.py").read_text(), "builtin", max_subgraphs=2, cfg=FAST)

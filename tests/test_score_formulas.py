@@ -1,11 +1,11 @@
-"""Hand-computed S_t / ES_t (curate.scoring) on small sample sets."""
+"""Hand-computed S_t / ES_t (curate.score.scoring) on small sample sets."""
 
 import math
 
 import pytest
 import torch
 
-from curate.scoring import parse_graphnet_log, score_curve, score_samples, score_table
+from curate.score.scoring import parse_graphnet_log, score_curve, score_samples, score_table
 from curate.tolerance import LEVELS, compare_outputs, sample_min_pass_t
 
 
@@ -130,7 +130,7 @@ x [Result] status: failed
 
 
 def _allclose_lines():
-    from curate.scoring import _graphnet_key
+    from curate.score.scoring import _graphnet_key
 
     lines = []
     for t in LEVELS:
@@ -159,7 +159,7 @@ def test_not_a_graphnet_log():
 
 
 def _block(name, passes_from, speed, dts=("float32",)):
-    from curate.scoring import _graphnet_key
+    from curate.score.scoring import _graphnet_key
 
     lines = [f"x [Processing] /s/{name}", f"x [Datatype][eager]: {' '.join(dts)}", f"x [Datatype][compiled]: {' '.join(dts)}",
              f"x [DataType] eager:{list(dts)} compiled:{list(dts)} match:True", "x [Correctness][equal]: " + " ".join("0" for _ in dts)]

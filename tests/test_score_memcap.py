@@ -14,9 +14,9 @@ import psutil
 import pytest
 import torch
 
-from curate.evaluate import evaluate_subgraph, exclude_reference_failures, parse_candidate, run_candidate, summarize
-from curate.synthetic_tasks import TaskSubgraph
-from curate.score_timing import chunked_comparisons, fast_min_pass_t
+from curate.score.evaluate import evaluate_subgraph, exclude_reference_failures, parse_candidate, run_candidate, summarize
+from curate.score.synthetic_tasks import TaskSubgraph
+from curate.score.clock import chunked_comparisons, fast_min_pass_t
 from curate.tolerance import LEVELS, compare_outputs, sample_min_pass_t
 from passnet_common import worker
 
@@ -203,7 +203,7 @@ def test_chunked_checks_on_half_precision_empty_and_zero_dim_outputs():
 
 
 def test_error_classes_from_messages():
-    from curate.score_child import error_class_of
+    from curate.score.checks import error_class_of
 
     assert error_class_of("RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
                           "can't allocate memory: you tried to allocate 57802752 bytes") == "oom"

@@ -9,8 +9,8 @@ import random
 import pytest
 import torch
 
-from curate.evaluate import REFERENCES, reference_rows, summarize
-from curate.score_timing import AccountableConfig, measure_accountable, median_ratio_ci, reconcile_clocks
+from curate.score.evaluate import REFERENCES, reference_rows, summarize
+from curate.score.clock import AccountableConfig, measure_accountable, median_ratio_ci, reconcile_clocks
 from curate.tolerance import LEVELS
 
 TICK = 2.0 ** -30  # seconds per tick of the fake clock: durations are exact binary fractions
@@ -142,7 +142,7 @@ def test_parent_clock_reconciles_three_sides_and_eager_vs_dynamo_alone():
 
 @pytest.fixture(scope="module")
 def subs():
-    from curate.synthetic_tasks import builtin_task_set
+    from curate.score.synthetic_tasks import builtin_task_set
 
     return {s.subgraph_id: s for s in builtin_task_set()}
 
@@ -154,7 +154,7 @@ def test_real_rows_carry_both_references(subs):
     """In-process, real callables: every row gets both speedups with ordered intervals; the eager
     candidate stays exactly 1 vs eager; a pass that matches nothing too. The vs-Dynamo values
     themselves depend on the machine's load (benchmarks/bench_score_reference.py records them)."""
-    from curate.evaluate import evaluate_subgraph, parse_candidate
+    from curate.score.evaluate import evaluate_subgraph, parse_candidate
 
     ctl = evaluate_subgraph(subs["gelu_tanh:0"], parse_candidate("control=backend:eager"), TIMED)
     assert ctl["status"] == "ok" and ctl["violations"] == [] and ctl["dynamo_ms"] > 0 and ctl["speedup_vs_dynamo"] > 0
@@ -173,7 +173,7 @@ def test_real_rows_carry_both_references(subs):
 def test_control_and_eager_in_the_isolated_child_under_the_parent_clock():
     """The stage's path (spawned child; the parent's clock with three sides): no clock mismatch,
     both references on every row."""
-    from curate.evaluate import parse_candidate, run_candidate, vs_dynamo_metrics
+    from curate.score.evaluate import parse_candidate, run_candidate, vs_dynamo_metrics
 
     cfg = {**TIMED, "min_trial_ms": 20.0, "max_subgraphs": 2, "sample_seed": 1, "timeout_s": 200, "retime_above": 1e9}
     for spec in ("control=backend:eager", "eager=eager"):

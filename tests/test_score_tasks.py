@@ -1,13 +1,13 @@
-"""The scorer reads the curate stage's task folders (curate.tasks format) and runs candidates on them."""
+"""The scorer reads the curate stage's task folders (curate.select.tasks format) and runs candidates on them."""
 
 import torch
 import torch.fx as fx
 from torch.fx.passes.shape_prop import ShapeProp
 
-from curate.evaluate import evaluate_subgraph, load_task_set, parse_candidate
-from curate.scoring import score_curve
-from curate.synthetic_tasks import rmsnorm, softmax
-from curate.tasks import group_tasks, write_task_folders
+from curate.score.evaluate import evaluate_subgraph, load_task_set, parse_candidate
+from curate.score.scoring import score_curve
+from curate.score.synthetic_tasks import rmsnorm, softmax
+from curate.select.tasks import group_tasks, write_task_folders
 from passnet_common.record import CapturedGraph, describe_graph
 from passnet_common.store import store_path, write_graph
 
@@ -32,7 +32,7 @@ def test_curate_task_folders_are_scored(tmp_path):
     assert [s.task_id for s in subs] == ["t000", "t001"]
     a, b = subs[0].make_inputs(0), subs[0].make_inputs(1)
     assert not torch.equal(a[0], b[0])  # a new seed gives fresh inputs
-    fp = parse_candidate("fusion_pass=pass:curate/candidates/fusion_pass.py")
+    fp = parse_candidate("fusion_pass=pass:curate/score/candidates/fusion_pass.py")
     rows = [evaluate_subgraph(s, fp, {"timing": False}) for s in subs]
     assert [r["matches"] for r in rows] == [1, 1]  # the pass matches the stored (Dynamo-style) graphs
     assert all(r["status"] == "ok" and r["min_pass_t"] <= -5 for r in rows)
@@ -41,14 +41,14 @@ def test_curate_task_folders_are_scored(tmp_path):
 
 
 def test_fusion_pass_fuses_bloom_gelu_as_recorded_by_dynamo():
-    from curate.synthetic_tasks import TaskSubgraph
+    from curate.score.synthetic_tasks import TaskSubgraph
 
     def bloom_gelu(x):  # the form of transformers' Bloom GELU in the corpus (decompose pattern linear>mul>add>mul>tanh>add>mul)
         return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
 
     sub = TaskSubgraph("t", "bloom", lambda: fx.symbolic_trace(bloom_gelu),
                        lambda s: [torch.randn(2, 8, 64, generator=torch.Generator().manual_seed(s))])
-    r = evaluate_subgraph(sub, parse_candidate("fp=pass:curate/candidates/fusion_pass.py"), {"timing": False})
+    r = evaluate_subgraph(sub, parse_candidate("fp=pass:curate/score/candidates/fusion_pass.py"), {"timing": False})
     assert r["matches"] == 1 and r["status"] == "ok" and r["min_pass_t"] <= -5
 
 
@@ -57,7 +57,7 @@ def test_fusion_pass_folds_conv_batchnorm_as_recorded_by_dynamo():
     fold is taken when the weight is smaller than the output (3x3x16x3 weight, 16x32x32 output)."""
     import torch.nn.functional as F
 
-    from curate.synthetic_tasks import TaskSubgraph
+    from curate.score.synthetic_tasks import TaskSubgraph
 
     g = fx.Graph()
     x, w, mean, var, gamma, beta = (g.placeholder(n) for n in ("x", "w", "mean", "var", "gamma", "beta"))
@@ -72,5 +72,5 @@ def test_fusion_pass_folds_conv_batchnorm_as_recorded_by_dynamo():
                 torch.rand(16, generator=gen) + 0.5, torch.randn(16, generator=gen), torch.randn(16, generator=gen)]
 
     r = evaluate_subgraph(TaskSubgraph("t", "convbn", lambda: gm, make),
-                          parse_candidate("fp=pass:curate/candidates/fusion_pass.py"), {"timing": False})
+                          parse_candidate("fp=pass:curate/score/candidates/fusion_pass.py"), {"timing": False})
     assert r["matches"] == 1 and r["status"] == "ok" and r["min_pass_t"] <= -5, r

@@ -63,7 +63,7 @@ from typing import Iterable
 import torch
 import torch.fx as fx
 
-from curate.segments import (  # noqa: F401 - re-exported: the segmentation rules live in curate/segments.py
+from curate.decompose.segments import (  # noqa: F401 - re-exported: the segmentation rules live in curate/decompose/segments.py
     ANCHOR_NAMES, EFFECT_PARTS, VIEW_NAMES, VMAP_PARTS, Segment, _cheap_key, _index_bounds, _is_effect, _is_vmap,
     _param_bytes, build_parent, is_tensor_meta, meta_value, pattern_of, pattern_of_targets, segment_graph, segment_module,
     segment_nodes, short_name)

@@ -1,10 +1,10 @@
-"""Anchor-bounded ranges of a stored graph: the segmentation rules of :mod:`curate.decompose`.
+"""Anchor-bounded ranges of a stored graph: the segmentation rules of :mod:`curate.decompose.ranges`.
 
 What an anchor is (:data:`ANCHOR_NAMES`), which ops are views or effects, how a parent's node
 list is cut into ranges (:func:`segment_nodes`), how a range becomes a standalone graph
 (:func:`segment_graph` / :func:`segment_module`) and its structure family
-(:func:`pattern_of`). The rules and their reasons are stated in :mod:`curate.decompose`'s
-docstring; a change here bumps ``curate.decompose.DECOMPOSE_VERSION``.
+(:func:`pattern_of`). The rules and their reasons are stated in :mod:`curate.decompose.ranges`'s
+docstring; a change here bumps ``curate.decompose.ranges.DECOMPOSE_VERSION``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The static check of an imported PassBench ``model.py``, its conversion into an FX graph without
-executing it, and the meta-file reader (used by :mod:`curate.passbench`).
+executing it, and the meta-file reader (used by :mod:`curate.passbench.export`).
 
 Accepted subset (what PassNet's / GraphNet's samples and our own export contain): ``import torch``
 (and ``from torch import device``, ``from math import inf, nan``); one ``class

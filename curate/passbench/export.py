@@ -57,7 +57,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from curate.passbench_check import (  # noqa: F401  (re-exported: the import's checks)
+from curate.passbench.check import (  # noqa: F401  (re-exported: the import's checks)
     RefusedSample,
     _kind_of,
     _stats_of,
@@ -311,8 +311,8 @@ def import_samples(src: str | Path, out: str | Path, timeout_s: float = 120.0, m
                  "input_meta": json.loads((d / "subgraphs" / v["vname"] / "input_meta.json").read_text()).get("placeholders", []),
                  "weight_meta": json.loads((d / "subgraphs" / v["vname"] / "weight_meta.json").read_text()).get("placeholders", []),
                  "graph_hash": v["graph_hash"], "op_modules": []} for v in vs]
-        (d / "run_task.py").write_text(here.with_name("task_runner.py").read_text())
-        (d / "timing_protocol.py").write_text(here.with_name("timing.py").read_text())
+        (d / "run_task.py").write_text((here.parents[1] / "select" / "task_runner.py").read_text())
+        (d / "timing_protocol.py").write_text((here.parents[1] / "timing.py").read_text())
         atomic_write_json(d / "task.json", {"task_id": task_id, "pattern": vs[0]["pattern"],
                                             "tolerance_t": vs[0]["tolerance_t"] if vs[0]["tolerance_t"] is not None else -5,
                                             "environment": {"imported_from": "passbench", "source": str(src)},

@@ -5,9 +5,9 @@ in its own process pinned to every core but the timing core, beside timing run 0
 (:func:`profile_all`); a timing child never shares its core with a compile.
 
 :func:`profile_all` is what ``python -m curate profile`` calls; the per-variant work is in
-:mod:`curate.profile` (its docstring states the protocol). Runs are given as a plan
+:mod:`curate.profile.variant` (its docstring states the protocol). Runs are given as a plan
 (:func:`run_plan`): run 0 profiles the whole sample; runs 1 and 2 re-time an agreement
-subset, run 2 while :data:`curate.profile.STRESS_CMD` (one extra CPU-bound process) runs.
+subset, run 2 while :data:`curate.profile.variant.STRESS_CMD` (one extra CPU-bound process) runs.
 The label agreement of runs 0/1 is ``label_agreement``, of runs 1/2 ``label_agreement_stress``.
 Within each run, the variants that came out unstable are re-timed up to ``remeasure_passes``
 times (:func:`time_passes`, under the run's own stress condition); each run's labels come
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from curate.profile import (PROFILE_VERSION, REMEASURE_PASSES, STRESS_CMD, attempt_key, check_task, code_version, fingerprint,
+from curate.profile.variant import (PROFILE_VERSION, REMEASURE_PASSES, STRESS_CMD, attempt_key, check_task, code_version, fingerprint,
                             inputs_digest, merge_passes, needs_remeasure, over_time_cap, time_task)
 
 _PREIMPORTED = False
@@ -124,14 +124,14 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
                 passes: int = REMEASURE_PASSES, first_only: bool = False) -> list[int]:
     """Pass 0 for every ``(key, arg, d)`` in ``keyed``, then up to ``passes`` re-measurement
     passes, each re-timing (fresh child, fresh inputs, fresh trials) the variants whose latest
-    pass is unstable (:func:`curate.profile.needs_remeasure`); pass ``p`` writes under
+    pass is unstable (:func:`curate.profile.variant.needs_remeasure`); pass ``p`` writes under
     :func:`pass_dir`. Resumes: passes already on disk are kept, a pass whose child died
     (``isolation_failed``) runs again, and a variant whose every pass ran and is still unstable
     is cleared first, so this build measures it afresh.
 
     Args:
         run_batch: runs a list of ``(key, arg, out_dir)`` tasks (the profile:
-            :func:`passnet_common.worker.run_isolated` with :func:`curate.profile.time_task`).
+            :func:`passnet_common.worker.run_isolated` with :func:`curate.profile.variant.time_task`).
         first_only: run pass 0 only (the resume rules above still count ``passes``); a later
             call with the same tasks runs their re-measurement passes. The overlapped timing run 0
             times each variant as soon as its compile is done and re-measures at the run's end.
@@ -187,8 +187,8 @@ def compile_cores(timing_core: int | None) -> list[int]:
 def start_compile_process(tasks: list[tuple[str, Any, Path]], cores: list[int], timeout_s: float,
                           mem_cap_bytes: int | None, threads: int, workdir: Path) -> subprocess.Popen:
     """Run the compile phase of ``tasks`` (``(key, (folder, cfg), out_dir)``) in a separate
-    Python process (``python -m curate.profile_run <plan>``: not a fork, so the parent may keep
-    forking timing children) pinned to ``cores``, one :func:`curate.profile.check_task` child per
+    Python process (``python -m curate.profile.run <plan>``: not a fork, so the parent may keep
+    forking timing children) pinned to ``cores``, one :func:`curate.profile.variant.check_task` child per
     core at a time. The process writes ``<workdir>/compile_stats.json`` (``seconds``) at its end.
 
     Raises:
@@ -201,7 +201,7 @@ def start_compile_process(tasks: list[tuple[str, Any, Path]], cores: list[int], 
     plan = {"tasks": [[k, [str(a[0]), a[1]], str(d)] for k, a, d in tasks], "cores": cores, "timeout_s": timeout_s,
             "mem_cap_bytes": mem_cap_bytes, "threads": threads, "stats": str(workdir / "compile_stats.json")}
     (workdir / "compile_plan.json").write_text(json.dumps(plan, default=str))
-    return subprocess.Popen([sys.executable, "-m", "curate.profile_run", str(workdir / "compile_plan.json")])
+    return subprocess.Popen([sys.executable, "-m", "curate.profile.run", str(workdir / "compile_plan.json")])
 
 
 def record_killed(dirs: dict[str, Path]) -> Callable:
@@ -266,7 +266,7 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     when the next subgraph is not compiled yet), pass 0 only, and re-measures the run's unstable
     variants at its end; timing never shares a core with a compile, and runs >= 1 start after the
     compile process has ended.
-    With ``skip_over_cap`` a variant the time cap cannot hold (:func:`curate.profile.over_time_cap`)
+    With ``skip_over_cap`` a variant the time cap cannot hold (:func:`curate.profile.variant.over_time_cap`)
     is not timed: status ``skipped``, ``skip_reason`` ``over_time_cap``.
 
     Returns:
@@ -276,7 +276,7 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     """
     import tempfile
 
-    from curate.sizes import write_variants
+    from curate.profile.sizes import write_variants
     from passnet_common.store import store_path
     from passnet_common.worker import run_isolated
 

@@ -1,18 +1,18 @@
 """Profile subgraph variants: eager, Dynamo-only and Inductor, in two phases.
 
-A *variant* is ``(subgraph, size)`` (:mod:`curate.sizes`: the catalog size and a workload
+A *variant* is ``(subgraph, size)`` (:mod:`curate.profile.sizes`: the catalog size and a workload
 size). Profiling runs in two phases so that timing never shares a core with our own compiles:
 
 1. **compile phase** (:func:`check_task`, ``compile_workers`` forked children at once,
    :func:`passnet_common.worker.run_isolated`): rebuild the variant, eager reference twice
    (different outputs = ``deterministic False``), the workload size's shape check
-   (:func:`curate.sizes.check_shapes`), compile the Dynamo-only side
+   (:func:`curate.profile.sizes.check_shapes`), compile the Dynamo-only side
    (``torch.compile(backend="eager")``: guards + wrapper, no code generation) and the candidate
    (Inductor), compare outputs at every level t (:func:`curate.tolerance.compare_outputs`).
    This fills Inductor's persistent caches (``TORCHINDUCTOR_CACHE_DIR``);
 2. **timing phase** (:func:`time_task`, one child at a time, pinned to the timing core, after
    the variant's compile is done; the compile phase runs either before it or, with
-   ``overlap_compile``, beside timing run 0 on the other cores: :mod:`curate.profile_run`):
+   ``overlap_compile``, beside timing run 0 on the other cores: :mod:`curate.profile.run`):
    rebuild, compile both sides again (cache hits), time the
    three sides interleaved (:func:`curate.timing.measure_sides`, adaptive trial count) and
    compute ``speedup_e2e`` = eager / Inductor (PassNet's figure), ``speedup_compiler`` =
@@ -26,7 +26,7 @@ the start and end of the measurement). The timing of one variant stops at
 ``max_variant_s`` (:class:`curate.timing.TimingConfig`; :data:`PROFILE_TIMING_DEFAULTS`: 15 s);
 a capped row the gate cannot decide is unstable. A row whose noise gate still fires after its
 retries is **re-measured within the same run** (``remeasure_passes`` passes, fresh trials on
-fresh inputs, after the run's other variants: :func:`curate.profile_run.time_passes`); labels
+fresh inputs, after the run's other variants: :func:`curate.profile.run.time_passes`); labels
 come from the final pass (:func:`merge_passes`). Still unstable: status ``unstable``, no label,
 and the stage's next run measures it afresh.
 
@@ -60,7 +60,7 @@ RATIOS = {"speedup_e2e": ("eager", "inductor"), "speedup_compiler": ("dynamo", "
           "speedup_dynamo": ("eager", "dynamo")}
 """Row column -> (numerator side, denominator side) of ``median / median``."""
 
-_CODE_FILES = ("curate/profile.py", "curate/timing.py", "curate/sizes.py", "curate/tolerance.py", "passnet_common/store.py")
+_CODE_FILES = ("curate/profile/variant.py", "curate/timing.py", "curate/profile/sizes.py", "curate/tolerance.py", "passnet_common/store.py")
 STRESS_CMD = (sys.executable, "-c", "while True: pass")
 """The stated stress: one extra CPU-bound process, not pinned."""
 PROFILE_TIMING_DEFAULTS = {"max_variant_s": 15.0}
@@ -73,7 +73,7 @@ REMEASURE_PASSES = 1
 
 def code_version() -> str:
     """sha256 (first 16 hex) of the source of the modules that shape a profile result."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256(f"profile-v{PROFILE_VERSION}".encode())
     for rel in _CODE_FILES:
         p = root / rel
@@ -184,7 +184,7 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
     """
     import torch
 
-    from curate.sizes import check_shapes
+    from curate.profile.sizes import check_shapes
     from curate.timing import CompileError, RunError
     from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t
 

@@ -1,7 +1,7 @@
 """One subgraph, one candidate: build it, run it, check it, time it (inside the isolated child).
 
 :func:`evaluate_subgraph` makes one ``score_samples`` row. Steps and the cheat each check stops
-(the static check of the source runs before, in :func:`curate.evaluate.run_candidate`):
+(the static check of the source runs before, in :func:`curate.score.evaluate.run_candidate`):
 
 1. reference outputs on seed-0 inputs; re-run with the same seed (``nondeterministic_reference``
    flag when they differ) and, for a graph with random ops (``rng`` flag), with another seed:
@@ -21,7 +21,7 @@
    a candidate drawing other random numbers than eager is not failed when its mean, standard
    deviation and share of zeros lie within the spread of two reference runs with different seeds;
 6. timing with fresh inputs per call and checked timed outputs
-   (:func:`curate.score_timing.measure_accountable`; ``timed_output_mismatch``,
+   (:func:`curate.score.clock.measure_accountable`; ``timed_output_mismatch``,
    ``input_independent``), clocked by the parent when ``tick`` is given; with
    ``dynamo_reference`` (default on) the Dynamo-only reference (:func:`dynamo_reference`) is a
    third side of the same trials, so every row has ``speedup`` (vs eager, PassNet's) and
@@ -41,8 +41,8 @@ import os
 import threading
 from typing import Any
 
-from curate import integrity
-from curate.score_spec import Candidate
+from curate.score import integrity
+from curate.score.spec import Candidate
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME
 
 SCORE_CODE_VERSION = 4  # 4: RSS cap (error_class oom), reference_failed rows, chunked checks
@@ -53,6 +53,21 @@ FRESH_MARGIN = 2
 RNG_OPS = ("rand", "randn", "randint", "randperm", "bernoulli", "dropout", "normal", "uniform", "multinomial",
            "exponential", "poisson", "rrelu")
 """Substrings of an op name that make a graph an RNG graph (``rng`` flag)."""
+
+
+ALLOC_FAILURES = ("DefaultCPUAllocator: can't allocate memory", "bad_alloc", "MemoryError", "Cannot allocate memory")
+"""Substrings of an error message that make it an allocation failure (error class ``oom``)."""
+
+
+def error_class_of(message: str | None) -> str:
+    """The error class of a failed row from its message: ``oom`` for an allocation failure
+    (:data:`ALLOC_FAILURES`: the address-space backstop or the machine refused memory),
+    ``exception:<Type>`` for a message ``"<Type>: ..."`` (an exception the row recorded), else
+    ``crash``."""
+    if message and any(m in message for m in ALLOC_FAILURES):
+        return "oom"
+    head = (message or "").split(":", 1)[0]
+    return f"exception:{head}" if head.isidentifier() and ":" in (message or "") else "crash"
 
 
 def _load_file(path: str):
@@ -76,7 +91,7 @@ def build_candidate(cand: Candidate, gm, example_inputs, cfg: dict | None = None
     ``replacements_used``: for a pass, the indices in its ``PATTERNS`` of the pairs that matched
     (for the one-replacement-per-task rule); None otherwise. With ``cfg["dispatch_guard"]`` the
     replacement of every matching pair is run once on guarded arguments
-    (:func:`curate.dispatch_guard.check_replacement`).
+    (:func:`curate.score.dispatch_guard.check_replacement`).
     """
     import torch._inductor.config as ic
 
@@ -99,7 +114,7 @@ def build_candidate(cand: Candidate, gm, example_inputs, cfg: dict | None = None
     g2 = copy.deepcopy(gm)
     env = None
     if cfg.get("dispatch_guard"):
-        from curate.dispatch_guard import node_values
+        from curate.score.dispatch_guard import node_values
 
         env = node_values(g2, _clone(example_inputs))
     matches, used = 0, []
@@ -108,7 +123,7 @@ def build_candidate(cand: Candidate, gm, example_inputs, cfg: dict | None = None
         if found:
             used.append(k)
             if env is not None:
-                from curate.dispatch_guard import check_replacement
+                from curate.score.dispatch_guard import check_replacement
 
                 check_replacement(pat, rep, found[0], env)
         matches += len(found)
@@ -137,7 +152,7 @@ def dynamo_reference(gm, example_inputs):
 
 
 def _timed_fields(pt) -> dict[str, Any]:
-    """Row fields of one :class:`curate.score_timing.AccountableTiming` (ms are per-call medians)."""
+    """Row fields of one :class:`curate.score.clock.AccountableTiming` (ms are per-call medians)."""
     import statistics
 
     out = {"status": "ok", "speedup": pt.speedup, "eager_ms": statistics.median(pt.eager_ms),
@@ -160,13 +175,13 @@ def _reference_only(row: dict, gm, sub, inputs0, cfg: dict, rng: bool, tick) -> 
     Both sides are ours, so the cheaper protocol of the profile stage
     (:func:`curate.timing.measure_sides`: interleaved trials on one input set, no per-call fresh
     inputs, which only guard against a candidate that caches outputs) times them, on the clock
-    :mod:`curate.integrity` captured before any candidate was imported; the ratio is of the
-    medians with the paired interval of :func:`curate.score_timing.median_ratio_ci`. No parent
+    :mod:`curate.score.integrity` captured before any candidate was imported; the ratio is of the
+    medians with the paired interval of :func:`curate.score.clock.median_ratio_ci`. No parent
     clock: the speedup vs eager is exactly 1 and nothing of the candidate runs while it is timed.
     """
     import statistics
 
-    from curate.score_timing import median_ratio_ci
+    from curate.score.clock import median_ratio_ci
     from curate.timing import TimingConfig, measure_sides
 
     if not cfg.get("dynamo_reference", True):
@@ -301,7 +316,7 @@ def rng_stats_agree(actual, ref_a, ref_b, slack: float = 4.0) -> bool:
 def _timing_config(cfg: dict, seed_each_call: bool, parent_clock: bool = False):
     """The accountable timing knobs; under the parent's clock a trial lasts at least
     ``clock_min_trial_ms`` (10 ms) so that pipe / wake-up latency stays small against it."""
-    from curate.score_timing import AccountableConfig
+    from curate.score.clock import AccountableConfig
 
     min_ms = float(cfg.get("min_trial_ms", 5.0))
     if parent_clock:
@@ -317,7 +332,7 @@ def _output_checks(out1, out_f, ref, ref_f, trivial) -> list[str]:
     """``input_independent`` / ``zero_output`` findings over the two checked calls."""
     import torch
 
-    from curate.score_timing import _leaves, independence_violations
+    from curate.score.clock import _leaves, independence_violations
 
     found = []
     same = independence_violations(out1, out_f, ref, ref_f)
@@ -337,9 +352,9 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     ``cfg`` keys: ``warmup``, ``trials``, ``min_trial_ms``, ``max_iqr_ratio``, ``retries``,
     ``check_per_trial``, ``pool_mb``, ``fresh_seed``, ``timing`` (False: skip timing, for tests),
     ``dispatch_guard``, ``no_match`` (``one`` | ``floor``). ``tick``: the parent-clock hook
-    (:mod:`curate.score_timing`); the row then carries ``timing_attempt`` / ``inner`` for the
+    (:mod:`curate.score.clock`); the row then carries ``timing_attempt`` / ``inner`` for the
     parent to reconcile. ``phase("reference")`` is called once the eager reference outputs exist
-    (the isolated child tells the parent, :mod:`curate.score_child`). An eager reference that
+    (the isolated child tells the parent, :mod:`curate.score.child`). An eager reference that
     raises (or, for the ``eager`` candidate, any failure of its own timing) makes a
     ``reference_failed`` row (``scored = False``, ``error_code`` None): the harness failed, not
     the candidate.
@@ -347,7 +362,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     import torch
     from torch.utils._pytree import tree_flatten
 
-    from curate.score_timing import chunked_comparisons, fast_min_pass_t, measure_accountable
+    from curate.score.clock import chunked_comparisons, fast_min_pass_t, measure_accountable
     from curate.tolerance import sample_min_pass_t, trivial_reason
 
     row: dict[str, Any] = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id,
@@ -496,7 +511,6 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
 def _reference_failed(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
     """``row`` as a ``reference_failed`` row (in place): not scored, no error code, the error class
     (``oom`` for an allocation failure, else ``exception:<Type>``) and message kept."""
-    from curate.score_child import error_class_of
 
     msg = f"eager reference failed: {type(exc).__name__}: {exc}"[:500]
     cls = "oom" if isinstance(exc, MemoryError) or error_class_of(msg) == "oom" else f"exception:{type(exc).__name__}"
@@ -509,7 +523,7 @@ def retime_subgraph(sub, cand: Candidate, cfg: dict, tick=None) -> dict[str, Any
     """Speedup of one subgraph measured again in this (fresh) process, with the same accountable
     protocol (and the Dynamo-only side when ``dynamo_reference``); returns ``{"speedup",
     "timing_attempt", "inner", "violations"}`` plus the vs-Dynamo fields when timed."""
-    from curate.score_timing import measure_accountable
+    from curate.score.clock import measure_accountable
 
     gm = sub.build()
     inputs0 = sub.make_inputs(0)

@@ -15,15 +15,15 @@ The child reports ``("phase", id, "reference")`` once the eager reference output
 killed or dead (timeout, ``oom``, crash) before that report, or any failure of the ``eager``
 candidate (which runs nothing but the reference), is a failure of the harness's reference, not of
 the candidate: ``("crash", message, "reference_failed:<class>")``
-(:func:`curate.evaluate.run_candidate` makes it a ``reference_failed`` row, out of the scores).
+(:func:`curate.score.evaluate.run_candidate` makes it a ``reference_failed`` row, out of the scores).
 
 The child sends ``("start", id)``, then during timing
 ``("tick", id, (attempt, trial, side, edge, child_ms, child_now_s))`` around every trial, then
 ``("row", id, row)``. The parent stamps every tick on its own ``time.perf_counter_ns`` as it
 arrives and compares the child's clock with its own
-(:func:`curate.score_timing.reconcile_clocks`; ``clock_mismatch`` is a violation; the parent's
+(:func:`curate.score.clock.reconcile_clocks`; ``clock_mismatch`` is a violation; the parent's
 speedup is kept as ``speedup_parent``). See
-:mod:`curate.score_timing` for the design and its residual risk.
+:mod:`curate.score.clock` for the design and its residual risk.
 """
 
 from __future__ import annotations
@@ -34,26 +34,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from curate.score_spec import Candidate, load_task_set
+from curate.score.spec import Candidate, load_task_set
 from curate.tolerance import ERROR_ACCURACY
 
 POLL_S = 0.2
 """Seconds between two RSS readings of the child by the parent."""
-
-ALLOC_FAILURES = ("DefaultCPUAllocator: can't allocate memory", "bad_alloc", "MemoryError", "Cannot allocate memory")
-"""Substrings of an error message that make it an allocation failure (error class ``oom``)."""
-
-
-def error_class_of(message: str | None) -> str:
-    """The error class of a failed row from its message: ``oom`` for an allocation failure
-    (:data:`ALLOC_FAILURES`: the address-space backstop or the machine refused memory),
-    ``exception:<Type>`` for a message ``"<Type>: ..."`` (an exception the row recorded), else
-    ``crash``."""
-    if message and any(m in message for m in ALLOC_FAILURES):
-        return "oom"
-    head = (message or "").split(":", 1)[0]
-    return f"exception:{head}" if head.isidentifier() and ":" in (message or "") else "crash"
-
 
 def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str) -> None:
     if cfg.get("inductor_cache"):
@@ -61,7 +46,7 @@ def _worker(conn, cand: Candidate, tasks_spec: str, include_trivial: bool, ids: 
     import torch
     import torch._inductor.config as ic
 
-    from curate.score_checks import evaluate_subgraph, retime_subgraph
+    from curate.score.checks import evaluate_subgraph, retime_subgraph
     from passnet_common.worker import cap_address_space
 
     cap_address_space(mem_cap_bytes(cfg))  # backstop only; the cap is the parent's RSS watchdog
@@ -98,7 +83,7 @@ def apply_parent_clock(result: dict[str, Any], ticks: list, cfg: dict) -> dict[s
     not timed (no ``timing_attempt``)."""
     if result.get("timing_attempt") is None or not ticks:
         return result
-    from curate.score_timing import reconcile_clocks
+    from curate.score.clock import reconcile_clocks
 
     try:
         rc = reconcile_clocks(ticks, int(result["timing_attempt"]), int(result["inner"]),

@@ -16,7 +16,7 @@ uninitialised buffers afterwards (issue 18). Here (:func:`measure_accountable`):
    ``SystemRandom`` and compared with eager's outputs at every level (:mod:`curate.tolerance`);
    the worst level over all checked calls is the sample's, and a worst level more than
    ``FRESH_MARGIN`` above the level of the calls checked before timing is a
-   ``timed_output_mismatch`` violation (:mod:`curate.score_checks`). Two checked calls on different inputs
+   ``timed_output_mismatch`` violation (:mod:`curate.score.checks`). Two checked calls on different inputs
    whose candidate output is identical while eager's differs are an ``input_independent``
    violation.
 3. **Interleaved trials, medians, IQR/median gate** as in :mod:`curate.timing`; the order of the
@@ -30,7 +30,7 @@ uninitialised buffers afterwards (issue 18). Here (:func:`measure_accountable`):
    (:func:`median_ratio_ci`). ``candidate=None`` times eager itself as the candidate (the ``eager``
    candidate and passes that matched nothing): eager and Dynamo-only only, ``speedup`` exactly 1.
 4. **A clock the candidate cannot reach.** Around each trial the child calls ``tick`` (in the
-   isolated child: a message over the pipe to the parent, :mod:`curate.score_child`) with its
+   isolated child: a message over the pipe to the parent, :mod:`curate.score.child`) with its
    own clock reading, and the parent stamps the message on *its* ``time.perf_counter_ns``, in a
    process the candidate does not run in. A child whose clock rate or per-trial figures disagree
    with the parent's (:func:`reconcile_clocks`) is a ``clock_mismatch`` violation (a patched or
@@ -41,7 +41,7 @@ uninitialised buffers afterwards (issue 18). Here (:func:`measure_accountable`):
 Residual risk of the clock: the candidate runs in the child and could, through Python object
 access the static check does not see, replace the child's ``tick`` (send early / late
 messages) or push work outside the ticked window (into a thread or the other side's trial);
-threads are checked at several points (:mod:`curate.score_checks`), and outputs are checked after
+threads are checked at several points (:mod:`curate.score.checks`), and outputs are checked after
 the window closes, but a candidate that rewrites this module's functions in its own process is
 only stopped by the static check. The parent's clock also includes the pipe round trip, so on a
 heavily loaded machine both sides get a few ms of symmetric noise.
@@ -57,7 +57,7 @@ from typing import Any, Callable
 
 import torch
 
-from curate import integrity
+from curate.score import integrity
 from curate.timing import iqr_ratio, paired_bootstrap, ratio_of_medians
 from curate.tolerance import sample_min_pass_t
 
@@ -276,7 +276,7 @@ def measure_accountable(eager: Callable, candidate: Callable | None, make_inputs
         make_inputs: ``seed -> list`` of inputs (tensors from a seeded generator).
         cfg: knobs. tick: the parent-clock hook (None in-process: child clock only).
         timer: the child's clock (default: the ``perf_counter`` captured by
-            :mod:`curate.integrity` before any candidate import). rng: the source of seeds and of
+            :mod:`curate.score.integrity` before any candidate import). rng: the source of seeds and of
             the checked calls (default ``SystemRandom``; tests pass a seeded ``Random``).
         dynamo: the Dynamo-only reference (``torch.compile(backend="eager")`` of the graph), a
             third side of every trial on its own clones; None: not timed.

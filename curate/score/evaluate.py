@@ -1,30 +1,30 @@
 """The ``score`` command: run a candidate on every subgraph of a task set, classify, score.
 
 Candidates (``name=spec``: ``eager``, ``backend:<name>``, ``module:<file.py>``, ``pass:<file.py>``)
-and task sets: :mod:`curate.score_spec`. A subgraph the pass does not change is the eager graph:
+and task sets: :mod:`curate.score.spec`. A subgraph the pass does not change is the eager graph:
 speedup exactly 1, flag ``no_match`` (``score.no_match: one``), or PassNet's rule, the failure
 factor b at every level (``no_match: floor``). The work is split by concern:
 
-* :mod:`curate.score_child` — the isolated ``spawn`` child (memory cap, timeout, crash = code 2)
+* :mod:`curate.score.child` — the isolated ``spawn`` child (memory cap, timeout, crash = code 2)
   and the parent that checks its clock against its own;
-* :mod:`curate.score_checks` — one subgraph: reference, candidate build / call, the integrity
+* :mod:`curate.score.checks` — one subgraph: reference, candidate build / call, the integrity
   checks, RNG subgraphs, threads and processes;
-* :mod:`curate.score_timing` — timing with fresh inputs per call and checked timed outputs;
-* :mod:`curate.dispatch_guard` — PassNet's dispatch guard for pass replacements (option);
-* :mod:`curate.trajectories` — the ``trajectories`` table; :func:`curate.reward.score_candidate`, the reward
-  function for an RL loop; :mod:`curate.scoring` — S_t, ES_t and the aggregate score AS.
+* :mod:`curate.score.clock` — timing with fresh inputs per call and checked timed outputs;
+* :mod:`curate.score.dispatch_guard` — PassNet's dispatch guard for pass replacements (option);
+* :mod:`curate.score.trajectories` — the ``trajectories`` table; :func:`curate.score.reward.score_candidate`, the reward
+  function for an RL loop; :mod:`curate.score.scoring` — S_t, ES_t and the aggregate score AS.
 
 This module: :func:`run_candidate` (static check, children, re-timing of speedups above
 ``retime_above`` in a fresh process, the one-replacement-per-task rule, a resume journal so a
 killed run continues) and the CLI (tables, summary, plots, metrics). A candidate file with a
-static violation (:func:`curate.integrity.check_source`) is not run: ``rejected``. Samples with a
+static violation (:func:`curate.score.integrity.check_source`) is not run: ``rejected``. Samples with a
 runtime violation count as accuracy failures (code 1) at every level and mark the candidate
 ``valid = false``; invalid candidates rank last.
 
 Two references (issue 17; :data:`REFERENCES`): every timed row has ``speedup`` = eager /
 candidate (PassNet's figure) and ``speedup_vs_dynamo`` = Dynamo-only / candidate, where the
 Dynamo-only side (``torch.compile(backend="eager")``: guards and wrapper, no code generation) is
-timed in the same interleaved trials (:mod:`curate.score_timing`). Each candidate is scored against
+timed in the same interleaved trials (:mod:`curate.score.clock`). Each candidate is scored against
 both (:func:`reference_rows`); ``rank_reference`` (default ``eager``) picks the ranking named
 ``ranking``, and both rankings are always written. The run-configuration keys ``dynamo_reference``
 (default true), ``rank_reference`` and ``n_boot`` are read when present; the ``score`` params
@@ -48,16 +48,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from curate import integrity  # noqa: F401  (captures the original timers first)
-from curate.score_checks import (  # noqa: F401  (re-exported: the public API of the scorer)
+from curate.score import integrity  # noqa: F401  (captures the original timers first)
+from curate.score.checks import (  # noqa: F401  (re-exported: the public API of the scorer)
     FRESH_CHECK_LEVEL,
     FRESH_MARGIN,
     SCORE_CODE_VERSION,
     evaluate_subgraph,
     retime_subgraph,
 )
-from curate.score_child import error_class_of, run_children
-from curate.score_spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
+from curate.score.checks import error_class_of
+from curate.score.child import run_children
+from curate.score.spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
 
 RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "check_per_trial", "pool_mb", "fresh_seed",
@@ -70,12 +71,13 @@ def resume_key(cand: Candidate, tasks_spec: str, cfg: dict) -> str:
     """One key for a candidate's journal: its spec and source hash, the task set, the row-shaping
     configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files (with
     ``passnet_common/worker.py``, whose helpers enforce the memory cap)."""
-    from curate.score_spec import candidate_source, source_hash
+    from curate.score.spec import candidate_source, source_hash
 
     here = Path(__file__).parent
-    code = "".join((here / f).read_text() for f in ("evaluate.py", "score_checks.py", "score_timing.py", "score_child.py",
-                                                   "score_spec.py", "integrity.py", "tolerance.py", "dispatch_guard.py"))
-    code += (here.parent / "passnet_common" / "worker.py").read_text()  # the memory cap's helpers
+    code = "".join((here / f).read_text() for f in ("evaluate.py", "checks.py", "clock.py", "child.py",
+                                                   "spec.py", "integrity.py", "dispatch_guard.py"))
+    code += (here.parent / "tolerance.py").read_text()
+    code += (here.parents[2] / "passnet_common" / "worker.py").read_text()  # the memory cap's helpers
     key = {"spec": cand.spec, "source": source_hash(candidate_source(cand)), "tasks": tasks_spec,
            "cfg": {k: cfg.get(k) for k in RESUME_KEYS}, "code": source_hash(code), "version": SCORE_CODE_VERSION}
     return source_hash(json.dumps(key, sort_keys=True))[:16]
@@ -155,7 +157,7 @@ def exclude_reference_failures(all_rows: dict[str, list[dict]], trusted: list[st
     ``trusted``: the candidates of kind ``eager`` (they run the reference and nothing else, no
     candidate code in their child). When there is one, only *their* ``reference_failed`` rows (the
     reference could not run under the harness's memory cap or time limit,
-    :mod:`curate.score_child`) exclude a subgraph; a ``reference_failed`` row of another candidate on
+    :mod:`curate.score.child`) exclude a subgraph; a ``reference_failed`` row of another candidate on
     a subgraph whose trusted reference ran is that candidate's ``runtime_crash`` (code 2, flag
     ``reference_ok_in_eager``): its child had loaded candidate code on an earlier subgraph, and code
     that exhausts memory or stalls before the next reference is computed must not be able to strike
@@ -289,7 +291,7 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
     Raises:
         ValueError: unknown ``rank_reference``.
     """
-    from curate.scoring import aggregate_score, score_table
+    from curate.score.scoring import aggregate_score, score_table
 
     if rank_reference not in REFERENCES:
         raise ValueError(f"unknown score.rank_reference {rank_reference!r}; known: {list(REFERENCES)}")
@@ -372,9 +374,8 @@ def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "pape
     atomic_write_bytes(plots_dir / "score_curves.png", buf.getvalue())
 
 
-def add_score_parser(sub) -> None:
-    """Register the ``score`` subcommand on an argparse subparsers object."""
-    s = sub.add_parser("score", help="score candidates (S_t / ES_t) on a task set")
+def add_score_args(s: argparse.ArgumentParser) -> None:
+    """Declare the ``score`` subcommand's options on parser ``s``."""
     s.add_argument("--tasks", default=None, help="task set: builtin, or a folder from the curate stage")
     s.add_argument("--candidate", action="append", default=None, help="name=spec (repeatable); default: params")
     s.add_argument("--params", default=None, help="params file (default: params.yaml when present)")
@@ -397,9 +398,9 @@ def score_main(args: argparse.Namespace) -> int:
     conventions = list(cfg.get("conventions", ["paper", "graphnet"]))
     default_conv = cfg.get("convention", "paper")
     if args.log:
-        from curate.scoring import parse_graphnet_log, score_table
+        from curate.score.scoring import parse_graphnet_log, score_table
 
-        from curate.scoring import aggregate_score
+        from curate.score.scoring import aggregate_score
 
         rows = parse_graphnet_log(Path(args.log).read_text())
         table = [r for r in score_table(rows, "log", p, b, conventions) if r["scope"] == "set"]
@@ -438,8 +439,8 @@ def score_main(args: argparse.Namespace) -> int:
         rows_ref = [r for r in score_rows if r["reference"] == ref]
         write_parquet(out / fname, to_table("scores", rows_ref, metadata={**meta, "passnet.score_reference": ref}))
     atomic_write_json(out / "summary.json", summary, indent=1)
-    from curate.score_spec import candidate_source
-    from curate.trajectories import trajectories_table, trajectory_rows
+    from curate.score.spec import candidate_source
+    from curate.score.trajectories import trajectories_table, trajectory_rows
 
     traj = [t for c in cands for t in trajectory_rows(c.name, c.kind, candidate_source(c), all_rows[c.name], rejected[c.name],
                                                         p, b, default_conv)]

@@ -10,14 +10,14 @@
    ``pathlib``, ``shutil``, ``pickle``), dynamic code (``exec``, ``eval``, ``compile``,
    ``__import__``, ``importlib``, ``ctypes``, ``sys``, ``os``, ``inspect``, ``gc``), and
    assignments to attributes of ``torch`` / ``time`` (monkey-patching), or ``setattr`` on them.
-2. **Runtime** (used by :mod:`curate.evaluate` inside an isolated child with a timeout and an
+2. **Runtime** (used by :mod:`curate.score.evaluate` inside an isolated child with a timeout and an
    address-space cap): inputs must be unmodified after the call (:func:`inputs_unchanged`);
    outputs must not alias inputs or the outputs of an earlier call
    (:func:`aliased_outputs`: a candidate returning cached tensors); outputs are re-checked on
    fresh inputs drawn with a new seed (cached or input-independent outputs fail there); the
    timer functions are compared with the originals captured before the candidate was imported
    (:func:`timers_intact`; a candidate that reaches this module can patch both, so the figures
-   scored come from the parent process's clock, :mod:`curate.score_timing`); speedups above ``retime_above`` are re-timed in a fresh process;
+   scored come from the parent process's clock, :mod:`curate.score.clock`); speedups above ``retime_above`` are re-timed in a fresh process;
    reference outputs that are constant or near zero are flagged (:func:`curate.tolerance.trivial_reason`).
 """
 
@@ -168,7 +168,7 @@ def aliased_outputs(outputs: Any, inputs: Iterable[Any], earlier_outputs: Any = 
 
     Returns descriptions such as ``"output 0 aliases input 2"`` / ``"output 1 aliases an earlier
     call's output 1"`` (a candidate returning cached tensors). A reference may itself return views
-    of its inputs; :mod:`curate.evaluate` only reports aliases the reference does not have.
+    of its inputs; :mod:`curate.score.evaluate` only reports aliases the reference does not have.
     """
     found = []
     in_ptrs = {_storage_ptr(t): i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor)}

@@ -2,7 +2,7 @@
 
 Source text in, the same isolated scoring as ``python -m curate score`` (static check, spawned
 child, parent clock, every check), a result dict out, with the rows of the ``trajectories``
-table (:mod:`curate.trajectories`) for that candidate.
+table (:mod:`curate.score.trajectories`) for that candidate.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from curate.trajectories import trajectory_rows
+from curate.score.trajectories import trajectory_rows
 
 
 def score_candidate(source: str, task_set: str = "builtin", kind: str = "module", cfg: dict | None = None,
@@ -41,9 +41,9 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
     """
     import math
 
-    from curate.evaluate import REFERENCES, reference_rows, run_candidate
-    from curate.score_spec import parse_candidate
-    from curate.scoring import aggregate_score, score_curve
+    from curate.score.evaluate import REFERENCES, reference_rows, run_candidate
+    from curate.score.spec import parse_candidate
+    from curate.score.scoring import aggregate_score, score_curve
 
     if reference not in REFERENCES:
         raise ValueError(f"score_candidate: reference must be one of {list(REFERENCES)}, got {reference!r}")

@@ -4,7 +4,7 @@ A *candidate* is given as ``name=spec`` with spec one of ``eager`` (the referenc
 ``backend:<name>`` (a registered ``torch.compile`` backend), ``module:<file.py>`` (a file exposing
 ``backend(gm, example_inputs) -> callable``) or ``pass:<file.py>`` (a file exposing
 ``PATTERNS = [(pattern, replacement), ...]`` or ``pattern`` / ``replacement`` for
-``torch.fx.subgraph_rewriter.replace_pattern``). See :mod:`curate.evaluate`.
+``torch.fx.subgraph_rewriter.replace_pattern``). See :mod:`curate.score.evaluate`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from curate import integrity
+from curate.score import integrity
 
 
 @dataclass(frozen=True)
@@ -51,23 +51,23 @@ def static_violations(cand: Candidate) -> list[integrity.Violation]:
 
 
 def load_task_set(spec: str, include_trivial: bool = False) -> list:
-    """Subgraphs of a task set: ``builtin`` (:mod:`curate.synthetic_tasks`) or a folder written by
-    the ``curate`` stage (loaded by ``curate.tasks.load_task_set`` once that exists).
+    """Subgraphs of a task set: ``builtin`` (:mod:`curate.score.synthetic_tasks`) or a folder written by
+    the ``curate`` stage (loaded by ``curate.select.tasks.load_task_set`` once that exists).
 
     Raises:
         ValueError: unknown spec / a folder without a loader.
     """
     if spec == "builtin":
-        from curate.synthetic_tasks import builtin_task_set
+        from curate.score.synthetic_tasks import builtin_task_set
 
         return builtin_task_set(include_trivial=include_trivial)
     if not Path(spec).is_dir():
         raise ValueError(f"task set {spec!r}: not 'builtin' and not a folder")
     try:
-        from curate.tasks import load_task_set as load  # the curate stage's loader (issue 8)
+        from curate.select.tasks import load_task_set as load  # the curate stage's loader (issue 8)
     except ImportError as exc:
-        raise ValueError(f"task set {spec!r}: curate.tasks.load_task_set is not available") from exc
-    from curate.synthetic_tasks import TaskSubgraph
+        raise ValueError(f"task set {spec!r}: curate.select.tasks.load_task_set is not available") from exc
+    from curate.score.synthetic_tasks import TaskSubgraph
 
     out = []
     for task_id, sub_hash, gm, make_inputs in load(spec, seed=0):

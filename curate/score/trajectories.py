@@ -8,7 +8,7 @@ and its AS (default convention), the candidate's validity and the environment (t
 CPU, scorer code version). The table holds no inputs or weights, so it can be published with
 the dataset.
 
-:func:`curate.reward.score_candidate` (the reward of an RL loop) returns these rows too.
+:func:`curate.score.reward.score_candidate` (the reward of an RL loop) returns these rows too.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def environment() -> dict[str, str]:
     """What a trajectory's figures depend on besides the candidate: torch, Python, CPU, scorer code."""
     import torch
 
-    from curate.score_checks import SCORE_CODE_VERSION
+    from curate.score.checks import SCORE_CODE_VERSION
 
     return {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
             "cpu": platform.processor() or platform.machine(), "score_code_version": str(SCORE_CODE_VERSION)}
@@ -55,8 +55,8 @@ def environment() -> dict[str, str]:
 def trajectory_rows(name: str, kind: str, source: str, rows: Sequence[dict], rejected: Sequence[str], p: float, b: float,
                     convention: str = "paper") -> list[dict[str, Any]]:
     """``trajectories`` rows of one candidate from its ``score_samples`` rows."""
-    from curate.score_spec import source_hash
-    from curate.scoring import aggregate_score, score_curve
+    from curate.score.spec import source_hash
+    from curate.score.scoring import aggregate_score, score_curve
 
     env = json.dumps(environment(), sort_keys=True)
     base = {"source_sha256": source_hash(source), "source": source, "candidate": name, "kind": kind,

@@ -1,6 +1,6 @@
 """Long-tail labels and the figures of ``metrics/curate.json``.
 
-Reads the ratios and intervals that :mod:`curate.profile` stores per row (``speedup_e2e`` =
+Reads the ratios and intervals that :mod:`curate.profile.variant` stores per row (``speedup_e2e`` =
 eager / Inductor, ``speedup_compiler`` = Dynamo-only / Inductor, ``speedup_dynamo`` = eager /
 Dynamo-only; paired bootstrap intervals) and the row's ``min_effect`` (``m``, default 0.05):
 "slower with confidence" = the interval's upper end lies below ``1 - m``

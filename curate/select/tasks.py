@@ -2,7 +2,7 @@
 
 A task is one **structure family** holding its variants, as in PassBench (one op-sequence
 bucket of ~10 variants across shape/batch and, on CUDA, dtype): the family is the ``pattern``
-of :func:`curate.decompose.pattern_of` (the range's op names in order, views dropped:
+of :func:`curate.decompose.ranges.pattern_of` (the range's op names in order, views dropped:
 ``conv2d>batch_norm>relu``), a variant is ``(subgraph_hash, size)``. Families are taken
 largest first; each is cut into tasks of at most ``task_size`` variants (slowest first),
 and at most ``max_tasks`` tasks are kept.
@@ -13,7 +13,7 @@ Folder layout (``<out>/tasks/<task_id>/``)::
                               variant: ``variant_id`` (``<hash>:<size>``), hash, size, input/weight
                               metadata, baseline medians of the three sides, speedup_e2e /
                               speedup_compiler and their intervals
-    run_task.py               standalone loader + runner (curate/task_runner.py)
+    run_task.py               standalone loader + runner (curate/select/task_runner.py)
     timing_protocol.py        the profile's timing protocol (a copy of curate/timing.py)
     subgraphs/<hash>-<size>/  graph.json, input_meta.json, weight_meta.json (+ model.py)
 """
@@ -96,7 +96,7 @@ def write_task_folders(tasks: list[dict], *args: Any) -> None:
 
     here = Path(__file__)
     runner = here.with_name("task_runner.py").read_text()
-    protocol = here.with_name("timing.py").read_text()
+    protocol = (here.parents[1] / "timing.py").read_text()
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)

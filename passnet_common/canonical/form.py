@@ -592,7 +592,7 @@ def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequenc
     """A canonical order for the values of a graph whose output tuple is an unordered set.
 
     A whole captured graph returns its outputs in a meaningful order, and the canonical
-    form keeps it. A range cut out of a graph (``curate.decompose``) does not: its outputs
+    form keeps it. A range cut out of a graph (``curate.decompose.ranges``) does not: its outputs
     are the values that escape the range, listed in the parent's recording order, which
     differs between equal ranges (the same MoE dispatch block of two layers records its
     ``sort`` / ``histc`` / ``empty_like`` outputs in different orders), so the same

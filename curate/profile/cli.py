@@ -1,0 +1,93 @@
+"""``python -m curate profile``: eager, Dynamo-only and Inductor on a stratified sample of subgraph variants."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+from pathlib import Path
+
+from curate.decompose.cli import load_curate_params
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--decompose", default="data/decompose")
+    p.add_argument("--out", default="data/profile", help="rows, variants and resumable attempts (a DVC output)")
+    p.add_argument("--cache", default="data/work/inductor_cache", help="TORCHINDUCTOR_CACHE_DIR (speed only, not an output)")
+    p.add_argument("--all", action="store_true", help="profile every profilable subgraph (overrides sample_size)")
+    p.add_argument("--sample-size", type=int, default=None)
+    p.add_argument("--candidate", default="inductor",
+                   help="backend profiled in Inductor's place (eager = the no-op control; its attempts get their own keys)")
+
+
+def select_sample(rows: list[dict], size: int | None, seed: int) -> list[dict]:
+    """Stratified seeded sample of profilable subgraphs: every structure family (``pattern``)
+    gets one subgraph first (families in a seeded order; when ``size`` is below the number of
+    families, a seeded subset of them), the rest is filled by a seeded draw over the remaining
+    subgraphs (so large families keep their weight). Sorted by hash; ``size`` None = all."""
+    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["subgraph_hash"])
+    if size is None or size >= len(ok):
+        return ok
+    rng = random.Random(seed)
+    fams: dict[str, list[dict]] = {}
+    for r in ok:
+        fams.setdefault(r.get("pattern") or "", []).append(r)
+    order = sorted(fams)
+    rng.shuffle(order)
+    picked = [rng.choice(fams[f]) for f in order[:size]]
+    seen = {r["subgraph_hash"] for r in picked}
+    rest = [r for r in ok if r["subgraph_hash"] not in seen]
+    picked += rng.sample(rest, max(0, size - len(picked)))
+    return sorted(picked, key=lambda r: r["subgraph_hash"])
+
+
+def run(args: argparse.Namespace) -> int:
+    cache = Path(args.cache).resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before torch is imported: Inductor reads it lazily
+    import polars as pl
+
+    from curate.profile.variant import PROFILE_TIMING_DEFAULTS, REMEASURE_PASSES
+    from curate.profile.run import profile_all, run_plan
+    from passnet_common.io import atomic_write_json, write_parquet
+    from passnet_common.schema import to_table
+
+    cfg = load_curate_params(args.params)["profile"]
+    subs = pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()
+    size = None if (args.all or cfg.get("all")) else (args.sample_size or cfg["sample_size"])
+    sample = select_sample(subs, size, cfg["sample_seed"])
+    devices = ["cpu"]
+    if cfg.get("cuda_when_available"):
+        import torch
+
+        if torch.cuda.is_available():
+            devices.append("cuda")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, stats = [], {}
+    t0 = time.perf_counter()
+    hashes = [r["subgraph_hash"] for r in sample]
+    for device in devices:
+        timing = {**PROFILE_TIMING_DEFAULTS, **cfg["timing"]}  # params override the profile's cap defaults
+        if device != "cpu":
+            timing.update(cfg.get("cuda_timing", {}))
+        pcfg = {"device": device, "dtype": cfg["dtype"], "seed": cfg["seed"], "threads": cfg["threads"],
+                "timing": timing, "cache_dir": str(cache), "candidate": args.candidate}
+        plan = run_plan(hashes, cfg["runs"], cfg["agreement_sample"], cfg["stress_run"] and device == "cpu", cfg["sample_seed"])
+        r, st = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, out, plan, cfg["sizes"],
+                            compile_workers=cfg["compile_workers"], timeout_s=cfg["timeout_s"],
+                            mem_cap_bytes=int(cfg["mem_cap_gb"] * 2**30),
+                            remeasure_passes=int(cfg.get("remeasure_passes", REMEASURE_PASSES)),
+                            overlap_compile=bool(cfg.get("overlap_compile", False)),
+                            skip_over_cap=bool(cfg.get("skip_over_time_cap", False)))
+        rows += r
+        stats[device] = st
+    write_parquet(out / "profiles.parquet", to_table("profiles", rows))
+    stats["seconds"] = time.perf_counter() - t0
+    stats["sample"] = len(sample)
+    atomic_write_json(out / "profile.json", stats, indent=2)
+    n_ok = sum(1 for r in rows if r.get("speedup_e2e") is not None)
+    print(f"profile: {len(sample)} subgraphs x {devices}: {len(rows)} rows, {n_ok} timed, {stats['seconds']:.1f} s")
+    return 0

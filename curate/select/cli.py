@@ -1,0 +1,79 @@
+"""``python -m curate curate``: long-tail labels, tasks, task folders, metrics and plots."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from curate.decompose.cli import load_curate_params
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--decompose", default="data/decompose")
+    p.add_argument("--profile", default="data/profile")
+    p.add_argument("--out", default="data/curate")
+    p.add_argument("--metrics", default="metrics/curate.json")
+    p.add_argument("--plots", default="plots")
+
+
+def _rates(stats: dict, rows: list[dict]) -> dict:
+    """Profile throughput in variant-runs per core-hour. Cold: the compile phase (empty Inductor
+    cache; ``compile_workers`` cores) plus timing run 0 (one core), over the variants compiled;
+    warm: the timing runs >= 1 (one core; each re-compiles from the warm cache and times)."""
+    cpu = stats.get("cpu", {})
+    t = cpu.get("timing", [])
+    run0 = next((x for x in t if x["run"] == 0), None)
+    warm = [x for x in t if x["run"] >= 1 and x["attempts"]]
+    out = {"profile_rate_per_core_hour_cold": None, "profile_rate_per_core_hour_warm": None}
+    if run0 and run0["attempts"] and cpu.get("compile_attempts"):
+        core_s = cpu["compile_seconds"] * cpu.get("compile_workers", 1) + run0["seconds"]
+        out["profile_rate_per_core_hour_cold"] = round(cpu["compile_attempts"] / (core_s / 3600), 1)
+    if warm:
+        out["profile_rate_per_core_hour_warm"] = round(sum(x["attempts"] for x in warm) / (sum(x["seconds"] for x in warm) / 3600), 1)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    import polars as pl
+
+    from curate.select.longtail import curate_metrics, label_row, long_tail_subgraphs
+    from curate.select.plots import write_plots
+    from curate.profile.variant import fingerprint
+    from curate.select.tasks import group_tasks, write_task_folders
+    from passnet_common.io import atomic_write_json, write_parquet
+    from passnet_common.schema import to_table
+
+    cfg = load_curate_params(args.params)["curate"]
+    t, rule = int(cfg["tolerance_t"]), cfg.get("rule", "compiler")
+    subs = {r["subgraph_hash"]: r for r in pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()}
+    profiles = pl.read_parquet(Path(args.profile) / "profiles.parquet").to_dicts()
+    pstats = json.loads((Path(args.profile) / "profile.json").read_text())
+    labelled = [{**r, **label_row(r, t, rule), "pattern": subs[r["subgraph_hash"]]["pattern"]}
+                for r in profiles if r["device"] == "cpu"]
+    lt = long_tail_subgraphs(labelled)
+    members = []
+    for r in labelled:
+        if r["run"] == 0 and (r["subgraph_hash"], r["size"]) in lt:
+            s = subs[r["subgraph_hash"]]
+            folder = (Path(args.decompose) / "subgraph_store" / r["subgraph_hash"][:2] / r["subgraph_hash"]) if r["size"] == "catalog" \
+                else Path(args.profile) / "variants" / r["subgraph_hash"][:2] / r["subgraph_hash"] / r["size"]
+            members.append({**r, "anchor": s["anchor"], "model_ids": s["model_ids"], "variant_folder": str(folder)})
+    tasks = group_tasks(members, cfg["task_size"], cfg["max_tasks"])
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    hw = fingerprint("cpu")
+    timed0 = [r for r in labelled if r["run"] == 0 and r.get("load_avg_start") is not None]
+    hardware = {"cpu_model": hw["cpu_model"], "cores": hw["cpu_logical_cores"], "torch": hw["torch_version"],
+                "threads": profiles[0]["threads"] if profiles else None,
+                "load_avg_median": round(float(sorted(r["load_avg_start"] for r in timed0)[len(timed0) // 2]), 2) if timed0 else None}
+    write_task_folders(tasks, out / "tasks", t, hw)
+    write_parquet(out / "tasks.parquet", to_table("tasks", [{k: v for k, v in task.items() if not k.startswith("_")} | {"tolerance_t": t} for task in tasks]))
+    write_parquet(out / "long_tail.parquet", to_table("long_tail", [r | {"tolerance_t": t, "rule": rule} for r in labelled]))
+    metrics = curate_metrics(list(subs.values()), labelled, len(tasks), [task["num_variants"] for task in tasks], lt, hardware,
+                             _rates(pstats, profiles))
+    atomic_write_json(args.metrics, metrics, indent=2)
+    write_plots(labelled, Path(args.plots))
+    print(f"curate: {metrics['long_tail']} long-tail subgraphs -> {len(tasks)} tasks; {json.dumps(metrics)}")
+    return 0
