@@ -110,6 +110,18 @@ def _expert_interleaved_transposed(experts: nn.Module, j: int, x: torch.Tensor) 
     return experts._apply_gate(gate_up) @ experts.down_proj[j] + experts.down_proj_bias[j]
 
 
+def _hidden_concat_gate_first(experts: nn.Module, j: int, x: torch.Tensor) -> torch.Tensor:
+    """The input of expert j's down projection, act(gate_j x) * up_j x: x [n,H] -> [n,I]."""
+    gate, up = F.linear(x, experts.gate_up_proj[j]).chunk(2, dim=-1)
+    return experts.act_fn(gate) * up
+
+
+def _hidden_interleaved_transposed(experts: nn.Module, j: int, x: torch.Tensor) -> torch.Tensor:
+    """gpt-oss: the input of expert j's down projection, the clamped SwiGLU of the interleaved
+    gate/up (``_apply_gate``): x [n,H] -> [n,I]."""
+    return experts._apply_gate(x @ experts.gate_up_proj[j] + experts.gate_up_proj_bias[j])
+
+
 # --------------------------------------------------------------------------- the table
 
 
@@ -135,6 +147,15 @@ class MoEAdapter:
             ``num_mtp_layers`` = ``num_nextn_predict_layers``); transformers v5 builds no MTP
             module (``_keys_to_ignore_on_load_unexpected`` drops their weights), so a proxy sets
             them to 0.
+        expert_hidden: (experts module, j, x [n,H]) -> the down projection's input h_j(x) [n,I]
+            (the output merge refits the down projection on it).
+        down_in_out: True when ``down_proj`` is stored [E,I,H] (input dim first, gpt-oss), False
+            for [E,H,I]; ``down_bias``: the down projection's bias [E,H] or None.
+        shared_experts: the family has shared (always-on) experts beside the routed ones
+            (``shared_attrs`` names their modules); stated on the card.
+        aux_loss: the family's transformers model has a router load-balancing loss
+            (``load_balancing_loss_func``); DeepSeek-V3 has none (aux-loss-free balancing through
+            ``e_score_correction_bias``), so RL trains it without one.
     """
 
     family: str
@@ -152,6 +173,14 @@ class MoEAdapter:
     disk_block_names: tuple[str, ...] = ("mlp",)
     module_count_attrs: tuple[str, ...] = ("num_experts",)
     mtp_keys: tuple[str, ...] = ()
+    expert_hidden: Callable = _hidden_concat_gate_first
+    down_in_out: bool = False
+    down_bias: str | None = None
+    aux_loss: bool = True
+
+    @property
+    def shared_experts(self) -> bool:
+        return bool(self.shared_attrs)
 
 
 def _softmax(always_norm: bool) -> Callable:
@@ -177,10 +206,11 @@ ADAPTERS: dict[str, MoEAdapter] = {
         MoEAdapter("deepseek_v3", ("deepseek_v3",), ("n_routed_experts",), "gate",
                    ("weight", "e_score_correction_bias"), _CONCAT, "sigmoid", _route_sigmoid_group,
                    _expert_concat_gate_first, group_keys=("n_group", "topk_group"), shared_attrs=("shared_experts",),
-                   mtp_keys=("num_mtp_layers",)),
+                   mtp_keys=("num_mtp_layers",), aux_loss=False),
         MoEAdapter("gpt_oss", ("gpt_oss",), ("num_local_experts",), "router", ("weight", "bias"),
                    ("gate_up_proj", "gate_up_proj_bias", "down_proj", "down_proj_bias"), "softmax",
-                   _route_topk_softmax, _expert_interleaved_transposed),
+                   _route_topk_softmax, _expert_interleaved_transposed, expert_hidden=_hidden_interleaved_transposed,
+                   down_in_out=True, down_bias="down_proj_bias"),
     ]
 }
 

@@ -327,6 +327,11 @@ def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: fl
     mean(diag F^T F) (an expert routed no calibration token keeps its weights). Gate/up projections
     and routers are unchanged, so the proxy keeps the base's structure and routing mechanism.
 
+    gpt-oss (``down_proj`` [E,I,H] with a bias [E,H], interleaved clamped SwiGLU) is the same
+    regression with h_e(x) = ``_apply_gate(x gate_up_e + b_e)`` and one more feature column w_te per
+    expert whose row is the down bias (the adapter row's ``expert_hidden`` / ``down_in_out`` /
+    ``down_bias``).
+
     Args:
         base: the base model (unchanged). proxy: the pruned model (``prune_model`` output).
         ids: calibration windows int64 [N, S] (training split, disjoint from evaluation).
@@ -336,14 +341,9 @@ def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: fl
     ||Y - block(x)||^2 / ||Y||^2 on the calibration tokens, before / after the fit).
 
     Raises:
-        ValueError: a family whose experts are not the fused ``gate_up_proj`` [E,2I,H] /
-            ``down_proj`` [E,H,I] layout (gpt-oss: interleaved, transposed, with biases), or
-            ``ridge`` <= 0.
+        ValueError: ``ridge`` <= 0.
     """
     a = adapter_for(base.config)
-    if a.expert_params != ("gate_up_proj", "down_proj"):
-        raise ValueError(f"output merge supports the gate_up_proj/down_proj expert layout; {a.family} has "
-                         f"{a.expert_params}")
     if not ridge > 0:
         raise ValueError(f"output merge ridge must be > 0, got {ridge}")
     bb, pb = moe_blocks(base, a), moe_blocks(proxy, a)
@@ -353,26 +353,39 @@ def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: fl
         y = routed_output(a, b_base.router, b_base.experts, x)
         ex = b_prox.experts
         _, w, idx = a.route(b_prox.router, x, None)
-        gu, dn = ex.gate_up_proj.data.float(), ex.down_proj.data.float()
-        k, H, I = dn.shape
-        feats = torch.zeros(len(x), k * I, dtype=torch.float32)
+        dn = ex.down_proj.data.float()
+        d_io = dn if a.down_in_out else dn.transpose(1, 2)  # [k, I, H]: row i of expert e multiplies h_e[i]
+        k, I, H = d_io.shape
+        nb = 1 if a.down_bias else 0
+        W = I + nb  # feature columns per expert: h_e(x) (and 1 for the bias)
+        feats = torch.zeros(len(x), k * W, dtype=torch.float32)
         for e in idx.unique().tolist():
             t, s = (idx == e).nonzero(as_tuple=True)
-            g, u = (x[t] @ gu[e].T).chunk(2, dim=-1)
-            feats[t, e * I:(e + 1) * I] = w[t, s, None].float() * (ex.act_fn(g) * u)
+            we = w[t, s, None].float()
+            feats[t, e * W:e * W + I] = we * a.expert_hidden(ex, e, x[t]).float()
+            if nb:
+                feats[t, e * W + I] = we[:, 0]
         # normal equations: products in float32 (the features are block-sparse: top-k blocks per token),
         # the solve and the error quadratic forms in float64
         gram, fty = (feats.T @ feats).double(), (feats.T @ y).double()
         yy = float((y.double() ** 2).sum().clamp_min(1e-300))
-        d0 = dn.transpose(1, 2).reshape(k * I, H).double()
+        d0 = d_io
+        if nb:
+            d0 = torch.cat([d_io, getattr(ex, a.down_bias).data.float()[:, None, :]], dim=1)  # [k, I+1, H]
+        d0 = d0.reshape(k * W, H).double()
         lam = float(ridge) * float(gram.diagonal().mean().clamp_min(1e-12))
-        d = torch.linalg.solve(gram + lam * torch.eye(k * I, dtype=torch.float64), fty + lam * d0)
+        d = torch.linalg.solve(gram + lam * torch.eye(k * W, dtype=torch.float64), fty + lam * d0)
 
         def err(m):  # ||F m - Y||^2 / ||Y||^2 = (tr(m^T G m) - 2 tr(m^T F^T Y) + ||Y||^2) / ||Y||^2
             return max(0.0, float((m * (gram @ m)).sum() - 2 * (m * fty).sum() + yy)) / yy
 
         before, after = err(d0), err(d)
-        ex.down_proj.data.copy_(d.reshape(k, I, H).transpose(1, 2).to(ex.down_proj.dtype))
+        d = d.reshape(k, W, H)
+        new_io = d[:, :I, :]
+        ex.down_proj.data.copy_((new_io if a.down_in_out else new_io.transpose(1, 2)).to(ex.down_proj.dtype))
+        if nb:
+            bias = getattr(ex, a.down_bias)
+            bias.data.copy_(d[:, I, :].to(bias.dtype))
         report[b_prox.name] = {"tokens": int(len(x)), "rel_err_before": round(before, 6),
                                "rel_err_after": round(after, 6)}
     return report

@@ -105,6 +105,16 @@ def reward_exact(prompts, completions, **kwargs) -> list[float]:
     return [float(corpus.check_answer(p, c)) for p, c in zip(prompts, completions)]
 
 
+def nonzero_advantage_share(prompts, rewards) -> float | None:
+    """Share of GRPO groups (the completions of one prompt) whose rewards are not all equal: the groups
+    with a non-zero advantage, i.e. the ones that carry a policy gradient. For a prompt pass rate p and
+    group size G its expectation is 1 - p^G - (1-p)^G (DAPO, arXiv 2503.14476). None without prompts."""
+    groups: dict = {}
+    for q, r in zip(prompts, rewards):
+        groups.setdefault(q, set()).add(float(r))
+    return round(sum(len(v) > 1 for v in groups.values()) / len(groups), 6) if groups else None
+
+
 class _BF16GemmRouter:
     """Routing with the ``swapped_operator`` router GEMM: hidden states and router weight rounded
     to bfloat16 (straight-through: forward rounded, gradient as float32), product in float32."""
@@ -150,6 +160,7 @@ def _callback_class():
             self.t0 = None
             self.present = {module_group(n) for n, _ in model.named_parameters()}
             self.mismatch: dict = {}
+            self.rollout: dict = {}  # of the step's fresh rollout batch: nonzero_advantage_share, groups kept
             self.seen_old: list = []
 
         def active(self, step: int) -> bool:
@@ -209,8 +220,8 @@ def _callback_class():
 
                 mem = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
             self.timing.append({"step": state.global_step, "step_time_ms": round(dt, 2), "peak_memory_bytes": mem})
-            self.cur.update({"step": state.global_step, "expert_load": loads, **self.mismatch})
-            self.mismatch = {}
+            self.cur.update({"step": state.global_step, "expert_load": loads, **self.mismatch, **self.rollout})
+            self.mismatch, self.rollout = {}, {}
             self.rows.append(self.cur)
             self.cur = {}
 
@@ -303,6 +314,21 @@ def _instrument(trainer, logger, fault: str, gp: dict) -> None:
 
     def compute(model, inputs):
         last.clear()
+        adv = inputs.get("advantages")
+        if gp["drop_zero_variance_groups"] and adv is not None:
+            # DAPO's dynamic sampling, within the batch: a group whose rewards are all equal has advantage 0 on
+            # every completion; it adds no policy gradient, only tokens to the loss's normaliser (and a KL pull)
+            keep = adv != 0 if adv.dim() == 1 else (adv != 0).any(-1)
+            B, k = keep.numel(), int(keep.sum())
+            if k == 0:  # nothing to learn from this batch: a zero loss that keeps the graph (no update but AdamW's)
+                loss = orig_cl(model, inputs) * 0.0
+                logger.record_mismatch(last.get("lp"), inputs)
+                return loss
+            if k < B:
+                inputs = {n: (v[keep] if torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == B else v)
+                          for n, v in inputs.items()}
+                if "num_items_in_batch" in inputs:  # the dapo loss's normaliser: the kept completion tokens
+                    inputs["num_items_in_batch"] = inputs["completion_mask"].sum()
         loss = orig_cl(model, inputs)
         logger.record_mismatch(last.get("lp"), inputs)
         return loss
@@ -351,13 +377,22 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
              stem: str | None = None, clock: Clock = DEFAULT_CLOCK) -> dict:
     """One GRPO run of the model in ``model_dir`` with ``fault`` (``none``: healthy).
 
+    Prompts: training-split words of the task's edge lengths (``corpus.EDGE_LEN``), where the base
+    is partly right, so most groups have a non-zero advantage (logged per fresh-rollout step as
+    ``nonzero_advantage_share``); with ``gp['drop_zero_variance_groups']`` the groups without one are
+    left out of the loss (DAPO's dynamic sampling, within the batch).
+
     Args:
         gp: the ``proxy.grpo`` params (steps, prompts_per_step, num_generations, lr, beta,
-            max_completion_length, temperature, seed, threads, aux_loss_coef, fault settings).
+            max_completion_length, temperature, seed, threads, aux_loss_coef, eval_problems,
+            eval_samples, drop_zero_variance_groups, fault settings).
         clock: seconds (``time.perf_counter`` by default); only the measured ``timing`` depends on it.
 
-    Returns {"fault", "steps": [row per optimizer step, deterministic], "task_acc_before",
-    "task_acc_after", "weights_finite_after", "params", "state_bytes", "timing"}; ``timing`` is the
+    Returns {"fault", "steps": [row per optimizer step, deterministic], "heldout_acc_before" / "_after"
+    (greedy exact match, in-range ``heldout`` set), "edge_reward_before" / "_after" (mean reward of
+    ``eval_samples`` samples at T=1 per problem of the ``edge`` set), "edge_nonzero_advantage_share_before" /
+    "_after", "weights_finite_after", "params", "state_bytes", "timing"} (``_after`` None when
+    ``gp['eval_after']`` is false); ``timing`` is the
     measurement, {"setup_s", "steps": [{"step", "step_time_ms" (ms), "peak_memory_bytes" (bytes)}]},
     and is not written to ``out_dir`` (``<stem>.jsonl`` rows and ``<stem>.json`` summary hold only
     deterministic figures).
@@ -371,7 +406,7 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from .metrics import task_accuracy
+    from .metrics import sampled_reward, task_accuracy
     from .prune import param_count
 
     settle_gc()
@@ -382,17 +417,28 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     random.seed(seed)
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = fresh_load(AutoModelForCausalLM.from_pretrained, model_dir, dtype=torch.float32)
-    aux = 0.0 if fault == "no_load_balancing" else float(gp.get("aux_loss_coef", 0.01))
+    # families without a load-balancing loss in transformers (DeepSeek-V3: aux-loss-free balancing) train without one
+    aux = 0.0 if fault == "no_load_balancing" or not adapter_for(model.config).aux_loss \
+        else float(gp.get("aux_loss_coef", 0.01))
     model.config.router_aux_loss_coef = aux
-    n_eval = int(gp.get("eval_problems", 64))
+    n_eval, n_samples = int(gp["eval_problems"]), int(gp["eval_samples"])
     model.eval()
-    key = (Path(model_dir).resolve().as_posix(), n_eval)
+
+    def capability(m) -> dict:
+        """Greedy exact match on the in-range held-out set (capability kept) and the sampled T=1 reward on
+        the edge set (what GRPO optimises; its pass@1), ``n_eval`` problems, ``n_samples`` samples each."""
+        r = sampled_reward(m, tok, n_eval, n_samples, "edge", temperature=1.0, seed=0)
+        return {"heldout_acc": round(task_accuracy(m, tok, n_eval, "heldout"), 4), "edge_reward": r["reward"],
+                "edge_nonzero_advantage_share": r["nonzero_advantage_share"]}
+
+    key = (Path(model_dir).resolve().as_posix(), n_eval, n_samples)
     if key not in _ACC_BEFORE:  # the same model before RL: measured once per process
-        _ACC_BEFORE[key] = task_accuracy(model, tok, n_eval, seed=4321)
-    acc_before = _ACC_BEFORE[key]
+        _ACC_BEFORE[key] = capability(model)
+    before = _ACC_BEFORE[key]
     rng = random.Random(f"grpo-{seed}")
     n_prompts = int(gp["steps"]) * int(gp["prompts_per_step"])
-    prompts = [corpus.task_problem(rng, split="train")[0] for _ in range(n_prompts)]
+    # problems at the edge of the base's ability (corpus.EDGE_LEN), training-split words
+    prompts = [corpus.task_problem(rng, split="train", lengths=corpus.EDGE_LEN)[0] for _ in range(n_prompts)]
     G = int(gp["num_generations"])
     tmp = tempfile.mkdtemp(prefix="grpo-")
     cfg = GRPOConfig(
@@ -406,8 +452,15 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         gradient_checkpointing=GRADIENT_CHECKPOINTING,
     )
     logger = _callback_class()(model, fault, gp, clock)
+
+    def reward(prompts, completions, **kw):
+        r = reward_exact(prompts, completions)
+        logger.rollout = {"nonzero_advantage_share": nonzero_advantage_share(prompts, r)}
+        return r
+
+    reward.__name__ = "reward_exact"  # TRL names its reward metrics after the function
     with reused_reference():
-        trainer = GRPOTrainer(model=model, reward_funcs=[reward_exact], args=cfg,
+        trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=cfg,
                               train_dataset=Dataset.from_dict({"prompt": prompts}), processing_class=tok,
                               callbacks=[logger])
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -443,11 +496,12 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     model.eval()
     finite = all(torch.isfinite(p).all() for p in model.parameters())
     if not gp.get("eval_after", True):
-        acc_after = None  # not measured (fault runs by default: capability after RL is a healthy-run figure)
+        after = None  # not measured (fault runs by default: capability after RL is a healthy-run figure)
     else:
-        acc_after = task_accuracy(model, tok, n_eval, seed=4321) if finite else 0.0
-    res = {"fault": fault, "steps": logger.rows, "task_acc_before": round(acc_before, 4),
-           "task_acc_after": None if acc_after is None else round(acc_after, 4), "weights_finite_after": bool(finite),
+        after = capability(model) if finite else {"heldout_acc": 0.0, "edge_reward": 0.0,
+                                                  "edge_nonzero_advantage_share": 0.0}
+    res = {"fault": fault, "steps": logger.rows, **{f"{k}_before": v for k, v in before.items()},
+           **{f"{k}_after": None if after is None else after[k] for k in before}, "weights_finite_after": bool(finite),
            "params": param_count(model), "state_bytes": state_bytes(model)}
     timing = {"setup_s": round(setup_s, 2), "steps": logger.timing}
     if out_dir is not None:
@@ -493,7 +547,7 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     Writes ``out_dir/<fault>.s<seed>.jsonl`` (step rows), ``.json`` (run summary) and
     ``out_dir/summary.json`` ({"name", "runs": {run_key: summary} in plan order, "healthy_seeds",
     "heldout_healthy_seeds", "fault_seeds", "complete"}). The held-out capability after RL is measured
-    on the ``healthy_seeds`` runs only (fault runs record ``task_acc_after`` too when
+    on the ``healthy_seeds`` runs only (fault runs record the ``_after`` figures too when
     ``gp['eval_fault_runs']``). A run that raises is recorded with ``error`` (its class and message)
     and the other runs go on. Returns the summary.
 
@@ -525,7 +579,8 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
         summ, tm = res
         bar.update(1)
         bar.write(f"grpo {name} {key}: FAILED {summ['error']}" if tm is None else
-                  f"grpo {name} {key}: acc {summ['task_acc_before']} -> {summ['task_acc_after']} ({tm['wall_s']:.1f} s)")
+                  f"grpo {name} {key}: edge reward {summ['edge_reward_before']} -> {summ['edge_reward_after']} "
+                  f"({tm['wall_s']:.1f} s)")
 
     if workers == 1:
         for f, g, key in jobs:

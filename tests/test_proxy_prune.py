@@ -197,7 +197,7 @@ def _block_error(base, proxy, ids):
     return out
 
 
-@pytest.mark.parametrize("family", ["qwen3_moe", "deepseek_v3"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_output_merge_reduces_block_error_and_keeps_structure(family):
     """Output merge: each pruned block's routed output moves towards the base block's (on held-out
     tokens too), only down projections change, and keeping every expert changes nothing."""
@@ -216,7 +216,8 @@ def test_output_merge_reduces_block_error_and_keeps_structure(family):
     assert err_merged[0] < err_plain[0]  # first block: same inputs, so a like-for-like held-out comparison
     for (n1, p1), (n2, p2) in zip(plain.named_parameters(), merged.named_parameters()):
         assert n1 == n2 and p1.shape == p2.shape
-        assert torch.equal(p1, p2) == (not n1.endswith(".mlp.experts.down_proj")), n1  # routed experts only
+        # routed experts' down projections only (gpt-oss: and their biases)
+        assert torch.equal(p1, p2) == (not n1.endswith((".experts.down_proj", ".experts.down_proj_bias"))), n1
     full = prune_model(copy.deepcopy(base), {b.name: list(range(E)) for b in moe_blocks(base, a)})
     rep_full = output_merge(base, full, cal, ridge=1e-3)
     assert all(r["rel_err_before"] < 1e-10 and r["rel_err_after"] < 1e-6 for r in rep_full.values())
@@ -224,13 +225,9 @@ def test_output_merge_reduces_block_error_and_keeps_structure(family):
         assert torch.allclose(full(input_ids=held).logits, base(input_ids=held).logits, atol=1e-4)
 
 
-def test_output_merge_refuses_other_layouts_and_bad_ridge():
+def test_output_merge_refuses_bad_ridge():
     from proxy_artifacts.prune import output_merge
 
-    base = tiny_model("gpt_oss")
-    kept = _random_kept(base, 4, seed=0)
-    with pytest.raises(ValueError, match="gpt_oss"):
-        output_merge(base, prune_model(copy.deepcopy(base), kept), random_ids())
     q = tiny_model("qwen3_moe")
     with pytest.raises(ValueError, match="ridge"):
         output_merge(q, prune_model(copy.deepcopy(q), _random_kept(q, 4, 0)), random_ids(), ridge=0.0)
