@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-12)
 
-.PHONY: setup repro test test-all bench clean-venv constraints
+.PHONY: setup repro test test-all lint bench clean-venv constraints
 
 setup: $(STAMP)
 
@@ -21,6 +21,9 @@ repro: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -23,10 +23,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default="metrics/bench/bench_executor.json")
     args = ap.parse_args()
-    from extract.sources.rows import row_from_hf_config
+    from extract.runs.scheduler import capture_all
     from extract.sources.hub_configs import graph_config_hash, load_corpus
     from extract.sources.hub_crawl import classify_config
-    from extract.runs.scheduler import capture_all
+    from extract.sources.rows import row_from_hf_config
     from passnet_common.params import load_params
 
     rows, seen = [], set()

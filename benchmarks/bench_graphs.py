@@ -46,8 +46,8 @@ def _table(title, header, rows):
 
 
 def bench_size() -> None:
-    from extract.sources.rows import row_from_hf_config
     from extract.runs.scheduler import capture_task
+    from extract.sources.rows import row_from_hf_config
     from passnet_common.worker import run_isolated
 
     rows = []
@@ -77,9 +77,9 @@ def bench_size() -> None:
 def bench_hash() -> None:
     import torch
 
-    from passnet_common.canonical import canonicalize
     from extract.capture import capture_row
     from extract.sources.rows import row_from_hf_config
+    from passnet_common.canonical import canonicalize
 
     torch.set_num_threads(1)
     graphs = []
@@ -140,8 +140,8 @@ def bench_dedupe(n: int = 100_000) -> None:
 
 def bench_throughput(limit: int | None) -> None:
 
-    from extract.sources.catalog import build_catalog
     from extract.runs.scheduler import capture_all
+    from extract.sources.catalog import build_catalog
     from passnet_common.params import load_params
 
     params = load_params(ROOT / "params.yaml")

@@ -113,8 +113,8 @@ def main(argv=None) -> int:
     if a.one:
         _one(models, a.rounds, a.steps, a.batch, a.seq_len)
         return 0
-    from proxy_artifacts.timing import load_average
     from passnet_common.io import atomic_write_json
+    from proxy_artifacts.timing import load_average
 
     load0 = load_average()
     runs: dict[str, list[dict]] = {"old": [], "new": []}

@@ -26,8 +26,8 @@ def _model(base: str | None):
 
     if base and os.path.exists(os.path.join(base, "config.json")):
         return AutoModelForCausalLM.from_pretrained(base).eval()
-    from proxy_artifacts.base_model import make_config
     from passnet_common.params import load_params
+    from proxy_artifacts.base_model import make_config
 
     p = load_params("params.yaml", "proxy")["base"]
     cfg = make_config(p, 259, dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
@@ -58,9 +58,9 @@ class PeakRSS:
 
 
 def run(kind: str, model, data: torch.Tensor, bs: int, char: int) -> tuple[float, int]:
-    from proxy_artifacts.stats import ExpertStatsCollector
-
     import contextlib
+
+    from proxy_artifacts.stats import ExpertStatsCollector
 
     ctx = ExpertStatsCollector(model, char) if kind != "plain" else contextlib.nullcontext()
     rest = psutil.Process().memory_info().rss

@@ -31,8 +31,8 @@ def main() -> None:
     import torch
 
     from curate.score.checks import ThreadWatch, build_candidate
-    from curate.score.spec import parse_candidate
     from curate.score.clock import AccountableConfig, measure_accountable
+    from curate.score.spec import parse_candidate
     from curate.score.synthetic_tasks import builtin_task_set
     from curate.timing import TimingConfig, measure_pair
 

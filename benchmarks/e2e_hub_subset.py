@@ -27,10 +27,10 @@ def main() -> None:
     args = ap.parse_args()
     import pyarrow.parquet as pq
 
-    from extract.sources.catalog import build_catalog
-    from extract.sources.hub_crawl import crawl
     from extract.runs.assemble import assemble
     from extract.runs.scheduler import capture_all
+    from extract.sources.catalog import build_catalog
+    from extract.sources.hub_crawl import crawl
     from passnet_common.params import load_params
 
     server = subprocess.Popen([sys.executable, "-m", "tests.hub_server", str(args.repos)], stdout=subprocess.PIPE, text=True)

@@ -95,7 +95,6 @@ def main(argv=None) -> dict:
                     help="where the combined graphs table is written for the dedup figures")
     a = ap.parse_args(argv)
     from extract.sources.graphnet import capture_sample
-
     from passnet_common.io import atomic_write_json
 
     pool = _samples(a.root)

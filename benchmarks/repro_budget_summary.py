@@ -9,7 +9,11 @@ load-independent floor). Usage: ``python -m benchmarks.repro_budget_summary metr
 ``REPRO_BUDGET_NOTE`` (environment) is stored as ``measured_on`` (say how the record was made when
 it is not one quiet run).
 """
-import csv, json, os, platform, sys
+import csv
+import json
+import os
+import platform
+import sys
 
 import torch  # noqa: E402  (version of the pinned torch)
 

@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     from extract.runs.scheduler import capture_all
 
     if args.cmd == "coverage":
-        from extract.sources.catalog import build_catalog
         from extract.runs.coverage import coverage_metrics
+        from extract.sources.catalog import build_catalog
         from passnet_common.io import atomic_write_json
 
         sample = {}

@@ -28,6 +28,7 @@ from typing import Any
 
 from passnet_common.params import load_params
 
+
 def read_figure(spec: str) -> tuple[Any, str | None]:
     """Value of ``"<file>:<dotted.key>"`` and None, or ``(None, reason)`` when the file or the key
     is missing. A key may itself contain dots when the file has it literally (``es_t@-5``)."""

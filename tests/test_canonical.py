@@ -9,7 +9,8 @@ import random
 import pytest
 import torch
 import torch.fx as fx
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch.fx.passes.shape_prop import ShapeProp
 
 from passnet_common.canonical import canonicalize

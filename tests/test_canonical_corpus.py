@@ -11,7 +11,8 @@ import tempfile
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from passnet_common.canonical import canonicalize
 from tests.canonical_corpus import Pair, _structure_pairs, corpus, evaluate, verdict

@@ -10,10 +10,10 @@ import torch
 
 from extract.capture import capture_row, dynamo_capture
 from extract.capture.build import reduce_depth
-from passnet_common.record import describe_graph
+from extract.sources.builtin import torchvision_catalog
 from extract.sources.local import local_catalog
 from extract.sources.rows import row_from_hf_config
-from extract.sources.builtin import torchvision_catalog
+from passnet_common.record import describe_graph
 from tests.conftest import TINY_CONFIGS
 
 

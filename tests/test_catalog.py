@@ -7,10 +7,10 @@ import json
 import pyarrow as pa
 import pytest
 
+from extract.sources.builtin import timm_catalog, torchvision_catalog
 from extract.sources.catalog import build_catalog
 from extract.sources.local import local_catalog
 from extract.sources.rows import row_from_hf_config
-from extract.sources.builtin import timm_catalog, torchvision_catalog
 from passnet_common.schema import to_table
 from tests.conftest import TINY_CONFIGS, write_config_folder
 

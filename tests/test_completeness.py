@@ -8,10 +8,10 @@ import torch
 
 from extract.capture import DYNAMO_DEFAULTS, CaptureResult, capture_row, dynamo_capture
 from extract.capture.build import init_on_device, params_to_meta
-from passnet_common.record import buffer_stats, describe_graph
-from extract.sources.rows import row_from_hf_config
-from extract.sources.builtin import torchvision_catalog
 from extract.runs.scheduler import completeness_fields
+from extract.sources.builtin import torchvision_catalog
+from extract.sources.rows import row_from_hf_config
+from passnet_common.record import buffer_stats, describe_graph
 from tests.conftest import TINY_CONFIGS
 
 

@@ -15,13 +15,13 @@ import torch.fx as fx
 from torch.fx.passes.shape_prop import ShapeProp
 
 from curate.decompose.ranges import decompose_graph, segment_module, segment_nodes, subgraph_table, variant_counts
-from curate.select.longtail import label_agreement, label_row, profile_all_projection
 from curate.profile.variant import check_variant, profile_subgraph
+from curate.select.longtail import label_agreement, label_row, profile_all_projection
 from curate.select.tasks import group_tasks, load_task_set, write_task_folders
 from curate.timing import TimingConfig, bootstrap_speedup_ci, iqr_ratio, measure_pair
 from extract.capture import capture_row, dynamo_capture
-from passnet_common.record import CapturedGraph, describe_graph
 from extract.sources.rows import row_from_hf_config
+from passnet_common.record import CapturedGraph, describe_graph
 from passnet_common.store import decode_arg, load_graph, store_path, write_graph
 from tests.conftest import TINY_CONFIGS
 

@@ -10,9 +10,9 @@ import torch
 import torch.fx as fx
 from torch.fx.passes.shape_prop import ShapeProp
 
-from passnet_common.canonical import canonicalize
 from dedupe.group import dataset_metrics, unique_graphs
 from dedupe.nodes import node_rows
+from passnet_common.canonical import canonicalize
 
 
 def _graphs(rows):

@@ -8,9 +8,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from extract.sources.graphnet import (UnsafeSample, capture_sample, checked_source, graphnet_catalog, read_sample,
-                                     rewrite_dunders, static_check)
 from extract.publish.graphnet_export import export_sample
+from extract.sources.graphnet import (
+    UnsafeSample,
+    capture_sample,
+    checked_source,
+    graphnet_catalog,
+    read_sample,
+    rewrite_dunders,
+    static_check,
+)
 
 MODEL_PY = '''import torch
 
@@ -245,14 +252,14 @@ def test_extract_stage_dedupes_graphnet_against_ours(tmp_path):
     an error row and never runs; the stage goes on."""
     import duckdb
     import pyarrow.parquet as pq
-
     from conftest import TINY_CONFIGS, write_config_folder
+
     from dedupe.group import unique_graphs
-    from extract.capture.build import buffers_to_meta, build_model, params_to_meta
     from extract.capture import dynamo_capture
-    from extract.sources.catalog import build_catalog
+    from extract.capture.build import buffers_to_meta, build_model, params_to_meta
     from extract.runs.assemble import assemble
     from extract.runs.scheduler import capture_all
+    from extract.sources.catalog import build_catalog
 
     capture = {"meta": True, "batch_size": 1, "seq_len": 16}
     cfgs = write_config_folder(tmp_path / "configs", {"tiny-bert": TINY_CONFIGS["tiny-bert"]})
@@ -334,10 +341,10 @@ def test_export_cli_round_trip_through_the_graphnet_source(tmp_path):
 
     from extract.__main__ import main
     from extract.capture import dynamo_capture
-    from passnet_common.record import describe_graph
-    from extract.sources.catalog import build_catalog
     from extract.runs.assemble import assemble
     from extract.runs.scheduler import capture_all
+    from extract.sources.catalog import build_catalog
+    from passnet_common.record import describe_graph
     from passnet_common.store import write_graph
 
     class M(torch.nn.Module):

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from extract.sources.hub_configs import Listing
 from extract.publish.dataset import build_staging, publish
+from extract.sources.hub_configs import Listing
 from passnet_common.io import write_parquet
 from passnet_common.schema import to_table
 from tests.hub_server import HubServer

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from extract.capture.build import build_model
+from extract.runs.coverage import coverage_metrics
 from extract.sources.repairs import repair_config
 from extract.sources.rows import row_from_hf_config
-from extract.runs.coverage import coverage_metrics
 from tests.hf_rows import default_row
 
 

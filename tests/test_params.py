@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from passnet_common.params import Block, ParamsError, extend_block, load_params, register_block, BLOCKS
+from passnet_common.params import BLOCKS, Block, ParamsError, extend_block, load_params, register_block
 from tests.conftest import ROOT
 
 

@@ -295,9 +295,8 @@ def test_cli_export_and_import(task_set, tmp_path, capsys):
 def test_the_score_command_scores_an_imported_task_set(task_set, round_trip, tmp_path):
     import yaml
 
-    from tests.test_score_cli import _args
-
     from curate.score.evaluate import score_main
+    from tests.test_score_cli import _args
 
     params = {"score": {"tasks": str(task_set / "imported"), "candidates": {"eager": "eager"}, "max_subgraphs": 3,
                         "sample_seed": 0, "timeout_s": 200, "inductor_cache": None,

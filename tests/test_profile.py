@@ -3,16 +3,15 @@ no-op control, workload-size variants, the stratified sample and the DVC outputs
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
 
-from curate.select.longtail import label_row
-from curate.profile.variant import check_variant, profile_subgraph
 from curate.profile.sizes import write_variants
+from curate.profile.variant import check_variant, profile_subgraph
+from curate.select.longtail import label_row
 from curate.timing import TimingConfig, bootstrap_ratio_ci, measure_sides, slower
 from passnet_common.store import load_graph
 from tests.test_curate import FIXTURES, _store_fn

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from curate.select.longtail import label_row
-from curate.profile.variant import merge_passes, needs_remeasure, timing_row
 from curate.profile.run import pass_dir, read_passes, time_passes
+from curate.profile.variant import merge_passes, needs_remeasure, timing_row
 from curate.score.clock import median_ratio_ci
+from curate.select.longtail import label_row
 from curate.timing import TimingConfig, bootstrap_ratio_ci, measure_sides, paired_bootstrap
 from tests.test_profile import Clock
 

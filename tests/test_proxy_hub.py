@@ -9,12 +9,12 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+from passnet_common.hub_standin import HubStandIn
 from proxy_artifacts.adapters import adapter_for, moe_blocks
 from proxy_artifacts.checkpoint import write_proxy
 from proxy_artifacts.hub import parse_spec, publish, pull
 from proxy_artifacts.prune import prune_model
 from tests.proxy_helpers import random_ids, tiny_model
-from passnet_common.hub_standin import HubStandIn
 
 TOKEN = "hf_standin_token"
 

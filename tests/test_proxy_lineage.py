@@ -204,8 +204,8 @@ def test_cli_errors_are_one_line_exit_2(args, needle, tmp_path, capsys, monkeypa
     import huggingface_hub.constants as c
 
     from passnet_common.cli import run_cli
-    from proxy_artifacts.__main__ import main
     from passnet_common.hub_standin import HubStandIn
+    from proxy_artifacts.__main__ import main
 
     monkeypatch.setattr(c, "HF_HUB_OFFLINE", False)
     with HubStandIn() as hub:  # a local Hub that answers 404 for unknown repos

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_proxy_fidelity import DET, GP, tiny_base  # noqa: F401  (module fixture: a 4-expert tiny MoE)
 
 MEASURED_KEYS = ("step_time_ms", "peak_memory_bytes", "setup_s", "wall_s", "step_time_ratio_measured",

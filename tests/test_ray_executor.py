@@ -51,9 +51,9 @@ def test_capture_tables_identical_local_vs_ray(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from extract.sources.local import local_catalog
     from extract.runs.assemble import assemble
     from extract.runs.scheduler import capture_all
+    from extract.sources.local import local_catalog
     from passnet_common.params import load_params
 
     cfgs = tmp_path / "cfg"

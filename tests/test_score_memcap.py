@@ -14,9 +14,9 @@ import psutil
 import pytest
 import torch
 
+from curate.score.clock import chunked_comparisons, fast_min_pass_t
 from curate.score.evaluate import evaluate_subgraph, exclude_reference_failures, parse_candidate, run_candidate, summarize
 from curate.score.synthetic_tasks import TaskSubgraph
-from curate.score.clock import chunked_comparisons, fast_min_pass_t
 from curate.tolerance import LEVELS, compare_outputs, sample_min_pass_t
 from passnet_common import worker
 

@@ -9,8 +9,8 @@ import random
 import pytest
 import torch
 
-from curate.score.evaluate import REFERENCES, reference_rows, summarize
 from curate.score.clock import AccountableConfig, measure_accountable, median_ratio_ci, reconcile_clocks
+from curate.score.evaluate import REFERENCES, reference_rows, summarize
 from curate.tolerance import LEVELS
 
 TICK = 2.0 ** -30  # seconds per tick of the fake clock: durations are exact binary fractions

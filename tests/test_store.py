@@ -13,8 +13,8 @@ import torch
 import torchvision
 
 from extract.capture import capture_row, dynamo_capture
-from passnet_common.record import describe_graph
 from extract.sources.rows import row_from_hf_config
+from passnet_common.record import describe_graph
 from passnet_common.store import OP_NAMESPACE_MODULES, UnsafeTarget, load_graph, op_modules, resolve_target, store_path, write_graph
 from tests.conftest import TINY_CONFIGS
 

@@ -64,9 +64,26 @@ import torch
 import torch.fx as fx
 
 from curate.decompose.segments import (  # noqa: F401 - re-exported: the segmentation rules live in curate/decompose/segments.py
-    ANCHOR_NAMES, EFFECT_PARTS, VIEW_NAMES, VMAP_PARTS, Segment, _cheap_key, _index_bounds, _is_effect, _is_vmap,
-    _param_bytes, build_parent, is_tensor_meta, meta_value, pattern_of, pattern_of_targets, segment_graph, segment_module,
-    segment_nodes, short_name)
+    ANCHOR_NAMES,
+    EFFECT_PARTS,
+    VIEW_NAMES,
+    VMAP_PARTS,
+    Segment,
+    _cheap_key,
+    _index_bounds,
+    _is_effect,
+    _is_vmap,
+    _param_bytes,
+    build_parent,
+    is_tensor_meta,
+    meta_value,
+    pattern_of,
+    pattern_of_targets,
+    segment_graph,
+    segment_module,
+    segment_nodes,
+    short_name,
+)
 
 DECOMPOSE_VERSION = 3
 """Bump when the range rules change (stored beside every subgraph row). 2: ``vmap_fragment``.
@@ -108,9 +125,9 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         ``num_inputs``, ``num_params``, ``param_bytes``, ``skip_reason``; and the reason the
         whole parent was skipped (then ``rows`` is empty).
     """
+    from passnet_common.canonical import canonicalize, output_permutation
     from passnet_common.record import CapturedGraph, describe_graph
     from passnet_common.store import write_graph
-    from passnet_common.canonical import canonicalize, output_permutation
 
     folder = Path(folder)
     data = json.loads((folder / "graph.json").read_text())

@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before torch is imported: Inductor reads it lazily
     import polars as pl
 
-    from curate.profile.variant import PROFILE_TIMING_DEFAULTS, REMEASURE_PASSES
     from curate.profile.run import profile_all, run_plan
+    from curate.profile.variant import PROFILE_TIMING_DEFAULTS, REMEASURE_PASSES
     from passnet_common.io import atomic_write_json, write_parquet
     from passnet_common.schema import to_table
 

@@ -26,8 +26,20 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from curate.profile.variant import (PROFILE_VERSION, REMEASURE_PASSES, STRESS_CMD, attempt_key, check_task, code_version, fingerprint,
-                            inputs_digest, merge_passes, needs_remeasure, over_time_cap, time_task)
+from curate.profile.variant import (
+    PROFILE_VERSION,
+    REMEASURE_PASSES,
+    STRESS_CMD,
+    attempt_key,
+    check_task,
+    code_version,
+    fingerprint,
+    inputs_digest,
+    merge_passes,
+    needs_remeasure,
+    over_time_cap,
+    time_task,
+)
 
 _PREIMPORTED = False
 

@@ -53,10 +53,10 @@ from curate.score.checks import (  # noqa: F401  (re-exported: the public API of
     FRESH_CHECK_LEVEL,
     FRESH_MARGIN,
     SCORE_CODE_VERSION,
+    error_class_of,
     evaluate_subgraph,
     retime_subgraph,
 )
-from curate.score.checks import error_class_of
 from curate.score.child import run_children
 from curate.score.spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
@@ -398,9 +398,7 @@ def score_main(args: argparse.Namespace) -> int:
     conventions = list(cfg.get("conventions", ["paper", "graphnet"]))
     default_conv = cfg.get("convention", "paper")
     if args.log:
-        from curate.score.scoring import parse_graphnet_log, score_table
-
-        from curate.score.scoring import aggregate_score
+        from curate.score.scoring import aggregate_score, parse_graphnet_log, score_table
 
         rows = parse_graphnet_log(Path(args.log).read_text())
         table = [r for r in score_table(rows, "log", p, b, conventions) if r["scope"] == "set"]

@@ -42,8 +42,8 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
     import math
 
     from curate.score.evaluate import REFERENCES, reference_rows, run_candidate
-    from curate.score.spec import parse_candidate
     from curate.score.scoring import aggregate_score, score_curve
+    from curate.score.spec import parse_candidate
 
     if reference not in REFERENCES:
         raise ValueError(f"score_candidate: reference must be one of {list(REFERENCES)}, got {reference!r}")

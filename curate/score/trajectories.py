@@ -55,8 +55,8 @@ def environment() -> dict[str, str]:
 def trajectory_rows(name: str, kind: str, source: str, rows: Sequence[dict], rejected: Sequence[str], p: float, b: float,
                     convention: str = "paper") -> list[dict[str, Any]]:
     """``trajectories`` rows of one candidate from its ``score_samples`` rows."""
-    from curate.score.spec import source_hash
     from curate.score.scoring import aggregate_score, score_curve
+    from curate.score.spec import source_hash
 
     env = json.dumps(environment(), sort_keys=True)
     base = {"source_sha256": source_hash(source), "source": source, "candidate": name, "kind": kind,

@@ -38,9 +38,9 @@ def _rates(stats: dict, rows: list[dict]) -> dict:
 def run(args: argparse.Namespace) -> int:
     import polars as pl
 
+    from curate.profile.variant import fingerprint
     from curate.select.longtail import curate_metrics, label_row, long_tail_subgraphs
     from curate.select.plots import write_plots
-    from curate.profile.variant import fingerprint
     from curate.select.tasks import group_tasks, write_task_folders
     from passnet_common.io import atomic_write_json, write_parquet
     from passnet_common.schema import to_table

@@ -28,8 +28,8 @@ are synthesised from the metadata with a fixed seed.
 import argparse
 import builtins
 import importlib
-import json
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path

@@ -36,7 +36,6 @@ from extract.sources.builtin import timm_catalog, torchvision_catalog, transform
 from extract.sources.local import local_catalog
 from extract.sources.modules import module_catalog
 
-
 CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit", "hub_dir",
                 "graphnet_dir", "module_dir"}
 

@@ -54,9 +54,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from extract.sources.graphnet_source import (UnsafeSample, device_literals_to_meta, rewrite_dunders,  # noqa: F401
-                                            value_read_args)
-
+from extract.sources.graphnet_source import UnsafeSample, device_literals_to_meta, rewrite_dunders, value_read_args  # noqa: F401
 
 ALLOWED_IMPORT_ROOTS = {"torch"}
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
 SPECIAL_TOKEN_KEYS = ("image_token_id", "image_token_index", "video_token_id", "video_token_index")
 
 

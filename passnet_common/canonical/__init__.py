@@ -134,7 +134,13 @@ ordering edges:
 """
 
 from passnet_common.canonical.form import (
-    CANONICAL_VERSION, CanonicalGraph, canonicalize, graph_hashes, hash_metadata, output_permutation, placeholder_kind,
+    CANONICAL_VERSION,
+    CanonicalGraph,
+    canonicalize,
+    graph_hashes,
+    hash_metadata,
+    output_permutation,
+    placeholder_kind,
 )
 from passnet_common.canonical.labels import encode_literal, encode_meta, normalized_arguments, qualified_name, tensor_meta_of
 

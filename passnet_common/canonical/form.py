@@ -15,16 +15,35 @@ import torch.fx as fx
 
 from passnet_common.canonical.effects import ordering_deps
 from passnet_common.canonical.fastpath import (
-    _MARKS, EXACT_TAG, NODE as _NODE, _class_of_type, exact_meta_key, exact_template, meta_key, permutation, template,
+    _MARKS,
+    EXACT_TAG,
+    _class_of_type,
+    exact_meta_key,
+    exact_template,
+    meta_key,
+    permutation,
+    template,
     value_classes,
 )
+from passnet_common.canonical.fastpath import (
+    NODE as _NODE,
+)
 from passnet_common.canonical.labels import (
-    DIM_PARAMS, encode_literal, encode_meta, get_attr_value, module_state, normalized_arguments, placeholder_kind,
-    positional_names, qualified_name,
-    tensor_digest, tensor_meta_of,
+    DIM_PARAMS,
+    encode_literal,
+    encode_meta,
+    get_attr_value,
+    module_state,
+    normalized_arguments,
+    placeholder_kind,
+    positional_names,
+    qualified_name,
+    tensor_digest,
+    tensor_meta_of,
 )
 from passnet_common.canonical.order import input_rows, input_rows_py, label_ids, merkle, order_of_labels
-from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _Slot as _SlotType, _SlotRef, stored_entry
+from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef, stored_entry
+from passnet_common.canonical.stored import _Slot as _SlotType
 
 CANONICAL_VERSION = 3
 
@@ -426,9 +445,10 @@ def _load_compiled():
     entries as :func:`labels_py` on :func:`_sample_graph` (with and without the stored
     entries, with and without placeholder positions), else None."""
     try:
+        from torch.fx.immutable_collections import immutable_dict, immutable_list
+
         from passnet_common.canonical import _cform
         from passnet_common.canonical import fastpath as F
-        from torch.fx.immutable_collections import immutable_dict, immutable_list
     except ImportError:
         return None
     try:

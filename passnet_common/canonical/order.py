@@ -16,7 +16,8 @@ def _load_compiled():
     absent or the function's result differs from the Python loop's on a sample graph (e.g.
     another interpreter's ``hash``)."""
     try:
-        from passnet_common.canonical._cmerkle import canonical_order as order_fn, merkle as fn
+        from passnet_common.canonical._cmerkle import canonical_order as order_fn
+        from passnet_common.canonical._cmerkle import merkle as fn
     except ImportError:
         return None, None
     ids = [0, 1, 2**64 - 1, 2**63, 2**61 - 1, 2**61, 12345678901234567890, 7, 2**62 + 3]

@@ -1,7 +1,16 @@
 """Collect real HF config.json files from fetched mirrors into the corpus (run by hand)."""
-import ast, glob, gzip, json, os, subprocess, sys, hashlib
+import ast
+import glob
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
 out = {}
 import re
+
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 def scrub(v):
     if isinstance(v, dict): return {k: scrub(x) for k, x in v.items()}
@@ -56,4 +65,5 @@ with open(os.path.join(sys.argv[1], "MANIFEST.md"), "w") as fh:
     for i, r in enumerate(rows):
         fh.write(f"| {i} | {r['config'].get('model_type')} | {r['source_repo']} | {r['source_commit'][:12]} | {r['source_path']} |\n")
 import collections
+
 print(len(rows), collections.Counter(r["config"].get("model_type") for r in rows).most_common(15))
