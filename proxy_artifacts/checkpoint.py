@@ -31,6 +31,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from passnet_common.io import atomic_write_json, atomic_write_text, sha256_file
 
 from .adapters import adapter_for, expert_count
+from .card import base_license_from_hub
+from .card import card_text as _card_text
 
 LINEAGE_VERSION = 2
 
@@ -111,72 +113,9 @@ def weights_sha256(folder: str | Path) -> str:
     return h.hexdigest()
 
 
-def card_text(lineage: dict, metrics: dict | None) -> str:
-    """Model card (YAML metadata + markdown) of a proxy via ``huggingface_hub.ModelCard``."""
-    from huggingface_hub import ModelCard, ModelCardData
-
-    base = lineage["base_model_id"]
-    data = ModelCardData(library_name="transformers", tags=["moe", "expert-pruning", "proxy-model", "passnet"],
-                         base_model=base[3:].split("@")[0] if base.startswith("hf:") else None)
-    req, eff = lineage["keep_ratio_requested"], lineage["keep_ratio_effective"]
-    mtp = int(lineage.get("mtp_layers_base", 0) or 0)
-    merge = lineage.get("merge", "none") or "none"
-    merge_line = {"output": "- merge: output space (the kept experts' down projections are refitted by ridge regression so "
-                            "each pruned block reproduces the base block's routed output on calibration tokens; "
-                            "MergeMoE-style, `prune.output_merge`): weights differ from the base's kept experts\n",
-                  "frequency": "- merge: parameter space (each kept expert is the frequency-weighted average of its "
-                               "cluster's members, HC-SMoE)\n"}.get(merge, "- merge: none (kept experts are the base's "
-                                                                       "weights unchanged)\n")
-    mtp_line = (f"- MTP layers: the base declares {mtp} (`num_nextn_predict_layers`); transformers builds no MTP "
-                "module, so the proxy has none and its config sets the key to 0\n") if mtp else ""
-    cal = lineage.get("calibration") or {}
-    cal_line = (f"- calibration data: `{cal.get('dataset')}` (categories {cal.get('categories')}; "
-                f"{cal.get('stats_windows_per_category')} windows of {cal.get('stats_seq_len')} tokens per category for "
-                f"the expert statistics, {cal.get('merge_windows_per_category')} training-split windows per category for "
-                f"the output merge; evaluation windows are held out"
-                + (f"; builtin corpus file sha256 `{cal['corpus_sha256']}`" if cal.get("corpus_sha256") else "") + ")\n"
-                ) if cal else "- calibration data: not recorded in lineage.json\n"
-    acc = ""
-    if metrics and "task_acc_base" in metrics:
-        acc = (f"- task accuracy (held-out exact match of the verifiable task): base "
-               f"{metrics['task_acc_base']}, proxy {metrics.get('task_acc_proxy')} (before any RL)\n")
-    licence = ("- licence: the proxy is a derivative of the base's weights and inherits the base's licence"
-               + (" (the builtin base is trained on CPython standard-library text, PSF-2.0)" if base.startswith("local:")
-                  else "") + "\n")
-    use = ("- intended use: a small stand-in to reproduce RL post-training failures (instability, precision and "
-           "routing faults) of the base on fewer accelerators; not for deployment, not for quality claims about "
-           "the base; fidelity figures are in the PassNet fidelity report\n")
-    rows = ""
-    if metrics:
-        for k in ("params_base", "params_proxy", "heldout_loss_base", "heldout_loss_proxy", "next_token_acc_base",
-                  "next_token_acc_proxy", "kl_base_to_proxy", "routing_entropy_base", "routing_entropy_proxy",
-                  "task_acc_base", "task_acc_proxy"):
-            if k in metrics:
-                rows += f"| {k} | {metrics[k]} |\n"
-    body = f"""---
-{data.to_yaml()}
----
-
-# MoE proxy of `{base}`
-
-Structure-preserving expert pruning (PassNet data, `proxy_artifacts`): backbone, attention,
-norms, shared experts and the router mechanism are the base model's; {lineage['experts_kept']} of
-{lineage['experts_base']} routed experts are kept per MoE layer (keep ratio requested {req},
-effective {eff}), chosen by `{lineage['method']}` on expert-activation statistics. Load with plain
-`AutoModelForCausalLM.from_pretrained` (no remote code).
-
-- base: `{base}` (revision `{lineage['base_revision']}`)
-- statistics artifact sha256: `{lineage['stats_sha256']}`
-- selection params: `{json.dumps(lineage['params'], sort_keys=True)}`
-- kept experts per layer: `kept_experts.json`; provenance: `lineage.json` (sha256 of every file)
-- keep ratio: requested {req}, effective {eff} ({lineage['experts_kept']}/{lineage['experts_base']}; floors for
-  top-k and group-limited routing can raise it)
-{merge_line}{mtp_line}{cal_line}{acc}{licence}{use}
-| metric | value |
-|---|---|
-{rows}
-"""
-    return str(ModelCard(body))
+def card_text(lineage: dict, metrics: dict | None, **kw) -> str:
+    """The proxy's model card: :func:`card.card_text` (kept here for callers of this module)."""
+    return _card_text(lineage, metrics, **kw)
 
 
 def write_proxy(model, tokenizer, out_dir: str | Path, kept: dict, lineage: dict, metrics: dict | None = None) -> Path:
@@ -202,6 +141,9 @@ def write_proxy(model, tokenizer, out_dir: str | Path, kept: dict, lineage: dict
         atomic_write_json(staging / "kept_experts.json", kept, indent=1)
         lineage = dict(lineage, lineage_version=LINEAGE_VERSION, proxy_weights_sha256=weights_sha256(staging),
                        kept_experts_sha256=sha256_file(staging / "kept_experts.json"))
+        if "base_license" not in lineage:
+            lineage["base_license"] = base_license_from_hub(str(lineage.get("base_model_id", "")))
+        lineage["card_metrics"] = metrics  # what the card shows, so a later card (refresh_card) shows it too
         atomic_write_text(staging / "README.md", card_text(lineage, metrics))
         lineage["files"] = folder_file_hashes(staging)
         atomic_write_json(staging / "lineage.json", lineage, indent=1)
@@ -212,6 +154,26 @@ def write_proxy(model, tokenizer, out_dir: str | Path, kept: dict, lineage: dict
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    return out_dir
+
+
+def refresh_card(folder: str | Path, out_dir: str | Path, **card_kw) -> Path:
+    """Copy the proxy ``folder`` to ``out_dir`` with its card rewritten by :func:`card.card_text`
+    (``card_kw``: ``fidelity``, ``proxy_name``, ``base_metrics``, ``base_model``) and ``lineage.json``'s
+    ``files`` updated for the new card; weights and every other file are copied unchanged. Returns
+    ``out_dir``.
+
+    Raises:
+        FileNotFoundError / ValueError: ``folder`` fails :func:`verify_lineage`.
+    """
+    lin = verify_lineage(folder)
+    out_dir = Path(out_dir)
+    shutil.copytree(folder, out_dir, ignore=shutil.ignore_patterns(".*"), dirs_exist_ok=True)
+    lin = {k: v for k, v in lin.items() if k != "files"}
+    atomic_write_text(out_dir / "README.md", card_text(lin, lin.get("card_metrics"), **card_kw))
+    lin["files"] = folder_file_hashes(out_dir)
+    atomic_write_json(out_dir / "lineage.json", lin, indent=1)
+    verify_lineage(out_dir)
     return out_dir
 
 

@@ -1,7 +1,9 @@
 """Publish proxies to and pull them from the Hugging Face Hub (``huggingface_hub`` only).
 
-``publish`` checks the folder's lineage, (re)writes the card with ``ModelCard`` metadata,
-then ``create_repo(exist_ok=True)`` + ``upload_folder``; ``pull`` resolves
+``publish`` checks the folder's lineage; given the fidelity record (and the base's metrics, its Hub
+id) it uploads a copy whose card carries them (:func:`checkpoint.refresh_card`: accuracy before /
+after RL, fault rates with the base's and the controls' columns, task and chance level, licence and
+``base_model`` metadata); then ``create_repo(exist_ok=True)`` + ``upload_folder``; ``pull`` resolves
 ``repo_id@revision`` with ``snapshot_download`` into the Hub cache and verifies
 ``lineage.json`` against the downloaded files. Both take ``endpoint`` (default: the
 ``HF_ENDPOINT`` environment variable / the real Hub) and ``token``; nothing here is specific
@@ -45,20 +47,41 @@ def _hub_error(action: str, target: str, exc: Exception) -> ValueError:
 
 
 def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, token: str | None = None,
-            private: bool = False, commit_message: str | None = None) -> str:
+            private: bool = False, commit_message: str | None = None, fidelity: str | Path | None = None,
+            proxy_name: str | None = None, base_metrics: str | Path | None = None,
+            base_model: str | None = None) -> str:
     """Upload a proxy folder to ``repo_id``; returns the commit sha (pin it in ``pull``).
+
+    Args:
+        fidelity / proxy_name: ``metrics/fidelity.json`` and the proxy's name in it (``r0.5``): the
+            uploaded card shows its RL and fault figures. base_metrics: ``metrics/proxy_base.json``
+            (task, word lengths, base accuracy). base_model: the base's Hub id for the card metadata
+            when the lineage names a local base. With none of these the folder is uploaded as it is.
 
     Raises:
         FileNotFoundError / ValueError: the folder fails :func:`checkpoint.verify_lineage`.
         huggingface_hub.errors.HfHubHTTPError: the Hub refused (auth, name, ...).
     """
     from huggingface_hub import HfApi
-
     from huggingface_hub.errors import HfHubHTTPError
+
+    import json
+    import tempfile
+
+    from .checkpoint import refresh_card
 
     folder = Path(folder)
     lin = verify_lineage(folder)
     parse_spec(repo_id)
+    if fidelity is not None and not proxy_name:
+        raise ValueError("publish with a fidelity record needs the proxy's name in it (e.g. r0.5)")
+    tmp = None
+    if fidelity is not None or base_metrics is not None or base_model is not None:
+        tmp = tempfile.TemporaryDirectory(prefix="proxy_publish_")
+        folder = refresh_card(folder, Path(tmp.name) / "proxy",
+                              fidelity=json.loads(Path(fidelity).read_text()) if fidelity else None,
+                              proxy_name=proxy_name, base_model=base_model,
+                              base_metrics=json.loads(Path(base_metrics).read_text()) if base_metrics else None)
     api = HfApi(endpoint=endpoint, token=token)
     try:
         api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
@@ -69,6 +92,9 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
         )
     except (HfHubHTTPError, OSError) as exc:
         raise _hub_error("publish to", repo_id, exc) from exc
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
     return info.oid
 
 

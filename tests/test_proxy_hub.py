@@ -87,3 +87,91 @@ def test_parse_spec_rejects_bad_specs(spec):
 def test_parse_spec():
     assert parse_spec("o/n@abc") == ("o/n", "abc")
     assert parse_spec("o/n") == ("o/n", None)
+
+
+# ----------------------------------------------------------------- the card a puller reads
+
+FIDELITY = {
+    "faults": ["lr_spike", "no_load_balancing"], "fault_kinds": {"lr_spike": ["kl_blowup"],
+                                                                 "no_load_balancing": ["expert_collapse"]},
+    "base": {"task_acc_before_rl": 0.5, "task_acc_after_rl": [0.55, 0.65]},
+    "proxies": {"r0.5": {"task_acc_before_rl": 0.25, "task_acc_after_rl": [0.3, 0.3]}},
+    "rates": {"models": {"base": {"lr_spike": {"detection": {"k": 3, "n": 3, "rate": 1.0, "ci95": [0.44, 1.0]}}},
+                         "r0.5": {"lr_spike": {"detection": {"k": 3, "n": 3, "rate": 1.0},
+                                               "reproduction": {"k": 2, "n": 3, "rate": 0.667}}},
+                         "control_random_experts": {"lr_spike": {"reproduction": {"k": 1, "n": 3, "rate": 0.333}}}},
+              "base_self": {"lr_spike": {"k": 3, "n": 3, "rate": 1.0}}, "no_signature": ["no_load_balancing"]},
+}
+
+
+def _meta(card: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(card.split("---")[1])
+
+
+def test_card_metadata_licence_and_base_model():
+    from proxy_artifacts.card import card_text
+
+    lin = {"base_model_id": "hf:Qwen/Qwen3-30B-A3B@" + "a" * 40, "base_revision": "a" * 40, "family": "qwen3_moe",
+           "stats_sha256": "0" * 64, "method": "reap", "keep_ratio_requested": 0.5, "keep_ratio_effective": 0.5,
+           "experts_base": 128, "experts_kept": 64, "params": {}, "base_license": "apache-2.0"}
+    m = _meta(card_text(lin, None))
+    assert (m["license"], m["base_model"]) == ("apache-2.0", "Qwen/Qwen3-30B-A3B")
+    m = _meta(card_text(dict(lin, base_license="qwen-research"), None))
+    assert (m["license"], m["license_name"]) == ("other", "qwen-research")
+    local = dict(lin, base_model_id="local:abc", base_license=None, calibration={"corpus_sha256": "c" * 64})
+    m = _meta(card_text(local, None))
+    assert (m["license"], m["license_name"]) == ("other", "psf-2.0") and "base_model" not in m
+    assert _meta(card_text(local, None, base_model="me/base"))["base_model"] == "me/base"
+
+
+@pytest.mark.parametrize("family,shared", [("qwen3_moe", False), ("qwen2_moe", True), ("deepseek_v3", True),
+                                           ("olmoe", False)])
+def test_card_says_shared_experts_only_of_families_that_have_them(family, shared):
+    from proxy_artifacts.card import card_text
+
+    lin = {"base_model_id": "local:x", "base_revision": "r", "family": family, "stats_sha256": "0", "method": "reap",
+           "keep_ratio_requested": 0.5, "keep_ratio_effective": 0.5, "experts_base": 8, "experts_kept": 4, "params": {}}
+    card = card_text(lin, None)
+    assert ("the shared experts (never pruned)" in card) == shared
+    assert (f"{family} has no shared experts" in card) == (not shared)
+
+
+def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_card(proxy_dir, tmp_path):
+    folder, proxy = proxy_dir
+    fid = tmp_path / "fidelity.json"
+    fid.write_text(json.dumps(FIDELITY))
+    bm = tmp_path / "proxy_base.json"
+    bm.write_text(json.dumps({"task": "reverse", "task_lengths": {"heldout": [2, 3]}, "task_acc_heldout": 0.8}))
+    before = (folder / "README.md").read_text()
+    assert "Fidelity under RL: not in this card" in before
+    with HubStandIn() as hub:
+        sha = publish(folder, "passnet/carded", endpoint=hub.endpoint, token=TOKEN, fidelity=fid, proxy_name="r0.5",
+                      base_metrics=bm, base_model="passnet/tiny-base")
+        got = pull(f"passnet/carded@{sha}", endpoint=hub.endpoint, token=TOKEN, cache_dir=tmp_path / "cache")
+    card = (got / "README.md").read_text()
+    assert _meta(card)["base_model"] == "passnet/tiny-base"
+    assert "| base | task_acc_rl | 0.5 | 0.6 (mean of 2 seeds, 0.55-0.65) |" in card
+    assert "| r0.5 | task_acc_rl | 0.25 | 0.3 (mean of 2 seeds, 0.3-0.3) |" in card
+    assert "control_random_experts reproduction (control)" in card
+    assert "| lr_spike (kl_blowup) | 3/3 [0.44, 1.00] | 3/3 | 3/3 | 2/3 | 1/3 |" in card
+    assert "no_load_balancing (expert_collapse) - no signature on the base" in card
+    chance = (26 ** -2 + 26 ** -3) / 2
+    assert f"chance level {chance:.2g}" in card and "base held-out exact match 0.8" in card
+    assert (folder / "README.md").read_text() == before  # the local folder is not changed
+    for f in ("model.safetensors", "config.json", "kept_experts.json"):
+        assert (got / f).read_bytes() == (folder / f).read_bytes(), f
+
+
+def test_committed_fidelity_record_renders_for_every_proxy():
+    from pathlib import Path
+
+    from proxy_artifacts.card import fidelity_section
+
+    p = Path(__file__).resolve().parents[1] / "metrics" / "fidelity.json"
+    fid = json.loads(p.read_text())
+    for name in fid.get("proxies") or {}:
+        text = fidelity_section(fid, name)
+        for f in fid.get("faults") or []:
+            assert f"| {f} (" in text, (name, f)

@@ -120,7 +120,7 @@ def test_card_states_calibration_accuracy_licence_and_use():
     assert "calibration data: `builtin` (categories ['text', 'code']; 96 windows of 128 tokens" in card
     assert "32 training-split windows" in card and "ab" * 32 in card
     assert "base 0.77, proxy 0.71" in card
-    assert "licence: the proxy is a derivative" in card and "PSF-2.0" in card  # local base: trained on the stdlib
+    assert "licence: the builtin base is trained here on CPython standard-library text" in card and "PSF-2.0" in card
     assert "intended use:" in card
     assert "calibration data: not recorded" in card_text(_lineage(4, 8, 0.5), None)
 

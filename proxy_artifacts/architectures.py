@@ -1,0 +1,312 @@
+"""The six MoE families end to end, as a user with a real checkpoint runs them.
+
+For each family of the adapter table (:mod:`adapters`) a tiny random-initialised checkpoint of the
+family's real transformers class (:data:`TINY_CONFIGS`: 2-3 layers, hidden 32, the family's router
+and expert layout: Qwen2-MoE's shared expert with its gate, DeepSeek-V3's multi-head latent
+attention, shared experts and group-limited sigmoid routing with ``e_score_correction_bias``,
+gpt-oss's biased router and interleaved gate/up with biases) goes through:
+
+1. ``init``: ``AutoModelForCausalLM.from_config`` + seeded re-draw of every weight (no router ties),
+   saved with the byte tokenizer of :mod:`corpus` (``save_pretrained``);
+2. ``stats``: :func:`pipeline.run_stats` (streamed expert statistics on the built-in calibration
+   categories);
+3. ``prune``: :func:`pipeline.run_prune` at keep ``KEEP`` with the ``proxy.prune`` settings
+   (selection method and output merge of ``params.yaml``);
+4. ``publish``: :func:`hub.publish` to a Hub (the tests and the committed table: the offline stand-in
+   :class:`passnet_common.hub_standin.HubStandIn`);
+5. ``pull``: :func:`hub.pull` pinned to the published commit, lineage checked against the base id;
+6. ``from_pretrained``: plain ``AutoModelForCausalLM.from_pretrained`` of the pulled folder: no
+   missing / unexpected / mismatched keys, the kept expert count in the config and in every MoE block,
+   logits equal (``torch.testing.assert_close``) to the pruned model written before publishing;
+7. ``grpo``: one GRPO step (:func:`rl.run_grpo`, TRL ``GRPOTrainer``, healthy) of the pulled folder:
+   one optimizer step logged with a finite loss and gradient norm, every MoE layer's expert load over
+   exactly the kept experts, finite weights after the step.
+
+Each step's outcome is recorded (``ok``, what was checked, the error if any); a failed step stops
+that family. :func:`run_all` writes ``metrics/proxy_architectures.json``; :func:`markdown` renders
+its table (``docs/proxies.md``). Command::
+
+    python -m proxy_artifacts.architectures --out metrics/proxy_architectures.json --docs docs/proxies.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import torch
+
+FAMILY_ORDER = ("qwen3_moe", "qwen2_moe", "olmoe", "mixtral", "deepseek_v3", "gpt_oss")
+FAMILY_NAMES = {"qwen3_moe": "Qwen3-MoE", "qwen2_moe": "Qwen2-MoE", "olmoe": "OLMoE", "mixtral": "Mixtral",
+                "deepseek_v3": "DeepSeek-V3", "gpt_oss": "gpt-oss"}
+STEPS = ("init", "stats", "prune", "publish", "pull", "from_pretrained", "grpo")
+KEEP = 0.5
+
+_COMMON = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=48,
+               max_position_embeddings=256, pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
+
+TINY_CONFIGS: dict[str, dict] = {
+    "qwen3_moe": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24, head_dim=8, norm_topk_prob=True),
+    "qwen2_moe": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24, shared_expert_intermediate_size=40,
+                      norm_topk_prob=False),
+    "olmoe": dict(num_experts=8, num_experts_per_tok=2),
+    "mixtral": dict(num_local_experts=8, num_experts_per_tok=2),
+    "deepseek_v3": dict(num_hidden_layers=3, n_routed_experts=16, num_key_value_heads=4, num_experts_per_tok=2,
+                        moe_intermediate_size=24, n_group=4, topk_group=2, first_k_dense_replace=1, kv_lora_rank=16,
+                        q_lora_rank=16, qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=8, n_shared_experts=1,
+                        routed_scaling_factor=2.5),
+    "gpt_oss": dict(num_local_experts=8, num_experts_per_tok=2, head_dim=8, sliding_window=16),
+}
+"""Config keys per family on top of ``_COMMON`` (vocabulary: the byte tokenizer's 259 ids)."""
+
+TINY_PARAMS = {
+    "stats": {"dataset": "builtin", "categories": ["text", "code", "reverse"], "num_samples": 4, "seq_len": 32,
+              "batch_size": 4, "char_tokens_per_batch": 8, "seed": 0, "threads": 1},
+    "calibration": {"windows_per_category": 4, "seq_len": 32},
+    "grpo": {"steps": 1, "prompts_per_step": 2, "num_generations": 2, "max_completion_length": 4, "eval_problems": 2,
+             "seed": 0, "threads": 1},
+}
+"""Sizes that make one family's run take seconds; every other setting is ``params.yaml``'s ``proxy`` block."""
+
+
+def tiny_params(proxy_params: dict) -> dict:
+    """The ``proxy`` params block with the sizes of :data:`TINY_PARAMS` (a deep copy)."""
+    p = copy.deepcopy(proxy_params)
+    p["model"] = dict(p.get("model") or {}, revision=None)
+    p["stats"] = dict(p["stats"], **TINY_PARAMS["stats"])
+    p["prune"] = dict(p["prune"], calibration=dict(p["prune"].get("calibration") or {}, **TINY_PARAMS["calibration"]))
+    p["grpo"] = dict(p["grpo"], **TINY_PARAMS["grpo"])
+    return p
+
+
+def save_tiny_base(family: str, folder: str | Path, seed: int = 0) -> dict:
+    """Build the tiny random-init ``family`` checkpoint and save it with the byte tokenizer.
+
+    Returns {"model_type", "class", "params", "experts", "top_k", "moe_layers", "shared_experts",
+    "router"} of the saved model. Raises ValueError: unknown family.
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from . import corpus
+    from .adapters import adapter_for, expert_count, moe_blocks
+
+    if family not in TINY_CONFIGS:
+        raise ValueError(f"unknown family {family!r}; known: {sorted(TINY_CONFIGS)}")
+    tok = corpus.build_tokenizer()
+    cfg = AutoConfig.for_model(family, vocab_size=len(tok), **{**_COMMON, **TINY_CONFIGS[family]})
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(cfg)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g) if "norm" in name else
+                    0.3 * torch.randn(p.shape, generator=g))
+        for name, b in model.named_buffers():
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(0.05 * torch.randn(b.shape, generator=g))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    a = adapter_for(cfg)
+    blocks = moe_blocks(model, a)
+    return {"model_type": cfg.model_type, "class": type(model).__name__, "params": int(model.num_parameters()),
+            "experts": expert_count(cfg, a), "top_k": int(cfg.num_experts_per_tok), "moe_layers": len(blocks),
+            "shared_experts": any(getattr(blocks[0].block, s, None) is not None for s in a.shared_attrs),
+            "router": f"{a.score_fn}" + (f", group-limited (n_group {cfg.n_group}, topk_group {cfg.topk_group}), "
+                                         "e_score_correction_bias" if a.group_keys else "")
+            + (", router bias" if "bias" in a.router_params else "")}
+
+
+def _check_loaded(pulled: Path, local: Path, kept_count: int) -> dict:
+    """Step ``from_pretrained``: plain load of the pulled folder, keys, expert counts, logits."""
+    from transformers import AutoModelForCausalLM
+
+    from .adapters import adapter_for, expert_count, moe_blocks
+
+    model, info = AutoModelForCausalLM.from_pretrained(pulled, output_loading_info=True)
+    bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
+    if bad:
+        raise AssertionError(f"load of {pulled} reports {bad}")
+    a = adapter_for(model.config)
+    counts = sorted({int(getattr(b.experts, a.expert_params[0]).shape[0]) for b in moe_blocks(model, a)})
+    if expert_count(model.config, a) != kept_count or counts != [kept_count]:
+        raise AssertionError(f"expert count {expert_count(model.config, a)} / block tensors {counts} != {kept_count}")
+    ref = AutoModelForCausalLM.from_pretrained(local).eval()
+    ids = torch.randint(3, model.config.vocab_size, (2, 12), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        got, want = model.eval()(input_ids=ids).logits, ref(input_ids=ids).logits
+    torch.testing.assert_close(got, want)
+    return {"class": type(model).__name__, "experts": kept_count, "logits_finite": bool(torch.isfinite(got).all())}
+
+
+def _check_grpo(pulled: Path, gp: dict, kept_count: int) -> dict:
+    """Step ``grpo``: one healthy GRPO step of the pulled folder (:func:`rl.run_grpo`)."""
+    import math
+
+    from .rl import run_grpo
+
+    r = run_grpo(pulled, "none", gp)
+    rows = r["steps"]
+    if len(rows) != int(gp["steps"]):
+        raise AssertionError(f"{len(rows)} step rows, expected {gp['steps']}")
+    row = rows[0]
+    loss, gn = row.get("loss"), row.get("grad_norm_total")
+    if loss is None or not math.isfinite(loss) or gn is None or not math.isfinite(gn):
+        raise AssertionError(f"non-finite loss {loss} or gradient norm {gn}")
+    loads = row["expert_load"]
+    if not loads or any(len(x["load"]) != kept_count for x in loads):
+        raise AssertionError(f"expert load rows {[len(x['load']) for x in loads]} != {kept_count} experts")
+    if not r["weights_finite_after"]:
+        raise AssertionError("weights not finite after the step")
+    return {"loss": round(float(loss), 6), "grad_norm_total": round(float(gn), 6),
+            "update_norm": round(float(row.get("update_norm", 0.0)), 6), "reward": row.get("reward"),
+            "moe_layers_logged": len(loads)}
+
+
+def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str, token: str) -> dict:
+    """Run the seven steps (module docstring) for ``family`` under ``work``; stops at the first failure.
+
+    Returns {"family", "name", "steps": {step: {"ok", ...details or "error"}}, "passed" (all seven ok),
+    "base" (:func:`save_tiny_base`), "merge", "method", "keep_ratio_effective"}.
+    """
+    from .hub import publish, pull
+    from .pipeline import run_prune, run_stats
+
+    work = Path(work)
+    p = tiny_params(proxy_params)
+    out = {"family": family, "name": FAMILY_NAMES.get(family, family), "steps": {}}
+    state: dict = {}
+
+    def init():
+        out["base"] = save_tiny_base(family, work / "base")
+        return {"class": out["base"]["class"], "experts": out["base"]["experts"]}
+
+    def stats():
+        meta = run_stats(p, str(work / "base"), work / "stats")
+        state["model_id"] = meta["model_id"]
+        return {"categories": meta["categories"], "blocks": len(meta["blocks"])}
+
+    def prune():
+        run_prune(p, str(work / "base"), work / "stats", KEEP, work / "proxy")
+        lin = json.loads((work / "proxy" / "model" / "lineage.json").read_text())
+        state["kept"] = int(lin["experts_kept"])
+        out.update(method=lin["method"], merge=lin["merge"], keep_ratio_effective=lin["keep_ratio_effective"])
+        return {"experts_kept": lin["experts_kept"], "experts_base": lin["experts_base"], "merge": lin["merge"]}
+
+    def publish_():
+        state["sha"] = publish(work / "proxy" / "model", f"passnet/tiny-{family.replace('_', '-')}-proxy",
+                               endpoint=endpoint, token=token)
+        return {"commit": state["sha"]}
+
+    def pull_():
+        state["pulled"] = pull(f"passnet/tiny-{family.replace('_', '-')}-proxy@{state['sha']}", endpoint=endpoint,
+                               token=token, cache_dir=work / "hub_cache", expect_base=state["model_id"])
+        return {"lineage_verified": True}
+
+    def load():
+        return _check_loaded(state["pulled"], work / "proxy" / "model", state["kept"])
+
+    def grpo():
+        return _check_grpo(state["pulled"], p["grpo"], state["kept"])
+
+    for step, fn in zip(STEPS, (init, stats, prune, publish_, pull_, load, grpo)):
+        try:
+            out["steps"][step] = {"ok": True, **fn()}
+        except Exception as exc:  # noqa: BLE001 - recorded per step; the table says which step failed and why
+            out["steps"][step] = {"ok": False, "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:400],
+                                  "where": traceback.format_exc().strip().splitlines()[-3][:300]}
+            break
+    out["passed"] = all(out["steps"].get(s, {}).get("ok") for s in STEPS)
+    return out
+
+
+def run_all(proxy_params: dict, families=FAMILY_ORDER, work: str | Path | None = None) -> dict:
+    """Every family through :func:`run_family` against one offline Hub stand-in; the metrics dict."""
+    import os
+
+    import huggingface_hub.constants as hc
+
+    from passnet_common.hub_standin import HubStandIn
+
+    from .timing import machine
+
+    token = "hf_standin_token"
+    offline = hc.HF_HUB_OFFLINE
+    hc.HF_HUB_OFFLINE = False  # the stand-in is on 127.0.0.1; every call names its endpoint
+    try:
+        with tempfile.TemporaryDirectory(prefix="proxy_arch_") as tmp, HubStandIn() as hub:
+            root = Path(work or tmp)
+            fams = {f: run_family(f, proxy_params, root / f, hub.endpoint, token) for f in families}
+    finally:
+        hc.HF_HUB_OFFLINE = offline
+    return {"keep_ratio": KEEP, "steps": list(STEPS), "families": fams,
+            "all_passed": all(f["passed"] for f in fams.values()),
+            "hub": "passnet_common.hub_standin.HubStandIn (offline, 127.0.0.1)",
+            "sizes": TINY_PARAMS, "machine": machine(), "load_average": [round(x, 2) for x in os.getloadavg()],
+            "command": "python -m proxy_artifacts.architectures " + " ".join(sys.argv[1:])}
+
+
+def markdown(m: dict) -> str:
+    """The family x step table of a :func:`run_all` result (one row per family)."""
+    L = ["| family | class | experts (base -> proxy), top-k | shared experts | router | merge | "
+         + " | ".join(STEPS) + " | GRPO step: loss / grad norm |",
+         "|---" * (6 + len(STEPS) + 1) + "|"]
+    for f in m["families"].values():
+        b = f.get("base") or {}
+        st = f["steps"]
+        cells = ["ok" if st.get(s, {}).get("ok") else ("FAILED" if s in st else "-") for s in STEPS]
+        g = st.get("grpo", {})
+        L.append(f"| {f['name']} | `{b.get('class')}` | {b.get('experts')} -> {st.get('prune', {}).get('experts_kept')}, "
+                 f"{b.get('top_k')} | {'yes' if b.get('shared_experts') else 'no'} | {b.get('router')} | "
+                 f"{f.get('merge')} | " + " | ".join(cells)
+                 + (f" | {g.get('loss')} / {g.get('grad_norm_total')} |" if g.get("ok") else " | - |"))
+    return "\n".join(L) + f"\n\n(from `metrics/proxy_architectures.json`, written by `{m['command'].strip()}`)\n"
+
+
+BEGIN, END = "<!-- proxy_architectures -->", "<!-- /proxy_architectures -->"
+
+
+def render_docs(doc: str | Path, m: dict) -> bool:
+    """Replace the lines between :data:`BEGIN` and :data:`END` of ``doc`` with :func:`markdown`;
+    True when the file changed. Raises ValueError: the markers are absent."""
+    doc = Path(doc)
+    text = doc.read_text()
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"{doc} has no {BEGIN} ... {END} block")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{BEGIN}\n{markdown(m)}{END}{tail}"
+    if new != text:
+        doc.write_text(new)
+    return new != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    from passnet_common.io import atomic_write_json
+    from passnet_common.params import load_params
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--out", default="metrics/proxy_architectures.json")
+    ap.add_argument("--docs", help="markdown file with the table block to re-render (docs/proxies.md)")
+    ap.add_argument("--families", nargs="*", default=list(FAMILY_ORDER))
+    ap.add_argument("--render-only", action="store_true", help="render --docs from --out; run nothing")
+    a = ap.parse_args(argv)
+    if a.render_only:
+        m = json.loads(Path(a.out).read_text())
+    else:
+        torch.set_num_threads(1)
+        m = run_all(load_params(a.params, "proxy"), a.families)
+        atomic_write_json(a.out, m, indent=1)
+    if a.docs:
+        render_docs(a.docs, m)
+    print(markdown(m))
+    return 0 if m["all_passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,250 @@
+"""The model card of a proxy (``README.md``: YAML metadata + markdown), from what is recorded.
+
+Written twice in a proxy's life: by :func:`checkpoint.write_proxy` when the proxy is pruned (lineage
+and the prune metrics: no RL has run yet), and by :func:`hub.publish` with the fidelity figures of
+``metrics/fidelity.json`` (accuracy before / after RL, fault detection and reproduction rates beside
+the base's and the controls') when they exist. Every figure on the card is read from those records;
+a figure that is not recorded is said to be missing, never guessed. The readers of the fidelity
+record look keys up by pattern (``*before*`` / ``*after*`` pairs, ``rates.models.<name>.<fault>``,
+control models named ``control*`` / ``random*``), so a record that gains keys or models is rendered
+as it is.
+
+Metadata: ``library_name``, ``tags``, ``pipeline_tag``, ``license`` (the base's, read from its card;
+``other`` + ``license_name`` when it is not an identifier the Hub lists, or not known),
+``base_model`` (the Hub id of the base: from an ``hf:`` base id, or given at publish time for a
+local base that is also on the Hub).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping
+
+# licence identifiers of the Hub's list that bases of the supported families use; others go to license_name
+HUB_LICENSES = {"apache-2.0", "mit", "llama2", "llama3", "llama3.1", "llama3.2", "llama3.3", "gemma", "openrail",
+                "cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "bsd-3-clause", "gpl-3.0", "other"}
+
+BUILTIN_LICENSE = {"license": "other", "license_name": "psf-2.0",
+                   "license_link": "https://docs.python.org/3/license.html"}
+"""The builtin base (``local:``, trained here on CPython standard-library text and code)."""
+
+TASK_TEXT = {"reverse": "reverse a lower-case word: `Q: rev(word)=? A: drow` (greedy exact match)"}
+
+
+def license_meta(lineage: Mapping) -> dict:
+    """The ``license`` metadata of the card: the base's licence recorded in ``lineage['base_license']``
+    (an identifier of :data:`HUB_LICENSES` as is, any other as ``other`` + ``license_name``); the
+    builtin base's (:data:`BUILTIN_LICENSE`) for a ``local:`` base trained here
+    (``lineage['calibration']['corpus_sha256']`` set); else ``other`` + ``license_name: unknown``."""
+    lic = lineage.get("base_license")
+    if lic:
+        return {"license": lic} if lic in HUB_LICENSES else {"license": "other", "license_name": str(lic)}
+    if str(lineage.get("base_model_id", "")).startswith("local:") and (lineage.get("calibration") or {}).get(
+            "corpus_sha256"):
+        return dict(BUILTIN_LICENSE)
+    return {"license": "other", "license_name": "unknown"}
+
+
+def base_license_from_hub(base_id: str) -> str | None:
+    """The ``license`` of a Hub base's own card (``hf:<repo>@<revision>``: its ``README.md`` metadata
+    at that revision); None for a local base, a card without one, or no network."""
+    if not base_id.startswith("hf:"):
+        return None
+    repo, _, rev = base_id[3:].partition("@")
+    try:
+        from huggingface_hub import ModelCard
+
+        return getattr(ModelCard.load(repo, revision=rev or None).data, "license", None)
+    except Exception:  # noqa: BLE001 - offline, gated, no card: the card then says the licence is not known
+        return None
+
+
+def chance_level(task: str | None, lengths: list[int] | None) -> float | None:
+    """Exact-match chance of the reversal task: an answer drawn uniformly from the 26^n lower-case
+    strings of the right length, averaged over the word lengths ``lengths`` (None: other tasks or
+    lengths not recorded)."""
+    if task != "reverse" or not lengths:
+        return None
+    return sum(26.0 ** -n for n in lengths) / len(lengths)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+        m = sum(v) / len(v)
+        return f"{m:.4g} (mean of {len(v)} seeds, {min(v):.4g}-{max(v):.4g})"
+    return str(v)
+
+
+def before_after(d: Mapping) -> list[tuple[str, object, object]]:
+    """(name, before, after) for every key pair ``<x>before<y>`` / ``<x>after<y>`` of ``d``."""
+    out = []
+    for k in sorted(d):
+        if "before" in k and k.replace("before", "after") in d:
+            out.append((k.replace("_before", "").replace("before_", "").replace("before", ""), d[k],
+                        d[k.replace("before", "after")]))
+    return out
+
+
+def _rate(r) -> str:
+    if not isinstance(r, Mapping) or "k" not in r:
+        return "-"
+    ci = r.get("ci95")
+    return f"{r['k']}/{r['n']}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def fidelity_section(fidelity: Mapping, name: str) -> str:
+    """Markdown of the fidelity record for proxy ``name``: accuracy before / after RL of the base and
+    the proxy, and per fault the detection rate of the base, the base's self-reproduction, this proxy's
+    detection and reproduction, and every control model's reproduction (the control columns)."""
+    L = []
+    models = (fidelity.get("rates") or {}).get("models") or {}
+    prox = (fidelity.get("proxies") or {}).get(name) or {}
+    base = fidelity.get("base") or {}
+    rows = [("base", base), (name, prox)]
+    ba = [(m, before_after(d)) for m, d in rows if d]
+    if any(x for _, x in ba):
+        L += ["", "RL before / after (healthy runs; `metrics/fidelity.json`):", "",
+              "| model | figure | before RL | after RL |", "|---|---|---|---|"]
+        for m, pairs in ba:
+            L += [f"| {m} | {k} | {_fmt(b)} | {_fmt(a)} |" for k, b, a in pairs]
+    controls = sorted(m for m in models if m.startswith(("control", "random")) or "control" in m)
+    faults = sorted(fidelity.get("faults") or {f for m in models.values() for f in m})
+    if models and faults:
+        self_rates = (fidelity.get("rates") or {}).get("base_self") or {}
+        no_sig = set((fidelity.get("rates") or {}).get("no_signature") or fidelity.get("no_signature_on_base") or [])
+        kinds = fidelity.get("fault_kinds") or {}
+        head = ["fault (signature)", "base detection", "base self-reproduction", f"{name} detection",
+                f"{name} reproduction"] + [f"{c} reproduction (control)" for c in controls]
+        L += ["", "Faults (k of n seeds, 95% Wilson interval; a proxy reproduces a fault when its signature on seed "
+                  "s matches the base's; controls must not):", "",
+              "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+        for f in faults:
+            cells = [f"{f} ({', '.join(kinds.get(f, [])) or '-'})" + (" - no signature on the base" if f in no_sig
+                                                                      else ""),
+                     _rate((models.get("base") or {}).get(f, {}).get("detection")), _rate(self_rates.get(f)),
+                     _rate((models.get(name) or {}).get(f, {}).get("detection")),
+                     _rate((models.get(name) or {}).get(f, {}).get("reproduction"))]
+            cells += [_rate((models.get(c) or {}).get(f, {}).get("reproduction")) for c in controls]
+            L.append("| " + " | ".join(cells) + " |")
+        if not controls:
+            L += ["", "No control model (random-expert proxy, random weights) is in this fidelity record, so these "
+                      "rates do not show that a bad proxy would fail them."]
+        fp = fidelity.get("false_positive_rate_heldout") or {}
+        if fp:
+            L += ["", "Detector false-positive rate on held-out healthy runs, per signature kind: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(fp.items())) + "."]
+    return "\n".join(L)
+
+
+def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Mapping | None = None,
+              proxy_name: str | None = None, base_metrics: Mapping | None = None,
+              base_model: str | None = None) -> str:
+    """The card (YAML metadata + markdown) of a proxy via ``huggingface_hub.ModelCard``.
+
+    Args:
+        lineage: the proxy's ``lineage.json`` content (family, base id, method, keep ratios, calibration).
+        metrics: the prune metrics (``metrics/proxy_r<ratio>.json``-shaped; ``task_acc_base`` /
+            ``task_acc_proxy`` etc. rendered when present).
+        fidelity / proxy_name: ``metrics/fidelity.json`` and this proxy's name in it (``r0.5``).
+        base_metrics: ``metrics/proxy_base.json`` (task name, lengths, held-out accuracy of the base).
+        base_model: Hub id of the base for the metadata when the lineage's base id is local.
+    """
+    from huggingface_hub import ModelCard, ModelCardData
+
+    from .adapters import ADAPTERS
+
+    base = str(lineage["base_model_id"])
+    hub_base = base_model or (base[3:].split("@")[0] if base.startswith("hf:") else None)
+    lic = license_meta(lineage)
+    data = ModelCardData(library_name="transformers", pipeline_tag="text-generation",
+                         tags=["moe", "expert-pruning", "proxy-model", "passnet"], base_model=hub_base, **lic)
+    fam = lineage.get("family")
+    row = ADAPTERS.get(fam)
+    req, eff = lineage["keep_ratio_requested"], lineage["keep_ratio_effective"]
+    mtp = int(lineage.get("mtp_layers_base", 0) or 0)
+    merge = lineage.get("merge", "none") or "none"
+    if row is None:
+        kept_parts = "backbone, attention, norms and the router mechanism are the base model's"
+    elif row.shared_experts:
+        kept_parts = ("backbone, attention, norms, the shared experts (never pruned) and the router mechanism are "
+                      "the base model's")
+    else:
+        kept_parts = (f"backbone, attention, norms and the router mechanism are the base model's ({fam} has no "
+                      "shared experts)")
+    merge_line = {"output": "- merge: output space (the kept experts' down projections are refitted by ridge regression so "
+                            "each pruned block reproduces the base block's routed output on calibration tokens; "
+                            "MergeMoE-style, `prune.output_merge`): weights differ from the base's kept experts\n",
+                  "frequency": "- merge: parameter space (each kept expert is the frequency-weighted average of its "
+                               "cluster's members, HC-SMoE)\n"}.get(merge, "- merge: none (kept experts are the base's "
+                                                                       "weights unchanged)\n")
+    mtp_line = (f"- MTP layers: the base declares {mtp} (`num_nextn_predict_layers`); transformers builds no MTP "
+                "module, so the proxy has none and its config sets the key to 0\n") if mtp else ""
+    cal = lineage.get("calibration") or {}
+    cal_line = (f"- calibration data: `{cal.get('dataset')}` (categories {cal.get('categories')}; "
+                f"{cal.get('stats_windows_per_category')} windows of {cal.get('stats_seq_len')} tokens per category for "
+                f"the expert statistics, {cal.get('merge_windows_per_category')} training-split windows per category for "
+                f"the output merge; evaluation windows are held out"
+                + (f"; builtin corpus file sha256 `{cal['corpus_sha256']}`" if cal.get("corpus_sha256") else "") + ")\n"
+                ) if cal else "- calibration data: not recorded in lineage.json\n"
+    bm = base_metrics or {}
+    task = bm.get("task") or (metrics or {}).get("task")
+    lengths = (bm.get("task_lengths") or {}).get("heldout") if isinstance(bm.get("task_lengths"), Mapping) else None
+    ch = chance_level(task, lengths)
+    if task:
+        task_line = (f"- task: `{task}`, {TASK_TEXT.get(task, 'the verifiable task of the PassNet proxy line')}; "
+                     + (f"chance level {ch:.2g} (uniform letters of the right length, word lengths {lengths})"
+                        if ch is not None else "chance level: not recorded")
+                     + (f"; base held-out exact match {bm['task_acc_heldout']}" if "task_acc_heldout" in bm else "")
+                     + "\n")
+    else:
+        task_line = "- task: not recorded with this proxy (no base metrics given)\n"
+    acc = ""
+    if metrics and "task_acc_base" in metrics:
+        acc = (f"- task accuracy (held-out exact match of the verifiable task): base "
+               f"{metrics['task_acc_base']}, proxy {metrics.get('task_acc_proxy')} (before any RL)\n")
+    if lic.get("license_name") == "psf-2.0":
+        lic_line = ("- licence: the builtin base is trained here on CPython standard-library text and code (PSF-2.0); "
+                    "the proxy derives from its weights\n")
+    elif lic.get("license") != "other":
+        lic_line = f"- licence: `{lic['license']}`, the base's; the proxy is a derivative of the base's weights\n"
+    else:
+        lic_line = (f"- licence: the base's (`{lic.get('license_name')}`); the proxy is a derivative of the base's "
+                    "weights and inherits its terms\n")
+    use = ("- intended use: a small stand-in to reproduce RL post-training failures (instability, precision and "
+           "routing faults) of the base on fewer accelerators; not for deployment, not for quality claims about "
+           "the base\n")
+    rows = ""
+    if metrics:
+        for k in ("params_base", "params_proxy", "heldout_loss_base", "heldout_loss_proxy", "next_token_acc_base",
+                  "next_token_acc_proxy", "kl_base_to_proxy", "routing_entropy_base", "routing_entropy_proxy",
+                  "task_acc_base", "task_acc_proxy"):
+            if k in metrics:
+                rows += f"| {k} | {metrics[k]} |\n"
+    table = f"| metric | value |\n|---|---|\n{rows}" if rows else "No evaluation metrics were recorded with this proxy.\n"
+    fid = fidelity_section(fidelity, proxy_name) if fidelity and proxy_name else (
+        "\nFidelity under RL: not in this card (it is written when the proxy is pruned, before any RL; "
+        "`python -m proxy_artifacts publish --fidelity metrics/fidelity.json --name <proxy>` adds the figures).")
+    body = f"""---
+{data.to_yaml()}
+---
+
+# MoE proxy of `{base}`
+
+Structure-preserving expert pruning (PassNet data, `proxy_artifacts`): {kept_parts}; {lineage['experts_kept']} of
+{lineage['experts_base']} routed experts are kept per MoE layer (keep ratio requested {req},
+effective {eff}), chosen by `{lineage['method']}` on expert-activation statistics. Load with plain
+`AutoModelForCausalLM.from_pretrained` (no remote code).
+
+- base: `{base}` (revision `{lineage['base_revision']}`{', family `' + fam + '`' if fam else ''})
+- statistics artifact sha256: `{lineage['stats_sha256']}`
+- selection params: `{json.dumps(lineage['params'], sort_keys=True)}`
+- kept experts per layer: `kept_experts.json`; provenance: `lineage.json` (sha256 of every file)
+- keep ratio: requested {req}, effective {eff} ({lineage['experts_kept']}/{lineage['experts_base']}; floors for
+  top-k and group-limited routing can raise it)
+{merge_line}{mtp_line}{task_line}{cal_line}{acc}{lic_line}{use}
+{table}{fid}
+"""
+    return str(ModelCard(body))
+

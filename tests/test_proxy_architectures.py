@@ -1,0 +1,61 @@
+"""The six MoE families end to end (tiny random-init configs, offline Hub stand-in): statistics ->
+prune -> publish -> pull -> plain from_pretrained -> one GRPO step, one test per family."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from passnet_common.hub_standin import HubStandIn
+from passnet_common.params import load_params
+from proxy_artifacts import architectures as arch
+from proxy_artifacts.adapters import ADAPTERS
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "hf_standin_token"
+
+
+@pytest.fixture(autouse=True)
+def _allow_loopback_hub(monkeypatch):
+    """tests/conftest.py sets HF_HUB_OFFLINE=1; these tests talk to the 127.0.0.1 stand-in only."""
+    import huggingface_hub.constants as c
+
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def test_every_adapter_family_has_a_tiny_config():
+    assert set(arch.TINY_CONFIGS) == set(ADAPTERS) == set(arch.FAMILY_ORDER)
+
+
+@pytest.mark.parametrize("family", arch.FAMILY_ORDER)
+def test_family_end_to_end(family, tmp_path):
+    p = load_params(ROOT / "params.yaml", "proxy")
+    with HubStandIn() as hub:
+        r = arch.run_family(family, p, tmp_path, hub.endpoint, TOKEN)
+    failed = {s: v for s, v in r["steps"].items() if not v["ok"]}
+    assert not failed, failed
+    assert r["passed"] and list(r["steps"]) == list(arch.STEPS)
+    base, st = r["base"], r["steps"]
+    assert base["model_type"] == family
+    assert st["prune"]["experts_kept"] == base["experts"] // 2  # keep 0.5 of 8 (DeepSeek-V3: 16, 4 groups of 2)
+    assert st["from_pretrained"]["experts"] == st["prune"]["experts_kept"]
+    assert st["grpo"]["moe_layers_logged"] == base["moe_layers"]
+    # the structural facts the card and the table state
+    assert base["shared_experts"] == (family in ("qwen2_moe", "deepseek_v3"))
+    lin = json.loads((tmp_path / "proxy" / "model" / "lineage.json").read_text())
+    assert lin["family"] == family and lin["merge"] == p["prune"]["merge"]
+    card = (tmp_path / "proxy" / "model" / "README.md").read_text()
+    assert ("the shared experts (never pruned)" in card) == base["shared_experts"]
+    assert (f"{family} has no shared experts" in card) == (not base["shared_experts"])
+
+
+def test_markdown_table_marks_failed_steps():
+    m = {"command": "python -m proxy_artifacts.architectures", "families": {
+        "mixtral": {"name": "Mixtral", "base": {"class": "MixtralForCausalLM", "experts": 8, "top_k": 2,
+                                               "shared_experts": False, "router": "softmax"},
+                    "merge": "output", "steps": {"init": {"ok": True}, "stats": {"ok": False, "error": "x"}}}}}
+    row = arch.markdown(m).splitlines()[2]
+    assert "| ok | FAILED | - | - | - | - | - |" in row
