@@ -90,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("repo_id", help="owner/name on the Hub")
     p.add_argument("--endpoint", help="Hub URL (default: HF_ENDPOINT or huggingface.co)")
     p.add_argument("--private", action="store_true", help="create the repository as private")
+    p.add_argument("--fidelity", help="metrics/fidelity.json: the card shows RL and fault figures (needs --name)")
+    p.add_argument("--name", help="the proxy's name in the fidelity record (r0.5, ...)")
+    p.add_argument("--base-metrics", help="metrics/proxy_base.json: the card shows the task and its chance level")
+    p.add_argument("--base-model", help="the base's Hub id for the card metadata (a local base published there)")
 
     p = sub.add_parser("pull", help="download and verify owner/name@revision")
     p.add_argument("spec", help="owner/name@revision (a pinned commit sha)")
@@ -188,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     elif a.cmd == "publish":
         from .hub import publish
 
-        print(publish(a.folder, a.repo_id, endpoint=a.endpoint, private=a.private))
+        print(publish(a.folder, a.repo_id, endpoint=a.endpoint, private=a.private, fidelity=a.fidelity,
+                      proxy_name=a.name, base_metrics=a.base_metrics, base_model=a.base_model))
     elif a.cmd == "pull":
         from .hub import pull
 
