@@ -13,6 +13,7 @@ import argparse
 import importlib
 from pathlib import Path
 
+import passnet_common.summary  # noqa: F401  (registers the core's own `summary` block)
 from passnet_common.params import load_params
 
 

@@ -14,7 +14,7 @@ are written once, beside the code that reads them::
     cfg = DecomposeConfig.from_params(params["curate"]["decompose"], "curate.decompose")
 
 Type annotations map to specs: ``int``, ``float`` (ints accepted), ``bool``, ``str``, ``X | None``,
-``list[X]``, ``dict[str, X]``, ``Literal[...]`` (a choice), ``Any`` (passed through), and another
+``list[X]`` (items may be configs), ``dict[str, X]``, ``Literal[...]`` (a choice), ``Any`` (passed through), and another
 :class:`ParamsConfig` (a nested block, defaults filled recursively). A knob's ``rule`` replaces the
 spec its annotation gives.
 
@@ -84,6 +84,14 @@ def _config_type(hint: Any) -> type[ParamsConfig] | None:
     return None
 
 
+def _list_item_config(hint: Any) -> type[ParamsConfig] | None:
+    """The ParamsConfig class of ``list[Cfg]`` items, else None."""
+    if typing.get_origin(hint) is list:
+        args = typing.get_args(hint)
+        return _config_type(args[0]) if args else None
+    return None
+
+
 class ParamsConfig:
     """Base of a typed params block (subclasses are frozen dataclasses)."""
 
@@ -115,18 +123,28 @@ class ParamsConfig:
         kwargs = {}
         for key, raw in value.items():
             sub = _config_type(hints[key])
-            kwargs[key] = sub.from_params(raw, f"{path}.{key}") if sub is not None and raw is not None else raw
-        try:
-            return cls(**kwargs)
-        except TypeError as exc:  # a field without a default left out
-            raise ParamsError(f"{path}: {exc}") from None
+            item = _list_item_config(hints[key])
+            if sub is not None and raw is not None:
+                raw = sub.from_params(raw, f"{path}.{key}")
+            elif item is not None and raw is not None:
+                raw = [item.from_params(v, f"{path}.{key}[{i}]") for i, v in enumerate(raw)]
+            kwargs[key] = raw
+        missing = [f.name for f in dataclasses.fields(cls)
+                   if f.name not in kwargs and f.default is MISSING and f.default_factory is MISSING]
+        if missing:
+            raise ParamsError(f"{path}: missing required key(s) {missing}")
+        return cls(**kwargs)
 
     def to_params(self) -> dict[str, Any]:
         """The block as a plain mapping (nested configs as mappings): what ``params.yaml`` would hold."""
         out = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            out[f.name] = v.to_params() if isinstance(v, ParamsConfig) else v
+            if isinstance(v, ParamsConfig):
+                v = v.to_params()
+            elif isinstance(v, list):
+                v = [x.to_params() if isinstance(x, ParamsConfig) else x for x in v]
+            out[f.name] = v
         return out
 
     def replace(self: C, **changes: Any) -> C:

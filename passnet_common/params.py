@@ -340,13 +340,6 @@ def validate_params(params: dict, source: str = "params") -> None:
                 raise ParamsError(f"{source}: {exc}") from None
 
 
-# python -m passnet_common.summary: the headline figures and the PNG renders of CSV plots
-register_block("summary", Block({
-    "out": str,
-    "figures": DictOf(str),
-    "plots": ListOf(Block({"csv": str, "x": str, "y": str, "title": Optional(str)}, required=("csv", "x", "y"))),
-}, required=("figures",)))
-
 
 def load_params(path: str | Path = "params.yaml", section: str | None = None) -> dict[str, Any]:
     """Return the whole params file, or one top-level ``section`` of it, validated

@@ -23,9 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from passnet_common.config import ParamsConfig, knob, register
+from passnet_common.io import atomic_write_bytes, atomic_write_json
 from passnet_common.params import load_params
 
 
@@ -82,8 +85,6 @@ def bar_png(csv_path: str | Path, x: str, y: str, out: str | Path, title: str | 
     import matplotlib.pyplot as plt
     import polars as pl
 
-    from passnet_common.io import atomic_write_bytes
-
     df = pl.read_csv(csv_path)
     for col in (x, y):
         if col not in df.columns:
@@ -108,22 +109,42 @@ def bar_png(csv_path: str | Path, x: str, y: str, out: str | Path, title: str | 
     return out
 
 
+@dataclass(frozen=True)
+class SummaryPlot(ParamsConfig):
+    """One CSV plot rendered as a PNG beside it (``summary.plots[i]``)."""
+
+    csv: str = knob(doc="CSV file with a header row")
+    x: str = knob(doc="column of the bar labels")
+    y: str = knob(doc="column of the bar heights")
+    title: str | None = knob(None, doc="plot title")
+
+
+@dataclass(frozen=True)
+class SummaryConfig(ParamsConfig):
+    """The ``summary:`` params block."""
+
+    figures: dict[str, str] = knob(factory=dict, doc="headline name -> 'metrics file:dotted.key'")
+    out: str = knob("metrics/summary.json", doc="where the headline figures are written")
+    plots: list[SummaryPlot] = knob(factory=list, doc="CSV plots rendered as PNG")
+
+
+register("summary", SummaryConfig)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m passnet_common.summary", description=__doc__.split("\n")[0])
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args(argv)
-    cfg = load_params(args.params, "summary")
-    values, problems = summarize(cfg["figures"])
-    from passnet_common.io import atomic_write_json
-
-    out = Path(cfg.get("out", "metrics/summary.json"))
+    cfg = SummaryConfig.from_params(load_params(args.params, "summary"), "summary")
+    values, problems = summarize(cfg.figures)
+    out = Path(cfg.out)
     atomic_write_json(out, values)
-    for p in cfg.get("plots", []):
-        csv = Path(p["csv"])
+    for p in cfg.plots:
+        csv = Path(p.csv)
         if not csv.exists():
             problems.append(f"plot {csv}: does not exist")
             continue
-        bar_png(csv, p["x"], p["y"], csv.with_suffix(".png"), p.get("title"))
+        bar_png(csv, p.x, p.y, csv.with_suffix(".png"), p.title)
     for p in problems:
         print(f"summary: missing {p}", file=sys.stderr)
     print(json.dumps(values, indent=1))
