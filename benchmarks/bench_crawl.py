@@ -1,4 +1,4 @@
-"""Crawl of a synthetic 100,000-repo Hub listing from the local stand-in (tests/hub_server.py).
+"""Crawl of a synthetic 100,000-repo Hub listing from the local stand-in (passnet_common/hub_standin.py).
 
 Each phase runs in a fresh child process (peak RSS is per process; the server runs in its
 own process so it does not share the GIL with the crawler):
@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--download", type=int, default=5_000)
     ap.add_argument("--out", default="metrics/bench/bench_crawl.json")
     args = ap.parse_args()
-    server = subprocess.Popen([sys.executable, "-m", "tests.hub_server", str(args.repos)], stdout=subprocess.PIPE,
+    server = subprocess.Popen([sys.executable, "-m", "benchmarks.hub_listing", str(args.repos)], stdout=subprocess.PIPE,
                               text=True)
     try:
         endpoint = server.stdout.readline().strip()

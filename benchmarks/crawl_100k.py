@@ -1,4 +1,4 @@
-"""The 100,000-repo Hub crawl end to end against the local stand-in (tests/hub_server.py),
+"""The 100,000-repo Hub crawl end to end against the local stand-in (passnet_common/hub_standin.py),
 killed and resumed, feeding the extract stage's catalog. Writes ``metrics/bench/crawl_100k.json``.
 
 Phases (each a child process; the stand-in server runs in its own process):
@@ -160,7 +160,7 @@ def main() -> None:
                     help="only the thread-pool download speedup, 1/W/W/1 threads (writes --out)")
     args = ap.parse_args()
     if args.speedup_only:
-        server = subprocess.Popen([sys.executable, "-m", "tests.hub_server", str(args.repos)], stdout=subprocess.PIPE,
+        server = subprocess.Popen([sys.executable, "-m", "benchmarks.hub_listing", str(args.repos)], stdout=subprocess.PIPE,
                                   text=True)
         try:
             with tempfile.TemporaryDirectory() as tmp:
@@ -177,7 +177,7 @@ def main() -> None:
     root = Path(args.keep) if args.keep else Path(tmp_ctx.name)
     root.mkdir(parents=True, exist_ok=True)
     work = root / "hub"
-    server = subprocess.Popen([sys.executable, "-m", "tests.hub_server", str(args.repos)], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([sys.executable, "-m", "benchmarks.hub_listing", str(args.repos)], stdout=subprocess.PIPE, text=True)
     res: dict = {"repos": args.repos, "workers": args.workers, "seed": args.seed}
     try:
         endpoint = server.stdout.readline().strip()

@@ -1,5 +1,5 @@
 """The Hub crawl under injected faults loses nothing (extract/sources/hub_crawl.py against
-tests/hub_server.py).
+passnet_common/hub_standin.py).
 
 Three crawls of the same ``--repos``-repo listing in this run:
 
@@ -41,8 +41,8 @@ def main(argv=None) -> dict:
 
     from extract.sources import hub_crawl
     from extract.sources.hub_configs import Listing
+    from passnet_common.hub_standin import HubStandIn
     from passnet_common.io import atomic_write_json
-    from tests.hub_server import HubServer
 
     params = {"limit": a.repos, "workers": 8, "chunk": 64, "max_retries": 3, "timeout_s": 5,
               "backoff_s": 0.05, "backoff_max_s": 1.0}
@@ -51,7 +51,7 @@ def main(argv=None) -> dict:
     def key(r):
         return r["status"] + (":" + r["reason"] if r["reason"] else "")
 
-    with tempfile.TemporaryDirectory() as tmp, HubServer(listing, page_size=100) as hub:
+    with tempfile.TemporaryDirectory() as tmp, HubStandIn(listing=listing, page_size=100) as hub:
         tmp = Path(tmp)
         t0 = time.time()
         hub_crawl.crawl(params, tmp / "clean", cache_dir=tmp / "cache_clean", endpoint=hub.endpoint, token=False,

@@ -1,6 +1,6 @@
 """End to end on the real-config stand-in: crawl -> catalog (hub source, ``limit``) -> capture.
 
-Crawls an ``--repos`` listing from tests/hub_server.py, builds the catalog from the crawl's
+Crawls an ``--repos`` listing from passnet_common/hub_standin.py, builds the catalog from the crawl's
 distinct graph configs (first ``--captures`` by listing position), captures them with the
 extract stage (local executor, params.yaml ``extract`` block) and reports unique graphs per
 listed repo for the repos those captures cover. Writes ``metrics/bench/hub_e2e.json``.
@@ -33,7 +33,7 @@ def main() -> None:
     from extract.sources.hub_crawl import crawl
     from passnet_common.params import load_params
 
-    server = subprocess.Popen([sys.executable, "-m", "tests.hub_server", str(args.repos)], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([sys.executable, "-m", "benchmarks.hub_listing", str(args.repos)], stdout=subprocess.PIPE, text=True)
     try:
         endpoint = server.stdout.readline().strip()
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,4 +1,4 @@
-"""The Hub crawl (extract/sources/hub_crawl.py) against the local stand-in (tests/hub_server.py).
+"""The Hub crawl (extract/sources/hub_crawl.py) against the local stand-in (passnet_common/hub_standin.py).
 
 Ground truth: every listed repo of :class:`extract.sources.hub_configs.Listing` knows its fault kind
 and base config, so the expected status of each row is known without the crawler.
@@ -22,7 +22,7 @@ import pytest
 from extract.sources import hub_crawl
 from extract.sources.hub_configs import Listing, graph_config_hash, load_corpus
 from extract.sources.hub_crawl import classify_config, crawl, hub_catalog
-from tests.hub_server import HubServer
+from passnet_common.hub_standin import HubStandIn
 
 SHARES = {"gated": 0.05, "private": 0.03, "no_config": 0.04, "malformed": 0.03, "remote_code": 0.04,
           "unknown_model_type": 0.03}
@@ -57,7 +57,7 @@ def _table(work: Path):
 def reference(tmp_path_factory):
     """One uninterrupted crawl: (work dir, table, server request counts)."""
     work = tmp_path_factory.mktemp("ref")
-    with HubServer(_listing(), page_size=50) as hub:
+    with HubStandIn(listing=_listing(), page_size=50) as hub:
         summary = crawl(PARAMS, work / "crawl", cache_dir=work / "cache", endpoint=hub.endpoint, token=False, offline=False)
         counts = dict(hub.counts)
     return work, _table(work / "crawl"), summary, counts
@@ -101,7 +101,7 @@ def test_full_crawl_every_row_and_reason(reference):
 
 def test_token_with_access_unlocks_gated(tmp_path):
     listing = _listing()
-    with HubServer(listing, page_size=50, tokens_with_gated_access={"hf_ok"}) as hub:
+    with HubStandIn(listing=listing, page_size=50, tokens_with_gated_access={"hf_ok"}) as hub:
         crawl(PARAMS, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token="hf_ok", offline=False)
     rows = _table(tmp_path / "c").to_pylist()
     got = [r["status"] + (":" + r["reason"] if r["reason"] else "") for r in rows]
@@ -117,7 +117,7 @@ def test_interrupt_and_resume_at_random_points_gives_identical_table(reference, 
     rng = random.Random(3)
     real_process, real_item = hub_crawl._process, hub_crawl._item_row
     work = tmp_path / "c"
-    with HubServer(_listing(), page_size=50) as hub:
+    with HubStandIn(listing=_listing(), page_size=50) as hub:
         for attempt in range(8):
             calls = {"n": 0}
             stop = rng.randrange(1, 120)
@@ -153,7 +153,7 @@ def test_interrupt_and_resume_at_random_points_gives_identical_table(reference, 
 def test_429_storm_and_5xx_recover(reference, tmp_path):
     _, ref, _, _ = reference
     listing = _listing()
-    with HubServer(listing, page_size=50) as hub:
+    with HubStandIn(listing=listing, page_size=50) as hub:
         hub.faults.storm_429 = 12
         hub.faults.retry_after = 0
         ok_ids = [listing.repo(i, with_config=False)["id"] for i in range(N) if listing.repo(i, with_config=False)["fault"] is None]
@@ -167,7 +167,7 @@ def test_429_storm_and_5xx_recover(reference, tmp_path):
 def test_slow_repo_becomes_timeout_error_row(tmp_path):
     listing = _listing()
     victim = next(i for i in range(N) if listing.repo(i, with_config=False)["fault"] is None)
-    with HubServer(listing, page_size=50) as hub:
+    with HubStandIn(listing=listing, page_size=50) as hub:
         hub.faults.slow[listing.repo(victim, with_config=False)["id"]] = 3
         crawl(dict(PARAMS, timeout_s=0.5, max_retries=1), tmp_path / "c", cache_dir=tmp_path / "cache",
               endpoint=hub.endpoint, token=False, offline=False)
@@ -179,7 +179,7 @@ def test_slow_repo_becomes_timeout_error_row(tmp_path):
 
 def test_broken_listing_page_restarts_listing(reference, tmp_path):
     _, ref, _, _ = reference
-    with HubServer(_listing(), page_size=50) as hub:
+    with HubStandIn(listing=_listing(), page_size=50) as hub:
         hub.faults.bad_page_once.add(100)
         crawl(PARAMS, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False, offline=False)
     assert _table(tmp_path / "c").equals(ref)
@@ -220,7 +220,7 @@ def test_sigkill_subprocess_and_resume(reference, tmp_path):
     rng = random.Random(11)
     params = tmp_path / "params.yaml"
     params.write_text("hub:\n" + "".join(f"  {k}: {v}\n" for k, v in PARAMS.items()))
-    with HubServer(_listing(), page_size=50) as hub:
+    with HubStandIn(listing=_listing(), page_size=50) as hub:
         cmd = [sys.executable, "-m", "extract", "crawl", "--params", str(params), "--work", str(tmp_path / "c"),
                "--cache", str(tmp_path / "cache"), "--endpoint", hub.endpoint]
         env = dict(os.environ, HF_HUB_OFFLINE="0")
@@ -246,7 +246,7 @@ def test_crawl_cli_is_online_without_offline_env(tmp_path):
     params = tmp_path / "params.yaml"
     params.write_text("hub:\n  limit: 12\n  workers: 2\n  chunk: 8\n")
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_TOKEN")}
-    with HubServer(_listing(), page_size=50) as hub:
+    with HubStandIn(listing=_listing(), page_size=50) as hub:
         p = subprocess.run([sys.executable, "-m", "extract", "crawl", "--params", str(params), "--work",
                             str(tmp_path / "c"), "--cache", str(tmp_path / "cache"), "--endpoint", hub.endpoint],
                            env=env, capture_output=True, text=True)
@@ -274,7 +274,7 @@ def _listing_then(fault):
 
 def test_429_storm_is_http_429_and_retried_next_run(reference, tmp_path, monkeypatch):
     _, ref, _, _ = reference
-    with HubServer(_listing(), page_size=50) as hub:
+    with HubStandIn(listing=_listing(), page_size=50) as hub:
         def storm():
             hub.faults.storm_429, hub.faults.retry_after = 200, 0
         monkeypatch.setattr(hub_crawl, "_list", _listing_then(storm))
@@ -295,7 +295,7 @@ def test_persistent_5xx_is_http_5xx_and_retried_next_run(reference, tmp_path):
     _, ref, _, _ = reference
     listing = _listing()
     ok = [i for i in range(N) if listing.repo(i, with_config=False)["fault"] is None][:2]
-    with HubServer(listing, page_size=50) as hub:
+    with HubStandIn(listing=listing, page_size=50) as hub:
         for i in ok:
             hub.faults.fail_5xx[listing.repo(i, with_config=False)["id"]] = 10 ** 6
         crawl(FAST_BACKOFF, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False,
@@ -323,7 +323,7 @@ def test_backoff_is_shared_and_resets():
 
 def test_listing_cursor_loop_and_repeated_page_resume_from_last_good_cursor(reference, tmp_path):
     _, ref, _, _ = reference
-    with HubServer(_listing(), page_size=50) as hub:
+    with HubStandIn(listing=_listing(), page_size=50) as hub:
         hub.faults.loop_next[100] = 1  # page at cursor 100 links back to the first page once
         hub.faults.repeat_page[50] = 1  # page at cursor 50 serves the first page's items once
         crawl(PARAMS, tmp_path / "c", cache_dir=tmp_path / "cache", endpoint=hub.endpoint, token=False, offline=False)
@@ -333,7 +333,7 @@ def test_listing_cursor_loop_and_repeated_page_resume_from_last_good_cursor(refe
 
 
 def test_persistent_cursor_loop_is_an_error_not_a_short_listing(tmp_path):
-    with HubServer(_listing(), page_size=50) as hub:
+    with HubStandIn(listing=_listing(), page_size=50) as hub:
         hub.faults.loop_next[100] = 10 ** 6
         with pytest.raises(hub_crawl.ListingLoop, match="row 150"):
             crawl(dict(PARAMS, listing_restarts=2), tmp_path / "c", cache_dir=tmp_path / "cache",
@@ -346,7 +346,7 @@ def test_persistent_cursor_loop_is_an_error_not_a_short_listing(tmp_path):
 def test_stalled_download_hits_the_wall_clock_limit(tmp_path):
     listing = _listing()
     victim = next(i for i in range(N) if listing.repo(i, with_config=False)["fault"] is None)
-    with HubServer(listing, page_size=50) as hub:
+    with HubStandIn(listing=listing, page_size=50) as hub:
         hub.faults.drip[listing.repo(victim, with_config=False)["id"]] = 0.2  # below the 5 s read timeout
         crawl(dict(PARAMS, download_wall_s=1.5, max_retries=0), tmp_path / "c", cache_dir=tmp_path / "cache",
               endpoint=hub.endpoint, token=False, offline=False)

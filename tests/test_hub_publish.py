@@ -8,9 +8,9 @@ import yaml
 
 from extract.publish.dataset import build_staging, publish
 from extract.sources.hub_configs import Listing
+from passnet_common.hub_standin import HubStandIn
 from passnet_common.io import write_parquet
 from passnet_common.schema import to_table
-from tests.hub_server import HubServer
 
 
 def _tables(tmp_path):
@@ -49,7 +49,7 @@ def test_staging_card_and_load_dataset(tmp_path):
 
 def test_publish_uploads_to_the_standin(tmp_path):
     tables, store, _ = _tables(tmp_path)
-    with HubServer(Listing(1)) as hub:
+    with HubStandIn(listing=Listing(1)) as hub:
         res = publish("org/passnet", [tables], store, tmp_path / "out", endpoint=hub.endpoint, token="hf_x")
         files = hub.files("dataset", "org/passnet")
     local = {p.relative_to(tmp_path / "out").as_posix(): p.read_bytes()
