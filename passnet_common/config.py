@@ -32,7 +32,7 @@ from dataclasses import MISSING, field
 from typing import Any, Callable, Literal, TypeVar
 
 from passnet_common.params import BLOCKS, register_block
-from passnet_common.spec import AnyOf, Block, Choice, DictOf, ListOf, Optional, ParamsError, _any_value, check
+from passnet_common.spec import AnyOf, Block, Choice, DictOf, ListOf, Optional, ParamsError, any_value, check
 
 C = TypeVar("C", bound="ParamsConfig")
 
@@ -53,7 +53,7 @@ def knob(default: Any = MISSING, *, factory: Callable[[], Any] | None = None, ru
 def _spec_of_type(hint: Any) -> Any:
     """The :mod:`passnet_common.spec` spec of a type annotation (see the module docstring)."""
     if hint is Any:
-        return _any_value
+        return any_value
     if isinstance(hint, type) and issubclass(hint, ParamsConfig):
         return hint.spec()
     if hint in (int, float, bool, str):
@@ -67,9 +67,9 @@ def _spec_of_type(hint: Any) -> Any:
         inner = _spec_of_type(rest[0]) if len(rest) == 1 else AnyOf(tuple(_spec_of_type(a) for a in rest))
         return Optional(inner) if len(rest) < len(args) else inner
     if origin is list:
-        return ListOf(_spec_of_type(args[0]) if args else _any_value)
+        return ListOf(_spec_of_type(args[0]) if args else any_value)
     if origin is dict:
-        return DictOf(_spec_of_type(args[1]) if args else _any_value)
+        return DictOf(_spec_of_type(args[1]) if args else any_value)
     raise TypeError(f"no params spec for annotation {hint!r}")
 
 

@@ -192,5 +192,8 @@ def non_negative(kind: type) -> Callable[[Any, str], None]:
     return interval(kind, 0, name=f"non-negative {describe(kind)}")
 
 
-def _any_value(value: Any, path: str) -> None:
+def any_value(value: Any, path: str) -> None:
     """Spec: any value (options passed through to a library, e.g. ``ray.init``)."""
+
+
+_any_value = any_value  # old name, until every params block has moved to its family config

@@ -72,7 +72,7 @@ def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_b
     code = 0
     try:
         os.setpgrp()
-        _die_with_parent()
+        child_dies_with_parent()
         if mem_cap_bytes:
             cap_address_space(mem_cap_bytes)  # backstop to the parent's RSS watchdog
         import sys
@@ -222,8 +222,9 @@ class work_lock:
         return False
 
 
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this child when the parent dies (an interrupted run leaves no orphans)."""
+def child_dies_with_parent() -> None:
+    """Linux: SIGKILL this child when the parent dies (an interrupted run leaves no orphans); a child whose
+    parent is already gone exits at once."""
     try:
         import ctypes
 

@@ -82,7 +82,7 @@ def stress(active: bool) -> Iterator[int | None]:
     if not active:
         yield None
         return
-    from passnet_common.worker import _die_with_parent
+    from passnet_common.worker import child_dies_with_parent
 
     p = subprocess.Popen(STRESS_CMD, preexec_fn=_die_with_parent)
     try:
