@@ -84,7 +84,7 @@ def stress(active: bool) -> Iterator[int | None]:
         return
     from passnet_common.worker import child_dies_with_parent
 
-    p = subprocess.Popen(STRESS_CMD, preexec_fn=_die_with_parent)
+    p = subprocess.Popen(STRESS_CMD, preexec_fn=child_dies_with_parent)
     try:
         yield p.pid
     finally:
