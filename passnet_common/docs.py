@@ -24,6 +24,11 @@ import re
 import sys
 from pathlib import Path
 
+import duckdb
+
+from passnet_common.io import atomic_write_text
+from passnet_common.summary import read_figure
+
 QUERY = re.compile(r"(<!-- query -->\n```sql\n(?P<sql>.*?)\n```\n)(?:```\n.*?\n```\n)?", re.S)
 METRICS = re.compile(r"(<!-- metrics (?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!-- /metrics -->)", re.S)
 
@@ -35,7 +40,6 @@ def run_query(con, sql: str) -> str:
         ValueError: the query failed (the message names its first line and DuckDB's error; views
             read paths relative to the repository root, so run from there).
     """
-    import duckdb
 
     try:
         return str(con.sql(sql)).rstrip("\n")
@@ -45,7 +49,6 @@ def run_query(con, sql: str) -> str:
 
 def metrics_table(args: str) -> str:
     """Markdown table of a metrics file's figures: ``args`` = ``"<file> [key ...]"``."""
-    from passnet_common.summary import read_figure
 
     path, *keys = args.split()
     data = json.loads(Path(path).read_text())
@@ -77,10 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     if any("<!-- query -->" in f.read_text() for f in args.files):
         if not Path(args.db).exists():
             raise FileNotFoundError(f"{args.db} does not exist (run `dvc repro database` first)")
-        import duckdb
 
         con = duckdb.connect(args.db, read_only=True)
-    from passnet_common.io import atomic_write_text
 
     stale = []
     for f in args.files:

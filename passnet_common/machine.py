@@ -29,7 +29,7 @@ def host_fingerprint() -> dict[str, Any]:
     """``cpu_model``, ``cpu_logical_cores`` (``os.cpu_count()``), ``cpu_usable_cores`` (this
     process's CPU affinity), ``torch_threads``, ``torch_version``, ``python_version``, ``platform``
     of the calling process."""
-    import torch
+    import torch  # noqa: PLC0415  (torch only when a fingerprint is asked: the params check imports the core without it)
 
     try:
         usable = len(os.sched_getaffinity(0))

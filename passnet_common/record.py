@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensor
 
 from passnet_common.canonical import CANONICAL_VERSION, canonicalize
 
@@ -56,8 +57,6 @@ def tensor_stats(t: Any) -> dict | None:
     if not isinstance(t, torch.Tensor) or t.device.type == "meta" or t.numel() == 0:
         return None
     try:
-        from torch._subclasses.fake_tensor import FakeTensor
-
         if isinstance(t, FakeTensor):
             return None
     except ImportError:
@@ -104,7 +103,7 @@ def describe_graph(index: int, g: CapturedGraph, with_stats: bool) -> dict:
     :class:`passnet_common.canonical.CanonicalGraph`), readable code and placeholder metadata,
     never tensor values.
     """
-    canon = canonicalize(g.gm, g.kinds)
+    canon = canonicalize(g.gm, g.kinds, placeholder_values=g.example_inputs)  # small buffers by value
     phs = [n for n in g.gm.graph.nodes if n.op == "placeholder"]
     placeholders = []
     param_bytes = 0

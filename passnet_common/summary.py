@@ -21,11 +21,14 @@ Raises:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from passnet_common.config import ParamsConfig, knob, register
 from passnet_common.io import atomic_write_bytes, atomic_write_json
@@ -79,11 +82,10 @@ def bar_png(csv_path: str | Path, x: str, y: str, out: str | Path, title: str | 
         FileNotFoundError: the CSV does not exist.
         ValueError: a column is missing (named in the message).
     """
-    import matplotlib
+    import matplotlib  # noqa: PLC0415  (the Agg backend must be chosen before pyplot is imported)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import polars as pl
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (after matplotlib.use)
 
     df = pl.read_csv(csv_path)
     for col in (x, y):
@@ -99,7 +101,6 @@ def bar_png(csv_path: str | Path, x: str, y: str, out: str | Path, title: str | 
     ax.set_title(title or Path(csv_path).stem, fontsize=11)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    import io
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})

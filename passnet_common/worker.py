@@ -37,12 +37,16 @@ stays as a wall backstop. Each :class:`Outcome` records wall and CPU seconds.
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import gc
 import json
 import os
 import resource
 import select
 import signal
+import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -75,8 +79,6 @@ def _child(task: Callable[[Any, Path], None], arg: Any, out_dir: Path, mem_cap_b
         child_dies_with_parent()
         if mem_cap_bytes:
             cap_address_space(mem_cap_bytes)  # backstop to the parent's RSS watchdog
-        import sys
-
         if "torch" in sys.modules:  # the parent imported it; never import it here just for this
             sys.modules["torch"].set_num_threads(max(1, threads))
         task(arg, out_dir)
@@ -141,8 +143,6 @@ def die_with_parent(sig: int = signal.SIGKILL) -> bool:
     with it through their own death signal).
     """
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         ok = libc.prctl(1, int(sig), 0, 0, 0) == 0  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -154,8 +154,6 @@ def die_with_parent(sig: int = signal.SIGKILL) -> bool:
     except psutil.Error:
         anc = None
     if anc is not None and anc.pid > 1 and anc.pid != os.getppid():
-        import threading
-
         def watch(pid=anc.pid, born=anc.create_time()):
             while True:
                 time.sleep(0.5)
@@ -194,8 +192,6 @@ class work_lock:
         self.fd: int | None = None
 
     def __enter__(self):
-        import fcntl
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.wait_s
@@ -226,8 +222,6 @@ def child_dies_with_parent() -> None:
     """Linux: SIGKILL this child when the parent dies (an interrupted run leaves no orphans); a child whose
     parent is already gone exits at once."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:  # parent already gone
