@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             side = measure_side_by_side(models, batch=int(gp["prompts_per_step"]) * int(gp["num_generations"]),
                                         seq_len=int(cp.get("seq_len", 32)), steps=int(cp.get("steps", 4)),
                                         rounds=int(cp.get("rounds", 2)), threads=int(gp.get("threads", 1)))
-        m = write_cost(side, timing, a.metrics, a.report,
+        m = write_cost(side, timing, a.metrics, a.report, fidelity_params=prm["fidelity"],
                        command="python -m proxy_artifacts " + " ".join(sys.argv[1:] if argv is None else argv))
         print(json.dumps({k: m[k] for k in ("step_time_ratio_measured", "peak_memory_ratio_measured",
                                             "load_average_start")}, indent=1))

@@ -45,7 +45,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from .timing import load_average, machine
 
@@ -147,12 +147,20 @@ def preimport(models: Mapping[str, str] | None = None) -> None:
             pass
 
 
-def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: int = 1, threads: int = 1) -> dict:
+def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: int = 1, threads: int = 1,
+                experts_implementation: str | None = None) -> dict:
     """Step times (ms, one per timed step) and peak memory (bytes) of one model in this process.
 
+    ``experts_implementation``: transformers' routed-experts forward (``"eager"``: the modeling
+    code's loop, one Python iteration per expert that got a token; ``"grouped_mm"``: one grouped GEMM
+    call per projection, ``torch.nn.functional.grouped_mm``; None: what ``from_pretrained`` picks,
+    ``grouped_mm`` where it can dispatch).
+
     Returns {"step_ms": [ms per timed step], "peak_memory_bytes": bytes (see module doc),
-    "memory_kind", "device", "params" (policy parameter count)}. Meant for a child process of its
-    own (the resident peak is the process's).
+    "memory_kind", "device", "params" (policy parameter count), "experts_implementation" (the one
+    used), "experts_hit_per_layer" (mean over the timed steps' policy forwards and MoE layers of the
+    number of distinct experts that got at least one token)}. Meant for a child process of its own
+    (the resident peak is the process's).
 
     Raises:
         OSError / ValueError: ``model_dir`` is not a loadable checkpoint (from transformers).
@@ -171,16 +179,27 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
     import safetensors.torch  # noqa: F401
     reset = _reset_peak_rss()
     rss0 = _rss_bytes()  # libraries loaded: the delta is the model's weights, reference, optimizer, activations
-    policy = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(dev)
-    ref = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(dev).eval()
+    kw = {} if experts_implementation is None else {"experts_implementation": experts_implementation}
+    policy = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, **kw).to(dev)
+    ref = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, **kw).to(dev).eval()
     opt = torch.optim.AdamW(policy.parameters(), lr=1e-6)
     ids = torch.randint(3, 200, (batch, seq_len), device=dev)
+    from .adapters import adapter_for, moe_blocks
+
+    hit, timed = [], [False]
+
+    def count_hit(mod, inp, out):
+        if timed[0]:
+            hit.append(int(out[2].unique().numel()))
+
+    hooks = [b.router.register_forward_hook(count_hit) for b in moe_blocks(policy, adapter_for(policy.config))]
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     times = []
     for i in range(warmup + steps):
         if cuda:
             torch.cuda.synchronize()
+        timed[0] = i >= warmup
         t = time.perf_counter()
         with torch.no_grad():
             ref(input_ids=ids)
@@ -192,6 +211,8 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
             torch.cuda.synchronize()
         if i >= warmup:
             times.append((time.perf_counter() - t) * 1e3)
+    for h in hooks:
+        h.remove()
     if cuda:
         peak = int(torch.cuda.max_memory_allocated())
         kind = "cuda_max_memory_allocated"
@@ -200,22 +221,27 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
         kind = "cpu_peak_rss_delta"
     return {"step_ms": [round(t, 3) for t in times], "peak_memory_bytes": peak, "memory_kind": kind,
             "device": torch.cuda.get_device_name(0) if cuda else "cpu",
-            "params": sum(p.numel() for p in policy.parameters())}
+            "params": sum(p.numel() for p in policy.parameters()),
+            "experts_implementation": policy.config._experts_implementation,
+            "experts_hit_per_layer": round(sum(hit) / len(hit), 3) if hit else None}
 
 
 def _child_task(arg, out_dir: Path) -> None:
     """Forked child (:func:`passnet_common.worker.run_isolated`): measure one model, write ``result.json``."""
     from passnet_common.io import atomic_write_json
 
-    model_dir, batch, seq_len, steps, threads, runs = arg
+    model_dir, batch, seq_len, steps, threads, runs, impl = arg
     populate(runs)  # the libraries' pages resident as in a fresh interpreter after its imports
     if not Path(model_dir).is_dir():
         raise FileNotFoundError(f"model folder {model_dir} not found")
-    atomic_write_json(Path(out_dir) / "result.json", measure_one(model_dir, batch, seq_len, steps, threads=threads))
+    atomic_write_json(Path(out_dir) / "result.json", measure_one(model_dir, batch, seq_len, steps, threads=threads,
+                                                                 experts_implementation=impl))
 
 
-def _run_exec(model_dir: str, batch: int, seq_len: int, steps: int, threads: int, name: str) -> dict:
+def _run_exec(model_dir: str, batch: int, seq_len: int, steps: int, threads: int, name: str,
+              impl: str | None = None) -> dict:
     cmd = [sys.executable, "-m", "proxy_artifacts.cost", str(model_dir), str(batch), str(seq_len), str(steps), str(threads)]
+    cmd += [impl] if impl else []
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"cost child for {name} ({model_dir}) failed: {p.stderr[-800:]}")
@@ -223,11 +249,12 @@ def _run_exec(model_dir: str, batch: int, seq_len: int, steps: int, threads: int
 
 
 def _run_fork(model_dir: str, batch: int, seq_len: int, steps: int, threads: int, name: str, work: Path,
-              runs: list) -> dict:
+              runs: list, impl: str | None = None) -> dict:
     from passnet_common.worker import run_isolated
 
     out = work / name
-    (o,) = run_isolated([(name, (str(model_dir), batch, seq_len, steps, threads, runs), out)], _child_task, workers=1,
+    (o,) = run_isolated([(name, (str(model_dir), batch, seq_len, steps, threads, runs, impl), out)], _child_task,
+                        workers=1,
                         timeout_s=CHILD_TIMEOUT_S, mem_cap_bytes=None, threads_per_worker=threads, poll_s=0.5)
     if not o.ok:
         raise RuntimeError(f"cost child for {name} ({model_dir}) failed: {o.error_class}: {(o.error_message or '')[-800:]}")
@@ -240,8 +267,53 @@ CHILD_TIMEOUT_S = 3600.0
 """Wall-clock backstop per child (s): a hung measurement is killed and reported (``timeout``)."""
 
 
+def flops_per_token(model_dir: str | Path, seq_len: int) -> dict:
+    """Analytic FLOPs per token of one model (a deterministic function of its ``config.json``).
+
+    The model is built on the meta device (no weights read). Forward FLOPs per token =
+    2 x (every parameter a token multiplies: all but the input embedding, the routed experts counted
+    ``top_k / E`` of theirs, the output head counted again when tied) + attention scores and values,
+    2 x 2 x layers x heads x (qk_head_dim + v_head_dim) / 2 x mean causal context (seq_len + 1) / 2.
+    The usual 2-FLOPs-per-multiply-add count (Kaplan et al. 2020, Sec. 2.1); norm scales and biases
+    are over-counted as multiply-adds (well under 1% here), sliding windows are ignored (they are
+    longer than these sequences). A training step is 3 x forward for the policy (forward +
+    backward) + 1 x forward for the frozen reference = 4 x forward.
+
+    Returns {"forward", "step", "routed_active_params", "dense_params", "top_k", "experts"}.
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from .adapters import adapter_for, expert_count, moe_blocks
+
+    cfg = AutoConfig.from_pretrained(model_dir)
+    with torch.device("meta"):
+        m = AutoModelForCausalLM.from_config(cfg)
+    a = adapter_for(cfg)
+    E, k = expert_count(cfg, a), int(cfg.num_experts_per_tok)
+    routed = sum(getattr(b.experts, p).numel() for b in moe_blocks(m, a) for p in a.expert_params)
+    params = {id(p): p.numel() for p in m.parameters()}
+    emb = m.get_input_embeddings().weight
+    total = sum(params.values())
+    dense = total - emb.numel() - routed
+    out = m.get_output_embeddings()
+    if out is not None and out.weight is emb:  # tied: the head's matmul uses the embedding matrix
+        dense += emb.numel()
+    heads = int(cfg.num_attention_heads)
+    hd = int(getattr(cfg, "head_dim", None) or cfg.hidden_size // heads)
+    qk = int((getattr(cfg, "qk_nope_head_dim", 0) or 0) + (getattr(cfg, "qk_rope_head_dim", 0) or 0)) or hd
+    v = int(getattr(cfg, "v_head_dim", None) or hd)
+    ctx = (seq_len + 1) / 2
+    attn = 2 * int(cfg.num_hidden_layers) * heads * (qk + v) * ctx
+    active = routed * k / E
+    fwd = 2 * (dense + active) + attn
+    return {"forward": int(round(fwd)), "step": int(round(4 * fwd)), "routed_active_params": int(round(active)),
+            "dense_params": int(dense), "top_k": k, "experts": E}
+
+
 def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: int = 32, steps: int = 4,
-                         rounds: int = 2, threads: int = 1, base: str = "base", isolation: str = "fork") -> dict:
+                         rounds: int = 2, threads: int = 1, base: str = "base", isolation: str = "fork",
+                         experts_implementations: Sequence[str | None] = (None, "eager")) -> dict:
     """Interleaved child-process measurement of every model (see module doc).
 
     Args:
@@ -250,14 +322,19 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
         steps: timed steps per child (after 1 warm-up step); rounds: children per model.
         isolation: ``"fork"`` (children forked from this process after :func:`preimport`) or
             ``"exec"`` (a fresh ``python -m proxy_artifacts.cost`` per child; ~10 s more per child).
+        experts_implementations: transformers' routed-experts forwards to time, each in every round
+            (:func:`measure_one`); the first is the headline (None: ``from_pretrained``'s choice, the
+            one the GRPO stages run), ``"eager"`` is the modeling code's per-expert Python loop.
 
-    Returns {"step_ms_median": {name: ms}, "peak_memory_bytes": {name: bytes}, "step_time_ratio":
-    {name: proxy / base}, "peak_memory_ratio": {name: proxy / base}, "batch", "seq_len", "steps",
-    "rounds", "device", "memory_kind", "load_average_start", "load_average_end" (1/5/15 min),
-    "machine" (:func:`timing.machine` of the parent)}.
+    Returns the headline implementation's {"step_ms_median": {name: ms}, "peak_memory_bytes": {name:
+    bytes}, "step_time_ratio": {name: proxy / base}, "peak_memory_ratio": {name: proxy / base},
+    "experts_implementation", "experts_hit_per_layer": {name: mean distinct experts with a token per
+    layer and forward}}, "by_experts_implementation": {impl: the same four figures}, "batch",
+    "seq_len", "steps", "rounds", "device", "memory_kind", "load_average_start", "load_average_end"
+    (1/5/15 min), "machine" (:func:`timing.machine` of the parent)}.
 
     Raises:
-        ValueError: ``base`` is not among ``models``, or an unknown ``isolation``.
+        ValueError: ``base`` is not among ``models``, an unknown ``isolation``, no implementation.
         RuntimeError: a child failed (names the model; the child's error or stderr tail in the message).
     """
     import gc
@@ -267,9 +344,14 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
         raise ValueError(f"cost: models {sorted(models)} lack the base {base!r}")
     if isolation not in ("fork", "exec"):
         raise ValueError(f"cost: isolation {isolation!r} is neither 'fork' nor 'exec'")
+    if not experts_implementations:
+        raise ValueError("cost: no experts implementation to time")
     names = list(models)
-    times: dict[str, list[float]] = {n: [] for n in names}
-    peak: dict[str, int] = {}
+    impls = list(experts_implementations)
+    times = {i: {n: [] for n in names} for i in range(len(impls))}
+    peak: dict[int, dict[str, int]] = {i: {} for i in range(len(impls))}
+    hit: dict[int, dict[str, list]] = {i: {n: [] for n in names} for i in range(len(impls))}
+    used: dict[int, str] = {}
     info = {}
     load0 = load_average()
     frozen, runs = False, []
@@ -284,19 +366,30 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
         with tempfile.TemporaryDirectory(prefix="proxy_cost_") as work:
             for rnd in range(rounds):
                 order = names[rnd % len(names):] + names[: rnd % len(names)]
-                for n in order:
-                    args = (models[n], batch, seq_len, steps, threads, n)
-                    r = _run_fork(*args, Path(work), runs) if isolation == "fork" else _run_exec(*args)
-                    times[n] += r["step_ms"]
-                    peak[n] = max(peak.get(n, 0), r["peak_memory_bytes"])
-                    info = {"device": r["device"], "memory_kind": r["memory_kind"]}
+                for ii, impl in enumerate(impls):
+                    for n in order:
+                        args = (models[n], batch, seq_len, steps, threads, n)
+                        r = _run_fork(*args, Path(work), runs, impl) if isolation == "fork" else _run_exec(*args, impl)
+                        times[ii][n] += r["step_ms"]
+                        peak[ii][n] = max(peak[ii].get(n, 0), r["peak_memory_bytes"])
+                        if r.get("experts_hit_per_layer") is not None:
+                            hit[ii][n].append(r["experts_hit_per_layer"])
+                        used[ii] = r.get("experts_implementation") or str(impl)
+                        info = {"device": r["device"], "memory_kind": r["memory_kind"]}
     finally:
         if frozen:
             gc.unfreeze()
-    med = {n: round(statistics.median(v), 3) for n, v in times.items()}
-    return {"step_ms_median": med, "peak_memory_bytes": peak,
-            "step_time_ratio": {n: round(med[n] / med[base], 4) for n in names if n != base},
-            "peak_memory_ratio": {n: round(peak[n] / peak[base], 4) for n in names if n != base},
+    by = {}
+    for ii in range(len(impls)):
+        med = {n: round(statistics.median(v), 3) for n, v in times[ii].items()}
+        by[used[ii]] = {"step_ms_median": med, "peak_memory_bytes": peak[ii],
+                        "step_time_ratio": {n: round(med[n] / med[base], 4) for n in names if n != base},
+                        "peak_memory_ratio": {n: round(peak[ii][n] / peak[ii][base], 4) for n in names if n != base},
+                        "experts_hit_per_layer": {n: round(sum(v) / len(v), 3) if v else None
+                                                  for n, v in hit[ii].items()}}
+    head = by[used[0]]
+    fl = {n: flops_per_token(d, seq_len) for n, d in models.items()}
+    return {**head, "experts_implementation": used[0], "by_experts_implementation": by, "flops_per_token": fl,
             "batch": batch, "seq_len": seq_len, "steps": steps, "rounds": rounds, **info,
             "load_average_start": load0, "load_average_end": load_average(), "machine": machine()}
 
@@ -318,22 +411,63 @@ def grpo_step_ms(timing_file) -> dict:
             "workers": int(d.get("workers", 1)), "load_average_start": d.get("load_average_start"), "load_average_end": d.get("load_average_end")}
 
 
+def cpu_cause(c: Mapping, base: str = "base") -> list[str]:
+    """Sentences that say, from a :func:`measure_side_by_side` result, what the measured step-time
+    ratios follow: the FLOPs ratio, the experts each layer runs, and each experts implementation's
+    ratio. Only figures of ``c`` are stated."""
+    fl = c.get("flops_per_token") or {}
+    by = c.get("by_experts_implementation") or {}
+    if not fl or base not in fl or not by:
+        return []
+    out = []
+    fr = {n: round(v["forward"] / fl[base]["forward"], 4) for n, v in fl.items() if n != base}
+    out.append(f"FLOPs per token, proxy / base: {fr} (top-k is kept, so only the router rows of the dropped "
+               "experts are gone)")
+    for impl, v in by.items():
+        out.append(f"experts implementation `{impl}`: measured step time proxy / base {v['step_time_ratio']}; "
+                   f"distinct experts run per layer and forward {v['experts_hit_per_layer']}")
+    out.append("transformers' `eager` experts forward runs one Python loop iteration (index, gather, three small "
+               "GEMMs, index_add) per expert that got a token (`for expert_idx in expert_hit` in the families' "
+               "modeling code); `grouped_mm` sorts the tokens by expert and makes one "
+               "`torch.nn.functional.grouped_mm` call per projection for all experts")
+    eager = by.get("eager", {}).get("step_time_ratio") or {}
+    for n, r in eager.items():
+        others = {i: v["step_time_ratio"].get(n) for i, v in by.items() if i != "eager"}
+        if n in fr and r < fr[n] and all(o is not None and r < o for o in others.values()):
+            out.append(f"{n}: with the per-expert loop (`eager`) the step takes {r} of the base's though the FLOPs "
+                       f"are {fr[n]} of them, and {others} with the other forward(s) in the same run: the loop over "
+                       "experts, not the FLOPs, sets that ratio on this CPU")
+        elif n in fr:
+            out.append(f"{n}: `eager` ratio {r}, other forward(s) {others}, FLOPs ratio {fr[n]}: this run does not "
+                       "single out the per-expert loop (noise of a shared machine can be tens of percent)")
+    return out
+
+
 def write_cost(side_by_side: Mapping | None, grpo_timing: Mapping[str, str], metrics_path, report_path=None,
-               command: str | None = None, base: str = "base") -> dict:
+               command: str | None = None, base: str = "base", fidelity_params: Mapping | None = None) -> dict:
     """Write ``metrics_path`` (``metrics/proxy_cost.json``) and the markdown ``report_path``.
 
     Args:
         side_by_side: the result of :func:`measure_side_by_side` (None: not measured).
         grpo_timing: {model name: timing file of its GRPO stage}.
         command: the command line that measured it (recorded beside the figures).
+        fidelity_params: the ``proxy.fidelity`` block (``device_memory_gb``, ``usable_share``) of the
+            accelerator projection whose assumptions are listed (None: named by their keys).
 
     Flat headline keys: ``step_time_ratio_measured`` and ``peak_memory_ratio_measured`` ({proxy:
-    proxy / base}, side by side), ``step_ms_median`` (ms) and ``peak_memory_bytes`` (bytes) per
-    model, ``load_average_start`` / ``_end``, ``machine``; then ``side_by_side`` (the whole
-    measurement) and ``grpo_separate_runs`` (per model :func:`grpo_step_ms`, and the ratio to the
-    base's median: separate runs, at whatever load each ran). Every figure is a measurement.
+    proxy / base}, side by side, the headline experts implementation), ``step_ms_median`` (ms) and
+    ``peak_memory_bytes`` (bytes) per model, ``flops_per_token`` (analytic forward FLOPs per token,
+    :func:`flops_per_token`) and ``flops_ratio`` ({proxy: proxy / base}), ``step_time_ratio_by_experts_implementation``,
+    ``cpu_step_time_cause`` (:func:`cpu_cause`), ``projection_assumptions``
+    (:func:`projection.assumptions`), ``accelerator_step_measured`` (false: no accelerator step),
+    ``load_average_start`` / ``_end``, ``machine``; then ``side_by_side`` (the whole measurement) and
+    ``grpo_separate_runs`` (per model :func:`grpo_step_ms`, and the ratio to the base's median:
+    separate runs, at whatever load each ran). The FLOPs are a function of the configs; every other
+    figure is a measurement.
     """
     from passnet_common.io import atomic_write_json, atomic_write_text
+
+    from .projection import assumptions
 
     c = dict(side_by_side or {})
     g = {n: grpo_step_ms(p) for n, p in grpo_timing.items()}
@@ -342,9 +476,20 @@ def write_cost(side_by_side: Mapping | None, grpo_timing: Mapping[str, str], met
         if n != base:
             v["step_time_ratio_to_base"] = round(v["step_time_ms_median"] / b, 4) \
                 if b and v["step_time_ms_median"] is not None else None
+    fl = c.get("flops_per_token") or {}
     out = {"measured": True, "command": command,
            "step_time_ratio_measured": c.get("step_time_ratio", {}), "peak_memory_ratio_measured": c.get("peak_memory_ratio", {}),
            "step_ms_median": c.get("step_ms_median", {}), "peak_memory_bytes": c.get("peak_memory_bytes", {}),
+           "experts_implementation": c.get("experts_implementation"),
+           "flops_per_token": {n: v["forward"] for n, v in fl.items()},
+           "flops_ratio": {n: round(v["forward"] / fl[base]["forward"], 4) for n, v in fl.items() if n != base}
+           if base in fl else {},
+           "step_time_ratio_by_experts_implementation": {i: v["step_time_ratio"] for i, v in
+                                                         (c.get("by_experts_implementation") or {}).items()},
+           "cpu_step_time_cause": cpu_cause(c, base),
+           "accelerator_step_measured": bool(c.get("device") not in (None, "cpu")),
+           "projection_assumptions": assumptions((fidelity_params or {}).get("device_memory_gb"),
+                                                 (fidelity_params or {}).get("usable_share")),
            "load_average_start": c.get("load_average_start"), "load_average_end": c.get("load_average_end"),
            "machine": c.get("machine") or machine(), "side_by_side": c or None, "grpo_separate_runs": g}
     atomic_write_json(metrics_path, out, indent=1)
@@ -354,24 +499,43 @@ def write_cost(side_by_side: Mapping | None, grpo_timing: Mapping[str, str], met
 
 
 def cost_markdown(m: Mapping) -> str:
-    """Markdown cost report (``plots/proxy_cost_report.md``) from :func:`write_cost`'s dict: a measurement."""
+    """Markdown cost report (``plots/proxy_cost_report.md``) from :func:`write_cost`'s dict: FLOPs (from the
+    configs), measured CPU step time and memory, what the CPU ratio follows, the projection's assumptions."""
     c = m.get("side_by_side") or {}
     mach = m.get("machine") or {}
-    L = ["# Proxy cost (measured)", "",
-         "Wall-clock and memory measurements: they differ on every run (machine, load) and are not part of the "
-         "deterministic fidelity report (`plots/fidelity_report.md`).", "",
+    L = ["# Proxy cost", "",
+         "FLOPs per token are computed from the configs; step times and memory are measurements that differ on "
+         "every run (machine, load) and are not part of the deterministic fidelity report "
+         "(`plots/fidelity_report.md`).", "",
          f"Machine: {mach.get('cpu_model')}, {mach.get('cpu_usable_cores')} usable cores, torch "
          f"{mach.get('torch_version')}{', ' + mach['cuda_device'] if mach.get('cuda_device') else ''}; "
          f"load average (1/5/15 min) {m.get('load_average_start')} -> {m.get('load_average_end')}; "
          f"command: `{m.get('command')}`.", "", "## Side by side in one run", ""]
     if c:
+        fl = c.get("flops_per_token") or {}
         L += [f"Device {c['device']}; step = policy forward + backward + AdamW + reference forward at a global batch "
               f"of {c['batch']} x {c['seq_len']} tokens; {c['rounds']} rounds x {c['steps']} timed steps, model order "
-              f"rotated; memory: {c['memory_kind']}.", "",
-              "| model | step ms (median) | step time ratio | peak memory (MB) | peak memory ratio |", "|---|---|---|---|---|"]
+              f"rotated; memory: {c['memory_kind']}. FLOPs: analytic forward FLOPs per token "
+              "(`cost.flops_per_token`; a step is 4 x forward).", ""]
+        by = c.get("by_experts_implementation") or {c.get("experts_implementation", "?"): c}
+        impls = list(by)
+        head = ["model", "FLOPs / token (forward)", "FLOPs ratio"]
+        for i in impls:
+            head += [f"step ms ({i})", f"step time ratio ({i})", f"experts run per layer ({i})"]
+        head += ["peak memory (MB)", "peak memory ratio"]
+        L += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+        b = next(iter(c["step_ms_median"]))
         for n, ms in c["step_ms_median"].items():
-            L.append(f"| {n} | {ms} | {c['step_time_ratio'].get(n, 1.0)} | {c['peak_memory_bytes'][n] / 1e6:.1f} | "
-                     f"{c['peak_memory_ratio'].get(n, 1.0)} |")
+            f = (fl.get(n) or {}).get("forward")
+            fr = (m.get("flops_ratio") or {}).get(n, 1.0 if n == b else None)
+            row = [f, fr]
+            for i in impls:
+                v = by[i]
+                row += [v["step_ms_median"].get(n), v["step_time_ratio"].get(n, 1.0),
+                        (v.get("experts_hit_per_layer") or {}).get(n)]
+            row += [f"{c['peak_memory_bytes'][n] / 1e6:.1f}", c["peak_memory_ratio"].get(n, 1.0)]
+            L.append(f"| {n} | " + " | ".join("-" if x is None else str(x) for x in row) + " |")
+        L += ["", "## What the CPU step-time ratio follows", ""] + [f"- {x}" for x in m.get("cpu_step_time_cause") or []]
     else:
         L.append("not measured in this run")
     L += ["", "## GRPO steps, separate runs (healthy seeds, first step left out)", "",
@@ -379,11 +543,15 @@ def cost_markdown(m: Mapping) -> str:
     for n, v in (m.get("grpo_separate_runs") or {}).items():
         L.append(f"| {n} | {v['step_time_ms_median']} | {v['steps']} | {v.get('step_time_ratio_to_base', 1.0)} | "
                  f"{v['load_average_start']} -> {v['load_average_end']} |")
+    L += ["", "## Accelerator projection: assumptions (none of it measured)", "",
+          f"Accelerator step measured: {'yes' if m.get('accelerator_step_measured') else 'no'}.", ""]
+    L += [f"- {x}" for x in m.get("projection_assumptions") or []]
     return "\n".join(L) + "\n"
 
 
-if __name__ == "__main__":  # child: python -m proxy_artifacts.cost MODEL BATCH SEQ STEPS THREADS
+if __name__ == "__main__":  # child: python -m proxy_artifacts.cost MODEL BATCH SEQ STEPS THREADS [EXPERTS_IMPL]
     m, b, s, n, t = sys.argv[1:6]
     if not Path(m).is_dir():
         raise SystemExit(f"error: model folder {m} not found")
-    print(json.dumps(measure_one(m, int(b), int(s), int(n), threads=int(t))))
+    print(json.dumps(measure_one(m, int(b), int(s), int(n), threads=int(t),
+                                 experts_implementation=sys.argv[6] if len(sys.argv) > 6 else None)))

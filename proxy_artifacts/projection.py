@@ -16,6 +16,30 @@ from typing import Mapping, Sequence
 BYTES_PER_PARAM = 18
 
 
+def assumptions(device_memory_gb: float | None = None, usable_share: float | None = None) -> list[str]:
+    """Every assumption of :func:`projection` and of reading it as a cost, one sentence each (nothing
+    of it is measured: no accelerator step was run for it). None: the memory figures are named by
+    their params keys (``proxy.fidelity.device_memory_gb`` / ``usable_share``)."""
+    mem = f"{device_memory_gb:g}" if device_memory_gb is not None else "`proxy.fidelity.device_memory_gb`"
+    share = f"{usable_share:g}" if usable_share is not None else "`proxy.fidelity.usable_share`"
+    return [
+        f"training state is {BYTES_PER_PARAM} B per parameter: bf16 weights 2 + fp32 master 4 + Adam moments 4 + 4 "
+        "+ bf16 gradients 2 + a frozen bf16 reference copy 2 (ZeRO's 16 B/param mixed-precision Adam, Rajbhandari "
+        "et al. 2020, plus the reference)",
+        f"each accelerator holds {mem} GB of which a share {share} is usable for that state",
+        "the state is sharded evenly over accelerators (ZeRO-3 / FSDP): accelerators = ceil(bytes / usable bytes)",
+        "not counted: the rollout engine's weights and KV cache, activations at the RL sequence length, "
+        "communication buffers, and rounding to whole nodes",
+        "parameter counts: the families' full-size configs built on the meta device (Qwen3-30B-A3B from its "
+        "published config.json sizes, DeepSeek-V3 from transformers' default config, one MTP layer counted as a "
+        "decoder layer); the proxy removes (E - k) routed experts in every MoE layer and keeps everything else",
+        "compute: FLOPs per token are unchanged by pruning at equal top-k (the active experts per token are the "
+        "same number of the same size), so fewer accelerators carry the same FLOPs; no per-step time ratio "
+        "follows from the accelerator ratio",
+        "no accelerator step time was measured for this projection",
+    ]
+
+
 def accelerators(params: int, device_memory_gb: float, usable_share: float = 0.8) -> int:
     """Accelerators holding the GRPO training state of ``params`` parameters (18 B/param, see module doc)."""
     return max(1, math.ceil(params * BYTES_PER_PARAM / (device_memory_gb * 1e9 * usable_share)))

@@ -71,6 +71,66 @@ def test_each_child_measures_its_own_model(tiny_pair):
     assert r["peak_memory_ratio"]["small"] == round(small / big, 4) < 1
     assert r["step_time_ratio"]["small"] == round(r["step_ms_median"]["small"] / r["step_ms_median"]["base"], 4)
     assert r["rounds"] == 2 and r["steps"] == 1
+    # both experts forwards timed in the same run; the headline is from_pretrained's choice
+    by = r["by_experts_implementation"]
+    assert set(by) == {r["experts_implementation"], "eager"} and r["experts_implementation"] != "eager"
+    for v in by.values():
+        hit = v["experts_hit_per_layer"]
+        assert 1 <= hit["small"] <= 4 and 1 <= hit["base"] <= 16
+    assert set(r["flops_per_token"]) == {"base", "small"}
+
+
+def test_flops_per_token_equal_at_equal_top_k(tmp_path):
+    """A proxy keeps top-k: its forward FLOPs per token differ from the base's only by the dropped
+    experts' router rows, 2 x H x (E - k) per MoE layer (exact), while its parameters shrink."""
+    import copy
+
+    from proxy_artifacts.adapters import adapter_for, moe_blocks
+    from proxy_artifacts.prune import prune_model
+    from tests.proxy_helpers import tiny_model
+
+    for family in ("qwen3_moe", "gpt_oss", "deepseek_v3"):
+        base = tiny_model(family)
+        a = adapter_for(base.config)
+        blocks = moe_blocks(base, a)
+        E = base.config.n_routed_experts if family == "deepseek_v3" else 8
+        kept = {b.name: list(range(0, E, 2)) for b in blocks}
+        if family == "deepseek_v3":  # 4 groups of 4: two per group
+            kept = {b.name: [0, 1, 4, 5, 8, 9, 12, 13] for b in blocks}
+        base.save_pretrained(tmp_path / f"{family}_b")
+        prune_model(copy.deepcopy(base), kept).save_pretrained(tmp_path / f"{family}_p")
+        fb = cost.flops_per_token(tmp_path / f"{family}_b", 16)
+        fp = cost.flops_per_token(tmp_path / f"{family}_p", 16)
+        router_bias = 2 if "bias" in a.router_params else 0  # gpt-oss: the router bias counted as a multiply-add
+        want = 2 * len(blocks) * (base.config.hidden_size + router_bias // 2) * (E - E // 2)
+        assert fb["forward"] - fp["forward"] == want, family
+        assert fb["routed_active_params"] == fp["routed_active_params"]
+        assert fp["forward"] / fb["forward"] > 0.95
+
+
+def test_cost_report_lists_flops_cause_and_every_projection_assumption(tmp_path):
+    from proxy_artifacts.projection import assumptions
+
+    side = {"step_ms_median": {"base": 10.0, "r0.5": 4.0}, "peak_memory_bytes": {"base": 100, "r0.5": 60},
+            "step_time_ratio": {"r0.5": 0.9}, "peak_memory_ratio": {"r0.5": 0.6}, "experts_implementation": "grouped_mm",
+            "by_experts_implementation": {
+                "grouped_mm": {"step_ms_median": {"base": 10.0, "r0.5": 9.0}, "step_time_ratio": {"r0.5": 0.9},
+                               "experts_hit_per_layer": {"base": 64.0, "r0.5": 32.0}},
+                "eager": {"step_ms_median": {"base": 20.0, "r0.5": 8.0}, "step_time_ratio": {"r0.5": 0.4},
+                          "experts_hit_per_layer": {"base": 64.0, "r0.5": 32.0}}},
+            "flops_per_token": {"base": {"forward": 1000}, "r0.5": {"forward": 990}},
+            "batch": 16, "seq_len": 32, "steps": 4, "rounds": 2, "device": "cpu", "memory_kind": "cpu_peak_rss_delta"}
+    m = cost.write_cost(side, {}, tmp_path / "c.json", tmp_path / "c.md", command="x",
+                        fidelity_params={"device_memory_gb": 141, "usable_share": 0.9})
+    assert m["flops_ratio"] == {"r0.5": 0.99} and m["accelerator_step_measured"] is False
+    assert m["step_time_ratio_by_experts_implementation"]["eager"] == {"r0.5": 0.4}
+    assert any("not the FLOPs, sets that ratio" in x for x in m["cpu_step_time_cause"])
+    assert m["projection_assumptions"] == assumptions(141, 0.9)
+    md = (tmp_path / "c.md").read_text()
+    assert "141 GB" in md and all(a in md for a in m["projection_assumptions"])
+    side["by_experts_implementation"]["eager"]["step_time_ratio"] = {"r0.5": 0.95}  # no separation: says so
+    m = cost.write_cost(side, {}, tmp_path / "c.json", None)
+    assert any("does not single out" in x for x in m["cpu_step_time_cause"])
 
 
 def test_failing_child_raises_naming_the_model(tiny_pair, tmp_path):

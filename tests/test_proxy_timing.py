@@ -107,7 +107,7 @@ def test_write_cost_holds_the_measured_block(tmp_path):
     assert g["base"]["workers"] == 1  # a timing file without the key: one run at a time
     assert json.loads((tmp_path / "proxy_cost.json").read_text()) == m
     md = (tmp_path / "cost.md").read_text()
-    assert "| r0.5 | 15.0 | 0.75 | 2.0 | 0.5 |" in md and "[5.0, 4.0, 3.0] -> [6.0, 4.0, 3.0]" in md
+    assert "| r0.5 | - | - | 15.0 | 0.75 | - | 2.0 | 0.5 |" in md and "[5.0, 4.0, 3.0] -> [6.0, 4.0, 3.0]" in md
 
 
 def test_write_cost_without_side_by_side_says_so(tmp_path):
