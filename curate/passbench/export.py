@@ -8,9 +8,14 @@ folder per task::
     <task>/graphs/<dtype>/<variant>/        (PassBench: graphs/.../float16|float32|bfloat16/...)
         model.py                            class GraphModule(torch.nn.Module), forward(self, in_0, w_0, ...)
         weight_meta.py                      one class per forward argument: name, original_name,
-                                            shape, dtype, device, mean, std (+ min_val, max_val,
-                                            data, kind where we know them)
+                                            shape, dtype, device, mean, std (numbers: recorded, else
+                                            those of the distribution the inputs are drawn from),
+                                            min_val / max_val (integer and bool tensors: the range
+                                            they are drawn from; floats: where recorded), data
+                                            (recorded small integer tensors), kind (value_stats)
         input_meta.py                       empty (PassNet lists inputs in weight_meta.py too)
+        input_tensor_constraints.py         GraphNet's shape file: every argument's static shape
+                                            (no dynamic dimension symbols: each size is a variant)
         graph_net.json                      framework, model_name, source; ours adds a ``passnet``
                                             block (task id, variant id, subgraph hash, size,
                                             pattern, tolerance t, int_high); written last
@@ -67,7 +72,7 @@ from curate.passbench.check import (  # noqa: F401  (re-exported: the import's c
 )
 from passnet_common.io import atomic_write_json, atomic_write_text
 
-LAYOUT_FILES = ("model.py", "weight_meta.py", "input_meta.py", "graph_net.json")
+LAYOUT_FILES = ("model.py", "weight_meta.py", "input_meta.py", "input_tensor_constraints.py", "graph_net.json")
 
 # --- export -------------------------------------------------------------------------------------
 
@@ -100,7 +105,7 @@ def model_source(folder: Path) -> tuple[str, list[dict]]:
     """
     from passnet_common.store import load_graph
 
-    gm, _ = load_graph(folder)
+    gm, values = load_graph(folder)
     if any(n.op in ("get_attr", "call_module") for n in gm.graph.nodes):
         raise ValueError("not representable: the graph holds constants or sub-graphs (get_attr)")
     imeta = json.loads((folder / "input_meta.json").read_text())
@@ -115,10 +120,9 @@ def model_source(folder: Path) -> tuple[str, list[dict]]:
         count[pre] += 1
         n.target = name
         n._rename(name)
-        st = p.get("stats") or {}
         metas.append({"name": name, "original_name": p.get("name") or f"arg{pos}", "shape": list(p["shape"]),
-                      "dtype": f"torch.{p['dtype']}", "device": "cpu", "mean": st.get("mean"), "std": st.get("std"),
-                      "min_val": st.get("min"), "max_val": st.get("max"), "data": st.get("values"), "kind": p["kind"]})
+                      "dtype": f"torch.{p['dtype']}", "device": "cpu",
+                      **value_stats(p.get("stats"), values[pos], p["kind"], imeta.get("int_high")), "kind": p["kind"]})
     pc = gm.graph.python_code(root_module="self")
     extra = sorted(set(pc.globals) - _FX_GLOBALS)
     if extra or "pytree" in pc.src:
@@ -127,6 +131,52 @@ def model_source(folder: Path) -> tuple[str, list[dict]]:
     src = f"import torch\nfrom torch import device\nfrom math import inf, nan\n\n\nclass GraphModule(torch.nn.Module):\n{body}\n"
     static_check(src, str(folder / "model.py"))
     return src, metas
+
+
+def value_stats(recorded: dict | None, value, kind: str, int_high: int | None) -> dict:
+    """``mean``, ``std``, ``min_val``, ``max_val``, ``data`` of one forward argument, as PassNet's
+    samples write them: numbers, never None where a number exists.
+
+    Recorded statistics (graphs captured on real tensors) win. Otherwise the figures are those of the
+    distribution :func:`passnet_common.store.synth_placeholder` draws the argument from (the values the
+    profile timed): float inputs mean 0.0 / std 1.0, parameters 0.0 / 0.02, buffers 1.0 / 0.02;
+    integer inputs the range ``[0, int_high - 1]`` (``[0, 1]`` without ``int_high``), other integer
+    tensors (zeros) ``[0, 0]``, bool tensors ``[1, 1]`` (all true), each with the mean / std of the
+    seed-0 value. Written this way, an importer that draws ``N(mean, std)`` and ``randint(min, max)``
+    reproduces our inputs exactly (the PassBench round trip keeps them bit for bit). ``data`` only where
+    values were recorded (small integer buffers such as ``position_ids``): a fresh seed must still draw
+    fresh inputs.
+    """
+    import torch
+
+    st = recorded or {}
+    out = {"mean": st.get("mean"), "std": st.get("std"), "min_val": st.get("min"), "max_val": st.get("max"),
+           "data": st.get("values")}
+    if not isinstance(value, torch.Tensor):
+        return out
+    if value.dtype.is_floating_point:
+        if out["mean"] is None:
+            out["mean"], out["std"] = {"parameter": (0.0, 0.02), "buffer": (1.0, 0.02)}.get(kind, (0.0, 1.0))
+        return out
+    f = value.detach().to(torch.float64)
+    if out["mean"] is None:
+        out["mean"] = float(f"{f.mean().item():.6g}") if f.numel() else 0.0
+    if out["std"] is None:
+        out["std"] = float(f"{f.std(unbiased=False).item():.6g}") if f.numel() > 1 else 0.0
+    if out["min_val"] is None and not value.dtype.is_complex:
+        if value.dtype == torch.bool:
+            out["min_val"], out["max_val"] = 1, 1
+        else:
+            out["min_val"], out["max_val"] = (0, int(int_high or 2) - 1) if kind == "input" else (0, 0)
+    return out
+
+
+def _constraints_text(metas: list[dict]) -> str:
+    """``input_tensor_constraints.py`` in GraphNet's form, all shapes static (no symbols)."""
+    rows = "".join(f"    ({list(m['shape'])!r}, {m['name']!r}),\n" for m in metas)
+    return ("dynamic_dim_constraint_symbols = []\n\ndynamic_dim_constraint_symbol2example_value = {}\n\n"
+            "dynamic_dim_constraint_relations = []\n\n"
+            f"dynamic_dim_constraint_input_shapes = [\n{rows}]\n")
 
 
 def _meta_text(metas: list[dict]) -> str:
@@ -170,6 +220,7 @@ def export_tasks(tasks_dir: str | Path, out: str | Path) -> dict:
             atomic_write_text(dst / "model.py", src)
             atomic_write_text(dst / "weight_meta.py", _meta_text(metas))
             atomic_write_text(dst / "input_meta.py", "")
+            atomic_write_text(dst / "input_tensor_constraints.py", _constraints_text(metas))
             imeta = json.loads((vfolder / "input_meta.json").read_text())
             atomic_write_json(dst / "graph_net.json", {
                 "framework": "torch", "num_devices_required": 1, "num_nodes_required": 1, "dynamic": False,

@@ -1,0 +1,113 @@
+"""Release formats of a task variant: PassBench's files carry numbers and ranges (not None), GraphNet's
+``input_tensor_constraints.py`` is written, and the KernelBench problem computes the stored graph."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+import torch.nn.functional as F
+from torch.fx.passes.shape_prop import ShapeProp
+
+from curate.passbench.check import read_meta
+from curate.passbench.export import export_tasks
+from curate.passbench.kernelbench import export_kernelbench
+from passnet_common.record import CapturedGraph, describe_graph
+from passnet_common.store import load_graph, store_path, write_graph
+
+VOCAB = 50
+
+
+def embed_mask(ids, mask, w, scale):
+    """An integer input (token ids < VOCAB), a bool input, a weight and a float buffer."""
+    return F.embedding(ids, w) * mask.unsqueeze(-1) * scale
+
+
+def rms(x, w):
+    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+    """Two task folders whose variants were stored without statistics (as decompose stores them)."""
+    from curate.select.tasks import group_tasks, write_task_folders
+
+    root = tmp_path_factory.mktemp("exports")
+    members = []
+    for size, h in (("catalog", 16), ("workload", 32)):
+        for fn, inputs, kinds, spec in [
+            (embed_mask, [torch.randint(0, VOCAB, (1, 8)), torch.ones(1, 8, dtype=torch.bool), torch.randn(VOCAB, h),
+                          torch.ones(h)], ["input", "input", "parameter", "buffer"], [{"high": VOCAB}]),
+            (rms, [torch.randn(1, 8, h), torch.ones(h)], ["input", "parameter"], None),
+        ]:
+            gm = fx.symbolic_trace(fn)
+            ShapeProp(gm).propagate(*inputs)
+            rec = describe_graph(0, CapturedGraph(gm, kinds, inputs, None), with_stats=False)
+            write_graph(root / "store", rec, spec)
+            members.append({"subgraph_hash": rec["graph_hash"], "size": size, "pattern": fn.__name__, "speedup_e2e": 0.5,
+                            "variant_folder": str(store_path(root / "store", rec["graph_hash"]))})
+    write_task_folders(group_tasks(members, task_size=10), root / "tasks", -5, {"machine": "test"})
+    return root / "tasks"
+
+
+def test_passbench_metas_hold_numbers_and_integer_ranges(tasks, tmp_path):
+    rep = export_tasks(tasks, tmp_path / "pb")
+    assert rep["exported"] == 4 and rep["skipped"] == []
+    seen_int = seen_bool = 0
+    for gl in sorted((tmp_path / "pb").glob("*/graph_list.txt")):
+        for rel in gl.read_text().split():
+            v = gl.parent / rel
+            metas = read_meta(v / "weight_meta.py")
+            for m in metas:
+                assert isinstance(m["mean"], float) and isinstance(m["std"], float), m
+            for m in metas:
+                if m["dtype"] == "torch.int64":
+                    seen_int += 1
+                    assert (m["min_val"], m["max_val"]) == (0, VOCAB - 1)  # drawn from [0, int_high)
+                if m["dtype"] == "torch.bool":
+                    seen_bool += 1
+                    assert (m["min_val"], m["max_val"]) == (1, 1)  # synthesised masks are all true
+                if m["name"].startswith("w_") and m["dtype"] == "torch.float32" and m["shape"][0] == VOCAB:
+                    assert (m["mean"], m["std"]) == (0.0, 0.02)  # parameters are drawn N(0, 0.02) without recorded stats
+            ns: dict = {}
+            exec((v / "input_tensor_constraints.py").read_text(), ns)  # our own generated file
+            assert ns["dynamic_dim_constraint_symbols"] == []
+            assert ns["dynamic_dim_constraint_input_shapes"] == [(m["shape"], m["name"]) for m in metas]
+    assert seen_int == 2 and seen_bool == 2
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"kb_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # a file this repository generated (never a foreign one)
+    return mod
+
+
+def test_kernelbench_problem_computes_the_stored_graph(tasks, tmp_path):
+    rep = export_kernelbench(tasks, tmp_path / "kb")
+    assert rep["problems"] == 4 and rep["skipped"] == [] and rep["tasks"] == len(list(tasks.glob("*/task.json")))
+    index = json.loads((tmp_path / "kb" / "index.json").read_text())["index"]
+    folders = {sg["variant_id"]: tj.parent / "subgraphs" / sg["folder"]
+               for tj in tasks.glob("*/task.json") for sg in json.loads(tj.read_text())["subgraphs"]}
+    for entries in index.values():
+        for e in entries:
+            mod = _load(tmp_path / "kb" / e["file"])
+            model = mod.Model(*mod.get_init_inputs())
+            x1, x2 = mod.get_inputs(), mod.get_inputs()
+            assert len(x1) == len(e["inputs"]) and len(model._buffers) == len(e["weights"])
+            assert any(not torch.equal(a, b) for a, b in zip(x1, x2) if a.dtype.is_floating_point) or \
+                all(not a.dtype.is_floating_point for a in x1), "each get_inputs() call draws fresh inputs"
+            ints = [a for a in x1 if a.dtype == torch.int64]
+            assert all(0 <= int(a.min()) and int(a.max()) < VOCAB for a in ints)
+            # the same arguments through the stored graph give the same output
+            gm, _ = load_graph(folders[e["variant_id"]])
+            it, wt = iter(x1), iter(model._buffers.values())
+            kinds = [p["kind"] for p in sorted(json.loads((folders[e["variant_id"]] / "input_meta.json").read_text())["placeholders"]
+                                               + json.loads((folders[e["variant_id"]] / "weight_meta.json").read_text())["placeholders"],
+                                               key=lambda p: p["position"])]
+            args = [next(it) if k == "input" else next(wt) for k in kinds]
+            torch.testing.assert_close(model(*x1), gm(*args))
