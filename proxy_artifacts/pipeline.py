@@ -22,6 +22,7 @@ from .checkpoint import load_base, write_proxy
 from .cluster import cluster_rows, select_block
 from .metrics import BaseReference, evaluate
 from .prune import keep_count, output_merge, prune_model
+from .selection import judge_compare
 from .stats import ExpertStats, collect, plot_load_heatmap, stats_rows
 
 
@@ -377,8 +378,8 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
                        "routing_entropy": rows[0]["routing_entropy_base"], "params": rows[0]["params_base"],
                        "task_acc": rows[0].get("task_acc_base"),
                        **{f"heldout_loss/{c}": rows[0][f"heldout_loss_base/{c}"] for c in corpus.CATEGORIES}}
-    summary["winner"] = compare_winner(summary, cp["keep_ratios"], [m["name"] for m in cp["methods"]],
-                                       cp.get("reference_ratio"))
+    summary["winner"] = judge_compare(compare_winner(summary, cp["keep_ratios"], [m["name"] for m in cp["methods"]],
+                                                     cp.get("reference_ratio")), rows, cp, pp)
     write_parquet(out_table, to_table("proxies", rows))
     atomic_write_json(metrics_path, summary, indent=1)
     return rows

@@ -21,6 +21,12 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
+ALPHA = 0.05
+RULE = ("leader: lowest mean held-out loss at the reference keep ratio; every other method's per-replicate paired "
+        "difference to the leader (same base) is tested by a one-sided paired t test, p-values Holm-corrected over "
+        f"the other methods at alpha {ALPHA}; the leader wins only when every other method is separated, else "
+        "'tied' (one replicate: no p-value, not separated)")
+
 # (summary key in a per-seed selection summary, short name in the seed table)
 METRICS = (("heldout_loss_proxy", "heldout_loss"), ("kl_base_to_proxy", "kl"), ("task_acc_proxy", "task_acc"),
            ("routing_mass_kept_mean", "routing_mass_kept"), ("routing_mass_kept_min", "routing_mass_kept_min"))
@@ -95,12 +101,100 @@ def paired_gap(summaries: Mapping[int, Mapping], a: str, b: str, ratio: float,
     return sp["mean"], round(sp["sd"] / math.sqrt(len(d)), 6)
 
 
+def one_sided_paired_p(diffs: Sequence[float]) -> float | None:
+    """p-value of a one-sided paired t test of H1: mean(diffs) > 0 (diffs = method - leader).
+
+    n - 1 degrees of freedom, t = mean / (sd / sqrt(n)); sd 0 (to 1e-12 of the mean): p 0 when the
+    mean is > 0, else 1;
+    None for fewer than 2 differences (untestable)."""
+    from scipy.stats import t as student_t
+
+    d = [float(x) for x in diffs]
+    n = len(d)
+    if n < 2:
+        return None
+    m = sum(d) / n
+    sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
+    if sd <= 1e-12 * max(abs(m), 1e-300):  # equal differences (to rounding): no spread
+        return 0.0 if m > 0 else 1.0
+    return float(student_t.sf(m / (sd / math.sqrt(n)), n - 1))
+
+
+def holm(pvals: Mapping[str, float | None], alpha: float = ALPHA) -> dict[str, bool]:
+    """Holm's step-down rejections {name: rejected} of ``pvals`` at family-wise level ``alpha``
+    (None: untestable, never rejected, counted in the family)."""
+    m = len(pvals)
+    order = sorted(pvals, key=lambda k: (pvals[k] is None, pvals[k] if pvals[k] is not None else 0.0, k))
+    out, going = {}, True
+    for i, k in enumerate(order):
+        p = pvals[k]
+        going = going and p is not None and p <= alpha / (m - i)
+        out[k] = going
+    return out
+
+
+def verdict(values: Mapping[str, Mapping], alpha: float = ALPHA) -> dict:
+    """The rule of the module docstring on ``values`` {method: {replicate: held-out loss}}.
+
+    Returns {"verdict": the leader's name or "tied", "leader", "tied_with_leader" [not separated],
+    "p_values" {method: Holm-uncorrected one-sided p or None}, "separated" {method: bool},
+    "replicates" {method: paired replicates with the leader}, "alpha", "rule"}.
+
+    Raises:
+        ValueError: no methods.
+    """
+    if not values:
+        raise ValueError("verdict of no methods")
+    mean = {n: sum(v.values()) / len(v) for n, v in values.items()}
+    leader = min(values, key=lambda n: (mean[n], n))
+    pv, reps = {}, {}
+    for n, v in values.items():
+        if n == leader:
+            continue
+        common = sorted(set(v) & set(values[leader]), key=str)
+        reps[n] = len(common)
+        pv[n] = one_sided_paired_p([v[k] - values[leader][k] for k in common])
+    sep = holm(pv, alpha)
+    tied = sorted(n for n, ok in sep.items() if not ok)
+    return {"verdict": "tied" if tied else leader, "leader": leader, "tied_with_leader": tied,
+            "p_values": {n: None if p is None else round(p, 6) for n, p in sorted(pv.items())},
+            "separated": dict(sorted(sep.items())), "replicates": dict(sorted(reps.items())), "alpha": alpha,
+            "rule": RULE}
+
+
+def one_base_verdict(rows: Sequence[Mapping], names: Sequence[str], ratio: float,
+                     default_name: str | None = None) -> dict:
+    """:func:`verdict` on the rows of one ``proxy_compare`` run at ``ratio`` (replicates: each row's
+    ``seed``), with, when ``random`` and ``random+output_merge`` are both there, how much of the
+    random-to-default held-out loss gap the output merge closes on random experts
+    (``random_merge_gap_closed`` = (random - random+merge) / (random - default), mean losses) and the
+    paired one-sided p of random+merge < random over the random seeds."""
+    vals = {n: {r["seed"]: float(r["heldout_loss_proxy"]) for r in rows
+                if r["method"] == n and float(r["keep_ratio"]) == float(ratio)} for n in names}
+    out = verdict({n: v for n, v in vals.items() if v})
+    rnd, rm = vals.get("random") or {}, vals.get("random+output_merge") or {}
+    if rnd and rm:
+        mr, mm = sum(rnd.values()) / len(rnd), sum(rm.values()) / len(rm)
+        common = sorted(set(rnd) & set(rm))
+        block = {"random": round(mr, 6), "random+output_merge": round(mm, 6),
+                 "p_merge_below_random": one_sided_paired_p([rnd[k] - rm[k] for k in common]),
+                 "seeds": len(common)}
+        if default_name and vals.get(default_name):
+            md = sum(vals[default_name].values()) / len(vals[default_name])
+            block["default_method"] = default_name
+            block["default"] = round(md, 6)
+            block["random_merge_gap_closed"] = round((mr - mm) / (mr - md), 4) if mr != md else None
+        out["random_merge"] = block
+    return out
+
+
 def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names: Sequence[str],
                 reference_ratio: float) -> dict:
-    """The default method by the rule of the module docstring.
+    """The verdict and the default choice by the rule of the module docstring.
 
-    Returns {"method": name, "reference_ratio", "rule", "leader" (lowest mean loss at the
-    reference ratio), "tied_with_leader" [names], "wins_on_seeds" (seeds where the winner has
+    Returns {"method": the default choice, "verdict": the winner's name or "tied", "p_values"
+    {method: one-sided paired p vs the leader}, "alpha", "reference_ratio", "rule", "leader" (lowest
+    mean loss at the reference ratio), "tied_with_leader" [names], "wins_on_seeds" (seeds where the winner has
     the lowest loss at the reference ratio, of n), "runner_up", "gap_to_runner_up" {mean, se}
     (paired, runner-up - winner, nats), "per_ratio" {r<ratio>: lowest mean loss at that ratio}}.
 
@@ -116,8 +210,8 @@ def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names
         return sum(summaries[s][f"r{r}/{n}"].get(key, 0.0) for s in seeds) / len(seeds)
 
     ref = reference_ratio
-    leader = min(names, key=lambda n: (mean(n, ref), n))
-    tied = [n for n in names if n != leader and (lambda g: g[0] <= g[1])(paired_gap(summaries, n, leader, ref))]
+    v = verdict({n: {s: summaries[s][f"r{ref}/{n}"]["heldout_loss_proxy"] for s in seeds} for n in names})
+    leader, tied = v["leader"], v["tied_with_leader"]
     pool = [leader] + tied
     winner = min(pool, key=lambda n: (sum(mean(n, r) for r in ratios) / len(ratios),
                                       -mean(n, ref, "task_acc_proxy"), n))
@@ -125,13 +219,12 @@ def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names
     runner = min(others, key=lambda n: (mean(n, ref), n)) if others else None
     wins = sum(1 for s in seeds if min(names, key=lambda n: (summaries[s][f"r{ref}/{n}"]["heldout_loss_proxy"], n))
                == winner)
-    out = {"method": winner, "reference_ratio": ref,
-           "rule": "lowest mean held-out loss over base seeds at the reference ratio; methods the seeds cannot "
-                   "separate from the leader (paired mean difference <= its standard error) are tied; ties: "
-                   "lowest mean held-out loss over all ratios, then higher mean task accuracy at the reference "
-                   "ratio, then the name",
-           "leader": leader, "tied_with_leader": sorted(tied), "wins_on_seeds": f"{wins}/{len(seeds)}",
-           "runner_up": runner,
+    out = {"method": winner, "verdict": v["verdict"], "reference_ratio": ref,
+           "rule": RULE + "; default choice (params.yaml): the winner, or among the tied methods the lowest mean "
+                          "held-out loss over all ratios, then higher mean task accuracy at the reference ratio, "
+                          "then the name",
+           "leader": leader, "tied_with_leader": tied, "p_values": v["p_values"], "alpha": v["alpha"],
+           "wins_on_seeds": f"{wins}/{len(seeds)}", "runner_up": runner,
            "per_ratio": {f"r{r}": min(names, key=lambda n: (mean(n, r), n)) for r in ratios}}
     if runner is not None:
         g, se = paired_gap(summaries, runner, winner, ref)
@@ -148,3 +241,29 @@ def method_settings(entry: Mapping, prune: Mapping) -> dict:
         else merge
     return {"method": entry["method"], "views": dict(entry.get("views") or prune.get("views") or {}),
             "usage": {**(prune.get("usage") or {}), **(entry.get("usage") or {})}, "merge": merge}
+
+
+def default_method_name(methods: Sequence[Mapping], prune: Mapping) -> str | None:
+    """The name of the ``proxy.compare.methods`` entry whose effective settings are ``proxy.prune``'s
+    own (the default proxy), or None."""
+    want = {"method": prune["method"], "views": dict(prune.get("views") or {}), "usage": dict(prune.get("usage") or {}),
+            "merge": method_settings({"method": prune["method"], "merge": prune.get("merge", "none")}, prune)["merge"]}
+    strip = lambda d: {**d, "views": {k: v for k, v in d["views"].items() if v}}  # noqa: E731
+    return next((m["name"] for m in methods if strip(method_settings(m, prune)) == strip(want)), None)
+
+
+def judge_compare(winner: Mapping, rows: Sequence[Mapping], compare: Mapping, prune: Mapping) -> dict:
+    """The ``winner`` block of ``metrics/proxy_selection.json`` under the rule: the one-base ranking
+    (``pipeline.compare_winner``'s lowest loss, kept as ``leader_one_base``) is not a verdict; ``method``
+    is :func:`one_base_verdict` at the reference ratio (``"tied"`` unless the replicates separate every
+    method), with its p-values and the random + output merge block, and ``default`` names the default
+    proxy's method (it follows the comparison over base seeds, ``benchmarks/proxy_selection_seeds.py``)."""
+    names = [m["name"] for m in compare["methods"]]
+    default = default_method_name(compare["methods"], prune)
+    v = one_base_verdict(rows, names, winner["reference_ratio"], default)
+    out = {k: val for k, val in winner.items() if k not in ("method", "rule")}
+    out.update(leader_one_base=winner["method"], method=v["verdict"], default=default,
+               evidence="one base: replicates are the random-selection seeds; a method without them has one value",
+               **{k: val for k, val in v.items() if k != "verdict"})
+    return out
+

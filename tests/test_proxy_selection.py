@@ -116,6 +116,64 @@ def test_seed_winner_ties_are_broken_by_all_ratios():
         seed_winner(s, [0.5, 0.25], ["A", "B", "C"], 0.5)
 
 
+def test_paired_t_and_holm():
+    from scipy.stats import ttest_rel
+
+    from proxy_artifacts.selection import holm, one_sided_paired_p
+
+    a, b = [1.0, 1.2, 0.9, 1.1], [1.1, 1.25, 1.0, 1.12]  # b - a: 0.1, 0.05, 0.1, 0.02
+    want = ttest_rel(b, a, alternative="greater").pvalue
+    assert one_sided_paired_p([y - x for x, y in zip(a, b)]) == pytest.approx(want, rel=1e-9)
+    assert one_sided_paired_p([0.1]) is None  # one replicate: untestable
+    assert one_sided_paired_p([0.1, 0.1, 0.1]) == 0.0 and one_sided_paired_p([0.0, 0.0]) == 1.0
+    # Holm at 0.05 over 3: 0.01 <= 0.05/3, 0.02 <= 0.05/2, 0.04 <= 0.05/1 -> all; 0.03 for the first stops all
+    assert holm({"x": 0.01, "y": 0.02, "z": 0.04}) == {"x": True, "y": True, "z": True}
+    assert holm({"x": 0.03, "y": 0.02, "z": 0.04}) == {"x": False, "y": False, "z": False}
+    assert holm({"x": 0.001, "y": None}) == {"x": True, "y": False}
+
+
+def test_verdict_three_seeds_can_declare_a_winner_or_say_tied():
+    from proxy_artifacts.selection import verdict
+
+    # B is worse than A by 0.10 +- 0.01 on 3 seeds: t = 17.3, p = 0.0017 -> separated; C by 0.1 flat
+    v = verdict({"A": {0: 1.0, 1: 1.1, 2: 1.2}, "B": {0: 1.10, 1: 1.19, 2: 1.31}, "C": {0: 1.1, 1: 1.2, 2: 1.3}})
+    assert v["verdict"] == "A" and v["tied_with_leader"] == [] and v["p_values"]["B"] < 0.0025
+    # B sometimes better: not separated -> tied
+    v = verdict({"A": {0: 1.0, 1: 1.1, 2: 1.2}, "B": {0: 1.01, 1: 1.09, 2: 1.21}, "C": {0: 2.0, 1: 2.0, 2: 2.0}})
+    assert v["verdict"] == "tied" and v["tied_with_leader"] == ["B"] and v["separated"]["C"]
+    # one replicate per method (one base): nothing can be separated
+    v = verdict({"A": {0: 1.0}, "B": {0: 1.5}})
+    assert v["verdict"] == "tied" and v["p_values"] == {"B": None} and v["replicates"] == {"B": 1}
+
+
+def test_one_base_verdict_and_random_merge_gap():
+    from proxy_artifacts.selection import default_method_name, judge_compare, one_base_verdict
+
+    rows = [{"method": "default", "keep_ratio": 0.5, "seed": 0, "heldout_loss_proxy": 1.0}]
+    for seed, (r, rm) in enumerate([(2.0, 1.1), (2.2, 1.2), (2.1, 1.15)]):
+        rows += [{"method": "random", "keep_ratio": 0.5, "seed": seed, "heldout_loss_proxy": r},
+                 {"method": "random+output_merge", "keep_ratio": 0.5, "seed": seed, "heldout_loss_proxy": rm}]
+    v = one_base_verdict(rows, ["default", "random", "random+output_merge"], 0.5, "default")
+    assert v["verdict"] == "tied" and v["leader"] == "default"  # one replicate of default: no p-value
+    rm = v["random_merge"]
+    # gap closed: (2.1 - 1.15) / (2.1 - 1.0) = 0.8636; merge below random on all 3 seeds by 0.95 +- 0.05
+    assert rm["random_merge_gap_closed"] == pytest.approx(0.8636, abs=1e-4) and rm["seeds"] == 3
+    assert rm["p_merge_below_random"] < 0.001
+    prune = {"method": "usage_cluster", "views": {"act": 1.0, "router": 1.0, "weights": 0.0},
+             "usage": {"representative": "reap"}, "merge": "output"}
+    methods = [{"name": "usage_cluster", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0}},
+               {"name": "u+om", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0}, "merge": "output"},
+               {"name": "random", "method": "random"}]
+    assert default_method_name(methods, prune) == "u+om"
+    w = judge_compare({"method": "default", "reference_ratio": 0.5, "rule": "old", "per_ratio": {}}, rows,
+                      {"methods": [{"name": "default", "method": "frequency"}, {"name": "random", "method": "random"},
+                                   {"name": "random+output_merge", "method": "random", "merge": "output"}]},
+                      {"method": "frequency", "merge": "none"})
+    assert w["method"] == "tied" and w["leader_one_base"] == "default" and w["default"] == "default"
+    assert "Holm" in w["rule"] and w["random_merge"]["default_method"] == "default"
+    assert (w["random_merge"]["random"], w["random_merge"]["default"]) == (2.1, 1.0)
+
+
 def test_seed_table_spreads_every_metric():
     t = seed_table(_summaries(), [0.5, 0.25], ["A", "B", "C"])
     assert t["r0.5/A"]["heldout_loss"] == spread([1.0, 1.1, 1.2])
@@ -177,7 +235,8 @@ def test_base_training_data_reads_only_the_committed_corpus_file(tmp_path, monke
 
     def windows_sha():
         corpus._corpus_docs.cache_clear()
-        return hashlib.sha256(training_batches(corpus.build_tokenizer(), p).numpy().tobytes()).hexdigest()
+        ids, labels = training_batches(corpus.build_tokenizer(), p)
+        return hashlib.sha256(ids.numpy().tobytes() + labels.numpy().tobytes()).hexdigest()
 
     before = windows_sha()  # warm: every import has happened
     opened: list[str] | None = []
