@@ -167,6 +167,49 @@ def markdown(ev: dict) -> str:
     return "\n".join(lines)
 
 
+def summaries_from_record(ev: dict) -> dict:
+    """{seed: per-seed selection summary} rebuilt from a written record's ``<metric>_per_seed`` lists
+    (the keys :func:`selection.seed_winner` and :func:`selection.seed_table` read)."""
+    from proxy_artifacts.selection import BASE_METRICS, METRICS
+
+    seeds = ev["seeds"]
+    out = {s: {} for s in seeds}
+    for r in ev["keep_ratios"]:
+        for n in ev["methods"]:
+            row = ev[f"r{r}/{n}"]
+            for key, short in METRICS:
+                vals = row.get(f"{short}_per_seed")
+                if vals is not None:
+                    for s, v in zip(seeds, vals):
+                        out[s].setdefault(f"r{r}/{n}", {})[key] = v
+    for key in BASE_METRICS:
+        vals = ev["base"].get(f"{key}_per_seed")
+        for s, v in zip(seeds, vals or []):
+            out[s].setdefault("base", {})[key] = v
+    return out
+
+
+def rejudge(ev: dict) -> dict:
+    """A written record with its ``winner`` recomputed by :func:`selection.seed_winner` (the rule as it
+    is now) from the per-seed figures it holds, and every method's paired gap to the new default
+    choice; the measured figures are unchanged. ``winner.settings`` is kept when the default choice
+    is the same method (the record holds names, not settings), else dropped."""
+    from proxy_artifacts.selection import paired_gap, seed_winner
+
+    summ = summaries_from_record(ev)
+    ratios, names = ev["keep_ratios"], ev["methods"]
+    win = seed_winner(summ, ratios, names, ev["winner"]["reference_ratio"])
+    if win["method"] == ev["winner"]["method"] and "settings" in ev["winner"]:
+        win["settings"] = ev["winner"]["settings"]
+    out = dict(ev, winner=win)
+    for r in ratios:
+        for n in names:
+            g, se = paired_gap(summ, n, win["method"], r)
+            out[f"r{r}/{n}"] = dict(ev[f"r{r}/{n}"], heldout_loss_gap_to_winner={"mean": g, "se": se})
+    out["rejudged_with"] = "python -m benchmarks.proxy_selection_seeds --rejudge"
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--params", default=str(ROOT / "params.yaml"))
@@ -180,9 +223,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration-windows", type=int, help="proxy.prune.calibration.windows_per_category")
     ap.add_argument("--no-extras", action="store_true", help="only proxy.compare.methods")
     ap.add_argument("--markdown", action="store_true", help="print the table of the --out JSON as markdown; run nothing")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="apply selection.seed_winner's rule to the per-seed figures already in --out; run nothing")
     a = ap.parse_args(argv)
     if a.markdown:
         print(markdown(json.loads(Path(a.out).read_text())))
+        return 0
+    if a.rejudge:
+        ev = rejudge(json.loads(Path(a.out).read_text()))
+        from passnet_common.io import atomic_write_json
+
+        atomic_write_json(a.out, ev, indent=1)
+        w = ev["winner"]
+        print(f"verdict {w['verdict']} (leader {w['leader']}, tied {w['tied_with_leader']}); default choice "
+              f"{w['method']}; p-values {w['p_values']}")
         return 0
 
     from passnet_common.io import atomic_write_json
