@@ -152,8 +152,9 @@ def markdown(ev: dict) -> str:
     ratio, held-out loss mean +- sd / KL mean / task accuracy mean / routing mass kept mean."""
     ratios = ev["keep_ratios"]
     ref = ev["winner"]["reference_ratio"]
-    lines = ["| method | " + " | ".join(f"keep {r}" for r in ratios) + f" | loss - winner's at keep {ref} (paired) |",
-             "|---" * (len(ratios) + 2) + "|"]
+    pv = ev["winner"].get("p_values") or {}
+    lines = ["| method | " + " | ".join(f"keep {r}" for r in ratios) + f" | loss - default's at keep {ref} (paired) | "
+             f"p vs the leader (one-sided paired t) |", "|---" * (len(ratios) + 3) + "|"]
     order = sorted(ev["methods"], key=lambda n: ev[f"r{ref}/{n}"]["heldout_loss"]["mean"])
     for n in order:
         cells = []
@@ -163,7 +164,8 @@ def markdown(ev: dict) -> str:
                          f" / {100 * row['task_acc']['mean']:.1f}% / {100 * row['routing_mass_kept']['mean']:.0f}%")
         name = f"**{n}**" if n == ev["winner"]["method"] else n
         g = ev[f"r{ref}/{n}"].get("heldout_loss_gap_to_winner") or {"mean": 0.0, "se": 0.0}
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {g['mean']:+.4f} +- {g['se']:.4f} |")
+        p = "leader" if n == ev["winner"].get("leader") else (f"{pv[n]:.4f}" if pv.get(n) is not None else "-")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {g['mean']:+.4f} +- {g['se']:.4f} | {p} |")
     return "\n".join(lines)
 
 

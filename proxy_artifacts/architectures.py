@@ -19,8 +19,9 @@ gpt-oss's biased router and interleaved gate/up with biases) goes through:
    missing / unexpected / mismatched keys, the kept expert count in the config and in every MoE block,
    logits equal (``torch.testing.assert_close``) to the pruned model written before publishing;
 7. ``grpo``: one GRPO step (:func:`rl.run_grpo`, TRL ``GRPOTrainer``, healthy) of the pulled folder:
-   one optimizer step logged with a finite loss and gradient norm, every MoE layer's expert load over
-   exactly the kept experts, finite weights after the step.
+   one optimizer step logged with a finite loss and gradient norm (> 0 for the families with a
+   load-balancing loss: a random model earns no reward, so that term carries the gradient), every MoE
+   layer's expert load over exactly the kept experts, finite weights after the step.
 
 Each step's outcome is recorded (``ok``, what was checked, the error if any); a failed step stops
 that family. :func:`run_all` writes ``metrics/proxy_architectures.json``; :func:`markdown` renders
@@ -69,9 +70,12 @@ TINY_PARAMS = {
               "batch_size": 4, "char_tokens_per_batch": 8, "seed": 0, "threads": 1},
     "calibration": {"windows_per_category": 4, "seq_len": 32},
     "grpo": {"steps": 1, "prompts_per_step": 2, "num_generations": 2, "max_completion_length": 4, "eval_problems": 2,
-             "seed": 0, "threads": 1},
+             "seed": 0, "threads": 1, "drop_zero_variance_groups": False},
 }
-"""Sizes that make one family's run take seconds; every other setting is ``params.yaml``'s ``proxy`` block."""
+"""Sizes that make one family's run take seconds; every other setting is ``params.yaml``'s ``proxy`` block.
+A random model earns no reward, so every group has zero advantage: ``drop_zero_variance_groups`` is off
+here so that the step still back-propagates the loss (the load-balancing term of the families that have
+one) through the family's layers instead of skipping the batch."""
 
 
 def tiny_params(proxy_params: dict) -> dict:
@@ -162,6 +166,12 @@ def _check_grpo(pulled: Path, gp: dict, kept_count: int) -> dict:
         raise AssertionError(f"expert load rows {[len(x['load']) for x in loads]} != {kept_count} experts")
     if not r["weights_finite_after"]:
         raise AssertionError("weights not finite after the step")
+    from transformers import AutoConfig
+
+    from .adapters import adapter_for
+
+    if adapter_for(AutoConfig.from_pretrained(pulled)).aux_loss and not gn > 0:
+        raise AssertionError(f"gradient norm {gn}: the load-balancing loss did not reach the parameters")
     return {"loss": round(float(loss), 6), "grad_norm_total": round(float(gn), 6),
             "update_norm": round(float(row.get("update_norm", 0.0)), 6), "reward": row.get("reward"),
             "moe_layers_logged": len(loads)}
