@@ -69,6 +69,10 @@ def chance_level(task: str | None, lengths: list[int] | None) -> float | None:
 
 
 def _fmt(v) -> str:
+    if isinstance(v, Mapping) and "mean" in v:
+        ci = v.get("ci95")
+        return f"{_fmt(v['mean'])}" + (f" [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else "") + (
+            f" (n {v['n']})" if "n" in v else "")
     if isinstance(v, float):
         return f"{v:.4g}"
     if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
@@ -78,8 +82,12 @@ def _fmt(v) -> str:
 
 
 def before_after(d: Mapping) -> list[tuple[str, object, object]]:
-    """(name, before, after) for every key pair ``<x>before<y>`` / ``<x>after<y>`` of ``d``."""
+    """(name, before, after) for every key pair ``<x>before<y>`` / ``<x>after<y>`` of ``d`` and of its
+    ``capability`` block (the fidelity record's per-model RL figures)."""
     out = []
+    cap = d.get("capability")
+    if isinstance(cap, Mapping):
+        d = {**{k: v for k, v in d.items() if k != "capability"}, **cap}
     for k in sorted(d):
         if "before" in k and k.replace("before", "after") in d:
             out.append((k.replace("_before", "").replace("before_", "").replace("before", ""), d[k],
@@ -99,7 +107,8 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
     the proxy, and per fault the detection rate of the base, the base's self-reproduction, this proxy's
     detection and reproduction, and every control model's reproduction (the control columns)."""
     L = []
-    models = (fidelity.get("rates") or {}).get("models") or {}
+    models = {m: {f: v for f, v in d.items() if isinstance(v, Mapping)}
+              for m, d in ((fidelity.get("rates") or {}).get("models") or {}).items()}
     prox = (fidelity.get("proxies") or {}).get(name) or {}
     base = fidelity.get("base") or {}
     rows = [("base", base), (name, prox)]
@@ -109,14 +118,26 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
               "| model | figure | before RL | after RL |", "|---|---|---|---|"]
         for m, pairs in ba:
             L += [f"| {m} | {k} | {_fmt(b)} | {_fmt(a)} |" for k, b, a in pairs]
-    controls = sorted(m for m in models if m.startswith(("control", "random")) or "control" in m)
-    faults = sorted(fidelity.get("faults") or {f for m in models.values() for f in m})
+    gains = []
+    for m, d in rows:
+        cap = d.get("capability") if isinstance(d.get("capability"), Mapping) else d
+        if isinstance(cap.get("rl_gain_edge"), Mapping):
+            gains.append(f"{m} {_fmt(cap['rl_gain_edge'])}")
+    if gains:
+        L += ["", "RL gain on the edge task set (sampled reward after - before, points, mean [95% t interval] over "
+                  "healthy seeds): " + "; ".join(gains) + "."]
+    controls = sorted(m for m in models if "control" in m or "random" in m)
+    fdef = fidelity.get("faults")
+    fault_info = fdef if isinstance(fdef, Mapping) else {}
+    faults = sorted(f for f in (fdef or {f for m in models.values() for f in m}) if "+" not in f)
     if models and faults:
         self_rates = (fidelity.get("rates") or {}).get("base_self") or {}
         no_sig = set((fidelity.get("rates") or {}).get("no_signature") or fidelity.get("no_signature_on_base") or [])
         kinds = fidelity.get("fault_kinds") or {}
+        with_fix = any(isinstance(v, Mapping) and "fix_rate" in v for v in fault_info.values())
         head = ["fault (signature)", "base detection", "base self-reproduction", f"{name} detection",
-                f"{name} reproduction"] + [f"{c} reproduction (control)" for c in controls]
+                f"{name} reproduction"] + [f"{c} reproduction (control)" for c in controls] + (
+            ["fix", "base with the fix"] if with_fix else [])
         L += ["", "Faults (k of n seeds, 95% Wilson interval; a proxy reproduces a fault when its signature on seed "
                   "s matches the base's; controls must not):", "",
               "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
@@ -127,6 +148,9 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                      _rate((models.get(name) or {}).get(f, {}).get("detection")),
                      _rate((models.get(name) or {}).get(f, {}).get("reproduction"))]
             cells += [_rate((models.get(c) or {}).get(f, {}).get("reproduction")) for c in controls]
+            if with_fix:
+                fi = fault_info.get(f) or {}
+                cells += [str(fi.get("fix", "-")).replace("|", "/"), _rate(fi.get("fix_rate"))]
             L.append("| " + " | ".join(cells) + " |")
         if not controls:
             L += ["", "No control model (random-expert proxy, random weights) is in this fidelity record, so these "

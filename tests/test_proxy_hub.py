@@ -175,3 +175,27 @@ def test_committed_fidelity_record_renders_for_every_proxy():
         text = fidelity_section(fid, name)
         for f in fid.get("faults") or []:
             assert f"| {f} (" in text, (name, f)
+
+
+def test_fidelity_section_reads_the_capability_block_fix_columns_and_controls():
+    """The fidelity record's newer shape: per-model ``capability`` (before / after pairs, the RL gain with
+    its interval), ``faults`` as a table with the fix and its rate, ``<fault>+fix`` runs beside the faults."""
+    from proxy_artifacts.card import fidelity_section
+
+    cap = {"edge_reward_before": 0.3, "edge_reward_after": [0.4, 0.5], "heldout_acc_before": 0.8,
+           "heldout_acc_after": [0.8, 0.82], "rl_gain_edge": {"mean": 15.0, "ci95": [5.0, 25.0], "n": 2}}
+    fid = {"base": {"capability": cap}, "proxies": {"r0.5": {"capability": dict(cap, edge_reward_before=0.2)}},
+           "faults": {"logprob_bf16": {"fix": "fp16 rollouts | replay", "fix_rate": {"k": 0, "n": 3, "rate": 0.0}}},
+           "fault_kinds": {"logprob_bf16": ["logprob_mismatch"]},
+           "rates": {"models": {"base": {"logprob_bf16": {"detection": {"k": 3, "n": 3}},
+                                         "logprob_bf16+fix": {"detection": {"k": 0, "n": 3}}},
+                                "r0.5": {"logprob_bf16": {"detection": {"k": 3, "n": 3},
+                                                          "reproduction": {"k": 3, "n": 3}}},
+                                "r0.5_random_experts": {"logprob_bf16": {"reproduction": {"k": 3, "n": 3}}}},
+                     "base_self": {"logprob_bf16": {"k": 3, "n": 3}}}}
+    text = fidelity_section(fid, "r0.5")
+    assert "| base | edge_reward | 0.3 | 0.45 (mean of 2 seeds, 0.4-0.5) |" in text
+    assert "| r0.5 | heldout_acc | 0.8 | 0.81 (mean of 2 seeds, 0.8-0.82) |" in text
+    assert "base 15 [5, 25] (n 2)" in text
+    assert "r0.5_random_experts reproduction (control)" in text and "logprob_bf16+fix" not in text
+    assert "| logprob_bf16 (logprob_mismatch) | 3/3 | 3/3 | 3/3 | 3/3 | 3/3 | fp16 rollouts / replay | 0/3 |" in text
