@@ -6,7 +6,7 @@ long-tail labels differ (or are missing), with each run's intervals, trial count
 
 Reads a built ``profiles.parquet`` (nothing is timed here) and labels every row with the curate
 stage's own rule (:func:`curate.select.longtail.label_row` at ``curate.curate.tolerance_t`` and
-``curate.rule``), so its counts equal ``label_agreement`` / ``label_agreement_stress`` of the same
+``curate.rule``), so its counts equal ``label_agreement`` / ``label_agreement_pinned`` of the same
 build's ``metrics/curate.json``. For each disagreeing variant it names the label that moved
 (``slower_e2e``, ``slower_compiler``, ``overhead_bound``, ``correct_at_t`` or ``unlabelled``) and
 how far the deciding interval's upper end lies from ``1 - min_effect`` (a flip at the threshold's
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-COMPONENTS = ("correct_at_t", "slower_e2e", "slower_compiler", "overhead_bound")
+COMPONENTS = ("correct_at_t", "slower_compiler", "slower_e2e", "overhead_bound")
 HIGH = {"slower_e2e": "speedup_e2e_ci_high", "slower_compiler": "speedup_compiler_ci_high",
         "overhead_bound": "speedup_dynamo_ci_high"}
 
@@ -45,14 +45,14 @@ def flips(rows: list[dict], run_a: int, run_b: int) -> tuple[int, list[dict]]:
         if a["long_tail"] is None or b["long_tail"] is None:
             moved = ["unlabelled"]
         else:
-            moved = [c for c in COMPONENTS if bool(a.get(c)) != bool(b.get(c))]
+            moved = [c for c in COMPONENTS if bool(a.get(c)) != bool(b.get(c))][:1] or ["long_tail"]
         m = float(a.get("min_effect") or 0.0)
         edge = {c: _r(min(abs(x[HIGH[c]] - (1 - m)) for x in (a, b))) for c in moved if c in HIGH}
-        out.append({"subgraph_hash": a["subgraph_hash"], "size": a.get("size"), "moved": moved, "edge": edge,
+        out.append({"subgraph_hash": a["subgraph_hash"], "size": a.get("size"), "dtype": a.get("dtype"), "moved": moved, "edge": edge,
                     "runs": {str(x["run"]): {
                         "status": x["status"], "long_tail": x["long_tail"], "trials": x.get("trials"),
                         "capped": x.get("capped"), "eager_ms": _r(x.get("eager_median_ms")),
-                        "load_avg_start": _r(x.get("load_avg_start"), 2),
+                        "load_avg_start": _r(x.get("load_avg_start"), 2), "clock_gap": _r(x.get("clock_gap")),
                         **{k: [_r(x.get(k)), _r(x.get(f"{k}_ci_low")), _r(x.get(f"{k}_ci_high"))]
                            for k in ("speedup_e2e", "speedup_compiler", "speedup_dynamo")}} for x in (a, b)}})
     return len(pairs), out
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
         r.update(label_row(r, int(p["tolerance_t"]), p.get("rule", "compiler")))
     result = {"profiles": args.profiles, "measured_on": args.note, "tolerance_t": p["tolerance_t"],
               "rule": p.get("rule", "compiler"), "pairs": {}}
-    for a, b, name in ((0, 1, "label_agreement"), (1, 2, "label_agreement_stress")):
+    for a, b, name in ((0, 1, "label_agreement"), (1, 2, "label_agreement_pinned")):
         n, bad = flips(rows, a, b)
         result["pairs"][f"{a}/{b}"] = {"metric": name, "variants": n, "disagree": len(bad),
                                        "agreement": _r((n - len(bad)) / n, 4) if n else None, "flips": bad}

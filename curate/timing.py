@@ -16,7 +16,16 @@ GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
    and the trial is repeated, so every kept trial lasts >= ``min_trial_ms`` (unless
    ``max_inner`` caps it: ``capped`` in ``history``);
 4. trials are interleaved: trial k times every side once, in an order rotated by k (so no side
-   always runs right after another); each trial records the mean ms per call;
+   always runs right after another); each trial records the mean ms per call by the **clock**
+   ``TimingConfig.clock``: ``thread_cpu`` (the profile's; ``time.thread_time``, i.e.
+   ``CLOCK_THREAD_CPUTIME_ID``: the timed work runs on the timing thread alone, torch threads 1,
+   so its CPU time is the work, and time the scheduler gives a neighbour on the same core is not
+   counted) or ``wall`` (``time.perf_counter``; the scorer's, since a candidate could defer work
+   to another thread). Wall ms per call is recorded beside it on every trial; the median wall /
+   clock ratio over the kept trials is ``clock_gap``, and ``clock_flag`` marks a result whose gap
+   exceeds ``1 + max_clock_gap`` (it flags the row, it does not decide it). A hog that shares the
+   timing core still slows the work itself through shared caches and frequency: the CPU clock
+   removes preemption, not contention;
 5. **adaptive count**: after ``min_trials`` trials, and every ``check_every`` trials after,
    the bootstrap intervals of the ``decide`` ratios are computed; trials stop once each is
    *settled*, at ``trials`` at most. ``stop = "decided"``: the interval lies beyond
@@ -69,16 +78,37 @@ import math
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import torch
 
+try:  # in the repository the protocol's knobs are a typed params block; a task folder's copy
+    # (``timing_protocol.py``, torch and numpy only) has no passnet_common and uses a plain base
+    from passnet_common import spec as _spec
+    from passnet_common.config import ParamsConfig as _ConfigBase
+except ImportError:  # pragma: no cover - exercised by the task folders
+    _spec = None
+
+    class _ConfigBase:  # type: ignore[no-redef]
+        """Stand-in base of :class:`TimingConfig` outside the repository."""
+
+
+def _knob(default: Any, rule: Callable[[Any], Any] | None = None) -> Any:
+    """A :class:`TimingConfig` field; ``rule(spec_module)`` gives its params rule where
+    :mod:`passnet_common.spec` exists (the repository), none in a task folder."""
+    return field(default=default, metadata={"rule": rule(_spec) if rule and _spec else None, "doc": ""})
+
 Timer = Callable[[], float]
-"""Returns seconds (``time.perf_counter`` by default; tests inject fake timers)."""
+"""Returns seconds (tests inject fake timers)."""
+
+CLOCKS = {"thread_cpu": time.thread_time, "wall": time.perf_counter}
+"""``TimingConfig.clock`` -> the clock trials are labelled from: ``thread_cpu`` is the calling
+thread's CPU time (``CLOCK_THREAD_CPUTIME_ID``: time the scheduler gives another process is not
+counted, so preemption by a neighbour cannot inflate it), ``wall`` is ``time.perf_counter``."""
 
 
-@dataclass
-class TimingConfig:
+@dataclass(frozen=True)
+class TimingConfig(_ConfigBase):
     """Knobs of the protocol.
 
     Attributes:
@@ -112,31 +142,43 @@ class TimingConfig:
             then judges the trials it got: undecided = ``stable False``.
         cap_min_trials: a capped attempt with fewer paired trials is ``stable False`` whatever
             its interval says (a percentile bootstrap over a handful of trials is too coarse).
+        clock: what a trial is measured with (:data:`CLOCKS`): ``wall`` (the scorer's: a candidate
+            that defers work to another thread cannot hide it from wall time) or ``thread_cpu``
+            (the profile's: the timed work is single-threaded, so the timing thread's CPU time is
+            the work and a neighbour's preemption does not count). Wall time is recorded beside
+            it on every CPU trial either way (``wall_ms``, ``clock_gap``).
+        max_clock_gap: a result whose median per-trial wall / CPU ratio exceeds ``1 +
+            max_clock_gap`` is flagged (``clock_flag``): the row was preempted (or its work ran
+            off the timing thread); the flag is recorded, it does not change the labels.
     """
 
-    warmup: int = 3
-    trials: int = 30
-    min_trials: int = 20
-    check_every: int = 5
-    min_trial_ms: float = 10.0
-    max_inner: int = 100000
-    max_iqr_ratio: float = 0.2
-    retries: int = 2
+    warmup: int = _knob(3, lambda S: S.non_negative(int))
+    trials: int = _knob(30, lambda S: S.positive(int))
+    min_trials: int = _knob(20, lambda S: S.positive(int))
+    check_every: int = _knob(5, lambda S: S.positive(int))
+    min_trial_ms: float = _knob(10.0, lambda S: S.non_negative(float))
+    max_inner: int = _knob(100000, lambda S: S.positive(int))
+    max_iqr_ratio: float = _knob(0.2, lambda S: S.positive(float))
+    retries: int = _knob(2, lambda S: S.non_negative(int))
     seed: int = 0
-    ci_level: float = 0.95
-    n_boot: int = 1000
-    decided_width: float = 0.03
-    min_effect: float = 0.05
-    gate: str = "iqr"
-    stop: str = "decided"
-    max_ci_width: float = 0.1
+    ci_level: float = _knob(0.95, lambda S: S.interval(float, 0, 1, lo_open=True, hi_open=True))
+    n_boot: int = _knob(1000, lambda S: S.positive(int))
+    decided_width: float = _knob(0.03, lambda S: S.non_negative(float))
+    min_effect: float = _knob(0.05, lambda S: S.non_negative(float))
+    gate: Literal["iqr", "ci"] = "iqr"
+    stop: Literal["decided", "label"] = "decided"
+    max_ci_width: float = _knob(0.1, lambda S: S.positive(float))
     device: str = "cpu"
-    l2_flush_mb: float = 0.0
-    max_variant_s: float | None = None
-    cap_min_trials: int = 10
+    l2_flush_mb: float = _knob(0.0, lambda S: S.non_negative(float))
+    max_variant_s: float | None = _knob(None, lambda S: S.Optional(S.positive(float)))
+    cap_min_trials: int = _knob(10, lambda S: S.positive(int))
+    clock: Literal["thread_cpu", "wall"] = "wall"
+    max_clock_gap: float = _knob(0.5, lambda S: S.non_negative(float))
 
     def __post_init__(self):
-        self.min_trials = min(self.min_trials, self.trials)
+        object.__setattr__(self, "min_trials", min(self.min_trials, self.trials))  # frozen
+        if self.clock not in CLOCKS:
+            raise ValueError(f"TimingConfig.clock must be one of {sorted(CLOCKS)}, got {self.clock!r}")
         if self.stop not in ("decided", "label"):
             raise ValueError(f"TimingConfig.stop must be 'decided' or 'label', got {self.stop!r}")
 
@@ -152,8 +194,10 @@ class SidesTiming:
     """Result of :func:`measure_sides` (ms per call).
 
     Attributes:
-        trials_ms: side -> per-trial ms of the kept attempt (index k = trial k on every side).
-        wall_ms: CUDA only: side -> host wall ms per trial (else empty).
+        trials_ms: side -> per-trial ms per call of the kept attempt, by ``cfg.clock`` (index k =
+            trial k on every side).
+        wall_ms: side -> wall ms per call per trial of the kept attempt (CUDA: host wall time;
+            CPU: ``time.perf_counter`` around the same calls).
         medians_ms: side -> median of ``trials_ms``.
         inner: side -> calls per trial at the end of the kept attempt.
         iqr_ratio: side -> IQR / median of the kept attempt.
@@ -166,6 +210,13 @@ class SidesTiming:
         time_capped: ``max_variant_s`` stopped the timing (the kept attempt may be short).
         elapsed_s: seconds of ``timer`` from the start of :func:`measure_sides` to its end
             (warm-up and calibration included).
+        clock: the clock ``trials_ms`` was measured with (``TimingConfig.clock``, or ``timer``
+            when a caller injected one).
+        clock_gap: CPU only: median over the kept trials of every side of wall ms / ``clock`` ms
+            (1.0 on an idle core; 2 when a neighbour held the timing core half the time); None
+            on CUDA or when the clock is wall time.
+        clock_flag: ``clock_gap`` exceeds ``1 + cfg.max_clock_gap`` (recorded, not a label).
+        wall_elapsed_s: wall seconds from the start of :func:`measure_sides` to its end.
     """
 
     trials_ms: dict[str, list[float]]
@@ -180,6 +231,10 @@ class SidesTiming:
     ratio_iqr: dict[str, float] = field(default_factory=dict)
     time_capped: bool = False
     elapsed_s: float = 0.0
+    clock: str = "wall"
+    clock_gap: float | None = None
+    clock_flag: bool = False
+    wall_elapsed_s: float = 0.0
 
     def ratio(self, num: str, den: str) -> float:
         """Median of the per-trial ratios ``num_k / den_k``."""
@@ -401,7 +456,7 @@ class _CudaClock:
 
 
 def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], cfg: TimingConfig | None = None,
-                  timer: Timer = time.perf_counter, decide: tuple[tuple[str, str], ...] = (),
+                  timer: Timer | None = None, decide: tuple[tuple[str, str], ...] = (),
                   gate: tuple[tuple[str, str], ...] | None = None) -> SidesTiming:
     """Time every side of ``sides`` with the module's protocol (steps 2-7).
 
@@ -410,7 +465,9 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
             ``inductor``); insertion order is trial 0's order.
         make_inputs: returns a fresh list of inputs (called once per side per attempt).
         cfg: protocol knobs.
-        timer: clock in seconds (CPU path).
+        timer: clock in seconds the CPU trials are labelled from (None: ``cfg.clock``,
+            :data:`CLOCKS`; tests inject fake clocks). Wall time (``time.perf_counter``) is
+            recorded beside it on every trial.
         decide: ``(num, den)`` ratios whose intervals stop the trials early once decided
             (empty: always ``cfg.trials`` trials).
         gate: ratio pairs of the noise gate (default: ``decide``, else consecutive sides).
@@ -419,6 +476,10 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
         Whatever a side raises (the caller classifies it as a runtime crash).
     """
     cfg = cfg or TimingConfig()
+    clock_name = cfg.clock if timer is None else getattr(timer, "__name__", "injected")
+    timer = CLOCKS[cfg.clock] if timer is None else timer
+    wall_clock = time.perf_counter
+    w_start = wall_clock()
     names = list(sides)
     gate = tuple(gate or decide or zip(names, names[1:]))
     cuda = _CudaClock(cfg.device, cfg.l2_flush_mb) if str(cfg.device).startswith("cuda") else None
@@ -457,23 +518,24 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
                         trial_ms, short, capped = ms * inner[n], False, False
                     else:
                         torch.manual_seed(cfg.seed)
+                        w0 = wall_clock()
                         t0 = timer()
                         for _ in range(inner[n]):
                             sides[n](*ins[n])
                         trial_ms = (timer() - t0) * 1e3
-                        ms, wms = trial_ms / inner[n], None
+                        wms = (wall_clock() - w0) * 1e3 / inner[n]
+                        ms = trial_ms / inner[n]
                         capped = inner[n] >= cfg.max_inner
                         short = trial_ms < cfg.min_trial_ms and not capped
-                    history.append({"attempt": attempt, "trial": k, "side": n, "ms": ms, "inner": inner[n],
-                                    "trial_ms": trial_ms, "short": short, "capped": capped})
+                    history.append({"attempt": attempt, "trial": k, "side": n, "ms": ms, "wall_ms": wms,
+                                    "inner": inner[n], "trial_ms": trial_ms, "short": short, "capped": capped})
                     measured_ms += trial_ms
                     if not short:
                         break
                     grow = cfg.min_trial_ms / max(trial_ms, 1e-9)
                     inner[n] = int(min(cfg.max_inner, max(inner[n] + 1, math.ceil(inner[n] * grow * 1.1))))
                 acc[n].append(ms)
-                if wms is not None:
-                    wall[n].append(wms)
+                wall[n].append(wms)
             k += 1
             if cfg.max_variant_s and measured_ms > cfg.max_variant_s * 1e3:
                 time_capped = True  # the trial in progress was finished: every side has k trials
@@ -501,14 +563,19 @@ def measure_sides(sides: dict[str, Callable], make_inputs: Callable[[], list], c
         if worst <= limit or attempt == cfg.retries + 1 or time_capped:
             _, acc, wall, ratios, inner_kept, pair_iqr = best
             kept = [h["trial_ms"] for h in history if not h["short"]]
+            gap = None
+            if cuda is None and clock_name != "wall":
+                gaps = [w / c for n in names for c, w in zip(acc[n], wall[n]) if c > 0]
+                gap = statistics.median(gaps) if gaps else None
             return SidesTiming(acc, {n: statistics.median(acc[n]) for n in names}, inner_kept, ratios,
                                best[0] <= limit, attempt, history, min(kept) if kept else 0.0,
-                               wall if cuda is not None else {}, pair_iqr, time_capped, timer() - t_start)
+                               wall, pair_iqr, time_capped, timer() - t_start, clock_name, gap,
+                               gap is not None and gap > 1 + cfg.max_clock_gap, wall_clock() - w_start)
     raise AssertionError("unreachable")
 
 
 def measure_pair(eager: Callable, candidate: Callable, make_inputs: Callable[[], list], cfg: TimingConfig | None = None,
-                 timer: Timer = time.perf_counter) -> PairTiming:
+                 timer: Timer | None = None) -> PairTiming:
     """Eager vs one candidate with :func:`measure_sides` (fixed trial count): the scorer's view.
 
     Raises:

@@ -99,7 +99,7 @@ register_block("hub", Block({  # python -m extract crawl (extract/sources/hub_cr
 
 
 # --- curation stages (curate/__main__.py: decompose, profile, curate) --------------------
-# Keys of curate.timing.TimingConfig (the profile stage passes the block as its kwargs).
+# Keys of curate.timing.TimingConfig that the score block reads (the curate block derives its own from the class).
 TIMING_SCHEMA = Block({
     "warmup": non_negative(int),
     "trials": positive(int),
@@ -120,44 +120,7 @@ TIMING_SCHEMA = Block({
     "l2_flush_mb": non_negative(float),
     "max_variant_s": Optional(positive(float)),  # timing cap of one variant, all sides and trials (s)
 })
-register_block("curate", Block({
-    "decompose": Block({
-        "anchors_per_subgraph": positive(int),
-        "max_nodes": positive(int),
-        "max_param_bytes": positive(int),
-        "min_graph_ops": non_negative(int),
-        "variants": ListOf(positive(int)),
-    }),
-    "profile": Block({
-        "device": Choice(("cpu", "cuda")),
-        "cuda_when_available": bool,
-        "dtype": Choice(("float32", "float16", "bfloat16", "float64")),
-        "sample_size": Optional(positive(int)),
-        "sample_seed": int,
-        "all": bool,
-        "runs": positive(int),
-        "stress_run": bool,
-        "agreement_sample": positive(int),
-        "remeasure_passes": non_negative(int),  # extra passes over a run's unstable rows, same build
-        "compile_workers": positive(int),
-        "overlap_compile": bool,  # compile on the cores the timing core leaves (curate.profile.run.profile_all)
-        "skip_over_time_cap": bool,  # do not time a variant the timing cap cannot hold (curate.profile.variant.over_time_cap)
-        "threads": positive(int),
-        "timeout_s": positive(float),
-        "mem_cap_gb": positive(float),
-        "seed": int,
-        "sizes": Block({"catalog_seq": positive(int), "workload_seq": positive(int),
-                        "catalog_batch": positive(int), "workload_batch": positive(int)}),
-        "timing": TIMING_SCHEMA,
-        "cuda_timing": TIMING_SCHEMA,
-    }),
-    "curate": Block({
-        "tolerance_t": int,
-        "rule": Choice(("compiler", "e2e")),
-        "task_size": positive(int),
-        "max_tasks": positive(int),
-    }),
-}))
+# The ``curate`` block is a typed config: curate/curate_config.py (registered by curate/config.py).
 
 # --- score stage (curate/score/evaluate.py score_main) ------------------------------------------
 # Score conventions of curate.score.scoring.CONVENTIONS (tests/test_params.py checks they agree).

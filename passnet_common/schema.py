@@ -274,7 +274,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "profiles": pa.schema(
         [
             pa.field("subgraph_hash", pa.string(), nullable=False),
-            pa.field("size", pa.string(), nullable=False),  # catalog | workload (curate.profile.sizes)
+            pa.field("size", pa.string(), nullable=False),  # catalog | mid | workload (curate.profile.sizes)
             pa.field("size_kind", pa.string()),  # seq | batch (how the workload size was derived)
             pa.field("size_scale", pa.float64()),  # workload / catalog size of the scaled dim
             pa.field("run", pa.int32(), nullable=False),
@@ -299,7 +299,16 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("overhead_bound", pa.bool_()),  # speedup_dynamo interval below 1 - min_effect
             pa.field("min_effect", pa.float64()),
             *[pa.field(f"{s}{suffix}", t) for s in ("eager", "dynamo", "inductor")
-              for suffix, t in (("_median_ms", pa.float64()), ("_trials_ms", pa.list_(pa.float64())))],
+              for suffix, t in (("_median_ms", pa.float64()), ("_trials_ms", pa.list_(pa.float64())),
+                                ("_wall_median_ms", pa.float64()))],
+            pa.field("clock", pa.string()),  # what the trials were measured with (curate.timing.TimingConfig.clock)
+            pa.field("clock_gap", pa.float64()),  # median wall / clock ratio of the kept trials
+            pa.field("clock_flag", pa.bool_()),  # clock_gap above 1 + max_clock_gap (recorded, not a label)
+            pa.field("timing_wall_s", pa.float64()),
+            pa.field("phase", pa.string()),  # screen | protocol (curate.profile.run: the timing that labels the row)
+            pa.field("screen_candidate", pa.bool_()),  # run 0 with a screen: went on to the full protocol
+            pa.field("audit", pa.bool_()),  # run 0 with a screen: a non-candidate in the seeded audit sample
+            *[pa.field(f"screen_speedup_compiler{suffix}", pa.float64()) for suffix in ("", "_ci_low", "_ci_high")],
             *[pa.field(f"inner_{s}", pa.int32()) for s in ("eager", "dynamo", "inductor")],
             *[pa.field(f"iqr_ratio_{s}", pa.float64()) for s in ("eager", "dynamo", "inductor")],
             pa.field("stable", pa.bool_()),  # the gate passed within the retries (curate.timing)
@@ -337,9 +346,15 @@ SCHEMAS: dict[str, pa.Schema] = {
         [
             pa.field("subgraph_hash", pa.string(), nullable=False),
             pa.field("size", pa.string(), nullable=False),
+            pa.field("dtype", pa.string()),
             pa.field("run", pa.int32(), nullable=False),
             pa.field("status", pa.string(), nullable=False),
+            pa.field("skip_reason", pa.string()),
             pa.field("pattern", pa.string()),
+            pa.field("phase", pa.string()),
+            pa.field("screen_candidate", pa.bool_()),
+            pa.field("audit", pa.bool_()),
+            pa.field("clock_flag", pa.bool_()),
             pa.field("speedup_e2e", pa.float64()),
             pa.field("speedup_compiler", pa.float64()),
             pa.field("speedup_dynamo", pa.float64()),
@@ -347,6 +362,9 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("overhead_bound", pa.bool_()),
             pa.field("slower_e2e", pa.bool_()),
             pa.field("slower_compiler", pa.bool_()),
+            pa.field("overhead_explains", pa.bool_()),  # e2e slower, compiler interval not: the harness explains it
+            pa.field("speedup_compiler_ci_high", pa.float64()),
+            pa.field("speedup_e2e_ci_high", pa.float64()),
             pa.field("min_pass_t", pa.int32()),
             pa.field("tolerance_t", pa.int32(), nullable=False),
             pa.field("rule", pa.string(), nullable=False),
@@ -354,7 +372,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("long_tail", pa.bool_()),
         ]
     ),
-    # One row per task: long-tail variants of one structure family (curate.select.tasks).
+    # One row per task: one long-tail subgraph with its shape x dtype variants (curate.select.tasks).
     "tasks": pa.schema(
         [
             pa.field("task_id", pa.string(), nullable=False),
@@ -364,6 +382,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("num_subgraphs", pa.int32(), nullable=False),
             pa.field("variant_ids", pa.list_(pa.string()), nullable=False),
             pa.field("subgraph_hashes", pa.list_(pa.string()), nullable=False),
+            pa.field("dtypes", pa.list_(pa.string())),
+            pa.field("sizes", pa.list_(pa.string())),
             pa.field("model_ids", pa.list_(pa.string()), nullable=False),
             pa.field("min_speedup", pa.float64(), nullable=False),
             pa.field("max_speedup", pa.float64(), nullable=False),

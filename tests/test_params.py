@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from passnet_common.params import BLOCKS, Block, ParamsError, extend_block, load_params, register_block
+import curate.config  # noqa: F401,E402  (registers the curate block: CurateConfig)
 from tests.conftest import ROOT
 
 
@@ -45,7 +46,7 @@ def test_project_params_are_valid():
     (lambda p: p["curate"]["profile"].update(compile_workers="one"), "curate.profile.compile_workers: expected positive int, got str 'one'"),
     (lambda p: p["curate"]["profile"].update(sample_size=0), "curate.profile.sample_size: expected positive int or null, got int 0"),
     (lambda p: p["curate"]["profile"]["timing"].update(ci_level=95), "curate.profile.timing.ci_level: expected number in (0, 1), got 95"),
-    (lambda p: p["curate"]["profile"].update(dtype="fp32"), "curate.profile.dtype: expected one of 'float32'"),
+    (lambda p: p["curate"]["profile"].update(dtypes=["fp32"]), "curate.profile.dtypes[0]: expected one of 'float32'"),
     (lambda p: p["score"].update(retime=10.0), "score.retime: unknown key"),
     (lambda p: p["score"]["timing"].update(max_inner=5), "score.timing.max_inner: unknown key"),
     (lambda p: p["score"].update(b="0.1"), "score.b: expected number in (0, 1], got str '0.1'"),

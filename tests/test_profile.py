@@ -3,6 +3,7 @@ no-op control, workload-size variants, the stratified sample and the DVC outputs
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from passnet_common.store import load_graph
 from tests.test_curate import FIXTURES, _store_fn
 
 ROOT = Path(__file__).parents[1]
-SIZES = {"catalog_seq": 32, "workload_seq": 512, "catalog_batch": 1, "workload_batch": 8}
+SIZES = {"catalog_seq": 32, "mid_seq": 128, "workload_seq": 512, "catalog_batch": 1, "mid_batch": 4, "workload_batch": 8}
 
 
 class Clock:
@@ -176,12 +177,13 @@ def test_seq_variant_scales_inputs_and_reshape_literals_consistently(tmp_path):
 
     folder = _store_fn(tmp_path, heads, [torch.randn(1, 32, 64)])
     vs = write_variants(folder, tmp_path / "v", SIZES)
-    assert [(v["size"], v["size_kind"], v["scale"]) for v in vs] == [("catalog", None, 1.0), ("workload", "seq", 16.0)]
-    gm, inputs = load_graph(vs[1]["folder"])
+    assert [(v["size"], v["size_kind"], v["scale"]) for v in vs] == [("catalog", None, 1.0), ("mid", "seq", 4.0),
+                                                                     ("workload", "seq", 16.0)]
+    gm, inputs = load_graph(vs[2]["folder"])
     out = gm(*inputs)
     out = out[0] if isinstance(out, (tuple, list)) else out
     assert list(inputs[0].shape) == [1, 512, 64] and list(out.shape) == [1, 4, 512]
-    row = check_variant(Path(vs[1]["folder"]), {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1}, backend="eager")
+    row = check_variant(Path(vs[2]["folder"]), {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1}, backend="eager")
     assert row["status"] == "ok", row
 
 
@@ -200,7 +202,7 @@ def test_batch_variant_for_graphs_without_the_sequence_length(tmp_path):
         return torch.nn.functional.conv2d(x, w).relu().flatten(1)
 
     folder = _store_fn(tmp_path, conv, [torch.randn(1, 3, 8, 8), torch.randn(4, 3, 3, 3)])
-    v = write_variants(folder, tmp_path / "v", SIZES)[1]
+    v = write_variants(folder, tmp_path / "v", SIZES)[2]
     assert v["size_kind"] == "batch"
     gm, inputs = load_graph(v["folder"])
     assert list(inputs[0].shape) == [8, 3, 8, 8] and list(inputs[1].shape) == [4, 3, 3, 3]  # weights keep their shape
@@ -268,3 +270,73 @@ print(mmapped(16 << 20), mmapped(48 << 20))
     assert low == "glibc mmap_threshold=1048576 trim_threshold=2097152 1"
     assert pinned == "glibc mmap_threshold=33554432 trim_threshold=67108864"
     assert after == "0 1"
+
+
+def test_the_thread_cpu_clock_leaves_out_time_the_thread_does_not_run_and_wall_time_flags_it():
+    """A side that sleeps 3 ms a call (the thread is off the CPU, as when a neighbour holds the
+    timing core) costs ~0 on the thread's CPU clock and 3 ms of wall time: the trials are
+    measured on the CPU clock, wall time is recorded beside it, and the gap flags the result."""
+    import time as _time
+
+    cfg = TimingConfig(warmup=0, trials=5, min_trials=5, min_trial_ms=0.0, retries=0, clock="thread_cpu")
+    r = measure_sides({"sleepy": lambda x: _time.sleep(0.003), "same": lambda x: _time.sleep(0.003)},
+                      lambda: [torch.ones(1)], cfg)
+    assert r.clock == "thread_cpu" and len(r.wall_ms["sleepy"]) == 5
+    assert all(w >= 3.0 for w in r.wall_ms["sleepy"])  # sleep(0.003) lasts at least 3 ms of wall time
+    assert r.medians_ms["sleepy"] < 1.0 < 3.0 <= statistics.median(r.wall_ms["sleepy"])
+    assert r.clock_gap > 3 and r.clock_flag
+    wall = measure_sides({"a": lambda x: _time.sleep(0.003)}, lambda: [torch.ones(1)], cfg.replace(clock="wall"))
+    assert wall.medians_ms["a"] >= 3.0 and wall.clock_gap is None and not wall.clock_flag
+    with pytest.raises(ValueError, match="clock"):
+        TimingConfig(clock="sundial")
+
+
+def test_degenerate_outputs_constant_near_zero_or_input_independent_are_named():
+    from curate.profile.variant import degenerate_reason
+
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    assert degenerate_reason(x.sin(), y.sin()) is None
+    assert degenerate_reason(torch.full((4, 8), 2.0), None) == "constant"
+    assert degenerate_reason(torch.zeros(4, 8), None) == "near_zero"
+    mask = torch.arange(8)[None, :] <= torch.arange(8)[:, None]  # a causal mask: the same whatever the inputs
+    assert degenerate_reason((mask, x.sin()), (mask, x.sin())) == "input_independent"
+    assert degenerate_reason((mask, x.sin()), (mask, y.sin())) is None
+
+
+def test_screen_candidates_the_audit_sample_and_the_miss_rate():
+    from curate.profile.run import audit_sample, screen_candidate
+    from curate.select.longtail import screen_figures
+
+    assert screen_candidate({"speedup_compiler_ci_low": 0.90}, 0.05)  # may be slower: full protocol
+    assert not screen_candidate({"speedup_compiler_ci_low": 0.95}, 0.05)  # settled "not slower"
+    assert screen_candidate({"status": "unstable", "speedup_compiler_ci_low": 1.2}, 0.05)
+    assert screen_candidate({"status": "runtime_crash"}, 0.05)
+    keys = [f"k{i}" for i in range(40)]
+    a = audit_sample(keys, 0.15, 0)
+    assert len(a) == 6 and a == audit_sample(list(reversed(keys)), 0.15, 0) and a <= set(keys)  # seeded, order-free
+    assert audit_sample(keys, 0.0, 0) == set()
+    run0 = ([{"screen_candidate": True, "long_tail": True}] * 9 + [{"screen_candidate": True, "long_tail": False}] * 11
+            + [{"screen_candidate": False, "audit": True, "long_tail": lt} for lt in (True,) + (False,) * 9]
+            + [{"screen_candidate": False, "audit": False, "long_tail": False}] * 10)
+    f = screen_figures(run0)
+    # 1 long-tail variant in an audit of 10 of 20 non-candidates -> 2 estimated missed, 9 found
+    assert f["audit_sample"] == 10 and f["audit_long_tail"] == 1 and f["screen_miss_rate"] == pytest.approx(2 / 11)
+    assert screen_figures([{"run": 0}]) == {}
+
+
+def test_the_task_rule_is_the_geometric_mean_of_the_variants_upper_ends_in_every_run():
+    from curate.select.longtail import long_tail_tasks, task_slower
+
+    def row(h, run, hi, correct=True, lt=True):
+        return {"subgraph_hash": h, "run": run, "speedup_compiler_ci_high": hi, "min_effect": 0.05,
+                "correct_at_t": correct, "long_tail": lt}
+
+    assert task_slower([row("a", 0, 0.5), row("a", 0, 1.2, lt=False)]) is True  # sqrt(0.6) = 0.77
+    assert task_slower([row("a", 0, 0.9), row("a", 0, 1.1, lt=False)]) is False  # 0.995
+    assert task_slower([row("a", 0, 0.5, correct=False)]) is False
+    assert task_slower([{**row("a", 0, 0.5), "long_tail": None}]) is None
+    rows = [row("a", 0, 0.5), row("a", 0, 0.7), row("a", 1, 0.6), row("a", 1, 0.8),
+            row("b", 0, 0.5), row("b", 0, 0.7), row("b", 1, 1.3, lt=False), row("b", 1, 1.2, lt=False),
+            row("c", 0, 0.5)]  # c has one labelled variant only
+    assert long_tail_tasks(rows, "compiler", min_variants=2) == {"a"}
+    assert long_tail_tasks(rows, "compiler", min_variants=1) == {"a", "c"}

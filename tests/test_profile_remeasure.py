@@ -258,6 +258,9 @@ def test_noop_control_with_re_measurement_holds_compiler_speedup_one_and_enters_
         lab = label_row({**row, "subgraph_hash": n, "size": "catalog", "run": 0, "status": status, "min_pass_t": -10,
                          "deterministic": True}, -5)
         assert lab["long_tail"] is not True and lab["slower_compiler"] is False, n
+        # without help from overhead_bound: the rule reads the compiler interval alone
+        assert label_row({**row, "subgraph_hash": n, "size": "catalog", "run": 0, "status": status, "min_pass_t": -10,
+                          "deterministic": True, "overhead_bound": False}, -5)["long_tail"] is not True, n
 
 
 @pytest.mark.slow
@@ -279,7 +282,7 @@ def test_profile_all_keeps_a_capped_row_too_short_for_the_gate_unstable_without_
     rows, stats = profile_all([{"subgraph_hash": h}], tmp_path / "store", cfg, tmp_path / "out", plan, SIZES,
                               compile_workers=1, log=lambda *_: None, remeasure_passes=1)
     timed = [r for r in rows if r.get("trials") is not None]
-    assert len(timed) == 2 and stats["timing"][0]["remeasured"] == []
+    assert len(timed) == 3 and stats["timing"][0]["remeasured"] == []  # catalog, mid, workload
     for r in timed:
         assert r["status"] == "unstable" and r["capped"] and r["trials"] == 1
         assert {h["pass"] for h in json.loads(r["trial_history"])} == {0}
@@ -408,24 +411,41 @@ def test_a_killed_compile_child_leaves_error_json_so_timing_does_not_wait_for_th
 
 
 def test_the_stress_process_dies_with_a_killed_profile_stage(tmp_path):
-    """A profile stage killed by a signal runs no ``finally``: the stress process must still end
-    (PR_SET_PDEATHSIG), or it keeps one core busy for every later measurement."""
+    """A profile stage killed by a signal runs no ``finally``: the stress processes must still end
+    (PR_SET_PDEATHSIG), or they keep cores busy for every later measurement."""
     import subprocess
     import sys
     import time
 
     pidfile = tmp_path / "pid"
     code = ("import os, signal, sys; from curate.profile.run import stress\n"
-            f"with stress(True) as pid:\n    open({str(pidfile)!r}, 'w').write(str(pid))\n"
+            f"with stress(True, max(os.sched_getaffinity(0))) as pids:\n"
+            f"    open({str(pidfile)!r}, 'w').write(' '.join(map(str, pids)))\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n")
     subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(os.path.dirname(__file__)), timeout=60)
-    pid = int(pidfile.read_text())
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, 9)
-        raise AssertionError("the stress process outlived its parent")
+    for pid in map(int, pidfile.read_text().split()):
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, 9)
+            raise AssertionError("a stress process outlived its parent")
+
+
+def test_the_stress_pins_one_hog_to_the_timing_core_and_one_to_the_others():
+    from curate.profile.run import stress
+    from curate.profile.variant import stress_plan
+
+    assert stress_plan(3, [0, 1, 2, 3]) == [{"cmd": stress_plan(3, [3])[0]["cmd"], "cores": [3]},
+                                           {"cmd": stress_plan(3, [3])[0]["cmd"], "cores": [0, 1, 2]}]
+    assert [h["cores"] for h in stress_plan(0, [0])] == [[0]]  # one core: the hog shares it with the timing
+    usable = sorted(os.sched_getaffinity(0))
+    with stress(True, usable[-1]) as pids:
+        assert os.sched_getaffinity(pids[0]) == {usable[-1]}
+        if len(usable) > 1:
+            assert os.sched_getaffinity(pids[1]) == set(usable[:-1])
+    with stress(False, usable[-1]) as pids:
+        assert pids == []

@@ -9,12 +9,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from curate.decompose.config import DecomposeConfig
 from passnet_common.params import load_params
-
-
-def load_curate_params(path: str) -> dict:
-    """The validated ``curate`` block of the params file at ``path``."""
-    return load_params(path, "curate")
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -32,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from passnet_common.io import atomic_write_json, write_parquet
     from passnet_common.schema import to_table
 
-    cfg = load_curate_params(args.params)["decompose"]
+    cfg = DecomposeConfig.from_params(load_params(args.params, "curate").get("decompose"), "curate.decompose").to_params()
     ug = pl.read_parquet(args.unique).to_dicts()
     out = Path(args.out)
     store_out = out / "subgraph_store"
@@ -40,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     kw = dict(max_nodes=cfg["max_nodes"], max_param_bytes=int(cfg["max_param_bytes"]), min_graph_ops=cfg["min_graph_ops"])
     t0 = time.perf_counter()
     # the other anchors_per_subgraph values (counts only) in one spawned process beside the main pass
-    others = [k for k in cfg.get("variants", []) if k != cfg["anchors_per_subgraph"]]
+    others = [k for k in cfg["variants"] if k != cfg["anchors_per_subgraph"]]
     with contextlib.ExitStack() as stack:
         pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))) if others else None
         futures = {k: pool.submit(variant_count, ug, args.store, k, kw) for k in others}

@@ -96,8 +96,10 @@ def variant_graph_hash(folder: str | Path) -> str:
     return canonicalize(gm, kinds).graph_hash
 
 
-def model_source(folder: Path) -> tuple[str, list[dict]]:
-    """``model.py`` text and the ``weight_meta.py`` entries of one stored variant folder.
+def model_source(folder: Path, dtype: str | None = None) -> tuple[str, list[dict]]:
+    """``model.py`` text and the ``weight_meta.py`` entries of one stored variant folder; with
+    ``dtype`` (a task variant's, e.g. ``bfloat16``) every floating argument is declared in it
+    (the curate stage casts floating inputs and weights to the variant's dtype).
 
     Raises:
         ValueError: the graph holds state (``get_attr``) or needs globals beyond torch (not
@@ -120,8 +122,9 @@ def model_source(folder: Path) -> tuple[str, list[dict]]:
         count[pre] += 1
         n.target = name
         n._rename(name)
+        dt = dtype if dtype and str(p["dtype"]).startswith(("float", "bfloat")) else p["dtype"]
         metas.append({"name": name, "original_name": p.get("name") or f"arg{pos}", "shape": list(p["shape"]),
-                      "dtype": f"torch.{p['dtype']}", "device": "cpu",
+                      "dtype": f"torch.{dt}", "device": "cpu",
                       **value_stats(p.get("stats"), values[pos], p["kind"], imeta.get("int_high")), "kind": p["kind"]})
     pc = gm.graph.python_code(root_module="self")
     extra = sorted(set(pc.globals) - _FX_GLOBALS)
@@ -209,7 +212,7 @@ def export_tasks(tasks_dir: str | Path, out: str | Path) -> dict:
             report["variants"] += 1
             vfolder = d / "subgraphs" / sg.get("folder", sg["subgraph_hash"])
             try:
-                src, metas = model_source(vfolder)
+                src, metas = model_source(vfolder, sg.get("dtype"))
             except (ValueError, KeyError, FileNotFoundError, RefusedSample) as exc:
                 report["skipped"].append({"variant_id": sg.get("variant_id"), "error": f"{type(exc).__name__}: {exc}"})
                 continue
@@ -227,6 +230,7 @@ def export_tasks(tasks_dir: str | Path, out: str | Path) -> dict:
                 "model_name": f"{task['task_id']}/{sg.get('variant_id')}", "source": "passnet",
                 "passnet": {"task_id": task["task_id"], "pattern": task.get("pattern"), "tolerance_t": task.get("tolerance_t"),
                             "variant_id": sg.get("variant_id"), "subgraph_hash": sg["subgraph_hash"], "size": sg.get("size"),
+                            "dtype": sg.get("dtype") or "float32",
                             "graph_hash": variant_graph_hash(vfolder), "int_high": imeta.get("int_high")}}, indent=1)
             lines.append(rel.as_posix())
             report["exported"] += 1

@@ -8,8 +8,6 @@ import random
 import time
 from pathlib import Path
 
-from curate.decompose.cli import load_curate_params
-
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", default="params.yaml")
@@ -49,17 +47,18 @@ def run(args: argparse.Namespace) -> int:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before torch is imported: Inductor reads it lazily
     import polars as pl
 
+    from curate.profile.config import ProfileConfig
     from curate.profile.run import profile_all, run_plan
-    from curate.profile.variant import PROFILE_TIMING_DEFAULTS, REMEASURE_PASSES
     from passnet_common.io import atomic_write_json, write_parquet
+    from passnet_common.params import load_params
     from passnet_common.schema import to_table
 
-    cfg = load_curate_params(args.params)["profile"]
+    cfg = ProfileConfig.from_params(load_params(args.params, "curate").get("profile"), "curate.profile")
     subs = pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()
-    size = None if (args.all or cfg.get("all")) else (args.sample_size or cfg["sample_size"])
-    sample = select_sample(subs, size, cfg["sample_seed"])
+    size = None if (args.all or cfg.all) else (args.sample_size or cfg.sample_size)
+    sample = select_sample(subs, size, cfg.sample_seed)
     devices = ["cpu"]
-    if cfg.get("cuda_when_available"):
+    if cfg.cuda_when_available:
         import torch
 
         if torch.cuda.is_available():
@@ -70,20 +69,18 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     hashes = [r["subgraph_hash"] for r in sample]
     for device in devices:
-        timing = {**PROFILE_TIMING_DEFAULTS, **cfg["timing"]}  # params override the profile's cap defaults
-        if device != "cpu":
-            timing.update(cfg.get("cuda_timing", {}))
-        pcfg = {"device": device, "dtype": cfg["dtype"], "seed": cfg["seed"], "threads": cfg["threads"],
+        timing = (cfg.timing if device == "cpu" else cfg.cuda_timing).to_params()
+        pcfg = {"device": device, "dtypes": list(cfg.dtypes), "dtype": cfg.dtypes[0], "seed": cfg.seed, "threads": cfg.threads,
                 "timing": timing, "cache_dir": str(cache), "candidate": args.candidate}
-        plan = run_plan(hashes, cfg["runs"], cfg["agreement_sample"], cfg["stress_run"] and device == "cpu", cfg["sample_seed"])
-        r, st = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, out, plan, cfg["sizes"],
-                            compile_workers=cfg["compile_workers"], timeout_s=cfg["timeout_s"],
-                            mem_cap_bytes=int(cfg["mem_cap_gb"] * 2**30),
-                            remeasure_passes=int(cfg.get("remeasure_passes", REMEASURE_PASSES)),
-                            overlap_compile=bool(cfg.get("overlap_compile", False)),
-                            skip_over_cap=bool(cfg.get("skip_over_time_cap", False)))
+        plan = run_plan(hashes, cfg.runs, cfg.agreement_sample, cfg.stress_run and device == "cpu", cfg.sample_seed)
+        screen = {"timing": cfg.screen_timing.to_params(), "audit_share": cfg.audit_share, "seed": cfg.sample_seed} \
+            if cfg.screen and device == "cpu" else None
+        r, st = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, out, plan, cfg.sizes.to_params(),
+                            compile_workers=cfg.compile_workers, timeout_s=cfg.timeout_s,
+                            mem_cap_bytes=int(cfg.mem_cap_gb * 2**30), remeasure_passes=cfg.remeasure_passes,
+                            overlap_compile=cfg.overlap_compile, skip_over_cap=cfg.skip_over_time_cap, screen=screen)
         rows += r
-        stats[device] = st
+        stats[device] = {**st, "timing_config": timing}
     write_parquet(out / "profiles.parquet", to_table("profiles", rows))
     stats["seconds"] = time.perf_counter() - t0
     stats["sample"] = len(sample)

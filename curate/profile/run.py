@@ -7,8 +7,18 @@ in its own process pinned to every core but the timing core, beside timing run 0
 :func:`profile_all` is what ``python -m curate profile`` calls; the per-variant work is in
 :mod:`curate.profile.variant` (its docstring states the protocol). Runs are given as a plan
 (:func:`run_plan`): run 0 profiles the whole sample; runs 1 and 2 re-time an agreement
-subset, run 2 while :data:`curate.profile.variant.STRESS_CMD` (one extra CPU-bound process) runs.
-The label agreement of runs 0/1 is ``label_agreement``, of runs 1/2 ``label_agreement_stress``.
+subset, run 2 under the stated stress (:func:`curate.profile.variant.stress_plan`: one hog pinned
+to the timing core, one to the other cores). The label agreement of runs 0/1 is
+``label_agreement``, of runs 1/2 ``label_agreement_pinned``.
+
+Every subgraph has a variant per shape (:data:`curate.profile.sizes.SIZES`) and per dtype
+(``curate.profile.dtypes``). With ``screen`` run 0 times in two phases: a **screen** of every
+variant (``screen_timing``: few trials, the compiler ratio alone gated, no re-measurement), then the
+**full protocol** (``timing``, with re-measurement) on the screen's candidates (:func:`screen_candidate`:
+every variant whose screen has not settled "not slower") plus a seeded **audit sample** of the
+others (``audit_share``, :func:`audit_sample`); a row timed only by the screen keeps the screen's
+timing (``phase screen``). The audit measures what the screen misses (``metrics/bench/screen_audit.json``).
+Runs 1 and 2 time every variant of the agreement subset with the full protocol.
 Within each run, the variants that came out unstable are re-timed up to ``remeasure_passes``
 times (:func:`time_passes`, under the run's own stress condition); each run's labels come
 from its own final passes, so the agreement still compares independent runs.
@@ -28,8 +38,6 @@ from typing import Any, Callable, Iterator
 
 from curate.profile.variant import (
     PROFILE_VERSION,
-    REMEASURE_PASSES,
-    STRESS_CMD,
     attempt_key,
     check_task,
     code_version,
@@ -38,6 +46,7 @@ from curate.profile.variant import (
     merge_passes,
     needs_remeasure,
     over_time_cap,
+    stress_plan,
     time_task,
 )
 
@@ -75,21 +84,55 @@ def preimport(warm: bool = True) -> None:
 
 
 @contextlib.contextmanager
-def stress(active: bool) -> Iterator[int | None]:
-    """While active: one extra CPU-bound process (:data:`STRESS_CMD`), ended by its pid after;
-    it also dies with this process (``PR_SET_PDEATHSIG``: a profile stage killed by a signal
-    left the stress spinning and loading every later measurement)."""
+def stress(active: bool, timing_core: int | None = None) -> Iterator[list[int]]:
+    """While active: the hogs of :func:`curate.profile.variant.stress_plan` (one pinned to
+    ``timing_core``, one to the other usable cores), ended by their pids after; they also die
+    with this process (``PR_SET_PDEATHSIG``: a profile stage killed by a signal left the stress
+    spinning and loading every later measurement). Yields the hogs' pids."""
     if not active:
-        yield None
+        yield []
         return
     from passnet_common.worker import child_dies_with_parent
 
-    p = subprocess.Popen(STRESS_CMD, preexec_fn=child_dies_with_parent)
     try:
-        yield p.pid
+        usable = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = []
+    procs = []
+    for h in stress_plan(timing_core, usable):
+        def start(cores=h["cores"]) -> None:
+            child_dies_with_parent()
+            if cores:
+                os.sched_setaffinity(0, set(cores))
+        procs.append(subprocess.Popen(h["cmd"], preexec_fn=start))
+    try:
+        yield [p.pid for p in procs]
     finally:
-        p.kill()
-        p.wait()
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def screen_candidate(row: dict, min_effect: float) -> bool:
+    """Whether a screen result goes on to the full protocol: a timed result whose
+    ``speedup_compiler`` interval is not wholly at or above ``1 - min_effect`` (it may be slower),
+    and every crash or child failure (the protocol judges it again). A result settled "not
+    slower" is labelled from the screen (not long tail, whatever ``speedup_e2e`` says)."""
+    if row.get("status") or row.get("speedup_compiler_ci_low") is None:
+        return True
+    return float(row["speedup_compiler_ci_low"]) < 1.0 - float(min_effect)
+
+
+def audit_sample(keys: list, share: float, seed: int) -> set:
+    """A seeded random ``share`` of ``keys`` (rounded up when ``share`` > 0): the screen's
+    non-candidates re-timed with the full protocol to measure what the screen misses."""
+    import math
+    import random
+
+    if share <= 0 or not keys:
+        return set()
+    k = min(len(keys), math.ceil(share * len(keys)))
+    return set(random.Random(seed).sample(sorted(keys), k))
 
 
 def run_plan(hashes: list[str], runs: int, agreement_size: int, stress_run: bool, seed: int = 0) -> list[dict]:
@@ -133,7 +176,7 @@ def _clear_passes(d: Path) -> None:
 
 
 def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tuple[str, Any, Path]]], None],
-                passes: int = REMEASURE_PASSES, first_only: bool = False) -> list[int]:
+                passes: int, first_only: bool = False) -> list[int]:
     """Pass 0 for every ``(key, arg, d)`` in ``keyed``, then up to ``passes`` re-measurement
     passes, each re-timing (fresh child, fresh inputs, fresh trials) the variants whose latest
     pass is unstable (:func:`curate.profile.variant.needs_remeasure`); pass ``p`` writes under
@@ -265,10 +308,13 @@ def wait_checks(dirs: list[Path], proc: subprocess.Popen | None, poll_s: float =
 
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict,
                 compile_workers: int = 2, timeout_s: float = 300.0, mem_cap_bytes: int | None = 4 << 30,
-                log=print, remeasure_passes: int = REMEASURE_PASSES, overlap_compile: bool = False,
-                skip_over_cap: bool = False) -> tuple[list[dict], dict[str, Any]]:
+                log=print, remeasure_passes: int = 1, overlap_compile: bool = False,
+                skip_over_cap: bool = False, screen: dict | None = None) -> tuple[list[dict], dict[str, Any]]:
     """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
     in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
+
+    A variant is ``(subgraph, size, dtype)``: every shape of :func:`curate.profile.sizes.write_variants`
+    times every dtype of ``cfg["dtypes"]`` (default ``[cfg["dtype"]]``).
 
     Compile phase: without ``overlap_compile``, ``compile_workers`` children at once, and every
     timing run after it. With ``overlap_compile`` (and >= 2 usable cores) the compile phase runs
@@ -280,11 +326,17 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     compile process has ended.
     With ``skip_over_cap`` a variant the time cap cannot hold (:func:`curate.profile.variant.over_time_cap`)
     is not timed: status ``skipped``, ``skip_reason`` ``over_time_cap``.
+    With ``screen`` (``{"timing": <screen TimingConfig knobs>, "audit_share": float, "seed": int}``)
+    run 0 first screens every variant (module docstring), then times the candidates and the audit
+    sample with the full protocol (``cfg["timing"]``) after its screen, with re-measurement.
 
     Returns:
-        ``(rows, stats)``: one ``profiles`` row per (subgraph, size, run) with the check and
+        ``(rows, stats)``: one ``profiles`` row per (subgraph, size, dtype, run) with the check and
         timing columns (child failures: status ``isolation_failed``; a variant whose check
-        failed carries the check's status in every run) and per-phase seconds / counts.
+        failed carries the check's status in every run; ``phase`` ``screen`` or ``protocol``,
+        ``screen_candidate``, ``audit`` and the screen's ``screen_speedup_compiler*`` on run 0
+        rows of a screened run) and per-phase seconds / counts (``screen``: seconds, variants,
+        candidates, audited, protocol seconds).
     """
     import tempfile
 
@@ -294,25 +346,31 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
 
     out = Path(out)
     att = out / "attempts"
+    dtypes = list(cfg.get("dtypes") or [cfg["dtype"]])
     variants: dict[str, list[dict]] = {}
     for sg in subgraphs:
         h = sg["subgraph_hash"]
-        variants[h] = write_variants(store_path(store_root, h), out / "variants" / h[:2] / h, sizes)
+        shapes = write_variants(store_path(store_root, h), out / "variants" / h[:2] / h, sizes)
+        variants[h] = [{**v, "dtype": dt} for v in shapes for dt in dtypes]
     env = fingerprint(cfg["device"])
     stats: dict[str, Any] = {}
     tcfg = {**cfg, "timing_core": _timing_core()}
     cores = compile_cores(tcfg["timing_core"]) if overlap_compile else []
+
+    def vcfg(c: dict, v: dict) -> dict:
+        return {**c, "dtype": v["dtype"]}
+
     # phase 1: compile, once per variant (in run 0's order)
     checks, tasks = {}, []
     for h in plan[0]["hashes"] + [h for h in variants if h not in set(plan[0]["hashes"])]:
         for v in variants[h]:
             if not v["folder"]:
                 continue
-            key = attempt_key(h, v["size"], None, cfg, inputs_digest(Path(v["folder"])), "check")
+            key = attempt_key(h, v["size"], None, vcfg(cfg, v), inputs_digest(Path(v["folder"])), "check")
             d = att / key[:2] / key
-            checks[(h, v["size"])] = (key, d)
+            checks[(h, v["size"], v["dtype"])] = (key, d)
             if not (d / "check.json").exists():
-                tasks.append((key, (v["folder"], cfg), d))
+                tasks.append((key, (v["folder"], vcfg(cfg, v)), d))
     proc, tmp = None, tempfile.TemporaryDirectory(prefix="passnet-compile-")
     t0 = time.perf_counter()
     if cores and tasks:
@@ -326,13 +384,13 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         log(f"profile compile phase: {len(tasks)} variants in {time.perf_counter() - t0:.1f} s ({len(checks) - len(tasks)} resumed)")
     stats.update(compile_attempts=len(tasks), compile_seconds=time.perf_counter() - t0,
                  compile_workers=len(cores) if proc else compile_workers, compile_overlap=proc is not None, variants=len(checks))
-    checked: dict[tuple[str, str], dict] = {}
+    checked: dict[tuple, dict] = {}
 
-    def check_of(h: str, size: str) -> dict:
-        if (h, size) not in checked:
-            d = checks[(h, size)][1]
-            checked[(h, size)] = _read(d / "check.json", d)
-        return checked[(h, size)]
+    def check_of(ck: tuple) -> dict:
+        if ck not in checked:
+            d = checks[ck][1]
+            checked[ck] = _read(d / "check.json", d)
+        return checked[ck]
 
     def finish_compile() -> None:
         nonlocal proc
@@ -357,35 +415,37 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                      threads_per_worker=cfg["threads"])
 
     def dirs_of(h: str) -> list[Path]:
-        return [checks[(h, v["size"])][1] for v in variants[h] if v["folder"]]
+        return [checks[(h, v["size"], v["dtype"])][1] for v in variants[h] if v["folder"]]
 
     def compiled(h: str) -> bool:
         return proc is None or proc.poll() is not None or all((d / "check.json").exists() or (d / "error.json").exists()
                                                                for d in dirs_of(h))
 
-    def timing_tasks(part: list[str], step: dict) -> tuple[list, list]:
+    def timing_tasks(part: list[str], step: dict, phase: str, c: dict) -> tuple[list, list]:
         tasks_t, keyed = [], []
         for h in part:
             for v in variants[h]:
                 base = {"subgraph_hash": h, "size": v["size"], "size_kind": v["size_kind"], "size_scale": v["scale"],
-                        "run": step["run"], "stress": step["stress"], "device": cfg["device"], "dtype": cfg["dtype"],
-                        "threads": cfg["threads"], "profile_version": PROFILE_VERSION, "code_version": code_version(), **env}
+                        "run": step["run"], "stress": step["stress"], "device": cfg["device"], "dtype": v["dtype"],
+                        "threads": cfg["threads"], "profile_version": PROFILE_VERSION, "code_version": code_version(),
+                        "phase": phase, **env}
                 if not v["folder"]:
                     rows.append({**base, "status": "skipped", "skip_reason": v.get("skip_reason")})
                     continue
-                chk = check_of(h, v["size"])
+                chk = check_of((h, v["size"], v["dtype"]))
                 if chk.get("status") not in ("ok", "accuracy_error"):
                     rows.append({**base, **chk})
                     continue
                 if skip_over_cap and over_time_cap(chk, cfg.get("timing") or {}):
                     rows.append({**base, **chk, "status": "skipped", "skip_reason": "over_time_cap"})
                     continue
-                key = attempt_key(h, v["size"], step["run"], cfg, inputs_digest(Path(v["folder"])), "time")
+                key = attempt_key(h, v["size"], step["run"], vcfg(c, v), inputs_digest(Path(v["folder"])), phase)
                 d = att / key[:2] / key
-                tasks_t.append((key, (v["folder"], tcfg), d))
+                tasks_t.append((key, (v["folder"], vcfg(c, v)), d))
                 keyed.append(({**base, "attempt_key": key}, chk, d))
         return tasks_t, keyed
 
+    scfg = {**tcfg, "timing": screen["timing"], "decide": ["speedup_compiler"]} if screen else None
     frozen = gc.get_freeze_count() == 0  # one frozen heap for every timing batch (run_isolated then skips its own)
     if frozen:
         gc.collect()
@@ -395,6 +455,8 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             if step["run"] != 0:
                 finish_compile()
             t0s = time.perf_counter()
+            screened = scfg is not None and step["run"] == 0
+            phase, c = ("screen", scfg) if screened else ("time", tcfg)
             keyed_all, tasks_all, counts = [], [], [0] * (remeasure_passes + 1)
             overlapped = proc is not None
             remaining = list(step["hashes"])
@@ -409,23 +471,28 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                 else:
                     k = len(remaining)
                 part, remaining = remaining[:k], remaining[k:]
-                tasks_t, keyed = timing_tasks(part, step)
-                with stress(step["stress"]):
-                    c = time_passes(tasks_t, batch, remeasure_passes, first_only=overlapped)
-                counts = [a + b for a, b in zip(counts, c + [0] * (len(counts) - len(c)))]
+                tasks_t, keyed = timing_tasks(part, step, phase, c)
+                with stress(step["stress"], tcfg["timing_core"]):
+                    cnt = time_passes(tasks_t, batch, 0 if screened else remeasure_passes, first_only=overlapped or screened)
+                counts = [a + b for a, b in zip(counts, cnt + [0] * (len(counts) - len(cnt)))]
                 keyed_all += keyed
                 tasks_all += tasks_t
-            if overlapped and remeasure_passes:
-                with stress(step["stress"]):
-                    c = time_passes(tasks_all, batch, remeasure_passes)
-                counts = [a + b for a, b in zip(counts, c + [0] * (len(counts) - len(c)))]
+            if overlapped and remeasure_passes and not screened:
+                with stress(step["stress"], tcfg["timing_core"]):
+                    cnt = time_passes(tasks_all, batch, remeasure_passes)
+                counts = [a + b for a, b in zip(counts, cnt + [0] * (len(counts) - len(cnt)))]
             secs = time.perf_counter() - t0s
+            if screened:
+                args = {k: (a[0], a[1]["dtype"]) for k, a, _ in tasks_all}
+                rows += _screen_then_protocol(keyed_all, args, screen, tcfg, att, batch, remeasure_passes, stats, secs,
+                                              counts[0], log)
+            else:
+                for base, chk, d in keyed_all:
+                    rows.append({**_timed_row(base, chk, d), "phase": "protocol"})
             stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": counts[0], "seconds": secs,
-                                    "remeasured": [c for c in counts[1:] if c]})
-            log(f"profile timing run {step['run']} (stress {step['stress']}): {counts[0]} variants, re-measured "
+                                    "remeasured": [x for x in counts[1:] if x], "phase": phase})
+            log(f"profile timing run {step['run']} ({phase}, stress {step['stress']}): {counts[0]} variants, re-measured "
                 f"{counts[1:]}, in {secs:.1f} s ({len(keyed_all) - counts[0]} resumed)")
-            for base, chk, d in keyed_all:
-                rows.append(_timed_row(base, chk, d))
         finish_compile()
     finally:
         if frozen:
@@ -435,6 +502,47 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             proc.wait()
         tmp.cleanup()
     return rows, stats
+
+
+def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att: Path, batch: Callable, passes: int,
+                          stats: dict, screen_s: float, screened: int, log) -> list[dict]:
+    """Run 0's second phase (:func:`profile_all` with ``screen``): the full protocol on the
+    screen's candidates and the audit sample; returns run 0's rows (module docstring).
+    ``args``: screen attempt key -> ``(variant folder, dtype)``."""
+    min_effect = float(screen["timing"].get("min_effect", 0.05))
+    srows = [(base, chk, d, _timed_row(base, chk, d)) for base, chk, d in keyed]
+    cand = {base["attempt_key"] for base, _, _, r in srows
+            if screen_candidate({**r, "status": None if r.get("status") in ("ok", "accuracy_error") else r.get("status")}, min_effect)}
+    rest = [base["attempt_key"] for base, _, _, _ in srows if base["attempt_key"] not in cand]
+    audit = audit_sample(rest, float(screen.get("audit_share", 0.0)), int(screen.get("seed", 0)))
+    tasks_p, keyed_p = [], {}
+    for base, chk, d, r in srows:
+        k = base["attempt_key"]
+        if k in cand or k in audit:
+            folder, dtype = args[k]
+            c = {**tcfg, "dtype": dtype}
+            key = attempt_key(base["subgraph_hash"], base["size"], 0, c, inputs_digest(Path(folder)), "time")
+            dp = att / key[:2] / key
+            tasks_p.append((key, (folder, c), dp))
+            keyed_p[k] = (key, dp)
+    t0 = time.perf_counter()
+    cnt = time_passes(tasks_p, batch, passes)
+    prot_s = time.perf_counter() - t0
+    out = []
+    for base, chk, d, r in srows:
+        k = base["attempt_key"]
+        extra = {"screen_candidate": k in cand, "audit": k in audit,
+                 **{f"screen_{c}": r.get(c) for c in ("speedup_compiler", "speedup_compiler_ci_low", "speedup_compiler_ci_high")}}
+        if k in keyed_p:
+            key, dp = keyed_p[k]
+            out.append({**_timed_row({**base, "attempt_key": key}, chk, dp), "phase": "protocol", **extra})
+        else:
+            out.append({**r, "phase": "screen", **extra})
+    stats["screen"] = {"variants": screened, "seconds": screen_s, "candidates": len(cand), "audited": len(audit),
+                       "protocol_variants": cnt[0] if cnt else 0, "protocol_remeasured": cnt[1:], "protocol_seconds": prot_s}
+    log(f"profile screen: {len(srows)} variants in {screen_s:.1f} s, {len(cand)} candidates + {len(audit)} audited -> "
+        f"full protocol in {prot_s:.1f} s")
+    return out
 
 
 def _timed_row(base: dict, chk: dict, d: Path) -> dict:

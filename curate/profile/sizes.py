@@ -1,4 +1,4 @@
-"""Workload-size variants of a stored subgraph: the catalog's size and a size users compile for.
+"""Shape variants of a stored subgraph: the catalog's size and two larger sizes users compile for.
 
 Choice: **literal substitution, checked by shape propagation** (not a second capture). The
 catalog captures text models at ``batch 1 x catalog_seq`` tokens (``params.extract``:
@@ -127,43 +127,52 @@ def size_kind(data: dict, catalog_seq: int) -> str:
     return "batch"
 
 
-def write_variants(folder: Path, out: Path, sizes: dict) -> list[dict]:
-    """Variant folders of one subgraph: ``catalog`` (the store folder itself) and ``workload``
-    (written to ``out/workload``: graph.json, input_meta.json, weight_meta.json, expected.json).
+SIZES = ("catalog", "mid", "workload")
+"""The shapes of every subgraph: the catalog's and two larger ones (``sizes.mid_*``, ``sizes.workload_*``)."""
 
-    ``sizes``: ``catalog_seq``, ``workload_seq``, ``catalog_batch``, ``workload_batch``.
+
+def write_variants(folder: Path, out: Path, sizes: dict) -> list[dict]:
+    """Variant folders of one subgraph, one per shape of :data:`SIZES`: ``catalog`` (the store
+    folder itself), ``mid`` and ``workload`` (written to ``out/<size>``: graph.json,
+    input_meta.json, weight_meta.json, expected.json).
+
+    ``sizes``: ``catalog_seq``, ``mid_seq``, ``workload_seq``, ``catalog_batch``, ``mid_batch``,
+    ``workload_batch`` (:class:`curate.profile.config.SizesConfig`).
 
     Returns:
         ``[{size, folder, size_kind, scale}]``; a graph without the sequence length and
-        without a batch dim equal to ``catalog_batch`` gets no ``workload`` entry but
-        ``{size: workload, folder: None, skip_reason: no_size_dim}``.
+        without a batch dim equal to ``catalog_batch`` gets, per larger size,
+        ``{size, folder: None, skip_reason: no_size_dim}``.
     """
+    from passnet_common.io import atomic_write_json
+
     folder, out = Path(folder), Path(out)
     data = json.loads((folder / "graph.json").read_text())
     ip = folder / "input_meta.json"
     imeta = json.loads(ip.read_text()) if ip.exists() else {}
     rows = [{"size": "catalog", "folder": str(folder), "size_kind": None, "scale": 1.0}]
     kind = size_kind(data, int(sizes["catalog_seq"]))
-    frm, to = (int(sizes["catalog_seq"]), int(sizes["workload_seq"])) if kind == "seq" else \
-        (int(sizes["catalog_batch"]), int(sizes["workload_batch"]))
+    frm = int(sizes["catalog_seq"]) if kind == "seq" else int(sizes["catalog_batch"])
     has_dim = kind == "seq" or any(
         n["op"] == "placeholder" and n.get("kind", "input") == "input" and isinstance(n.get("meta"), list)
         and n["meta"] and n["meta"][0] == "T" and n["meta"][2] and n["meta"][2][0] == frm for n in data["nodes"])
-    if not has_dim:
-        return rows + [{"size": "workload", "folder": None, "size_kind": kind, "scale": None, "skip_reason": "no_size_dim"}]
-    g2, i2 = scale_graph(data, imeta, kind, frm, to)
-    d = out / "workload"
-    d.mkdir(parents=True, exist_ok=True)
-    from passnet_common.io import atomic_write_json
-
-    atomic_write_json(d / "graph.json", g2)
-    atomic_write_json(d / "input_meta.json", i2)
-    wp = folder / "weight_meta.json"
-    if wp.exists():
-        (d / "weight_meta.json").write_text(wp.read_text())
-    expected = {str(i): n.get("meta") for i, n in enumerate(g2["nodes"]) if n["op"] not in ("placeholder", "output", "get_attr")}
-    atomic_write_json(d / "expected.json", {"kind": kind, "from": frm, "to": to, "node_meta": expected})
-    return rows + [{"size": "workload", "folder": str(d), "size_kind": kind, "scale": to / frm}]
+    for size in SIZES[1:]:
+        to = int(sizes[f"{size}_seq"]) if kind == "seq" else int(sizes[f"{size}_batch"])
+        if not has_dim:
+            rows.append({"size": size, "folder": None, "size_kind": kind, "scale": None, "skip_reason": "no_size_dim"})
+            continue
+        g2, i2 = scale_graph(data, imeta, kind, frm, to)
+        d = out / size
+        d.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(d / "graph.json", g2)
+        atomic_write_json(d / "input_meta.json", i2)
+        wp = folder / "weight_meta.json"
+        if wp.exists():
+            (d / "weight_meta.json").write_text(wp.read_text())
+        expected = {str(i): n.get("meta") for i, n in enumerate(g2["nodes"]) if n["op"] not in ("placeholder", "output", "get_attr")}
+        atomic_write_json(d / "expected.json", {"kind": kind, "from": frm, "to": to, "node_meta": expected})
+        rows.append({"size": size, "folder": str(d), "size_kind": kind, "scale": to / frm})
+    return rows
 
 
 def check_shapes(gm, inputs: list, folder: Path) -> str | None:

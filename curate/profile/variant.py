@@ -22,9 +22,17 @@ size). Profiling runs in two phases so that timing never shares a core with our 
 
 Every row carries a hardware fingerprint (:func:`fingerprint`: CPU model, logical cores, the
 cores the process may use, torch threads, torch / Python versions, 1-minute load average at
-the start and end of the measurement). The timing of one variant stops at
-``max_variant_s`` (:class:`curate.timing.TimingConfig`; :data:`PROFILE_TIMING_DEFAULTS`: 15 s);
-a capped row the gate cannot decide is unstable. A row whose noise gate still fires after its
+the start and end of the measurement). Trials are measured with the timing thread's CPU clock
+(``curate.profile.timing.clock: thread_cpu``) with wall time recorded beside it (``clock_gap``,
+``clock_flag``: :mod:`curate.timing`). The timing of one variant stops at ``max_variant_s``
+(CPU seconds of the timed trials; :class:`curate.profile.config.ProfileConfig`); a capped row the
+gate cannot decide is unstable.
+
+**Degenerate variants** (:func:`degenerate_reason`, compile phase): a variant whose every tensor
+output is constant, near zero or empty (:func:`curate.tolerance.trivial_reason`), or whose outputs
+do not change when its inputs are drawn with another seed, is ``skipped`` with ``skip_reason``
+``degenerate_<why>`` and never timed (METR's KernelBench audit removed such tasks: a candidate
+that returns a constant passes their tolerance checks). A row whose noise gate still fires after its
 retries is **re-measured within the same run** (``remeasure_passes`` passes, fresh trials on
 fresh inputs, after the run's other variants: :func:`curate.profile.run.time_passes`); labels
 come from the final pass (:func:`merge_passes`). Still unstable: status ``unstable``, no label,
@@ -62,13 +70,21 @@ RATIOS = {"speedup_e2e": ("eager", "inductor"), "speedup_compiler": ("dynamo", "
 
 _CODE_FILES = ("curate/profile/variant.py", "curate/timing.py", "curate/profile/sizes.py", "curate/tolerance.py", "passnet_common/store.py")
 STRESS_CMD = (sys.executable, "-c", "while True: pass")
-"""The stated stress: one extra CPU-bound process, not pinned."""
-PROFILE_TIMING_DEFAULTS = {"max_variant_s": 15.0}
-"""Timing knobs the profile applies under ``curate.profile.timing`` (params override them;
-:class:`curate.timing.TimingConfig`'s own default, None = no cap, serves the scorer).
-``cap_min_trials`` keeps TimingConfig's default (10): it is not a params key."""
-REMEASURE_PASSES = 1
-"""Re-measurement passes of unstable rows per run when ``curate.profile.remeasure_passes`` is unset."""
+"""One CPU-bound hog; :func:`stress_plan` pins one to the timing core and one to the other cores."""
+
+
+def stress_plan(timing_core: int | None, usable: list[int]) -> list[dict]:
+    """The stated stress of an agreement run: ``[{cmd, cores}]``, one :data:`STRESS_CMD` pinned
+    to ``timing_core`` (it competes with the timed work for that core) and a second pinned to the
+    other usable cores (it competes with the parent, the compile cache and the memory bus).
+    Without a known timing core: one unpinned hog."""
+    if timing_core is None:
+        return [{"cmd": STRESS_CMD, "cores": None}]
+    plan = [{"cmd": STRESS_CMD, "cores": [int(timing_core)]}]
+    others = [c for c in usable if c != timing_core]
+    if others:
+        plan.append({"cmd": STRESS_CMD, "cores": others})
+    return plan
 
 
 def code_version() -> str:
@@ -185,25 +201,31 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
     import torch
 
     from curate.profile.sizes import check_shapes
-    from curate.timing import CompileError, RunError
+    from curate.timing import CLOCKS, CompileError, RunError, TimingConfig
     from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t
 
     seed = int(cfg.get("seed", 0))
+    clock = CLOCKS[(cfg.get("timing") or {}).get("clock", TimingConfig.clock)]
     gm, fresh, copy_gm = _load(folder, cfg)
     row: dict[str, Any] = {"status": "ok", "error_code": None, "error_class": None, "error_message": None, "skip_reason": None}
     try:
         torch.manual_seed(seed)
         expected = gm(*fresh())
-        torch.manual_seed(seed)
-        args = fresh()
-        t_call = time.perf_counter()
-        again = gm(*args)
-        row["eager_check_ms"] = (time.perf_counter() - t_call) * 1e3
+        calls = []
+        for _ in range(2):  # the profile's clock (CPU time of this thread: a loaded compile phase does not inflate it)
+            torch.manual_seed(seed)
+            args = fresh()
+            t_call = clock()
+            again = gm(*args)
+            calls.append((clock() - t_call) * 1e3)
+        row["eager_check_ms"] = min(calls)
         bad = check_shapes(gm, fresh(), folder)
+        other = None if bad else _other_seed_outputs(folder, cfg)
     except NotImplementedError as exc:
         msg = str(exc)
         if "Could not run" in msg or "not implemented for" in msg:
-            return {**row, "status": "skipped", "skip_reason": "no_cpu_kernel", "error_class": "NotImplementedError", "error_message": msg[:500]}
+            return {**row, "status": "skipped", "skip_reason": "no_cpu_kernel", "error_class": "NotImplementedError",
+                    "error_message": msg[:500]}
         return {**row, "status": "eager_failed", "error_class": type(exc).__name__, "error_message": msg[:500]}
     except Exception as exc:  # noqa: BLE001 - recorded
         status = "skipped" if (Path(folder) / "expected.json").exists() else "eager_failed"
@@ -212,6 +234,9 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
     if bad:
         return {**row, "status": "skipped", "skip_reason": "size_inconsistent", "error_message": bad[:500]}
     row["deterministic"] = _same(expected, again)
+    why = degenerate_reason(expected, other)
+    if why:
+        return {**row, "status": "skipped", "skip_reason": f"degenerate_{why}"}
     try:
         sides, secs = _compile_sides(gm, copy_gm, fresh, backend)
     except RunError as exc:
@@ -239,6 +264,42 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
     return row
 
 
+def _other_seed_outputs(folder: Path, cfg: dict) -> Any:
+    """Eager outputs of the variant with inputs drawn from seed ``seed + 1`` (None when the
+    graph has no inputs to redraw)."""
+    import torch
+
+    try:
+        gm2, fresh2, _ = _load(folder, {**cfg, "seed": int(cfg.get("seed", 0)) + 1})
+        torch.manual_seed(int(cfg.get("seed", 0)))
+        ins = fresh2()
+        return gm2(*ins) if ins else None
+    except Exception:  # noqa: BLE001 - inputs of another seed the graph refuses: not judged on this
+        return None
+
+
+def degenerate_reason(expected: Any, other: Any) -> str | None:
+    """Why a variant's outputs make a degenerate task, or None (module docstring).
+
+    ``expected``: eager outputs with the variant's seed; ``other``: with inputs from another seed
+    (None: not measured). Returns ``constant`` / ``near_zero`` / ``empty`` when every tensor output
+    is trivial (:func:`curate.tolerance.trivial_reason`; the first output's reason), or
+    ``input_independent`` when ``other`` equals ``expected`` exactly."""
+    import torch
+
+    from curate.tolerance import trivial_reason
+
+    outs = [x for x in _flat(expected) if isinstance(x, torch.Tensor)]
+    if not outs:
+        return "empty"
+    reasons = [trivial_reason(x) for x in outs]
+    if all(reasons):
+        return reasons[0]
+    if other is not None and _same(expected, other):
+        return "input_independent"
+    return None
+
+
 def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str, Any]:
     """Timing phase of one variant in this process (module docstring, phase 2).
 
@@ -249,20 +310,22 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
         ``trial_history`` (JSON: every trial of every attempt) (:func:`timing_row`),
         ``load_avg_start`` / ``_end``, ``allocator`` (:func:`curate.timing.pin_allocator`, applied
         before the variant loads) and the :func:`fingerprint`. A side that raises:
-        ``status runtime_crash``. ``cfg["timing"]`` overrides :data:`PROFILE_TIMING_DEFAULTS`.
+        ``status runtime_crash``. ``cfg["timing"]``: the :class:`curate.timing.TimingConfig` knobs;
+        ``cfg["decide"]`` (default every ratio of :data:`RATIOS`): the ratios that stop the trials
+        and that the gate judges (the screen: ``["speedup_compiler"]``).
     """
     from curate.timing import TimingConfig, measure_sides, pin_allocator
     from curate.tolerance import ERROR_RUNTIME
 
     allocator = pin_allocator()
     gm, fresh, copy_gm = _load(folder, cfg)
-    tc = TimingConfig(**{**PROFILE_TIMING_DEFAULTS, **cfg.get("timing", {}), "device": cfg.get("device", "cpu"),
-                         "seed": int(cfg.get("seed", 0))})
+    tc = TimingConfig(**{**cfg.get("timing", {}), "device": cfg.get("device", "cpu"), "seed": int(cfg.get("seed", 0))})
+    decide = tuple(RATIOS[r] for r in (cfg.get("decide") or RATIOS))
     load0 = os.getloadavg()[0]
     try:
         sides, secs = _compile_sides(gm, copy_gm, fresh, backend)
         t = measure_sides({"eager": gm, "dynamo": sides["dynamo"], "inductor": sides["inductor"]}, fresh, tc,
-                          decide=tuple(RATIOS.values()))
+                          decide=decide)
     except Exception as exc:  # noqa: BLE001 - a crash while timing is a runtime crash
         return {"status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc).__name__,
                 "error_message": str(exc)[:500]}
@@ -282,14 +345,19 @@ def timing_row(t, tc) -> dict[str, Any]:
         ``trial_history`` (JSON), per side ``<side>_median_ms`` / ``_trials_ms`` (ms per call) /
         ``inner_<side>`` / ``iqr_ratio_<side>``, ``ratio_iqr``, for each of :data:`RATIOS` the
         median of per-trial ratios with ``_ci_low`` / ``_ci_high`` (paired bootstrap at
-        ``tc.ci_level``), ``overhead_bound`` and ``min_effect``.
+        ``tc.ci_level``), ``overhead_bound`` and ``min_effect``; the clock: ``clock`` (what the
+        trials were measured with), ``clock_gap`` (median wall / clock ratio), ``clock_flag``,
+        ``<side>_wall_median_ms`` and ``timing_wall_s``.
     """
     from curate.timing import slower
 
     row: dict[str, Any] = {"stable": t.stable, "capped": t.time_capped, "timing_elapsed_s": t.elapsed_s,
-                           "timing_attempts": t.attempts, "trials": len(t.trials_ms["eager"]),
-                           "min_trial_ms_kept": t.min_trial_ms_kept, "trial_history": json.dumps(t.history)}
+                           "timing_wall_s": t.wall_elapsed_s, "timing_attempts": t.attempts, "trials": len(t.trials_ms["eager"]),
+                           "min_trial_ms_kept": t.min_trial_ms_kept, "trial_history": json.dumps(t.history),
+                           "clock": t.clock, "clock_gap": t.clock_gap, "clock_flag": t.clock_flag}
     for s in SIDES:
+        w = [x for x in t.wall_ms.get(s, []) if x is not None]
+        row[f"{s}_wall_median_ms"] = sorted(w)[len(w) // 2] if w else None
         row[f"{s}_median_ms"] = t.medians_ms[s]
         row[f"{s}_trials_ms"] = t.trials_ms[s]
         row[f"inner_{s}"] = t.inner[s]
@@ -360,13 +428,15 @@ def merge_passes(results: list[dict]) -> dict[str, Any]:
 def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str, Any]:
     """Both phases in this process (tests, the task runner): :func:`check_variant`, then
     :func:`time_variant` when the variant runs, again up to ``cfg["remeasure_passes"]`` times
-    (default :data:`REMEASURE_PASSES`) while it is unstable (:func:`merge_passes`); ``status
+    (default :attr:`curate.profile.config.ProfileConfig.remeasure_passes`) while it is unstable (:func:`merge_passes`); ``status
     unstable`` when the noise gate still fires."""
     row = check_variant(Path(folder), cfg, backend)
     if row["status"] not in ("ok", "accuracy_error"):
         return row
     passes = [time_variant(Path(folder), cfg, backend)]
-    while needs_remeasure(passes[-1]) and len(passes) <= int(cfg.get("remeasure_passes", REMEASURE_PASSES)):
+    from curate.profile.config import ProfileConfig
+
+    while needs_remeasure(passes[-1]) and len(passes) <= int(cfg.get("remeasure_passes", ProfileConfig.remeasure_passes)):
         passes.append(time_variant(Path(folder), cfg, backend))
     timed = merge_passes(passes) if not passes[-1].get("status") else passes[-1]
     status = timed.pop("status", None)

@@ -6,20 +6,30 @@ Dynamo-only; paired bootstrap intervals) and the row's ``min_effect`` (``m``, de
 "slower with confidence" = the interval's upper end lies below ``1 - m``
 (:func:`curate.timing.slower`).
 
-A row (one subgraph variant in one run) is labelled only when it is **stable** (status ``ok``
-or ``accuracy_error``; ``unstable`` rows get ``long_tail = None``). Rules (``curate.rule``):
+A row (one subgraph variant -- ``(subgraph_hash, size, dtype)`` -- in one run) is labelled only
+when it is **stable** (status ``ok`` or ``accuracy_error``; ``unstable`` rows get ``long_tail =
+None``). Rules (``curate.rule``):
 
-* ``compiler`` (default): Inductor slower than eager with confidence, slower than the
-  Dynamo-only side with confidence, correct at ``t``, and not ``overhead_bound`` (Dynamo's
-  guards/wrapper alone do not lose to eager). The long tail then holds no overhead-bound row
-  by construction, and a backend that compiles nothing cannot enter it unless its own
-  ``speedup_compiler`` interval excludes 1.
+* ``compiler`` (default): membership from the compiler effect alone: correct at ``t`` and the
+  ``speedup_compiler`` (Dynamo-only / Inductor) interval lies below ``1 - m``: the generated
+  code is slower with confidence. ``overhead_bound`` (the ``speedup_dynamo`` interval below
+  ``1 - m``: Dynamo's guards / wrapper alone lose to eager) never removes such a row; it only
+  *explains* a row whose ``speedup_e2e`` is slower while its compiler interval does not say
+  slower (``overhead_explains``: not long tail, and the reason recorded). A backend that compiles
+  nothing (the no-op control) stays out because its compiler interval holds 1, with or without
+  ``overhead_bound``.
 * ``e2e`` (PassNet's): Inductor slower than eager with confidence and correct.
 
 Correct at ``t``: every output's smallest passing level <= t; outputs of random ops
-(``deterministic = False``) are not judged on values. Overhead-bound rows stay in the
-dataset, labelled. A subgraph is in the long tail when one of its variants is, in every run
-that labelled that variant.
+(``deterministic = False``) are not judged on values. A variant is in the long tail when every
+run that labelled it says so (:func:`long_tail_variants`).
+
+**Tasks** (:func:`task_slower`, :mod:`curate.select.tasks`): a task is one subgraph with all its
+labelled shape x dtype variants (one candidate pass must serve them all). A task is in the long
+tail when, in every run that labelled its variants, every variant is correct at ``t`` and the
+geometric mean over its variants of the rule's interval upper ends lies below ``1 - m``
+("slower on the family's geometric mean with confidence"; each upper end bounds its variant's
+ratio, so the geometric mean of the upper ends is a conservative bound on the family's).
 """
 
 from __future__ import annotations
@@ -46,20 +56,23 @@ def label_row(row: dict, t: int, rule: str = "compiler") -> dict[str, Any]:
 
     if rule not in RULES:
         raise ValueError(f"curate.rule must be one of {RULES}, got {rule!r}")
-    out = {"correct_at_t": False, "slower_e2e": None, "slower_compiler": None, "long_tail": None}
+    out = {"correct_at_t": False, "slower_e2e": None, "slower_compiler": None, "overhead_explains": None, "long_tail": None}
     if row.get("status") not in TIMED or row.get("speedup_e2e") is None:
         return out
     m = float(row.get("min_effect") or 0.0)
     correct = passes_at(row.get("min_pass_t"), t) or row.get("deterministic") is False
     se, sc = slower(row.get("speedup_e2e_ci_high"), m), slower(row.get("speedup_compiler_ci_high"), m)
-    out.update(correct_at_t=bool(correct), slower_e2e=se, slower_compiler=sc)
+    out.update(correct_at_t=bool(correct), slower_e2e=se, slower_compiler=sc,
+               overhead_explains=bool(se and not sc and row.get("overhead_bound")))
     if row["status"] == "unstable":
         return out
-    if rule == "e2e":
-        out["long_tail"] = bool(correct and se)
-    else:
-        out["long_tail"] = bool(correct and se and sc and not row.get("overhead_bound"))
+    out["long_tail"] = bool(correct and (se if rule == "e2e" else sc))
     return out
+
+
+def variant_key(row: dict) -> tuple[str, str, str]:
+    """``(subgraph_hash, size, dtype)``: one variant across runs."""
+    return row["subgraph_hash"], row.get("size") or "catalog", row.get("dtype") or "float32"
 
 
 def paired_rows(labelled: list[dict], run_a: int, run_b: int) -> list[dict[int, dict]]:
@@ -68,7 +81,7 @@ def paired_rows(labelled: list[dict], run_a: int, run_b: int) -> list[dict[int, 
     by: dict[tuple, dict[int, dict]] = {}
     for r in labelled:
         if r.get("status") in TIMED and r["run"] in (run_a, run_b):
-            by.setdefault((r["subgraph_hash"], r.get("size")), {})[r["run"]] = r
+            by.setdefault(variant_key(r), {})[r["run"]] = r
     return [v for v in by.values() if run_a in v and run_b in v]
 
 
@@ -97,26 +110,79 @@ def decided_agreement(labelled: list[dict], run_a: int, run_b: int) -> tuple[flo
 
 
 def label_agreement(labelled: list[dict]) -> dict[str, Any]:
-    """``label_agreement`` (runs 0 / 1) and ``label_agreement_stress`` (runs 1 / 2: run 2 under
-    the stated stress) with the variant counts they are measured on, and their split
-    (:func:`decided_agreement`): ``*_decided`` (agreement among variants labelled in both runs)
-    and ``labelled_both_share*`` (share of paired variants labelled in both runs)."""
+    """``label_agreement`` (runs 0 / 1) and ``label_agreement_pinned`` (runs 1 / 2: run 2 with a
+    hog pinned to the timing core and one on the other cores) with the variant counts they are
+    measured on, and their split (:func:`decided_agreement`): ``*_decided`` (agreement among
+    variants labelled in both runs) and ``labelled_both_share*`` (share of paired variants
+    labelled in both runs)."""
     a, na = agreement(labelled, 0, 1)
     s, ns = agreement(labelled, 1, 2)
     ad, ab = decided_agreement(labelled, 0, 1)
     sd, sb = decided_agreement(labelled, 1, 2)
-    return {"label_agreement": a, "agreement_variants": na, "label_agreement_stress": s, "agreement_variants_stress": ns,
+    return {"label_agreement": a, "agreement_variants": na, "label_agreement_pinned": s, "agreement_variants_pinned": ns,
             "label_agreement_decided": ad, "labelled_both_share": ab,
-            "label_agreement_stress_decided": sd, "labelled_both_share_stress": sb}
+            "label_agreement_pinned_decided": sd, "labelled_both_share_pinned": sb}
 
 
-def long_tail_subgraphs(labelled: list[dict]) -> set[tuple[str, str]]:
-    """``(subgraph_hash, size)`` labelled long tail in every run that labelled it."""
+def long_tail_variants(labelled: list[dict]) -> set[tuple[str, str, str]]:
+    """:func:`variant_key` of every variant labelled long tail in every run that labelled it."""
     by: dict[tuple, list] = {}
     for r in labelled:
         if r.get("long_tail") is not None:
-            by.setdefault((r["subgraph_hash"], r.get("size")), []).append(r["long_tail"])
+            by.setdefault(variant_key(r), []).append(r["long_tail"])
     return {k for k, v in by.items() if v and all(v)}
+
+
+def task_slower(rows: list[dict], rule: str = "compiler") -> bool | None:
+    """The task-level rule (module docstring) over the labelled rows of one subgraph in one run:
+    None when no row is labelled, False when a labelled row is incorrect, else whether the
+    geometric mean of the rows' interval upper ends (``speedup_compiler`` under rule
+    ``compiler``, ``speedup_e2e`` under ``e2e``) lies below ``1 - min_effect``."""
+    lab = [r for r in rows if r.get("long_tail") is not None]
+    if not lab:
+        return None
+    if not all(r["correct_at_t"] for r in lab):
+        return False
+    col = "speedup_compiler_ci_high" if rule == "compiler" else "speedup_e2e_ci_high"
+    g = geomean([r.get(col) for r in lab])
+    m = float(lab[0].get("min_effect") or 0.0)
+    return g is not None and g < 1.0 - m
+
+
+def long_tail_tasks(labelled: list[dict], rule: str = "compiler", min_variants: int = 1) -> set[str]:
+    """Subgraph hashes whose task is slower (:func:`task_slower`) in every run that labelled at
+    least ``min_variants`` of its variants (and run 0 among them)."""
+    by: dict[str, dict[int, list]] = {}
+    for r in labelled:
+        by.setdefault(r["subgraph_hash"], {}).setdefault(r["run"], []).append(r)
+    out = set()
+    for h, runs in by.items():
+        verdicts = {run: task_slower(rs, rule) for run, rs in runs.items()
+                    if sum(1 for r in rs if r.get("long_tail") is not None) >= min_variants}
+        if 0 in verdicts and all(v for v in verdicts.values()):
+            out.add(h)
+    return out
+
+
+def screen_figures(run0: list[dict]) -> dict[str, Any]:
+    """What the screen missed, from run 0's rows of a screened run (``phase``, ``screen_candidate``,
+    ``audit``): the audit sample is a seeded random share of the screen's non-candidates timed
+    with the full protocol. ``screen_miss_rate`` = estimated long-tail variants among all
+    non-candidates (audited long tail x non-candidates / audited) over that estimate plus the
+    long-tail variants found among the candidates; ``None`` without an audit or a long tail.
+    Counts: ``screen_candidates``, ``audit_sample``, ``audit_long_tail``, ``screen_non_candidates``."""
+    scr = [r for r in run0 if r.get("screen_candidate") is not None]
+    if not scr:
+        return {}
+    cand = [r for r in scr if r["screen_candidate"]]
+    non = [r for r in scr if not r["screen_candidate"]]
+    aud = [r for r in non if r.get("audit")]
+    aud_lt = sum(1 for r in aud if r.get("long_tail"))
+    found = sum(1 for r in cand if r.get("long_tail"))
+    est = aud_lt * len(non) / len(aud) if aud else None
+    miss = (est / (found + est)) if est is not None and (found + est) > 0 else (0.0 if est == 0 and found else None)
+    return {"screen_candidates": len(cand), "screen_non_candidates": len(non), "audit_sample": len(aud),
+            "audit_long_tail": aud_lt, "screen_long_tail_found": found, "screen_miss_rate": miss}
 
 
 def _share(xs: list[bool]) -> float | None:
@@ -142,29 +208,43 @@ def profile_all_projection(subgraphs: list[dict], run0: list[dict], rate_cold: f
             "profile_all_core_hours_projected": hours}
 
 
-def curate_metrics(subgraphs: list[dict], labelled: list[dict], n_tasks: int, variants_per_task: list[int],
-                   long_tail: set, hardware: dict, rates: dict) -> dict[str, Any]:
-    """Flat figures of ``metrics/curate.json`` (shares over run 0's timed variants), with the
-    projected cost of profiling every subgraph (:func:`profile_all_projection`)."""
+def curate_metrics(subgraphs: list[dict], labelled: list[dict], tasks: list[dict], long_tail: set, hardware: dict,
+                   rates: dict) -> dict[str, Any]:
+    """Flat figures of ``metrics/curate.json`` (shares over run 0's timed variants): the long
+    tail (variants and subgraphs), the tasks (``tasks``, ``variants_per_task_median``, ``dtypes``
+    over the tasks' variants), ``degenerate_filtered`` (run-0 variants skipped as degenerate, with
+    ``degenerate_by_reason``), ``no_cpu_kernel`` (run-0 variants per dtype without a CPU kernel),
+    the agreement figures (:func:`label_agreement`), the screen's (:func:`screen_figures`), and
+    the projected cost of profiling every subgraph (:func:`profile_all_projection`)."""
     run0 = [r for r in labelled if r["run"] == 0]
     timed = [r for r in run0 if r.get("status") in TIMED]
     stable = [r for r in timed if r["long_tail"] is not None]
     fam = {s["subgraph_hash"]: s.get("pattern") for s in subgraphs}
-    lt_rows = [r for r in run0 if (r["subgraph_hash"], r.get("size")) in long_tail]
+    lt_rows = [r for r in run0 if variant_key(r) in long_tail]
+    degen = Counter(r["skip_reason"] for r in run0 if str(r.get("skip_reason") or "").startswith("degenerate"))
+    nock = Counter(r.get("dtype") for r in run0 if r.get("skip_reason") == "no_cpu_kernel")
+    nvar = [t["num_variants"] for t in tasks]
     return {
         "subgraphs_profiled": len({r["subgraph_hash"] for r in run0}),
         "variants_profiled": len(timed),
         "families_profiled": len({fam.get(r["subgraph_hash"]) for r in run0}),
-        "tasks": n_tasks,
-        "variants_per_task_median": statistics.median(variants_per_task) if variants_per_task else None,
+        "tasks": len(tasks),
+        "variants_per_task_median": statistics.median(nvar) if nvar else None,
+        "dtypes": sorted({d for t in tasks for d in t.get("dtypes") or []}),
+        "degenerate_filtered": sum(degen.values()),
+        "degenerate_by_reason": dict(sorted(degen.items())),
+        "no_cpu_kernel_by_dtype": dict(sorted(nock.items())),
         "slowdown_share_e2e": _share([bool(r["slower_e2e"]) for r in timed]),
         "slowdown_share_compiler": _share([bool(r["slower_compiler"]) for r in timed]),
         "overhead_bound_share": _share([bool(r.get("overhead_bound")) for r in timed]),
-        "long_tail": len({h for h, _ in long_tail}),
+        "overhead_explains_share": _share([bool(r.get("overhead_explains")) for r in timed]),
+        "clock_flag_share": _share([bool(r.get("clock_flag")) for r in timed]),
+        "long_tail": len({k[0] for k in long_tail}),
         "long_tail_variants": len(long_tail),
         "long_tail_overhead_bound": sum(1 for r in lt_rows if r.get("overhead_bound")),
         "unstable_share": (1 - len(stable) / len(timed)) if timed else None,
         **{k: v for k, v in label_agreement(labelled).items() if k.startswith(("label_agreement", "labelled_both"))},
+        **screen_figures(run0),
         "hardware": hardware,
         **rates,
         **profile_all_projection(subgraphs, run0, rates.get("profile_rate_per_core_hour_cold")),

@@ -9,6 +9,12 @@ and ``numpy``:
     python run_task.py --backend-module my_backend.py # a file exposing backend(gm, example_inputs)
     python run_task.py --pass-file my_pass.py         # a file exposing PATTERNS = [(pattern, replacement)]
 
+It times with the profile's protocol (``task.json`` ``timing``: the same clock -- the timing
+thread's CPU time, wall time recorded beside it --, gate, stop rule, trial counts and time cap as
+the ``profile`` stage that labelled the task), so it prints PASS / FAIL wherever the profile would
+have given a label. Each variant runs in its dtype (``task.json`` ``dtype``: floating inputs and
+weights cast).
+
 Per variant it prints speedup_e2e (eager / candidate, PassNet's figure) and speedup_compiler
 (Dynamo-only / candidate: what the candidate changes, without Dynamo's harness) with their
 bootstrap intervals, the profile's baseline, and whether the outputs pass at the task's
@@ -233,9 +239,12 @@ def candidate_of(args):
     return args.backend, args.backend
 
 
-def run_variant(folder, backend, t, tc, tp):
-    """Speedups (with intervals) and correctness of one variant folder."""
+def run_variant(folder, backend, t, tc, tp, dtype="float32"):
+    """Speedups (with intervals), correctness and the clock check of one variant folder, its
+    floating inputs (weights included) cast to ``dtype``."""
     gm, inputs = load(folder)
+    dt = getattr(torch, dtype)
+    inputs = [x.to(dt) if x.is_floating_point() else x for x in inputs]
     fresh = lambda: [x.clone() for x in inputs]  # noqa: E731
     torch.manual_seed(0)
     ref = gm(*fresh())
@@ -249,7 +258,8 @@ def run_variant(folder, backend, t, tc, tp):
             "e2e_ci": s.ratio_ci("eager", "candidate", tc.ci_level, tc.n_boot),
             "compiler": s.ratio("dynamo", "candidate"),
             "compiler_ci": s.ratio_ci("dynamo", "candidate", tc.ci_level, tc.n_boot),
-            "stable": s.stable, "eager_ms": s.medians_ms["eager"]}
+            "stable": s.stable, "eager_ms": s.medians_ms["eager"], "clock": s.clock, "clock_gap": s.clock_gap,
+            "clock_flag": s.clock_flag}
 
 
 def verdict(results, margin, rule="compiler"):
@@ -268,7 +278,8 @@ def verdict(results, margin, rule="compiler"):
         return "FAIL", f"{len(bad)} variant(s) incorrect at the task's tolerance: {', '.join(bad)}"
     noisy = [r["id"] for r in results if not r.get("stable", True)]
     if noisy:  # PassBench: IQR/median > 0.2 -> "re-run"; an undecided timing judges nothing
-        return "RERUN", f"timing not decided for {len(noisy)} variant(s) (noise gate failed; re-run on a quieter machine or with more trials): {', '.join(noisy)}"
+        return "RERUN", (f"timing not decided for {len(noisy)} variant(s) (noise gate failed; re-run on a quieter machine "
+                         f"or with more trials): {', '.join(noisy)}")
     key = "compiler_ci" if rule == "compiler" else "e2e_ci"
     name = "speedup_compiler" if rule == "compiler" else "speedup_e2e"
     hi = math.exp(sum(math.log(r[key][1]) for r in results) / len(results))
@@ -295,24 +306,25 @@ def main(argv=None):
     tp = protocol()
     tp.pin_allocator()  # the profile's allocator state (timing_protocol.pin_allocator)
     kw = {k: v for k, v in (("trials", args.trials), ("min_trial_ms", args.min_trial_ms)) if v is not None}
-    tc = tp.TimingConfig(**kw)
     here = Path(args.task).resolve() if args.task else Path(__file__).resolve().parent
     task = json.loads((here / "task.json").read_text())
+    tc = tp.TimingConfig(**{**(task.get("timing") or {}), **kw})  # the profile's protocol, CLI overrides on top
     import_op_modules(task.get("op_modules", []))
     name, backend = candidate_of(args)
     t = int(task["tolerance_t"])
-    print(f"task {task['task_id']} ({task['pattern']}): {len(task['subgraphs'])} variants, candidate {name}, tolerance t={t}")
+    print(f"task {task['task_id']} ({task['pattern']}): {len(task['subgraphs'])} variants, candidate {name}, tolerance t={t}, "
+          f"clock {tc.clock}, gate {tc.gate}, stop {tc.stop}, <= {tc.trials} trials")
     print(f"{'variant':22} {'eager ms':>9} {'speedup_e2e [CI]':>24} {'speedup_compiler [CI]':>24} {'baseline':>8} {'ok':>3}")
     results = []
     for sg in task["subgraphs"]:
-        r = run_variant(here / "subgraphs" / sg.get("folder", sg["subgraph_hash"]), backend, t, tc, tp)
+        r = run_variant(here / "subgraphs" / sg.get("folder", sg["subgraph_hash"]), backend, t, tc, tp, sg.get("dtype", "float32"))
         r["id"] = sg.get("variant_id", sg["subgraph_hash"])
         results.append(r)
         base = sg.get("baseline_speedup_e2e", sg.get("baseline_speedup")) or float("nan")
         short = r["id"][:12] + (r["id"][64:] if ":" in r["id"] else "")
         print(f"{short:22} {r['eager_ms']:9.4f} {r['e2e']:7.3f} [{r['e2e_ci'][0]:.3f}, {r['e2e_ci'][1]:.3f}]"
               f" {r['compiler']:8.3f} [{r['compiler_ci'][0]:.3f}, {r['compiler_ci'][1]:.3f}] {base:8.3f}"
-              f" {'yes' if r['correct'] else 'NO':>3}")
+              f" {'yes' if r['correct'] else 'NO':>3}" + (f"  wall/{r['clock']} {r['clock_gap']:.2f} (flagged)" if r["clock_flag"] else ""))
     v, why = verdict(results, tc.min_effect, args.rule or task.get("rule", "compiler"))
     print(f"verdict: {v} ({why})")
     return {"PASS": 0, "FAIL": 1}.get(v, 2)

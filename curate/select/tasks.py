@@ -1,21 +1,24 @@
 """Group long-tail variants into tasks and lay out task folders runnable without PassNet.
 
-A task is one **structure family** holding its variants, as in PassBench (one op-sequence
-bucket of ~10 variants across shape/batch and, on CUDA, dtype): the family is the ``pattern``
-of :func:`curate.decompose.ranges.pattern_of` (the range's op names in order, views dropped:
-``conv2d>batch_norm>relu``), a variant is ``(subgraph_hash, size)``. Families are taken
-largest first; each is cut into tasks of at most ``task_size`` variants (slowest first),
-and at most ``max_tasks`` tasks are kept.
+A task is **one subgraph with its shape x dtype variants**, as in PassBench (one op-sequence
+bucket of ~10 variants across dtype and shape/batch; one replacement must serve every variant):
+a variant is ``(subgraph_hash, size, dtype)`` (:mod:`curate.profile.sizes`, ``curate.profile.dtypes``).
+A subgraph becomes a task when the task-level rule holds (:func:`curate.select.longtail.task_slower`:
+slower on the geometric mean of its variants with confidence, in every run that labelled it) and it
+has at least ``min_task_variants`` labelled variants; every labelled variant of it belongs to the task
+(at most ``task_size``, slowest first). Tasks are ordered slowest first (geometric mean of the
+rule's speedup), ``t000``...; at most ``max_tasks`` are kept.
 
 Folder layout (``<out>/tasks/<task_id>/``)::
 
-    task.json                 task id, pattern, tolerance t, environment, ``op_modules``, and per
-                              variant: ``variant_id`` (``<hash>:<size>``), hash, size, input/weight
-                              metadata, baseline medians of the three sides, speedup_e2e /
-                              speedup_compiler and their intervals
+    task.json                 task id, pattern, tolerance t, rule, the profile's timing protocol
+                              (``timing``: TimingConfig knobs), environment, ``op_modules``, and per
+                              variant: ``variant_id``, hash, size, dtype, input/weight metadata,
+                              baseline medians of the three sides, speedup_e2e / speedup_compiler and
+                              their intervals
     run_task.py               standalone loader + runner (curate/select/task_runner.py)
     timing_protocol.py        the profile's timing protocol (a copy of curate/timing.py)
-    subgraphs/<hash>-<size>/  graph.json, input_meta.json, weight_meta.json (+ model.py)
+    subgraphs/<hash>-<size>[-<dtype>]/  graph.json, input_meta.json, weight_meta.json (+ model.py)
 """
 
 from __future__ import annotations
@@ -30,58 +33,62 @@ from passnet_common.io import atomic_write_json
 
 
 def variant_id(row: dict) -> str:
-    """``<subgraph_hash>:<size>`` (the scorer's subgraph id of a variant)."""
-    return f"{row['subgraph_hash']}:{row.get('size') or 'catalog'}"
+    """``<subgraph_hash>:<size>`` for a float32 variant, ``<subgraph_hash>:<size>:<dtype>`` for
+    another dtype (the scorer's subgraph id of a variant)."""
+    base = f"{row['subgraph_hash']}:{row.get('size') or 'catalog'}"
+    dt = row.get("dtype") or "float32"
+    return base if dt == "float32" else f"{base}:{dt}"
 
 
-def _speedup(row: dict) -> float:
-    """``speedup_e2e`` (rows of the previous profile format: ``speedup``)."""
-    return row["speedup_e2e"] if row.get("speedup_e2e") is not None else row["speedup"]
+def _speedup(row: dict, rule: str = "compiler") -> float:
+    """The rule's speedup of a row: ``speedup_compiler`` (rule ``compiler``) or ``speedup_e2e``."""
+    return row["speedup_compiler"] if rule == "compiler" and row.get("speedup_compiler") is not None else row["speedup_e2e"]
 
 
-def group_tasks(long_tail: list[dict], task_size: int = 10, max_tasks: int = 200) -> list[dict]:
-    """Tasks from long-tail variant rows (``subgraph_hash``, ``size``, ``pattern``, ``speedup_e2e``).
+def group_tasks(rows: list[dict], task_size: int = 10, max_tasks: int = 200, rule: str = "compiler") -> list[dict]:
+    """Tasks from the labelled run-0 variant rows of the long-tail subgraphs (``subgraph_hash``,
+    ``size``, ``dtype``, ``pattern``, ``speedup_e2e``, ``speedup_compiler``): one task per subgraph.
 
     Returns:
-        ``tasks`` rows: ``task_id`` (``t000``...), ``pattern``, ``variant_ids``,
-        ``subgraph_hashes``, ``num_variants`` and the member rows under ``_members``.
+        ``tasks`` rows: ``task_id`` (``t000``...), ``pattern``, ``variant_ids``, ``subgraph_hashes``,
+        ``num_variants``, ``dtypes``, ``sizes``, min / max / geometric-mean speedup (the rule's)
+        and the member rows under ``_members``.
 
     Raises:
         ValueError: ``task_size`` or ``max_tasks`` below 1.
     """
     if task_size < 1 or max_tasks < 1:
         raise ValueError(f"task_size and max_tasks must be >= 1 (got {task_size}, {max_tasks})")
-    fams: dict[str, list[dict]] = {}
-    for r in long_tail:
-        fams.setdefault(r["pattern"], []).append(r)
-    order = sorted(fams, key=lambda p: (-len(fams[p]), p))
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["subgraph_hash"], []).append(r)
+    groups = []
+    for h, members in by.items():
+        members = sorted(members, key=lambda r: (_speedup(r, rule), variant_id(r)))[:task_size]
+        sp = [_speedup(m, rule) for m in members]
+        groups.append((math.exp(sum(math.log(x) for x in sp) / len(sp)), h, members, sp))
     tasks: list[dict] = []
-    for p in order:
-        members = sorted(fams[p], key=lambda r: (_speedup(r), variant_id(r)))
-        for k in range(0, len(members), task_size):
-            if len(tasks) >= max_tasks:
-                return tasks
-            chunk = members[k:k + task_size]
-            sp = [_speedup(m) for m in chunk]
-            tasks.append({
-                "task_id": f"t{len(tasks):03d}", "pattern": p, "anchor": chunk[0].get("anchor") or "",
-                "num_variants": len(chunk), "num_subgraphs": len({m["subgraph_hash"] for m in chunk}),
-                "variant_ids": [variant_id(m) for m in chunk],
-                "subgraph_hashes": sorted({m["subgraph_hash"] for m in chunk}),
-                "model_ids": sorted({mid for m in chunk for mid in (m.get("model_ids") or [])}),
-                "min_speedup": min(sp), "max_speedup": max(sp),
-                "geomean_speedup": math.exp(sum(math.log(s) for s in sp) / len(sp)),
-                "_members": chunk,
-            })
+    for g, h, chunk, sp in sorted(groups, key=lambda x: (x[0], x[1]))[:max_tasks]:
+        tasks.append({
+            "task_id": f"t{len(tasks):03d}", "pattern": chunk[0]["pattern"], "anchor": chunk[0].get("anchor") or "",
+            "num_variants": len(chunk), "num_subgraphs": 1,
+            "variant_ids": [variant_id(m) for m in chunk], "subgraph_hashes": [h],
+            "model_ids": sorted({mid for m in chunk for mid in (m.get("model_ids") or [])}),
+            "dtypes": sorted({m.get("dtype") or "float32" for m in chunk}),
+            "sizes": sorted({m.get("size") or "catalog" for m in chunk}),
+            "min_speedup": min(sp), "max_speedup": max(sp), "geomean_speedup": g,
+            "_members": chunk,
+        })
     return tasks
 
 
-def write_task_folders(tasks: list[dict], *args: Any) -> None:
+def write_task_folders(tasks: list[dict], *args: Any, timing: dict | None = None, rule: str = "compiler") -> None:
     """Write one folder per task (module docstring); replaces ``out``.
 
     Call as ``(tasks, out, t, env)`` with members carrying ``variant_folder`` (the store folder
-    of their size), or as before, ``(tasks, store_root, out, t, env)``: members without
-    ``variant_folder`` are read from ``store_root/<h[:2]>/<h>``.
+    of their size), or ``(tasks, store_root, out, t, env)``: members without ``variant_folder``
+    are read from ``store_root/<h[:2]>/<h>``. ``timing``: the profile's TimingConfig knobs
+    (``task.json`` ``timing``: what ``run_task.py`` times with); ``rule``: the label rule.
 
     Raises:
         TypeError: another number of arguments.
@@ -116,12 +123,13 @@ def write_task_folders(tasks: list[dict], *args: Any) -> None:
             mods.update(needs)
             subs.append({
                 "variant_id": vid, "subgraph_hash": m["subgraph_hash"], "size": m.get("size") or "catalog",
+                "dtype": m.get("dtype") or "float32",
                 "folder": dst.name, "pattern": m["pattern"], "model_ids": m.get("model_ids") or [],
                 "input_meta": json.loads((src / "input_meta.json").read_text()).get("placeholders", []),
                 "weight_meta": json.loads((src / "weight_meta.json").read_text()).get("placeholders", [])
                 if (src / "weight_meta.json").exists() else [],
                 "baseline_ms": {s: m.get(f"{s}_median_ms") for s in ("eager", "dynamo", "inductor")},
-                "baseline_speedup_e2e": _speedup(m),
+                "baseline_speedup_e2e": m.get("speedup_e2e"),
                 "speedup_e2e_ci": [m.get("speedup_e2e_ci_low", m.get("ci_low")), m.get("speedup_e2e_ci_high", m.get("ci_high"))],
                 "baseline_speedup_compiler": m.get("speedup_compiler"),
                 "speedup_compiler_ci": [m.get("speedup_compiler_ci_low"), m.get("speedup_compiler_ci_high")],
@@ -130,7 +138,8 @@ def write_task_folders(tasks: list[dict], *args: Any) -> None:
         (d / "run_task.py").write_text(runner)
         (d / "timing_protocol.py").write_text(protocol)
         atomic_write_json(d / "task.json", {"task_id": task["task_id"], "pattern": task["pattern"], "tolerance_t": t,
-                                            "environment": env, "op_modules": sorted(mods), "subgraphs": subs}, indent=1)
+                                            "rule": rule, "timing": timing or {}, "environment": env,
+                                            "op_modules": sorted(mods), "subgraphs": subs}, indent=1)
         task["folder"] = str(d)
         task["op_modules"] = sorted(mods)
 
@@ -138,11 +147,14 @@ def write_task_folders(tasks: list[dict], *args: Any) -> None:
 def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, Any]]:
     """Every subgraph of a task folder set (``data/curate/tasks``) as
     ``(task_id, variant_id, gm, make_inputs)``; ``make_inputs(seed=seed)`` returns fresh
-    synthesised inputs (:func:`passnet_common.store.load_graph`, same seed -> same values).
+    synthesised inputs (:func:`passnet_common.store.load_graph`, same seed -> same values), the
+    floating ones (weights included) cast to the variant's ``dtype``.
 
     Raises:
         FileNotFoundError: ``path`` has no task folders.
     """
+    import torch
+
     from passnet_common.store import load_graph
 
     path = Path(path)
@@ -155,9 +167,11 @@ def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, 
         for sg in task["subgraphs"]:
             folder = d / "subgraphs" / sg.get("folder", sg["subgraph_hash"])
             gm, _ = load_graph(folder, seed=seed)
+            dtype = getattr(torch, sg.get("dtype") or "float32")
 
-            def make_inputs(seed: int = seed, folder: Path = folder) -> list:
-                return load_graph(folder, seed=seed)[1]
+            def make_inputs(seed: int = seed, folder: Path = folder, dtype=dtype) -> list:
+                return [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                        for x in load_graph(folder, seed=seed)[1]]
 
             out.append((task["task_id"], sg.get("variant_id", sg["subgraph_hash"]), gm, make_inputs))
     return out

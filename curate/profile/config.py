@@ -1,0 +1,77 @@
+"""``curate.profile``: the knobs of ``python -m curate profile``, every default here.
+
+The timing protocol's knobs are :class:`curate.timing.TimingConfig` (itself a params block):
+``timing`` holds the full protocol's, ``screen_timing`` the screen's, ``cuda_timing`` the CUDA
+path's; their defaults below are the profile's, not TimingConfig's own (the scorer's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from curate.timing import TimingConfig
+from passnet_common.config import ParamsConfig, knob
+from passnet_common.spec import Choice, ListOf, Optional, interval, non_negative, positive
+
+DTYPES = ("float32", "bfloat16", "float16", "float64")
+
+
+@dataclass(frozen=True)
+class SizesConfig(ParamsConfig):
+    """Workload sizes (:mod:`curate.profile.sizes`): text graphs scale the sequence length,
+    others the batch; three shapes per subgraph (catalog, mid, workload)."""
+
+    catalog_seq: int = knob(32, rule=positive(int), doc="= extract's seq_len")
+    mid_seq: int = knob(128, rule=positive(int), doc="size mid of a text graph (tokens)")
+    workload_seq: int = knob(512, rule=positive(int), doc="size workload of a text graph (prefill 1 x 512)")
+    catalog_batch: int = knob(1, rule=positive(int), doc="= extract's batch_size")
+    mid_batch: int = knob(4, rule=positive(int), doc="size mid of a batch graph")
+    workload_batch: int = knob(8, rule=positive(int), doc="size workload of a batch graph")
+
+
+def _protocol() -> TimingConfig:
+    return TimingConfig(warmup=3, trials=100, min_trials=20, check_every=5, min_trial_ms=10.0, retries=1, gate="ci",
+                        stop="label", max_ci_width=0.1, min_effect=0.05, ci_level=0.95, n_boot=1000,
+                        max_variant_s=10.0, clock="thread_cpu")
+
+
+def _screen() -> TimingConfig:
+    return TimingConfig(warmup=1, trials=6, min_trials=6, check_every=1, min_trial_ms=5.0, retries=0, gate="ci",
+                        stop="label", max_ci_width=0.1, min_effect=0.05, ci_level=0.95, n_boot=500,
+                        max_variant_s=2.0, cap_min_trials=3, clock="thread_cpu")
+
+
+def _cuda() -> TimingConfig:
+    return TimingConfig(warmup=25, trials=100, min_trials=100, l2_flush_mb=64.0, clock="wall")
+
+
+@dataclass(frozen=True)
+class ProfileConfig(ParamsConfig):
+    """The profile stage (:mod:`curate.profile.run`, :mod:`curate.profile.variant`)."""
+
+    device: Literal["cpu", "cuda"] = knob("cpu", doc="timing device")
+    cuda_when_available: bool = knob(True, doc="also profile on CUDA when a GPU is present (CUDA path not verified on a GPU)")
+    dtypes: list[str] = knob(factory=lambda: ["float32", "bfloat16"], rule=ListOf(Choice(DTYPES)),
+                             doc="dtype variants of every size (floating inputs and weights cast; float16 where a CPU kernel exists)")
+    sample_size: int | None = knob(40, rule=Optional(positive(int)), doc="subgraphs in the stratified seeded sample")
+    sample_seed: int = knob(0, doc="seed of the sample, the agreement subset and the audit sample")
+    all: bool = knob(False, doc="profile every profilable subgraph")
+    runs: int = knob(2, rule=positive(int), doc="run 0: the sample; run 1: the agreement subset again")
+    stress_run: bool = knob(True, doc="run 2: the agreement subset with a hog pinned to the timing core (and one on the others)")
+    agreement_sample: int = knob(8, rule=positive(int), doc="subgraphs (all their variants) re-timed in runs 1 and 2")
+    screen: bool = knob(True, doc="run 0: screen every variant (screen_timing), the full protocol on its candidates + the audit sample")
+    audit_share: float = knob(0.15, rule=interval(float, 0, 1),
+                              doc="share of the screen's non-candidates timed with the full protocol (seeded)")
+    remeasure_passes: int = knob(1, rule=non_negative(int), doc="re-time a run's unstable rows this many more times")
+    compile_workers: int = knob(2, rule=positive(int), doc="compile children at once when overlap_compile is off")
+    overlap_compile: bool = knob(True, doc="compile on every core but the timing core, beside timing run 0")
+    skip_over_time_cap: bool = knob(True, doc="skip a variant whose eager call (CPU clock) the time cap cannot hold")
+    threads: int = knob(1, rule=positive(int), doc="torch threads per child")
+    timeout_s: float = knob(300.0, rule=positive(float), doc="seconds per child")
+    mem_cap_gb: float = knob(4.0, rule=positive(float), doc="memory cap per child (GiB)")
+    seed: int = knob(0, doc="input and RNG seed")
+    sizes: SizesConfig = knob(factory=SizesConfig)
+    timing: TimingConfig = knob(factory=_protocol, doc="the full protocol")
+    screen_timing: TimingConfig = knob(factory=_screen, doc="the screen: few trials, no re-measurement")
+    cuda_timing: TimingConfig = knob(factory=_cuda, doc="CUDA path (PassBench's 25 / 100)")

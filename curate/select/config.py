@@ -1,0 +1,22 @@
+"""``curate.curate``: the knobs of ``python -m curate curate`` (labels, tasks, task folders)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from passnet_common.config import ParamsConfig, knob
+from passnet_common.spec import positive
+
+
+@dataclass(frozen=True)
+class SelectConfig(ParamsConfig):
+    """Long-tail rule and task shape (:mod:`curate.select.longtail`, :mod:`curate.select.tasks`)."""
+
+    tolerance_t: int = knob(-5, doc="long tail = correct at this level t (-5: torch.testing.assert_close defaults)")
+    rule: Literal["compiler", "e2e"] = knob("compiler", doc="compiler: the generated code is slower than Dynamo-only "
+                                            "with confidence | e2e: PassNet's (slower than eager)")
+    task_size: int = knob(10, rule=positive(int), doc="most variants per task (PassBench: ~10)")
+    max_tasks: int = knob(200, rule=positive(int), doc="most tasks kept")
+    min_task_variants: int = knob(2, rule=positive(int),
+                                  doc="a task needs this many labelled variants (shapes x dtypes) of its subgraph")
