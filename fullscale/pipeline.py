@@ -1,0 +1,322 @@
+"""One shard of the full-scale build: capture -> dedupe -> decompose -> profile -> curate, compacted.
+
+:func:`shard_entry` is the whole shard (the same function runs in this process's children or as
+one Ray task): it calls each stage family's CLI in a subprocess (``python -m extract capture``,
+``python -m dedupe group``, ``python -m curate decompose|profile|curate``) with the shard's merged
+params and scratch folders under ``<work>/shards/<name>/``, so this package imports no stage family.
+Between the stages it only filters Parquet rows:
+
+- the shard's catalog is the committed full catalog filtered by :func:`fullscale.shards.shard_of` of
+  :func:`fullscale.shards.shard_key` (config duplicates go with the row they duplicate);
+- unique graphs that committed earlier shards already decomposed are dropped before ``decompose``
+  (their rows stay in the shard's ``graphs`` table, which says which models use them);
+- subgraphs that earlier shards already decomposed are marked ``status: skipped``,
+  ``skip_reason: seen_in_earlier_shard`` before ``profile`` (kept as rows: the release unions their
+  ``model_ids``), so the profile never times a subgraph twice across shards.
+
+"Earlier" means committed when the shard starts: shards run at once (Ray) do not see each other,
+and the release deduplicates by hash across all shards (:mod:`fullscale.release`).
+
+The result is a dict of files (relative path -> bytes) and the manifest; the caller writes it with
+:func:`fullscale.shards.write_shard` (atomic, ``DONE`` last).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fullscale.params import params_digest, write_params
+from fullscale.shards import SEEN_REASON, folder_files, seen_hashes, shard_key, shard_name, shard_of
+from passnet_common.machine import cpu_model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the phases a shard runs, in order, and the stage command of each (``{...}`` filled per shard)
+PHASES = (
+    ("capture", ["-m", "extract", "capture", "--params", "{params}", "--catalog", "{w}/catalog.parquet",
+                 "--out", "{w}/extract", "--store", "{w}/graph_store", "--work", "{w}/capture", "--no-progress"]),
+    ("dedupe", ["-m", "dedupe", "group", "--extract", "{w}/extract", "--store", "{w}/graph_store",
+                "--out", "{w}/dedupe", "--metrics", "{w}/metrics/dataset.json", "--plots", "{w}/plots"]),
+    ("decompose", ["-m", "curate", "decompose", "--params", "{params}", "--unique", "{w}/new_unique_graphs.parquet",
+                   "--store", "{w}/graph_store", "--out", "{w}/decompose"]),
+    ("profile", ["-m", "curate", "profile", "--params", "{params}", "--decompose", "{w}/decompose",
+                 "--out", "{w}/profile", "--cache", "{cache}"]),
+    ("curate", ["-m", "curate", "curate", "--params", "{params}", "--decompose", "{w}/decompose",
+                "--profile", "{w}/profile", "--out", "{w}/curate", "--metrics", "{w}/metrics/curate.json",
+                "--plots", "{w}/plots"]),
+)
+
+#: compact tables of a shard: name -> scratch file it is copied from
+TABLES = {
+    "extractions": "extract/extractions.parquet",
+    "graphs": "extract/graphs.parquet",
+    "unique_graphs": "new_unique_graphs.parquet",
+    "subgraphs": "decompose/subgraphs.parquet",
+    "profiles": "profile/profiles.parquet",
+    "long_tail": "curate/long_tail.parquet",
+    "tasks": "curate/tasks.parquet",
+}
+METRICS = {"dataset.json": "metrics/dataset.json", "decompose.json": "decompose/decompose.json",
+           "profile.json": "profile/profile.json", "curate.json": "metrics/curate.json"}
+
+
+class StageFailed(RuntimeError):
+    """A stage command of a shard exited non-zero (or ran past ``shard_timeout_s``)."""
+
+    def __init__(self, phase: str, rc: int | None, tail: str, record: dict):
+        super().__init__(f"{phase}: exit {rc}: {tail[-500:]}")
+        self.phase, self.rc, self.tail, self.record = phase, rc, tail, record
+
+
+def code_version() -> dict:
+    """``commit`` (git HEAD of this checkout, None outside git) and ``dirty`` (uncommitted changes in
+    the stage families or the core: the code that decides a shard's rows)."""
+    def git(*a: str) -> str | None:
+        try:
+            return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+    commit = git("rev-parse", "HEAD")
+    dirty = git("status", "--porcelain", "--", "extract", "dedupe", "curate", "passnet_common", "fullscale")
+    return {"commit": commit, "dirty": bool(dirty) if dirty is not None else None}
+
+
+def machine() -> dict:
+    """Host, cores, load and library versions of the machine running the shard (no torch import)."""
+    def ver(p: str) -> str | None:
+        try:
+            return metadata.version(p)
+        except metadata.PackageNotFoundError:
+            return None
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
+    return {"cpu_model": cpu_model(), "cpu_logical_cores": os.cpu_count(), "cpu_usable_cores": usable,
+            "load_avg_1m": round(os.getloadavg()[0], 2), "python": platform.python_version(),
+            "platform": platform.platform(), "node": platform.node(),
+            "versions": {p: ver(p) for p in ("torch", "transformers", "timm", "torchvision")}}
+
+
+def _child_cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return env
+
+
+def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -> dict:
+    """Run one stage command (``python`` + ``argv``) from the repository root; its output goes to ``log``.
+
+    Returns ``{phase, wall_s, cpu_s, rc}`` (CPU: user + system of the command and its waited-for children).
+
+    Raises:
+        StageFailed: non-zero exit or timeout (the record and the log's tail attached).
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cpu0, t0 = _child_cpu_s(), time.perf_counter()
+    rc: int | None
+    with open(log, "w") as fh:
+        try:
+            rc = subprocess.run([sys.executable, *argv], cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT,
+                                timeout=timeout_s).returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+    rec = {"phase": phase, "wall_s": round(time.perf_counter() - t0, 2), "cpu_s": round(_child_cpu_s() - cpu0, 2), "rc": rc}
+    if rc != 0:
+        tail = log.read_text(errors="replace")[-4000:]
+        raise StageFailed(phase, rc, tail, rec)
+    return rec
+
+
+def _rows(path: Path) -> list[dict]:
+    return pq.read_table(path).to_pylist() if path.is_file() else []
+
+
+def _filter_parquet(src: Path, dst: Path, keep) -> tuple[int, int]:
+    """Rows of ``src`` for which ``keep(row)`` holds, written to ``dst`` with ``src``'s schema and
+    metadata. Returns ``(kept, total)``."""
+    t = pq.read_table(src)
+    mask = pa.array([bool(keep(r)) for r in t.to_pylist()], type=pa.bool_())
+    out = t.filter(mask) if len(t) else t
+    pq.write_table(out, dst, compression="zstd")
+    return len(out), len(t)
+
+
+def _mark_seen_subgraphs(path: Path, seen: set[str]) -> int:
+    """Mark rows of ``subgraphs.parquet`` whose hash an earlier shard decomposed as skipped /
+    :data:`fullscale.shards.SEEN_REASON` (in place, schema kept). Returns how many."""
+    t = pq.read_table(path)
+    hashes = t.column("subgraph_hash").to_pylist()
+    hit = [h in seen for h in hashes]
+    if not any(hit):
+        return 0
+    status = [("skipped" if s else v) for v, s in zip(t.column("status").to_pylist(), hit)]
+    reason = [(SEEN_REASON if s else v) for v, s in zip(t.column("skip_reason").to_pylist(), hit)]
+    i, j = t.schema.get_field_index("status"), t.schema.get_field_index("skip_reason")
+    t = t.set_column(i, t.schema.field(i), pa.array(status, type=t.schema.field(i).type))
+    t = t.set_column(j, t.schema.field(j), pa.array(reason, type=t.schema.field(j).type))
+    pq.write_table(t, path, compression="zstd")
+    return sum(hit)
+
+
+def _compact_profiles(src: Path, keep_history: bool) -> bytes:
+    t = pq.read_table(src)
+    if not keep_history and "trial_history" in t.column_names:
+        t = t.drop(["trial_history"])
+    buf = io.BytesIO()
+    pq.write_table(t, buf, compression="zstd")
+    return buf.getvalue()
+
+
+def shard_entry(spec: dict) -> dict:
+    """Run one shard (module docstring). ``spec``: ``shard``, ``num_shards``, ``params`` (the merged
+    stage params), ``catalog`` (path of the committed full catalog), ``out`` (the committed build folder:
+    seen hashes are read from it), ``work`` (scratch root), optional ``shard_timeout_s``,
+    ``keep_trial_history``.
+
+    Returns:
+        ``{"shard", "ok": True, "manifest", "files"}`` (files: relative path -> bytes, manifest.json
+        included), or ``{"shard", "ok": False, "failure"}`` when a stage failed (the failure record:
+        phase, rc, log tail, phases done).
+    """
+    shard, n = int(spec["shard"]), int(spec["num_shards"])
+    name = shard_name(shard)
+    w = Path(spec["work"]).resolve() / "shards" / name
+    if w.exists():
+        # the stage outputs are rebuilt; the capture's resume folder (finished attempts) is kept
+        for p in w.iterdir():
+            if p.name not in ("capture",):
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+    w.mkdir(parents=True, exist_ok=True)
+    (w / "metrics").mkdir(exist_ok=True)
+    started = datetime.now(timezone.utc)
+    params_path = write_params(spec["params"], w / "params.yaml")
+    cache = Path(spec["work"]).resolve() / "inductor_cache"
+    cache.mkdir(parents=True, exist_ok=True)
+
+    cat = pq.read_table(spec["catalog"])
+    cat = cat.filter(pa.array([shard_of(shard_key(r), n) == shard for r in cat.select(
+        [c for c in ("model_id", "duplicate_of") if c in cat.column_names]).to_pylist()], type=pa.bool_()))
+    pq.write_table(cat, w / "catalog.parquet", compression="zstd")
+    models = cat.column("model_id").to_pylist()
+    seen_graphs, seen_subs = seen_hashes(spec["out"], before=None)
+    seen_graphs_before, seen_subs_before = len(seen_graphs), len(seen_subs)
+
+    fmt = {"params": str(params_path), "w": str(w), "cache": str(cache)}
+    phases: list[dict] = []
+    skipped: dict[str, str] = {}
+    notes: dict[str, Any] = {}
+
+    def go(phase: str) -> None:
+        argv = [a.format(**fmt) for a in dict(PHASES)[phase]]
+        phases.append(run_phase(phase, argv, w / "logs" / f"{phase}.log", spec.get("shard_timeout_s")))
+
+    try:
+        if models:
+            go("capture")
+            go("dedupe")
+            kept, total = _filter_parquet(w / "dedupe" / "unique_graphs.parquet", w / "new_unique_graphs.parquet",
+                                          lambda r: r["graph_hash"] not in seen_graphs)
+            notes["unique_graphs_in_shard"], notes["unique_graphs_new"] = total, kept
+            if kept:
+                go("decompose")
+                notes["subgraphs_seen_before"] = _mark_seen_subgraphs(w / "decompose" / "subgraphs.parquet", seen_subs)
+                ok = [r for r in _rows(w / "decompose" / "subgraphs.parquet") if r["status"] == "ok"]
+                if ok:
+                    go("profile")
+                    go("curate")
+                else:
+                    skipped["profile"] = skipped["curate"] = "no new profilable subgraph"
+            else:
+                skipped.update({p: "no unique graph new to this build" for p in ("decompose", "profile", "curate")})
+        else:
+            skipped.update({p: "no model in this shard" for p, _ in PHASES})
+    except StageFailed as exc:
+        ext = _rows(w / "extract" / "extractions.parquet")
+        return {"shard": shard, "ok": False, "failure": {
+            "shard": shard, "name": name, "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
+            "phases_done": phases + [exc.record], "models": len(models),
+            "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
+            "started_utc": started.isoformat(timespec="seconds"), "failed_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "machine": machine(), "code": code_version()}}
+
+    files: dict[str, bytes] = {}
+    buf = io.BytesIO()
+    pq.write_table(cat, buf, compression="zstd")
+    files["tables/models.parquet"] = buf.getvalue()
+    for tname, rel in TABLES.items():
+        p = w / rel
+        if p.is_file():
+            files[f"tables/{tname}.parquet"] = (_compact_profiles(p, bool(spec.get("keep_trial_history")))
+                                                if tname == "profiles" else p.read_bytes())
+    for mname, rel in METRICS.items():
+        if (w / rel).is_file():
+            files[f"metrics/{mname}"] = (w / rel).read_bytes()
+    tasks_dir = w / "curate" / "tasks"
+    runner: dict[str, bytes] = {}
+    if tasks_dir.is_dir():
+        for rel, data in folder_files(tasks_dir).items():
+            base = rel.split("/")[-1]
+            if rel.count("/") == 1 and base in ("run_task.py", "timing_protocol.py"):
+                runner[base] = data  # identical in every folder: one copy per shard
+                continue
+            files[f"tasks/{rel}"] = data
+    files.update({f"runner/{k}": v for k, v in runner.items()})
+
+    ext = _rows(w / "extract" / "extractions.parquet")
+    subs = _rows(w / "decompose" / "subgraphs.parquet")
+    prof = _rows(w / "profile" / "profiles.parquet")
+    tasks = _rows(w / "curate" / "tasks.parquet")
+    counts = {
+        "models": len(models),
+        "captured": sum(1 for r in ext if r.get("status") == "ok"),
+        "extraction_status": dict(Counter(r.get("status") for r in ext)),
+        "graphs": len(_rows(w / "extract" / "graphs.parquet")),
+        "unique_graphs_in_shard": notes.get("unique_graphs_in_shard", 0),
+        "unique_graphs_new": notes.get("unique_graphs_new", 0),
+        "subgraphs": len(subs),
+        "subgraphs_profilable_new": sum(1 for r in subs if r["status"] == "ok"),
+        "subgraphs_seen_before": notes.get("subgraphs_seen_before", 0),
+        "profile_rows": len(prof),
+        "tasks": len(tasks),
+        "task_variants": sum(int(t.get("num_variants") or 0) for t in tasks),
+    }
+    finished = datetime.now(timezone.utc)
+    manifest = {
+        "shard": shard, "name": name, "num_shards": n, "models": models, "counts": counts,
+        "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
+        "phases": phases, "skipped_phases": skipped,
+        "wall_s": round((finished - started).total_seconds(), 1),
+        "cpu_s": round(sum(p["cpu_s"] for p in phases), 1),
+        "seen_before": {"graphs": seen_graphs_before, "subgraphs": seen_subs_before},
+        "started_utc": started.isoformat(timespec="seconds"), "finished_utc": finished.isoformat(timespec="seconds"),
+        "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
+        "trial_history_kept": bool(spec.get("keep_trial_history")),
+        "files": {k: len(v) for k, v in sorted(files.items())},
+    }
+    files["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    return {"shard": shard, "ok": True, "manifest": manifest, "files": files}

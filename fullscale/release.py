@@ -1,0 +1,304 @@
+"""The release: the committed shards assembled into one dataset folder, with a held-out split kept apart.
+
+    python -m fullscale release            # <out>/release/ from <out>/shards/*/ (no capture, no profile)
+
+Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`fullscale.hub`)::
+
+    README.md                    dataset card: YAML configs (one per table), counts, licences, the splits
+    tables/<name>.parquet        models, extractions, graphs, unique_graphs, subgraphs, profiles, long_tail,
+                                 tasks (release tasks), licences -- concatenated over shards, deduplicated by hash
+    tasks/<task_id>/             task folders (task.json, run_task.py, timing_protocol.py, subgraphs/<variant>/):
+                                 the public variants
+    passbench/<task_id>/         PassBench sample layout (python -m curate.passbench export)
+    kernelbench/<task_id>/*.py   KernelBench problems (python -m curate.passbench.kernelbench)
+    permissive_models.txt        model ids whose code and config licences are both permissive
+    secret_split.json            what is held out (counts per task) and a sha256 commitment to it; no key
+    summary.json                 metrics/full/summary.json at release time
+    manifest.json                sha256 and size of every file above; written last
+
+**Tasks across shards.** Each shard's curate stage cuts its own long tail into tasks. The release
+regroups them: variants of the same family (a task's ``pattern``) from every shard are pooled,
+deduplicated by ``variant_id``, ordered slowest first (``baseline_speedup_e2e``) and cut into tasks
+of ``release_task_size``. A task id is ``t<sha256(pattern)[:8]>-<k>``, so it does not move when
+shards are added (unless the family grows past a cut).
+
+**Held-out split** (kernelbot-style re-validation). With a key (``$PASSNET_SECRET_KEY``, or a
+random one created in ``secret_dir/key`` on first use), each task with >= 2 variants moves
+``max(1, round(secret_share x n))`` of them -- those first in the order of
+HMAC-SHA256(key, variant_id) -- to ``<secret_dir>/tasks/<task_id>/`` (a complete task folder), and
+every task gets held-out input seeds (HMAC-derived) in ``<secret_dir>/secret.json``. ``secret_dir``
+lies outside the repository (default ``../passnet-secret``): it is never committed nor published.
+A user sees ``secret_split.json``: per task how many variants are held out, the key's fingerprint
+and a sha256 commitment over the held-out variants' graph hashes and the seeds, so a later
+re-validation can show that the held-out set was fixed when the release was made. The scorer
+re-validates a candidate on it with ``python -m curate score --tasks <secret_dir>/tasks``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from fullscale.config import FullScaleConfig
+from fullscale.licences import model_licences
+from fullscale.pipeline import ROOT, _env
+from fullscale.shards import SEEN_REASON, done_shards, read_manifest
+from passnet_common.io import atomic_write_json
+
+TABLE_NAMES = ("models", "extractions", "graphs", "unique_graphs", "subgraphs", "profiles", "long_tail")
+DEDUPE_KEY = {"unique_graphs": "graph_hash", "subgraphs": "subgraph_hash"}
+RELEASE_MAX_BYTES = 100 * 1024 * 1024
+
+
+def secret_key(cfg: FullScaleConfig) -> bytes:
+    """The held-out split's key: ``$<secret_key_env>``, else ``<secret_dir>/key`` (created, random,
+    mode 0600, on first use)."""
+    env = os.environ.get(cfg.secret_key_env)
+    if env:
+        return env.encode()
+    p = Path(cfg.secret_dir) / "key"
+    if not p.is_file():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(secrets.token_hex(32))
+        p.chmod(0o600)
+    return p.read_text().strip().encode()
+
+
+def _mac(key: bytes, text: str) -> str:
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+def concat_tables(shards: list[Path], name: str):
+    """Table ``name`` over ``shards`` (schemas unified), deduplicated by :data:`DEDUPE_KEY` where it
+    applies (a subgraph's first row not marked seen wins). None when no shard has it."""
+    parts = [pq.read_table(d / "tables" / f"{name}.parquet") for d in shards if (d / "tables" / f"{name}.parquet").is_file()]
+    if not parts:
+        return None
+    t = pa.concat_tables(parts, promote_options="permissive")
+    key = DEDUPE_KEY.get(name)
+    if key and len(t):
+        rows = t.to_pylist()
+        order = sorted(range(len(rows)), key=lambda i: (rows[i].get("skip_reason") == SEEN_REASON, i))
+        keep, seen = [], set()
+        for i in order:
+            if rows[i][key] not in seen:
+                seen.add(rows[i][key])
+                keep.append(i)
+        t = t.take(pa.array(sorted(keep), type=pa.int64()))
+    return t
+
+
+def regroup_tasks(shards: list[Path], task_size: int, max_tasks: int | None) -> list[dict]:
+    """Release tasks (module docstring): ``[{task_id, pattern, variants: [(shard folder, task folder,
+    subgraph entry)], environment, tolerance_t}]`` in task-id order."""
+    fams: dict[str, dict] = {}
+    for d in shards:
+        for tj in sorted((d / "tasks").glob("*/task.json")):
+            task = json.loads(tj.read_text())
+            f = fams.setdefault(task["pattern"], {"pattern": task["pattern"], "variants": {}, "environment": task.get("environment"),
+                                                  "tolerance_t": task.get("tolerance_t"), "runner": d / "runner"})
+            for sg in task["subgraphs"]:
+                f["variants"].setdefault(sg["variant_id"], (d, tj.parent, sg))
+    out = []
+    for pattern in sorted(fams):
+        f = fams[pattern]
+        vs = sorted(f["variants"].values(), key=lambda v: (v[2].get("baseline_speedup_e2e") or 1.0, v[2]["variant_id"]))
+        stem = "t" + hashlib.sha256(pattern.encode()).hexdigest()[:8]
+        for k in range(0, len(vs), task_size):
+            out.append({"task_id": f"{stem}-{k // task_size}", "pattern": pattern, "variants": vs[k:k + task_size],
+                        "environment": f["environment"], "tolerance_t": f["tolerance_t"], "runner": f["runner"]})
+    out.sort(key=lambda t: t["task_id"])
+    return out[:max_tasks] if max_tasks else out
+
+
+def _write_task(dst: Path, task: dict, variants: list, extra: dict) -> dict:
+    (dst / "subgraphs").mkdir(parents=True)
+    subs, mods = [], set()
+    for _, tfolder, sg in variants:
+        shutil.copytree(tfolder / "subgraphs" / sg["folder"], dst / "subgraphs" / sg["folder"])
+        subs.append(sg)
+        mods.update(sg.get("op_modules") or [])
+    for f in ("run_task.py", "timing_protocol.py"):
+        src = task["runner"] / f
+        if src.is_file():
+            shutil.copy2(src, dst / f)
+    body = {"task_id": task["task_id"], "pattern": task["pattern"], "tolerance_t": task["tolerance_t"],
+            "environment": task["environment"], "op_modules": sorted(mods), "subgraphs": subs, **extra}
+    (dst / "task.json").write_text(json.dumps(body, indent=1))
+    return body
+
+
+def _variant_digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def _run(argv: list[str]) -> str:
+    r = subprocess.run([sys.executable, *argv], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {(r.stderr or r.stdout)[-2000:]}")
+    return r.stdout.strip()
+
+
+def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, n_public: int, n_held: int,
+          exports: dict) -> str:
+    header = {"license": "other", "pretty_name": "PassNet full-scale long-tail benchmark",
+              "tags": ["pytorch", "torch.fx", "compilers", "inductor", "benchmark"],
+              "configs": [{"config_name": n, "data_files": [{"split": "train", "path": f"tables/{n}.parquet"}]}
+                          for n in sorted(tables)]}
+    perm = [r for r in lic if r["permissive"]]
+    lines = ["---", yaml.safe_dump(header, sort_keys=False).rstrip(), "---", "",
+             "# PassNet full-scale long-tail benchmark", "",
+             "FX graphs captured from model architectures (built from configurations; no weights), deduplicated",
+             "canonically, decomposed into subgraphs and profiled eager vs Dynamo-only vs TorchInductor on CPU. Tasks",
+             "hold the subgraph variants that Inductor's generated code makes slower with confidence.", "",
+             "## Figures (from `summary.json`)", "", "| figure | value |", "|---|---|"]
+    for k in ("complete", "shards_done", "shards_total", "models", "captured", "unique_graphs", "families",
+              "variants_screened", "variants_confirmed", "slowdown_share_e2e", "slowdown_share_compiler"):
+        lines.append(f"| `{k}` | {summary.get(k)} |")
+    lines += [f"| tasks (release) | {n_tasks} ({n_public} public variants, {n_held} held out) |", "",
+              "## Layout", "",
+              "- `tables/*.parquet`: " + ", ".join(f"`{n}` ({c} rows)" for n, c in sorted(tables.items())),
+              "- `tasks/<task_id>/`: task folders (`python run_task.py` inside one reproduces its verdict)",
+              f"- `passbench/`: PassBench sample layout ({exports.get('passbench')})",
+              f"- `kernelbench/`: KernelBench problems, `Model` / `get_inputs` / `get_init_inputs` ({exports.get('kernelbench')})",
+              "- `secret_split.json`: the held-out split's counts and commitment (its variants and seeds are not here)",
+              "", "## Licences", "",
+              "Each source model's graph comes from its library's code and a configuration; no weights. "
+              "`tables/licences.parquet` has one row per model: `code_licence` (the library's package metadata), "
+              "`config_licence` (timm: the default pretrained config's `license`; transformers/torchvision: the "
+              "library's own default config) and `permissive`. `unknown` means not stated offline, never assumed.",
+              "", f"Permissive subset: {len(perm)} of {len(lic)} models (`permissive_models.txt`).", "",
+              "| model | code licence | config licence | permissive |", "|---|---|---|---|"]
+    lines += [f"| `{r['model_id']}` | {r['code_licence']} | {r['config_licence']} | {'yes' if r['permissive'] else 'no'} |"
+              for r in lic]
+    return "\n".join(lines) + "\n"
+
+
+def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release: str | Path | None = None) -> dict:
+    """Assemble ``<out>/release`` (module docstring) from the committed shards; returns its manifest.
+
+    Raises:
+        FileNotFoundError: no committed shard.
+        RuntimeError: an export command failed.
+    """
+    out = Path(out)
+    release = Path(release) if release else out / "release"
+    shards = done_shards(out)
+    if not shards:
+        raise FileNotFoundError(f"{out}/shards: no committed shard (DONE) to release")
+    stage = release.with_name(f".{release.name}.tmp-{os.getpid()}")
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "tables").mkdir(parents=True)
+    tables: dict[str, int] = {}
+    for name in TABLE_NAMES:
+        t = concat_tables(shards, name)
+        if t is not None:
+            pq.write_table(t, stage / "tables" / f"{name}.parquet", compression="zstd")
+            tables[name] = len(t)
+    models = pq.read_table(stage / "tables" / "models.parquet").to_pylist() if "models" in tables else []
+    lic = model_licences(models)
+    pq.write_table(pa.Table.from_pylist(lic) if lic else pa.table({"model_id": pa.array([], pa.string())}),
+                   stage / "tables" / "licences.parquet", compression="zstd")
+    tables["licences"] = len(lic)
+    (stage / "permissive_models.txt").write_text("".join(f"{r['model_id']}\n" for r in lic if r["permissive"]))
+
+    key = secret_key(cfg)
+    secret_root = Path(cfg.secret_dir)
+    secret_stage = secret_root / f".tasks.tmp-{os.getpid()}"
+    if secret_stage.exists():
+        shutil.rmtree(secret_stage)
+    secret_stage.mkdir(parents=True)
+    tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks)
+    task_rows, held_per_task, seeds, commit_items = [], {}, {}, []
+    for task in tasks:
+        vs = task["variants"]
+        order = sorted(vs, key=lambda v: _mac(key, v[2]["variant_id"]))
+        k = max(1, round(cfg.secret_share * len(vs))) if len(vs) >= 2 else 0
+        held = {v[2]["variant_id"] for v in order[:k]}
+        public = [v for v in vs if v[2]["variant_id"] not in held]
+        hidden = [v for v in vs if v[2]["variant_id"] in held]
+        seeds[task["task_id"]] = [int(_mac(key, f"seed:{task['task_id']}:{i}")[:8], 16) for i in range(3)]
+        _write_task(stage / "tasks" / task["task_id"], task, public,
+                          {"split": {"public": len(public), "held_out": len(hidden)}})
+        if hidden:
+            _write_task(secret_stage / task["task_id"], task, hidden, {"split": "held_out"})
+            for _, tf, sg in hidden:
+                commit_items.append(f"{task['task_id']}:{sg['variant_id']}:{_variant_digest(tf / 'subgraphs' / sg['folder'])}")
+        commit_items.append(f"{task['task_id']}:seeds:{seeds[task['task_id']]}")
+        held_per_task[task["task_id"]] = len(hidden)
+        task_rows.append({"task_id": task["task_id"], "pattern": task["pattern"], "num_variants": len(public),
+                          "held_out_variants": len(hidden), "variant_ids": [sg["variant_id"] for _, _, sg in public],
+                          "subgraph_hashes": sorted({sg["subgraph_hash"] for _, _, sg in public}),
+                          "model_ids": sorted({m for _, _, sg in public for m in (sg.get("model_ids") or [])}),
+                          "folder": f"tasks/{task['task_id']}"})
+    empty = pa.table({"task_id": pa.array([], pa.string())})
+    pq.write_table(pa.Table.from_pylist(task_rows) if task_rows else empty, stage / "tables" / "tasks.parquet", compression="zstd")
+    tables["tasks"] = len(task_rows)
+    n_held = sum(held_per_task.values())
+    commitment = hashlib.sha256("\n".join(sorted(commit_items)).encode()).hexdigest()
+    atomic_write_json(stage / "secret_split.json", {
+        "held_out_variants": n_held, "held_out_per_task": held_per_task, "seeds_per_task": 3,
+        "commitment_sha256": commitment, "key_fingerprint": hashlib.sha256(key).hexdigest()[:16],
+        "how": "variants chosen per task by HMAC-SHA256(key, variant_id); seeds HMAC-derived; kept outside the "
+               "repository (fullscale.secret_dir) and never published; the commitment is sha256 over the sorted "
+               "'task:variant:content-sha256' and 'task:seeds:[...]' lines"}, indent=1)
+    exports = {}
+    if task_rows:
+        exports["passbench"] = _run(["-m", "curate.passbench", "export", "--tasks", str(stage / "tasks"),
+                                     "--out", str(stage / "passbench")])
+        exports["kernelbench"] = _run(["-m", "curate.passbench.kernelbench", "--tasks", str(stage / "tasks"),
+                                       "--out", str(stage / "kernelbench")])
+    summary = {**summary, "tasks": len(task_rows)}
+    atomic_write_json(stage / "summary.json", summary, indent=1)
+    (stage / "README.md").write_text(_card(summary, tables, lic, len(task_rows), sum(r["num_variants"] for r in task_rows),
+                                           n_held, exports))
+    files = {p.relative_to(stage).as_posix(): p for p in sorted(stage.rglob("*")) if p.is_file()}
+    manifest = {"files": {k: {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size}
+                          for k, p in files.items()},
+                "total_bytes": sum(p.stat().st_size for p in files.values()),
+                "tasks": len(task_rows), "held_out_variants": n_held, "tables": tables,
+                "shards": [read_manifest(d)["shard"] for d in shards], "exports": exports,
+                "codes": sorted({json.dumps(read_manifest(d)["code"], sort_keys=True) for d in shards})}
+    if manifest["total_bytes"] > RELEASE_MAX_BYTES:
+        manifest["over_size_budget"] = True
+    atomic_write_json(stage / "manifest.json", manifest, indent=1)
+    # public folder, then the secret one: each replaced whole
+    for final, staged in ((release, stage), (secret_root / "tasks", secret_stage)):
+        if final.exists():
+            shutil.rmtree(final)
+        os.rename(staged, final)
+    atomic_write_json(secret_root / "secret.json", {"seeds": seeds, "commitment_sha256": commitment,
+                                                    "held_out_per_task": held_per_task}, indent=1)
+    return manifest
+
+
+def verify_release(release: str | Path) -> dict:
+    """Check every file of ``release/manifest.json`` (sha256, size). Returns ``{"files", "bad"}``.
+
+    Raises:
+        FileNotFoundError: no ``manifest.json`` (not a finished release).
+    """
+    release = Path(release)
+    man = json.loads((release / "manifest.json").read_text())
+    bad = []
+    for rel, m in man["files"].items():
+        p = release / rel
+        if not p.is_file() or hashlib.sha256(p.read_bytes()).hexdigest() != m["sha256"]:
+            bad.append(rel)
+    return {"files": len(man["files"]), "bad": bad, "tasks": man["tasks"], "total_bytes": man["total_bytes"]}

@@ -1,0 +1,134 @@
+"""Running the shards of a build: the local executor, the Ray executor, resume and optional commits.
+
+:func:`run_build` builds the committed catalog once (``python -m extract catalog`` into
+``<out>/catalog.parquet``), then runs every shard that has no ``DONE`` folder yet -- so a run on
+another machine, or after a kill, continues from the committed shards -- and after each shard
+rewrites ``metrics/full/summary.json`` (:func:`fullscale.summary.write_summary`).
+
+Executors: ``local`` runs :func:`fullscale.pipeline.shard_entry` for one shard after another (each
+stage in its own subprocess); ``ray`` submits one Ray task per shard (``cpus_per_shard`` CPUs each)
+and writes each shard's files on the driver as its task returns, so workers need no shared file
+system (ComPile's shape: one task and one manifest per shard). The entry function is a parameter,
+so a test can run the wrapper with a stub entry.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable
+
+from fullscale.config import FullScaleConfig
+from fullscale.pipeline import ROOT, _env, shard_entry
+from fullscale.shards import done_shards, read_manifest, shard_name, write_failure, write_shard
+
+
+def ensure_catalog(params_path: Path, out: Path) -> Path:
+    """``<out>/catalog.parquet``: built once from the merged params (``python -m extract catalog``) and
+    committed with the build; later runs reuse it, so shard membership never depends on the
+    libraries installed on the machine that continues the build.
+
+    Raises:
+        subprocess.CalledProcessError: the catalog command failed.
+    """
+    cat = out / "catalog.parquet"
+    if not cat.is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "extract", "catalog", "--params", str(params_path), "--out", str(cat)],
+                       cwd=ROOT, env=_env(), check=True)
+    return cat
+
+
+def pending_shards(out: Path, num_shards: int, only: Iterable[int] | None = None) -> list[int]:
+    """Shard ids without a committed ``DONE`` folder (in order; restricted to ``only`` when given)."""
+    done = {read_manifest(d)["shard"] for d in done_shards(out)}
+    ids = range(num_shards) if only is None else sorted(set(only))
+    return [i for i in ids if i not in done and 0 <= i < num_shards]
+
+
+def _past(stop_after_utc: str | None) -> bool:
+    if not stop_after_utc:
+        return False
+    hh, mm = (int(x) for x in stop_after_utc.split(":"))
+    now = datetime.now(timezone.utc)
+    return (now.hour, now.minute) >= (hh, mm)
+
+
+def commit_shard(out: Path, shard: int, message: str) -> None:
+    """``git add`` + ``git commit --only`` of the shard's folder (or failure record), the catalog and the
+    summary: nothing else that is staged in the tree enters the commit."""
+    root = out / "shards"
+    paths = [p for p in (root / shard_name(shard), root / f"{shard_name(shard)}.failed.json", out / "catalog.parquet",
+                         ROOT / "metrics" / "full" / "summary.json") if p.exists()]
+    rel = [str(p.resolve().relative_to(ROOT)) for p in paths]
+    subprocess.run(["git", "add", "--", *rel], cwd=ROOT, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", message, "--only", "--", *rel], cwd=ROOT, check=False)
+
+
+def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> None:
+    if result["ok"]:
+        write_shard(out, result["shard"], result["files"])
+    else:
+        write_failure(out, result["shard"], result["failure"])
+    if on_done:
+        on_done(result)
+
+
+def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_entry,
+              on_done: Callable[[dict], None] | None = None, stop_after_utc: str | None = None) -> list[dict]:
+    """Run ``specs`` one after another with ``entry``; each result is written before the next starts.
+    No shard starts after ``stop_after_utc`` (HH:MM UTC). Returns the results (files dropped)."""
+    results = []
+    for spec in specs:
+        if _past(stop_after_utc):
+            break
+        r = entry(spec)
+        _finish(out, r, on_done)
+        results.append({k: v for k, v in r.items() if k != "files"})
+    return results
+
+
+def run_ray(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_entry,
+            on_done: Callable[[dict], None] | None = None, ray_options: dict | None = None,
+            cpus_per_shard: int = 1) -> list[dict]:
+    """One Ray task per spec (``cpus_per_shard`` CPUs); each returned shard is written on the driver
+    as it arrives. Ray is initialised with ``ray_options`` unless it already is (and shut down
+    only if this call started it). A task that raises becomes a failure record of its shard.
+
+    Raises:
+        ImportError: Ray is not installed.
+    """
+    import ray  # noqa: PLC0415  (optional dependency: only the ray executor needs it)
+
+    started = not ray.is_initialized()
+    if started:
+        ray.init(**{"include_dashboard": False, "log_to_driver": False, **(ray_options or {})})
+    try:
+        remote = ray.remote(num_cpus=cpus_per_shard, max_retries=0)(entry)
+        pending = {remote.remote(s): s for s in specs}
+        results = []
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            ref = ready[0]
+            spec = pending.pop(ref)
+            try:
+                r = ray.get(ref)
+            except Exception as exc:  # noqa: BLE001 - a task's crash is that shard's failure record
+                r = {"shard": spec["shard"], "ok": False,
+                     "failure": {"shard": spec["shard"], "name": shard_name(spec["shard"]), "phase": "ray_task",
+                                 "rc": None, "log_tail": f"{type(exc).__name__}: {exc}"[-4000:]}}
+            _finish(out, r, on_done)
+            results.append({k: v for k, v in r.items() if k != "files"})
+        return sorted(results, key=lambda r: r["shard"])
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: Path, out: Path, work: Path) -> list[dict]:
+    """The ``shard_entry`` argument of each shard."""
+    return [{"shard": i, "num_shards": cfg.num_shards, "params": params, "catalog": str(catalog), "out": str(out),
+             "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history}
+            for i in shards]

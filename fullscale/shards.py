@@ -1,0 +1,156 @@
+"""Shards of the full-scale build: which models a shard holds, and the committed shard folders.
+
+**Assignment.** ``shard_of(key, n) = int(sha256(key)[:16], 16) mod n`` with ``key`` the row's
+``model_id`` (or, for a config duplicate, the id of the row it duplicates: :func:`shard_key`): a
+function of the ids alone, so every machine, Python version and catalog order puts a model in the
+same shard, and a model added to the catalog later lands in one shard without moving the others.
+
+**A committed shard** (``<out>/shards/<id>/``, small, versioned in git)::
+
+    manifest.json        shard id, num_shards, models, counts, phase times (wall / CPU s), machine,
+                         code version, params digest, failure classes, seen-before skips
+    tables/*.parquet     the shard's rows: models, extractions, graphs, unique_graphs (graphs first seen
+                         here), subgraphs (seen ones marked), profiles, long_tail, tasks
+    tasks/<task>/        the task folders its long tail gave (task.json + subgraphs/<variant>/)
+    runner/              run_task.py and timing_protocol.py (one copy per shard)
+    metrics/*.json       dataset.json, decompose.json, profile.json, curate.json of the shard
+    DONE                 written last (GraphNet's completion-marker rule)
+
+It is written in a staging folder beside it and renamed into place (:func:`write_shard`), so a
+reader sees a whole shard or none. A shard folder without ``DONE`` is not a shard: the next run
+redoes it. A shard whose stage failed leaves ``<out>/shards/<id>.failed.json`` (what broke) and no
+folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Iterable
+
+import pyarrow.parquet as pq
+
+from passnet_common.io import atomic_write_json
+
+MARKER = "DONE"
+
+
+def shard_of(model_id: str, num_shards: int) -> int:
+    """The shard of ``model_id`` (module docstring).
+
+    Raises:
+        ValueError: ``num_shards`` < 1.
+    """
+    if num_shards < 1:
+        raise ValueError(f"num_shards must be >= 1, got {num_shards}")
+    return int(hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:16], 16) % num_shards
+
+
+def shard_key(row: dict) -> str:
+    """The id a catalog row is sharded by: its ``duplicate_of`` (the row whose capture it reuses:
+    same config bytes, :func:`extract.sources.catalog.build_catalog`) when set, else its own
+    ``model_id``. A duplicate thus always shares its original's shard; split by its own id, it
+    landed where its original was not captured and was recorded ``missing``."""
+    return row.get("duplicate_of") or row["model_id"]
+
+
+def shard_name(shard: int) -> str:
+    """``s0007``: the folder name of shard 7 (sorts in shard order)."""
+    return f"s{shard:04d}"
+
+
+def split_catalog(rows: Iterable[dict], num_shards: int) -> dict[int, list[dict]]:
+    """Catalog rows by shard (:func:`shard_key`; every shard present, possibly empty; rows keep their order)."""
+    out: dict[int, list[dict]] = {i: [] for i in range(num_shards)}
+    for r in rows:
+        out[shard_of(shard_key(r), num_shards)].append(r)
+    return out
+
+
+def shards_root(out: str | Path) -> Path:
+    return Path(out) / "shards"
+
+
+def done_shards(out: str | Path) -> list[Path]:
+    """Committed shard folders (those holding ``DONE``), in shard order."""
+    root = shards_root(out)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / MARKER).is_file())
+
+
+def read_manifest(folder: Path) -> dict:
+    return json.loads((Path(folder) / "manifest.json").read_text())
+
+
+def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], set[str]]:
+    """``(graph_hashes, subgraph_hashes)`` of the committed shards (all, or those with id < ``before``):
+    the unique graphs they decomposed and the subgraphs they decomposed (a later shard skips both)."""
+    graphs: set[str] = set()
+    subs: set[str] = set()
+    for d in done_shards(out):
+        if before is not None and read_manifest(d)["shard"] >= before:
+            continue
+        ug = d / "tables" / "unique_graphs.parquet"
+        if ug.is_file():
+            graphs.update(pq.read_table(ug, columns=["graph_hash"]).column("graph_hash").to_pylist())
+        sg = d / "tables" / "subgraphs.parquet"
+        if sg.is_file():
+            t = pq.read_table(sg, columns=["subgraph_hash", "skip_reason"]).to_pylist()
+            subs.update(r["subgraph_hash"] for r in t if r["skip_reason"] != SEEN_REASON)
+    return graphs, subs
+
+
+SEEN_REASON = "seen_in_earlier_shard"
+
+
+def write_shard(out: str | Path, shard: int, files: dict[str, bytes]) -> Path:
+    """Write a shard's files (relative path -> bytes; ``manifest.json`` among them) atomically:
+    into ``shards/.<name>.tmp-<pid>``, ``DONE`` last, then renamed to ``shards/<name>``. An
+    existing folder of that shard (a re-run) is replaced; ``<name>.failed.json`` is removed.
+
+    Raises:
+        ValueError: ``files`` has no ``manifest.json`` or a path leaving the folder.
+    """
+    if "manifest.json" not in files:
+        raise ValueError("a shard needs manifest.json")
+    root = shards_root(out)
+    root.mkdir(parents=True, exist_ok=True)
+    name = shard_name(shard)
+    stage = root / f".{name}.tmp-{os.getpid()}"
+    if stage.exists():
+        shutil.rmtree(stage)
+    for rel, data in sorted(files.items()):
+        p = (stage / rel)
+        if not p.resolve().is_relative_to(stage.resolve()) or rel == MARKER:
+            raise ValueError(f"shard file {rel!r} leaves the shard folder or is the marker")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    (stage / MARKER).write_text(json.loads(files["manifest.json"]).get("finished_utc", "") + "\n")
+    final = root / name
+    if final.exists():
+        old = root / f".{name}.old-{os.getpid()}"
+        os.rename(final, old)
+        os.rename(stage, final)
+        shutil.rmtree(old)
+    else:
+        os.rename(stage, final)
+    (root / f"{name}.failed.json").unlink(missing_ok=True)
+    return final
+
+
+def write_failure(out: str | Path, shard: int, record: dict) -> Path:
+    """``shards/<name>.failed.json``: what broke in a shard that did not finish (it stays undone)."""
+    p = shards_root(out) / f"{shard_name(shard)}.failed.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(p, record, indent=1)
+    return p
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` as relative path -> bytes (what a Ray task hands back)."""
+    folder = Path(folder)
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

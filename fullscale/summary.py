@@ -1,0 +1,161 @@
+"""``metrics/full/summary.json``: what the full-scale build found, from whatever shards are committed.
+
+Every figure is recomputed from the committed shard tables (never typed), deduplicated by hash
+across shards:
+
+- ``models`` / ``captured``: catalog rows of the done shards / extractions with status ``ok``, in
+  total and per source (``by_source``); ``catalog_models``: the whole catalog;
+- ``unique_graphs``: distinct ``graph_hash`` of every shard's ``graphs`` rows;
+- ``families``: distinct structure families (``pattern``) among the decomposed subgraphs;
+- ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
+  ``variants_confirmed``: those with a label (stable), i.e. through the full protocol. Where the
+  profile has a screen phase (a ``phase`` column with ``screen`` / ``confirm``), the two counts
+  come from it;
+- ``tasks``: release tasks (variants regrouped across shards by family, :mod:`fullscale.release`)
+  when a release exists, else the sum of shard tasks; ``tasks_shortfall_reason`` when below 200;
+- ``slowdown_share_e2e`` / ``slowdown_share_compiler``: share of run 0's timed variants slower
+  than eager / than Dynamo-only with confidence (``curate.select.longtail``'s labels);
+- ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``;
+- ``failure_classes``: extraction failures by error class, and shards that failed (by phase);
+- ``machine``: the machines the shards ran on; ``complete``: every shard done.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from fullscale.shards import done_shards, read_manifest, shards_root
+from passnet_common.io import atomic_write_json
+
+TARGET_TASKS = 200
+TIMED = ("ok", "accuracy_error", "unstable")
+
+
+def _read(folder: Path, table: str) -> list[dict]:
+    p = folder / "tables" / f"{table}.parquet"
+    return pq.read_table(p).to_pylist() if p.is_file() else []
+
+
+def _share(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
+def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = None) -> dict[str, Any]:
+    """The summary dict (module docstring) of the build folder ``out`` cut into ``num_shards``."""
+    out = Path(out)
+    shards = done_shards(out)
+    catalog = out / "catalog.parquet"
+    cat_rows = pq.read_table(catalog, columns=["model_id", "source"]).to_pylist() if catalog.is_file() else []
+    src_of = {r["model_id"]: r["source"] for r in cat_rows}
+    models: Counter = Counter()
+    captured: Counter = Counter()
+    failures: Counter = Counter()
+    graph_hashes: set[str] = set()
+    patterns: set[str] = set()
+    subgraphs: set[str] = set()
+    screened = confirmed = 0
+    slow_e2e: list[bool] = []
+    slow_comp: list[bool] = []
+    shard_tasks = 0
+    phases: dict[str, dict[str, float]] = {}
+    machines: dict[str, dict] = {}
+    wall = cpu = 0.0
+    for d in shards:
+        man = read_manifest(d)
+        for m in man["models"]:
+            models[src_of.get(m, m.split(":", 1)[0])] += 1
+        for r in _read(d, "extractions"):
+            if r.get("status") == "ok":
+                captured[src_of.get(r["model_id"], r["model_id"].split(":", 1)[0])] += 1
+            else:
+                failures[r.get("error_class") or r.get("status") or "unknown"] += 1
+        graph_hashes.update(r["graph_hash"] for r in _read(d, "graphs") if r.get("graph_hash"))
+        for r in _read(d, "subgraphs"):
+            if r.get("skip_reason") != "seen_in_earlier_shard":
+                subgraphs.add(r["subgraph_hash"])
+                if r.get("pattern"):
+                    patterns.add(r["pattern"])
+        prof = [r for r in _read(d, "profiles") if r.get("run") == 0 and r.get("device") == "cpu"]
+        if prof and "phase" in prof[0]:
+            screened += sum(1 for r in prof if r.get("phase") == "screen" and r.get("status") in TIMED)
+            confirmed += sum(1 for r in prof if r.get("phase") == "confirm" and r.get("stable"))
+        else:
+            timed = [r for r in prof if r.get("status") in TIMED]
+            screened += len(timed)
+            confirmed += sum(1 for r in timed if r.get("stable"))
+        for r in _read(d, "long_tail"):
+            if r.get("run") == 0 and r.get("status") in TIMED:
+                slow_e2e.append(bool(r.get("slower_e2e")))
+                slow_comp.append(bool(r.get("slower_compiler")))
+        shard_tasks += int(man["counts"].get("tasks", 0))
+        for p in man.get("phases", []):
+            acc = phases.setdefault(p["phase"], {"wall_s": 0.0, "cpu_s": 0.0, "shards": 0})
+            acc["wall_s"] += p["wall_s"]
+            acc["cpu_s"] += p["cpu_s"]
+            acc["shards"] += 1
+        wall += man.get("wall_s", 0.0)
+        cpu += man.get("cpu_s", 0.0)
+        mk = man["machine"]
+        key = f"{mk.get('cpu_model')} x{mk.get('cpu_logical_cores')} ({mk.get('node')})"
+        machines.setdefault(key, {**{k: mk.get(k) for k in ("cpu_model", "cpu_logical_cores", "node", "python", "versions")},
+                                  "shards": 0, "load_avg_1m": []})
+        machines[key]["shards"] += 1
+        machines[key]["load_avg_1m"].append(mk.get("load_avg_1m"))
+    failed = {}
+    root = shards_root(out)
+    if root.is_dir():
+        for f in sorted(root.glob("*.failed.json")):
+            rec = json.loads(f.read_text())
+            failed[rec.get("name", f.stem)] = rec.get("phase")
+    n_models = sum(models.values())
+    tasks = release_tasks if release_tasks is not None else shard_tasks
+    done = len(shards)
+    complete = done == num_shards
+    reason = None
+    if tasks < TARGET_TASKS:
+        if not complete:
+            reason = (f"build incomplete: {done} of {num_shards} shards done ({n_models} of {len(cat_rows)} catalog "
+                      f"models); tasks so far {tasks}")
+        else:
+            reason = (f"all {num_shards} shards done: the long tail of this CPU holds {tasks} tasks "
+                      f"({sum(slow_comp)} of {len(slow_comp)} timed variants slower than Dynamo-only with confidence)")
+    return {
+        "complete": complete, "shards_done": done, "shards_total": num_shards,
+        "shards_failed": failed,
+        "catalog_models": len(cat_rows),
+        "catalog_by_source": dict(sorted(Counter(r["source"] for r in cat_rows).items())),
+        "models": n_models, "captured": sum(captured.values()),
+        "by_source": {s: {"models": models[s], "captured": captured[s]} for s in sorted(models)},
+        "unique_graphs": len(graph_hashes), "unique_subgraphs": len(subgraphs), "families": len(patterns),
+        "variants_screened": screened, "variants_confirmed": confirmed,
+        "tasks": tasks, "tasks_shortfall_reason": reason,
+        "slowdown_share_e2e": _share(slow_e2e), "slowdown_share_compiler": _share(slow_comp),
+        "failure_classes": dict(sorted(failures.items())),
+        "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}
+                   for k, v in phases.items()},
+        "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+        "cpu_s_per_model": round(cpu / n_models, 2) if n_models else None,
+        "projected_core_hours_remaining": (round(cpu / n_models * (len(cat_rows) - n_models) / 3600, 2)
+                                           if n_models and cat_rows else None),
+        "machine": list(machines.values()),
+        "written_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "load_avg_1m_at_write": round(os.getloadavg()[0], 2),
+    }
+
+
+def write_summary(out: str | Path, num_shards: int, path: str | Path = "metrics/full/summary.json",
+                  release_tasks: int | None = None, command: str | None = None) -> dict:
+    """Compute :func:`build_summary` and write it (atomically) to ``path``."""
+    s = build_summary(out, num_shards, release_tasks)
+    if command:
+        s["command"] = command
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, s, indent=1)
+    return s

@@ -1,0 +1,272 @@
+"""The full-scale build machinery (fullscale/): shard assignment, committed shards that survive a
+re-run, the seen-hash skip, the summary, the release (regrouped tasks, held-out split, licences,
+PassBench + KernelBench exports), publish to / fetch from the stand-in Hub, and the Ray wrapper."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from fullscale.__main__ import main
+from fullscale.config import FullScaleConfig
+from fullscale.release import build_release, regroup_tasks, verify_release
+from fullscale.runner import run_local, run_ray
+from fullscale.shards import done_shards, read_manifest, shard_of, split_catalog, write_shard
+from fullscale.summary import build_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MLP = '''import torch
+
+
+def build():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 16))
+    return m, (torch.randn(2, 16),)
+'''
+NORM = '''import torch
+
+
+def build():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.LayerNorm(16), torch.nn.ReLU())
+    return m, (torch.randn(2, 16),)
+'''
+# shard (of 2) of each model id: mlp_a 1, mlp_b 0 (the same graph in both shards: other file bytes, so not a
+# config duplicate), norm_a 0, mlp_c 0 (mlp_a's bytes: a config duplicate, so it goes to mlp_a's shard 1)
+MODULES = {"mlp_a": MLP, "mlp_b": "# the same module under another file\n" + MLP, "mlp_c": MLP, "norm_a": NORM}
+
+
+def test_shard_assignment_is_a_function_of_the_id():
+    ids = [f"timm:model_{i}" for i in range(400)]
+    a = split_catalog([{"model_id": m} for m in ids], 8)
+    b = split_catalog([{"model_id": m} for m in reversed(ids)], 8)
+    assert {k: sorted(r["model_id"] for r in v) for k, v in a.items()} == \
+        {k: sorted(r["model_id"] for r in v) for k, v in b.items()}
+    assert all(20 <= len(v) <= 80 for v in a.values())  # sha256 spreads 400 ids over 8 shards (expected 50 each)
+    assert shard_of("module:mlp_a", 2) == 1 and shard_of("module:mlp_b", 2) == 0 and shard_of("module:norm_a", 2) == 0
+    assert shard_of("module:mlp_c", 2) == 0
+    dup = split_catalog([{"model_id": "module:mlp_a"}, {"model_id": "module:mlp_c", "duplicate_of": "module:mlp_a"}], 2)
+    assert [r["model_id"] for r in dup[1]] == ["module:mlp_a", "module:mlp_c"]  # a duplicate follows its original
+    with pytest.raises(ValueError):
+        shard_of("x", 0)
+
+
+def test_write_shard_is_atomic_and_replaces(tmp_path):
+    man = {"shard": 3, "models": [], "counts": {}, "finished_utc": "t"}
+    write_shard(tmp_path, 3, {"manifest.json": json.dumps(man).encode(), "tables/x.bin": b"1"})
+    (tmp_path / "shards" / "s0003.failed.json").write_text("{}")
+    write_shard(tmp_path, 3, {"manifest.json": json.dumps(man).encode(), "tables/y.bin": b"2"})
+    d = tmp_path / "shards" / "s0003"
+    assert sorted(p.name for p in d.rglob("*") if p.is_file()) == ["DONE", "manifest.json", "y.bin"]
+    assert not (tmp_path / "shards" / "s0003.failed.json").exists()
+    assert [p.name for p in (tmp_path / "shards").iterdir()] == ["s0003"]  # no staging folder left
+    with pytest.raises(ValueError):
+        write_shard(tmp_path, 4, {"manifest.json": b"{}", "../escape": b"x"})
+
+
+def _stub_entry(spec: dict) -> dict:
+    """A shard entry without stages (module level: Ray workers import it)."""
+    man = {"shard": spec["shard"], "models": [f"m{spec['shard']}"], "counts": {"models": 1, "tasks": 0}, "phases": [],
+           "machine": {}, "code": {}, "finished_utc": "t"}
+    if spec["shard"] == 2:
+        raise RuntimeError("shard 2 breaks")
+    return {"shard": spec["shard"], "ok": True, "manifest": man, "files": {"manifest.json": json.dumps(man).encode()}}
+
+
+def _specs(n):
+    return [{"shard": i, "num_shards": n} for i in range(n)]
+
+
+def test_local_executor_writes_each_shard(tmp_path):
+    def entry(spec):
+        try:
+            return _stub_entry(spec)
+        except RuntimeError as exc:
+            return {"shard": spec["shard"], "ok": False, "failure": {"name": "s0002", "phase": "capture", "log_tail": str(exc)}}
+    done = []
+    res = run_local(_specs(3), tmp_path, entry=entry, on_done=lambda r: done.append(r["shard"]))
+    assert done == [0, 1, 2] and [r["ok"] for r in res] == [True, True, False]
+    assert [read_manifest(d)["shard"] for d in done_shards(tmp_path)] == [0, 1]
+    assert json.loads((tmp_path / "shards" / "s0002.failed.json").read_text())["phase"] == "capture"
+
+
+@pytest.mark.slow
+def test_ray_executor_runs_one_task_per_shard(tmp_path):
+    ray = pytest.importorskip("ray")
+    res = run_ray(_specs(3), tmp_path, entry=_stub_entry, ray_options={"num_cpus": 2}, cpus_per_shard=1)
+    assert not ray.is_initialized()
+    assert [r["ok"] for r in res] == [True, True, False]
+    assert res[2]["failure"]["phase"] == "ray_task" and "shard 2 breaks" in res[2]["failure"]["log_tail"]
+    assert [read_manifest(d)["shard"] for d in done_shards(tmp_path)] == [0, 1]
+
+
+def _override(tmp: Path) -> Path:
+    mods = tmp / "modules"
+    mods.mkdir()
+    for name, src in MODULES.items():
+        (mods / f"{name}.py").write_text(src)
+    over = {
+        "fullscale": {"num_shards": 2, "out": str(tmp / "data_full"), "work": str(tmp / "work"),
+                      "secret_dir": str(tmp / "secret"), "secret_share": 0.5},
+        "catalog": {"mode": "default", "default": [], "module_dir": str(mods)},
+        "extract": {"workers": 1},
+        "curate": {"decompose": {"variants": [1]},
+                   "profile": {"all": False, "sample_size": 2, "overlap_compile": False, "compile_workers": 1,
+                               "remeasure_passes": 0,
+                               "timing": {"warmup": 1, "trials": 10, "min_trials": 5, "check_every": 5,
+                                          "min_trial_ms": 1.0, "max_variant_s": 2.0}},
+                   "curate": {"rule": "e2e"}},
+    }
+    p = tmp / "override.yaml"
+    p.write_text(yaml.safe_dump(over))
+    return p
+
+
+def _cli(over: Path, *args: str, metrics: Path) -> int:
+    return main([args[0], "--params", str(ROOT / "params.yaml"), "--full", str(ROOT / "params_full.yaml"),
+                 "--override", str(over), "--metrics", str(metrics), *args[1:]])
+
+
+@pytest.mark.slow
+def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
+    """Slow: 13.3 min wall on the 2-core machine at load 18-20 (five stage commands per shard, each a
+    fresh Python with torch); its fast slice is the release and executor tests above and below.
+    Four tiny module models in two shards: capture -> dedupe -> decompose -> profile -> curate per
+    shard; the second shard skips the graph the first committed; a re-run does nothing; the release
+    regroups the tasks, holds out a split, writes the card and both exports; publish + fetch round-trip."""
+    over = _override(tmp_path)
+    metrics = tmp_path / "summary.json"
+    out = tmp_path / "data_full"
+    assert _cli(over, "run", metrics=metrics) == 0
+    shards = done_shards(out)
+    assert [read_manifest(d)["shard"] for d in shards] == [0, 1]
+    m0, m1 = read_manifest(shards[0]), read_manifest(shards[1])
+    assert sorted(m0["models"]) == ["module:mlp_b", "module:norm_a"] and m1["models"] == ["module:mlp_a", "module:mlp_c"]
+    assert m0["counts"]["captured"] == 2 and m1["counts"]["captured"] == 2
+    # mlp_a's graph is mlp_b's: shard 1 captured it but found nothing new to decompose or profile
+    g0 = {r["graph_hash"] for r in pq.read_table(shards[0] / "tables" / "graphs.parquet").to_pylist()}
+    g1 = {r["graph_hash"] for r in pq.read_table(shards[1] / "tables" / "graphs.parquet").to_pylist()}
+    assert g1 and g1 <= g0
+    assert m1["counts"]["unique_graphs_new"] == 0 and m1["seen_before"]["graphs"] == len(g0)
+    assert m1["skipped_phases"]["decompose"] == "no unique graph new to this build"
+    assert [p["phase"] for p in m0["phases"]] == ["capture", "dedupe", "decompose", "profile", "curate"]
+    assert all(p["cpu_s"] > 0 and p["rc"] == 0 for p in m0["phases"])
+    assert m0["code"]["commit"] and m0["machine"]["cpu_logical_cores"] >= 1
+    assert "trial_history" not in pq.read_table(shards[0] / "tables" / "profiles.parquet").column_names
+    s = json.loads(metrics.read_text())
+    assert s["complete"] and (s["shards_done"], s["shards_total"]) == (2, 2)
+    assert (s["models"], s["captured"], s["unique_graphs"]) == (4, 4, len(g0))
+    assert s["families"] >= 1 and s["variants_screened"] >= s["variants_confirmed"] >= 0
+    assert s["tasks"] == m0["counts"]["tasks"] and (s["tasks_shortfall_reason"] or "").startswith("all 2 shards done")
+    assert set(s["phases"]) == {"capture", "dedupe", "decompose", "profile", "curate"}
+
+    # a re-run continues from the committed shards: nothing left to do, nothing rewritten
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("manifest.json")}
+    assert _cli(over, "run", metrics=metrics) == 0
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("manifest.json")} == before
+
+    assert _cli(over, "release", metrics=metrics) == 0
+    rel = out / "release"
+    man = json.loads((rel / "manifest.json").read_text())
+    assert verify_release(rel)["bad"] == []
+    lic = pq.read_table(rel / "tables" / "licences.parquet").to_pylist()
+    assert {r["model_id"] for r in lic} == {f"module:{m}" for m in MODULES}
+    assert all(r["code_licence"] == "unknown" and not r["permissive"] for r in lic)  # own modules: nothing stated
+    card = (rel / "README.md").read_text()
+    assert all(f"`module:{m}`" in card for m in MODULES)
+    tasks = sorted((rel / "tasks").glob("*/task.json"))
+    assert len(tasks) == man["tasks"] == json.loads(metrics.read_text())["tasks"]
+    secret = json.loads((rel / "secret_split.json").read_text())
+    public = sum(len(json.loads(t.read_text())["subgraphs"]) for t in tasks)
+    held = sorted((tmp_path / "secret" / "tasks").glob("*/task.json"))
+    assert secret["held_out_variants"] == sum(len(json.loads(t.read_text())["subgraphs"]) for t in held)
+    assert not any("secret" in f for f in man["files"]) or "secret_split.json" in man["files"]
+    if tasks:
+        pb = sorted((rel / "passbench").glob("*/graph_list.txt"))
+        kb = json.loads((rel / "kernelbench" / "index.json").read_text())
+        assert len(pb) == len(tasks) and kb["problems"] + len(kb["skipped"]) == public
+
+    from passnet_common.hub_standin import HubStandIn
+
+    with HubStandIn() as hub:
+        env = {"HF_ENDPOINT": hub.endpoint, "HF_TOKEN": "standin", "HF_HUB_OFFLINE": "0"}
+        with pytest.MonkeyPatch.context() as mp:
+            for k, v in env.items():
+                mp.setenv(k, v)
+            import importlib
+
+            import huggingface_hub.constants as hc
+
+            importlib.reload(hc)
+            try:
+                assert _cli(over, "publish", "--repo", "me/passnet-full", metrics=metrics) == 0
+                sha = capsys.readouterr().out.strip().splitlines()[-1]
+                shutil.rmtree(rel)
+                assert _cli(over, "fetch", "--repo", f"me/passnet-full@{sha}", metrics=metrics) == 0
+            finally:
+                mp.undo()
+                importlib.reload(hc)
+    assert verify_release(rel)["bad"] == [] and json.loads((rel / "manifest.json").read_text()) == man
+
+
+def _fake_shard(out: Path, shard: int, task_folder: Path) -> None:
+    """A committed shard holding one task folder (tables empty)."""
+    files = {f"tasks/{task_folder.name}/{p.relative_to(task_folder).as_posix()}": p.read_bytes()
+             for p in task_folder.rglob("*") if p.is_file() and p.name not in ("run_task.py", "timing_protocol.py")}
+    files["runner/run_task.py"] = (task_folder / "run_task.py").read_bytes()
+    files["runner/timing_protocol.py"] = (task_folder / "timing_protocol.py").read_bytes()
+    man = {"shard": shard, "models": [], "counts": {"tasks": 1}, "phases": [], "machine": {"cpu_model": "x"},
+           "code": {"commit": "c"}, "finished_utc": "t"}
+    files["manifest.json"] = json.dumps(man).encode()
+    write_shard(out, shard, files)
+
+
+def test_release_regroups_families_across_shards_and_holds_out_a_split(tmp_path):
+    """Two shards each holding a task of the same family: the release pools them into one task,
+    holds out one of its two variants (secret_share 0.5) outside the release, and commits to it."""
+    import torch
+    import torch.fx as fx
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    from curate.select.tasks import group_tasks, write_task_folders
+    from passnet_common.record import CapturedGraph, describe_graph
+    from passnet_common.store import store_path, write_graph
+    from tests.test_release_exports import embed_mask, rms  # noqa: F401  (the fixture's functions)
+
+    out = tmp_path / "data_full"
+    for shard, h in ((0, 16), (1, 32)):
+        x = [torch.randn(1, 8, h), torch.ones(h)]
+        gm = fx.symbolic_trace(rms)
+        ShapeProp(gm).propagate(*x)
+        rec = describe_graph(0, CapturedGraph(gm, ["input", "parameter"], x, None), with_stats=False)
+        write_graph(tmp_path / "store", rec)
+        member = {"subgraph_hash": rec["graph_hash"], "size": "catalog", "pattern": "rms", "speedup_e2e": 0.5,
+                  "variant_folder": str(store_path(tmp_path / "store", rec["graph_hash"]))}
+        write_task_folders(group_tasks([member]), tmp_path / f"tasks{shard}", -5, {"machine": "test"})
+        _fake_shard(out, shard, next((tmp_path / f"tasks{shard}").iterdir()))
+    cfg = FullScaleConfig(num_shards=2, out=str(out), secret_dir=str(tmp_path / "secret"), secret_share=0.5)
+    tasks = regroup_tasks(done_shards(out), 10, None)
+    assert len(tasks) == 1 and len(tasks[0]["variants"]) == 2 and tasks[0]["task_id"].startswith("t")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PASSNET_SECRET_KEY", "k1")
+        man = build_release(out, cfg, build_summary(out, 2))
+        sec1 = json.loads((out / "release" / "secret_split.json").read_text())
+        mp.setenv("PASSNET_SECRET_KEY", "k2")
+        build_release(out, cfg, build_summary(out, 2))
+        sec2 = json.loads((out / "release" / "secret_split.json").read_text())
+    assert man["tasks"] == 1 and man["held_out_variants"] == 1
+    pub = json.loads(next((out / "release" / "tasks").glob("*/task.json")).read_text())
+    hid = json.loads(next((tmp_path / "secret" / "tasks").glob("*/task.json")).read_text())
+    assert len(pub["subgraphs"]) == 1 and len(hid["subgraphs"]) == 1
+    assert pub["subgraphs"][0]["variant_id"] != hid["subgraphs"][0]["variant_id"]
+    assert (out / "release" / "tasks" / pub["task_id"] / "run_task.py").is_file()
+    assert sec1["held_out_variants"] == 1 and sec1["commitment_sha256"] != sec2["commitment_sha256"]
+    assert "k1" not in json.dumps(sec1) and sec1["key_fingerprint"] != sec2["key_fingerprint"]
+    assert (out / "release" / "passbench" / pub["task_id"] / "graph_list.txt").read_text().count("\n") == 1
+    assert json.loads((out / "release" / "kernelbench" / "index.json").read_text())["problems"] == 1
