@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
@@ -63,8 +64,14 @@ def commit_shard(out: Path, shard: int, message: str) -> None:
     paths = [p for p in (root / shard_name(shard), root / f"{shard_name(shard)}.failed.json", out / "catalog.parquet",
                          ROOT / "metrics" / "full" / "summary.json") if p.exists()]
     rel = [str(p.resolve().relative_to(ROOT)) for p in paths]
-    subprocess.run(["git", "add", "--", *rel], cwd=ROOT, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", message, "--only", "--", *rel], cwd=ROOT, check=False)
+    for _ in range(10):  # another process may hold .git/index.lock for a moment: retry, never crash the build
+        add = subprocess.run(["git", "add", "--", *rel], cwd=ROOT, capture_output=True, text=True)
+        done = add.returncode == 0 and subprocess.run(["git", "commit", "-q", "-m", message, "--only", "--", *rel], cwd=ROOT,
+                                                      capture_output=True, text=True).returncode == 0
+        if done:
+            return
+        time.sleep(3)
+    print(f"commit of shard {shard} did not go through (index locked?): commit {rel} by hand", flush=True)
 
 
 def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> None:
