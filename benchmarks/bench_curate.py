@@ -8,7 +8,7 @@ Runs the ``profile`` and ``curate`` commands (the stage code, unchanged) on ``--
 without one it builds the synthetic corpus of ``tests/curate_corpus.py`` (8 structure families
 x 2 hidden sizes + the 2 captured fixtures; no capture needed). The Inductor cache starts
 empty, so the compile phase and timing run 0 are the *cold* pass; timing runs 1 (quiet) and 2
-(``python -c "while True: pass"`` running, not pinned) re-meet a warm cache: the *warm* rate
+(one hog pinned to the timing core, one to the others) re-meet a warm cache: the *warm* rate
 and the two label agreements. Rates are variant-runs per core-hour (compile phase: one core per
 worker; timing: one core). ``profile_all_hours_2_cores`` projects ``profile.all`` from
 ``--all-subgraphs`` (default: the committed decompose count, 2,271) x variants per subgraph at
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": wall, "load_avg_1min": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
         "rate_per_core_hour_cold": cold, "rate_per_core_hour_warm": m["profile_rate_per_core_hour_warm"],
         "warm_over_cold": round(m["profile_rate_per_core_hour_warm"] / cold, 2) if cold and m["profile_rate_per_core_hour_warm"] else None,
-        "label_agreement": m["label_agreement"], "label_agreement_stress": m["label_agreement_stress"],
+        "label_agreement": m["label_agreement"], "label_agreement_pinned": m["label_agreement_pinned"],
         "unstable_share": m["unstable_share"], "overhead_bound_share": m["overhead_bound_share"],
         "slowdown_share_e2e": m["slowdown_share_e2e"], "slowdown_share_compiler": m["slowdown_share_compiler"],
         "long_tail": m["long_tail"], "tasks": m["tasks"],

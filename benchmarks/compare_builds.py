@@ -13,8 +13,15 @@ Writes a JSON record: per output ``same`` (bool), ``files_differ`` (paths inside
 first 20) and ``files`` (file count), plus ``identical`` (every non-measurement output of stages both
 builds ran has the same md5) and the commits of both checkouts. It reads files only; nothing is run.
 
+With ``--curate`` it compares what the curate stage selected instead: the long-tail variants
+(``data/curate/long_tail.parquet``: ``(subgraph_hash, size, dtype)`` labelled long tail in every run
+that labelled it) and the tasks (``data/curate/tasks.parquet``: their subgraph hashes) of the two
+builds as sets, with their Jaccard indices (``long_tail_jaccard_variants``,
+``long_tail_jaccard_tasks``) and each build's machine and load (its ``metrics/curate.json``
+``hardware``); ``--out metrics/bench/compare_builds_curate.json``.
+
 Raises:
-    SystemExit(2): a checkout without ``dvc.lock``.
+    SystemExit(2): a checkout without ``dvc.lock`` (or, with ``--curate``, without the curate outputs).
 """
 
 from __future__ import annotations
@@ -99,6 +106,38 @@ def compare(a: Path, b: Path, stages: list[str] | None = None) -> dict:
             "only_in_one": sorted(la.keys() ^ lb.keys()), "outputs": rows}
 
 
+def jaccard(a: set, b: set) -> float | None:
+    """``|a & b| / |a | b|`` (None when both are empty: nothing to agree on)."""
+    return len(a & b) / len(a | b) if a | b else None
+
+
+def curate_sets(build: Path) -> tuple[set, set, dict]:
+    """``(long-tail variants, task subgraph hashes, hardware)`` of a build's curate outputs."""
+    import polars as pl
+
+    from curate.select.longtail import long_tail_variants
+
+    lt, tk, mt = (build / "data" / "curate" / "long_tail.parquet", build / "data" / "curate" / "tasks.parquet",
+                  build / "metrics" / "curate.json")
+    if not lt.is_file() or not tk.is_file():
+        raise SystemExit(f"compare_builds: {build} has no data/curate/long_tail.parquet and tasks.parquet")
+    variants = long_tail_variants(pl.read_parquet(lt).to_dicts())
+    tasks = {h for hs in pl.read_parquet(tk)["subgraph_hashes"].to_list() for h in hs}
+    hw = json.loads(mt.read_text()).get("hardware", {}) if mt.is_file() else {}
+    return variants, tasks, hw
+
+
+def compare_curate(a: Path, b: Path) -> dict:
+    """The ``--curate`` record of two checkouts (module docstring)."""
+    va, ta, ha = curate_sets(a)
+    vb, tb, hb = curate_sets(b)
+    return {"builds": [str(a), str(b)], "hardware": [ha, hb],
+            "long_tail_variants": [len(va), len(vb)], "long_tail_variants_both": len(va & vb),
+            "long_tail_jaccard_variants": jaccard(va, vb),
+            "tasks": [len(ta), len(tb)], "tasks_both": len(ta & tb), "long_tail_jaccard_tasks": jaccard(ta, tb),
+            "only_in_a": sorted(":".join(v) for v in va - vb), "only_in_b": sorted(":".join(v) for v in vb - va)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a", type=Path)
@@ -106,7 +145,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--stages", nargs="*", default=None, help="compare only these stages' outputs")
     ap.add_argument("--note", default=None, help="what the builds ran on (machine, load), stored with the record")
+    ap.add_argument("--curate", action="store_true", help="compare the long-tail variants and tasks as sets (Jaccard)")
     args = ap.parse_args(argv)
+    if args.curate:
+        rec = compare_curate(args.a, args.b)
+        if args.note:
+            rec["measured_on"] = args.note
+        print(json.dumps({k: v for k, v in rec.items() if not k.startswith("only_in")}))
+        if args.out:
+            from passnet_common.io import atomic_write_json
+
+            atomic_write_json(args.out, rec, indent=2)
+        return 0
     rec = compare(args.a, args.b, args.stages)
     if args.note:
         rec["measured_on"] = args.note

@@ -589,3 +589,30 @@ def test_agreement_flips_names_the_label_that_moved_and_matches_label_agreement(
     assert bad[0]["moved"] == ["slower_compiler"] and bad[0]["edge"] == {"slower_compiler": pytest.approx(0.01)}
     assert bad[1]["moved"] == ["unlabelled"]
     assert label_agreement(rows)["label_agreement"] == pytest.approx((n - len(bad)) / n)
+
+
+def test_compare_builds_curate_gives_the_jaccard_of_long_tail_variants_and_tasks(tmp_path):
+    from benchmarks.compare_builds import compare_curate, jaccard
+    from passnet_common.io import write_parquet
+    from passnet_common.schema import to_table
+
+    def build(name, lt, tasks):
+        d = tmp_path / name / "data" / "curate"
+        d.mkdir(parents=True)
+        rows = [{"subgraph_hash": h, "size": "catalog", "dtype": dt, "run": run, "status": "ok", "tolerance_t": -5,
+                 "rule": "compiler", "correct_at_t": True, "long_tail": v} for h, dt, run, v in lt]
+        write_parquet(d / "long_tail.parquet", to_table("long_tail", rows))
+        write_parquet(d / "tasks.parquet", to_table("tasks", [
+            {"task_id": f"t{i:03d}", "pattern": "p", "anchor": "", "num_variants": 1, "num_subgraphs": 1, "variant_ids": [h],
+             "subgraph_hashes": [h], "model_ids": [], "min_speedup": 0.5, "max_speedup": 0.5, "geomean_speedup": 0.5,
+             "tolerance_t": -5, "folder": ""} for i, h in enumerate(tasks)]))
+        return tmp_path / name
+
+    a = build("a", [("x", "float32", 0, True), ("x", "float32", 1, True), ("y", "bfloat16", 0, True), ("z", "float32", 0, False)],
+              ["x", "y"])
+    b = build("b", [("x", "float32", 0, True), ("y", "bfloat16", 0, True), ("y", "bfloat16", 1, False), ("z", "float32", 0, True)],
+              ["x", "z"])
+    rec = compare_curate(a, b)
+    # a: {x, y}; b: {x, z} (y flipped in b's run 1): 1 of 3
+    assert rec["long_tail_jaccard_variants"] == pytest.approx(1 / 3) and rec["long_tail_jaccard_tasks"] == pytest.approx(1 / 3)
+    assert jaccard(set(), set()) is None and jaccard({1}, {1}) == 1.0
