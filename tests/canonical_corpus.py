@@ -541,10 +541,117 @@ def _structure_pairs(with_transformers: bool = True):
     return pairs
 
 
+# ---- identity from schemas and values: aliases, random ops, literal bits, spellings ----------
+
+def _write_after_identity(f, order):
+    """``z = x * 2; y = f(z)``, then a read of ``z`` before or after an in-place write to ``y``:
+    when ``f`` returns ``z`` itself the read sees another value."""
+    def g(m, x):
+        z = x * 2
+        y = f(m, z)
+        if order == "before":
+            a = z.sum()
+            y.add_(1)
+        else:
+            y.add_(1)
+            a = z.sum()
+        return a, y
+    return g
+
+
+IDENTITY_CALLS = {
+    "F.dropout(training=False)": lambda m, z: F.dropout(z, 0.5, training=False),
+    "nn.Dropout in eval mode": lambda m, z: m.drop(z),
+    "type_as to the same dtype": lambda m, z: z.type_as(z),
+    "atleast_2d of a 2-D tensor": lambda m, z: torch.atleast_2d(z),
+}
+
+
+def _random_order(draw_a, draw_b, swapped):
+    def g(m, x):
+        if swapped:
+            b = draw_b(x)
+            a = draw_a(x)
+        else:
+            a = draw_a(x)
+            b = draw_b(x)
+        return a, b
+    return g
+
+
+RANDOM_CALLS = {
+    "F.dropout(training=True)": (lambda x: F.dropout(x, 0.3, True), lambda x: F.dropout(x * 2, 0.6, True)),
+    "Tensor.bernoulli()": (lambda x: x.sigmoid().bernoulli(), lambda x: (x * 2).sigmoid().bernoulli()),
+    "uniform_ / normal_": (lambda x: torch.empty_like(x).uniform_(), lambda x: torch.empty_like(x).normal_()),
+    "torch.multinomial": (lambda x: torch.multinomial(x.softmax(1), 2), lambda x: torch.multinomial(x.exp(), 3)),
+    "rand_like": (lambda x: torch.rand_like(x), lambda x: torch.rand_like(x) * 2),
+}
+
+
+def _schema_pairs():
+    """False merges and splits of identity read off names instead of schemas and values."""
+    pairs = []
+    for name, f in IDENTITY_CALLS.items():
+        mk = lambda order, f=f: Fn(_write_after_identity(f, order), drop=nn.Dropout(0.5)).eval()
+        pairs.append(Pair(f"read before vs after a write to the result of {name}", "alias", "different",
+                          lambda mk=mk: dyn(mk("before"), _x()), lambda mk=mk: dyn(mk("after"), _x())))
+    for name, (a, b) in RANDOM_CALLS.items():
+        pairs.append(Pair(f"{name}: two draws in swapped order", "random op", "different",
+                          lambda a=a, b=b: dyn(Fn(_random_order(a, b, False)), _x()),
+                          lambda a=a, b=b: dyn(Fn(_random_order(a, b, True)), _x())))
+    pairs.append(Pair("F.dropout(training=False) twice in swapped order", "random op", "same",
+                      lambda: dyn(Fn(_random_order(lambda x: F.dropout(x, 0.3, False),
+                                                   lambda x: F.dropout(x * 2, 0.6, False), False)), _x()),
+                      lambda: dyn(Fn(_random_order(lambda x: F.dropout(x, 0.3, False),
+                                                   lambda x: F.dropout(x * 2, 0.6, False), True)), _x())))
+    pairs += [
+        Pair("1/(x*0.0), 1/(x*-0.0) vs 1/(x*0.0) twice", "literal", "different",
+             lambda: dyn(Fn(lambda m, x: (1 / (x * 0.0), 1 / (x * -0.0))), _x()),
+             lambda: dyn(Fn(lambda m, x: (1 / (x * 0.0), 1 / (x * 0.0))), _x())),
+        Pair("full(0.0), full(-0.0) vs full(0.0) twice", "literal", "different",
+             lambda: dyn(Fn(lambda m, x: (x + 1 / torch.full((4, 6), 0.0), x + 1 / torch.full((4, 6), -0.0))), _x()),
+             lambda: dyn(Fn(lambda m, x: (x + 1 / torch.full((4, 6), 0.0), x + 1 / torch.full((4, 6), 0.0))), _x())),
+        Pair("x*-0.0 recorded before vs after x*0.0", "literal", "same",
+             lambda: dyn(Fn(_random_order(lambda x: 1 / (x * -0.0), lambda x: 1 / (x * 0.0), False)), _x()),
+             lambda: dyn(Fn(_random_order(lambda x: 1 / (x * -0.0), lambda x: 1 / (x * 0.0), True)), _x())),
+    ]
+
+    def and_or(op, read_first):
+        def g(m, x, y):
+            a, b = x > 0, y > 0
+            if read_first:
+                s = a.sum()
+                c = op(a, b)
+            else:
+                c = op(a, b)
+                s = a.sum()
+            return s, c
+        return lambda: dyn(Fn(g), _x(), _x())
+
+    pairs += [Pair(f"a {sym} b: a read of a before vs after", "spelling", "same", and_or(op, True), and_or(op, False))
+              for sym, op in (("&", operator.and_), ("|", operator.or_))]
+    spellings = {
+        "torch.arange(6) vs torch.arange(0, 6)": (lambda m, x: x + torch.arange(6), lambda m, x: x + torch.arange(0, 6)),
+        "torch.arange(0, 6) vs torch.arange(0, 6, 1)": (lambda m, x: x + torch.arange(0, 6),
+                                                        lambda m, x: x + torch.arange(0, 6, 1)),
+        "torch.add(x, y, alpha=1) vs torch.add(x, y)": (lambda m, x: torch.add(x, x * 2, alpha=1),
+                                                        lambda m, x: torch.add(x, x * 2)),
+        "x.clamp(0) vs x.clamp(min=0)": (lambda m, x: x.clamp(0.0), lambda m, x: x.clamp(min=0.0)),
+        "torch.max(x, 1) vs torch.max(x, dim=1)": (lambda m, x: torch.max(x, 1)[0], lambda m, x: torch.max(x, dim=1)[0]),
+        "x.to(torch.float16) vs x.to(dtype=torch.float16)": (lambda m, x: x.to(torch.float16),
+                                                             lambda m, x: x.to(dtype=torch.float16)),
+        "torch.where(c, x, y) vs torch.where(c, x, other=y)": (lambda m, x: torch.where(x > 0, x, x * 2),
+                                                               lambda m, x: torch.where(x > 0, x, other=x * 2)),
+    }
+    pairs += [Pair(name, "spelling", "same", lambda a=a: dyn(Fn(a), _x()), lambda b=b: dyn(Fn(b), _x()))
+              for name, (a, b) in spellings.items()]
+    return pairs
+
+
 def corpus(with_transformers: bool = True) -> list[Pair]:
     """Every labelled pair (transformers width sweeps optional: they take ~1 min)."""
     return (_inplace_pairs() + _hop_pairs() + _leaf_pairs() + _symbolic_trace_pairs() + _decision_pairs()
-            + _split_pairs() + _structure_pairs(with_transformers))
+            + _split_pairs() + _schema_pairs() + _structure_pairs(with_transformers))
 
 
 def verdict(pair: Pair) -> tuple[bool, str, str]:

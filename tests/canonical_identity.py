@@ -1,18 +1,13 @@
 """A fixed set of graphs and the canonical form's output on each, to prove that a change made
-for speed changes no hash and no stored byte (issue 21, hashing speed).
+for speed changes no hash and no stored byte.
 
 ``tests/canonical_identity.json`` holds, per graph, a fingerprint of everything the canonical
 form returns: ``graph_hash``, ``structure_hash``, ``wl_hash``, the sha256 of the canonical text,
 of the stored ``graph.json`` part (node list, sub-graphs, placeholder permutation, written with
 the store's own ``canonical_json``), the canonical order, ``graph_hashes`` and
-``output_permutation``. It was written by this module running on the canonical form as it was
-before the speed work (commit 348c283, canonical v3)::
+``output_permutation``. It is written by this module when the canonical version changes::
 
-    PYTHONPATH=<checkout of that commit> python -m tests.canonical_identity --write
-
-Re-generated the same way from commit e221741 (the implementation before the second round of
-speed work, issue 21) it is byte-identical to the committed file, so the test compares against
-both implementations.
+    python -m tests.canonical_identity --write
 
 Graphs: every graph of the labelled corpus (:mod:`tests.canonical_corpus`, both sides of every
 pair: Dynamo, ``symbolic_trace`` and hand-built FX graphs, with the transformers width
@@ -155,6 +150,8 @@ if __name__ == "__main__":
     if "--write" in sys.argv:
         from passnet_common.io import atomic_write_json
 
-        atomic_write_json(EXPECTED, {"canonical_version": 3, "graphs": res}, indent=1)
+        from passnet_common.canonical import CANONICAL_VERSION
+
+        atomic_write_json(EXPECTED, {"canonical_version": CANONICAL_VERSION, "graphs": res}, indent=1)
     bad = [k for k, v in res.items() if "error" in v]
     print(f"{len(res)} graphs, {sum(1 for v in res.values() if v.get('fast'))} fast, {len(bad)} failed to build: {bad}")

@@ -22,24 +22,48 @@ import, else the Python loop, which stays the definition.
     qualified name; a lambda or local function also by a digest of its code object, which
     depends on the Python version; a ``functools.partial`` with its arguments), parameter
     shapes/dtypes, buffer shapes/dtypes/digests -- never ``extra_repr()``.
-  * **Arguments normalised against the op's signature**, defaults included
-    (``torch.fx.operator_schemas.normalize_function``: ATen schemas for builtins,
-    ``inspect.signature`` for Python functions such as ``F.relu``); methods bind against
-    ``torch.<name>`` with the tensor first, varargs methods (``view``, ``permute``, ...)
-    fold their varargs into one tuple. So ``softmax(x, 1)``, ``softmax(x, dim=1)`` and
-    ``softmax(x, 1, dtype=None)`` are one label. Calls that no unique signature binds
-    (``operator.*``, higher-order ops, ambiguous overloads) keep positional args in order
-    and keyword args sorted by name. **Equivalent values are not unified**: ``dim=1`` and
-    ``dim=-1`` on a rank-2 tensor stay two labels (a false split we accept: what a
-    negative dim means depends on the op -- ``unsqueeze`` counts rank + 1 -- and guessing
-    it would risk false merges).
-  * literal values (ints, floats, bools, strings, dtypes, slices, ...), node arguments
-    as references whose targets are the line's input list (wiring and argument order);
+  * **Arguments bound to the overload the call resolves to**, defaults included
+    (:func:`passnet_common.canonical.labels.normalized_arguments`): the signatures are the
+    op's ATen overloads (``torch.fx.operator_schemas.get_signature_for_torch_op``; ``self``
+    named ``input``) or, for Python functions such as ``F.relu``, ``inspect.signature``;
+    methods bind against ``torch.<name>`` (else ``torch.ops.aten.<name>``) with the tensor
+    first, varargs methods (``view``, ``permute``, ...) fold their varargs into one tuple. The
+    overloads that take the arguments by arity -- by type (the example values) where several
+    do -- are the matches, and the call is bound to the *widest* overload that takes what a
+    match was given, by keyword, with the same defaults for the rest. So ``softmax(x, 1)``,
+    ``softmax(x, dim=1)`` and ``softmax(x, 1, dtype=None)`` are one label, and so are
+    ``torch.add(x, y)`` / ``torch.add(x, y, alpha=1)``, ``x.clamp(0)`` / ``x.clamp(min=0)``,
+    ``torch.max(x, 1)`` / ``torch.max(x, dim=1)``, ``x.to(torch.float16)`` /
+    ``x.to(dtype=torch.float16)`` (``to.dtype_layout``), ``arange(0, 8)`` / ``arange(0, 8, 1)``
+    (``arange.start_step``). A call of literals only whose overload has an ATen decomposition
+    that is one call of another overload of the same op is that call: ``arange(8)`` is
+    ``arange.start_step(0, 8, 1)``. Calls that no signature binds (``operator.*``,
+    higher-order ops, methods without a schema such as ``Tensor.float``) keep positional args
+    in order and keyword args sorted by name. **Spellings that stay apart** (accepted splits):
+    ``div(x, y)`` vs ``div(x, y, rounding_mode=None)`` (two ATen overloads that no schema
+    relates), ``x.float()`` vs ``x.float(memory_format=...)`` (no schema), a method vs its
+    function (``x.add(y)`` / ``torch.add(x, y)``: the call's kind and target are part of the
+    label). ``benchmarks/bench_hash_spellings.py`` counts the common calls that normalise.
+    **Equivalent values are not unified**: ``dim=1`` and ``dim=-1`` on a rank-2 tensor stay
+    two labels (a false split we accept: what a negative dim means depends on the op --
+    ``unsqueeze`` counts rank + 1 -- and guessing it would risk false merges).
+  * literal values (ints, floats, bools, strings, dtypes, slices, ...) **by their bits**:
+    ``1``, ``True`` and ``1.0`` are three values, ``-0.0`` is not ``0.0``, a NaN keeps its
+    payload and sign (``labels._encode_float``), and the label cache keys floats by their
+    IEEE-754 bits (``fastpath.float_bits``); node arguments as references whose targets are the
+    line's input list (wiring and argument order);
   * each node's output metadata (shape, dtype) from ``node.meta['example_value']`` /
     ``['val']`` / ``['tensor_meta']``; **not** for the output node (its metadata, e.g.
     what ``ShapeProp`` writes there, is ignored);
   * placeholders by kind (input / parameter / buffer) and metadata; the kind comes from
     ``placeholder_kinds`` or Dynamo's ``grapharg`` source, never from the placeholder name.
+    **Buffers are constants of the computation, parameters are inputs**: given the captured
+    values (``placeholder_values``, Dynamo's ``example_inputs``, as the extract stage passes
+    them), a buffer placeholder of at most 4,096 bytes with real values also enters by the
+    digest of its bytes, like a small ``get_attr`` constant (Llama's ``inv_freq`` makes
+    ``rope_theta`` 10000 and 500000 two hashes); parameters, larger buffers and buffers without
+    values enter by shape and dtype. A graph rebuilt from the store (no values) therefore
+    re-hashes to its filed hash only when it has no such buffer.
   * ``get_attr``: a sub-GraphModule (bodies of ``torch.cond``, activation checkpoint,
     ``wrap``, ...) enters by its own canonical hash, computed recursively with its
     placeholders kept in calling order (the operands are passed positionally); an
@@ -61,9 +85,11 @@ independent nodes and the calling position of placeholders (section 3).
 
 **3. Order.** The form lists nodes in a canonical topological order over data edges and
 ordering edges:
-  * **Mutations order their readers.** A node mutates an argument when it is a Python
-    augmented assignment (``operator.iadd`` ... ``operator.setitem``), a method/function
-    whose name ends in one ``_``, a call whose ``inplace`` argument is True **by keyword or
+  * **Mutations order their readers.** A node mutates an argument when its ATen schema
+    marks it written (``alias_info.is_write``: ``add_``, ``relu_``, ``copy_``), when it is a
+    Python augmented assignment (``operator.iadd`` ... ``operator.setitem``, by identity:
+    ``operator.and_`` is ``a & b``, not a write), a method/function without any ATen schema
+    whose name ends in one ``_`` (the only name rule), a call whose ``inplace`` argument is True **by keyword or
     by position** (``F.relu(t, True)``; Dynamo records ``nn.ReLU6(inplace=True)`` as
     ``F.hardtanh(t, 0.0, 6.0, True)``: the position comes from the function's signature),
     an ``out=`` call, a call whose ATen schema marks an argument as written (``Tensor(a!)``,
@@ -77,16 +103,27 @@ ordering edges:
     split)**: an in-place op that happens to be a no-op (``dropout(training=False,
     inplace=True)``) is still a mutation and orders its readers; telling no-ops apart
     would need per-op knowledge of when a write writes nothing, and the split only costs
-    one more profile of the same program. Tensors that may share storage form one alias class
-    (union-find over every node that may return a view of its inputs: ATen schemas with
-    an aliased return, ``getitem``, in-place calls, and every op not known to return a
-    fresh tensor). A mutation of class C comes after every earlier reader of C and the
-    previous mutation of C; every later reader of C comes after it.
+    one more profile of the same program. Tensors that share storage form one alias class
+    (union-find, built only when some node writes a tensor): a call joins the inputs whose
+    storage its example value shares (views, in-place calls, and calls that return their
+    input itself: ``F.dropout(training=False)``, ``nn.Dropout`` in eval mode, ``type_as`` to
+    the same dtype, ``atleast_2d`` of a 2-D tensor); without example values, every input of a
+    call that may alias (ATen schemas with an aliased return, ``getitem``, in-place calls,
+    ``CompositeImplicitAutograd`` ops, ops not known to return a fresh tensor). A mutation of
+    class C comes after every earlier reader of C and the previous mutation of C; every later
+    reader of C comes after it.
+  * **Random draws keep their order.** A call that draws from the random generator reads and
+    writes one more state (``effects.RNG_STATE``), so random calls are ordered among
+    themselves (not against other nodes). Which calls draw is read off ATen's
+    ``nondeterministic_seeded`` tag of the op the call lowers to (``effects.draws_random``):
+    always for ``bernoulli``, ``rand*``, ``normal_``, ``uniform_``, ``multinomial``; for Python
+    functions such as ``F.dropout`` the call is run once on meta tensors under a recording
+    dispatch mode (``training=True`` draws, ``training=False`` does not).
   * **Global-state switches are barriers**: grad mode, autocast, profiler ranges,
     saved-tensor hooks and the functorch level switches of ``torch.vmap`` /
     ``torch.func.grad`` / jvp (``_vmap_increment_nesting``, ``_add_batch_dim``,
-    ``_wrap_for_grad`` ...) and anything ``node.is_impure()`` calls impure: nothing
-    moves across them.
+    ``_wrap_for_grad`` ...) and anything ``node.is_impure()`` calls impure (random draws
+    aside: they are ordered by the generator's state): nothing moves across them.
   * Ties are broken by Merkle hashes: a node's *cone* (its label with its inputs' cones in
     argument order and its ordering dependencies) and its *down* hash (cone plus the
     sorted down hashes and argument positions of its consumers), structure labels first,

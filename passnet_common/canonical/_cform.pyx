@@ -393,6 +393,10 @@ def node_list(list order, list store, list ops, list refs, list canon_inputs, di
 # The objects they compare against come from the Python modules (set_context), so that the
 # copies read the very same tables.
 
+import struct as _struct
+
+_float_bits = _struct.Struct("<d").pack  # fastpath.float_bits
+
 cdef object NODE, _MARKS, EXACT_TAG, _FLAT, _ENUMS, _TAG_TYPES, _SCALAR_META, IMM_LIST, IMM_DICT
 cdef dict _class_of_type
 cdef object value_classes, placeholder_kind, meta_key, permutation
@@ -432,6 +436,8 @@ cdef object template(object value, list deps, dict index, list vclass):
         return tuple(out)
     if t is int:
         return value
+    if t is float:
+        return (float, _float_bits(value))
     if t in _FLAT:
         return (t, value)
     if t is dict:
@@ -454,7 +460,7 @@ cdef object exact_template(object value, list deps, dict index, list xclass):
     if t is int:
         return value
     if t is float:
-        return (float, repr(value))
+        return (float, _float_bits(value))
     if t is str or t is bool or value is None:
         return (t, value)
     if t is tuple or t is list or t is IMM_LIST:
@@ -635,15 +641,18 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
 # passnet_common.canonical.effects (set_effects_context).
 
 cdef dict _profile_cache
-cdef object _profile, _may_write, mutated_args, module_effects, E_NODE
+cdef object _profile, _may_write, mutated_args, module_effects, E_NODE, draws_random, aliased_inputs, RNG_STATE
 
 
-def set_effects_context(node_type, profile_cache, profile_fn, may_write_fn, mutated_args_fn, module_effects_fn):
+def set_effects_context(node_type, profile_cache, profile_fn, may_write_fn, mutated_args_fn, module_effects_fn,
+                        draws_random_fn, aliased_inputs_fn, rng_state):
     """The tables and helpers of :mod:`passnet_common.canonical.effects` the copy uses."""
     global _profile_cache, _profile, _may_write, mutated_args, module_effects, E_NODE
+    global draws_random, aliased_inputs, RNG_STATE
     E_NODE = node_type
     _profile_cache, _profile, _may_write = profile_cache, profile_fn, may_write_fn
     mutated_args, module_effects = mutated_args_fn, module_effects_fn
+    draws_random, aliased_inputs, RNG_STATE = draws_random_fn, aliased_inputs_fn, rng_state
 
 
 cdef inline Py_ssize_t _cfind(Py_ssize_t *parent, Py_ssize_t i) noexcept:
@@ -667,7 +676,7 @@ cdef tuple _target_profile(object node, object op, object t, dict profiles):
         prof = profiles[(op, t)]
     except (KeyError, TypeError):
         prof = _profile(node)
-    return (*prof, prof[3].inplace_pos, prof[3].names)
+    return (*prof, prof[3].inplace_pos, prof[3].names, prof[3].rng)
 
 
 cdef inline void _pf_effects(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexcept:
@@ -694,7 +703,7 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
     cdef const int64_t *w = NULL
     cdef list barrier = [False] * n
     cdef list deps, ins, d, r, readers
-    cdef bint any_effect = False
+    cdef bint any_effect = False, writes_tensor = False
     cdef dict state_paths = {}
     cdef dict state_of = {}
     cdef dict muts = {}
@@ -727,7 +736,7 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
                     prof = tc[t] = _target_profile(node, op, t, profiles)
                 except TypeError:  # an unhashable target: no per-call entry
                     prof = _target_profile(node, op, t, profiles)
-                glob, al, static_mut, spec, inplace_pos, names = prof
+                glob, al, static_mut, spec, inplace_pos, names, rng = prof
                 writes = static_mut
                 if not writes:
                     kw = node._kwargs
@@ -743,8 +752,11 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
                         if index is None:
                             index = {m: kk for kk, m in enumerate(nodes)}
                         muts[i] = [index[m] for m in mu]
-                        any_effect = True
+                        any_effect = writes_tensor = True
                         al = True
+                if rng and draws_random(node):
+                    muts[i] = muts.get(i, []) + [state_paths.setdefault(RNG_STATE, n + len(state_paths))]
+                    any_effect = True
                 if glob:
                     barrier[i] = True
                     any_effect = True
@@ -764,13 +776,13 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
                     if index is None:
                         index = {m: kk for kk, m in enumerate(nodes)}
                     muts[i] = [index[node.args[0]]]
-                    any_effect = True
+                    any_effect = writes_tensor = True
                 if w_state:
                     path = str(node.target)
                     k = state_paths.setdefault(path, n + len(state_paths))
                     muts.setdefault(i, []).append(k)
                     state_of[i] = k
-                    any_effect = True
+                    any_effect = writes_tensor = True
         empty = []  # every node without ordering dependencies holds this one list (read-only)
         deps = [empty] * n
         if not any_effect:
@@ -786,19 +798,15 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
             last_mut[i] = -1
         if rows is not None:
             w = _rows(rows, n)
-        for i in range(n):
-            if alias[i]:
-                if w != NULL:
-                    for k in range(w[2 + i], w[3 + i]):
-                        a = _cfind(parent, i)
-                        b = _cfind(parent, w[3 + n + k])
-                        if a != b:
-                            parent[a] = b
-                    continue
-                for jo in <list>inputs[i]:
-                    j = _checked(jo, n)
+        if writes_tensor:  # effects.aliased_inputs: alias classes matter only where a tensor is written
+            if index is None:
+                index = {m: kk for kk, m in enumerate(nodes)}
+            i = -1
+            for node in nodes:
+                i += 1
+                for m in aliased_inputs(node, alias[i] != 0):
                     a = _cfind(parent, i)
-                    b = _cfind(parent, j)
+                    b = _cfind(parent, _checked(index[m], n))
                     if a != b:
                         parent[a] = b
         if state_paths:

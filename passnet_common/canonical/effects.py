@@ -5,10 +5,13 @@ canonical order (rules in :mod:`passnet_common.canonical`)."""
 from __future__ import annotations
 
 import operator
+import struct
+import types
 from typing import Any
 
 import torch
 import torch.fx as fx
+from torch.utils._python_dispatch import TorchDispatchMode
 
 
 # Python's augmented-assignment operators: Dynamo emits them for ``t += 1`` through an alias.
@@ -79,17 +82,21 @@ _spec_cache: dict = {}
 class _WriteSpec:
     """Where a call target may write, from its signatures (cached per target).
 
-    ``first``: always writes its first argument (augmented assignment, trailing ``_``).
+    ``first``: always writes its first argument (augmented assignment; trailing ``_`` on a
+    call that has no ATen schema).
     ``pos`` / ``names``: positions and names of arguments an ATen schema marks as written
     (``Tensor(a!)``, ``Tensor(a!)[]``), union over the overloads; an argument is matched in
     both its positional and its keyword form. ``inplace_pos``: position of an ``inplace``
     parameter of a Python signature (``F.relu(t, True)``), -1 when there is none.
-    ``bn``: a batch norm (running statistics written in training mode)."""
+    ``bn``: a batch norm (running statistics written in training mode). ``rng``: draws from the
+    random generator (:func:`_rng_kind`): 0 never, 1 always, 2 depending on the call's
+    arguments (decided per node by :func:`draws_random`)."""
 
-    __slots__ = ("first", "pos", "names", "inplace_pos", "bn", "python")
+    __slots__ = ("first", "pos", "names", "inplace_pos", "bn", "python", "rng")
 
-    def __init__(self, first, pos, names, inplace_pos, bn, python):
+    def __init__(self, first, pos, names, inplace_pos, bn, python, rng=0):
         self.first, self.pos, self.names, self.inplace_pos, self.bn, self.python = first, pos, names, inplace_pos, bn, python
+        self.rng = rng
 
 
 def _python_params(fn) -> list[str] | None:
@@ -111,7 +118,6 @@ def _write_spec(node: fx.Node) -> _WriteSpec:
         pass
     t = node.target
     name = _target_name(node)
-    first = (node.op == "call_function" and t in INPLACE_OPERATORS) or (name.endswith("_") and not name.endswith("__"))
     pos: set[int] = set()
     names: set[str] = set()
     if isinstance(t, torch._ops.OpOverload):
@@ -124,6 +130,12 @@ def _write_spec(node: fx.Node) -> _WriteSpec:
                 schemas = [getattr(pkt, ov)._schema for ov in pkt.overloads()]
             except Exception:
                 schemas = []
+    python_operator = node.op == "call_function" and getattr(t, "__module__", None) in ("_operator", "operator")
+    # The schema decides where one exists; Python's augmented assignments are recognised by identity
+    # (``operator.and_`` is ``a & b``, not a write); only a call without any schema falls back to the
+    # trailing-underscore convention (``Tensor.some_python_method_``), which can only add an ordering edge.
+    first = (python_operator and t in INPLACE_OPERATORS) or (
+        not schemas and not python_operator and name.endswith("_") and not name.endswith("__"))
     for sch in schemas:
         for i, a in enumerate(sch.arguments):
             if a.alias_info is not None and a.alias_info.is_write:
@@ -137,12 +149,231 @@ def _write_spec(node: fx.Node) -> _WriteSpec:
             python = tuple(params)
             if "inplace" in params:
                 inplace_pos = params.index("inplace")
-    spec = _WriteSpec(bool(first), frozenset(pos), frozenset(names), inplace_pos, "batch_norm" in name, python)
+    spec = _WriteSpec(bool(first), frozenset(pos), frozenset(names), inplace_pos, "batch_norm" in name, python,
+                      _rng_kind(node, name, schemas))
     try:
         _spec_cache[key] = spec
     except TypeError:
         pass
     return spec
+
+
+_SEEDED = torch.Tag.nondeterministic_seeded
+# The pseudo node standing for the random generator's state: every call that draws from it
+# reads and writes it, so random calls keep their order among themselves (ordering_deps).
+RNG_STATE = "<rng>"
+
+
+def _rng_kind(node: fx.Node, name: str, schemas: list) -> int:
+    """Whether a call draws from the random generator, from ATen's ``nondeterministic_seeded``
+    tag on the op it lowers to: 1 always (an OpOverload with the tag; a builtin or method whose
+    every ATen overload has it: ``bernoulli``, ``uniform_``, ``rand_like``, ``multinomial``), 0
+    never (no overload tagged; no ATen op and not a Python function), 2 depending on the
+    arguments (some overloads tagged, or a Python function such as ``F.dropout``, whose
+    ``training`` flag decides): then :func:`draws_random` lowers the call."""
+    t = node.target
+    if isinstance(t, torch._ops.OpOverload):
+        return 1 if _SEEDED in t.tags else 0
+    pkt = _aten_packet(name) if schemas else None
+    python_fn = node.op == "call_function" and isinstance(t, types.FunctionType)
+    if pkt is None:
+        return 2 if python_fn else 0
+    try:
+        flags = [_SEEDED in getattr(pkt, ov).tags for ov in pkt.overloads()]
+    except Exception:
+        return 0
+    if not any(flags):
+        return 0
+    return 1 if all(flags) and not python_fn else 2
+
+
+class _NoLowering(Exception):
+    pass
+
+
+def _meta_arg(v: Any) -> Any:
+    """An FX argument as a value to run the call with on the meta device: tensors from their
+    example values (shape, dtype), Python scalars as recorded, devices as ``meta``."""
+    if isinstance(v, fx.Node):
+        val = v.meta.get("example_value", v.meta.get("val"))
+        if isinstance(val, torch.Tensor):
+            return torch.empty([int(d) for d in val.shape], dtype=val.dtype, device="meta")
+        if type(val) in (int, float, bool):
+            return val
+        raise _NoLowering
+    if isinstance(v, (tuple, list)):
+        return type(v)(_meta_arg(x) for x in v) if type(v) in (tuple, list) else [_meta_arg(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _meta_arg(x) for k, x in v.items()}
+    if isinstance(v, torch.device):
+        return torch.device("meta")
+    return v
+
+
+class _Record(TorchDispatchMode):
+    """Records the ATen ops a call runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: list = []
+
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        self.ops.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def lowered_ops(node: fx.Node) -> list | None:
+    """The ATen ops a ``call_function`` / ``call_method`` node runs, found by running it once on
+    meta tensors shaped like its inputs' example values under a recording dispatch mode; None
+    when it cannot be run so (an input without a tensor or scalar example value, an error)."""
+    try:
+        args = _meta_arg(tuple(node.args))
+        kwargs = _meta_arg(dict(node.kwargs))
+        if "device" in kwargs or node.op == "call_function" and _target_name(node) in _FACTORY_NAMES:
+            kwargs["device"] = torch.device("meta")
+        with torch.no_grad(), _Record() as rec:
+            if node.op == "call_method":
+                getattr(args[0], node.target)(*args[1:], **kwargs)
+            else:
+                node.target(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - a call that cannot run on meta: the caller decides without it
+        return None
+    return rec.ops
+
+
+_FACTORY_NAMES = frozenset({"rand", "randn", "randint", "randperm", "normal", "bernoulli", "empty", "zeros", "ones",
+                            "full", "arange"})
+_random_cache: dict = {}
+
+
+def _lit_key(v: Any) -> Any:
+    if isinstance(v, fx.Node):
+        val = v.meta.get("example_value", v.meta.get("val"))
+        return ("%", str(getattr(val, "dtype", type(val).__name__)), tuple(getattr(val, "shape", ())))
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, *[_lit_key(x) for x in v])
+    if isinstance(v, dict):
+        return ("dict", *[(k, _lit_key(x)) for k, x in v.items()])
+    if type(v) is float:
+        return (float, struct.pack("<d", v))
+    return (type(v), v)
+
+
+def draws_random(node: fx.Node) -> bool:
+    """Whether this call draws from the random generator (:func:`_rng_kind`; for kind 2 the ops
+    it lowers to, :func:`lowered_ops`, are checked for the ``nondeterministic_seeded`` tag: so
+    ``F.dropout(x, 0.1, training=True)`` draws, ``training=False`` does not). A call that cannot
+    be lowered draws when its ATen op of the same name is tagged."""
+    spec = _write_spec(node)
+    if spec.rng != 2:
+        return spec.rng == 1
+    try:
+        key = (node.op, node.target, _lit_key(node.args), _lit_key(dict(node.kwargs)))
+        return _random_cache[key]
+    except KeyError:
+        pass
+    except TypeError:
+        key = None
+    ops = lowered_ops(node)
+    if ops is None:
+        pkt = _aten_packet(_target_name(node))
+        res = pkt is not None and any(_SEEDED in getattr(pkt, ov).tags for ov in pkt.overloads())
+    else:
+        res = any(_SEEDED in getattr(op, "tags", ()) for op in ops)
+    if key is not None:
+        _random_cache[key] = res
+    return res
+
+
+def _storages(val: Any) -> set | None:
+    """The storages (``StorageImpl`` addresses) of the tensors in an example value; None when
+    there is no example value to read them from."""
+    if isinstance(val, torch.Tensor):
+        try:
+            return {val.untyped_storage()._cdata}
+        except Exception:  # noqa: BLE001 - a tensor without storage (sparse, nested): unknown
+            return None
+    if isinstance(val, (tuple, list)):
+        out: set = set()
+        for v in val:
+            st = _storages(v)
+            if st is None:
+                return None
+            out |= st
+        return out
+    if val is None or isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return None if val is None else set()
+    if type(val) in (int, float, bool, str):
+        return set()
+    return None
+
+
+_composite_cache: dict = {}
+
+
+def _may_return_input(node: fx.Node) -> bool:
+    """Without example values: whether the op may return its input itself although its schema
+    has no alias annotation -- an ATen op implemented only by composition
+    (``CompositeImplicitAutograd``: ``type_as``, ``atleast_2d``, ``dropout``), or a Python
+    function without an ATen op of its name."""
+    key = (node.op, node.target)
+    try:
+        return _composite_cache[key]
+    except (KeyError, TypeError):
+        pass
+    t = node.target
+    if isinstance(t, torch._ops.OpOverload):
+        res = _composite_only(t)
+    else:
+        pkt = _aten_packet(_target_name(node))
+        if pkt is None:
+            res = node.op == "call_function" and isinstance(t, types.FunctionType)
+        else:
+            res = any(_composite_only(getattr(pkt, ov)) for ov in pkt.overloads())
+    try:
+        _composite_cache[key] = res
+    except TypeError:
+        pass
+    return res
+
+
+def _composite_only(op) -> bool:
+    """Whether an ATen overload is implemented by composition (a ``CompositeImplicitAutograd``
+    kernel); False for overloads the dispatcher does not hold (TorchScript's ``aten::sin.int``)."""
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd")
+    except RuntimeError:
+        return False
+
+
+def aliased_inputs(node: fx.Node, may_alias: bool) -> list:
+    """The inputs whose storage the output of ``node`` may share: read from the example values
+    where the node and all its inputs have them (a view or an in-place call shares its input's
+    storage; ``F.dropout(training=False)``, ``type_as`` to the same dtype and ``atleast_2d`` of a
+    2-D tensor return their input itself; ``torch.add(a, b)`` shares none, and ``a.add_(b)``
+    only ``a``'s). Without them: every input when ``may_alias`` (the target's profile:
+    :func:`may_alias_input`) or the op may return its input (:func:`_may_return_input`), else
+    none."""
+    if node.op not in ("call_function", "call_method", "call_module"):
+        return []
+    ins = node.all_input_nodes
+    outs = _storages(tensor_meta_of_node(node))
+    if outs is not None:
+        res = []
+        for m in ins:
+            st = _storages(tensor_meta_of_node(m))
+            if st is None:
+                break
+            if st & outs:
+                res.append(m)
+        else:
+            return res
+    return ins if may_alias or _may_return_input(node) else []
+
+
+def tensor_meta_of_node(node: fx.Node) -> Any:
+    meta = node.meta
+    return meta["example_value"] if "example_value" in meta else meta.get("val")
 
 
 def _flat_nodes(values, out: list) -> None:
@@ -158,8 +389,9 @@ def mutated_args(node: fx.Node) -> list[Any]:
     list (``torch._foreach_mul_([a, b], 2.0)``) count one by one.
 
     A ``call_function`` / ``call_method`` node mutates: its first argument when it is a
-    Python augmented assignment (``operator.iadd`` ... ``operator.setitem``) or a method or
-    function whose name ends in a single ``_`` (``add_``, ``relu_``); its input when an
+    Python augmented assignment (``operator.iadd`` ... ``operator.setitem``, by identity) or a
+    method or function without any ATen schema whose name ends in a single ``_`` (with a
+    schema, the schema decides: ``add_``, ``relu_``); its input when an
     ``inplace`` argument is True, given by keyword or by position (``F.relu(t, True)``,
     ``F.hardtanh(t, 0.0, 6.0, True)`` as Dynamo records ``nn.ReLU6(inplace=True)``: the
     position comes from the function's signature); the ``out=`` tensor(s); every argument
@@ -268,7 +500,7 @@ def _profile(node: fx.Node) -> tuple[bool, bool, bool, _WriteSpec]:
         pass
     spec = _write_spec(node)
     static_mut = bool(spec.first or spec.pos or spec.bn)
-    glob = is_global_state(node) if not static_mut else False
+    glob = is_global_state(node) if not static_mut and spec.rng != 1 else False  # random calls: the RNG state orders them
     alias = may_alias_input(node)
     res = (glob, alias, static_mut, spec)
     try:
@@ -322,8 +554,8 @@ def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = No
     muts: list[list[int]] = [[] for _ in range(n)]
     alias = [False] * n
     barrier = [False] * n
-    any_effect = False
-    state_paths: dict[str, int] = {}  # module path -> pseudo node index (n, n + 1, ...)
+    any_effect = writes_tensor = False
+    state_paths: dict[str, int] = {}  # module path (or RNG_STATE) -> pseudo node index (n, n + 1, ...)
     state_of: dict[int, int] = {}  # call_module node -> its state's pseudo node
     profiles = _profile_cache
     for i, node in enumerate(nodes):
@@ -333,14 +565,17 @@ def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = No
                 glob, al, static_mut, spec = profiles[(op, node.target)]
             except (KeyError, TypeError):
                 glob, al, static_mut, spec = _profile(node)
-            if static_mut or ((spec.inplace_pos >= 0 or node._kwargs) and _may_write(node, spec)):
+            if static_mut or ((spec.inplace_pos >= 0 or node.kwargs) and _may_write(node, spec)):
                 mu = mutated_args(node)
                 if mu:
                     if index is None:
                         index = {m: k for k, m in enumerate(nodes)}
                     muts[i] = [index[m] for m in mu]
-                    any_effect = True
+                    any_effect = writes_tensor = True
                     al = True
+            if spec.rng and draws_random(node):
+                muts[i] = muts[i] + [state_paths.setdefault(RNG_STATE, n + len(state_paths))]
+                any_effect = True
             if glob:
                 barrier[i] = True
                 any_effect = True
@@ -356,13 +591,13 @@ def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = No
                 if index is None:
                     index = {m: k for k, m in enumerate(nodes)}
                 muts[i] = [index[node.args[0]]]
-                any_effect = True
+                any_effect = writes_tensor = True
             if w_state:
                 path = str(node.target)
                 k = state_paths.setdefault(path, n + len(state_paths))
                 muts[i].append(k)
                 state_of[i] = k
-                any_effect = True
+                any_effect = writes_tensor = True
     deps: list[list[int]] = [[] for _ in range(n)]
     if not any_effect:
         return deps, barrier
@@ -374,11 +609,12 @@ def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = No
             i = parent[i]
         return i
 
-    for i in range(n):
-        if alias[i]:
-            for j in inputs[i]:
-                a = i if parent[i] == i else find(i)  # find() of a root, without the call
-                b = j if parent[j] == j else find(j)
+    if writes_tensor:  # alias classes matter only where a tensor is written
+        if index is None:
+            index = {m: k for k, m in enumerate(nodes)}
+        for i, node in enumerate(nodes):
+            for m in aliased_inputs(node, alias[i]):
+                a, b = find(i), find(index[m])
                 if a != b:
                     parent[a] = b
     if state_paths:
@@ -489,7 +725,8 @@ def _load_compiled():
     except ImportError:
         return None
     try:
-        _cform.set_effects_context(fx.Node, _profile_cache, _profile, _may_write, mutated_args, module_effects)
+        _cform.set_effects_context(fx.Node, _profile_cache, _profile, _may_write, mutated_args, module_effects,
+                                   draws_random, aliased_inputs, RNG_STATE)
         gm = _sample_graph()
         nodes = list(gm.graph.nodes)
         index = {m: i for i, m in enumerate(nodes)}

@@ -26,11 +26,14 @@ template gives them the labels the slow path gives them.
 
 from __future__ import annotations
 
+import struct
+
 import torch
 import torch.fx as fx
 from torch.fx.immutable_collections import immutable_dict, immutable_list
 
 NODE = fx.Node
+float_bits = struct.Struct("<d").pack  # a float literal's key: its IEEE-754 bits
 _FLAT = (int, str, bool, type(None), float)
 _MARKS = [("%", c) for c in range(4)]  # a node reference by the value class of the node
 EXACT_TAG = "exact"
@@ -60,8 +63,10 @@ def template(value, deps: list, index: dict, vclass: list):
         return tuple(out)
     if t is int:
         return value
+    if t is float:
+        return (float, float_bits(value))  # by its bits: -0.0 apart from 0.0, NaN payloads apart
     if t in _FLAT:
-        return (t, value)  # keep 1.0 and True apart from the bare int 1
+        return (t, value)  # keep True apart from the bare int 1
     if t is dict:
         return ("dict", *[(k, template(v, deps, index, vclass)) for k, v in value.items()])
     if t is slice:
@@ -88,7 +93,7 @@ def exact_template(value, deps: list, index: dict, xclass: list):
     if t is int:
         return value
     if t is float:
-        return (float, repr(value))
+        return (float, float_bits(value))
     if t is str or t is bool or value is None:
         return (t, value)
     if t is tuple or t is list or t is immutable_list:

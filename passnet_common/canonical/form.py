@@ -45,7 +45,7 @@ from passnet_common.canonical.order import input_rows, input_rows_py, label_ids,
 from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef, stored_entry
 from passnet_common.canonical.stored import _Slot as _SlotType
 
-CANONICAL_VERSION = 3
+CANONICAL_VERSION = 4
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, sort_keys=False)
 
@@ -291,6 +291,26 @@ def labels_py(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = 
     return exact, struct, inputs, subs, store
 
 
+def labels_plain(nodes, gm, kinds, keep_positions: bool, index) -> tuple[list[str], list[str], list[list[int]]]:
+    """The label pass as a plain definition: every node labelled from its own arguments,
+    metadata and state (:func:`_slow_label`), no cache. :func:`labels_py` and its compiled copy
+    reuse labels between nodes with equal cache keys (:mod:`passnet_common.canonical.fastpath`)
+    and must give exactly these ``(exact labels, structure labels, data inputs)``
+    (``tests/test_canonical_values.py`` checks it on literal-heavy graphs)."""
+    exact, struct, inputs = [], [], []
+    subs: dict = {}
+    mod_cache: dict = {}
+    ph = 0
+    for i, n in enumerate(nodes):
+        e, s, d, _ = _slow_label(n, i, n.op, tensor_meta_of(n), gm, kinds, keep_positions, index, False, None, subs,
+                                 mod_cache, ph, None, None)
+        ph += n.op == "placeholder"
+        exact.append(e)
+        struct.append(s)
+        inputs.append(d)
+    return exact, struct, inputs
+
+
 def _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs, mod_cache, ph, key, tdeps):
     """The labels of one node computed from its arguments (what the cache of :func:`_labels`
     reuses): ``(exact label, structure label, data inputs, cacheable stored entry or None)``;
@@ -521,12 +541,36 @@ class _NoGC:
         return False
 
 
-def _core(gm, kinds, keep_positions: bool, want_text: bool = True):
+def buffer_labels(nodes, exact: list[str], kinds, values, keep_positions: bool) -> None:
+    """Buffers are constants of the computation: the exact label of a ``buffer`` placeholder
+    whose value (``values[calling position]``, a real tensor) has at most
+    :data:`passnet_common.canonical.labels.CONST_DIGEST_MAX_BYTES` bytes also holds the digest
+    of its bytes (:func:`passnet_common.canonical.labels.tensor_digest`), as a small constant's
+    does. Parameters (learned values) and inputs enter by shape and dtype only; so do buffers
+    without a value (meta, fake) or larger than that. Changes ``exact`` in place."""
+    ph = -1
+    for i, n in enumerate(nodes):
+        if n.op != "placeholder":
+            continue
+        ph += 1
+        kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
+        val = values[ph] if ph < len(values) else None
+        if kind != "buffer" or not isinstance(val, torch.Tensor):
+            continue
+        digest = tensor_digest(val)
+        if digest is not None:
+            pos = [ph] if keep_positions else []
+            exact[i] = _dumps(["placeholder", kind, encode_meta(tensor_meta_of(n)), *pos, ["digest", digest]])
+
+
+def _core(gm, kinds, keep_positions: bool, want_text: bool = True, values=None):
     graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
     mod = gm if isinstance(gm, fx.GraphModule) else None
     nodes = list(graph.nodes)
     index = {m: i for i, m in enumerate(nodes)}
     exact, struct, inputs, subs, store = _labels(nodes, mod, kinds, keep_positions, index, want_store=want_text)
+    if values is not None:
+        buffer_labels(nodes, exact, kinds, values, keep_positions)
     rows = input_rows(inputs)  # the inputs as C ints for the compiled passes (None: they read the lists)
     extra, _ = ordering_deps(nodes, inputs, mod, index, rows)
     ops = [m.op for m in nodes]
@@ -647,11 +691,13 @@ def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequenc
     return sorted(range(len(vals)), key=lambda k: keys[k])
 
 
-def graph_hashes(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> tuple[str, str]:
+def graph_hashes(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None,
+                 placeholder_values: Sequence | None = None) -> tuple[str, str]:
     """``(graph_hash, structure_hash)`` only: the same values as :func:`canonicalize` without
     building the stored node list or the WL bucket (used to re-hash a store)."""
     with _NoGC():
-        r = _core(gm, list(placeholder_kinds) if placeholder_kinds is not None else None, False, want_text=False)
+        r = _core(gm, list(placeholder_kinds) if placeholder_kinds is not None else None, False, want_text=False,
+                  values=list(placeholder_values) if placeholder_values is not None else None)
     return r[4], r[5]
 
 
@@ -675,6 +721,7 @@ def canonicalize(
     placeholder_kinds: Sequence[str] | None = None,
     with_wl: bool = True,
     keep_placeholder_order: bool = False,
+    placeholder_values: Sequence | None = None,
 ) -> CanonicalGraph:
     """Canonical form and hashes of an FX graph (rules: :mod:`passnet_common.canonical`).
 
@@ -687,6 +734,9 @@ def canonicalize(
         keep_placeholder_order: placeholders keep their calling positions (and the positions
             enter the hash) instead of being ordered canonically; used for the bodies of
             higher-order ops, whose operands are passed positionally.
+        placeholder_values: the value of each placeholder in calling order (Dynamo's
+            ``example_inputs``): small real buffers enter the hash by their bytes
+            (:func:`buffer_labels`); None: every buffer by shape and dtype only.
 
     Returns:
         CanonicalGraph with ``graph_hash``, ``structure_hash``, ``wl_hash``, the canonical
@@ -698,7 +748,8 @@ def canonicalize(
     """
     kinds = list(placeholder_kinds) if placeholder_kinds is not None else None
     with _NoGC():
-        r = _core(gm, kinds, keep_placeholder_order)
+        r = _core(gm, kinds, keep_placeholder_order,
+                  values=list(placeholder_values) if placeholder_values is not None else None)
         nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops = r
         mod = gm if isinstance(gm, fx.GraphModule) else None
         wl = ""

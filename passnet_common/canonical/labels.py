@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from typing import Any, Callable
 
 import torch
@@ -26,7 +27,7 @@ VARARGS_METHODS = {
     "new_empty": "size", "new_zeros": "size", "new_ones": "size", "tile": "dims", "flip": "dims",
 }
 # Methods without a ``torch.<name>`` function to normalise against: positional parameter names.
-METHOD_PARAMS = {"size": ("self", "dim"), "stride": ("self", "dim"), "unflatten": ("self", "dim", "sizes")}
+METHOD_PARAMS = {"size": ("input", "dim"), "stride": ("input", "dim"), "unflatten": ("input", "dim", "sizes")}
 # Size of a get_attr constant tensor (bytes) up to which its value enters graph_hash by digest.
 CONST_DIGEST_MAX_BYTES = 4096
 
@@ -87,7 +88,14 @@ def encode_meta(value: Any, abstract_shapes: bool = False) -> Any:
 
 
 def _encode_float(v: float) -> Any:
-    return v if math.isfinite(v) else ["float", repr(v)]
+    """A float literal, exact to its bits: finite values as JSON numbers (``repr``, which
+    round-trips and keeps ``-0.0`` apart from ``0.0``), infinities by name, NaN with its
+    IEEE-754 bits (payload and sign)."""
+    if math.isfinite(v):
+        return v
+    if v != v:
+        return ["float", "nan", struct.pack(">d", v).hex()]
+    return ["float", repr(v)]
 
 
 
@@ -154,45 +162,215 @@ _plan_cache: dict = {}
 def _type_class(v: Any) -> Any:
     t = type(v)
     if t is fx.Node:
-        return "N"
+        return ("N", _arg_type(v))
     if t is tuple or t is list:
         return (t.__name__, len(v), *(_type_class(x) for x in v[:4]))
     return t
 
 
 def _arg_type(v: Any) -> Any:
+    """The type an argument is matched against a schema with (``type_matches``): a node by its
+    example value (a tensor when it has none), a list of ints / floats / tensors as ``list[...]``,
+    a memory format or layout as the int TorchScript schemas declare them."""
     if isinstance(v, fx.Node):
         val = tensor_meta_of(v)
         if isinstance(val, torch.Tensor) or val is None:
             return torch.Tensor
-        return type(val)
-    if isinstance(v, (tuple, list)) and v and isinstance(v[0], fx.Node):
-        return list[torch.Tensor]
+        return int if isinstance(val, torch.SymInt) else float if isinstance(val, torch.SymFloat) else type(val)
+    if isinstance(v, (tuple, list)) and v:
+        kinds = {_arg_type(x) for x in v}
+        if len(kinds) == 1:
+            (k,) = kinds
+            if k in (torch.Tensor, int, float, bool):
+                return list[k]
+        return type(v)
+    if isinstance(v, (torch.memory_format, torch.layout)):
+        return int
     return type(v)
 
 
-def _make_plan(fn: Any, args: tuple, kwargs: dict):
-    """(names, defaults) binding a call of ``fn`` to its signature, or None."""
-    from torch.fx.operator_schemas import normalize_function
+def _signatures(fn: Any) -> list[tuple[Any, Any]]:
+    """``[(inspect.Signature, FunctionSchema or None)]`` of a call target: its ATen overloads
+    (``torch.fx.operator_schemas.get_signature_for_torch_op``, ``self`` named ``input``),
+    else its Python signature."""
+    import inspect
+
+    from torch.fx.operator_schemas import get_signature_for_torch_op
 
     try:
-        r = normalize_function(fn, args, kwargs, normalize_to_only_use_kwargs=True)
-        if r is None:
-            r = normalize_function(fn, args, kwargs, arg_types=tuple(_arg_type(a) for a in args),
-                                   kwarg_types={k: _arg_type(v) for k, v in kwargs.items()},
-                                   normalize_to_only_use_kwargs=True)
-    except Exception:
+        sigs, schemas = get_signature_for_torch_op(fn, return_schemas=True)
+    except Exception:  # noqa: BLE001
+        sigs, schemas = None, None
+    if sigs:
+        return [(sg, sc) for sg, sc in zip(sigs, schemas)
+                if not any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in sc.arguments)]
+    try:
+        return [(inspect.signature(fn), None)]
+    except (TypeError, ValueError):
+        return []
+
+
+def _binds(sig, arg_types: tuple, kwarg_types: dict, typed: bool = True):
+    """The parameter names ``(args, kwargs)`` bind to in ``sig`` when (``typed``: an ATen
+    schema's signature) their types match its annotations
+    (``torch.fx.operator_schemas.type_matches``), else None."""
+    import inspect
+
+    from torch.fx.operator_schemas import type_matches
+
+    try:
+        bound = sig.bind(*arg_types, **kwarg_types)
+    except TypeError:
         return None
-    if r is None:
+    for name, ty in bound.arguments.items():
+        ann = sig.parameters[name].annotation
+        if sig.parameters[name].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            return None
+        if typed and ann is not inspect.Parameter.empty and not type_matches(ann, ty):
+            return None
+    return list(bound.arguments)
+
+
+def _make_plan(fn: Any, args: tuple, kwargs: dict):
+    """How a call of ``fn`` binds to one signature: ``(names of the positional arguments,
+    parameter names in signature order, defaults of the parameters not given, the ATen
+    overload bound to or None)``, or None when no signature binds.
+
+    Every signature of ``fn`` (every ATen overload, out= variants left aside) whose parameters
+    take the call's arguments with matching types is a match; the call is then bound to the
+    *widest* signature that takes what a match was given, by keyword, and agrees with it on the
+    defaults of the rest: ``x.to(torch.float16)`` binds ``to.dtype``, ``x.to(dtype=torch.float16)``
+    both ``to.dtype`` and ``to.dtype_layout``, and both are labelled by ``to.dtype_layout``;
+    ``arange(0, 8)`` (``arange.start``) and ``arange(0, 8, 1)`` both by ``arange.start_step``.
+    Ties between equally wide signatures go to the first in schema order."""
+    import inspect
+
+    arg_types = tuple(_arg_type(a) for a in args)
+    kwarg_types = {k: _arg_type(v) for k, v in kwargs.items()}
+    sigs = _signatures(fn)
+    matches = []
+    for sig, sch in sigs:  # by arity first (as normalize_function), by types where several bind
+        names = _binds(sig, arg_types, kwarg_types, False)
+        if names is not None:
+            matches.append((sig, sch, names))
+    if len(matches) > 1:
+        matches = [(sig, sch, names) for sig, sch, names in matches
+                   if sch is None or _binds(sig, arg_types, kwarg_types, True) is not None]
+    matches = [(sig, names) for sig, _, names in matches]
+    if not matches:
         return None
-    names = tuple(r.kwargs)
-    if len(args) > len(names) or any(k not in r.kwargs for k in kwargs):
+    best = None  # (width, -rank, sig, schema, positional names)
+    for rank, (sig_b, sch_b) in enumerate(sigs):
+        for sig_m, names_m in matches:
+            given = dict(zip(names_m, arg_types))
+            given.update(kwarg_types)
+            rest = [p for p in sig_m.parameters.values() if p.name not in given]
+            if any(p.name not in sig_b.parameters or sig_b.parameters[p.name].default is inspect.Parameter.empty
+                   or not _same_default(sig_b.parameters[p.name].default, p.default) for p in rest):
+                continue
+            kw_names = _binds(sig_b, (), given, sch_b is not None)
+            if kw_names is None:
+                continue
+            cand = (len(sig_b.parameters), -rank, sig_b, sch_b, names_m[: len(args)])
+            if best is None or cand[:2] > best[:2]:
+                best = cand
+            break
+    if best is None:
         return None
-    given = set(names[: len(args)]) | set(kwargs)
-    defaults = {k: v for k, v in r.kwargs.items() if k not in given}
-    if any(isinstance(v, fx.Node) for v in defaults.values()):
+    _, _, sig, sch, pos_names = best
+    if any(k not in sig.parameters for k in kwargs):
         return None
-    return names, defaults
+    given = set(pos_names) | set(kwargs)
+    defaults = {k: _schema_default(sch, k, p.default) for k, p in sig.parameters.items() if k not in given}
+    if any(v is inspect.Parameter.empty for v in defaults.values()):
+        return None
+    return tuple(pos_names), tuple(sig.parameters), defaults, _overload_of(sch)
+
+
+_MEMORY_FORMATS = (torch.contiguous_format, torch.preserve_format, torch.channels_last, torch.channels_last_3d)
+
+
+def _schema_default(schema: Any, name: str, default: Any) -> Any:
+    """A default as the value a caller would spell: TorchScript schemas give ``MemoryFormat``
+    and ``Layout`` defaults as ints (c10's enum order) and type those parameters ``int``, so
+    the parameter's name tells them."""
+    if schema is None or type(default) is not int:
+        return default
+    if name == "memory_format" and 0 <= default < len(_MEMORY_FORMATS):  # the schema's type reads "int"
+        return _MEMORY_FORMATS[default]
+    if name == "layout" and default == 0:
+        return torch.strided
+    return default
+
+
+def _same_default(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _overload_of(schema: Any):
+    """The ATen OpOverload of a schema, or None."""
+    if schema is None:
+        return None
+    ns, _, name = schema.name.partition("::")
+    try:
+        return getattr(getattr(getattr(torch.ops, ns), name), schema.overload_name or "default")
+    except Exception:  # noqa: BLE001
+        return None
+
+
+class _NoRun(Exception):
+    pass
+
+
+def _decomposed_literal_call(op: Any, bound: list[tuple[str, Any]]) -> list[tuple[str, Any]] | None:
+    """A call of literals only (``arange(8)``) as the one call of another overload of the same
+    op its ATen decomposition makes (``arange.start_step(0, 8, 1)``), bound to that overload's
+    schema with its defaults; None when there is no such decomposition. The decomposition runs
+    under a dispatch mode that records the call and executes nothing."""
+    from torch._decomp import decomposition_table
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    decomp = decomposition_table.get(op)
+    if decomp is None:
+        return None
+    seen: list = []
+
+    class _Rec(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types_, a=(), kw=None):
+            seen.append((func, a, kw or {}))
+            raise _NoRun
+
+    sch = op._schema
+    values = dict(bound)
+    pos = [values.get("input" if a.name == "self" else a.name) for a in sch.arguments if not a.kwarg_only]
+    kw = {a.name: values.get(a.name) for a in sch.arguments if a.kwarg_only}
+    try:
+        with _Rec():
+            decomp(*pos, **kw)
+    except _NoRun:
+        pass
+    except Exception:  # noqa: BLE001
+        return None
+    if len(seen) != 1:
+        return None
+    func, a, kw = seen[0]
+    if func is op or getattr(func, "overloadpacket", None) is not op.overloadpacket:
+        return None
+    out = []
+    pa = [x for x in func._schema.arguments if not x.kwarg_only]
+    for i, x in enumerate(func._schema.arguments):
+        name = "input" if x.name == "self" else x.name
+        if not x.kwarg_only and i < len(a):
+            v = a[i]
+        elif x.name in kw:
+            v = kw[x.name]
+        elif x.has_default_value():
+            v = x.default_value
+        else:
+            return None
+        out.append((name, v))
+    del pa
+    return out
 
 
 def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
@@ -212,15 +390,17 @@ def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
         name = node.target
         if name in VARARGS_METHODS and len(args) >= 2 and not isinstance(args[1], (tuple, list, torch.dtype)) \
                 and not (len(args) == 2 and isinstance(args[1], fx.Node) and isinstance(tensor_meta_of(args[1]), torch.Tensor)):
-            return [("self", args[0]), (VARARGS_METHODS[name], tuple(args[1:]))] + sorted(kwargs.items())
+            return [("input", args[0]), (VARARGS_METHODS[name], tuple(args[1:]))] + sorted(kwargs.items())
         if name in VARARGS_METHODS and len(args) == 2:
-            return [("self", args[0]), (VARARGS_METHODS[name], args[1])] + sorted(kwargs.items())
+            return [("input", args[0]), (VARARGS_METHODS[name], args[1])] + sorted(kwargs.items())
         if name in METHOD_PARAMS:
             names = METHOD_PARAMS[name]
             if len(args) <= len(names):
                 return list(zip(names, args)) + sorted(kwargs.items())
             return None
         fn = getattr(torch, name, None)
+        if fn is None or not callable(fn):
+            fn = getattr(torch.ops.aten, name, None) if not name.startswith("_") else None
         if fn is None or not callable(fn):
             return None
     elif op == "call_function":
@@ -230,7 +410,7 @@ def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
             return None
     else:
         return None
-    key = (op, fn, len(args), tuple(kwargs), tuple(_type_class(a) for a in args))
+    key = (op, fn, len(args), tuple((k, _type_class(v)) for k, v in kwargs.items()), tuple(_type_class(a) for a in args))
     try:
         plan = _plan_cache[key]
     except KeyError:
@@ -239,10 +419,13 @@ def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
         plan = _make_plan(fn, tuple(args), dict(kwargs))
     if plan is None:
         return None
-    names, defaults = plan
-    bound = dict(zip(names, args))
+    pos_names, names, defaults, overload = plan
+    bound = dict(zip(pos_names, args))
     bound.update(kwargs)
-    return [(k, bound[k] if k in bound else defaults[k]) for k in names]
+    out = [(k, bound[k] if k in bound else defaults[k]) for k in names]
+    if overload is not None and not node.all_input_nodes:
+        return _decomposed_literal_call(overload, out) or out
+    return out
 
 
 _posname_cache: dict = {}

@@ -1,0 +1,158 @@
+"""Values in the canonical form: literals compared by their bits (also by the label cache),
+small buffers by their bytes (the ``rope_theta`` pair), random calls found through the ops they
+lower to, aliases read from example values."""
+
+from __future__ import annotations
+
+import math
+import operator
+import random
+import struct
+import warnings
+
+import torch
+import torch.fx as fx
+import torch.nn.functional as F
+
+from passnet_common.canonical import canonicalize
+from passnet_common.canonical.effects import aliased_inputs, draws_random
+from passnet_common.canonical.form import _labels, labels_plain, labels_py
+
+
+def _nan(payload: int, sign: int = 0) -> float:
+    return struct.unpack(">d", struct.pack(">Q", (sign << 63) | 0x7FF8000000000000 | payload))[0]
+
+
+LITERALS = [0.0, -0.0, 1.0, -1.0, 1, True, False, 0, _nan(0), _nan(1), _nan(5, 1), math.inf, -math.inf, 2.5, 1e-300,
+            -1e-300, 5e-324]
+
+
+def _literal_graph(seed: int) -> fx.GraphModule:
+    """A graph of many calls whose only differences are literals (so that the label cache is hit
+    across them), in nested lists and keyword arguments too."""
+    rng = random.Random(seed)
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, 3, device="meta")
+    t = torch.empty(2, 3, device="meta")
+    outs = []
+    for _ in range(40):
+        lit = rng.choice(LITERALS)
+        form = rng.randrange(5)
+        if form == 0:
+            n = g.call_function(torch.mul, (x, lit))
+        elif form == 1:
+            n = g.call_function(torch.full, ((2, 3), lit))
+        elif form == 2:
+            n = g.call_function(torch.add, (x, x), {"alpha": lit})
+        elif form == 3:
+            n = g.call_function(torch.clamp, (x, [lit][0], (rng.choice(LITERALS),)[0]))
+        else:
+            n = g.call_function(operator.mul, (x, lit))
+        n.meta["example_value"] = t
+        outs.append(n)
+    g.output(tuple(outs))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+def test_label_cache_equals_the_plain_definition_on_literal_heavy_graphs():
+    """Property: on 60 graphs of calls differing only in literals (``0.0`` / ``-0.0``, NaNs with
+    other payloads and signs, ``1`` / ``True`` / ``1.0``, infinities, subnormals), the cached label
+    pass -- compiled where built, and its Python copy -- gives exactly the plain definition's
+    labels, every node labelled by itself."""
+    for seed in range(60):
+        gm = _literal_graph(seed)
+        nodes = list(gm.graph.nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        want = labels_plain(nodes, gm, None, False, index)
+        for impl in (_labels, labels_py):
+            e, s, ins, _, _ = impl(nodes, gm, None, False, index)
+            assert (e, s, ins) == want, (seed, impl.__name__)
+
+
+def test_literals_by_bits():
+    """``x * 0.0`` vs ``x * -0.0``, NaNs of two payloads, ``1`` vs ``True`` vs ``1.0``: apart."""
+    def one(lit):
+        g = fx.Graph()
+        x = g.placeholder("x")
+        x.meta["example_value"] = torch.empty(3)
+        n = g.call_function(torch.mul, (x, lit))
+        n.meta["example_value"] = torch.empty(3)
+        g.output((n,))
+        return canonicalize(fx.GraphModule(torch.nn.Module(), g), with_wl=False).graph_hash
+
+    hashes = [one(v) for v in (0.0, -0.0, _nan(0), _nan(1), _nan(1, 1), 1, True, 1.0)]
+    assert len(set(hashes)) == len(hashes)
+    assert one(_nan(1)) == one(_nan(1))  # the same bits: one hash
+
+
+def _llama(theta: float):
+    import transformers
+
+    from extract.capture import dynamo_capture
+    from tests.canonical_corpus import LLAMA
+
+    cfg = transformers.LlamaConfig(**{k: v for k, v in LLAMA.items() if k not in ("model_type", "architectures")},
+                                   rope_theta=theta)
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    (g,) = dynamo_capture(model, (torch.zeros(1, 8, dtype=torch.long),), account=False)
+    return g
+
+
+def test_rope_theta_buffer_values_enter_the_hash():
+    """Llama with ``rope_theta`` 10000 vs 500000: Dynamo lifts ``inv_freq`` (a buffer computed
+    from the config) to a placeholder; given the captured values it is digested like a small
+    constant, so the two hash apart, and the same theta twice hashes equal. Without values
+    (a graph rebuilt from the store) buffers enter by shape and dtype only."""
+    warnings.simplefilter("ignore")
+    a, a2, b = _llama(10000.0), _llama(10000.0), _llama(500000.0)
+    assert "buffer" in a.kinds
+
+    def h(g, values=True):
+        return canonicalize(g.gm, g.kinds, with_wl=False,
+                            placeholder_values=g.example_inputs if values else None).graph_hash
+
+    assert h(a) != h(b)
+    assert h(a) == h(a2)
+    assert h(a, False) == h(b, False)
+    # the structure hash never holds values
+    sa = canonicalize(a.gm, a.kinds, with_wl=False, placeholder_values=a.example_inputs).structure_hash
+    sb = canonicalize(b.gm, b.kinds, with_wl=False, placeholder_values=b.example_inputs).structure_hash
+    assert sa == sb
+
+
+def _call(fn, args, kwargs, val_in, val_out):
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = val_in
+    n = g.call_function(fn, (x, *args), kwargs)
+    n.meta["example_value"] = val_out
+    return n, x
+
+
+def test_random_calls_found_through_the_ops_they_lower_to():
+    """``F.dropout`` draws only with ``training=True`` (lowered on meta: ``bernoulli_`` carries ATen's
+    ``nondeterministic_seeded`` tag); ``bernoulli`` always; ``relu`` never."""
+    t = torch.randn(3, 4)
+    assert draws_random(_call(F.dropout, (0.5, True), {}, t, t.clone())[0])
+    assert not draws_random(_call(F.dropout, (0.5,), {"training": False}, t, t)[0])
+    assert draws_random(_call(torch.bernoulli, (), {}, t, t.clone())[0])
+    assert not draws_random(_call(torch.relu, (), {}, t, t.clone())[0])
+
+
+def test_aliases_read_from_example_values():
+    """A call returning its input itself aliases it; a fresh result does not; ``a.add_(b)`` aliases
+    ``a`` only."""
+    t = torch.randn(3, 4)
+    n, x = _call(F.dropout, (0.5, False), {}, t, t)
+    assert aliased_inputs(n, False) == [x]
+    n, x = _call(torch.sin, (), {}, t, t.sin())
+    assert aliased_inputs(n, True) == []
+    g = fx.Graph()
+    a, b = g.placeholder("a"), g.placeholder("b")
+    ta, tb = torch.randn(3), torch.randn(3)
+    a.meta["example_value"], b.meta["example_value"] = ta, tb
+    w = g.call_method("add_", (a, b))
+    w.meta["example_value"] = ta
+    assert aliased_inputs(w, True) == [a]
