@@ -16,7 +16,8 @@ across shards:
 - ``slowdown_share_e2e`` / ``slowdown_share_compiler``: share of run 0's timed variants slower
   than eager / than Dynamo-only with confidence (``curate.select.longtail``'s labels);
 - ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``;
-- ``failure_classes``: extraction failures by error class, and shards that failed (by phase);
+- ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
+  finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``) and the phases' times;
 - ``machine``: the machines the shards ran on; ``complete``: every shard done.
 """
 
@@ -113,7 +114,9 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     if root.is_dir():
         for f in sorted(root.glob("*.failed.json")):
             rec = json.loads(f.read_text())
-            failed[rec.get("name", f.stem)] = rec.get("phase")
+            failed[rec.get("name", f.stem)] = {"phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
+                                               "phases_done": rec.get("phases_done", []),
+                                               "failure_classes": rec.get("failure_classes", {})}
     n_models = sum(models.values())
     tasks = release_tasks if release_tasks is not None else shard_tasks
     done = len(shards)

@@ -18,6 +18,7 @@ from fullscale.release import build_release, regroup_tasks, verify_release
 from fullscale.runner import run_local, run_ray
 from fullscale.shards import done_shards, read_manifest, shard_of, split_catalog, write_shard
 from fullscale.summary import build_summary
+from tests.fullscale_tasks import stub_shard_entry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,15 +71,6 @@ def test_write_shard_is_atomic_and_replaces(tmp_path):
         write_shard(tmp_path, 4, {"manifest.json": b"{}", "../escape": b"x"})
 
 
-def _stub_entry(spec: dict) -> dict:
-    """A shard entry without stages (module level: Ray workers import it)."""
-    man = {"shard": spec["shard"], "models": [f"m{spec['shard']}"], "counts": {"models": 1, "tasks": 0}, "phases": [],
-           "machine": {}, "code": {}, "finished_utc": "t"}
-    if spec["shard"] == 2:
-        raise RuntimeError("shard 2 breaks")
-    return {"shard": spec["shard"], "ok": True, "manifest": man, "files": {"manifest.json": json.dumps(man).encode()}}
-
-
 def _specs(n):
     return [{"shard": i, "num_shards": n} for i in range(n)]
 
@@ -86,7 +78,7 @@ def _specs(n):
 def test_local_executor_writes_each_shard(tmp_path):
     def entry(spec):
         try:
-            return _stub_entry(spec)
+            return stub_shard_entry(spec)
         except RuntimeError as exc:
             return {"shard": spec["shard"], "ok": False, "failure": {"name": "s0002", "phase": "capture", "log_tail": str(exc)}}
     done = []
@@ -99,9 +91,9 @@ def test_local_executor_writes_each_shard(tmp_path):
 @pytest.mark.slow
 def test_ray_executor_runs_one_task_per_shard(tmp_path):
     ray = pytest.importorskip("ray")
-    res = run_ray(_specs(3), tmp_path, entry=_stub_entry, ray_options={"num_cpus": 2}, cpus_per_shard=1)
+    res = run_ray(_specs(3), tmp_path, entry=stub_shard_entry, ray_options={"num_cpus": 2}, cpus_per_shard=1)
     assert not ray.is_initialized()
-    assert [r["ok"] for r in res] == [True, True, False]
+    assert [r["ok"] for r in res] == [True, True, False], [r.get("failure") for r in res]
     assert res[2]["failure"]["phase"] == "ray_task" and "shard 2 breaks" in res[2]["failure"]["log_tail"]
     assert [read_manifest(d)["shard"] for d in done_shards(tmp_path)] == [0, 1]
 
