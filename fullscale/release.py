@@ -16,11 +16,12 @@ Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`ful
     summary.json                 metrics/full/summary.json at release time
     manifest.json                sha256 and size of every file above; written last
 
-**Tasks across shards.** Each shard's curate stage cuts its own long tail into tasks. The release
-regroups them: variants of the same family (a task's ``pattern``) from every shard are pooled,
-deduplicated by ``variant_id``, ordered slowest first (``baseline_speedup_e2e``) and cut into tasks
-of ``release_task_size``. A task id is ``t<sha256(pattern)[:8]>-<k>``, so it does not move when
-shards are added (unless the family grows past a cut).
+**Tasks across shards.** Each shard's curate stage makes its own tasks (one per long-tail subgraph,
+holding its shape x dtype variants). The release renames them by content: a task's key is its set of
+subgraph hashes and its id ``t<sha256(key)[:10]>``, so ids do not move when shards are added. Tasks of
+one key from several shards (possible only when shards ran at once) are pooled, deduplicated by
+``variant_id`` and cut at ``release_task_size`` variants. Every field of the source ``task.json`` (rule,
+timing protocol, environment) is kept.
 
 **Held-out split** (kernelbot-style re-validation). With a key (``$PASSNET_SECRET_KEY``, or a
 random one created in ``secret_dir/key`` on first use), each task with >= 2 variants moves
@@ -100,24 +101,29 @@ def concat_tables(shards: list[Path], name: str):
 
 
 def regroup_tasks(shards: list[Path], task_size: int, max_tasks: int | None) -> list[dict]:
-    """Release tasks (module docstring): ``[{task_id, pattern, variants: [(shard folder, task folder,
-    subgraph entry)], environment, tolerance_t}]`` in task-id order."""
-    fams: dict[str, dict] = {}
+    """Release tasks (module docstring): ``[{task_id, key, base (the first source task.json),
+    variants: [(shard folder, task folder, subgraph entry)], runner}]`` in task-id order.
+
+    A task's key is the sorted set of its subgraph hashes (the curate stage makes one task per
+    subgraph): tasks of one key from several shards (shards run at once) are pooled, deduplicated
+    by ``variant_id``, ordered slowest first (``baseline_speedup_e2e``) and cut at ``task_size``."""
+    groups: dict[str, dict] = {}
     for d in shards:
         for tj in sorted((d / "tasks").glob("*/task.json")):
             task = json.loads(tj.read_text())
-            f = fams.setdefault(task["pattern"], {"pattern": task["pattern"], "variants": {}, "environment": task.get("environment"),
-                                                  "tolerance_t": task.get("tolerance_t"), "runner": d / "runner"})
+            key = ",".join(sorted({sg["subgraph_hash"] for sg in task["subgraphs"]}))
+            g = groups.setdefault(key, {"key": key, "base": task, "variants": {}, "runner": d / "runner"})
             for sg in task["subgraphs"]:
-                f["variants"].setdefault(sg["variant_id"], (d, tj.parent, sg))
+                g["variants"].setdefault(sg["variant_id"], (d, tj.parent, sg))
     out = []
-    for pattern in sorted(fams):
-        f = fams[pattern]
-        vs = sorted(f["variants"].values(), key=lambda v: (v[2].get("baseline_speedup_e2e") or 1.0, v[2]["variant_id"]))
-        stem = "t" + hashlib.sha256(pattern.encode()).hexdigest()[:8]
+    for key in sorted(groups):
+        g = groups[key]
+        vs = sorted(g["variants"].values(), key=lambda v: (v[2].get("baseline_speedup_e2e") or 1.0, v[2]["variant_id"]))
+        stem = "t" + hashlib.sha256(key.encode()).hexdigest()[:10]
         for k in range(0, len(vs), task_size):
-            out.append({"task_id": f"{stem}-{k // task_size}", "pattern": pattern, "variants": vs[k:k + task_size],
-                        "environment": f["environment"], "tolerance_t": f["tolerance_t"], "runner": f["runner"]})
+            out.append({"task_id": stem if len(vs) <= task_size else f"{stem}-{k // task_size}", "key": key,
+                        "pattern": g["base"].get("pattern"), "base": g["base"], "variants": vs[k:k + task_size],
+                        "runner": g["runner"]})
     out.sort(key=lambda t: t["task_id"])
     return out[:max_tasks] if max_tasks else out
 
@@ -133,8 +139,8 @@ def _write_task(dst: Path, task: dict, variants: list, extra: dict) -> dict:
         src = task["runner"] / f
         if src.is_file():
             shutil.copy2(src, dst / f)
-    body = {"task_id": task["task_id"], "pattern": task["pattern"], "tolerance_t": task["tolerance_t"],
-            "environment": task["environment"], "op_modules": sorted(mods), "subgraphs": subs, **extra}
+    # every field of the source task.json is kept (rule, timing protocol, environment...): run_task.py reads them
+    body = {**task["base"], "task_id": task["task_id"], "op_modules": sorted(mods), "subgraphs": subs, **extra}
     (dst / "task.json").write_text(json.dumps(body, indent=1))
     return body
 

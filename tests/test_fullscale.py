@@ -219,9 +219,10 @@ def _fake_shard(out: Path, shard: int, task_folder: Path) -> None:
     write_shard(out, shard, files)
 
 
-def test_release_regroups_families_across_shards_and_holds_out_a_split(tmp_path):
-    """Two shards each holding a task of the same family: the release pools them into one task,
-    holds out one of its two variants (secret_share 0.5) outside the release, and commits to it."""
+def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
+    """Two shards (run at once) each made a task of the same subgraph, at different sizes: the release
+    pools them into one task, holds out one of its two variants (secret_share 0.5) outside the release,
+    and commits to it; another key gives another commitment."""
     import torch
     import torch.fx as fx
     from torch.fx.passes.shape_prop import ShapeProp
@@ -229,17 +230,17 @@ def test_release_regroups_families_across_shards_and_holds_out_a_split(tmp_path)
     from curate.select.tasks import group_tasks, write_task_folders
     from passnet_common.record import CapturedGraph, describe_graph
     from passnet_common.store import store_path, write_graph
-    from tests.test_release_exports import embed_mask, rms  # noqa: F401  (the fixture's functions)
+    from tests.test_release_exports import rms
 
     out = tmp_path / "data_full"
-    for shard, h in ((0, 16), (1, 32)):
-        x = [torch.randn(1, 8, h), torch.ones(h)]
-        gm = fx.symbolic_trace(rms)
-        ShapeProp(gm).propagate(*x)
-        rec = describe_graph(0, CapturedGraph(gm, ["input", "parameter"], x, None), with_stats=False)
-        write_graph(tmp_path / "store", rec)
-        member = {"subgraph_hash": rec["graph_hash"], "size": "catalog", "pattern": "rms", "speedup_e2e": 0.5,
-                  "variant_folder": str(store_path(tmp_path / "store", rec["graph_hash"]))}
+    x = [torch.randn(1, 8, 16), torch.ones(16)]
+    gm = fx.symbolic_trace(rms)
+    ShapeProp(gm).propagate(*x)
+    rec = describe_graph(0, CapturedGraph(gm, ["input", "parameter"], x, None), with_stats=False)
+    write_graph(tmp_path / "store", rec)
+    for shard, size in ((0, "catalog"), (1, "workload")):
+        member = {"subgraph_hash": rec["graph_hash"], "size": size, "pattern": "rms", "speedup_e2e": 0.5,
+                  "speedup_compiler": 0.5, "variant_folder": str(store_path(tmp_path / "store", rec["graph_hash"]))}
         write_task_folders(group_tasks([member]), tmp_path / f"tasks{shard}", -5, {"machine": "test"})
         _fake_shard(out, shard, next((tmp_path / f"tasks{shard}").iterdir()))
     cfg = FullScaleConfig(num_shards=2, out=str(out), secret_dir=str(tmp_path / "secret"), secret_share=0.5)

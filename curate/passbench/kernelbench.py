@@ -4,7 +4,7 @@
 
 KernelBench (ScalingIntelligence/KernelBench) runs a problem file as
 ``model = Model(*get_init_inputs()); out = model(*get_inputs())`` and compares a candidate
-``ModelNew`` against it. Per variant this writes ``<out>/<task_id>/<variant>.py``:
+``ModelNew`` against it. Per variant this writes ``<out>/<task_id>/v_<variant id>.py``:
 
 - ``GraphModule``: the same straight-line ``forward`` as the PassBench export's ``model.py``
   (:func:`curate.passbench.export.model_source`: FX's code generator on the graph rebuilt from our
@@ -62,15 +62,17 @@ def _spec(m: dict) -> str:
             f"{m['max_val']!r}, {m['data']!r}")
 
 
-def problem_source(folder: str | Path, title: str) -> tuple[str, list[dict]]:
-    """The KernelBench problem file of one variant folder (module docstring) and its argument metas.
+def problem_source(folder: str | Path, title: str, dtype: str | None = None) -> tuple[str, list[dict]]:
+    """The KernelBench problem file of one variant folder (module docstring) and its argument metas;
+    ``dtype`` (a task variant's, e.g. ``bfloat16``) declares every floating argument in it, as the
+    PassBench export does.
 
     Raises:
         ValueError: the variant is not representable (:func:`curate.passbench.export.model_source`).
     """
     from curate.passbench.export import model_source
 
-    src, metas = model_source(Path(folder))
+    src, metas = model_source(Path(folder), dtype)
     graph_cls = src.split("class GraphModule(torch.nn.Module):", 1)[1]
     inputs = [m for m in metas if m["kind"] == "input"]
     weights = [m for m in metas if m["kind"] != "input"]
@@ -115,11 +117,12 @@ def export_kernelbench(tasks_dir: str | Path, out: str | Path) -> dict:
             vfolder = d / "subgraphs" / sg.get("folder", sg["subgraph_hash"])
             vid = sg.get("variant_id") or sg["subgraph_hash"]
             try:
-                src, metas = problem_source(vfolder, f"task {task['task_id']} ({task.get('pattern')}), variant {vid}")
+                src, metas = problem_source(vfolder, f"task {task['task_id']} ({task.get('pattern')}), variant {vid}",
+                                            sg.get("dtype"))
             except (ValueError, KeyError, FileNotFoundError, RefusedSample) as exc:
                 report["skipped"].append({"variant_id": vid, "error": f"{type(exc).__name__}: {exc}"})
                 continue
-            name = vfolder.name.replace("-", "_") + ".py"
+            name = "v_" + "".join(c if c.isalnum() else "_" for c in vid) + ".py"  # one file per variant (dtype included)
             atomic_write_text(out / task["task_id"] / name, src)
             entries.append({"file": f"{task['task_id']}/{name}", "variant_id": vid, "pattern": task.get("pattern"),
                             "inputs": [{"shape": m["shape"], "dtype": m["dtype"]} for m in metas if m["kind"] == "input"],
