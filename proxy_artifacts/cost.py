@@ -408,7 +408,8 @@ def grpo_step_ms(timing_file) -> dict:
     ms = [r["step_time_ms"] for k, run in d["runs"].items() if k.startswith("none.")
           for r in run["steps"][1:] if isinstance(r.get("step_time_ms"), (int, float))]
     return {"step_time_ms_median": round(statistics.median(ms), 2) if ms else None, "steps": len(ms),
-            "workers": int(d.get("workers", 1)), "load_average_start": d.get("load_average_start"), "load_average_end": d.get("load_average_end")}
+            "workers": int(d.get("workers", 1)), "load_average_start": d.get("load_average_start"),
+            "load_average_end": d.get("load_average_end")}
 
 
 def cpu_cause(c: Mapping, base: str = "base") -> list[str]:

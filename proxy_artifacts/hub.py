@@ -62,11 +62,11 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
         FileNotFoundError / ValueError: the folder fails :func:`checkpoint.verify_lineage`.
         huggingface_hub.errors.HfHubHTTPError: the Hub refused (auth, name, ...).
     """
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError
-
     import json
     import tempfile
+
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
 
     from .checkpoint import refresh_card
 

@@ -355,23 +355,23 @@ def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: fl
         _, w, idx = a.route(b_prox.router, x, None)
         dn = ex.down_proj.data.float()
         d_io = dn if a.down_in_out else dn.transpose(1, 2)  # [k, I, H]: row i of expert e multiplies h_e[i]
-        k, I, H = d_io.shape
+        k, n_in, H = d_io.shape
         nb = 1 if a.down_bias else 0
-        W = I + nb  # feature columns per expert: h_e(x) (and 1 for the bias)
+        W = n_in + nb  # feature columns per expert: h_e(x) (and 1 for the bias)
         feats = torch.zeros(len(x), k * W, dtype=torch.float32)
         for e in idx.unique().tolist():
             t, s = (idx == e).nonzero(as_tuple=True)
             we = w[t, s, None].float()
-            feats[t, e * W:e * W + I] = we * a.expert_hidden(ex, e, x[t]).float()
+            feats[t, e * W:e * W + n_in] = we * a.expert_hidden(ex, e, x[t]).float()
             if nb:
-                feats[t, e * W + I] = we[:, 0]
+                feats[t, e * W + n_in] = we[:, 0]
         # normal equations: products in float32 (the features are block-sparse: top-k blocks per token),
         # the solve and the error quadratic forms in float64
         gram, fty = (feats.T @ feats).double(), (feats.T @ y).double()
         yy = float((y.double() ** 2).sum().clamp_min(1e-300))
         d0 = d_io
         if nb:
-            d0 = torch.cat([d_io, getattr(ex, a.down_bias).data.float()[:, None, :]], dim=1)  # [k, I+1, H]
+            d0 = torch.cat([d_io, getattr(ex, a.down_bias).data.float()[:, None, :]], dim=1)  # [k, n_in+1, H]
         d0 = d0.reshape(k * W, H).double()
         lam = float(ridge) * float(gram.diagonal().mean().clamp_min(1e-12))
         d = torch.linalg.solve(gram + lam * torch.eye(k * W, dtype=torch.float64), fty + lam * d0)
@@ -381,11 +381,11 @@ def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: fl
 
         before, after = err(d0), err(d)
         d = d.reshape(k, W, H)
-        new_io = d[:, :I, :]
+        new_io = d[:, :n_in, :]
         ex.down_proj.data.copy_((new_io if a.down_in_out else new_io.transpose(1, 2)).to(ex.down_proj.dtype))
         if nb:
             bias = getattr(ex, a.down_bias)
-            bias.data.copy_(d[:, I, :].to(bias.dtype))
+            bias.data.copy_(d[:, n_in, :].to(bias.dtype))
         report[b_prox.name] = {"tokens": int(len(x)), "rel_err_before": round(before, 6),
                                "rel_err_after": round(after, 6)}
     return report

@@ -35,7 +35,8 @@ def proxy_dir(tmp_path):
     kept = {b.name: [0, 2, 5, 7] for b in moe_blocks(base, adapter_for(base.config))}
     proxy = prune_model(copy.deepcopy(base), kept)
     lineage = {"base_model_id": "local:test", "base_revision": "r0", "family": "qwen3_moe", "stats_sha256": "0" * 64,
-               "method": "frequency", "keep_ratio_requested": 0.5, "keep_ratio_effective": 0.5, "experts_base": 8, "experts_kept": 4, "params": {}}
+               "method": "frequency", "keep_ratio_requested": 0.5, "keep_ratio_effective": 0.5, "experts_base": 8,
+               "experts_kept": 4, "params": {}}
     return write_proxy(proxy, None, tmp_path / "proxy", kept, lineage, {"params_proxy": proxy.num_parameters()}), proxy
 
 
