@@ -6,12 +6,13 @@ Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`ful
 
     README.md                    dataset card: YAML configs (one per table), counts, licences, the splits
     tables/<name>.parquet        models, extractions, graphs, unique_graphs, subgraphs, profiles, long_tail,
-                                 tasks (release tasks), licences -- concatenated over shards, deduplicated by hash
+                                 tasks (release tasks) -- concatenated over shards, deduplicated by hash --
+                                 and licences (every catalog model, ``in_release`` when its shard is done)
     tasks/<task_id>/             task folders (task.json, run_task.py, timing_protocol.py, subgraphs/<variant>/):
                                  the public variants
     passbench/<task_id>/         PassBench sample layout (python -m curate.passbench export)
     kernelbench/<task_id>/*.py   KernelBench problems (python -m curate.passbench.kernelbench)
-    permissive_models.txt        model ids whose code and config licences are both permissive
+    permissive_models.txt        catalog model ids whose code and config licences are both permissive
     secret_split.json            what is held out (counts per task) and a sha256 commitment to it; no key
     summary.json                 metrics/full/summary.json at release time
     manifest.json                sha256 and size of every file above; written last
@@ -188,25 +189,27 @@ def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, 
               "`tables/licences.parquet` has one row per model: `code_licence` (the library's package metadata), "
               "`config_licence` (timm: the default pretrained config's `license`; transformers/torchvision: the "
               "library's own default config) and `permissive`. `unknown` means not stated offline, never assumed.",
-              "", f"Permissive subset: {len(perm)} of {len(lic)} models (`permissive_models.txt`).", "",
-              "| model | code licence | config licence | permissive |", "|---|---|---|---|"]
-    lines += [f"| `{r['model_id']}` | {r['code_licence']} | {r['config_licence']} | {'yes' if r['permissive'] else 'no'} |"
-              for r in lic]
+              "", f"Every source model of the build's catalog is listed ({len(lic)}; `in release`: its shard is done "
+              f"and its rows are in the tables: {sum(1 for r in lic if r.get('in_release'))}). Permissive subset: "
+              f"{len(perm)} of {len(lic)} models (`permissive_models.txt`).", "",
+              "| model | code licence | config licence | permissive | in release |", "|---|---|---|---|---|"]
+    lines += [f"| `{r['model_id']}` | {r['code_licence']} | {r['config_licence']} | {'yes' if r['permissive'] else 'no'} | "
+              f"{'yes' if r.get('in_release') else 'no'} |" for r in lic]
     return "\n".join(lines) + "\n"
 
 
 def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release: str | Path | None = None) -> dict:
     """Assemble ``<out>/release`` (module docstring) from the committed shards; returns its manifest.
 
+    With no committed shard the release holds the licences of every catalog model, the summary and an
+    empty held-out split (an incomplete build's release says so in its card and ``summary.json``).
+
     Raises:
-        FileNotFoundError: no committed shard.
         RuntimeError: an export command failed.
     """
     out = Path(out)
     release = Path(release) if release else out / "release"
     shards = done_shards(out)
-    if not shards:
-        raise FileNotFoundError(f"{out}/shards: no committed shard (DONE) to release")
     stage = release.with_name(f".{release.name}.tmp-{os.getpid()}")
     if stage.exists():
         shutil.rmtree(stage)
@@ -217,8 +220,11 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
         if t is not None:
             pq.write_table(t, stage / "tables" / f"{name}.parquet", compression="zstd")
             tables[name] = len(t)
-    models = pq.read_table(stage / "tables" / "models.parquet").to_pylist() if "models" in tables else []
-    lic = model_licences(models)
+    released = set(pq.read_table(stage / "tables" / "models.parquet").column("model_id").to_pylist()) if "models" in tables else set()
+    catalog = out / "catalog.parquet"
+    sources = (pq.read_table(catalog).select(["model_id", "source", "name"]).to_pylist() if catalog.is_file()
+               else pq.read_table(stage / "tables" / "models.parquet").to_pylist() if "models" in tables else [])
+    lic = [{**r, "in_release": r["model_id"] in released} for r in model_licences(sources)]
     pq.write_table(pa.Table.from_pylist(lic) if lic else pa.table({"model_id": pa.array([], pa.string())}),
                    stage / "tables" / "licences.parquet", compression="zstd")
     tables["licences"] = len(lic)
