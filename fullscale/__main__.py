@@ -1,7 +1,8 @@
 r"""CLI of the full-scale build (docs/full_scale.md).
 
     python -m fullscale plan                      # the committed catalog and how it is cut into shards
-    python -m fullscale run [--max-shards N] [--shards 3,7] [--executor ray] [--commit] [--stop-after 17:45]
+    python -m fullscale run [--max-shards N] [--shards 3,7] [--executor ray] [--commit] [--stop-after 17:30]
+                            [--deadline 17:45]
     python -m fullscale summary                   # metrics/full/summary.json from the committed shards
     python -m fullscale release                   # <out>/release/ from the committed shards (no build)
     python -m fullscale publish --repo org/name   # the release as a Hub dataset (HF_ENDPOINT honoured)
@@ -47,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--executor", choices=("local", "ray"), default=None, help="default: fullscale.executor")
     r.add_argument("--commit", action="store_true", help="git-commit each finished shard (its folder + the summary)")
     r.add_argument("--stop-after", default=None, help="HH:MM UTC: start no shard after it (default: fullscale.stop_after_utc)")
+    r.add_argument("--deadline", default=None, help="HH:MM UTC: stop a running stage then; its shard is recorded as failed "
+                                                    "(the phase it stopped in) and runs again next time")
     sub.choices["publish"].add_argument("--repo", required=True)
     sub.choices["publish"].add_argument("--private", action="store_true")
     sub.choices["fetch"].add_argument("--repo", default=None, help="org/name[@revision]: download instead of verifying")
@@ -68,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.max_shards is not None:
             pending = pending[: args.max_shards]
-        specs = make_specs(pending, cfg, params, catalog, out, work)
+        specs = make_specs(pending, cfg, params, catalog, out, work, args.deadline)
 
         def on_done(res: dict) -> None:
             s = write_summary(out, cfg.num_shards, args.metrics, command=command)

@@ -196,7 +196,8 @@ def shard_entry(spec: dict) -> dict:
     """Run one shard (module docstring). ``spec``: ``shard``, ``num_shards``, ``params`` (the merged
     stage params), ``catalog`` (path of the committed full catalog), ``out`` (the committed build folder:
     seen hashes are read from it), ``work`` (scratch root), optional ``shard_timeout_s``,
-    ``keep_trial_history``.
+    ``deadline_epoch`` (Unix time at which a running stage is stopped: the shard is then a failure
+    record with the phase it stopped in, ``rc`` None), ``keep_trial_history``.
 
     Returns:
         ``{"shard", "ok": True, "manifest", "files"}`` (files: relative path -> bytes, manifest.json
@@ -233,7 +234,11 @@ def shard_entry(spec: dict) -> dict:
 
     def go(phase: str) -> None:
         argv = [a.format(**fmt) for a in dict(PHASES)[phase]]
-        phases.append(run_phase(phase, argv, w / "logs" / f"{phase}.log", spec.get("shard_timeout_s")))
+        limit = spec.get("shard_timeout_s")
+        if spec.get("deadline_epoch") is not None:  # a session's end: the stage is stopped there, the shard recorded
+            left = max(1.0, float(spec["deadline_epoch"]) - time.time())
+            limit = left if limit is None else min(limit, left)
+        phases.append(run_phase(phase, argv, w / "logs" / f"{phase}.log", limit))
 
     try:
         if models:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -134,8 +134,21 @@ def run_ray(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_
             ray.shutdown()
 
 
-def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: Path, out: Path, work: Path) -> list[dict]:
-    """The ``shard_entry`` argument of each shard."""
+def deadline_epoch(hhmm: str | None) -> float | None:
+    """Unix time of the next ``HH:MM`` UTC (today's, or tomorrow's when already past); None for None."""
+    if not hhmm:
+        return None
+    hh, mm = (int(x) for x in hhmm.split(":"))
+    now = datetime.now(timezone.utc)
+    t = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+    if t <= now:
+        t = t.replace(day=now.day) + timedelta(days=1)
+    return t.timestamp()
+
+
+def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: Path, out: Path, work: Path,
+               deadline_utc: str | None = None) -> list[dict]:
+    """The ``shard_entry`` argument of each shard (``deadline_utc``: HH:MM UTC at which running stages stop)."""
     return [{"shard": i, "num_shards": cfg.num_shards, "params": params, "catalog": str(catalog), "out": str(out),
-             "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history}
-            for i in shards]
+             "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history,
+             "deadline_epoch": deadline_epoch(deadline_utc)} for i in shards]

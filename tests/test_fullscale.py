@@ -263,3 +263,25 @@ def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
     assert "k1" not in json.dumps(sec1) and sec1["key_fingerprint"] != sec2["key_fingerprint"]
     assert (out / "release" / "passbench" / pub["task_id"] / "graph_list.txt").read_text().count("\n") == 1
     assert json.loads((out / "release" / "kernelbench" / "index.json").read_text())["problems"] == 1
+
+
+def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
+    """A shard whose deadline has come: its running stage is stopped (rc None) and the shard is a
+    failure record naming that phase (so the next run does it again)."""
+    import time
+
+    from extract.sources.modules import module_catalog
+    from fullscale.pipeline import shard_entry
+    from passnet_common.io import write_parquet
+    from passnet_common.schema import to_table
+
+    (tmp_path / "modules").mkdir()
+    (tmp_path / "modules" / "mlp_a.py").write_text(MLP)
+    write_parquet(tmp_path / "catalog.parquet", to_table("models", module_catalog(tmp_path / "modules")))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    res = shard_entry({"shard": 0, "num_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
+                       "out": str(tmp_path / "out"), "work": str(tmp_path / "work"), "deadline_epoch": time.time()})
+    assert res["ok"] is False
+    f = res["failure"]
+    assert (f["phase"], f["rc"], f["models"]) == ("capture", None, 1)  # 1 s left: killed while importing torch
+    assert f["phases_done"][-1]["phase"] == "capture" and f["code"]["commit"]
