@@ -10,16 +10,17 @@ models at their true size. ``trust_remote_code`` is never used (:class:`TrustRem
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from contextlib import contextmanager
 
 import torch
 
-from passnet_common.record import buffer_stats
 from extract.capture import config_reads
 from extract.capture.inputs import hf_inputs, vision_inputs
-
+from extract.config import CaptureConfig, capture_config
+from passnet_common.record import buffer_stats
 
 # Config keys that count layers, capped in the reduced-depth fallback.
 DEPTH_KEYS = (
@@ -209,8 +210,11 @@ def buffers_to_meta(model: torch.nn.Module, with_stats: bool = True) -> dict[int
     return info
 
 
-def _hf_config(config: dict):
-    from transformers import AutoConfig
+def hf_config(config: dict):
+    """A transformers ``PretrainedConfig`` of a catalog config dict (its ``model_type``'s config
+    class; ``_config_error*`` keys dropped; ``use_cache`` off on the config, its text config and
+    its decoder)."""
+    from transformers import AutoConfig  # noqa: PLC0415  (fork: the parent preloads only its rows' libraries before forking (preload_libraries))
 
     cfg_cls = type(AutoConfig.for_model(config["model_type"]))
     clean = {k: v for k, v in config.items() if not k.startswith("_config_error")}
@@ -221,7 +225,7 @@ def _hf_config(config: dict):
     return cfg
 
 
-def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
+def build_model(row: dict, device: str, capture: CaptureConfig | dict, reduced: bool = False):
     """Build the model of a catalog row on ``device`` and synthesise its inputs.
 
     Returns:
@@ -237,13 +241,13 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
     if row.get("trust_remote_code"):
         raise TrustRemoteCodeRefused(f"{row['model_id']}: config requires trust_remote_code; not executed")
     if lib == "transformers":
-        import transformers
+        import transformers  # noqa: PLC0415  (fork: the parent preloads only its rows' libraries before forking (preload_libraries))
 
         if "_config_error" in config:
             raise ValueError(f"{row['model_id']}: default config cannot be built: {config['_config_error']}")
         if reduced:
-            config = reduce_depth(config, int(capture.get("fallback_layers", 2)))
-        cfg = _hf_config(config)
+            config = reduce_depth(config, capture_config(capture).fallback_layers)
+        cfg = hf_config(config)
         config_reads.track(cfg)  # what building the model and its inputs read (when a recorder is current)
         arch = row.get("architecture")
         with config_reads.active():
@@ -256,7 +260,7 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
             kwargs, spec = hf_inputs(model, cfg, capture, device)
         return model, (), kwargs, spec
     if lib == "timm":
-        import timm
+        import timm  # noqa: PLC0415  (fork: the parent preloads only its rows' libraries before forking (preload_libraries))
 
         with init_on_device(device):
             model = timm.create_model(config["name"], pretrained=False)
@@ -264,9 +268,8 @@ def build_model(row: dict, device: str, capture: dict, reduced: bool = False):
         args, spec = vision_inputs(config, capture, device)
         return model, args, {}, spec
     if lib == "torchvision":
-        import torchvision
+        import torchvision  # noqa: PLC0415  (fork: the parent preloads only its rows' libraries before forking (preload_libraries))
 
-        import inspect
 
         builder = torchvision.models.get_model_builder(config["name"])
         accepted = inspect.signature(builder).parameters

@@ -19,10 +19,13 @@ the account takes the two extra runs.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import torch
+import torch.compiler as tc
 from torch.utils._python_dispatch import TorchDispatchMode
 
 
@@ -58,20 +61,16 @@ class Completeness:
     ops_in_graphs: int = 0
 
 
-class _LogCollector:
+class LogCollector:
     """Collects Dynamo's WARNING+ log records during a capture instead of printing them."""
 
     def __init__(self):
-        import logging
-
         self.records: list[str] = []
         self.handler = logging.Handler(logging.WARNING)
         self.handler.emit = lambda rec: self.records.append(rec.getMessage() if rec.args else str(rec.msg))
 
     @contextmanager
     def active(self):
-        import logging
-
         lg = logging.getLogger("torch._dynamo")
         old = (lg.level, list(lg.handlers), lg.propagate)
         lg.handlers = [self.handler]
@@ -85,7 +84,8 @@ class _LogCollector:
             lg.propagate = old[2]
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first non-blank line of ``text``, stripped, at most 200 characters."""
     return next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")[:200]
 
 
@@ -132,9 +132,6 @@ def account_ops(model, args: tuple, kwargs: dict, runs: list) -> tuple[Counter, 
     Raises:
         Whatever the eager run or a graph's re-run raises (the caller records it).
     """
-    import torch
-    import torch.compiler as tc
-
     flag = tc._is_compiling_flag
     with torch.no_grad():
         ref = OpCounter()
@@ -179,16 +176,16 @@ def assess_completeness(counters: dict, log_records: list[str], num_graphs: int,
     if num_graphs == 0:
         reasons.append("no graph captured")
     if hits:
-        reasons.append(f"{len(hits)} frame(s) hit the recompile limit ({limit}) and ran eagerly: {_first_line(hits[0])}")
+        reasons.append(f"{len(hits)} frame(s) hit the recompile limit ({limit}) and ran eagerly: {first_line(hits[0])}")
     if eager:
-        why = [_first_line(k) for k in counters.get("unimplemented", {})]
+        why = [first_line(k) for k in counters.get("unimplemented", {})]
         skipped = [r for r in log_records if "skip" in r.lower()]
-        detail = why[0] if why else (_first_line(skipped[0]) if skipped else "not converted")
+        detail = why[0] if why else (first_line(skipped[0]) if skipped else "not converted")
         reasons.append(f"{eager} of {total} frame(s) ran eagerly ({detail})")
     outside: dict = {}
     n_eager = n_graph = 0
     if isinstance(account, BaseException):
-        reasons.append(f"op account failed ({type(account).__name__}: {_first_line(str(account))})")
+        reasons.append(f"op account failed ({type(account).__name__}: {first_line(str(account))})")
     elif account is not None:
         ref, graph = account
         n_eager, n_graph = sum(ref.values()), sum(graph.values())

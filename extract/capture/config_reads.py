@@ -47,7 +47,7 @@ _CONFIG_CLASS: list[type] = []
 def _is_config(obj) -> bool:
     if not _CONFIG_CLASS:
         try:
-            from transformers import PretrainedConfig
+            from transformers import PretrainedConfig  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
         except ImportError:  # pragma: no cover - transformers is a dependency of the capture
             return False
         _CONFIG_CLASS.append(PretrainedConfig)

@@ -9,30 +9,22 @@ whether every frame became a graph. Dynamo settings: :data:`DYNAMO_DEFAULTS`.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import torch
+import torch._dynamo
 import torch.fx as fx
+from torch._dynamo.utils import counters
 
-from passnet_common.record import CapturedGraph
 from extract.capture import config_reads
-from extract.capture.completeness import _LogCollector, account_ops, assess_completeness
+from extract.capture.completeness import LogCollector, account_ops, assess_completeness
+from extract.config import CaptureConfig, DynamoConfig, capture_config
+from passnet_common.record import CapturedGraph
 
-
-# Dynamo settings of a capture (params ``extract.capture.dynamo``). Chosen for the fewest
-# graph breaks that still capture faithfully: ``.item()`` / ``tolist()`` and ops with
-# data-dependent output shapes (``nonzero``) are traced as unbacked symbols instead of
-# breaking the graph; the recompile limit is high enough that a block called with many
-# different Python ints (one frame per value) is captured whole.
-DYNAMO_DEFAULTS = {
-    "capture_scalar_outputs": True,
-    "capture_dynamic_output_shape_ops": True,
-    "recompile_limit": 64,
-    # calls of ``logging.Logger`` methods (``logger.warning(...)`` in a forward, e.g.
-    # BigBird's fallback notice) are no-ops to Dynamo (``ignore_logging_functions``)
-    # instead of frames that run eagerly: they compute nothing a graph holds.
-    "ignore_logging_functions": True,
-}
+# Dynamo settings of a capture when params give none: the defaults of
+# :class:`extract.config.DynamoConfig` (params ``extract.capture.dynamo``, where each is explained).
+DYNAMO_DEFAULTS = DynamoConfig().to_params()
 
 
 # The logger methods ignored with ``ignore_logging_functions`` (transformers adds
@@ -41,22 +33,17 @@ LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "warning_once", "
 
 
 def _logger_methods() -> set:
-    import logging
-
     return {getattr(logging.Logger, m) for m in LOGGER_METHODS if callable(getattr(logging.Logger, m, None))}
 
 
-def dynamo_settings(capture: dict) -> dict:
-    """The Dynamo config of a capture: :data:`DYNAMO_DEFAULTS` updated by ``capture["dynamo"]``.
+def dynamo_settings(capture: CaptureConfig | dict) -> dict:
+    """The Dynamo config of a capture (:class:`extract.config.CaptureConfig` or its params
+    mapping): :data:`DYNAMO_DEFAULTS` updated by ``capture.dynamo``.
 
     Raises:
-        ValueError: an unknown setting name.
+        passnet_common.spec.ParamsError: an unknown setting name (a ValueError naming it).
     """
-    given = dict(capture.get("dynamo") or {})
-    unknown = sorted(set(given) - set(DYNAMO_DEFAULTS))
-    if unknown:
-        raise ValueError(f"extract.capture.dynamo: unknown setting(s) {unknown}; known: {sorted(DYNAMO_DEFAULTS)}")
-    return {**DYNAMO_DEFAULTS, **given}
+    return capture_config(capture).dynamo.to_params()
 
 
 def _source_kind(source: Any) -> str | None:
@@ -130,9 +117,6 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
         :attr:`dynamo_capture.last_completeness` (a :class:`Completeness`). Exceptions
         raised by the model (in traced or eager parts) propagate.
     """
-    import torch._dynamo
-    from torch._dynamo.utils import counters
-
     kwargs = kwargs or {}
     settings = dynamo_settings({"dynamo": settings or {}})
     torch._dynamo.reset()
@@ -180,7 +164,7 @@ def dynamo_capture(model: torch.nn.Module, args: tuple = (), kwargs: dict | None
 
         return run
 
-    logs = _LogCollector()
+    logs = LogCollector()
     with logs.active(), torch._dynamo.config.patch(
         capture_scalar_outputs=bool(settings["capture_scalar_outputs"]),
         capture_dynamic_output_shape_ops=bool(settings["capture_dynamic_output_shape_ops"]),

@@ -9,12 +9,15 @@ so whatever a model derives from input values is consistent by construction, on 
 
 from __future__ import annotations
 
+import logging
+import re
+import sys
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
-from extract.capture.synth import _get, _size2
-
+from extract.capture.synth import config_attr, size2
 
 # Frames of a synthetic clip for video LLMs whose config names no frame count.
 VIDEO_FRAMES = 8
@@ -24,7 +27,7 @@ VIDEO_FRAMES = 8
 CLASSES_PER_IMAGE = 2
 
 
-def _tile_kind(model: Any, config: Any, params: Any) -> str | None:
+def tile_kind(model: Any, config: Any, params: Any) -> str | None:
     """How a vision-language model takes its image as tiles, or None.
 
     ``"aspect_ratio"``: Mllama style, pixels ``[b, images, tiles, C, H, W]`` with
@@ -33,23 +36,23 @@ def _tile_kind(model: Any, config: Any, params: Any) -> str | None:
     GraniteDocling), pixels ``[b, tiles, C, H, W]`` with ``pixel_attention_mask`` documented
     as ``(batch_size, num_tiles)`` (real tiles) or else per pixel ``[b, tiles, H, W]``.
     """
-    if "aspect_ratio_ids" in params and _get(config, "max_num_tiles") is not None:
+    if "aspect_ratio_ids" in params and config_attr(config, "max_num_tiles") is not None:
         return "aspect_ratio"
     vc = getattr(config, "vision_config", None)
-    if vc is None or "pixel_attention_mask" not in params or "pixel_values" not in params or _naflex(config):
+    if vc is None or "pixel_attention_mask" not in params or "pixel_values" not in params or naflex(config):
         return None
     if not isinstance(getattr(vc, "image_size", None), int) or not isinstance(getattr(vc, "patch_size", None), int):
         return None  # NaFlex-style towers without a fixed tile size (LFM2-VL)
-    docs = _documented_shapes(model, "pixel_attention_mask")
+    docs = documented_shapes(model, "pixel_attention_mask")
     return "tile_mask" if any(len(d) == 2 and "tile" in d[1] for d in docs) else "pixel_mask"
 
 
-def _full_tile_ratio_id(config: Any) -> int:
+def full_tile_ratio_id(config: Any) -> int:
     """``aspect_ratio_ids`` value of an image using all ``max_num_tiles`` tiles: the 1-based
     index of the first ``[rows, cols]`` in ``supported_aspect_ratios`` with rows * cols ==
     max_num_tiles (0 is padding), 1 when there is none."""
-    n = int(_get(config, "max_num_tiles", default=4))
-    for i, ratio in enumerate(_get(config, "supported_aspect_ratios", default=None) or []):
+    n = int(config_attr(config, "max_num_tiles", default=4))
+    for i, ratio in enumerate(config_attr(config, "supported_aspect_ratios", default=None) or []):
         if len(ratio) == 2 and int(ratio[0]) * int(ratio[1]) == n:
             return i + 1
     return 1
@@ -64,23 +67,20 @@ def _token_id(config: Any, kind: str) -> int | None:
     return None
 
 
-def _video_lm(config: Any, params: Any) -> bool:
+def video_lm(config: Any, params: Any) -> bool:
     """Video LLMs that take ``pixel_values_videos`` [b, frames, C, H, W] with a video token
     in the text (LLaVA-NeXT-Video, Video-LLaVA, LLaVA-OneVision); Qwen2-VL style patch-grid
     towers (``video_grid_thw``) are not of this kind."""
     return "pixel_values_videos" in params and getattr(config, "vision_config", None) is not None \
-        and _token_id(config, "video") is not None and not _grid_vision(config)
+        and _token_id(config, "video") is not None and not grid_vision(config)
 
 
-def _documented_shapes(model: Any, name: str) -> list[tuple[str, ...]]:
+def documented_shapes(model: Any, name: str) -> list[tuple[str, ...]]:
     """The shapes transformers documents for input ``name`` (``name (`... of shape `(a, b)`)``)
     in the docstrings of the ``forward`` methods of the model's modeling module, e.g.
     ``[("batch_size", "sequence_length"), ("batch_size", "1", "num_samples")]``. All of the
     module's classes are read: a base model's docstring often holds only auto_docstring's
     generic shape while its task head documents the real one."""
-    import re
-    import sys
-
     pat = re.compile(rf"{re.escape(name)} \(`[^`]*`[^\n]*?of shape `?\(([^)]*)\)")
     docs = [type(model).forward.__doc__ or ""]
     module = sys.modules.get(type(model).__module__)
@@ -107,12 +107,9 @@ def _feature_rows(model: Any, method: str, tensor: torch.Tensor) -> int | None:
     ``get_image_features``) makes of ``tensor``, computed on fake tensors (shapes only, no
     values, parameters untouched); None when the method is missing or needs values
     (data-dependent shapes)."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     fn = getattr(model, method, None) or getattr(getattr(model, "model", None), method, None)
     if fn is None:
         return None
-    import logging
 
     fake_log = logging.getLogger("torch._subclasses.fake_tensor")
     level = fake_log.level
@@ -132,7 +129,7 @@ def _feature_rows(model: Any, method: str, tensor: torch.Tensor) -> int | None:
     return sum(f.numel() // f.shape[-1] for f in feats)
 
 
-def _codec_channels(config: Any) -> int | None:
+def codec_channels(config: Any) -> int | None:
     """Channels of a waveform codec's input (EnCodec ``audio_channels``, VibeVoice
     ``channels``; 1 for DAC), None for models that take flat waveforms [b, samples]."""
     for key in ("audio_channels", "channels"):
@@ -144,7 +141,7 @@ def _codec_channels(config: Any) -> int | None:
     return None
 
 
-def _grid_vision(config: Any) -> bool:
+def grid_vision(config: Any) -> bool:
     """Qwen2-VL style vision towers: pixels as a flat list of temporal x spatial patches
     with a per-image ``(t, h, w)`` patch grid."""
     vc = getattr(config, "vision_config", None)
@@ -156,7 +153,7 @@ def _grid_vision(config: Any) -> bool:
 GRID_THW = (1, 8, 8)
 
 
-def _grid_tower(config: Any, params: Any) -> bool:
+def grid_tower(config: Any, params: Any) -> bool:
     """A Qwen2-VL style vision tower on its own (its config is the vision config: no
     ``vision_config``): packed patches (``hidden_states``, Qwen2.5-VL; ``pixel_values``,
     Cosmos3-Edge's SigLIP2 tower) with a ``grid_thw`` patch grid, ``spatial_merge_size`` and
@@ -166,10 +163,10 @@ def _grid_tower(config: Any, params: Any) -> bool:
         and isinstance(getattr(config, "patch_size", None), int)
 
 
-def _grid_patches(config: Any) -> tuple[int, int, int, int]:
+def grid_patches(config: Any) -> tuple[int, int, int, int]:
     """``(t, h, w, dim)``: the patch grid of :data:`GRID_THW` (h, w rounded to the merge
     size) and the flattened patch size ``C * temporal_patch * patch * patch``, from
-    ``config.vision_config`` or, for a tower on its own (:func:`_grid_tower`), ``config``."""
+    ``config.vision_config`` or, for a tower on its own (:func:`grid_tower`), ``config``."""
     vc = getattr(config, "vision_config", None) or config
     merge = int(vc.spatial_merge_size)
     t, h, w = GRID_THW
@@ -185,28 +182,26 @@ def _grid_patches(config: Any) -> tuple[int, int, int, int]:
 VISUAL_OBJECTS = 36
 
 
-def _image_pairs(model: Any) -> bool:
+def image_pairs(model: Any) -> bool:
     """Keypoint matchers (EfficientLoFTR, SuperGlue, LightGlue) take ``pixel_values`` as image
     pairs ``[b, 2, C, H, W]``: the model's modeling module defines a ``...ForKeypointMatching``
     class (a matcher family; the base model of the family takes the same pairs)."""
-    import sys
-
     module = sys.modules.get(type(model).__module__)
     return module is not None and any(isinstance(o, type) and n.endswith("ForKeypointMatching")
                                       for n, o in vars(module).items())
 
 
-def _naflex(config: Any) -> bool:
+def naflex(config: Any) -> bool:
     """SigLIP2-style NaFlex vision towers: patches flattened, a patch mask and grid shapes."""
-    return _get(config, "num_patches") is not None and _get(config, "image_size") is None \
+    return config_attr(config, "num_patches") is not None and config_attr(config, "image_size") is None \
         and "siglip2" in str(getattr(config, "model_type", ""))
 
 
-def _video_frames(model: Any, config: Any) -> int | None:
+def video_frames(model: Any, config: Any) -> int | None:
     """Frames of a video model's clip (``num_frames`` / ``frames_per_clip``), 4 for video
     Q-Former models, None for image models."""
-    frames = _get(config, "num_frames", "frames_per_clip")
-    if frames is not None and _get(config, "tubelet_size") is not None:
+    frames = config_attr(config, "num_frames", "frames_per_clip")
+    if frames is not None and config_attr(config, "tubelet_size") is not None:
         return int(frames)
     if "video" in str(getattr(config, "model_type", "")) and "qformer_config" in type(config).__dict__.get("sub_configs", {}):
         return 4
@@ -215,18 +210,18 @@ def _video_frames(model: Any, config: Any) -> int | None:
     return None
 
 
-def _num_patches(model: Any, config: Any) -> int:
+def num_patches(model: Any, config: Any) -> int:
     """Patch tokens of a (video) ViT: ``(T / tubelet) * (H / p) * (W / p)``."""
-    h, w = _size2(_get(config, "image_size", "crop_size", default=224))
-    p = int(_get(config, "patch_size", default=16))
+    h, w = size2(config_attr(config, "image_size", "crop_size", default=224))
+    p = int(config_attr(config, "patch_size", default=16))
     n = (h // p) * (w // p)
-    frames = _video_frames(model, config)
+    frames = video_frames(model, config)
     if frames:
-        n *= frames // int(_get(config, "tubelet_size", default=1))
+        n *= frames // int(config_attr(config, "tubelet_size", default=1))
     return n
 
 
-def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device, model: Any = None) -> None:
+def insert_image_tokens(kwargs: dict, spec: list, config: Any, device, model: Any = None) -> None:
     """Vision-language models that splice image (video) features into the text need one
     image (video) token per feature row in ``input_ids``, placed first. The count is, by family:
 
@@ -255,15 +250,15 @@ def _insert_image_tokens(kwargs: dict, spec: list, config: Any, device, model: A
         size, patch = getattr(vc, "image_size", None), getattr(vc, "patch_size", None)
         grid = kwargs.get("image_grid_thw")
         n = None
-        if grid is not None and _grid_vision(config):
-            t, h, w, _ = _grid_patches(config)
+        if grid is not None and grid_vision(config):
+            t, h, w, _ = grid_patches(config)
             n = t * h * w // int(vc.spatial_merge_size) ** 2  # merged patches, one token each
         elif qformer:
             n = int(config.num_query_tokens) * (int(pixels.shape[1]) if is_video else 1)
         elif "pixel_attention_mask" in kwargs and pixels.dim() == 5:
             per_tile = _model_attr(model, "image_seq_len") if model is not None else None
             if not isinstance(per_tile, int) and isinstance(size, int) and isinstance(patch, int) and patch > 0:
-                scale = _get(config, "scale_factor", "pixel_shuffle_factor", default=1)
+                scale = config_attr(config, "scale_factor", "pixel_shuffle_factor", default=1)
                 per_tile = (size // patch) ** 2 // int(scale) ** 2
             n = per_tile * int(pixels.shape[1]) if isinstance(per_tile, int) else None
         elif isinstance(size, int) and isinstance(patch, int) and patch > 0:

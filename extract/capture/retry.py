@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 
-from passnet_common.record import CapturedGraph
+import torch.fx.experimental._config as fx_config
+
 from extract.capture import dynamo as backend
 from extract.capture.build import meta_tensor_constants
-from extract.capture.completeness import _first_line
-
+from extract.capture.completeness import first_line
+from passnet_common.record import CapturedGraph
 
 # Failures that come from tracing data-dependent values as symbols (unbacked SymInts from
 # ``.item()`` / ``.tolist()`` with ``capture_scalar_outputs``, or from ``nonzero`` & co.
@@ -96,7 +97,7 @@ def capture_with_retry(model, args, kwargs, settings: dict, **kw) -> tuple[list[
             step = next((k for k in RETRY_LADDER if current.get(k)), None)
             if step is None or not is_data_dependent_failure(exc):
                 raise
-            reasons.append(_first_line(str(exc)))
+            reasons.append(first_line(str(exc)))
             current[step] = False
             changed[step] = False
     used = dict(current)
@@ -142,15 +143,13 @@ def meta_capture(model, args, kwargs, settings: dict, **kw) -> tuple[list[Captur
     Raises:
         Whatever the last capture raised.
     """
-    import torch.fx.experimental._config as fx_config
-
     with meta_tensor_constants(), fx_config.patch(meta_nonzero_assume_all_nonzero=True):
         try:
             return capture_with_retry(model, args, kwargs, settings, **kw)
         except Exception as exc:
             if META_VALUE_MARK not in str(exc) or os.environ.get("TRANSFORMERS_DISABLE_TORCH_CHECK") == "1":
                 raise
-            reason = _first_line(str(exc))
+            reason = first_line(str(exc))
         os.environ["TRANSFORMERS_DISABLE_TORCH_CHECK"] = "1"
         try:
             graphs, used = capture_with_retry(model, args, kwargs, settings, **kw)

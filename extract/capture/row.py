@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from passnet_common.record import CapturedGraph
 from extract.capture import build, retry
 from extract.capture import dynamo as backend
 from extract.capture.completeness import Completeness
+from extract.config import CaptureConfig, capture_config
+from passnet_common.record import CapturedGraph
 
 
 @dataclass
@@ -32,21 +33,22 @@ class CaptureResult:
     dynamo: dict = field(default_factory=dict)
 
 
-def capture_row(row: dict, capture: dict) -> CaptureResult:
+def capture_row(row: dict, capture: CaptureConfig | dict) -> CaptureResult:
     """Capture every graph of one catalog row: meta device first, real tensors on failure.
 
     On meta, parameters are meta and buffers real until the trace (their statistics are
     kept, see :func:`extract.capture.build.buffers_to_meta`). In real mode each graph's recorded output
     shapes/dtypes are checked against its execution. Completeness (Dynamo's frame
     counters) is in ``CaptureResult.completeness``; the Dynamo settings used in
-    ``CaptureResult.dynamo``.
+    ``CaptureResult.dynamo``. ``capture``: the ``extract.capture`` params (config or mapping).
 
     Raises the real-tensor attempt's exception when both fail (the caller records its class).
     """
+    capture = capture_config(capture)
     settings = backend.dynamo_settings(capture)
     torch.manual_seed(0)
     fallback_reason = None
-    if capture.get("meta", True):
+    if capture.meta:
         try:
             model, args, kwargs, spec = build.build_model(row, "meta", capture)
             build.params_to_meta(model)

@@ -16,7 +16,9 @@ class UnsupportedInput(ValueError):
     """The model requires an input this synthesiser does not know how to build."""
 
 
-def _size2(value: Any, default: int = 224) -> tuple[int, int]:
+def size2(value: Any, default: int = 224) -> tuple[int, int]:
+    """``(height, width)`` of a config size: an int (square), a list / tuple (its last two, or
+    its one value), a ``{height, width}`` / ``{shortest_edge}`` dict, or ``default`` for None."""
     if value is None:
         return default, default
     if isinstance(value, (list, tuple)):
@@ -34,7 +36,9 @@ def _size2(value: Any, default: int = 224) -> tuple[int, int]:
 SUB_CONFIG_KEYS = ("vision_config", "text_config", "audio_config", "encoder_config", "model_config")
 
 
-def _get(config: Any, *names: str, default: Any = None) -> Any:
+def config_attr(config: Any, *names: str, default: Any = None) -> Any:
+    """The first of ``names`` that is set (not None) on ``config``, then on its sub-configs
+    (:data:`SUB_CONFIG_KEYS`, in that order); ``default`` when none is."""
     for sub in (config, *(getattr(config, k, None) for k in SUB_CONFIG_KEYS)):
         if sub is None:
             continue
@@ -45,7 +49,9 @@ def _get(config: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
-def _make(spec: list, name: str, shape: list[int], dtype: torch.dtype, kind: str, device, low=None, high=None, fill=None, gen=None):
+def make_input(spec: list, name: str, shape: list[int], dtype: torch.dtype, kind: str, device, low=None, high=None, fill=None, gen=None):
+    """Append the spec entry of input ``name`` to ``spec`` and return its tensor
+    (:func:`synth_tensor`, drawn from ``gen``)."""
     spec.append({"name": name, "shape": list(shape), "dtype": str(dtype).replace("torch.", ""), "kind": kind, "low": low, "high": high})
     return synth_tensor(shape, dtype, device, low=low, high=high, fill=fill, gen=gen)
 

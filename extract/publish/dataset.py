@@ -24,6 +24,9 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
+import yaml
+
 SOURCE_LICENSES = {
     "transformers": "Apache-2.0 (architectures built from transformers' default configs)",
     "timm": "Apache-2.0 (timm model definitions)",
@@ -36,8 +39,6 @@ SOURCE_LICENSES = {
 
 def _parquet_options() -> dict:
     """Writer options the installed pyarrow supports (feature-detected, never assumed)."""
-    import pyarrow.parquet as pq
-
     params = inspect.signature(pq.ParquetWriter.__init__).parameters
     opts = {"compression": "zstd"}
     if "use_content_defined_chunking" in params:
@@ -48,8 +49,6 @@ def _parquet_options() -> dict:
 
 
 def _card(repo_id: str, tables: dict[str, int], sources: dict[str, int], store_graphs: int, opts: dict) -> str:
-    import yaml
-
     header = {
         "license": "other",
         "pretty_name": "PassNet FX graphs",
@@ -95,8 +94,6 @@ def build_staging(repo_id: str, table_dirs: list[Path], store: Path | None, out:
         FileNotFoundError: a table folder does not exist or holds no ``*.parquet``.
         ValueError: two folders hold a table of the same name.
     """
-    import pyarrow.parquet as pq
-
     if out.exists():
         shutil.rmtree(out)
     (out / "data").mkdir(parents=True)
@@ -137,7 +134,7 @@ def publish(repo_id: str, table_dirs: list[Path], store: Path | None, out: Path,
     """
     res = build_staging(repo_id, table_dirs, store, out)
     if upload:
-        from huggingface_hub import HfApi, constants
+        from huggingface_hub import HfApi, constants  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import, set by python -m extract)
 
         saved = constants.HF_HUB_OFFLINE
         constants.HF_HUB_OFFLINE = False  # publishing is an explicit online action

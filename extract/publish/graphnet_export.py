@@ -13,6 +13,10 @@ import json
 import os
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
+from passnet_common.store import store_path
+
 
 def _dtype_name(d: str) -> str:
     return d if d.startswith("torch.") else f"torch.{d}"
@@ -100,8 +104,6 @@ def export_store(store: str | Path, out: str | Path, hashes: list[str] | None = 
     Raises:
         FileNotFoundError: ``store`` does not exist, or a requested hash is not stored.
     """
-    from passnet_common.store import store_path
-
     store, out = Path(store), Path(out)
     if not store.is_dir():
         raise FileNotFoundError(f"graph store {store} does not exist")
@@ -122,4 +124,21 @@ def export_store(store: str | Path, out: str | Path, hashes: list[str] | None = 
             res["exported"].append(h)
         except ValueError as exc:
             res["failed"][h] = str(exc)
+    return res
+
+
+def export_graphs(store: Path, out: Path, hashes: list[str] | None, graphs_table: Path | None) -> dict:
+    """``python -m extract export``: :func:`export_store` with each graph's ``model_name`` the
+    sorted model ids of its instances in ``graphs_table`` (the extract stage's ``graphs.parquet``;
+    the hash when the table is absent), and the result written to ``out/export_summary.json``.
+    Returns the result of :func:`export_store`."""
+    names = None
+    if graphs_table is not None and Path(graphs_table).is_file():
+        members: dict[str, list[str]] = {}
+        for r in pq.read_table(graphs_table, columns=["graph_hash", "model_id"]).to_pylist():
+            members.setdefault(r["graph_hash"], []).append(r["model_id"])
+        names = {h: ", ".join(sorted(set(m))) for h, m in members.items()}
+    res = export_store(Path(store), Path(out), hashes, names)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / "export_summary.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
     return res

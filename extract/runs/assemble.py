@@ -15,12 +15,13 @@ from pathlib import Path
 
 import torch
 
+from extract.runs.attempts import attempt_key, code_hash, work_dir
+from extract.runs.reads_dedupe import with_duplicates
+from extract.runs.scheduler import failure_result
 from passnet_common.canonical import CANONICAL_VERSION, hash_metadata
 from passnet_common.io import atomic_write_json, canonical_json, write_parquet
 from passnet_common.schema import to_table
-from extract.runs.scheduler import _failure
-from extract.runs.attempts import _work_dir, attempt_key, code_hash
-from extract.runs.reads_dedupe import with_duplicates
+from passnet_common.store import write_graph
 
 
 def failure_summary(ext_rows: list[dict]) -> dict:
@@ -43,8 +44,6 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
     CPU seconds) stays in the work folder (``result.json``, ``timings.jsonl``), so a run that
     needed a retry gives the same bytes as one that did not. Returns summary counts.
     """
-    from passnet_common.store import write_graph
-
     out.mkdir(parents=True, exist_ok=True)
     if store.exists():
         shutil.rmtree(store)
@@ -55,9 +54,9 @@ def assemble(rows: list[dict], capture: dict, work: Path, out: Path, store: Path
     by_id = {r["model_id"]: r for r in rows}
     for row in sorted(rows, key=lambda r: r["model_id"]):
         key = attempt_key(by_id.get(row.get("duplicate_of")) or row, capture)
-        wd = _work_dir(work, key)
+        wd = work_dir(work, key)
         res_path = wd / "result.json"
-        res = json.loads(res_path.read_text()) if res_path.exists() else _failure("failed", "missing", "no result (run interrupted?)")
+        res = json.loads(res_path.read_text()) if res_path.exists() else failure_result("failed", "missing", "no result (run interrupted?)")
         ext_rows.append({
             "model_id": row["model_id"], "attempt_key": key, "config_hash": row["config_hash"],
             "status": res["status"], "error_class": res["error_class"], "error_message": res["error_message"],

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import torch
 
+from extract.config import CaptureConfig, capture_config
 from passnet_common.canonical import CANONICAL_VERSION
 from passnet_common.io import canonical_json
-
 
 _SITE = re.compile(r"[^\s\"'(`]*/site-packages/")
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -77,30 +77,31 @@ def code_hash(root: Path | None = None) -> str:
 _CODE_HASH: list[str] = []
 
 
-def attempt_details(row: dict, capture: dict) -> dict:
+def attempt_details(row: dict, capture: CaptureConfig | dict) -> dict:
     """Everything that enters the attempt key of a row, the one definition of it.
 
     Returns:
         ``{model_id, config_hash, library, library_version, torch, canonical_version,
-        capture, dynamo, code}``: ``capture`` is the capture params block as given,
-        ``dynamo`` the resolved Dynamo settings (:func:`extract.capture.dynamo.dynamo_settings`),
+        capture, dynamo, code}``: ``capture`` is the ``extract.capture`` block with every
+        default filled (:class:`extract.config.CaptureConfig`, so a key is the same whether a
+        default is written in params or not), ``dynamo`` its resolved Dynamo settings,
         ``code`` :func:`code_hash`.
     """
-    from extract.capture import dynamo_settings
-
+    cap = capture_config(capture)
     return {
         "model_id": row["model_id"], "config_hash": row["config_hash"], "library": row.get("library"),
         "library_version": row["library_version"], "torch": torch.__version__,
-        "canonical_version": CANONICAL_VERSION, "capture": capture, "dynamo": dynamo_settings(capture),
+        "canonical_version": CANONICAL_VERSION, "capture": cap.to_params(), "dynamo": cap.dynamo.to_params(),
         "code": code_hash(),
     }
 
 
-def attempt_key(row: dict, capture: dict) -> str:
+def attempt_key(row: dict, capture: CaptureConfig | dict) -> str:
     """Hex key (24 chars) of one capture attempt: sha256 of :func:`attempt_details`."""
     blob = canonical_json(attempt_details(row, capture))
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
-def _work_dir(work: Path, key: str) -> Path:
+def work_dir(work: Path, key: str) -> Path:
+    """The work folder of attempt ``key`` under ``work``: ``work/<key[:2]>/<key>``."""
     return work / key[:2] / key

@@ -11,6 +11,58 @@ the ``extract`` params, resumably, as the extract stage does.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from extract.config import CatalogConfig, ExtractConfig, catalog_config, extract_config
+from extract.runs.assemble import assemble
+from extract.runs.stage import capture_rows
+from extract.sources.catalog import build_catalog
+from passnet_common.io import atomic_write_json
+
+
+def parse_sample(items: list[str]) -> dict[str, int]:
+    """``["transformers=200", ...]`` (``--sample``) as ``{source: models}``.
+
+    Raises:
+        ValueError: an item that is not ``SOURCE=N``, or no item at all.
+    """
+    sample = {}
+    for item in items:
+        src, _, n = item.partition("=")
+        if not n.isdigit():
+            raise ValueError(f"--sample {item!r}: expected SOURCE=N, e.g. transformers=200")
+        sample[src] = int(n)
+    if not sample:
+        raise ValueError("--sample: give at least one SOURCE=N")
+    return sample
+
+
+def run_coverage(catalog: CatalogConfig | dict, extract: ExtractConfig | dict, sample: dict[str, int], work: Path,
+                 out: Path, metrics: Path, progress: bool = True, capture: bool = True) -> dict:
+    """Capture a seeded sample of the ``all`` catalogs (``sample``: models per source, seed
+    ``catalog.sample_seed``) with the ``extract`` params, resumably in ``work``; assemble its tables
+    in ``out`` (graph store ``out/graph_store``) and write :func:`coverage_metrics` to ``metrics``.
+    ``capture`` False only assembles what ``work`` holds (models not run count as ``missing``).
+    Returns the metrics."""
+    seed = catalog_config(catalog).sample_seed
+    cfg = extract_config(extract)
+    rows = build_catalog(CatalogConfig(mode="all", all_sources=sorted(sample), sample_per_source=dict(sample),
+                                       sample_seed=seed))
+    if capture:
+        capture_rows(rows, cfg, Path(work), progress)
+    assemble(rows, cfg.capture, Path(work), Path(out), Path(out) / "graph_store")
+    ext = pq.read_table(Path(out) / "extractions.parquet").to_pylist()
+    result = coverage_metrics(ext, rows, seed, sample)
+    atomic_write_json(Path(metrics), result)
+    return result
+
+
+def coverage_lines(metrics: dict) -> list[str]:
+    """One line per source: captured and complete counts, failures by class."""
+    return [f"coverage {src}: {m['captured']}/{m['sample_size']} captured ({100 * m['captured_share']:.1f}%), "
+            f"{m['complete']} complete; failures: {m['failures_by_class']}" for src, m in metrics["sources"].items()]
 
 
 def coverage_metrics(ext_rows: list[dict], models: list[dict], seed: int, sample: dict[str, int]) -> dict:
