@@ -336,7 +336,8 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         failed carries the check's status in every run; ``phase`` ``screen`` or ``protocol``,
         ``screen_candidate``, ``audit`` and the screen's ``screen_speedup_compiler*`` on run 0
         rows of a screened run) and per-phase seconds / counts (``screen``: seconds, variants,
-        candidates, audited, protocol seconds).
+        candidates, audited, protocol seconds; ``seconds`` counts the screen's timing alone, its waits
+        for the compile phase are in ``wall_seconds``).
     """
     import tempfile
 
@@ -458,6 +459,7 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             screened = scfg is not None and step["run"] == 0
             phase, c = ("screen", scfg) if screened else ("time", tcfg)
             keyed_all, tasks_all, counts = [], [], [0] * (remeasure_passes + 1)
+            busy = 0.0  # seconds spent timing (not waiting for the compile phase)
             overlapped = proc is not None
             remaining = list(step["hashes"])
             while remaining:
@@ -472,8 +474,10 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                     k = len(remaining)
                 part, remaining = remaining[:k], remaining[k:]
                 tasks_t, keyed = timing_tasks(part, step, phase, c)
+                tb = time.perf_counter()
                 with stress(step["stress"], tcfg["timing_core"]):
                     cnt = time_passes(tasks_t, batch, 0 if screened else remeasure_passes, first_only=overlapped or screened)
+                busy += time.perf_counter() - tb
                 counts = [a + b for a, b in zip(counts, cnt + [0] * (len(counts) - len(cnt)))]
                 keyed_all += keyed
                 tasks_all += tasks_t
@@ -484,13 +488,14 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             secs = time.perf_counter() - t0s
             if screened:
                 args = {k: (a[0], a[1]["dtype"]) for k, a, _ in tasks_all}
-                rows += _screen_then_protocol(keyed_all, args, screen, tcfg, att, batch, remeasure_passes, stats, secs,
+                rows += _screen_then_protocol(keyed_all, args, screen, tcfg, att, batch, remeasure_passes, stats, busy,
                                               counts[0], log)
+                stats["screen"]["wall_seconds"] = secs
             else:
                 for base, chk, d in keyed_all:
                     rows.append({**_timed_row(base, chk, d), "phase": "protocol"})
             stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": counts[0], "seconds": secs,
-                                    "remeasured": [x for x in counts[1:] if x], "phase": phase})
+                                    "busy_seconds": busy, "remeasured": [x for x in counts[1:] if x], "phase": phase})
             log(f"profile timing run {step['run']} ({phase}, stress {step['stress']}): {counts[0]} variants, re-measured "
                 f"{counts[1:]}, in {secs:.1f} s ({len(keyed_all) - counts[0]} resumed)")
         finish_compile()

@@ -34,7 +34,7 @@ def _rates(stats: dict, rows: list[dict]) -> dict:
         out["profile_rate_per_core_hour_cold"] = round(cpu["compile_attempts"] / (core_s / 3600), 1)
     if warm:
         out["profile_rate_per_core_hour_warm"] = round(sum(x["attempts"] for x in warm) / (sum(x["seconds"] for x in warm) / 3600), 1)
-    if sc:  # the timing core's rates in run 0: the screen vs the full protocol (each child re-compiles from the cache)
+    if sc:  # the timing core's rates in run 0 (its waits for the compile phase left out): the screen vs the full protocol
         out["screened_per_core_hour"] = round(sc["variants"] / (sc["seconds"] / 3600), 1) if sc["seconds"] and sc["variants"] else None
         out["protocol_per_core_hour"] = round(sc["protocol_variants"] / (sc["protocol_seconds"] / 3600), 1) \
             if sc["protocol_seconds"] and sc["protocol_variants"] else None

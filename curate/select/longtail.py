@@ -243,7 +243,7 @@ def curate_metrics(subgraphs: list[dict], labelled: list[dict], tasks: list[dict
         "long_tail_variants": len(long_tail),
         "long_tail_overhead_bound": sum(1 for r in lt_rows if r.get("overhead_bound")),
         "unstable_share": (1 - len(stable) / len(timed)) if timed else None,
-        **{k: v for k, v in label_agreement(labelled).items() if k.startswith(("label_agreement", "labelled_both"))},
+        **label_agreement(labelled),
         **screen_figures(run0),
         "hardware": hardware,
         **rates,
