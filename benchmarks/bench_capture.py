@@ -65,7 +65,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _run(rows, ex, path: str) -> dict:
-    from extract.runs.attempts import _work_dir, attempt_key
+    from extract.runs.attempts import attempt_key, work_dir
     from extract.runs.scheduler import capture_all
 
     opts = PATHS[path]
@@ -80,7 +80,7 @@ def _run(rows, ex, path: str) -> dict:
         log = [json.loads(x) for x in (Path(tmp) / "timings.jsonl").read_text().splitlines()]
         results = {}
         for r in rows:
-            res = _work_dir(Path(tmp), attempt_key(r, ex["capture"])) / "result.json"
+            res = work_dir(Path(tmp), attempt_key(r, ex["capture"])) / "result.json"
             if res.exists():
                 d = json.loads(res.read_text())
                 results[r["model_id"]] = {"status": d["status"], "hashes": [g["graph_hash"] for g in d["graphs"]]}

@@ -5,7 +5,7 @@ Each top-level block may register a schema (:func:`register_block`); :func:`load
 validates every registered block it returns, so a typo (``extract.capture.seqlen``) or a
 value of the wrong type (``extract.workers: "two"``) is an error naming the key and what
 it expects, never silently ignored. Every block of the committed ``params.yaml`` is
-registered here (``catalog``, ``extract``, ``hub``, ``curate``, ``score``, ``proxy``, ``summary``); other
+registered here (``curate``, ``score``, ``proxy``, ``summary``); other
 stage families may register theirs from their own package (a schema
 spec or any callable ``(value, path) -> None`` raising :class:`ParamsError`), or extend a
 registered block with new keys (:func:`extend_block`).
@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from passnet_common.spec import (
-    AnyOf, Block, Choice, DictOf, ListOf, Optional, ParamsError, _any_value, check, interval, non_negative, positive,
+    AnyOf, Block, Choice, DictOf, ListOf, Optional, ParamsError, check, interval, non_negative, positive,
 )
 
 
@@ -43,59 +43,8 @@ def extend_block(name: str, fields: dict[str, Any]) -> None:
 
 
 # --- graph stages -----------------------------------------------------------------------
-DYNAMO_SCHEMA = Block({
-    "capture_scalar_outputs": bool,
-    "capture_dynamic_output_shape_ops": bool,
-    "recompile_limit": positive(int),
-    "ignore_logging_functions": bool,
-})
-register_block("catalog", Block({
-    "mode": Choice(("default", "all")),
-    "default": ListOf(str),
-    "all_sources": ListOf(str),
-    "sample_per_source": Optional(DictOf(int)),
-    "sample_seed": int,
-    "local_dir": Optional(str),
-    "hub_dir": Optional(str),
-    "graphnet_dir": Optional(str),  # a local GraphNet checkout (extract/sources/graphnet.py)
-    "module_dir": Optional(str),  # folder of build() -> (module, inputs) files (extract/sources/modules.py)
-    "limit": Optional(positive(int)),
-}))
-register_block("extract", Block({
-    "workers": positive(int),
-    "timeout_s": positive(float),  # wall backstop per child (s)
-    "cpu_budget_s": Optional(positive(float)),  # CPU seconds per child (load-proof limit)
-    "hang_s": Optional(positive(float)),  # wall seconds without CPU progress -> hang
-    "retries": int,  # in-run retries of timeout/oom/hang, limits x2 each
-    "mem_cap_gb": Optional(positive(float)),
-    "retry_failed": bool,
-    "retry_transient": bool,
-    "executor": Choice(("local", "ray")),
-    "ray": DictOf(_any_value),  # ray.init options, passed through
-    "capture": Block({
-        "meta": bool,
-        "batch_size": positive(int),
-        "seq_len": positive(int),
-        "audio_samples": positive(int),
-        "fallback_layers": positive(int),
-        "dynamo": DYNAMO_SCHEMA,
-    }),
-}))
-register_block("hub", Block({  # python -m extract crawl (extract/sources/hub_crawl.py)
-    "endpoint": Optional(str),
-    "filter": Optional(str),
-    "pipeline_tag": Optional(str),
-    "sort": Optional(str),
-    "limit": Optional(positive(int)),
-    "workers": positive(int),
-    "chunk": positive(int),
-    "max_retries": int,
-    "timeout_s": positive(float),
-    "listing_restarts": int,
-    "download_wall_s": positive(float),  # hard wall-clock limit of one config download
-    "backoff_s": positive(float),  # crawl-wide back-off after a 429/5xx/timeout, doubled per repeat
-    "backoff_max_s": positive(float),
-}))
+# The ``catalog``, ``extract`` and ``hub`` blocks are typed configs: extract/config.py (registered
+# when that module is imported; ``check_params --families extract``).
 
 
 # --- curation stages (curate/__main__.py: decompose, profile, curate) --------------------

@@ -19,9 +19,9 @@ CLIP_TEXT = {"model_type": "clip_text_model", "architectures": ["CLIPTextModel"]
 
 
 def _build(cfg_dict):
-    from extract.capture.build import _hf_config
+    from extract.capture.build import hf_config
 
-    return _hf_config(json.loads(json.dumps(cfg_dict)))
+    return hf_config(json.loads(json.dumps(cfg_dict)))
 
 
 def _reads_of_build(cfg_dict, arch, ids):
@@ -112,15 +112,15 @@ def test_waves_merge_on_the_representatives_reads():
 
 
 def test_merge_records_apply_only_while_the_representative_is_unchanged(tmp_path):
-    from extract.runs.attempts import _work_dir, attempt_key
+    from extract.runs.attempts import attempt_key, work_dir
     from extract.runs.reads_dedupe import recorded_reads, with_duplicates, write_merge
 
     a, b = _row("local:a", LLAMA), _row("local:b", dict(LLAMA, tokenizer_class="Other"))
-    write_merge(_work_dir(tmp_path, attempt_key(b, {})), "local:a", attempt_key(a, {}))
+    write_merge(work_dir(tmp_path, attempt_key(b, {})), "local:a", attempt_key(a, {}))
     assert [r.get("duplicate_of") for r in with_duplicates([a, b], {}, tmp_path)] == [None, "local:a"]
     a2 = _row("local:a", dict(LLAMA, hidden_size=64))  # the representative's config changed: stale record
     assert [r.get("duplicate_of") for r in with_duplicates([a2, b], {}, tmp_path)] == [None, None]
-    wd = _work_dir(tmp_path, attempt_key(a, {}))
+    wd = work_dir(tmp_path, attempt_key(a, {}))
     wd.mkdir(parents=True)
     (wd / "config_reads.json").write_text(json.dumps({"reads": ["hidden_size"], "forward_runs": 0}))
     (wd / "result.json").write_text(json.dumps({"status": "ok"}))

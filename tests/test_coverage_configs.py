@@ -9,7 +9,7 @@ import torch
 import transformers
 from transformers import AutoConfig
 
-from extract.capture.build import _hf_config, reduce_depth
+from extract.capture.build import hf_config, reduce_depth
 from extract.sources.builtin import own_model_type
 from extract.sources.repairs import repair_config
 
@@ -30,7 +30,7 @@ def test_published_value_at_a_dotted_path_of_a_sub_dict():
     fixed, notes = _repaired("dbrx")
     assert fixed["attn_config"]["clip_qkv"] == 8
     assert any("attn_config.clip_qkv None -> 8 (values of databricks/dbrx-base)" in n for n in notes)
-    assert _hf_config(fixed).attn_config.clip_qkv == 8
+    assert hf_config(fixed).attn_config.clip_qkv == 8
 
 
 def test_published_values_of_a_nested_sub_config_with_a_per_layer_list_from_the_layer_count():
@@ -41,7 +41,7 @@ def test_published_values_of_a_nested_sub_config_with_a_per_layer_list_from_the_
     assert text["num_experts_per_tok"] == 6
     assert text["mlp_layer_types"] == ["dense"] + ["sparse"] * (text["num_hidden_layers"] - 1)
     assert any("text_config.mlp_layer_types None -> 1 dense then sparse" in n for n in notes)
-    cfg = _hf_config(fixed)
+    cfg = hf_config(fixed)
     assert len(cfg.text_config.mlp_layer_types) == cfg.text_config.num_hidden_layers == 32
 
 
@@ -53,7 +53,7 @@ def test_sub_config_width_follows_its_sibling_output_width():
     assert vision["encoder_config"]["num_attention_heads"] == 14
     assert len(vision["encoder_config"]["layer_types"]) == vision["encoder_config"]["num_hidden_layers"] == 24
     assert any("encoder_config.hidden_size 4096 -> 896" in n for n in notes)
-    _hf_config(fixed)
+    hf_config(fixed)
 
 
 def test_absent_key_of_rope_parameters_from_the_published_checkpoint():
@@ -62,7 +62,7 @@ def test_absent_key_of_rope_parameters_from_the_published_checkpoint():
     section = fixed["rope_parameters"]["mrope_section"]
     assert section == [16, 16, 16, 16]
     assert sum(section) == fixed["hidden_size"] // fixed["num_attention_heads"] // 2
-    assert _hf_config(fixed).rope_parameters["mrope_section"] == [16, 16, 16, 16]
+    assert hf_config(fixed).rope_parameters["mrope_section"] == [16, 16, 16, 16]
 
 
 def test_table_left_none_builds_the_model():
@@ -71,7 +71,7 @@ def test_table_left_none_builds_the_model():
     assert fixed["kernel_list"] == [3, 2, 2] and fixed["scale_factor_list"] == [1, 2, 4, 8]
     assert fixed["intraclass_block_config"]["symmetric_conv_long_longratio"] == [[7, 7], [1, 1], [3, 3]]
     with torch.device("meta"):
-        model = transformers.PPOCRV5ServerDetForObjectDetection._from_config(_hf_config(fixed))
+        model = transformers.PPOCRV5ServerDetForObjectDetection._from_config(hf_config(fixed))
     assert sum(p.numel() for p in model.parameters()) > 0
 
 
@@ -86,7 +86,7 @@ def test_derived_token_table_chameleon_vocabulary_map():
     mapping = ChameleonImageVocabularyMapping(vmap)
     assert mapping.image_tokens == list(range(4, 4 + n))
     assert mapping.bpe2img[4] == 0 and mapping.bpe2img[4 + 123] == 123
-    assert _hf_config(fixed).image_token_id == 8711
+    assert hf_config(fixed).image_token_id == 8711
 
 
 def test_pixel_shuffle_grid_divisible_by_downsample_factor():
@@ -112,7 +112,7 @@ def test_reduce_depth_keeps_per_layer_config_of_kept_layers():
     cfg = _default("gemma4")
     small = reduce_depth(cfg, 2)
     assert small["text_config"]["per_layer_config"] == {}
-    assert _hf_config(small).text_config.num_hidden_layers == 2
+    assert hf_config(small).text_config.num_hidden_layers == 2
     kept = reduce_depth(cfg, 6)["text_config"]["per_layer_config"]
     assert [int(k) for k in kept] == [5]
 
@@ -123,7 +123,7 @@ def test_reduce_depth_moves_backbone_out_features_to_a_kept_stage():
     backbone = small["backbone_config"]
     assert backbone["stage_names"] == ["stem", "stage1", "stage2"]
     assert backbone["out_features"] == ["stage2"] and backbone["out_indices"] == [2]
-    cfg = _hf_config(small)
+    cfg = hf_config(small)
     assert cfg.backbone_config.out_features == ["stage2"]
     with torch.device("meta"):
         transformers.VitPoseForPoseEstimation._from_config(cfg)

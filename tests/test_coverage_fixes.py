@@ -16,7 +16,6 @@ from extract.capture.retry import capture_with_retry, is_runtime_assert_failure
 from extract.sources.repairs import repair_config
 from tests.hf_rows import default_row
 
-
 # --- runtime assertions on data-dependent sizes ---------------------------------------
 
 class KeepAfterNms(torch.nn.Module):
@@ -248,8 +247,9 @@ def test_pix2struct_flattened_patches_carry_row_and_column_ids():
                                      {"seq_len": 8})
     shapes = {s["name"]: s["shape"] for s in spec}
     assert shapes["flattened_patches"] == [1, 256, 2 + 768] and shapes["decoder_input_ids"] == [1, 8]
-    from extract.capture.inputs import hf_inputs
     from transformers import Pix2StructConfig
+
+    from extract.capture.inputs import hf_inputs
 
     cfg = Pix2StructConfig(vision_config={"hidden_size": 32, "patch_embed_hidden_size": 12, "num_hidden_layers": 1,
                                           "num_attention_heads": 2, "d_ff": 16, "d_kv": 16},
@@ -269,6 +269,7 @@ def test_pix2struct_flattened_patches_carry_row_and_column_ids():
 
 def test_longformer_qa_gets_a_global_first_token():
     import transformers
+
     from extract.capture.inputs import hf_inputs
 
     cfg = transformers.LongformerConfig(vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
@@ -300,8 +301,9 @@ def test_audio_codec_stacked_features_and_short_text_tower_rules(model_type, arc
 
 def test_qwen2_vl_style_grid_inputs_and_image_tokens():
     import transformers
-    from extract.capture.multimodal import GRID_THW
+
     from extract.capture.inputs import hf_inputs
+    from extract.capture.multimodal import GRID_THW
 
     cfg = transformers.Qwen2VLConfig(
         text_config={"vocab_size": 300, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
@@ -348,14 +350,15 @@ def test_logger_calls_in_forward_do_not_break_the_graph():
 
 
 def test_reduced_depth_keeps_gpt_neo_attention_layers_consistent():
-    from extract.capture.build import _hf_config, reduce_depth
     from transformers import AutoConfig
+
+    from extract.capture.build import hf_config, reduce_depth
 
     cfg = AutoConfig.for_model("gpt_neo").to_dict()
     assert len(cfg["attention_layers"]) == cfg["num_layers"] == 24
     small = reduce_depth(cfg, 2)
     assert small["attention_layers"] == cfg["attention_layers"][:2] and small["num_layers"] == 2
-    assert _hf_config(small).attention_layers == ["global", "local"]  # the config validator accepts it
+    assert hf_config(small).attention_layers == ["global", "local"]  # the config validator accepts it
 
 
 class LazyHooks(torch.nn.Module):

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from extract.capture.build import build_model
-from extract.capture.synth import UnsupportedInput
 from extract.capture.inputs import hf_inputs
+from extract.capture.synth import UnsupportedInput
 from tests.hf_rows import default_row
 
 
@@ -44,7 +44,8 @@ def test_open_vocabulary_detector_class_prompts():
 
 def test_image_tiles_with_aspect_ratio_ids():
     import transformers
-    from extract.capture.multimodal import _full_tile_ratio_id
+
+    from extract.capture.multimodal import full_tile_ratio_id
 
     spec = _spec("mllama", "MllamaModel")
     assert spec["pixel_values"]["shape"] == [1, 1, 4, 3, 448, 448] and spec["pixel_values"]["kind"] == "image_tiles"
@@ -52,7 +53,7 @@ def test_image_tiles_with_aspect_ratio_ids():
     assert spec["cross_attention_mask"]["shape"] == [1, 32, 1, 4]
     assert "image_tokens" not in spec["input_ids"]  # cross-attention: no spliced image tokens
     # default supported_aspect_ratios [[1,1],[1,2],[1,3],[1,4],...]: [1,4] is the first 4-tile layout
-    assert _full_tile_ratio_id(transformers.MllamaConfig()) == 4
+    assert full_tile_ratio_id(transformers.MllamaConfig()) == 4
 
     cfg = transformers.MllamaConfig(
         vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_global_layers": 1,

@@ -163,7 +163,7 @@ def test_a_hang_is_retried_in_the_same_run_and_leaves_no_trace_in_the_tables(tmp
     import pyarrow.parquet as pq
 
     from extract.runs.assemble import assemble
-    from extract.runs.attempts import _work_dir, attempt_key
+    from extract.runs.attempts import attempt_key, work_dir
     from extract.runs.scheduler import capture_all
     from extract.sources.catalog import build_catalog
 
@@ -177,7 +177,7 @@ def test_a_hang_is_retried_in_the_same_run_and_leaves_no_trace_in_the_tables(tmp
         counts = capture_all(rows, {}, work, workers=1, timeout_s=3600, mem_cap_gb=None, progress=False,
                              cpu_budget_s=600, hang_s=10, retries=1)
         assert counts["retried_in_run"] == (1 if run == "retried" else 0)
-        res = json.loads((_work_dir(work, attempt_key(rows[0], {})) / "result.json").read_text())
+        res = json.loads((work_dir(work, attempt_key(rows[0], {})) / "result.json").read_text())
         assert res["status"] == "ok" and res["attempts"] == (2 if run == "retried" else 1)
         log = [json.loads(line) for line in (work / "timings.jsonl").read_text().splitlines()]
         assert [e["error_class"] for e in log] == (["hang", None] if run == "retried" else [None])

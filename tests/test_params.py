@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from passnet_common.params import BLOCKS, Block, ParamsError, extend_block, load_params, register_block
 import curate.config  # noqa: F401,E402  (registers the curate block: CurateConfig)
+import extract.config  # noqa: F401  (registers the catalog, extract and hub blocks)
+from passnet_common.params import BLOCKS, Block, ParamsError, extend_block, load_params, register_block
 from tests.conftest import ROOT
 
 

@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from extract.sources.rows import row_from_hf_config
-from extract.runs.attempts import _work_dir, attempt_details, attempt_key, code_hash
 from extract.runs.assemble import assemble
+from extract.runs.attempts import attempt_details, attempt_key, code_hash, work_dir
 from extract.runs.scheduler import capture_all
+from extract.sources.rows import row_from_hf_config
 from passnet_common.io import atomic_write_json
 from tests.conftest import ROOT, TINY_CONFIGS, write_config_folder
 
@@ -62,7 +62,7 @@ def test_timeouts_and_oom_are_retried_with_the_attempt_count(tmp_path):
     work = tmp_path / "work"
     # previous run: llama timed out (machine load), bert failed for a reason of the model
     for row, err in ((rows[0], "timeout"), (rows[1], "exception:ValueError")):
-        wd = _work_dir(work, attempt_key(row, capture))
+        wd = work_dir(work, attempt_key(row, capture))
         wd.mkdir(parents=True)
         atomic_write_json(wd / "result.json", {"status": "failed", "error_class": err, "error_message": "x",
                                                "mode": None, "fallback_reason": None, "input_spec": [],
@@ -75,14 +75,14 @@ def test_timeouts_and_oom_are_retried_with_the_attempt_count(tmp_path):
     assert ex["local:tiny-llama"]["status"] == "ok"
     # the attempt count is bookkeeping: in the work folder, not in the table (issue 20)
     assert "attempts" not in ex["local:tiny-llama"]
-    assert json.loads((_work_dir(work, attempt_key(rows[0], capture)) / "result.json").read_text())["attempts"] == 2
+    assert json.loads((work_dir(work, attempt_key(rows[0], capture)) / "result.json").read_text())["attempts"] == 2
     assert ex["local:tiny-llama"]["complete"] and ex["local:tiny-llama"]["code_hash"] == code_hash()
     assert json.loads(ex["local:tiny-llama"]["dynamo_json"])["recompile_limit"] == 64
     assert ex["local:tiny-bert"]["status"] == "failed"
     assert summary["not_ok"] == {"failed": {"exception:ValueError": ["local:tiny-bert"]}}
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["not_ok"] == summary["not_ok"]
     # with retry_transient off, a timeout is kept
-    wd = _work_dir(work, attempt_key(rows[0], capture))
+    wd = work_dir(work, attempt_key(rows[0], capture))
     res = json.loads((wd / "result.json").read_text())
     atomic_write_json(wd / "result.json", dict(res, status="failed", error_class="oom"))
     counts = capture_all(rows, capture, work, workers=1, timeout_s=300, mem_cap_gb=None, progress=False,
@@ -146,7 +146,7 @@ def test_pulled_clone_is_up_to_date(tmp_path):
             shutil.copy(src, repo / item)
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": {k: stages[k] for k in ("catalog", "extract")}}))
-    configs = write_config_folder(repo / "configs", {k: TINY_CONFIGS[k] for k in ("tiny-llama", "tiny-gpt2")})
+    write_config_folder(repo / "configs", {k: TINY_CONFIGS[k] for k in ("tiny-llama", "tiny-gpt2")})
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["catalog"].update({"mode": "default", "default": [], "local_dir": "configs"})
     params["extract"]["capture"]["seq_len"] = 8

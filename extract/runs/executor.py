@@ -26,13 +26,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from passnet_common.worker import run_isolated
+
 EXECUTORS = ("local", "ray")
 
 
 def _ray_one(key: str, arg: Any, out_dir: str, fn: Callable, timeout_s: float, mem_cap_bytes: int | None,
              threads_per_worker: int, limits: dict | None = None):
-    from passnet_common.worker import run_isolated
-
     outs = run_isolated([(key, arg, Path(out_dir))], fn, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
                         threads_per_worker=threads_per_worker, **(limits or {}))
     return outs[0]
@@ -50,7 +50,7 @@ def run_ray(tasks: list[tuple[str, Any, Path]], fn: Callable[[Any, Path], None],
     Raises:
         ImportError: ray is not installed.
     """
-    import ray
+    import ray  # noqa: PLC0415  (optional: ray is installed only with the ray extra)
 
     rp = dict(ray_params or {})
     if not ray.is_initialized():
@@ -84,8 +84,6 @@ def get_executor(name: str = "local", ray_params: dict | None = None) -> Callabl
         ValueError: unknown executor name.
     """
     if name == "local":
-        from passnet_common.worker import run_isolated
-
         return run_isolated
     if name == "ray":
         def run(tasks, fn, **kw):

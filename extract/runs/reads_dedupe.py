@@ -27,6 +27,11 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from extract.capture.build import hf_config
+from extract.capture.config_reads import reads_key
+from extract.runs.attempts import attempt_key, work_dir
+from passnet_common.io import atomic_write_json
+
 READS_FILE = "config_reads.json"
 
 
@@ -58,9 +63,7 @@ def recorded_reads(wd: Path) -> list[str] | None:
 
 
 def _built_config(row: dict):
-    from extract.capture.build import _hf_config
-
-    return _hf_config(json.loads(row["config_json"]))
+    return hf_config(json.loads(row["config_json"]))
 
 
 class ReadsDedupe:
@@ -95,8 +98,6 @@ class ReadsDedupe:
         return sorted(self._first, key=lambda r: (r["model_id"], order[id(r)]))
 
     def _key(self, row: dict, reads) -> str:
-        from extract.capture.config_reads import reads_key
-
         mid = row["model_id"]
         if mid not in self._configs:
             try:
@@ -148,8 +149,6 @@ MERGE_FILE = "duplicate_of.json"
 def write_merge(wd: Path, rep_id: str, rep_key: str) -> None:
     """Record in the work folder ``wd`` of a merged row that it receives the graphs of ``rep_id``
     (whose attempt key is ``rep_key``); read back by :func:`with_duplicates`."""
-    from passnet_common.io import atomic_write_json
-
     Path(wd).mkdir(parents=True, exist_ok=True)
     atomic_write_json(Path(wd) / MERGE_FILE, {"duplicate_of": rep_id, "attempt_key": rep_key})
 
@@ -163,13 +162,11 @@ def with_duplicates(rows: list[dict], capture: dict, work: Path) -> list[dict]:
     """``rows`` with ``duplicate_of`` set on every row the capture stage merged
     (:func:`write_merge` in the row's work folder, valid while the representative's attempt key
     is the one recorded, i.e. the same config and code). New dicts; order kept."""
-    from extract.runs.attempts import _work_dir, attempt_key
-
     keys = {r["model_id"]: attempt_key(r, capture) for r in rows if reads_group(r) is not None}
     out = []
     for r in rows:
         if r["model_id"] in keys:
-            f = _work_dir(Path(work), keys[r["model_id"]]) / MERGE_FILE
+            f = work_dir(Path(work), keys[r["model_id"]]) / MERGE_FILE
             if f.exists() and not (f.parent / "result.json").exists():
                 m = json.loads(f.read_text())
                 if keys.get(m.get("duplicate_of")) == m.get("attempt_key"):

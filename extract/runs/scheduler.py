@@ -10,42 +10,48 @@ the imports children share (:func:`preload_libraries`, :func:`warm_up`) before f
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
+import sys
 import time
+import warnings
 from pathlib import Path
 
 import torch
+import tqdm as tqdm_mod
+from tqdm import tqdm
 
-from passnet_common.io import atomic_write_json
-from extract.runs.attempts import TRANSIENT_ERRORS, _work_dir, attempt_key, portable_text
+from extract.capture import capture_row, config_reads, dynamo_capture
+from extract.capture.build import DEPTH_KEYS, init_on_device
+from extract.runs.attempts import TRANSIENT_ERRORS, attempt_key, portable_text, work_dir
+from extract.runs.executor import get_executor
 from extract.runs.priors import schedule_history
+from extract.runs.reads_dedupe import READS_FILE, ReadsDedupe, clear_merge, recorded_reads, write_merge
+from extract.sources.graphnet import capture_result
+from extract.sources.modules import capture_module
+from extract.sources.rows import remote_code_reason
+from passnet_common.io import atomic_write_json
+from passnet_common.record import describe_graph
 
 
 def capture_task(arg: tuple[dict, dict], out_dir: Path) -> None:
     """Child-process body: capture one row, write ``graphs/<i>.json``, for a transformers row the
     config attributes its capture read (``config_reads.json``, :mod:`extract.runs.reads_dedupe`),
     then ``result.json``."""
-    import warnings
-
     warnings.filterwarnings("ignore")  # Python warnings only: Dynamo's log records are collected by the capture
     try:
-        import transformers
+        import transformers  # noqa: PLC0415  (fork: preloaded by the parent or imported in the child; env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
         transformers.logging.set_verbosity_error()
     except ImportError:
         pass
-    from extract.capture import capture_row, config_reads
-    from extract.runs.reads_dedupe import READS_FILE
-    from passnet_common.record import describe_graph
 
     row, capture = arg
     if row.get("library") == "graphnet":  # a GraphNet sample: its model.py, static-checked, in this child
-        from extract.sources.graphnet import capture_result
 
         res = capture_result(row)
     elif row.get("library") == "module":  # an own program: its build() runs only here, in the child
-        from extract.sources.modules import capture_module
 
         res = capture_module(row, capture)
     else:
@@ -102,7 +108,8 @@ def completeness_fields(res) -> dict:
     }
 
 
-def _failure(status: str, error_class: str, message: str | None, attempts: int = 1) -> dict:
+def failure_result(status: str, error_class: str, message: str | None, attempts: int = 1) -> dict:
+    """The ``result.json`` of an attempt that captured nothing (``status`` ``failed`` / ``skipped``)."""
     return {"status": status, "error_class": error_class, "error_message": portable_text(message or "")[:4000],
             "mode": None, "fallback_reason": None, "input_spec": [], "param_count": None,
             "num_graphs": 0, "num_graph_breaks": 0, "graphs": [], "complete": False,
@@ -132,9 +139,6 @@ def warm_up() -> float:
     already in place (measured: ~2 s of a child's first capture). Meta tensors run no
     CPU kernel, so no OpenMP pool exists when the parent forks. Then Dynamo's source index
     of the files most traces share (:func:`_warm_source_index`). Returns seconds spent."""
-    from extract.capture import dynamo_capture
-    from extract.capture.build import init_on_device
-
     start = time.perf_counter()
     with init_on_device("meta"):
         mod = _WarmUp()
@@ -159,10 +163,8 @@ def _warm_source_index() -> None:
     :data:`SHARED_SOURCES` that are imported, so children do not each re-tokenize them
     (measured: ``transformers/modeling_utils.py`` alone ~0.2-0.4 s CPU per child). The index
     feeds only Dynamo's trace log text, never a graph."""
-    import sys
-
     try:
-        from torch._dynamo.funcname_cache import get_funcname
+        from torch._dynamo.funcname_cache import get_funcname  # noqa: PLC0415  (optional: a torch internal that may be absent)
     except ImportError:
         return
     for name in SHARED_SOURCES:
@@ -184,7 +186,6 @@ def estimated_seconds(row: dict, history: dict[str, float]) -> float:
         return history[row["model_id"]]
     if row.get("library") != "transformers":
         return 3.0
-    from extract.capture.build import DEPTH_KEYS
 
     try:
         cfg = json.loads(row.get("config_json") or "{}")
@@ -218,8 +219,6 @@ def preload_libraries(rows: list[dict]) -> float:
     modules, 8.2 -> 5.1 s CPU with the preload; timm resnet18 2.5 -> 1.5 s). Imports run no
     CPU kernel, so no OpenMP pool exists at fork. A name that fails to import is left to the
     child (which records the error). Returns seconds spent."""
-    import importlib
-
     start = time.perf_counter()
     libs = {r.get("library") for r in rows}
     names = []
@@ -235,7 +234,7 @@ def preload_libraries(rows: list[dict]) -> float:
         except Exception:  # noqa: BLE001 - the child reports it
             pass
     if "transformers" in libs:
-        import transformers
+        import transformers  # noqa: PLC0415  (fork: preloaded by the parent or imported in the child; env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
         for r in rows:
             if r.get("library") == "transformers" and r.get("architecture") and not r.get("trust_remote_code"):
@@ -262,8 +261,6 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
         counts of :func:`capture_wave` summed over the waves, plus ``waves``,
         ``duplicates_by_reads`` (also counted in ``duplicates``) and ``duplicate_of``.
     """
-    from extract.runs.reads_dedupe import ReadsDedupe, clear_merge, recorded_reads, write_merge
-
     dd = ReadsDedupe(rows)
     wave = dd.first_wave()
     total: dict = {}
@@ -271,12 +268,12 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
         c = capture_wave(wave, capture, work, workers, timeout_s, mem_cap_gb, warm=warm and not total,
                          preload=preload and not total, **wave_options)
         total = {k: total.get(k, 0) + c.get(k, 0) for k in sorted(total.keys() | c.keys())} if total else c
-        wave = dd.next_wave(lambda r: recorded_reads(_work_dir(work, attempt_key(r, capture))))
+        wave = dd.next_wave(lambda r: recorded_reads(work_dir(work, attempt_key(r, capture))))
         for r in wave:
-            clear_merge(_work_dir(work, attempt_key(r, capture)))
+            clear_merge(work_dir(work, attempt_key(r, capture)))
     by_id = {r["model_id"]: r for r in rows}
     for mid, rep in dd.duplicate_of.items():
-        write_merge(_work_dir(work, attempt_key(by_id[mid], capture)), rep, attempt_key(by_id[rep], capture))
+        write_merge(work_dir(work, attempt_key(by_id[mid], capture)), rep, attempt_key(by_id[rep], capture))
     total["duplicates"] = total.get("duplicates", 0) + len(dd.duplicate_of)
     total.update(waves=dd.waves, duplicates_by_reads=len(dd.duplicate_of), duplicate_of=dict(dd.duplicate_of))
     return total
@@ -317,11 +314,6 @@ def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, time
     Returns:
         counts ``{done_before, ran, failed, skipped, retried, duplicates, retried_in_run}``.
     """
-    from tqdm import tqdm
-    import tqdm as tqdm_mod
-
-    from extract.sources.rows import remote_code_reason
-
     tqdm_mod.tqdm.monitor_interval = 0  # no monitor thread in a parent that forks
     todo = []
     done_before = skipped = retried = duplicates = 0
@@ -331,7 +323,7 @@ def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, time
             duplicates += 1
             continue
         key = attempt_key(row, capture)
-        wd = _work_dir(work, key)
+        wd = work_dir(work, key)
         res = wd / "result.json"
         prev_attempts = 0
         if res.exists():
@@ -345,12 +337,12 @@ def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, time
             retried += 1
         if row.get("catalog_error_class"):
             wd.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(res, _failure("failed", row["catalog_error_class"], row.get("catalog_error")))
+            atomic_write_json(res, failure_result("failed", row["catalog_error_class"], row.get("catalog_error")))
             skipped += 1
             continue
         if row.get("trust_remote_code"):
             wd.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(res, _failure("skipped", "trust_remote_code", remote_code_reason(row) + "; never executed"))
+            atomic_write_json(res, failure_result("skipped", "trust_remote_code", remote_code_reason(row) + "; never executed"))
             skipped += 1
             continue
         attempts[key] = prev_attempts + 1
@@ -372,16 +364,16 @@ def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, time
     transient_now: list[str] = []
 
     def on_done(o):
-        wd = _work_dir(work, o.key)
+        wd = work_dir(work, o.key)
         n = attempts[o.key]
         if not o.ok:
             status = "skipped" if o.error_class == "exception:TrustRemoteCodeRefused" else "failed"
             msg = f"{where[o.key]}: {o.error_message}" if o.key in where else o.error_message
-            atomic_write_json(wd / "result.json", _failure(status, o.error_class, msg, n))
+            atomic_write_json(wd / "result.json", failure_result(status, o.error_class, msg, n))
             if o.error_class in TRANSIENT_ERRORS:
                 transient_now.append(o.key)
         elif not (wd / "result.json").exists():
-            atomic_write_json(wd / "result.json", _failure("failed", "exit:0", "child exited without a result", n))
+            atomic_write_json(wd / "result.json", failure_result("failed", "exit:0", "child exited without a result", n))
         else:
             res = json.loads((wd / "result.json").read_text())
             res["attempts"] = n
@@ -400,7 +392,6 @@ def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, time
     if warm:
         counts["warm_up_s"] = round(warm_up(), 3)
     mem_cap = int(mem_cap_gb * 2**30) if mem_cap_gb else None
-    from extract.runs.executor import get_executor
 
     run = get_executor(executor, ray_params)
     scale = 1.0
@@ -430,6 +421,6 @@ def _all_keys(rows, capture, work):
         if row.get("duplicate_of"):
             continue
         key = attempt_key(row, capture)
-        wd = _work_dir(work, key)
+        wd = work_dir(work, key)
         if (wd / "result.json").exists():
             yield key, row, wd

@@ -9,10 +9,8 @@
 
 from __future__ import annotations
 
-
+from extract.sources.rows import hash_config, row_from_hf_config
 from passnet_common.io import canonical_json
-from extract.sources.rows import _config_hash, row_from_hf_config
-
 
 # Mapping name -> task label; the order decides which task a class shared by several
 # mappings is listed under (the first one).
@@ -36,7 +34,7 @@ def own_model_type(cls_name: str, listed_types: set[str] | list[str]) -> str | N
     """Of the model types an auto-mapping lists a class under, the one of the class's own
     config class (``cls.config_class.model_type``); None when that is not among them or
     the class is unknown (the caller keeps the first listed type)."""
-    import transformers
+    import transformers  # noqa: PLC0415  (per source: a library is imported only when params list its source; env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     typ = getattr(getattr(getattr(transformers, cls_name, None), "config_class", None), "model_type", None)
     return typ if typ in set(listed_types) else None
@@ -52,9 +50,9 @@ def transformers_catalog(only: set[str] | None = None) -> list[dict]:
     a name no mapping lists gets no row. It spares importing every config and model module
     (``catalog.mode: default``).
     """
-    import transformers
-    from transformers import AutoConfig
-    import transformers.models.auto.modeling_auto as ma
+    import transformers  # noqa: PLC0415  (per source: a library is imported only when params list its source; env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
+    import transformers.models.auto.modeling_auto as ma  # noqa: PLC0415  (per source: a library is imported only when params list its source; env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
+    from transformers import AutoConfig  # noqa: PLC0415  (per source: a library is imported only when params list its source; env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     mappings = [(n, t) for n, t in _TASK_ORDER if hasattr(ma, n)]
     seen = {n for n, _ in mappings}
@@ -102,7 +100,7 @@ def transformers_catalog(only: set[str] | None = None) -> list[dict]:
 
 def timm_catalog() -> list[dict]:
     """Every name of ``timm.list_models()`` with its default input size."""
-    import timm
+    import timm  # noqa: PLC0415  (per source: a library is imported only when params list its source; env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     out = []
     for name in timm.list_models():
@@ -113,7 +111,7 @@ def timm_catalog() -> list[dict]:
         out.append({
             "model_id": f"timm:{name}", "source": "timm", "name": name, "architecture": name,
             "model_type": None, "task": "image-classification", "modality": "vision",
-            "config_json": cj, "config_hash": _config_hash(cj), "library": "timm",
+            "config_json": cj, "config_hash": hash_config(cj), "library": "timm",
             "library_version": timm.__version__, "trust_remote_code": False,
         })
     return out
@@ -136,7 +134,7 @@ def _torchvision_input(name: str) -> dict:
 
 def torchvision_catalog() -> list[dict]:
     """Every model of torchvision's registry (``torchvision.models.list_models()``)."""
-    import torchvision
+    import torchvision  # noqa: PLC0415  (per source: a library is imported only when params list its source; env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     out = []
     for name in torchvision.models.list_models():
@@ -145,7 +143,7 @@ def torchvision_catalog() -> list[dict]:
         out.append({
             "model_id": f"torchvision:{name}", "source": "torchvision", "name": name, "architecture": name,
             "model_type": None, "task": conf["kind"], "modality": "video" if conf["kind"] == "video" else "vision",
-            "config_json": cj, "config_hash": _config_hash(cj), "library": "torchvision",
+            "config_json": cj, "config_hash": hash_config(cj), "library": "torchvision",
             "library_version": torchvision.__version__, "trust_remote_code": False,
         })
     return out

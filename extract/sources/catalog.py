@@ -32,13 +32,20 @@ crawler (``hf:org/name@<sha>``).
 
 from __future__ import annotations
 
+import hashlib
+import json
+import random
+from pathlib import Path
+
+from extract.config import CatalogConfig, catalog_config
 from extract.sources.builtin import timm_catalog, torchvision_catalog, transformers_catalog
+from extract.sources.graphnet import graphnet_catalog
+from extract.sources.hub_crawl import hub_catalog
 from extract.sources.local import local_catalog
 from extract.sources.modules import module_catalog
-
-CATALOG_KEYS = {"mode", "default", "all_sources", "sample_per_source", "sample_seed", "local_dir", "limit", "hub_dir",
-                "graphnet_dir", "module_dir"}
-
+from extract.sources.rows import PROVENANCE
+from passnet_common.io import write_parquet
+from passnet_common.schema import to_table
 
 SOURCES = {
     "transformers": transformers_catalog,
@@ -47,8 +54,9 @@ SOURCES = {
 }
 
 
-def build_catalog(params: dict) -> list[dict]:
-    """The catalog the pipeline captures, from the ``catalog`` params block.
+def build_catalog(params: CatalogConfig | dict) -> list[dict]:
+    """The catalog the pipeline captures, from the ``catalog`` params block
+    (:class:`extract.config.CatalogConfig` or its mapping).
 
     ``mode: default`` keeps the model ids listed under ``default``; ``mode: all`` keeps
     every model of the ``all_sources`` (``sample_per_source: {timm: 100}`` keeps a seeded
@@ -59,29 +67,25 @@ def build_catalog(params: dict) -> list[dict]:
     are marked (:func:`dedupe_configs`).
 
     Raises:
-        ValueError: unknown mode or source, or a default id absent from its source (the
-            message lists the unknown ids).
+        ValueError: an unknown key or a value of the wrong type (``ParamsError``), unknown mode
+            or source, or a default id absent from its source (the message lists the unknown ids).
     """
-    unknown = sorted(set(params) - CATALOG_KEYS)
-    if unknown:
-        raise ValueError(f"catalog params: unknown key(s) {unknown}; known: {sorted(CATALOG_KEYS)}")
-    mode = params.get("mode", "default")
+    cfg = catalog_config(params)
+    mode = cfg.mode
     rows: list[dict] = []
     if mode == "all":
-        sample = params.get("sample_per_source") or {}
-        for src in params.get("all_sources", list(SOURCES)):
+        sample = cfg.sample_per_source or {}
+        for src in cfg.all_sources:
             if src not in SOURCES:
                 raise ValueError(f"catalog.all_sources: unknown source {src!r}; known: {sorted(SOURCES)}")
             src_rows = SOURCES[src]()
             if sample.get(src):
                 # A reproducible uniform sample (for estimating capture shares cheaply).
-                import random
-
-                rng = random.Random(int(params.get("sample_seed", 0)))
+                rng = random.Random(cfg.sample_seed)
                 src_rows = rng.sample(src_rows, min(int(sample[src]), len(src_rows)))
             rows.extend(src_rows)
     elif mode == "default":
-        wanted = list(params.get("default") or [])
+        wanted = list(cfg.default)
         by_source: dict[str, list[str]] = {}
         for mid in wanted:
             src = mid.split(":", 1)[0]
@@ -101,22 +105,26 @@ def build_catalog(params: dict) -> list[dict]:
             raise ValueError(f"catalog.default: not found in their sources: {missing}")
     else:
         raise ValueError(f"catalog.mode must be 'default' or 'all', got {mode!r}")
-    if params.get("local_dir"):
-        rows.extend(local_catalog(params["local_dir"]))
-    if params.get("hub_dir"):  # a finished `python -m extract crawl` (extract/sources/hub_crawl.py)
-        from extract.sources.hub_crawl import hub_catalog
-
-        rows.extend(hub_catalog(params["hub_dir"]))
-    if params.get("graphnet_dir"):  # a local GraphNet checkout: graphnet:<sample path> (extract/sources/graphnet.py)
-        from extract.sources.graphnet import graphnet_catalog
-
-        rows.extend(graphnet_catalog(params["graphnet_dir"]))
-    if params.get("module_dir"):  # own programs: module:<file stem> (extract/sources/modules.py)
-        rows.extend(module_catalog(params["module_dir"]))
+    if cfg.local_dir:
+        rows.extend(local_catalog(cfg.local_dir))
+    if cfg.hub_dir:  # a finished `python -m extract crawl` (extract/sources/hub_crawl.py)
+        rows.extend(hub_catalog(cfg.hub_dir))
+    if cfg.graphnet_dir:  # a local GraphNet checkout: graphnet:<sample path> (extract/sources/graphnet.py)
+        rows.extend(graphnet_catalog(cfg.graphnet_dir))
+    if cfg.module_dir:  # own programs: module:<file stem> (extract/sources/modules.py)
+        rows.extend(module_catalog(cfg.module_dir))
     rows = sorted({r["model_id"]: r for r in rows}.values(), key=lambda r: r["model_id"])
-    if params.get("limit"):
-        rows = rows[: int(params["limit"])]
+    if cfg.limit:
+        rows = rows[: cfg.limit]
     return dedupe_configs(rows)
+
+
+def write_catalog(params: CatalogConfig | dict, out: Path) -> list[dict]:
+    """Build the catalog (:func:`build_catalog`) and write it as the ``models`` table at ``out``
+    (Parquet); returns the rows."""
+    rows = build_catalog(params)
+    write_parquet(Path(out), to_table("models", rows))
+    return rows
 
 
 def dedupe_key(row: dict) -> str:
@@ -128,11 +136,6 @@ def dedupe_key(row: dict) -> str:
     if at all, by the capture stage from what their architecture's capture read
     (:mod:`extract.runs.reads_dedupe`), not by a list of keys assumed unread. A row the catalog
     could not read keys on its own id (never merged)."""
-    import hashlib
-    import json
-
-    from extract.sources.rows import PROVENANCE
-
     if row.get("catalog_error_class") or not row.get("config_json"):
         return f"{row.get('library')}|{row['model_id']}|{row['config_hash']}"
     h = row["config_hash"]

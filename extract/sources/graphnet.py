@@ -46,15 +46,20 @@ Export in GraphNet's layout lives in :mod:`extract.publish.graphnet_export`.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
+import inspect
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
+import warnings
 from pathlib import Path
 
 from extract.sources.graphnet_source import UnsafeSample, device_literals_to_meta, rewrite_dunders, value_read_args  # noqa: F401
+from passnet_common.io import canonical_json
 
 ALLOWED_IMPORT_ROOTS = {"torch"}
 
@@ -241,8 +246,6 @@ def graphnet_catalog(root: str | Path) -> list[dict]:
     Raises:
         FileNotFoundError: ``root`` does not exist.
     """
-    from passnet_common.io import canonical_json
-
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"graphnet root {root} does not exist")
@@ -305,11 +308,8 @@ def capture_graph(sample: str | Path):
         FileNotFoundError / ValueError: a missing file or malformed meta; a forward argument
             without a ``weight_meta`` entry; the re-trace gave more than one graph.
     """
-    import inspect
-    import warnings
-
     warnings.filterwarnings("ignore")
-    import torch
+    import torch  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
     sample = Path(sample)
     src = checked_source((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))
     info = read_sample(sample)
@@ -328,7 +328,7 @@ def capture_graph(sample: str | Path):
     # torch.fx.symbolic_trace would constant-fold ops whose inputs are all literals
     # (``torch.arange(16, device=...)``) that Dynamo keeps as nodes. Canonical form v2 orders
     # placeholders by use, so the argument order Dynamo lifts them in does not enter the hash.
-    from extract.capture import dynamo_capture
+    from extract.capture import dynamo_capture  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
 
     metas = [by_name[n] for n in names]
     # Levels of real tensors to try (_forward_args). With value reads, level 0 cannot run them
@@ -382,11 +382,9 @@ def _lenient_fake(on: bool):
     thread-local override, the switch its own ``torch.tensor`` handling uses): the retry after
     :data:`_NON_FAKE`. Only a meta index tensor reaches it here, and only its shape matters.
     The recorded graph is the same (the list stays the ``getitem`` argument)."""
-    import contextlib
-
     if not on:
         return contextlib.nullcontext()
-    from torch._subclasses.fake_tensor import fake_tensor_tls
+    from torch._subclasses.fake_tensor import fake_tensor_tls  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
 
     @contextlib.contextmanager
     def ctx():
@@ -457,7 +455,7 @@ def capture_result(row: dict):
     Raises:
         UnsafeSample, FileNotFoundError, ValueError: as :func:`capture_graph`.
     """
-    from extract.capture import CaptureResult, dynamo_settings
+    from extract.capture import CaptureResult, dynamo_settings  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
 
     conf = json.loads(row["config_json"])
     g, spec, n_params, completeness = capture_graph(conf["sample_dir"])
@@ -466,7 +464,7 @@ def capture_result(row: dict):
 
 def _child(sample: str, out: str) -> None:
     """Child-process body of :func:`capture_sample`: capture, describe, write ``out``."""
-    from passnet_common.record import describe_graph
+    from passnet_common.record import describe_graph  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
 
     g, _, _, _ = capture_graph(sample)
     rec = describe_graph(0, g, with_stats=False)
@@ -481,8 +479,6 @@ def capture_sample(sample: str | Path, timeout_s: float = 300) -> dict:
     ``{"status": "failed"|"skipped", "error_class": ..., "error_message": ...}`` (``skipped``
     when the static check refuses ``model.py``; ``timeout`` when the child outlives ``timeout_s``).
     """
-    import tempfile
-
     sample = Path(sample)
     try:
         checked_source((sample / "model.py").read_text(encoding="utf-8"), str(sample / "model.py"))

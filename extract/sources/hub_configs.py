@@ -47,8 +47,10 @@ source repository and path per config.
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import hashlib
+import importlib.util
 import json
 import math
 import random
@@ -89,9 +91,7 @@ def model_reads(model_type: str | None) -> frozenset:
     if not model_type:
         return frozenset()
     try:
-        import importlib.util
-
-        from transformers.models.auto.configuration_auto import model_type_to_module_name
+        from transformers.models.auto.configuration_auto import model_type_to_module_name  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
         spec = importlib.util.find_spec(f"transformers.models.{model_type_to_module_name(model_type)}")
     except (ImportError, ValueError, AttributeError):
@@ -187,8 +187,6 @@ class Listing:
         self.cum = cum
 
     def _base(self, u: float) -> int:
-        import bisect
-
         return self.perm[min(bisect.bisect_left(self.cum, u), len(self.cum) - 1)]
 
     def repo(self, i: int, with_config: bool = True) -> dict:

@@ -54,18 +54,26 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import pyarrow.parquet as pq
+
+from extract.config import HubConfig, hub_config
 from extract.sources.hub_configs import graph_config_hash
-from extract.sources.hub_errors import (  # noqa: F401 - Backoff, WallTimeout public through this module
-    Backoff, WallTimeout, _bounded, _classify_download_error, _from_listing, _http_status, _retry_after)
+from extract.sources.hub_errors import Backoff, WallTimeout, bounded, classify_download_error, from_listing, http_status, retry_after  # noqa: F401 - Backoff, WallTimeout public through this module
+from extract.sources.rows import row_from_hf_config
+from passnet_common.io import atomic_write_json
+from passnet_common.schema import schema_of, to_table
 
-CRAWL_KEYS = {"endpoint", "filter", "pipeline_tag", "sort", "limit", "workers", "chunk", "max_retries",
-              "timeout_s", "listing_restarts", "download_wall_s", "backoff_s", "backoff_max_s"}
 # Reasons of an error row that the next run retries (the Hub's answer may differ next time); every
 # other reason is the Hub's (or the file's) true answer and is kept.
 RETRY_REASONS = frozenset({"http_429", "http_5xx", "timeout", "connection", "not_in_cache"})
 EXPAND = ["sha", "config", "gated", "private", "downloads", "likes", "library_name", "pipeline_tag", "tags",
           "safetensors"]
+# _HUB_IMPORTS: huggingface_hub (and transformers, which imports it) read HF_HUB_OFFLINE,
+# HF_ENDPOINT and the timeouts once, when first imported; they are imported inside the functions
+# that call the Hub, after ``python -m extract`` and the tests have set that environment, and
+# never by the catalog stage, which imports this module only for :func:`hub_catalog`.
 CRAWL_VERSION = 2  # bump when the meaning of a result line changes (results of other versions are redone)
 
 
@@ -100,36 +108,34 @@ class ListingLoop(RuntimeError):
     already listed) and re-reading from the last good cursor did not cure it."""
 
 
-def _list_params(params: dict) -> dict:
+def _list_params(params: HubConfig) -> dict:
     """Query of ``GET /api/models`` as ``HfApi.list_models`` builds it (filter list, pipeline
     tag, sort, page limit, expand)."""
-    q: dict = {"sort": params.get("sort", "downloads"), "expand": EXPAND}
-    if params.get("filter"):
-        q["filter"] = [params["filter"]]
-    if params.get("pipeline_tag"):
-        q["pipeline_tag"] = params["pipeline_tag"]
-    if params.get("limit"):
-        q["limit"] = min(int(params["limit"]), 1000)  # the Hub's page size cap
+    q: dict = {"sort": params.sort, "expand": EXPAND}
+    if params.filter:
+        q["filter"] = [params.filter]
+    if params.pipeline_tag:
+        q["pipeline_tag"] = params.pipeline_tag
+    if params.limit:
+        q["limit"] = min(params.limit, 1000)  # the Hub's page size cap
     return q
 
 
 def _rel(url: str) -> str:
     """A next-page link without scheme and host (path + query): the cursor is resumed against
     the endpoint of the current run."""
-    from urllib.parse import urlsplit
-
     u = urlsplit(url)
     return u.path + ("?" + u.query if u.query else "")
 
 
-def _get_page(endpoint: str, rel: str | None, params: dict, headers: dict, timeout: float):
+def _get_page(endpoint: str, rel: str | None, params: HubConfig, headers: dict, timeout: float):
     """(items, next link or None) of one listing page; ``rel`` None = the first page. 429/5xx are
     retried by huggingface_hub's ``http_backoff`` (it honours ``Retry-After``).
 
     Raises:
         ValueError: the page is not a JSON list. HfHubHTTPError: after the backoff's retries.
     """
-    from huggingface_hub.utils import hf_raise_for_status, http_backoff
+    from huggingface_hub.utils import hf_raise_for_status, http_backoff  # noqa: PLC0415  (env: see _HUB_IMPORTS)
 
     if rel is None:
         r = http_backoff("GET", f"{endpoint}/api/models", params=_list_params(params), headers=headers, timeout=timeout)
@@ -143,7 +149,7 @@ def _get_page(endpoint: str, rel: str | None, params: dict, headers: dict, timeo
     return items, (_rel(nxt) if nxt else None)
 
 
-def _list(params: dict, work: Path, endpoint: str | None, token) -> int:
+def _list(params: HubConfig, work: Path, endpoint: str | None, token) -> int:
     """Step 1; returns the number of listed repos.
 
     Pages are followed by their ``Link: rel="next"`` cursor. After each page is appended and
@@ -154,10 +160,8 @@ def _list(params: dict, work: Path, endpoint: str | None, token) -> int:
     cursor, up to ``listing_restarts`` times per position (also for broken pages and transport
     errors); then :class:`ListingLoop` / RuntimeError names the row and cursor.
     """
-    from huggingface_hub import HfApi
-    from huggingface_hub.hf_api import ModelInfo
-
-    from passnet_common.io import atomic_write_json
+    from huggingface_hub import HfApi  # noqa: PLC0415  (env: see _HUB_IMPORTS)
+    from huggingface_hub.hf_api import ModelInfo  # noqa: PLC0415  (env: see _HUB_IMPORTS)
 
     listing, done, cpath = work / "listing.jsonl", work / "listing.done", work / "listing.cursor.json"
     if done.exists():
@@ -165,9 +169,9 @@ def _list(params: dict, work: Path, endpoint: str | None, token) -> int:
     api = HfApi(endpoint=endpoint, token=token)
     endpoint = api.endpoint.rstrip("/")
     headers = api._build_hf_headers(token=token)
-    limit = params.get("limit")
-    restarts = int(params.get("listing_restarts", 5))
-    timeout = float(params.get("timeout_s", 10))
+    limit = params.limit
+    restarts = params.listing_restarts
+    timeout = float(params.timeout_s)
     state = json.loads(cpath.read_text()) if cpath.exists() else {"rows": 0, "bytes": 0, "page": None,
                                                                     "next": None, "visited": []}
     with open(listing, "ab") as fh:  # cut what the cursor does not cover (a kill between append and cursor)
@@ -233,8 +237,9 @@ def _list(params: dict, work: Path, endpoint: str | None, token) -> int:
 def _transformers_names() -> tuple[frozenset, frozenset]:
     """(model types, public names) transformers ships; ``dir()`` of its lazy module lists
     every class without importing the modeling code (``hasattr`` would import it)."""
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
-    import transformers
+    # import-order: the auto mappings first, then the package, whose dir() then lists every class
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # noqa: I001, PLC0415  (env: see _HUB_IMPORTS)
+    import transformers  # noqa: PLC0415  (env: see _HUB_IMPORTS)
 
     return frozenset(CONFIG_MAPPING_NAMES), frozenset(dir(transformers))
 
@@ -258,7 +263,7 @@ def classify_config(config) -> tuple[str, str | None, str | None]:
 
 def _process(item: dict, *, endpoint, token, cache_dir, offline: bool, max_retries: int, timeout_s: float,
              wall_s: float = 60.0, backoff: Backoff | None = None) -> dict:
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import hf_hub_download  # noqa: PLC0415  (env: see _HUB_IMPORTS)
 
     out = {"pos": item["pos"], "repo_id": item["repo_id"], "v": CRAWL_VERSION, "status": None, "reason": None,
            "message": None, "graph_config_hash": None, "model_type": None, "architecture": None}
@@ -269,28 +274,28 @@ def _process(item: dict, *, endpoint, token, cache_dir, offline: bool, max_retri
         if backoff is not None and not offline:
             backoff.wait()
         try:
-            path = _bounded(lambda: hf_hub_download(
+            path = bounded(lambda: hf_hub_download(
                 item["repo_id"], "config.json", revision=item["sha"], cache_dir=cache_dir, endpoint=endpoint,
                 token=token, etag_timeout=timeout_s, local_files_only=offline), wall_s)
             if backoff is not None:
                 backoff.ok()
             break
         except Exception as exc:  # noqa: BLE001 - classified into a row
-            status, reason, retry = _classify_download_error(exc, item)
-            if offline and reason == "not_in_cache" and _from_listing(item):
-                status, reason = _from_listing(item)
+            status, reason, retry = classify_download_error(exc, item)
+            if offline and reason == "not_in_cache" and from_listing(item):
+                status, reason = from_listing(item)
                 out.update(status=status, reason=reason, message="offline, not in the Hub cache: reason from the listing")
                 return out
             if offline:
                 retry = False  # nothing to wait for; the next online run retries it
             if retry and backoff is not None and reason != "not_in_cache":
-                backoff.hit(_retry_after(exc))
+                backoff.hit(retry_after(exc))
             if retry and attempt < max_retries:
                 if backoff is None:
                     time.sleep(min(0.25 * 2 ** attempt, 8))
                 continue
             msg = f"{type(exc).__name__}: {exc}"
-            code = _http_status(exc)
+            code = http_status(exc)
             if code is not None and f"{code}" not in msg[:200]:
                 msg = f"HTTP {code}; {msg}"
             if endpoint:
@@ -347,7 +352,7 @@ def _retry_failed(work: Path, done: int, pool, process, offline: bool) -> int:
     return len(redo)
 
 
-def _download(params: dict, work: Path, n_listed: int, endpoint, token, cache_dir, offline: bool) -> int:
+def _download(params: HubConfig, work: Path, n_listed: int, endpoint, token, cache_dir, offline: bool) -> int:
     """Step 2; returns the number of repos processed before this call. Rows of earlier runs
     with a retryable reason are redone first (:func:`_retry_failed`)."""
     listing, results = work / "listing.jsonl", work / "results.jsonl"
@@ -358,16 +363,16 @@ def _download(params: dict, work: Path, n_listed: int, endpoint, token, cache_di
             results.unlink()
             done = 0
     before = done
-    chunk = int(params.get("chunk", 256))
-    backoff = Backoff(float(params.get("backoff_s", 1.0)), float(params.get("backoff_max_s", 60.0)))
+    chunk = params.chunk
+    backoff = Backoff(float(params.backoff_s), float(params.backoff_max_s))
     kw = dict(endpoint=endpoint, token=token, cache_dir=cache_dir, offline=offline,
-              max_retries=int(params.get("max_retries", 3)), timeout_s=float(params.get("timeout_s", 10)),
-              wall_s=float(params.get("download_wall_s", 60)), backoff=backoff)
+              max_retries=params.max_retries, timeout_s=float(params.timeout_s),
+              wall_s=float(params.download_wall_s), backoff=backoff)
 
     def process(it):
         return _process(it, **kw)
 
-    with ThreadPoolExecutor(max_workers=int(params.get("workers", 8))) as pool:
+    with ThreadPoolExecutor(max_workers=params.workers) as pool:
         if done:
             _retry_failed(work, done, pool, process, offline)
         with open(listing, encoding="utf-8") as lf, open(results, "a", encoding="utf-8") as rf:
@@ -389,11 +394,7 @@ def _download(params: dict, work: Path, n_listed: int, endpoint, token, cache_di
 
 def _finalize(work: Path, cache_dir, batch: int = 10000) -> dict:
     """Step 3: ``hub_repos.parquet`` and ``hub_configs.jsonl`` (atomic writes)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from huggingface_hub import hf_hub_download
-
-    from passnet_common.schema import schema_of, to_table
+    from huggingface_hub import hf_hub_download  # noqa: PLC0415  (env: see _HUB_IMPORTS)
 
     reps: dict[str, dict] = {}
     counts: dict[str, int] = {}
@@ -444,29 +445,28 @@ def _finalize(work: Path, cache_dir, batch: int = 10000) -> dict:
     return summary
 
 
-def crawl(params: dict, work: str | Path, cache_dir: str | Path | None = None, endpoint: str | None = None,
+def crawl(params: HubConfig | dict, work: str | Path, cache_dir: str | Path | None = None, endpoint: str | None = None,
           token: str | None = None, offline: bool | None = None) -> dict:
-    """Run (or resume) the crawl described by the ``hub`` params block into ``work``.
+    """Run (or resume) the crawl described by the ``hub`` params block (:class:`extract.config.HubConfig`
+    or its mapping) into ``work``.
 
-    ``endpoint`` defaults to ``params["endpoint"]`` then huggingface_hub's (``HF_ENDPOINT``);
+    ``endpoint`` defaults to ``params.endpoint`` then huggingface_hub's (``HF_ENDPOINT``);
     ``token`` to ``HF_TOKEN`` (optional: public repos need none; ``False`` sends none);
     ``offline`` to ``HF_HUB_OFFLINE``: then the stored listing and the Hub cache alone are used.
     Returns the summary (``listed``, ``distinct_configs``, ``by_status`` counts).
 
     Raises:
-        ValueError: unknown params key.
+        ValueError: an unknown params key or a wrong type (``ParamsError``).
         RuntimeError: offline without a complete stored listing; the listing changed between
             runs; the listing failed after its restarts.
     """
-    from huggingface_hub import constants
+    from huggingface_hub import constants  # noqa: PLC0415  (env: see _HUB_IMPORTS)
 
-    unknown = sorted(set(params) - CRAWL_KEYS)
-    if unknown:
-        raise ValueError(f"hub params: unknown key(s) {unknown}; known: {sorted(CRAWL_KEYS)}")
+    params = hub_config(params)
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     cache_dir = str(cache_dir) if cache_dir else None
-    endpoint = endpoint or params.get("endpoint")
+    endpoint = endpoint or params.endpoint
     if token is None:
         token = os.environ.get("HF_TOKEN") or False
     offline = constants.HF_HUB_OFFLINE if offline is None else offline
@@ -474,7 +474,7 @@ def crawl(params: dict, work: str | Path, cache_dir: str | Path | None = None, e
         raise RuntimeError(f"offline crawl needs a complete stored listing in {work} (listing.done); run online once")
     saved = constants.HF_HUB_OFFLINE, constants.HF_HUB_DOWNLOAD_TIMEOUT, constants.HF_HUB_ETAG_TIMEOUT
     constants.HF_HUB_OFFLINE = bool(offline)  # an explicit choice of the caller wins over the env for this call
-    timeout_s = float(params.get("timeout_s", 10))
+    timeout_s = float(params.timeout_s)
     constants.HF_HUB_DOWNLOAD_TIMEOUT = constants.HF_HUB_ETAG_TIMEOUT = timeout_s
     try:
         n = _cut_partial_line(work / "listing.jsonl") if offline else _list(params, work, endpoint, token)
@@ -491,8 +491,6 @@ def hub_catalog(work: str | Path) -> list[dict]:
     Raises:
         FileNotFoundError: ``work/hub_configs.jsonl`` is missing (crawl not finished).
     """
-    from extract.sources.rows import row_from_hf_config
-
     path = Path(work) / "hub_configs.jsonl"
     if not path.exists():
         raise FileNotFoundError(f"{path} missing: run `python -m extract crawl` first")

@@ -6,6 +6,7 @@ offline run takes from the listing.
 
 from __future__ import annotations
 
+import threading
 import time
 
 
@@ -22,12 +23,12 @@ class WallTimeout(TimeoutError):
     that trickles bytes below the read timeout."""
 
 
-def _http_status(exc: BaseException) -> int | None:
+def http_status(exc: BaseException) -> int | None:
     """The HTTP status anywhere in the exception chain: huggingface_hub wraps a failed HEAD
     (429, 5xx, ...) into ``LocalEntryNotFoundError`` when the file is not cached, the
     ``HfHubHTTPError`` with its response is its ``__cause__``."""
-    import httpx2
-    from huggingface_hub.errors import HfHubHTTPError
+    import httpx2  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
+    from huggingface_hub.errors import HfHubHTTPError  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     for e in _chain(exc):
         resp = getattr(e, "response", None) if isinstance(e, (HfHubHTTPError, httpx2.HTTPStatusError)) else None
@@ -36,14 +37,19 @@ def _http_status(exc: BaseException) -> int | None:
     return None
 
 
-def _classify_download_error(exc: BaseException, item: dict) -> tuple[str, str, bool]:
+def classify_download_error(exc: BaseException, item: dict) -> tuple[str, str, bool]:
     """(status, reason, retryable) of a failed ``hf_hub_download``: the Hub's own answers
     (gated, private, no config, missing revision) first, then the HTTP status found in the
     exception chain (``http_429``, ``http_5xx``, ``http_<code>``), timeouts and transport errors,
     and ``not_in_cache`` only when no request reached the Hub (offline)."""
-    import httpx2
-    from huggingface_hub.errors import (GatedRepoError, LocalEntryNotFoundError, RemoteEntryNotFoundError,
-                                        RepositoryNotFoundError, RevisionNotFoundError)
+    import httpx2  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
+    from huggingface_hub.errors import (  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        RemoteEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     for e in _chain(exc):
         if isinstance(e, (httpx2.TimeoutException, WallTimeout)):
@@ -56,7 +62,7 @@ def _classify_download_error(exc: BaseException, item: dict) -> tuple[str, str, 
         return "error", "revision_not_found", False
     if isinstance(exc, RemoteEntryNotFoundError):
         return "skipped", "no_config", False
-    code = _http_status(exc)
+    code = http_status(exc)
     if code is not None:
         if code == 429:
             return "error", "http_429", True
@@ -78,8 +84,6 @@ class Backoff:
     longer), the streak growing with each such answer and reset by a success. Thread-safe."""
 
     def __init__(self, base_s: float = 1.0, max_s: float = 60.0):
-        import threading
-
         self.base_s, self.max_s = float(base_s), float(max_s)
         self.until = 0.0
         self.streak = 0
@@ -111,8 +115,9 @@ class Backoff:
             self.streak = 0
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    from huggingface_hub.errors import HfHubHTTPError
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds of the ``Retry-After`` header of a Hub HTTP error, else None."""
+    from huggingface_hub.errors import HfHubHTTPError  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     for e in _chain(exc):
         resp = getattr(e, "response", None) if isinstance(e, HfHubHTTPError) else None
@@ -124,15 +129,13 @@ def _retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def _bounded(fn, wall_s: float):
+def bounded(fn, wall_s: float):
     """``fn()`` with a hard wall-clock limit: run in a daemon thread, abandoned after ``wall_s``
     seconds (a thread cannot be killed; the stalled socket is left to its own read timeout).
 
     Raises:
         WallTimeout: ``fn`` did not return within ``wall_s``. Whatever ``fn`` raised.
     """
-    import threading
-
     box: dict = {}
 
     def run():
@@ -151,7 +154,7 @@ def _bounded(fn, wall_s: float):
     return box["v"]
 
 
-def _from_listing(item: dict) -> tuple[str, str] | None:
+def from_listing(item: dict) -> tuple[str, str] | None:
     """Offline and not in the cache: the reason the listing already gives (gated, private, no
     ``config.json``), or None."""
     gated = str(item.get("gated") or "False")

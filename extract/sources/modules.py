@@ -18,6 +18,8 @@ import json
 import os
 from pathlib import Path
 
+from extract.config import CaptureConfig
+
 
 def _portable(path: Path) -> str:
     """``path`` relative to the working directory when below it (tables hold no machine path)."""
@@ -77,7 +79,7 @@ def load_build(row: dict):
     return build
 
 
-def capture_module(row: dict, capture: dict):
+def capture_module(row: dict, capture: CaptureConfig | dict):
     """Build a module row and capture it (child process only): an
     :class:`extract.capture.row.CaptureResult`.
 
@@ -85,11 +87,11 @@ def capture_module(row: dict, capture: dict):
         ValueError: ``build()`` did not return ``(nn.Module, inputs)``; whatever the build or
         the capture raises.
     """
-    import torch
+    import torch  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
 
-    from extract.capture import dynamo as backend
-    from extract.capture import retry
-    from extract.capture.row import CaptureResult
+    from extract.capture import dynamo as backend  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
+    from extract.capture import retry  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
+    from extract.capture.row import CaptureResult  # noqa: PLC0415  (fork: child only; the catalog imports this module without torch)
 
     os.environ.setdefault("PYTHONHASHSEED", "0")
     torch.manual_seed(0)

@@ -15,7 +15,6 @@ from typing import Any
 
 from extract.sources.repairs import repair_config
 
-
 # Provenance strings ``save_pretrained`` writes into a config: kept on the model as text
 # (``model.name_or_path``), never a value of its graph. The config dedupe leaves them out, in the
 # catalog (:func:`extract.sources.catalog.dedupe_key`) and in the capture stage's key
@@ -28,7 +27,8 @@ def config_to_json(config: dict) -> str:
     return json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=True, default=str, ensure_ascii=False)
 
 
-def _config_hash(config_json: str) -> str:
+def hash_config(config_json: str) -> str:
+    """``config_hash`` of a row: sha256 hex of its ``config_json`` text."""
     return hashlib.sha256(config_json.encode()).hexdigest()
 
 
@@ -65,14 +65,14 @@ def row_from_hf_config(
         ValueError: ``config`` is not a dict or has no ``model_type``; the message names
             ``model_id``.
     """
-    import transformers
+    import transformers  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     if not isinstance(config, dict):
         raise ValueError(f"{model_id}: config is {type(config).__name__}, expected a JSON object")
     model_type = config.get("model_type")
     if not model_type:
         raise ValueError(f"{model_id}: config has no 'model_type' key")
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     config, repairs = repair_config(config)
     archs = config.get("architectures") or []
@@ -90,7 +90,7 @@ def row_from_hf_config(
         "task": task,
         "modality": _modality_of(config),
         "config_json": config_json,
-        "config_hash": _config_hash(config_json),
+        "config_hash": hash_config(config_json),
         "library": "transformers",
         "library_version": library_version or transformers.__version__,
         "trust_remote_code": remote,
@@ -101,7 +101,7 @@ def row_from_hf_config(
 def model_type_from_architectures(architectures: Any) -> str | None:
     """The ``model_type`` whose auto mappings list the first of ``architectures`` (a class
     name such as ``RobertaForMaskedLM``), None when absent or ambiguous."""
-    import transformers.models.auto.modeling_auto as ma
+    import transformers.models.auto.modeling_auto as ma  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     if not isinstance(architectures, list) or not architectures or not isinstance(architectures[0], str):
         return None
@@ -118,7 +118,7 @@ def error_row(model_id: str, name: str, source: str, error_class: str, message: 
     """A ``models`` row for a config that cannot be used: it keeps its place in the
     catalog and is recorded as a failed extraction with ``error_class`` (the capture runs
     nothing for it)."""
-    import transformers
+    import transformers  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     return {
         "model_id": model_id, "source": source, "name": name, "architecture": None, "model_type": None,
@@ -141,7 +141,8 @@ def row_from_config_file(path: Path, model_id: str, name: str, source: str) -> d
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
-        return error_row(model_id, name, source, "unreadable", f"{name}: cannot read: {getattr(exc, 'strerror', None) or type(exc).__name__}", b"")
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        return error_row(model_id, name, source, "unreadable", f"{name}: cannot read: {why}", b"")
     try:
         config = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -166,7 +167,7 @@ def row_from_config_file(path: Path, model_id: str, name: str, source: str) -> d
 
 def remote_code_reason(row: dict) -> str:
     """Why a row is marked ``trust_remote_code`` (auto_map, unknown model_type or class)."""
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # noqa: PLC0415  (env: reads HF_HUB_OFFLINE at import; python -m extract sets it first)
 
     config = iter_config(row)
     if config.get("auto_map"):
