@@ -616,3 +616,24 @@ def test_compare_builds_curate_gives_the_jaccard_of_long_tail_variants_and_tasks
     # a: {x, y}; b: {x, z} (y flipped in b's run 1): 1 of 3
     assert rec["long_tail_jaccard_variants"] == pytest.approx(1 / 3) and rec["long_tail_jaccard_tasks"] == pytest.approx(1 / 3)
     assert jaccard(set(), set()) is None and jaccard({1}, {1}) == 1.0
+
+
+def test_a_task_folder_times_with_the_protocol_its_task_json_names(tmp_path, capsys):
+    """run_task.py builds its TimingConfig from task.json's ``timing`` (the profile's protocol:
+    clock, gate, stop rule, trials), CLI overrides on top; before, it used TimingConfig()'s defaults."""
+    import importlib.util
+
+    f1 = _store_fn(tmp_path, lambda x: (x * 2).sin(), [torch.randn(4, 4)])
+    tasks = group_tasks([_lt_row(f1, "mul>sin", 0.5)], task_size=10, max_tasks=10)
+    timing = {"warmup": 0, "trials": 4, "min_trials": 4, "min_trial_ms": 0.5, "retries": 0, "gate": "ci", "stop": "label",
+              "clock": "thread_cpu"}
+    write_task_folders(tasks, tmp_path / "tasks", -5, {"cpu_model": "x"}, timing=timing)
+    runner = tmp_path / "tasks" / "t000" / "run_task.py"
+    spec = importlib.util.spec_from_file_location("run_task_under_test", runner)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rc = mod.main(["--backend", "eager", "--task", str(runner.parent)])
+    out = capsys.readouterr().out
+    assert "clock thread_cpu, gate ci, stop label, <= 4 trials" in out and rc in (0, 1, 2)
+    mod.main(["--backend", "eager", "--task", str(runner.parent), "--trials", "5"])
+    assert "<= 5 trials" in capsys.readouterr().out
