@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from extract.capture import capture_row, config_reads, dynamo_capture
 from extract.capture.build import DEPTH_KEYS, init_on_device
+from extract.config import CaptureConfig, ExtractConfig, capture_config
 from extract.runs.attempts import TRANSIENT_ERRORS, attempt_key, portable_text, work_dir
 from extract.runs.executor import get_executor
 from extract.runs.priors import schedule_history
@@ -245,7 +246,7 @@ def preload_libraries(rows: list[dict]) -> float:
     return time.perf_counter() - start
 
 
-def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeout_s: float,
+def capture_all(rows: list[dict], capture: CaptureConfig | dict, work: Path, workers: int, timeout_s: float,
                 mem_cap_gb: float | None, warm: bool = True, preload: bool = True, **wave_options) -> dict:
     """Capture every row not already done, in waves that merge configs by what their
     architecture's capture read (:class:`extract.runs.reads_dedupe.ReadsDedupe`): a row that
@@ -261,6 +262,7 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
         counts of :func:`capture_wave` summed over the waves, plus ``waves``,
         ``duplicates_by_reads`` (also counted in ``duplicates``) and ``duplicate_of``.
     """
+    capture = capture_config(capture)
     dd = ReadsDedupe(rows)
     wave = dd.first_wave()
     total: dict = {}
@@ -279,13 +281,13 @@ def capture_all(rows: list[dict], capture: dict, work: Path, workers: int, timeo
     return total
 
 
-def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, timeout_s: float,
-                 mem_cap_gb: float | None, retry_failed: bool = False, progress: bool = True,
-                 retry_transient: bool = True, warm: bool = True, executor: str = "local",
-                 ray_params: dict | None = None, schedule: str = "longest_first",
+def capture_wave(rows: list[dict], capture: CaptureConfig | dict, work: Path, workers: int, timeout_s: float,
+                 mem_cap_gb: float | None, retry_failed: bool = ExtractConfig.retry_failed, progress: bool = True,
+                 retry_transient: bool = ExtractConfig.retry_transient, warm: bool = True,
+                 executor: str = ExtractConfig.executor, ray_params: dict | None = None, schedule: str = "longest_first",
                  worker_options: dict | None = None, preload: bool = True,
-                 cpu_budget_s: float | None = None, hang_s: float | None = None, retries: int = 1,
-                 retry_scale: float = 2.0) -> dict:
+                 cpu_budget_s: float | None = ExtractConfig.cpu_budget_s, hang_s: float | None = ExtractConfig.hang_s,
+                 retries: int = ExtractConfig.retries, retry_scale: float = 2.0) -> dict:
     """Capture every row of ``rows`` not already done (one wave of :func:`capture_all`).
 
     A row whose previous attempt ended ``ok``/``incomplete`` or failed for a reason of the
@@ -304,6 +306,7 @@ def capture_wave(rows: list[dict], capture: dict, work: Path, workers: int, time
     from flipping with load). Attempts and seconds are bookkeeping: ``result.json`` and
     ``timings.jsonl`` of the work folder (wall and CPU seconds), never the tables.
 
+    The keyword defaults are those of :class:`extract.config.ExtractConfig` (the ``extract`` params).
     ``executor``: ``local`` or ``ray`` (:mod:`extract.runs.executor`; same isolation and resume).
     ``schedule``: ``longest_first`` (default, :func:`longest_first`) or ``catalog`` (the
     order of ``rows``); it changes only when each model runs, never what is captured.

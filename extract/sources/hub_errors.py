@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
+from extract.config import HubConfig
+
 
 def _chain(exc: BaseException):
     seen = set()
@@ -83,7 +85,7 @@ class Backoff:
     request, ``base_s * 2**streak`` seconds (capped at ``max_s``; the Hub's ``Retry-After`` when
     longer), the streak growing with each such answer and reset by a success. Thread-safe."""
 
-    def __init__(self, base_s: float = 1.0, max_s: float = 60.0):
+    def __init__(self, base_s: float = HubConfig.backoff_s, max_s: float = HubConfig.backoff_max_s):
         self.base_s, self.max_s = float(base_s), float(max_s)
         self.until = 0.0
         self.streak = 0
