@@ -11,8 +11,9 @@ and 2. Run 0 screens every variant and times the screen's candidates plus a seed
 the rest with the full protocol (:mod:`curate.profile.run`); runs 1 (quiet) and 2 (one hog pinned to
 the timing core, one to the others) time the agreement subset with the full protocol.
 
-Writes ``screened_per_core_hour`` (run 0's screen on the timing core) beside ``protocol_per_core_hour``
-(run 0's full protocol, same run, same core), ``screen_miss_rate`` with its counts
+Writes ``screened_per_core_hour`` (run 0's screen on the timing core, wall time) beside
+``protocol_per_core_hour`` (run 0's full protocol, same run, same core), the same two rates from the
+timing children's CPU seconds (``*_per_cpu_hour``: what a variant costs a core whatever the load), ``screen_miss_rate`` with its counts
 (:func:`curate.select.longtail.screen_figures`), ``audit_sample``, ``label_agreement_pinned`` /
 ``labelled_both_share_pinned`` (runs 1 / 2), ``label_agreement`` (runs 0 / 1), the task figures,
 the machine, the 1-minute load average at the start and end and the median over the timed rows,
@@ -79,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = pl.read_parquet(work / "profile" / "profiles.parquet").to_dicts()
     loads = [r["load_avg_start"] for r in rows if r.get("load_avg_start") is not None]
     fp = host_fingerprint()
-    keys = ("screened_per_core_hour", "protocol_per_core_hour", "screen_miss_rate", "audit_sample", "audit_long_tail",
+    keys = ("screened_per_core_hour", "protocol_per_core_hour", "screened_per_cpu_hour", "protocol_per_cpu_hour",
+            "screen_miss_rate", "audit_sample", "audit_long_tail",
             "screen_candidates", "screen_non_candidates", "screen_long_tail_found", "label_agreement_pinned",
             "labelled_both_share_pinned", "label_agreement_pinned_decided", "label_agreement", "labelled_both_share",
             "tasks", "variants_per_task_median", "dtypes", "degenerate_filtered", "degenerate_by_reason",

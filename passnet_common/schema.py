@@ -324,6 +324,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("check_seconds", pa.float64()),
             pa.field("eager_check_ms", pa.float64()),  # one eager call in the compile phase (ms): curate.profile.variant.over_time_cap
             pa.field("time_seconds", pa.float64()),
+            pa.field("time_cpu_seconds", pa.float64()),  # CPU seconds of the timing child (its cost on a core)
             pa.field("peak_rss_bytes", pa.int64()),
             pa.field("load_avg_start", pa.float64()),  # 1-minute load average when timing began / ended
             pa.field("load_avg_end", pa.float64()),

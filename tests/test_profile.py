@@ -340,3 +340,16 @@ def test_the_task_rule_is_the_geometric_mean_of_the_variants_upper_ends_in_every
             row("c", 0, 0.5)]  # c has one labelled variant only
     assert long_tail_tasks(rows, "compiler", min_variants=2) == {"a"}
     assert long_tail_tasks(rows, "compiler", min_variants=1) == {"a", "c"}
+
+
+def test_screen_and_protocol_rates_are_written_side_by_side_from_one_run():
+    from curate.select.cli import _rates
+
+    st = {"cpu": {"timing": [{"run": 0, "attempts": 10, "seconds": 100.0}], "compile_attempts": 10, "compile_seconds": 50.0,
+                  "compile_workers": 1, "screen": {"variants": 10, "seconds": 20.0, "protocol_variants": 4, "protocol_seconds": 40.0,
+                                                   "cpu_seconds": 10.0, "protocol_cpu_seconds": 8.0}}}
+    rows = [{"run": 0, "phase": "protocol"}] * 4 + [{"run": 0, "phase": "screen"}] * 6
+    r = _rates(st, rows)
+    assert (r["screened_per_core_hour"], r["protocol_per_core_hour"]) == (1800.0, 360.0)  # 10 in 20 s, 4 in 40 s
+    assert (r["screened_per_cpu_hour"], r["protocol_per_cpu_hour"]) == (3600.0, 1800.0)
+    assert r["profile_rate_per_core_hour_cold"] == round(10 / ((50 + 100 + 40) / 3600), 1)

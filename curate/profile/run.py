@@ -544,7 +544,9 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
         else:
             out.append({**r, "phase": "screen", **extra})
     stats["screen"] = {"variants": screened, "seconds": screen_s, "candidates": len(cand), "audited": len(audit),
-                       "protocol_variants": cnt[0] if cnt else 0, "protocol_remeasured": cnt[1:], "protocol_seconds": prot_s}
+                       "protocol_variants": cnt[0] if cnt else 0, "protocol_remeasured": cnt[1:], "protocol_seconds": prot_s,
+                       "cpu_seconds": sum(r.get("time_cpu_seconds") or 0.0 for _, _, _, r in srows),
+                       "protocol_cpu_seconds": sum(o.get("time_cpu_seconds") or 0.0 for o in out if o["phase"] == "protocol")}
     log(f"profile screen: {len(srows)} variants in {screen_s:.1f} s, {len(cand)} candidates + {len(audit)} audited -> "
         f"full protocol in {prot_s:.1f} s")
     return out

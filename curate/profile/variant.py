@@ -488,7 +488,8 @@ def time_task(arg: tuple[str, dict], out_dir: Path) -> None:
     _setup_child(cfg)
     if cfg.get("timing_core") is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {int(cfg["timing_core"])})
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     row = time_variant(Path(folder), cfg, cfg.get("candidate", "inductor"))
     row["time_seconds"] = time.perf_counter() - t0
+    row["time_cpu_seconds"] = time.process_time() - c0  # the child's CPU seconds: its cost on a core, whatever the load
     atomic_write_json(out_dir / "result.json", row)

@@ -38,6 +38,11 @@ def _rates(stats: dict, rows: list[dict]) -> dict:
         out["screened_per_core_hour"] = round(sc["variants"] / (sc["seconds"] / 3600), 1) if sc["seconds"] and sc["variants"] else None
         out["protocol_per_core_hour"] = round(sc["protocol_variants"] / (sc["protocol_seconds"] / 3600), 1) \
             if sc["protocol_seconds"] and sc["protocol_variants"] else None
+        # the same from the timing children's CPU seconds (what a variant costs a core, whatever the load)
+        n_prot = sum(1 for r in rows if r.get("run") == 0 and r.get("phase") == "protocol")
+        out["screened_per_cpu_hour"] = round(sc["variants"] / (sc["cpu_seconds"] / 3600), 1) if sc.get("cpu_seconds") else None
+        out["protocol_per_cpu_hour"] = round(n_prot / (sc["protocol_cpu_seconds"] / 3600), 1) \
+            if sc.get("protocol_cpu_seconds") and n_prot else None
     return out
 
 
