@@ -1,98 +1,165 @@
-"""What each scoring defense of issue 18 costs, measured in one run beside its baseline.
+"""What the trust boundary costs: a scoring run of the built-in set, the in-process code of the
+previous commit vs this tree, and each defense's own cost.
 
-Run: ``PYTHONPATH=$PWD python benchmarks/bench_score_defenses.py [--out metrics/bench/score_defenses.json]``.
-In-process (no spawned child), the honest backend (``gm.forward``) and the fusion pass on the
-built-in task set's first size of each pattern. Rows (wall seconds summed over the subgraphs, and
-the ratio to the row's baseline measured in the same run):
+Run: ``PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_defenses.py [--old-rev HEAD~1]
+[--max-subgraphs 6] [--out metrics/bench/score_defenses.json]``.
 
-* timing: :func:`curate.timing.measure_pair` (same inputs for every call, outputs never looked
-  at) vs :func:`curate.score.clock.measure_accountable` (fresh inputs per call, 2 checked timed
-  calls per trial), same warm-up / trials / min_trial_ms;
-* parent clock: one ``tick`` (a pipe message) per trial edge, its cost per message;
-* threads: one :class:`curate.score.checks.ThreadWatch` baseline + 3 checks;
-* reference re-runs (determinism + RNG): one extra reference call, per subgraph;
-* dispatch guard: building a pass with its own kernel (``tests/score_candidates/guard_honest_pass.py``,
-  on ``gelu_tanh:1``, 5 times) with and without the guard (the fusion pass itself uses ATen ops
-  and fails the guard by design).
+* **runs**: ``python -m curate score --tasks builtin`` with the ``score`` block of params.yaml
+  (its candidates and timing; ``max_subgraphs`` of the seeded sample, ``inductor_cache`` a scratch
+  folder warmed by one Inductor compile first), the code of ``--old-rev`` (``git archive`` into a
+  scratch folder: the in-process child of the earlier scorer) and of this tree, old and new
+  alternated, each its own process; wall seconds and CPU seconds of the process and its children
+  (``getrusage``), and every candidate's ES_t at t = -5 / AS vs eager and vs Dynamo-only from the
+  run's own metrics file (the honest control's and Inductor's scores under both);
+* **defenses**: the static check of every fixture of ``tests/score_candidates`` (ms per file);
+  one sandbox start (spawn + torch import + setup, s); one request round trip with a one-call
+  run on a small graph (ms, median of 50) against the same call in-process; the ``/proc`` reads
+  of the thread and CPU accounting per trial (us); the host bandwidth measurement of the roofline
+  (s, once per parent).
+
+Machine, load (``os.getloadavg`` before and after) and the command are recorded with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def score_run(code_dir: Path, params: Path, out: Path) -> dict:
+    """One ``python -m curate score`` in ``code_dir``; wall / CPU seconds and the metrics it wrote."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    env = {**os.environ, "PYTHONPATH": str(code_dir)}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "curate", "score", "--params", str(params), "--tasks", "builtin",
+                           "--out", str(out / "data"), "--plots", str(out / "plots"), "--metrics", str(out / "metrics.json"),
+                           "--no-resume"], cwd=code_dir, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    res = {"wall_s": round(wall, 1), "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
+           "returncode": proc.returncode}
+    if proc.returncode != 0:
+        res["stderr_tail"] = proc.stderr[-2000:]
+        return res
+    m = json.loads((out / "metrics.json").read_text())
+    res["scores"] = {name: {"valid": c.get("valid"), "ES_t@-5": c.get("paper", {}).get("ES_t@t=-5"),
+                            "AS": c.get("paper", {}).get("AS"), "ES_t_vs_dynamo@-5": c.get("paper", {}).get("ES_t_vs_dynamo@t=-5"),
+                            "status_counts": c.get("status_counts")} for name, c in m["candidates"].items()}
+    return res
+
+
+def defense_costs() -> dict:
+    """The per-defense figures (module docstring)."""
+    import torch
+
+    from curate.score.boundary import Sandbox, SharedSlots, graph_payload, host_copy_bandwidth, leaf_specs
+    from curate.score.integrity import check_source
+    from curate.score.synthetic_tasks import builtin_task_set
+
+    torch.set_num_threads(1)
+    files = sorted((ROOT / "tests" / "score_candidates").glob("*.py"))
+    t0 = time.perf_counter()
+    for f in files:
+        check_source(f.read_text())
+    static_ms = (time.perf_counter() - t0) * 1e3 / len(files)
+    t0 = time.perf_counter()
+    bw = host_copy_bandwidth()
+    bw_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    box = Sandbox("reference", 8 << 30)
+    start_s = time.perf_counter() - t0
+    try:
+        sub = next(s for s in builtin_task_set() if s.subgraph_id == "gelu_tanh:0")
+        gm, ins = sub.build(), sub.make_inputs(0)
+        dl = time.monotonic() + 300
+        i_slots, o_slots = SharedSlots(leaf_specs(ins), 1), SharedSlots(leaf_specs([gm(*ins)]), 1)
+        i_slots.write(0, ins)
+        box.request({"op": "bind", "inputs": i_slots.message(), "outputs": o_slots.message(), "treespec": None}, dl)
+        box.request({"op": "load", "graph": graph_payload(gm), "dynamo": False}, dl)
+        rt = [box.timed({"op": "run", "side": "eager", "sets": [0]}, dl)[1] for _ in range(50)]
+        local = []
+        for _ in range(50):
+            t0 = time.perf_counter()
+            gm(*ins)
+            local.append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
+        for _ in range(200):
+            box.tasks()
+            box.cpu_ms()
+        proc_us = (time.perf_counter() - t0) * 1e6 / 200
+        i_slots.close()
+        o_slots.close()
+    finally:
+        box.close()
+    return {"static_check_ms_per_file": round(static_ms, 3), "static_check_files": len(files),
+            "sandbox_start_s": round(start_s, 2), "request_round_trip_ms_median": round(statistics.median(rt), 3),
+            "same_call_in_process_ms_median": round(statistics.median(local), 3),
+            "proc_accounting_us_per_trial": round(2 * proc_us, 1), "roofline_bandwidth_measure_s": round(bw_s, 3),
+            "host_copy_bandwidth_gb_s": round(bw / 1e9, 2)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=None, help="write the ratios as flat JSON here")
-    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--old-rev", default="HEAD", help="git revision of the previous scorer (in-process child)")
+    ap.add_argument("--max-subgraphs", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=1, help="old/new pairs, alternated")
+    ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    import torch
+    import yaml
 
-    from curate.score.checks import ThreadWatch, build_candidate
-    from curate.score.clock import AccountableConfig, measure_accountable
-    from curate.score.spec import parse_candidate
-    from curate.score.synthetic_tasks import builtin_task_set
-    from curate.timing import TimingConfig, measure_pair
-
-    torch.set_num_threads(1)
-    subs = [s for s in builtin_task_set() if s.subgraph_id.endswith(":1")]
-    clock = time.perf_counter
-    res = {"old_timing_s": 0.0, "accountable_timing_s": 0.0, "ref_call_s": 0.0, "threadwatch_s": 0.0}
-    for sub in subs:
-        gm = sub.build()
-        fn = gm.forward
-        t0 = clock()
-        measure_pair(gm, fn, lambda: sub.make_inputs(0), TimingConfig(warmup=3, trials=args.trials, min_trial_ms=5.0, retries=0))
-        res["old_timing_s"] += clock() - t0
-        t0 = clock()
-        measure_accountable(gm, fn, sub.make_inputs, AccountableConfig(warmup=3, trials=args.trials, min_trial_ms=5.0, retries=0))
-        res["accountable_timing_s"] += clock() - t0
-        ins = sub.make_inputs(0)
-        t0 = clock()
-        gm(*ins)
-        res["ref_call_s"] += clock() - t0
-        t0 = clock()
-        w = ThreadWatch()
-        for k in range(3):
-            w.check(str(k))
-        res["threadwatch_s"] += clock() - t0
-    a, b = mp.Pipe()
-    n = 2000
-    t0 = clock()
-    for i in range(n):
-        a.send(("tick", "x", (1, i, "eager", "b", None, 0.0)))
-        b.recv()
-    res["tick_us"] = (clock() - t0) / n * 1e6
-    fp = parse_candidate("gp=pass:tests/score_candidates/guard_honest_pass.py")  # a pass that brings its own kernel
-    res["guard_off_s"] = res["guard_on_s"] = 0.0
-    for sub in [s for s in subs if s.task_id == "gelu_tanh"]:
-        gm = sub.build()
-        build_candidate(fp, gm, sub.make_inputs(0), {"dispatch_guard": True})  # untimed: op registration, first trace
-        for _ in range(5):
-            for key, g in (("guard_off_s", False), ("guard_on_s", True)):
-                t0 = clock()
-                build_candidate(fp, gm, sub.make_inputs(0), {"dispatch_guard": g})
-                res[key] += clock() - t0
-    res["timing_ratio"] = res["accountable_timing_s"] / res["old_timing_s"]
-    res["guard_ratio"] = res["guard_on_s"] / res["guard_off_s"]
-    trial_edges = 2 * 2 * args.trials  # b + e per side per trial
-    res["tick_share_of_timing"] = trial_edges * len(subs) * res["tick_us"] / 1e6 / res["accountable_timing_s"]
-    res = {k: round(v, 4) for k, v in res.items()}
-    import os
-
-    res.update(load_avg_1m=round(os.getloadavg()[0], 1), cpus=os.cpu_count(), subgraphs=[s.subgraph_id for s in subs], trials=args.trials,
-               command="PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_defenses.py --out metrics/bench/score_defenses.json")
-    print(f"{'defense':34s} {'baseline':>10s} {'with':>10s} {'ratio':>7s}")
-    print(f"{'timing (fresh inputs, checks)':34s} {res['old_timing_s']:10.3f} {res['accountable_timing_s']:10.3f} {res['timing_ratio']:7.2f}")
-    print(f"{'dispatch guard (build the pass)':34s} {res['guard_off_s']:10.3f} {res['guard_on_s']:10.3f} {res['guard_ratio']:7.2f}")
-    print(f"parent clock: {res['tick_us']:.1f} us per tick, {100 * res['tick_share_of_timing']:.2f}% of the timing wall")
-    print(f"threads: {res['threadwatch_s']:.3f} s over {len(subs)} subgraphs; one extra reference call: {res['ref_call_s']:.4f} s")
+    load0 = os.getloadavg()
+    work = Path(tempfile.mkdtemp(prefix="bench_score_defenses_"))
+    try:
+        old = work / "old"
+        old.mkdir()
+        arch = subprocess.run(["git", "archive", args.old_rev], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=arch, check=True)
+        blocks = {"old": yaml.safe_load(subprocess.run(["git", "show", f"{args.old_rev}:params.yaml"], cwd=ROOT, capture_output=True,
+                                                        text=True, check=True).stdout)["score"],
+                  "new": yaml.safe_load((ROOT / "params.yaml").read_text())["score"]}  # each code's own schema
+        runs: dict[str, list] = {"old": [], "new": []}
+        for r in range(args.rounds):
+            for label, code in (("old", old), ("new", ROOT)):
+                c = dict(blocks[label])
+                c.update(max_subgraphs=args.max_subgraphs, inductor_cache=str(work / "inductor_cache"), tasks="builtin")
+                cands = {}
+                for name, spec in c["candidates"].items():
+                    kind, _, target = spec.partition(":")
+                    cands[name] = f"{kind}:{ROOT / target}" if kind in ("module", "pass") else spec
+                cands["control"] = "backend:eager"
+                c["candidates"] = cands
+                params = work / f"params_{label}.yaml"
+                params.write_text(yaml.safe_dump({"score": c}))
+                out = work / f"{label}_{r}"
+                print(f"bench: {label} round {r}", flush=True)
+                runs[label].append(score_run(code, params, out))
+                print(json.dumps(runs[label][-1])[:400], flush=True)
+        costs = defense_costs()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    wall_old = sum(x["wall_s"] for x in runs["old"])
+    wall_new = sum(x["wall_s"] for x in runs["new"])
+    res = {"command": " ".join(["python"] + sys.argv), "machine": f"{platform.node()} {platform.machine()} cpus={os.cpu_count()}",
+           "load_avg_1m_start": round(load0[0], 2), "load_avg_1m_end": round(os.getloadavg()[0], 2),
+           "old_rev": subprocess.run(["git", "rev-parse", "--short", args.old_rev], cwd=ROOT, capture_output=True,
+                                     text=True).stdout.strip(),
+           "max_subgraphs": args.max_subgraphs, "runs": runs, "wall_ratio_new_over_old": round(wall_new / wall_old, 3)
+           if wall_old else None, "defenses": costs}
+    print(json.dumps(res, indent=1))
     if args.out:
-        from passnet_common.io import atomic_write_json
-
-        atomic_write_json(args.out, res, indent=1)
+        Path(args.out).write_text(json.dumps(res, indent=1) + "\n")
 
 
 if __name__ == "__main__":

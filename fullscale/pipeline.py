@@ -67,6 +67,7 @@ TABLES = {
     "extractions": "extract/extractions.parquet",
     "graphs": "extract/graphs.parquet",
     "unique_graphs": "new_unique_graphs.parquet",
+    "nodes": "new_nodes.parquet",  # the nodes of the unique graphs first seen in this shard
     "subgraphs": "decompose/subgraphs.parquet",
     "profiles": "profile/profiles.parquet",
     "long_tail": "curate/long_tail.parquet",
@@ -273,6 +274,9 @@ def shard_entry(spec: dict) -> dict:
     buf = io.BytesIO()
     pq.write_table(cat, buf, compression="zstd")
     files["tables/models.parquet"] = buf.getvalue()
+    if (w / "dedupe" / "nodes.parquet").is_file() and (w / "new_unique_graphs.parquet").is_file():
+        new_graphs = set(pq.read_table(w / "new_unique_graphs.parquet", columns=["graph_hash"]).column("graph_hash").to_pylist())
+        _filter_parquet(w / "dedupe" / "nodes.parquet", w / "new_nodes.parquet", lambda r: r["graph_hash"] in new_graphs)
     for tname, rel in TABLES.items():
         p = w / rel
         if p.is_file():

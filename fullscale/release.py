@@ -5,7 +5,7 @@
 Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`fullscale.hub`)::
 
     README.md                    dataset card: YAML configs (one per table), counts, licences, the splits
-    tables/<name>.parquet        models, extractions, graphs, unique_graphs, subgraphs, profiles, long_tail,
+    tables/<name>.parquet        models, extractions, graphs, unique_graphs, nodes, subgraphs, profiles, long_tail,
                                  tasks (release tasks) -- concatenated over shards, deduplicated by hash --
                                  and licences (every catalog model, ``in_release`` when its shard is done)
     tasks/<task_id>/             task folders (task.json, run_task.py, timing_protocol.py, subgraphs/<variant>/):
@@ -58,7 +58,7 @@ from fullscale.pipeline import ROOT, _env
 from fullscale.shards import SEEN_REASON, done_shards, read_manifest
 from passnet_common.io import atomic_write_json
 
-TABLE_NAMES = ("models", "extractions", "graphs", "unique_graphs", "subgraphs", "profiles", "long_tail")
+TABLE_NAMES = ("models", "extractions", "graphs", "unique_graphs", "nodes", "subgraphs", "profiles", "long_tail")
 DEDUPE_KEY = {"unique_graphs": "graph_hash", "subgraphs": "subgraph_hash"}
 RELEASE_MAX_BYTES = 100 * 1024 * 1024
 
@@ -87,6 +87,15 @@ def concat_tables(shards: list[Path], name: str):
     parts = [pq.read_table(d / "tables" / f"{name}.parquet") for d in shards if (d / "tables" / f"{name}.parquet").is_file()]
     if not parts:
         return None
+    if name == "nodes":  # a graph's nodes from the first shard that holds them (concurrent shards may repeat a graph)
+        taken: set[str] = set()
+        kept = []
+        for t in parts:
+            hashes = set(t.column("graph_hash").to_pylist())
+            fresh = hashes - taken
+            kept.append(t if fresh == hashes else t.filter(pa.array([h in fresh for h in t.column("graph_hash").to_pylist()])))
+            taken |= hashes
+        parts = kept
     t = pa.concat_tables(parts, promote_options="permissive")
     key = DEDUPE_KEY.get(name)
     if key and len(t):

@@ -18,7 +18,8 @@ across shards:
 - ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``;
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
   finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``) and the phases' times;
-- ``machine``: the machines the shards ran on; ``complete``: every shard done.
+- ``machine``: the machines the shards ran on (``written_on``: the one writing the summary);
+  ``complete``: every shard done.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from fullscale.pipeline import machine
 from fullscale.shards import done_shards, read_manifest, shards_root
 from passnet_common.io import atomic_write_json
 
@@ -148,6 +150,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "projected_core_hours_remaining": (round(cpu / n_models * (len(cat_rows) - n_models) / 3600, 2)
                                            if n_models and cat_rows else None),
         "machine": list(machines.values()),
+        "written_on": machine(),
         "written_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "load_avg_1m_at_write": round(os.getloadavg()[0], 2),
     }

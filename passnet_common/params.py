@@ -71,40 +71,7 @@ TIMING_SCHEMA = Block({
 })
 # The ``curate`` block is a typed config: curate/curate_config.py (registered by curate/config.py).
 
-# --- score stage (curate/score/evaluate.py score_main) ------------------------------------------
-# Score conventions of curate.score.scoring.CONVENTIONS (tests/test_params.py checks they agree).
-SCORE_CONVENTIONS = ("paper", "graphnet")
-SCORE_REFERENCES = ("eager", "dynamo")  # curate.score.evaluate.REFERENCES: speedup vs eager / vs Dynamo-only
-register_block("score", Block({
-    "tasks": str,  # "builtin" or a task-set folder
-    "candidates": DictOf(str),  # name -> eager | backend:<name> | module:<file.py> | pass:<file.py>
-    "convention": Choice(SCORE_CONVENTIONS),
-    "conventions": ListOf(Choice(SCORE_CONVENTIONS)),
-    "p": non_negative(float),
-    "b": interval(float, 0, 1, lo_open=True),
-    "retime_above": positive(float),
-    "max_subgraphs": Optional(positive(int)),
-    "sample_seed": int,
-    "timeout_s": positive(float),
-    "mem_cap_gb": positive(float),
-    "threads": positive(int),
-    "inductor_cache": Optional(str),
-    # the keys score_main passes on to the timing protocol (no max_inner / seed there)
-    "timing": Block({k: TIMING_SCHEMA.fields[k] for k in ("warmup", "trials", "min_trial_ms", "max_iqr_ratio",
-                                                          "retries")} | {"fresh_seed": int, "check_per_trial": positive(int),
-                                                                         "pool_mb": positive(float)}),
-    # integrity options of curate/score/clock.py, curate/score/checks.py, curate/score/evaluate.py (issue 18)
-    "clock_rel_tol": positive(float),
-    "clock_abs_ms": non_negative(float),
-    "clock_rate_tol": positive(float),
-    "no_match": Choice(("one", "floor")),
-    "dispatch_guard": bool,
-    "one_replacement_per_task": bool,
-    # the second reference (issue 17): Dynamo-only (torch.compile(backend="eager")) timed beside eager
-    "dynamo_reference": bool,
-    "rank_reference": Choice(SCORE_REFERENCES),
-    "n_boot": positive(int),
-}))
+# The ``score`` block is a typed config: curate/score/config.py (ScoreConfig, registered by curate/config.py).
 
 # --- proxy stages (proxy_artifacts/__main__.py) --------------------------------------------
 # Names owned by proxy_artifacts (cluster.METHODS / VIEWS, corpus.CATEGORIES, rl.FAULTS),

@@ -26,7 +26,10 @@ from passnet_common.params import load_params
 
 
 def _params(path: str) -> dict:
-    return load_params(path, "proxy")
+    """The validated ``proxy`` block of ``path``, every key a file leaves out at its default."""
+    from .config import proxy_params
+
+    return proxy_params(load_params(path, "proxy"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,12 +112,13 @@ def main(argv: list[str] | None = None) -> int:
 
         print(corpus.build_corpus_file(a.out or corpus.CORPUS_FILE, a.stdlib))
     elif a.cmd == "train-base":
-        from .base_model import train_base
+        from .base_model import check_competent, train_base
 
         prm = _params(a.params)["base"]
         summary = train_base(prm, a.out)
         print(f"train-base: {summary['steps']} steps in {summary['train_seconds']} s, final loss "
-              f"{summary['final_loss']:.4f}, held-out {summary['task']} exact match {summary['task_acc_heldout']}")
+              f"{summary['final_loss']:.4f}, held-out {summary['task']} exact match {summary['task_acc_heldout']} "
+              f"in range, {summary['task_acc_edge']} at the edge")
         if a.metrics:
             spec = json.loads((__import__("pathlib").Path(a.out) / "specialisation.json").read_text())
             atomic_write_json(a.metrics, {
@@ -122,12 +126,14 @@ def main(argv: list[str] | None = None) -> int:
                 "num_experts": prm["num_experts"], "top_k": prm["top_k"],
                 "corpus_sha256": summary["corpus_sha256"],
                 "task": summary["task"], "task_acc_heldout": summary["task_acc_heldout"],
-                "task_problems": summary["task_problems"],
+                "task_acc_edge": summary["task_acc_edge"], "task_lengths": summary["task_lengths"],
+                "task_problems": summary["task_problems"], "min_task_acc": prm["min_task_acc"],
                 "num_parameters": summary["num_parameters"],
                 "routing_entropy_by_category": {c: sum(v) / len(v) for c, v in spec["entropy"].items()},
                 "routing_entropy_max": spec["max_entropy"],
                 "js_divergence_between_categories": sum(spec["js_divergence"]) / len(spec["js_divergence"]),
             }, indent=1)
+        check_competent(summary, prm["min_task_acc"])
     elif a.cmd == "stats":
         from .pipeline import run_stats
 

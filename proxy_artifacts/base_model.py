@@ -46,24 +46,54 @@ def make_config(p: dict, vocab_size: int, special_ids: dict):
     )
 
 
-def training_batches(tokenizer, p: dict) -> torch.Tensor:
-    """Mixed training windows of all categories, shuffled with the seed: int64 [N, seq_len].
+def training_batches(tokenizer, p: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mixed training windows of all categories, shuffled with the seed: (ids, labels), each int64
+    [N, seq_len].
 
     ``p["category_mix"]`` (optional {category: factor}) scales ``train_windows_per_category``
-    per category (e.g. more arithmetic so the verifiable task is learnt in the step budget).
+    per category (e.g. more task windows so the verifiable task is learnt in the step budget).
+    Labels equal the ids (next-token loss on every token), except the task category's windows with
+    ``p["task_answer_loss"]``: :func:`corpus.task_windows`, loss on the answers only.
+
+    Raises:
+        ValueError: a text/code category has fewer windows in the corpus than asked.
     """
     per_cat = p["train_windows_per_category"]
     mix = p.get("category_mix") or {}
-    wins = [corpus.category_windows(tokenizer, c, "train", p["seq_len"], int(per_cat * mix.get(c, 1.0)),
-                                    seed=p["seed"]) for c in corpus.CATEGORIES]
-    for c, w in zip(corpus.CATEGORIES, wins):
+    ids, labels = [], []
+    for c in corpus.CATEGORIES:
         want = int(per_cat * mix.get(c, 1.0))
+        if c == corpus.TASK and p["task_answer_loss"]:
+            w, lab = corpus.task_windows(tokenizer, "train", p["seq_len"], want, seed=p["seed"])
+        else:
+            w = corpus.category_windows(tokenizer, c, "train", p["seq_len"], want, seed=p["seed"])
+            lab = w
         if len(w) < want:
             raise ValueError(f"proxy.base.train_windows_per_category: category {c!r} has {len(w)} windows of "
                              f"{p['seq_len']} tokens in the corpus, {want} asked")
-    data = torch.cat(wins)
+        ids.append(w)
+        labels.append(lab)
+    data, lab = torch.cat(ids), torch.cat(labels)
     g = torch.Generator().manual_seed(p["seed"])
-    return data[torch.randperm(len(data), generator=g)]
+    perm = torch.randperm(len(data), generator=g)
+    return data[perm], lab[perm]
+
+
+def lr_factor(step: int, steps: int, warmup_share: float, decay_share: float, min_lr_ratio: float) -> float:
+    """Warmup-stable-decay learning-rate factor of optimizer step ``step`` (0-based) of ``steps``.
+
+    Linear warmup over ``warmup_share`` of the steps, then constant 1, then a linear decay over the
+    last ``decay_share`` of the steps to ``min_lr_ratio`` (never 0). The task is learnt in a phase
+    change whose step varies with the seed (a loss plateau, then a drop); a cosine to 0 takes the
+    lr away from a seed whose drop comes late, the constant phase does not (WSD schedule: Hu et al.
+    2024, MiniCPM, arXiv 2404.06395).
+    """
+    warm = max(1, int(steps * warmup_share))
+    w = min(1.0, (step + 1) / warm)
+    d0 = steps * (1 - decay_share)
+    if step < d0:
+        return w
+    return w * (min_lr_ratio + (1 - min_lr_ratio) * (1 - (step - d0) / max(1e-9, steps - d0)))
 
 
 @torch.no_grad()
@@ -121,8 +151,12 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
 
     Writes ``out_dir/{config.json, model.safetensors, tokenizer files, train_log.json,
     specialisation.json}``. Returns the summary written to ``train_log.json`` plus
-    ``train_seconds`` (wall time, printed, never written).
+    ``train_seconds`` (wall time, printed, never written). Task figures: greedy exact match on the
+    ``heldout`` set (in-range word lengths, ``task_acc_heldout``) and on the ``edge`` set (the
+    longest lengths, ``task_acc_edge``), ``task_problems`` problems each (:data:`metrics.TASK_SETS`).
     """
+    from .metrics import task_accuracy
+
     out_dir = Path(out_dir)
     torch.manual_seed(p["seed"])
     torch.set_num_threads(p.get("threads", 1))
@@ -130,19 +164,18 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
     cfg = make_config(p, len(tok), dict(pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
                                         eos_token_id=tok.eos_token_id))
     model = AutoModelForCausalLM.from_config(cfg)
-    data = training_batches(tok, p)
+    data, labels = training_batches(tok, p)
     opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], weight_decay=0.01, betas=(0.9, 0.95))
     steps, bs = p["steps"], p["batch_size"]
-    warm = max(1, steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
+        opt, lambda s: lr_factor(s, steps, p["warmup_share"], p["decay_share"], p["min_lr_ratio"]))
     model.train()
     log, t0 = [], time.time()
     bar = tqdm(range(steps), desc="train base", mininterval=2.0)
     for step in bar:
         i = (step * bs) % (len(data) - bs)
         ids = data[i: i + bs]
-        out = model(input_ids=ids, labels=ids, output_router_logits=True)
+        out = model(input_ids=ids, labels=labels[i: i + bs], output_router_logits=True)
         out.loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -154,18 +187,30 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
             bar.set_postfix(loss=f"{lm:.3f}")
     model.eval()
     spec = routing_summary(model, tok, p["seq_len"], p.get("spec_windows", 32))
-    from .metrics import task_accuracy
-
-    task_n = int(p.get("task_problems", 128))
-    task_acc = task_accuracy(model, tok, task_n)
+    task_n = int(p["task_problems"])
+    acc = {s: task_accuracy(model, tok, task_n, s) for s in ("heldout", "edge")}
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
     summary = {"steps": steps, "batch_size": bs, "seq_len": p["seq_len"],
                "final_loss": log[-1]["loss"], "log": log, "num_parameters": model.num_parameters(),
-               "model_type": cfg.model_type, "task": corpus.TASK, "task_acc_heldout": round(task_acc, 4),
-               "task_problems": task_n, "corpus_sha256": corpus.corpus_sha256()}
+               "model_type": cfg.model_type, "task": corpus.TASK, "task_acc_heldout": round(acc["heldout"], 4),
+               "task_acc_edge": round(acc["edge"], 4), "task_problems": task_n,
+               "task_lengths": {"heldout": list(corpus.IN_RANGE_LEN), "edge": list(corpus.EDGE_LEN)},
+               "corpus_sha256": corpus.corpus_sha256()}
     atomic_write_json(out_dir / "specialisation.json", spec, indent=1)
     # Wall time stays out of the files: a rebuild must give byte-identical outputs.
     atomic_write_json(out_dir / "train_log.json", summary, indent=1)
     return {**summary, "train_seconds": round(time.time() - t0, 1)}
+
+
+def check_competent(summary: dict, min_task_acc: float) -> None:
+    """Raise when the trained base is not competent on its task.
+
+    Raises:
+        RuntimeError: ``task_acc_heldout`` (in-range held-out exact match) below ``min_task_acc``;
+            RL on such a base has no signal, and every proxy figure downstream would inherit it.
+    """
+    if summary["task_acc_heldout"] < min_task_acc:
+        raise RuntimeError(f"proxy base not trained: held-out in-range {summary['task']} exact match "
+                           f"{summary['task_acc_heldout']} < proxy.base.min_task_acc {min_task_acc}")

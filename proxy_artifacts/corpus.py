@@ -14,9 +14,13 @@ Nothing is downloaded. Three categories, each a deterministic list of documents:
   hash of its dotted name only (an earlier version also hashed the interpreter's folder name,
   ``python3.11``, so another Python moved every top-level module between the splits).
 - ``reverse`` (the default verifiable task, :data:`TASK`): ``"Q: rev(word)=? A: drow"`` with
-  2-5 random lowercase letters; chosen because the tiny base learns it in a few hundred CPU
-  steps and generalises to unseen words (arithmetic on operands 0..20 did not generalise to
-  held-out operand pairs within the budget: 7% after 600 steps).
+  :data:`REVERSE_LEN` random lowercase letters; chosen because the tiny base learns it in a few
+  hundred CPU steps and generalises to unseen words (arithmetic on operands 0..20 did not
+  generalise to held-out operand pairs within the budget: 7% after 600 steps). Word lengths
+  :data:`IN_RANGE_LEN` are drawn uniformly; the longest, :data:`EDGE_LEN`, only with relative
+  weight :data:`EDGE_WEIGHT`, so the trained base is competent in range and partial at the edge
+  (where RL has headroom). :func:`task_windows` gives the task's training windows with the loss
+  on the answers only (a prompt's letters are random: predicting them is noise).
 - ``arithmetic`` (kept as an optional category): generated problems ``"Q: 17+8=? A: 25"`` (``+ -`` on operands 0..20), a verifiable task for the RL work that follows: :func:`check_answer` grades a
   completion exactly.
 
@@ -146,20 +150,37 @@ ARITH_MAX_OPERAND = 20  # small enough for the tiny default base to learn the ta
 
 
 ARITH_HELDOUT_SHARE = 0.2
-REVERSE_LEN = (2, 5)  # word lengths of the reversal task
+# The reversal task's word lengths (a definition of the task, read by every stage: base training,
+# calibration windows, held-out sets, GRPO prompts). In range: drawn uniformly; edge: the longest
+# length, drawn with relative weight EDGE_WEIGHT (one in-range length = 1), so the base sees it
+# rarely and solves it partly (the RL headroom).
+IN_RANGE_LEN = (2, 7)
+EDGE_LEN = (8, 8)
+EDGE_WEIGHT = 0.5
+REVERSE_LEN = (IN_RANGE_LEN[0], EDGE_LEN[1])
 _REVERSE_RE = re.compile(r"Q: rev\(([a-z]+)\)=\? A: ")
 
 
-def reverse_problem(rng: random.Random, split: str | None = None, lengths: tuple[int, int] = REVERSE_LEN
+def _task_length(rng: random.Random) -> int:
+    """A word length of the task's training distribution (:data:`IN_RANGE_LEN` uniform, :data:`EDGE_LEN`
+    at relative weight :data:`EDGE_WEIGHT`)."""
+    lens = list(range(REVERSE_LEN[0], REVERSE_LEN[1] + 1))
+    w = [EDGE_WEIGHT if EDGE_LEN[0] <= n <= EDGE_LEN[1] else 1.0 for n in lens]
+    return rng.choices(lens, weights=w)[0]
+
+
+def reverse_problem(rng: random.Random, split: str | None = None, lengths: tuple[int, int] | None = None
                     ) -> tuple[str, str]:
     """One reversal problem ``"Q: rev(word)=? A: "`` and its answer (the word reversed).
 
-    ``word``: ``lengths[0]..lengths[1]`` random lowercase letters; ``split`` (train / heldout):
-    draw until the word belongs to that split (sha256 of the word, 20% held out), so a held-out
-    problem's word never occurs in training.
+    ``word``: random lowercase letters, ``lengths[0]..lengths[1]`` of them (uniform), or with
+    ``lengths`` None the task's training distribution (:func:`_task_length`); ``split`` (train /
+    heldout): draw until the word belongs to that split (sha256 of the word, 20% held out), so a
+    held-out problem's word never occurs in training.
     """
     while True:
-        w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(*lengths)))
+        n = _task_length(rng) if lengths is None else rng.randint(*lengths)
+        w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
         if split is None or _split_of(f"rev:{w}", ARITH_HELDOUT_SHARE) == split:
             return f"Q: rev({w})=? A: ", w[::-1]
 
@@ -185,10 +206,15 @@ def arithmetic_problem(rng: random.Random, max_operand: int = ARITH_MAX_OPERAND,
     return f"Q: {a}{op}{b}=? A: ", ans
 
 
-def task_problem(rng: random.Random, split: str | None = None) -> tuple[str, str]:
-    """A problem of the verifiable task of the default base (:data:`TASK`): (prompt, answer text)."""
+def task_problem(rng: random.Random, split: str | None = None, lengths: tuple[int, int] | None = None
+                 ) -> tuple[str, str]:
+    """A problem of the verifiable task of the default base (:data:`TASK`): (prompt, answer text).
+
+    ``lengths``: word lengths of a reversal problem (None: the training distribution); ignored by
+    arithmetic.
+    """
     if TASK == "reverse":
-        return reverse_problem(rng, split)
+        return reverse_problem(rng, split, lengths)
     q, a = arithmetic_problem(rng, split=split)
     return q, str(a)
 
@@ -291,6 +317,28 @@ def token_windows(tokenizer, docs: list[str], seq_len: int, num: int | None = No
     if num is not None:
         n = min(n, num)
     return torch.tensor(ids[: n * seq_len], dtype=torch.long).view(n, seq_len)
+
+
+def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """``num`` training windows of the reversal task with answer-only labels: (ids, labels), each
+    int64 [num, seq_len].
+
+    Problems (:func:`reverse_problem`, training length distribution, ``split`` words) are packed one
+    per line; ``labels`` is ``ids`` on the answer tokens and the newline that ends them, -100 (no
+    loss) on the prompt tokens, whose letters are random. The generator is the ``reverse``
+    category's (:func:`documents`), so the windows hold the same problems in the same order.
+    """
+    rng = random.Random(f"rever-{split}-{seed}")
+    ids: list[int] = []
+    lab: list[int] = []
+    while len(ids) < num * seq_len:
+        q, a = reverse_problem(rng, split)
+        tq = tokenizer.encode(q, add_special_tokens=False)
+        ta = tokenizer.encode(a + "\n", add_special_tokens=False)
+        ids += tq + ta
+        lab += [-100] * len(tq) + ta
+    n = num * seq_len
+    return torch.tensor(ids[:n]).view(num, seq_len), torch.tensor(lab[:n]).view(num, seq_len)
 
 
 def category_windows(tokenizer, category: str, split: str, seq_len: int, num: int, seed: int = 0) -> torch.Tensor:

@@ -5,6 +5,8 @@ an ensemble of seeds) of the same model, become a set of fault kinds with their 
 (thresholds: the ``proxy.fidelity.detector`` params, taken over the whole healthy ensemble):
 
 - ``nan_inf``: first step with a NaN/Inf gradient entry or a non-finite loss.
+- ``weights_nonfinite``: first step after which a weight is NaN/Inf (the optimizer applied a
+  non-finite gradient; a skipped step, as dynamic loss scaling does, leaves the weights finite).
 - ``grad_spike``: first step whose total gradient norm before clipping (the Trainer's
   ``grad_norm``; the per-group norms of the step log are measured after clipping) exceeds
   ``grad_spike_factor`` x the healthy ensemble's maximum.
@@ -43,7 +45,6 @@ from __future__ import annotations
 import math
 import statistics
 from typing import Mapping, Sequence
-
 
 SIGNALS = ("reward", "kl", "loss", "grad_norm_trl", "entropy", "expert_max_share")
 
@@ -102,6 +103,10 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 
     for r, s in zip(rows, steps):
         if r.get("grad_nan", 0) or r.get("grad_inf", 0) or r.get("loss_nonfinite", 0):
             sig["nan_inf"] = s
+            break
+    for r, s in zip(rows, steps):
+        if r.get("weights_nonfinite", 0):
+            sig["weights_nonfinite"] = s
             break
     gkey = "grad_norm_trl" if any("grad_norm_trl" in r for h in ens for r in h) else "grad_norm_total"
     g_h = [v for h in ens for v in _finite(series(h, gkey))]

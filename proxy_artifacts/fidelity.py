@@ -60,6 +60,46 @@ def _rows_by_seed(by_seed: Mapping | None) -> dict:
     return {sd: r["rows"] for sd, r in (by_seed or {}).items() if r["rows"] is not None}
 
 
+def mean_ci95(xs: Sequence[float]) -> dict:
+    """{"mean", "ci95": [low, high] (Student t interval of the mean; None below 2 values), "n", "values"}."""
+    xs = [float(x) for x in xs]
+    if not xs:
+        return {"mean": None, "ci95": None, "n": 0, "values": []}
+    m = statistics.mean(xs)
+    ci = None
+    if len(xs) > 1:
+        from scipy.stats import t
+
+        h = float(t.ppf(0.975, len(xs) - 1)) * statistics.stdev(xs) / len(xs) ** 0.5
+        ci = [round(m - h, 6), round(m + h, 6)]
+    return {"mean": round(m, 6), "ci95": ci, "n": len(xs), "values": [round(x, 6) for x in xs]}
+
+
+def rl_capability(by_seed: Mapping | None) -> dict:
+    """What the healthy runs of one model did to its task, seed by seed (``rl.run_grpo`` summaries).
+
+    Returns {"edge_reward_before", "edge_reward_after" (per seed), "rl_gain_edge" (after - before in
+    reward points x 100, :func:`mean_ci95` over seeds), "heldout_acc_before", "heldout_acc_after" (per
+    seed), "nonzero_advantage_share" (mean over the runs' fresh-rollout steps, :func:`mean_ci95` of the
+    per-run means)}. Runs without an after figure are left out of the gain.
+    """
+    runs = [r for _, r in sorted((by_seed or {}).items())]
+    summ = [r["summary"] for r in runs]
+    gains = [100 * (sm["edge_reward_after"] - sm["edge_reward_before"]) for sm in summ
+             if sm.get("edge_reward_after") is not None and sm.get("edge_reward_before") is not None]
+    share = []
+    for r in runs:
+        v = [float(x["nonzero_advantage_share"]) for x in r["rows"] or [] if x.get("nonzero_advantage_share") is not None]
+        if v:
+            share.append(statistics.mean(v))
+    return {"edge_reward_before": summ[0].get("edge_reward_before") if summ else None,
+            "edge_reward_after": [sm.get("edge_reward_after") for sm in summ],
+            "rl_gain_edge": mean_ci95(gains),
+            "heldout_acc_before": summ[0].get("heldout_acc_before") if summ else None,
+            "heldout_acc_after": [sm.get("heldout_acc_after") for sm in summ],
+            "nonzero_advantage_share": mean_ci95(share)}
+
+
 def _first(by_seed: Mapping | None) -> dict:
     """The lowest seed's run of a {seed: run} map ({} when absent)."""
     if not by_seed:
@@ -121,7 +161,34 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str], onset: Mapping[str, 
     plt.close(fig)
 
 
-SCHEDULED_FAULTS = ("skip_actor_update", "lr_spike", "fp16_no_loss_scaling")  # start at row fault_step + 1
+SCHEDULED_FAULTS = ("skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "fp16_overflow")  # from row fault_step + 1
+
+
+def fault_table(faults: Sequence[str], rates: Mapping, calib_ho: Mapping, onset: Mapping[str, int]) -> dict:
+    """Per catalogued fault (:data:`verdicts.FAULT_CATALOG`): trigger, signature, source, fix, the base's
+    detection rate over the fault seeds (``base_rate``), the rate on the fix runs (``fix_rate``:
+    ``<fault>+fix`` runs where they exist, else the base's held-out healthy runs, which are the fixed run of a
+    fault whose fix is "do not inject it"), and ``fix_removes``: the base shows the signature on >= 2/3 of the
+    seeds and never on the fixed runs (None when there is no signature to remove)."""
+    from .verdicts import FAULT_CATALOG, FAULT_KINDS, rate
+
+    base = rates["models"]["base"]
+    out = {}
+    for f in faults:
+        if "+" in f or f not in FAULT_CATALOG:
+            continue
+        br = base[f]["detection"]
+        if f"{f}+fix" in base:
+            fr, fix_run = base[f"{f}+fix"]["detection"], f"{f}+fix"
+        else:
+            kinds = set(FAULT_KINDS.get(f, ()))
+            flagged = (calib_ho.get("flagged") or {}).get("base") or {}
+            hit = sum(any(k in kinds and v >= onset.get(f, 1) for k, v in sig.items()) for sig in flagged.values())
+            fr, fix_run = rate(hit, len(flagged)), "none (held-out healthy seeds)"
+        shows = br["n"] > 0 and 3 * br["k"] >= 2 * br["n"]
+        out[f] = {**FAULT_CATALOG[f], "kinds": list(FAULT_KINDS.get(f, ())), "base_rate": br, "fix_run": fix_run,
+                  "fix_rate": fr, "fix_removes": (fr["n"] > 0 and fr["k"] == 0) if shows else None}
+    return out
 
 
 def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metrics_path, plot_dir) -> dict:
@@ -157,10 +224,10 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     healthy = {n: _rows_by_seed(rr.get("none")) for n, rr in runs.items()}
     heldout = {n: _rows_by_seed(rr.pop(HELDOUT, None)) for n, rr in runs.items()}
     faults = [f for f in runs["base"] if f != "none"]
-    onset = {f: (fault_step + 1 if f in SCHEDULED_FAULTS else 1) for f in faults}
+    onset = {f: (fault_step + 1 if verdicts.fault_name(f) in SCHEDULED_FAULTS else 1) for f in faults}
     kind_onset: dict[str, int] = {}
     for f in faults:
-        for k in verdicts.FAULT_KINDS.get(f, ()):
+        for k in verdicts.FAULT_KINDS.get(verdicts.fault_name(f), ()):
             kind_onset[k] = min(kind_onset.get(k, onset[f]), onset[f])
     calib = verdicts.calibrate(healthy, det, fault_step, kind_onset)
     calib_ho = verdicts.calibrate_heldout(healthy, heldout, det, fault_step, kind_onset)
@@ -185,15 +252,14 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         "reproduction_rate": {f"{f}/{n}": rates["models"][n][f]["reproduction"]["rate"]
                               for n in runs if n != "base" for f in faults},
         "base_self_reproduction_rate": {f: rates["base_self"][f]["rate"] for f in faults},
-        "faults": faults, "fault_kinds": {f: list(verdicts.FAULT_KINDS.get(f, ())) for f in faults},
+        "fault_runs": faults, "fault_kinds": {f: list(verdicts.FAULT_KINDS.get(verdicts.fault_name(f), ())) for f in faults},
         "fault_onset_step": onset, "calibration": calib, "calibration_heldout": calib_ho, "rates": rates,
         "no_signature_on_base": rates["no_signature"],
         "generic_detection": verdicts.generic_detection(sigs, onset),
         "base_reliable": rates["base_reliable"],
         "base": {"params": bsum.get("params"), "state_bytes": bsum.get("state_bytes"),
                  "routing_drift_healthy": drift(base),
-                 "task_acc_before_rl": bsum.get("task_acc_before"),
-                 "task_acc_after_rl": [r["summary"].get("task_acc_after") for r in base["none"].values()],
+                 "capability": rl_capability(base["none"]),
                  "logprob_mismatch_fresh_max": {f: _fresh_max(_first(base[f]).get("rows")) for f in faults}},
         "proxies": {},
     }
@@ -208,13 +274,18 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
             "reproduction": {f: rates["models"][name][f]["reproduction"] for f in faults},
             "detection": {f: rates["models"][name][f]["detection"] for f in faults},
             "logprob_mismatch_fresh_max": {f: _fresh_max(_first(rr.get(f)).get("rows")) for f in faults},
-            "task_acc_before_rl": psum.get("task_acc_before"),
-            "task_acc_after_rl": [r["summary"].get("task_acc_after") for r in rr["none"].values()],
+            "capability": rl_capability(rr.get("none")),
             "cost": {"params": psum["params"], "params_ratio": round(psum["params"] / bsum["params"], 4),
                      "state_bytes": psum["state_bytes"],
                      "accelerators": accelerators(psum["params"], mem_gb, fp.get("usable_share", 0.8)),
                      "accelerators_base": accelerators(bsum["params"], mem_gb, fp.get("usable_share", 0.8))},
         }
+    out["faults"] = fault_table(faults, rates, calib_ho, onset)
+    out["rl_gain_edge"] = {"base": out["base"]["capability"]["rl_gain_edge"],
+                           **{n: v["capability"]["rl_gain_edge"] for n, v in out["proxies"].items()}}
+    out["nonzero_advantage_share"] = {"base": out["base"]["capability"]["nonzero_advantage_share"]["mean"],
+                                      **{n: v["capability"]["nonzero_advantage_share"]["mean"]
+                                         for n, v in out["proxies"].items()}}
     out["projection"] = projection(full_size_counts(), params["compare"]["keep_ratios"], float(fp["device_memory_gb"]),
                                    fp.get("usable_share", 0.8))
     out["projection_device_memory_gb"] = float(fp["device_memory_gb"])

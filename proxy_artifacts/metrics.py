@@ -63,10 +63,26 @@ def kl_divergence(base_logits: torch.Tensor, proxy_logits: torch.Tensor) -> floa
     return float((lp.exp() * (lp - lq)).sum(-1).mean())
 
 
-def task_prompts(n: int, seed: int = 1234, split: str = "heldout") -> list[str]:
-    """``n`` prompts of the verifiable task of ``split`` (default: held-out problems, never trained on)."""
-    rng = random.Random(f"task-eval-{seed}")
-    return [corpus.task_problem(rng, split=split)[0] for _ in range(n)]
+# The held-out problem sets, one per purpose, each named for what it is: (split, word lengths,
+# generator seed). Words are from the held-out split (never trained on); a set of n problems is the
+# first n of its sequence, so a smaller n is a prefix of a larger one.
+TASK_SETS = {
+    "heldout": ("heldout", corpus.IN_RANGE_LEN, "task-heldout"),  # in range: the base's acceptance, proxy task accuracy
+    "edge": ("heldout", corpus.EDGE_LEN, "task-edge"),  # the edge: greedy figure of the base, RL reward before / after
+}
+
+
+def task_prompts(n: int, task_set: str = "heldout") -> list[str]:
+    """The first ``n`` prompts of the held-out problem set ``task_set`` (:data:`TASK_SETS`).
+
+    Raises:
+        ValueError: unknown ``task_set``.
+    """
+    if task_set not in TASK_SETS:
+        raise ValueError(f"unknown task set {task_set!r}; known: {sorted(TASK_SETS)}")
+    split, lengths, seed = TASK_SETS[task_set]
+    rng = random.Random(seed)
+    return [corpus.task_problem(rng, split=split, lengths=lengths)[0] for _ in range(n)]
 
 
 @torch.no_grad()
@@ -76,31 +92,72 @@ def greedy_completions(model, tokenizer, prompts: list[str], max_new: int = 5) -
     Prompts of equal token length are decoded together as one batch (no padding, so no
     attention-mask or position subtleties); ``max_new`` tokens at most per prompt.
     """
-    enc = [tokenizer.encode(p, add_special_tokens=False) for p in prompts]
-    out: list[str] = [""] * len(prompts)
-    by_len: dict[int, list[int]] = {}
-    for i, e in enumerate(enc):
-        by_len.setdefault(len(e), []).append(i)
-    for L, idx in by_len.items():
-        ids = torch.tensor([enc[i] for i in idx])
-        for _ in range(max_new):
-            nxt = model(input_ids=ids, use_cache=False).logits[:, -1].argmax(-1)
-            ids = torch.cat([ids, nxt[:, None]], 1)
-        for row, i in zip(ids[:, L:].tolist(), idx):
-            out[i] = tokenizer.decode(row).split("\n")[0]
-    return out
+    return sampled_completions(model, tokenizer, prompts, max_new, samples=1, temperature=0.0)
 
 
 @torch.no_grad()
-def task_accuracy(model, tokenizer, n: int, seed: int = 1234, max_new: int = 8) -> float:
-    """Exact-match rate of greedy answers to ``n`` held-out task prompts (corpus.check_answer).
+def sampled_completions(model, tokenizer, prompts: list[str], max_new: int, samples: int, temperature: float,
+                        seed: int = 0) -> list[list[str]] | list[str]:
+    """``samples`` completions per prompt at ``temperature`` (0: greedy, one completion each, returned
+    as a flat list), decoded and cut after the first newline.
 
-    The problems come from the held-out split of :func:`corpus.task_problem`: words (or operand
-    pairs) never seen in training.
+    Prompts of equal token length are decoded together (no padding); sampling draws from a
+    ``torch.Generator`` seeded with ``seed``, so the completions are a function of the model and
+    the arguments.
     """
-    prompts = task_prompts(n, seed)
-    comps = greedy_completions(model, tokenizer, prompts, max_new)
+    enc = [tokenizer.encode(p, add_special_tokens=False) for p in prompts]
+    k = 1 if temperature == 0 else samples
+    out: list[list[str]] = [[""] * k for _ in prompts]
+    by_len: dict[int, list[int]] = {}
+    for i, e in enumerate(enc):
+        by_len.setdefault(len(e), []).append(i)
+    g = torch.Generator().manual_seed(seed)
+    for L in sorted(by_len):
+        idx = by_len[L]
+        ids = torch.tensor([enc[i] for i in idx]).repeat_interleave(k, 0)
+        for _ in range(max_new):
+            logits = model(input_ids=ids, use_cache=False).logits[:, -1].float()
+            if temperature == 0:
+                nxt = logits.argmax(-1)
+            else:
+                nxt = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=g)[:, 0]
+            ids = torch.cat([ids, nxt[:, None]], 1)
+        for r, row in enumerate(ids[:, L:].tolist()):
+            out[idx[r // k]][r % k] = tokenizer.decode(row).split("\n")[0]
+    return [o[0] for o in out] if temperature == 0 else out
+
+
+def max_new_tokens(task_set: str) -> int:
+    """Completion tokens an answer of ``task_set`` needs: its longest word + newline + 1 spare."""
+    return TASK_SETS[task_set][1][1] + 2
+
+
+@torch.no_grad()
+def task_accuracy(model, tokenizer, n: int, task_set: str = "heldout") -> float:
+    """Exact-match rate of greedy answers to the first ``n`` prompts of ``task_set`` (corpus.check_answer).
+
+    The problems come from the held-out split of :func:`corpus.task_problem`: words never seen in
+    training.
+    """
+    prompts = task_prompts(n, task_set)
+    comps = greedy_completions(model, tokenizer, prompts, max_new_tokens(task_set))
     return sum(corpus.check_answer(q, c) for q, c in zip(prompts, comps)) / n
+
+
+@torch.no_grad()
+def sampled_reward(model, tokenizer, n: int, samples: int, task_set: str = "edge", temperature: float = 1.0,
+                   seed: int = 0) -> dict:
+    """Mean exact-match reward of ``samples`` completions at ``temperature`` per prompt on the first
+    ``n`` prompts of ``task_set`` (what GRPO optimises; pass@1 = this mean), and the share of prompts
+    whose samples are neither all right nor all wrong (a GRPO group with a non-zero advantage).
+
+    Returns {"reward", "pass_rate_per_prompt": [share right per prompt], "nonzero_advantage_share"}.
+    """
+    prompts = task_prompts(n, task_set)
+    comps = sampled_completions(model, tokenizer, prompts, max_new_tokens(task_set), samples, temperature, seed)
+    per = [sum(corpus.check_answer(q, c) for c in cs) / samples for q, cs in zip(prompts, comps)]
+    return {"reward": round(sum(per) / n, 6), "pass_rate_per_prompt": [round(v, 4) for v in per],
+            "nonzero_advantage_share": round(sum(0 < v < 1 for v in per) / n, 6)}
 
 
 class BaseReference:
@@ -111,6 +168,7 @@ class BaseReference:
     """
 
     def __init__(self, base, tokenizer, windows: dict[str, torch.Tensor], batch_size: int = 16, task_n: int = 0):
+        """``task_n``: problems of the ``heldout`` task set (:data:`TASK_SETS`) for task accuracy (0: none)."""
         self.windows, self.bs, self.tok, self.task_n = windows, batch_size, tokenizer, task_n
         self.logits, self.counts = {}, None
         for c, ids in windows.items():

@@ -50,7 +50,7 @@ def report_markdown(m: dict) -> str:
     L += ["## Faults: detection on the base and reproduction by each proxy (seed s of the proxy vs seed s of the base)",
           "", "| fault | specific kind | base detection | base self-reproduction (ceiling) | "
           + " | ".join(f"{n} reproduction" for n in names) + " |", "|---|---|---|---|" + "---|" * len(names)]
-    for f in m["faults"]:
+    for f in m["fault_runs"]:
         base_det = m["rates"]["models"]["base"][f]["detection"]
         note = " (no signature)" if f in m["no_signature_on_base"] else \
             ("" if m["base_reliable"].get(f) else " (not reliable on the base)")
@@ -67,11 +67,25 @@ def report_markdown(m: dict) -> str:
         hs = m["proxies"][n]["healthy_similarity"]
         L.append(f"| {n} | {m['proxies'][n]['routing_drift_healthy']} | "
                  + " | ".join(f"{hs[s]['pearson']} / {hs[s]['norm_dist']}" for s in sigs) + " |")
-    L += ["", "## Capability (held-out task exact match) before -> after RL (healthy seeds)", "",
-          "| model | before | after (per seed) |", "|---|---|---|",
-          f"| base | {m['base']['task_acc_before_rl']} | {m['base']['task_acc_after_rl']} |"]
-    for n in names:
-        L.append(f"| {n} | {m['proxies'][n]['task_acc_before_rl']} | {m['proxies'][n]['task_acc_after_rl']} |")
+    L += ["", "## Fault catalog: trigger, documented signature, source, fix", "",
+          "Base rate: the fault's specific kinds on the base over the fault seeds. Fix rate: the same kinds on the "
+          "fixed runs (`<fault>+fix`, or the held-out healthy seeds where the fix is not injecting the fault).", "",
+          "| fault | trigger | signature (kinds) | source | fix | base rate | fix rate | fix removes it |",
+          "|---|---|---|---|---|---|---|---|"]
+    for f, c in (m.get("faults") or {}).items():
+        L.append(f"| {f} | {c['trigger']} | {c['signature']} ({', '.join(c['kinds'])}) | {c['source']} | {c['fix']} | "
+                 f"{_fmt_rate(c['base_rate'])} | {_fmt_rate(c['fix_rate'])} | {c['fix_removes']} |")
+    L += ["", "## What RL did to the task (healthy seeds)", "",
+          "Edge reward: mean exact-match reward of samples at T=1 on the held-out edge set (what GRPO optimises); "
+          "gain: after - before in points, mean over seeds with a 95% t interval. In-range accuracy: greedy exact "
+          "match on the held-out in-range set (capability kept). Non-zero-advantage share: GRPO groups whose samples "
+          "disagree, mean over fresh-rollout steps.", "",
+          "| model | edge reward before | after (per seed) | gain (points) [95% CI] | in-range before | after (per seed) "
+          "| non-zero-advantage share |", "|---|---|---|---|---|---|---|"]
+    for n, c in [("base", m["base"]["capability"])] + [(n, m["proxies"][n]["capability"]) for n in names]:
+        g = c["rl_gain_edge"]
+        L.append(f"| {n} | {c['edge_reward_before']} | {c['edge_reward_after']} | {g['mean']} {g['ci95']} | "
+                 f"{c['heldout_acc_before']} | {c['heldout_acc_after']} | {c['nonzero_advantage_share']['mean']} |")
     L += ["", "## Measured cost", "",
           "Step time and peak memory are measurements (they differ on every run): `metrics/proxy_cost.json` and "
           "`plots/proxy_cost_report.md` (stage `proxy_cost`), not this deterministic report."]

@@ -75,11 +75,27 @@ from passnet_common.io import atomic_write_json, atomic_write_text
 
 from . import corpus
 from .adapters import adapter_for, moe_blocks
+from .config import grpo_params
 from .rl_reuse import fresh_load, grad_sq_nonfinite, mark_worker, reused_reference, settle_gc
 from .timing import DEFAULT_CLOCK, Clock, load_average, machine
 
 FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
-          "swapped_operator")
+          "swapped_operator", "fp16_overflow")
+# faults with a fix run: ``<fault>+fix`` is the same trigger with the documented fix applied (module doc)
+FIXABLE = ("logprob_bf16", "fp16_no_loss_scaling", "fp16_overflow")
+FP16_FAULTS = ("fp16_no_loss_scaling", "fp16_overflow")  # fp16 training forward / backward from fault_step
+
+
+def split_fix(fault: str) -> tuple[str, bool]:
+    """(fault, fixed) of a run switch: ``"fp16_overflow+fix"`` -> ``("fp16_overflow", True)``.
+
+    Raises:
+        ValueError: unknown fault, or ``+fix`` on a fault without a fix run (:data:`FIXABLE`).
+    """
+    name, plus, fix = fault.partition("+")
+    if name not in FAULTS or (plus and (fix != "fix" or name not in FIXABLE)):
+        raise ValueError(f"unknown fault {fault!r}; known: {FAULTS} and <fault>+fix for {FIXABLE}")
+    return name, bool(plus)
 GROUPS = ("embed", "attn", "router", "experts", "norm", "lm_head", "other")
 
 
@@ -144,7 +160,9 @@ def _callback_class():
 
     class _StepLogger(TrainerCallback, StepLogger):
         def __init__(self, model, fault: str, fp: dict, clock: Clock = DEFAULT_CLOCK):
-            self.model, self.fault, self.fp, self.clock = model, fault, fp, clock
+            self.fault, self.fixed = split_fix(fault)
+            self.model, self.fp, self.clock = model, fp, clock
+            self.loss_scale = float(fp["fp16_overflow_scale"]) if self.fault == "fp16_overflow" else 1.0
             self.rows: list[dict] = []
             self.timing: list[dict] = []  # measured: {"step", "step_time_ms", "peak_memory_bytes"} per step
             self.cur: dict = {}
@@ -164,12 +182,13 @@ def _callback_class():
             self.seen_old: list = []
 
         def active(self, step: int) -> bool:
-            return step >= int(self.fp.get("fault_step", 0))
+            return step >= int(self.fp["fault_step"])
 
         def on_step_begin(self, args, state, control, **kw):
             self.t0 = self.clock()
-            if self.fault == "fp16_no_loss_scaling":  # fp16 autocast of the training forward from fault_step
+            if self.fault in FP16_FAULTS:  # fp16 autocast of the training forward from fault_step
                 self.model._fault_on = self.active(state.global_step)
+                self.model._loss_scale = self.loss_scale
             if torch.cuda.is_available():
                 torch.cuda.reset_peak_memory_stats()
 
@@ -181,7 +200,7 @@ def _callback_class():
                 if p.grad is None:
                     continue
                 g = p.grad
-                if self.fault == "fp16_no_loss_scaling" and self.active(step):
+                if self.fault in FP16_FAULTS and self.active(step):
                     g = g.to(torch.float16).to(p.grad.dtype)  # fp16 gradient storage, no scaler
                     p.grad.copy_(g)
                 s, n_nan, n_inf = grad_sq_nonfinite(g)
@@ -191,19 +210,25 @@ def _callback_class():
                         **{f"grad_norm/{g}": math.sqrt(v) for g, v in sq.items() if g in self.present},
                         "grad_nan": nan, "grad_inf": inf}
             self.snap = [p.detach().clone() for p in self.model.parameters()]
+            if self.fault == "fp16_overflow" and self.fixed and self.active(step) and (nan or inf):
+                # the fix, dynamic loss scaling (torch.amp.GradScaler's rule): skip the step, halve the scale
+                self.model.zero_grad(set_to_none=True)
+                self.loss_scale *= 0.5
+                self.cur["step_skipped"] = 1
             if self.fault == "skip_actor_update" and self.active(step):
                 self.model.zero_grad(set_to_none=True)  # AdamW skips parameters without gradients
             if self.fault == "lr_spike" and optimizer is not None:
-                s0 = int(self.fp.get("fault_step", 0))
-                if s0 <= step < s0 + int(self.fp.get("lr_spike_steps", 2)):
+                s0 = int(self.fp["fault_step"])
+                if s0 <= step < s0 + int(self.fp["lr_spike_steps"]):
                     for grp in optimizer.param_groups:  # the scheduler resets lr at its next step
-                        grp["lr"] = grp["lr"] * float(self.fp.get("lr_spike_factor", 100.0))
+                        grp["lr"] = grp["lr"] * float(self.fp["lr_spike_factor"])
 
         def on_step_end(self, args, state, control, **kw):
             dt = (self.clock() - self.t0) * 1000 if self.t0 is not None else float("nan")
             if getattr(self, "snap", None) is not None:
                 upd = sum(float(((p.detach() - q).float() ** 2).sum()) for p, q in zip(self.model.parameters(), self.snap))
                 self.cur["update_norm"] = math.sqrt(upd) if math.isfinite(upd) else float("inf")
+                self.cur["weights_nonfinite"] = int(not all(bool(torch.isfinite(p).all()) for p in self.model.parameters()))
                 self.snap = None
             loads = []
             for c in self.load:
@@ -259,7 +284,9 @@ def _callback_class():
 
 @contextlib.contextmanager
 def _fault_context(model, fault: str):
-    """Model-side faults: rollout precision (no-grad forwards) and the swapped operator."""
+    """Model-side faults: rollout precision (no-grad forwards), fp16 training forwards and the swapped
+    operator (``fault`` may carry ``+fix``, :func:`split_fix`)."""
+    fault, fixed = split_fix(fault)
     saved = []
     try:
         if fault == "swapped_operator":
@@ -275,14 +302,16 @@ def _fault_context(model, fault: str):
 
                 saved.append((router, router.__dict__.get("forward", "unset")))
                 router.forward = rfwd
-        if fault in ("logprob_bf16", "fp16_no_loss_scaling"):
+        if fault in ("logprob_bf16",) + FP16_FAULTS:
             orig = model.forward
+            # logprob_bf16's fix: rollouts in float16 (10 mantissa bits to bfloat16's 7; arXiv 2510.26788)
+            roll_dtype = torch.float16 if fixed else torch.bfloat16
 
             def fwd(*a, _orig=orig, **kw):
                 if fault == "logprob_bf16" and not torch.is_grad_enabled():
-                    with torch.autocast(device_type=model.device.type, dtype=torch.bfloat16):
+                    with torch.autocast(device_type=model.device.type, dtype=roll_dtype):
                         return _orig(*a, **kw)
-                if fault == "fp16_no_loss_scaling" and torch.is_grad_enabled() and getattr(model, "_fault_on", False):
+                if fault in FP16_FAULTS and torch.is_grad_enabled() and getattr(model, "_fault_on", False):
                     with torch.autocast(device_type=model.device.type, dtype=torch.float16):
                         out = _orig(*a, **kw)
                     return out
@@ -335,18 +364,26 @@ def _instrument(trainer, logger, fault: str, gp: dict) -> None:
 
     trainer._get_per_token_logps_and_entropies = logps
     trainer._compute_loss = compute
-    if fault != "fp16_no_loss_scaling":
+    fault, fixed = split_fix(fault)
+    if fault not in FP16_FAULTS:
         return
-    scale = float(gp.get("fp16_grad_scale", 1e-5))
+    # fp16_no_loss_scaling: the gradient magnitude of a full-size batch; its fix, static loss scaling by
+    # 1 / fp16_grad_scale, brings the fp16 backward back to our magnitude. fp16_overflow: the logger's scale.
+    const = 1.0 if fixed else float(gp["fp16_grad_scale"])
     orig_loss, orig_step = trainer.compute_loss, trainer.training_step
+
+    def current() -> float:
+        return const if fault == "fp16_no_loss_scaling" else float(getattr(trainer.model, "_loss_scale", 1.0))
 
     def compute_loss(model, inputs, *a, **kw):
         out = orig_loss(model, inputs, *a, **kw)
         if not getattr(trainer.model, "_fault_on", False):
             return out
+        scale = current()
         return (out[0] * scale, *out[1:]) if isinstance(out, tuple) else out * scale
 
     def training_step(model, inputs, *a, **kw):
+        scale = current()
         loss = orig_step(model, inputs, *a, **kw)
         if getattr(trainer.model, "_fault_on", False):
             with torch.no_grad():
@@ -400,8 +437,9 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     Raises:
         ValueError: unknown fault.
     """
-    if fault not in FAULTS:
-        raise ValueError(f"unknown fault {fault!r}; known: {FAULTS}")
+    fname, fixed = split_fix(fault)
+    eval_after = bool(gp.get("eval_after", True))  # a plan's switch (run_grpo_all), not a params knob
+    gp = grpo_params({k: v for k, v in gp.items() if k != "eval_after"})
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
@@ -411,15 +449,15 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
 
     settle_gc()
     t_setup = clock()
-    torch.set_num_threads(int(gp.get("threads", 1)))
-    seed = int(gp.get("seed", 0))
+    torch.set_num_threads(int(gp["threads"]))
+    seed = int(gp["seed"])
     torch.manual_seed(seed)
     random.seed(seed)
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = fresh_load(AutoModelForCausalLM.from_pretrained, model_dir, dtype=torch.float32)
     # families without a load-balancing loss in transformers (DeepSeek-V3: aux-loss-free balancing) train without one
-    aux = 0.0 if fault == "no_load_balancing" or not adapter_for(model.config).aux_loss \
-        else float(gp.get("aux_loss_coef", 0.01))
+    aux = 0.0 if fname == "no_load_balancing" or not adapter_for(model.config).aux_loss \
+        else float(gp["aux_loss_coef"])
     model.config.router_aux_loss_coef = aux
     n_eval, n_samples = int(gp["eval_problems"]), int(gp["eval_samples"])
     model.eval()
@@ -445,9 +483,9 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         output_dir=tmp, max_steps=int(gp["steps"]), per_device_train_batch_size=int(gp["prompts_per_step"]) * G,
         num_generations=G, max_completion_length=int(gp["max_completion_length"]), learning_rate=float(gp["lr"]),
         lr_scheduler_type="constant", warmup_steps=0, beta=float(gp["beta"]), num_iterations=2,
-        temperature=float(gp.get("temperature", 1.0)), logging_steps=1, report_to=[], save_strategy="no",
+        temperature=float(gp["temperature"]), logging_steps=1, report_to=[], save_strategy="no",
         use_cpu=not torch.cuda.is_available(), bf16=False, fp16=False, seed=seed, data_seed=seed,
-        dataloader_num_workers=0, disable_tqdm=True, max_grad_norm=float(gp.get("max_grad_norm", 1.0)),
+        dataloader_num_workers=0, disable_tqdm=True, max_grad_norm=float(gp["max_grad_norm"]),
         router_aux_loss_coef=aux, shuffle_dataset=False, log_completions=False,
         gradient_checkpointing=GRADIENT_CHECKPOINTING,
     )
@@ -467,8 +505,8 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
 
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
-    if fault == "no_load_balancing":
-        f = float(gp.get("router_lr_factor", 10.0))
+    if fname == "no_load_balancing":
+        f = float(gp["router_lr_factor"])
         trainer.create_optimizer()
         routers = {id(b.router.weight) for b in moe_blocks(model, adapter_for(model.config))}
         opt = trainer.optimizer
@@ -484,10 +522,17 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         opt.param_groups = new_groups
     _instrument(trainer, logger, fault, gp)
     model._fault_on = False
+    stopped = None
     setup_s = clock() - t_setup
     try:
         with _fault_context(model, fault):
             trainer.train()
+    except RuntimeError as exc:
+        # weights that took a NaN/Inf (fp16_overflow without its fix) make the next rollout's sampling fail
+        # (torch.multinomial refuses NaN probabilities): the run ends there, its rows up to the step kept
+        if all(torch.isfinite(p).all() for p in model.parameters()):
+            raise
+        stopped = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
     finally:
         logger.close()
         import shutil
@@ -495,14 +540,14 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         shutil.rmtree(tmp, ignore_errors=True)
     model.eval()
     finite = all(torch.isfinite(p).all() for p in model.parameters())
-    if not gp.get("eval_after", True):
+    if not eval_after:
         after = None  # not measured (fault runs by default: capability after RL is a healthy-run figure)
     else:
         after = capability(model) if finite else {"heldout_acc": 0.0, "edge_reward": 0.0,
                                                   "edge_nonzero_advantage_share": 0.0}
     res = {"fault": fault, "steps": logger.rows, **{f"{k}_before": v for k, v in before.items()},
            **{f"{k}_after": None if after is None else after[k] for k in before}, "weights_finite_after": bool(finite),
-           "params": param_count(model), "state_bytes": state_bytes(model)}
+           "stopped": stopped, "params": param_count(model), "state_bytes": state_bytes(model)}
     timing = {"setup_s": round(setup_s, 2), "steps": logger.timing}
     if out_dir is not None:
         out = Path(out_dir)
@@ -560,16 +605,18 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     """
     from tqdm import tqdm
 
-    faults = [f for f in (gp.get("faults") or FAULTS) if f != "none"]
-    hs = [int(x) for x in gp.get("healthy_seeds") or [gp.get("seed", 0)]]
-    ho = [int(x) for x in gp.get("heldout_healthy_seeds") or [] if int(x) not in hs]
-    fs = [int(x) for x in gp.get("fault_seeds") or [gp.get("seed", 0)]]
+    gp = grpo_params(gp)
+    faults = [f for f in gp["faults"] if f != "none"]
+    faults += [f"{f}+fix" for f in gp["fix_runs"] if f in faults]
+    hs = [int(x) for x in gp["healthy_seeds"] or [gp["seed"]]]
+    ho = [int(x) for x in gp["heldout_healthy_seeds"] if int(x) not in hs]
+    fs = [int(x) for x in gp["fault_seeds"] or [gp["seed"]]]
     plan = [("none", s) for s in hs] + [(f, s) for f in faults for s in fs] + [("none", s) for s in ho]
-    jobs = [(f, dict(gp, seed=s, eval_after=(f == "none" and s in hs) or bool(gp.get("eval_fault_runs"))),
+    jobs = [(f, dict(gp, seed=s, eval_after=(f == "none" and s in hs) or gp["eval_fault_runs"]),
              run_key(f, s)) for f, s in plan]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    workers = 1 if clock is not DEFAULT_CLOCK else max(1, min(int(gp.get("workers", 1)), len(jobs)))
+    workers = 1 if clock is not DEFAULT_CLOCK else max(1, min(int(gp["workers"]), len(jobs)))
     done: dict = {}
     load0 = load_average()
     bar = tqdm(total=len(jobs), desc=f"grpo {name}", disable=not progress, mininterval=5.0)

@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 from .detector import signature
 
 KINDS = ("nan_inf", "grad_spike", "kl_blowup", "reward_collapse", "grad_collapse", "logprob_mismatch",
-         "expert_collapse", "frozen_policy", "divergence")
+         "expert_collapse", "frozen_policy", "divergence", "weights_nonfinite")
 GENERIC_KINDS = ("nan_inf", "grad_spike", "reward_collapse", "divergence")  # reported, never in a verdict
 FAULT_KINDS = {
     "logprob_bf16": ("logprob_mismatch",),        # bf16 rollouts vs fp32 training forward
@@ -41,7 +41,61 @@ FAULT_KINDS = {
     # fp16 underflow flushes the gradients; the fp16 training forward also departs from the fp32 rollouts
     "fp16_no_loss_scaling": ("grad_collapse", "logprob_mismatch"),
     "no_load_balancing": ("expert_collapse",),
+    # fp16 gradients above 65504 become Inf; clipping turns them into NaN and the optimizer writes them into the weights
+    "fp16_overflow": ("weights_nonfinite",),
 }
+
+# Per fault: how it is triggered here, the signature the literature documents (with its source), and the
+# fix ("<fault>+fix" runs apply it where rl.FIXABLE lists the fault; otherwise how the fix is checked).
+FAULT_CATALOG = {
+    "logprob_bf16": {
+        "trigger": "rollout-side forwards (generation, old-policy and reference log-probs) under bf16 autocast, "
+                   "training forward in fp32",
+        "signature": "train/rollout log-prob mismatch on fresh rollouts far above a healthy run's",
+        "source": "arXiv 2510.26788 (bf16 rounding alone creates the train/infer mismatch that collapses RL; "
+                  "fp16 removes it); arXiv 2512.01374 (rising train/infer KL precedes collapse)",
+        "fix": "rollouts in fp16 (10 mantissa bits to bf16's 7): run logprob_bf16+fix"},
+    "swapped_operator": {
+        "trigger": "training engine's router GEMM in bf16 (inputs and weight rounded), rollout's in fp32",
+        "signature": "train/rollout log-prob mismatch from routing decisions that flip between the two passes",
+        "source": "arXiv 2510.11370 (R3: ~10% of router decisions differ between rollout and training; "
+                  "replaying the rollout's routes fixes it)",
+        "fix": "the same kernel on both sides, or routing replay (R3); no fix run here"},
+    "skip_actor_update": {
+        "trigger": "gradients dropped before the optimizer step from fault_step on",
+        "signature": "parameter update norm 0 while the healthy runs move",
+        "source": "the seed paper's injected fault (an omitted actor update)",
+        "fix": "the update: the healthy run is the fixed run"},
+    "lr_spike": {
+        "trigger": "learning rate x lr_spike_factor for lr_spike_steps steps from fault_step",
+        "signature": "KL to the reference jumps (logit growth, loss jump)",
+        "source": "arXiv 2309.14322 (high learning rates make small models show large-model instabilities)",
+        "fix": "the scheduled learning rate: the healthy run is the fixed run"},
+    "fp16_no_loss_scaling": {
+        "trigger": "fp16 training forward/backward from fault_step at a full-size batch's per-token gradient "
+                   "magnitude (loss x fp16_grad_scale), no loss scaler, fp16 gradient storage",
+        "signature": "gradient norm collapses (underflow flushes gradients to zero)",
+        "source": "Micikevicius et al. 2018, Mixed Precision Training (loss scaling exists for this)",
+        "fix": "static loss scaling by 1 / fp16_grad_scale: run fp16_no_loss_scaling+fix"},
+    "fp16_overflow": {
+        "trigger": "fp16 training forward/backward from fault_step with the loss summed over a full-size batch "
+                   "(loss x fp16_overflow_scale), fp16 gradient storage, no overflow check",
+        "signature": "Inf gradients, NaN weights after the step (the run cannot sample any more)",
+        "source": "Micikevicius et al. 2018 (fp16 range 6e-8..65504; dynamic loss scaling skips overflowed "
+                  "steps); gradient overflow is the seed paper's headline observed failure",
+        "fix": "dynamic loss scaling (torch.amp.GradScaler's rule: skip the step, halve the scale): run "
+               "fp16_overflow+fix"},
+    "no_load_balancing": {
+        "trigger": "router load-balancing loss off and router lr x router_lr_factor",
+        "signature": "one expert takes most of a layer's routed slots (expert collapse)",
+        "source": "Shazeer et al. 2017 / Fedus et al. 2022 (the auxiliary balancing loss exists for this)",
+        "fix": "the balancing loss: the healthy run is the fixed run"},
+}
+
+
+def fault_name(fault: str) -> str:
+    """The catalog name of a run switch (``"fp16_overflow+fix"`` -> ``"fp16_overflow"``)."""
+    return fault.partition("+")[0]
 
 
 def wilson(k: int, n: int, level: float = 0.95) -> list[float] | None:
@@ -61,7 +115,7 @@ def rate(k: int, n: int) -> dict:
 
 def specific(sig: Mapping[str, int] | None, fault: str) -> dict:
     """The part of a signature made of ``fault``'s specific kinds."""
-    kinds = FAULT_KINDS.get(fault, ())
+    kinds = FAULT_KINDS.get(fault_name(fault), ())
     return {k: v for k, v in (sig or {}).items() if k in kinds}
 
 

@@ -127,7 +127,7 @@ def _cli(over: Path, *args: str, metrics: Path) -> int:
 
 @pytest.mark.slow
 def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
-    """Slow: 13.3 min wall on the 2-core machine at load 18-20 (five stage commands per shard, each a
+    """Slow: 12.5 min wall on the 2-core machine at load ~20 (five stage commands per shard, each a
     fresh Python with torch); its fast slice is the release and executor tests above and below.
     Four tiny module models in two shards: capture -> dedupe -> decompose -> profile -> curate per
     shard; the second shard skips the graph the first committed; a re-run does nothing; the release
@@ -167,9 +167,11 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
     rel = out / "release"
     man = json.loads((rel / "manifest.json").read_text())
     assert verify_release(rel)["bad"] == []
+    nodes = pq.read_table(rel / "tables" / "nodes.parquet", columns=["graph_hash"]).column("graph_hash").to_pylist()
+    assert set(nodes) == g0  # every unique graph's nodes, once (the README's node queries run on the release)
     lic = pq.read_table(rel / "tables" / "licences.parquet").to_pylist()
     assert {r["model_id"] for r in lic} == {f"module:{m}" for m in MODULES}
-    assert all(r["code_licence"] == "unknown" and not r["permissive"] for r in lic)  # own modules: nothing stated
+    assert all(r["code_licence"] == "unknown" and not r["permissive"] and r["in_release"] for r in lic)  # own modules
     card = (rel / "README.md").read_text()
     assert all(f"`module:{m}`" in card for m in MODULES)
     tasks = sorted((rel / "tasks").glob("*/task.json"))

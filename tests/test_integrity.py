@@ -10,8 +10,8 @@ from curate.score.scoring import score_curve
 from curate.score.synthetic_tasks import builtin_task_set
 
 HERE = Path(__file__).parent / "score_candidates"
-FAST = {"timing": False}  # correctness and integrity only (timing has its own protocol tests)
-TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0}
+FAST = {"timing": False, "share_sandbox": True}  # correctness and integrity only (timing has its own protocol tests)
+TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0, "share_sandbox": True}
 
 
 def cand(name, kind="module"):
@@ -28,7 +28,7 @@ def test_static_check_reports_lines():
     found = {(x.line, x.rule) for x in v}
     assert (2, "import") in found and (3, "import") in found and (4, "import") in found  # time, threading, curate
     assert (7, "patch") in found  # torch.matmul = ...
-    assert (11, "attribute") in found and (12, "call") in found  # perf_counter, open
+    assert (11, "attribute") in found and (12, "name") in found  # perf_counter, open
     assert static_violations(cand("honest_backend")) == []
     assert check_source("import torch\nx = torch.cuda.Stream()\n")[0].line == 2
     assert check_source("def f(:\n")[0].rule == "syntax"
@@ -50,7 +50,7 @@ def test_cached_outputs_caught(subs):
     r = evaluate_subgraph(subs["gelu_tanh:0"], cand("cached_backend"), FAST)
     assert r["status"] == "violation" and r["error_code"] == 1 and r["min_pass_t"] is None
     kinds = {v.split(":")[0] for v in r["violations"]}
-    assert {"cached_output", "fresh_input_mismatch"} <= kinds
+    assert {"input_independent", "fresh_input_mismatch"} <= kinds  # outputs are copied out: no alias to see
 
 
 def test_input_mutation_caught(subs):
@@ -59,16 +59,14 @@ def test_input_mutation_caught(subs):
     assert r["status"] == "violation" and {"input_mutation", "output_alias"} <= kinds
 
 
-def test_timer_patching_caught_at_runtime(subs):
+def test_timer_patching_is_refused_and_decides_nothing_at_runtime(subs):
     import time
 
     real = time.perf_counter
-    try:
-        assert static_violations(cand("timer_backend"))  # layer 1 catches it ...
-        r = evaluate_subgraph(subs["softmax:0"], cand("timer_backend"), FAST)  # ... layer 2 too
-        assert r["status"] == "violation" and any(v.startswith("timer_patched") for v in r["violations"])
-    finally:
-        time.perf_counter = real
+    assert static_violations(cand("timer_backend"))  # the static check refuses it ...
+    r = evaluate_subgraph(subs["softmax:0"], cand("timer_backend"), TIMED)  # ... and run anyway, it patches only its sandbox
+    assert r["status"] == "ok" and r["violations"] == [] and "clock_parent" in r["flags"]
+    assert time.perf_counter is real  # the parent's clock, the only one that decides, is untouched
 
 
 def test_skipped_computation_on_near_zero_reference_is_excluded(subs):

@@ -108,14 +108,11 @@ def test_values_the_stages_accept_validate(tmp_path):
 
 def test_schema_names_agree_with_the_stage_code():
     """The names params.py repeats (to validate without importing torch) are the stages' own."""
-    from curate.score.evaluate import REFERENCES
-    from curate.score.scoring import CONVENTIONS
     from passnet_common import params as P
     from proxy_artifacts.cluster import METHODS, VIEWS
     from proxy_artifacts.corpus import CATEGORIES
     from proxy_artifacts.rl import FAULTS
 
-    assert set(P.SCORE_CONVENTIONS) == set(CONVENTIONS) and P.SCORE_REFERENCES == REFERENCES
     assert P.PROXY_METHODS == METHODS and P.PROXY_VIEWS == VIEWS
     assert P.PROXY_CATEGORIES == CATEGORIES and P.PROXY_FAULTS == FAULTS
 

@@ -36,7 +36,7 @@ def test_reversal_task_grades_exactly_and_holds_out_words():
     for _ in range(50):
         q, a = corpus.reverse_problem(rng)
         w = q[len("Q: rev("):-len(")=? A: ")]
-        assert a == w[::-1] and 2 <= len(w) <= 5
+        assert a == w[::-1] and corpus.REVERSE_LEN[0] <= len(w) <= corpus.REVERSE_LEN[1]
         assert corpus.check_answer(q, a) and corpus.check_answer(q, a + "\nQ: rev(ab)=? A: ba")
         assert not corpus.check_answer(q, a + "x") and not corpus.check_answer(q, a[:-1]) and not corpus.check_answer(q, "")
     train = {corpus.task_problem(random.Random(i), "train")[0] for i in range(300)}

@@ -170,6 +170,13 @@ def test_fidelity_rates_over_seeds_and_no_signature(tmp_path, monkeypatch):
     assert m["no_signature_on_base"] == ["no_load_balancing"]
     assert m["reproduction_rate"]["no_load_balancing/p"] == 0.0 and m["base_reliable"]["no_load_balancing"] is False
     assert "no_load_balancing | expert_collapse | 0/3 = 0.00 [0.00, 0.56] (no signature)" in (tmp_path / "r.md").read_text()
+    # the catalog: the base shows grad_collapse on 3/3 seeds, no held-out healthy seed does (the fix of a fault
+    # without a +fix run is not injecting it); expert collapse never shows, so there is nothing to remove
+    fp16 = m["faults"]["fp16_no_loss_scaling"]
+    assert (fp16["base_rate"]["k"], fp16["base_rate"]["n"]) == (3, 3) and fp16["fix_run"].startswith("none")
+    assert (fp16["fix_rate"]["k"], fp16["fix_rate"]["n"]) == (0, 2) and fp16["fix_removes"] is True
+    assert fp16["source"] and fp16["trigger"] and fp16["fix"]
+    assert m["faults"]["no_load_balancing"]["fix_removes"] is None
 
 
 def test_calibration_counts_false_positives_per_kind():
@@ -299,7 +306,9 @@ def tiny_base(tmp_path_factory):
 
 
 GP = dict(steps=3, prompts_per_step=2, num_generations=2, max_completion_length=3, lr=1e-3, beta=0.04, seed=0,
-          threads=1, eval_problems=4, fault_step=1)
+          threads=1, eval_problems=4, eval_samples=2, fault_step=1,
+          drop_zero_variance_groups=False, aux_loss_coef=0.01, fp16_grad_scale=1e-5, fp16_overflow_scale=1e6,
+          router_lr_factor=10.0, heldout_healthy_seeds=[])  # the tiny random base never earns a reward: no group would stay
 
 
 def test_grpo_logs_every_signal_and_skip_actor_update_freezes_policy(tiny_base):
@@ -326,6 +335,29 @@ def test_grpo_logs_every_signal_and_skip_actor_update_freezes_policy(tiny_base):
     assert rows[0]["grad_norm_total"] == pytest.approx(frozen["steps"][0]["grad_norm_total"])  # same before fault
 
 
+def test_nonzero_advantage_share_counts_groups_that_disagree():
+    from proxy_artifacts.rl import nonzero_advantage_share
+
+    prompts = ["a", "a", "b", "b", "c", "c"]
+    assert nonzero_advantage_share(prompts, [1, 0, 1, 1, 0, 0]) == pytest.approx(1 / 3)
+    assert nonzero_advantage_share(prompts, [1, 0, 0, 1, 1, 0]) == 1.0
+    assert nonzero_advantage_share([], []) is None
+
+
+def test_zero_variance_groups_leave_the_loss(tiny_base):
+    """The tiny random base gets reward 0 on every sample: every group has zero advantage. Dropped, no
+    gradient reaches the weights (update norm 0 on every step, the share logged 0); kept, the KL pull
+    to the reference and the normaliser still move them once the policy has moved (not on step 1)."""
+    from proxy_artifacts.rl import run_grpo
+
+    kept = run_grpo(tiny_base, "none", dict(GP, eval_after=False))["steps"]
+    dropped = run_grpo(tiny_base, "none", dict(GP, eval_after=False, drop_zero_variance_groups=True))["steps"]
+    assert all(r.get("reward", 0.0) == 0.0 for r in kept + dropped)
+    assert [r["nonzero_advantage_share"] for r in dropped if "nonzero_advantage_share" in r] == [0.0, 0.0]
+    assert all(r["update_norm"] == 0.0 for r in dropped)
+    assert any(r["update_norm"] > 0 for r in kept)
+
+
 def test_grpo_all_runs_every_seed(tiny_base, tmp_path):
     import json
 
@@ -336,8 +368,9 @@ def test_grpo_all_runs_every_seed(tiny_base, tmp_path):
     s = run_grpo_all(tiny_base, "t", gp, tmp_path, progress=False)
     assert sorted(s["runs"]) == ["none.s0", "none.s1", "none.s2", "skip_actor_update.s1"] and s["complete"]
     assert s["heldout_healthy_seeds"] == [2] and list(s["runs"])[-1] == "none.s2"  # run last
-    assert s["runs"]["skip_actor_update.s1"]["task_acc_after"] is None  # capability after RL: healthy runs only
-    assert s["runs"]["none.s2"]["task_acc_after"] is None and s["runs"]["none.s0"]["task_acc_after"] is not None
+    for k in ("heldout_acc_after", "edge_reward_after"):  # capability after RL: healthy ensemble runs only
+        assert s["runs"]["skip_actor_update.s1"][k] is None and s["runs"]["none.s2"][k] is None
+        assert s["runs"]["none.s0"][k] is not None
     h0, h1 = ([json.loads(x) for x in (tmp_path / f"none.s{i}.jsonl").read_text().splitlines()] for i in (0, 1))
     assert h0[0]["grad_norm_total"] != h1[0]["grad_norm_total"]  # another seed: other prompts and samples
     f1 = [json.loads(x) for x in (tmp_path / "skip_actor_update.s1.jsonl").read_text().splitlines()]
@@ -372,6 +405,27 @@ def test_grpo_faults_leave_their_signals(tiny_base):
     h, f = healthy["steps"], fp16["steps"]
     assert f[0]["grad_norm_total"] == pytest.approx(h[0]["grad_norm_total"])  # before the fault step
     assert all(b["grad_norm_total"] < 0.1 * a["grad_norm_total"] for a, b in zip(h[1:], f[1:]))
+    # the fix, static loss scaling back to our magnitude: no collapse
+    fixed = run_grpo(tiny_base, "fp16_no_loss_scaling+fix", gp)["steps"]
+    assert all(b["grad_norm_total"] > 0.1 * a["grad_norm_total"] for a, b in zip(h[1:], fixed[1:]))
+
+
+@pytest.mark.slow
+def test_fp16_overflow_poisons_the_weights_and_dynamic_scaling_prevents_it(tiny_base):
+    """A sum-reduced full-size loss (x 1e6) in fp16: Inf gradients at fault_step, NaN weights after the
+    step, the run stops at the next rollout. With dynamic loss scaling the overflowed steps are skipped
+    (scale halved each time) and the weights stay finite."""
+    from proxy_artifacts.rl import run_grpo
+
+    gp = dict(GP, steps=4)
+    bad = run_grpo(tiny_base, "fp16_overflow", gp)
+    rows = bad["steps"]
+    assert rows[0]["grad_inf"] == 0 and rows[0]["weights_nonfinite"] == 0  # before the fault step
+    assert rows[1]["grad_inf"] + rows[1]["grad_nan"] > 0 and rows[1]["weights_nonfinite"] == 1
+    assert not bad["weights_finite_after"] and bad["stopped"]
+    fixed = run_grpo(tiny_base, "fp16_overflow+fix", gp)
+    assert fixed["weights_finite_after"] and fixed["stopped"] is None and len(fixed["steps"]) == 4
+    assert all(r["weights_nonfinite"] == 0 for r in fixed["steps"]) and fixed["steps"][1].get("step_skipped") == 1
 
 
 def test_compare_winner_is_lowest_mean_loss_with_gaps():
@@ -388,3 +442,18 @@ def test_compare_winner_is_lowest_mean_loss_with_gaps():
     assert compare_winner(summary, [0.5, 0.25], ["a", "b"], 0.25)["method"] == "b"
     with pytest.raises(ValueError, match="reference ratio"):
         compare_winner(summary, [0.5, 0.25], ["a", "b"], 0.3)
+
+
+def test_rl_gain_interval_is_a_t_interval_over_seeds():
+    from proxy_artifacts.fidelity import mean_ci95, rl_capability
+
+    m = mean_ci95([10.0, 20.0, 30.0])  # sd 10, t(0.975, 2) = 4.3027: half-width 24.84
+    assert m["mean"] == 20.0 and m["ci95"] == pytest.approx([-4.841, 44.841], abs=1e-3) and m["n"] == 3
+    assert mean_ci95([5.0])["ci95"] is None and mean_ci95([])["mean"] is None
+    runs = {s: {"summary": {"edge_reward_before": 0.3, "edge_reward_after": a, "heldout_acc_before": 0.9,
+                            "heldout_acc_after": 0.9},
+                "rows": [{"nonzero_advantage_share": 0.5}, {}, {"nonzero_advantage_share": 1.0}]}
+            for s, a in ((0, 0.4), (1, 0.45), (2, 0.5))}
+    c = rl_capability(runs)
+    assert c["rl_gain_edge"]["values"] == pytest.approx([10.0, 15.0, 20.0]) and c["rl_gain_edge"]["ci95"][0] > 0
+    assert c["nonzero_advantage_share"]["mean"] == 0.75 and c["edge_reward_after"] == [0.4, 0.45, 0.5]

@@ -11,7 +11,8 @@ import torch
 from proxy_artifacts import rl, rl_reuse
 
 GP = dict(steps=2, prompts_per_step=2, num_generations=2, max_completion_length=3, lr=1e-3, beta=0.04, seed=0,
-          threads=1, eval_problems=4, fault_step=1, router_lr_factor=10.0)
+          threads=1, eval_problems=4, eval_samples=2, fault_step=1,
+          drop_zero_variance_groups=True, aux_loss_coef=0.01, fp16_grad_scale=1e-5, fp16_overflow_scale=1e6, router_lr_factor=10.0)
 # a healthy run, two faults that change the model, its router lr / config and its forward, then the healthy run again
 PLAN = [("none", 0), ("no_load_balancing", 0), ("fp16_no_loss_scaling", 1), ("none", 0)]
 

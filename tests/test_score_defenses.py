@@ -1,21 +1,22 @@
-"""Issue 18's cheats, each next to an honest candidate of the same shape (same subgraph, same run
-settings): honest-while-watched, output replay, constant / zero outputs, threads and processes
-started at import or compile time, the evaluator's own clock, RNG subgraphs, the dispatch guard,
-one replacement per task, resumable scoring and the reward function."""
+"""Cheats, each next to an honest candidate of the same shape (same subgraph, same run settings),
+scored across the trust boundary: honest-while-watched, output replay, constant / zero outputs,
+threads and processes started at import or compile time, the evaluator's own clock, RNG
+subgraphs, the dispatch guard, one replacement per task, resumable scoring and the reward
+function. The cheat corpus of the boundary itself is in ``tests/test_score_boundary.py``."""
 
 import random
 from pathlib import Path
 
 import pytest
 
-from curate.score.clock import AccountableConfig, measure_accountable, reconcile_clocks
+from curate.score.clock import AccountableConfig, measure_boundary
 from curate.score.evaluate import evaluate_subgraph, one_replacement_per_task, parse_candidate, run_candidate
 from curate.score.integrity import check_source
 from curate.score.synthetic_tasks import builtin_task_set
 
 HERE = Path(__file__).parent / "score_candidates"
-FAST = {"timing": False}
-TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0}
+FAST = {"timing": False, "share_sandbox": True}
+TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0, "share_sandbox": True}
 
 
 def cand(name, kind="module"):
@@ -72,42 +73,6 @@ def test_clock_rewrite_through_torch_sys_modules_is_caught_statically():
     assert {x.detail.split("...")[-1] for x in v if x.rule == "attribute"} >= {"sys", "__setattr__", "_ORIGINAL_TIMERS"}
 
 
-def test_parent_clock_reconciliation():
-    def ticks(factor, cand_only=False, latency_ms=9.0):
-        """5 trials per side (eager 10 ms, candidate 20 ms), 5 ms between trials; the parent sees
-        each "end" message ``latency_ms`` late (wake-up latency of a loaded machine). The child's
-        clock runs at ``factor`` (only while the candidate runs with ``cand_only``)."""
-        out, now, child = [], 0.0, 0.0
-        for trial in range(5):
-            for side, ms in (("eager", 10.0), ("candidate", 20.0)):
-                f = factor if (side == "candidate" or not cand_only) else 1.0
-                out.append((int(now * 1e6), (1, trial, side, "b", None, child / 1e3)))
-                now, child = now + ms, child + ms * f
-                out.append((int((now + latency_ms) * 1e6), (1, trial, side, "e", ms * f, child / 1e3)))
-                now, child = now + 5.0, child + 5.0 * (1.0 if cand_only else factor)
-        return out
-
-    ok = reconcile_clocks(ticks(1.0), attempt=1, inner=2)
-    assert ok["mismatch"] == [] and abs(ok["rate"] - 1) < 0.05 and ok["eager_ms"] == 9.5  # (10 + 9) / 2
-    slow = reconcile_clocks(ticks(0.5), attempt=1, inner=2)  # the whole child clock at half speed
-    assert slow["mismatch"] and all(m.startswith("clock_mismatch") for m in slow["mismatch"]) and slow["rate"] < 0.6
-    faked = reconcile_clocks(ticks(0.5, cand_only=True), attempt=1, inner=2, abs_ms=5.0)  # faked only while the candidate runs
-    assert any("candidate trials take" in m for m in faked["mismatch"])
-    with pytest.raises(ValueError):
-        reconcile_clocks(ticks(1.0), attempt=2, inner=1)
-
-
-@pytest.mark.slow  # two spawned children importing torch
-def test_clock_cheat_is_caught_by_the_parent_clock_and_the_honest_twin_is_not():
-    cfg = {**TIMED, "min_trial_ms": 20.0, "max_subgraphs": 1, "sample_seed": 3, "timeout_s": 200, "static_check": False,
-           "retime_above": 1e9}
-    (honest,), _ = run_candidate(cand("honest_backend"), "builtin", cfg)
-    assert honest["status"] == "ok" and "clock_parent" in honest["flags"] and honest["speedup_parent"] > 0
-    assert abs(honest["clock_rate"] - 1) < 0.1
-    (r,), _ = run_candidate(cand("clock_backend"), "builtin", cfg)
-    assert r["status"] == "violation" and "clock_mismatch" in kinds(r) and "timer_patched" not in kinds(r)
-
-
 def test_rng_subgraph_other_random_numbers_are_not_failed_skipped_dropout_is(subs):
     honest = evaluate_subgraph(subs["rng:dropout"], cand("honest_backend"), TIMED)
     other = evaluate_subgraph(subs["rng:dropout"], cand("rng_stream_backend"), TIMED)
@@ -161,11 +126,15 @@ def test_fresh_inputs_per_call_and_unpredictable_checks():
         seen.append(seed)
         return [torch.randn(8, generator=torch.Generator().manual_seed(seed))]
 
+    from tests.test_score_reference import FakeBox
+
     def f(x):
         return x * 2
 
-    pt = measure_accountable(f, f, make, AccountableConfig(warmup=1, trials=3, min_trial_ms=0.0, max_inner=4, retries=0),
-                             rng=random.Random(0))
+    ref = FakeBox({"eager": f}, {"eager": 1.0})
+    pt = measure_boundary(ref, FakeBox({"candidate": f}, {"candidate": 1.0}), make, [("tensor", "float32", [8])], None,
+                          AccountableConfig(warmup=1, trials=3, min_trial_ms=0.0, max_inner=4, retries=0),
+                          dynamo=False, rng=random.Random(0))
     assert pt.violations == [] and pt.checked_min_pass_t == -10 and pt.inner == 1
     assert len(seen) == len(set(seen))  # no seed (no input) used twice
 

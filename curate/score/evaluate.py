@@ -5,10 +5,13 @@ and task sets: :mod:`curate.score.spec`. A subgraph the pass does not change is 
 speedup exactly 1, flag ``no_match`` (``score.no_match: one``), or PassNet's rule, the failure
 factor b at every level (``no_match: floor``). The work is split by concern:
 
-* :mod:`curate.score.child` — the isolated ``spawn`` child (memory cap, timeout, crash = code 2)
-  and the parent that checks its clock against its own;
+* :mod:`curate.score.boundary` / :mod:`curate.score.sandbox` — the trust boundary: the candidate
+  runs in a sandbox process holding nothing of the evaluator, the references in another, inputs
+  and outputs cross through shared memory, the parent's clock is the only one;
+* :mod:`curate.score.child` — one subgraph after another, a dead / timed-out / over-cap sandbox
+  replaced (crash = code 2, or ``reference_failed``);
 * :mod:`curate.score.checks` — one subgraph: reference, candidate build / call, the integrity
-  checks, RNG subgraphs, threads and processes;
+  checks, RNG subgraphs, threads and processes, the roofline;
 * :mod:`curate.score.clock` — timing with fresh inputs per call and checked timed outputs;
 * :mod:`curate.score.dispatch_guard` — PassNet's dispatch guard for pass replacements (option);
 * :mod:`curate.score.trajectories` — the ``trajectories`` table; :func:`curate.score.reward.score_candidate`, the reward
@@ -18,8 +21,10 @@ This module: :func:`run_candidate` (static check, children, re-timing of speedup
 ``retime_above`` in a fresh process, the one-replacement-per-task rule, a resume journal so a
 killed run continues) and the CLI (tables, summary, plots, metrics). A candidate file with a
 static violation (:func:`curate.score.integrity.check_source`) is not run: ``rejected``. Samples with a
-runtime violation count as accuracy failures (code 1) at every level and mark the candidate
-``valid = false``; invalid candidates rank last.
+runtime violation (``status = violation``) score the floor b at every level in both conventions
+(:func:`curate.score.scoring.sample_state`) and mark the candidate ``valid = false``; invalid
+candidates rank last. When no candidate is valid (all rejected, say) ``metrics/score.json`` is
+still written, with ``valid: false``.
 
 Two references (issue 17; :data:`REFERENCES`): every timed row has ``speedup`` = eager /
 candidate (PassNet's figure) and ``speedup_vs_dynamo`` = Dynamo-only / candidate, where the
@@ -48,7 +53,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from curate.score import integrity  # noqa: F401  (captures the original timers first)
 from curate.score.checks import (  # noqa: F401  (re-exported: the public API of the scorer)
     FRESH_CHECK_LEVEL,
     FRESH_MARGIN,
@@ -58,12 +62,13 @@ from curate.score.checks import (  # noqa: F401  (re-exported: the public API of
     retime_subgraph,
 )
 from curate.score.child import run_children
+from curate.score.config import ScoreConfig, run_config
 from curate.score.spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
 
 RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "check_per_trial", "pool_mb", "fresh_seed",
-               "timing", "dispatch_guard", "no_match", "mem_cap_gb", "threads", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol", "retime_above",
-               "dynamo_reference", "n_boot")
+               "timing", "dispatch_guard", "no_match", "mem_cap_gb", "threads", "retime_above", "dynamo_reference", "n_boot",
+               "roofline_factor", "cpu_rel_tol", "cpu_abs_ms")
 """Configuration keys that shape a row (with the candidate's source, the subgraph and the code)."""
 
 
@@ -74,10 +79,10 @@ def resume_key(cand: Candidate, tasks_spec: str, cfg: dict) -> str:
     from curate.score.spec import candidate_source, source_hash
 
     here = Path(__file__).parent
-    code = "".join((here / f).read_text() for f in ("evaluate.py", "checks.py", "clock.py", "child.py",
-                                                   "spec.py", "integrity.py", "dispatch_guard.py"))
+    code = "".join((here / f).read_text() for f in ("evaluate.py", "checks.py", "clock.py", "child.py", "boundary.py",
+                                                   "sandbox.py", "spec.py", "integrity.py", "dispatch_guard.py"))
     code += (here.parent / "tolerance.py").read_text()
-    code += (here.parents[2] / "passnet_common" / "worker.py").read_text()  # the memory cap's helpers
+    code += (here.parents[1] / "passnet_common" / "worker.py").read_text()  # the memory cap's helpers
     key = {"spec": cand.spec, "source": source_hash(candidate_source(cand)), "tasks": tasks_spec,
            "cfg": {k: cfg.get(k) for k in RESUME_KEYS}, "code": source_hash(code), "version": SCORE_CODE_VERSION}
     return source_hash(json.dumps(key, sort_keys=True))[:16]
@@ -218,11 +223,12 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
     ``journal_dir``: rows are journaled there under :func:`resume_key` as they arrive, and a run
     with the same key takes the journaled rows instead of evaluating again (resumable scoring).
     """
+    cfg = run_config(cfg)
     bad = static_violations(cand)
-    if bad and cfg.get("static_check", True):
+    if bad and cfg["static_check"]:
         return [], [str(v) for v in bad]
     subs = load_task_set(tasks_spec, include_trivial)
-    ids = sample_ids([s.subgraph_id for s in subs], cfg.get("max_subgraphs"), int(cfg.get("sample_seed", 0)))
+    ids = sample_ids([s.subgraph_id for s in subs], cfg["max_subgraphs"], int(cfg["sample_seed"]))
     task_of = {s.subgraph_id: s.task_id for s in subs}
     key = resume_key(cand, tasks_spec, cfg) if journal_dir is not None else None
     ev = Journal(journal_dir / f"{cand.name}.{key}.eval.jsonl" if key else None)
@@ -244,7 +250,7 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
         if r.get("status") in ("runtime_crash", "compile_failure") and not r.get("error_class"):
             r["error_class"] = error_class_of(r.get("error_message"))
         rows.append(r)
-    thr = float(cfg.get("retime_above", 10.0))
+    thr = float(cfg["retime_above"])
     suspicious = [r["subgraph_id"] for r in rows if r.get("status") == "ok" and (r.get("speedup") or 0) > thr]
     if suspicious:
         rt = Journal(journal_dir / f"{cand.name}.{key}.retime.jsonl" if key else None)
@@ -266,7 +272,7 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
                     if new.get("violations"):
                         r["violations"] = list(r.get("violations") or []) + [f"re-timing: {v}" for v in new["violations"]]
                         r.update(status="violation", error_code=ERROR_ACCURACY, min_pass_t=None)
-    if cfg.get("one_replacement_per_task", False) and cand.kind == "pass":
+    if cfg["one_replacement_per_task"] and cand.kind == "pass":
         one_replacement_per_task(rows)
     return rows, []
 
@@ -352,7 +358,7 @@ def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "pape
         lines = ["t," + ",".join(cands)]
         lines += [f"{t}," + ",".join(f"{val[(c, t)]:.6g}" if (c, t) in val else "" for c in cands) for t in LEVELS]
         atomic_write_text(plots_dir / fname, "\n".join(lines) + "\n")
-    convs = sorted({r["convention"] for r in rows})
+    convs = sorted({r["convention"] for r in rows}) or [convention]  # no scored candidate: empty panels
     fig, axes = plt.subplots(1, len(convs), figsize=(6 * len(convs), 4), squeeze=False)
     for ax, conv in zip(axes[0], convs):
         for cand in sorted({r["candidate"] for r in rows}):
@@ -393,10 +399,11 @@ def score_main(args: argparse.Namespace) -> int:
     from passnet_common.schema import to_table
 
     # an explicit --params must exist (load_params names it); without the flag, a missing params.yaml means defaults
-    cfg = load_params(args.params or "params.yaml", "score") if args.params or Path("params.yaml").exists() else {}
-    p, b = float(cfg.get("p", 0.1)), float(cfg.get("b", 0.1))
-    conventions = list(cfg.get("conventions", ["paper", "graphnet"]))
-    default_conv = cfg.get("convention", "paper")
+    block = load_params(args.params or "params.yaml", "score") if args.params or Path("params.yaml").exists() else {}
+    conf = ScoreConfig.from_params(block, "score")
+    p, b = float(conf.p), float(conf.b)
+    conventions = list(conf.conventions)
+    default_conv = conf.convention
     if args.log:
         from curate.score.scoring import aggregate_score, parse_graphnet_log, score_table
 
@@ -407,12 +414,10 @@ def score_main(args: argparse.Namespace) -> int:
         for conv in conventions:
             print(f"{conv:9s} AS={aggregate_score({r['t']: r['ES_t'] for r in table if r['convention'] == conv}):.6f}")
         return 0
-    tasks = args.tasks or cfg.get("tasks") or "builtin"
-    specs = args.candidate or [f"{k}={v}" for k, v in (cfg.get("candidates") or {"inductor": "backend:inductor"}).items()]
+    tasks = args.tasks or conf.tasks
+    specs = args.candidate or [f"{k}={v}" for k, v in conf.candidates.items()]
     cands = [parse_candidate(s) for s in specs]
-    run_cfg = {**cfg.get("timing", {}), **{k: cfg[k] for k in ("timeout_s", "mem_cap_gb", "retime_above", "threads", "max_subgraphs", "sample_seed",
-                                                  "no_match", "dispatch_guard", "one_replacement_per_task", "clock_rel_tol", "clock_abs_ms", "clock_rate_tol",
-                                                  "inductor_cache", "dynamo_reference", "n_boot") if k in cfg}}
+    run_cfg = conf.run_config()
     all_rows, rejected, wall = {}, {}, {}
     t0 = time.time()
     for cand in cands:
@@ -426,7 +431,7 @@ def score_main(args: argparse.Namespace) -> int:
     ref_failed = exclude_reference_failures(all_rows, trusted=[c.name for c in cands if c.kind == "eager"])
     for sid in ref_failed:
         print(f"score: {sid}: eager reference failed under the harness's limits; left out of every candidate's scores")
-    score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv, cfg.get("rank_reference", "eager"))
+    score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv, conf.rank_reference)
     summary.update(tasks=tasks, wall_s=round(time.time() - t0, 1), wall_s_per_candidate=wall, reference_failed=ref_failed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -449,7 +454,8 @@ def score_main(args: argparse.Namespace) -> int:
                "ranking_vs_dynamo": summary["ranking_vs_dynamo"],
                "n_subgraphs": len(next(iter(all_rows.values()), [])), "n_reference_failed": len(ref_failed),
                "wall_s": summary["wall_s"],
-               "wall_s_per_candidate": wall, "candidates": {}}
+               "wall_s_per_candidate": wall, "valid": any(e["valid"] and e["n_scored"] for e in summary["candidates"].values()),
+               "candidates": {}}
     for name, e in summary["candidates"].items():
         rs = all_rows[name]
         m = {"valid": e["valid"], "rejected": e["rejected"], "n_scored": e["n_scored"], "status_counts": e["status_counts"],

@@ -1,53 +1,64 @@
-"""Integrity defenses for scoring candidates (DESIGN.md §4 "Integrity"), in layers.
+"""Integrity defenses for scoring candidates (DESIGN.md §4 "Integrity"): the static check and the
+slot checks the parent runs.
 
-1. **Static** (:func:`check_source`): the candidate's source is parsed (never imported) and
-   rejected, with the line of each violation, if it imports or calls what an honest compiler
-   pass or backend never needs: the reference / eager results and our scoring code
-   (``curate``, ``passnet_common``), timers (``time``, ``timeit``, ``perf_counter``...), threads
-   and processes (``threading``, ``multiprocessing``, ``subprocess``, ``concurrent``,
-   ``asyncio``, ``os.fork``), device streams (``torch.cuda.Stream``, ``torch.cuda.stream``),
-   file and network access (``open``, ``socket``, ``urllib``, ``requests``, ``http``,
-   ``pathlib``, ``shutil``, ``pickle``), dynamic code (``exec``, ``eval``, ``compile``,
-   ``__import__``, ``importlib``, ``ctypes``, ``sys``, ``os``, ``inspect``, ``gc``), and
-   assignments to attributes of ``torch`` / ``time`` (monkey-patching), or ``setattr`` on them.
-2. **Runtime** (used by :mod:`curate.score.evaluate` inside an isolated child with a timeout and an
-   address-space cap): inputs must be unmodified after the call (:func:`inputs_unchanged`);
-   outputs must not alias inputs or the outputs of an earlier call
-   (:func:`aliased_outputs`: a candidate returning cached tensors); outputs are re-checked on
-   fresh inputs drawn with a new seed (cached or input-independent outputs fail there); the
-   timer functions are compared with the originals captured before the candidate was imported
-   (:func:`timers_intact`; a candidate that reaches this module can patch both, so the figures
-   scored come from the parent process's clock, :mod:`curate.score.clock`); speedups above ``retime_above`` are re-timed in a fresh process;
-   reference outputs that are constant or near zero are flagged (:func:`curate.tolerance.trivial_reason`).
+The defense is the process boundary (:mod:`curate.score.boundary`): the candidate runs in a
+sandbox that holds no reference, expected output, check, tolerance code or deciding clock. What
+is here:
+
+1. **Static** (:func:`check_source`), a speed bump before anything runs: the candidate's source
+   is parsed (never imported) and refused, with the line of each finding, for imports of the
+   evaluator and of every route to frames, modules, threads, processes, files, raw memory
+   (:data:`FORBIDDEN_MODULES`); any *reference* to ``exec`` / ``eval`` / ``compile`` /
+   ``__import__`` / ``globals`` / ``vars``... (:data:`FORBIDDEN_NAMES`: ``_e = exec`` is refused as
+   well as ``exec(...)``); ``getattr`` / ``setattr`` / ``delattr`` / ``hasattr`` except as a direct
+   call with a literal, allowed attribute name; frame, traceback, closure and object-internals
+   attributes, timers, streams, RNG state, thread counts (:data:`FORBIDDEN_ATTRS`); assignments to
+   attributes of ``torch`` / ``time`` / ``F`` / ... (monkey-patching).
+2. **Slot checks** used by :mod:`curate.score.checks` on the parent's copies of the inputs and
+   outputs: inputs unchanged after the call (:func:`inputs_unchanged`), outputs not aliasing
+   inputs or an earlier call's outputs (:func:`aliased_outputs`).
 """
 
 from __future__ import annotations
 
 import ast
-import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 import torch
 
 FORBIDDEN_MODULES = (
-    "curate", "passnet_common", "time", "timeit", "threading", "_thread", "multiprocessing", "subprocess",
-    "concurrent", "asyncio", "socket", "urllib", "requests", "http", "httpx", "pathlib", "shutil", "pickle",
-    "importlib", "ctypes", "sys", "os", "inspect", "gc", "builtins", "signal", "resource", "io", "tempfile",
+    "curate", "passnet_common", "sandbox", "boundary", "__main__", "time", "timeit", "threading", "_thread",
+    "multiprocessing", "subprocess", "concurrent", "asyncio", "socket", "urllib", "requests", "http", "httpx",
+    "pathlib", "shutil", "pickle", "importlib", "ctypes", "cffi", "sys", "os", "posix", "inspect", "gc",
+    "traceback", "builtins", "signal", "resource", "io", "tempfile", "weakref", "code", "codeop", "runpy",
+    "faulthandler", "atexit", "types", "mmap",
 )
-"""Top-level module names a candidate may not import (any submodule included)."""
+"""Top-level module names a candidate may not import (any submodule included): the evaluator's
+packages and the sandbox script, timers, threads and processes, files and network, and every
+route to frames, loaded modules or raw memory."""
 
-FORBIDDEN_CALLS = ("open", "exec", "eval", "compile", "__import__", "setattr", "delattr", "globals", "vars",
-                   "getattr", "breakpoint", "input")
-"""Builtins a candidate may not call."""
+FORBIDDEN_NAMES = ("open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint", "input",
+                   "memoryview", "__builtins__", "__loader__", "__spec__", "__build_class__")
+"""Builtins a candidate may not *reference* at all: calling them, binding them to another name
+(``_e = exec``), passing them or storing them are all refused."""
 
-FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time", "Stream", "stream",
+LITERAL_ONLY = ("getattr", "setattr", "delattr", "hasattr")
+"""Builtins allowed only as a direct call with a string-literal attribute name that is not
+itself forbidden (``getattr(mod, "PATTERNS", None)``); any other reference is refused."""
+
+FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time", "thread_time", "Stream", "stream",
                    "Event", "synchronize", "set_stream", "Thread", "fork", "manual_seed", "set_rng_state",
-                   "__dict__", "__globals__", "__code__", "__class__", "__subclasses__", "__builtins__",
-                   "f_back", "f_locals", "f_globals", "gi_frame", "sys", "modules", "__setattr__", "__getattribute__",
-                   "__delattr__", "_ORIGINAL_TIMERS")
-"""Attribute names a candidate may not touch (timers, streams, RNG state, introspection; ``sys`` and
-``modules`` because ``torch.sys.modules[...]`` reaches every loaded module, the evaluator's too)."""
+                   "set_num_threads", "set_num_interop_threads",
+                   "__dict__", "__globals__", "__code__", "__class__", "__subclasses__", "__builtins__", "__bases__",
+                   "__mro__", "__closure__", "__self__", "__func__", "__wrapped__", "__loader__", "__spec__", "__import__",
+                   "f_back", "f_locals", "f_globals", "f_code", "f_builtins", "f_trace", "f_lasti", "gi_frame", "gi_code",
+                   "cr_frame", "cr_code", "ag_frame", "tb_frame", "tb_next", "__traceback__", "_getframe",
+                   "sys", "modules", "meta_path", "__setattr__", "__getattribute__", "__delattr__", "__getattr__",
+                   "_ORIGINAL_TIMERS")
+"""Attribute names a candidate may not touch (timers, streams, RNG state and thread counts;
+frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
+and ``modules`` because ``torch.sys.modules[...]`` reaches every loaded module)."""
 
 PATCHABLE_ROOTS = ("torch", "time", "F", "nn", "operator", "math")
 """Names whose attributes a candidate may not assign to (monkey-patching)."""
@@ -55,7 +66,8 @@ PATCHABLE_ROOTS = ("torch", "time", "F", "nn", "operator", "math")
 
 @dataclass(frozen=True)
 class Violation:
-    """One static finding: ``line`` (1-based), ``rule`` (import | call | attribute | patch | syntax), ``detail``."""
+    """One static finding: ``line`` (1-based), ``rule`` (import | name | call | attribute | patch
+    | syntax), ``detail``."""
 
     line: int
     rule: str
@@ -71,10 +83,25 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _literal_attr_call(node: ast.Call) -> bool:
+    """``getattr(x, "name"...)``-style call with a literal, allowed attribute name."""
+    if len(node.args) < 2 or node.keywords:
+        return False
+    name = node.args[1]
+    return isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value not in FORBIDDEN_ATTRS \
+        and not name.value.startswith("__")
+
+
 def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
     """Static check of a candidate's Python source; returns violations (empty = allowed).
 
-    The source is parsed with :mod:`ast`, never executed. A syntax error is one violation.
+    A speed bump, not the defense: the candidate runs in a sandbox process that holds nothing of
+    the evaluator (:mod:`curate.score.boundary`). The source is parsed with :mod:`ast`, never
+    executed, and refused for: imports of :data:`FORBIDDEN_MODULES` (and relative imports); any
+    *reference* to a name of :data:`FORBIDDEN_NAMES` (a call, an alias such as ``_e = exec``, an
+    argument); :data:`LITERAL_ONLY` builtins other than as a direct call with a literal, allowed
+    attribute name; attributes of :data:`FORBIDDEN_ATTRS` (loads, stores, deletes);
+    assignments to attributes of :data:`PATCHABLE_ROOTS`. A syntax error is one violation.
     """
     try:
         tree = ast.parse(source, filename=filename)
@@ -85,6 +112,12 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
     def bad_module(name: str | None) -> bool:
         return bool(name) and name.split(".")[0] in FORBIDDEN_MODULES
 
+    allowed_funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id in LITERAL_ONLY and _literal_attr_call(n)}
+    for n in ast.walk(tree):  # setattr(torch, "isnan", f): a patch even with a literal name
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr") and n.args:
+            if _root(n.args[0]) in PATCHABLE_ROOTS:
+                out.append(Violation(n.lineno, "patch", f"{n.func.id} on {ast.unparse(n.args[0])}"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
@@ -95,15 +128,22 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                 out.append(Violation(node.lineno, "import", "relative import (reaches the evaluator's package)"))
             elif bad_module(node.module):
                 out.append(Violation(node.lineno, "import", node.module))
-        elif isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Name) and f.id in FORBIDDEN_CALLS:
-                out.append(Violation(node.lineno, "call", f.id))
+            else:
+                for a in node.names:
+                    if a.name in FORBIDDEN_NAMES or a.name in LITERAL_ONLY or a.name in FORBIDDEN_ATTRS:
+                        out.append(Violation(node.lineno, "name", f"from {node.module} import {a.name}"))
+        elif isinstance(node, ast.Name):
+            if node.id in FORBIDDEN_NAMES:
+                out.append(Violation(node.lineno, "name", node.id))
+            elif node.id in LITERAL_ONLY and id(node) not in allowed_funcs:
+                out.append(Violation(node.lineno, "name", f"{node.id} (only as {node.id}(obj, \"literal name\"))"))
         elif isinstance(node, ast.Attribute):
             if node.attr in FORBIDDEN_ATTRS:
                 out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr}"))
-        elif isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__", "__spec__"):
-            out.append(Violation(node.lineno, "attribute", node.id))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in FORBIDDEN_NAMES + LITERAL_ONLY:
+            out.append(Violation(node.lineno, "name", f"definition of {node.name}"))
+        elif isinstance(node, ast.arg) and node.arg in FORBIDDEN_NAMES + LITERAL_ONLY:
+            out.append(Violation(node.lineno, "name", f"argument named {node.arg}"))
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for tgt in targets:
@@ -114,22 +154,6 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                         out.append(Violation(node.lineno, "patch", f"assignment to {ast.unparse(sub)}"))
     out.sort(key=lambda v: (v.line, v.rule, v.detail))
     return out
-
-
-# --- runtime ------------------------------------------------------------------------------
-
-_ORIGINAL_TIMERS = {name: getattr(time, name) for name in ("perf_counter", "perf_counter_ns", "monotonic", "time", "process_time")}
-
-
-def timers_intact() -> list[str]:
-    """Names of :mod:`time` functions that are no longer the originals captured at import of this
-    module (which the evaluator imports before any candidate). Empty = intact."""
-    return [n for n, f in _ORIGINAL_TIMERS.items() if getattr(time, n) is not f]
-
-
-def original_perf_counter():
-    """The ``time.perf_counter`` captured before any candidate was imported (the timer we use)."""
-    return _ORIGINAL_TIMERS["perf_counter"]
 
 
 def _leaves(x: Any) -> list[torch.Tensor]:

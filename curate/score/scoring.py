@@ -31,8 +31,12 @@ slower than eager. A slow sample that becomes correct lowers the score. This is 
 definition and is kept as is; GraphNet's code avoids it by judging correctness at t = 1 for every
 t >= 1 (the ``graphnet`` convention, monotone from t = 1 on).
 
-Floor (PassNet): a row with ``floor = True`` or the flag ``no_match_floor`` (a pass that matched
-nothing, ``score.no_match: floor``; the flag survives the ``score_samples`` table) counts ``b`` at every level in S_t and ES_t, never forgiven (``pi_floor`` in the result).
+Floor (PassNet): a row with ``floor = True``, the flag ``no_match_floor`` (a pass that matched
+nothing, ``score.no_match: floor``; the flag survives the ``score_samples`` table) or ``status =
+violation`` (a defense of :mod:`curate.score.checks` / :mod:`curate.score.clock` caught the
+candidate) counts ``b`` at every level in S_t and ES_t, in both conventions, never forgiven
+(``pi_floor`` in the result). A violation is not an accuracy failure: those are forgiven from
+t = 1, and a cheat must not score eager's 1 there.
 
 Aggregate score AS (:func:`aggregate_score`): GraphNet's ``graph_net_bench/aggregate_es_scores.py``
 sums ``w_t * log10(ES_t)`` over t = -10..4 with the weights :data:`AS_WEIGHTS` normalised to sum
@@ -149,7 +153,7 @@ def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = 
             finite speedup.
     """
     conv = get_convention(convention)
-    if row.get("floor") or "no_match_floor" in (row.get("flags") or ()):
+    if row.get("floor") or row.get("status") == "violation" or "no_match_floor" in (row.get("flags") or ()):
         return False, ERROR_FLOOR
     code = row.get("error_code")
     if code is not None:

@@ -1,0 +1,419 @@
+"""The parent's side of the scorer's trust boundary: sandbox processes, shared memory, one clock.
+
+Design (``docs/scoring.md``, "The trust boundary"). Three processes per candidate run:
+
+* the **parent** (this process): builds the inputs, owns the shared-memory slots, holds every
+  check, the tolerance code, the scores and the **only clock** that decides anything
+  (``time.perf_counter_ns`` here, around each request);
+* a **reference** sandbox (:mod:`curate.score.sandbox`, role ``reference``, trusted): the eager
+  graph and its Dynamo-only compile;
+* a **candidate** sandbox (role ``candidate``): the candidate's code, the graph, the input and
+  output slots, and nothing of the evaluator (a test lists its ``sys.modules``).
+
+What crosses: the graph (pickled by the parent) and requests go in on a pipe; inputs go in
+through a ``/dev/shm`` file the parent writes (fresh values before every run); outputs come back
+only through another ``/dev/shm`` file, plain contiguous buffers of the reference's dtype and
+shape that the sandbox copies each call's outputs into *inside the timed request*; replies are
+JSON lines (the parent never unpickles anything from a sandbox).
+
+What the parent reads from ``/proc/<pid>`` of the candidate sandbox: its threads
+(``task/``; a thread that is not in the baseline taken before the candidate was imported, seen at
+the start or end of any timed trial, is a violation) and its CPU time, all threads, dead ones
+included (``stat`` utime + stime): more CPU than wall time over the trials of a single-threaded
+run is a violation (work done in parallel with, or between, the timed windows).
+
+Residual risks (also in ``docs/scoring.md``): the candidate's process holds this boundary's copy
+loop (:mod:`curate.score.sandbox`), so code that reaches it (the static check refuses the routes
+it knows) can skip or fake the copy: the slots then hold stale values and fail the checked calls,
+since every check reads the slots from the parent; threads that start and end between two of the
+parent's looks are seen only through CPU time (so work they do is caught when it overlaps the
+timed calls or when it adds CPU beyond the wall time); a candidate can read files (the evaluator's
+source, the task folder), but no expected output exists before the reference sandbox computes it
+on inputs drawn after the candidate's last request; native code (a C extension) is outside every
+Python-level check and is held only by the process boundary, the clock and the slot checks.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+SANDBOX = Path(__file__).with_name("sandbox.py")
+"""The script the sandboxes run (stdlib + torch only)."""
+
+GUARD = Path(__file__).with_name("dispatch_guard.py")
+"""PassNet's dispatch guard, loaded by file into the candidate sandbox only when ``dispatch_guard``
+is on (it must run the candidate's replacement there)."""
+
+ALIGN = 64
+"""Byte alignment of every slot in the shared-memory files."""
+
+POLL_S = 0.2
+"""Seconds between two RSS readings of a sandbox while the parent waits for its reply."""
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class SandboxFailure(RuntimeError):
+    """A sandbox died, ran past its deadline or above the memory cap.
+
+    Attributes:
+        cls: ``timeout`` | ``oom`` | ``crash``. role: ``candidate`` | ``reference``.
+    """
+
+    def __init__(self, message: str, cls: str, role: str):
+        super().__init__(message)
+        self.cls, self.role = cls, role
+
+
+def rss_bytes(pid: int) -> int | None:
+    """Resident memory of ``pid`` (bytes; :func:`passnet_common.worker.rss_bytes`)."""
+    from passnet_common.worker import rss_bytes as rss
+
+    return rss(pid)
+
+
+class Sandbox:
+    """One sandbox process (role ``candidate`` or ``reference``) and its request pipe.
+
+    ``request(msg, deadline)`` sends a pickled request and waits for the JSON reply, reading the
+    process's RSS every :data:`POLL_S` s (above ``mem_cap`` bytes: killed, ``oom``); past the
+    monotonic ``deadline``: killed, ``timeout``; a closed pipe: ``crash``
+    (:class:`SandboxFailure`). ``timed(msg, deadline)`` is the same request with the parent's
+    wall time of it (ms).
+    """
+
+    def __init__(self, role: str, mem_cap: int, threads: int = 1, inductor_cache: str | None = None,
+                 start_timeout_s: float = 180.0):
+        self.role, self.mem_cap = role, mem_cap
+        self.peak_rss = 0
+        self.tainted = False  # a row of it had a violation or crash: not handed out again
+        self._buf = b""
+        p_r, c_w = os.pipe()
+        c_r, p_w = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+        env["OMP_NUM_THREADS"] = str(threads)
+        self._dir = tempfile.mkdtemp(prefix=f"passnet_{role}_")
+        self.proc = subprocess.Popen([sys.executable, "-s", str(SANDBOX), role, str(c_r), str(c_w)], pass_fds=(c_r, c_w),
+                                     cwd=self._dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        os.close(c_r)
+        os.close(c_w)
+        self._r, self._w = p_r, p_w
+        self.pid = self.proc.pid
+        cache = str(Path(inductor_cache).resolve()) if inductor_cache else None
+        self.request({"op": "setup", "threads": threads, "inductor_cache": cache}, time.monotonic() + start_timeout_s)
+        self.baseline_tasks = self.tasks()
+
+    # --- /proc readings ---------------------------------------------------------------------
+
+    def tasks(self) -> set[int]:
+        """Thread ids of the process now (``/proc/<pid>/task``; empty when gone or not Linux)."""
+        try:
+            return {int(t) for t in os.listdir(f"/proc/{self.pid}/task")}
+        except OSError:
+            return set()
+
+    def cpu_ms(self) -> float:
+        """CPU time of the process, all threads (dead ones included), user + system, in ms
+        (``/proc/<pid>/stat`` fields 14-15, clock ticks of 1/``SC_CLK_TCK`` s)."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) * 1e3 / CLK_TCK
+        except (OSError, IndexError, ValueError):
+            return float("nan")
+
+    # --- requests ---------------------------------------------------------------------------
+
+    def _send(self, msg: dict) -> None:
+        data = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
+        data = struct.pack("<I", len(data)) + data
+        try:
+            while data:
+                data = data[os.write(self._w, data):]
+        except (BrokenPipeError, OSError) as exc:
+            raise self._fail(f"{self.role} sandbox died (exit code {self.proc.poll()})", "crash") from exc
+
+    def _fail(self, why: str, cls: str) -> SandboxFailure:
+        self.kill()
+        return SandboxFailure(why, cls, self.role)
+
+    def _recv(self, deadline: float) -> dict:
+        watched = 0.0
+        while b"\n" not in self._buf:
+            now = time.monotonic()
+            if now - watched >= POLL_S:
+                watched = now
+                rss = rss_bytes(self.pid) if self.proc.poll() is None else None
+                self.peak_rss = max(self.peak_rss, rss or 0)
+                if rss is not None and rss > self.mem_cap:
+                    raise self._fail(f"resident memory {rss / 2**30:.2f} GiB above the cap mem_cap_gb = "
+                                     f"{self.mem_cap / 2**30:.2f} GiB; killed", "oom")
+                if now >= deadline:
+                    raise self._fail("timeout: the sandbox did not answer before the subgraph's deadline", "timeout")
+            ready, _, _ = select.select([self._r], [], [], min(POLL_S, max(0.0, deadline - now)))
+            if not ready:
+                continue
+            chunk = os.read(self._r, 1 << 16)
+            if not chunk:
+                raise self._fail(f"{self.role} sandbox died (exit code {self.proc.wait(5)})", "crash")
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise self._fail(f"{self.role} sandbox sent a malformed reply", "crash") from exc
+
+    def request(self, msg: dict, deadline: float) -> dict:
+        self._send(msg)
+        return self._recv(deadline)
+
+    def timed(self, msg: dict, deadline: float) -> tuple[dict, float]:
+        """``(reply, ms)``: the parent's ``perf_counter_ns`` from before the request is written to
+        after the reply is read (the only clock that decides anything)."""
+        t0 = time.perf_counter_ns()
+        self._send(msg)
+        rep = self._recv(deadline)
+        return rep, (time.perf_counter_ns() - t0) / 1e6
+
+    def modules(self, deadline: float) -> list[str]:
+        """The names in the sandbox's ``sys.modules`` now."""
+        return self.request({"op": "modules"}, deadline)["modules"]
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            pass
+        for fd in (self._r, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._r = self._w = -1
+        import shutil
+
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def close(self) -> None:
+        if self.proc.poll() is None and self._w >= 0:
+            try:
+                self._send({"op": "exit"})
+                self.proc.wait(5)
+            except (SandboxFailure, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self._w >= 0
+
+
+class SharedSlots:
+    """A ``/dev/shm`` file the parent owns, holding ``n_sets`` sets of leaves with the given
+    specs; ``views[k][j]`` is the parent's tensor of leaf ``j`` of set ``k`` (None for a
+    non-tensor leaf); ``message()`` is what a sandbox needs to map the same slots.
+
+    Args:
+        specs: per leaf ``("tensor", dtype_name, shape)`` or ``("const", value)``.
+        n_sets: sets of slots.
+    """
+
+    def __init__(self, specs: list[tuple], n_sets: int):
+        self.layout, off = [], 0
+        for _ in range(n_sets):
+            row = []
+            for s in specs:
+                if s[0] == "const":
+                    row.append(("const", s[1]))
+                    continue
+                _, dtype, shape = s
+                nb = _numel(shape) * torch.empty((), dtype=getattr(torch, dtype)).element_size()
+                row.append(("tensor", off, dtype, list(shape)))
+                off += -(-nb // ALIGN) * ALIGN
+            self.layout.append(row)
+        self.nbytes = max(ALIGN, off)
+        root = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        fd, self.path = tempfile.mkstemp(prefix="passnet_slots_", dir=root)
+        os.ftruncate(fd, self.nbytes)
+        os.close(fd)
+        self.buf = torch.from_file(self.path, shared=True, size=self.nbytes, dtype=torch.uint8)
+        self.views = [[None if leaf[0] == "const" else
+                       self.buf[leaf[1]:leaf[1] + _numel(leaf[3]) * torch.empty((), dtype=getattr(torch, leaf[2])).element_size()]
+                       .view(getattr(torch, leaf[2])).view(leaf[3]) for leaf in row] for row in self.layout]
+
+    def message(self) -> tuple:
+        return (self.path, self.nbytes, [[list(leaf) for leaf in row] for row in self.layout])
+
+    def write(self, k: int, values: list) -> None:
+        """Copy ``values`` (one input set) into set ``k``."""
+        for v, x in zip(self.views[k], values):
+            if v is not None:
+                v.copy_(x)
+
+    def read(self, k: int) -> list:
+        """Set ``k`` as fresh tensors (copies: the slots are rewritten by the next run)."""
+        return [None if v is None else v.clone() for v in self.views[k]]
+
+    def close(self) -> None:
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def leaf_specs(values: list) -> list[tuple]:
+    """Slot specs of a list of values (tensors -> ``("tensor", dtype, shape)``; others constants)."""
+    out = []
+    for x in values:
+        if isinstance(x, torch.Tensor):
+            out.append(("tensor", str(x.dtype).replace("torch.", ""), list(x.shape)))
+        else:
+            out.append(("const", x))
+    return out
+
+
+_HOST_BW: dict[str, float] = {}
+
+
+def host_copy_bandwidth(repeats: int = 5) -> float:
+    """The host's best measured memory bandwidth (bytes/s) for the roofline check: the fastest
+    ``torch`` copy (read + write bytes over the parent's clock) over buffers from cache size
+    (256 KiB) to memory size (64 MiB), one thread, best of ``repeats``. Measured once per process.
+    A candidate moving its inputs' and outputs' bytes faster than a multiple of this is not
+    computing what it returns (the check of an L2-resident kernel at 4x the physical peak)."""
+    if "bw" in _HOST_BW:
+        return _HOST_BW["bw"]
+    best = 0.0
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for size in (1 << 18, 1 << 22, 1 << 26):
+            src, dst = torch.ones(size // 4), torch.empty(size // 4)
+            for _ in range(repeats):
+                t0 = time.perf_counter_ns()
+                dst.copy_(src)
+                dt = (time.perf_counter_ns() - t0) / 1e9
+                if dt > 0:
+                    best = max(best, 2 * size / dt)
+    finally:
+        torch.set_num_threads(n_threads)
+    _HOST_BW["bw"] = best
+    return best
+
+
+_REFERENCES: dict[tuple, Sandbox] = {}
+_CANDIDATES: dict[tuple, tuple[str, Sandbox]] = {}
+
+
+def _key(cfg: dict) -> tuple:
+    from curate.score.config import run_config
+
+    cfg = run_config(cfg)
+    return (int(cfg["threads"]), float(cfg["mem_cap_gb"]), cfg["inductor_cache"])
+
+
+def mem_cap_bytes(cfg: dict) -> int:
+    """The resident-memory cap of a sandbox in bytes (``mem_cap_gb``, GiB; default: :class:`curate.score.config.ScoreConfig`)."""
+    from curate.score.config import run_config
+
+    return int(float(run_config(cfg)["mem_cap_gb"]) * (1 << 30))
+
+
+def reference_sandbox(cfg: dict) -> Sandbox:
+    """The reference sandbox for ``cfg``'s threads / memory cap / Inductor cache: one per parent
+    process, shared by every candidate (it runs only the trusted graphs; it keeps the compiled
+    references of its last 8 subgraphs), restarted when it died."""
+    k = _key(cfg)
+    box = _REFERENCES.get(k)
+    if box is None or not box.alive:
+        box = _REFERENCES[k] = Sandbox("reference", mem_cap_bytes(cfg), k[0], k[2])
+    return box
+
+
+def candidate_sandbox(cfg: dict, who: str) -> Sandbox:
+    """The candidate sandbox for candidate ``who`` (its spec and source hash): a fresh process for
+    each new candidate (nothing one candidate leaves in its process reaches another's rows), kept
+    across that candidate's subgraphs, restarted when it died, a thread of it outlived a subgraph or
+    a row of it had a violation or crash (``tainted``). Tests pass ``share_sandbox`` (``who`` =
+    ``"shared"``): honest candidates then share one process, and any caught one ends it."""
+    k = _key(cfg)
+    held = _CANDIDATES.get(k)
+    if held is not None and (held[0] != who or not held[1].alive or held[1].tainted
+                             or held[1].tasks() - held[1].baseline_tasks):
+        held[1].close()
+        held = None
+    if held is None:
+        held = _CANDIDATES[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2]))
+    return held[1]
+
+
+def close_sandboxes() -> None:
+    """Stop every sandbox this process started (also at exit)."""
+    for box in list(_REFERENCES.values()) + [b for _, b in _CANDIDATES.values()]:
+        box.close()
+    _REFERENCES.clear()
+    _CANDIDATES.clear()
+
+
+atexit.register(close_sandboxes)
+
+
+def graph_payload(gm: torch.fx.GraphModule) -> bytes:
+    """``gm`` pickled for a sandbox *as it is*: its graph (a fresh ``fx.Graph`` copy with the same
+    nodes, arguments and code generator) and a plain root module holding only the attributes its
+    ``get_attr`` / ``call_module`` nodes name. Pickling a ``GraphModule`` itself re-traces its
+    generated code on load, which rewrites calls (``F.batch_norm``'s positional defaults become
+    fewer arguments) so that a pass's pattern literals no longer match."""
+    import copy
+
+    g = torch.fx.Graph()
+    out = g.graph_copy(gm.graph, {})
+    g.output(out)
+    g._codegen = copy.deepcopy(gm.graph._codegen)
+    root = torch.nn.Module()
+    for n in gm.graph.nodes:
+        if n.op in ("get_attr", "call_module"):
+            obj = gm
+            for part in str(n.target).split("."):
+                obj = getattr(obj, part)
+            _set_path(root, str(n.target), obj)
+    return pickle.dumps((root, g), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _set_path(root: torch.nn.Module, path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    mod = root
+    for p in parents:
+        if not hasattr(mod, p):
+            mod.add_module(p, torch.nn.Module())
+        mod = getattr(mod, p)
+    if isinstance(value, torch.nn.Module):
+        mod.add_module(last, value)
+    elif isinstance(value, torch.nn.Parameter):
+        mod.register_parameter(last, value)
+    elif isinstance(value, torch.Tensor):
+        mod.register_buffer(last, value)
+    else:
+        setattr(mod, last, value)

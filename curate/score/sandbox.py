@@ -1,0 +1,356 @@
+"""The far side of the scorer's trust boundary: a process that runs graphs and nothing else.
+
+Started by :mod:`curate.score.boundary` as ``python sandbox.py <role> <read fd> <write fd>``: run
+as a script, so it imports **no module of the evaluator** (only the standard library and torch),
+and in role ``candidate`` refuses to import ``curate`` / ``passnet_common`` at all (a meta-path
+finder; the folder of this file is also dropped from ``sys.path``). Two roles:
+
+* ``candidate``: loads the candidate (``backend:``, ``module:``, ``pass:``) and compiles it for
+  the graph; holds no reference, no expected output, no check, no tolerance code and no timer
+  whose reading decides anything;
+* ``reference``: the trusted eager graph and its Dynamo-only compile
+  (``torch.compile(backend="eager")``).
+
+What crosses the boundary. Parent -> here: pickled requests on a pipe (the parent is trusted by
+this process; this process is not trusted by the parent, which never unpickles anything from
+it), the graph (a pickled ``GraphModule``) and the *layout* of two shared-memory files the parent
+owns (``/dev/shm``): input slots (the parent writes fresh values before every run) and output
+slots, one plain contiguous buffer per output leaf with the reference's dtype and shape. Here ->
+parent: one JSON line per request (``ok``, ``error``, findings). Outputs leave only by being
+**copied into the output slots inside the run**, i.e. inside the parent's timed window: deferred
+work (a lazy tensor subclass, a thread still computing) is either done before the copy returns,
+and so timed, or refused. An output leaf that is not exactly ``torch.Tensor`` (a subclass), or
+that shares storage with the inputs where the reference's does not, is reported as a finding
+(``output_type`` / ``output_alias``); an output of another dtype, shape or structure is a wrong
+answer (``output_mismatch``: it fails at every level).
+
+This file is the only evaluator code in the candidate's process. It decides nothing: the parent
+times every run on its own clock, reads this process's threads and CPU time from ``/proc``, and
+compares the slots with the reference's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import struct
+import sys
+
+BLOCKED = ("curate", "passnet_common")
+"""Top-level packages the candidate process refuses to import (the evaluator's)."""
+
+
+class _RefuseEvaluator:
+    """A ``sys.meta_path`` finder that refuses the evaluator's packages (:data:`BLOCKED`)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{name}: the evaluator's modules are not importable in the candidate process")
+        return None
+
+
+def _read(fd: int) -> dict | None:
+    head = b""
+    while len(head) < 4:
+        chunk = os.read(fd, 4 - len(head))
+        if not chunk:
+            return None
+        head += chunk
+    (n,) = struct.unpack("<I", head)
+    parts, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(1 << 20, n - got))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        got += len(chunk)
+    return pickle.loads(b"".join(parts))  # from the parent (trusted by this process)
+
+
+def _write(fd: int, obj: dict) -> None:
+    data = (json.dumps(obj, default=str) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+class Slots:
+    """Tensors viewing a shared-memory file written by the parent: ``sets[k][j]`` is leaf ``j`` of
+    set ``k`` (a plain contiguous tensor, or a constant for a non-tensor leaf)."""
+
+    def __init__(self, torch, path: str, nbytes: int, layout: list):
+        self.path = path
+        self.buf = torch.from_file(path, shared=True, size=max(1, nbytes), dtype=torch.uint8)
+        self.ptr = self.buf.untyped_storage().data_ptr()
+        self.sets = []
+        for leaves in layout:
+            row = []
+            for leaf in leaves:
+                if leaf[0] == "const":
+                    row.append(leaf[1])
+                    continue
+                _, off, dtype, shape = leaf
+                nb = _numel(shape) * _itemsize(torch, dtype)
+                row.append(self.buf[off:off + nb].view(getattr(torch, dtype)).view(shape) if nb else
+                           torch.empty(shape, dtype=getattr(torch, dtype)))
+            self.sets.append(row)
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def _itemsize(torch, dtype: str) -> int:
+    return torch.empty((), dtype=getattr(torch, dtype)).element_size()
+
+
+class Runner:
+    """The request loop of one sandbox process."""
+
+    def __init__(self, role: str):
+        import torch
+
+        self.torch = torch
+        self.role = role
+        self.ins: Slots | None = None
+        self.outs: Slots | None = None
+        self.fns: dict = {}
+        self.cache: dict = {}
+        self.treespec = None
+
+    # --- requests -------------------------------------------------------------------------
+
+    def setup(self, msg: dict) -> dict:
+        torch = self.torch
+        torch.set_num_threads(int(msg.get("threads", 1)))
+        if msg.get("inductor_cache"):
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = msg["inductor_cache"]
+        try:
+            import tqdm
+
+            tqdm.tqdm.monitor_interval = 0  # no tqdm monitor thread: any thread is the candidate's
+        except ImportError:  # pragma: no cover
+            pass
+        import torch._inductor.config as ic
+
+        ic.compile_threads = 1
+        ic.fallback_random = True
+        # torch's own intra-op pool starts at the first parallel kernel: start it now, before the
+        # parent takes its baseline of this process's threads
+        x = torch.randn(1 << 18)
+        (x.softmax(0) @ x + torch.mm(x[:4096].view(64, 64), x[:4096].view(64, 64)).sum()).item()
+        return {"ok": True, "pid": os.getpid()}
+
+    def bind(self, msg: dict) -> dict:
+        torch = self.torch
+        if "inputs" in msg:
+            self.ins = Slots(torch, *msg["inputs"])
+        if "outputs" in msg:
+            self.outs = Slots(torch, *msg["outputs"])
+            self.treespec = msg.get("treespec")
+        return {"ok": True}
+
+    def load(self, msg: dict) -> dict:
+        """Build the callables for the graph in ``msg["graph"]``: ``eager`` / ``dynamo`` (reference
+        role) or ``candidate``. Errors: ``{"error", "code"}`` with code 3 (compile failure) or 2
+        (the compiled code's first run raised)."""
+        torch = self.torch
+        import torch._dynamo
+        import torch.fx
+
+        key = msg.get("key")
+        if self.role == "reference" and key is not None and key in self.cache:
+            self.fns, reply = self.cache[key]
+            return reply
+        root, graph = pickle.loads(msg["graph"])
+        gm = torch.fx.GraphModule(root, graph)
+        self.fns = {}
+        ex = [x.clone() if isinstance(x, torch.Tensor) else x for x in self.ins.sets[0]]
+        if self.role == "reference":
+            reply = self._reference(gm, ex, msg)
+            if key is not None:
+                while len(self.cache) >= 8:  # the reference's compiled graphs of the last 8 subgraphs
+                    self.cache.pop(next(iter(self.cache)))
+                self.cache[key] = (self.fns, reply)
+            return reply
+        return self._candidate(gm, ex, msg)
+
+    def _reference(self, gm, ex, msg: dict) -> dict:
+        self.fns["eager"] = gm
+        if msg.get("dynamo", True):
+            import copy
+
+            try:
+                self.fns["dynamo"] = self._compile(copy.deepcopy(gm), "eager", ex, reset=False)
+            except Exception as exc:  # noqa: BLE001 - the parent flags dynamo_reference_failed
+                return {"ok": True, "dynamo_error": f"{type(exc).__name__}: {exc}"[:300]}
+        return {"ok": True}
+
+    def _candidate(self, gm, ex, msg: dict) -> dict:
+        kind, target = msg["kind"], msg["target"]
+        try:
+            if kind == "backend":
+                self.fns["candidate"] = self._compile(gm, target, ex)
+                return {"ok": True}
+            mod = _load_file(target)
+            if kind == "module":
+                self.fns["candidate"] = self._compile(gm, mod.backend, ex)
+                return {"ok": True}
+        except _RunError as exc:
+            return {"error": str(exc), "code": 2}
+        except Exception as exc:  # noqa: BLE001 - every failure of the candidate is a result
+            return {"error": f"{type(exc).__name__}: {exc}"[:500], "code": 3,
+                    "guard": type(exc).__name__ == "DispatchGuardError"}
+        return self._pass(mod, gm, ex, msg)
+
+    def _compile(self, gm, backend, ex, reset: bool = True):
+        torch = self.torch
+        if reset:
+            torch._dynamo.reset()
+        compiled = torch.compile(gm, backend=backend, fullgraph=False, dynamic=False)
+        torch.manual_seed(0)
+        try:
+            compiled(*ex)
+        except torch._dynamo.exc.BackendCompilerFailed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - compiled, then the first run failed: code 2
+            raise _RunError(f"{type(exc).__name__}: {exc}"[:500]) from exc
+        return compiled
+
+    def _pass(self, mod, gm, ex, msg: dict) -> dict:
+        import copy
+
+        from torch.fx.subgraph_rewriter import replace_pattern
+
+        try:
+            pairs = getattr(mod, "PATTERNS", None) or [(mod.pattern, mod.replacement)]
+            g2 = copy.deepcopy(gm)
+            guard = _load_file(msg["guard_path"], "dispatch_guard") if msg.get("guard_path") else None
+            env = guard.node_values(g2, ex) if guard else None
+            matches, used = 0, []
+            for k, (pat, rep) in enumerate(pairs):
+                found = replace_pattern(g2, pat, rep)
+                if found:
+                    used.append(k)
+                    if guard is not None:
+                        guard.check_replacement(pat, rep, found[0], env)
+                matches += len(found)
+            g2.recompile()
+        except Exception as exc:  # noqa: BLE001
+            return {"error": f"{type(exc).__name__}: {exc}"[:500], "code": 3,
+                    "guard": type(exc).__name__ == "DispatchGuardError"}
+        self.fns["candidate"] = g2
+        return {"ok": True, "matches": matches, "used": used}
+
+    def probe(self, msg: dict) -> dict:
+        """Run ``side`` once on input set ``set`` and describe its outputs (the reference's layout)."""
+        torch = self.torch
+        from torch.utils._pytree import tree_flatten
+
+        if msg.get("seed") is not None:
+            torch.manual_seed(int(msg["seed"]))
+        out = self.fns[msg["side"]](*self.ins.sets[int(msg["set"])])
+        leaves, spec = tree_flatten(out)
+        desc = []
+        for o in leaves:
+            if isinstance(o, torch.Tensor):
+                desc.append(["tensor", str(o.dtype).replace("torch.", ""), list(o.shape),
+                             self._aliases_input(o)])
+            else:
+                desc.append(["const", repr(o)])
+        return {"ok": True, "leaves": desc, "treespec": str(spec)}
+
+    def _aliases_input(self, o) -> bool:
+        try:
+            p = o.untyped_storage().data_ptr()
+        except Exception:  # noqa: BLE001 - no storage: cannot alias
+            return False
+        return bool(o.numel()) and p == self.ins.ptr
+
+    def run(self, msg: dict) -> dict:
+        """Call ``side`` on each input set of ``sets`` (in order) and copy every output leaf into
+        that set's output slots. Findings: ``output_type`` (a leaf not exactly ``torch.Tensor``),
+        ``output_alias`` (a leaf on the input file's storage where the reference's is not),
+        ``output_mismatch`` (structure, dtype or shape not the reference's; the set's slots are
+        then left as they were and the parent fails the call)."""
+        torch = self.torch
+        from torch.utils._pytree import tree_flatten
+
+        fn = self.fns[msg["side"]]
+        seed = msg.get("seed")
+        allowed_alias = set(msg.get("alias", ()))
+        base = int(msg.get("out_base", 0))
+        findings, mismatched = [], []
+        for k in msg["sets"]:
+            if seed is not None:
+                torch.manual_seed(int(seed))
+            leaves, spec = tree_flatten(fn(*self.ins.sets[k]))
+            slots = self.outs.sets[k + base]
+            if len(leaves) != len(slots) or (self.treespec is not None and str(spec) != self.treespec):
+                mismatched.append(k)
+                continue
+            for j, (o, s) in enumerate(zip(leaves, slots)):
+                if not isinstance(s, torch.Tensor):
+                    if repr(o) != s:
+                        mismatched.append(k)
+                    continue
+                if type(o) is not torch.Tensor and type(o) is not torch.nn.Parameter:
+                    findings.append(f"output_type: output {j} is a {type(o).__module__}.{type(o).__qualname__}, "
+                                    "not a plain torch.Tensor")
+                    continue
+                if o.dtype != s.dtype or o.shape != s.shape:
+                    mismatched.append(k)
+                    continue
+                if j not in allowed_alias and self._aliases_input(o):
+                    findings.append(f"output_alias: output {j} is a view of the inputs")
+                s.copy_(o)
+        out: dict = {"ok": True}
+        if findings:
+            out["findings"] = sorted(set(findings))
+        if mismatched:
+            out["mismatched"] = sorted(set(mismatched))
+        return out
+
+
+class _RunError(RuntimeError):
+    pass
+
+
+def _load_file(path: str, name: str = "candidate"):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{name}_{abs(hash(path))}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot load candidate file {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def main(argv: list[str]) -> int:
+    role, rfd, wfd = argv[1], int(argv[2]), int(argv[3])
+    if role == "candidate":
+        sys.meta_path.insert(0, _RefuseEvaluator())
+    runner = Runner(role)
+    while True:
+        msg = _read(rfd)
+        if msg is None or msg.get("op") == "exit":
+            return 0
+        op = msg["op"]
+        try:
+            if op == "modules":
+                reply = {"ok": True, "modules": sorted(sys.modules)}
+            else:
+                reply = getattr(runner, op)(msg)
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which classifies it
+            reply = {"error": f"{type(exc).__name__}: {exc}"[:500], "code": 2}
+        _write(wfd, reply)
+
+
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]  # no `import checks` from here
+    sys.exit(main(sys.argv))

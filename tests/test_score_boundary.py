@@ -1,0 +1,181 @@
+"""The trust boundary and the cheat corpus: each cheat of ``tests/score_candidates/cheat_*.py`` is
+caught with a named violation and scores the floor b at every t (both conventions), beside an
+honest twin of the same code that stays valid; the candidate's process holds no evaluator module.
+
+Sandboxes are shared within this module (:mod:`curate.score.boundary` keeps one reference
+sandbox per configuration and one candidate sandbox per candidate), so each distinct candidate
+costs one process start."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from curate.score.evaluate import evaluate_subgraph, parse_candidate
+from curate.score.integrity import check_source
+from curate.score.reward import score_candidate
+from curate.score.scoring import LEVELS, score_curve
+from curate.score.synthetic_tasks import builtin_task_set
+
+HERE = Path(__file__).parent / "score_candidates"
+FAST = {"timing": False, "share_sandbox": True}
+TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 2.0, "retries": 0, "share_sandbox": True}
+
+STATIC = {  # cheat -> (its honest twin, a rule that must name it)
+    "cheat_gc_walk": ("honest_gc_twin", "import: gc"),
+    "cheat_frame_walk": ("honest_frame_twin", "name: getattr"),
+    "cheat_reference_hooks": ("honest_hooks_twin", "attribute: torch...sys"),
+    "cheat_checker_patch": ("honest_checker_twin", "name: __import__"),
+    "cheat_fake_clock": ("honest_clock_twin", "name: __import__"),
+    "cheat_thread_between": ("honest_thread_twin", "import: threading"),
+}
+
+
+def cand(name, kind="module"):
+    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
+
+
+def kinds(row):
+    return {v.split(":")[0] for v in row["violations"]}
+
+
+def floored(row):
+    """The row scores b at every level in both conventions, S_t and ES_t."""
+    return all(d["ES_t"] == pytest.approx(0.1) and d["S_t"] == pytest.approx(0.1)
+               for conv in ("paper", "graphnet") for d in score_curve([row], 0.1, 0.1, conv))
+
+
+@pytest.fixture(scope="module")
+def subs():
+    return {s.subgraph_id: s for s in builtin_task_set(include_rng=True)}
+
+
+@pytest.mark.parametrize("cheat", sorted(STATIC))
+def test_static_cheats_are_refused_by_name_and_score_the_floor(cheat):
+    twin, rule = STATIC[cheat]
+    found = [str(v) for v in check_source((HERE / f"{cheat}.py").read_text())]
+    assert any(rule in f for f in found), found
+    assert check_source((HERE / f"{twin}.py").read_text()) == []
+    r = score_candidate((HERE / f"{cheat}.py").read_text(), max_subgraphs=1)  # refused: nothing runs
+    assert r["valid"] is False and r["rejected"] and r["reward"] == pytest.approx(math.log10(0.1))
+
+
+@pytest.mark.parametrize("src,rule", [
+    ("_e = exec\n", "name: exec"), ("f = eval\n", "name: eval"), ("c = compile\n", "name: compile"),
+    ("i = __import__\n", "name: __import__"), ("g = globals()\n", "name: globals"), ("v = vars\n", "name: vars"),
+    ("_ga = getattr\n", "name: getattr"), ("x = getattr(object, name)\n", "name: getattr"),
+    ("setattr(o, 'a', 1)\nsetattr(o, n, 1)\n", "line 2: name: setattr"), ("delattr(o, n)\n", "name: delattr"),
+    ("getattr(o, '__dict__')\n", "name: getattr"), ("import torch\nsetattr(torch, 'isnan', abs)\n", "patch: setattr on torch"),
+    ("def f(e):\n    return e.__traceback__.tb_frame\n", "attribute: e...__traceback__"),
+    ("def f(g):\n    return g.gi_frame.f_back.f_locals\n", "attribute: g...f_locals"),
+    ("import gc\n", "import: gc"), ("import inspect\n", "import: inspect"), ("import traceback\n", "import: traceback"),
+    ("import sys\n", "import: sys"), ("import os\n", "import: os"), ("import ctypes\n", "import: ctypes"),
+    ("import threading\n", "import: threading"), ("import multiprocessing\n", "import: multiprocessing"),
+    ("import signal\n", "import: signal"), ("from importlib import import_module\n", "import: importlib"),
+    ("import curate.score.clock\n", "import: curate"), ("from passnet_common import io\n", "import: passnet_common"),
+    ("import __main__\n", "import: __main__"), ("from . import checks\n", "relative import"),
+    ("from builtins import exec as e\n", "import: builtins"), ("import torch\nn = torch.sys.modules\n", "attribute: torch...sys"),
+    ("import torch\ntorch.set_num_threads(8)\n", "attribute: torch...set_num_threads"),
+])
+def test_static_check_refuses_references_not_only_calls(src, rule):
+    found = [str(v) for v in check_source(src)]
+    assert any(rule in f for f in found), found
+
+
+def test_static_check_allows_literal_getattr_and_honest_code():
+    assert check_source("x = getattr(mod, 'PATTERNS', None)\nok = hasattr(mod, 'pattern')\n") == []
+    assert check_source((Path(__file__).parents[1] / "curate/score/candidates/fusion_pass.py").read_text()) == []
+
+
+def test_candidate_process_holds_no_evaluator_module(subs):
+    """After a candidate was imported, compiled and run, its process lists no module of the
+    evaluator: no ``curate`` / ``passnet_common`` module (the checks, clock, tolerance code,
+    references' holders), and no torch module appears under an evaluator name."""
+    import time
+
+    from curate.score.boundary import candidate_sandbox
+
+    r = evaluate_subgraph(subs["softmax:0"], cand("honest_lazy_twin"), FAST)
+    assert r["status"] == "ok" and r["violations"] == []
+    box = candidate_sandbox(FAST, "shared")  # the same process
+    mods = box.modules(time.monotonic() + 60)
+    assert "torch" in mods and "torch._dynamo" in mods  # it did compile and run the candidate
+    evaluator = [m for m in mods if m.split(".")[0] in ("curate", "passnet_common", "checks", "clock", "boundary",
+                                                        "integrity", "tolerance", "timing", "evaluate", "scoring")]
+    assert evaluator == []
+
+
+def test_lazy_subclass_is_refused_and_its_twin_is_valid(subs):
+    twin = evaluate_subgraph(subs["softmax:0"], cand("honest_lazy_twin"), FAST)
+    assert twin["status"] == "ok" and twin["violations"] == [] and twin["min_pass_t"] == -10
+    r = evaluate_subgraph(subs["softmax:0"], cand("cheat_lazy_subclass"), FAST)
+    assert r["status"] == "violation" and "output_type" in kinds(r)
+    assert any("Deferred" in v for v in r["violations"]) and floored(r)
+
+
+def test_pointer_keyed_replay_is_caught(subs):
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand("cheat_ptr_replay"), FAST)
+    assert r["status"] == "violation" and {"input_independent", "fresh_input_mismatch"} & kinds(r) and floored(r)
+
+
+def test_violations_score_the_floor_at_every_level_in_both_conventions():
+    row = {"status": "violation", "error_code": 1, "min_pass_t": None, "speedup": 2.0, "violations": ["x: y"]}
+    ok = {"status": "ok", "error_code": None, "min_pass_t": -10, "speedup": 1.0}
+    for conv in ("paper", "graphnet"):
+        curve = score_curve([row, ok], 0.1, 0.1, conv)
+        assert [d["ES_t"] for d in curve] == pytest.approx([math.sqrt(0.1)] * len(LEVELS))  # never forgiven
+        acc = {**row, "status": "ok", "violations": []}  # a plain accuracy failure is forgiven from t = 1
+        assert score_curve([acc, ok], 0.1, 0.1, conv)[LEVELS.index(1)]["ES_t"] == pytest.approx(1.0)
+
+
+def test_roofline_refuses_rates_above_the_host_peak():
+    import torch
+
+    from curate.score.boundary import host_copy_bandwidth
+    from curate.score.checks import roofline_violations
+
+    peak = host_copy_bandwidth()
+    x = torch.zeros(1 << 20)  # 4 MiB in, 4 MiB out per call
+    nbytes = 2 * x.numel() * 4
+    assert peak > 0
+    too_fast = nbytes / (4 * peak) * 1e3  # ms per call at 4x the peak
+    assert [v.split(":")[0] for v in roofline_violations([x], [x], too_fast)] == ["roofline"]
+    assert roofline_violations([x], [x], too_fast * 8) == []  # half the peak
+
+
+@pytest.mark.slow  # timed trials with a thread and an RNG graph: three more sandboxes
+def test_runtime_cheats_are_caught_in_timed_trials_and_twins_stay_valid(subs):
+    twin = evaluate_subgraph(subs["gelu_tanh:1"], cand("honest_thread_twin"), TIMED)
+    assert twin["status"] == "ok" and twin["violations"] == [], twin["violations"]
+    r = evaluate_subgraph(subs["gelu_tanh:1"], cand("cheat_thread_between"), TIMED)
+    assert r["status"] == "violation" and floored(r)
+    assert kinds(r) & {"threads_started", "cpu_over_wall", "fresh_input_mismatch", "timed_output_mismatch"}, r["violations"]
+    honest = evaluate_subgraph(subs["rng:dropout"], cand("honest_backend"), TIMED)
+    assert honest["status"] == "ok" and honest["violations"] == []
+    rng = evaluate_subgraph(subs["rng:dropout"], cand("cheat_rng_empty"), TIMED)
+    assert rng["status"] == "violation" and "timed_output_mismatch" in kinds(rng) and floored(rng)
+
+
+@pytest.mark.slow  # the reward function end to end (sandboxes, timing) for a runtime cheat and its twin
+def test_reward_pays_the_floor_to_a_runtime_cheat_and_not_to_its_twin():
+    cheat = score_candidate((HERE / "cheat_lazy_subclass.py").read_text(), max_subgraphs=1, cfg={"timing": False})
+    twin = score_candidate((HERE / "honest_lazy_twin.py").read_text(), max_subgraphs=1, cfg={"timing": False})
+    assert cheat["valid"] is False and cheat["reward"] == pytest.approx(-1.0)
+    assert twin["valid"] is True and twin["reward"] > -1.0
+
+
+def test_score_writes_metrics_with_valid_false_when_every_candidate_is_rejected(tmp_path):
+    import argparse
+    import json
+
+    from curate.score.evaluate import add_score_args, score_main
+
+    (tmp_path / "params.yaml").write_text("score:\n  tasks: builtin\n  max_subgraphs: 1\n")
+    ap = argparse.ArgumentParser()
+    add_score_args(ap)
+    args = ap.parse_args(["--params", str(tmp_path / "params.yaml"), "--candidate", f"cheat=module:{HERE / 'cheat_gc_walk.py'}",
+                          "--out", str(tmp_path / "out"), "--plots", str(tmp_path / "plots"),
+                          "--metrics", str(tmp_path / "score.json"), "--no-resume"])
+    assert score_main(args) == 0
+    m = json.loads((tmp_path / "score.json").read_text())
+    assert m["valid"] is False and m["candidates"]["cheat"]["valid"] is False and m["candidates"]["cheat"]["rejected"]
