@@ -7,9 +7,10 @@ attention, shared experts and group-limited sigmoid routing with ``e_score_corre
 gpt-oss's biased router and interleaved gate/up with biases) goes through:
 
 1. ``init``: ``AutoModelForCausalLM.from_config`` + seeded re-draw of every weight (no router ties),
-   saved with the byte tokenizer of :mod:`corpus` (``save_pretrained``);
+   saved with the byte tokenizer of :mod:`corpus` (``save_pretrained``) and a card declaring its
+   licence, and uploaded to the Hub: from here on the base is a Hub id pinned to that commit;
 2. ``stats``: :func:`pipeline.run_stats` (streamed expert statistics on the built-in calibration
-   categories);
+   categories) of the base loaded by Hub id;
 3. ``prune``: :func:`pipeline.run_prune` at keep ``KEEP`` with the ``proxy.prune`` settings
    (selection method and output merge of ``params.yaml``);
 4. ``publish``: :func:`hub.publish` to a Hub (the tests and the committed table: the offline stand-in
@@ -33,6 +34,7 @@ its table (``docs/proxies.md``). Command::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import sys
@@ -177,12 +179,44 @@ def _check_grpo(pulled: Path, gp: dict, kept_count: int) -> dict:
             "moe_layers_logged": len(loads)}
 
 
+BASE_LICENSE = "apache-2.0"
+"""The licence the tiny bases' own Hub cards declare (the proxy card must carry it over)."""
+
+
+@contextlib.contextmanager
+def hub_endpoint(endpoint: str, cache: str | Path):
+    """Point ``huggingface_hub`` (and so ``from_pretrained`` of a Hub id) at ``endpoint`` with the Hub
+    cache in ``cache``, online, for the duration: ``constants.ENDPOINT``, the resolve-URL template,
+    ``HF_HUB_CACHE`` and ``HF_HUB_OFFLINE`` are read at call time (a stand-in Hub in a test process)."""
+    import huggingface_hub.constants as hc
+
+    names = ("ENDPOINT", "HUGGINGFACE_CO_URL_TEMPLATE", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
+    old = {n: getattr(hc, n) for n in names}
+    try:
+        hc.ENDPOINT = endpoint
+        hc.HUGGINGFACE_CO_URL_TEMPLATE = endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+        hc.HF_HUB_CACHE = str(cache)
+        hc.HF_HUB_OFFLINE = False
+        yield
+    finally:
+        for n, v in old.items():
+            setattr(hc, n, v)
+
+
 def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str, token: str) -> dict:
     """Run the seven steps (module docstring) for ``family`` under ``work``; stops at the first failure.
 
+    The base is used as a user's real MoE is: ``init`` uploads it (with a card declaring
+    :data:`BASE_LICENSE`) to the Hub at ``endpoint``, and ``stats`` / ``prune`` load it by Hub id at
+    that commit (``proxy.model.path`` = ``passnet/tiny-<family>-base``, ``proxy.model.revision`` =
+    the sha), so the lineage names ``hf:<id>@<sha>`` and the card carries ``base_model`` and the
+    base's licence.
+
     Returns {"family", "name", "steps": {step: {"ok", ...details or "error"}}, "passed" (all seven ok),
-    "base" (:func:`save_tiny_base`), "merge", "method", "keep_ratio_effective"}.
+    "base" (:func:`save_tiny_base`), "base_id", "merge", "method", "keep_ratio_effective"}.
     """
+    from huggingface_hub import HfApi
+
     from .hub import publish, pull
     from .pipeline import run_prune, run_stats
 
@@ -190,18 +224,25 @@ def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str,
     p = tiny_params(proxy_params)
     out = {"family": family, "name": FAMILY_NAMES.get(family, family), "steps": {}}
     state: dict = {}
+    repo = f"passnet/tiny-{family.replace('_', '-')}-base"
 
     def init():
         out["base"] = save_tiny_base(family, work / "base")
-        return {"class": out["base"]["class"], "experts": out["base"]["experts"]}
+        (work / "base" / "README.md").write_text(f"---\nlicense: {BASE_LICENSE}\n---\n\nTiny random {family} base.\n")
+        api = HfApi(endpoint=endpoint, token=token)
+        api.create_repo(repo, exist_ok=True)
+        sha = api.upload_folder(repo_id=repo, folder_path=str(work / "base")).oid
+        p["model"] = dict(p["model"], path=repo, revision=sha)
+        out["base_id"] = f"hf:{repo}@{sha}"
+        return {"class": out["base"]["class"], "experts": out["base"]["experts"], "hub_id": repo, "commit": sha}
 
     def stats():
-        meta = run_stats(p, str(work / "base"), work / "stats")
+        meta = run_stats(p, repo, work / "stats")
         state["model_id"] = meta["model_id"]
-        return {"categories": meta["categories"], "blocks": len(meta["blocks"])}
+        return {"categories": meta["categories"], "blocks": len(meta["blocks"]), "model_id": meta["model_id"]}
 
     def prune():
-        run_prune(p, str(work / "base"), work / "stats", KEEP, work / "proxy")
+        run_prune(p, repo, work / "stats", KEEP, work / "proxy")
         lin = json.loads((work / "proxy" / "model" / "lineage.json").read_text())
         state["kept"] = int(lin["experts_kept"])
         out.update(method=lin["method"], merge=lin["merge"], keep_ratio_effective=lin["keep_ratio_effective"])
@@ -214,7 +255,7 @@ def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str,
 
     def pull_():
         state["pulled"] = pull(f"passnet/tiny-{family.replace('_', '-')}-proxy@{state['sha']}", endpoint=endpoint,
-                               token=token, cache_dir=work / "hub_cache", expect_base=state["model_id"])
+                               token=token, cache_dir=work / "pull_cache", expect_base=state["model_id"])
         return {"lineage_verified": True}
 
     def load():
@@ -223,13 +264,14 @@ def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str,
     def grpo():
         return _check_grpo(state["pulled"], p["grpo"], state["kept"])
 
-    for step, fn in zip(STEPS, (init, stats, prune, publish_, pull_, load, grpo)):
-        try:
-            out["steps"][step] = {"ok": True, **fn()}
-        except Exception as exc:  # noqa: BLE001 - recorded per step; the table says which step failed and why
-            out["steps"][step] = {"ok": False, "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:400],
-                                  "where": traceback.format_exc().strip().splitlines()[-3][:300]}
-            break
+    with hub_endpoint(endpoint, work / "hub_cache"):
+        for step, fn in zip(STEPS, (init, stats, prune, publish_, pull_, load, grpo)):
+            try:
+                out["steps"][step] = {"ok": True, **fn()}
+            except Exception as exc:  # noqa: BLE001 - recorded per step; the table says which step failed and why
+                out["steps"][step] = {"ok": False, "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:400],
+                                      "where": traceback.format_exc().strip().splitlines()[-3][:300]}
+                break
     out["passed"] = all(out["steps"].get(s, {}).get("ok") for s in STEPS)
     return out
 
@@ -238,21 +280,14 @@ def run_all(proxy_params: dict, families=FAMILY_ORDER, work: str | Path | None =
     """Every family through :func:`run_family` against one offline Hub stand-in; the metrics dict."""
     import os
 
-    import huggingface_hub.constants as hc
-
     from passnet_common.hub_standin import HubStandIn
 
     from .timing import machine
 
     token = "hf_standin_token"
-    offline = hc.HF_HUB_OFFLINE
-    hc.HF_HUB_OFFLINE = False  # the stand-in is on 127.0.0.1; every call names its endpoint
-    try:
-        with tempfile.TemporaryDirectory(prefix="proxy_arch_") as tmp, HubStandIn() as hub:
-            root = Path(work or tmp)
-            fams = {f: run_family(f, proxy_params, root / f, hub.endpoint, token) for f in families}
-    finally:
-        hc.HF_HUB_OFFLINE = offline
+    with tempfile.TemporaryDirectory(prefix="proxy_arch_") as tmp, HubStandIn() as hub:
+        root = Path(work or tmp)
+        fams = {f: run_family(f, proxy_params, root / f, hub.endpoint, token) for f in families}
     return {"keep_ratio": KEEP, "steps": list(STEPS), "families": fams,
             "all_passed": all(f["passed"] for f in fams.values()),
             "hub": "passnet_common.hub_standin.HubStandIn (offline, 127.0.0.1)",

@@ -52,9 +52,9 @@ def base_license_from_hub(base_id: str) -> str | None:
         return None
     repo, _, rev = base_id[3:].partition("@")
     try:
-        from huggingface_hub import ModelCard
+        from huggingface_hub import ModelCard, hf_hub_download
 
-        return getattr(ModelCard.load(repo, revision=rev or None).data, "license", None)
+        return getattr(ModelCard.load(hf_hub_download(repo, "README.md", revision=rev or None)).data, "license", None)
     except Exception:  # noqa: BLE001 - offline, gated, no card: the card then says the licence is not known
         return None
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from passnet_common.hub_standin import HubStandIn
 from passnet_common.params import load_params
@@ -26,15 +27,22 @@ def _allow_loopback_hub(monkeypatch):
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
+@pytest.fixture(scope="module")
+def hub():
+    """One stand-in Hub for every family (as one user's process talks to one Hub: parts of
+    huggingface_hub keep the first endpoint they saw for the process)."""
+    with HubStandIn() as h:
+        yield h
+
+
 def test_every_adapter_family_has_a_tiny_config():
     assert set(arch.TINY_CONFIGS) == set(ADAPTERS) == set(arch.FAMILY_ORDER)
 
 
 @pytest.mark.parametrize("family", arch.FAMILY_ORDER)
-def test_family_end_to_end(family, tmp_path):
+def test_family_end_to_end(family, tmp_path, hub):
     p = load_params(ROOT / "params.yaml", "proxy")
-    with HubStandIn() as hub:
-        r = arch.run_family(family, p, tmp_path, hub.endpoint, TOKEN)
+    r = arch.run_family(family, p, tmp_path, hub.endpoint, TOKEN)
     failed = {s: v for s, v in r["steps"].items() if not v["ok"]}
     assert not failed, failed
     assert r["passed"] and list(r["steps"]) == list(arch.STEPS)
@@ -47,7 +55,12 @@ def test_family_end_to_end(family, tmp_path):
     assert base["shared_experts"] == (family in ("qwen2_moe", "deepseek_v3"))
     lin = json.loads((tmp_path / "proxy" / "model" / "lineage.json").read_text())
     assert lin["family"] == family and lin["merge"] == p["prune"]["merge"]
+    # the base was loaded by Hub id at a pinned commit, as a user's real MoE is
+    repo = f"passnet/tiny-{family.replace('_', '-')}-base"
+    assert lin["base_model_id"] == r["base_id"] == f"hf:{repo}@{st['init']['commit']}"
     card = (tmp_path / "proxy" / "model" / "README.md").read_text()
+    meta = yaml.safe_load(card.split("---")[1])
+    assert meta["base_model"] == repo and meta["license"] == arch.BASE_LICENSE  # read from the base's own card
     assert ("the shared experts (never pruned)" in card) == base["shared_experts"]
     assert (f"{family} has no shared experts" in card) == (not base["shared_experts"])
 
