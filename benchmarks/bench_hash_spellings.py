@@ -47,7 +47,7 @@ class P:
         self.name = name
 
 
-X, Y, W, M, I, V, B, Q, E = (P(n) for n in "xywmivbqe")
+X, Y, W, M, IX, V, B, Q, E = (P(n) for n in "xywmivbqe")
 
 # (name, op, target, [(args, kwargs), ...]): the spellings of one call
 CALLS: list[tuple[str, str, object, list[tuple[tuple, dict]]]] = [
@@ -77,7 +77,7 @@ CALLS: list[tuple[str, str, object, list[tuple[tuple, dict]]]] = [
     ("torch.argmax", "call_function", torch.argmax, [((X, 1), {}), ((X,), {"dim": 1}), ((X, 1, False), {})]),
     ("torch.topk", "call_function", torch.topk, [((X, 2), {}), ((X,), {"k": 2}), ((X, 2, -1), {}),
                                                   ((X, 2), {"dim": -1, "largest": True, "sorted": True})]),
-    ("torch.gather", "call_function", torch.gather, [((X, 1, I), {}), ((X,), {"dim": 1, "index": I})]),
+    ("torch.gather", "call_function", torch.gather, [((X, 1, IX), {}), ((X,), {"dim": 1, "index": IX})]),
     ("torch.index_select", "call_function", torch.index_select, [((X, 1, V), {}), ((X,), {"dim": 1, "index": V})]),
     ("torch.flatten", "call_function", torch.flatten, [((B, 1), {}), ((B,), {"start_dim": 1}), ((B, 1, -1), {})]),
     ("torch.squeeze", "call_function", torch.squeeze, [((X, 0), {}), ((X,), {"dim": 0})]),

@@ -592,7 +592,9 @@ def _schema_pairs():
     """False merges and splits of identity read off names instead of schemas and values."""
     pairs = []
     for name, f in IDENTITY_CALLS.items():
-        mk = lambda order, f=f: Fn(_write_after_identity(f, order), drop=nn.Dropout(0.5)).eval()
+        def mk(order, f=f):
+            return Fn(_write_after_identity(f, order), drop=nn.Dropout(0.5)).eval()
+
         pairs.append(Pair(f"read before vs after a write to the result of {name}", "alias", "different",
                           lambda mk=mk: dyn(mk("before"), _x()), lambda mk=mk: dyn(mk("after"), _x())))
     for name, (a, b) in RANDOM_CALLS.items():

@@ -148,9 +148,8 @@ if __name__ == "__main__":
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     res = build_all()
     if "--write" in sys.argv:
-        from passnet_common.io import atomic_write_json
-
         from passnet_common.canonical import CANONICAL_VERSION
+        from passnet_common.io import atomic_write_json
 
         atomic_write_json(EXPECTED, {"canonical_version": CANONICAL_VERSION, "graphs": res}, indent=1)
     bad = [k for k, v in res.items() if "error" in v]

@@ -1,14 +1,13 @@
-"""The compiled Merkle hashes and canonical order (:mod:`passnet_common.canonical._cmerkle`, built
-by ``pip install -e .`` when Cython and a C compiler are there) return exactly what the Python
-loops return (:func:`~passnet_common.canonical.order.merkle_py`,
-:func:`~passnet_common.canonical.order.canonical_order`), on seeded random DAGs with ordering
-edges, repeated inputs, tied keys and both placeholder conventions; the compiled label pass and
-stored node list (:mod:`passnet_common.canonical._cform`) return what
-:func:`~passnet_common.canonical.form.labels_py` and
-:func:`~passnet_common.canonical.stored.node_list_py` return, on seeded random FX graphs; and the
-form falls back to the Python loops, with the same hashes, when the modules are absent. The whole-graph identity
-(every hash and stored byte against the recorded values) is ``tests/test_canonical_identity.py``,
-which runs on whichever path is installed."""
+"""The compiled path of the canonical form (``_cmerkle``, ``_cform``, built by ``pip install -e .``
+when Cython and a C compiler are there, plugged in through :mod:`passnet_common.canonical.compiled`)
+returns exactly what the Python definitions return: the Merkle hashes and canonical order
+(:func:`~passnet_common.canonical.order.merkle_py`, :func:`~passnet_common.canonical.order.canonical_order`)
+on seeded random DAGs with ordering edges, repeated inputs, tied keys and both placeholder
+conventions; the label pass with its cache (:func:`~passnet_common.canonical.form.labels_plain`),
+the side-effect pass, the texts and the stored node list on seeded random FX graphs; the whole form
+with the compiled path switched off (:func:`~passnet_common.canonical.compiled.python_only`). The
+seam's own agreement check turns a wrong copy off. The whole-graph identity (every hash and stored
+byte against the recorded values, on both paths) is ``tests/test_canonical_identity.py``."""
 
 from __future__ import annotations
 
@@ -21,13 +20,12 @@ import torch.fx as fx
 
 from benchmarks.bench_hash import synthetic_chain
 from passnet_common.canonical import canonicalize, graph_hashes
+from passnet_common.canonical import compiled as C
 from passnet_common.canonical import effects as Ef
 from passnet_common.canonical import form as Fm
 from passnet_common.canonical import order as O
-from passnet_common.canonical import stored as St
 
-compiled = pytest.mark.skipif(O._c_merkle is None or O._c_order is None,
-                              reason="the optional extension passnet_common.canonical._cmerkle is not built")
+compiled = pytest.mark.skipif(C.cmerkle is None, reason=f"the compiled path is off: {C.status}")
 
 
 def _random_dag(rng: random.Random):
@@ -52,7 +50,7 @@ def test_compiled_merkle_equals_python():
     for _ in range(500):
         ops, inputs, extra = _random_dag(rng)
         ids = [rng.choice(edge) if rng.random() < 0.2 else rng.getrandbits(64) for _ in ops]
-        assert O.merkle(ids, inputs, extra) == O.merkle_py(ids, inputs, extra)
+        assert C.cmerkle.merkle(list(map(hash, ids)), inputs, extra) == O.merkle_py(ids, inputs, extra)
 
 
 @compiled
@@ -79,22 +77,21 @@ def test_compiled_order_rejects_a_cycle_like_python():
         O.canonical_order_of(ops, inputs, extra, [[0] * 4, [0] * 4], False)
 
 
-def test_python_fallback_gives_the_same_form(monkeypatch):
-    """With the compiled module switched off the form is the same, byte for byte (the path a
+def test_python_fallback_gives_the_same_form():
+    """With the compiled path switched off the form is the same, byte for byte (the path a
     machine without a compiler takes)."""
     gm = synthetic_chain(1_000)
     a = canonicalize(gm, with_wl=False)
     ha = graph_hashes(gm)
-    monkeypatch.setattr(O, "_c_merkle", None)
-    monkeypatch.setattr(O, "_c_order", None)
-    b = canonicalize(gm, with_wl=False)
+    with C.python_only():
+        b = canonicalize(gm, with_wl=False)
+        hb = graph_hashes(gm)
     assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
         (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order, b.placeholder_order)
-    assert graph_hashes(gm) == ha == (a.graph_hash, a.structure_hash)
+    assert hb == ha == (a.graph_hash, a.structure_hash)
 
 
-compiled_form = pytest.mark.skipif(Fm._c_labels is None or St._c_node_list is None or Ef._c_ordering_deps is None,
-                                   reason="the optional extension passnet_common.canonical._cform is not built")
+compiled_form = pytest.mark.skipif(C.cform is None, reason=f"the compiled path is off: {C.status}")
 
 _SHAPES = [(2, 3), (3,), (2, 3), (1, 3), (6,), ()]
 _DTYPES = [torch.float32, torch.float32, torch.float16, torch.int64]
@@ -159,17 +156,18 @@ def _random_fx(rng: random.Random) -> fx.GraphModule:
 @compiled_form
 @pytest.mark.parametrize("keep_positions", [False, True])
 def test_compiled_labels_equal_python(keep_positions):
-    """The compiled label pass returns the labels, inputs and stored entries of the Python one
-    (the cache of each run filled from scratch), with and without the stored entries."""
+    """The compiled label pass (with its cache, filled from scratch in each run) returns the labels
+    and inputs of the plain definition, every node labelled by itself, with and without the stored
+    entries (which the whole-form tests below compare through the node lists they fill)."""
     rng = random.Random(21)
     for _ in range(300):
         gm = _random_fx(rng)
         nodes = list(gm.graph.nodes)
         index = {m: i for i, m in enumerate(nodes)}
         for want in (False, True):
-            a = Fm.labels_py(nodes, gm, None, keep_positions, index, want)
-            b = Fm._c_labels(nodes, gm, None, keep_positions, index, want, Fm._slow_label)
-            assert Fm._plain_store(a) == Fm._plain_store(b)
+            a = Fm.labels_plain(nodes, gm, None, keep_positions, index, want)
+            b = C.cform.labels(nodes, gm, None, keep_positions, index, want, Fm._slow_label)
+            assert a[:3] == b[:3]
 
 
 @compiled_form
@@ -178,7 +176,7 @@ def test_compiled_ordering_deps_equal_python():
     global-state barriers on random graphs; call_module state writes on the load sample) are
     the Python ones, with and without the node index given."""
     rng = random.Random(5)
-    graphs = [_random_fx(rng) for _ in range(300)] + [Ef._sample_graph()]
+    graphs = [_random_fx(rng) for _ in range(300)] + [Ef.sample_graph()]
     effects = 0
     for gm in graphs:
         nodes = list(gm.graph.nodes)
@@ -186,8 +184,8 @@ def test_compiled_ordering_deps_equal_python():
         inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
         want = Ef.ordering_deps_py(nodes, inputs, gm, index)
         effects += any(want[0])
-        assert Ef._c_ordering_deps(nodes, inputs, gm, index) == want
-        assert Ef._c_ordering_deps(nodes, inputs, gm, None) == want
+        assert C.cform.ordering_deps(nodes, inputs, gm, index) == want
+        assert C.cform.ordering_deps(nodes, inputs, gm, None) == want
     assert effects > 100  # most graphs have ordering edges
 
 
@@ -197,14 +195,14 @@ def test_compiled_ordering_deps_leaves_indexes_outside_the_graph_to_python():
     the label pass never gives) is refused with ValueError rather than read, and
     ``effects.ordering_deps`` then returns what the Python loop returns (a negative index is
     Python's index from the end)."""
-    gm = Ef._sample_graph()
+    gm = Ef.sample_graph()
     nodes = list(gm.graph.nodes)
     index = {m: i for i, m in enumerate(nodes)}
     inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
     k = next(i for i, ins in enumerate(inputs) if ins and nodes[i].op == "call_function")
     inputs[k] = [-1] + inputs[k][1:]
     with pytest.raises(ValueError, match="outside the graph"):
-        Ef._c_ordering_deps(nodes, inputs, gm, index)
+        C.cform.ordering_deps(nodes, inputs, gm, index)
     want = Ef.ordering_deps_py(nodes, inputs, gm, index)
     assert any(want[0])
     assert Ef.ordering_deps(nodes, inputs, gm, index) == want
@@ -216,8 +214,6 @@ def test_compiled_texts_equal_python():
     Python ones on random orders and input lists with labels of ASCII, Latin, CJK and astral
     characters, with and without the text; an order that is not a permutation or an input index
     outside the graph is refused by the compiled loop and decided by the Python one."""
-    if Fm._c_texts is None:
-        pytest.skip("_cform.texts not built")
     rng = random.Random(11)
     alphabet = ["a", "b", "\t", ",", "\u00e9", "\u4e2d", "\U0001f600", "[", "0", "9"]
     for _ in range(300):
@@ -228,16 +224,16 @@ def test_compiled_texts_equal_python():
         exact = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(n)]
         struct = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(n)]
         for want in (True, False):
-            assert Fm._c_texts(order, inputs, exact, struct, want, Fm._HEADER) == \
+            assert C.cform.texts(order, inputs, exact, struct, want, Fm._HEADER) == \
                 Fm.texts_py(order, inputs, exact, struct, want)
     big = 1_200  # positions of four digits
     order = list(range(big))[::-1]
     inputs = [[i - 1, i // 2] if i else [] for i in range(big)]
     labels = [str(i) for i in range(big)]
-    assert Fm._c_texts(order, inputs, labels, labels, True, Fm._HEADER) == Fm.texts_py(order, inputs, labels, labels, True)
+    assert C.cform.texts(order, inputs, labels, labels, True, Fm._HEADER) == Fm.texts_py(order, inputs, labels, labels, True)
     for bad_order, bad_inputs in (([0, 0], [[], []]), ([0, 1], [[], [2]]), ([0, 1], [[], [-1]])):
         with pytest.raises(ValueError):
-            Fm._c_texts(bad_order, bad_inputs, ["a", "b"], ["c", "d"], True, Fm._HEADER)
+            C.cform.texts(bad_order, bad_inputs, ["a", "b"], ["c", "d"], True, Fm._HEADER)
         outcomes = []
         for fn in (Fm._texts, Fm.texts_py):
             try:
@@ -251,91 +247,75 @@ def test_compiled_tie_check_equals_python():
     """``_cmerkle.has_ties`` (pairs sorted in C) answers as ``len(set(zip(a, b))) < len(a)`` on
     random key columns with many equal and extreme values; an int outside 64 bits goes to the
     Python check."""
-    if O._c_has_ties is None:
-        pytest.skip("_cmerkle.has_ties not built")
+    if C.cmerkle is None:
+        pytest.skip(f"the compiled path is off: {C.status}")
     rng = random.Random(3)
     pool = [0, 1, -1, 2**63 - 1, -2**63, 2**61 - 1, 12345]
     for _ in range(2_000):
         n = rng.randint(0, 40)
         a = [rng.choice(pool) for _ in range(n)]
         b = [rng.choice(pool[:3]) for _ in range(n)]
-        assert O._c_has_ties(a, b) == O.has_ties_py(a, b)
+        assert C.cmerkle.has_ties(a, b) == O.has_ties_py(a, b)
     big = [2**64, 0]
     with pytest.raises(OverflowError):
-        O._c_has_ties(big, [0, 0])
+        C.cmerkle.has_ties(big, [0, 0])
     assert O.has_ties(big, [0, 0]) is False and O.has_ties([2**64, 2**64], [0, 0]) is True
 
 
 @compiled_form
-def test_compiled_forms_equal_python_on_random_graphs(monkeypatch):
+def test_compiled_forms_equal_python_on_random_graphs():
     """On the same random graphs the whole form (hashes, text, stored node list, order,
-    placeholder order) is the same with the compiled label pass and node list switched off."""
+    placeholder order) is the same with the compiled path switched off."""
     rng = random.Random(7)
     graphs = [_random_fx(rng) for _ in range(200)]
     got = [canonicalize(gm, with_wl=False) for gm in graphs]
-    monkeypatch.setattr(Fm, "_c_labels", None)
-    monkeypatch.setattr(St, "_c_node_list", None)
-    monkeypatch.setattr(Ef, "_c_ordering_deps", None)
-    monkeypatch.setattr(Fm, "_c_texts", None)
-    monkeypatch.setattr(O, "_c_fused", None)
-    monkeypatch.setattr(O, "_c_rows", None)
-    for gm, a in zip(graphs, got):
-        b = canonicalize(gm, with_wl=False)
+    with C.python_only():
+        want = [canonicalize(gm, with_wl=False) for gm in graphs]
+    for b, a in zip(want, got):
         assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order, a.placeholder_order) == \
             (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order, b.placeholder_order)
 
 
-def test_python_fallback_of_every_compiled_part(monkeypatch):
-    """With all compiled parts switched off (a machine without a compiler) the form of a chain
-    is the same as with whatever is built."""
-    gm = synthetic_chain(1_000)
-    a = canonicalize(gm, with_wl=False)
-    for mod, name in ((O, "_c_merkle"), (O, "_c_order"), (Fm, "_c_labels"), (St, "_c_node_list"),
-                      (Ef, "_c_ordering_deps"), (Fm, "_c_texts"), (O, "_c_has_ties"), (O, "_c_fused"), (O, "_c_rows")):
-        monkeypatch.setattr(mod, name, None)
-    b = canonicalize(gm, with_wl=False)
-    assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
-        (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order)
-    assert graph_hashes(gm) == (a.graph_hash, a.structure_hash)
+def test_python_definition_on_the_metamorphic_programs():
+    """The generator's programs (in-place writes, views, calls that return their input, random
+    draws, float literals, a buffer with values) hash alike on both paths."""
+    from tests.canonical_metamorphic import build, program
+
+    for seed in range(60):
+        b = build(program(seed), list(range(len(program(seed)))))
+        a = canonicalize(b.gm, b.kinds, with_wl=False, placeholder_values=b.values)
+        with C.python_only():
+            p = canonicalize(b.gm, b.kinds, with_wl=False, placeholder_values=b.values)
+        assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == (p.graph_hash, p.structure_hash, p.text,
+                                                                              p.nodes, p.order)
 
 
-def test_load_checks_reject_a_wrong_copy(monkeypatch):
-    """A compiled copy that disagrees with its Python loop on the import-time sample is not
-    used (the check of ``_load_compiled``)."""
+def test_agreement_check_turns_a_wrong_copy_off(monkeypatch):
+    """The seam's one agreement check: a compiled function that disagrees with the definition on
+    the sample graphs (here each in turn: labels reversed, a node missing from the node list,
+    no ordering edges, texts without the text, an order reversed) leaves the compiled path off,
+    and the form is then the definition's."""
     pytest.importorskip("passnet_common.canonical._cform")
-    from passnet_common.canonical import _cform
+    from passnet_common.canonical import _cform, _cmerkle
 
-    def wrong_labels(*args):
-        exact, struct, inputs, subs, store = Fm.labels_py(*args[:6])
-        return exact[::-1], struct, inputs, subs, store
-
-    def wrong_list(*args):
-        return St.node_list_py(*args)[1:]
-
-    def wrong_deps(*args):
-        deps, barrier = Ef.ordering_deps_py(*args)
-        return deps, [not b for b in barrier]
-
-    monkeypatch.setattr(_cform, "labels", wrong_labels)
-    monkeypatch.setattr(_cform, "node_list", wrong_list)
-    monkeypatch.setattr(_cform, "ordering_deps", wrong_deps)
-    monkeypatch.setattr(_cform, "texts", lambda *a: Fm.texts_py(*a[:4], not a[4]))
-    assert Fm._load_compiled_texts() is None
-    from passnet_common.canonical import _cmerkle
-
-    monkeypatch.setattr(_cmerkle, "has_ties", lambda a, b: not O.has_ties_py(a, b))
-    assert O._load_has_ties() is None
-    real_fused = _cmerkle.order_of_labels
-    monkeypatch.setattr(_cmerkle, "order_of_labels", lambda *a: (real_fused(*a)[0][::-1], real_fused(*a)[1]))
-    assert O._load_fused() is None
-    monkeypatch.setattr(_cmerkle, "order_of_labels", lambda *a: (real_fused(*a)[0], False))  # ties not reported
-    assert O._load_fused() is None
-    real_rows = _cform.input_rows
-    monkeypatch.setattr(_cform, "input_rows", lambda ins: real_rows(ins)[:-8] if ins else real_rows(ins))
-    assert O._load_rows() is None
-    assert Fm._load_compiled() is None
-    assert St._load_compiled() is None
-    assert Ef._load_compiled() is None
+    real = {"labels": _cform.labels, "node_list": _cform.node_list, "ordering_deps": _cform.ordering_deps,
+            "texts": _cform.texts, "order_of_labels": _cmerkle.order_of_labels}
+    wrong = {
+        "labels": lambda *a: (lambda r: (r[0][::-1], *r[1:]))(real["labels"](*a)),
+        "node_list": lambda *a: real["node_list"](*a)[1:],
+        "ordering_deps": lambda *a: (lambda r: ([[] for _ in r[0]], r[1]))(real["ordering_deps"](*a)),
+        "texts": lambda *a: real["texts"](*a[:4], not a[4], *a[5:]),
+        "order_of_labels": lambda *a: (lambda r: (r[0][::-1], r[1]))(real["order_of_labels"](*a)),
+    }
+    try:
+        for name, fn in wrong.items():
+            monkeypatch.setattr(_cmerkle if name == "order_of_labels" else _cform, name, fn)
+            assert C.load() != "on" and C.cform is None and C.cmerkle is None, name
+            monkeypatch.undo()
+        assert C.load() == "on"
+    finally:
+        monkeypatch.undo()
+        C.load()
 
 
 @compiled_form
@@ -347,7 +327,7 @@ def test_prefetch_pipeline_is_on_and_changes_nothing():
     is a dict subclass, an example value that is a tuple, an int, a plain tensor or absent)."""
     from passnet_common.canonical import _cform
 
-    assert Fm._set_prefetch(_cform) is True
+    assert Fm.set_prefetch(_cform) is True
     assert _cform.prefetch_enabled() is True
     rng = random.Random(11)
     graphs = [_random_fx(rng) for _ in range(100)] + [synthetic_chain(600)]
@@ -384,8 +364,6 @@ def test_fused_order_of_labels_equals_the_passes_step_by_step(keep_positions):
     half of them), with label ids over the whole 64-bit range; the returned order holds the
     given int objects; a cycle is refused with the Python message; an index that is not earlier
     than its node is left to the Python passes."""
-    if O._c_fused is None:
-        pytest.skip("_cmerkle.order_of_labels not built")
     rng = random.Random(12)
     tied = 0
     for _ in range(600):
@@ -396,7 +374,7 @@ def test_fused_order_of_labels_equals_the_passes_step_by_step(keep_positions):
         sid = O.label_ids(struct) if rng.random() < 0.8 else [rng.getrandbits(64) for _ in range(n)]
         ints = list(range(n))
         kinds = [O._KIND.get(op, 0) for op in ops]
-        got, was_tied = O._c_fused(sid, lambda: O.label_ids(exact), inputs, extra, kinds, not keep_positions, ints)
+        got, was_tied = C.cmerkle.order_of_labels(sid, lambda: O.label_ids(exact), inputs, extra, kinds, not keep_positions, ints)
         assert got == O.order_of_labels_py(sid, exact, inputs, extra, ops, keep_positions)
         assert O.order_of_labels(sid, exact, inputs, extra, ops, keep_positions, ints) == got
         assert all(g is ints[g] for g in got)
@@ -405,7 +383,7 @@ def test_fused_order_of_labels_equals_the_passes_step_by_step(keep_positions):
     ops = ["placeholder", "call_function", "call_function", "output"]
     late = [[], [2], [0], [1]]  # node 1 reads node 2: not a topological FX order
     with pytest.raises(ValueError, match="not earlier"):
-        O._c_fused([1, 2, 3, 4], lambda: [1, 2, 3, 4], late, [[]] * 4, [1, 0, 0, 2], True, [0, 1, 2, 3])
+        C.cmerkle.order_of_labels([1, 2, 3, 4], lambda: [1, 2, 3, 4], late, [[]] * 4, [1, 0, 0, 2], True, [0, 1, 2, 3])
     assert O.order_of_labels([1, 2, 3, 4], ["a"] * 4, late, [[]] * 4, ops, keep_positions, [0, 1, 2, 3]) == \
         O.order_of_labels_py([1, 2, 3, 4], ["a"] * 4, late, [[]] * 4, ops, keep_positions)
     with pytest.raises(ValueError, match="cycle"):  # 1 waits for 2, 2 reads 1: refused as by the Python passes
@@ -419,14 +397,12 @@ def test_input_rows_pack_the_inputs_and_the_passes_read_them_alike():
     on random DAGs, and refuses an index outside the graph (the passes then read the lists); the
     compiled side-effect pass, fused order and texts given the packed rows return what they return
     from the lists, on random FX graphs; rows of another graph are refused."""
-    if O._c_rows is None or O._c_fused is None:
-        pytest.skip("_cform.input_rows or _cmerkle.order_of_labels not built")
     rng = random.Random(31)
     for _ in range(300):
         _, inputs, _ = _random_dag(rng)
-        assert O._c_rows(inputs) == O.input_rows_py(inputs)
+        assert C.cform.input_rows(inputs) == O.input_rows_py(inputs)
     with pytest.raises(ValueError):
-        O._c_rows([[], [2]])
+        C.cform.input_rows([[], [2]])
     with pytest.raises(ValueError):
         O.input_rows_py([[], [-1]])
     assert O.input_rows([[], [2]]) is None
@@ -437,16 +413,16 @@ def test_input_rows_pack_the_inputs_and_the_passes_read_them_alike():
         exact, struct, inputs, _, _ = Fm._labels(nodes, gm, None, False, index)
         rows = O.input_rows(inputs)
         assert rows == O.input_rows_py(inputs)
-        extra = Ef._c_ordering_deps(nodes, inputs, gm, index, rows)
-        assert extra == Ef._c_ordering_deps(nodes, inputs, gm, index) == Ef.ordering_deps_py(nodes, inputs, gm, index)
+        extra = C.cform.ordering_deps(nodes, inputs, gm, index, rows)
+        assert extra == C.cform.ordering_deps(nodes, inputs, gm, index) == Ef.ordering_deps_py(nodes, inputs, gm, index)
         ops = [m.op for m in nodes]
         ints = list(range(len(nodes)))
         sid = O.label_ids(struct)
         order = O.order_of_labels(sid, exact, inputs, extra[0], ops, False, ints, rows)
         assert order == O.order_of_labels(sid, exact, inputs, extra[0], ops, False, ints) == \
             O.order_of_labels_py(sid, exact, inputs, extra[0], ops, False)
-        assert Fm._c_texts(order, inputs, exact, struct, True, Fm._HEADER, ints, rows) == \
+        assert C.cform.texts(order, inputs, exact, struct, True, Fm._HEADER, ints, rows) == \
             Fm.texts_py(order, inputs, exact, struct, True)
     other = O.input_rows_py([[], [0], [1]])
     with pytest.raises(ValueError, match="another graph"):
-        Fm._c_texts([0, 1], [[], [0]], ["a", "b"], ["c", "d"], True, Fm._HEADER, None, other)
+        C.cform.texts([0, 1], [[], [0]], ["a", "b"], ["c", "d"], True, Fm._HEADER, None, other)

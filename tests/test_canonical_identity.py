@@ -9,6 +9,7 @@ template must keep apart."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -16,6 +17,7 @@ import torch
 import torch.fx as fx
 
 from passnet_common.canonical import CANONICAL_VERSION, canonicalize
+from passnet_common.canonical.compiled import python_only
 from tests.canonical_identity import EXPECTED, build_all
 
 _DATA = json.loads(EXPECTED.read_text())
@@ -34,23 +36,27 @@ def test_expected_set_is_broad():
     assert max(v["num_nodes"] for v in built) >= 3000
 
 
-def _check(names: set[str]) -> None:
-    got = build_all(names)
+def _check(names: set[str], path: str) -> None:
+    with contextlib.nullcontext() if path == "compiled" else python_only():
+        got = build_all(names)
     assert set(got) == names
     wrong = {k: [f for f in _GRAPHS[k] if got[k].get(f) != _GRAPHS[k][f]] for k in names if got[k] != _GRAPHS[k]}
     assert wrong == {}
 
 
-def test_fast_slice_identical_to_recorded():
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_fast_slice_identical_to_recorded(path):
     """Hand-built and symbolic_trace graphs (chains of 1K and 3K nodes, random DAGs with dead
-    nodes, stored graphs, the corpus' non-Dynamo pairs)."""
-    _check(_FAST)
+    nodes, stored graphs, the corpus' non-Dynamo pairs), on the compiled path (where it is on)
+    and on the Python definition."""
+    _check(_FAST, path)
 
 
 @pytest.mark.slow
-def test_every_graph_identical_to_recorded():
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_every_graph_identical_to_recorded(path):
     """All graphs: the labelled corpus through Dynamo and tiny transformers models on meta."""
-    _check({k for k, v in _GRAPHS.items() if "error" not in v})
+    _check({k for k, v in _GRAPHS.items() if "error" not in v}, path)
 
 
 def _two_calls(a: dict, b: dict) -> fx.GraphModule:

@@ -3,15 +3,16 @@
 One function, :func:`canonicalize`, defines what goes into a key (the pattern of
 Inductor's FX graph cache), and :data:`CANONICAL_VERSION` is stored beside every hash;
 hashes of different versions are never compared. The code is split by concern:
-``labels.py`` (what one node contributes), ``effects.py`` (mutations, aliasing, global
-state), ``order.py`` (the canonical order), ``form.py`` (text, hashes), ``stored.py`` (the stored
-node list), ``fastpath.py`` (keys of the label cache: speed only, no rule), ``_cmerkle.pyx``
-(the Merkle hashes and the canonical order of ``order.py`` compiled, the same values, also fused into
-one call over C arrays) and ``_cform.pyx`` (compiled copies of the label pass of ``form.py``, the
-side-effect pass of ``effects.py``, the node list of ``stored.py``, the texts and the packed input
-rows, with prefetching of each node's objects); both optional, built by ``pip install -e .``;
-each module uses a compiled function only where it agrees with its Python loop on a sample at
-import, else the Python loop, which stays the definition.
+``labels.py`` (what one node's label is made of), ``form.py`` (the label of one node,
+:func:`~passnet_common.canonical.form.node_label`, and the pass over a graph, text, hashes),
+``effects.py`` (mutations, aliasing, random draws, global state), ``order.py`` (the canonical
+order), ``stored.py`` (the stored node list). Each is the plain Python definition of its step.
+``compiled.py`` is the one seam where the optional compiled path plugs in (``_cform.pyx``: the
+label pass with its label cache, whose keys ``fastpath.py`` defines, the side-effect pass, the
+stored node list, the texts; ``_cmerkle.pyx``: the Merkle hashes and the canonical order; built by
+``pip install -e .``): it is used only after one agreement check at import -- the whole form of
+sample graphs equal on both paths -- and ``PASSNET_CANONICAL_PURE=1`` keeps it off. Speed only,
+no rule lives there.
 
 **1. Node labels** (``graph_hash`` changes when any of these changes)
   * ``call_function`` by qualified target name; ``call_method`` by method name;
@@ -170,6 +171,7 @@ ordering edges:
     ``passnet.networkx_version`` in the Parquet metadata).
 """
 
+from passnet_common.canonical import compiled as _compiled  # noqa: E402 - after every module it wires
 from passnet_common.canonical.form import (
     CANONICAL_VERSION,
     CanonicalGraph,
@@ -180,6 +182,8 @@ from passnet_common.canonical.form import (
     placeholder_kind,
 )
 from passnet_common.canonical.labels import encode_literal, encode_meta, normalized_arguments, qualified_name, tensor_meta_of
+
+_compiled.load()
 
 __all__ = [
     "CANONICAL_VERSION", "CanonicalGraph", "canonicalize", "graph_hashes", "hash_metadata", "output_permutation", "placeholder_kind",

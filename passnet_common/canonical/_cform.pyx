@@ -1,20 +1,23 @@
 # cython: language_level=3
 """Compiled copies of object loops of the canonical form (speed only, no rule).
 
-Each function here is a line-for-line copy of a Python loop that stays the definition (bounds
-checks and negative indexes as in Python: the directives are left at their defaults); the
-Python modules use a copy only where it gives the same result as the Python loop on a sample
-at import (``_load_compiled`` in ``stored``, ``form`` and ``effects``), and the Python loop otherwise.
+Each function here computes what a Python function of the package defines (bounds checks and
+negative indexes as in Python: the directives are left at their defaults); the package uses
+them only through its seam, :mod:`passnet_common.canonical.compiled`, after the seam's one
+agreement check (the whole form of sample graphs equal on both paths), and the Python
+definitions otherwise.
 
 * :func:`node_list`: :func:`passnet_common.canonical.stored.node_list_py`, the stored node list
   filled from the skeletons and plans the label pass built;
-* :func:`labels`: :func:`passnet_common.canonical.form.labels_py`, the label pass (and the key
-  templates of :mod:`passnet_common.canonical.fastpath` it builds);
+* :func:`labels`: :func:`passnet_common.canonical.form.labels_plain`, the label pass, with a label
+  cache: a node whose key (:mod:`passnet_common.canonical.fastpath`) equals an earlier node's
+  reuses its labels and stored skeleton; a miss calls ``form._slow_label`` (the definition's
+  :func:`~passnet_common.canonical.form.node_label` of that node);
 * :func:`ordering_deps`: :func:`passnet_common.canonical.effects.ordering_deps_py`, the ordering
   edges of side effects. Not line for line: the Python loop's per-node tables (alias flags,
   mutations, union-find parents, written classes, last mutation and readers per class) are C
   arrays here and the per-(op, target) profile is looked up once per target; the same two lists
-  come out (compared at import, and on 300 random graphs in ``tests/test_canonical_compiled.py``);
+  come out (compared by the seam, and on 300 random graphs in ``tests/test_canonical_compiled.py``);
 * :func:`texts`: :func:`passnet_common.canonical.form.texts_py`, the canonical texts and their sha256;
 * :func:`input_rows`: :func:`passnet_common.canonical.order.input_rows_py`, the data inputs packed as
   int64 words, which :func:`ordering_deps`, :func:`texts` and ``_cmerkle.order_of_labels`` read
@@ -389,7 +392,8 @@ def node_list(list order, list store, list ops, list refs, list canon_inputs, di
 
 
 # --- the label pass ------------------------------------------------------------------------
-# Copies of form.labels_py and of fastpath.template / exact_template / exact_meta_key.
+# The label pass with its cache (form.labels_plain's labels), and fastpath.template / exact_template /
+# exact_meta_key.
 # The objects they compare against come from the Python modules (set_context), so that the
 # copies read the very same tables.
 
@@ -496,10 +500,11 @@ cdef object _ABSENT = object()
 
 
 def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_store, slow_label):
-    """``form.labels_py`` (the same five results; ``slow_label``: ``form._slow_label``). One
-    difference in how, none in what: a first-template cache key here is ``(op, target, template,
-    None, dtype, shape)`` (``None, None`` without metadata) where the Python loop nests the last two
-    as one tuple; the same nodes' keys compare equal either way."""
+    """``form.labels_plain``'s labels, inputs and stored entries, with a label cache
+    (``slow_label``: ``form._slow_label``, called on a miss). Keys: the first template
+    ``(op, target, template, None, dtype, shape)`` (``None, None`` without metadata) for calls
+    without keyword arguments whose output is a tensor or None, the exact template otherwise
+    (:mod:`passnet_common.canonical.fastpath`)."""
     cdef list store = [None] * len(nodes) if want_store else None
     cdef list exact = [None] * len(nodes), struct = [None] * len(nodes), inputs = [None] * len(nodes)
     cdef list vclass = [], xclass = []  # read by index during the pass: grown as in the Python loop

@@ -5,9 +5,10 @@ and down hashes, bit for bit, computed over C arrays instead of Python tuples.
 The Python version hashes tuples of ints with CPython's ``hash``; this module reproduces
 CPython 3.11's hash of an int (``long_hash``: the value modulo the Mersenne prime
 ``2**61 - 1`` with the sign kept, -1 mapped to -2) and of a tuple (``tuplehash``: the
-xxHash-style lane mixing of ``Objects/tupleobject.c``) on 64-bit builds. The Python module
-only uses it where :data:`HASH_CHECK` holds on the running interpreter (checked at import on
-sample values against the built-in ``hash``), and falls back to the Python loop otherwise.
+xxHash-style lane mixing of ``Objects/tupleobject.c``) on 64-bit builds. The package uses it
+only through its seam, :mod:`passnet_common.canonical.compiled`, whose agreement check at import
+(the whole form of sample graphs on both paths) finds out whether it does on the running
+interpreter; else the Python loop runs.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING

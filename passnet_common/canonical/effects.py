@@ -13,6 +13,7 @@ import torch
 import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from passnet_common.canonical import compiled
 
 # Python's augmented-assignment operators: Dynamo emits them for ``t += 1`` through an alias.
 INPLACE_OPERATORS = frozenset({
@@ -519,14 +520,15 @@ def _may_write(node: fx.Node, spec: _WriteSpec) -> bool:
 
 def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                   index: dict | None = None, rows: bytes | None = None) -> tuple[list[list[int]], list[bool]]:
-    """:func:`ordering_deps_py`, by its compiled copy ``_cform.ordering_deps`` where that is
-    built and agrees with it (:func:`_load_compiled`); the copy reads ``rows``
+    """:func:`ordering_deps_py`, by the compiled copy where the seam has it on
+    (:mod:`passnet_common.canonical.compiled`); the copy reads ``rows``
     (:func:`passnet_common.canonical.order.input_rows` of ``inputs``) instead of the lists when
     given. The returned lists are read-only: the compiled copy gives every node without ordering
     dependencies one shared empty list."""
-    if _c_ordering_deps is not None:
+    c = compiled.cform
+    if c is not None:
         try:
-            return _c_ordering_deps(nodes, inputs, gm, index, rows)
+            return c.ordering_deps(nodes, inputs, gm, index, rows)
         except ValueError:
             pass  # an index the compiled loop does not take: the Python loop decides
     return ordering_deps_py(nodes, inputs, gm, index)
@@ -534,7 +536,8 @@ def ordering_deps(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
 
 def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = None,
                      index: dict | None = None) -> tuple[list[list[int]], list[bool]]:
-    """(The definition; ``_cform.ordering_deps`` is a compiled copy.) Extra (non-data) dependencies that fix the order of side effects.
+    """The ordering edges of side effects (the definition; ``_cform.ordering_deps`` is a compiled
+    copy): extra (non-data) dependencies that fix the order of side effects.
 
     ``inputs[i]`` are the original indexes of node i's data inputs; ``gm`` the GraphModule
     (for the ``call_module`` leaves' effects, :func:`module_effects`); ``index`` maps each
@@ -686,7 +689,7 @@ def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = No
     return deps, barrier
 
 
-def _sample_graph() -> fx.GraphModule:
+def sample_graph() -> fx.GraphModule:
     """A small module through every branch of :func:`ordering_deps_py`: in-place methods and
     augmented assignments, an ``inplace=`` keyword, a view, a global-state barrier, a
     ``call_module`` that writes its input and one that writes its state (training-mode batch
@@ -714,33 +717,3 @@ def _sample_graph() -> fx.GraphModule:
     g2 = g.call_function(torch.sin, (y,))
     g.output((h, g2, b))
     return fx.GraphModule(root, g)
-
-
-def _load_compiled():
-    """``_cform.ordering_deps`` when it is built and gives the same edges and barriers as
-    :func:`ordering_deps_py` on :func:`_sample_graph`, else None."""
-    try:
-        from passnet_common.canonical import _cform
-        from passnet_common.canonical.order import input_rows_py
-    except ImportError:
-        return None
-    try:
-        _cform.set_effects_context(fx.Node, _profile_cache, _profile, _may_write, mutated_args, module_effects,
-                                   draws_random, aliased_inputs, RNG_STATE)
-        gm = _sample_graph()
-        nodes = list(gm.graph.nodes)
-        index = {m: i for i, m in enumerate(nodes)}
-        inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
-        for idx in (index, None):
-            want = ordering_deps_py(nodes, inputs, gm, idx)
-            if _cform.ordering_deps(nodes, inputs, gm, idx) != want or \
-                    _cform.ordering_deps(nodes, inputs, gm, idx, input_rows_py(inputs)) != want:
-                return None
-            if _cform.ordering_deps(nodes[:3], inputs[:3], gm, None) != ordering_deps_py(nodes[:3], inputs[:3], gm, None):
-                return None
-        return _cform.ordering_deps
-    except Exception:  # noqa: BLE001 - a broken build is the same as no build
-        return None
-
-
-_c_ordering_deps = _load_compiled()

@@ -13,21 +13,9 @@ from typing import Any, Sequence
 import torch
 import torch.fx as fx
 
+from passnet_common.canonical import compiled
 from passnet_common.canonical.effects import ordering_deps
-from passnet_common.canonical.fastpath import (
-    _MARKS,
-    EXACT_TAG,
-    _class_of_type,
-    exact_meta_key,
-    exact_template,
-    meta_key,
-    permutation,
-    template,
-    value_classes,
-)
-from passnet_common.canonical.fastpath import (
-    NODE as _NODE,
-)
+from passnet_common.canonical.fastpath import permutation
 from passnet_common.canonical.labels import (
     DIM_PARAMS,
     encode_literal,
@@ -41,9 +29,8 @@ from passnet_common.canonical.labels import (
     tensor_digest,
     tensor_meta_of,
 )
-from passnet_common.canonical.order import input_rows, input_rows_py, label_ids, merkle, order_of_labels
+from passnet_common.canonical.order import input_rows, label_ids, merkle, order_of_labels
 from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef, stored_entry
-from passnet_common.canonical.stored import _Slot as _SlotType
 
 CANONICAL_VERSION = 4
 
@@ -160,230 +147,163 @@ def _encode_call(node: fx.Node, ref) -> tuple[Any, Any]:
 
 
 def _labels(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
-    """:func:`labels_py`, by its compiled copy ``_cform.labels`` where that is built and
-    agrees with it (:func:`_load_compiled`)."""
-    if _c_labels is not None:
-        return _c_labels(nodes, gm, kinds, keep_positions, index, want_store, _slow_label)
-    return labels_py(nodes, gm, kinds, keep_positions, index, want_store)
+    """The label pass: :func:`labels_plain`, or the compiled pass with its label cache where the
+    seam has it on (:mod:`passnet_common.canonical.compiled`; the same labels, inputs and node
+    lists, checked at import)."""
+    c = compiled.cform
+    if c is not None:
+        return c.labels(nodes, gm, kinds, keep_positions, index, want_store, _slow_label)
+    return labels_plain(nodes, gm, kinds, keep_positions, index, want_store)
 
 
-def labels_py(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
-    """The label pass (the definition; ``_cform.labels`` is a compiled copy). Per node: exact label, structure label (JSON text), data inputs, the sub-graphs and
-    (``want_store``) the stored entry of each node: ``(placeholder, kind, meta)`` or, for
-    a call node, ``(stored_entry(...), template deps)`` -- arguments as recorded, node
-    references as slots that :func:`canonicalize` fills with canonical indexes, so nothing
-    is encoded twice (:func:`passnet_common.canonical.stored.stored_entry`).
+@dataclass
+class LabelContext:
+    """What labelling one node reads besides the node: the GraphModule (``call_module`` /
+    ``get_attr`` state), the placeholder kinds, whether placeholder positions are kept, each node's
+    index; and what it fills: the sub-graphs' canonical forms by node index, module states by
+    target (computed once per module)."""
 
-    Fast path: a call node's labels are a function of (op, target, argument template,
-    output meta) -- the template keeps literals and each input node's value class (tensor,
-    tuple, ...), which is all the slow path reads -- so equal keys reuse cached labels and
-    stored skeletons (:mod:`passnet_common.canonical.fastpath`)."""
-    store: list = [None] * len(nodes) if want_store else None
-    exact: list[str] = []
-    struct: list[str] = []
-    inputs: list[list[int]] = []
-    subs: dict[int, "CanonicalGraph"] = {}
-    mod_cache: dict = {}
-    cache: dict = {}
-    vclass: list = []
-    xclass: list = []
-    e_append, s_append, i_append, v_append, x_append = exact.append, struct.append, inputs.append, vclass.append, xclass.append
-    cache_get = cache.get
-    class_of_type = _class_of_type
-    ph = 0
-    for i, n in enumerate(nodes):
-        op = n.op
-        meta = n.meta
-        val = meta["example_value"] if "example_value" in meta else (meta["val"] if "val" in meta else meta.get("tensor_meta"))
-        if val is None:
-            vc = xc = 0
-        else:
-            cls = class_of_type.get(type(val))
-            vc, xc = cls if cls is not None else value_classes(val)
-        key = None
-        if op == "call_function" or op == "call_method" or op == "call_module":
-            deps: list[int] = []
-            try:
-                # the first template only with the metadata it took (None or a tensor); the
-                # exact one for the rest (see passnet_common.canonical.fastpath)
-                first = val is None or vc == 1
-                mk = None if val is None else ((val.dtype, val.shape) if vc == 1 else exact_meta_key(val))
-                kwargs = n._kwargs  # Node.kwargs / .args without the property call (hot loop)
-                args = n._args
-                key = None
-                kw_deps: list[int] = []
-                if not kwargs and first:
-                    try:
-                        if type(args) is tuple:
-                            # template(args, ...) with its top level inlined (the same value)
-                            tpl = [True]
-                            t_append = tpl.append
-                            for v in args:
-                                tv = type(v)
-                                if tv is _NODE:
-                                    j = index[v]
-                                    deps.append(j)
-                                    t_append(_MARKS[vclass[j]])
-                                elif tv is int:
-                                    t_append(v)
-                                else:
-                                    t_append(template(v, deps, index, vclass))
-                            key = (op, n.target, tuple(tpl), None, mk)
-                        else:
-                            key = (op, n.target, template(args, deps, index, vclass), None, mk)
-                    except TypeError:
-                        deps = []
-                if key is None:
-                    key = (EXACT_TAG, op, n.target, exact_template(args, deps, index, xclass),
-                           exact_template(kwargs, kw_deps, index, xclass) if kwargs else None, mk)
-                    # Node references in keyword args may be re-ordered by the signature binding:
-                    # the cached entry keeps that permutation of the template's node order.
-                    if kw_deps:
-                        deps = deps + kw_deps
-                        if len(set(deps)) != len(deps):
-                            raise TypeError("a node repeated across args and kwargs: no unambiguous template")
-                hit = cache_get(key)
-            except TypeError:
-                key = hit = None
-            if hit is not None and (not want_store or hit[2] is not None):
-                e_append(hit[0])
-                s_append(hit[1])
-                perm = hit[3]
-                i_append(deps if perm is None else [deps[p] for p in perm])
-                v_append(vc)
-                x_append(xc)
-                if want_store:
-                    store[i] = (hit[2], deps)
-                continue
-            tdeps = deps
-        elif op == "placeholder" and not keep_positions:
-            kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
-            try:
-                key = ("placeholder", kind, meta_key(val, vc))
-                hit = cache_get(key)
-            except TypeError:
-                key = hit = None
-            if hit is not None:
-                e_append(hit[0])
-                s_append(hit[1])
-                i_append([])
-                v_append(vc)
-                x_append(xc)
-                if want_store and not n.args:  # a placeholder's default value: stored by the slow path
-                    store[i] = hit[2]
-                ph += 1
-                continue
-        el, sl, deps_i, st = _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs,
-                                         mod_cache, ph, key, tdeps if key is not None and op != "placeholder" else None)
-        if op == "placeholder":
-            ph += 1
-        e_append(el)
-        s_append(sl)
-        i_append(deps_i)
-        v_append(vc)
-        x_append(xc)
-        if op == "placeholder" and key is not None:
-            cache[key] = (el, sl, st)
-        elif key is not None and op in ("call_function", "call_method", "call_module"):
-            perm = permutation(tdeps, deps_i)
-            if perm is not False:
-                cache[key] = (el, sl, st, perm)
-    return exact, struct, inputs, subs, store
+    gm: Any
+    kinds: list | None
+    keep_positions: bool
+    index: dict
+    subs: dict = field(default_factory=dict)
+    modules: dict = field(default_factory=dict)
 
 
-def labels_plain(nodes, gm, kinds, keep_positions: bool, index) -> tuple[list[str], list[str], list[list[int]]]:
-    """The label pass as a plain definition: every node labelled from its own arguments,
-    metadata and state (:func:`_slow_label`), no cache. :func:`labels_py` and its compiled copy
-    reuse labels between nodes with equal cache keys (:mod:`passnet_common.canonical.fastpath`)
-    and must give exactly these ``(exact labels, structure labels, data inputs)``
-    (``tests/test_canonical_values.py`` checks it on literal-heavy graphs)."""
-    exact, struct, inputs = [], [], []
-    subs: dict = {}
-    mod_cache: dict = {}
-    ph = 0
-    for i, n in enumerate(nodes):
-        e, s, d, _ = _slow_label(n, i, n.op, tensor_meta_of(n), gm, kinds, keep_positions, index, False, None, subs,
-                                 mod_cache, ph, None, None)
-        ph += n.op == "placeholder"
-        exact.append(e)
-        struct.append(s)
-        inputs.append(d)
-    return exact, struct, inputs
+def node_label(n: fx.Node, ph: int, ctx: LabelContext) -> tuple[str, str, list[int]]:
+    """The rule for one node: its exact label and structure label (JSON texts) and its data inputs
+    (original indexes, in argument order); ``ph`` is its calling position if it is a placeholder.
 
-
-def _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs, mod_cache, ph, key, tdeps):
-    """The labels of one node computed from its arguments (what the cache of :func:`_labels`
-    reuses): ``(exact label, structure label, data inputs, cacheable stored entry or None)``;
-    fills ``store[i]`` and ``subs``."""
-    ref = _Ref(index)
-    st = None
+    * placeholder: kind, output metadata (and the position when kept);
+    * ``get_attr``: a sub-GraphModule by its canonical hash (computed here, kept in ``ctx.subs``),
+      a module by its state, a parameter by shape and dtype, a constant tensor by shape, dtype and
+      the digest of a small one's bytes, anything else as a literal;
+    * output: its arguments;
+    * a call: target (a module's type and state), arguments bound to the op's signature
+      (:func:`_encode_call`), output metadata.
+    """
+    op = n.op
+    val = tensor_meta_of(n)
+    ref = _Ref(ctx.index)
     if op == "placeholder":
-        kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
-        pos = [ph] if keep_positions else []
-        meta_e = encode_meta(val)
-        e = ["placeholder", kind, meta_e, *pos]
+        kind = ctx.kinds[ph] if ctx.kinds is not None and ph < len(ctx.kinds) else placeholder_kind(n)
+        pos = [ph] if ctx.keep_positions else []
+        e = ["placeholder", kind, encode_meta(val), *pos]
         s = ["placeholder", kind, encode_meta(val, True), *pos]
-        st = ("placeholder", kind, meta_e)
-        if want_store and not n.args:
-            store[i] = st
-    elif op == "get_attr":
-        val = get_attr_value(gm, n.target)
+        return _dumps(e), _dumps(s), []
+    if op == "get_attr":
+        val = get_attr_value(ctx.gm, n.target)
         if isinstance(val, fx.GraphModule):
             sub = canonicalize(val, None, with_wl=False, keep_placeholder_order=True)
-            subs[i] = sub
-            e = ["get_attr", "subgraph", sub.graph_hash]
-            s = ["get_attr", "subgraph", sub.structure_hash]
+            ctx.subs[ctx.index[n]] = sub
+            e, s = ["get_attr", "subgraph", sub.graph_hash], ["get_attr", "subgraph", sub.structure_hash]
         elif isinstance(val, torch.nn.Module):
-            e = ["get_attr", module_state(val)]
-            s = ["get_attr", module_state(val, True)]
+            e, s = ["get_attr", module_state(val)], ["get_attr", module_state(val, True)]
         elif isinstance(val, torch.nn.Parameter):
-            e = ["get_attr", "parameter", encode_meta(val)]
-            s = ["get_attr", "parameter", encode_meta(val, True)]
+            e, s = ["get_attr", "parameter", encode_meta(val)], ["get_attr", "parameter", encode_meta(val, True)]
         elif isinstance(val, torch.Tensor):
             e = ["get_attr", "tensor", encode_meta(val), tensor_digest(val)]
             s = ["get_attr", "tensor", encode_meta(val, True)]
         else:
             e = ["get_attr", "value", encode_literal(val, _no_ref)]
             s = ["get_attr", "value", encode_literal(val, _no_ref, True)]
-    elif op == "output":
-        e = ["output", encode_literal(n.args, ref)]
-        s = ["output", encode_literal(n.args, _no_ref)]
+        return _dumps(e), _dumps(s), []
+    if op == "output":
+        e, s = ["output", encode_literal(n.args, ref)], ["output", encode_literal(n.args, _no_ref)]
+        return _dumps(e), _dumps(s), ref.deps
+    if op == "call_module":
+        if n.target not in ctx.modules:
+            m = ctx.gm.get_submodule(n.target) if ctx.gm is not None else None
+            ctx.modules[n.target] = (module_state(m), module_state(m, True)) if m is not None else ("module", "module")
+        tgt, s_tgt = ctx.modules[n.target]
+        args_e = ["raw", encode_literal(n.args, ref), encode_literal(dict(n.kwargs), ref)]
+        args_s = ["raw", encode_literal(n.args, _no_ref, True), encode_literal(dict(n.kwargs), _no_ref, True)]
     else:
-        if op == "call_module":
-            mkey = n.target
-            if mkey not in mod_cache:
-                m = gm.get_submodule(n.target) if gm is not None else None
-                mod_cache[mkey] = (module_state(m), module_state(m, True)) if m is not None else ("module", "module")
-            tgt, s_tgt = mod_cache[mkey]
-            args_e = ["raw", encode_literal(n.args, ref), encode_literal(dict(n.kwargs), ref)]
-            args_s = ["raw", encode_literal(n.args, _no_ref, True), encode_literal(dict(n.kwargs), _no_ref, True)]
-        else:
-            tgt = s_tgt = qualified_name(n.target) if op == "call_function" else str(n.target)
-            args_e, args_s = _encode_call(n, ref)
-        meta_e = encode_meta(val)
-        e = [op, tgt, args_e, meta_e]
-        s = [op, s_tgt, args_s, encode_meta(val, True)]
+        tgt = s_tgt = qualified_name(n.target) if op == "call_function" else str(n.target)
+        args_e, args_s = _encode_call(n, ref)
+    e = [op, tgt, args_e, encode_meta(val)]
+    s = [op, s_tgt, args_s, encode_meta(val, True)]
+    return _dumps(e), _dumps(s), ref.deps
+
+
+def stored_call(n: fx.Node, ctx: LabelContext) -> tuple[tuple, list[int]]:
+    """The stored form of a call node (``CanonicalGraph.nodes`` is filled from it): its
+    :func:`passnet_common.canonical.stored.stored_entry` -- short target, arguments and keyword
+    arguments as recorded with node references as numbered slots, output metadata -- and the
+    nodes the slots stand for (original indexes, in traversal order)."""
+    sref = _SlotRef(ctx.index)
+    a_sk = encode_literal(n.args, sref)
+    k_sk = encode_literal(dict(n.kwargs), sref) if n.kwargs else ["dict"]
+    if n.op == "call_function":
+        short = qualified_name(n.target)
+    elif n.op == "call_method":
+        short = str(n.target)
+    else:
+        short = _short_target(n, ctx.gm)
+    return stored_entry(short, a_sk, k_sk, encode_meta(tensor_meta_of(n)), None, bool(sref.deps)), sref.deps
+
+
+def labels_plain(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
+    """The label pass, the definition: every node labelled by itself (:func:`node_label`).
+
+    Returns ``(exact labels, structure labels, data inputs, sub-graphs by node index, store)``;
+    ``store`` (``want_store``, else None) holds per node what the stored node list is filled from:
+    ``("placeholder", kind, meta)`` for a placeholder without a default value, ``(stored_entry,
+    slot nodes)`` for a call (:func:`stored_call`), None for the rest. The compiled pass reuses
+    labels between nodes with equal keys (:mod:`passnet_common.canonical.fastpath`) and must give
+    the same labels, inputs and node lists (the seam's agreement check;
+    ``tests/test_canonical_values.py`` on literal-heavy graphs)."""
+    ctx = LabelContext(gm, kinds, keep_positions, index)
+    exact, struct, inputs = [], [], []
+    store = [None] * len(nodes) if want_store else None
+    ph = 0
+    for i, n in enumerate(nodes):
+        e, s, d = node_label(n, ph, ctx)
+        exact.append(e)
+        struct.append(s)
+        inputs.append(d)
         if want_store:
-            sref = _SlotRef(index)
-            a_sk = encode_literal(n.args, sref)
-            k_sk = encode_literal(dict(n.kwargs), sref) if n.kwargs else ["dict"]
-            short = tgt if op == "call_function" else (str(n.target) if op == "call_method" else _short_target(n, gm))
-            entry = stored_entry(short, a_sk, k_sk, meta_e, None, bool(sref.deps))
-            store[i] = (entry, sref.deps)
-            # cacheable only when the skeleton's slots map onto the fast-path template's nodes
-            sperm = permutation(tdeps, sref.deps) if tdeps is not None else False
-            if sperm is None:  # the template's own order: the entry just built
-                st = entry
-            elif sperm is not False:
-                st = stored_entry(short, a_sk, k_sk, meta_e, sperm, bool(sref.deps))
-    return _dumps(e), _dumps(s), (ref.deps if op != "placeholder" else []), st
+            if n.op == "placeholder" and not n.args:
+                kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
+                store[i] = ("placeholder", kind, encode_meta(tensor_meta_of(n)))
+            elif n.op in ("call_function", "call_method", "call_module"):
+                store[i] = stored_call(n, ctx)
+        ph += n.op == "placeholder"
+    return exact, struct, inputs, ctx.subs, store
 
 
-def _sample_graph() -> fx.Graph:
-    """A small graph through every branch of :func:`labels_py`: placeholders (equal and
+def _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs, mod_cache, ph, key, tdeps):
+    """The compiled label pass's call on a cache miss (its calling convention): :func:`node_label`
+    of node ``n`` (index ``i``), filling ``store[i]`` (``want_store``) and ``subs``; returns
+    ``(exact label, structure label, data inputs, the entry the cache may keep)`` -- for a
+    placeholder its ``("placeholder", kind, meta)``, for a call its stored entry re-numbered to
+    the cache template's node order ``tdeps`` (None where no unambiguous renumbering exists)."""
+    ctx = LabelContext(gm, kinds, keep_positions, index, subs, mod_cache)
+    e, s, deps = node_label(n, ph, ctx)
+    st = None
+    if op == "placeholder":
+        kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
+        st = ("placeholder", kind, encode_meta(val))
+        if want_store and not n.args:
+            store[i] = st
+    elif want_store and op in ("call_function", "call_method", "call_module"):
+        entry, sdeps = stored_call(n, ctx)
+        store[i] = (entry, sdeps)
+        sperm = permutation(tdeps, sdeps) if tdeps is not None else False
+        if sperm is None:  # the template's own order: the entry just built
+            st = entry
+        elif sperm is not False:
+            st = stored_entry(entry[0], entry[1], entry[2], entry[3], sperm, bool(sdeps))
+    return e, s, deps, st
+
+
+def sample_graph() -> fx.GraphModule:
+    """A small graph through every branch of the label pass and its cache: placeholders (equal and
     not), cache hits and misses, calls with keyword arguments, nested and immutable lists,
-    floats, dtypes, a tuple-valued node and its getitems, a method with varargs, a node
-    repeated in the arguments, a call without metadata, the output."""
+    floats (``-0.0``), dtypes, a tuple-valued node and its getitems, a method with varargs, a node
+    repeated in the arguments, a call without metadata, the output (a sample of the seam's
+    agreement check, :mod:`passnet_common.canonical.compiled`)."""
     g = fx.Graph()
     x = g.placeholder("x")
     y = g.placeholder("y")
@@ -400,6 +320,7 @@ def _sample_graph() -> fx.Graph:
         (torch.cat, ([x, y], 1), {}, torch.empty((2, 6), device="meta")),
         (torch.cat, ([y, x], 1), {}, torch.empty((2, 6), device="meta")),
         (torch.mul, (x, 2.5), {}, t), (torch.mul, (y, 2.5), {}, t), (torch.mul, (y, -0.0), {}, t),
+        (torch.mul, (x, 0.0), {}, t), (torch.mul, (x, -0.0), {}, t),
         (torch.split, (x, 1), {"dim": 0}, (torch.empty((1, 3), device="meta"),) * 2),
         (torch.split, (y, 1), {"dim": 0}, (torch.empty((1, 3), device="meta"),) * 2),
         (torch.zeros, ((2, 3),), {"dtype": torch.float16}, torch.empty((2, 3), dtype=torch.float16, device="meta")),
@@ -412,7 +333,7 @@ def _sample_graph() -> fx.Graph:
         if val is not None:
             n.meta["example_value"] = val
         made.append(n)
-    for sp in (made[10], made[11]):
+    for sp in (made[12], made[13]):
         for k in (0, 1):
             gi = g.call_function(operator.getitem, (sp, k))
             gi.meta["example_value"] = torch.empty((1, 3), device="meta")
@@ -426,20 +347,10 @@ def _sample_graph() -> fx.Graph:
         s.meta["example_value"] = 2
         made += [v, r, s]
     g.output(tuple(made))
-    return g
+    return fx.GraphModule(torch.nn.Module(), g)
 
 
-def _plain_store(v):
-    """``v`` with every stored slot (:class:`passnet_common.canonical.stored._Slot`, which has
-    no equality of its own) by its number, for comparing two label passes."""
-    if isinstance(v, (list, tuple)):
-        return type(v)(_plain_store(x) for x in v)
-    if type(v) is _SlotType:
-        return ("slot", v.k)
-    return v
-
-
-def _set_prefetch(cform) -> bool:
+def set_prefetch(cform) -> bool:
     """Turn on the compiled label pass's prefetch pipeline (speed only; see ``_cform.set_prefetch``):
     the offsets of ``torch.fx.Node``'s ``meta`` / ``_args`` slots and of a tensor's TensorImpl pointer.
     False (the pipeline off, nothing else changes) where this torch build lays them out otherwise.
@@ -458,36 +369,6 @@ def _set_prefetch(cform) -> bool:
     samples = [torch.empty(2, 3), torch.empty(4, device="meta"), torch.nn.Parameter(torch.empty(1, device="meta"))]
     return bool(cform.set_prefetch(base, vars(base)["meta"], vars(base)["_args"], vars(base)["_kwargs"], tensor_base,
                                    samples))
-
-
-def _load_compiled():
-    """``_cform.labels`` when it is built and gives the same labels, inputs and stored
-    entries as :func:`labels_py` on :func:`_sample_graph` (with and without the stored
-    entries, with and without placeholder positions), else None."""
-    try:
-        from torch.fx.immutable_collections import immutable_dict, immutable_list
-
-        from passnet_common.canonical import _cform
-        from passnet_common.canonical import fastpath as F
-    except ImportError:
-        return None
-    try:
-        _cform.set_context(F.NODE, F._MARKS, F.EXACT_TAG, F._FLAT, F._ENUMS,
-                           (torch.dtype, torch.device, torch.memory_format, torch.layout), F._SCALAR_META,
-                           immutable_list, immutable_dict, F._class_of_type, F.value_classes, placeholder_kind,
-                           F.meta_key, F.permutation)
-        _set_prefetch(_cform)
-        nodes = list(_sample_graph().nodes)
-        index = {m: i for i, m in enumerate(nodes)}
-        for keep in (False, True):
-            for want in (False, True):
-                a = labels_py(nodes, None, None, keep, index, want)
-                b = _cform.labels(nodes, None, None, keep, index, want, _slow_label)
-                if _plain_store(a) != _plain_store(b):
-                    return None
-        return _cform.labels
-    except Exception:  # noqa: BLE001 - a broken build is the same as no build
-        return None
 
 
 class _NoGC:
@@ -585,7 +466,7 @@ _HEADER = f"passnet-canonical-v{CANONICAL_VERSION}\n"
 
 def texts_py(order: list[int], inputs: list[list[int]], exact: list[str], struct: list[str], want_text: bool = True):
     """The canonical texts and their hashes (the definition; ``_cform.texts`` is a compiled
-    copy, used where it agrees with this one: :func:`_load_compiled_texts`).
+    copy, used where the seam has it on: :mod:`passnet_common.canonical.compiled`).
 
     Per node in canonical order one line: its exact (structure) label, a tab, its data inputs'
     canonical positions joined by commas, a newline. ``graph_hash`` is the sha256 of
@@ -615,41 +496,16 @@ def texts_py(order: list[int], inputs: list[list[int]], exact: list[str], struct
 
 
 def _texts(order, inputs, exact, struct, want_text, ints=None, rows=None):
-    """:func:`texts_py`, by its compiled copy where that is built and agrees with it (which fills
-    the positions with the ints of ``ints``, ``ints[i] == i``, and reads ``rows``,
+    """:func:`texts_py`, by the compiled copy where the seam has it on (which fills the positions
+    with the ints of ``ints``, ``ints[i] == i``, and reads ``rows``,
     :func:`passnet_common.canonical.order.input_rows` of ``inputs``, when given)."""
-    if _c_texts is not None:
+    c = compiled.cform
+    if c is not None:
         try:
-            return _c_texts(order, inputs, exact, struct, want_text, _HEADER, ints, rows)
+            return c.texts(order, inputs, exact, struct, want_text, _HEADER, ints, rows)
         except (ValueError, TypeError, OverflowError):
             pass  # an index the compiled loop does not take: the Python loop decides
     return texts_py(order, inputs, exact, struct, want_text)
-
-
-def _load_compiled_texts():
-    """``_cform.texts`` when it is built and gives the same positions, input lists, hashes and
-    text as :func:`texts_py` on a sample (no inputs, one, several, repeated; labels with non-ASCII
-    characters; positions above 9 and 255), else None."""
-    try:
-        from passnet_common.canonical import _cform
-    except ImportError:
-        return None
-    try:
-        n = 300
-        order = [(k * 7) % n for k in range(n)]  # 7 is prime to 300: a permutation
-        inputs = [[] if i % 5 == 0 else ([i - 1] if i % 3 else [i - 1, max(i - 2, 0), i - 1]) for i in range(n)]
-        exact = [f'["call_function","op{i % 11}",["x\u00e9\u4e2d",{i}]]' for i in range(n)]
-        struct = [f'["s{i % 3}","\U0001f600"]' for i in range(n)]
-        for want in (True, False):
-            for ints, rows in ((None, None), (list(range(n)), None), (list(range(n)), input_rows_py(inputs))):
-                if _cform.texts(order, inputs, exact, struct, want, _HEADER, ints, rows) != \
-                        texts_py(order, inputs, exact, struct, want):
-                    return None
-        if _cform.texts([], [], [], [], True, _HEADER) != texts_py([], [], [], [], True):
-            return None
-        return _cform.texts
-    except Exception:  # noqa: BLE001 - a broken build is the same as no build
-        return None
 
 
 def output_permutation(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str] | None = None) -> list[int]:
@@ -760,6 +616,3 @@ def canonicalize(
     return CanonicalGraph(graph_hash=graph_hash, structure_hash=structure_hash, wl_hash=wl, text=text,
                           nodes=canon_nodes, order=order, subgraphs=subgraphs, placeholder_order=placeholder_order)
 
-
-_c_labels = _load_compiled()
-_c_texts = _load_compiled_texts()

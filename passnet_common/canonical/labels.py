@@ -322,11 +322,41 @@ class _NoRun(Exception):
     pass
 
 
+_wider_cache: dict = {}
+
+
+def _has_wider_positional(op: Any) -> bool:
+    """Whether another overload of ``op``'s packet takes the same positional parameters and more,
+    one of them required (``arange.start(start, end)`` beside ``arange(end)``): only then can its
+    decomposition make the call another overload's (cached per overload; most ops have none, and
+    running a decomposition can import much of ``torch._dynamo``)."""
+    try:
+        return _wider_cache[op]
+    except KeyError:
+        pass
+    mine = {a.name for a in op._schema.arguments if not a.kwarg_only}
+    res = False
+    pkt = op.overloadpacket
+    for ov in pkt.overloads():
+        sch = getattr(pkt, ov)._schema
+        if any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in sch.arguments):
+            continue
+        pos = [a for a in sch.arguments if not a.kwarg_only]
+        names = {a.name for a in pos}
+        if mine < names and any(not a.has_default_value() for a in pos if a.name not in mine):
+            res = True
+            break
+    _wider_cache[op] = res
+    return res
+
+
 def _decomposed_literal_call(op: Any, bound: list[tuple[str, Any]]) -> list[tuple[str, Any]] | None:
     """A call of literals only (``arange(8)``) as the one call of another overload of the same
     op its ATen decomposition makes (``arange.start_step(0, 8, 1)``), bound to that overload's
     schema with its defaults; None when there is no such decomposition. The decomposition runs
     under a dispatch mode that records the call and executes nothing."""
+    if not _has_wider_positional(op):
+        return None
     from torch._decomp import decomposition_table
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -546,7 +576,8 @@ def module_state(mod: torch.nn.Module, abstract: bool = False) -> list:
     """Type and full hyperparameter state of a ``call_module`` leaf, recursively over its
     children: every plain instance attribute (ints, floats, bools, strings, dtypes, tuples
     of those -- private ones such as ``_qkv_same_embed_dim`` included, hook tables and other
-    containers excluded), every function-valued attribute (:func:`function_label`), each parameter's shape and dtype, each buffer's shape, dtype and
+    containers excluded), every function-valued attribute (:func:`function_label`), each parameter's shape and dtype,
+    each buffer's shape, dtype and
     (up to :data:`CONST_DIGEST_MAX_BYTES`) value digest. With ``abstract`` (structure form)
     ints and floats become their type (except ``groups=1``, a dense convolution), shapes
     their rank and digests are dropped."""

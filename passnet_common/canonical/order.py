@@ -7,37 +7,9 @@ import array
 import hashlib
 import heapq
 
+from passnet_common.canonical import compiled
+
 _label_ids: dict[str, int] = {}
-
-
-def _load_compiled():
-    """``(merkle, canonical_order)`` of :mod:`passnet_common.canonical._cmerkle` (built by
-    ``pip install`` when Cython and a C compiler are there); each None when the module is
-    absent or the function's result differs from the Python loop's on a sample graph (e.g.
-    another interpreter's ``hash``)."""
-    try:
-        from passnet_common.canonical._cmerkle import canonical_order as order_fn
-        from passnet_common.canonical._cmerkle import merkle as fn
-    except ImportError:
-        return None, None
-    ids = [0, 1, 2**64 - 1, 2**63, 2**61 - 1, 2**61, 12345678901234567890, 7, 2**62 + 3]
-    inputs = [[], [], [0], [0, 1], [2, 2], [], [3, 4, 5], [6], [6, 6, 7]]
-    extra = [[], [], [], [1], [], [4, 3], [], [5], [1, 2, 0]]
-    try:
-        cone, down = merkle_py(ids, inputs, extra)
-        if fn(list(map(hash, ids)), inputs, extra) != (cone, down):
-            return None, None
-        ops = ["placeholder", "placeholder"] + ["call_function"] * 6 + ["output"]
-        cols = [[c % 3 for c in cone], down]  # ties in the first column
-        keys = _pack(list(zip(*cols)))
-        kinds = [_KIND.get(op, 0) for op in ops]
-        for by_key in (True, False):
-            want = canonical_order(ops, inputs, extra, keys, None if by_key else list(range(len(ops))))
-            if order_fn(kinds, inputs, extra, cols, by_key) != want:
-                return fn, None
-    except Exception:  # noqa: BLE001 - a broken build is the same as no build
-        return None, None
-    return fn, order_fn
 
 
 _KIND = {"placeholder": 1, "output": 2}
@@ -45,11 +17,11 @@ _KIND = {"placeholder": 1, "output": 2}
 
 def has_ties(a: list[int], b: list[int]) -> bool:
     """Whether two nodes have equal keys ``(a[i], b[i])`` (the structure Merkle hashes: then the
-    exact labels break the ties), by ``_cmerkle.has_ties`` where that is built and agrees with
-    this definition on a sample at import."""
-    if _c_has_ties is not None:
+    exact labels break the ties), by ``_cmerkle.has_ties`` where the seam has it on."""
+    c = compiled.cmerkle
+    if c is not None:
         try:
-            return _c_has_ties(a, b)
+            return c.has_ties(a, b)
         except (ValueError, TypeError, OverflowError):
             pass
     return has_ties_py(a, b)
@@ -58,21 +30,6 @@ def has_ties(a: list[int], b: list[int]) -> bool:
 def has_ties_py(a: list[int], b: list[int]) -> bool:
     """The definition of :func:`has_ties`."""
     return len(set(zip(a, b))) < len(a)
-
-
-def _load_has_ties():
-    """``_cmerkle.has_ties`` when it is built and answers as :func:`has_ties_py` on a sample
-    (empty, single, tied and untied pairs, the int64 extremes), else None."""
-    try:
-        from passnet_common.canonical._cmerkle import has_ties as fn
-    except ImportError:
-        return None
-    try:
-        cases = [([], []), ([1], [2]), ([1, 1], [2, 3]), ([1, 1], [2, 2]), ([-2**63, 2**63 - 1, 5], [0, 0, 0]),
-                 ([3, 1, 2, 1], [9, 8, 7, 8]), (list(range(1000)), [7] * 1000), ([2**63 - 1] * 3, [-1, -2, -1])]
-        return fn if all(fn(x, y) == has_ties_py(x, y) for x, y in cases) else None
-    except Exception:  # noqa: BLE001 - a broken build is the same as no build
-        return None
 
 
 def label_id(label: str) -> int:
@@ -95,12 +52,13 @@ def label_ids(labels: list[str]) -> list[int]:
 
 
 def merkle(ids: list[int], inputs: list[list[int]], extra: list[list[int]]) -> tuple[list[int], list[int]]:
-    """Up (cone) and down Merkle hashes of every node (the compiled
-    :mod:`passnet_common.canonical._cmerkle` when it is built and agrees with ``hash`` on this
-    interpreter, else :func:`merkle_py`: the same values)."""
-    if _c_merkle is not None:
+    """Up (cone) and down Merkle hashes of every node: :func:`merkle_py`, by ``_cmerkle.merkle``
+    where the seam has it on (it reproduces CPython's ``hash`` of ints and tuples; the seam's
+    agreement check finds out whether it does on this interpreter)."""
+    c = compiled.cmerkle
+    if c is not None:
         try:
-            return _c_merkle(list(map(hash, ids)), inputs, extra)
+            return c.merkle(list(map(hash, ids)), inputs, extra)
         except (ValueError, TypeError, OverflowError):
             pass  # an index the compiled loop does not take (not earlier in the order): the Python loop decides
     return merkle_py(ids, inputs, extra)
@@ -294,15 +252,16 @@ def canonical_order_of(ops: list[str], inputs: list[list[int]], extra: list[list
                        keep_positions: bool) -> list[int]:
     """:func:`canonical_order` for the keys ``keys[i] = (cols[0][i], cols[1][i], ...)`` (Python
     hash values), placeholders sorted by those keys or (``keep_positions``) kept in calling
-    order: the compiled loop (:mod:`passnet_common.canonical._cmerkle`) when it is built,
-    else the Python one (the same order).
+    order: the compiled loop (``_cmerkle.canonical_order``) where the seam has it on, else the
+    Python one (the same order).
 
     Raises:
         ValueError: the dependencies have a cycle.
     """
-    if _c_order is not None:
+    c = compiled.cmerkle
+    if c is not None:
         try:
-            return _c_order([_KIND.get(op, 0) for op in ops], inputs, extra, cols, not keep_positions)
+            return c.canonical_order([_KIND.get(op, 0) for op in ops], inputs, extra, cols, not keep_positions)
         except (TypeError, OverflowError):
             pass
         except ValueError as exc:
@@ -333,10 +292,11 @@ def input_rows(inputs: list[list[int]]) -> bytes | None:
     """:func:`input_rows_py` by the compiled copy, or None where that is not built (or ``inputs``
     holds an index outside the graph, or a row that is not a list): the compiled side-effect pass,
     order and texts read these words instead of the lists when given them, and the lists otherwise."""
-    if _c_rows is None:
+    c = compiled.cform
+    if c is None:
         return None
     try:
-        return _c_rows(inputs)
+        return c.input_rows(inputs)
     except (ValueError, TypeError, OverflowError):
         return None
 
@@ -349,15 +309,16 @@ def order_of_labels(struct_ids: list[int], exact: list[str], inputs: list[list[i
     -- only when two nodes have equal structure keys (:func:`has_ties`) -- of the exact labels
     ``exact`` too, then :func:`canonical_order_of`. By ``_cmerkle.order_of_labels`` (the same passes
     over C arrays in one call, filling the order with the ints of ``ints``, ``ints[i] == i``, and
-    reading ``rows``, :func:`input_rows` of ``inputs``, when given) where it is built and agrees with
-    these steps on a sample at import (:func:`_load_fused`), else step by step.
+    reading ``rows``, :func:`input_rows` of ``inputs``, when given) where the seam has it on, else
+    step by step.
 
     Raises:
         ValueError: the dependencies have a cycle.
     """
-    if _c_fused is not None and ints is not None:
+    c = compiled.cmerkle
+    if c is not None and ints is not None:
         try:
-            return _c_fused(struct_ids, lambda: label_ids(exact), inputs, extra, [_KIND.get(op, 0) for op in ops],
+            return c.order_of_labels(struct_ids, lambda: label_ids(exact), inputs, extra, [_KIND.get(op, 0) for op in ops],
                             not keep_positions, ints, rows)[0]
         except (TypeError, OverflowError):
             pass
@@ -377,64 +338,3 @@ def order_of_labels_py(struct_ids, exact, inputs, extra, ops, keep_positions) ->
         e_cone, e_down = merkle(label_ids(exact), inputs, extra)
         cols += [e_cone, e_down]
     return canonical_order_of(ops, inputs, extra, cols, keep_positions)
-
-
-def _load_fused():
-    """``_cmerkle.order_of_labels`` when it is built and returns the order of :func:`order_of_labels_py`
-    on samples (tied structure keys broken by exact labels, untied keys, both placeholder
-    conventions, label ids over the whole 64-bit range), else None."""
-    try:
-        from passnet_common.canonical._cmerkle import order_of_labels as fn
-    except ImportError:
-        return None
-    ops = ["placeholder", "placeholder"] + ["call_function"] * 6 + ["output"]
-    inputs = [[], [], [0], [1], [2, 2], [], [3, 4, 5], [6], [6, 6, 7]]
-    extra = [[], [], [], [], [], [4, 3], [], [5], [1, 2, 0]]
-    # two placeholders each read by one dead node, equal structure labels: tied keys
-    t_ops = ["placeholder", "placeholder", "call_function", "call_function", "call_function", "output"]
-    t_inputs = [[], [], [0], [1], [], [4]]
-    t_extra = [[], [], [], [], [1], []]
-    exact = [f"e{i}" for i in range(len(ops))]
-    wide = [0, 1, 2**64 - 1, 2**63, 2**61 - 1, 2**61, 12345678901234567890, 7, 2**62 + 3]
-    cases = [(label_ids(["a", "a", "f", "f", "g", "o"]), ["x", "y", "p", "q", "g", "o"], t_inputs, t_extra, t_ops, True),
-             (label_ids(["a", "a", "f", "f", "g", "o"]), ["x", "y", "p", "q", "g", "o"], t_inputs, [[]] * 6, t_ops, True),
-             (wide, exact, inputs, extra, ops, False), (label_ids(exact), exact, inputs, extra, ops, False)]
-    try:
-        for sid, ex, ins, ext, ops_, tied in cases:
-            kinds = [_KIND.get(op, 0) for op in ops_]
-            for keep in (False, True):
-                want = order_of_labels_py(sid, ex, ins, ext, ops_, keep)
-                for rows in (None, input_rows_py(ins)):
-                    got, was_tied = fn(sid, lambda ex=ex: label_ids(ex), ins, ext, kinds, not keep, list(range(len(ops_))),
-                                       rows)
-                    if got != want or was_tied != tied:
-                        return None
-        return fn
-    except Exception:  # noqa: BLE001 - a broken build is the same as no build
-        return None
-
-
-def _load_rows():
-    """``_cform.input_rows`` when it is built and packs samples as :func:`input_rows_py` does (and
-    refuses an index outside the graph), else None."""
-    try:
-        from passnet_common.canonical._cform import input_rows as fn
-    except ImportError:
-        return None
-    try:
-        for ins in ([], [[]], [[], [0], [0, 1, 1], [], [3, 2, 0]], [[]] * 5 + [[4, 4, 4, 0]]):
-            if fn(ins) != input_rows_py(ins):
-                return None
-        try:
-            fn([[], [2]])
-            return None
-        except ValueError:
-            return fn
-    except Exception:  # noqa: BLE001 - a broken build is the same as no build
-        return None
-
-
-_c_rows = _load_rows()
-_c_merkle, _c_order = _load_compiled()
-_c_has_ties = _load_has_ties()
-_c_fused = _load_fused() if _c_merkle is not None and _c_order is not None else None

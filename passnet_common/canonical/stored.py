@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
+from passnet_common.canonical import compiled
 from passnet_common.canonical.labels import encode_literal, encode_meta, get_attr_value, placeholder_kind, qualified_name, tensor_meta_of
 
 
@@ -110,7 +111,7 @@ def _short_target(n: fx.Node, gm) -> str:
 
 def node_list_py(order, store, ops, refs, canon_inputs, ph_positions, placeholder_order, other, slot=None) -> list:
     """The loop of :func:`_node_list` (the definition; ``_cform.node_list`` is its compiled
-    copy, used only where it agrees with this one: :func:`_load_compiled`). Placeholders and
+    copy, used where the seam has it on: :mod:`passnet_common.canonical.compiled`). Placeholders and
     calls come from the entries :func:`_labels` stored (``store[o]``), every other node from
     ``other(k, o)``; ``slot`` is unused (the compiled copy takes the :class:`_Slot` type)."""
     canon_nodes: list[dict] = []
@@ -180,57 +181,7 @@ def _node_list(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, ki
             entry["target"] = "output"
         return entry
 
-    fill = _c_node_list if _c_node_list is not None else node_list_py
+    c = compiled.cform
+    fill = c.node_list if c is not None else node_list_py
     canon_nodes = fill(order, store, ops, refs, canon_inputs, ph_positions, placeholder_order, other, _Slot)
     return canon_nodes, subgraphs, placeholder_order
-
-
-def _sample_store():
-    """A store exercising every branch of :func:`node_list_py`: placeholders, calls with
-    nested plans, with a permutation, with a skeleton that is one slot, with an empty plan,
-    without node references, and nodes left to ``other``."""
-    S = _Slot
-    a1 = ["tuple", S(0), ["list", S(1), 3, ["tuple", S(0)]], "x", None]
-    k1 = ["dict", ["alpha", S(2)], ["beta", 1.5]]
-    entries = [
-        ("placeholder", "input", ["T", "float32", [2, 3]]),
-        ("placeholder", "parameter", ["T", "bfloat16", [4]]),
-        (stored_entry("torch.add", a1, k1, ["T", "float32", [2]], None, True), [0, 1, 0]),
-        (stored_entry("torch.mul", a1, k1, None, (2, 0, 1), True), [1, 2, 0]),
-        (stored_entry("getitem", S(0), ["dict"], ["int"], (1, 0), True), [3, 2]),
-        (stored_entry("torch.zeros", ["tuple", 2, 3], ["dict", ["k", S(0)]], ["T", "int64", [2]], None, True), [4]),
-        (stored_entry("torch.ones", ["tuple", ["list", 1]], ["dict"], None, None, False), []),
-        None,
-        (stored_entry("view", ["tuple", S(0), ["tuple", -1]], S(1), ["T", "f", [6]], None, True), [5, 6]),
-    ]
-    return entries
-
-
-def _load_compiled():
-    """``_cform.node_list`` when it is built and gives the same list as :func:`node_list_py`
-    on :func:`_sample_store`, else None (the Python loop runs)."""
-    try:
-        from passnet_common.canonical._cform import node_list
-    except ImportError:
-        return None
-    try:
-        store = _sample_store()
-        ops = ["placeholder", "placeholder"] + ["call_function"] * 7
-        order = [8, 1, 0, 3, 2, 7, 4, 6, 5]
-        pos = [0] * len(order)
-        for k, o in enumerate(order):
-            pos[o] = k
-        refs = [["%", p] for p in pos]
-        canon_inputs = [[k, k + 1] for k in range(len(order))]
-        ph = {0: 0, 1: 1}
-        results = []
-        for fn in (node_list_py, node_list):
-            po: list = []
-            res = fn(order, store, ops, refs, canon_inputs, ph, po, lambda k, o: {"op": "other", "k": k, "o": o}, _Slot)
-            results.append((res, po, [[type(v) for v in e.values()] for e in res]))
-        return node_list if results[0] == results[1] else None
-    except Exception:  # noqa: BLE001 - a broken build is the same as no build
-        return None
-
-
-_c_node_list = _load_compiled()
