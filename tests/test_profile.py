@@ -353,3 +353,19 @@ def test_screen_and_protocol_rates_are_written_side_by_side_from_one_run():
     assert (r["screened_per_core_hour"], r["protocol_per_core_hour"]) == (1800.0, 360.0)  # 10 in 20 s, 4 in 40 s
     assert (r["screened_per_cpu_hour"], r["protocol_per_cpu_hour"]) == (3600.0, 1800.0)
     assert r["profile_rate_per_core_hour_cold"] == round(10 / ((50 + 100 + 40) / 3600), 1)
+
+
+def test_dashboard_columns_per_source_and_dtype():
+    from curate.select.longtail import dashboard
+
+    subs = [{"subgraph_hash": "a", "model_ids": ["timm:resnet", "transformers:bert"]}, {"subgraph_hash": "b", "model_ids": ["timm:vit"]}]
+    run0 = [{"subgraph_hash": "a", "dtype": "float32", "status": "ok", "speedup_e2e": 0.5, "speedup_compiler": 2.0, "compile_s": 1.0,
+             "peak_rss_bytes": 2**20},
+            {"subgraph_hash": "b", "dtype": "bfloat16", "status": "ok", "speedup_e2e": 2.0, "speedup_compiler": 0.5, "compile_s": 3.0},
+            {"subgraph_hash": "b", "dtype": "float32", "status": "accuracy_error", "compile_s": 2.0},
+            {"subgraph_hash": "b", "dtype": "float32", "status": "skipped", "skip_reason": "no_size_dim"}]  # never compiled
+    d = dashboard(subs, run0)
+    assert d["by_source"]["timm"]["variants"] == 3 and d["by_source"]["timm"]["pass_rate"] == pytest.approx(2 / 3)
+    assert d["by_source"]["timm"]["geomean_speedup_e2e"] == pytest.approx(1.0) and d["by_source"]["timm"]["compile_s_median"] == 2.0
+    assert d["by_source"]["transformers"]["variants"] == 1 and d["by_source"]["transformers"]["peak_rss_mb_median"] == 1.0
+    assert d["by_dtype"]["bfloat16"]["geomean_speedup_compiler"] == pytest.approx(0.5) and d["by_dtype"]["float32"]["variants"] == 2

@@ -214,7 +214,8 @@ def curate_metrics(subgraphs: list[dict], labelled: list[dict], tasks: list[dict
     tail (variants and subgraphs), the tasks (``tasks``, ``variants_per_task_median``, ``dtypes``
     over the tasks' variants), ``degenerate_filtered`` (run-0 variants skipped as degenerate, with
     ``degenerate_by_reason``), ``no_cpu_kernel`` (run-0 variants per dtype without a CPU kernel),
-    the agreement figures (:func:`label_agreement`), the screen's (:func:`screen_figures`), and
+    the agreement figures (:func:`label_agreement`), the screen's (:func:`screen_figures`), the
+    compiler dashboard's columns per source and dtype (:func:`dashboard`), and
     the projected cost of profiling every subgraph (:func:`profile_all_projection`)."""
     run0 = [r for r in labelled if r["run"] == 0]
     timed = [r for r in run0 if r.get("status") in TIMED]
@@ -245,10 +246,39 @@ def curate_metrics(subgraphs: list[dict], labelled: list[dict], tasks: list[dict
         "unstable_share": (1 - len(stable) / len(timed)) if timed else None,
         **label_agreement(labelled),
         **screen_figures(run0),
+        "dashboard": dashboard(subgraphs, run0),
         "hardware": hardware,
         **rates,
         **profile_all_projection(subgraphs, run0, rates.get("profile_rate_per_core_hour_cold")),
     }
+
+
+def dashboard(subgraphs: list[dict], run0: list[dict]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The columns of PyTorch's compiler dashboard over run 0's compiled variants, per model source
+    (the ``model_ids`` prefix before ``:``, e.g. ``transformers``; a subgraph shared by several
+    sources counts in each) and per dtype: ``variants``, ``pass_rate`` (correct at every output's
+    level, i.e. status ``ok`` / ``unstable`` over the variants that reached the compile phase),
+    ``geomean_speedup_e2e`` / ``geomean_speedup_compiler`` (timed rows), ``compile_s_median``
+    (Inductor compile + first call, compile phase) and ``peak_rss_mb_median`` (compile child)."""
+    sources = {s["subgraph_hash"]: sorted({str(m).split(":", 1)[0] for m in (s.get("model_ids") or [])}) or ["?"]
+               for s in subgraphs}
+    compiled = [r for r in run0 if r.get("status") in ("ok", "unstable", "accuracy_error", "runtime_crash", "compile_failure")]
+    out: dict[str, dict[str, dict[str, Any]]] = {"by_source": {}, "by_dtype": {}}
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in compiled:
+        for src in sources.get(r["subgraph_hash"], ["?"]):
+            groups.setdefault(("by_source", src), []).append(r)
+        groups.setdefault(("by_dtype", r.get("dtype") or "float32"), []).append(r)
+    for (kind, key), rs in sorted(groups.items()):
+        cs = [r["compile_s"] for r in rs if r.get("compile_s") is not None]
+        mem = [r["peak_rss_bytes"] / 2**20 for r in rs if r.get("peak_rss_bytes")]
+        out[kind][key] = {
+            "variants": len(rs), "pass_rate": sum(1 for r in rs if r["status"] in ("ok", "unstable")) / len(rs),
+            "geomean_speedup_e2e": geomean([r.get("speedup_e2e") for r in rs]),
+            "geomean_speedup_compiler": geomean([r.get("speedup_compiler") for r in rs]),
+            "compile_s_median": statistics.median(cs) if cs else None,
+            "peak_rss_mb_median": statistics.median(mem) if mem else None}
+    return out
 
 
 def geomean(xs: list[float]) -> float | None:
