@@ -28,11 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     for family in args.families:
-        try:
-            importlib.import_module(f"{family}.config")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{family}.config":
-                raise
+        importlib.import_module(f"{family}.config")  # registers the family's params blocks
     load_params(args.params)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -78,3 +78,25 @@ def test_register_puts_the_derived_schema_where_load_params_checks_it(tmp_path) 
 def test_docs_lists_every_knob_with_its_default() -> None:
     rows = {name: default for name, default, _ in Outer.docs()}
     assert rows["inner.trials"] == 30 and rows["inner.gate"] == "iqr" and rows["sizes"] == [1, 8]
+
+
+def test_every_params_block_is_a_family_config() -> None:
+    """Every top-level block of the committed params.yaml is a typed config registered by a family that
+    the check_params stage names, and builds from the committed values (one home per knob)."""
+    import importlib
+    import shlex
+    from pathlib import Path
+
+    import yaml
+
+    import passnet_common.summary  # noqa: F401  (the core's own block)
+
+    root = Path(__file__).resolve().parents[1]
+    cmd = shlex.split(yaml.safe_load((root / "dvc.yaml").read_text())["stages"]["check_params"]["cmd"])
+    families = cmd[cmd.index("--families") + 1:cmd.index("--out")]
+    for family in families:
+        importlib.import_module(f"{family}.config")
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    assert set(params) <= set(CONFIGS), f"blocks without a config: {sorted(set(params) - set(CONFIGS))}"
+    for name, block in params.items():
+        CONFIGS[name].from_params(block, name)
