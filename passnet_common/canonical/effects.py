@@ -169,14 +169,19 @@ def _rng_kind(node: fx.Node, name: str, schemas: list) -> int:
     """Whether a call draws from the random generator, from ATen's ``nondeterministic_seeded``
     tag on the op it lowers to: 1 always (an OpOverload with the tag; a builtin or method whose
     every ATen overload has it: ``bernoulli``, ``uniform_``, ``rand_like``, ``multinomial``), 0
-    never (no overload tagged; no ATen op and not a Python function), 2 depending on the
-    arguments (some overloads tagged, or a Python function such as ``F.dropout``, whose
-    ``training`` flag decides): then :func:`draws_random` lowers the call."""
+    never (no overload tagged; no ATen op and not one of torch's Python functions), 2 depending
+    on the arguments (some overloads tagged, or one of torch's Python functions such as
+    ``F.dropout``, whose ``training`` flag decides): then :func:`draws_random` lowers the call.
+    A Python function outside ``torch`` (``torch.fx.wrap``-ed user code) is never run: it counts
+    as drawing only when an ATen op of its name is tagged."""
     t = node.target
     if isinstance(t, torch._ops.OpOverload):
         return 1 if _SEEDED in t.tags else 0
     pkt = _aten_packet(name) if schemas else None
-    python_fn = node.op == "call_function" and isinstance(t, types.FunctionType)
+    # only torch's own Python functions are ever run (on meta, by lowered_ops); any other function
+    # is not code this module runs
+    python_fn = node.op == "call_function" and isinstance(t, types.FunctionType) \
+        and (getattr(t, "__module__", "") or "").startswith("torch.")
     if pkt is None:
         return 2 if python_fn else 0
     try:
