@@ -31,9 +31,8 @@ candidate (PassNet's figure) and ``speedup_vs_dynamo`` = Dynamo-only / candidate
 Dynamo-only side (``torch.compile(backend="eager")``: guards and wrapper, no code generation) is
 timed in the same interleaved trials (:mod:`curate.score.clock`). Each candidate is scored against
 both (:func:`reference_rows`); ``rank_reference`` (default ``eager``) picks the ranking named
-``ranking``, and both rankings are always written. The run-configuration keys ``dynamo_reference``
-(default true), ``rank_reference`` and ``n_boot`` are read when present; the ``score`` params
-schema (``passnet_common/params.py``) does not list them yet, so the stage runs the defaults.
+``ranking``, and both rankings are always written. Every knob is a field of
+:class:`curate.score.config.ScoreConfig` (the ``score`` block), defaults included.
 
 Outputs (``--out``): ``score_samples.parquet`` (with the vs-Dynamo columns of
 :data:`SAMPLE_COLUMNS`), ``scores.parquet`` (S_t / ES_t vs eager per candidate x convention x
@@ -123,7 +122,7 @@ class Journal:
 
 
 RETIMED_FIELDS = ("speedup_vs_dynamo", "speedup_vs_dynamo_ci_low", "speedup_vs_dynamo_ci_high", "speedup_ci_low",
-                  "speedup_ci_high", "dynamo_ms", "speedup_parent", "speedup_vs_dynamo_parent")
+                  "speedup_ci_high", "dynamo_ms")
 """Fields a re-timing in a fresh process replaces besides ``speedup``."""
 
 REFERENCES = ("eager", "dynamo")
@@ -489,11 +488,11 @@ def score_main(args: argparse.Namespace) -> int:
 
 SAMPLE_COLUMNS = (("speedup_vs_dynamo", "float64"), ("speedup_vs_dynamo_ci_low", "float64"),
                   ("speedup_vs_dynamo_ci_high", "float64"), ("speedup_ci_low", "float64"), ("speedup_ci_high", "float64"),
-                  ("dynamo_ms", "float64"), ("speedup_parent", "float64"), ("speedup_vs_dynamo_parent", "float64"),
+                  ("dynamo_ms", "float64"),
                   ("error_class", "string"), ("peak_rss_bytes", "int64"))
 """Columns of ``score_samples.parquet`` beyond the core schema (``passnet_common.schema``): the
-vs-Dynamo speedup, both intervals, the Dynamo-only median, the parent-clock speedups, the error
-class of a failed row (``oom``, ``timeout``, ``crash``, ``exception:<Type>``) and the child's
+vs-Dynamo speedup, both intervals, the Dynamo-only median, the error
+class of a failed row (``oom``, ``timeout``, ``crash``, ``exception:<Type>``) and the sandboxes'
 peak resident memory the parent read while the subgraph ran (bytes)."""
 
 
