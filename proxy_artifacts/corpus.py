@@ -18,8 +18,9 @@ Nothing is downloaded. Three categories, each a deterministic list of documents:
   hundred CPU steps and generalises to unseen words (arithmetic on operands 0..20 did not
   generalise to held-out operand pairs within the budget: 7% after 600 steps). Word lengths
   :data:`IN_RANGE_LEN` are drawn uniformly; the longest, :data:`EDGE_LEN`, only with relative
-  weight :data:`EDGE_WEIGHT`, so the trained base is competent in range and partial at the edge
-  (where RL has headroom). :func:`task_windows` gives the task's training windows with the loss
+  weight :data:`EDGE_WEIGHT`, the knob that decides how much of the edge the base learns
+  (``metrics/bench/proxy_base_seeds.json`` has what it learns on seeds 0-2; docs/proxies.md).
+  :func:`task_windows` gives the task's training windows with the loss
   on the answers only (a prompt's letters are random: predicting them is noise).
 - ``arithmetic`` (kept as an optional category): generated problems ``"Q: 17+8=? A: 25"`` (``+ -`` on operands 0..20), a verifiable task for the RL work that follows: :func:`check_answer` grades a
   completion exactly.
@@ -152,8 +153,8 @@ ARITH_MAX_OPERAND = 20  # small enough for the tiny default base to learn the ta
 ARITH_HELDOUT_SHARE = 0.2
 # The reversal task's word lengths (a definition of the task, read by every stage: base training,
 # calibration windows, held-out sets, GRPO prompts). In range: drawn uniformly; edge: the longest
-# length, drawn with relative weight EDGE_WEIGHT (one in-range length = 1), so the base sees it
-# rarely and solves it partly (the RL headroom).
+# length, drawn with relative weight EDGE_WEIGHT (one in-range length = 1): the less weight, the less of the
+# edge the base solves and the more headroom RL has there.
 IN_RANGE_LEN = (2, 7)
 EDGE_LEN = (8, 8)
 EDGE_WEIGHT = 0.5

@@ -414,9 +414,9 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
              stem: str | None = None, clock: Clock = DEFAULT_CLOCK) -> dict:
     """One GRPO run of the model in ``model_dir`` with ``fault`` (``none``: healthy).
 
-    Prompts: training-split words of the task's edge lengths (``corpus.EDGE_LEN``), where the base
-    is partly right, so most groups have a non-zero advantage (logged per fresh-rollout step as
-    ``nonzero_advantage_share``); with ``gp['drop_zero_variance_groups']`` the groups without one are
+    Prompts: training-split words of the task's edge lengths (``corpus.EDGE_LEN``); a group has a
+    non-zero advantage only where the base is partly right on its prompt (the share is logged per
+    fresh-rollout step as ``nonzero_advantage_share``); with ``gp['drop_zero_variance_groups']`` the groups without one are
     left out of the loss (DAPO's dynamic sampling, within the batch).
 
     Args:
