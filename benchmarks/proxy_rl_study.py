@@ -78,13 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-samples", type=int, default=8)
     ap.add_argument("--out", default="metrics/bench/proxy_rl_study")
     ap.add_argument("--controls-dir", default="data/proxy/bench_controls")
+    ap.add_argument("--summary-only", action="store_true", help="write <out>.json from the shards present, run nothing")
     a = ap.parse_args(argv)
     gp = dict(load_params(a.params, "proxy")["grpo"], steps=a.steps, eval_problems=a.eval_problems,
               eval_samples=a.eval_samples)
     models = dict(m.split("=", 1) for m in a.models)
     for item in a.reinit:
         name, src = item.split("=", 1)
-        models[name] = reinit_copy(src, Path(a.controls_dir) / name)
+        models[name] = (Path(a.controls_dir) / name).as_posix() if a.summary_only else \
+            reinit_copy(src, Path(a.controls_dir) / name)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     cmd = "python -m benchmarks.proxy_rl_study " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, d in models.items():
             f = out / f"{name}.s{seed}.json"
             g = dict(gp, seed=seed)
-            if f.exists() and json.loads(f.read_text()).get("grpo") == g:
+            if a.summary_only or (f.exists() and json.loads(f.read_text()).get("grpo") == g):
                 continue
             load0 = load_average()
             r = run_grpo(d, "none", g)
