@@ -1,15 +1,18 @@
 """Fingerprints of every graph of a graph store, to compare two implementations of the canonical
-form on real captured graphs (issue 21, hashing speed: a change made for speed must change no
-hash and no stored byte). Not a test: the store is a pipeline output, absent from a fresh clone.
+form on real captured graphs: two checkouts, or the compiled path and the Python definition of one
+checkout (``PASSNET_CANONICAL_PURE=1`` turns the compiled path off). Not a test: the store is a
+pipeline output, absent from a fresh clone.
 
-    PYTHONPATH=<checkout A> python tests/canonical_store_check.py data/graph_store /tmp/a.json
-    PYTHONPATH=<checkout B> python tests/canonical_store_check.py data/graph_store /tmp/b.json
+    PYTHONPATH=. python tests/canonical_store_check.py data/graph_store /tmp/a.json
+    PASSNET_CANONICAL_PURE=1 PYTHONPATH=. python tests/canonical_store_check.py data/graph_store /tmp/b.json
     python tests/canonical_store_check.py --compare /tmp/a.json /tmp/b.json
+
+(or ``PYTHONPATH=<checkout A>`` / ``<checkout B>`` for two checkouts of the same canonical version.)
 
 Each graph is rebuilt from its stored node list by :func:`curate.decompose.segments.build_parent` (output
 metadata on the meta device, nothing allocated; constants and sub-graphs stand in as
-placeholders, so a graph re-hashes to the hash it is filed under only when it has none; kinds
-from the stored placeholders) and fingerprinted by
+placeholders and buffers have no values, so a graph re-hashes to the hash it is filed under only
+when it has no constant, sub-graph or small buffer; kinds from the stored placeholders) and fingerprinted by
 :func:`tests.canonical_identity.fingerprint` (public API only, so the same code runs on either
 checkout: ``graph_hash``, ``structure_hash``, ``wl_hash``, text, stored ``graph.json`` part,
 order, ``graph_hashes``, ``output_permutation``, the kept-order form). ``--compare`` prints the

@@ -136,10 +136,20 @@ def _call(fn, args, kwargs, val_in, val_out):
 
 def test_random_calls_found_through_the_ops_they_lower_to():
     """``F.dropout`` draws only with ``training=True`` (lowered on meta: ``bernoulli_`` carries ATen's
-    ``nondeterministic_seeded`` tag); ``bernoulli`` always; ``relu`` never."""
+    ``nondeterministic_seeded`` tag); ``scaled_dot_product_attention``, whose op carries the tag for
+    every call, only with ``dropout_p`` > 0; ``bernoulli`` always; ``relu`` never."""
     t = torch.randn(3, 4)
     assert draws_random(_call(F.dropout, (0.5, True), {}, t, t.clone())[0])
     assert not draws_random(_call(F.dropout, (0.5,), {"training": False}, t, t)[0])
+    g = fx.Graph()
+    q = g.placeholder("q")
+    q.meta["example_value"] = torch.randn(1, 2, 4, 8)
+    sdpa = []
+    for p in (0.0, 0.1):
+        n = g.call_function(F.scaled_dot_product_attention, (q, q, q), {"dropout_p": p})
+        n.meta["example_value"] = torch.randn(1, 2, 4, 8)
+        sdpa.append(n)
+    assert not draws_random(sdpa[0]) and draws_random(sdpa[1])
     assert draws_random(_call(torch.bernoulli, (), {}, t, t.clone())[0])
     assert not draws_random(_call(torch.relu, (), {}, t, t.clone())[0])
 

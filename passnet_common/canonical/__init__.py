@@ -116,10 +116,14 @@ ordering edges:
   * **Random draws keep their order.** A call that draws from the random generator reads and
     writes one more state (``effects.RNG_STATE``), so random calls are ordered among
     themselves (not against other nodes). Which calls draw is read off ATen's
-    ``nondeterministic_seeded`` tag of the op the call lowers to (``effects.draws_random``):
-    always for ``bernoulli``, ``rand*``, ``normal_``, ``uniform_``, ``multinomial``; for Python
-    functions such as ``F.dropout`` the call is run once on meta tensors under a recording
-    dispatch mode (``training=True`` draws, ``training=False`` does not).
+    ``nondeterministic_seeded`` tag of the ops the call lowers to (``effects.draws_random``): a
+    call whose op (or one of its overloads, or, for torch's Python functions such as
+    ``F.dropout``, any op) may carry the tag is run once on meta tensors shaped like its inputs
+    under a recording dispatch mode (cached per target, literals and shapes), and draws when a
+    recorded op carries it: ``bernoulli``, ``rand*``, ``normal_``, ``uniform_``,
+    ``multinomial`` always; ``F.dropout`` with ``training=True``, not with ``training=False``;
+    ``scaled_dot_product_attention`` only with ``dropout_p`` > 0 (the tag is per op, not per
+    call). A call that cannot be run on meta draws when its op is tagged.
   * **Global-state switches are barriers**: grad mode, autocast, profiler ranges,
     saved-tensor hooks and the functorch level switches of ``torch.vmap`` /
     ``torch.func.grad`` / jvp (``_vmap_increment_nesting``, ``_add_batch_dim``,

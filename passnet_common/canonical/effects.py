@@ -166,31 +166,26 @@ RNG_STATE = "<rng>"
 
 
 def _rng_kind(node: fx.Node, name: str, schemas: list) -> int:
-    """Whether a call draws from the random generator, from ATen's ``nondeterministic_seeded``
-    tag on the op it lowers to: 1 always (an OpOverload with the tag; a builtin or method whose
-    every ATen overload has it: ``bernoulli``, ``uniform_``, ``rand_like``, ``multinomial``), 0
-    never (no overload tagged; no ATen op and not one of torch's Python functions), 2 depending
-    on the arguments (some overloads tagged, or one of torch's Python functions such as
-    ``F.dropout``, whose ``training`` flag decides): then :func:`draws_random` lowers the call.
-    A Python function outside ``torch`` (``torch.fx.wrap``-ed user code) is never run: it counts
-    as drawing only when an ATen op of its name is tagged."""
+    """Whether a call may draw from the random generator, from ATen's ``nondeterministic_seeded``
+    tag: 0 never (neither the op -- an OpOverload target, or the ATen op of the call's name -- nor
+    any of its overloads carries the tag; no ATen op and not one of torch's Python functions),
+    2 depending on the call: the tag is per op, not per call (``scaled_dot_product_attention``
+    carries it for its ``dropout_p``, ``dropout`` for ``train``), so :func:`draws_random` lowers
+    the call to the ATen ops it runs and looks for the tag there. A Python function outside
+    ``torch`` (``torch.fx.wrap``-ed user code) is never run: it counts as drawing when an ATen op
+    of its name is tagged."""
     t = node.target
     if isinstance(t, torch._ops.OpOverload):
-        return 1 if _SEEDED in t.tags else 0
+        return 2 if _SEEDED in t.tags else 0
     pkt = _aten_packet(name) if schemas else None
-    # only torch's own Python functions are ever run (on meta, by lowered_ops); any other function
-    # is not code this module runs
-    python_fn = node.op == "call_function" and isinstance(t, types.FunctionType) \
+    torch_fn = node.op == "call_function" and isinstance(t, types.FunctionType) \
         and (getattr(t, "__module__", "") or "").startswith("torch.")
     if pkt is None:
-        return 2 if python_fn else 0
+        return 2 if torch_fn else 0
     try:
-        flags = [_SEEDED in getattr(pkt, ov).tags for ov in pkt.overloads()]
-    except Exception:
+        return 2 if any(_SEEDED in getattr(pkt, ov).tags for ov in pkt.overloads()) else 0
+    except Exception:  # noqa: BLE001
         return 0
-    if not any(flags):
-        return 0
-    return 1 if all(flags) and not python_fn else 2
 
 
 class _NoLowering(Exception):
@@ -273,6 +268,10 @@ def draws_random(node: fx.Node) -> bool:
     spec = _write_spec(node)
     if spec.rng != 2:
         return spec.rng == 1
+    if node.op == "call_function" and isinstance(node.target, types.FunctionType) \
+            and not (getattr(node.target, "__module__", "") or "").startswith("torch."):
+        pkt = _aten_packet(_target_name(node))
+        return pkt is not None and any(_SEEDED in getattr(pkt, ov).tags for ov in pkt.overloads())
     try:
         key = (node.op, node.target, _lit_key(node.args), _lit_key(dict(node.kwargs)))
         return _random_cache[key]
@@ -281,8 +280,9 @@ def draws_random(node: fx.Node) -> bool:
     except TypeError:
         key = None
     ops = lowered_ops(node)
-    if ops is None:
-        pkt = _aten_packet(_target_name(node))
+    if ops is None:  # not runnable on meta: as its op's tag says
+        t = node.target
+        pkt = t.overloadpacket if isinstance(t, torch._ops.OpOverload) else _aten_packet(_target_name(node))
         res = pkt is not None and any(_SEEDED in getattr(pkt, ov).tags for ov in pkt.overloads())
     else:
         res = any(_SEEDED in getattr(op, "tags", ()) for op in ops)
@@ -506,7 +506,7 @@ def _profile(node: fx.Node) -> tuple[bool, bool, bool, _WriteSpec]:
         pass
     spec = _write_spec(node)
     static_mut = bool(spec.first or spec.pos or spec.bn)
-    glob = is_global_state(node) if not static_mut and spec.rng != 1 else False  # random calls: the RNG state orders them
+    glob = is_global_state(node) if not static_mut and not spec.rng else False  # random calls: the RNG state orders them
     alias = may_alias_input(node)
     res = (glob, alias, static_mut, spec)
     try:
