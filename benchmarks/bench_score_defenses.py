@@ -120,13 +120,15 @@ def main() -> None:
     import yaml
 
     load0 = os.getloadavg()
+    old_rev = subprocess.run(["git", "rev-parse", "--short", args.old_rev], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.strip()  # resolved now: the archive below is of this commit
     work = Path(tempfile.mkdtemp(prefix="bench_score_defenses_"))
     try:
         old = work / "old"
         old.mkdir()
-        arch = subprocess.run(["git", "archive", args.old_rev], cwd=ROOT, capture_output=True, check=True).stdout
+        arch = subprocess.run(["git", "archive", old_rev], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(old)], input=arch, check=True)
-        blocks = {"old": yaml.safe_load(subprocess.run(["git", "show", f"{args.old_rev}:params.yaml"], cwd=ROOT, capture_output=True,
+        blocks = {"old": yaml.safe_load(subprocess.run(["git", "show", f"{old_rev}:params.yaml"], cwd=ROOT, capture_output=True,
                                                         text=True, check=True).stdout)["score"],
                   "new": yaml.safe_load((ROOT / "params.yaml").read_text())["score"]}  # each code's own schema
         runs: dict[str, list] = {"old": [], "new": []}
@@ -153,8 +155,7 @@ def main() -> None:
     wall_new = sum(x["wall_s"] for x in runs["new"])
     res = {"command": " ".join(["python"] + sys.argv), "machine": f"{platform.node()} {platform.machine()} cpus={os.cpu_count()}",
            "load_avg_1m_start": round(load0[0], 2), "load_avg_1m_end": round(os.getloadavg()[0], 2),
-           "old_rev": subprocess.run(["git", "rev-parse", "--short", args.old_rev], cwd=ROOT, capture_output=True,
-                                     text=True).stdout.strip(),
+           "old_rev": old_rev,
            "max_subgraphs": args.max_subgraphs, "runs": runs, "wall_ratio_new_over_old": round(wall_new / wall_old, 3)
            if wall_old else None, "defenses": costs}
     print(json.dumps(res, indent=1))
