@@ -417,7 +417,9 @@ def test_fp16_overflow_poisons_the_weights_and_dynamic_scaling_prevents_it(tiny_
     (scale halved each time) and the weights stay finite."""
     from proxy_artifacts.rl import run_grpo
 
-    gp = dict(GP, steps=4)
+    # the tiny random base earns no reward: its gradient is the KL pull's, ~1e-4 per element, so the scale is
+    # raised above the params' 1e6 to put it over fp16's 65504 (the mechanism, not the params' magnitude)
+    gp = dict(GP, steps=4, fp16_overflow_scale=1e10)
     bad = run_grpo(tiny_base, "fp16_overflow", gp)
     rows = bad["steps"]
     assert rows[0]["grad_inf"] == 0 and rows[0]["weights_nonfinite"] == 0  # before the fault step
