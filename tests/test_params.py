@@ -7,6 +7,7 @@ import yaml
 
 import curate.config  # noqa: F401,E402  (registers the curate block: CurateConfig)
 import extract.config  # noqa: F401  (registers the catalog, extract and hub blocks)
+import passnet_common.summary  # noqa: F401  (registers the summary block)
 from passnet_common.params import BLOCKS, Block, ParamsError, extend_block, load_params, register_block
 from tests.conftest import ROOT
 
@@ -44,7 +45,8 @@ def test_project_params_are_valid():
     (lambda p: p["curate"]["decompose"].update(max_node=64), "curate.decompose.max_node: unknown key"),
     (lambda p: p["curate"]["profile"]["timing"].update(trails=30), "curate.profile.timing.trails: unknown key"),
     (lambda p: p["curate"].update(curation={}), "curate.curation: unknown key"),
-    (lambda p: p["curate"]["profile"].update(compile_workers="one"), "curate.profile.compile_workers: expected positive int, got str 'one'"),
+    (lambda p: p["curate"]["profile"].update(compile_workers="one"),
+     "curate.profile.compile_workers: expected positive int, got str 'one'"),
     (lambda p: p["curate"]["profile"].update(sample_size=0), "curate.profile.sample_size: expected positive int or null, got int 0"),
     (lambda p: p["curate"]["profile"]["timing"].update(ci_level=95), "curate.profile.timing.ci_level: expected number in (0, 1), got 95"),
     (lambda p: p["curate"]["profile"].update(dtypes=["fp32"]), "curate.profile.dtypes[0]: expected one of 'float32'"),
