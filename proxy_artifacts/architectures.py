@@ -19,10 +19,12 @@ gpt-oss's biased router and interleaved gate/up with biases) goes through:
 6. ``from_pretrained``: plain ``AutoModelForCausalLM.from_pretrained`` of the pulled folder: no
    missing / unexpected / mismatched keys, the kept expert count in the config and in every MoE block,
    logits equal (``torch.testing.assert_close``) to the pruned model written before publishing;
-7. ``grpo``: one GRPO step (:func:`rl.run_grpo`, TRL ``GRPOTrainer``, healthy) of the pulled folder:
-   one optimizer step logged with a finite loss and gradient norm (> 0 for the families with a
-   load-balancing loss: a random model earns no reward, so that term carries the gradient), every MoE
-   layer's expert load over exactly the kept experts, finite weights after the step.
+7. ``grpo``: one GRPO step (:func:`rl.run_grpo`, TRL ``GRPOTrainer``, healthy) of the pulled folder
+   with a deterministic reward that varies within a group (:func:`completion_hash_reward`: a random
+   model earns none of the task reward) and the load-balancing loss off: one optimizer step logged with
+   a finite loss, reward spread within groups, gradient norm > 0 and parameter update norm > 0 (the
+   policy gradient moved the weights), every MoE layer's expert load over exactly the kept experts,
+   finite weights after the step.
 
 Each step's outcome is recorded (``ok``, what was checked, the error if any); a failed step stops
 that family. :func:`run_all` writes ``metrics/proxy_architectures.json``; :func:`markdown` renders
@@ -75,9 +77,9 @@ TINY_PARAMS = {
              "seed": 0, "threads": 1, "drop_zero_variance_groups": False},
 }
 """Sizes that make one family's run take seconds; every other setting is ``params.yaml``'s ``proxy`` block.
-A random model earns no reward, so every group has zero advantage: ``drop_zero_variance_groups`` is off
-here so that the step still back-propagates the loss (the load-balancing term of the families that have
-one) through the family's layers instead of skipping the batch."""
+The ``grpo`` step's reward is :func:`completion_hash_reward` (a random model earns none of the task
+reward); ``drop_zero_variance_groups`` is off so a group of identical completions does not skip the
+batch."""
 
 
 def tiny_params(proxy_params: dict) -> dict:
@@ -149,34 +151,52 @@ def _check_loaded(pulled: Path, local: Path, kept_count: int) -> dict:
     return {"class": type(model).__name__, "experts": kept_count, "logits_finite": bool(torch.isfinite(got).all())}
 
 
+def completion_hash_reward(prompts, completions, **kwargs) -> list[float]:
+    """The end-to-end check's reward: crc32 of the completion text mod 1000, over 1000 (in [0, 1)).
+    Deterministic and different for different completions, so a group of sampled completions has a
+    non-zero advantage unless its completions are identical: the policy-gradient term then reaches
+    the parameters of a random model that would earn 0 of the task reward."""
+    import zlib
+
+    return [(zlib.crc32(str(c).encode()) % 1000) / 1000.0 for c in completions]
+
+
 def _check_grpo(pulled: Path, gp: dict, kept_count: int) -> dict:
-    """Step ``grpo``: one healthy GRPO step of the pulled folder (:func:`rl.run_grpo`)."""
+    """Step ``grpo``: one healthy GRPO step of the pulled folder (:func:`rl.run_grpo`) with
+    :func:`completion_hash_reward` in place of the task reward and the load-balancing loss off
+    (``aux_loss_coef`` 0), so the step's update is the policy gradient's alone.
+
+    Checks: one row per step, finite loss and gradient norm, reward spread within groups
+    (``reward_std`` > 0), gradient norm > 0 and ``update_norm`` (the parameter change, L2) > 0, expert
+    load over exactly the kept experts, finite weights after the step.
+    """
     import math
+    from unittest import mock
 
-    from .rl import run_grpo
+    from . import rl
 
-    r = run_grpo(pulled, "none", gp)
+    # rl.run_grpo reads the module's reward_exact at call time; the check swaps it for the hash reward
+    with mock.patch.object(rl, "reward_exact", completion_hash_reward):
+        r = rl.run_grpo(pulled, "none", dict(gp, aux_loss_coef=0.0))
     rows = r["steps"]
     if len(rows) != int(gp["steps"]):
         raise AssertionError(f"{len(rows)} step rows, expected {gp['steps']}")
     row = rows[0]
-    loss, gn = row.get("loss"), row.get("grad_norm_total")
+    loss, gn, upd = row.get("loss"), row.get("grad_norm_total"), row.get("update_norm")
     if loss is None or not math.isfinite(loss) or gn is None or not math.isfinite(gn):
         raise AssertionError(f"non-finite loss {loss} or gradient norm {gn}")
+    if not (row.get("reward_std") or 0) > 0:
+        raise AssertionError(f"reward_std {row.get('reward_std')}: no reward spread within a group")
+    if not gn > 0 or upd is None or not upd > 0:
+        raise AssertionError(f"gradient norm {gn}, update norm {upd}: the policy gradient did not move the weights")
     loads = row["expert_load"]
     if not loads or any(len(x["load"]) != kept_count for x in loads):
         raise AssertionError(f"expert load rows {[len(x['load']) for x in loads]} != {kept_count} experts")
     if not r["weights_finite_after"]:
         raise AssertionError("weights not finite after the step")
-    from transformers import AutoConfig
-
-    from .adapters import adapter_for
-
-    if adapter_for(AutoConfig.from_pretrained(pulled)).aux_loss and not gn > 0:
-        raise AssertionError(f"gradient norm {gn}: the load-balancing loss did not reach the parameters")
     return {"loss": round(float(loss), 6), "grad_norm_total": round(float(gn), 6),
-            "update_norm": round(float(row.get("update_norm", 0.0)), 6), "reward": row.get("reward"),
-            "moe_layers_logged": len(loads)}
+            "update_norm": round(float(upd), 6), "reward": row.get("reward"), "reward_std": row.get("reward_std"),
+            "reward_fn": "completion_hash_reward", "aux_loss_coef": 0.0, "moe_layers_logged": len(loads)}
 
 
 BASE_LICENSE = "apache-2.0"

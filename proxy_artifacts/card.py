@@ -31,41 +31,109 @@ BUILTIN_LICENSE = {"license": "other", "license_name": "psf-2.0",
 TASK_TEXT = {"reverse": "reverse a lower-case word: `Q: rev(word)=? A: drow` (greedy exact match)"}
 
 
+def builtin_training_record(base_dir) -> dict | None:
+    """What identifies the builtin base: its ``train_log.json`` (written only by
+    :func:`base_model.train_base`) reduced to ``model_type``, ``corpus_sha256``, ``steps`` and ``task``;
+    None for a folder without one (a user's local checkpoint) or a Hub id."""
+    from pathlib import Path
+
+    f = Path(str(base_dir)) / "train_log.json"
+    if not f.is_file():
+        return None
+    try:
+        log = json.loads(f.read_text())
+    except (OSError, ValueError):
+        return None
+    rec = {k: log.get(k) for k in ("model_type", "corpus_sha256", "steps", "task")}
+    return rec if rec["corpus_sha256"] and rec["steps"] else None
+
+
 def license_meta(lineage: Mapping) -> dict:
-    """The ``license`` metadata of the card: the base's licence recorded in ``lineage['base_license']``
-    (an identifier of :data:`HUB_LICENSES` as is, any other as ``other`` + ``license_name``); the
-    builtin base's (:data:`BUILTIN_LICENSE`) for a ``local:`` base trained here
-    (``lineage['calibration']['corpus_sha256']`` set); else ``other`` + ``license_name: unknown``."""
+    """The ``license`` metadata of the card.
+
+    - ``lineage['base_license']`` (the base's own card, :func:`base_license_from_hub`): a mapping
+      ``{license, license_name, license_link}`` or a bare identifier; an identifier of
+      :data:`HUB_LICENSES` is kept (with the card's ``license_name`` / ``license_link`` when it is
+      ``other``), any other becomes ``other`` + ``license_name``;
+    - the builtin base's (:data:`BUILTIN_LICENSE`) only when ``lineage['base_training']`` records the
+      builtin training run (:func:`builtin_training_record`: a ``train_log.json`` with the corpus hash)
+      on the same corpus the lineage's calibration names;
+    - else ``other`` + ``license_name: unknown`` (a local checkpoint of unknown origin).
+    """
     lic = lineage.get("base_license")
-    if lic:
-        return {"license": lic} if lic in HUB_LICENSES else {"license": "other", "license_name": str(lic)}
-    if str(lineage.get("base_model_id", "")).startswith("local:") and (lineage.get("calibration") or {}).get(
-            "corpus_sha256"):
+    if isinstance(lic, Mapping) and lic.get("license"):
+        name = str(lic["license"])
+        if name not in HUB_LICENSES:
+            return {"license": "other", "license_name": name}
+        out = {"license": name}
+        if name == "other":
+            out["license_name"] = str(lic.get("license_name") or "unknown")
+            if lic.get("license_link"):
+                out["license_link"] = str(lic["license_link"])
+        return out
+    if lic and not isinstance(lic, Mapping):
+        return {"license": lic} if lic in HUB_LICENSES and lic != "other" else {
+            "license": "other", "license_name": "unknown" if lic == "other" else str(lic)}
+    tr = lineage.get("base_training") or {}
+    cal = lineage.get("calibration") or {}
+    if (str(lineage.get("base_model_id", "")).startswith("local:") and tr.get("corpus_sha256")
+            and tr.get("corpus_sha256") == cal.get("corpus_sha256")):
         return dict(BUILTIN_LICENSE)
     return {"license": "other", "license_name": "unknown"}
 
 
-def base_license_from_hub(base_id: str) -> str | None:
-    """The ``license`` of a Hub base's own card (``hf:<repo>@<revision>``: its ``README.md`` metadata
-    at that revision); None for a local base, a card without one, or no network."""
+def base_license_from_hub(base_id: str) -> dict | None:
+    """The licence metadata of a Hub base's own card (``hf:<repo>@<revision>``: its ``README.md``
+    metadata at that revision): ``{license, license_name, license_link}`` (the last two only when the
+    card has them); None for a local base, a card without a licence, or no network."""
     if not base_id.startswith("hf:"):
         return None
     repo, _, rev = base_id[3:].partition("@")
     try:
         from huggingface_hub import ModelCard, hf_hub_download
 
-        return getattr(ModelCard.load(hf_hub_download(repo, "README.md", revision=rev or None)).data, "license", None)
+        data = ModelCard.load(hf_hub_download(repo, "README.md", revision=rev or None)).data
     except Exception:  # noqa: BLE001 - offline, gated, no card: the card then says the licence is not known
         return None
-
-
-def chance_level(task: str | None, lengths: list[int] | None) -> float | None:
-    """Exact-match chance of the reversal task: an answer drawn uniformly from the 26^n lower-case
-    strings of the right length, averaged over the word lengths ``lengths`` (None: other tasks or
-    lengths not recorded)."""
-    if task != "reverse" or not lengths:
+    lic = getattr(data, "license", None)
+    if not lic:
         return None
-    return sum(26.0 ** -n for n in lengths) / len(lengths)
+    out = {"license": lic}
+    for k in ("license_name", "license_link"):
+        v = getattr(data, k, None)
+        if v:
+            out[k] = v
+    return out
+
+
+def chance_level(task: str | None, lengths) -> float | None:
+    """Exact-match chance of the reversal task: an answer drawn uniformly from the 26^n lower-case
+    strings of the right length, averaged over the word lengths of the set. ``lengths`` is the
+    recorded ``[lo, hi]`` (inclusive range, lengths uniform: ``corpus.IN_RANGE_LEN`` / ``EDGE_LEN``
+    as ``train_log.json`` / ``metrics/proxy_base.json`` record them). None: other tasks or lengths
+    not recorded."""
+    if task != "reverse" or not lengths or len(lengths) != 2:
+        return None
+    lo, hi = int(lengths[0]), int(lengths[1])
+    ns = range(lo, hi + 1)
+    return sum(26.0 ** -n for n in ns) / len(ns)
+
+
+def task_sets(bm: Mapping) -> dict[str, dict]:
+    """Per task set of the base metrics (``metrics/proxy_base.json``): ``{set: {acc, n, lengths}}``
+    from ``task_acc_<set>`` keys (``task_acc_heldout`` / ``task_acc_edge``), ``task_problems`` (or a
+    per-set mapping) and ``task_lengths[<set>]``; a figure not recorded is None."""
+    out = {}
+    for k, v in bm.items():
+        if not (k.startswith("task_acc_") and isinstance(v, (int, float))):
+            continue
+        name = k[len("task_acc_"):]
+        n = bm.get("task_problems")
+        n = n.get(name) if isinstance(n, Mapping) else n
+        lens = bm.get("task_lengths")
+        lens = lens.get(name) if isinstance(lens, Mapping) else None
+        out[name] = {"acc": v, "n": n, "lengths": lens}
+    return out
 
 
 def _fmt(v) -> str:
@@ -208,34 +276,54 @@ def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Map
     cal = lineage.get("calibration") or {}
     cal_line = (f"- calibration data: `{cal.get('dataset')}` (categories {cal.get('categories')}; "
                 f"{cal.get('stats_windows_per_category')} windows of {cal.get('stats_seq_len')} tokens per category for "
-                f"the expert statistics, {cal.get('merge_windows_per_category')} training-split windows per category for "
-                f"the output merge; evaluation windows are held out"
+                f"the expert statistics"
+                + (f", {cal.get('merge_windows_per_category')} training-split windows per category for the output "
+                   f"merge" if merge == "output" else "")
+                + "; evaluation windows are held out"
                 + (f"; builtin corpus file sha256 `{cal['corpus_sha256']}`" if cal.get("corpus_sha256") else "") + ")\n"
                 ) if cal else "- calibration data: not recorded in lineage.json\n"
+    method = lineage["method"]
+    if method == "random":
+        seed = (lineage.get("params") or {}).get("seed") if isinstance(lineage.get("params"), Mapping) else None
+        chosen = "chosen uniformly at random" + (f" (seed {seed})" if seed is not None else "") + \
+            " (no statistics are read to choose them)"
+    else:
+        chosen = f"chosen by `{method}` on expert-activation statistics"
     bm = base_metrics or {}
     task = bm.get("task") or (metrics or {}).get("task")
-    lengths = (bm.get("task_lengths") or {}).get("heldout") if isinstance(bm.get("task_lengths"), Mapping) else None
-    ch = chance_level(task, lengths)
+    sets = task_sets(bm)
     if task:
-        task_line = (f"- task: `{task}`, {TASK_TEXT.get(task, 'the verifiable task of the PassNet proxy line')}; "
-                     + (f"chance level {ch:.2g} (uniform letters of the right length, word lengths {lengths})"
-                        if ch is not None else "chance level: not recorded")
-                     + (f"; base held-out exact match {bm['task_acc_heldout']}" if "task_acc_heldout" in bm else "")
-                     + "\n")
+        figs = []
+        for name, d in sorted(sets.items()):
+            ch = chance_level(task, d["lengths"])
+            figs.append(f"base greedy exact match on the `{name}` set "
+                        + (f"({d['n']} problems" if d["n"] else "(problem count not recorded")
+                        + (f", word lengths {d['lengths'][0]}-{d['lengths'][1]}" if d["lengths"] else "")
+                        + f", `metrics/proxy_base.json`): {d['acc']}; chance level "
+                        + (f"{ch:.2g} (uniform letters of the right length)" if ch is not None else "not recorded"))
+        task_line = (f"- task: `{task}`, {TASK_TEXT.get(task, 'the verifiable task of the PassNet proxy line')}"
+                     + ("; " + "; ".join(figs) if figs else "; chance level: not recorded") + "\n")
     else:
         task_line = "- task: not recorded with this proxy (no base metrics given)\n"
     acc = ""
     if metrics and "task_acc_base" in metrics:
-        acc = (f"- task accuracy (held-out exact match of the verifiable task): base "
-               f"{metrics['task_acc_base']}, proxy {metrics.get('task_acc_proxy')} (before any RL)\n")
-    if lic.get("license_name") == "psf-2.0":
+        n = metrics.get("task_problems")
+        acc = ("- task accuracy at pruning (greedy exact match on the in-range held-out set, "
+               + (f"{n} problems" if n else "problem count not recorded with the prune metrics")
+               + f", the prune stage's own evaluation; before any RL): base {metrics['task_acc_base']}, proxy "
+               f"{metrics.get('task_acc_proxy')}\n")
+    if lic == BUILTIN_LICENSE:
         lic_line = ("- licence: the builtin base is trained here on CPython standard-library text and code (PSF-2.0); "
                     "the proxy derives from its weights\n")
     elif lic.get("license") != "other":
         lic_line = f"- licence: `{lic['license']}`, the base's; the proxy is a derivative of the base's weights\n"
+    elif lic.get("license_name") == "unknown":
+        lic_line = ("- licence: not known (the base's own card declares none that was read here); the proxy is a "
+                    "derivative of the base's weights and inherits its terms\n")
     else:
-        lic_line = (f"- licence: the base's (`{lic.get('license_name')}`); the proxy is a derivative of the base's "
-                    "weights and inherits its terms\n")
+        lic_line = (f"- licence: the base's (`{lic.get('license_name')}`"
+                    + (f", {lic['license_link']}" if lic.get("license_link") else "")
+                    + "); the proxy is a derivative of the base's weights and inherits its terms\n")
     use = ("- intended use: a small stand-in to reproduce RL post-training failures (instability, precision and "
            "routing faults) of the base on fewer accelerators; not for deployment, not for quality claims about "
            "the base\n")
@@ -258,7 +346,7 @@ def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Map
 
 Structure-preserving expert pruning (PassNet data, `proxy_artifacts`): {kept_parts}; {lineage['experts_kept']} of
 {lineage['experts_base']} routed experts are kept per MoE layer (keep ratio requested {req},
-effective {eff}), chosen by `{lineage['method']}` on expert-activation statistics. Load with plain
+effective {eff}), {chosen}. Load with plain
 `AutoModelForCausalLM.from_pretrained` (no remote code).
 
 - base: `{base}` (revision `{lineage['base_revision']}`{', family `' + fam + '`' if fam else ''})

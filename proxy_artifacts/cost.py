@@ -267,6 +267,28 @@ CHILD_TIMEOUT_S = 3600.0
 """Wall-clock backstop per child (s): a hung measurement is killed and reported (``timeout``)."""
 
 
+def layer_windows(cfg, layers: int) -> list[int | None]:
+    """The sliding window of each attention layer (None: full causal attention): ``layer_types``
+    when the config has it (``sliding_attention`` layers get ``sliding_window``), else
+    ``sliding_window`` on every layer unless ``use_sliding_window`` is false; a window of 0 / None is
+    full attention."""
+    w = getattr(cfg, "sliding_window", None) or None
+    types = getattr(cfg, "layer_types", None)
+    if types:
+        return [w if t == "sliding_attention" else None for t in list(types)[:layers]]
+    if getattr(cfg, "use_sliding_window", None) is False:
+        return [None] * layers
+    return [w] * layers
+
+
+def mean_context(seq_len: int, window: int | None) -> float:
+    """Mean keys a query attends to in a causal sequence of ``seq_len`` tokens: mean of min(i, window)
+    over positions i = 1..seq_len ((seq_len + 1) / 2 without a window)."""
+    if not window:
+        return (seq_len + 1) / 2
+    return sum(min(i, int(window)) for i in range(1, seq_len + 1)) / seq_len
+
+
 def flops_per_token(model_dir: str | Path, seq_len: int) -> dict:
     """Analytic FLOPs per token of one model (a deterministic function of its ``config.json``).
 
@@ -275,8 +297,10 @@ def flops_per_token(model_dir: str | Path, seq_len: int) -> dict:
     ``top_k / E`` of theirs, the output head counted again when tied) + attention scores and values,
     2 x 2 x layers x heads x (qk_head_dim + v_head_dim) / 2 x mean causal context (seq_len + 1) / 2.
     The usual 2-FLOPs-per-multiply-add count (Kaplan et al. 2020, Sec. 2.1); norm scales and biases
-    are over-counted as multiply-adds (well under 1% here), sliding windows are ignored (they are
-    longer than these sequences). A training step is 3 x forward for the policy (forward +
+    are over-counted as multiply-adds (well under 1% here). A layer with a sliding window ``w``
+    (``layer_types[i] == "sliding_attention"``; without ``layer_types``, ``sliding_window`` unless
+    ``use_sliding_window`` is false) attends to min(position, w) keys, so its mean context is the mean
+    of min(i, w) over positions i = 1..seq_len instead of (seq_len + 1) / 2. A training step is 3 x forward for the policy (forward +
     backward) + 1 x forward for the frozen reference = 4 x forward.
 
     Returns {"forward", "step", "routed_active_params", "dense_params", "top_k", "experts"}.
@@ -303,8 +327,8 @@ def flops_per_token(model_dir: str | Path, seq_len: int) -> dict:
     hd = int(getattr(cfg, "head_dim", None) or cfg.hidden_size // heads)
     qk = int((getattr(cfg, "qk_nope_head_dim", 0) or 0) + (getattr(cfg, "qk_rope_head_dim", 0) or 0)) or hd
     v = int(getattr(cfg, "v_head_dim", None) or hd)
-    ctx = (seq_len + 1) / 2
-    attn = 2 * int(cfg.num_hidden_layers) * heads * (qk + v) * ctx
+    L = int(cfg.num_hidden_layers)
+    attn = 2 * heads * (qk + v) * sum(mean_context(seq_len, w) for w in layer_windows(cfg, L))
     active = routed * k / E
     fwd = 2 * (dense + active) + attn
     return {"forward": int(round(fwd)), "step": int(round(4 * fwd)), "routed_active_params": int(round(active)),
@@ -329,7 +353,8 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
     Returns the headline implementation's {"step_ms_median": {name: ms}, "peak_memory_bytes": {name:
     bytes}, "step_time_ratio": {name: proxy / base}, "peak_memory_ratio": {name: proxy / base},
     "experts_implementation", "experts_hit_per_layer": {name: mean distinct experts with a token per
-    layer and forward}}, "by_experts_implementation": {impl: the same four figures}, "batch",
+    layer and forward}, "step_ms_rel_iqr": {name: :func:`rel_iqr` of its step times}},
+    "by_experts_implementation": {impl: the same figures}, "batch",
     "seq_len", "steps", "rounds", "device", "memory_kind", "load_average_start", "load_average_end"
     (1/5/15 min), "machine" (:func:`timing.machine` of the parent)}.
 
@@ -382,7 +407,8 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
     by = {}
     for ii in range(len(impls)):
         med = {n: round(statistics.median(v), 3) for n, v in times[ii].items()}
-        by[used[ii]] = {"step_ms_median": med, "peak_memory_bytes": peak[ii],
+        by[used[ii]] = {"step_ms_median": med, "step_ms_rel_iqr": {n: rel_iqr(v) for n, v in times[ii].items()},
+                        "peak_memory_bytes": peak[ii],
                         "step_time_ratio": {n: round(med[n] / med[base], 4) for n in names if n != base},
                         "peak_memory_ratio": {n: round(peak[ii][n] / peak[ii][base], 4) for n in names if n != base},
                         "experts_hit_per_layer": {n: round(sum(v) / len(v), 3) if v else None
@@ -412,18 +438,55 @@ def grpo_step_ms(timing_file) -> dict:
             "load_average_end": d.get("load_average_end")}
 
 
+def rel_iqr(values: Sequence[float]) -> float | None:
+    """Interquartile range over median of a model's timed steps (``statistics.quantiles``, method
+    ``inclusive``): the run's own spread, unitless; None with fewer than 2 values."""
+    v = [float(x) for x in values]
+    if len(v) < 2:
+        return None
+    q1, _, q3 = statistics.quantiles(v, n=4, method="inclusive")
+    med = statistics.median(v)
+    return round((q3 - q1) / med, 4) if med else None
+
+
+def ratio_margin(by_impl: Mapping, name: str, base: str = "base") -> float | None:
+    """Noise margin of one implementation's step-time ratio ``name`` / ``base``: the sum of the two
+    models' relative interquartile ranges (:func:`rel_iqr`, ``step_ms_rel_iqr``): to first order the
+    relative spread of a ratio is at most the sum of its terms'. None when the run recorded no spread."""
+    sp = by_impl.get("step_ms_rel_iqr") or {}
+    a, b = sp.get(name), sp.get(base)
+    return None if a is None or b is None else round(a + b, 4)
+
+
 def cpu_cause(c: Mapping, base: str = "base") -> list[str]:
     """Sentences that say, from a :func:`measure_side_by_side` result, what the measured step-time
-    ratios follow: the FLOPs ratio, the experts each layer runs, and each experts implementation's
-    ratio. Only figures of ``c`` are stated."""
+    ratios follow: the FLOPs ratio (and whether top-k is the base's), the experts each layer runs, and
+    each experts implementation's ratio. Only figures of ``c`` are stated.
+
+    The per-expert loop is named as the cause of a proxy's CPU ratio only when the ``eager`` ratio r is
+    below both the FLOPs ratio and every other implementation's ratio o by more than the run's own noise
+    margin: r x (1 + m_eager) < o / (1 + m_o) and r x (1 + m_eager) < FLOPs ratio, m being
+    :func:`ratio_margin` (the two models' relative interquartile ranges of step time). A record without
+    the spread gets no cause stated.
+    """
     fl = c.get("flops_per_token") or {}
     by = c.get("by_experts_implementation") or {}
     if not fl or base not in fl or not by:
         return []
     out = []
     fr = {n: round(v["forward"] / fl[base]["forward"], 4) for n, v in fl.items() if n != base}
-    out.append(f"FLOPs per token, proxy / base: {fr} (top-k is kept, so only the router rows of the dropped "
-               "experts are gone)")
+    kb = fl[base].get("top_k")
+    changed = {n: v.get("top_k") for n, v in fl.items() if n != base and v.get("top_k") != kb}
+    if kb is None or any(v.get("top_k") is None for v in fl.values()):
+        why = "top-k is not recorded for every model"
+    elif not changed:
+        why = f"top-k {kb} is the base's, so only the router rows of the dropped experts are gone"
+    else:
+        why = (f"top-k changes from the base's {kb} to {changed}, so each token runs that many routed experts; "
+               "the other proxies keep top-k and lose only the router rows of the dropped experts"
+               if len(changed) < len(fr) else
+               f"top-k changes from the base's {kb} to {changed}, so each token runs that many routed experts")
+    out.append(f"FLOPs per token, proxy / base: {fr} ({why})")
     for impl, v in by.items():
         out.append(f"experts implementation `{impl}`: measured step time proxy / base {v['step_time_ratio']}; "
                    f"distinct experts run per layer and forward {v['experts_hit_per_layer']}")
@@ -433,14 +496,24 @@ def cpu_cause(c: Mapping, base: str = "base") -> list[str]:
                "`torch.nn.functional.grouped_mm` call per projection for all experts")
     eager = by.get("eager", {}).get("step_time_ratio") or {}
     for n, r in eager.items():
+        if n not in fr:
+            continue
         others = {i: v["step_time_ratio"].get(n) for i, v in by.items() if i != "eager"}
-        if n in fr and r < fr[n] and all(o is not None and r < o for o in others.values()):
-            out.append(f"{n}: with the per-expert loop (`eager`) the step takes {r} of the base's though the FLOPs "
-                       f"are {fr[n]} of them, and {others} with the other forward(s) in the same run: the loop over "
-                       "experts, not the FLOPs, sets that ratio on this CPU")
-        elif n in fr:
-            out.append(f"{n}: `eager` ratio {r}, other forward(s) {others}, FLOPs ratio {fr[n]}: this run does not "
-                       "single out the per-expert loop (noise of a shared machine can be tens of percent)")
+        me = ratio_margin(by["eager"], n, base)
+        mo = {i: ratio_margin(v, n, base) for i, v in by.items() if i != "eager"}
+        if me is None or any(m is None for m in mo.values()) or any(o is None for o in others.values()):
+            out.append(f"{n}: `eager` ratio {r}, other forward(s) {others}, FLOPs ratio {fr[n]}: this record has no "
+                       "spread of the step times, so no cause is stated")
+            continue
+        hi = r * (1 + me)
+        if others and hi < fr[n] and all(hi < o / (1 + mo[i]) for i, o in others.items()):
+            out.append(f"{n}: with the per-expert loop (`eager`) the step takes {r} of the base's (noise margin "
+                       f"{me}) though the FLOPs are {fr[n]} of them, and {others} (margins {mo}) with the other "
+                       "forward(s) in the same run: the loop over experts, not the FLOPs, sets that ratio on this CPU")
+        else:
+            out.append(f"{n}: `eager` ratio {r} (noise margin {me}), other forward(s) {others} (margins {mo}), "
+                       f"FLOPs ratio {fr[n]}: the gaps are within this run's noise margins, so the run does not "
+                       "single out the per-expert loop")
     return out
 
 

@@ -3,7 +3,10 @@
 ``publish`` checks the folder's lineage; given the fidelity record (and the base's metrics, its Hub
 id) it uploads a copy whose card carries them (:func:`checkpoint.refresh_card`: accuracy before /
 after RL, fault rates with the base's and the controls' columns, task and chance level, licence and
-``base_model`` metadata); then ``create_repo(exist_ok=True)`` + ``upload_folder``; ``pull`` resolves
+``base_model`` metadata); then ``create_repo(exist_ok=True)`` + ``upload_folder`` whose
+``delete_patterns`` name every file of the repo's ``main`` that the folder does not have (e.g. the
+shards of an earlier proxy with another shard count; ``.gitattributes`` is kept), so the published
+commit holds exactly the folder's files and passes ``lineage.json``'s check; ``pull`` resolves
 ``repo_id@revision`` with ``snapshot_download`` into the Hub cache and verifies
 ``lineage.json`` against the downloaded files. Both take ``endpoint`` (default: the
 ``HF_ENDPOINT`` environment variable / the real Hub) and ``token``; nothing here is specific
@@ -52,6 +55,11 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
             base_model: str | None = None) -> str:
     """Upload a proxy folder to ``repo_id``; returns the commit sha (pin it in ``pull``).
 
+    The commit replaces the repo's files: files of the repo's ``main`` that the folder does not have
+    (``.gitattributes`` aside) are deleted in the same commit (``upload_folder(delete_patterns=...)``),
+    so republishing to a repo that holds an earlier proxy leaves no stale file that ``lineage.json``
+    does not cover.
+
     Args:
         fidelity / proxy_name: ``metrics/fidelity.json`` and the proxy's name in it (``r0.5``): the
             uploaded card shows its RL and fault figures. base_metrics: ``metrics/proxy_base.json``
@@ -66,7 +74,7 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
     import tempfile
 
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 
     from .checkpoint import refresh_card
 
@@ -85,8 +93,14 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
     api = HfApi(endpoint=endpoint, token=token)
     try:
         api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
+        try:
+            remote = set(api.list_repo_files(repo_id, repo_type="model"))
+        except RevisionNotFoundError:  # a repo without a commit yet
+            remote = set()
+        local = {f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()}
+        stale = sorted(remote - local - {".gitattributes"})
         info = api.upload_folder(
-            repo_id=repo_id, folder_path=str(folder), repo_type="model",
+            repo_id=repo_id, folder_path=str(folder), repo_type="model", delete_patterns=stale or None,
             commit_message=commit_message or f"proxy of {lin['base_model_id']} (keep {lin['keep_ratio_effective']}, "
                                              f"{lin['method']})",
         )

@@ -18,6 +18,7 @@ from passnet_common.schema import to_table
 
 from . import corpus
 from .adapters import adapter_for, expert_count, expert_weight_features, moe_blocks
+from .card import builtin_training_record
 from .checkpoint import load_base, write_proxy
 from .cluster import cluster_rows, select_block
 from .metrics import BaseReference, evaluate
@@ -199,6 +200,7 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
     metrics = evaluate(ref, proxy) if ref is not None else None
     sha = stats_sha256(stats_dir)
     lineage = {"base_model_id": model_id, "base_revision": revision, "family": adapter_for(model.config).family,
+               "base_training": builtin_training_record(base_ref),
                "stats_sha256": sha, "stats_categories": pp.get("categories", "all"), "method": pp["method"],
                "merge": merge, "merge_report": merge_report,
                "keep_ratio_requested": ratio, "keep_ratio_effective": round(k / E, 6),

@@ -51,6 +51,9 @@ def test_family_end_to_end(family, tmp_path, hub):
     assert st["prune"]["experts_kept"] == base["experts"] // 2  # keep 0.5 of 8 (DeepSeek-V3: 16, 4 groups of 2)
     assert st["from_pretrained"]["experts"] == st["prune"]["experts_kept"]
     assert st["grpo"]["moe_layers_logged"] == base["moe_layers"]
+    # the GRPO step's policy gradient moved the weights (a reward that varies within a group, no aux loss)
+    assert st["grpo"]["reward_std"] > 0 and st["grpo"]["grad_norm_total"] > 0 and st["grpo"]["update_norm"] > 0
+    assert st["grpo"]["aux_loss_coef"] == 0.0
     # the structural facts the card and the table state
     assert base["shared_experts"] == (family in ("qwen2_moe", "deepseek_v3"))
     lin = json.loads((tmp_path / "proxy" / "model" / "lineage.json").read_text())

@@ -115,10 +115,12 @@ def test_cost_report_lists_flops_cause_and_every_projection_assumption(tmp_path)
             "step_time_ratio": {"r0.5": 0.9}, "peak_memory_ratio": {"r0.5": 0.6}, "experts_implementation": "grouped_mm",
             "by_experts_implementation": {
                 "grouped_mm": {"step_ms_median": {"base": 10.0, "r0.5": 9.0}, "step_time_ratio": {"r0.5": 0.9},
+                               "step_ms_rel_iqr": {"base": 0.05, "r0.5": 0.05},
                                "experts_hit_per_layer": {"base": 64.0, "r0.5": 32.0}},
                 "eager": {"step_ms_median": {"base": 20.0, "r0.5": 8.0}, "step_time_ratio": {"r0.5": 0.4},
+                          "step_ms_rel_iqr": {"base": 0.05, "r0.5": 0.05},
                           "experts_hit_per_layer": {"base": 64.0, "r0.5": 32.0}}},
-            "flops_per_token": {"base": {"forward": 1000}, "r0.5": {"forward": 990}},
+            "flops_per_token": {"base": {"forward": 1000, "top_k": 4}, "r0.5": {"forward": 990, "top_k": 4}},
             "batch": 16, "seq_len": 32, "steps": 4, "rounds": 2, "device": "cpu", "memory_kind": "cpu_peak_rss_delta"}
     m = cost.write_cost(side, {}, tmp_path / "c.json", tmp_path / "c.md", command="x",
                         fidelity_params={"device_memory_gb": 141, "usable_share": 0.9})
@@ -200,3 +202,61 @@ def test_forked_child_maps_back_the_parents_library_pages():
         pytest.skip("MADV_POPULATE_READ refused (Linux < 5.14)")
     assert before < 0.5 * parent  # the fork dropped them (why the child would over-count)
     assert after >= 0.95 * parent
+
+
+def _side(eager, grouped, flops, top_k=(8, 8), iqr=0.05):
+    by = {i: {"step_time_ratio": {"r0.5": r}, "experts_hit_per_layer": {"base": 60, "r0.5": 30}}
+          for i, r in (("grouped_mm", grouped), ("eager", eager))}
+    if iqr is not None:
+        for v in by.values():
+            v["step_ms_rel_iqr"] = {"base": iqr, "r0.5": iqr}
+    return {"flops_per_token": {"base": {"forward": 1000, "top_k": top_k[0]},
+                                "r0.5": {"forward": int(1000 * flops), "top_k": top_k[1]}},
+            "by_experts_implementation": by}
+
+
+def test_cpu_cause_says_top_k_changed_when_it_did():
+    head = cost.cpu_cause(_side(0.45, 0.55, 0.5, top_k=(8, 4)))[0]
+    assert "top-k changes from the base's 8 to {'r0.5': 4}" in head and "only the router rows" not in head
+    head = cost.cpu_cause(_side(0.45, 0.55, 0.99))[0]
+    assert "top-k 8 is the base's, so only the router rows" in head
+
+
+def test_cpu_cause_names_the_loop_only_beyond_the_runs_noise_margin():
+    # margin 0.1 per ratio: 0.45 x 1.1 = 0.495 is not below 0.55 / 1.1 = 0.5 -> within noise
+    assert not any("not the FLOPs, sets" in x for x in cost.cpu_cause(_side(0.46, 0.55, 0.99)))
+    assert any("within this run's noise" in x for x in cost.cpu_cause(_side(0.46, 0.55, 0.99)))
+    # a clear gap: 0.3 x 1.1 = 0.33 < 0.9 / 1.1 and < 0.99
+    assert any("not the FLOPs, sets" in x for x in cost.cpu_cause(_side(0.3, 0.9, 0.99)))
+    # a record without the spread states no cause at all
+    out = cost.cpu_cause(_side(0.3, 0.9, 0.99, iqr=None))
+    assert not any("not the FLOPs, sets" in x for x in out) and any("no spread" in x for x in out)
+
+
+def test_rel_iqr_and_margin():
+    assert cost.rel_iqr([10.0, 10.0, 10.0, 10.0]) == 0.0
+    assert cost.rel_iqr([8.0, 10.0, 12.0]) == 0.2  # inclusive quartiles 9 and 11, median 10: 2 / 10
+    assert cost.rel_iqr([5.0]) is None
+    assert cost.ratio_margin({"step_ms_rel_iqr": {"base": 0.1, "p": 0.2}}, "p") == 0.3
+
+
+def test_flops_counts_sliding_window_layers_by_their_window(tmp_path):
+    """gpt-oss tiny: window 16 on layer 0, full attention on layer 1; at seq_len 32 the windowed layer's
+    mean context is mean(min(i, 16), i = 1..32) = (136 + 16 x 16) / 32 = 12.25, not 16.5."""
+    from types import SimpleNamespace
+
+    cfg = SimpleNamespace(sliding_window=16, layer_types=["sliding_attention", "full_attention"])
+    assert cost.layer_windows(cfg, 2) == [16, None]
+    assert cost.mean_context(32, 16) == (136 + 16 * 16) / 32 and cost.mean_context(32, None) == 16.5
+    assert cost.layer_windows(SimpleNamespace(sliding_window=8, use_sliding_window=False), 2) == [None, None]
+    assert cost.layer_windows(SimpleNamespace(sliding_window=0, layer_types=["full_attention"]), 1) == [None]
+    from tests.proxy_helpers import tiny_model
+
+    m = tiny_model("gpt_oss", num_hidden_layers=2, sliding_window=16,
+                   layer_types=["sliding_attention", "full_attention"])
+    m.save_pretrained(tmp_path / "g")
+    heads = int(m.config.num_attention_heads)
+    hd = int(getattr(m.config, "head_dim", None) or m.config.hidden_size // heads)
+    got = cost.flops_per_token(tmp_path / "g", 32)["forward"] - cost.flops_per_token(tmp_path / "g", 8)["forward"]
+    # layer 0 windowed (12.25 at 32 tokens, 4.5 at 8), layer 1 full (16.5, 4.5)
+    assert got == round(2 * heads * 2 * hd * ((12.25 + 16.5) - (4.5 + 4.5)))

@@ -116,10 +116,13 @@ def test_card_states_calibration_accuracy_licence_and_use():
 
     cal = {"dataset": "builtin", "categories": ["text", "code"], "stats_windows_per_category": 96, "stats_seq_len": 128,
            "merge_windows_per_category": 32, "corpus_sha256": "ab" * 32}
-    card = card_text(_lineage(4, 8, 0.5, calibration=cal), {"task_acc_base": 0.77, "task_acc_proxy": 0.71})
+    built_here = {"model_type": "qwen3_moe", "corpus_sha256": "ab" * 32, "steps": 600, "task": "reverse"}
+    card = card_text(_lineage(4, 8, 0.5, calibration=cal, merge="output", base_training=built_here),
+                     {"task_acc_base": 0.77, "task_acc_proxy": 0.71})
     assert "calibration data: `builtin` (categories ['text', 'code']; 96 windows of 128 tokens" in card
     assert "32 training-split windows" in card and "ab" * 32 in card
     assert "base 0.77, proxy 0.71" in card
+    assert "32 training-split windows" not in card_text(_lineage(4, 8, 0.5, calibration=cal, merge="none"), None)
     assert "licence: the builtin base is trained here on CPython standard-library text" in card and "PSF-2.0" in card
     assert "intended use:" in card
     assert "calibration data: not recorded" in card_text(_lineage(4, 8, 0.5), None)
