@@ -8,6 +8,7 @@ import yaml
 import curate.config  # noqa: F401,E402  (registers the curate block: CurateConfig)
 import extract.config  # noqa: F401  (registers the catalog, extract and hub blocks)
 import passnet_common.summary  # noqa: F401  (registers the summary block)
+import proxy_artifacts.config  # noqa: F401  (registers the proxy block: ProxyConfig)
 from passnet_common.params import BLOCKS, Block, ParamsError, extend_block, load_params, register_block
 from tests.conftest import ROOT
 
@@ -110,13 +111,13 @@ def test_values_the_stages_accept_validate(tmp_path):
 
 def test_schema_names_agree_with_the_stage_code():
     """The names params.py repeats (to validate without importing torch) are the stages' own."""
-    from passnet_common import params as P
+    from proxy_artifacts import config as PC
     from proxy_artifacts.cluster import METHODS, VIEWS
     from proxy_artifacts.corpus import CATEGORIES
-    from proxy_artifacts.rl import FAULTS
+    from proxy_artifacts.rl import FAULTS, FIXABLE
 
-    assert P.PROXY_METHODS == METHODS and P.PROXY_VIEWS == VIEWS
-    assert P.PROXY_CATEGORIES == CATEGORIES and P.PROXY_FAULTS == FAULTS
+    assert PC.METHODS == METHODS and PC.VIEWS == VIEWS
+    assert PC.CATEGORIES == CATEGORIES and PC.FAULTS == FAULTS and PC.FIXABLE == FIXABLE
 
 
 def _bad_params(tmp_path, edit):
