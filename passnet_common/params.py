@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from passnet_common.spec import (
-    AnyOf, Block, Choice, DictOf, ListOf, Optional, ParamsError, check, interval, non_negative, positive,
+    Block, Choice, Optional, ParamsError, check, interval, non_negative, positive,
 )
 
 
@@ -73,137 +73,8 @@ TIMING_SCHEMA = Block({
 
 # The ``score`` block is a typed config: curate/score/config.py (ScoreConfig, registered by curate/config.py).
 
-# --- proxy stages (proxy_artifacts/__main__.py) --------------------------------------------
-# Names owned by proxy_artifacts (cluster.METHODS / VIEWS, corpus.CATEGORIES, rl.FAULTS),
-# repeated here so that validating params never imports torch; tests/test_params.py checks
-# that they agree.
-PROXY_METHODS = ("cluster", "usage_cluster", "frequency", "reap", "random")
-PROXY_VIEWS = ("act", "router", "weights", "frequency")
-PROXY_CATEGORIES = ("text", "code", "reverse")
-PROXY_FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
-                "swapped_operator")
-_SHARE = interval(float, 0, 1)
-_VIEWS_SCHEMA = Block({v: non_negative(float) for v in PROXY_VIEWS})
-_USAGE_SCHEMA = Block({
-    "dead_share": _SHARE,
-    "cluster_share": interval(float, 0, 1, lo_open=True),
-    "slots_by": Choice(("frequency", "reap_mass")),
-    "representative": Choice(("reap", "frequency")),
-})
-_KEEP_RATIO = interval(float, 0, 1, lo_open=True)
-# prune merge: false/true (none / frequency) or a merge mode name; ``output`` and
-# ``calibration`` belong to the output-space merge being added in proxy_artifacts (issue 8).
-_MERGE = AnyOf((bool, Choice(("none", "frequency", "output"))))
-register_block("proxy", Block({
-    "base": Block({
-        "model_type": str,
-        "hidden_size": positive(int),
-        "moe_intermediate_size": positive(int),
-        "num_layers": positive(int),
-        "num_heads": positive(int),
-        "num_kv_heads": positive(int),
-        "num_experts": positive(int),
-        "top_k": positive(int),
-        "aux_loss_coef": non_negative(float),
-        "seq_len": positive(int),
-        "batch_size": positive(int),
-        "steps": positive(int),
-        "lr": positive(float),
-        "train_windows_per_category": positive(int),
-        "category_mix": Optional(Block({c: non_negative(float) for c in PROXY_CATEGORIES})),
-        "spec_windows": positive(int),
-        "task_problems": non_negative(int),
-        "seed": int,
-        "threads": positive(int),
-    }),
-    "model": Block({"path": str, "revision": Optional(str)}),
-    "stats": Block({
-        "dataset": str,  # builtin, or a folder of <category>.txt files
-        "categories": ListOf(str),
-        "num_samples": positive(int),
-        "seq_len": positive(int),
-        "batch_size": positive(int),
-        "char_tokens_per_batch": non_negative(int),
-        "seed": int,
-        "threads": positive(int),
-    }),
-    "prune": Block({
-        "method": Choice(PROXY_METHODS),
-        "views": _VIEWS_SCHEMA,
-        "representative": Choice(("frequency", "medoid")),
-        "usage": _USAGE_SCHEMA,
-        "merge": _MERGE,
-        "calibration": Block({"windows_per_category": positive(int), "seq_len": positive(int),
-                              "ridge": non_negative(float)}),
-        "categories": AnyOf((Choice(("all",)), ListOf(str))),
-        "new_top_k": Optional(positive(int)),
-        "seed": int,
-        "threads": positive(int),
-    }),
-    "eval": Block({
-        "windows_per_category": positive(int),
-        "seq_len": positive(int),
-        "batch_size": positive(int),
-        "task_problems": non_negative(int),
-    }),
-    "compare": Block({
-        "keep_ratios": ListOf(_KEEP_RATIO),
-        "reference_ratio": Optional(_KEEP_RATIO),
-        "methods": ListOf(Block({"name": str, "method": Choice(PROXY_METHODS), "views": _VIEWS_SCHEMA,
-                                 "usage": _USAGE_SCHEMA, "merge": _MERGE}, required=("name", "method"))),
-        "random_seeds": ListOf(int),
-        "workers": positive(int),
-    }),
-    "grpo": Block({
-        "steps": positive(int),
-        "prompts_per_step": positive(int),
-        "num_generations": positive(int),
-        "max_completion_length": positive(int),
-        "lr": positive(float),
-        "beta": non_negative(float),
-        "temperature": positive(float),
-        "max_grad_norm": positive(float),
-        "aux_loss_coef": non_negative(float),
-        "eval_problems": non_negative(int),
-        "seed": int,
-        "threads": positive(int),
-        "workers": positive(int),
-        "fault_step": non_negative(int),
-        "lr_spike_factor": positive(float),
-        "lr_spike_steps": positive(int),
-        "fp16_grad_scale": positive(float),
-        "router_lr_factor": positive(float),
-        "faults": ListOf(Choice(PROXY_FAULTS)),
-        "healthy_seeds": ListOf(int),
-        "heldout_healthy_seeds": ListOf(int),
-        "fault_seeds": ListOf(int),
-        "eval_fault_runs": bool,
-    }),
-    "fidelity": Block({
-        "step_tolerance": non_negative(int),
-        "device_memory_gb": positive(float),
-        "usable_share": interval(float, 0, 1, lo_open=True),
-        "cost": Block({"seq_len": positive(int), "steps": positive(int), "rounds": positive(int)}),
-        "detector": Block({
-            "grad_spike_factor": positive(float),
-            "kl_blowup_factor": positive(float),
-            "kl_blowup_min": non_negative(float),
-            "reward_window": positive(int),
-            "reward_collapse_frac": _SHARE,
-            "reward_min": non_negative(float),
-            "expert_collapse_share": _SHARE,
-            "update_frozen": non_negative(float),
-            "grad_collapse_factor": positive(float),
-            "grad_collapse_steps": positive(int),
-            "logprob_mismatch_factor": positive(float),
-            "logprob_mismatch_min": non_negative(float),
-            "divergence_rel": positive(float),
-            "divergence_factor": positive(float),
-            "divergence_steps": positive(int),
-            "divergence_floor": non_negative(float),
-        }),
-    }),
-}))
+# The ``proxy`` block is a typed config: proxy_artifacts/config.py (ProxyConfig, registered there).
+
 
 def validate_params(params: dict, source: str = "params") -> None:
     """Validate every registered block present in ``params``.
