@@ -806,10 +806,11 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
         if writes_tensor:  # effects.aliased_inputs: alias classes matter only where a tensor is written
             if index is None:
                 index = {m: kk for kk, m in enumerate(nodes)}
+            memo = {}
             i = -1
             for node in nodes:
                 i += 1
-                for m in aliased_inputs(node, alias[i] != 0):
+                for m in aliased_inputs(node, alias[i] != 0, memo):
                     a = _cfind(parent, i)
                     b = _cfind(parent, _checked(index[m], n))
                     if a != b:

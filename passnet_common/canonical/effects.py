@@ -352,22 +352,22 @@ def _composite_only(op) -> bool:
         return False
 
 
-def aliased_inputs(node: fx.Node, may_alias: bool) -> list:
+def aliased_inputs(node: fx.Node, may_alias: bool, memo: dict | None = None) -> list:
     """The inputs whose storage the output of ``node`` may share: read from the example values
     where the node and all its inputs have them (a view or an in-place call shares its input's
     storage; ``F.dropout(training=False)``, ``type_as`` to the same dtype and ``atleast_2d`` of a
     2-D tensor return their input itself; ``torch.add(a, b)`` shares none, and ``a.add_(b)``
     only ``a``'s). Without them: every input when ``may_alias`` (the target's profile:
     :func:`may_alias_input`) or the op may return its input (:func:`_may_return_input`), else
-    none."""
+    none. ``memo`` (one dict per pass over a graph) keeps each node's storages, read once."""
     if node.op not in ("call_function", "call_method", "call_module"):
         return []
     ins = node.all_input_nodes
-    outs = _storages(tensor_meta_of_node(node))
+    outs = _node_storages(node, memo)
     if outs is not None:
         res = []
         for m in ins:
-            st = _storages(tensor_meta_of_node(m))
+            st = _node_storages(m, memo)
             if st is None:
                 break
             if st & outs:
@@ -375,6 +375,17 @@ def aliased_inputs(node: fx.Node, may_alias: bool) -> list:
         else:
             return res
     return ins if may_alias or _may_return_input(node) else []
+
+
+def _node_storages(node: fx.Node, memo: dict | None) -> set | None:
+    """:func:`_storages` of a node's example value, through ``memo`` when given."""
+    if memo is None:
+        return _storages(tensor_meta_of_node(node))
+    try:
+        return memo[node]
+    except KeyError:
+        st = memo[node] = _storages(tensor_meta_of_node(node))
+        return st
 
 
 def tensor_meta_of_node(node: fx.Node) -> Any:
@@ -620,8 +631,9 @@ def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = No
     if writes_tensor:  # alias classes matter only where a tensor is written
         if index is None:
             index = {m: k for k, m in enumerate(nodes)}
+        memo: dict = {}
         for i, node in enumerate(nodes):
-            for m in aliased_inputs(node, alias[i]):
+            for m in aliased_inputs(node, alias[i], memo):
                 a, b = find(i), find(index[m])
                 if a != b:
                     parent[a] = b
