@@ -195,6 +195,7 @@ def _check_grpo(pulled: Path, gp: dict, kept_count: int) -> dict:
     if not r["weights_finite_after"]:
         raise AssertionError("weights not finite after the step")
     return {"loss": round(float(loss), 6), "grad_norm_total": round(float(gn), 6),
+            "grad_norm_trl": row.get("grad_norm_trl"),
             "update_norm": round(float(upd), 6), "reward": row.get("reward"), "reward_std": row.get("reward_std"),
             "reward_fn": "completion_hash_reward", "aux_loss_coef": 0.0, "moe_layers_logged": len(loads)}
 
@@ -315,10 +316,14 @@ def run_all(proxy_params: dict, families=FAMILY_ORDER, work: str | Path | None =
             "command": "python -m proxy_artifacts.architectures " + " ".join(sys.argv[1:])}
 
 
+def _r(v) -> str:
+    return "-" if v is None else f"{float(v):.4g}"
+
+
 def markdown(m: dict) -> str:
     """The family x step table of a :func:`run_all` result (one row per family)."""
     L = ["| family | class | experts (base -> proxy), top-k | shared experts | router | merge | "
-         + " | ".join(STEPS) + " | GRPO step: loss / grad norm |",
+         + " | ".join(STEPS) + " | GRPO step: reward mean / std, grad norm before clipping, update norm |",
          "|---" * (6 + len(STEPS) + 1) + "|"]
     for f in m["families"].values():
         b = f.get("base") or {}
@@ -328,7 +333,8 @@ def markdown(m: dict) -> str:
         L.append(f"| {f['name']} | `{b.get('class')}` | {b.get('experts')} -> {st.get('prune', {}).get('experts_kept')}, "
                  f"{b.get('top_k')} | {'yes' if b.get('shared_experts') else 'no'} | {b.get('router')} | "
                  f"{f.get('merge')} | " + " | ".join(cells)
-                 + (f" | {g.get('loss')} / {g.get('grad_norm_total')} |" if g.get("ok") else " | - |"))
+                 + (f" | {_r(g.get('reward'))} / {_r(g.get('reward_std'))}, {_r(g.get('grad_norm_trl'))}, "
+                    f"{_r(g.get('update_norm'))} |" if g.get("ok") else " | - |"))
     return "\n".join(L) + f"\n\n(from `metrics/proxy_architectures.json`, written by `{m['command'].strip()}`)\n"
 
 

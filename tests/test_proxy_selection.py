@@ -258,3 +258,33 @@ def test_base_training_data_reads_only_the_committed_corpus_file(tmp_path, monke
         got, opened = sorted(set(opened)), None
     assert after == before
     assert got == [str(corpus.CORPUS_FILE.resolve())]
+
+
+def test_leader_by_unpaired_means_never_wins_against_the_shared_seeds():
+    """The leader is the lowest mean over each method's own replicates (sets may differ: a
+    deterministic method has one, random has its seeds), but it is the winner only when every other
+    method is separated by a paired test on the replicates it shares with the leader: so a declared
+    winner is below every other method on their shared seeds, and a leader that only wins on seeds
+    the others lack is `tied`."""
+    from proxy_artifacts.selection import verdict
+
+    v = verdict({"A": {0: 1.0}, "B": {0: 1.2, 1: 0.1, 2: 0.1}})  # B leads on means, A is better on seed 0
+    assert v["leader"] == "B" and v["verdict"] == "tied" and v["replicates"] == {"A": 1}
+    assert v["p_values"] == {"A": None}
+    rng = np.random.default_rng(0)
+    winners = 0
+    for _ in range(300):
+        vals = {}
+        for m in range(4):
+            seeds = sorted(rng.choice(5, size=int(rng.integers(1, 6)), replace=False).tolist())
+            vals[f"M{m}"] = {s: float(1.0 + 0.3 * m * rng.random() + 0.05 * rng.standard_normal()) for s in seeds}
+        v = verdict(vals)
+        if v["verdict"] == "tied":
+            continue
+        winners += 1
+        lead = vals[v["verdict"]]
+        for n, d in vals.items():
+            shared = set(d) & set(lead)
+            if n != v["verdict"]:
+                assert shared and sum(d[s] - lead[s] for s in shared) > 0, (n, vals)
+    assert winners > 0  # the property was exercised
