@@ -4,7 +4,7 @@ Run: ``PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_checks.py [--out
 One float32 output of ``--shape`` (default 8 x 21 x 224 x 224 = 8.4 M elements, the output of the
 committed task set's ``674a4153...:workload`` variant) and a candidate output 1e-6 relative off:
 ``sample_min_pass_t(compare_outputs(...))`` (the check before this change) vs
-:func:`curate.score.clock.fast_min_pass_t` (per chunk, same level; asserted), one torch thread,
+:func:`curate.score.defenses.compare.fast_min_pass_t` (per chunk, same level; asserted), one torch thread,
 ``--repeat`` runs each, interleaved; the medians and their ratio.
 """
 
@@ -24,7 +24,7 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    from curate.score.clock import fast_min_pass_t
+    from curate.score.defenses.compare import fast_min_pass_t
     from curate.tolerance import compare_outputs, sample_min_pass_t
 
     torch.set_num_threads(1)

@@ -64,8 +64,8 @@ def defense_costs() -> dict:
     """The per-defense figures (module docstring)."""
     import torch
 
-    from curate.score.boundary import Sandbox, SharedSlots, graph_payload, host_copy_bandwidth, leaf_specs
-    from curate.score.integrity import check_source
+    from curate.score.boundary.parent import Sandbox, SharedSlots, graph_payload, host_copy_bandwidth, leaf_specs
+    from curate.score.defenses.integrity import check_source
     from curate.score.synthetic_tasks import builtin_task_set
 
     torch.set_num_threads(1)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from curate.score.defenses.integrity import check_source
 from curate.score.evaluate import evaluate_subgraph, parse_candidate, run_candidate, static_violations
-from curate.score.integrity import check_source
 from curate.score.scoring import score_curve
 from curate.score.synthetic_tasks import builtin_task_set
 

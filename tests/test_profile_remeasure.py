@@ -14,7 +14,7 @@ import torch
 
 from curate.profile.run import pass_dir, read_passes, time_passes
 from curate.profile.variant import merge_passes, needs_remeasure, timing_row
-from curate.score.clock import median_ratio_ci
+from curate.score.defenses.clock import median_ratio_ci
 from curate.select.longtail import label_row
 from curate.timing import TimingConfig, bootstrap_ratio_ci, measure_sides, paired_bootstrap
 from tests.test_profile import Clock
@@ -38,7 +38,7 @@ def _old_bootstrap_ratio_ci(num_ms, den_ms, n_boot=1000, level=0.95, seed=0):
 
 
 def _old_median_ratio_ci(num_ms, den_ms, n_boot=1000, level=0.95, seed=0):
-    """curate/score/clock.py::median_ratio_ci before the shared paired_bootstrap (verbatim)."""
+    """curate/score/defenses/clock.py::median_ratio_ci before the shared paired_bootstrap (verbatim)."""
     a, b = np.asarray(num_ms, dtype=float), np.asarray(den_ms, dtype=float)
     idx = np.random.default_rng(seed).integers(0, len(a), size=(n_boot, len(a)))
     den = np.median(b[idx], axis=1)

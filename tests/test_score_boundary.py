@@ -2,7 +2,7 @@
 caught with a named violation and scores the floor b at every t (both conventions), beside an
 honest twin of the same code that stays valid; the candidate's process holds no evaluator module.
 
-Sandboxes are shared within this module (:mod:`curate.score.boundary` keeps one reference
+Sandboxes are shared within this module (:mod:`curate.score.boundary.parent` keeps one reference
 sandbox per configuration and one candidate sandbox per candidate), so each distinct candidate
 costs one process start."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from curate.score.defenses.integrity import check_source
 from curate.score.evaluate import evaluate_subgraph, parse_candidate
-from curate.score.integrity import check_source
 from curate.score.reward import score_candidate
 from curate.score.scoring import LEVELS, score_curve
 from curate.score.synthetic_tasks import builtin_task_set
@@ -72,7 +72,7 @@ def test_static_cheats_are_refused_by_name_and_score_the_floor(cheat):
     ("import sys\n", "import: sys"), ("import os\n", "import: os"), ("import ctypes\n", "import: ctypes"),
     ("import threading\n", "import: threading"), ("import multiprocessing\n", "import: multiprocessing"),
     ("import signal\n", "import: signal"), ("from importlib import import_module\n", "import: importlib"),
-    ("import curate.score.clock\n", "import: curate"), ("from passnet_common import io\n", "import: passnet_common"),
+    ("import curate.score.defenses.clock\n", "import: curate"), ("from passnet_common import io\n", "import: passnet_common"),
     ("import __main__\n", "import: __main__"), ("from . import checks\n", "relative import"),
     ("from builtins import exec as e\n", "import: builtins"), ("import torch\nn = torch.sys.modules\n", "attribute: torch...sys"),
     ("import torch\ntorch.set_num_threads(8)\n", "attribute: torch...set_num_threads"),
@@ -93,7 +93,7 @@ def test_candidate_process_holds_no_evaluator_module(subs):
     references' holders), and no torch module appears under an evaluator name."""
     import time
 
-    from curate.score.boundary import candidate_sandbox
+    from curate.score.boundary.parent import candidate_sandbox
 
     r = evaluate_subgraph(subs["softmax:0"], cand("honest_lazy_twin"), FAST)
     assert r["status"] == "ok" and r["violations"] == []
@@ -131,8 +131,8 @@ def test_violations_score_the_floor_at_every_level_in_both_conventions():
 def test_roofline_refuses_rates_above_the_host_peak():
     import torch
 
-    from curate.score.boundary import host_copy_bandwidth
-    from curate.score.checks import roofline_violations
+    from curate.score.boundary.parent import host_copy_bandwidth
+    from curate.score.defenses.checks import roofline_violations
 
     peak = host_copy_bandwidth()
     x = torch.zeros(1 << 20)  # 4 MiB in, 4 MiB out per call

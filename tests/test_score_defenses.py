@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from curate.score.clock import AccountableConfig, measure_boundary
+from curate.score.defenses.clock import AccountableConfig, measure_boundary
+from curate.score.defenses.integrity import check_source
 from curate.score.evaluate import evaluate_subgraph, one_replacement_per_task, parse_candidate, run_candidate
-from curate.score.integrity import check_source
 from curate.score.synthetic_tasks import builtin_task_set
 
 HERE = Path(__file__).parent / "score_candidates"

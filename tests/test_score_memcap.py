@@ -14,7 +14,7 @@ import psutil
 import pytest
 import torch
 
-from curate.score.clock import chunked_comparisons, fast_min_pass_t
+from curate.score.defenses.compare import chunked_comparisons, fast_min_pass_t
 from curate.score.evaluate import evaluate_subgraph, exclude_reference_failures, parse_candidate, run_candidate, summarize
 from curate.score.synthetic_tasks import TaskSubgraph
 from curate.tolerance import LEVELS, compare_outputs, sample_min_pass_t
@@ -203,7 +203,7 @@ def test_chunked_checks_on_half_precision_empty_and_zero_dim_outputs():
 
 
 def test_error_classes_from_messages():
-    from curate.score.checks import error_class_of
+    from curate.score.defenses.checks import error_class_of
 
     assert error_class_of("RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
                           "can't allocate memory: you tried to allocate 57802752 bytes") == "oom"

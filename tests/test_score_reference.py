@@ -9,14 +9,14 @@ import random
 import pytest
 import torch
 
-from curate.score.clock import AccountableConfig, measure_boundary, median_ratio_ci
+from curate.score.defenses.clock import AccountableConfig, measure_boundary, median_ratio_ci
 from curate.score.evaluate import REFERENCES, reference_rows, summarize
 from curate.tolerance import LEVELS
 
 
 class FakeBox:
-    """A sandbox stand-in for :func:`curate.score.clock.measure_boundary`: the same slot mapping
-    (:class:`curate.score.sandbox.Slots`) and requests, run in-process, with the parent's clock
+    """A sandbox stand-in for :func:`curate.score.defenses.clock.measure_boundary`: the same slot mapping
+    (:class:`curate.score.boundary.sandbox.Slots`) and requests, run in-process, with the parent's clock
     replaced by a cost per call in ms (``costs[side]``; ``load(trial_index)`` an optional factor:
     a neighbour process competing in bursts). Deterministic, no process started."""
 
@@ -32,7 +32,7 @@ class FakeBox:
         return 0.0
 
     def request(self, msg, deadline):
-        from curate.score.sandbox import Slots
+        from curate.score.boundary.sandbox import Slots
 
         if "inputs" in msg:
             self.ins = Slots(torch, *msg["inputs"])

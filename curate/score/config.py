@@ -3,7 +3,7 @@
 ``curate/config.py`` registers it (``load_params`` / ``check_params`` validate the block from the
 fields). No torch import here: the schema is checked without it. :meth:`ScoreConfig.run_config`
 is the flat run configuration the scorer's functions take (:func:`curate.score.evaluate.run_candidate`,
-:func:`curate.score.checks.evaluate_subgraph`); :data:`RUN_DEFAULTS` is that mapping at the
+:func:`curate.score.defenses.checks.evaluate_subgraph`); :data:`RUN_DEFAULTS` is that mapping at the
 defaults, which callers with a partial mapping (tests, the reward function) are completed from,
 so no function repeats a default.
 """
@@ -25,7 +25,7 @@ Reference = Literal["eager", "dynamo"]
 
 @dataclass(frozen=True)
 class ScoreTimingConfig(ParamsConfig):
-    """``score.timing``: the boundary's timing protocol (:func:`curate.score.clock.measure_boundary`)."""
+    """``score.timing``: the boundary's timing protocol (:func:`curate.score.defenses.clock.measure_boundary`)."""
 
     warmup: int = knob(3, rule=non_negative(int), doc="untimed calls per side, on fresh inputs")
     trials: int = knob(15, rule=positive(int), doc="interleaved timed trials per side")

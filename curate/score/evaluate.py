@@ -5,22 +5,22 @@ and task sets: :mod:`curate.score.spec`. A subgraph the pass does not change is 
 speedup exactly 1, flag ``no_match`` (``score.no_match: one``), or PassNet's rule, the failure
 factor b at every level (``no_match: floor``). The work is split by concern:
 
-* :mod:`curate.score.boundary` / :mod:`curate.score.sandbox` — the trust boundary: the candidate
+* :mod:`curate.score.boundary.parent` / :mod:`curate.score.boundary.sandbox` — the trust boundary: the candidate
   runs in a sandbox process holding nothing of the evaluator, the references in another, inputs
   and outputs cross through shared memory, the parent's clock is the only one;
-* :mod:`curate.score.child` — one subgraph after another, a dead / timed-out / over-cap sandbox
+* :mod:`curate.score.boundary.child` — one subgraph after another, a dead / timed-out / over-cap sandbox
   replaced (crash = code 2, or ``reference_failed``);
-* :mod:`curate.score.checks` — one subgraph: reference, candidate build / call, the integrity
+* :mod:`curate.score.defenses.checks` — one subgraph: reference, candidate build / call, the integrity
   checks, RNG subgraphs, threads and processes, the roofline;
-* :mod:`curate.score.clock` — timing with fresh inputs per call and checked timed outputs;
-* :mod:`curate.score.dispatch_guard` — PassNet's dispatch guard for pass replacements (option);
+* :mod:`curate.score.defenses.clock` — timing with fresh inputs per call and checked timed outputs;
+* :mod:`curate.score.defenses.dispatch_guard` — PassNet's dispatch guard for pass replacements (option);
 * :mod:`curate.score.trajectories` — the ``trajectories`` table; :func:`curate.score.reward.score_candidate`, the reward
   function for an RL loop; :mod:`curate.score.scoring` — S_t, ES_t and the aggregate score AS.
 
 This module: :func:`run_candidate` (static check, children, re-timing of speedups above
 ``retime_above`` in a fresh process, the one-replacement-per-task rule, a resume journal so a
 killed run continues) and the CLI (tables, summary, plots, metrics). A candidate file with a
-static violation (:func:`curate.score.integrity.check_source`) is not run: ``rejected``. Samples with a
+static violation (:func:`curate.score.defenses.integrity.check_source`) is not run: ``rejected``. Samples with a
 runtime violation (``status = violation``) score the floor b at every level in both conventions
 (:func:`curate.score.scoring.sample_state`) and mark the candidate ``valid = false``; invalid
 candidates rank last. When no candidate is valid (all rejected, say) ``metrics/score.json`` is
@@ -29,7 +29,7 @@ still written, with ``valid: false``.
 Two references (issue 17; :data:`REFERENCES`): every timed row has ``speedup`` = eager /
 candidate (PassNet's figure) and ``speedup_vs_dynamo`` = Dynamo-only / candidate, where the
 Dynamo-only side (``torch.compile(backend="eager")``: guards and wrapper, no code generation) is
-timed in the same interleaved trials (:mod:`curate.score.clock`). Each candidate is scored against
+timed in the same interleaved trials (:mod:`curate.score.defenses.clock`). Each candidate is scored against
 both (:func:`reference_rows`); ``rank_reference`` (default ``eager``) picks the ranking named
 ``ranking``, and both rankings are always written. Every knob is a field of
 :class:`curate.score.config.ScoreConfig` (the ``score`` block), defaults included.
@@ -52,7 +52,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from curate.score.checks import (  # noqa: F401  (re-exported: the public API of the scorer)
+from curate.score.boundary.child import run_children
+from curate.score.config import ScoreConfig, run_config
+from curate.score.defenses.checks import (  # noqa: F401  (re-exported: the public API of the scorer)
     FRESH_CHECK_LEVEL,
     FRESH_MARGIN,
     SCORE_CODE_VERSION,
@@ -60,8 +62,6 @@ from curate.score.checks import (  # noqa: F401  (re-exported: the public API of
     evaluate_subgraph,
     retime_subgraph,
 )
-from curate.score.child import run_children
-from curate.score.config import ScoreConfig, run_config
 from curate.score.spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
 
@@ -71,15 +71,21 @@ RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "
 """Configuration keys that shape a row (with the candidate's source, the subgraph and the code)."""
 
 
+def scorer_files() -> list[Path]:
+    """Every Python file of the scoring wing (``curate/score/**``, sorted by path) except the
+    built-in candidates (``candidates/``: a candidate's source enters the key on its own)."""
+    here = Path(__file__).parent
+    return sorted(p for p in here.rglob("*.py") if "candidates" not in p.relative_to(here).parts)
+
+
 def resume_key(cand: Candidate, tasks_spec: str, cfg: dict) -> str:
     """One key for a candidate's journal: its spec and source hash, the task set, the row-shaping
-    configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files (with
-    ``passnet_common/worker.py``, whose helpers enforce the memory cap)."""
+    configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files (:func:`scorer_files`,
+    with ``curate/tolerance.py`` and ``passnet_common/worker.py``, whose helpers enforce the memory cap)."""
     from curate.score.spec import candidate_source, source_hash
 
     here = Path(__file__).parent
-    code = "".join((here / f).read_text() for f in ("evaluate.py", "checks.py", "clock.py", "child.py", "boundary.py",
-                                                   "sandbox.py", "spec.py", "integrity.py", "dispatch_guard.py"))
+    code = "".join(f"{p.relative_to(here).as_posix()}\n{p.read_text()}" for p in scorer_files())
     code += (here.parent / "tolerance.py").read_text()
     code += (here.parents[1] / "passnet_common" / "worker.py").read_text()  # the memory cap's helpers
     key = {"spec": cand.spec, "source": source_hash(candidate_source(cand)), "tasks": tasks_spec,
@@ -161,7 +167,7 @@ def exclude_reference_failures(all_rows: dict[str, list[dict]], trusted: list[st
     ``trusted``: the candidates of kind ``eager`` (they run the reference and nothing else, no
     candidate code in their child). When there is one, only *their* ``reference_failed`` rows (the
     reference could not run under the harness's memory cap or time limit,
-    :mod:`curate.score.child`) exclude a subgraph; a ``reference_failed`` row of another candidate on
+    :mod:`curate.score.boundary.child`) exclude a subgraph; a ``reference_failed`` row of another candidate on
     a subgraph whose trusted reference ran is that candidate's ``runtime_crash`` (code 2, flag
     ``reference_ok_in_eager``): its child had loaded candidate code on an earlier subgraph, and code
     that exhausts memory or stalls before the next reference is computed must not be able to strike

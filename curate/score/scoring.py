@@ -33,7 +33,7 @@ t >= 1 (the ``graphnet`` convention, monotone from t = 1 on).
 
 Floor (PassNet): a row with ``floor = True``, the flag ``no_match_floor`` (a pass that matched
 nothing, ``score.no_match: floor``; the flag survives the ``score_samples`` table) or ``status =
-violation`` (a defense of :mod:`curate.score.checks` / :mod:`curate.score.clock` caught the
+violation`` (a defense of :mod:`curate.score.defenses.checks` / :mod:`curate.score.defenses.clock` caught the
 candidate) counts ``b`` at every level in S_t and ES_t, in both conventions, never forgiven
 (``pi_floor`` in the result). A violation is not an accuracy failure: those are forgiven from
 t = 1, and a cheat must not score eager's 1 there.

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from curate.score import integrity
+from curate.score.defenses import integrity
 
 
 @dataclass(frozen=True)

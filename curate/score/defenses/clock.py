@@ -1,7 +1,7 @@
 """Timing of a scoring candidate across the trust boundary, on the parent's clock only.
 
 :func:`measure_boundary` times eager, Dynamo-only (both in the reference sandbox) and the
-candidate (in the candidate sandbox; :mod:`curate.score.boundary`):
+candidate (in the candidate sandbox; :mod:`curate.score.boundary.parent`):
 
 1. **Fresh inputs per call.** Every trial gets new input sets made by ``make_inputs(seed)`` with
    seeds drawn from :class:`random.SystemRandom`, written by the parent into each side's input
@@ -12,10 +12,10 @@ candidate (in the candidate sandbox; :mod:`curate.score.boundary`):
    ``perf_counter_ns`` spans the whole request. Nothing the candidate defers can land after the
    clock stops and still be compared.
 3. **Timed outputs checked.** After each trial ``check_per_trial`` sets (chosen then) are compared
-   slot by slot with eager's (:func:`fast_min_pass_t`; RNG outputs by distribution and coupling,
+   slot by slot with eager's (:func:`curate.score.defenses.compare.fast_min_pass_t`; RNG outputs by distribution and coupling,
    :func:`_slot_min_pass_t`), two of them for input independence, and the candidate's input
    slots with eager's (mutation). The worst level over the checked calls is the sample's
-   (``timed_output_mismatch`` in :mod:`curate.score.checks`).
+   (``timed_output_mismatch`` in :mod:`curate.score.defenses.checks`).
 4. **Interleaved trials, medians, IQR/median gate** as in :mod:`curate.timing`; the order of the
    sides rotates with the trial index. ``speedup`` (eager / candidate) and
    ``speedup_vs_dynamo`` (Dynamo-only / candidate) are ratios of medians with paired bootstrap
@@ -38,9 +38,10 @@ from typing import Any, Callable
 
 import torch
 
-from curate.score import integrity
+from curate.score.defenses import integrity
+from curate.score.defenses.compare import fast_min_pass_t, independence_violations, rng_stats_agree
 from curate.timing import iqr_ratio, paired_bootstrap, ratio_of_medians
-from curate.tolerance import sample_min_pass_t
+
 
 @dataclass
 class AccountableConfig:
@@ -125,120 +126,6 @@ def _clone(xs: list) -> list:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
 
 
-def _leaves(out: Any) -> list:
-    from torch.utils._pytree import tree_flatten
-
-    return tree_flatten(out)[0]
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b))
-    return False
-
-
-def independence_violations(cand_a: Any, cand_b: Any, ref_a: Any, ref_b: Any) -> list[int]:
-    """Output indices whose candidate value is identical on two different inputs while the
-    reference's differs (a constant, zero or replayed output). Only tensor leaves count."""
-    ca, cb, ra, rb = (_leaves(x) for x in (cand_a, cand_b, ref_a, ref_b))
-    if not (len(ca) == len(cb) == len(ra) == len(rb)):
-        return []
-    return [i for i in range(len(ra)) if _same(ca[i], cb[i]) and isinstance(ra[i], torch.Tensor) and not _same(ra[i], rb[i])]
-
-
-CHECK_CHUNK = 1 << 18
-"""Elements per chunk of :func:`fast_min_pass_t` (2 MiB as float64: the temporaries stay in the
-allocator's heap and the caches instead of being fresh page-faulted mappings per operation)."""
-
-
-def fast_min_pass_t(actual: Any, expected: Any, chunk: int = CHECK_CHUNK) -> int | None:
-    """The sample's smallest passing level, equal to
-    ``sample_min_pass_t(c.min_pass_t for c in compare_outputs(actual, expected))`` but computed
-    per chunk of ``chunk`` elements and without the fields a timed-call check does not use
-    (differences, trivial / zero-output levels).
-
-    Exact because every level test of :func:`curate.tolerance.compare_output` is element-wise
-    (``isclose``-style per element, then ``all``): a tensor passes level t iff each chunk does,
-    so its first passing level is the largest of its chunks' (None, never, dominates). A chunk is
-    first tested at the largest level found so far (one test when it passes there; else bisection
-    above it), since only a larger level can change the maximum. Measured on the loaded 2-core
-    machine: a float32 output of 8.4 M elements took 16-39 s in ``compare_outputs``
-    (``docs/scoring.md``).
-
-    Returns:
-        -10 .. 5, or None (fails at every level; structure or dtype mismatch).
-    """
-    from torch.utils._pytree import tree_flatten
-
-    from curate.tolerance import LEVELS, compare_output, compare_outputs, is_exact_dtype
-
-    a_leaves, a_spec = tree_flatten(actual)
-    e_leaves, e_spec = tree_flatten(expected)
-    if len(a_leaves) != len(e_leaves) or str(a_spec) != str(e_spec):
-        return sample_min_pass_t(c.min_pass_t for c in compare_outputs(actual, expected))
-    worst = 0  # index into LEVELS of the largest first-passing level so far
-    for a, e in zip(a_leaves, e_leaves):
-        same = isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and a.shape == e.shape and a.dtype == e.dtype
-        if not (same and e.is_floating_point() and not is_exact_dtype(e.dtype)):
-            m = compare_output(a, e).min_pass_t
-            if m is None:
-                return None
-            worst = max(worst, LEVELS.index(m))
-            continue
-        af, ef = a.detach().reshape(-1), e.detach().reshape(-1)
-        for k in range(0, max(1, ef.numel()), chunk):
-            worst = _float_first(af[k:k + chunk], ef[k:k + chunk], e.dtype, worst)
-            if worst is None:
-                return None
-    return LEVELS[worst]
-
-
-def _float_first(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype, lo: int) -> int | None:
-    """Index into ``LEVELS`` of the first level >= ``LEVELS[lo]`` at which real floating ``a``
-    passes against ``e`` (None: at none), with :func:`curate.tolerance.compare_output`'s element
-    rule and level bisection (:func:`curate.tolerance._level_check`, :func:`curate.tolerance._first_pass`)
-    on this chunk only."""
-    from curate.tolerance import LEVELS, _first_pass, _level_check
-
-    check = _level_check(a.to(torch.float64), e.to(torch.float64), dtype)
-    if check(LEVELS[lo]):
-        return lo
-    _, first = _first_pass(check, LEVELS[lo + 1:])
-    return None if first is None else LEVELS.index(first)
-
-
-def chunked_comparisons(actual: Any, expected: Any, chunk: int = CHECK_CHUNK) -> list:
-    """:func:`curate.tolerance.compare_outputs` for the scorer's checked calls, computed per chunk
-    for leaves above ``chunk`` elements: the same ``dtype``, ``shape``, ``match_structure``,
-    ``min_pass_t``, ``passes`` and ``max_abs_diff`` (a maximum of element-wise quantities, exact per
-    chunk as in :func:`fast_min_pass_t`); ``max_rel_diff`` is the largest over chunks with a
-    non-zero reference element (nan when no chunk has one), ``trivial`` / ``zero_pass_t`` are not
-    computed for chunked leaves (None: the scorer reads neither from these comparisons)."""
-    from torch.utils._pytree import tree_flatten
-
-    from curate.tolerance import LEVELS, OutputComparison, compare_output, compare_outputs
-
-    a_leaves, a_spec = tree_flatten(actual)
-    e_leaves, e_spec = tree_flatten(expected)
-    if len(a_leaves) != len(e_leaves) or str(a_spec) != str(e_spec):
-        return compare_outputs(actual, expected)
-    out = []
-    for i, (a, e) in enumerate(zip(a_leaves, e_leaves)):
-        if not (isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and a.shape == e.shape and a.dtype == e.dtype
-                and e.numel() > chunk):
-            out.append(compare_output(a, e, i))
-            continue
-        af, ef = a.detach().reshape(-1), e.detach().reshape(-1)
-        parts = [compare_output(af[j:j + chunk], ef[j:j + chunk]) for j in range(0, ef.numel(), chunk)]
-        firsts = [c.min_pass_t for c in parts]
-        first = None if any(m is None for m in firsts) else max(firsts)
-        rel = [c.max_rel_diff for k, c in enumerate(parts) if bool((ef[k * chunk:(k + 1) * chunk] != 0).any())]
-        out.append(OutputComparison(i, parts[0].dtype, list(e.shape), True, max(c.max_abs_diff for c in parts),
-                                    max(rel) if rel else float("nan"), first,
-                                    {t: first is not None and t >= first for t in LEVELS}, None, None))
-    return out
-
-
 def _ms_fields(acc: dict[str, list[float]], cand: bool, cfg: AccountableConfig) -> dict[str, Any]:
     e_ms = acc["eager"]
     c_ms = acc["candidate"] if cand else list(e_ms)
@@ -261,7 +148,7 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                      check_cpu: bool = True) -> AccountableTiming:
     """Time eager and Dynamo-only (``ref``, the reference sandbox) against the candidate (``cand``,
     the candidate sandbox; None: eager is the candidate) across the trust boundary, on the
-    parent's clock only (:class:`curate.score.boundary.Sandbox` ``timed``).
+    parent's clock only (:class:`curate.score.boundary.parent.Sandbox` ``timed``).
 
     Every trial of a side is one request: the parent writes fresh input sets (seeds from
     ``rng``, default :class:`random.SystemRandom`) into that side's input slots, starts its clock,
@@ -270,7 +157,7 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
     after the clock stops. Sides rotate with the trial index. After each trial ``check_per_trial``
     sets (chosen then, with ``rng``) are compared slot by slot with eager's
     (:func:`fast_min_pass_t`; outputs in ``rng_dep``, of RNG graphs, by distribution:
-    :func:`curate.score.checks.rng_stats_agree` against eager's and ``ref_other``), two of them
+    :func:`curate.score.defenses.compare.rng_stats_agree` against eager's and ``ref_other``), two of them
     for input independence, and the candidate's input slots with eager's (input mutation).
 
     Candidate process accounting, from ``/proc`` (the candidate cannot reach the parent): its
@@ -286,11 +173,9 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
 
     Raises:
         RuntimeError: a side's run raised (the message of the sandbox); the caller classifies it.
-        curate.score.boundary.SandboxFailure: a sandbox died, timed out or passed the memory cap.
+        curate.score.boundary.parent.SandboxFailure: a sandbox died, timed out or passed the memory cap.
     """
-    from curate.score.boundary import SharedSlots, leaf_specs
-    from curate.score.checks import rng_stats_agree
-    from curate.score import integrity
+    from curate.score.boundary.parent import SharedSlots, leaf_specs
 
     cfg = cfg or AccountableConfig()
     rng = rng or random.SystemRandom()

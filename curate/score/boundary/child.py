@@ -1,8 +1,8 @@
 """Running a candidate's subgraphs across the trust boundary, one failure at a time.
 
 :func:`run_children` evaluates each subgraph in this (the parent) process with
-:func:`curate.score.checks.evaluate_subgraph`, which drives the two sandboxes of
-:mod:`curate.score.boundary` (reference and candidate; run by :mod:`curate.score.sandbox`). A
+:func:`curate.score.defenses.checks.evaluate_subgraph`, which drives the two sandboxes of
+:mod:`curate.score.boundary.parent` (reference and candidate; run by :mod:`curate.score.boundary.sandbox`). A
 sandbox that dies, runs past the subgraph's ``timeout_s`` or above the resident-memory cap
 ``mem_cap_gb`` (the parent reads its RSS every 0.2 s while it waits, as in
 :mod:`passnet_common.worker`) is killed and replaced for the next subgraph; the subgraph gets
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from curate.score.boundary import SandboxFailure, mem_cap_bytes  # noqa: F401  (mem_cap_bytes: public here before)
+from curate.score.boundary.parent import SandboxFailure, mem_cap_bytes  # noqa: F401  (mem_cap_bytes: public here before)
 from curate.score.spec import Candidate, load_task_set
 
 POLL_S = 0.2
-"""Seconds between two RSS readings of a sandbox by the parent (:data:`curate.score.boundary.POLL_S`)."""
+"""Seconds between two RSS readings of a sandbox by the parent (:data:`curate.score.boundary.parent.POLL_S`)."""
 
 
 def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str,
@@ -31,7 +31,7 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
     subgraphs ``ids``. Returns id -> row / retime dict (``peak_rss_bytes``: the largest sandbox RSS
     the parent read) or ``("crash", message, error_class)`` (module docstring). ``on_result(id,
     result)`` is called as each arrives (the resume journal)."""
-    from curate.score.checks import evaluate_subgraph, retime_subgraph
+    from curate.score.defenses.checks import evaluate_subgraph, retime_subgraph
 
     subs = {s.subgraph_id: s for s in load_task_set(tasks_spec, include_trivial)}
     results: dict[str, Any] = {}

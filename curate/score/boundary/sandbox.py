@@ -1,6 +1,6 @@
 """The far side of the scorer's trust boundary: a process that runs graphs and nothing else.
 
-Started by :mod:`curate.score.boundary` as ``python sandbox.py <role> <read fd> <write fd>``: run
+Started by :mod:`curate.score.boundary.parent` as ``python sandbox.py <role> <read fd> <write fd>``: run
 as a script, so it imports **no module of the evaluator** (only the standard library and torch),
 and in role ``candidate`` refuses to import ``curate`` / ``passnet_common`` at all (a meta-path
 finder; the folder of this file is also dropped from ``sys.path``). Two roles:

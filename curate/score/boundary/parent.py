@@ -5,7 +5,7 @@ Design (``docs/scoring.md``, "The trust boundary"). Three processes per candidat
 * the **parent** (this process): builds the inputs, owns the shared-memory slots, holds every
   check, the tolerance code, the scores and the **only clock** that decides anything
   (``time.perf_counter_ns`` here, around each request);
-* a **reference** sandbox (:mod:`curate.score.sandbox`, role ``reference``, trusted): the eager
+* a **reference** sandbox (:mod:`curate.score.boundary.sandbox`, role ``reference``, trusted): the eager
   graph and its Dynamo-only compile;
 * a **candidate** sandbox (role ``candidate``): the candidate's code, the graph, the input and
   output slots, and nothing of the evaluator (a test lists its ``sys.modules``).
@@ -23,7 +23,7 @@ included (``stat`` utime + stime): more CPU than wall time over the trials of a 
 run is a violation (work done in parallel with, or between, the timed windows).
 
 Residual risks (also in ``docs/scoring.md``): the candidate's process holds this boundary's copy
-loop (:mod:`curate.score.sandbox`), so code that reaches it (the static check refuses the routes
+loop (:mod:`curate.score.boundary.sandbox`), so code that reaches it (the static check refuses the routes
 it knows) can skip or fake the copy: the slots then hold stale values and fail the checked calls,
 since every check reads the slots from the parent; threads that start and end between two of the
 parent's looks are seen only through CPU time (so work they do is caught when it overlaps the
@@ -53,7 +53,7 @@ import torch
 SANDBOX = Path(__file__).with_name("sandbox.py")
 """The script the sandboxes run (stdlib + torch only)."""
 
-GUARD = Path(__file__).with_name("dispatch_guard.py")
+GUARD = Path(__file__).parents[1] / "defenses" / "dispatch_guard.py"
 """PassNet's dispatch guard, loaded by file into the candidate sandbox only when ``dispatch_guard``
 is on (it must run the candidate's replacement there)."""
 

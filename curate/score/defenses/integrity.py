@@ -1,7 +1,7 @@
 """Integrity defenses for scoring candidates (DESIGN.md §4 "Integrity"): the static check and the
 slot checks the parent runs.
 
-The defense is the process boundary (:mod:`curate.score.boundary`): the candidate runs in a
+The defense is the process boundary (:mod:`curate.score.boundary.parent`): the candidate runs in a
 sandbox that holds no reference, expected output, check, tolerance code or deciding clock. What
 is here:
 
@@ -14,7 +14,7 @@ is here:
    call with a literal, allowed attribute name; frame, traceback, closure and object-internals
    attributes, timers, streams, RNG state, thread counts (:data:`FORBIDDEN_ATTRS`); assignments to
    attributes of ``torch`` / ``time`` / ``F`` / ... (monkey-patching).
-2. **Slot checks** used by :mod:`curate.score.checks` on the parent's copies of the inputs and
+2. **Slot checks** used by :mod:`curate.score.defenses.checks` on the parent's copies of the inputs and
    outputs: inputs unchanged after the call (:func:`inputs_unchanged`), outputs not aliasing
    inputs or an earlier call's outputs (:func:`aliased_outputs`).
 """
@@ -96,7 +96,7 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
     """Static check of a candidate's Python source; returns violations (empty = allowed).
 
     A speed bump, not the defense: the candidate runs in a sandbox process that holds nothing of
-    the evaluator (:mod:`curate.score.boundary`). The source is parsed with :mod:`ast`, never
+    the evaluator (:mod:`curate.score.boundary.parent`). The source is parsed with :mod:`ast`, never
     executed, and refused for: imports of :data:`FORBIDDEN_MODULES` (and relative imports); any
     *reference* to a name of :data:`FORBIDDEN_NAMES` (a call, an alias such as ``_e = exec``, an
     argument); :data:`LITERAL_ONLY` builtins other than as a direct call with a literal, allowed

@@ -1,7 +1,7 @@
 """One subgraph, one candidate, checked in the parent across the trust boundary.
 
 :func:`evaluate_subgraph` makes one ``score_samples`` row; the candidate runs in its sandbox, the
-references in theirs (:mod:`curate.score.boundary`), every check here. Steps and the cheat each
+references in theirs (:mod:`curate.score.boundary.parent`), every check here. Steps and the cheat each
 check stops (the static check of the source runs before, in :func:`curate.score.evaluate.run_candidate`):
 
 1. reference outputs on seed-0 inputs, twice (``nondeterministic_reference`` flag when they
@@ -16,8 +16,8 @@ check stops (the static check of the source runs before, in :func:`curate.score.
    into the same slot (seed 1; a cache keyed on data pointers replays stale values) compared again
    (``fresh_input_mismatch``); an output identical on the two inputs while the reference's differs
    is ``input_independent``, an all-zero output where the reference is not trivial ``zero_output``;
-5. RNG-dependent outputs compared by statistics (:func:`rng_stats_agree`);
-6. timing (:func:`curate.score.clock.measure_boundary`: fresh inputs per call, outputs copied
+5. RNG-dependent outputs compared by statistics (:func:`curate.score.defenses.compare.rng_stats_agree`);
+6. timing (:func:`curate.score.defenses.clock.measure_boundary`: fresh inputs per call, outputs copied
    inside the timed request, checked timed outputs, the parent's clock, process accounting), then
    the roofline (:func:`roofline_violations`). The ``eager`` candidate and passes that matched
    nothing keep ``speedup`` exactly 1 and time eager against Dynamo-only only.
@@ -32,7 +32,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from curate.score import integrity
+from curate.score.defenses import integrity
 from curate.score.spec import Candidate
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME
 
@@ -62,7 +62,7 @@ def error_class_of(message: str | None) -> str:
 
 
 def _timed_fields(pt) -> dict[str, Any]:
-    """Row fields of one :class:`curate.score.clock.AccountableTiming` (ms are per-call medians)."""
+    """Row fields of one :class:`curate.score.defenses.clock.AccountableTiming` (ms are per-call medians)."""
     import statistics
 
     out = {"status": "ok", "speedup": pt.speedup, "eager_ms": statistics.median(pt.eager_ms),
@@ -90,32 +90,11 @@ def is_rng_graph(gm) -> bool:
     return False
 
 
-def rng_stats_agree(actual, ref_a, ref_b, slack: float = 4.0) -> bool:
-    """Compare an RNG-dependent output by statistics: shape and dtype equal, and mean, standard
-    deviation and share of exact zeros each within ``slack`` times the gap between two reference
-    runs with different seeds (``ref_a``, ``ref_b``) plus 2% of the reference's magnitude."""
-    import torch
-
-    if not (isinstance(actual, torch.Tensor) and actual.shape == ref_a.shape and actual.dtype == ref_a.dtype):
-        return False
-    if not actual.is_floating_point():
-        return bool(torch.equal(actual.sort().values if actual.dim() else actual, ref_a.sort().values if ref_a.dim() else ref_a))
-
-    def stats(x):
-        x = x.detach().double().reshape(-1)
-        return [float(x.mean()), float(x.std()) if x.numel() > 1 else 0.0, float((x == 0).double().mean())]
-
-    sa, sr, sb = stats(actual), stats(ref_a), stats(ref_b)
-    scale = [abs(sr[1]) + abs(sr[0]), abs(sr[1]), 1.0]
-    return all(abs(x - r) <= slack * abs(r - b) + 0.02 * s for x, r, b, s in zip(sa, sr, sb, scale))
-
-
 def _timing_config(cfg: dict, seed_each_call: bool, parent_clock: bool = False):
     """The accountable timing knobs; under the parent's clock a trial lasts at least
     ``clock_min_trial_ms`` (10 ms) so that pipe / wake-up latency stays small against it."""
-    from curate.score.clock import AccountableConfig
-
     from curate.score.config import run_config
+    from curate.score.defenses.clock import AccountableConfig
 
     cfg = run_config(cfg)
     min_ms = float(cfg["min_trial_ms"])
@@ -131,13 +110,13 @@ def _output_checks(out1, out_f, ref, ref_f, trivial) -> list[str]:
     """``input_independent`` / ``zero_output`` findings over the two checked calls."""
     import torch
 
-    from curate.score.clock import _leaves, independence_violations
+    from curate.score.defenses.compare import independence_violations, output_leaves
 
     found = []
     same = independence_violations(out1, out_f, ref, ref_f)
     if same:
         found.append(f"input_independent: outputs {same} identical on seed-0 and fresh inputs; the reference's differ")
-    zeros = [i for i, (o, tr) in enumerate(zip(_leaves(out1), trivial))
+    zeros = [i for i, (o, tr) in enumerate(zip(output_leaves(out1), trivial))
              if tr is None and isinstance(o, torch.Tensor) and o.numel() and (o.is_floating_point() or o.is_complex())
              and not bool(o.any())]
     if zeros:
@@ -185,7 +164,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
 
     The parent (this process) builds the inputs and holds every check; the reference sandbox
     runs eager and Dynamo-only, the candidate sandbox the candidate
-    (:mod:`curate.score.boundary`; both reused across calls with the same ``threads`` /
+    (:mod:`curate.score.boundary.parent`; both reused across calls with the same ``threads`` /
     ``mem_cap_gb`` / ``inductor_cache``; a new candidate gets a fresh process).
 
     ``cfg`` keys: ``warmup``, ``trials``, ``min_trial_ms``, ``max_iqr_ratio``, ``retries``,
@@ -196,16 +175,16 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     and unused (the parent's clock is the only one).
 
     Raises:
-        curate.score.boundary.SandboxFailure: a sandbox died, timed out or passed the memory cap
-            (:func:`curate.score.child.run_children` makes the row; ``role`` says which).
+        curate.score.boundary.parent.SandboxFailure: a sandbox died, timed out or passed the memory cap
+            (:func:`curate.score.boundary.child.run_children` makes the row; ``role`` says which).
     """
     import time
 
     import torch
 
-    from curate.score.boundary import SharedSlots, candidate_sandbox, graph_payload, leaf_specs, reference_sandbox
+    from curate.score.boundary.parent import SharedSlots, candidate_sandbox, graph_payload, leaf_specs, reference_sandbox
     from curate.score.config import run_config
-    from curate.score.clock import chunked_comparisons, fast_min_pass_t
+    from curate.score.defenses.compare import chunked_comparisons, fast_min_pass_t, rng_stats_agree
     from curate.tolerance import sample_min_pass_t, trivial_reason
 
     row: dict[str, Any] = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id,
@@ -292,7 +271,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             run.slots["cand_in"].write(k, v)
         box.request({"op": "bind", "inputs": run.slots["cand_in"].message(), "outputs": run.slots["cand_out"].message(),
                      "treespec": treespec}, deadline)
-        from curate.score.boundary import GUARD
+        from curate.score.boundary.parent import GUARD
 
         load = {"op": "load", "graph": graph, "kind": cand.kind, "target": str(Path(cand.target).resolve())
                 if cand.kind != "backend" else cand.target, "guard_path": str(GUARD) if cfg["dispatch_guard"] else None}
@@ -355,7 +334,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
                 row["flags"].append("no_match_floor")
             _reference_only(row, ref, sub, out_specs, treespec, alias, cfg, timing, dynamo_ok, deadline)
         elif cfg["timing"]:
-            from curate.score.clock import measure_boundary
+            from curate.score.defenses.clock import measure_boundary
 
             pairs = [(ref_leaves[j], ref_other[j]) if j in rng_dep else None for j in range(len(ref_leaves))] if rng_dep else None
             try:
@@ -415,11 +394,11 @@ def _process_findings(box, when: str) -> list[str]:
 def roofline_violations(inputs: list, outputs: list, candidate_ms: float, factor: float = 2.0) -> list[str]:
     """``roofline``: the candidate moved at least its inputs' and outputs' bytes per call in
     ``candidate_ms`` ms; a rate above ``factor`` times the host's best measured copy bandwidth
-    (:func:`curate.score.boundary.host_copy_bandwidth`) is not computation (KernelBench-Hard's
+    (:func:`curate.score.boundary.parent.host_copy_bandwidth`) is not computation (KernelBench-Hard's
     peak-fraction check; llm.c#851's L2-resident kernel at 4x the physical peak)."""
     import torch
 
-    from curate.score.boundary import host_copy_bandwidth
+    from curate.score.boundary.parent import host_copy_bandwidth
 
     nbytes = sum(x.numel() * x.element_size() for x in list(inputs) + list(outputs) if isinstance(x, torch.Tensor))
     if not candidate_ms or candidate_ms <= 0 or not nbytes:
@@ -448,7 +427,7 @@ def _reference_only(row: dict, ref, sub, out_specs, treespec, alias, cfg: dict, 
         return
     if not dynamo_ok:
         return
-    from curate.score.clock import measure_boundary
+    from curate.score.defenses.clock import measure_boundary
 
     pt = measure_boundary(ref, None, sub.make_inputs, out_specs, treespec, timing, deadline, True, alias=alias)
     f = _timed_fields(pt)
