@@ -29,6 +29,7 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -141,11 +142,22 @@ def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -
     cpu0, t0 = _child_cpu_s(), time.perf_counter()
     rc: int | None
     with open(log, "w") as fh:
+        # its own process group: on timeout the whole group is killed, the stage's helper processes too (the
+        # profile's compile phase is a separate `python -m curate.profile.run`, which a kill of the stage alone
+        # left running)
+        proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT,
+                                start_new_session=True)
         try:
-            rc = subprocess.run([sys.executable, *argv], cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT,
-                                timeout=timeout_s).returncode
+            rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             rc = None
+        finally:
+            if proc.poll() is None or rc is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
     rec = {"phase": phase, "wall_s": round(time.perf_counter() - t0, 2), "cpu_s": round(_child_cpu_s() - cpu0, 2), "rc": rc}
     if rc != 0:
         tail = log.read_text(errors="replace")[-4000:]
