@@ -205,6 +205,21 @@ def _compact_profiles(src: Path, keep_history: bool) -> bytes:
     return buf.getvalue()
 
 
+def progress(w: Path) -> dict:
+    """What a shard's scratch folder ``w`` holds so far (a failure record carries it): capture attempts
+    (model, ok, error class, CPU and wall seconds from the capture's ``timings.jsonl``), unique graphs new to
+    the build, decomposed and profilable subgraphs, profile variants checked (compiled) and timed."""
+    tl = w / "capture" / "timings.jsonl"
+    attempts = [json.loads(line) for line in tl.read_text().splitlines() if line.strip()] if tl.is_file() else []
+    subs = _rows(w / "decompose" / "subgraphs.parquet")
+    att = w / "profile" / "attempts"
+    return {"capture": [{k: a.get(k) for k in ("model_id", "ok", "error_class", "cpu_s", "seconds")} for a in attempts],
+            "unique_graphs_new": len(_rows(w / "new_unique_graphs.parquet")),
+            "subgraphs": len(subs), "subgraphs_profilable": sum(1 for r in subs if r.get("status") == "ok"),
+            "profile_checked": sum(1 for _ in att.rglob("check.json")) if att.is_dir() else 0,
+            "profile_timed": sum(1 for _ in att.rglob("result.json")) if att.is_dir() else 0}
+
+
 def shard_entry(spec: dict) -> dict:
     """Run one shard (module docstring). ``spec``: ``shard``, ``num_shards``, ``params`` (the merged
     stage params), ``catalog`` (path of the committed full catalog), ``out`` (the committed build folder:
@@ -279,6 +294,7 @@ def shard_entry(spec: dict) -> dict:
             "shard": shard, "name": name, "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
             "phases_done": phases + [exc.record], "models": len(models),
             "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
+            "progress": progress(w),
             "started_utc": started.isoformat(timespec="seconds"), "failed_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": machine(), "code": code_version()}}
 
