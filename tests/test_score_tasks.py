@@ -21,8 +21,12 @@ def _task_folders(tmp_path):
         rec = describe_graph(0, CapturedGraph(gm, ["input"] * len(inputs), inputs, None), with_stats=True)
         write_graph(tmp_path / "store", rec)
         f = store_path(tmp_path / "store", rec["graph_hash"])
-        lt.append({"subgraph_hash": f.name, "pattern": pat, "speedup": 0.5, "eager_median_ms": 1.0, "compiled_median_ms": 2.0,
-                   "ci_low": 0.4, "ci_high": 0.6, "model_ids": ["m"], "anchor": ""})
+        # one labelled run-0 variant row per subgraph, in the curate stage's shape (curate.select.tasks.group_tasks)
+        lt.append({"subgraph_hash": f.name, "size": "catalog", "dtype": "float32", "pattern": pat,
+                   "speedup_e2e": 0.5, "speedup_e2e_ci_low": 0.4, "speedup_e2e_ci_high": 0.6,
+                   "speedup_compiler": 0.5, "speedup_compiler_ci_low": 0.4, "speedup_compiler_ci_high": 0.6,
+                   "eager_median_ms": 1.0, "dynamo_median_ms": 1.1, "inductor_median_ms": 2.0,
+                   "model_ids": ["m"], "anchor": ""})
     write_task_folders(group_tasks(lt, task_size=10, max_tasks=10), tmp_path / "store", tmp_path / "tasks", -5, {"cpu_model": "x"})
     return tmp_path / "tasks"
 
