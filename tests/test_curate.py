@@ -519,12 +519,14 @@ def test_known_slowdown_lands_in_long_tail_and_speedup_does_not(subgraph_hash, e
 
 def _moe_like_layers(x, w):
     # Six equal blocks; each leaves two values (relu and sigmoid of its matmul) to the next.
-    # Where the canonical parent order puts them differs from block to block, so the
+    # Every other block multiplies the sigmoid value and adds the relu one (the range is the
+    # same: its inputs are placeholders); the canonical parent order (form v4) then lists the
+    # two escaping values in a different order from block to block (checked below), so the
     # range's outputs arrive in different orders.
     a = x
     b = x
-    for _ in range(6):
-        y = (a @ w) + b
+    for i in range(6):
+        y = (a @ w) + b if i % 2 == 0 else (b @ w) + a
         a = y.relu()
         b = y.sigmoid()
     return a, b
