@@ -15,7 +15,9 @@ across shards:
   when a release exists, else the sum of shard tasks; ``tasks_shortfall_reason`` when below 200;
 - ``slowdown_share_e2e`` / ``slowdown_share_compiler``: share of run 0's timed variants slower
   than eager / than Dynamo-only with confidence (``curate.select.longtail``'s labels);
-- ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``;
+- ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``; ``capture_measured``:
+  the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
+  projected over the catalog;
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
   finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``) and the phases' times;
 - ``machine``: the machines the shards ran on (``written_on``: the one writing the summary);
@@ -112,10 +114,14 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         machines[key]["shards"] += 1
         machines[key]["load_avg_1m"].append(mk.get("load_avg_1m"))
     failed = {}
+    cap_cpu = {}  # model -> capture CPU s of its last attempt, over done shards' manifests and failed shards' progress
     root = shards_root(out)
     if root.is_dir():
         for f in sorted(root.glob("*.failed.json")):
             rec = json.loads(f.read_text())
+            for a in (rec.get("progress") or {}).get("capture", []):
+                if a.get("cpu_s") is not None:
+                    cap_cpu[a["model_id"]] = a["cpu_s"]
             failed[rec.get("name", f.stem)] = {"phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
                                                "phases_done": rec.get("phases_done", []),
                                                "failure_classes": rec.get("failure_classes", {})}
@@ -149,6 +155,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "cpu_s_per_model": round(cpu / n_models, 2) if n_models else None,
         "projected_core_hours_remaining": (round(cpu / n_models * (len(cat_rows) - n_models) / 3600, 2)
                                            if n_models and cat_rows else None),
+        "capture_measured": ({"models": len(cap_cpu), "cpu_s": round(sum(cap_cpu.values()), 1),
+                              "cpu_s_per_model": round(sum(cap_cpu.values()) / len(cap_cpu), 1),
+                              "projected_core_hours_all_models": round(sum(cap_cpu.values()) / len(cap_cpu) * len(cat_rows) / 3600, 1)}
+                             if cap_cpu else None),
         "machine": list(machines.values()),
         "written_on": machine(),
         "written_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
