@@ -307,3 +307,14 @@ def test_the_score_command_scores_an_imported_task_set(task_set, round_trip, tmp
     m = json.loads((tmp_path / "score.json").read_text())
     assert m["tasks"] == str(task_set / "imported") and m["n_subgraphs"] == 3
     assert m["candidates"]["eager"]["paper"]["ES_t@t=-5"] == 1.0
+
+
+def test_torch_functional_calls_real_samples_make_are_accepted():
+    """Real PassNet samples call ``torch.functional.split`` (coat_lite_medium): every name of
+    ``torch.functional.__all__`` is accepted, a private or unknown name under it is not."""
+    import torch.functional
+
+    from curate.passbench.check import _allowed_torch
+
+    assert all(_allowed_torch(f"torch.functional.{n}") for n in torch.functional.__all__)
+    assert not _allowed_torch("torch.functional._lu_impl") and not _allowed_torch("torch.functional.Tensor")

@@ -33,7 +33,11 @@ DENIED_TORCH_PREFIXES = ("_", "set_", "import_", "load", "save", "from_file", "c
 ALLOWED_TORCH_PREFIXES = ("torch.nn.functional.", "torch._C._nn.", "torch._C._fft.", "torch._C._linalg.",
                           "torch._C._special.", "torch.fft.", "torch.linalg.", "torch.special.", "torch.ops.aten.",
                           "torch.ops.prims.")
-ALLOWED_TORCH_EXTRA = {"torch._C._set_grad_enabled"}
+ALLOWED_TORCH_EXTRA = {"torch._C._set_grad_enabled"} | {
+    f"torch.functional.{name}" for name in (  # torch.functional.__all__ (torch 2.14): tensor computation only
+        "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cartesian_prod",
+        "block_diag", "cdist", "chain_matmul", "einsum", "istft", "lu", "norm", "meshgrid", "pca_lowrank", "split",
+        "stft", "svd_lowrank", "tensordot", "unique", "unique_consecutive", "unravel_index")}
 DENIED_METHODS = {"apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook", "backward",
                   "storage", "untyped_storage", "_typed_storage", "share_memory_", "set_", "data_ptr", "pin_memory",
                   "record_stream", "numpy", "tolist", "cuda", "to_sparse", "resize_"}
