@@ -1,12 +1,12 @@
-"""Optional compiled speed-ups of the canonical form (issue 21, hashing speed); everything else
+"""Optional compiled speed-ups of the canonical form (hashing speed); everything else
 is configured in pyproject.toml.
 
 ``pip install -e .`` (``make setup``) compiles :mod:`passnet_common.canonical._cmerkle` and
 :mod:`passnet_common.canonical._cform` from their Cython sources when Cython (a build requirement
 in pyproject.toml) and a C compiler are there. When either is missing or the compile fails, the
 install goes on without it and the canonical form uses its pure-Python loops, which give the same
-hashes (a compiled function is used only where it agrees with its Python loop on a sample at
-import: ``_load_compiled`` in :mod:`passnet_common.canonical.order` and ``.stored``).
+hashes (the compiled path is used only where it agrees with the plain Python definition on sample
+graphs at import: :mod:`passnet_common.canonical.compiled`; ``PASSNET_CANONICAL_PURE=1`` switches it off).
 """
 
 from setuptools import Extension, setup
