@@ -6,7 +6,7 @@ is configured in pyproject.toml.
 in pyproject.toml) and a C compiler are there. When either is missing or the compile fails, the
 install goes on without it and the canonical form uses its pure-Python loops, which give the same
 hashes (the compiled path is used only where it agrees with the plain Python definition on sample
-graphs at import: :mod:`passnet_common.canonical.compiled`; ``PASSNET_CANONICAL_PURE=1`` switches it off).
+graphs at import: :mod:`passnet_common.canonical.seam`; ``PASSNET_CANONICAL_PURE=1`` switches it off).
 """
 
 from setuptools import Extension, setup

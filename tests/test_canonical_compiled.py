@@ -21,6 +21,7 @@ import torch.fx as fx
 from benchmarks.bench_hash import synthetic_chain
 from passnet_common.canonical import canonicalize, graph_hashes
 from passnet_common.canonical import compiled as C
+from passnet_common.canonical import seam
 from passnet_common.canonical import effects as Ef
 from passnet_common.canonical import form as Fm
 from passnet_common.canonical import order as O
@@ -310,12 +311,12 @@ def test_agreement_check_turns_a_wrong_copy_off(monkeypatch):
     try:
         for name, fn in wrong.items():
             monkeypatch.setattr(_cmerkle if name == "order_of_labels" else _cform, name, fn)
-            assert C.load() != "on" and C.cform is None and C.cmerkle is None, name
+            assert seam.load() != "on" and C.cform is None and C.cmerkle is None, name
             monkeypatch.undo()
-        assert C.load() == "on"
+        assert seam.load() == "on"
     finally:
         monkeypatch.undo()
-        C.load()
+        seam.load()
 
 
 @compiled_form

@@ -175,7 +175,7 @@ ordering edges:
     ``passnet.networkx_version`` in the Parquet metadata).
 """
 
-from passnet_common.canonical import compiled as _compiled  # noqa: E402 - after every module it wires
+from passnet_common.canonical import seam as _seam  # noqa: I001  (imports form, effects, labels: wires them to the compiled path)
 from passnet_common.canonical.form import (
     CANONICAL_VERSION,
     CanonicalGraph,
@@ -187,7 +187,7 @@ from passnet_common.canonical.form import (
 )
 from passnet_common.canonical.labels import encode_literal, encode_meta, normalized_arguments, qualified_name, tensor_meta_of
 
-_compiled.load()
+_seam.load()
 
 __all__ = [
     "CANONICAL_VERSION", "CanonicalGraph", "canonicalize", "graph_hashes", "hash_metadata", "output_permutation", "placeholder_kind",

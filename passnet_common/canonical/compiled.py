@@ -1,31 +1,16 @@
-"""The one seam between the canonical form's Python definition and its compiled path (speed only,
-no rule).
+"""The state of the canonical form's optional compiled path: :data:`cform` / :data:`cmerkle` (None
+where the Python definition runs) and :func:`python_only`.
 
-The rules live in the Python modules of this package: :func:`~passnet_common.canonical.form.labels_plain`
-(every node labelled from its own arguments), :func:`~passnet_common.canonical.effects.ordering_deps_py`,
-:func:`~passnet_common.canonical.order.merkle_py` / :func:`~passnet_common.canonical.order.canonical_order`,
-:func:`~passnet_common.canonical.form.texts_py`, :func:`~passnet_common.canonical.stored.node_list_py`.
-Two optional extensions, built by ``pip install -e .`` when Cython and a C compiler are there,
-compute the same values faster: ``_cform`` (the label pass with its cache,
-:mod:`passnet_common.canonical.fastpath`; the side-effect pass; the stored node list; the texts;
-the packed input rows) and ``_cmerkle`` (the Merkle hashes, the tie check, the canonical order,
-and the three fused in one call).
-
-This module is where they plug in. :func:`load` (run once when the package is imported) wires
-the extensions to the Python tables they read, then makes **one agreement check**: the whole
-canonical form -- ``canonicalize`` (with and without kept placeholder positions),
-``graph_hashes`` and ``output_permutation`` -- of every graph of :func:`samples`, computed on the
-Python definition and on the compiled path, must be equal in every field. Only then are
-:data:`cform` / :data:`cmerkle` set, and the modules of this package call them where they are
-set and their Python definition where they are None. ``PASSNET_CANONICAL_PURE=1`` in the
-environment keeps them off; :func:`python_only` turns them off for a block (the identity test
-runs both paths through it).
+The modules of this package call an extension where it is set and their Python definition where it is
+None. :func:`passnet_common.canonical.seam.load` (run once when the package is imported) sets them, after
+wiring the extensions and checking them against the Python definition on sample graphs;
+``PASSNET_CANONICAL_PURE=1`` keeps them off. This module imports nothing of the package, so every
+module of it may import this one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import Any
 
 ENV_PURE = "PASSNET_CANONICAL_PURE"
@@ -36,103 +21,6 @@ cmerkle: Any = None
 """``passnet_common.canonical._cmerkle`` when built and in agreement; else None."""
 status = "not loaded"
 """Why the compiled path is on or off (``on``, ``not built``, ``off (PASSNET_CANONICAL_PURE)``, ...)."""
-_built: tuple = (None, None)
-
-
-def samples() -> list:
-    """The graphs of the agreement check: the label pass's sample (equal placeholders, cache hits
-    and misses, keyword arguments, nested and immutable lists, ``-0.0``, tuple values and their
-    getitems, varargs methods, a call without metadata), the side-effect pass's sample (in-place
-    methods and augmented assignments, ``inplace=``, a view, a global-state barrier,
-    ``call_module`` writes of an input and of a module's state), and a chain of 300 nodes
-    (positions above 255) with non-ASCII string literals and random draws."""
-    import torch
-    import torch.fx as fx
-
-    from passnet_common.canonical.effects import sample_graph as effects_sample
-    from passnet_common.canonical.form import sample_graph as labels_sample
-
-    g = fx.Graph()
-    x = g.placeholder("x")
-    x.meta["example_value"] = torch.empty(4, 6, device="meta")
-    prev = x
-    for i in range(100):
-        a = g.call_function(torch.mul, (prev, float(i % 7) - 3.0))
-        b = g.call_function(torch.nn.functional.gelu, (a,), {"approximate": "tanh" if i % 2 else "none"})
-        c = g.call_method("add", (b, prev), {"alpha": 1} if i % 3 else {})
-        for n in (a, b, c):
-            n.meta["example_value"] = torch.empty(4, 6, device="meta")
-        if i % 25 == 0:
-            r = g.call_function(torch.rand_like, (c,))
-            r.meta["example_value"] = torch.empty(4, 6, device="meta")
-            s = g.call_function(torch.div, (c, r), {"rounding_mode": "\u00e9\u4e2d\U0001f600"})
-            s.meta["example_value"] = torch.empty(4, 6, device="meta")
-        prev = c
-    g.output((prev,))
-    return [labels_sample(), effects_sample(), fx.GraphModule(torch.nn.Module(), g)]
-
-
-def _form(gm) -> tuple:
-    """Every output of the canonical form on ``gm``, as plain values."""
-    from passnet_common.canonical.form import canonicalize, graph_hashes, output_permutation
-
-    c = canonicalize(gm, None, with_wl=False)
-    kept = canonicalize(gm, None, with_wl=False, keep_placeholder_order=True)
-    return (c.graph_hash, c.structure_hash, c.text, c.nodes, c.order, c.placeholder_order,
-            [s.graph_hash for s in c.subgraphs], kept.graph_hash, kept.text, kept.nodes,
-            graph_hashes(gm), output_permutation(gm))
-
-
-def _wire(cf) -> None:
-    """Hand ``_cform`` the tables and helpers of the Python modules its copies read."""
-    import torch
-    import torch.fx as fx
-    from torch.fx.immutable_collections import immutable_dict, immutable_list
-
-    from passnet_common.canonical import effects as E
-    from passnet_common.canonical import fastpath as F
-    from passnet_common.canonical import form
-    from passnet_common.canonical.labels import placeholder_kind
-
-    cf.set_context(F.NODE, F._MARKS, F.EXACT_TAG, F._FLAT, F._ENUMS,
-                   (torch.dtype, torch.device, torch.memory_format, torch.layout), F._SCALAR_META,
-                   immutable_list, immutable_dict, F._class_of_type, F.value_classes, placeholder_kind,
-                   F.meta_key, F.permutation)
-    form.set_prefetch(cf)
-    cf.set_effects_context(fx.Node, E._profile_cache, E._profile, E._may_write, E.mutated_args, E.module_effects,
-                           E.draws_random, E.aliased_inputs, E.RNG_STATE)
-
-
-def load() -> str:
-    """Import, wire and check the compiled path (see the module docstring); returns :data:`status`."""
-    global cform, cmerkle, status, _built
-    cform = cmerkle = None
-    if os.environ.get(ENV_PURE):
-        status = f"off ({ENV_PURE})"
-        return status
-    try:
-        from passnet_common.canonical import _cform as cf
-        from passnet_common.canonical import _cmerkle as cm
-    except ImportError:
-        status = "not built"
-        return status
-    try:
-        _wire(cf)
-        graphs = samples()
-        want = [_form(gm) for gm in graphs]
-        cform, cmerkle = cf, cm
-        got = [_form(gm) for gm in graphs]
-    except Exception as exc:  # noqa: BLE001 - a broken build is the same as no build
-        cform = cmerkle = None
-        status = f"off (the compiled path failed on the samples: {type(exc).__name__}: {exc})"
-        return status
-    if got != want:
-        cform = cmerkle = None
-        status = "off (the compiled path disagrees with the Python definition on the samples)"
-        return status
-    _built = (cf, cm)
-    status = "on"
-    return status
 
 
 @contextlib.contextmanager
