@@ -73,7 +73,7 @@ def main() -> None:
 
                     res[f"geomean_speedup_vs_eager_{name}"] = round(math.exp(sum(math.log(r["speedup"]) for r in ok) / len(ok)), 4)
         res[f"ratio_{name}"] = round(res[f"wall_s_on_{name}"] / res[f"wall_s_off_{name}"], 3)
-        print(f"{name:12s} off {res[f'wall_s_off_{name}']:7.1f} s   on {res[f'wall_s_on_{name}']:7.1f} s   ratio {res[f'ratio_{name}']:.2f}",
+        print(f"{name:12s} off {res[f'wall_s_off_{name}']:7.1f} s   on {res[f'wall_s_on_{name}']:7.1f} s   ratio {res[f'ratio_{name}']:.2f}",  # noqa: E501
               flush=True)
     res["wall_s_off_total"], res["wall_s_on_total"] = round(tot[False], 1), round(tot[True], 1)
     res["ratio_total"] = round(tot[True] / tot[False], 3)

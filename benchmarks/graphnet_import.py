@@ -16,7 +16,8 @@ HEAD samples | tar -x`` (or ``git cat-file --batch`` when the mirror lacks a few
 
 Writes ``metrics/bench/graphnet_import.json`` (flat keys; rewritten after every sample, with
 ``complete`` false until the whole subset is measured), ``..._rows.jsonl`` (one line per sample:
-a rerun with the same arguments resumes) and ``..._failures.json`` (the failed samples). Wall time depends on machine load: it is reported, nothing is asserted.
+a rerun with the same arguments resumes) and ``..._failures.json`` (the failed samples). Wall time
+depends on machine load: it is reported, nothing is asserted.
 """
 
 from __future__ import annotations

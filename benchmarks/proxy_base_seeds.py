@@ -20,7 +20,6 @@ from pathlib import Path
 
 from passnet_common.io import atomic_write_json
 from passnet_common.params import load_params
-
 from proxy_artifacts.base_model import train_base
 from proxy_artifacts.timing import load_average, machine
 

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from passnet_common.io import atomic_write_json
 from passnet_common.params import load_params
-
 from proxy_artifacts.fidelity import mean_ci95
 from proxy_artifacts.rl import run_grpo
 from proxy_artifacts.timing import load_average, machine

@@ -1,17 +1,15 @@
 """Reading and validating ``params.yaml``: one namespaced block per stage family (DVC
 convention).
 
-Each top-level block may register a schema (:func:`register_block`); :func:`load_params`
-validates every registered block it returns, so a typo (``extract.capture.seqlen``) or a
-value of the wrong type (``extract.workers: "two"``) is an error naming the key and what
-it expects, never silently ignored. Every block of the committed ``params.yaml`` is
-registered here (``curate``, ``score``, ``proxy``, ``summary``); other
-stage families may register theirs from their own package (a schema
-spec or any callable ``(value, path) -> None`` raising :class:`ParamsError`), or extend a
-registered block with new keys (:func:`extend_block`).
+No block is defined here. Each family declares its blocks as typed configs beside its code
+(:mod:`passnet_common.config`: ``extract/config.py``, ``curate/config.py``, ``proxy_artifacts/config.py``,
+``passnet_common.summary``), which register their derived schemas with :func:`register_block` when
+imported. :func:`load_params` validates every registered block it returns, so a typo
+(``extract.capture.seqlen``) or a value of the wrong type (``extract.workers: "two"``) is an error
+naming the key and what it expects, never silently ignored.
 
 Schema specs (types, :class:`~passnet_common.spec.Block`, validators) and the check that applies
-them are in :mod:`passnet_common.spec`; they are handed on from here too.
+them are in :mod:`passnet_common.spec`; ``Block`` and ``ParamsError`` are handed on from here too.
 """
 
 from __future__ import annotations
@@ -21,10 +19,7 @@ from typing import Any
 
 import yaml
 
-from passnet_common.spec import (
-    Block, Choice, Optional, ParamsError, check, interval, non_negative, positive,
-)
-
+from passnet_common.spec import Block, ParamsError, check
 
 BLOCKS: dict[str, Any] = {}
 
@@ -42,40 +37,6 @@ def extend_block(name: str, fields: dict[str, Any]) -> None:
     spec.fields.update(fields)
 
 
-# --- graph stages -----------------------------------------------------------------------
-# The ``catalog``, ``extract`` and ``hub`` blocks are typed configs: extract/config.py (registered
-# when that module is imported; ``check_params --families extract``).
-
-
-# --- curation stages (curate/__main__.py: decompose, profile, curate) --------------------
-# Keys of curate.timing.TimingConfig that the score block reads (the curate block derives its own from the class).
-TIMING_SCHEMA = Block({
-    "warmup": non_negative(int),
-    "trials": positive(int),
-    "min_trials": positive(int),
-    "check_every": positive(int),
-    "min_trial_ms": non_negative(float),
-    "max_inner": positive(int),
-    "max_iqr_ratio": positive(float),
-    "retries": non_negative(int),
-    "seed": int,
-    "ci_level": interval(float, 0, 1, lo_open=True, hi_open=True),
-    "n_boot": positive(int),
-    "decided_width": non_negative(float),
-    "min_effect": non_negative(float),
-    "gate": Choice(("iqr", "ci")),
-    "stop": Choice(("decided", "label")),  # what settles an interval (curate.timing.TimingConfig.stop)
-    "max_ci_width": positive(float),
-    "l2_flush_mb": non_negative(float),
-    "max_variant_s": Optional(positive(float)),  # timing cap of one variant, all sides and trials (s)
-})
-# The ``curate`` block is a typed config: curate/curate_config.py (registered by curate/config.py).
-
-# The ``score`` block is a typed config: curate/score/config.py (ScoreConfig, registered by curate/config.py).
-
-# The ``proxy`` block is a typed config: proxy_artifacts/config.py (ProxyConfig, registered there).
-
-
 def validate_params(params: dict, source: str = "params") -> None:
     """Validate every registered block present in ``params``.
 
@@ -88,7 +49,6 @@ def validate_params(params: dict, source: str = "params") -> None:
                 check(params[name], spec, name)
             except ParamsError as exc:
                 raise ParamsError(f"{source}: {exc}") from None
-
 
 
 def load_params(path: str | Path = "params.yaml", section: str | None = None) -> dict[str, Any]:

@@ -38,7 +38,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("library", pa.string(), nullable=False),
             pa.field("library_version", pa.string(), nullable=False),
             pa.field("trust_remote_code", pa.bool_(), nullable=False),
-            pa.field("catalog_error_class", pa.string()),  # the config could not be read: json | no_model_type | unknown_model_type | not_a_config
+            pa.field("catalog_error_class", pa.string()),  # the config could not be read: json | no_model_type | unknown_model_type | not_a_config  # noqa: E501
             pa.field("catalog_error", pa.string()),  # message naming the file
             pa.field("catalog_note", pa.string()),  # repairs/inferences made, e.g. model_type inferred from architectures
             pa.field("duplicate_of", pa.string()),  # same graph config as this model_id: captured once (extract/sources/catalog.py)

@@ -5,8 +5,8 @@ never an ``int``), :class:`Optional`, :class:`ListOf`, :class:`DictOf`, :class:`
 :class:`AnyOf`, :class:`Block` (a mapping with a fixed set of keys, some ``required``), or a
 validator such as :func:`positive`, :func:`non_negative`, :func:`interval` (any callable
 ``(value, path) -> None`` raising :class:`ParamsError`). :func:`check` raises
-:class:`ParamsError` naming the key path and what it expects. The blocks themselves are in
-:mod:`passnet_common.params`.
+:class:`ParamsError` naming the key path and what it expects. The blocks themselves are the
+families' typed configs (:mod:`passnet_common.config`).
 """
 
 from __future__ import annotations
@@ -195,5 +195,3 @@ def non_negative(kind: type) -> Callable[[Any, str], None]:
 def any_value(value: Any, path: str) -> None:
     """Spec: any value (options passed through to a library, e.g. ``ray.init``)."""
 
-
-_any_value = any_value  # old name, until every params block has moved to its family config

@@ -37,7 +37,7 @@ import torch.fx as fx
 from passnet_common.io import atomic_replace_dir, canonical_json
 
 ALLOWED_PREFIXES = ("torch.", "_operator.", "operator.", "math.")
-ALLOWED_BUILTINS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool", "tuple", "list", "range", "slice", "round", "sum", "all", "any", "isinstance"}
+ALLOWED_BUILTINS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool", "tuple", "list", "range", "slice", "round", "sum", "all", "any", "isinstance"}  # noqa: E501
 
 
 class UnsafeTarget(ValueError):

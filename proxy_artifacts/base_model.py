@@ -138,8 +138,8 @@ def routing_summary(model, tokenizer, seq_len: int, windows: int) -> dict:
         js_layer.append(sum(pairs) / len(pairs))
     E = blocks[0].router.num_experts
     return {
-        "load": {c: [[round(float(v), 6) for v in l] for l in ls] for c, ls in loads.items()},
-        "entropy": {c: [round(H(l), 6) for l in ls] for c, ls in loads.items()},
+        "load": {c: [[round(float(v), 6) for v in layer] for layer in ls] for c, ls in loads.items()},
+        "entropy": {c: [round(H(layer), 6) for layer in ls] for c, ls in loads.items()},
         "max_entropy": math.log(E),
         "js_divergence": [round(v, 6) for v in js_layer],
         "max_js_divergence": math.log(2),

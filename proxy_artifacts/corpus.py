@@ -22,8 +22,8 @@ Nothing is downloaded. Three categories, each a deterministic list of documents:
   (``metrics/bench/proxy_base_seeds.json`` has what it learns on seeds 0-2; docs/proxies.md).
   :func:`task_windows` gives the task's training windows with the loss
   on the answers only (a prompt's letters are random: predicting them is noise).
-- ``arithmetic`` (kept as an optional category): generated problems ``"Q: 17+8=? A: 25"`` (``+ -`` on operands 0..20), a verifiable task for the RL work that follows: :func:`check_answer` grades a
-  completion exactly.
+- ``arithmetic`` (kept as an optional category): generated problems ``"Q: 17+8=? A: 25"`` (``+ -`` on
+  operands 0..20), a verifiable task for RL: :func:`check_answer` grades a completion exactly.
 
 Modules are split by a hash of their name into ``train`` and ``heldout`` (disjoint), and
 arithmetic problems by a hash of the problem itself (``a op b``, 20% held out), so held-out

@@ -18,7 +18,7 @@ FAMILY_KW = {
                       shared_expert_intermediate_size=40, norm_topk_prob=False, mlp_only_layers=[0]),
     "qwen3_moe": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24, head_dim=8, norm_topk_prob=True),
     "olmoe": dict(num_experts=8, num_experts_per_tok=2),
-    "deepseek_v3": dict(n_routed_experts=16, num_key_value_heads=4, num_experts_per_tok=2, moe_intermediate_size=24, n_group=4, topk_group=2,
+    "deepseek_v3": dict(n_routed_experts=16, num_key_value_heads=4, num_experts_per_tok=2, moe_intermediate_size=24, n_group=4, topk_group=2,  # noqa: E501
                         first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=16, qk_rope_head_dim=8,
                         qk_nope_head_dim=8, v_head_dim=8, n_shared_experts=1, routed_scaling_factor=2.5),
     "gpt_oss": dict(num_local_experts=8, num_experts_per_tok=2, head_dim=8, sliding_window=16),

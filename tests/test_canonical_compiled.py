@@ -19,9 +19,8 @@ import torch
 import torch.fx as fx
 
 from benchmarks.bench_hash import synthetic_chain
-from passnet_common.canonical import canonicalize, graph_hashes
+from passnet_common.canonical import canonicalize, graph_hashes, seam
 from passnet_common.canonical import compiled as C
-from passnet_common.canonical import seam
 from passnet_common.canonical import effects as Ef
 from passnet_common.canonical import form as Fm
 from passnet_common.canonical import order as O

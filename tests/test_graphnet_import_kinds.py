@@ -129,6 +129,6 @@ def test_the_three_kinds_import_with_the_graph_of_a_real_run(tmp_path):
 
 def test_an_unrelated_failure_is_not_retried_away(tmp_path):
     """A shape error is raised as it is (no retry hides it): the row is a failure with its message."""
-    bad = MODEL_PY.replace("return (k * _local_scalar_dense + ones,)", "return (k @ torch.ones(3, 3, device=device(type=\"cuda\", index=0)),)")
+    bad = MODEL_PY.replace("return (k * _local_scalar_dense + ones,)", "return (k @ torch.ones(3, 3, device=device(type=\"cuda\", index=0)),)")  # noqa: E501
     res = capture_sample(_sample(tmp_path, "bad", bad))
     assert res["status"] == "failed" and res["error_class"] == "exit:1" and "TorchRuntimeError" in res["error_message"], res

@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 import curate.config  # noqa: F401,E402  (registers the curate block: CurateConfig)
-import extract.config  # noqa: F401  (registers the catalog, extract and hub blocks)
+import extract.config  # noqa: F401,E402  (registers the catalog, extract and hub blocks)
 import passnet_common.summary  # noqa: F401  (registers the summary block)
-import proxy_artifacts.config  # noqa: F401  (registers the proxy block: ProxyConfig)
+import proxy_artifacts.config  # noqa: F401,E402  (registers the proxy block: ProxyConfig)
 from passnet_common.params import BLOCKS, Block, ParamsError, extend_block, load_params, register_block
 from tests.conftest import ROOT
 

@@ -71,7 +71,7 @@ def test_loader_refuses_targets_outside_the_allowlist(tmp_path):
     folder = tmp_path / "ab" / "abcd"
     folder.mkdir(parents=True)
     (folder / "graph.json").write_text(json.dumps({"nodes": [
-        {"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"], "meta": ["T", "float32", [2]], "inputs": [], "position": 0, "kind": "input"},
+        {"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"], "meta": ["T", "float32", [2]], "inputs": [], "position": 0, "kind": "input"},  # noqa: E501
         {"op": "call_function", "target": "os.system", "args": ["tuple", "echo pwned"], "kwargs": ["dict"], "meta": None, "inputs": []},
         {"op": "output", "target": "output", "args": ["tuple", ["%", 0]], "kwargs": ["dict"], "meta": None, "inputs": [0]},
     ]}))
@@ -134,8 +134,8 @@ def test_unknown_operator_namespace_is_refused(tmp_path):
     folder = tmp_path / "ab" / "abcd"
     folder.mkdir(parents=True)
     (folder / "graph.json").write_text(json.dumps({"nodes": [
-        {"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"], "meta": ["T", "float32", [2]], "inputs": [], "position": 0, "kind": "input"},
-        {"op": "call_function", "target": "torch.ops.evilns.op", "args": ["tuple", ["%", 0]], "kwargs": ["dict"], "meta": None, "inputs": [0]},
+        {"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"], "meta": ["T", "float32", [2]], "inputs": [], "position": 0, "kind": "input"},  # noqa: E501
+        {"op": "call_function", "target": "torch.ops.evilns.op", "args": ["tuple", ["%", 0]], "kwargs": ["dict"], "meta": None, "inputs": [0]},  # noqa: E501
         {"op": "output", "target": "output", "args": ["tuple", ["%", 1]], "kwargs": ["dict"], "meta": None, "inputs": [1]},
     ]}))
     with pytest.raises(UnsafeTarget, match="'evilns'"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from passnet_common.config import ParamsConfig, knob
-from passnet_common.spec import DictOf, ListOf, Choice, Optional, interval, non_negative, positive
+from passnet_common.spec import Choice, DictOf, ListOf, Optional, interval, non_negative, positive
 
 Convention = Literal["paper", "graphnet"]
 """Score conventions (:data:`curate.score.scoring.CONVENTIONS`; a test checks they agree)."""

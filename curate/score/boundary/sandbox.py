@@ -157,9 +157,9 @@ class Runner:
         """Build the callables for the graph in ``msg["graph"]``: ``eager`` / ``dynamo`` (reference
         role) or ``candidate``. Errors: ``{"error", "code"}`` with code 3 (compile failure) or 2
         (the compiled code's first run raised)."""
-        torch = self.torch
-        import torch._dynamo
-        import torch.fx
+        # the sandbox's torch (self.torch, imported after the sandbox's own set-up), with its submodules
+        import torch._dynamo  # noqa: PLC0415  (binds the name torch to that same module)
+        import torch.fx  # noqa: PLC0415
 
         key = msg.get("key")
         if self.role == "reference" and key is not None and key in self.cache:

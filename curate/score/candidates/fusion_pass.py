@@ -119,7 +119,7 @@ def _conv_bn_pattern(stride, padding, momentum, eps):
 CONV_BN_PATTERNS = [_conv_bn_pattern((s, s), (p, p), m, e) for s in (1, 2) for p in (0, 1, 2, 3)
                     for m in (0.1, 0.01) for e in (1e-5, 1e-3)]
 
-_PAIRS = CONV_BN_PATTERNS + [_rms_pattern(1e-5), _rms_pattern(1e-6), _rms_core_pattern(1e-5), _rms_core_pattern(1e-6), (gelu_pattern, gelu_replacement),
+_PAIRS = CONV_BN_PATTERNS + [_rms_pattern(1e-5), _rms_pattern(1e-6), _rms_core_pattern(1e-5), _rms_core_pattern(1e-6), (gelu_pattern, gelu_replacement),  # noqa: E501
             (gelu_bloom_pattern, gelu_replacement), (silu_pattern, silu_replacement), (softmax_pattern, softmax_replacement)]
 
 # traced once here (the rewriter would re-trace callables on every call)
