@@ -297,7 +297,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench" / "bench_hash.json")
     ap.add_argument("--reference", default="e221741",
                     help="git revision whose canonical form is also timed in the same run (the implementation "
-                         "before the speed work of issue 21); '' for none")
+                         "before the hashing speed work); '' for none")
     args = ap.parse_args(argv)
 
     import torch

@@ -1,4 +1,4 @@
-"""What the scorer's second reference (Dynamo-only, issue 17) costs, and what the control scores.
+"""What the scorer's second reference (Dynamo-only) costs, and what the control scores.
 
 Run: ``PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_reference.py [--tasks builtin]
 [--max-subgraphs 6] [--out metrics/bench/score_reference.json]``.

@@ -1,4 +1,4 @@
-"""Benchmark: the prune-method comparison repeated on several base seeds (issue 19 §5).
+"""Benchmark: the prune-method comparison repeated on several base seeds.
 
 For each base seed (default 0, 1, 2) this trains the default base (``proxy.base`` of
 ``params.yaml`` with ``seed`` replaced), collects its expert statistics (``proxy.stats``) and

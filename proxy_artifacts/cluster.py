@@ -14,7 +14,7 @@ come from one view or a weighted multi-view combination:
 
 Each view's distance matrix is scaled to max 1 before the weighted average.
 
-``usage_cluster`` (the usage-aware variant, issue 11 §2) keeps the cluster-then-represent
+``usage_cluster`` (the usage-aware variant) keeps the cluster-then-represent
 shape but lets routing usage decide where the kept slots go: (1) experts routed to fewer than
 ``dead_share`` of the layer's routed slots are dropped before clustering (dead experts take no
 slot); (2) the live experts are clustered into ``round(k * cluster_share)`` clusters; (3) the k

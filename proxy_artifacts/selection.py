@@ -1,4 +1,4 @@
-"""The default prune method chosen by evidence over several base seeds (issue 19 §5).
+"""The default prune method chosen by evidence over several base seeds.
 
 ``proxy_compare`` compares every selection method x merge on one base. A method that wins on
 one trained base can lose on another trained the same way with another seed (the experts,

@@ -1,4 +1,4 @@
-"""Labelled corpus of graph pairs for the canonical hashes (the regression suite of issue 6).
+"""Labelled corpus of graph pairs for the canonical hashes (the regression suite).
 
 Each pair builds two small programs (``torch.compile`` through :func:`extract.capture.dynamo.dynamo_capture`,
 ``torch.fx.symbolic_trace`` or a hand-built FX graph) and carries the right verdict:

@@ -282,7 +282,7 @@ def _build_dead(ops, outs, perm, order_seed=None):
 def test_property_dead_nodes_take_a_canonical_place(block):
     """Dead nodes (computed, never used) are placed canonically: a placeholder permutation
     plus another recording order leaves graph_hash unchanged, on 300 seeded random DAGs
-    (issue 21: 13 of 300 split when dead nodes kept their recording order; with canonical
+    (13 of 300 split when dead nodes kept their recording order; with canonical
     version 2 this generator splits 5 of these 300)."""
     split = []
     for seed in range(100 * block, 100 * block + 100):

@@ -1,4 +1,4 @@
-"""The labelled corpus of issue 6 (tests/canonical_corpus.py) and property tests that
+"""The labelled corpus (tests/canonical_corpus.py) and property tests that
 generate programs with in-place ops, control flow and random recording orders *through
 Dynamo* (not only re-orderings of one FX graph)."""
 
@@ -68,7 +68,7 @@ def _alias_iadd(t):
 
 INPLACE = [lambda t: F.relu(t, inplace=True), lambda t: t.mul_(-2.0), _alias_iadd, lambda t: t.sigmoid_(),
            lambda t: F.hardtanh(t, -0.3, 0.3, inplace=True),
-           # positional inplace flags and a written Tensor(a!)[] list (issue 21)
+           # positional inplace flags and a written Tensor(a!)[] list
            lambda t: F.relu(t, True), lambda t: F.leaky_relu(t, 0.2, True), lambda t: F.hardtanh(t, -0.3, 0.3, True),
            lambda t: torch._foreach_mul_([t], -2.0)]
 

@@ -1,4 +1,4 @@
-"""What the speed work on the canonical form (issue 21, hashing speed) promises besides identical
+"""What the speed work on the canonical form (hashing speed) promises besides identical
 outputs (those: ``tests/test_canonical_identity.py``): no cyclic garbage collection runs during
 the form, the collector's state is restored, and a caller's frozen objects stay frozen. No
 timing is asserted (speed is measured by ``benchmarks/bench_hash.py``)."""

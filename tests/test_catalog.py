@@ -49,7 +49,7 @@ def test_bad_config_files_become_error_rows_and_the_rest_goes_on(tmp_path):
     assert rows["alist.json"]["catalog_error_class"] == "not_a_config"
     assert rows["notype.json"]["catalog_error_class"] == "no_model_type"
     for name in ("broken.json", "alist.json", "notype.json"):
-        # named by its path inside the folder, never by a machine path (issue 20)
+        # named by its path inside the folder, never by a machine path
         assert rows[name]["catalog_error"].startswith(f"{name}: ") and str(tmp_path) not in rows[name]["catalog_error"]
     rob = rows["roberta-base.json"]
     assert rob["catalog_error_class"] is None and rob["model_type"] == "roberta" and not rob["trust_remote_code"]

@@ -1,4 +1,4 @@
-"""Bad input to the extract CLI and the params check ends with one ``error:`` line (issue 20)."""
+"""Bad input to the extract CLI and the params check ends with one ``error:`` line."""
 
 from __future__ import annotations
 

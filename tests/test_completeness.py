@@ -1,5 +1,5 @@
-"""A capture says when it is incomplete (issue 7, section 1) and keeps true sizes and real
-buffers (section 4). Each case is a small program with a known right answer."""
+"""A capture says when it is incomplete and keeps true sizes and real
+buffers. Each case is a small program with a known right answer."""
 
 from __future__ import annotations
 

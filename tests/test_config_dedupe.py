@@ -1,4 +1,4 @@
-"""Config dedupe keyed by what the model reads (issue 21 §4): the recorder, the key, the waves,
+"""Config dedupe keyed by what the model reads: the recorder, the key, the waves,
 the catalog key, and (slow) the held-out CLIP eos_token_id case end to end."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Input synthesis rules for the failure classes of the seeded transformers sample, the
-LLaVA image-token repair, and the coverage metrics (issue 7, section 5). Models are built
+LLaVA image-token repair, and the coverage metrics. Models are built
 from transformers' default configs on the meta device (no weights)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Load-proof limits and kill safety of the isolated worker (issue 20).
+"""Load-proof limits and kill safety of the isolated worker.
 
 None of these asserts a duration: the CPU budget is counted in CPU seconds the child got,
 the hang detector fires on a child that uses no CPU at all, and the memory child is given a

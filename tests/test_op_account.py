@@ -1,4 +1,4 @@
-"""Completeness you can prove (issue 20): the op account catches what Dynamo's frame counters
+"""Completeness you can prove: the op account catches what Dynamo's frame counters
 miss, and the held-out programs go through the ``module:`` source and the isolated worker.
 
 Each program in tests/fixtures/modules has a known right verdict: the control (an MLP) is

@@ -1,4 +1,4 @@
-"""PassBench sample layout (issue 17): export of our task set, import of PassBench samples (static
+"""PassBench sample layout: export of our task set, import of PassBench samples (static
 check, conversion without execution, isolated run), and the round trip (hashes and verdicts)."""
 
 import json

@@ -1,4 +1,4 @@
-"""Usage-aware selection, the fault detector, cost accounting and a short GRPO run (issue 11 §2, §4, §5)."""
+"""Usage-aware selection, the fault detector, cost accounting and a short GRPO run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Proxy correctness leftovers (issue 11 §3): lineage covers every file, group-limited routing
+"""Proxy correctness leftovers: lineage covers every file, group-limited routing
 floors, MTP layers, requested vs effective keep ratio, one-line CLI errors, file modes."""
 
 from __future__ import annotations

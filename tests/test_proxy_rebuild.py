@@ -1,4 +1,4 @@
-"""The proxy base rebuilds from the repository alone (issue 19 §1)."""
+"""The proxy base rebuilds from the repository alone."""
 
 from __future__ import annotations
 

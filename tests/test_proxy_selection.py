@@ -1,5 +1,5 @@
 """Selection by evidence over base seeds, the usage-aware representative rule, and the base's
-inputs (issue 19 §1, §5)."""
+inputs."""
 
 from __future__ import annotations
 

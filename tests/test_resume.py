@@ -1,4 +1,4 @@
-"""Results are never stale (issue 7, section 2): the attempt key holds our own code, the
+"""Results are never stale: the attempt key holds our own code, the
 Dynamo settings and everything else that shapes a capture; machine-caused failures are
 retried; a clone that pulled the outputs is up to date."""
 
@@ -73,7 +73,7 @@ def test_timeouts_and_oom_are_retried_with_the_attempt_count(tmp_path):
     summary = assemble(rows, capture, work, tmp_path / "out", tmp_path / "store")
     ex = {r["model_id"]: r for r in pq.read_table(tmp_path / "out" / "extractions.parquet").to_pylist()}
     assert ex["local:tiny-llama"]["status"] == "ok"
-    # the attempt count is bookkeeping: in the work folder, not in the table (issue 20)
+    # the attempt count is bookkeeping: in the work folder, not in the table
     assert "attempts" not in ex["local:tiny-llama"]
     assert json.loads((work_dir(work, attempt_key(rows[0], capture)) / "result.json").read_text())["attempts"] == 2
     assert ex["local:tiny-llama"]["complete"] and ex["local:tiny-llama"]["code_hash"] == code_hash()

@@ -1,5 +1,5 @@
 """The scorer's memory cap is on resident memory (RSS), not on address space, and an eager
-reference that cannot run under the harness's limits is not charged to any candidate (issue 17).
+reference that cannot run under the harness's limits is not charged to any candidate.
 
 Fast slice: the chunked output checks equal the full ones (known right value: ``compare_outputs``
 of :mod:`curate.tolerance`), the cross-candidate exclusion, the in-process reference failure, the

@@ -1,4 +1,4 @@
-"""The scorer's two references (issue 17): vs eager (PassNet's) and vs Dynamo-only
+"""The scorer's two references: vs eager (PassNet's) and vs Dynamo-only
 (``torch.compile(backend="eager")``). The control is a candidate that is Dynamo-only itself: it must
 score speedup exactly 1 (protocol tests on in-process stand-ins of the sandboxes with simulated
 costs) against Dynamo-only (ES_t = 1 at every t, AS = 0) while its vs-eager figure shows only the

@@ -45,7 +45,7 @@ def test_failures_are_classified_and_the_rest_completes(tmp_path):
     import psutil
 
     cap = psutil.Process().memory_info().rss + (1 << 30)
-    # No wall limit decides a verdict (issue 20: under load the memory child hit a 3 s wall
+    # No wall limit decides a verdict (under load the memory child hit a 3 s wall
     # limit before the cap): the hang is caught by the hang detector (no CPU progress for
     # 5 s), the wall backstop and CPU budget are far above what any other child needs.
     outcomes = run_isolated(tasks, _task, workers=2, timeout_s=3600, mem_cap_bytes=cap, on_done=seen.append,

@@ -26,7 +26,7 @@ runtime violation (``status = violation``) score the floor b at every level in b
 candidates rank last. When no candidate is valid (all rejected, say) ``metrics/score.json`` is
 still written, with ``valid: false``.
 
-Two references (issue 17; :data:`REFERENCES`): every timed row has ``speedup`` = eager /
+Two references (:data:`REFERENCES`): every timed row has ``speedup`` = eager /
 candidate (PassNet's figure) and ``speedup_vs_dynamo`` = Dynamo-only / candidate, where the
 Dynamo-only side (``torch.compile(backend="eager")``: guards and wrapper, no code generation) is
 timed in the same interleaved trials (:mod:`curate.score.defenses.clock`). Each candidate is scored against

@@ -64,7 +64,7 @@ def load_task_set(spec: str, include_trivial: bool = False) -> list:
     if not Path(spec).is_dir():
         raise ValueError(f"task set {spec!r}: not 'builtin' and not a folder")
     try:
-        from curate.select.tasks import load_task_set as load  # the curate stage's loader (issue 8)
+        from curate.select.tasks import load_task_set as load  # the curate stage's loader
     except ImportError as exc:
         raise ValueError(f"task set {spec!r}: curate.select.tasks.load_task_set is not available") from exc
     from curate.score.synthetic_tasks import TaskSubgraph

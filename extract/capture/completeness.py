@@ -91,7 +91,7 @@ def first_line(text: str) -> str:
 
 # ATen ops whose meta / fake kernel is known to disagree with the real kernel on output
 # metadata (shape or dtype): on meta a graph records the fake kernel's answer, so a meta
-# capture holding one of them is not trusted (issue 20: ``convolution_backward`` records
+# capture holding one of them is not trusted (``convolution_backward`` records
 # grad_bias ``[4]`` where the op returns ``[2]`` when bias_sizes disagrees with the weight;
 # ``quantize_per_tensor``'s meta kernel returns float32 where the op returns quint8, checked
 # on torch 2.14; ``quantize_per_channel`` has no meta kernel, so it fails instead). Names as

@@ -375,7 +375,7 @@ class _NoGC:
     """Python's cyclic garbage collector off inside the block (restored after, also on
     errors). The form allocates hundreds of thousands of small lists and tuples, none of
     them in reference cycles; generation-0 collections triggered by those allocations were
-    the largest single cost (issue 21: 1.4x-2.65x, and a 2-4x run-to-run spread).
+    the largest single cost (1.4x-2.65x, and a 2-4x run-to-run spread).
 
     The form's own objects are then kept out of the young generations: on entry the young
     generations are collected (``gc.collect(1)``: they hold at most a few thousand objects

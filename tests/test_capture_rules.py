@@ -1,4 +1,4 @@
-"""Coverage of the seeded transformers sample (issue 7, section 5): config repairs stated
+"""Coverage of the seeded transformers sample: config repairs stated
 in the row, input rules, and the retry rule for failed runtime assertions on
 data-dependent sizes (the ``torchvision:retinanet_resnet50_fpn`` regression). Each case
 is a small offline program or a default config built on the meta device."""

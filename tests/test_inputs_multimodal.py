@@ -1,4 +1,4 @@
-"""Input rules for the failures of the seed-7 transformers coverage sample (issue 21, section 4):
+"""Input rules for the failures of the seed-7 transformers coverage sample:
 LXMERT region features (``visual_feats``/``visual_pos``), keypoint matchers' image pairs
 (EfficientLoFTR), and Qwen2-VL style vision towers on their own (Qwen2.5-VL's
 ``hidden_states``, Cosmos3-Edge's ``grid_thw``). The spec each rule records on transformers'

@@ -1,4 +1,4 @@
-"""Input rules for the seeded transformers coverage sample (issue 7, section 5): one test
+"""Input rules for the seeded transformers coverage sample: one test
 per kind of input rule in ``extract/capture/inputs.py``, on transformers' default configs built on
 the meta device (the spec each rule records), plus small CPU runs showing that the
 synthesised inputs (image/video token counts included) are what the model accepts."""

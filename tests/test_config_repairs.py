@@ -1,4 +1,4 @@
-"""Config repairs of the coverage sample (issue 7 §5): one test per kind of fault, each on
+"""Config repairs of the coverage sample: one test per kind of fault, each on
 the real shipped default config of a model that has it, checking the repaired value and
 that the repaired config (or the reduced-depth config) builds."""
 
