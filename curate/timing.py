@@ -3,8 +3,8 @@
 This module needs only ``torch`` and ``numpy``; it is copied as ``timing_protocol.py`` into every
 task folder, so ``run_task.py`` times with exactly the protocol ``profile`` used.
 
-Protocol (DESIGN.md §4; PyTorch's dynamo benchmark harness interleaves eager and compiled,
-GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
+Protocol (GraphNet's and PassNet's pass_bench timing; PyTorch's dynamo benchmark harness interleaves eager
+and compiled, GraphNet / PassBench keep eager as the reference and gate on IQR/median > 0.2):
 
 1. compile each side on its own copy of the graph (:func:`compile_candidate`; wall seconds
    recorded; an exception is error code 3);

@@ -1,6 +1,6 @@
 """GraphNet tolerance levels, per-output correctness at every level, error codes.
 
-Source of the levels: DESIGN.md §4 and GraphNet ``graph_net_bench/test_compiler_util.py``
+Source of the levels: GraphNet ``graph_net_bench/test_compiler_util.py``
 (``tolerance_generator`` / ``calculate_tolerance_pair``). At level ``t`` (an integer, -10..5):
 
 ============  ==================  ===================

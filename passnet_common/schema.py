@@ -5,7 +5,7 @@ schema (column types, nullability) and the schema version live only here. The ve
 stored in each Parquet file's key-value metadata under ``passnet.schema_version`` and the
 table name under ``passnet.table``.
 
-Identifiers follow DESIGN.md §3: ``model_id`` is source-prefixed and pinned
+Identifiers (the data contract, docs/tables.md): ``model_id`` is source-prefixed and pinned
 (``transformers:LlamaForCausalLM``, ``timm:resnet50``, ``torchvision:resnet18``,
 ``local:<path-hash>``, ``hf:org/name@<sha>``); ``graph_hash`` is the sha256 hex of the
 canonical form of :mod:`passnet_common.canonical` and is only comparable between rows with the

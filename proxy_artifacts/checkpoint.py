@@ -70,7 +70,7 @@ def folder_file_hashes(folder: str | Path) -> dict[str, str]:
 def load_base(ref: str, revision: str | None = None, dtype: str = "float32"):
     """Load a base MoE checkpoint: local folder or Hub id (``revision`` pinned).
 
-    Returns (model in eval mode, tokenizer or None, model_id string per DESIGN.md §3:
+    Returns (model in eval mode, tokenizer or None, model_id string (source-prefixed and pinned, docs/tables.md):
     ``local:<sha256[:16] of weights>`` or ``hf:<repo>@<revision>``, revision).
 
     Raises:

@@ -5,7 +5,7 @@ adapter row (incl. gpt-oss biases), the router weight, router bias and DeepSeek'
 ``e_score_correction_bias``; module attributes ``num_experts``; config keys of the row
 (``num_experts`` / ``num_local_experts`` / ``n_routed_experts``) and optionally
 ``num_experts_per_tok``. Backbone, shared experts and dense layers are untouched.
-Known faults of earlier tools (DESIGN.md §5) are guarded here: ratios that floor to zero,
+Known faults of existing pruning tools (REAP, HC-SMoE, MC-SMoE issue trackers) are guarded here: ratios that floor to zero,
 counts below top-k, group counts that no longer divide, groups too small for
 ``ceil(top_k / topk_group)``, unsliced biases, MTP layers declared but absent.
 """

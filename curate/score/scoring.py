@@ -1,6 +1,6 @@
 """S_t and ES_t (GraphNet / PassNet) as plain functions over per-sample results.
 
-Definitions (DESIGN.md §4, GraphNet paper). Over N samples with speedups
+Definitions (the GraphNet paper and its code; PassNet uses b = 0.001). Over N samples with speedups
 ``s_i = T_eager / T_candidate``: M correct at level t, ``λ = M/N``; ``α`` = geometric mean of s over
 correct samples; K correct samples with ``s < 1``, ``η = K/M``; ``β`` = geometric mean of s over
 those; ``π_c`` the share of error code c among failed samples (1 accuracy, 2 runtime crash,

@@ -1,6 +1,6 @@
 """Model catalogs: every source produces rows of the ``models`` table.
 
-Sources (DESIGN.md §3 identifiers):
+Sources (their model_id prefixes, docs/tables.md):
   * ``transformers``: every architecture class in transformers' auto-model mappings
     (``MODEL_*_MAPPING_NAMES``), its config built from the library's defaults
     (``AutoConfig.for_model(model_type)``) -> ``transformers:<ClassName>``;

@@ -1,5 +1,5 @@
-"""Integrity defenses for scoring candidates (DESIGN.md §4 "Integrity"): the static check and the
-slot checks the parent runs.
+"""Integrity defenses for scoring candidates (after PassNet's pass_bench and the exploits catalogued
+against KernelBench-style harnesses): the static check and the slot checks the parent runs.
 
 The defense is the process boundary (:mod:`curate.score.boundary.parent`): the candidate runs in a
 sandbox that holds no reference, expected output, check, tolerance code or deciding clock. What
