@@ -21,12 +21,13 @@ from transformers import AutoConfig, AutoModelForCausalLM
 from passnet_common.io import atomic_write_json
 
 from . import corpus
+from .config import BaseConfig
 
 
 def make_config(p: dict, vocab_size: int, special_ids: dict):
     """A ``Qwen3MoeConfig`` from the ``proxy.base`` params (all sizes explicit)."""
     return AutoConfig.for_model(
-        p.get("model_type", "qwen3_moe"),
+        p.get("model_type", BaseConfig.model_type),
         vocab_size=vocab_size,
         hidden_size=p["hidden_size"],
         intermediate_size=p["hidden_size"] * 2,
@@ -159,7 +160,7 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
 
     out_dir = Path(out_dir)
     torch.manual_seed(p["seed"])
-    torch.set_num_threads(p.get("threads", 1))
+    torch.set_num_threads(p.get("threads", BaseConfig.threads))
     tok = corpus.build_tokenizer()
     cfg = make_config(p, len(tok), dict(pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
                                         eos_token_id=tok.eos_token_id))
@@ -186,7 +187,7 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
             log.append({"step": step, "loss": round(lm, 5), "aux_loss": round(float(out.aux_loss), 5)})
             bar.set_postfix(loss=f"{lm:.3f}")
     model.eval()
-    spec = routing_summary(model, tok, p["seq_len"], p.get("spec_windows", 32))
+    spec = routing_summary(model, tok, p["seq_len"], p.get("spec_windows", BaseConfig.spec_windows))
     task_n = int(p["task_problems"])
     acc = {s: task_accuracy(model, tok, task_n, s) for s in ("heldout", "edge")}
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
                      instances=sum(inst.get(r["graph_hash"], 1) for r in ranges if r["subgraph_hash"]),
                      anchors_per_subgraph=cfg["anchors_per_subgraph"], decompose_version=DECOMPOSE_VERSION)
         variants = {}
-        for k in cfg.get("variants", []):
+        for k in cfg["variants"]:
             variants[str(k)] = ({kk: stats[kk] for kk in ("ranges", "unique_subgraphs", "unique_profilable")}
                                 if k == cfg["anchors_per_subgraph"] else futures[k].result())
     stats["variants"] = variants

@@ -162,21 +162,22 @@ def _same(a: Any, b: Any) -> bool:
 def _load(folder: Path, cfg: dict):
     import torch
 
+    from curate.profile.config import ProfileConfig  # noqa: PLC0415  (torch: after the stage sets its Inductor cache)
     from passnet_common.store import load_graph
 
-    seed = int(cfg.get("seed", 0))
+    seed = int(cfg.get("seed", ProfileConfig.seed))
     random.seed(seed)
     torch.manual_seed(seed)
-    torch.set_num_threads(int(cfg.get("threads", 1)))
+    torch.set_num_threads(int(cfg.get("threads", ProfileConfig.threads)))
     dtype = getattr(torch, cfg.get("dtype", "float32"))
-    gm, inputs = load_graph(folder, device=cfg.get("device", "cpu"), seed=seed)
+    gm, inputs = load_graph(folder, device=cfg.get("device", ProfileConfig.device), seed=seed)
     inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
 
     def fresh() -> list:
         return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
     def copy_gm():
-        return load_graph(folder, device=cfg.get("device", "cpu"), seed=seed)[0]
+        return load_graph(folder, device=cfg.get("device", ProfileConfig.device), seed=seed)[0]
 
     return gm, fresh, copy_gm
 
@@ -200,11 +201,12 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
     """
     import torch
 
+    from curate.profile.config import ProfileConfig  # noqa: PLC0415  (torch: after the stage sets its Inductor cache)
     from curate.profile.sizes import check_shapes
     from curate.timing import CLOCKS, CompileError, RunError, TimingConfig
     from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t
 
-    seed = int(cfg.get("seed", 0))
+    seed = int(cfg.get("seed", ProfileConfig.seed))
     clock = CLOCKS[(cfg.get("timing") or {}).get("clock", TimingConfig.clock)]
     gm, fresh, copy_gm = _load(folder, cfg)
     row: dict[str, Any] = {"status": "ok", "error_code": None, "error_class": None, "error_message": None, "skip_reason": None}
@@ -269,9 +271,11 @@ def _other_seed_outputs(folder: Path, cfg: dict) -> Any:
     graph has no inputs to redraw)."""
     import torch
 
+    from curate.profile.config import ProfileConfig  # noqa: PLC0415  (torch: after the stage sets its Inductor cache)
+
     try:
-        gm2, fresh2, _ = _load(folder, {**cfg, "seed": int(cfg.get("seed", 0)) + 1})
-        torch.manual_seed(int(cfg.get("seed", 0)))
+        gm2, fresh2, _ = _load(folder, {**cfg, "seed": int(cfg.get("seed", ProfileConfig.seed)) + 1})
+        torch.manual_seed(int(cfg.get("seed", ProfileConfig.seed)))
         ins = fresh2()
         return gm2(*ins) if ins else None
     except Exception:  # noqa: BLE001 - inputs of another seed the graph refuses: not judged on this
@@ -314,12 +318,14 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
         ``cfg["decide"]`` (default every ratio of :data:`RATIOS`): the ratios that stop the trials
         and that the gate judges (the screen: ``["speedup_compiler"]``).
     """
+    from curate.profile.config import ProfileConfig  # noqa: PLC0415  (torch: after the stage sets its Inductor cache)
     from curate.timing import TimingConfig, measure_sides, pin_allocator
     from curate.tolerance import ERROR_RUNTIME
 
     allocator = pin_allocator()
     gm, fresh, copy_gm = _load(folder, cfg)
-    tc = TimingConfig(**{**cfg.get("timing", {}), "device": cfg.get("device", "cpu"), "seed": int(cfg.get("seed", 0))})
+    tc = TimingConfig(**{**cfg.get("timing", {}), "device": cfg.get("device", ProfileConfig.device),
+                         "seed": int(cfg.get("seed", ProfileConfig.seed))})
     decide = tuple(RATIOS[r] for r in (cfg.get("decide") or RATIOS))
     load0 = os.getloadavg()[0]
     try:
@@ -329,7 +335,7 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
     except Exception as exc:  # noqa: BLE001 - a crash while timing is a runtime crash
         return {"status": "runtime_crash", "error_code": ERROR_RUNTIME, "error_class": type(exc).__name__,
                 "error_message": str(exc)[:500]}
-    row = {"load_avg_start": load0, "load_avg_end": os.getloadavg()[0], **fingerprint(cfg.get("device", "cpu")),
+    row = {"load_avg_start": load0, "load_avg_end": os.getloadavg()[0], **fingerprint(cfg.get("device", ProfileConfig.device)),
            "allocator": allocator,
            "compile_s_warm": secs["compile_s"], **timing_row(t, tc)}
     return row
