@@ -58,7 +58,7 @@ TRIVIAL_LEVEL = -5
 """Level at which "an all-zero output would pass" makes a reference output ``near_zero``."""
 
 # dtype name -> (atol exponent factor, rtol exponent factor): atol = 10^(a*t), rtol = 10^(r*t)
-_EXPONENTS: dict[str, tuple[float, float]] = {
+EXPONENTS: dict[str, tuple[float, float]] = {
     "float16": (1.0, 3 / 5),
     "bfloat16": (1.0, 1.796 / 5),
     "float32": (1.0, 5.886 / 5),
@@ -87,16 +87,16 @@ def tolerance(t: int, dtype: torch.dtype | str) -> tuple[float, float]:
     """
     name = dtype_name(dtype)
     name = _COMPLEX_TO_REAL.get(name, name)
-    if name not in _EXPONENTS:
+    if name not in EXPONENTS:
         return 0.0, 0.0
-    a, r = _EXPONENTS[name]
+    a, r = EXPONENTS[name]
     return _sig3(10 ** (a * t)), _sig3(10 ** (r * t))
 
 
 def is_exact_dtype(dtype: torch.dtype | str) -> bool:
     """True when outputs of ``dtype`` must match exactly at every level (ints, bool, others)."""
     name = _COMPLEX_TO_REAL.get(dtype_name(dtype), dtype_name(dtype))
-    return name not in _EXPONENTS
+    return name not in EXPONENTS
 
 
 @dataclass
@@ -159,7 +159,7 @@ def _close_mask(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol:
     return torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
 
 
-def _first_pass(check, levels: Sequence[int]) -> tuple[dict[int, bool], int | None]:
+def first_pass(check, levels: Sequence[int]) -> tuple[dict[int, bool], int | None]:
     """Smallest level in ascending ``levels`` where ``check(t)`` holds, by bisection, and the
     pass of every level. ``check`` must be monotone in ``t`` (true at ``t`` -> true at every
     larger level: the module docstring's argument, tolerances grow with ``t``), so about
@@ -176,7 +176,7 @@ def _first_pass(check, levels: Sequence[int]) -> tuple[dict[int, bool], int | No
     return {t: first is not None and t >= first for t in levels}, first
 
 
-def _level_check(actual64: torch.Tensor, expected64: torch.Tensor, dtype: torch.dtype):
+def level_check(actual64: torch.Tensor, expected64: torch.Tensor, dtype: torch.dtype):
     """``t -> torch.isclose(actual, expected, *tolerance(t, dtype), equal_nan=True).all()``
     for real float64 tensors, with the float64 differences computed once instead of per level.
 
@@ -262,8 +262,8 @@ def _compare_chunked(a: torch.Tensor, e: torch.Tensor, index: int, levels: list[
         nz = e64.abs() > 0
         if bool(nz.any()):
             rels.append(float((diff[nz] / e64.abs()[nz]).max()))
-        firsts.append(_first_pass(_level_check(a64, e64, e.dtype), levels)[1])
-        zfirsts.append(_first_pass(_level_check(zeros, e64, e.dtype), levels)[1])
+        firsts.append(first_pass(level_check(a64, e64, e.dtype), levels)[1])
+        zfirsts.append(first_pass(level_check(zeros, e64, e.dtype), levels)[1])
     if any(math.isnan(r) for r in rels):  # torch's max propagates NaN (inf / inf at a -inf vs finite pair)
         max_rel = math.nan
     else:
@@ -310,10 +310,10 @@ def compare_output(actual: Any, expected: Any, index: int = 0, levels: Sequence[
         zeros = torch.zeros_like(e)
         zp = levels[0] if bool((zeros == e).all()) else None
     elif e.is_complex():
-        _, zp = _first_pass(lambda t: _close_mask(torch.zeros_like(e), e, *tolerance(t, e.dtype)).all(), levels)
+        _, zp = first_pass(lambda t: _close_mask(torch.zeros_like(e), e, *tolerance(t, e.dtype)).all(), levels)
     else:
         e64_ = e.to(torch.float64)
-        _, zp = _first_pass(_level_check(torch.zeros_like(e64_), e64_, e.dtype), levels)
+        _, zp = first_pass(level_check(torch.zeros_like(e64_), e64_, e.dtype), levels)
     if not structure:
         return OutputComparison(index, dname, shape, False, nan, nan, None, {t: False for t in levels}, trivial, zp)
     if is_exact_dtype(e.dtype):
@@ -338,9 +338,9 @@ def compare_output(actual: Any, expected: Any, index: int = 0, levels: Sequence[
     else:
         max_abs = max_rel = 0.0
     if e.is_complex():
-        passes, first = _first_pass(lambda t: _close_mask(a, e, *tolerance(t, e.dtype)).all(), levels)
+        passes, first = first_pass(lambda t: _close_mask(a, e, *tolerance(t, e.dtype)).all(), levels)
     else:
-        passes, first = _first_pass(_level_check(a64, e64, e.dtype), levels)
+        passes, first = first_pass(level_check(a64, e64, e.dtype), levels)
     return OutputComparison(index, dname, shape, True, max_abs, max_rel, first, passes, trivial, zp)
 
 

@@ -69,16 +69,16 @@ from curate.decompose.segments import (  # noqa: F401 - re-exported: the segment
     VIEW_NAMES,
     VMAP_PARTS,
     Segment,
-    _cheap_key,
-    _index_bounds,
-    _is_effect,
-    _is_vmap,
-    _param_bytes,
     build_parent,
+    cheap_key,
+    index_bounds,
+    is_effect,
     is_tensor_meta,
+    is_vmap,
     meta_value,
     pattern_of,
     pattern_of_targets,
+    range_param_bytes,
     segment_graph,
     segment_module,
     segment_nodes,
@@ -115,7 +115,7 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         max_param_bytes: ranges whose parameter/buffer placeholders exceed this (bytes) are
             skipped with ``param_bytes_cap``.
         min_graph_ops: parents with fewer call ops are skipped (``trivial_graph``).
-        cache: ``_cheap_key -> description`` shared across calls (saves canonicalisation of
+        cache: ``cheap_key -> description`` shared across calls (saves canonicalisation of
             repeated layers).
 
     Returns:
@@ -132,7 +132,7 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
     folder = Path(folder)
     data = json.loads((folder / "graph.json").read_text())
     nodes = data["nodes"]
-    n_ops = sum(1 for n in nodes if n["op"].startswith("call_") and not _is_effect(n))
+    n_ops = sum(1 for n in nodes if n["op"].startswith("call_") and not is_effect(n))
     if n_ops < min_graph_ops:
         return [], "trivial_graph"
     try:
@@ -146,7 +146,7 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         row = {
             "segment_index": seg.index, "node_start": seg.nodes[0], "node_end": seg.nodes[-1], "anchor": seg.anchor,
             "pattern": pattern_of(nodes, seg), "num_ops": len(seg.nodes), "num_inputs": len(seg.inputs),
-            "num_outputs": len(seg.outputs), "param_bytes": _param_bytes(nodes, seg), "skip_reason": seg.skip_reason,
+            "num_outputs": len(seg.outputs), "param_bytes": range_param_bytes(nodes, seg), "skip_reason": seg.skip_reason,
             "subgraph_hash": None, "structure_hash": None,
         }
         if row["skip_reason"] is None and row["param_bytes"] > max_param_bytes:
@@ -154,7 +154,7 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         if row["skip_reason"] in ("non_tensor_input", "no_compute", "too_small", "vmap_fragment"):
             rows.append(row)
             continue
-        key = _cheap_key(nodes, seg)
+        key = cheap_key(nodes, seg)
         desc = cache.get(key)
         if desc is None:
             g, kinds, examples = segment_graph(nodes, seg, fx_nodes)
@@ -175,7 +175,7 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
                 if out_store is not None and row["skip_reason"] is None:
                     gm = fx.GraphModule(torch.nn.Module(), g)
                     rec = describe_graph(0, CapturedGraph(gm, kinds, examples, None), with_stats=False)
-                    bounds = _index_bounds(seg, fx_nodes)
+                    bounds = index_bounds(seg, fx_nodes)
                     for ph, j in zip(rec["placeholders"], seg.inputs):
                         if nodes[j]["op"] == "placeholder":
                             ph["stats"] = stats.get(nodes[j]["position"])

@@ -142,11 +142,11 @@ class Segment:
     skip_reason: str | None = None
 
 
-def _is_effect(n: dict) -> bool:
+def is_effect(n: dict) -> bool:
     return n["op"].startswith("call_") and any(p in n["target"] for p in EFFECT_PARTS)
 
 
-def _is_vmap(n: dict) -> bool:
+def is_vmap(n: dict) -> bool:
     return n["op"] == "call_function" and any(p in n["target"] for p in VMAP_PARTS)
 
 
@@ -169,7 +169,7 @@ def segment_nodes(nodes: list[dict], anchors_per_subgraph: int = 1, max_nodes: i
     size: dict[int, int] = {}
     next_id = 0
     for i, n in enumerate(nodes):
-        if not n["op"].startswith("call_") or _is_effect(n):
+        if not n["op"].startswith("call_") or is_effect(n):
             continue
         name = short_name(n["target"])
         src = [seg_of[j] for j in n["inputs"] if j in seg_of]
@@ -204,7 +204,7 @@ def segment_nodes(nodes: list[dict], anchors_per_subgraph: int = 1, max_nodes: i
         ins: list[int] = []
         for i in idx:
             for j in nodes[i]["inputs"]:
-                if j not in inside and j not in ins and not _is_effect(nodes[j]):
+                if j not in inside and j not in ins and not is_effect(nodes[j]):
                     ins.append(j)
         outs = [i for i in idx if any(u not in inside for u in users.get(i, ()))]
         anchor = next((short_name(nodes[i]["target"]) for i in idx if short_name(nodes[i]["target"]) in ANCHOR_NAMES), "")
@@ -216,7 +216,7 @@ def segment_nodes(nodes: list[dict], anchors_per_subgraph: int = 1, max_nodes: i
             seg.skip_reason = "too_small"
         elif any(not is_tensor_meta(nodes[j].get("meta")) for j in ins):
             seg.skip_reason = "non_tensor_input"
-        elif any(_is_vmap(nodes[i]) for i in idx) or any(j in batched for j in ins):
+        elif any(is_vmap(nodes[i]) for i in idx) or any(j in batched for j in ins):
             seg.skip_reason = "vmap_fragment"
         segments.append(seg)
     return segments
@@ -256,7 +256,7 @@ def segment_graph(nodes: list[dict], seg: Segment, fx_nodes: list[fx.Node] | Non
     return g, kinds, examples
 
 
-def _cheap_key(nodes: list[dict], seg: Segment) -> str:
+def cheap_key(nodes: list[dict], seg: Segment) -> str:
     """Hash of a range's stored text with local indexes (equal ranges of one parent order
     -- the repeated layers of a model -- share it; only a shortcut before canonicalisation)."""
     local = {j: p for p, j in enumerate(seg.inputs)}
@@ -269,7 +269,7 @@ def _cheap_key(nodes: list[dict], seg: Segment) -> str:
     return hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
 
 
-def _index_bounds(seg: Segment, fx_nodes: list[fx.Node]) -> dict[int, int]:
+def index_bounds(seg: Segment, fx_nodes: list[fx.Node]) -> dict[int, int]:
     """Stored input index -> number of rows of the ``embedding`` table it indexes (so that
     synthesised indices stay in range; the parent's vocabulary bound is too loose for e.g.
     position tables)."""
@@ -286,7 +286,7 @@ def _index_bounds(seg: Segment, fx_nodes: list[fx.Node]) -> dict[int, int]:
     return out
 
 
-def _param_bytes(nodes: list[dict], seg: Segment) -> int:
+def range_param_bytes(nodes: list[dict], seg: Segment) -> int:
     total = 0
     for j in seg.inputs:
         n = nodes[j]

@@ -362,7 +362,7 @@ def read_meta(path: Path) -> list[dict]:
     return out
 
 
-def _stats_of(m: dict) -> dict | None:
+def stats_of(m: dict) -> dict | None:
     """Our placeholder statistics (:func:`passnet_common.store.synth_placeholder`) from a meta class."""
     st = {k: m.get(src) for k, src in (("mean", "mean"), ("std", "std"), ("min", "min_val"), ("max", "max_val"))}
     st = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in st.items()}
@@ -371,7 +371,7 @@ def _stats_of(m: dict) -> dict | None:
     return st if any(v is not None for v in st.values()) else None
 
 
-def _kind_of(m: dict) -> str:
+def kind_of(m: dict) -> str:
     if m.get("kind") in ("input", "parameter", "buffer"):
         return m["kind"]
     orig = str(m.get("original_name") or m["name"])

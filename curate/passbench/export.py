@@ -64,11 +64,11 @@ from typing import Any
 
 from curate.passbench.check import (  # noqa: F401  (re-exported: the import's checks)
     RefusedSample,
-    _kind_of,
-    _stats_of,
     graph_from_source,
+    kind_of,
     read_meta,
     static_check,
+    stats_of,
 )
 from passnet_common.io import atomic_write_json, atomic_write_text
 
@@ -295,8 +295,8 @@ def _import_child(plan: dict, out_dir: Path) -> None:
 
     gm, _ = graph_from_source(plan["source"], plan["folder"] + "/model.py")
     gen = torch.Generator().manual_seed(0)
-    kinds = [_kind_of(m) for m in plan["metas"]]
-    stats = [_stats_of(m) for m in plan["metas"]]
+    kinds = [kind_of(m) for m in plan["metas"]]
+    stats = [stats_of(m) for m in plan["metas"]]
     inputs = [synth_placeholder(["T", str(m["dtype"]).replace("torch.", ""), list(m["shape"])], k, plan["int_high"], gen,
                                 torch.device("cpu"), st) for m, k, st in zip(plan["metas"], kinds, stats)]
     ShapeProp(gm).propagate(*inputs)

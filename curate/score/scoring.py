@@ -69,11 +69,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from curate.tolerance import (
-    _EXPONENTS,
     ERROR_ACCURACY,
     ERROR_COMPILE,
     ERROR_NAMES,
     ERROR_RUNTIME,
+    EXPONENTS,
     LEVELS,
     is_exact_dtype,
     sample_min_pass_t,
@@ -310,7 +310,7 @@ def _graphnet_key(t: int, dtype: str) -> str:
     name = dtype.replace("torch.", "")
     if is_exact_dtype(name):
         return "[equal]"
-    a, r = _EXPONENTS[{"complex64": "float32", "complex128": "float64", "complex32": "float16"}.get(name, name)]
+    a, r = EXPONENTS[{"complex64": "float32", "complex128": "float64", "complex32": "float16"}.get(name, name)]
     return f"[all_close_atol_{10 ** (a * t):.2E}_rtol_{10 ** (r * t):.2E}]"
 
 

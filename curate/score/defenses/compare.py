@@ -90,14 +90,14 @@ def fast_min_pass_t(actual: Any, expected: Any, chunk: int = CHECK_CHUNK) -> int
 def _float_first(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype, lo: int) -> int | None:
     """Index into ``LEVELS`` of the first level >= ``LEVELS[lo]`` at which real floating ``a``
     passes against ``e`` (None: at none), with :func:`curate.tolerance.compare_output`'s element
-    rule and level bisection (:func:`curate.tolerance._level_check`, :func:`curate.tolerance._first_pass`)
+    rule and level bisection (:func:`curate.tolerance.level_check`, :func:`curate.tolerance.first_pass`)
     on this chunk only."""
-    from curate.tolerance import LEVELS, _first_pass, _level_check
+    from curate.tolerance import LEVELS, first_pass, level_check
 
-    check = _level_check(a.to(torch.float64), e.to(torch.float64), dtype)
+    check = level_check(a.to(torch.float64), e.to(torch.float64), dtype)
     if check(LEVELS[lo]):
         return lo
-    _, first = _first_pass(check, LEVELS[lo + 1:])
+    _, first = first_pass(check, LEVELS[lo + 1:])
     return None if first is None else LEVELS.index(first)
 
 
