@@ -70,6 +70,7 @@ from curate.passbench.check import (  # noqa: F401  (re-exported: the import's c
     static_check,
     stats_of,
 )
+from curate.select.tasks import task_folders
 from passnet_common.io import atomic_write_json, atomic_write_text
 
 LAYOUT_FILES = ("model.py", "weight_meta.py", "input_meta.py", "input_tensor_constraints.py", "graph_net.json")
@@ -201,9 +202,7 @@ def export_tasks(tasks_dir: str | Path, out: str | Path) -> dict:
         FileNotFoundError: ``tasks_dir`` holds no task folders.
     """
     tasks_dir, out = Path(tasks_dir), Path(out)
-    folders = sorted(p.parent for p in tasks_dir.glob("*/task.json"))
-    if not folders:
-        raise FileNotFoundError(f"{tasks_dir}: no task folders (*/task.json)")
+    folders = task_folders(tasks_dir)
     report: dict[str, Any] = {"tasks": 0, "variants": 0, "exported": 0, "skipped": []}
     for d in folders:
         task = json.loads((d / "task.json").read_text())

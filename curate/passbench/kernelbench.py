@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from curate.passbench.check import RefusedSample
+from curate.select.tasks import task_folders
 from passnet_common.io import atomic_write_json, atomic_write_text
 
 SEED = 0
@@ -106,9 +107,7 @@ def export_kernelbench(tasks_dir: str | Path, out: str | Path) -> dict:
         FileNotFoundError: ``tasks_dir`` holds no task folders.
     """
     tasks_dir, out = Path(tasks_dir), Path(out)
-    folders = sorted(p.parent for p in tasks_dir.glob("*/task.json"))
-    if not folders:
-        raise FileNotFoundError(f"{tasks_dir}: no task folders (*/task.json)")
+    folders = task_folders(tasks_dir)
     report: dict = {"tasks": 0, "problems": 0, "skipped": [], "index": {}}
     for d in folders:
         task = json.loads((d / "task.json").read_text())

@@ -144,6 +144,19 @@ def write_task_folders(tasks: list[dict], *args: Any, timing: dict | None = None
         task["op_modules"] = sorted(mods)
 
 
+def task_folders(path: str | Path) -> list[Path]:
+    """The task folders under ``path`` (each holds a ``task.json``), sorted.
+
+    Raises:
+        FileNotFoundError: ``path`` has no task folders.
+    """
+    path = Path(path)
+    folders = sorted(p.parent for p in path.glob("*/task.json"))
+    if not folders:
+        raise FileNotFoundError(f"{path}: no task folders (*/task.json)")
+    return folders
+
+
 def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, Any]]:
     """Every subgraph of a task folder set (``data/curate/tasks``) as
     ``(task_id, variant_id, gm, make_inputs)``; ``make_inputs(seed=seed)`` returns fresh
@@ -157,12 +170,8 @@ def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, 
 
     from passnet_common.store import load_graph
 
-    path = Path(path)
-    folders = sorted(p.parent for p in path.glob("*/task.json"))
-    if not folders:
-        raise FileNotFoundError(f"{path}: no task folders (*/task.json)")
     out = []
-    for d in folders:
+    for d in task_folders(path):
         task = json.loads((d / "task.json").read_text())
         for sg in task["subgraphs"]:
             folder = d / "subgraphs" / sg.get("folder", sg["subgraph_hash"])
