@@ -16,8 +16,10 @@ definitions otherwise.
 * :func:`ordering_deps`: :func:`passnet_common.canonical.effects.ordering_deps_py`, the ordering
   edges of side effects. Not line for line: the Python loop's per-node tables (alias flags,
   mutations, union-find parents, written classes, last mutation and readers per class) are C
-  arrays here and the per-(op, target) profile is looked up once per target; the same two lists
-  come out (compared by the seam, and on 300 random graphs in ``tests/test_canonical_compiled.py``);
+  arrays here, the per-(op, target) profile is looked up once per target, and the alias classes
+  are built only where a tensor is written (a search from the written nodes, ``_alias_search``,
+  instead of every node's storages); the same two lists come out (compared by the seam, and on
+  300 random graphs and 400 graphs of shared storages in ``tests/test_canonical_compiled.py``);
 * :func:`texts`: :func:`passnet_common.canonical.form.texts_py`, the canonical texts and their sha256;
 * :func:`input_rows`: :func:`passnet_common.canonical.order.input_rows_py`, the data inputs packed as
   int64 words, which :func:`ordering_deps`, :func:`texts` and ``_cmerkle.order_of_labels`` read
@@ -696,6 +698,70 @@ cdef inline void _pf_effects(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexc
         _pf_slot(nd, _off_args)
 
 
+cdef list _alias_edges(list nodes, dict index, char *alias, dict edges, dict memo, Py_ssize_t x, Py_ssize_t n):
+    """The alias edges of node ``x``: the indexes of ``effects.aliased_inputs`` of it (computed
+    once per node, kept in ``edges``)."""
+    cdef list out
+    try:
+        return <list>edges[x]
+    except KeyError:
+        pass
+    out = [_checked(index[m], n) for m in aliased_inputs(nodes[x], alias[x] != 0, memo)]
+    edges[x] = out
+    return out
+
+
+cdef void _alias_search(list nodes, dict index, char *alias, Py_ssize_t *parent, list seeds, Py_ssize_t n) except *:
+    """The unions of the Python loop's alias pass (``node -- m`` for every ``m`` in
+    ``effects.aliased_inputs(node)``), made only inside the classes that hold a seed (a written
+    node, or a ``get_attr`` of a written module state): a search from the seeds along data
+    edges, both ways, that follows an edge where the alias pass would union it. A class without
+    a seed is never written, so the ordering loop reads nothing of it (its readers and last
+    mutation stay unread): the edges come out as from the union over every node, while
+    ``aliased_inputs`` (reading each node's storages from its example value) runs only for the
+    searched nodes and their users. ValueError for a user outside ``nodes``."""
+    cdef char *seen = <char *>calloc(max(n, 1), 1)
+    cdef list stack = [], ex
+    cdef dict edges = {}, memo = {}
+    cdef Py_ssize_t x, y, u, a, b
+    if seen == NULL:
+        raise MemoryError()
+    try:
+        for jo in seeds:
+            x = jo
+            if x < 0 or x >= n:
+                raise ValueError("ordering_deps: an index outside the graph")
+            if not seen[x]:
+                seen[x] = 1
+                stack.append(x)
+        while stack:
+            x = stack.pop()
+            for yo in _alias_edges(nodes, index, alias, edges, memo, x, n):
+                y = yo
+                a, b = _cfind(parent, x), _cfind(parent, y)
+                if a != b:
+                    parent[a] = b
+                if not seen[y]:
+                    seen[y] = 1
+                    stack.append(y)
+            for user in (<object>nodes[x]).users:
+                try:
+                    u = index[user]
+                except KeyError:
+                    raise ValueError("ordering_deps: a user outside the node list")
+                if seen[u]:
+                    continue  # its own edges are (or will be) followed from it
+                ex = _alias_edges(nodes, index, alias, edges, memo, u, n)
+                if x in ex:
+                    a, b = _cfind(parent, u), _cfind(parent, x)
+                    if a != b:
+                        parent[a] = b
+                    seen[u] = 1
+                    stack.append(u)
+    finally:
+        free(seen)
+
+
 def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
     """``effects.ordering_deps`` (the same two lists, equal item by item; the nodes without ordering
     dependencies all hold one shared empty list, where the Python loop makes one per node: the
@@ -803,18 +869,7 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
             last_mut[i] = -1
         if rows is not None:
             w = _rows(rows, n)
-        if writes_tensor:  # effects.aliased_inputs: alias classes matter only where a tensor is written
-            if index is None:
-                index = {m: kk for kk, m in enumerate(nodes)}
-            memo = {}
-            i = -1
-            for node in nodes:
-                i += 1
-                for m in aliased_inputs(node, alias[i] != 0, memo):
-                    a = _cfind(parent, i)
-                    b = _cfind(parent, _checked(index[m], n))
-                    if a != b:
-                        parent[a] = b
+        seeds = []  # the nodes of written classes known before the alias search
         if state_paths:
             i = -1
             for node in nodes:
@@ -826,6 +881,15 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
                             a, b = _cfind(parent, i), _cfind(parent, <Py_ssize_t>ko)
                             if a != b:
                                 parent[a] = b
+                            seeds.append(i)
+        if writes_tensor:  # effects.aliased_inputs: alias classes matter only where a tensor is written
+            if index is None:
+                index = {m: kk for kk, m in enumerate(nodes)}
+            for ml in muts.values():
+                for jo in <list>ml:
+                    if <Py_ssize_t>jo < n:
+                        seeds.append(jo)
+            _alias_search(nodes, index, alias, parent, seeds, n)
         for ml in muts.values():
             for jo in <list>ml:
                 j = jo
