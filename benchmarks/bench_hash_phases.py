@@ -1,5 +1,5 @@
 """Where the canonical form's time goes: CPU time per FX node of each pass of ``canonicalize``, as
-``form._core`` and ``stored._node_list`` run them (node list and index, label pass with the stored
+``form._core`` and ``stored.stored_nodes`` run them (node list and index, label pass with the stored
 entries, input rows, side effects, the fused Merkle keys and order, texts and sha256, the stored node
 list, freeing everything), on a 10K-node synthetic chain and the true-size Llama-3.3-70B /
 Qwen3-Next-80B-A3B meta captures of ``benchmarks.bench_hash``. Before each timed form the other
@@ -48,7 +48,7 @@ def phases(gm, kinds) -> list[float]:
         t.append(pt())
         pos, canon_inputs, _, _, text = F._texts(order, inputs, exact, struct, True, ints, rows)
         t.append(pt())
-        out = S._node_list(nodes, ops, order, pos, canon_inputs, subs, store, index, gm, kinds)
+        out = S.stored_nodes(nodes, ops, order, pos, canon_inputs, subs, store, index, gm, kinds)
         t.append(pt())
         del nodes, index, exact, struct, inputs, subs, store, rows, extra, ops, ints, order, pos, canon_inputs, text, out
         t.append(pt())

@@ -4,6 +4,7 @@ canonical order (rules in :mod:`passnet_common.canonical`)."""
 
 from __future__ import annotations
 
+import inspect
 import operator
 import struct
 import types
@@ -11,6 +12,8 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+import torch.nn.functional as F
+from torch.nn.modules.batchnorm import _NormBase
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from passnet_common.canonical import compiled
@@ -101,8 +104,6 @@ class _WriteSpec:
 
 
 def _python_params(fn) -> list[str] | None:
-    import inspect
-
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -455,7 +456,6 @@ def module_effects(mod: Any) -> tuple[bool, bool]:
     if mod is None:
         return False, False
     writes_input = getattr(mod, "inplace", False) is True
-    from torch.nn.modules.batchnorm import _NormBase
 
     writes_state = isinstance(mod, _NormBase) and mod.training and mod.track_running_stats \
         and getattr(mod, "running_mean", None) is not None
@@ -711,8 +711,6 @@ def sample_graph() -> fx.GraphModule:
     augmented assignments, an ``inplace=`` keyword, a view, a global-state barrier, a
     ``call_module`` that writes its input and one that writes its state (training-mode batch
     norm) with ``get_attr`` reads of that state, readers before and after each write."""
-    import torch.nn.functional as F
-
     root = torch.nn.Module()
     root.bn = torch.nn.BatchNorm1d(3)
     root.act = torch.nn.ReLU(inplace=True)

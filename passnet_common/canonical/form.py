@@ -10,6 +10,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import networkx as nx
 import torch
 import torch.fx as fx
 
@@ -30,7 +31,7 @@ from passnet_common.canonical.labels import (
     tensor_meta_of,
 )
 from passnet_common.canonical.order import input_rows, label_ids, merkle, order_of_labels
-from passnet_common.canonical.stored import _node_list, _Ref, _short_target, _SlotRef, stored_entry
+from passnet_common.canonical.stored import Ref, SlotRef, short_target, stored_entry, stored_nodes
 
 CANONICAL_VERSION = 4
 
@@ -65,9 +66,7 @@ _dumps = _make_dumps()
 def hash_metadata() -> dict[str, str]:
     """Key-value metadata stored beside hash columns: the canonical version and the
     networkx version the WL bucket depends on."""
-    import networkx
-
-    return {"passnet.canonical_version": str(CANONICAL_VERSION), "passnet.networkx_version": networkx.__version__}
+    return {"passnet.canonical_version": str(CANONICAL_VERSION), "passnet.networkx_version": nx.__version__}
 
 
 @dataclass
@@ -185,7 +184,7 @@ def node_label(n: fx.Node, ph: int, ctx: LabelContext) -> tuple[str, str, list[i
     """
     op = n.op
     val = tensor_meta_of(n)
-    ref = _Ref(ctx.index)
+    ref = Ref(ctx.index)
     if op == "placeholder":
         kind = ctx.kinds[ph] if ctx.kinds is not None and ph < len(ctx.kinds) else placeholder_kind(n)
         pos = [ph] if ctx.keep_positions else []
@@ -232,7 +231,7 @@ def stored_call(n: fx.Node, ctx: LabelContext) -> tuple[tuple, list[int]]:
     :func:`passnet_common.canonical.stored.stored_entry` -- short target, arguments and keyword
     arguments as recorded with node references as numbered slots, output metadata -- and the
     nodes the slots stand for (original indexes, in traversal order)."""
-    sref = _SlotRef(ctx.index)
+    sref = SlotRef(ctx.index)
     a_sk = encode_literal(n.args, sref)
     k_sk = encode_literal(dict(n.kwargs), sref) if n.kwargs else ["dict"]
     if n.op == "call_function":
@@ -240,7 +239,7 @@ def stored_call(n: fx.Node, ctx: LabelContext) -> tuple[tuple, list[int]]:
     elif n.op == "call_method":
         short = str(n.target)
     else:
-        short = _short_target(n, ctx.gm)
+        short = short_target(n, ctx.gm)
     return stored_entry(short, a_sk, k_sk, encode_meta(tensor_meta_of(n)), None, bool(sref.deps)), sref.deps
 
 
@@ -558,8 +557,6 @@ def graph_hashes(gm: fx.GraphModule | fx.Graph, placeholder_kinds: Sequence[str]
 
 
 def _wl_hash(struct_labels_short, inputs, iterations: int = 3) -> str:
-    import networkx as nx
-
     g = nx.DiGraph()
     for i, lab in enumerate(struct_labels_short):
         g.add_node(i, label=lab)
@@ -610,8 +607,8 @@ def canonicalize(
         mod = gm if isinstance(gm, fx.GraphModule) else None
         wl = ""
         if with_wl:
-            wl = _wl_hash([f"{nodes[o].op}|{_short_target(nodes[o], mod)}" for o in order], canon_inputs)
-        canon_nodes, subgraphs, placeholder_order = _node_list(nodes, ops, order, pos, canon_inputs, subs, store, index,
+            wl = _wl_hash([f"{nodes[o].op}|{short_target(nodes[o], mod)}" for o in order], canon_inputs)
+        canon_nodes, subgraphs, placeholder_order = stored_nodes(nodes, ops, order, pos, canon_inputs, subs, store, index,
                                                                mod, kinds)
     return CanonicalGraph(graph_hash=graph_hash, structure_hash=structure_hash, wl_hash=wl, text=text,
                           nodes=canon_nodes, order=order, subgraphs=subgraphs, placeholder_order=placeholder_order)

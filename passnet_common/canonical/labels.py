@@ -7,13 +7,21 @@ lists always start with a string tag, so decoding is unambiguous.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import math
 import struct
+import sys
+import types
 from typing import Any, Callable
 
 import torch
 import torch.fx as fx
+from torch._decomp import decomposition_table
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx.operator_schemas import get_signature_for_torch_op, type_matches
+from torch.utils._python_dispatch import TorchDispatchMode
 
 # Parameters whose int values are dimension indexes: kept in the structure form.
 DIM_PARAMS = frozenset({
@@ -193,10 +201,6 @@ def _signatures(fn: Any) -> list[tuple[Any, Any]]:
     """``[(inspect.Signature, FunctionSchema or None)]`` of a call target: its ATen overloads
     (``torch.fx.operator_schemas.get_signature_for_torch_op``, ``self`` named ``input``),
     else its Python signature."""
-    import inspect
-
-    from torch.fx.operator_schemas import get_signature_for_torch_op
-
     try:
         sigs, schemas = get_signature_for_torch_op(fn, return_schemas=True)
     except Exception:  # noqa: BLE001
@@ -214,10 +218,6 @@ def _binds(sig, arg_types: tuple, kwarg_types: dict, typed: bool = True):
     """The parameter names ``(args, kwargs)`` bind to in ``sig`` when (``typed``: an ATen
     schema's signature) their types match its annotations
     (``torch.fx.operator_schemas.type_matches``), else None."""
-    import inspect
-
-    from torch.fx.operator_schemas import type_matches
-
     try:
         bound = sig.bind(*arg_types, **kwarg_types)
     except TypeError:
@@ -243,8 +243,6 @@ def _make_plan(fn: Any, args: tuple, kwargs: dict):
     both ``to.dtype`` and ``to.dtype_layout``, and both are labelled by ``to.dtype_layout``;
     ``arange(0, 8)`` (``arange.start``) and ``arange(0, 8, 1)`` both by ``arange.start_step``.
     Ties between equally wide signatures go to the first in schema order."""
-    import inspect
-
     arg_types = tuple(_arg_type(a) for a in args)
     kwarg_types = {k: _arg_type(v) for k, v in kwargs.items()}
     sigs = _signatures(fn)
@@ -357,8 +355,6 @@ def _decomposed_literal_call(op: Any, bound: list[tuple[str, Any]]) -> list[tupl
     under a dispatch mode that records the call and executes nothing."""
     if not _has_wider_positional(op):
         return None
-    from torch._decomp import decomposition_table
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     decomp = decomposition_table.get(op)
     if decomp is None:
@@ -511,8 +507,6 @@ def tensor_digest(t: torch.Tensor) -> str | None:
     """sha256 (first 32 hex digits) of a real tensor's bytes when it has at most
     :data:`CONST_DIGEST_MAX_BYTES` bytes, else None (also None on meta / fake tensors)."""
     try:
-        from torch._subclasses.fake_tensor import FakeTensor
-
         if isinstance(t, FakeTensor) or t.device.type == "meta" or t.numel() * t.element_size() > CONST_DIGEST_MAX_BYTES:
             return None
         data = t.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
@@ -522,9 +516,6 @@ def tensor_digest(t: torch.Tensor) -> str | None:
 
 
 def _is_function(v: Any) -> bool:
-    import functools
-    import types
-
     return isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial,
                           torch._ops.OpOverload, torch._ops.OpOverloadPacket)) and not isinstance(v, torch.nn.Module)
 
@@ -535,9 +526,6 @@ def function_label(fn: Any) -> list:
     importable name) adds a digest of its code object (bytecode, constants, names), so
     two different lambdas do not share a label; a partial adds its arguments; a bound
     method adds its owner's type."""
-    import functools
-    import types
-
     if isinstance(fn, functools.partial):
         return ["partial", function_label(fn.func), encode_literal(fn.args, _no_node),
                 encode_literal(dict(fn.keywords), _no_node)]
@@ -560,8 +548,6 @@ def _code_blob(code: Any) -> bytes:
 
 
 def _importable(fn: Any) -> bool:
-    import sys
-
     obj = sys.modules.get(getattr(fn, "__module__", None) or "")
     for part in (getattr(fn, "__qualname__", "") or "").split("."):
         obj = getattr(obj, part, None)

@@ -91,8 +91,8 @@ def load() -> str:
         compiled.status = f"off ({ENV_PURE})"
         return compiled.status
     try:  # the optional extensions: absent without a C compiler or Cython
-        from passnet_common.canonical import _cform as cf  # noqa: PLC0415
-        from passnet_common.canonical import _cmerkle as cm  # noqa: PLC0415
+        from passnet_common.canonical import _cform as cf  # noqa: PLC0415  (compiled-extension fallback: absent without Cython or a C compiler; not imported under PASSNET_CANONICAL_PURE)
+        from passnet_common.canonical import _cmerkle as cm  # noqa: PLC0415  (compiled-extension fallback, as above)
     except ImportError:
         compiled.status = "not built"
         return compiled.status

@@ -20,7 +20,7 @@ class _Slot:
         self.k = k
 
 
-class _Ref:
+class Ref:
     """Collects data inputs (original indexes, in argument order) while encoding."""
 
     __slots__ = ("index", "deps")
@@ -34,7 +34,7 @@ class _Ref:
         return ["%"]
 
 
-class _SlotRef(_Ref):
+class SlotRef(Ref):
     """``ref`` for :func:`encode_literal` that builds a skeleton: node references become
     :class:`_Slot` objects numbered in traversal order; ``deps`` lists the nodes."""
 
@@ -95,7 +95,9 @@ def _permuted(deps: list[int], perm) -> list[int]:
     return deps if perm is None else [deps[p] for p in perm]
 
 
-def _short_target(n: fx.Node, gm) -> str:
+def short_target(n: fx.Node, gm) -> str:
+    """The stored ``target`` of node ``n``: a function's qualified name, a module's type (``"module"``
+    when ``gm`` lacks it), a method's name, else the op."""
     if n.op == "call_function":
         return qualified_name(n.target)
     if n.op == "call_module" and gm is not None:
@@ -110,7 +112,7 @@ def _short_target(n: fx.Node, gm) -> str:
 
 
 def node_list_py(order, store, ops, refs, canon_inputs, ph_positions, placeholder_order, other, slot=None) -> list:
-    """The loop of :func:`_node_list` (the definition; ``_cform.node_list`` is its compiled
+    """The loop of :func:`stored_nodes` (the definition; ``_cform.node_list`` is its compiled
     copy, used where the seam has it on: :mod:`passnet_common.canonical.compiled`). Placeholders and
     calls come from the entries :func:`_labels` stored (``store[o]``), every other node from
     ``other(k, o)``; ``slot`` is unused (the compiled copy takes the :class:`_Slot` type)."""
@@ -140,7 +142,7 @@ def node_list_py(order, store, ops, refs, canon_inputs, ph_positions, placeholde
     return canon_nodes
 
 
-def _node_list(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, kinds):
+def stored_nodes(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, kinds):
     """The stored node list (see :class:`CanonicalGraph`), its sub-graphs and the
     placeholder permutation (``ops[i]``: ``nodes[i].op``). Call nodes reuse the skeletons
     :func:`_labels` built."""
@@ -158,7 +160,7 @@ def _node_list(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, ki
 
     def other(k, o):  # a node without a stored entry: encoded here
         n = nodes[o]
-        entry: dict = {"op": n.op, "target": _short_target(n, mod) if n.op != "call_method" else str(n.target),
+        entry: dict = {"op": n.op, "target": short_target(n, mod) if n.op != "call_method" else str(n.target),
                        "args": encode_literal(n.args, ref), "kwargs": encode_literal(dict(n.kwargs), ref) if n.kwargs else ["dict"],
                        "meta": None if n.op == "output" else encode_meta(tensor_meta_of(n)), "inputs": canon_inputs[k]}
         if n.op == "placeholder":
