@@ -134,7 +134,7 @@ def test_fresh_inputs_per_call_and_unpredictable_checks():
     ref = FakeBox({"eager": f}, {"eager": 1.0})
     pt = measure_boundary(ref, FakeBox({"candidate": f}, {"candidate": 1.0}), make, [("tensor", "float32", [8])], None,
                           AccountableConfig(warmup=1, trials=3, min_trial_ms=0.0, max_inner=4, retries=0),
-                          dynamo=False, rng=random.Random(0))
+                          rng=random.Random(0))
     assert pt.violations == [] and pt.checked_min_pass_t == -10 and pt.inner == 1
     assert len(seen) == len(set(seen))  # no seed (no input) used twice
 

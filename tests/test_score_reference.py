@@ -25,6 +25,7 @@ class FakeBox:
         self.fns, self.costs, self.load = fns, costs, load
         self.baseline_tasks, self.n = set(), 0
         self.ins = self.outs = None
+        self.log: list = []  # every message received, slot file paths left out (:func:`_plain`)
 
     def tasks(self):
         return set()
@@ -35,6 +36,7 @@ class FakeBox:
     def request(self, msg, deadline):
         from curate.score.boundary.sandbox import Slots
 
+        self.log.append(_plain(msg))
         if "inputs" in msg:
             self.ins = Slots(torch, *msg["inputs"])
         if "outputs" in msg:
@@ -42,6 +44,7 @@ class FakeBox:
         return {"ok": True}
 
     def timed(self, msg, deadline):
+        self.log.append(_plain(msg))
         ms = 0.0
         for k in msg["sets"]:
             out = self.fns[msg["side"]](*self.ins.sets[k])
@@ -49,6 +52,11 @@ class FakeBox:
             ms += self.costs[msg["side"]] * (self.load(self.n) if self.load else 1)
         self.n += 1
         return {"ok": True}, ms
+
+
+def _plain(msg: dict) -> dict:
+    """``msg`` without the slot files' paths (each side has its own files; sizes and layouts stay)."""
+    return {k: (tuple(v[1:]) if k in ("inputs", "outputs") else v) for k, v in msg.items()}
 
 
 def make_inputs(seed: int) -> list:
@@ -65,9 +73,10 @@ SPECS = [("tensor", "float32", [4])]
 
 
 def _measure(cand_cost, load=None, candidate=True, seed=0):
-    ref = FakeBox({"eager": double, "dynamo": double}, {"eager": EAGER, "dynamo": EAGER + HARNESS}, load)
+    ref = FakeBox({"eager": double}, {"eager": EAGER}, load)
+    dyn = FakeBox({"candidate": double}, {"candidate": EAGER + HARNESS}, load)  # a candidate sandbox running backend:eager
     cand = FakeBox({"candidate": double}, {"candidate": cand_cost}, load) if candidate else None
-    return measure_boundary(ref, cand, make_inputs, SPECS, None, CFG, rng=random.Random(seed))
+    return measure_boundary(ref, cand, make_inputs, SPECS, None, CFG, dyn=dyn, rng=random.Random(seed))
 
 
 def _control(load=None):
@@ -79,6 +88,23 @@ def test_control_is_exactly_one_against_dynamo_and_shows_only_the_harness_agains
     assert pt.speedup_vs_dynamo == 1.0 and pt.speedup_vs_dynamo_ci == (1.0, 1.0)
     assert pt.speedup == pytest.approx(EAGER / (EAGER + HARNESS), rel=1e-12)  # the e2e "slowdown" is the harness
     assert pt.speedup_ci[1] < 1.0 and pt.violations == [] and len(pt.dynamo_ms) == CFG.trials
+
+
+def test_dynamo_reference_and_a_dynamo_candidate_get_the_same_protocol():
+    """The symmetric harness, structurally: the Dynamo-only side and the candidate each have their
+    own sandbox and receive the same messages in the same number (binds of slots of the same sizes
+    and layouts, the same timed trial requests), so a candidate that is Dynamo-only itself is timed
+    exactly as the reference is (its ratio is 1 up to noise by construction, not by calibration)."""
+    from curate.score.defenses.clock import SIDE_FN, trial_request
+
+    ref = FakeBox({"eager": double}, {"eager": EAGER})
+    dyn = FakeBox({"candidate": double}, {"candidate": 1.0})
+    cand = FakeBox({"candidate": double}, {"candidate": 1.0})
+    measure_boundary(ref, cand, make_inputs, SPECS, None, CFG, dyn=dyn, rng=random.Random(0))
+    assert dyn.log == cand.log and dyn.n == cand.n == CFG.warmup + CFG.trials
+    assert [m["op"] for m in cand.log] == ["bind"] + ["run"] * (CFG.warmup + CFG.trials)
+    assert SIDE_FN["dynamo"] == SIDE_FN["candidate"] and trial_request("dynamo", [0], None, ()) == trial_request("candidate", [0], None, ())
+    assert ref.log != cand.log  # eager is a different side (its own callable, the calibration runs)
 
 
 def test_control_under_bursty_load_holds_one_in_its_interval():
@@ -171,10 +197,35 @@ def test_real_rows_carry_both_references(subs):
     assert not math.isnan(ctl["speedup"])
 
 
+def test_control_and_the_dynamo_sandbox_receive_the_same_messages(subs, monkeypatch):
+    """Real sandboxes: everything the parent sends the Dynamo-only sandbox for a subgraph (slot
+    binds, the graph loaded as ``backend:eager``, the two checked calls, warm-up and timed trials)
+    is what it sends a candidate that is ``backend:eager``, message for message; both run the
+    sandbox script in role ``candidate``. The timing itself is not asserted (it depends on load)."""
+    from curate.score.boundary import parent
+    from curate.score.evaluate import evaluate_subgraph, parse_candidate
+
+    sent: dict[str, list] = {"candidate": [], "dynamo": []}
+    roles: dict[str, set] = {"candidate": set(), "dynamo": set()}
+    send = parent.Sandbox._send
+
+    def spy(self, msg):
+        if self.label in sent and msg["op"] not in ("setup", "exit", "modules"):
+            sent[self.label].append(_plain(msg))
+            roles[self.label].add(self.role)
+        return send(self, msg)
+
+    monkeypatch.setattr(parent.Sandbox, "_send", spy)
+    r = evaluate_subgraph(subs["gelu_tanh:0"], parse_candidate("control=backend:eager"), TIMED)
+    assert r["status"] == "ok" and r["violations"] == [] and r["speedup_vs_dynamo"] > 0
+    assert [m["op"] for m in sent["candidate"][:4]] == ["bind", "load", "run", "run"]
+    assert sent["dynamo"] == sent["candidate"] and roles == {"candidate": {"candidate"}, "dynamo": {"candidate"}}
+
+
 @pytest.mark.slow  # fresh sandboxes per candidate
 def test_control_and_eager_in_the_stage_path_under_the_parent_clock():
-    """The stage's path (a fresh candidate sandbox, the parent's clock, three sides): both
-    references on every row."""
+    """The stage's path (a fresh candidate sandbox, the parent's clock, three sides, each in its
+    own process): both references on every row."""
     from curate.score.evaluate import parse_candidate, run_candidate, vs_dynamo_metrics
 
     cfg = {**TIMED, "min_trial_ms": 20.0, "max_subgraphs": 2, "sample_seed": 1, "timeout_s": 200, "retime_above": 1e9}
@@ -185,6 +236,6 @@ def test_control_and_eager_in_the_stage_path_under_the_parent_clock():
             assert r["status"] == "ok" and r["violations"] == [] and r["speedup_vs_dynamo"] > 0, r
             if spec.startswith("control"):  # timed against the candidate on the parent's clock
                 assert "clock_parent" in r["flags"]
-            else:  # eager is the candidate: both sides in the reference sandbox
+            else:  # eager is the candidate: timed against the Dynamo-only sandbox only
                 assert "reference_timing" in r["flags"] and r["speedup"] == 1.0
         assert vs_dynamo_metrics(rows)["n_vs_dynamo_timed"] == 2

@@ -41,6 +41,17 @@ class ScoreTimingConfig(ParamsConfig):
 
 
 @dataclass(frozen=True)
+class ScoreRevalidateConfig(ParamsConfig):
+    """``score.revalidate``: top candidates re-checked on held-out shapes and seeds
+    (:mod:`curate.score.defenses.revalidate`)."""
+
+    top: int = knob(3, rule=non_negative(int), doc="valid candidates re-validated, best first by `ranking` (eager never; 0: off)")
+    tasks: str | None = knob(None, doc="held-out task set (e.g. the release's secret tasks); null: builtin-heldout for "
+                                       "builtin, else the task set's subgraphs outside the scored sample")
+    max_subgraphs: int = knob(6, rule=positive(int), doc="seeded sample of the held-out subgraphs")
+
+
+@dataclass(frozen=True)
 class ScoreConfig(ParamsConfig):
     """``score``: the ``python -m curate score`` stage (:mod:`curate.score.evaluate`)."""
 
@@ -71,6 +82,7 @@ class ScoreConfig(ParamsConfig):
     cpu_rel_tol: float = knob(0.25, rule=non_negative(float),
                               doc="candidate process CPU (all threads) may exceed its trials' wall time by this share ...")
     cpu_abs_ms: float = knob(50.0, rule=non_negative(float), doc="... plus this many ms (clock-tick granularity)")
+    revalidate: ScoreRevalidateConfig = knob(factory=ScoreRevalidateConfig)
 
     def run_config(self) -> dict[str, Any]:
         """The flat run configuration: the ``timing`` block's keys beside the others (no
@@ -81,8 +93,10 @@ class ScoreConfig(ParamsConfig):
         return out
 
 
-RUN_DEFAULTS: dict[str, Any] = {**ScoreConfig().run_config(), "timing": True}
-"""The run configuration at the defaults (``timing`` here is the switch: False skips timing)."""
+RUN_DEFAULTS: dict[str, Any] = {**ScoreConfig().run_config(), "timing": True, "input_seed": 0}
+"""The run configuration at the defaults (``timing`` here is the switch: False skips timing;
+``input_seed`` the seed of the checked calls' inputs, ``fresh_seed`` added for the fresh ones:
+0 for the scored run, a never-published one for a re-validation)."""
 
 
 def run_config(cfg: dict | None) -> dict[str, Any]:

@@ -62,6 +62,7 @@ from curate.score.defenses.checks import (  # noqa: F401  (re-exported: the publ
     evaluate_subgraph,
     retime_subgraph,
 )
+from curate.score.defenses.revalidate import revalidate
 from curate.score.spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
 
@@ -286,13 +287,17 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
 
 
 def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p: float, b: float,
-              conventions: list[str], default_convention: str, rank_reference: str = "eager") -> tuple[list[dict], dict]:
+              conventions: list[str], default_convention: str, rank_reference: str = "eager",
+              revalidation: dict[str, dict] | None = None) -> tuple[list[dict], dict]:
     """``scores`` rows for every candidate against both references and the JSON summary with the
     rankings.
 
     Every ``scores`` row carries ``reference`` (``eager`` | ``dynamo``, :data:`REFERENCES`). A
     candidate's entry holds its vs-eager curves under the convention names (as before) and its
     vs-Dynamo curves under ``vs_dynamo`` (same shape, plus ``n_scored``).
+
+    ``revalidation``: name -> :func:`curate.score.defenses.revalidate.revalidate` result; a candidate
+    that did not pass is ``valid = false`` (entry ``revalidation``).
 
     Ranking (one per reference: ``ranking_vs_eager``, ``ranking_vs_dynamo``; ``ranking`` is the one
     of ``rank_reference``, default ``eager``): valid candidates first, then by ES_t at t = -5 (the
@@ -312,7 +317,11 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
         entry: dict[str, Any] = {"rejected": rejected.get(name, [])}
         scored = [r for r in rows if r.get("scored", True)]
         violations = sum(1 for r in rows if r.get("violations"))
-        entry.update(valid=not entry["rejected"] and violations == 0, violations=violations, n_samples=len(rows),
+        rv = (revalidation or {}).get(name)
+        if rv is not None:
+            entry["revalidation"] = rv
+        entry.update(valid=not entry["rejected"] and violations == 0 and (rv is None or rv["passed"]),
+                     violations=violations, n_samples=len(rows),
                      n_scored=len(scored), n_excluded=len(rows) - len(scored),
                      status_counts={s: sum(1 for r in rows if r.get("status") == s) for s in sorted({r.get("status") for r in rows})})
         for ref in REFERENCES:
@@ -342,6 +351,26 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
         summary[f"ranking_vs_{ref}"] = sorted(summary["candidates"], key=lambda n: key(n, ref), reverse=True)
     summary["ranking"] = summary[f"ranking_vs_{rank_reference}"]
     return score_rows, summary
+
+
+def revalidate_top(cands: list[Candidate], all_rows: dict[str, list[dict]], summary: dict, tasks: str, cfg: dict,
+                   log=print) -> dict[str, dict]:
+    """Re-validate the ``revalidate.top`` best valid candidates of ``summary["ranking"]`` (not
+    ``eager``; :func:`curate.score.defenses.revalidate.revalidate`) on held-out shapes and seeds;
+    name -> result."""
+    from curate.score.config import ScoreRevalidateConfig
+
+    top = int(ScoreRevalidateConfig.from_params(run_config(cfg)["revalidate"], "score.revalidate").top)
+    by_name = {c.name: c for c in cands}
+    names = [n for n in summary["ranking"] if summary["candidates"][n]["valid"] and by_name[n].kind != "eager"
+             and all_rows.get(n)][:top]
+    out = {}
+    for n in names:
+        log(f"score: re-validating {n} on held-out shapes and seeds")
+        out[n] = revalidate(by_name[n], all_rows[n], tasks, cfg, log)
+        for f in out[n]["failures"]:
+            log(f"  {f}")
+    return out
 
 
 def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "paper") -> None:
@@ -437,6 +466,10 @@ def score_main(args: argparse.Namespace) -> int:
     for sid in ref_failed:
         print(f"score: {sid}: eager reference failed under the harness's limits; left out of every candidate's scores")
     score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv, conf.rank_reference)
+    revalidation = revalidate_top(cands, all_rows, summary, tasks, run_cfg)
+    if revalidation:
+        score_rows, summary = summarize(all_rows, rejected, p, b, conventions, default_conv, conf.rank_reference,
+                                        revalidation)
     summary.update(tasks=tasks, wall_s=round(time.time() - t0, 1), wall_s_per_candidate=wall, reference_failed=ref_failed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -450,7 +483,8 @@ def score_main(args: argparse.Namespace) -> int:
     from curate.score.spec import candidate_source
     from curate.score.trajectories import trajectories_table, trajectory_rows
 
-    traj = [t for c in cands for t in trajectory_rows(c.name, c.kind, candidate_source(c), all_rows[c.name], rejected[c.name],
+    traj = [t for c in cands for t in trajectory_rows(c.name, c.kind, candidate_source(c), all_rows[c.name],
+                                                        rejected[c.name] + revalidation.get(c.name, {}).get("failures", []),
                                                         p, b, default_conv)]
     write_parquet(out / "trajectories.parquet", trajectories_table(traj))
     write_plots(score_rows, Path(args.plots), default_conv)
@@ -468,6 +502,9 @@ def score_main(args: argparse.Namespace) -> int:
              "geomean_speedup_ok": round(math.exp(sum(math.log(r["speedup"]) for r in rs if r.get("status") == "ok")
                                                   / max(1, sum(1 for r in rs if r.get("status") == "ok"))), 4)}
         m.update(vs_dynamo_metrics(rs))
+        if "revalidation" in e:
+            m["revalidation"] = {k: e["revalidation"][k] for k in ("passed", "task_set", "held_out_subgraphs", "n_subgraphs")}
+            m["revalidation"]["failures"] = e["revalidation"]["failures"][:5]
         for conv in conventions:
             if conv in e:
                 m[conv] = {f"{k}@t={t}": round(e[conv][k][str(t)], 4) for k in ("S_t", "ES_t") for t in (-5, -3, 0, 1, 2, 3)}

@@ -32,15 +32,20 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
 
     Returns:
         ``{"valid", "rejected", "ES_t": {t: value}, "S_t", "aggregate_score", "ES_t_vs_dynamo",
-        "aggregate_score_vs_dynamo", "reward", "rows", "trajectories"}``; ``reward`` is AS (vs
-        ``reference``) for a valid candidate and ``log10(b)`` (the floor: every sample failed)
-        for a rejected or violating one. ES_t / AS are None when nothing was scored.
+        "aggregate_score_vs_dynamo", "reward", "rows", "revalidation", "trajectories"}``; ``reward``
+        is AS (vs ``reference``) for a valid candidate and ``log10(b)`` (the floor: every sample
+        failed) for a rejected or violating one, or one that fails re-validation on held-out shapes
+        and seeds (``revalidation``, :mod:`curate.score.defenses.revalidate`; run for a candidate
+        valid on the task set when ``revalidate.top`` > 0, the default). ES_t / AS are None when
+        nothing was scored.
 
     Raises:
         ValueError: unknown ``kind`` or task set.
     """
     import math
 
+    from curate.score.config import run_config
+    from curate.score.defenses.revalidate import revalidate
     from curate.score.evaluate import REFERENCES, reference_rows, run_candidate
     from curate.score.scoring import aggregate_score, score_curve
     from curate.score.spec import parse_candidate
@@ -56,8 +61,13 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
     with tempfile.TemporaryDirectory(prefix="passnet_cand_") as tmp:
         path = Path(tmp) / "candidate.py"
         path.write_text(source)
-        rows, rejected = run_candidate(parse_candidate(f"{name}={kind}:{path}"), task_set, run_cfg, log=lambda *_: None)
-    valid = not rejected and not any(r.get("violations") for r in rows)
+        cand = parse_candidate(f"{name}={kind}:{path}")
+        rows, rejected = run_candidate(cand, task_set, run_cfg, log=lambda *_: None)
+        valid = not rejected and not any(r.get("violations") for r in rows)
+        rv = None
+        if valid and rows and int(run_config(run_cfg)["revalidate"]["top"]) > 0:  # held-out shapes and seeds
+            rv = revalidate(cand, rows, task_set, run_cfg, log=lambda *_: None)
+            valid = rv["passed"]
     curves = {}
     for ref in REFERENCES:
         scored = reference_rows(rows, ref)
@@ -70,5 +80,6 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
     agg_r = curves[reference][2]
     reward = agg_r if (valid and agg_r is not None) else math.log10(b)
     return {"valid": valid, "rejected": rejected, "ES_t": es, "S_t": s, "aggregate_score": agg, "ES_t_vs_dynamo": es_d,
-            "aggregate_score_vs_dynamo": agg_d, "reward": reward, "rows": rows,
-            "trajectories": trajectory_rows(name, kind, source, rows, rejected, p, b, convention)}
+            "aggregate_score_vs_dynamo": agg_d, "reward": reward, "rows": rows, "revalidation": rv,
+            "trajectories": trajectory_rows(name, kind, source, rows, rejected + (rv["failures"] if rv else []), p, b,
+                                            convention)}

@@ -51,16 +51,17 @@ def static_violations(cand: Candidate) -> list[integrity.Violation]:
 
 
 def load_task_set(spec: str, include_trivial: bool = False) -> list:
-    """Subgraphs of a task set: ``builtin`` (:mod:`curate.score.synthetic_tasks`) or a folder written by
-    the ``curate`` stage (loaded by ``curate.select.tasks.load_task_set`` once that exists).
+    """Subgraphs of a task set: ``builtin`` (:mod:`curate.score.synthetic_tasks`), ``builtin-heldout``
+    (the same tasks at held-out shapes) or a folder written by the ``curate`` stage (loaded by
+    ``curate.select.tasks.load_task_set``).
 
     Raises:
         ValueError: unknown spec / a folder without a loader.
     """
-    if spec == "builtin":
+    if spec in ("builtin", "builtin-heldout"):
         from curate.score.synthetic_tasks import builtin_task_set
 
-        return builtin_task_set(include_trivial=include_trivial)
+        return builtin_task_set(include_trivial=include_trivial and spec == "builtin", held_out=spec == "builtin-heldout")
     if not Path(spec).is_dir():
         raise ValueError(f"task set {spec!r}: not 'builtin' and not a folder")
     try:

@@ -58,25 +58,30 @@ def near_zero(x):
 
 _SHAPES = [(1, 16, 128), (1, 64, 256), (2, 64, 512)]
 
+HELD_OUT_SHAPES = [(3, 24, 96), (1, 40, 320)]
+"""Shapes of the held-out variants (task set ``builtin-heldout``): in no public subgraph, for
+re-validating top candidates on shapes they never saw (:mod:`curate.score.defenses.revalidate`)."""
+
 
 def _randn(shape, seed, scale=1.0):
     g = torch.Generator().manual_seed(seed)
     return torch.randn(*shape, generator=g) * scale
 
 
-def builtin_task_set(include_trivial: bool = False, include_rng: bool = False) -> list[TaskSubgraph]:
+def builtin_task_set(include_trivial: bool = False, include_rng: bool = False, held_out: bool = False) -> list[TaskSubgraph]:
     """The built-in tasks (4 tasks x 3 sizes = 12 subgraphs; +1 trivial one and +1 training-mode
-    dropout one, ``rng:dropout``, on request)."""
+    dropout one, ``rng:dropout``, on request). ``held_out``: the same 4 tasks at
+    :data:`HELD_OUT_SHAPES` instead (8 subgraphs, ids ``<task>:h<i>``; task set ``builtin-heldout``)."""
     out = []
-    for i, shape in enumerate(_SHAPES):
-        h = shape[-1]
-        out.append(TaskSubgraph("rmsnorm", f"rmsnorm:{i}", lambda: fx.symbolic_trace(rmsnorm),
+    for i, shape in enumerate(HELD_OUT_SHAPES if held_out else _SHAPES):
+        h, v = shape[-1], f"h{i}" if held_out else str(i)
+        out.append(TaskSubgraph("rmsnorm", f"rmsnorm:{v}", lambda: fx.symbolic_trace(rmsnorm),
                                 lambda s, shape=shape, h=h: [_randn(shape, s), 1 + 0.1 * _randn((h,), s + 1000)]))
-        out.append(TaskSubgraph("gelu_tanh", f"gelu_tanh:{i}", lambda: fx.symbolic_trace(gelu_tanh),
+        out.append(TaskSubgraph("gelu_tanh", f"gelu_tanh:{v}", lambda: fx.symbolic_trace(gelu_tanh),
                                 lambda s, shape=shape: [_randn(shape, s)]))
-        out.append(TaskSubgraph("swiglu", f"swiglu:{i}", lambda: fx.symbolic_trace(swiglu),
+        out.append(TaskSubgraph("swiglu", f"swiglu:{v}", lambda: fx.symbolic_trace(swiglu),
                                 lambda s, shape=shape: [_randn(shape, s), _randn(shape, s + 1000)]))
-        out.append(TaskSubgraph("softmax", f"softmax:{i}", lambda: fx.symbolic_trace(softmax),
+        out.append(TaskSubgraph("softmax", f"softmax:{v}", lambda: fx.symbolic_trace(softmax),
                                 lambda s, shape=shape: [_randn(shape, s, 3.0)]))
     if include_trivial:
         out.append(TaskSubgraph("tiny", "tiny:near_zero", lambda: fx.symbolic_trace(near_zero),

@@ -8,7 +8,7 @@ sandbox that dies, runs past the subgraph's ``timeout_s`` or above the resident-
 :mod:`passnet_common.worker`) is killed and replaced for the next subgraph; the subgraph gets
 ``("crash", message, error_class)`` with ``error_class`` one of ``timeout``, ``oom``, ``crash``.
 
-A failure of the **reference** sandbox, or of any sandbox before the eager reference outputs
+A failure of the **reference** or the **Dynamo-only** sandbox (the harness's), or of any sandbox before the eager reference outputs
 exist (``phase("reference")``), or any failure of the ``eager`` candidate, is the harness's
 reference failing, not the candidate: ``error_class`` is prefixed ``reference_failed:``
 (:func:`curate.score.evaluate.run_candidate` makes it a ``reference_failed`` row, out of the scores).
@@ -48,7 +48,7 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
                 res = evaluate_subgraph(subs[sid], cand, cfg, phase=phase)
         except SandboxFailure as exc:
             cls = exc.cls
-            if cand.kind == "eager" or exc.role == "reference" or (mode == "eval" and not state["ref_done"]):
+            if cand.kind == "eager" or exc.role in ("reference", "dynamo") or (mode == "eval" and not state["ref_done"]):
                 cls = f"reference_failed:{cls}"
             why = f"{exc.role} sandbox: {exc}"
             log(f"  {cand.name}: {sid}: {why} ({cls})")

@@ -6,9 +6,15 @@ Design (``docs/scoring.md``, "The trust boundary"). Three processes per candidat
   check, the tolerance code, the scores and the **only clock** that decides anything
   (``time.perf_counter_ns`` here, around each request);
 * a **reference** sandbox (:mod:`curate.score.boundary.sandbox`, role ``reference``, trusted): the eager
-  graph and its Dynamo-only compile;
+  graph;
 * a **candidate** sandbox (role ``candidate``): the candidate's code, the graph, the input and
-  output slots, and nothing of the evaluator (a test lists its ``sys.modules``).
+  output slots, and nothing of the evaluator (a test lists its ``sys.modules``);
+* a **Dynamo-only** sandbox (:func:`dynamo_sandbox`): the Dynamo-only reference
+  (``torch.compile(backend="eager")``) run *as a candidate*: the same script in role
+  ``candidate``, started, set up, loaded (``backend:eager``), bound to slots of the same sizes and
+  timed with the same requests as the candidate's sandbox, one per candidate, so that a
+  candidate that is Dynamo-only itself measures 1 against it by construction (one process per
+  timed side; the same history: both start with the candidate).
 
 What crosses: the graph (pickled by the parent) and requests go in on a pipe; inputs go in
 through a ``/dev/shm`` file the parent writes (fresh values before every run); outputs come back
@@ -70,7 +76,8 @@ class SandboxFailure(RuntimeError):
     """A sandbox died, ran past its deadline or above the memory cap.
 
     Attributes:
-        cls: ``timeout`` | ``oom`` | ``crash``. role: ``candidate`` | ``reference``.
+        cls: ``timeout`` | ``oom`` | ``crash``. role: ``candidate`` | ``reference`` | ``dynamo`` (the
+        sandbox's label: the Dynamo-only sandbox runs in role ``candidate`` but is the harness's).
     """
 
     def __init__(self, message: str, cls: str, role: str):
@@ -96,8 +103,9 @@ class Sandbox:
     """
 
     def __init__(self, role: str, mem_cap: int, threads: int = 1, inductor_cache: str | None = None,
-                 start_timeout_s: float = 180.0):
+                 start_timeout_s: float = 180.0, label: str | None = None):
         self.role, self.mem_cap = role, mem_cap
+        self.label = label or role  # what failures name: reference | candidate | dynamo
         self.peak_rss = 0
         self.tainted = False  # a row of it had a violation or crash: not handed out again
         self._buf = b""
@@ -144,11 +152,11 @@ class Sandbox:
             while data:
                 data = data[os.write(self._w, data):]
         except (BrokenPipeError, OSError) as exc:
-            raise self._fail(f"{self.role} sandbox died (exit code {self.proc.poll()})", "crash") from exc
+            raise self._fail(f"{self.label} sandbox died (exit code {self.proc.poll()})", "crash") from exc
 
     def _fail(self, why: str, cls: str) -> SandboxFailure:
         self.kill()
-        return SandboxFailure(why, cls, self.role)
+        return SandboxFailure(why, cls, self.label)
 
     def _recv(self, deadline: float) -> dict:
         watched = 0.0
@@ -168,13 +176,13 @@ class Sandbox:
                 continue
             chunk = os.read(self._r, 1 << 16)
             if not chunk:
-                raise self._fail(f"{self.role} sandbox died (exit code {self.proc.wait(5)})", "crash")
+                raise self._fail(f"{self.label} sandbox died (exit code {self.proc.wait(5)})", "crash")
             self._buf += chunk
         line, self._buf = self._buf.split(b"\n", 1)
         try:
             return json.loads(line)
         except json.JSONDecodeError as exc:
-            raise self._fail(f"{self.role} sandbox sent a malformed reply", "crash") from exc
+            raise self._fail(f"{self.label} sandbox sent a malformed reply", "crash") from exc
 
     def request(self, msg: dict, deadline: float) -> dict:
         self._send(msg)
@@ -323,8 +331,43 @@ def host_copy_bandwidth(repeats: int = 5) -> float:
     return best
 
 
+_HOST_FLOPS: dict[str, float] = {}
+
+
+def host_flop_peak(repeats: int = 5) -> float:
+    """The host's best measured compute rate (FLOP/s, one thread) for the roofline's compute roof:
+    the fastest ``torch.mm`` of square float32 and bfloat16 matrices (n = 256, 512; 2 n^3 FLOPs,
+    the count :class:`torch.utils.flop_counter.FlopCounterMode` gives a matmul) over the parent's
+    clock, best of ``repeats``. Measured once per process."""
+    if "peak" in _HOST_FLOPS:
+        return _HOST_FLOPS["peak"]
+    best = 0.0
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for dtype in (torch.float32, torch.bfloat16):
+            for n in (256, 512):
+                a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+                torch.mm(a, b)
+                for _ in range(repeats):
+                    t0 = time.perf_counter_ns()
+                    torch.mm(a, b)
+                    dt = (time.perf_counter_ns() - t0) / 1e9
+                    if dt > 0:
+                        best = max(best, 2 * n**3 / dt)
+    finally:
+        torch.set_num_threads(n_threads)
+    _HOST_FLOPS["peak"] = best
+    return best
+
+
 _REFERENCES: dict[tuple, Sandbox] = {}
 _CANDIDATES: dict[tuple, tuple[str, Sandbox]] = {}
+_DYNAMOS: dict[tuple, tuple[str, Sandbox]] = {}
+
+DYNAMO_CANDIDATE = ("backend", "eager")
+"""The Dynamo-only reference as the candidate sandbox loads it: kind and target of the
+``control = backend:eager`` candidate (``torch.compile(backend="eager")``)."""
 
 
 def _key(cfg: dict) -> tuple:
@@ -343,8 +386,9 @@ def mem_cap_bytes(cfg: dict) -> int:
 
 def reference_sandbox(cfg: dict) -> Sandbox:
     """The reference sandbox for ``cfg``'s threads / memory cap / Inductor cache: one per parent
-    process, shared by every candidate (it runs only the trusted graphs; it keeps the compiled
-    references of its last 8 subgraphs), restarted when it died."""
+    process, shared by every candidate (it runs only the trusted eager graphs; it keeps those of its
+    last 8 subgraphs), restarted when it died. The Dynamo-only reference is not here but in
+    :func:`dynamo_sandbox`, timed exactly as a candidate is."""
     k = _key(cfg)
     box = _REFERENCES.get(k)
     if box is None or not box.alive:
@@ -369,12 +413,29 @@ def candidate_sandbox(cfg: dict, who: str) -> Sandbox:
     return held[1]
 
 
+def dynamo_sandbox(cfg: dict, who: str) -> Sandbox:
+    """The Dynamo-only sandbox for candidate ``who``: a candidate sandbox in every respect (script,
+    role ``candidate``, threads, memory cap, set-up; failures labelled ``dynamo``) that loads
+    :data:`DYNAMO_CANDIDATE`, fresh for each new candidate as the candidate's own (``who`` as in
+    :func:`candidate_sandbox`; the ``eager`` candidate gets one too), restarted when it died. It
+    runs only torch's own ``eager`` backend, so no violation taints it."""
+    k = _key(cfg)
+    held = _DYNAMOS.get(k)
+    if held is not None and (held[0] != who or not held[1].alive):
+        held[1].close()
+        held = None
+    if held is None:
+        held = _DYNAMOS[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2], label="dynamo"))
+    return held[1]
+
+
 def close_sandboxes() -> None:
     """Stop every sandbox this process started (also at exit)."""
-    for box in list(_REFERENCES.values()) + [b for _, b in _CANDIDATES.values()]:
+    for box in list(_REFERENCES.values()) + [b for _, b in list(_CANDIDATES.values()) + list(_DYNAMOS.values())]:
         box.close()
     _REFERENCES.clear()
     _CANDIDATES.clear()
+    _DYNAMOS.clear()
 
 
 atexit.register(close_sandboxes)

@@ -8,8 +8,9 @@ finder; the folder of this file is also dropped from ``sys.path``). Two roles:
 * ``candidate``: loads the candidate (``backend:``, ``module:``, ``pass:``) and compiles it for
   the graph; holds no reference, no expected output, no check, no tolerance code and no timer
   whose reading decides anything;
-* ``reference``: the trusted eager graph and its Dynamo-only compile
-  (``torch.compile(backend="eager")``).
+* ``reference``: the trusted eager graph. (The Dynamo-only reference,
+  ``torch.compile(backend="eager")``, runs in a sandbox of role ``candidate`` that loads
+  ``backend:eager``, so that it is timed exactly as a candidate is.)
 
 What crosses the boundary. Parent -> here: pickled requests on a pipe (the parent is trusted by
 this process; this process is not trusted by the parent, which never unpickles anything from
@@ -154,8 +155,8 @@ class Runner:
         return {"ok": True}
 
     def load(self, msg: dict) -> dict:
-        """Build the callables for the graph in ``msg["graph"]``: ``eager`` / ``dynamo`` (reference
-        role) or ``candidate``. Errors: ``{"error", "code"}`` with code 3 (compile failure) or 2
+        """Build the callables for the graph in ``msg["graph"]``: ``eager`` (reference role) or
+        ``candidate``. Errors: ``{"error", "code"}`` with code 3 (compile failure) or 2
         (the compiled code's first run raised)."""
         # the sandbox's torch (self.torch, imported after the sandbox's own set-up), with its submodules
         import torch._dynamo  # noqa: PLC0415  (binds the name torch to that same module)
@@ -180,13 +181,6 @@ class Runner:
 
     def _reference(self, gm, ex, msg: dict) -> dict:
         self.fns["eager"] = gm
-        if msg.get("dynamo", True):
-            import copy
-
-            try:
-                self.fns["dynamo"] = self._compile(copy.deepcopy(gm), "eager", ex, reset=False)
-            except Exception as exc:  # noqa: BLE001 - the parent flags dynamo_reference_failed
-                return {"ok": True, "dynamo_error": f"{type(exc).__name__}: {exc}"[:300]}
         return {"ok": True}
 
     def _candidate(self, gm, ex, msg: dict) -> dict:
@@ -206,10 +200,9 @@ class Runner:
                     "guard": type(exc).__name__ == "DispatchGuardError"}
         return self._pass(mod, gm, ex, msg)
 
-    def _compile(self, gm, backend, ex, reset: bool = True):
+    def _compile(self, gm, backend, ex):
         torch = self.torch
-        if reset:
-            torch._dynamo.reset()
+        torch._dynamo.reset()
         compiled = torch.compile(gm, backend=backend, fullgraph=False, dynamic=False)
         torch.manual_seed(0)
         try:

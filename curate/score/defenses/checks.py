@@ -17,10 +17,14 @@ check stops (the static check of the source runs before, in :func:`curate.score.
    (``fresh_input_mismatch``); an output identical on the two inputs while the reference's differs
    is ``input_independent``, an all-zero output where the reference is not trivial ``zero_output``;
 5. RNG-dependent outputs compared by statistics (:func:`curate.score.defenses.compare.rng_stats_agree`);
-6. timing (:func:`curate.score.defenses.clock.measure_boundary`: fresh inputs per call, outputs copied
-   inside the timed request, checked timed outputs, the parent's clock, process accounting), then
-   the roofline (:func:`roofline_violations`). The ``eager`` candidate and passes that matched
-   nothing keep ``speedup`` exactly 1 and time eager against Dynamo-only only.
+6. the Dynamo-only sandbox given exactly what the candidate's was (:class:`_Side`: slots, the
+   graph loaded as ``backend:eager``, the two checked calls), then timing
+   (:func:`curate.score.defenses.clock.measure_boundary`: one protocol for every side, fresh inputs
+   per call, outputs copied inside the timed request, checked timed outputs, the parent's clock,
+   process accounting), then the roofline's two roofs (:func:`roofline_violations`: bytes over the
+   host's bandwidth; :func:`flop_violations`: the reference's FLOPs over its peak). The ``eager``
+   candidate and passes that matched nothing keep ``speedup`` exactly 1 and time eager against
+   Dynamo-only only.
 
 A violation sets ``status = violation``: the floor b at every level in both conventions
 (:func:`curate.score.scoring.sample_state`).
@@ -170,7 +174,9 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     ``cfg`` keys: ``warmup``, ``trials``, ``min_trial_ms``, ``max_iqr_ratio``, ``retries``,
     ``check_per_trial``, ``pool_mb``, ``fresh_seed``, ``timing`` (False: skip timing, for tests),
     ``dispatch_guard``, ``no_match`` (``one`` | ``floor``), ``timeout_s`` (per subgraph),
-    ``roofline_factor``, ``cpu_rel_tol``, ``cpu_abs_ms``. ``phase("reference")`` is called once the
+    ``roofline_factor``, ``cpu_rel_tol``, ``cpu_abs_ms``, ``input_seed`` (the checked calls' inputs:
+    ``make_inputs(input_seed)`` and ``make_inputs(input_seed + fresh_seed)``; 0 but when
+    re-validating). ``phase("reference")`` is called once the
     eager reference outputs exist. ``tick`` is accepted for callers of the earlier in-child API
     and unused (the parent's clock is the only one).
 
@@ -182,7 +188,14 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
 
     import torch
 
-    from curate.score.boundary.parent import SharedSlots, candidate_sandbox, graph_payload, leaf_specs, reference_sandbox
+    from curate.score.boundary.parent import (
+        SandboxFailure,
+        SharedSlots,
+        candidate_sandbox,
+        graph_payload,
+        leaf_specs,
+        reference_sandbox,
+    )
     from curate.score.config import run_config
     from curate.score.defenses.compare import chunked_comparisons, fast_min_pass_t, rng_stats_agree
     from curate.tolerance import sample_min_pass_t, trivial_reason
@@ -194,8 +207,9 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     deadline = time.monotonic() + float(cfg["timeout_s"])
     try:
         gm = sub.build()
-        inputs0 = sub.make_inputs(0)
-        fresh = sub.make_inputs(int(cfg["fresh_seed"]))
+        base = int(cfg["input_seed"])  # 0; a never-published seed when re-validating
+        inputs0 = sub.make_inputs(base)
+        fresh = sub.make_inputs(base + int(cfg["fresh_seed"]))
         rng = is_rng_graph(gm)
         graph = graph_payload(gm)
     except Exception as exc:  # noqa: BLE001 - the harness's reference failed: out of every candidate's scores
@@ -209,14 +223,10 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             run.slots["ref_in"].write(k, v)
         ref.request({"op": "bind", "inputs": run.slots["ref_in"].message()}, deadline)
         want_dynamo = bool(cfg["dynamo_reference"]) and bool(cfg["timing"])
-        key = f"{sub.subgraph_id}:{hashlib.sha1(graph).hexdigest()}:{want_dynamo}"
-        rep = ref.request({"op": "load", "graph": graph, "key": key, "dynamo": want_dynamo}, deadline)
+        key = f"{sub.subgraph_id}:{hashlib.sha1(graph).hexdigest()}"
+        rep = ref.request({"op": "load", "graph": graph, "key": key}, deadline)
         if "error" in rep:
             return _reference_failed(row, RuntimeError(rep["error"]))
-        dynamo_ok = want_dynamo and "dynamo_error" not in rep
-        if "dynamo_error" in rep:
-            row["flags"].append("dynamo_reference_failed")
-            row["dynamo_error"] = rep["dynamo_error"]
         pr = ref.request({"op": "probe", "side": "eager", "set": 0, "seed": 0}, deadline)
         if "error" in pr:
             return _reference_failed(row, RuntimeError(pr["error"]))
@@ -249,33 +259,33 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             row.update(status="excluded", scored=False, error_message=f"trivial reference outputs: {sorted(set(trivial))}")
             return row
         timing = _timing_config(cfg, rng, True)
+        from curate.score.boundary.parent import GUARD
+        from curate.score.spec import candidate_source, source_hash
+
+        tag = (":retime" if cfg.get("retime") else "") + (":revalidate" if cfg["input_seed"] else "")  # a fresh process
+        who = f"{cand.spec}:{source_hash(candidate_source(cand))}{tag}"
+        who = "shared" if cfg.get("share_sandbox") else who
+        guard = str(GUARD) if cfg["dispatch_guard"] else None
+        side = _Side(graph, in_specs, out_specs, treespec, inputs0, fresh, alias, guard)
         if cand.kind == "eager":
             cs = chunked_comparisons(_t(ref_leaves), _t(ref_leaves))
             row.update(status="ok", speedup=1.0, min_pass_t=sample_min_pass_t(c.min_pass_t for c in cs),
                        out_dtypes=[c.dtype for c in cs], out_min_pass_t=[c.min_pass_t for c in cs],
                        out_max_abs_diff=[0.0 for _ in cs], stable=True, compile_s=0.0)
+            dyn = _dynamo_side(run, row, cfg, who, side) if want_dynamo else None
             try:
-                _reference_only(row, ref, sub, out_specs, treespec, alias, cfg, timing, dynamo_ok, deadline)
+                _reference_only(row, ref, sub, out_specs, treespec, alias, cfg, timing, dyn, deadline)
+            except SandboxFailure:
+                raise  # boundary.child: the eager candidate's failures are the harness's
             except RuntimeError as exc:  # eager is the reference: its failure is the harness's
                 return _reference_failed(row, exc)
             return row
 
         # --- the candidate's side ---------------------------------------------------------
-        from curate.score.spec import candidate_source, source_hash
-
-        who = f"{cand.spec}:{source_hash(candidate_source(cand))}{':retime' if cfg.get('retime') else ''}"
-        box = candidate_sandbox(cfg, "shared" if cfg.get("share_sandbox") else who)
+        box = candidate_sandbox(cfg, who)
         run.cand = box
-        run.slots["cand_in"], run.slots["cand_out"] = SharedSlots(in_specs, 3), SharedSlots(out_specs, 3)
-        for k, v in enumerate((inputs0, inputs0, fresh)):
-            run.slots["cand_in"].write(k, v)
-        box.request({"op": "bind", "inputs": run.slots["cand_in"].message(), "outputs": run.slots["cand_out"].message(),
-                     "treespec": treespec}, deadline)
-        from curate.score.boundary.parent import GUARD
-
-        load = {"op": "load", "graph": graph, "kind": cand.kind, "target": str(Path(cand.target).resolve())
-                if cand.kind != "backend" else cand.target, "guard_path": str(GUARD) if cfg["dispatch_guard"] else None}
-        rep, ms = box.timed(load, deadline)
+        target = str(Path(cand.target).resolve()) if cand.kind != "backend" else cand.target
+        rep, ms = side.load(box, run, "cand", cand.kind, target, deadline)
         if "error" in rep:
             if rep.get("guard"):
                 row["violations"].append(f"dispatch_guard: {rep['error']}")
@@ -287,18 +297,11 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         row["compile_s"], row["matches"], row["replacements_used"] = ms / 1e3, matches, used
         row["violations"] += _process_findings(box, "after import and compile")
         # seed-0 inputs, then fresh values in the *same* slot (a cache keyed on data pointers replays stale outputs)
-        cr = box.request({"op": "run", "side": "candidate", "sets": [0], "seed": 0, "alias": list(alias)}, deadline)
-        if "error" in cr:
-            return _fail(row, "runtime_crash", ERROR_RUNTIME, cr["error"])
-        changed = integrity.inputs_unchanged(run.slots["cand_in"].views[0], run.slots["ref_in"].views[0])
+        cr, cf, changed, out1, out_f = side.checked_calls(box, run, "cand", deadline)
+        if "error" in cr or "error" in cf:
+            return _fail(row, "runtime_crash", ERROR_RUNTIME, (cr if "error" in cr else cf)["error"])
         if changed:
             row["violations"].append(f"input_mutation: inputs {changed} differ from eager's after the call")
-        out1 = run.slots["cand_out"].read(0)
-        run.slots["cand_in"].write(0, fresh)
-        cf = box.request({"op": "run", "side": "candidate", "sets": [0], "seed": 0, "alias": list(alias)}, deadline)
-        if "error" in cf:
-            return _fail(row, "runtime_crash", ERROR_RUNTIME, cf["error"])
-        out_f = run.slots["cand_out"].read(0)
         row["violations"] += sorted(set(cr.get("findings", []) + cf.get("findings", [])))
         row["violations"] += _process_findings(box, "after the checked calls")
         bad_sets = {0} if cr.get("mismatched") else set()
@@ -332,16 +335,20 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             if cfg["no_match"] == "floor":
                 row["floor"] = True
                 row["flags"].append("no_match_floor")
-            _reference_only(row, ref, sub, out_specs, treespec, alias, cfg, timing, dynamo_ok, deadline)
+            _reference_only(row, ref, sub, out_specs, treespec, alias, cfg, timing,
+                            _dynamo_side(run, row, cfg, who, side) if want_dynamo else None, deadline)
         elif cfg["timing"]:
             from curate.score.defenses.clock import measure_boundary
 
             pairs = [(ref_leaves[j], ref_other[j]) if j in rng_dep else None for j in range(len(ref_leaves))] if rng_dep else None
+            dyn = _dynamo_side(run, row, cfg, who, side) if want_dynamo else None
             try:
-                pt = measure_boundary(ref, box, sub.make_inputs, out_specs, treespec, timing, deadline, dynamo_ok,
+                pt = measure_boundary(ref, box, sub.make_inputs, out_specs, treespec, timing, deadline, dyn,
                                       rng_dep=rng_dep, ref_other=pairs, alias=alias,
                                       cpu_rel_tol=float(cfg["cpu_rel_tol"]), cpu_abs_ms=float(cfg["cpu_abs_ms"]),
                                       check_cpu=int(cfg["threads"]) == 1)
+            except SandboxFailure:
+                raise  # a dead / timed-out / over-cap sandbox: boundary.child charges it by the sandbox's role
             except RuntimeError as exc:
                 return _fail(row, "runtime_crash", ERROR_RUNTIME, str(exc))
             row["violations"] += pt.violations
@@ -353,6 +360,8 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             row.update(_timed_fields(pt))
             row["flags"].append("clock_parent")
             row["violations"] += roofline_violations(inputs0, ref_leaves, row["candidate_ms"], float(cfg["roofline_factor"]))
+            row["violations"] += flop_violations(graph_flops(gm, inputs0), row["candidate_ms"], float(cfg["roofline_factor"]),
+                                                 threads=int(cfg["threads"]))
         else:
             row.update(status="ok", speedup=1.0, stable=True)
             if cfg["dynamo_reference"]:
@@ -366,6 +375,61 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     if row["violations"]:
         _violate(row)
     return row
+
+
+class _Side:
+    """What the candidate sandbox and the Dynamo-only sandbox are given before timing, the same for
+    both (:meth:`load`, :meth:`checked_calls`), so that a candidate which is Dynamo-only itself and
+    the Dynamo-only reference differ in nothing but the process they run in."""
+
+    def __init__(self, graph: bytes, in_specs, out_specs, treespec, inputs0, fresh, alias, guard):
+        self.graph, self.in_specs, self.out_specs, self.treespec = graph, in_specs, out_specs, treespec
+        self.inputs0, self.fresh, self.alias, self.guard = inputs0, fresh, alias, guard
+
+    def load(self, box, run, name: str, kind: str, target: str, deadline: float) -> tuple[dict, float]:
+        """Slots ``<name>_in`` (seed-0, seed-0, fresh inputs) and ``<name>_out`` (3 sets each) bound
+        in ``box``, then the graph loaded as candidate ``kind:target``; ``(reply, ms)``."""
+        from curate.score.boundary.parent import SharedSlots
+
+        run.slots[f"{name}_in"], run.slots[f"{name}_out"] = SharedSlots(self.in_specs, 3), SharedSlots(self.out_specs, 3)
+        for k, v in enumerate((self.inputs0, self.inputs0, self.fresh)):
+            run.slots[f"{name}_in"].write(k, v)
+        box.request({"op": "bind", "inputs": run.slots[f"{name}_in"].message(), "outputs": run.slots[f"{name}_out"].message(),
+                     "treespec": self.treespec}, run.deadline)
+        return box.timed({"op": "load", "graph": self.graph, "kind": kind, "target": target, "guard_path": self.guard},
+                         deadline)
+
+    def checked_calls(self, box, run, name: str, deadline: float) -> tuple[dict, dict, list, list, list]:
+        """A call on the seed-0 inputs, then on fresh values written into the *same* slot;
+        ``(reply, reply_fresh, inputs changed against eager's, outputs, outputs_fresh)``."""
+        msg = {"op": "run", "side": "candidate", "sets": [0], "seed": 0, "alias": list(self.alias)}
+        cr = box.request(msg, deadline)
+        if "error" in cr:
+            return cr, {}, [], [], []
+        changed = integrity.inputs_unchanged(run.slots[f"{name}_in"].views[0], run.slots["ref_in"].views[0])
+        out1 = run.slots[f"{name}_out"].read(0)
+        run.slots[f"{name}_in"].write(0, self.fresh)
+        cf = box.request(msg, deadline)
+        return cr, cf, changed, out1, run.slots[f"{name}_out"].read(0)
+
+
+def _dynamo_side(run, row: dict, cfg: dict, who: str, side: _Side):
+    """The Dynamo-only sandbox of candidate ``who`` (:func:`curate.score.boundary.parent.dynamo_sandbox`)
+    given exactly what the candidate's is (:class:`_Side`: its slots, the graph loaded as
+    ``backend:eager``, the two checked calls); None, with the flag ``dynamo_reference_failed`` and
+    ``dynamo_error`` on ``row``, when Dynamo could not compile or run the graph."""
+    from curate.score.boundary.parent import DYNAMO_CANDIDATE, dynamo_sandbox
+
+    box = dynamo_sandbox(cfg, who)
+    rep, _ = side.load(box, run, "dyn", *DYNAMO_CANDIDATE, run.deadline)
+    if "error" not in rep:
+        cr, cf, _, _, _ = side.checked_calls(box, run, "dyn", run.deadline)
+        rep = cr if "error" in cr else cf
+    if "error" in rep:
+        row["flags"].append("dynamo_reference_failed")
+        row["dynamo_error"] = rep["error"][:300]
+        return None
+    return box
 
 
 def _t(leaves: list) -> list:
@@ -410,12 +474,51 @@ def roofline_violations(inputs: list, outputs: list, candidate_ms: float, factor
     return []
 
 
-def _reference_only(row: dict, ref, sub, out_specs, treespec, alias, cfg: dict, timing, dynamo_ok: bool,
+def graph_flops(gm, inputs: list) -> int | None:
+    """FLOPs of one call of the reference graph ``gm`` on ``inputs``, counted by
+    :class:`torch.utils.flop_counter.FlopCounterMode` (matmuls, convolutions, attention: 2 FLOPs
+    per multiply-add; element-wise ops count 0) on fake tensors of the inputs' shapes
+    (:class:`torch._subclasses.fake_tensor.FakeTensorMode`: nothing is computed). Runs the trusted
+    graph in the parent, never candidate code. None when the graph does not run on fake tensors."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils.flop_counter import FlopCounterMode
+
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+            fake = [mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in inputs]
+            with FlopCounterMode(display=False) as counter:
+                gm(*fake)
+        return int(counter.get_total_flops())
+    except Exception:  # noqa: BLE001 - no count, no compute roof for this graph (the bytes roof still holds)
+        return None
+
+
+def flop_violations(flops: int | None, candidate_ms: float, factor: float = 2.0, peak: float | None = None,
+                    threads: int = 1) -> list[str]:
+    """``roofline_flops``: the reference graph's FLOPs per call (:func:`graph_flops`) over the
+    candidate's median time (ms) above ``factor`` x the host's measured peak
+    (:func:`curate.score.boundary.parent.host_flop_peak` unless ``peak`` is given, FLOP/s) x
+    ``threads`` is work the candidate did not do (the compute side of the roofline; KernelBench-Hard's
+    peak-fraction check). No FLOPs (element-wise graphs) or no time: no finding."""
+    from curate.score.boundary.parent import host_flop_peak
+
+    if not flops or not candidate_ms or candidate_ms <= 0:
+        return []
+    rate = flops / (candidate_ms / 1e3)
+    peak = (host_flop_peak() if peak is None else peak) * max(1, threads)
+    if peak > 0 and rate > factor * peak:
+        return [f"roofline_flops: {flops} FLOPs per call in {candidate_ms * 1e3:.1f} us is {rate / 1e9:.1f} GFLOP/s, above "
+                f"{factor:g} x the host's measured {peak / 1e9:.1f} GFLOP/s"]
+    return []
+
+
+def _reference_only(row: dict, ref, sub, out_specs, treespec, alias, cfg: dict, timing, dyn,
                     deadline: float) -> None:
     """Eager is the candidate (the ``eager`` candidate, a pass that matched nothing): ``speedup``
-    stays exactly 1; with the Dynamo-only reference and timing on, eager and Dynamo-only are
-    timed in the reference sandbox on the parent's clock for ``speedup_vs_dynamo`` (flag
-    ``reference_timing``); untimed it is exactly 1 too (in place).
+    stays exactly 1; with the Dynamo-only reference and timing on, eager (reference sandbox) and
+    Dynamo-only (``dyn``, its sandbox; None when it failed to compile) are timed on the parent's
+    clock for ``speedup_vs_dynamo`` (flag ``reference_timing``); untimed it is exactly 1 too (in place).
 
     Raises:
         RuntimeError: a reference side raised.
@@ -425,11 +528,11 @@ def _reference_only(row: dict, ref, sub, out_specs, treespec, alias, cfg: dict, 
     if not cfg["timing"]:
         row["speedup_vs_dynamo"] = 1.0
         return
-    if not dynamo_ok:
+    if dyn is None:
         return
     from curate.score.defenses.clock import measure_boundary
 
-    pt = measure_boundary(ref, None, sub.make_inputs, out_specs, treespec, timing, deadline, True, alias=alias)
+    pt = measure_boundary(ref, None, sub.make_inputs, out_specs, treespec, timing, deadline, dyn, alias=alias)
     f = _timed_fields(pt)
     row.update(eager_ms=f["eager_ms"], candidate_ms=f["eager_ms"], dynamo_ms=f["dynamo_ms"], speedup_vs_dynamo=f["speedup_vs_dynamo"],
                speedup_vs_dynamo_ci_low=f["speedup_vs_dynamo_ci_low"], speedup_vs_dynamo_ci_high=f["speedup_vs_dynamo_ci_high"],

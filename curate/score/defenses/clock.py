@@ -1,7 +1,9 @@
 """Timing of a scoring candidate across the trust boundary, on the parent's clock only.
 
-:func:`measure_boundary` times eager, Dynamo-only (both in the reference sandbox) and the
-candidate (in the candidate sandbox; :mod:`curate.score.boundary.parent`):
+:func:`measure_boundary` times eager (in the reference sandbox), Dynamo-only (in its own
+sandbox, a candidate sandbox loaded with ``backend:eager``) and the candidate (in the candidate
+sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
+(:func:`trial_request`) through the same steps, each in its own process with its own slots:
 
 1. **Fresh inputs per call.** Every trial gets new input sets made by ``make_inputs(seed)`` with
    seeds drawn from :class:`random.SystemRandom`, written by the parent into each side's input
@@ -24,8 +26,9 @@ candidate (in the candidate sandbox; :mod:`curate.score.boundary.parent`):
 5. **Process accounting** of the candidate sandbox from ``/proc`` (threads at every trial edge,
    CPU time over the trials' wall time): ``threads_started``, ``cpu_over_wall``.
 
-The request round trip (pipe write, wake-up, JSON reply) is inside every side's trial alike; a
-trial lasts at least ``clock_min_trial_ms`` so that it stays small beside the work.
+The request round trip (pipe write, wake-up, JSON reply) and the ``/proc`` reads around it are
+the same for every side; a trial lasts at least ``clock_min_trial_ms`` so that the round trip
+stays small beside the work.
 """
 
 from __future__ import annotations
@@ -141,24 +144,44 @@ def _ms_fields(acc: dict[str, list[float]], cand: bool, cfg: AccountableConfig) 
     return out
 
 
+SIDE_FN = {"eager": "eager", "dynamo": "candidate", "candidate": "candidate"}
+"""The callable each side's sandbox runs (its ``fns`` key): the reference sandbox's eager graph;
+the Dynamo-only sandbox and the candidate's are both candidate sandboxes (the Dynamo-only one
+loaded with ``backend:eager``, :data:`curate.score.boundary.parent.DYNAMO_CANDIDATE`)."""
+
+
+def trial_request(side: str, sets: list[int], seed: int | None, alias: tuple) -> dict:
+    """The request of one timed trial of ``side``: run its callable on input sets ``sets`` and copy
+    every output into the same-numbered output slots. Identical for the Dynamo-only side and the
+    candidate (:data:`SIDE_FN`)."""
+    return {"op": "run", "side": SIDE_FN[side], "sets": list(sets), "seed": seed, "out_base": 0, "alias": list(alias)}
+
+
 def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: list, treespec: str,
-                     cfg: AccountableConfig | None = None, deadline: float = math.inf, dynamo: bool = True,
+                     cfg: AccountableConfig | None = None, deadline: float = math.inf, dyn=None,
                      rng: random.Random | None = None, rng_dep: set[int] | None = None, ref_other: list | None = None,
                      alias: tuple = (), cpu_rel_tol: float = 0.25, cpu_abs_ms: float = 50.0,
                      check_cpu: bool = True) -> AccountableTiming:
-    """Time eager and Dynamo-only (``ref``, the reference sandbox) against the candidate (``cand``,
-    the candidate sandbox; None: eager is the candidate) across the trust boundary, on the
-    parent's clock only (:class:`curate.score.boundary.parent.Sandbox` ``timed``).
+    """Time eager (``ref``, the reference sandbox), Dynamo-only (``dyn``, its own sandbox; None: not
+    timed) and the candidate (``cand``, the candidate sandbox; None: eager is the candidate) across
+    the trust boundary, on the parent's clock only (:class:`curate.score.boundary.parent.Sandbox`
+    ``timed``).
 
-    Every trial of a side is one request: the parent writes fresh input sets (seeds from
-    ``rng``, default :class:`random.SystemRandom`) into that side's input slots, starts its clock,
-    sends "run these ``inner`` calls", and stops the clock when the reply arrives; the sandbox has
-    by then copied every call's outputs into the parent's output slots, so nothing is left to do
-    after the clock stops. Sides rotate with the trial index. After each trial ``check_per_trial``
-    sets (chosen then, with ``rng``) are compared slot by slot with eager's
-    (:func:`fast_min_pass_t`; outputs in ``rng_dep``, of RNG graphs, by distribution:
-    :func:`curate.score.defenses.compare.rng_stats_agree` against eager's and ``ref_other``), two of them
-    for input independence, and the candidate's input slots with eager's (input mutation).
+    **One protocol for every side.** Each side has its own sandbox process and its own input and
+    output slots of the same sizes; every trial of every side is one :func:`trial_request` through
+    the same inner function, which writes the trial's fresh input sets (seeds from ``rng``,
+    default :class:`random.SystemRandom`; the same values for every side) into that side's input
+    slots, reads the side's ``/proc`` threads and CPU time, starts the clock, sends the request,
+    stops the clock when the reply arrives (the sandbox has by then copied every call's outputs
+    into the side's output slots, so nothing is left to do after the clock stops) and reads
+    ``/proc`` again. Sides rotate with the trial index. So the Dynamo-only reference and a
+    candidate that is Dynamo-only itself (``backend:eager``) run the same code in the same kind of
+    process with the same requests: their ratio is 1 up to noise by construction.
+
+    After each trial ``check_per_trial`` sets (chosen then, with ``rng``) are compared slot by slot
+    with eager's (:func:`fast_min_pass_t`; outputs in ``rng_dep``, of RNG graphs, by distribution:
+    :func:`curate.score.defenses.compare.rng_stats_agree` against eager's and ``ref_other``), two of
+    them for input independence, and the candidate's input slots with eager's (input mutation).
 
     Candidate process accounting, from ``/proc`` (the candidate cannot reach the parent): its
     thread ids at the start and end of every candidate trial against the baseline taken before
@@ -186,37 +209,38 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         return make_inputs(rng.randrange(2, 2**31))
 
     probe = fresh()
-    sides = ["eager"] + (["dynamo"] if dynamo else []) + (["candidate"] if cand is not None else [])
+    boxes = {"eager": ref, "dynamo": dyn, "candidate": cand}
+    sides = [s for s in ("eager", "dynamo", "candidate") if boxes[s] is not None]
     n_sets = int(max(2, min(64, cfg.pool_bytes // max(1, 3 * (_nbytes(probe) + sum(
         _nbytes_spec(s) for s in out_specs))))))
     in_specs = leaf_specs(probe)
-    slots = {"ref_in": SharedSlots(in_specs, n_sets), "ref_out": SharedSlots(out_specs, 2 * n_sets)}
-    if cand is not None:
-        slots["cand_in"], slots["cand_out"] = SharedSlots(in_specs, n_sets), SharedSlots(out_specs, n_sets)
+    slots: dict[str, tuple] = {}
     try:
-        ref.request({"op": "bind", "inputs": slots["ref_in"].message(), "outputs": slots["ref_out"].message(),
-                     "treespec": treespec}, deadline)
-        if cand is not None:
-            cand.request({"op": "bind", "inputs": slots["cand_in"].message(), "outputs": slots["cand_out"].message(),
-                          "treespec": treespec}, deadline)
-        box = {"eager": (ref, "ref_in", 0), "dynamo": (ref, "ref_in", n_sets), "candidate": (cand, "cand_in", 0)}
+        for side in sides:
+            slots[side] = (SharedSlots(in_specs, n_sets), SharedSlots(out_specs, n_sets))
+            boxes[side].request({"op": "bind", "inputs": slots[side][0].message(), "outputs": slots[side][1].message(),
+                                 "treespec": treespec}, deadline)
 
-        def run(side: str, sets: list[int]) -> tuple[dict, float]:
-            proc, _, base = box[side]
-            rep, ms = proc.timed({"op": "run", "side": side, "sets": sets, "seed": seed, "out_base": base,
-                                  "alias": list(alias)}, deadline)
+        def run(side: str, sets: list[int], values: list[list]) -> tuple[dict, float, set, float, float]:
+            """One trial of ``side`` (the same steps for every side): ``(reply, ms, threads beyond the
+            baseline at its start or end, CPU ms before, CPU ms after)``."""
+            proc = boxes[side]
+            for i, v in enumerate(values):
+                slots[side][0].write(i, v)
+            tasks0, cpu_before = proc.tasks(), proc.cpu_ms()
+            rep, ms = proc.timed(trial_request(side, sets, seed, alias), deadline)
+            extra = (tasks0 | proc.tasks()) - proc.baseline_tasks
+            cpu_after = proc.cpu_ms()
             if "error" in rep:
                 raise RuntimeError(rep["error"])
-            return rep, ms
+            return rep, ms, extra, cpu_before, cpu_after
 
         for _ in range(cfg.warmup):
             vals = fresh()
             for side in sides:
-                slots[box[side][1]].write(0, vals)
-                run(side, [0])
-        slots["ref_in"].write(0, probe)
-        _, ms4 = run("eager", [0] * 4)
-        _, ms36 = run("eager", [0] * 36)  # the difference takes the request's own latency out
+                run(side, [0], [vals])
+        _, ms4, _, _, _ = run("eager", [0] * 4, [probe])
+        _, ms36, _, _, _ = run("eager", [0] * 36, [probe])  # the difference takes the request's own latency out
         one_ms = max((ms36 - ms4) / 32, ms36 / 36 * 0.1, 1e-4)
         inner = int(min(cfg.max_inner, max(1, math.ceil(cfg.min_trial_ms / one_ms))))
         nv = min(n_sets, inner)
@@ -232,39 +256,35 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                 k = trial % len(sides)
                 mismatched: set[int] = set()
                 for side in sides[k:] + sides[:k]:
-                    for i, v in enumerate(vals):
-                        slots[box[side][1]].write(i, v)
-                    if side == "candidate":
-                        extra = cand.tasks() - cand.baseline_tasks
-                        c_before = cand.cpu_ms()
-                        cpu0 = c_before if cpu0 is None else cpu0
-                    rep, ms = run(side, [i % nv for i in range(inner)])
+                    rep, ms, extra, c_before, c_after = run(side, [i % nv for i in range(inner)], vals)
                     acc[side].append(ms / inner)
-                    if side == "candidate":
-                        cpu1 = cand.cpu_ms()
-                        cand_wall += ms
-                        extra |= cand.tasks() - cand.baseline_tasks
-                        if extra:
-                            found.setdefault("threads_started", f"threads_started: {len(extra)} thread(s) of the candidate "
-                                             f"process alive at a timed trial's start or end (attempt {attempt}, trial {trial})")
-                        for f in rep.get("findings", []):
-                            found.setdefault(f.split(":")[0], f)
-                        mismatched = set(rep.get("mismatched", []))
+                    if side != "candidate":
+                        continue
+                    cpu0 = c_before if cpu0 is None else cpu0
+                    cpu1 = c_after
+                    cand_wall += ms
+                    if extra:
+                        found.setdefault("threads_started", f"threads_started: {len(extra)} thread(s) of the candidate "
+                                         f"process alive at a timed trial's start or end (attempt {attempt}, trial {trial})")
+                    for f in rep.get("findings", []):
+                        found.setdefault(f.split(":")[0], f)
+                    mismatched = set(rep.get("mismatched", []))
                 if cand is None:
                     continue
                 picks = rng.sample(range(nv), k=min(cfg.check_per_trial, nv))
+                c_in, c_out = slots["candidate"]
+                e_in, e_out = slots["eager"]
                 for i in picks:
                     n_checked += 1
-                    c_out, e_out = slots["cand_out"].views[i], slots["ref_out"].views[i]
-                    mp = None if i in mismatched else _slot_min_pass_t(c_out, e_out, rng_dep, ref_other, rng_stats_agree)
+                    mp = None if i in mismatched else _slot_min_pass_t(c_out.views[i], e_out.views[i], rng_dep, ref_other,
+                                                                       rng_stats_agree)
                     worst = None if (mp is None or worst is None) else max(worst, mp)
-                    changed = integrity.inputs_unchanged(slots["cand_in"].views[i], slots["ref_in"].views[i])
+                    changed = integrity.inputs_unchanged(c_in.views[i], e_in.views[i])
                     if changed:
                         found.setdefault("input_mutation", f"input_mutation: inputs {changed} differ from eager's after a timed call")
                 if nv >= 2 and not rng_dep:
                     a, b = (picks + [j for j in range(nv) if j not in picks])[:2]
-                    bad = independence_violations(slots["cand_out"].views[a], slots["cand_out"].views[b],
-                                                  slots["ref_out"].views[a], slots["ref_out"].views[b])
+                    bad = independence_violations(c_out.views[a], c_out.views[b], e_out.views[a], e_out.views[b])
                     if bad:
                         found.setdefault("input_independent", f"input_independent: outputs {bad} identical on two fresh "
                                          "inputs of a timed trial; eager's differ")
@@ -284,8 +304,9 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                                  nv, n_checked, worst, list(found.values()), f["dynamo_ms"], f.get("speedup_vs_dynamo"),
                                  f["speedup_ci"], f.get("speedup_vs_dynamo_ci"))
     finally:
-        for s in slots.values():
-            s.close()
+        for pair in slots.values():
+            for sl in pair:
+                sl.close()
 
 
 def _nbytes_spec(spec: tuple) -> int:
