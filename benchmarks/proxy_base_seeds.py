@@ -5,7 +5,8 @@ For each seed the ``proxy.base`` params of ``params.yaml`` (only ``seed`` change
 soon as it is done (a shard: a rerun skips seeds whose file holds the same params), with the
 machine, the load average before/after and the command. ``<out>.json`` summarises: per seed held-out
 in-range / edge exact match and final loss; the minimum in range over the seeds against
-``proxy.base.min_task_acc``; the edge range against the 20-60% band where RL has headroom.
+``proxy.base.min_task_acc``; the edge's sampled reward (``task_reward_edge``: samples at T = 1, what GRPO's
+rollouts start from; greedy ``task_acc_edge`` beside it) against the 20-60% band where RL has headroom.
 
     PYTHONPATH=$PWD nice -n 5 python -m benchmarks.proxy_base_seeds --seeds 0 1 2 \\
         --out metrics/bench/proxy_base_seeds --models data/proxy/bench_bases
@@ -34,15 +35,17 @@ def summarise(out_dir: Path, seeds: list[int], min_task_acc: float) -> dict:
         if f.exists():
             per[s] = json.loads(f.read_text())
     heldout = [v["task_acc_heldout"] for v in per.values()]
-    edge = [v["task_acc_edge"] for v in per.values()]
+    edge = [v.get("task_reward_edge") for v in per.values()]
     return {"seeds": sorted(per), "missing": [s for s in seeds if s not in per],
             "task_acc_heldout": {s: v["task_acc_heldout"] for s, v in per.items()},
             "task_acc_edge": {s: v["task_acc_edge"] for s, v in per.items()},
+            "task_reward_edge": {s: v.get("task_reward_edge") for s, v in per.items()},
+            "task_nonzero_advantage_share_edge": {s: v.get("task_nonzero_advantage_share_edge") for s, v in per.items()},
             "final_train_loss": {s: v["final_loss"] for s, v in per.items()},
             "min_task_acc": min_task_acc, "task_acc_heldout_min": min(heldout, default=None),
             "competent_every_seed": bool(heldout) and min(heldout) >= min_task_acc and len(per) == len(seeds),
-            "edge_band": list(EDGE_BAND), "edge_in_band_every_seed": bool(edge) and all(
-                EDGE_BAND[0] <= e <= EDGE_BAND[1] for e in edge)}
+            "edge_band": list(EDGE_BAND), "edge_band_figure": "task_reward_edge (sampled at T=1: what GRPO starts from)",
+            "edge_in_band_every_seed": bool(edge) and all(e is not None and EDGE_BAND[0] <= e <= EDGE_BAND[1] for e in edge)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             "params": p, "machine": machine(), "load_average_start": load0, "load_average_end": load_average(),
             "command": "python -m benchmarks.proxy_base_seeds " + " ".join(sys.argv[1:] if argv is None else argv)}
         atomic_write_json(f, rec, indent=1)
-        print(f"seed {s}: in range {summ['task_acc_heldout']}, edge {summ['task_acc_edge']}, "
+        print(f"seed {s}: in range {summ['task_acc_heldout']}, edge {summ['task_acc_edge']} greedy, "
+              f"{summ['task_reward_edge']} sampled, "
               f"{summ['train_seconds']} s")
     summary = summarise(out, a.seeds, float(base["min_task_acc"]))
     atomic_write_json(out.with_suffix(".json"), summary, indent=1)

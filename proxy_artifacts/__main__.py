@@ -8,6 +8,7 @@ Subcommands (each a thin wrapper over a function in this package):
 - ``prune``       one proxy at ``--keep-ratio`` (``proxy.prune``, ``proxy.eval``)
 - ``compare``     clustering vs frequency / REAP / random selection at every ratio (``proxy.compare``)
 - ``grpo``        GRPO runs (healthy + every fault of the catalog) of one model (``proxy.grpo``)
+- ``control``     a negative control of a proxy: random experts, random + output merge, re-initialised weights
 - ``fidelity``    fault signatures, base-vs-proxy fidelity, cost projection; report + metrics (``proxy.fidelity``)
 - ``cost``        measured step time and peak memory of base and proxies side by side (``proxy.fidelity.cost``)
 - ``publish``     push a proxy folder to the Hub (``--endpoint`` or ``HF_ENDPOINT``; token from env / login)
@@ -72,6 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", required=True, help="name in the report (base, r0.5, ...)")
     p.add_argument("--out", required=True, help="output folder (<fault>.jsonl step logs, summary.json)")
     p.add_argument("--timing", help="JSON file for the measured step times / memory (kept out of --out)")
+    p.add_argument("--no-heldout", action="store_true",
+                   help="leave out the held-out healthy seeds (a control model: it never calibrates the detector)")
+
+    p = sub.add_parser("control", help="one negative control of a proxy (proxy.fidelity.controls)")
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--kind", required=True, help="random_experts | random_output_merge | reinit")
+    p.add_argument("--base", help="local folder or Hub id of the base (default: proxy.model.path)")
+    p.add_argument("--stats", required=True, help="folder written by the stats subcommand")
+    p.add_argument("--proxy", required=True, help="the proxy's model folder (reinit takes its architecture)")
+    p.add_argument("--out", required=True, help="output folder (model/, control.json)")
 
     p = sub.add_parser("fidelity", help="fidelity report of the GRPO runs")
     p.add_argument("--params", default="params.yaml")
@@ -79,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", required=True, help="markdown report path")
     p.add_argument("--metrics", required=True, help="metrics/fidelity.json")
     p.add_argument("--plots", required=True, help="folder for fidelity_*.png")
+    p.add_argument("--controls", nargs="*", default=[],
+                   help="proxy:name=folder of each control's grpo output (e.g. r0.5:control_reinit=...)")
 
     p = sub.add_parser("cost", help="measured step time and peak memory of base and proxies")
     p.add_argument("--params", default="params.yaml")
@@ -126,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
                 "num_experts": prm["num_experts"], "top_k": prm["top_k"],
                 "corpus_sha256": summary["corpus_sha256"],
                 "task": summary["task"], "task_acc_heldout": summary["task_acc_heldout"],
-                "task_acc_edge": summary["task_acc_edge"], "task_lengths": summary["task_lengths"],
+                "task_acc_edge": summary["task_acc_edge"], "task_reward_edge": summary["task_reward_edge"],
+                "task_nonzero_advantage_share_edge": summary["task_nonzero_advantage_share_edge"],
+                "task_lengths": summary["task_lengths"],
                 "task_problems": summary["task_problems"], "min_task_acc": prm["min_task_acc"],
                 "num_parameters": summary["num_parameters"],
                 "routing_entropy_by_category": {c: sum(v) / len(v) for c, v in spec["entropy"].items()},
@@ -145,6 +160,12 @@ def main(argv: list[str] | None = None) -> int:
         prm = _params(a.params)
         m = run_prune(prm, a.base or prm["model"]["path"], a.stats, a.keep_ratio, a.out, a.metrics)
         print(json.dumps({k: v for k, v in m.items() if "/" not in k}, indent=1))
+    elif a.cmd == "control":
+        from .pipeline import build_control
+
+        prm = _params(a.params)
+        build_control(prm, a.kind, a.base or prm["model"]["path"], a.stats, a.proxy,
+                      float(prm["fidelity"]["controls"]["keep_ratio"]), a.out)
     elif a.cmd == "compare":
         from .pipeline import run_compare
 
@@ -153,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     elif a.cmd == "grpo":
         from .rl import run_grpo_all
 
-        s = run_grpo_all(a.model, a.name, _params(a.params)["grpo"], a.out, timing_path=a.timing)
+        gp = _params(a.params)["grpo"]
+        if a.no_heldout:
+            gp = dict(gp, heldout_healthy_seeds=[])
+        s = run_grpo_all(a.model, a.name, gp, a.out, timing_path=a.timing)
         if not s["complete"]:
             print(f"grpo {a.name}: INCOMPLETE, failed runs: "
                   f"{sorted(f for f, r in s['runs'].items() if 'error' in r)}", file=sys.stderr)
@@ -166,8 +190,15 @@ def main(argv: list[str] | None = None) -> int:
             if not eq or not name or not folder:
                 raise ValueError(f"--runs item {item!r} is not name=folder")
             dirs[name] = folder
+        ctl: dict = {}
+        for item in a.controls:
+            key, eq, folder = item.partition("=")
+            proxy, colon, name = key.partition(":")
+            if not eq or not colon or not proxy or not name or not folder:
+                raise ValueError(f"--controls item {item!r} is not proxy:name=folder")
+            ctl.setdefault(proxy, {})[name] = folder
         prm = _params(a.params)
-        m = run_fidelity(prm, dirs, a.report, a.metrics, a.plots)
+        m = run_fidelity(prm, dirs, a.report, a.metrics, a.plots, control_dirs=ctl)
         print(json.dumps({"false_positive_rate": m["false_positive_rate"], "reproduction_rate": m["reproduction_rate"],
                           "base_self_reproduction_rate": m["base_self_reproduction_rate"]}, indent=1))
     elif a.cmd == "cost":

@@ -54,7 +54,8 @@ def training_batches(tokenizer, p: dict) -> tuple[torch.Tensor, torch.Tensor]:
     ``p["category_mix"]`` (optional {category: factor}) scales ``train_windows_per_category``
     per category (e.g. more task windows so the verifiable task is learnt in the step budget).
     Labels equal the ids (next-token loss on every token), except the task category's windows with
-    ``p["task_answer_loss"]``: :func:`corpus.task_windows`, loss on the answers only.
+    ``p["task_answer_loss"]``: :func:`corpus.task_windows`, loss on the answers only. The task's edge
+    lengths are drawn at relative weight ``p["edge_weight"]`` (:func:`corpus.task_length`).
 
     Raises:
         ValueError: a text/code category has fewer windows in the corpus than asked.
@@ -65,9 +66,11 @@ def training_batches(tokenizer, p: dict) -> tuple[torch.Tensor, torch.Tensor]:
     for c in corpus.CATEGORIES:
         want = int(per_cat * mix.get(c, 1.0))
         if c == corpus.TASK and p["task_answer_loss"]:
-            w, lab = corpus.task_windows(tokenizer, "train", p["seq_len"], want, seed=p["seed"])
+            w, lab = corpus.task_windows(tokenizer, "train", p["seq_len"], want, seed=p["seed"],
+                                         edge_weight=p["edge_weight"])
         else:
-            w = corpus.category_windows(tokenizer, c, "train", p["seq_len"], want, seed=p["seed"])
+            w = corpus.category_windows(tokenizer, c, "train", p["seq_len"], want, seed=p["seed"],
+                                        edge_weight=p["edge_weight"])
             lab = w
         if len(w) < want:
             raise ValueError(f"proxy.base.train_windows_per_category: category {c!r} has {len(w)} windows of "
@@ -154,9 +157,12 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
     specialisation.json}``. Returns the summary written to ``train_log.json`` plus
     ``train_seconds`` (wall time, printed, never written). Task figures: greedy exact match on the
     ``heldout`` set (in-range word lengths, ``task_acc_heldout``) and on the ``edge`` set (the
-    longest lengths, ``task_acc_edge``), ``task_problems`` problems each (:data:`metrics.TASK_SETS`).
+    longest lengths, ``task_acc_edge``), ``task_problems`` problems each (:data:`metrics.TASK_SETS`), and on
+    the edge set the mean reward of ``p["edge_samples"]`` samples at T = 1 per problem (``task_reward_edge``,
+    where GRPO starts) with the share of problems whose samples disagree
+    (``task_nonzero_advantage_share_edge``).
     """
-    from .metrics import task_accuracy
+    from .metrics import sampled_reward, task_accuracy
 
     out_dir = Path(out_dir)
     torch.manual_seed(p["seed"])
@@ -190,13 +196,17 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
     spec = routing_summary(model, tok, p["seq_len"], p.get("spec_windows", BaseConfig.spec_windows))
     task_n = int(p["task_problems"])
     acc = {s: task_accuracy(model, tok, task_n, s) for s in ("heldout", "edge")}
+    # what RL starts from at the edge: the reward of samples at T = 1 (GRPO's rollouts)
+    edge_sampled = sampled_reward(model, tok, task_n, int(p["edge_samples"]), "edge", temperature=1.0, seed=0)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
     summary = {"steps": steps, "batch_size": bs, "seq_len": p["seq_len"],
                "final_loss": log[-1]["loss"], "log": log, "num_parameters": model.num_parameters(),
                "model_type": cfg.model_type, "task": corpus.TASK, "task_acc_heldout": round(acc["heldout"], 4),
-               "task_acc_edge": round(acc["edge"], 4), "task_problems": task_n,
+               "task_acc_edge": round(acc["edge"], 4), "task_reward_edge": edge_sampled["reward"],
+               "task_nonzero_advantage_share_edge": edge_sampled["nonzero_advantage_share"],
+               "task_edge_samples": int(p["edge_samples"]), "task_problems": task_n,
                "task_lengths": {"heldout": list(corpus.IN_RANGE_LEN), "edge": list(corpus.EDGE_LEN)},
                "corpus_sha256": corpus.corpus_sha256()}
     atomic_write_json(out_dir / "specialisation.json", spec, indent=1)

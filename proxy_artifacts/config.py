@@ -60,11 +60,15 @@ class BaseConfig(ParamsConfig):
     task_answer_loss: bool = knob(True, doc="task windows: loss on the answers only")
     min_task_acc: float = knob(0.8, rule=_SHARE, doc="the stage fails below this held-out in-range exact match")
     train_windows_per_category: int = knob(1500, rule=positive(int))
+    edge_weight: float = knob(1.0, rule=non_negative(float),
+                              doc="relative weight of the edge word length in the task's training windows "
+                                  "(one in-range length = 1): how much of the edge the base learns")
     category_mix: dict[str, float] | None = knob(factory=lambda: {"reverse": 6.0},
                                                  rule=Optional(Block({c: non_negative(float) for c in CATEGORIES})),
                                                  doc="x train_windows_per_category per category")
     spec_windows: int = knob(32, rule=positive(int), doc="held-out windows per category for the specialisation summary")
     task_problems: int = knob(128, rule=non_negative(int), doc="problems of each held-out task set (heldout, edge)")
+    edge_samples: int = knob(8, rule=positive(int), doc="samples at T=1 per edge problem (task_reward_edge)")
     seed: int = knob(0)
     threads: int = knob(1, rule=positive(int), doc="torch threads")
 
@@ -218,6 +222,21 @@ class DetectorConfig(ParamsConfig):
 
 
 @dataclass(frozen=True)
+class ControlsConfig(ParamsConfig):
+    """``proxy.fidelity.controls``: negative controls of a proxy and the magnitude fidelity score
+    (:mod:`proxy_artifacts.controls`; the controls built are the ``proxy_control`` stages of ``dvc.yaml``,
+    one per kind of ``controls.CONTROL_KINDS``)."""
+
+    keep_ratio: float = knob(0.5, rule=_KEEP_RATIO, doc="the proxy whose controls are built (same expert count)")
+    seed: int = knob(0, doc="random expert choice / re-initialisation seed")
+    spread_factor: float = knob(2.0, rule=positive(float), doc="tolerance = factor x the base's seed-to-seed range")
+    log_floor: float = knob(0.30103, rule=non_negative(float), doc="least tolerance of a log quantity, decades (x2)")
+    abs_floor: float = knob(0.05, rule=non_negative(float), doc="least tolerance of a linear quantity (reward, nats)")
+    min_score: float = knob(0.75, rule=_SHARE, doc="a model passes with at least this share of cells within tolerance")
+    min_seed_share: float = knob(0.6667, rule=_SHARE, doc="... and its signature reproducing on this share of seeds")
+
+
+@dataclass(frozen=True)
 class FidelityConfig(ParamsConfig):
     """``proxy.fidelity``: verdicts, accelerator counts and projection."""
 
@@ -226,6 +245,7 @@ class FidelityConfig(ParamsConfig):
     usable_share: float = knob(0.8, rule=interval(float, 0, 1, lo_open=True))
     cost: CostConfig = knob(factory=CostConfig)
     detector: DetectorConfig = knob(factory=DetectorConfig)
+    controls: ControlsConfig = knob(factory=ControlsConfig)
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,11 @@ Nothing is downloaded. Three categories, each a deterministic list of documents:
   :data:`REVERSE_LEN` random lowercase letters; chosen because the tiny base learns it in a few
   hundred CPU steps and generalises to unseen words (arithmetic on operands 0..20 did not
   generalise to held-out operand pairs within the budget: 7% after 600 steps). Word lengths
-  :data:`IN_RANGE_LEN` are drawn uniformly; the longest, :data:`EDGE_LEN`, only with relative
-  weight :data:`EDGE_WEIGHT`, the knob that decides how much of the edge the base learns
-  (``metrics/bench/proxy_base_seeds.json`` has what it learns on seeds 0-2; docs/proxies.md).
+  :data:`IN_RANGE_LEN` are drawn uniformly; the longest, :data:`EDGE_LEN`, with a relative weight
+  ``edge_weight`` (one in-range length = 1): the base's training passes ``proxy.base.edge_weight``,
+  the knob that decides how much of the edge the base learns (``metrics/bench/proxy_base_seeds.json``
+  has what it learns on seeds 0-2; docs/proxies.md); every other reader (calibration and held-out
+  loss windows) draws every task length equally (weight 1).
   :func:`task_windows` gives the task's training windows with the loss
   on the answers only (a prompt's letters are random: predicting them is noise).
 - ``arithmetic`` (kept as an optional category): generated problems ``"Q: 17+8=? A: 25"`` (``+ -`` on
@@ -153,34 +155,37 @@ ARITH_MAX_OPERAND = 20  # small enough for the tiny default base to learn the ta
 ARITH_HELDOUT_SHARE = 0.2
 # The reversal task's word lengths (a definition of the task, read by every stage: base training,
 # calibration windows, held-out sets, GRPO prompts). In range: drawn uniformly; edge: the longest
-# length, drawn with relative weight EDGE_WEIGHT (one in-range length = 1): the less weight, the less of the
-# edge the base solves and the more headroom RL has there.
-IN_RANGE_LEN = (2, 7)
-EDGE_LEN = (8, 8)
-EDGE_WEIGHT = 0.5
+# length, drawn with a relative weight (one in-range length = 1; base training: proxy.base.edge_weight):
+# the less weight, the less of the edge the base solves and the more headroom RL has there. A length
+# beyond the longest trained one is no edge: the base extrapolates to none of it (0 of 64 held-out
+# nine-letter words, greedy or sampled, on a base trained on 2-8; 0 of 64 eight-letter words on one
+# trained on 2-7 with eight letters at weight 0.05), so the edge is the longest trained length, where
+# the tiny base is partly right when it samples.
+IN_RANGE_LEN = (2, 6)
+EDGE_LEN = (7, 7)
 REVERSE_LEN = (IN_RANGE_LEN[0], EDGE_LEN[1])
 _REVERSE_RE = re.compile(r"Q: rev\(([a-z]+)\)=\? A: ")
 
 
-def _task_length(rng: random.Random) -> int:
-    """A word length of the task's training distribution (:data:`IN_RANGE_LEN` uniform, :data:`EDGE_LEN`
-    at relative weight :data:`EDGE_WEIGHT`)."""
+def task_length(rng: random.Random, edge_weight: float = 1.0) -> int:
+    """A word length of the task's distribution: :data:`IN_RANGE_LEN` uniform, :data:`EDGE_LEN` at relative
+    weight ``edge_weight`` (1.0: every length equally; the base's training passes ``proxy.base.edge_weight``)."""
     lens = list(range(REVERSE_LEN[0], REVERSE_LEN[1] + 1))
-    w = [EDGE_WEIGHT if EDGE_LEN[0] <= n <= EDGE_LEN[1] else 1.0 for n in lens]
+    w = [edge_weight if EDGE_LEN[0] <= n <= EDGE_LEN[1] else 1.0 for n in lens]
     return rng.choices(lens, weights=w)[0]
 
 
-def reverse_problem(rng: random.Random, split: str | None = None, lengths: tuple[int, int] | None = None
-                    ) -> tuple[str, str]:
+def reverse_problem(rng: random.Random, split: str | None = None, lengths: tuple[int, int] | None = None,
+                    edge_weight: float = 1.0) -> tuple[str, str]:
     """One reversal problem ``"Q: rev(word)=? A: "`` and its answer (the word reversed).
 
     ``word``: random lowercase letters, ``lengths[0]..lengths[1]`` of them (uniform), or with
-    ``lengths`` None the task's training distribution (:func:`_task_length`); ``split`` (train /
-    heldout): draw until the word belongs to that split (sha256 of the word, 20% held out), so a
-    held-out problem's word never occurs in training.
+    ``lengths`` None the task's distribution with edge weight ``edge_weight`` (:func:`task_length`);
+    ``split`` (train / heldout): draw until the word belongs to that split (sha256 of the word, 20% held
+    out), so a held-out problem's word never occurs in training.
     """
     while True:
-        n = _task_length(rng) if lengths is None else rng.randint(*lengths)
+        n = task_length(rng, edge_weight) if lengths is None else rng.randint(*lengths)
         w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
         if split is None or _split_of(f"rev:{w}", ARITH_HELDOUT_SHARE) == split:
             return f"Q: rev({w})=? A: ", w[::-1]
@@ -240,8 +245,9 @@ def check_answer(prompt: str, completion: str) -> bool:
     return bool(got) and int(got.group(1)) == ans
 
 
-def documents(category: str, split: str, max_chars: int, seed: int = 0) -> list[str]:
-    """Documents of one category and split, about ``max_chars`` characters in total.
+def documents(category: str, split: str, max_chars: int, seed: int = 0, edge_weight: float = 1.0) -> list[str]:
+    """Documents of one category and split, about ``max_chars`` characters in total (``edge_weight``: the
+    ``reverse`` category's, :func:`task_length`).
 
     Raises:
         ValueError: unknown category or split.
@@ -256,7 +262,8 @@ def documents(category: str, split: str, max_chars: int, seed: int = 0) -> list[
         while total < max_chars:
             lines = []
             for _ in range(8):
-                q, a = arithmetic_problem(rng, split=split) if category == "arithmetic" else reverse_problem(rng, split)
+                q, a = arithmetic_problem(rng, split=split) if category == "arithmetic" else \
+                    reverse_problem(rng, split, edge_weight=edge_weight)
                 lines.append(f"{q}{a}")
             doc = "\n".join(lines) + "\n"
             out.append(doc)
@@ -320,11 +327,12 @@ def token_windows(tokenizer, docs: list[str], seq_len: int, num: int | None = No
     return torch.tensor(ids[: n * seq_len], dtype=torch.long).view(n, seq_len)
 
 
-def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0, edge_weight: float = 1.0
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``num`` training windows of the reversal task with answer-only labels: (ids, labels), each
     int64 [num, seq_len].
 
-    Problems (:func:`reverse_problem`, training length distribution, ``split`` words) are packed one
+    Problems (:func:`reverse_problem`, edge weight ``edge_weight``, ``split`` words) are packed one
     per line; ``labels`` is ``ids`` on the answer tokens and the newline that ends them, -100 (no
     loss) on the prompt tokens, whose letters are random. The generator is the ``reverse``
     category's (:func:`documents`), so the windows hold the same problems in the same order.
@@ -333,7 +341,7 @@ def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0) -
     ids: list[int] = []
     lab: list[int] = []
     while len(ids) < num * seq_len:
-        q, a = reverse_problem(rng, split)
+        q, a = reverse_problem(rng, split, edge_weight=edge_weight)
         tq = tokenizer.encode(q, add_special_tokens=False)
         ta = tokenizer.encode(a + "\n", add_special_tokens=False)
         ids += tq + ta
@@ -342,7 +350,9 @@ def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0) -
     return torch.tensor(ids[:n]).view(num, seq_len), torch.tensor(lab[:n]).view(num, seq_len)
 
 
-def category_windows(tokenizer, category: str, split: str, seq_len: int, num: int, seed: int = 0) -> torch.Tensor:
-    """``num`` windows of ``seq_len`` tokens of one category/split: int64 [num', seq_len], num' <= num."""
-    docs = documents(category, split, max_chars=int(num * seq_len * 1.1) + seq_len, seed=seed)
+def category_windows(tokenizer, category: str, split: str, seq_len: int, num: int, seed: int = 0,
+                     edge_weight: float = 1.0) -> torch.Tensor:
+    """``num`` windows of ``seq_len`` tokens of one category/split: int64 [num', seq_len], num' <= num
+    (``edge_weight``: the ``reverse`` category's, :func:`task_length`)."""
+    docs = documents(category, split, max_chars=int(num * seq_len * 1.1) + seq_len, seed=seed, edge_weight=edge_weight)
     return token_windows(tokenizer, docs, seq_len, num)

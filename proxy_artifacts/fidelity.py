@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 from typing import Mapping, Sequence
 
+from .controls import control_verdicts, quantities_of
 from .detector import SIGNALS, _ffill, _finite, curve_similarity, series, signature
 from .projection import accelerators, full_size_counts, projection
 
@@ -191,8 +192,15 @@ def fault_table(faults: Sequence[str], rates: Mapping, calib_ho: Mapping, onset:
     return out
 
 
-def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metrics_path, plot_dir) -> dict:
+def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metrics_path, plot_dir,
+                 control_dirs: Mapping[str, Mapping[str, str]] | None = None) -> dict:
     """Fidelity report of the GRPO runs of the base (``grpo_dirs['base']``) and its proxies.
+
+    ``control_dirs`` {proxy: {control name: grpo folder}}: the negative controls of a proxy
+    (:mod:`proxy_artifacts.controls`); each control's fault runs are judged against its own healthy
+    ensemble (controls stay out of the detector's calibration) and the metrics get a ``controls`` block
+    (:func:`controls.control_verdicts`: per proxy, fault and control the magnitude fidelity score with
+    its interval, whether the proxy beats the control, and the faults it reproduces beyond its controls).
 
     Each model's healthy seeds form its healthy ensemble; the detector is calibrated on them
     (leave-one-out false positives, :func:`verdicts.calibrate`), the held-out healthy seeds are judged
@@ -231,9 +239,20 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
             kind_onset[k] = min(kind_onset.get(k, onset[f]), onset[f])
     calib = verdicts.calibrate(healthy, det, fault_step, kind_onset)
     calib_ho = verdicts.calibrate_heldout(healthy, heldout, det, fault_step, kind_onset)
-    sigs = {n: {f: {sd: signature(r["rows"], list(healthy[n].values()), det, fault_step)
-                    for sd, r in (rr.get(f) or {}).items() if r["rows"] is not None and healthy[n]}
-                for f in faults} for n, rr in runs.items()}
+    control_dirs = {p: dict(c) for p, c in (control_dirs or {}).items() if c}
+    bad = [p for p in control_dirs if p not in runs or p == "base"]
+    if bad:
+        raise ValueError(f"controls of {bad}: not a proxy of this report ({sorted(runs)})")
+    ctl_runs = {c: _load_runs(d) for per in control_dirs.values() for c, d in per.items()}
+    for c, rr in ctl_runs.items():
+        rr.pop(HELDOUT, None)
+        if c in runs:
+            raise ValueError(f"control name {c!r} is also a model of the report")
+    every = {**runs, **ctl_runs}
+    ens = {**healthy, **{c: _rows_by_seed(rr.get("none")) for c, rr in ctl_runs.items()}}
+    sigs = {n: {f: {sd: signature(r["rows"], list(ens[n].values()), det, fault_step)
+                    for sd, r in (rr.get(f) or {}).items() if r["rows"] is not None and ens[n]}
+                for f in faults} for n, rr in every.items()}
     rates = verdicts.fault_rates(sigs, tol, onset)
     base = runs["base"]
     bsum = _first(base["none"])["summary"]
@@ -255,7 +274,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         "fault_runs": faults, "fault_kinds": {f: list(verdicts.FAULT_KINDS.get(verdicts.fault_name(f), ())) for f in faults},
         "fault_onset_step": onset, "calibration": calib, "calibration_heldout": calib_ho, "rates": rates,
         "no_signature_on_base": rates["no_signature"],
-        "generic_detection": verdicts.generic_detection(sigs, onset),
+        "generic_detection": verdicts.generic_detection({n: sigs[n] for n in runs}, onset),
         "base_reliable": rates["base_reliable"],
         "base": {"params": bsum.get("params"), "state_bytes": bsum.get("state_bytes"),
                  "routing_drift_healthy": drift(base),
@@ -286,6 +305,10 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     out["nonzero_advantage_share"] = {"base": out["base"]["capability"]["nonzero_advantage_share"]["mean"],
                                       **{n: v["capability"]["nonzero_advantage_share"]["mean"]
                                          for n, v in out["proxies"].items()}}
+    if control_dirs:
+        cq = {n: quantities_of(every[n]) for n in ["base", *control_dirs, *ctl_runs]}
+        out["controls"] = control_verdicts(cq, rates, {p: list(c) for p, c in control_dirs.items()},
+                                           fp["controls"])
     out["projection"] = projection(full_size_counts(), params["compare"]["keep_ratios"], float(fp["device_memory_gb"]),
                                    fp.get("usable_share", 0.8))
     out["projection_device_memory_gb"] = float(fp["device_memory_gb"])

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from passnet_common.io import atomic_write_json, sha256_file, write_parquet
 from passnet_common.schema import to_table
@@ -21,6 +22,7 @@ from .adapters import adapter_for, expert_count, expert_weight_features, moe_blo
 from .card import builtin_training_record
 from .checkpoint import load_base, write_proxy
 from .cluster import cluster_rows, select_block
+from .controls import CONTROL_KINDS
 from .metrics import BaseReference, evaluate
 from .prune import keep_count, output_merge, prune_model
 from .selection import judge_compare
@@ -223,6 +225,36 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
         atomic_write_json(metrics_path, {"keep_ratio": ratio, "keep_ratio_effective": round(k / E, 6),
                                          "method": pp["method"], "merge": merge, **metrics}, indent=1)
     return metrics or {}
+
+
+def build_control(params: dict, kind: str, base_ref: str, stats_dir: str | Path, proxy_model: str | Path,
+                  ratio: float, out_dir: str | Path) -> Path:
+    """Write negative control ``kind`` of the proxy at keep ``ratio`` (its expert count) to ``out_dir``: a
+    proxy folder with the model in ``out_dir/model`` and ``out_dir/control.json`` (kind, seed, ratio).
+
+    ``random_experts`` / ``random_output_merge``: :func:`run_prune` with method ``random`` (seed
+    ``proxy.fidelity.controls.seed``) and merge ``none`` / ``output``, the rest as ``proxy.prune``.
+    ``reinit``: the proxy's architecture (``proxy_model``'s ``config.json``) with the weights
+    ``from_config`` draws under ``torch.manual_seed(seed)``, and its tokenizer.
+
+    Raises:
+        ValueError: unknown ``kind``.
+    """
+    if kind not in CONTROL_KINDS:
+        raise ValueError(f"unknown control {kind!r}; known: {CONTROL_KINDS}")
+    seed = int(params["fidelity"]["controls"]["seed"])
+    out_dir = Path(out_dir)
+    if kind == "reinit":
+        torch.manual_seed(seed)
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(proxy_model))
+        model.save_pretrained(out_dir / "model")
+        AutoTokenizer.from_pretrained(proxy_model).save_pretrained(out_dir / "model")
+    else:
+        pp = dict(params["prune"], method="random", seed=seed,
+                  merge="output" if kind == "random_output_merge" else "none")
+        run_prune(dict(params, prune=pp), base_ref, stats_dir, ratio, out_dir)
+    atomic_write_json(out_dir / "control.json", {"kind": kind, "seed": seed, "keep_ratio": ratio}, indent=1)
+    return out_dir
 
 
 def compare_winner(summary: dict, ratios, names, reference_ratio: float | None = None) -> dict:

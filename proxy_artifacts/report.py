@@ -22,6 +22,33 @@ def _fmt_rate(r) -> str:
     return f"{r['k']}/{r['n']} = {r['rate']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
+def controls_markdown(controls: dict | None) -> list[str]:
+    """Report lines of the ``controls`` block (:func:`controls.control_verdicts`): per proxy, one row per
+    fault with the magnitude score of the base against itself (ceiling), of the proxy and of each control
+    (``k/n`` cells within tolerance, Wilson interval; ``pass`` when the model passes the fidelity test),
+    and whether the proxy reproduces the fault beyond its controls. Empty without controls."""
+    if not controls:
+        return []
+    L = ["", "## Controls: does the fidelity test tell the proxy from a bad proxy?", "",
+         "Magnitude score: share of (seed, quantity) cells (reward, entropy, KL, gradient norm, fresh log-prob "
+         "mismatch, update norm) within the base's seed-to-seed tolerance of the base's run of the same fault and "
+         "seed (`proxy.fidelity.controls`). A model passes a fault when its score reaches `min_score` and its "
+         "signature reproduces the base's on `min_seed_share` of the seeds; the proxy reproduces the fault only "
+         "where it passes and beats every control (95% Newcombe interval of the score difference above 0).", ""]
+    for proxy, blk in controls.items():
+        names = blk["controls"]
+        L += [f"| fault | base vs itself | {proxy} | " + " | ".join(f"{c} (control)" for c in names)
+              + f" | {proxy} reproduces beyond the controls |", "|---|---|---|" + "---|" * len(names) + "---|"]
+        for f, row in blk["faults"].items():
+            def cell(e):
+                return _fmt_rate(e["score"]) + (" pass" if e["passes"] else " fail")
+            L.append(f"| {f} | {_fmt_rate(row['base_self'])} | {cell(row['proxy'])} | "
+                     + " | ".join(cell(row["controls"][c]) + (" (beaten)" if row["controls"][c]["beaten"] else "")
+                                  for c in names) + f" | {row['reproduces']} |")
+        L.append("")
+    return L
+
+
 def report_markdown(m: dict) -> str:
     """The fidelity report (markdown) from the metrics dict of :func:`run_fidelity`."""
     names = list(m["proxies"])
@@ -57,6 +84,7 @@ def report_markdown(m: dict) -> str:
         L.append(f"| {f} | {', '.join(m['fault_kinds'][f])} | {_fmt_rate(base_det)}{note} | "
                  f"{_fmt_rate(m['rates']['base_self'][f])} | "
                  + " | ".join(_fmt_rate(m["proxies"][n]["reproduction"][f]) for n in names) + " |")
+    L += controls_markdown(m.get("controls"))
     L += ["", "## Healthy runs: curve similarity (lowest seed; Pearson r / normalised distance) and routing drift", "",
           "Routing drift: mean over layers of the total-variation distance between the first and the last RL "
           f"step's expert load (healthy seeds averaged); base {m['base']['routing_drift_healthy']}.", ""]

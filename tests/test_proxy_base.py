@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
 from proxy_artifacts import base_model, corpus, metrics
+from proxy_artifacts.config import BaseConfig
 
 
 def test_schedule_warms_up_holds_and_never_decays_to_zero():
@@ -30,15 +32,33 @@ def test_task_windows_put_the_loss_on_the_answers_only():
     assert int((labels[0, : len(q)] != -100).sum()) == 0 and int((labels[0, len(q): len(q) + len(a) + 1] == -100).sum()) == 0
 
 
-def test_training_lengths_follow_the_task_distribution():
+@pytest.mark.parametrize("edge_weight", [1.0, 0.5, 0.05])
+def test_training_lengths_follow_the_task_distribution(edge_weight):
+    """Edge problems / problems of one in-range length = edge_weight x the number of edge lengths."""
     rng = random.Random(0)
-    n = [len(corpus.reverse_problem(rng)[1]) for _ in range(6000)]
+    n = [len(corpus.reverse_problem(rng, edge_weight=edge_weight)[1]) for _ in range(30000)]
     assert set(n) == set(range(corpus.REVERSE_LEN[0], corpus.REVERSE_LEN[1] + 1))
     in_range = sum(corpus.IN_RANGE_LEN[0] <= x <= corpus.IN_RANGE_LEN[1] for x in n)
     edge = len(n) - in_range
     per_len = in_range / (corpus.IN_RANGE_LEN[1] - corpus.IN_RANGE_LEN[0] + 1)
-    want = corpus.EDGE_WEIGHT * (corpus.EDGE_LEN[1] - corpus.EDGE_LEN[0] + 1)
+    want = edge_weight * (corpus.EDGE_LEN[1] - corpus.EDGE_LEN[0] + 1)
     assert edge / per_len == pytest.approx(want, rel=0.15)
+
+
+def test_base_training_windows_take_the_edge_weight():
+    """proxy.base.edge_weight reaches the task windows: no edge word at weight 0, some at weight 1."""
+    from proxy_artifacts.base_model import training_batches
+
+    tok = corpus.build_tokenizer()
+    p = dict(BaseConfig().to_params(), train_windows_per_category=4, category_mix={"reverse": 10.0, "text": 0.25,
+                                                                                  "code": 0.25})
+
+    def edge_words(w):
+        ids, _ = training_batches(tok, dict(p, edge_weight=w))
+        rows = [tok.decode(r.tolist()) for r in ids]  # one window at a time: a word cut at a window's end is lost
+        return sum(len(x) == corpus.EDGE_LEN[0] for t in rows for x in re.findall(r"rev\(([a-z]+)\)", t))
+
+    assert edge_words(0.0) == 0 and edge_words(1.0) > 0
 
 
 def test_heldout_sets_are_named_disjoint_from_training_and_prefix_stable():

@@ -1,0 +1,202 @@
+"""Negative controls of a proxy, and the magnitude fidelity score a control must fail.
+
+Fault *kinds* (:mod:`detector`) are largely consequences of the injection: a skipped update freezes any
+model, bf16 rollouts give any model a log-prob mismatch, a x100 learning rate blows up any model's KL.
+So a proxy's fidelity is also judged on the **magnitudes** of its runs, which depend on the weights: per
+run, the quantities of :data:`QUANTITIES` (reward, entropy, KL, gradient norm, fresh-rollout log-prob
+mismatch, parameter update norm), compared seed by seed with the base's run of the same fault and seed
+(seed s of both shares prompts and sampling seed), within a tolerance derived from the base's own
+seed-to-seed spread (:func:`tolerance`).
+
+Controls (:data:`CONTROL_KINDS`, built by :func:`pipeline.build_control`), each with the proxy's expert count:
+
+- ``random_experts``: experts chosen uniformly at random (``prune`` method ``random``), no merge;
+- ``random_output_merge``: the same random choice with the output-space merge (the default proxy's merge);
+- ``reinit``: the proxy's architecture (``config.json``) with freshly initialised weights.
+
+Verdict per proxy and fault (:func:`control_verdicts`): the proxy **passes** the fidelity test when its
+signature reproduces the base's on at least ``min_seed_share`` of the seeds (:func:`verdicts.fault_rates`;
+the healthy row ``none`` has no signature and is judged on magnitudes only) and its magnitude score is at
+least ``min_score``; a control passes under the same rule. The proxy **reproduces** the fault only where
+it passes and its magnitude score is above every control's with a 95% interval of the difference that
+excludes 0 (Newcombe's hybrid score interval, :func:`newcombe`). Cells of one run share a seed, so they
+are not independent draws: the interval is a screening figure, not an exact test.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Mapping, Sequence
+
+from scipy.stats import binomtest
+
+from .verdicts import FAULT_KINDS, fault_name, rate, wilson
+
+CONTROL_KINDS = ("random_experts", "random_output_merge", "reinit")
+# quantity -> scale of its comparison: "linear" (absolute difference) or "log" (decades, log10 of max(v, LOG_FLOOR))
+QUANTITIES = {"reward_mean": "linear", "entropy_mean": "linear", "kl_max": "log", "grad_norm_max": "log",
+              "logprob_mismatch_fresh_max": "log", "update_norm_median": "log"}
+LOG_FLOOR = 1e-12  # values below (a frozen update, an exact match) compare as this
+
+
+def _vals(rows: Sequence[Mapping], key: str, fresh: bool = False) -> list[float]:
+    return [float(r[key]) for r in rows if r.get(key) is not None and (not fresh or r.get("fresh_rollout"))]
+
+
+def run_quantities(rows: Sequence[Mapping]) -> dict[str, float | None]:
+    """The magnitudes of one GRPO run (``rl.run_grpo`` step rows): {quantity: value or None when not logged}.
+
+    ``reward_mean``: mean reward over the steps that logged one (fresh rollouts, reward in [0, 1]);
+    ``entropy_mean``: mean token entropy of the completions (nats); ``kl_max``: largest KL to the reference
+    (nats); ``grad_norm_max``: largest gradient norm before clipping (``grad_norm_trl``); ``logprob_mismatch_
+    fresh_max``: largest mean |log pi_train - log pi_rollout| on a fresh rollout (nats); ``update_norm_median``:
+    median parameter update norm. A non-finite value stays non-finite (NaN weights after an fp16 overflow).
+    """
+    def agg(xs, f):
+        if not xs:
+            return None
+        return float("nan") if not all(math.isfinite(x) for x in xs) else float(f(xs))
+
+    return {"reward_mean": agg(_vals(rows, "reward"), statistics.mean),
+            "entropy_mean": agg(_vals(rows, "entropy"), statistics.mean),
+            "kl_max": agg(_vals(rows, "kl"), max),
+            "grad_norm_max": agg(_vals(rows, "grad_norm_trl") or _vals(rows, "grad_norm_total"), max),
+            "logprob_mismatch_fresh_max": agg(_vals(rows, "logprob_mismatch", fresh=True), max),
+            "update_norm_median": agg(_vals(rows, "update_norm"), statistics.median)}
+
+
+def _scaled(v: float | None, scale: str) -> float | None:
+    if v is None:
+        return None
+    if not math.isfinite(v):
+        return float("nan")
+    return math.log10(max(v, LOG_FLOOR)) if scale == "log" else v
+
+
+def tolerance(base_values: Sequence[float | None], scale: str, cp: Mapping) -> float:
+    """Tolerance of one quantity on one fault: ``spread_factor`` x the base's seed-to-seed range (on the
+    quantity's scale: decades for ``log``), at least ``log_floor`` decades / ``abs_floor`` (linear)."""
+    xs = [x for v in base_values if (x := _scaled(v, scale)) is not None and math.isfinite(x)]
+    spread = (max(xs) - min(xs)) if len(xs) > 1 else 0.0
+    floor = float(cp["log_floor"]) if scale == "log" else float(cp["abs_floor"])
+    return max(float(cp["spread_factor"]) * spread, floor)
+
+
+def cell_matches(ref: float | None, got: float | None, scale: str, tol: float) -> bool | None:
+    """One cell: ``got`` within ``tol`` of ``ref`` on ``scale``; both non-finite match; None when either
+    was not logged (the cell is left out)."""
+    a, b = _scaled(ref, scale), _scaled(got, scale)
+    if a is None or b is None:
+        return None
+    if not math.isfinite(a) or not math.isfinite(b):
+        return not math.isfinite(a) and not math.isfinite(b)
+    return abs(a - b) <= tol + 1e-12
+
+
+def magnitude_score(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapping], cp: Mapping,
+                    pairs: Sequence[tuple[int, int]] | None = None) -> dict:
+    """Share of (seed, quantity) cells where the model's magnitude is within tolerance of the base's.
+
+    Args:
+        base_q / model_q: {seed: :func:`run_quantities`} of one fault.
+        pairs: (base seed, model seed) pairs compared (default: the seeds both have, each with itself;
+            the base's self-score pairs seed s_i with s_{i+1}).
+
+    Returns :func:`verdicts.rate` of the matched cells (``rate`` is the score, ``ci95`` its Wilson interval)
+    plus ``by_quantity`` {quantity: [k, n]} and ``tolerance`` {quantity: tol}.
+    """
+    pairs = list(pairs) if pairs is not None else [(s, s) for s in sorted(set(base_q) & set(model_q))]
+    k = n = 0
+    by_q, tols = {}, {}
+    for q, scale in QUANTITIES.items():
+        tol = tolerance([base_q[s].get(q) for s in sorted(base_q)], scale, cp)
+        tols[q] = round(tol, 6)
+        kq = nq = 0
+        for bs, ms in pairs:
+            m = cell_matches(base_q[bs].get(q), model_q[ms].get(q), scale, tol)
+            if m is None:
+                continue
+            kq, nq = kq + int(m), nq + 1
+        by_q[q] = [kq, nq]
+        k, n = k + kq, n + nq
+    return {**rate(k, n), "by_quantity": by_q, "tolerance": tols}
+
+
+def newcombe(k1: int, n1: int, k2: int, n2: int, level: float = 0.95) -> list[float] | None:
+    """Interval of p1 - p2 for two independent proportions: Newcombe's hybrid score interval (method 10 of
+    Newcombe 1998, Statistics in Medicine 17:873-890, built from the two Wilson intervals). None when
+    either n is 0. Newcombe's example 56/70 vs 48/80 gives [0.0524, 0.3339]."""
+    w1, w2 = wilson(k1, n1, level), wilson(k2, n2, level)
+    if w1 is None or w2 is None:
+        return None
+    def exact_wilson(k, n):  # unrounded bounds (verdicts.wilson rounds to 4 places)
+        ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
+        return float(ci.low), float(ci.high)
+
+    (l1, u1), (l2, u2) = exact_wilson(k1, n1), exact_wilson(k2, n2)
+    p1, p2 = k1 / n1, k2 / n2
+    d = p1 - p2
+    return [round(d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), 4),
+            round(d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2), 4)]
+
+
+def _passes(kinds_rep: Mapping | None, score: Mapping, fault: str, cp: Mapping) -> bool:
+    """The fidelity test of one model on one fault (module doc)."""
+    if score["n"] == 0 or score["rate"] < float(cp["min_score"]):
+        return False
+    if fault == "none" or not FAULT_KINDS.get(fault_name(fault)):
+        return fault == "none"  # a fault without specific kinds has nothing to reproduce
+    return bool(kinds_rep) and kinds_rep["n"] > 0 and kinds_rep["k"] >= float(cp["min_seed_share"]) * kinds_rep["n"]
+
+
+def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]]], rates: Mapping,
+                     controls: Mapping[str, Sequence[str]], cp: Mapping) -> dict:
+    """The ``controls`` block of the fidelity metrics.
+
+    Args:
+        quantities: {model: {fault: {seed: :func:`run_quantities`}}}, ``base`` and every proxy and control
+            (fault ``none``: the healthy seeds).
+        rates: :func:`verdicts.fault_rates` over the same models (kinds detection / reproduction).
+        controls: {proxy: [control model names]}.
+        cp: the ``proxy.fidelity.controls`` params.
+
+    Returns {proxy: {"controls": [names], "faults": {fault: {"base_self", "proxy", "controls": {name: {...,
+    "diff_ci95", "beaten"}}, "passes", "reproduces"}}, "reproduces": [faults], "controls_passing": {name:
+    [faults]}}}; each model entry holds ``score`` (rate, k, n, ci95, by_quantity, tolerance), ``kinds``
+    (reproduction rate dict or None) and ``passes``.
+    """
+    base = quantities["base"]
+    out: dict = {}
+    for proxy, names in controls.items():
+        per: dict = {}
+        for fault in sorted(base):
+            bq = base[fault]
+            seeds = sorted(bq)
+            ring = [(seeds[i], seeds[(i + 1) % len(seeds)]) for i in range(len(seeds))] if len(seeds) > 1 else []
+
+            def entry(model):
+                mq = (quantities.get(model) or {}).get(fault) or {}
+                sc = magnitude_score(bq, mq, cp)
+                kr = (((rates.get("models") or {}).get(model) or {}).get(fault) or {}).get("reproduction")
+                return {"score": sc, "kinds": kr, "passes": _passes(kr, sc, fault, cp)}
+
+            pe = entry(proxy)
+            row = {"base_self": magnitude_score(bq, bq, cp, ring), "proxy": pe, "controls": {}}
+            for c in names:
+                ce = entry(c)
+                d = newcombe(pe["score"]["k"], pe["score"]["n"], ce["score"]["k"], ce["score"]["n"])
+                row["controls"][c] = {**ce, "diff_ci95": d, "beaten": bool(d) and d[0] > 0}
+            row["passes"] = pe["passes"]
+            row["reproduces"] = pe["passes"] and all(v["beaten"] for v in row["controls"].values())
+            per[fault] = row
+        out[proxy] = {"controls": list(names), "faults": per,
+                      "reproduces": [f for f, r in per.items() if r["reproduces"]],
+                      "controls_passing": {c: [f for f, r in per.items() if r["controls"][c]["passes"]] for c in names}}
+    return out
+
+
+def quantities_of(runs: Mapping[str, Mapping[int, Mapping]]) -> dict:
+    """{fault: {seed: :func:`run_quantities`}} of a ``fidelity._load_runs`` result (failed runs left out)."""
+    return {f: {int(s): run_quantities(r["rows"]) for s, r in by_seed.items() if r.get("rows") is not None}
+            for f, by_seed in runs.items()}

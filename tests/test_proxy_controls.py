@@ -1,0 +1,143 @@
+"""Negative controls of a proxy: the magnitude fidelity score, Newcombe's interval, and the verdict that a
+re-initialised-weights control fails where the real proxy passes (proxy_artifacts/controls.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from proxy_artifacts import controls, fidelity
+from proxy_artifacts.config import ControlsConfig
+from proxy_artifacts.pipeline import CONTROL_KINDS
+
+DET = dict(grad_spike_factor=5.0, kl_blowup_factor=5.0, kl_blowup_min=0.05, reward_window=2, reward_collapse_frac=0.25,
+           reward_min=0.1, expert_collapse_share=0.5, update_frozen=1e-9, divergence_rel=1.0, divergence_factor=3.0,
+           divergence_steps=2, divergence_floor=1e-3, grad_collapse_steps=3)
+CP = ControlsConfig().to_params()
+
+
+def _rows(reward, entropy, kl, grad, fault=None, n=12):
+    """Step rows of one run; ``fault``: lr_spike (KL 2.0 and grad 3x from step 5) or skip_actor_update (update
+    norm 0 from step 5), i.e. what the injection does to any model, trained or not."""
+    rows = []
+    for s in range(1, n + 1):
+        r = {"step": s, "reward": reward, "entropy": entropy, "kl": kl * s, "loss": 0.1, "grad_norm_trl": grad,
+             "update_norm": 1e-3, "grad_nan": 0, "grad_inf": 0, "loss_nonfinite": 0,
+             "expert_load": [{"max_share": 0.2, "entropy_norm": 0.9, "load": []}]}
+        if fault == "lr_spike" and s >= 5:
+            r["kl"], r["grad_norm_trl"] = 2.0, 3.0 * grad
+        if fault == "skip_actor_update" and s >= 5:
+            r["update_norm"] = 0.0
+        rows.append(r)
+    return rows
+
+
+def _model(tmp_path, name, reward, entropy, kl, grad, reward_step=0.02):
+    """A grpo folder: healthy seeds 0-2 and both faults on seeds 0-2 (seed s: reward + s x reward_step)."""
+    d = tmp_path / name
+    d.mkdir()
+    runs = {}
+    for fault in ("none", "lr_spike", "skip_actor_update"):
+        for s in range(3):
+            rows = _rows(reward + s * reward_step, entropy, kl, grad, None if fault == "none" else fault)
+            (d / f"{fault}.s{s}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+            runs[f"{fault}.s{s}"] = {"fault": fault, "params": 100, "state_bytes": 1}
+    (d / "summary.json").write_text(json.dumps({"name": name, "runs": runs, "heldout_healthy_seeds": []}))
+    return str(d)
+
+
+def test_control_kinds_agree_with_the_stages():
+    assert controls.CONTROL_KINDS == CONTROL_KINDS == ("random_experts", "random_output_merge", "reinit")
+
+
+def test_newcombe_interval_known_value():
+    """Newcombe (1998), Table II: 56/70 vs 48/80, hybrid score interval (method 10) 0.0524 to 0.3339."""
+    assert controls.newcombe(56, 70, 48, 80) == [0.0524, 0.3339]
+    assert controls.newcombe(1, 0, 1, 2) is None
+
+
+def test_tolerance_is_the_base_spread_with_floors():
+    # linear: range 0.1 x 2 = 0.2; a single value: the floor
+    assert controls.tolerance([0.3, 0.4, 0.35], "linear", CP) == pytest.approx(0.2)
+    assert controls.tolerance([0.3], "linear", CP) == CP["abs_floor"]
+    # log: 1e-3 .. 1e-1 is 2 decades -> 4 decades; within a factor 1.5 -> the factor-2 floor
+    assert controls.tolerance([1e-3, 1e-1], "log", CP) == pytest.approx(4.0)
+    assert controls.tolerance([1.0, 1.5], "log", CP) == pytest.approx(max(2 * 0.176091, CP["log_floor"]), abs=1e-5)
+    # a cell: both NaN (overflowed runs) match; one NaN does not; a value not logged leaves the cell out
+    assert controls.cell_matches(float("nan"), float("nan"), "log", 0.3) is True
+    assert controls.cell_matches(1.0, float("nan"), "log", 0.3) is False
+    assert controls.cell_matches(None, 1.0, "log", 0.3) is None
+    assert controls.cell_matches(0.0, 1e-13, "log", 0.3) is True  # both below the floor: a frozen update
+
+
+def test_reinit_control_fails_where_the_real_proxy_passes(tmp_path, monkeypatch):
+    """The injection gives every model the fault's kinds (KL jump, frozen update), so the re-initialised
+    control reproduces the base's signature on 3/3 seeds; its magnitudes (reward 0, entropy of a uniform
+    byte distribution, KL and gradients of another scale) do not, so it fails the fidelity test on every
+    fault where the proxy passes. A control that is a copy of the proxy passes too, and then the proxy does
+    not "reproduce beyond its controls"."""
+    monkeypatch.setattr(fidelity, "full_size_counts", lambda: {})
+    dirs = {"base": _model(tmp_path, "base", 0.40, 0.8, 1e-3, 1.0),
+            "p": _model(tmp_path, "p", 0.41, 0.82, 1.1e-3, 1.1)}
+    ctl = {"p": {"control_reinit": _model(tmp_path, "reinit", 0.0, 5.5, 1e-5, 0.3, reward_step=0.0),
+                 "control_copy": _model(tmp_path, "copy", 0.41, 0.82, 1.1e-3, 1.1)}}
+    params = {"fidelity": {"detector": DET, "step_tolerance": 2, "device_memory_gb": 80, "controls": CP},
+              "grpo": {"fault_step": 4}, "compare": {"keep_ratios": [0.5]}}
+    m = fidelity.run_fidelity(params, dirs, tmp_path / "r.md", tmp_path / "m.json", tmp_path, control_dirs=ctl)
+    blk = m["controls"]["p"]
+    assert blk["controls"] == ["control_reinit", "control_copy"]
+    faults = ["lr_spike", "none", "skip_actor_update"]
+    assert sorted(blk["faults"]) == faults
+    for f in faults:
+        row = blk["faults"][f]
+        assert row["proxy"]["passes"] and row["proxy"]["score"]["rate"] == 1.0, f
+        re = row["controls"]["control_reinit"]
+        assert not re["passes"] and re["beaten"] and re["diff_ci95"][0] > 0, f
+        assert row["controls"]["control_copy"]["passes"] and not row["controls"]["control_copy"]["beaten"], f
+        assert row["reproduces"] is False  # not beyond a control that is the proxy itself
+    # the kinds alone cannot tell: the reinit control reproduces the base's signature on every seed
+    for f in ("lr_spike", "skip_actor_update"):
+        assert (blk["faults"][f]["controls"]["control_reinit"]["kinds"]["k"], blk["faults"][f]["controls"]
+                ["control_reinit"]["kinds"]["n"]) == (3, 3)
+    # lr_spike: the KL max is the injection's (2.0) and the update norm equal; reward, entropy and the gradient
+    # max (0.9 vs 3.0) fail on every seed -> 6/15 cells; healthy: only the update norm matches -> 3/15
+    assert (blk["faults"]["lr_spike"]["controls"]["control_reinit"]["score"]["k"],
+            blk["faults"]["lr_spike"]["controls"]["control_reinit"]["score"]["n"]) == (6, 15)
+    assert blk["faults"]["none"]["controls"]["control_reinit"]["score"]["k"] == 3
+    assert blk["controls_passing"] == {"control_reinit": [], "control_copy": faults}
+    # controls stay out of the detector's calibration and of the proxies' table
+    assert m["calibration"]["runs"] == 6 and set(m["proxies"]) == {"p"}
+    assert "## Controls" in (tmp_path / "r.md").read_text()
+    # without the copy, the proxy reproduces every fault beyond its (re-initialised) control
+    m2 = fidelity.run_fidelity(params, dirs, tmp_path / "r2.md", tmp_path / "m2.json", tmp_path,
+                               control_dirs={"p": {"control_reinit": ctl["p"]["control_reinit"]}})
+    assert m2["controls"]["p"]["reproduces"] == faults
+
+
+def test_reinit_control_has_the_proxy_shape_and_fresh_weights(tmp_path):
+    """``reinit``: the proxy's config.json with weights drawn under the controls seed; loadable with plain
+    from_pretrained; none of the proxy's trained tensors survive (the proxy here is itself re-drawn from
+    another seed, so equal tensors would mean a copy)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from proxy_artifacts.pipeline import build_control
+    from tests.proxy_helpers import save_tiny_base
+
+    save_tiny_base(tmp_path / "proxy", num_experts=4)
+    src = AutoModelForCausalLM.from_pretrained(tmp_path / "proxy")
+    with torch.no_grad():
+        for p in src.parameters():
+            p.add_(0.5)  # "trained" weights, far from any fresh init
+    src.save_pretrained(tmp_path / "proxy")
+    params = {"fidelity": {"controls": CP}}
+    out = build_control(params, "reinit", "unused", "unused", tmp_path / "proxy", 0.5, tmp_path / "ctl")
+    got = AutoModelForCausalLM.from_pretrained(out / "model")
+    assert got.config.num_experts == src.config.num_experts == 4
+    assert {n: p.shape for n, p in got.named_parameters()} == {n: p.shape for n, p in src.named_parameters()}
+    sd = src.state_dict()
+    assert not any(torch.equal(t, sd[n]) for n, t in got.state_dict().items() if "norm" not in n)
+    assert json.loads((out / "control.json").read_text()) == {"kind": "reinit", "seed": 0, "keep_ratio": 0.5}
+    with pytest.raises(ValueError, match="unknown control"):
+        build_control(params, "dense", "unused", "unused", tmp_path / "proxy", 0.5, tmp_path / "x")
