@@ -73,6 +73,8 @@ every side (Inductor also needs ``torch._inductor.config.fallback_random``, set 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import math
 import statistics
@@ -80,6 +82,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Literal
 
+import numpy as np
 import torch
 
 try:  # in the repository the protocol's knobs are a typed params block; a task folder's copy
@@ -310,8 +313,6 @@ def paired_bootstrap(a: list[float], b: list[float], stat: Callable, n_boot: int
     Raises:
         ValueError: empty or unpaired trial lists.
     """
-    import numpy as np
-
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(x) == 0 or len(x) != len(y):
         raise ValueError(f"bootstrap needs paired trials, got {len(x)} and {len(y)}")
@@ -323,16 +324,12 @@ def paired_bootstrap(a: list[float], b: list[float], stat: Callable, n_boot: int
 
 def median_of_ratios(A, B):
     """``median_k(A_k / B_k)`` per row (inf where a denominator is <= 0): :func:`paired_ratio`."""
-    import numpy as np
-
     with np.errstate(divide="ignore"):
         return np.median(np.where(B > 0, A / np.where(B > 0, B, 1.0), np.inf), axis=1)
 
 
 def ratio_of_medians(A, B):
     """``median(A) / median(B)`` per row (inf where the denominator's median is <= 0)."""
-    import numpy as np
-
     den = np.median(B, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, np.median(A, axis=1) / np.where(den > 0, den, 1.0), np.inf)
@@ -390,9 +387,6 @@ def _glibc_mallopt():
     """``(gnu_get_libc_version, mallopt)`` of this process's C library through ctypes, looked up
     once per process (``ctypes.util.find_library`` runs ``ldconfig``, about 1 ms), or the
     ``"default (...)"`` text :func:`pin_allocator` returns where there is no glibc."""
-    import ctypes
-    import ctypes.util
-
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         gnu = libc.gnu_get_libc_version
@@ -606,8 +600,8 @@ def compile_candidate(gm: torch.nn.Module, example_inputs: list, backend: Any = 
         RunError: compilation succeeded but the first call of the compiled code raised:
             error code 2.
     """
-    import torch._dynamo
-    import torch._inductor.config as ic
+    import torch._dynamo  # noqa: PLC0415  (env: torch._dynamo reads TORCHINDUCTOR_CACHE_DIR at import, which the profile CLI and its children set first; the params check imports this module through ProfileConfig)
+    import torch._inductor.config as ic  # noqa: PLC0415  (env: imports torch._dynamo, as above)
 
     ic.fallback_random = True
     if backend is None:

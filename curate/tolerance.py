@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 import torch
+from torch.utils._pytree import tree_flatten
 
 LEVELS: tuple[int, ...] = tuple(range(-10, 6))
 """Tolerance levels scored, t = -10 .. 5 (GraphNet)."""
@@ -346,8 +347,6 @@ def compare_output(actual: Any, expected: Any, index: int = 0, levels: Sequence[
 
 def flatten_outputs(outputs: Any) -> tuple[list[Any], Any]:
     """Flatten an output pytree (tuple/list/dict of tensors) into ``(leaves, spec)``."""
-    from torch.utils._pytree import tree_flatten
-
     return tree_flatten(outputs)
 
 

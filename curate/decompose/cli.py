@@ -9,8 +9,14 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import polars as pl
+
 from curate.decompose.config import DecomposeConfig
+from curate.decompose.ranges import DECOMPOSE_VERSION, decompose_corpus, subgraph_table, variant_count, variant_counts
+from passnet_common.canonical import hash_metadata
+from passnet_common.io import atomic_write_json, write_parquet
 from passnet_common.params import load_params
+from passnet_common.schema import to_table
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -21,13 +27,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import polars as pl
-
-    from curate.decompose.ranges import DECOMPOSE_VERSION, decompose_corpus, subgraph_table, variant_count, variant_counts
-    from passnet_common.canonical import hash_metadata
-    from passnet_common.io import atomic_write_json, write_parquet
-    from passnet_common.schema import to_table
-
     cfg = DecomposeConfig.from_params(load_params(args.params, "curate").get("decompose"), "curate.decompose").to_params()
     ug = pl.read_parquet(args.unique).to_dicts()
     out = Path(args.out)

@@ -84,6 +84,9 @@ from curate.decompose.segments import (  # noqa: F401 - re-exported: the segment
     segment_nodes,
     short_name,
 )
+from passnet_common.canonical import CANONICAL_VERSION, canonicalize, output_permutation
+from passnet_common.record import CapturedGraph, describe_graph
+from passnet_common.store import store_path, write_graph
 
 DECOMPOSE_VERSION = 3
 """Bump when the range rules change (stored beside every subgraph row). 2: ``vmap_fragment``.
@@ -125,10 +128,6 @@ def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: 
         ``num_inputs``, ``num_params``, ``param_bytes``, ``skip_reason``; and the reason the
         whole parent was skipped (then ``rows`` is empty).
     """
-    from passnet_common.canonical import canonicalize, output_permutation
-    from passnet_common.record import CapturedGraph, describe_graph
-    from passnet_common.store import write_graph
-
     folder = Path(folder)
     data = json.loads((folder / "graph.json").read_text())
     nodes = data["nodes"]
@@ -196,8 +195,6 @@ def decompose_corpus(unique_graphs: Iterable[dict], store: Path, out_store: Path
     ``unique_graphs`` rows need ``graph_hash`` and ``store_path`` (relative to ``store``'s
     parent or absolute). Each range row gets the parent's ``graph_hash``.
     """
-    from passnet_common.store import store_path
-
     out, skips = [], {}
     cache: dict[str, dict] = {}
     for ug in unique_graphs:
@@ -252,8 +249,6 @@ def subgraph_table(ranges: list[dict], unique_graphs: list[dict], store_root: st
 
 
 def _canonical_version() -> int:
-    from passnet_common.canonical import CANONICAL_VERSION
-
     return CANONICAL_VERSION
 
 

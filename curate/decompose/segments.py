@@ -17,6 +17,8 @@ from typing import Any, Iterable
 import torch
 import torch.fx as fx
 
+from passnet_common.store import decode_arg, resolve_target
+
 ANCHOR_NAMES = frozenset({
     # matmul family
     "linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "einsum", "bilinear", "mv", "dot",
@@ -92,8 +94,6 @@ def build_parent(nodes: list[dict]) -> tuple[fx.Graph, list[fx.Node]]:
         passnet_common.store.UnsafeTarget: a target outside the store's allowlist.
         ValueError: ops the store cannot rebuild (``call_module``) or unknown argument tags.
     """
-    from passnet_common.store import decode_arg, resolve_target
-
     dev = torch.device("cpu")
     graph = fx.Graph()
     built: list[fx.Node] = []

@@ -23,6 +23,11 @@ import operator
 from pathlib import Path
 from typing import Any
 
+import torch
+import torch.fx as fx
+
+from passnet_common.store import UnsafeTarget, resolve_target
+
 DENIED_TORCH = {"load", "save", "from_file", "compile", "hub", "jit", "package", "utils", "library", "classes",
                 "distributed", "multiprocessing", "backends", "serialization", "manual_seed", "seed", "export",
                 "use_deterministic_algorithms", "autograd", "cuda", "mps", "xpu", "profiler", "onnx", "fx", "testing"}
@@ -224,11 +229,6 @@ def graph_from_source(source: str, filename: str = "model.py"):
             not a dtype / layout / memory format / number, or a target is off the store's
             allowlist (:class:`passnet_common.store.UnsafeTarget`).
     """
-    import torch
-    import torch.fx as fx
-
-    from passnet_common.store import UnsafeTarget, resolve_target
-
     fwd = static_check(source, filename)
     graph = fx.Graph()
     env: dict[str, Any] = {"inf": math.inf, "nan": math.nan}

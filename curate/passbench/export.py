@@ -62,6 +62,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import torch
+from torch.fx.passes.shape_prop import ShapeProp
+
 from curate.passbench.check import (  # noqa: F401  (re-exported: the import's checks)
     RefusedSample,
     graph_from_source,
@@ -71,7 +74,11 @@ from curate.passbench.check import (  # noqa: F401  (re-exported: the import's c
     stats_of,
 )
 from curate.select.tasks import task_folders
+from passnet_common.canonical import canonicalize
 from passnet_common.io import atomic_write_json, atomic_write_text
+from passnet_common.record import CapturedGraph, describe_graph
+from passnet_common.store import load_graph, synth_placeholder, write_graph
+from passnet_common.worker import run_isolated
 
 LAYOUT_FILES = ("model.py", "weight_meta.py", "input_meta.py", "input_tensor_constraints.py", "graph_net.json")
 
@@ -84,11 +91,6 @@ def variant_graph_hash(folder: str | Path) -> str:
     """The canonical hash (:func:`passnet_common.canonical.canonicalize`) of the graph stored in a
     variant folder, rebuilt (:func:`passnet_common.store.load_graph`) and shape-propagated on its
     seed-0 inputs: the same function on both ends of the round trip."""
-    from torch.fx.passes.shape_prop import ShapeProp
-
-    from passnet_common.canonical import canonicalize
-    from passnet_common.store import load_graph
-
     folder = Path(folder)
     gm, inputs = load_graph(folder)
     nodes = json.loads((folder / "graph.json").read_text())["nodes"]
@@ -106,8 +108,6 @@ def model_source(folder: Path, dtype: str | None = None) -> tuple[str, list[dict
         ValueError: the graph holds state (``get_attr``) or needs globals beyond torch (not
             representable in the layout), or the generated file fails :func:`static_check`.
     """
-    from passnet_common.store import load_graph
-
     gm, values = load_graph(folder)
     if any(n.op in ("get_attr", "call_module") for n in gm.graph.nodes):
         raise ValueError("not representable: the graph holds constants or sub-graphs (get_attr)")
@@ -151,8 +151,6 @@ def value_stats(recorded: dict | None, value, kind: str, int_high: int | None) -
     values were recorded (small integer buffers such as ``position_ids``): a fresh seed must still draw
     fresh inputs.
     """
-    import torch
-
     st = recorded or {}
     out = {"mean": st.get("mean"), "std": st.get("std"), "min_val": st.get("min"), "max_val": st.get("max"),
            "data": st.get("values")}
@@ -286,12 +284,6 @@ def _plan_variant(sample: Path, rel: str) -> dict:
 
 def _import_child(plan: dict, out_dir: Path) -> None:
     """Body of the isolated child: convert, run once for shapes, write a store folder."""
-    import torch
-    from torch.fx.passes.shape_prop import ShapeProp
-
-    from passnet_common.record import CapturedGraph, describe_graph
-    from passnet_common.store import synth_placeholder, write_graph
-
     gm, _ = graph_from_source(plan["source"], plan["folder"] + "/model.py")
     gen = torch.Generator().manual_seed(0)
     kinds = [kind_of(m) for m in plan["metas"]]
@@ -320,8 +312,6 @@ def import_samples(src: str | Path, out: str | Path, timeout_s: float = 120.0, m
     Raises:
         FileNotFoundError: no ``graph_list.txt`` under ``src``.
     """
-    from passnet_common.worker import run_isolated
-
     src, out = Path(src), Path(out)
     samples = [src] if (src / "graph_list.txt").is_file() else sorted(p.parent for p in src.glob("*/graph_list.txt"))
     if not samples:

@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from curate.passbench.check import RefusedSample
+from curate.passbench.export import model_source
 from curate.select.tasks import task_folders
 from passnet_common.io import atomic_write_json, atomic_write_text
 
@@ -71,8 +72,6 @@ def problem_source(folder: str | Path, title: str, dtype: str | None = None) -> 
     Raises:
         ValueError: the variant is not representable (:func:`curate.passbench.export.model_source`).
     """
-    from curate.passbench.export import model_source
-
     src, metas = model_source(Path(folder), dtype)
     graph_cls = src.split("class GraphModule(torch.nn.Module):", 1)[1]
     inputs = [m for m in metas if m["kind"] == "input"]

@@ -8,6 +8,15 @@ import random
 import time
 from pathlib import Path
 
+import polars as pl
+import torch
+
+from curate.profile.config import ProfileConfig
+from curate.profile.run import profile_all, run_plan
+from passnet_common.io import atomic_write_json, write_parquet
+from passnet_common.params import load_params
+from passnet_common.schema import to_table
+
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", default="params.yaml")
@@ -44,14 +53,7 @@ def select_sample(rows: list[dict], size: int | None, seed: int) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     cache = Path(args.cache).resolve()
     cache.mkdir(parents=True, exist_ok=True)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before torch is imported: Inductor reads it lazily
-    import polars as pl
-
-    from curate.profile.config import ProfileConfig
-    from curate.profile.run import profile_all, run_plan
-    from passnet_common.io import atomic_write_json, write_parquet
-    from passnet_common.params import load_params
-    from passnet_common.schema import to_table
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before Dynamo / Inductor load (preimport, the children): torch._dynamo reads it at import
 
     cfg = ProfileConfig.from_params(load_params(args.params, "curate").get("profile"), "curate.profile")
     subs = pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()
@@ -59,8 +61,6 @@ def run(args: argparse.Namespace) -> int:
     sample = select_sample(subs, size, cfg.sample_seed)
     devices = ["cpu"]
     if cfg.cuda_when_available:
-        import torch
-
         if torch.cuda.is_available():
             devices.append("cuda")
     out = Path(args.out)

@@ -29,13 +29,20 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import math
 import os
+import random
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import torch.fx as fx
+
+from curate.profile.sizes import write_variants
 from curate.profile.variant import (
     PROFILE_VERSION,
     attempt_key,
@@ -49,6 +56,9 @@ from curate.profile.variant import (
     stress_plan,
     time_task,
 )
+from passnet_common.io import atomic_write_json
+from passnet_common.store import store_path
+from passnet_common.worker import child_dies_with_parent, run_isolated
 
 _PREIMPORTED = False
 
@@ -61,13 +71,11 @@ def preimport(warm: bool = True) -> None:
     if _PREIMPORTED:
         return
     _PREIMPORTED = True
-    import torch
-    import torch._dynamo
-    import torch._functorch.config as fc
-    import torch._inductor.codecache  # noqa: F401
-    import torch._inductor.compile_fx  # noqa: F401
-    import torch._inductor.config as ic
-    import torch.fx as fx
+    import torch._dynamo  # noqa: PLC0415  (fork: Dynamo / Inductor load here, once in the parent before it forks; env: after the CLI set TORCHINDUCTOR_CACHE_DIR, which torch._dynamo reads at import)
+    import torch._functorch.config as fc  # noqa: PLC0415  (fork / env: as above)
+    import torch._inductor.codecache  # noqa: PLC0415, F401  (fork / env: as above)
+    import torch._inductor.compile_fx  # noqa: PLC0415, F401  (fork / env: as above)
+    import torch._inductor.config as ic  # noqa: PLC0415  (fork / env: as above)
 
     ic.compile_threads = 1
     ic.fx_graph_cache = True
@@ -92,7 +100,6 @@ def stress(active: bool, timing_core: int | None = None) -> Iterator[list[int]]:
     if not active:
         yield []
         return
-    from passnet_common.worker import child_dies_with_parent
 
     try:
         usable = sorted(os.sched_getaffinity(0))
@@ -126,9 +133,6 @@ def screen_candidate(row: dict, min_effect: float) -> bool:
 def audit_sample(keys: list, share: float, seed: int) -> set:
     """A seeded random ``share`` of ``keys`` (rounded up when ``share`` > 0): the screen's
     non-candidates re-timed with the full protocol to measure what the screen misses."""
-    import math
-    import random
-
     if share <= 0 or not keys:
         return set()
     k = min(len(keys), math.ceil(share * len(keys)))
@@ -138,8 +142,6 @@ def audit_sample(keys: list, share: float, seed: int) -> set:
 def run_plan(hashes: list[str], runs: int, agreement_size: int, stress_run: bool, seed: int = 0) -> list[dict]:
     """``[{run, hashes, stress}]``: run 0 on all; runs 1 (quiet) and 2 (stressed, when
     ``stress_run``) on the first ``agreement_size`` hashes of a seeded shuffle."""
-    import random
-
     sub = sorted(random.Random(seed).sample(sorted(hashes), min(agreement_size, len(hashes))))
     plan = [{"run": 0, "hashes": list(hashes), "stress": False}]
     if runs >= 2:
@@ -165,8 +167,6 @@ def read_passes(d: Path) -> list[dict]:
 
 
 def _clear_passes(d: Path) -> None:
-    import shutil
-
     for p in range(1, 1 << 10):
         if not pass_dir(d, p).exists():
             break
@@ -266,8 +266,6 @@ def record_killed(dirs: dict[str, Path]) -> Callable:
     the folder stays empty, and timing run 0 (:func:`wait_checks`) waited for the whole compile
     phase to end before timing that subgraph (a workload variant killed at the memory cap
     stalled the timing core for minutes)."""
-    from passnet_common.io import atomic_write_json
-
     def on_done(outcome) -> None:
         d = dirs.get(outcome.key)
         if outcome.ok or d is None or any((d / n).exists() for n in ("check.json", "result.json", "error.json")):
@@ -284,8 +282,6 @@ def _compile_main(plan_path: str) -> int:
     cache = next((a[1].get("cache_dir") for _, a, _ in tasks if a[1].get("cache_dir")), None)
     if cache:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cache).resolve())
-    from passnet_common.io import atomic_write_json
-    from passnet_common.worker import run_isolated
 
     preimport()
     t0 = time.perf_counter()
@@ -339,12 +335,6 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         candidates, audited, protocol seconds; ``seconds`` counts the screen's timing alone, its waits
         for the compile phase are in ``wall_seconds``).
     """
-    import tempfile
-
-    from curate.profile.sizes import write_variants
-    from passnet_common.store import store_path
-    from passnet_common.worker import run_isolated
-
     out = Path(out)
     att = out / "attempts"
     dtypes = list(cfg.get("dtypes") or [cfg["dtype"]])

@@ -31,6 +31,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import torch
+from torch.fx.passes.shape_prop import ShapeProp
+
+from passnet_common.io import atomic_write_json
+
 SHAPE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
 SHAPE_FUNCTIONS = ("reshape", "view", "expand", "zeros", "ones", "empty", "full", "randn", "rand")
 
@@ -144,8 +149,6 @@ def write_variants(folder: Path, out: Path, sizes: dict) -> list[dict]:
         without a batch dim equal to ``catalog_batch`` gets, per larger size,
         ``{size, folder: None, skip_reason: no_size_dim}``.
     """
-    from passnet_common.io import atomic_write_json
-
     folder, out = Path(folder), Path(out)
     data = json.loads((folder / "graph.json").read_text())
     ip = folder / "input_meta.json"
@@ -178,9 +181,6 @@ def write_variants(folder: Path, out: Path, sizes: dict) -> list[dict]:
 def check_shapes(gm, inputs: list, folder: Path) -> str | None:
     """None when the variant's graph gives the expected shapes (module docstring), else a
     reason. Runs the graph once (``torch.fx.passes.shape_prop.ShapeProp``)."""
-    import torch
-    from torch.fx.passes.shape_prop import ShapeProp
-
     p = Path(folder) / "expected.json"
     if not p.exists():
         return None

@@ -60,7 +60,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch
+from torch.utils._pytree import tree_flatten
+
+from curate.profile.config import ProfileConfig
+from curate.profile.sizes import check_shapes
+from curate.timing import CLOCKS, CompileError, RunError, TimingConfig, compile_candidate, measure_sides, pin_allocator, slower
+from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t, trivial_reason
+from passnet_common.io import atomic_write_json
 from passnet_common.machine import host_fingerprint
+from passnet_common.store import load_graph
 
 PROFILE_VERSION = 2
 SIDES = ("eager", "dynamo", "inductor")
@@ -109,8 +118,6 @@ def inputs_digest(folder: Path) -> str:
 
 def attempt_key(subgraph_hash: str, size: str, run: int | None, cfg: dict, inputs: str, phase: str) -> str:
     """Resume key of one attempt (module docstring); ``run`` None for the compile phase."""
-    import torch
-
     parts = {"subgraph": subgraph_hash, "size": size, "inputs": inputs, "run": run, "phase": phase,
              "device": cfg["device"], "dtype": cfg["dtype"], "timing": cfg.get("timing") if phase == "time" else None,
              "threads": cfg["threads"], "seed": cfg["seed"], "candidate": str(cfg.get("candidate", "inductor")),
@@ -122,8 +129,6 @@ def fingerprint(device: str = "cpu") -> dict[str, Any]:
     """Hardware / software fingerprint of this process (columns of every profile row):
     :func:`passnet_common.machine.host_fingerprint` plus ``device_name`` (the CPU model, or the
     CUDA device with ``cuda_version`` and ``cuda_capability`` on a ``cuda`` device)."""
-    import torch
-
     fp = host_fingerprint()
     fp["device_name"] = fp["cpu_model"]
     if device.startswith("cuda") and torch.cuda.is_available():
@@ -138,14 +143,10 @@ def environment(device: str) -> dict[str, Any]:
 
 
 def _flat(out: Any) -> list:
-    from torch.utils._pytree import tree_flatten
-
     return tree_flatten(out)[0]
 
 
 def _same(a: Any, b: Any) -> bool:
-    import torch
-
     fa, fb = _flat(a), _flat(b)
     if len(fa) != len(fb):
         return False
@@ -160,11 +161,6 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _load(folder: Path, cfg: dict):
-    import torch
-
-    from curate.profile.config import ProfileConfig  # noqa: PLC0415  (torch: after the stage sets its Inductor cache)
-    from passnet_common.store import load_graph
-
     seed = int(cfg.get("seed", ProfileConfig.seed))
     random.seed(seed)
     torch.manual_seed(seed)
@@ -184,8 +180,6 @@ def _load(folder: Path, cfg: dict):
 
 def _compile_sides(gm, copy_gm, fresh, candidate: Any) -> tuple[dict, dict]:
     """Dynamo-only and candidate sides, each on its own copy of the graph (own code object)."""
-    from curate.timing import compile_candidate
-
     dyn, dyn_s = compile_candidate(copy_gm(), fresh(), "eager", reset=True)
     cand, cand_s = compile_candidate(gm, fresh(), candidate, reset=False)
     return {"dynamo": dyn, "inductor": cand}, {"compile_s_dynamo": dyn_s, "compile_s": cand_s}
@@ -199,13 +193,6 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
         ``eager_failed``, ``compile_failure`` (code 3), ``runtime_crash`` (code 2),
         ``accuracy_error`` (code 1)), per-output levels, ``min_pass_t``, compile seconds.
     """
-    import torch
-
-    from curate.profile.config import ProfileConfig  # noqa: PLC0415  (torch: after the stage sets its Inductor cache)
-    from curate.profile.sizes import check_shapes
-    from curate.timing import CLOCKS, CompileError, RunError, TimingConfig
-    from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t
-
     seed = int(cfg.get("seed", ProfileConfig.seed))
     clock = CLOCKS[(cfg.get("timing") or {}).get("clock", TimingConfig.clock)]
     gm, fresh, copy_gm = _load(folder, cfg)
@@ -269,10 +256,6 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
 def _other_seed_outputs(folder: Path, cfg: dict) -> Any:
     """Eager outputs of the variant with inputs drawn from seed ``seed + 1`` (None when the
     graph has no inputs to redraw)."""
-    import torch
-
-    from curate.profile.config import ProfileConfig  # noqa: PLC0415  (torch: after the stage sets its Inductor cache)
-
     try:
         gm2, fresh2, _ = _load(folder, {**cfg, "seed": int(cfg.get("seed", ProfileConfig.seed)) + 1})
         torch.manual_seed(int(cfg.get("seed", ProfileConfig.seed)))
@@ -289,10 +272,6 @@ def degenerate_reason(expected: Any, other: Any) -> str | None:
     (None: not measured). Returns ``constant`` / ``near_zero`` / ``empty`` when every tensor output
     is trivial (:func:`curate.tolerance.trivial_reason`; the first output's reason), or
     ``input_independent`` when ``other`` equals ``expected`` exactly."""
-    import torch
-
-    from curate.tolerance import trivial_reason
-
     outs = [x for x in _flat(expected) if isinstance(x, torch.Tensor)]
     if not outs:
         return "empty"
@@ -318,10 +297,6 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
         ``cfg["decide"]`` (default every ratio of :data:`RATIOS`): the ratios that stop the trials
         and that the gate judges (the screen: ``["speedup_compiler"]``).
     """
-    from curate.profile.config import ProfileConfig  # noqa: PLC0415  (torch: after the stage sets its Inductor cache)
-    from curate.timing import TimingConfig, measure_sides, pin_allocator
-    from curate.tolerance import ERROR_RUNTIME
-
     allocator = pin_allocator()
     gm, fresh, copy_gm = _load(folder, cfg)
     tc = TimingConfig(**{**cfg.get("timing", {}), "device": cfg.get("device", ProfileConfig.device),
@@ -355,8 +330,6 @@ def timing_row(t, tc) -> dict[str, Any]:
         trials were measured with), ``clock_gap`` (median wall / clock ratio), ``clock_flag``,
         ``<side>_wall_median_ms`` and ``timing_wall_s``.
     """
-    from curate.timing import slower
-
     row: dict[str, Any] = {"stable": t.stable, "capped": t.time_capped, "timing_elapsed_s": t.elapsed_s,
                            "timing_wall_s": t.wall_elapsed_s, "timing_attempts": t.attempts, "trials": len(t.trials_ms["eager"]),
                            "min_trial_ms_kept": t.min_trial_ms_kept, "trial_history": json.dumps(t.history),
@@ -384,8 +357,6 @@ def over_time_cap(check: dict, timing: dict) -> bool:
     Such a row would come out ``unstable`` by construction (fewer trials than the gate needs);
     the margin of 2 keeps a compile-phase call slowed by load from skipping a variant that fits.
     No cap (``max_variant_s`` None) or no measurement: False."""
-    from curate.timing import TimingConfig
-
     cap = timing.get("max_variant_s")
     ms = check.get("eager_check_ms")
     if cap is None or ms is None:
@@ -400,8 +371,6 @@ def needs_remeasure(result: dict) -> bool:
     ``TimingConfig.cap_min_trials``: its calls are so long that the cap holds too few trials for
     the gate in any pass (unstable by construction), so another pass would spend the cap again
     for nothing."""
-    from curate.timing import TimingConfig
-
     if result.get("capped") and (result.get("trials") or 0) < TimingConfig.cap_min_trials:
         return False
     return not result.get("status") and result.get("stable") is False
@@ -440,7 +409,6 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
     if row["status"] not in ("ok", "accuracy_error"):
         return row
     passes = [time_variant(Path(folder), cfg, backend)]
-    from curate.profile.config import ProfileConfig
 
     while needs_remeasure(passes[-1]) and len(passes) <= int(cfg.get("remeasure_passes", ProfileConfig.remeasure_passes)):
         passes.append(time_variant(Path(folder), cfg, backend))
@@ -458,12 +426,12 @@ def profile_subgraph(folder: Path, cfg: dict, backend: Any = "inductor") -> dict
 def _setup_child(cfg: dict) -> None:
     if cfg.get("cache_dir"):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cfg["cache_dir"]).resolve())
-    import torch._inductor.config as ic
+    import torch._inductor.config as ic  # noqa: PLC0415  (env: after TORCHINDUCTOR_CACHE_DIR is set above (torch._dynamo reads it at import))
 
     ic.compile_threads = 1
     ic.fx_graph_cache = True
     try:
-        import torch._functorch.config as fc
+        import torch._functorch.config as fc  # noqa: PLC0415  (env: after TORCHINDUCTOR_CACHE_DIR is set above; optional: absent in some torch builds)
 
         fc.enable_autograd_cache = True
     except (ImportError, AttributeError):
@@ -472,8 +440,6 @@ def _setup_child(cfg: dict) -> None:
 
 def check_task(arg: tuple[str, dict], out_dir: Path) -> None:
     """Child entry of the compile phase: writes ``check.json`` (last, atomically)."""
-    from passnet_common.io import atomic_write_json
-
     folder, cfg = arg
     _setup_child(cfg)
     t0 = time.perf_counter()
@@ -488,8 +454,6 @@ def check_task(arg: tuple[str, dict], out_dir: Path) -> None:
 def time_task(arg: tuple[str, dict], out_dir: Path) -> None:
     """Child entry of the timing phase: pins itself to ``cfg["timing_core"]`` (when set) and
     writes ``result.json`` (last, atomically)."""
-    from passnet_common.io import atomic_write_json
-
     folder, cfg = arg
     _setup_child(cfg)
     if cfg.get("timing_core") is not None and hasattr(os, "sched_setaffinity"):

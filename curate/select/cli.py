@@ -6,6 +6,17 @@ import argparse
 import json
 from pathlib import Path
 
+import polars as pl
+
+from curate.profile.variant import fingerprint
+from curate.select.config import SelectConfig
+from curate.select.longtail import curate_metrics, label_row, long_tail_tasks, long_tail_variants
+from curate.select.plots import write_plots
+from curate.select.tasks import group_tasks, write_task_folders
+from passnet_common.io import atomic_write_json, write_parquet
+from passnet_common.params import load_params
+from passnet_common.schema import to_table
+
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", default="params.yaml")
@@ -47,17 +58,6 @@ def _rates(stats: dict, rows: list[dict]) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    import polars as pl
-
-    from curate.profile.variant import fingerprint
-    from curate.select.config import SelectConfig
-    from curate.select.longtail import curate_metrics, label_row, long_tail_tasks, long_tail_variants
-    from curate.select.plots import write_plots
-    from curate.select.tasks import group_tasks, write_task_folders
-    from passnet_common.io import atomic_write_json, write_parquet
-    from passnet_common.params import load_params
-    from passnet_common.schema import to_table
-
     cfg = SelectConfig.from_params(load_params(args.params, "curate").get("curate"), "curate.curate")
     t, rule = cfg.tolerance_t, cfg.rule
     subs = {r["subgraph_hash"]: r for r in pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()}

@@ -39,6 +39,9 @@ import statistics
 from collections import Counter
 from typing import Any
 
+from curate.timing import slower
+from curate.tolerance import passes_at
+
 TIMED = ("ok", "accuracy_error", "unstable")
 """Statuses that carry timings (``unstable`` ones get no label)."""
 RULES = ("compiler", "e2e")
@@ -51,9 +54,6 @@ def label_row(row: dict, t: int, rule: str = "compiler") -> dict[str, Any]:
     Raises:
         ValueError: unknown ``rule``.
     """
-    from curate.timing import slower
-    from curate.tolerance import passes_at
-
     if rule not in RULES:
         raise ValueError(f"curate.rule must be one of {RULES}, got {rule!r}")
     out = {"correct_at_t": False, "slower_e2e": None, "slower_compiler": None, "overhead_explains": None, "long_tail": None}

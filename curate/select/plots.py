@@ -19,10 +19,10 @@ PANELS = (("speedup_e2e", "eager / Inductor"), ("speedup_compiler", "Dynamo-only
 
 def write_plots(labelled: list[dict], plots: Path, families: int = 6) -> None:
     """Write the scatter PNG and its CSV (module docstring) from labelled rows."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415  (the Agg backend must be chosen before pyplot is imported)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (after matplotlib.use)
 
     plots = Path(plots)
     plots.mkdir(parents=True, exist_ok=True)

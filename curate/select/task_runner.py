@@ -42,6 +42,8 @@ from pathlib import Path
 
 import torch
 import torch.fx as fx
+from torch.fx import subgraph_rewriter
+from torch.utils._pytree import tree_flatten
 
 ALLOWED = ("torch.", "_operator.", "operator.", "math.")
 BUILTINS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool", "tuple", "list", "range", "slice", "round", "sum", "all", "any"}
@@ -170,8 +172,6 @@ EXPONENTS = {"float16": (1.0, 3 / 5), "bfloat16": (1.0, 1.796 / 5), "float32": (
 
 def correct_at(out, ref, t):
     """Every tensor output of ``out`` within ``atol + rtol |ref|`` at level ``t`` (ints exact)."""
-    from torch.utils._pytree import tree_flatten
-
     fo, fr = tree_flatten(out)[0], tree_flatten(ref)[0]
     if len(fo) != len(fr):
         return False
@@ -199,7 +199,7 @@ def protocol():
         sys.modules["timing_protocol"] = mod
         spec.loader.exec_module(mod)
         return mod
-    from curate import timing
+    from curate import timing  # noqa: PLC0415  (standalone: the run_task.py copy in a task folder has no curate package; only a run from the repository falls back to curate.timing)
 
     return timing
 
@@ -228,8 +228,6 @@ def candidate_of(args):
             raise SystemExit(f"{args.pass_file}: no PATTERNS = [(pattern, replacement), ...]")
 
         def backend(gm, example_inputs):
-            from torch.fx import subgraph_rewriter
-
             for pat, rep in patterns:
                 subgraph_rewriter.replace_pattern(gm, pat, rep)
             gm.recompile()

@@ -29,7 +29,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from passnet_common.io import atomic_write_json
+from passnet_common.store import load_graph, op_modules
 
 
 def variant_id(row: dict) -> str:
@@ -99,7 +102,6 @@ def write_task_folders(tasks: list[dict], *args: Any, timing: dict | None = None
         store_root, out, t, env = args
     else:
         raise TypeError(f"write_task_folders(tasks, [store_root,] out, t, env): got {len(args) + 1} arguments")
-    from passnet_common.store import op_modules
 
     here = Path(__file__)
     runner = here.with_name("task_runner.py").read_text()
@@ -166,10 +168,6 @@ def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, 
     Raises:
         FileNotFoundError: ``path`` has no task folders.
     """
-    import torch
-
-    from passnet_common.store import load_graph
-
     out = []
     for d in task_folders(path):
         task = json.loads((d / "task.json").read_text())
