@@ -170,6 +170,13 @@ def _rate(r) -> str:
     return f"{r['k']}/{r['n']}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
 
 
+def _score(e) -> str:
+    """A model's magnitude score cell of a ``controls`` block entry: ``k/n [ci] pass|fail``."""
+    if not isinstance(e, Mapping) or not isinstance(e.get("score"), Mapping):
+        return "-"
+    return _rate(e["score"]) + (" pass" if e.get("passes") else " fail")
+
+
 def fidelity_section(fidelity: Mapping, name: str) -> str:
     """Markdown of the fidelity record for proxy ``name``: accuracy before / after RL of the base and
     the proxy, and per fault the detection rate of the base, the base's self-reproduction, this proxy's
@@ -194,7 +201,9 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
     if gains:
         L += ["", "RL gain on the edge task set (sampled reward after - before, points, mean [95% t interval] over "
                   "healthy seeds): " + "; ".join(gains) + "."]
-    controls = sorted(m for m in models if "control" in m or "random" in m)
+    cblk = (fidelity.get("controls") or {}).get(name) if isinstance(fidelity.get("controls"), Mapping) else None
+    cfaults = (cblk or {}).get("faults") or {}
+    controls = list(cblk["controls"]) if cblk else sorted(m for m in models if "control" in m or "random" in m)
     fdef = fidelity.get("faults")
     fault_info = fdef if isinstance(fdef, Mapping) else {}
     faults = sorted(f for f in (fdef or {f for m in models.values() for f in m}) if "+" not in f)
@@ -205,6 +214,8 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
         with_fix = any(isinstance(v, Mapping) and "fix_rate" in v for v in fault_info.values())
         head = ["fault (signature)", "base detection", "base self-reproduction", f"{name} detection",
                 f"{name} reproduction"] + [f"{c} reproduction (control)" for c in controls] + (
+            [f"{name} magnitude score"] + [f"{c} magnitude score (control)" for c in controls]
+            + [f"{name} reproduces beyond the controls"] if cblk else []) + (
             ["fix", "base with the fix"] if with_fix else [])
         L += ["", "Faults (k of n seeds, 95% Wilson interval; a proxy reproduces a fault when its signature on seed "
                   "s matches the base's; controls must not):", "",
@@ -216,10 +227,21 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                      _rate((models.get(name) or {}).get(f, {}).get("detection")),
                      _rate((models.get(name) or {}).get(f, {}).get("reproduction"))]
             cells += [_rate((models.get(c) or {}).get(f, {}).get("reproduction")) for c in controls]
+            if cblk:
+                row = cfaults.get(f) or {}
+                cells += [_score(row.get("proxy"))] + [_score((row.get("controls") or {}).get(c)) for c in controls]
+                cells.append(str(row.get("reproduces", "-")))
             if with_fix:
                 fi = fault_info.get(f) or {}
                 cells += [str(fi.get("fix", "-")).replace("|", "/"), _rate(fi.get("fix_rate"))]
             L.append("| " + " | ".join(cells) + " |")
+        if cblk:
+            L += ["", "Magnitude score: share of (seed, quantity) cells (reward, entropy, KL, gradient norm, log-prob "
+                      "mismatch, update norm) within the base's seed-to-seed tolerance of the base's run, k/n [95% "
+                      "Wilson interval], pass / fail of the fidelity test; a proxy reproduces a fault beyond its "
+                      "controls when it passes and its score beats every control's (95% Newcombe interval of the "
+                      "difference above 0). Controls have the proxy's expert count: random experts, random experts "
+                      "with the output merge, the proxy's architecture with re-initialised weights."]
         if not controls:
             L += ["", "No control model (random-expert proxy, random weights) is in this fidelity record, so these "
                       "rates do not show that a bad proxy would fail them."]

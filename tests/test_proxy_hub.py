@@ -239,3 +239,26 @@ def test_fidelity_section_reads_the_capability_block_fix_columns_and_controls():
     assert "base 15 [5, 25] (n 2)" in text
     assert "r0.5_random_experts reproduction (control)" in text and "logprob_bf16+fix" not in text
     assert "| logprob_bf16 (logprob_mismatch) | 3/3 | 3/3 | 3/3 | 3/3 | 3/3 | fp16 rollouts / replay | 0/3 |" in text
+
+
+def test_fidelity_section_takes_the_control_columns_from_the_controls_block():
+    """With a ``controls`` block for the proxy (metrics/fidelity.json, proxy_artifacts/controls.py), the card
+    names its controls, shows every model's magnitude score with pass / fail and whether the proxy reproduces
+    the fault beyond its controls."""
+    from proxy_artifacts.card import fidelity_section
+
+    def ent(k, n, passes, **kw):
+        return {"score": {"k": k, "n": n, "rate": round(k / n, 4), "ci95": [0.1, 0.9]}, "passes": passes, **kw}
+
+    fid = {"faults": {"lr_spike": {"fix": "the scheduled lr"}}, "fault_kinds": {"lr_spike": ["kl_blowup"]},
+           "rates": {"models": {"base": {"lr_spike": {"detection": {"k": 3, "n": 3}}},
+                                "r0.5": {"lr_spike": {"detection": {"k": 3, "n": 3}, "reproduction": {"k": 3, "n": 3}}},
+                                "control_reinit": {"lr_spike": {"reproduction": {"k": 3, "n": 3}}}},
+                     "base_self": {"lr_spike": {"k": 3, "n": 3}}},
+           "controls": {"r0.5": {"controls": ["control_reinit"], "faults": {"lr_spike": {
+               "proxy": ent(15, 15, True), "controls": {"control_reinit": ent(6, 15, False, beaten=True)},
+               "reproduces": True}}}}}
+    text = fidelity_section(fid, "r0.5")
+    assert "r0.5 magnitude score | control_reinit magnitude score (control) | r0.5 reproduces beyond the controls" in text
+    assert "| 3/3 | 15/15 [0.10, 0.90] pass | 6/15 [0.10, 0.90] fail | True |" in text
+    assert "No control model" not in text
