@@ -53,7 +53,7 @@ def select_sample(rows: list[dict], size: int | None, seed: int) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     cache = Path(args.cache).resolve()
     cache.mkdir(parents=True, exist_ok=True)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before Dynamo / Inductor load (preimport, the children): torch._dynamo reads it at import
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before Dynamo / Inductor load: torch._dynamo reads it at import
 
     cfg = ProfileConfig.from_params(load_params(args.params, "curate").get("profile"), "curate.profile")
     subs = pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()
