@@ -169,3 +169,61 @@ def test_aliases_read_from_example_values():
     w = g.call_method("add_", (a, b))
     w.meta["example_value"] = ta
     assert aliased_inputs(w, True) == [a]
+
+
+def test_decomposition_memo_keeps_literals_apart():
+    """Literal-only calls whose ATen decomposition makes them another overload's call
+    (``arange(8)`` as ``arange.start_step(0, 8, 1)``) are decomposed once per overload, literal
+    values (floats by their bits, ints, bools and dtypes apart) and default dtype: every spelling
+    gives what an unmemoised decomposition gives, on its first and on a repeated call, and a
+    graph of ``arange(-0.0)`` stays apart from one of ``arange(0.0)`` whichever is
+    hashed first (and ``arange(8)`` from ``arange(8.0)``, ``arange(1)`` from ``arange(True)``)."""
+    from passnet_common.canonical import labels as L
+
+    spellings = [
+        (torch.ops.aten.arange.default, [("end", 8), ("dtype", None), ("layout", None), ("device", None),
+                                         ("pin_memory", None)]),
+        (torch.ops.aten.arange.default, [("end", 8.0), ("dtype", None), ("layout", None), ("device", None),
+                                         ("pin_memory", None)]),
+        (torch.ops.aten.arange.default, [("end", True), ("dtype", None), ("layout", None), ("device", None),
+                                         ("pin_memory", None)]),
+        (torch.ops.aten.arange.default, [("end", 8), ("dtype", torch.float16), ("layout", None), ("device", None),
+                                         ("pin_memory", None)]),
+        (torch.ops.aten.arange.start, [("start", 0.0), ("end", 4.0), ("dtype", None), ("layout", None),
+                                       ("device", None), ("pin_memory", None)]),
+        (torch.ops.aten.arange.start, [("start", -0.0), ("end", 4.0), ("dtype", None), ("layout", None),
+                                       ("device", None), ("pin_memory", None)]),
+    ]
+    L._decomposed_cache.clear()
+    decomposed = 0
+    for dtype in (torch.float32, torch.float64):
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(dtype)
+        try:
+            for op, bound in spellings:
+                fresh = L._decompose_literal_call(op, list(bound)) if L._has_wider_positional(op) else None
+                for _ in range(2):
+                    got = L._decomposed_literal_call(op, list(bound))
+                    assert got == fresh
+                    assert [(k, type(v), struct.pack("<d", v) if type(v) is float else v) for k, v in got or ()] == \
+                        [(k, type(v), struct.pack("<d", v) if type(v) is float else v) for k, v in fresh or ()]
+                decomposed += fresh is not None and fresh[0][0] == "start"
+        finally:
+            torch.set_default_dtype(old)
+    assert decomposed == 2 * 4  # arange(end) decomposes, arange(start, end) is left as bound
+    assert len(L._decomposed_cache) == 2 * 4
+
+    def arange_graph(end) -> fx.GraphModule:
+        g = fx.Graph()
+        n = g.call_function(torch.arange, (end,))
+        n.meta["example_value"] = torch.empty(0, device="meta")
+        g.output((n,))
+        return fx.GraphModule(torch.nn.Module(), g)
+
+    for first, second in ((0.0, -0.0), (-0.0, 0.0), (8, 8.0), (8.0, 8), (1, True)):
+        L._decomposed_cache.clear()
+        a, b = canonicalize(arange_graph(first), with_wl=False), canonicalize(arange_graph(second), with_wl=False)
+        assert a.graph_hash != b.graph_hash
+        with python_only():
+            L._decomposed_cache.clear()
+            assert canonicalize(arange_graph(second), with_wl=False).graph_hash == b.graph_hash

@@ -41,10 +41,24 @@ CONST_DIGEST_MAX_BYTES = 4096
 
 
 
+_qualname_cache: dict = {}
+
+
 def qualified_name(target: Any) -> str:
-    """Stable dotted name of a ``call_function`` target (e.g. ``torch._C._nn.linear``)."""
+    """Stable dotted name of a ``call_function`` target (e.g. ``torch._C._nn.linear``); kept per
+    target (a module-level memo: the name is a function of the target object)."""
     if isinstance(target, str):
         return target
+    try:
+        return _qualname_cache[target]
+    except KeyError:
+        name = _qualname_cache[target] = _qualified_name(target)
+        return name
+    except TypeError:  # an unhashable target: no memo
+        return _qualified_name(target)
+
+
+def _qualified_name(target: Any) -> str:
     if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         return f"torch.ops.{target}"
     try:
@@ -348,14 +362,47 @@ def _has_wider_positional(op: Any) -> bool:
     return res
 
 
+# Literal types whose values a memo of decompositions may be keyed by (floats by their bits).
+_MEMO_LITERALS = (type(None), bool, int, str, torch.dtype, torch.layout, torch.memory_format, torch.device)
+_decomposed_cache: dict = {}
+
+
+def _literal_memo_key(v: Any) -> Any:
+    """A key equal only for literals that are the same value of the same type (floats by their
+    IEEE-754 bits, containers item by item); None for anything else (then no memo)."""
+    t = type(v)
+    if t is float:
+        return (float, struct.pack("<d", v))
+    if t in _MEMO_LITERALS:
+        return (t, v)
+    if t is tuple or t is list:
+        items = tuple(_literal_memo_key(x) for x in v)
+        return None if None in items else (t, items)
+    return None
+
+
 def _decomposed_literal_call(op: Any, bound: list[tuple[str, Any]]) -> list[tuple[str, Any]] | None:
     """A call of literals only (``arange(8)``) as the one call of another overload of the same
     op its ATen decomposition makes (``arange.start_step(0, 8, 1)``), bound to that overload's
     schema with its defaults; None when there is no such decomposition. The decomposition runs
-    under a dispatch mode that records the call and executes nothing."""
+    under a dispatch mode that records the call and executes nothing, once per overload, literal
+    values (:func:`_literal_memo_key`) and default dtype (which a decomposition may read): a
+    module-level memo, the same key giving the same decomposed call. (A decomposition reading the
+    default device could only change a device value, which a label does not spell.)"""
     if not _has_wider_positional(op):
         return None
+    key = (op, torch.get_default_dtype(), tuple((k, _literal_memo_key(v)) for k, v in bound))
+    if any(kv[1] is None for kv in key[2]):
+        return _decompose_literal_call(op, bound)
+    try:
+        got = _decomposed_cache[key]
+    except KeyError:
+        got = _decomposed_cache[key] = _decompose_literal_call(op, bound)
+    return None if got is None else list(got)
 
+
+def _decompose_literal_call(op: Any, bound: list[tuple[str, Any]]) -> list[tuple[str, Any]] | None:
+    """:func:`_decomposed_literal_call` without the memo."""
     decomp = decomposition_table.get(op)
     if decomp is None:
         return None
