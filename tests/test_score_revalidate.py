@@ -34,6 +34,9 @@ def test_revalidation_rule_on_known_rows():
     bad = revalidation_failures(public, held)
     assert [f.split(":")[1].strip() for f in bad] == ["a", "a", "a", "b"] and all(f.startswith("revalidation:") for f in bad)
     assert "zero_output" in bad[3]
+    # a task failed on purpose on one public variant is still judged by its correct ones
+    shield = [_row("c:0", "c", "runtime_crash", None), _row("c:1", "c", mp=-10)]
+    assert len(revalidation_failures(shield, [_row("c:h0", "c", mp=None)])) == 1
 
 
 def test_held_out_set_never_holds_a_public_subgraph():

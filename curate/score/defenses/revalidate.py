@@ -15,11 +15,12 @@ is run again, untimed, in a fresh candidate sandbox, on
 Every check of :func:`curate.score.defenses.checks.evaluate_subgraph` before timing applies
 (fresh inputs, independence, zero outputs, output types and aliases, threads and processes).
 :func:`revalidation_failures` judges the held-out rows against the candidate's own public rows:
-a violation anywhere fails; on a task whose public rows were all correct (status ``ok`` with a
-passing level), a held-out row must be correct too, passing no later than the task's worst public
-level plus :data:`curate.score.defenses.checks.FRESH_MARGIN` (a crash, a compile failure or a
-wrong answer there fails). Tasks the candidate already failed in public are not judged again
-except for violations. A candidate that fails is ``valid = false`` (ranked last, the floor
+a violation anywhere fails; on a task where any public row was correct (status ``ok`` with a
+passing level), a held-out row must be correct too, passing no later than the worst level of the
+task's correct public rows plus :data:`curate.score.defenses.checks.FRESH_MARGIN` (a crash, a
+compile failure or a wrong answer there fails). Failing one public variant on purpose therefore
+does not shield a task: only a task the candidate failed on every public row (b on each) is not
+judged again, except for violations. A candidate that fails is ``valid = false`` (ranked last, the floor
 reward of :func:`curate.score.reward.score_candidate`), with the failures named.
 """
 
@@ -55,10 +56,10 @@ def held_out_set(tasks_spec: str, configured: str | None, public_ids: list[str],
 
 
 def _correct_level(rows: list[dict]) -> int | None:
-    """The worst passing level of ``rows`` when every one is correct (``ok`` with a level), else None."""
-    if not rows or any(r.get("status") != "ok" or r.get("min_pass_t") is None for r in rows):
-        return None
-    return max(int(r["min_pass_t"]) for r in rows)
+    """The worst passing level over the correct rows of ``rows`` (``ok`` with a level); None when
+    no row is correct."""
+    levels = [int(r["min_pass_t"]) for r in rows if r.get("status") == "ok" and r.get("min_pass_t") is not None]
+    return max(levels) if levels else None
 
 
 def revalidation_failures(public_rows: list[dict], held_rows: list[dict]) -> list[str]:
