@@ -46,7 +46,7 @@ With ``--variants h:size:dtype,...`` the named variants are measured instead of 
 
 Writes per variant the stage's run-0 figures beside these, counts (``survives_freezing``,
 ``survives_parent`` as true / false / not judged), the machine, the 1-minute load average at the start
-and end and per child, and the command, to ``--out``: once after the variants (parents
+and end and per child, the children's wall seconds, and the command, to ``--out``: once after the variants (parents
 ``not_measured_yet``) and again after the parents. Children's results stay in ``--work`` (``--keep`` resumes).
 """
 
@@ -306,6 +306,7 @@ def survival_row(key: tuple[str, str, str], stage: dict, v: dict, parent: dict |
     row = {"variant": f"{h}:{size}:{dtype}", "subgraph_hash": h, "size": size, "dtype": dtype, **stage,
            "status": v.get("status"), "error": v.get("error"),
            "stable": v.get("stable"), "trials": v.get("trials"), "clock_gap": _round(v.get("clock_gap")),
+           "seconds": _round(v.get("seconds")),
            "load_avg": _round(v.get("load_avg_start")), "frozen_weights": v.get("frozen_weights"),
            "speedup_compiler": _round(v.get("speedup_compiler")), "speedup_e2e": _round(v.get("speedup_e2e")),
            "retimed_slower": survives((v.get("speedup_compiler") or [None] * 3)[2], m, v.get("inductor_correct"), v.get("stable"))
@@ -326,7 +327,8 @@ def survival_row(key: tuple[str, str, str], stage: dict, v: dict, parent: dict |
     row["parent"].update(status=parent.get("status"), error=parent.get("error"), stable=parent.get("stable"),
                          trials=parent.get("trials"), min_pass_t=parent.get("inductor_min_pass_t"),
                          speedup_compiler=_round(parent.get("speedup_compiler")), speedup_e2e=_round(parent.get("speedup_e2e")),
-                         eager_ms=_round(parent.get("eager_median_ms")), load_avg=_round(parent.get("load_avg_start")))
+                         eager_ms=_round(parent.get("eager_median_ms")), load_avg=_round(parent.get("load_avg_start")),
+                         seconds=_round(parent.get("seconds")))
     row["survives_parent"] = survives((parent.get("speedup_compiler") or [None] * 3)[2], float(parent.get("min_effect") or m),
                                       parent.get("inductor_correct"), parent.get("stable")) if p_ok else None
     if p_ok and ok:
@@ -457,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
             "source": f"--variants {args.variants}" if args.variants else f"long tail of {args.long_tail}",
             "tolerance_t": t, "protocol": base["timing"], "parents_measured": parents_done and not args.no_parent,
             **counts(rows), "rows": rows, "wall_s": round(time.perf_counter() - t0, 1),
+            "children_wall_s": round(sum(r.get("seconds") or 0.0 for r in rows)
+                                     + sum({(r["parent"]["graph_hash"], r["size"], r["dtype"]): r["parent"]["seconds"]
+                                            for r in rows if r["parent"].get("seconds")}.values()), 1),
             "machine": {"cpu_model": fp["cpu_model"], "logical_cores": fp["cpu_logical_cores"],
                         "usable_cores": fp["cpu_usable_cores"], "torch": fp["torch_version"], "timing_core": core},
             "load_avg_1min": {"start": round(load0[0], 2), "end": round(os.getloadavg()[0], 2),
