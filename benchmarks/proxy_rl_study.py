@@ -6,7 +6,7 @@ with the ``proxy.grpo`` params of ``params.yaml`` and a longer plan than the pip
 ``eval_samples`` samples at T=1 on the held-out edge set (what GRPO optimises) and greedy exact match
 on the held-out in-range set. Every run is a shard, ``<out>/<model>.s<seed>.json`` (run summary and
 per-step reward, KL, entropy, non-zero-advantage share), skipped on a rerun when it holds the same
-plan. ``<out>.json``: per model the gain in points (after - before) with a 95% t interval over
+plan and the same model weights (``model_sha256``). ``<out>.json``: per model the gain in points (after - before) with a 95% t interval over
 seeds (:func:`proxy_artifacts.fidelity.mean_ci95`), the non-zero-advantage share, machine, load and
 command.
 
@@ -27,6 +27,7 @@ from pathlib import Path
 
 from passnet_common.io import atomic_write_json
 from passnet_common.params import load_params
+from proxy_artifacts.checkpoint import weights_sha256
 from proxy_artifacts.fidelity import mean_ci95
 from proxy_artifacts.rl import run_grpo
 from proxy_artifacts.timing import load_average, machine
@@ -93,11 +94,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, d in models.items():
             f = out / f"{name}.s{seed}.json"
             g = dict(gp, seed=seed)
-            if a.summary_only or (f.exists() and json.loads(f.read_text()).get("grpo") == g):
+            if a.summary_only:
+                continue
+            sha = weights_sha256(d)
+            if f.exists() and (old := json.loads(f.read_text())).get("grpo") == g and old.get("model_sha256") == sha:
                 continue
             load0 = load_average()
             r = run_grpo(d, "none", g)
-            rec = {"model": name, "model_dir": d, "seed": seed, "grpo": g,
+            rec = {"model": name, "model_dir": d, "model_sha256": sha, "seed": seed, "grpo": g,
                    "summary": {k: v for k, v in r.items() if k not in ("steps", "timing")},
                    "steps": [{k: x[k] for k in STEP_KEYS if k in x} for x in r["steps"]],
                    "wall_s": sum(t["step_time_ms"] for t in r["timing"]["steps"]) / 1000 + r["timing"]["setup_s"],
@@ -105,8 +109,15 @@ def main(argv: list[str] | None = None) -> int:
             atomic_write_json(f, rec, indent=1)
             print(f"{name} s{seed}: edge reward {r['edge_reward_before']} -> {r['edge_reward_after']}, "
                   f"in range {r['heldout_acc_before']} -> {r['heldout_acc_after']}", flush=True)
+    res = summarise(out, list(models), a.seeds)
+    # headline figures keyed by model last (a model name may hold a dot: r0.5), for the docs' dotted keys
     summary = {"plan": {"steps": a.steps, "eval_problems": a.eval_problems, "eval_samples": a.eval_samples,
-                        "seeds": a.seeds}, "models": models, "results": summarise(out, list(models), a.seeds),
+                        "seeds": a.seeds}, "models": models, "results": res,
+               **{f"{k}_{part}": {n: r[k][part] for n, r in res.items()}
+                  for k in ("rl_gain_edge", "nonzero_advantage_share") for part in ("mean", "ci95")},
+               "edge_reward_before": {n: r["edge_reward_before"][0] if r["edge_reward_before"] else None
+                                      for n, r in res.items()},
+               "gain_excludes_zero": {n: r["gain_excludes_zero"] for n, r in res.items()},
                "machine": machine(), "load_average": load_average(), "command": cmd}
     atomic_write_json(out.with_suffix(".json"), summary, indent=1)
     print(json.dumps(summary["results"], indent=1))

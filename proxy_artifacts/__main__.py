@@ -73,8 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", required=True, help="name in the report (base, r0.5, ...)")
     p.add_argument("--out", required=True, help="output folder (<fault>.jsonl step logs, summary.json)")
     p.add_argument("--timing", help="JSON file for the measured step times / memory (kept out of --out)")
-    p.add_argument("--no-heldout", action="store_true",
-                   help="leave out the held-out healthy seeds (a control model: it never calibrates the detector)")
+    p.add_argument("--control", action="store_true",
+                   help="a control model's plan: no held-out healthy seeds (a control never calibrates the detector) "
+                        "and no fix runs (the fixes are judged on the base)")
 
     p = sub.add_parser("control", help="one negative control of a proxy (proxy.fidelity.controls)")
     p.add_argument("--params", default="params.yaml")
@@ -175,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         from .rl import run_grpo_all
 
         gp = _params(a.params)["grpo"]
-        if a.no_heldout:
-            gp = dict(gp, heldout_healthy_seeds=[])
+        if a.control:
+            gp = dict(gp, heldout_healthy_seeds=[], fix_runs=[])
         s = run_grpo_all(a.model, a.name, gp, a.out, timing_path=a.timing)
         if not s["complete"]:
             print(f"grpo {a.name}: INCOMPLETE, failed runs: "

@@ -60,7 +60,7 @@ class BaseConfig(ParamsConfig):
     task_answer_loss: bool = knob(True, doc="task windows: loss on the answers only")
     min_task_acc: float = knob(0.8, rule=_SHARE, doc="the stage fails below this held-out in-range exact match")
     train_windows_per_category: int = knob(1500, rule=positive(int))
-    edge_weight: float = knob(1.0, rule=non_negative(float),
+    edge_weight: float = knob(0.12, rule=non_negative(float),
                               doc="relative weight of the edge word length in the task's training windows "
                                   "(one in-range length = 1): how much of the edge the base learns")
     category_mix: dict[str, float] | None = knob(factory=lambda: {"reverse": 6.0},

@@ -157,10 +157,8 @@ ARITH_HELDOUT_SHARE = 0.2
 # calibration windows, held-out sets, GRPO prompts). In range: drawn uniformly; edge: the longest
 # length, drawn with a relative weight (one in-range length = 1; base training: proxy.base.edge_weight):
 # the less weight, the less of the edge the base solves and the more headroom RL has there. A length
-# beyond the longest trained one is no edge: the base extrapolates to none of it (0 of 64 held-out
-# nine-letter words, greedy or sampled, on a base trained on 2-8; 0 of 64 eight-letter words on one
-# trained on 2-7 with eight letters at weight 0.05), so the edge is the longest trained length, where
-# the tiny base is partly right when it samples.
+# beyond the longest trained one is no edge (the base extrapolates to none of it:
+# metrics/bench/proxy_edge_sweep.jsonl), so the edge is the longest trained length, seen less often.
 IN_RANGE_LEN = (2, 6)
 EDGE_LEN = (7, 7)
 REVERSE_LEN = (IN_RANGE_LEN[0], EDGE_LEN[1])
