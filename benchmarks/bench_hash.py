@@ -174,8 +174,8 @@ def real_graphs(which: tuple[str, ...] = ("llama70b", "qwen3next80b"), seq_len: 
     return out
 
 
-_CANONICAL_FILES = ("compiled", "labels", "fastpath", "stored", "effects", "order", "form", "__init__")
-_OPTIONAL_FILES = ("compiled",)  # absent at older revisions
+_CANONICAL_FILES = ("compiled", "labels", "fastpath", "stored", "effects", "order", "form", "seam", "__init__")
+_OPTIONAL_FILES = ("compiled", "seam")  # absent at older revisions
 _COMPILED_FILES = ("_cmerkle", "_cform")
 
 
