@@ -46,14 +46,19 @@ eager) and ``metrics/score.json`` (vs-Dynamo keys beside the vs-eager ones:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
+import os
+import random
 import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from curate.score.boundary.child import run_children
-from curate.score.config import ScoreConfig, run_config
+from curate.score.config import ScoreConfig, ScoreRevalidateConfig, run_config
 from curate.score.defenses.checks import (  # noqa: F401  (re-exported: the public API of the scorer)
     FRESH_CHECK_LEVEL,
     FRESH_MARGIN,
@@ -63,8 +68,13 @@ from curate.score.defenses.checks import (  # noqa: F401  (re-exported: the publ
     retime_subgraph,
 )
 from curate.score.defenses.revalidate import revalidate
-from curate.score.spec import Candidate, load_task_set, parse_candidate, static_violations  # noqa: F401
+from curate.score.scoring import aggregate_score, parse_graphnet_log, score_table
+from curate.score.spec import Candidate, candidate_source, load_task_set, parse_candidate, source_hash, static_violations  # noqa: F401
+from curate.score.trajectories import trajectories_table, trajectory_rows
 from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME, LEVELS
+from passnet_common.io import atomic_write_bytes, atomic_write_json, atomic_write_text, write_parquet
+from passnet_common.params import load_params
+from passnet_common.schema import to_table
 
 RESUME_KEYS = ("warmup", "trials", "min_trial_ms", "max_iqr_ratio", "retries", "check_per_trial", "pool_mb", "fresh_seed",
                "timing", "dispatch_guard", "no_match", "mem_cap_gb", "threads", "retime_above", "dynamo_reference", "n_boot",
@@ -83,8 +93,6 @@ def resume_key(cand: Candidate, tasks_spec: str, cfg: dict) -> str:
     """One key for a candidate's journal: its spec and source hash, the task set, the row-shaping
     configuration (:data:`RESUME_KEYS`) and the sha256 of the scorer's own files (:func:`scorer_files`,
     with ``curate/tolerance.py`` and ``passnet_common/worker.py``, whose helpers enforce the memory cap)."""
-    from curate.score.spec import candidate_source, source_hash
-
     here = Path(__file__).parent
     code = "".join(f"{p.relative_to(here).as_posix()}\n{p.read_text()}" for p in scorer_files())
     code += (here.parent / "tolerance.py").read_text()
@@ -113,8 +121,6 @@ class Journal:
                 self.done[d["id"]] = d["result"] if not d.get("crash") else ("crash", d["result"], d.get("class", "crash"))
 
     def add(self, sid: str, result: Any) -> None:
-        import os
-
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -215,7 +221,6 @@ def sample_ids(ids: list[str], k: int | None, seed: int) -> list[str]:
     """A seeded sample of ``k`` subgraph ids (all when ``k`` is None or >= len), in input order."""
     if k is None or k >= len(ids):
         return list(ids)
-    import random
 
     keep = set(random.Random(seed).sample(sorted(ids), int(k)))
     return [i for i in ids if i in keep]
@@ -307,8 +312,6 @@ def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p
     Raises:
         ValueError: unknown ``rank_reference``.
     """
-    from curate.score.scoring import aggregate_score, score_table
-
     if rank_reference not in REFERENCES:
         raise ValueError(f"unknown score.rank_reference {rank_reference!r}; known: {list(REFERENCES)}")
     score_rows, summary = [], {"default_convention": default_convention, "conventions": conventions, "p": p, "b": b,
@@ -358,8 +361,6 @@ def revalidate_top(cands: list[Candidate], all_rows: dict[str, list[dict]], summ
     """Re-validate the ``revalidate.top`` best valid candidates of ``summary["ranking"]`` (not
     ``eager``; :func:`curate.score.defenses.revalidate.revalidate`) on held-out shapes and seeds;
     name -> result."""
-    from curate.score.config import ScoreRevalidateConfig
-
     top = int(ScoreRevalidateConfig.from_params(run_config(cfg)["revalidate"], "score.revalidate").top)
     by_name = {c.name: c for c in cands}
     names = [n for n in summary["ranking"] if summary["candidates"][n]["valid"] and by_name[n].kind != "eager"
@@ -377,12 +378,10 @@ def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "pape
     """DVC plot data (vs eager) for the default ``convention`` over the whole set: ``score_es_t.csv`` and
     ``score_s_t.csv`` (column ``t`` plus one column per candidate), and ``score_curves.png``
     (S_t dashed and ES_t vs t, one panel per convention, log scale)."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415  (the Agg backend must be chosen before pyplot is imported)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from passnet_common.io import atomic_write_bytes, atomic_write_text
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (after matplotlib.use)
 
     rows = [r for r in score_rows if r["scope"] == "set" and r.get("reference", "eager") == "eager"]
     cands = list(dict.fromkeys(r["candidate"] for r in rows))
@@ -406,7 +405,6 @@ def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "pape
         ax.set_title(f"S_t (dashed) and ES_t, convention={conv}")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    import io
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
@@ -428,10 +426,6 @@ def add_score_args(s: argparse.ArgumentParser) -> None:
 
 def score_main(args: argparse.Namespace) -> int:
     """Run the ``score`` subcommand (see module docstring)."""
-    from passnet_common.io import atomic_write_json, write_parquet
-    from passnet_common.params import load_params
-    from passnet_common.schema import to_table
-
     # an explicit --params must exist (load_params names it); without the flag, a missing params.yaml means defaults
     block = load_params(args.params or "params.yaml", "score") if args.params or Path("params.yaml").exists() else {}
     conf = ScoreConfig.from_params(block, "score")
@@ -439,8 +433,6 @@ def score_main(args: argparse.Namespace) -> int:
     conventions = list(conf.conventions)
     default_conv = conf.convention
     if args.log:
-        from curate.score.scoring import aggregate_score, parse_graphnet_log, score_table
-
         rows = parse_graphnet_log(Path(args.log).read_text())
         table = [r for r in score_table(rows, "log", p, b, conventions) if r["scope"] == "set"]
         for r in table:
@@ -480,8 +472,6 @@ def score_main(args: argparse.Namespace) -> int:
         rows_ref = [r for r in score_rows if r["reference"] == ref]
         write_parquet(out / fname, to_table("scores", rows_ref, metadata={**meta, "passnet.score_reference": ref}))
     atomic_write_json(out / "summary.json", summary, indent=1)
-    from curate.score.spec import candidate_source
-    from curate.score.trajectories import trajectories_table, trajectory_rows
 
     traj = [t for c in cands for t in trajectory_rows(c.name, c.kind, candidate_source(c), all_rows[c.name],
                                                         rejected[c.name] + revalidation.get(c.name, {}).get("failures", []),
@@ -541,8 +531,6 @@ peak resident memory the parent read while the subgraph ran (bytes)."""
 
 def with_columns(table, rows: list[dict], columns=SAMPLE_COLUMNS):
     """``table`` with ``columns`` (``(name, arrow type name)``) appended from ``rows`` (missing: null)."""
-    import pyarrow as pa
-
     for name, typ in columns:
         if name not in table.column_names:
             table = table.append_column(pa.field(name, getattr(pa, typ)()), pa.array([r.get(name) for r in rows],

@@ -7,10 +7,16 @@ table (:mod:`curate.score.trajectories`) for that candidate.
 
 from __future__ import annotations
 
+import math
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from curate.score.config import run_config
+from curate.score.defenses.revalidate import revalidate
+from curate.score.evaluate import REFERENCES, reference_rows, run_candidate
+from curate.score.scoring import aggregate_score, score_curve
+from curate.score.spec import parse_candidate
 from curate.score.trajectories import trajectory_rows
 
 
@@ -42,14 +48,6 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
     Raises:
         ValueError: unknown ``kind`` or task set.
     """
-    import math
-
-    from curate.score.config import run_config
-    from curate.score.defenses.revalidate import revalidate
-    from curate.score.evaluate import REFERENCES, reference_rows, run_candidate
-    from curate.score.scoring import aggregate_score, score_curve
-    from curate.score.spec import parse_candidate
-
     if reference not in REFERENCES:
         raise ValueError(f"score_candidate: reference must be one of {list(REFERENCES)}, got {reference!r}")
     if kind not in ("module", "pass"):

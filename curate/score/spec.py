@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from curate.score.defenses import integrity
+from curate.score.synthetic_tasks import TaskSubgraph, builtin_task_set
+from curate.select.tasks import load_task_set as load  # the curate stage's loader
 
 
 @dataclass(frozen=True)
@@ -59,16 +61,9 @@ def load_task_set(spec: str, include_trivial: bool = False) -> list:
         ValueError: unknown spec / a folder without a loader.
     """
     if spec in ("builtin", "builtin-heldout"):
-        from curate.score.synthetic_tasks import builtin_task_set
-
         return builtin_task_set(include_trivial=include_trivial and spec == "builtin", held_out=spec == "builtin-heldout")
     if not Path(spec).is_dir():
         raise ValueError(f"task set {spec!r}: not 'builtin' and not a folder")
-    try:
-        from curate.select.tasks import load_task_set as load  # the curate stage's loader
-    except ImportError as exc:
-        raise ValueError(f"task set {spec!r}: curate.select.tasks.load_task_set is not available") from exc
-    from curate.score.synthetic_tasks import TaskSubgraph
 
     out = []
     for task_id, sub_hash, gm, make_inputs in load(spec, seed=0):

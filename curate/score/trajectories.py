@@ -18,6 +18,11 @@ import platform
 from typing import Any, Sequence
 
 import pyarrow as pa
+import torch
+
+from curate.score.defenses.checks import SCORE_CODE_VERSION
+from curate.score.scoring import aggregate_score, score_curve
+from curate.score.spec import source_hash
 
 TRAJECTORY_SCHEMA = pa.schema([
     pa.field("source_sha256", pa.string(), nullable=False),
@@ -44,10 +49,6 @@ TRAJECTORY_SCHEMA = pa.schema([
 
 def environment() -> dict[str, str]:
     """What a trajectory's figures depend on besides the candidate: torch, Python, CPU, scorer code."""
-    import torch
-
-    from curate.score.defenses.checks import SCORE_CODE_VERSION
-
     return {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
             "cpu": platform.processor() or platform.machine(), "score_code_version": str(SCORE_CODE_VERSION)}
 
@@ -55,9 +56,6 @@ def environment() -> dict[str, str]:
 def trajectory_rows(name: str, kind: str, source: str, rows: Sequence[dict], rejected: Sequence[str], p: float, b: float,
                     convention: str = "paper") -> list[dict[str, Any]]:
     """``trajectories`` rows of one candidate from its ``score_samples`` rows."""
-    from curate.score.scoring import aggregate_score, score_curve
-    from curate.score.spec import source_hash
-
     env = json.dumps(environment(), sort_keys=True)
     base = {"source_sha256": source_hash(source), "source": source, "candidate": name, "kind": kind,
             "rejected": list(rejected), "convention": convention, "environment": env}

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from curate.score.boundary.parent import SandboxFailure, mem_cap_bytes  # noqa: F401  (mem_cap_bytes: public here before)
+from curate.score.defenses.checks import evaluate_subgraph, retime_subgraph
 from curate.score.spec import Candidate, load_task_set
 
 POLL_S = 0.2
@@ -31,8 +32,6 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
     subgraphs ``ids``. Returns id -> row / retime dict (``peak_rss_bytes``: the largest sandbox RSS
     the parent read) or ``("crash", message, error_class)`` (module docstring). ``on_result(id,
     result)`` is called as each arrives (the resume journal)."""
-    from curate.score.defenses.checks import evaluate_subgraph, retime_subgraph
-
     subs = {s.subgraph_id: s for s in load_task_set(tasks_spec, include_trivial)}
     results: dict[str, Any] = {}
     for sid in ids:

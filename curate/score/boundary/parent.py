@@ -42,10 +42,12 @@ Python-level check and is held only by the process boundary, the clock and the s
 from __future__ import annotations
 
 import atexit
+import copy
 import json
 import os
 import pickle
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -55,6 +57,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from curate.score.config import run_config
+from passnet_common.worker import rss_bytes as rss
 
 SANDBOX = Path(__file__).with_name("sandbox.py")
 """The script the sandboxes run (stdlib + torch only)."""
@@ -87,8 +92,6 @@ class SandboxFailure(RuntimeError):
 
 def rss_bytes(pid: int) -> int | None:
     """Resident memory of ``pid`` (bytes; :func:`passnet_common.worker.rss_bytes`)."""
-    from passnet_common.worker import rss_bytes as rss
-
     return rss(pid)
 
 
@@ -213,7 +216,6 @@ class Sandbox:
             except OSError:
                 pass
         self._r = self._w = -1
-        import shutil
 
         shutil.rmtree(self._dir, ignore_errors=True)
 
@@ -371,16 +373,12 @@ DYNAMO_CANDIDATE = ("backend", "eager")
 
 
 def _key(cfg: dict) -> tuple:
-    from curate.score.config import run_config
-
     cfg = run_config(cfg)
     return (int(cfg["threads"]), float(cfg["mem_cap_gb"]), cfg["inductor_cache"])
 
 
 def mem_cap_bytes(cfg: dict) -> int:
     """The resident-memory cap of a sandbox in bytes (``mem_cap_gb``, GiB; default: :class:`curate.score.config.ScoreConfig`)."""
-    from curate.score.config import run_config
-
     return int(float(run_config(cfg)["mem_cap_gb"]) * (1 << 30))
 
 
@@ -447,8 +445,6 @@ def graph_payload(gm: torch.fx.GraphModule) -> bytes:
     ``get_attr`` / ``call_module`` nodes name. Pickling a ``GraphModule`` itself re-traces its
     generated code on load, which rewrites calls (``F.batch_norm``'s positional defaults become
     fewer arguments) so that a pass's pattern literals no longer match."""
-    import copy
-
     g = torch.fx.Graph()
     out = g.graph_copy(gm.graph, {})
     g.output(out)

@@ -32,6 +32,8 @@ compares the slots with the reference's.
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import json
 import os
 import pickle
@@ -112,7 +114,7 @@ class Runner:
     """The request loop of one sandbox process."""
 
     def __init__(self, role: str):
-        import torch
+        import torch  # noqa: PLC0415  (import order: the sandbox's torch loads after main's set-up (this folder off sys.path, the evaluator's packages refused), so nothing torch imports at start-up can reach them)
 
         self.torch = torch
         self.role = role
@@ -130,12 +132,12 @@ class Runner:
         if msg.get("inductor_cache"):
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = msg["inductor_cache"]
         try:
-            import tqdm
+            import tqdm  # noqa: PLC0415  (optional: absent in an environment without tqdm; the sandbox imports only the standard library and torch for itself)
 
             tqdm.tqdm.monitor_interval = 0  # no tqdm monitor thread: any thread is the candidate's
         except ImportError:  # pragma: no cover
             pass
-        import torch._inductor.config as ic
+        import torch._inductor.config as ic  # noqa: PLC0415  (env: after TORCHINDUCTOR_CACHE_DIR is set above (torch._dynamo reads it at import))
 
         ic.compile_threads = 1
         ic.fallback_random = True
@@ -159,8 +161,8 @@ class Runner:
         ``candidate``. Errors: ``{"error", "code"}`` with code 3 (compile failure) or 2
         (the compiled code's first run raised)."""
         # the sandbox's torch (self.torch, imported after the sandbox's own set-up), with its submodules
-        import torch._dynamo  # noqa: PLC0415  (binds the name torch to that same module)
-        import torch.fx  # noqa: PLC0415
+        import torch._dynamo  # noqa: PLC0415  (import order: torch only after main's set-up; binds the name torch to self.torch)
+        import torch.fx  # noqa: PLC0415  (import order: as above)
 
         key = msg.get("key")
         if self.role == "reference" and key is not None and key in self.cache:
@@ -214,9 +216,7 @@ class Runner:
         return compiled
 
     def _pass(self, mod, gm, ex, msg: dict) -> dict:
-        import copy
-
-        from torch.fx.subgraph_rewriter import replace_pattern
+        from torch.fx.subgraph_rewriter import replace_pattern  # noqa: PLC0415  (import order: torch only after main's set-up, see Runner.__init__)
 
         try:
             pairs = getattr(mod, "PATTERNS", None) or [(mod.pattern, mod.replacement)]
@@ -241,7 +241,7 @@ class Runner:
     def probe(self, msg: dict) -> dict:
         """Run ``side`` once on input set ``set`` and describe its outputs (the reference's layout)."""
         torch = self.torch
-        from torch.utils._pytree import tree_flatten
+        from torch.utils._pytree import tree_flatten  # noqa: PLC0415  (import order: torch only after main's set-up, see Runner.__init__)
 
         if msg.get("seed") is not None:
             torch.manual_seed(int(msg["seed"]))
@@ -270,7 +270,7 @@ class Runner:
         ``output_mismatch`` (structure, dtype or shape not the reference's; the set's slots are
         then left as they were and the parent fails the call)."""
         torch = self.torch
-        from torch.utils._pytree import tree_flatten
+        from torch.utils._pytree import tree_flatten  # noqa: PLC0415  (import order: torch only after main's set-up, see Runner.__init__)
 
         fn = self.fns[msg["side"]]
         seed = msg.get("seed")
@@ -313,8 +313,6 @@ class _RunError(RuntimeError):
 
 
 def _load_file(path: str, name: str = "candidate"):
-    import importlib.util
-
     spec = importlib.util.spec_from_file_location(f"{name}_{abs(hash(path))}", path)
     if spec is None or spec.loader is None:
         raise ValueError(f"cannot load candidate file {path}")

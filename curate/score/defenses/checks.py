@@ -33,12 +33,35 @@ A violation sets ``status = violation``: the floor b at every level in both conv
 from __future__ import annotations
 
 import hashlib
+import statistics
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils.flop_counter import FlopCounterMode
+
+from curate.score.boundary.parent import (
+    DYNAMO_CANDIDATE,
+    GUARD,
+    SandboxFailure,
+    SharedSlots,
+    candidate_sandbox,
+    dynamo_sandbox,
+    graph_payload,
+    host_copy_bandwidth,
+    host_flop_peak,
+    leaf_specs,
+    reference_sandbox,
+)
+from curate.score.config import run_config
 from curate.score.defenses import integrity
-from curate.score.spec import Candidate
-from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME
+from curate.score.defenses.clock import AccountableConfig, measure_boundary
+from curate.score.defenses.compare import chunked_comparisons, fast_min_pass_t, independence_violations, output_leaves, rng_stats_agree
+from curate.score.spec import Candidate, candidate_source, source_hash
+from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, sample_min_pass_t, trivial_reason
 
 SCORE_CODE_VERSION = 5  # 5: the trust boundary (sandbox processes, parent clock, violations floored)
 FRESH_CHECK_LEVEL = -5
@@ -67,8 +90,6 @@ def error_class_of(message: str | None) -> str:
 
 def _timed_fields(pt) -> dict[str, Any]:
     """Row fields of one :class:`curate.score.defenses.clock.AccountableTiming` (ms are per-call medians)."""
-    import statistics
-
     out = {"status": "ok", "speedup": pt.speedup, "eager_ms": statistics.median(pt.eager_ms),
            "candidate_ms": statistics.median(pt.candidate_ms), "stable": pt.stable, "timing_attempt": pt.attempt,
            "inner": pt.inner, "n_checked": pt.n_checked}
@@ -97,9 +118,6 @@ def is_rng_graph(gm) -> bool:
 def _timing_config(cfg: dict, seed_each_call: bool, parent_clock: bool = False):
     """The accountable timing knobs; under the parent's clock a trial lasts at least
     ``clock_min_trial_ms`` (10 ms) so that pipe / wake-up latency stays small against it."""
-    from curate.score.config import run_config
-    from curate.score.defenses.clock import AccountableConfig
-
     cfg = run_config(cfg)
     min_ms = float(cfg["min_trial_ms"])
     if parent_clock:
@@ -112,10 +130,6 @@ def _timing_config(cfg: dict, seed_each_call: bool, parent_clock: bool = False):
 
 def _output_checks(out1, out_f, ref, ref_f, trivial) -> list[str]:
     """``input_independent`` / ``zero_output`` findings over the two checked calls."""
-    import torch
-
-    from curate.score.defenses.compare import independence_violations, output_leaves
-
     found = []
     same = independence_violations(out1, out_f, ref, ref_f)
     if same:
@@ -184,22 +198,6 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         curate.score.boundary.parent.SandboxFailure: a sandbox died, timed out or passed the memory cap
             (:func:`curate.score.boundary.child.run_children` makes the row; ``role`` says which).
     """
-    import time
-
-    import torch
-
-    from curate.score.boundary.parent import (
-        SandboxFailure,
-        SharedSlots,
-        candidate_sandbox,
-        graph_payload,
-        leaf_specs,
-        reference_sandbox,
-    )
-    from curate.score.config import run_config
-    from curate.score.defenses.compare import chunked_comparisons, fast_min_pass_t, rng_stats_agree
-    from curate.tolerance import sample_min_pass_t, trivial_reason
-
     row: dict[str, Any] = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id,
                            "subgraph_id": sub.subgraph_id, "violations": [], "flags": [], "retimed": False, "scored": True,
                            "code_version": SCORE_CODE_VERSION}
@@ -259,8 +257,6 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             row.update(status="excluded", scored=False, error_message=f"trivial reference outputs: {sorted(set(trivial))}")
             return row
         timing = _timing_config(cfg, rng, True)
-        from curate.score.boundary.parent import GUARD
-        from curate.score.spec import candidate_source, source_hash
 
         tag = (":retime" if cfg.get("retime") else "") + (":revalidate" if cfg["input_seed"] else "")  # a fresh process
         who = f"{cand.spec}:{source_hash(candidate_source(cand))}{tag}"
@@ -338,8 +334,6 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             _reference_only(row, ref, sub, out_specs, treespec, alias, cfg, timing,
                             _dynamo_side(run, row, cfg, who, side) if want_dynamo else None, deadline)
         elif cfg["timing"]:
-            from curate.score.defenses.clock import measure_boundary
-
             pairs = [(ref_leaves[j], ref_other[j]) if j in rng_dep else None for j in range(len(ref_leaves))] if rng_dep else None
             dyn = _dynamo_side(run, row, cfg, who, side) if want_dynamo else None
             try:
@@ -389,8 +383,6 @@ class _Side:
     def load(self, box, run, name: str, kind: str, target: str, deadline: float) -> tuple[dict, float]:
         """Slots ``<name>_in`` (seed-0, seed-0, fresh inputs) and ``<name>_out`` (3 sets each) bound
         in ``box``, then the graph loaded as candidate ``kind:target``; ``(reply, ms)``."""
-        from curate.score.boundary.parent import SharedSlots
-
         run.slots[f"{name}_in"], run.slots[f"{name}_out"] = SharedSlots(self.in_specs, 3), SharedSlots(self.out_specs, 3)
         for k, v in enumerate((self.inputs0, self.inputs0, self.fresh)):
             run.slots[f"{name}_in"].write(k, v)
@@ -418,8 +410,6 @@ def _dynamo_side(run, row: dict, cfg: dict, who: str, side: _Side):
     given exactly what the candidate's is (:class:`_Side`: its slots, the graph loaded as
     ``backend:eager``, the two checked calls); None, with the flag ``dynamo_reference_failed`` and
     ``dynamo_error`` on ``row``, when Dynamo could not compile or run the graph."""
-    from curate.score.boundary.parent import DYNAMO_CANDIDATE, dynamo_sandbox
-
     box = dynamo_sandbox(cfg, who)
     rep, _ = side.load(box, run, "dyn", *DYNAMO_CANDIDATE, run.deadline)
     if "error" not in rep:
@@ -445,8 +435,6 @@ def _process_findings(box, when: str) -> list[str]:
     if extra:
         out.append(f"threads_started: {len(extra)} thread(s) of the candidate process alive {when}")
     try:
-        import psutil
-
         kids = [c for c in psutil.Process(box.pid).children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
     except Exception:  # noqa: BLE001 - the process ended between the two reads
         kids = []
@@ -460,10 +448,6 @@ def roofline_violations(inputs: list, outputs: list, candidate_ms: float, factor
     ``candidate_ms`` ms; a rate above ``factor`` times the host's best measured copy bandwidth
     (:func:`curate.score.boundary.parent.host_copy_bandwidth`) is not computation (KernelBench-Hard's
     peak-fraction check; llm.c#851's L2-resident kernel at 4x the physical peak)."""
-    import torch
-
-    from curate.score.boundary.parent import host_copy_bandwidth
-
     nbytes = sum(x.numel() * x.element_size() for x in list(inputs) + list(outputs) if isinstance(x, torch.Tensor))
     if not candidate_ms or candidate_ms <= 0 or not nbytes:
         return []
@@ -480,10 +464,6 @@ def graph_flops(gm, inputs: list) -> int | None:
     per multiply-add; element-wise ops count 0) on fake tensors of the inputs' shapes
     (:class:`torch._subclasses.fake_tensor.FakeTensorMode`: nothing is computed). Runs the trusted
     graph in the parent, never candidate code. None when the graph does not run on fake tensors."""
-    import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.utils.flop_counter import FlopCounterMode
-
     try:
         with FakeTensorMode(allow_non_fake_inputs=True) as mode:
             fake = [mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in inputs]
@@ -501,8 +481,6 @@ def flop_violations(flops: int | None, candidate_ms: float, factor: float = 2.0,
     (:func:`curate.score.boundary.parent.host_flop_peak` unless ``peak`` is given, FLOP/s) x
     ``threads`` is work the candidate did not do (the compute side of the roofline; KernelBench-Hard's
     peak-fraction check). No FLOPs (element-wise graphs) or no time: no finding."""
-    from curate.score.boundary.parent import host_flop_peak
-
     if not flops or not candidate_ms or candidate_ms <= 0:
         return []
     rate = flops / (candidate_ms / 1e3)
@@ -530,7 +508,6 @@ def _reference_only(row: dict, ref, sub, out_specs, treespec, alias, cfg: dict, 
         return
     if dyn is None:
         return
-    from curate.score.defenses.clock import measure_boundary
 
     pt = measure_boundary(ref, None, sub.make_inputs, out_specs, treespec, timing, deadline, dyn, alias=alias)
     f = _timed_fields(pt)

@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 import torch
 
+from curate.score.boundary.parent import SharedSlots, leaf_specs
 from curate.score.defenses import integrity
 from curate.score.defenses.compare import fast_min_pass_t, independence_violations, rng_stats_agree
 from curate.timing import iqr_ratio, paired_bootstrap, ratio_of_medians
@@ -198,8 +199,6 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         RuntimeError: a side's run raised (the message of the sandbox); the caller classifies it.
         curate.score.boundary.parent.SandboxFailure: a sandbox died, timed out or passed the memory cap.
     """
-    from curate.score.boundary.parent import SharedSlots, leaf_specs
-
     cfg = cfg or AccountableConfig()
     rng = rng or random.SystemRandom()
     rng_dep = rng_dep or set()

@@ -14,14 +14,22 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_flatten
 
-from curate.tolerance import sample_min_pass_t
+from curate.tolerance import (
+    LEVELS,
+    OutputComparison,
+    compare_output,
+    compare_outputs,
+    first_pass,
+    is_exact_dtype,
+    level_check,
+    sample_min_pass_t,
+)
 
 
 def output_leaves(out: Any) -> list:
     """The leaves of a (nested) output, in pytree order (tensors and non-tensors alike)."""
-    from torch.utils._pytree import tree_flatten
-
     return tree_flatten(out)[0]
 
 
@@ -62,10 +70,6 @@ def fast_min_pass_t(actual: Any, expected: Any, chunk: int = CHECK_CHUNK) -> int
     Returns:
         -10 .. 5, or None (fails at every level; structure or dtype mismatch).
     """
-    from torch.utils._pytree import tree_flatten
-
-    from curate.tolerance import LEVELS, compare_output, compare_outputs, is_exact_dtype
-
     a_leaves, a_spec = tree_flatten(actual)
     e_leaves, e_spec = tree_flatten(expected)
     if len(a_leaves) != len(e_leaves) or str(a_spec) != str(e_spec):
@@ -92,8 +96,6 @@ def _float_first(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype, lo: int) 
     passes against ``e`` (None: at none), with :func:`curate.tolerance.compare_output`'s element
     rule and level bisection (:func:`curate.tolerance.level_check`, :func:`curate.tolerance.first_pass`)
     on this chunk only."""
-    from curate.tolerance import LEVELS, first_pass, level_check
-
     check = level_check(a.to(torch.float64), e.to(torch.float64), dtype)
     if check(LEVELS[lo]):
         return lo
@@ -108,10 +110,6 @@ def chunked_comparisons(actual: Any, expected: Any, chunk: int = CHECK_CHUNK) ->
     chunk as in :func:`fast_min_pass_t`); ``max_rel_diff`` is the largest over chunks with a
     non-zero reference element (nan when no chunk has one), ``trivial`` / ``zero_pass_t`` are not
     computed for chunked leaves (None: the scorer reads neither from these comparisons)."""
-    from torch.utils._pytree import tree_flatten
-
-    from curate.tolerance import LEVELS, OutputComparison, compare_output, compare_outputs
-
     a_leaves, a_spec = tree_flatten(actual)
     e_leaves, e_spec = tree_flatten(expected)
     if len(a_leaves) != len(e_leaves) or str(a_spec) != str(e_spec):

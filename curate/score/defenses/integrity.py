@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 import torch
+from torch.utils._pytree import tree_flatten
 
 FORBIDDEN_MODULES = (
     "curate", "passnet_common", "sandbox", "boundary", "__main__", "time", "timeit", "threading", "_thread",
@@ -157,8 +158,6 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
 
 
 def _leaves(x: Any) -> list[torch.Tensor]:
-    from torch.utils._pytree import tree_flatten
-
     return [t for t in tree_flatten(x)[0] if isinstance(t, torch.Tensor)]
 
 
