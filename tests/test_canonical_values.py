@@ -15,6 +15,7 @@ import torch.fx as fx
 import torch.nn.functional as F
 
 from passnet_common.canonical import canonicalize
+from passnet_common.canonical import labels as L
 from passnet_common.canonical.compiled import python_only
 from passnet_common.canonical.effects import aliased_inputs, draws_random
 from passnet_common.canonical.form import _labels, labels_plain
@@ -178,8 +179,6 @@ def test_decomposition_memo_keeps_literals_apart():
     gives what an unmemoised decomposition gives, on its first and on a repeated call, and a
     graph of ``arange(-0.0)`` stays apart from one of ``arange(0.0)`` whichever is
     hashed first (and ``arange(8)`` from ``arange(8.0)``, ``arange(1)`` from ``arange(True)``)."""
-    from passnet_common.canonical import labels as L
-
     spellings = [
         (torch.ops.aten.arange.default, [("end", 8), ("dtype", None), ("layout", None), ("device", None),
                                          ("pin_memory", None)]),
