@@ -25,11 +25,11 @@ from passnet_common.cli import run_cli
 from passnet_common.io import atomic_write_json
 from passnet_common.params import load_params
 
+from .config import proxy_params
+
 
 def _params(path: str) -> dict:
     """The validated ``proxy`` block of ``path``, every key a file leaves out at its default."""
-    from .config import proxy_params
-
     return proxy_params(load_params(path, "proxy"))
 
 
@@ -122,11 +122,11 @@ def main(argv: list[str] | None = None) -> int:
 
     a = ap.parse_args(argv)
     if a.cmd == "build-corpus":
-        from . import corpus
+        from . import corpus  # noqa: PLC0415  (per command: only the chosen subcommand's code is imported, as passnet_common.cli does; --help loads no torch / transformers / trl)
 
         print(corpus.build_corpus_file(a.out or corpus.CORPUS_FILE, a.stdlib))
     elif a.cmd == "train-base":
-        from .base_model import check_competent, train_base
+        from .base_model import check_competent, train_base  # noqa: PLC0415  (per command, as above)
 
         prm = _params(a.params)["base"]
         summary = train_base(prm, a.out)
@@ -151,29 +151,29 @@ def main(argv: list[str] | None = None) -> int:
             }, indent=1)
         check_competent(summary, prm["min_task_acc"])
     elif a.cmd == "stats":
-        from .pipeline import run_stats
+        from .pipeline import run_stats  # noqa: PLC0415  (per command, as above)
 
         prm = _params(a.params)
         run_stats(prm, a.base or prm["model"]["path"], a.out, a.plot)
     elif a.cmd == "prune":
-        from .pipeline import run_prune
+        from .pipeline import run_prune  # noqa: PLC0415  (per command, as above)
 
         prm = _params(a.params)
         m = run_prune(prm, a.base or prm["model"]["path"], a.stats, a.keep_ratio, a.out, a.metrics)
         print(json.dumps({k: v for k, v in m.items() if "/" not in k}, indent=1))
     elif a.cmd == "control":
-        from .pipeline import build_control
+        from .pipeline import build_control  # noqa: PLC0415  (per command, as above)
 
         prm = _params(a.params)
         build_control(prm, a.kind, a.base or prm["model"]["path"], a.stats, a.proxy,
                       float(prm["fidelity"]["controls"]["keep_ratio"]), a.out)
     elif a.cmd == "compare":
-        from .pipeline import run_compare
+        from .pipeline import run_compare  # noqa: PLC0415  (per command, as above)
 
         prm = _params(a.params)
         run_compare(prm, a.base or prm["model"]["path"], a.stats, a.out, a.metrics)
     elif a.cmd == "grpo":
-        from .rl import run_grpo_all
+        from .rl import run_grpo_all  # noqa: PLC0415  (per command, as above)
 
         gp = _params(a.params)["grpo"]
         if a.control:
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"grpo {a.name}: INCOMPLETE, failed runs: "
                   f"{sorted(f for f, r in s['runs'].items() if 'error' in r)}", file=sys.stderr)
     elif a.cmd == "fidelity":
-        from .fidelity import run_fidelity
+        from .fidelity import run_fidelity  # noqa: PLC0415  (per command, as above)
 
         dirs = {}
         for item in a.runs:
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"false_positive_rate": m["false_positive_rate"], "reproduction_rate": m["reproduction_rate"],
                           "base_self_reproduction_rate": m["base_self_reproduction_rate"]}, indent=1))
     elif a.cmd == "cost":
-        from .cost import measure_side_by_side, write_cost
+        from .cost import measure_side_by_side, write_cost  # noqa: PLC0415  (per command, as above)
 
         def pairs(items, flag):
             out = {}
@@ -228,12 +228,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: m[k] for k in ("step_time_ratio_measured", "peak_memory_ratio_measured",
                                             "load_average_start")}, indent=1))
     elif a.cmd == "publish":
-        from .hub import publish
+        from .hub import publish  # noqa: PLC0415  (per command, as above)
 
         print(publish(a.folder, a.repo_id, endpoint=a.endpoint, private=a.private, fidelity=a.fidelity,
                       proxy_name=a.name, base_metrics=a.base_metrics, base_model=a.base_model))
     elif a.cmd == "pull":
-        from .hub import pull
+        from .hub import pull  # noqa: PLC0415  (per command, as above)
 
         print(pull(a.spec, endpoint=a.endpoint, cache_dir=a.cache_dir, expect_base=a.expect_base,
                    allow_unpinned=a.allow_unpinned))

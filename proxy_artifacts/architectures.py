@@ -39,12 +39,29 @@ import argparse
 import contextlib
 import copy
 import json
+import math
+import os
 import sys
 import tempfile
 import traceback
+import zlib
 from pathlib import Path
+from unittest import mock
 
+import huggingface_hub.constants as hc
 import torch
+from huggingface_hub import HfApi
+from transformers import AutoConfig, AutoModelForCausalLM
+
+from passnet_common.hub_standin import HubStandIn
+from passnet_common.io import atomic_write_json
+from passnet_common.params import load_params
+
+from . import corpus, rl
+from .adapters import adapter_for, expert_count, moe_blocks
+from .hub import publish, pull
+from .pipeline import run_prune, run_stats
+from .timing import machine
 
 FAMILY_ORDER = ("qwen3_moe", "qwen2_moe", "olmoe", "mixtral", "deepseek_v3", "gpt_oss")
 FAMILY_NAMES = {"qwen3_moe": "Qwen3-MoE", "qwen2_moe": "Qwen2-MoE", "olmoe": "OLMoE", "mixtral": "Mixtral",
@@ -98,11 +115,6 @@ def save_tiny_base(family: str, folder: str | Path, seed: int = 0) -> dict:
     Returns {"model_type", "class", "params", "experts", "top_k", "moe_layers", "shared_experts",
     "router"} of the saved model. Raises ValueError: unknown family.
     """
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    from . import corpus
-    from .adapters import adapter_for, expert_count, moe_blocks
-
     if family not in TINY_CONFIGS:
         raise ValueError(f"unknown family {family!r}; known: {sorted(TINY_CONFIGS)}")
     tok = corpus.build_tokenizer()
@@ -131,10 +143,6 @@ def save_tiny_base(family: str, folder: str | Path, seed: int = 0) -> dict:
 
 def _check_loaded(pulled: Path, local: Path, kept_count: int) -> dict:
     """Step ``from_pretrained``: plain load of the pulled folder, keys, expert counts, logits."""
-    from transformers import AutoModelForCausalLM
-
-    from .adapters import adapter_for, expert_count, moe_blocks
-
     model, info = AutoModelForCausalLM.from_pretrained(pulled, output_loading_info=True)
     bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
     if bad:
@@ -156,8 +164,6 @@ def completion_hash_reward(prompts, completions, **kwargs) -> list[float]:
     Deterministic and different for different completions, so a group of sampled completions has a
     non-zero advantage unless its completions are identical: the policy-gradient term then reaches
     the parameters of a random model that would earn 0 of the task reward."""
-    import zlib
-
     return [(zlib.crc32(str(c).encode()) % 1000) / 1000.0 for c in completions]
 
 
@@ -170,11 +176,6 @@ def _check_grpo(pulled: Path, gp: dict, kept_count: int) -> dict:
     (``reward_std`` > 0), gradient norm > 0 and ``update_norm`` (the parameter change, L2) > 0, expert
     load over exactly the kept experts, finite weights after the step.
     """
-    import math
-    from unittest import mock
-
-    from . import rl
-
     # rl.run_grpo reads the module's reward_exact at call time; the check swaps it for the hash reward
     with mock.patch.object(rl, "reward_exact", completion_hash_reward):
         r = rl.run_grpo(pulled, "none", dict(gp, aux_loss_coef=0.0))
@@ -209,8 +210,6 @@ def hub_endpoint(endpoint: str, cache: str | Path):
     """Point ``huggingface_hub`` (and so ``from_pretrained`` of a Hub id) at ``endpoint`` with the Hub
     cache in ``cache``, online, for the duration: ``constants.ENDPOINT``, the resolve-URL template,
     ``HF_HUB_CACHE`` and ``HF_HUB_OFFLINE`` are read at call time (a stand-in Hub in a test process)."""
-    import huggingface_hub.constants as hc
-
     names = ("ENDPOINT", "HUGGINGFACE_CO_URL_TEMPLATE", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
     old = {n: getattr(hc, n) for n in names}
     try:
@@ -236,11 +235,6 @@ def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str,
     Returns {"family", "name", "steps": {step: {"ok", ...details or "error"}}, "passed" (all seven ok),
     "base" (:func:`save_tiny_base`), "base_id", "merge", "method", "keep_ratio_effective"}.
     """
-    from huggingface_hub import HfApi
-
-    from .hub import publish, pull
-    from .pipeline import run_prune, run_stats
-
     work = Path(work)
     p = tiny_params(proxy_params)
     out = {"family": family, "name": FAMILY_NAMES.get(family, family), "steps": {}}
@@ -299,12 +293,6 @@ def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str,
 
 def run_all(proxy_params: dict, families=FAMILY_ORDER, work: str | Path | None = None) -> dict:
     """Every family through :func:`run_family` against one offline Hub stand-in; the metrics dict."""
-    import os
-
-    from passnet_common.hub_standin import HubStandIn
-
-    from .timing import machine
-
     token = "hf_standin_token"
     with tempfile.TemporaryDirectory(prefix="proxy_arch_") as tmp, HubStandIn() as hub:
         root = Path(work or tmp)
@@ -357,9 +345,6 @@ def render_docs(doc: str | Path, m: dict) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from passnet_common.io import atomic_write_json
-    from passnet_common.params import load_params
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--out", default="metrics/proxy_architectures.json")

@@ -21,7 +21,9 @@ from transformers import AutoConfig, AutoModelForCausalLM
 from passnet_common.io import atomic_write_json
 
 from . import corpus
+from .adapters import adapter_for, moe_blocks
 from .config import BaseConfig
+from .metrics import sampled_reward, task_accuracy
 
 
 def make_config(p: dict, vocab_size: int, special_ids: dict):
@@ -107,8 +109,6 @@ def routing_summary(model, tokenizer, seq_len: int, windows: int) -> dict:
     Returns {"load": {category: [[share per expert] per layer]}, "entropy": {category: [H per layer]},
     "max_entropy": log E, "js_divergence": [mean pairwise JS between categories, per layer]} (nats).
     """
-    from .adapters import adapter_for, moe_blocks
-
     a = adapter_for(model.config)
     blocks = moe_blocks(model, a)
     loads = {}
@@ -162,8 +162,6 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
     where GRPO starts) with the share of problems whose samples disagree
     (``task_nonzero_advantage_share_edge``).
     """
-    from .metrics import sampled_reward, task_accuracy
-
     out_dir = Path(out_dir)
     torch.manual_seed(p["seed"])
     torch.set_num_threads(p.get("threads", BaseConfig.threads))

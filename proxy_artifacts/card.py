@@ -18,7 +18,12 @@ local base that is also on the Hub).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Mapping
+
+from huggingface_hub import ModelCard, ModelCardData, hf_hub_download
+
+from .adapters import ADAPTERS
 
 # licence identifiers of the Hub's list that bases of the supported families use; others go to license_name
 HUB_LICENSES = {"apache-2.0", "mit", "llama2", "llama3", "llama3.1", "llama3.2", "llama3.3", "gemma", "openrail",
@@ -35,8 +40,6 @@ def builtin_training_record(base_dir) -> dict | None:
     """What identifies the builtin base: its ``train_log.json`` (written only by
     :func:`base_model.train_base`) reduced to ``model_type``, ``corpus_sha256``, ``steps`` and ``task``;
     None for a folder without one (a user's local checkpoint) or a Hub id."""
-    from pathlib import Path
-
     f = Path(str(base_dir)) / "train_log.json"
     if not f.is_file():
         return None
@@ -90,8 +93,6 @@ def base_license_from_hub(base_id: str) -> dict | None:
         return None
     repo, _, rev = base_id[3:].partition("@")
     try:
-        from huggingface_hub import ModelCard, hf_hub_download
-
         data = ModelCard.load(hf_hub_download(repo, "README.md", revision=rev or None)).data
     except Exception:  # noqa: BLE001 - offline, gated, no card: the card then says the licence is not known
         return None
@@ -265,10 +266,6 @@ def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Map
         base_metrics: ``metrics/proxy_base.json`` (task name, lengths, held-out accuracy of the base).
         base_model: Hub id of the base for the metadata when the lineage's base id is local.
     """
-    from huggingface_hub import ModelCard, ModelCardData
-
-    from .adapters import ADAPTERS
-
     base = str(lineage["base_model_id"])
     hub_base = base_model or (base[3:].split("@")[0] if base.startswith("hf:") else None)
     lic = license_meta(lineage)

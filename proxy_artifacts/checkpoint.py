@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from passnet_common.io import atomic_write_json, atomic_write_text, sha256_file
 
@@ -212,7 +212,6 @@ def verify_lineage(folder: str | Path, expect_base: str | None = None) -> dict:
         raise ValueError(f"{folder}: weights sha256 {got} != lineage {lin['proxy_weights_sha256']}")
     if sha256_file(folder / "kept_experts.json") != lin["kept_experts_sha256"]:
         raise ValueError(f"{folder}: kept_experts.json does not match lineage.json")
-    from transformers import AutoConfig
 
     cfg = AutoConfig.from_pretrained(folder)
     n = expert_count(cfg, adapter_for(cfg))

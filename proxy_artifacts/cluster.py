@@ -38,6 +38,7 @@ from typing import Mapping
 
 import numpy as np
 import torch
+from sklearn.cluster import AgglomerativeClustering
 
 from .stats import ExpertStats
 
@@ -106,8 +107,6 @@ def combined_distance(views: Mapping[str, float], stats: ExpertStats, li: int,
 
 def cluster_labels(dist: np.ndarray, k: int, linkage: str = "average") -> np.ndarray:
     """Agglomerative clustering (scikit-learn, precomputed distance) into exactly ``k`` clusters: [E] int."""
-    from sklearn.cluster import AgglomerativeClustering
-
     E = dist.shape[0]
     if not 1 <= k <= E:
         raise ValueError(f"cannot form {k} clusters of {E} experts")

@@ -48,6 +48,8 @@ import sysconfig
 from pathlib import Path
 
 import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
 
 CATEGORIES = ("text", "code", "reverse")
 TASK = "reverse"  # the verifiable task of the default base (a category of CATEGORIES)
@@ -279,9 +281,6 @@ def documents(category: str, split: str, max_chars: int, seed: int = 0, edge_wei
 
 def build_tokenizer():
     """Byte-level ``PreTrainedTokenizerFast``: ids 0-2 specials (pad, bos, eos), 3..258 bytes."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
     alphabet = pre_tokenizers.ByteLevel.alphabet()
     byte_to_char = {b: c for b, c in zip(range(256), _bytes_to_unicode())}
     assert set(byte_to_char.values()) == set(alphabet)

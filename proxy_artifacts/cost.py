@@ -38,15 +38,30 @@ separate runs (``data/proxy/grpo_timing/<name>.json``, :func:`rl.run_grpo_all`).
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import numpy as np
+import safetensors.torch  # noqa: F401  (loaded before a measurement's memory baseline, as from_pretrained loads it)
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM
+from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+
+from passnet_common.io import atomic_write_json, atomic_write_text
+from passnet_common.worker import run_isolated
+
+from .adapters import adapter_for, expert_count, moe_blocks
+from .projection import assumptions
 from .timing import load_average, machine
 
 
@@ -74,7 +89,6 @@ def _peak_rss_bytes(reset: bool) -> int:
             for line in f:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) * 1024
-    import resource
 
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
@@ -86,8 +100,6 @@ def resident_file_runs() -> list[tuple[int, int]]:
     (Linux copies them lazily), so it would count every library page it touches again as its own
     resident growth; :func:`populate` maps them back before the memory baseline. [] where pagemap
     is unreadable."""
-    import numpy as np
-
     page = os.sysconf("SC_PAGE_SIZE")
     runs = []
     try:
@@ -120,8 +132,6 @@ MADV_POPULATE_READ = 22  # Linux >= 5.14: fault in page-table entries of a range
 def populate(runs: list[tuple[int, int]]) -> bool:
     """Map the ``runs`` of :func:`resident_file_runs` into this process's page tables
     (``madvise(MADV_POPULATE_READ)``); False where refused (older kernels). Page-cache hits: no I/O."""
-    import ctypes
-
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     ok = True
@@ -131,15 +141,11 @@ def populate(runs: list[tuple[int, int]]) -> bool:
 
 
 def preimport(models: Mapping[str, str] | None = None) -> None:
-    """Import what a measurement imports before its memory baseline: torch, transformers'
-    ``AutoModelForCausalLM``, safetensors, and the modeling code of each model folder's config
-    (a folder whose config cannot be read is left to its child, which reports it). Runs no
+    """Import what a measurement imports before its memory baseline: the modeling code of each
+    model folder's config (torch, transformers' ``AutoModelForCausalLM`` and safetensors are
+    imported with this module; a folder whose config cannot be read is left to its child, which
+    reports it). Runs no
     tensor kernel, so the process can still fork safely."""
-    import safetensors.torch  # noqa: F401
-    import torch  # noqa: F401
-    from transformers import AutoConfig, AutoModelForCausalLM  # noqa: F401
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
-
     for d in (models or {}).values():
         try:
             MODEL_FOR_CAUSAL_LM_MAPPING[type(AutoConfig.from_pretrained(d))]
@@ -165,18 +171,12 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
     Raises:
         OSError / ValueError: ``model_dir`` is not a loadable checkpoint (from transformers).
     """
-    import torch
-    from transformers import AutoModelForCausalLM
-
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     cuda = torch.cuda.is_available()
     dev = "cuda" if cuda else "cpu"
-    from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
 
     MODEL_FOR_CAUSAL_LM_MAPPING[type(AutoConfig.from_pretrained(model_dir))]  # import the modeling code first
-    import safetensors.torch  # noqa: F401
     reset = _reset_peak_rss()
     rss0 = _rss_bytes()  # libraries loaded: the delta is the model's weights, reference, optimizer, activations
     kw = {} if experts_implementation is None else {"experts_implementation": experts_implementation}
@@ -184,7 +184,6 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
     ref = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, **kw).to(dev).eval()
     opt = torch.optim.AdamW(policy.parameters(), lr=1e-6)
     ids = torch.randint(3, 200, (batch, seq_len), device=dev)
-    from .adapters import adapter_for, moe_blocks
 
     hit, timed = [], [False]
 
@@ -228,8 +227,6 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: in
 
 def _child_task(arg, out_dir: Path) -> None:
     """Forked child (:func:`passnet_common.worker.run_isolated`): measure one model, write ``result.json``."""
-    from passnet_common.io import atomic_write_json
-
     model_dir, batch, seq_len, steps, threads, runs, impl = arg
     populate(runs)  # the libraries' pages resident as in a fresh interpreter after its imports
     if not Path(model_dir).is_dir():
@@ -250,8 +247,6 @@ def _run_exec(model_dir: str, batch: int, seq_len: int, steps: int, threads: int
 
 def _run_fork(model_dir: str, batch: int, seq_len: int, steps: int, threads: int, name: str, work: Path,
               runs: list, impl: str | None = None) -> dict:
-    from passnet_common.worker import run_isolated
-
     out = work / name
     (o,) = run_isolated([(name, (str(model_dir), batch, seq_len, steps, threads, runs, impl), out)], _child_task,
                         workers=1,
@@ -305,11 +300,6 @@ def flops_per_token(model_dir: str | Path, seq_len: int) -> dict:
 
     Returns {"forward", "step", "routed_active_params", "dense_params", "top_k", "experts"}.
     """
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    from .adapters import adapter_for, expert_count, moe_blocks
-
     cfg = AutoConfig.from_pretrained(model_dir)
     with torch.device("meta"):
         m = AutoModelForCausalLM.from_config(cfg)
@@ -362,9 +352,6 @@ def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: in
         ValueError: ``base`` is not among ``models``, an unknown ``isolation``, no implementation.
         RuntimeError: a child failed (names the model; the child's error or stderr tail in the message).
     """
-    import gc
-    import tempfile
-
     if base not in models:
         raise ValueError(f"cost: models {sorted(models)} lack the base {base!r}")
     if isolation not in ("fork", "exec"):
@@ -539,10 +526,6 @@ def write_cost(side_by_side: Mapping | None, grpo_timing: Mapping[str, str], met
     separate runs, at whatever load each ran). The FLOPs are a function of the configs; every other
     figure is a measurement.
     """
-    from passnet_common.io import atomic_write_json, atomic_write_text
-
-    from .projection import assumptions
-
     c = dict(side_by_side or {})
     g = {n: grpo_step_ms(p) for n, p in grpo_timing.items()}
     b = (g.get(base) or {}).get("step_time_ms_median")

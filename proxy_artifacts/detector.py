@@ -62,11 +62,13 @@ def series(rows: Sequence[Mapping], key: str) -> list[float]:
     return out
 
 
-def _finite(xs):
+def finite_values(xs):
+    """The items of ``xs`` that are finite numbers (None, NaN and +-inf left out), in order."""
     return [x for x in xs if x is not None and math.isfinite(x)]
 
 
-def _ffill(xs: list[float]) -> list[float]:
+def forward_fill(xs: list[float]) -> list[float]:
+    """``xs`` with each non-finite value replaced by the last finite one before it (NaN before the first)."""
     out, last = [], float("nan")
     for x in xs:
         last = x if math.isfinite(x) else last
@@ -109,13 +111,13 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 
             sig["weights_nonfinite"] = s
             break
     gkey = "grad_norm_trl" if any("grad_norm_trl" in r for h in ens for r in h) else "grad_norm_total"
-    g_h = [v for h in ens for v in _finite(series(h, gkey))]
+    g_h = [v for h in ens for v in finite_values(series(h, gkey))]
     g_max = max(g_h) if g_h else float("nan")
     for s, g in zip(steps, series(rows, gkey)):
         if math.isfinite(g) and math.isfinite(g_max) and g > det["grad_spike_factor"] * g_max:
             sig["grad_spike"] = s
             break
-    kl_h = [v for h in ens for v in _finite(series(h, "kl"))]
+    kl_h = [v for h in ens for v in finite_values(series(h, "kl"))]
     kl_max = max(kl_h) if kl_h else 0.0
     for s, v in zip(steps, series(rows, "kl")):
         if not math.isfinite(v) or (v > det["kl_blowup_factor"] * kl_max and v > det["kl_blowup_min"]):
@@ -158,7 +160,7 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 
             break
     after = [v for s, v in zip(steps, series(rows, "update_norm")) if s > fault_step]
     after_h = [v for h in ens for s, v in zip([int(r["step"]) for r in h], series(h, "update_norm")) if s > fault_step]
-    if after and _finite(after_h) and min(_finite(after_h)) > det["update_frozen"] and \
+    if after and finite_values(after_h) and min(finite_values(after_h)) > det["update_frozen"] and \
             all(math.isfinite(v) and v < det["update_frozen"] for v in after):
         sig["frozen_policy"] = fault_step + 1
     dv = _divergence(rows, ens, det, gkey)
@@ -210,7 +212,7 @@ def _divergence(rows, ens, det: Mapping, gkey: str) -> int | None:
         det["divergence_floor"]
     first = None
     for key in ("loss", "kl", gkey):
-        hv = [v for h in ens for v in _finite(series(h, key))]
+        hv = [v for h in ens for v in finite_values(series(h, key))]
         if not hv:
             continue
         lo, hi = min(hv), max(hv)
@@ -260,7 +262,7 @@ def curve_similarity(base_rows: Sequence[Mapping], proxy_rows: Sequence[Mapping]
     """{signal: {"pearson": r or None (constant/too short), "norm_dist": mean|b-p| / mean|b|}}."""
     out = {}
     for sig in SIGNALS:
-        a, b = _ffill(series(base_rows, sig)), _ffill(series(proxy_rows, sig))
+        a, b = forward_fill(series(base_rows, sig)), forward_fill(series(proxy_rows, sig))
         pts = [(x, y) for x, y in zip(a, b) if math.isfinite(x) and math.isfinite(y)]
         if not pts:
             out[sig] = {"pearson": None, "norm_dist": None}

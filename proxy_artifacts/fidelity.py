@@ -11,12 +11,21 @@ it (the GRPO logs hold none; the measured cost is the ``proxy_cost`` stage's,
 
 from __future__ import annotations
 
+import json
 import statistics
+from pathlib import Path
 from typing import Mapping, Sequence
 
+from scipy.stats import t as student_t
+
+from passnet_common.io import atomic_write_json, atomic_write_text
+
+from . import verdicts
 from .controls import control_verdicts, quantities_of
-from .detector import SIGNALS, _ffill, _finite, curve_similarity, series, signature
+from .detector import SIGNALS, curve_similarity, finite_values, forward_fill, series, signature
 from .projection import accelerators, full_size_counts, projection
+from .report import report_markdown
+from .verdicts import FAULT_CATALOG, FAULT_KINDS, rate
 
 
 def _fresh_max(rows) -> dict | None:
@@ -38,9 +47,6 @@ def _load_runs(folder) -> dict:
     Healthy runs of the summary's ``heldout_healthy_seeds`` go under ``HELDOUT`` instead of ``none``:
     they are never part of the healthy ensemble.
     """
-    import json
-    from pathlib import Path
-
     folder = Path(folder)
     summ = json.loads((folder / "summary.json").read_text())
     runs: dict = {}
@@ -69,9 +75,7 @@ def mean_ci95(xs: Sequence[float]) -> dict:
     m = statistics.mean(xs)
     ci = None
     if len(xs) > 1:
-        from scipy.stats import t
-
-        h = float(t.ppf(0.975, len(xs) - 1)) * statistics.stdev(xs) / len(xs) ** 0.5
+        h = float(student_t.ppf(0.975, len(xs) - 1)) * statistics.stdev(xs) / len(xs) ** 0.5
         ci = [round(m - h, 6), round(m + h, 6)]
     return {"mean": round(m, 6), "ci95": ci, "n": len(xs), "values": [round(x, 6) for x in xs]}
 
@@ -124,10 +128,10 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str], onset: Mapping[str, 
     """PNG grid of the first seed's runs: one row per fault (``none`` = healthy), one column per
     signal, one line per model; the fault's first faulty step (``onset``) is marked by a dashed
     line, the x axis is the GRPO step, and one legend names the models."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415  (the Agg backend must be chosen before pyplot is imported)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (after matplotlib.use)
 
     sigs = SIGNALS + ("logprob_mismatch",)  # the rollout/training mismatch (fresh and reused rollouts)
     fig, axes = plt.subplots(len(faults), len(sigs), figsize=(3.4 * len(sigs), 2.4 * len(faults) + 0.8),
@@ -139,7 +143,7 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str], onset: Mapping[str, 
             for name, runs in runs_by_model.items():
                 rows = _first(runs.get(f)).get("rows")
                 if rows:
-                    (line,) = ax.plot([r["step"] for r in rows], _ffill(series(rows, s)), label=name,
+                    (line,) = ax.plot([r["step"] for r in rows], forward_fill(series(rows, s)), label=name,
                                       lw=2.0 if name == "base" else 1.2)
                     handles.setdefault(name, line)
             if onset and f in onset:
@@ -171,8 +175,6 @@ def fault_table(faults: Sequence[str], rates: Mapping, calib_ho: Mapping, onset:
     ``<fault>+fix`` runs where they exist, else the base's held-out healthy runs, which are the fixed run of a
     fault whose fix is "do not inject it"), and ``fix_removes``: the base shows the signature on >= 2/3 of the
     seeds and never on the fixed runs (None when there is no signature to remove)."""
-    from .verdicts import FAULT_CATALOG, FAULT_KINDS, rate
-
     base = rates["models"]["base"]
     out = {}
     for f in faults:
@@ -217,12 +219,6 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     measured ``step_time_ratio_measured`` / ``peak_memory_ratio_measured`` are in
     ``metrics/proxy_cost.json`` (:func:`cost.write_cost`).
     """
-    from pathlib import Path
-
-    from passnet_common.io import atomic_write_json, atomic_write_text
-
-    from . import verdicts
-
     fp = params["fidelity"]
     det, tol = fp["detector"], int(fp["step_tolerance"])
     fault_step = int(params["grpo"].get("fault_step", 0))
@@ -258,7 +254,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     bsum = _first(base["none"])["summary"]
 
     def drift(rr):
-        d = _finite([routing_drift(r["rows"]) or float("nan") for r in (rr.get("none") or {}).values()])
+        d = finite_values([routing_drift(r["rows"]) or float("nan") for r in (rr.get("none") or {}).values()])
         return round(statistics.mean(d), 6) if d else None
 
     out: dict = {
@@ -316,7 +312,6 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     plot_dir.mkdir(parents=True, exist_ok=True)
     _plot(runs, plot_dir / "fidelity_runs.png", ["none"] + faults, onset)
     atomic_write_json(metrics_path, out, indent=1)
-    from .report import report_markdown
 
     atomic_write_text(report_path, report_markdown(out))
     return out

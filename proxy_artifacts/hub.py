@@ -15,10 +15,15 @@ to the offline stand-in the tests use.
 
 from __future__ import annotations
 
+import json
 import re
+import tempfile
 from pathlib import Path
 
-from .checkpoint import verify_lineage
+from huggingface_hub import HfApi, snapshot_download
+from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
+
+from .checkpoint import refresh_card, verify_lineage
 
 _REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _REVISION = re.compile(r"^[A-Za-z0-9._/-]+$")
@@ -70,14 +75,6 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
         FileNotFoundError / ValueError: the folder fails :func:`checkpoint.verify_lineage`.
         huggingface_hub.errors.HfHubHTTPError: the Hub refused (auth, name, ...).
     """
-    import json
-    import tempfile
-
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
-
-    from .checkpoint import refresh_card
-
     folder = Path(folder)
     lin = verify_lineage(folder)
     parse_spec(repo_id)
@@ -125,9 +122,6 @@ def pull(spec: str, *, endpoint: str | None = None, token: str | None = None, ca
             downloaded files do not match ``lineage.json``.
         FileNotFoundError: the snapshot has no lineage.json.
     """
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError
-
     repo, rev = parse_spec(spec)
     if not allow_unpinned and not is_pinned(rev):
         raise ValueError(f"unpinned proxy spec {spec!r}: give owner/name@<40-hex commit sha> "

@@ -9,9 +9,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import torch
+from tqdm import tqdm
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from passnet_common.io import atomic_write_json, sha256_file, write_parquet
@@ -370,8 +373,6 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
     to a one-process run (``tests/test_proxy_compare_workers.py``). A failing run raises (the
     stage stops; a worker that dies raises ``BrokenProcessPool``).
     """
-    from tqdm import tqdm
-
     cp, pp = params["compare"], params["prune"]
     jobs = compare_jobs(cp, pp)
     workers = max(1, min(int(cp.get("workers", 1)), len(jobs)))
@@ -384,9 +385,6 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
             results[i] = st.run(ratio, m, seed)
             bar.update(1)
     else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
         cal = st.calibration().numpy() if any(merge_mode({"merge": m.get("merge", "none")}) == "output"
                                                for _, m, _ in jobs) else None
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),

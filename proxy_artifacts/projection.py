@@ -13,6 +13,12 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
+import torch
+from transformers import AutoModelForCausalLM, DeepseekV3Config, Qwen3MoeConfig
+
+from .adapters import adapter_for, expert_count, moe_blocks
+from .prune import keep_count
+
 BYTES_PER_PARAM = 18
 
 
@@ -58,8 +64,6 @@ def projection(family_configs: Mapping[str, Mapping], keep_ratios: Sequence[floa
     Memory only (training state); rollout-engine weights, KV cache, activations and node
     rounding are not modelled.
     """
-    from .prune import keep_count
-
     out = {}
     for name, c in family_configs.items():
         base_acc = accelerators(c["total"], device_memory_gb, usable_share)
@@ -82,11 +86,6 @@ def full_size_counts() -> dict:
     sizes of its published config.json (48 layers, hidden 2048, 32/4 heads of 128, 128 experts
     of 768, top-8, vocab 151936, untied embeddings).
     """
-    import torch
-    from transformers import AutoModelForCausalLM, DeepseekV3Config, Qwen3MoeConfig
-
-    from .adapters import adapter_for, expert_count, moe_blocks
-
     out = {}
     for name, cfg in (("Qwen3-30B-A3B", Qwen3MoeConfig(
             hidden_size=2048, num_hidden_layers=48, num_attention_heads=32, num_key_value_heads=4, head_dim=128,

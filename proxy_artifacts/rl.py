@@ -65,17 +65,28 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import multiprocessing as mp
 import random
+import resource
+import shutil
 import tempfile
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import torch
+from datasets import Dataset
+from tqdm import tqdm
+from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from trl import GRPOConfig, GRPOTrainer
 
 from passnet_common.io import atomic_write_json, atomic_write_text
 
 from . import corpus
 from .adapters import adapter_for, moe_blocks
 from .config import grpo_params
+from .metrics import sampled_reward, task_accuracy
+from .prune import param_count
 from .rl_reuse import fresh_load, grad_sq_nonfinite, mark_worker, reused_reference, settle_gc
 from .timing import DEFAULT_CLOCK, Clock, load_average, machine
 
@@ -150,14 +161,12 @@ class _BF16GemmRouter:
 class StepLogger:
     """``transformers.TrainerCallback`` logic: per-step signals and the gradient-side faults.
 
-    Built lazily as a subclass of ``TrainerCallback`` by :func:`_callback_class` so importing
-    this module does not import transformers' Trainer.
+    The callback itself is built by :func:`_callback_class` as a subclass of ``TrainerCallback``
+    and of this class.
     """
 
 
 def _callback_class():
-    from transformers import TrainerCallback
-
     class _StepLogger(TrainerCallback, StepLogger):
         def __init__(self, model, fault: str, fp: dict, clock: Clock = DEFAULT_CLOCK):
             self.fault, self.fixed = split_fix(fault)
@@ -241,8 +250,6 @@ def _callback_class():
             if torch.cuda.is_available():
                 mem = int(torch.cuda.max_memory_allocated())
             else:
-                import resource
-
                 mem = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
             self.timing.append({"step": state.global_step, "step_time_ms": round(dt, 2), "peak_memory_bytes": mem})
             self.cur.update({"step": state.global_step, "expert_load": loads, **self.mismatch, **self.rollout})
@@ -440,12 +447,6 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     fname, fixed = split_fix(fault)
     eval_after = bool(gp.get("eval_after", True))  # a plan's switch (run_grpo_all), not a params knob
     gp = grpo_params({k: v for k, v in gp.items() if k != "eval_after"})
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
-
-    from .metrics import sampled_reward, task_accuracy
-    from .prune import param_count
 
     settle_gc()
     t_setup = clock()
@@ -501,7 +502,6 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=cfg,
                               train_dataset=Dataset.from_dict({"prompt": prompts}), processing_class=tok,
                               callbacks=[logger])
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
@@ -535,7 +535,6 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         stopped = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
     finally:
         logger.close()
-        import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
     model.eval()
@@ -603,8 +602,6 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     "step_time_ms" (ms), "peak_memory_bytes" (bytes)}]}}}; ``clock`` (seconds) is injectable for tests
     (an injected clock runs the plan in this process).
     """
-    from tqdm import tqdm
-
     gp = grpo_params(gp)
     faults = [f for f in gp["faults"] if f != "none"]
     faults += [f"{f}+fix" for f in gp["fix_runs"] if f in faults]
@@ -633,9 +630,6 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
         for f, g, key in jobs:
             record(key, _run_one(model_dir, f, g, out_dir, key, clock))
     else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=mark_worker) as pool:
             futs = {pool.submit(_run_one, model_dir, f, g, out_dir, key): (f, g, key) for f, g, key in jobs}
             for fut in as_completed(futs):

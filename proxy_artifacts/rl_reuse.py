@@ -5,10 +5,13 @@ runs sharing one process give the same bytes as runs loaded from disk; ``docs/pr
 from __future__ import annotations
 
 import contextlib
+import copy
+import gc
 import math
 from pathlib import Path
 
 import torch
+import trl.trainer.grpo_trainer as gt
 
 
 def grad_sq_nonfinite(g: torch.Tensor) -> tuple[float, int, int]:
@@ -49,7 +52,6 @@ def fresh_load(load, model_id, **kw):
            _files_stamp(model_id), tuple(sorted((k, repr(v)) for k, v in kw.items())))
     if key not in _LOADED:
         _LOADED[key] = load(model_id, **kw)
-    import copy
 
     return copy.deepcopy(_LOADED[key])
 
@@ -58,8 +60,6 @@ def fresh_load(load, model_id, **kw):
 def reused_reference():
     """While the GRPOTrainer is built, its reference model (TRL's ``create_model_from_path``) is a fresh
     copy of the cached load (:func:`fresh_load`)."""
-    import trl.trainer.grpo_trainer as gt
-
     orig = gt.create_model_from_path
     if REUSE:
         gt.create_model_from_path = lambda model_id, **kw: fresh_load(orig, model_id, **kw)
@@ -87,7 +87,5 @@ def settle_gc() -> None:
     other process (a caller running ``run_grpo`` itself, the tests) nothing happens: freezing a caller's
     heap would change its garbage collection for good."""
     if REUSE and _IN_WORKER:
-        import gc
-
         gc.collect()
         gc.freeze()

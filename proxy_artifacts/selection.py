@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
+from scipy.stats import t as student_t
+
 ALPHA = 0.05
 RULE = ("leader: lowest mean held-out loss at the reference keep ratio; every other method's per-replicate paired "
         "difference to the leader (same base) is tested by a one-sided paired t test, p-values Holm-corrected over "
@@ -107,8 +109,6 @@ def one_sided_paired_p(diffs: Sequence[float]) -> float | None:
     n - 1 degrees of freedom, t = mean / (sd / sqrt(n)); sd 0 (to 1e-12 of the mean): p 0 when the
     mean is > 0, else 1;
     None for fewer than 2 differences (untestable)."""
-    from scipy.stats import t as student_t
-
     d = [float(x) for x in diffs]
     n = len(d)
     if n < 2:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
@@ -123,8 +124,6 @@ class ExpertStats:
     @classmethod
     def load(cls, path: str | Path) -> "ExpertStats":
         """Read a file written by :meth:`save`. Raises FileNotFoundError / ValueError (version)."""
-        from safetensors import safe_open
-
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"statistics file not found: {path}")
@@ -256,10 +255,10 @@ def stats_rows(stats: ExpertStats, category: str, model_id: str) -> list[dict]:
 def plot_load_heatmap(stats_by_cat: dict[str, ExpertStats], path: str | Path) -> None:
     """PNG heatmap of expert load (share of a layer's routed slots per expert) per layer, one
     panel per category, on one shared colour scale (so panels compare) with integer expert ticks."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415  (the Agg backend must be chosen before pyplot is imported)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (after matplotlib.use)
 
     cats = list(stats_by_cat)
     loads = {c: (st.sums["count"] / st.sums["count"].sum(1, keepdim=True).clamp_min(1)).numpy()

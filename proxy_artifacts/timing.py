@@ -12,6 +12,8 @@ import os
 import time
 from typing import Callable
 
+import torch
+
 from passnet_common.machine import host_fingerprint
 
 Clock = Callable[[], float]
@@ -30,8 +32,6 @@ def machine() -> dict:
     """Fingerprint of the measuring process (:func:`passnet_common.machine.host_fingerprint`:
     CPU model, logical / usable cores, torch threads and version, Python, platform), with
     ``cuda_device`` when a CUDA device is visible."""
-    import torch
-
     fp = host_fingerprint()
     if torch.cuda.is_available():
         fp["cuda_device"] = torch.cuda.get_device_name(0)

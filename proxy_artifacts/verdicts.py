@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from scipy.stats import binomtest
+
 from .detector import signature
 
 KINDS = ("nan_inf", "grad_spike", "kl_blowup", "reward_collapse", "grad_collapse", "logprob_mismatch",
@@ -102,7 +104,6 @@ def wilson(k: int, n: int, level: float = 0.95) -> list[float] | None:
     """Wilson score interval [low, high] of ``k`` successes in ``n`` trials; None when ``n == 0``."""
     if n == 0:
         return None
-    from scipy.stats import binomtest
 
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
     return [round(float(ci.low), 4), round(float(ci.high), 4)]

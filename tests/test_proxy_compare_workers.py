@@ -66,15 +66,14 @@ def test_parallel_branch_reassembles_in_job_order_with_the_parents_calibration(t
     """The workers > 1 branch, run in this process with the results arriving in reverse order:
     same rows and same file bytes as workers 1; every worker gets spawn, the prune threads and
     the parent's output-merge calibration windows."""
-    import concurrent.futures
-
+    from proxy_artifacts import pipeline
     from proxy_artifacts.checkpoint import load_base
     from proxy_artifacts.pipeline import load_stats, merge_calibration, run_compare
 
     params, base, stats = tiny_artifacts
     ref = run_compare(params, str(base), stats, tmp_path / "w1.parquet", tmp_path / "w1.json")
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _InProcessPool)
-    monkeypatch.setattr(concurrent.futures, "as_completed", lambda fs: list(fs)[::-1])
+    monkeypatch.setattr(pipeline, "ProcessPoolExecutor", _InProcessPool)
+    monkeypatch.setattr(pipeline, "as_completed", lambda fs: list(fs)[::-1])
     _InProcessPool.made.clear()
     prm = {**params, "compare": {**params["compare"], "workers": 3}}
     rows = run_compare(prm, str(base), stats, tmp_path / "w3.parquet", tmp_path / "w3.json")
