@@ -115,8 +115,10 @@ def test_stage_deps_cover_imported_code(name: str, cmd: str, deps: list[str]) ->
 
 
 def test_closure_follows_imports_inside_functions(tmp_path: Path) -> None:
-    """The closure walks function-level imports: ``curate.select.cli`` imports the long-tail rule
-    inside ``run``, and the rule's module must be in its closure."""
+    """The closure walks function-level imports: ``proxy_artifacts.__main__`` imports the GRPO runner
+    (``from .rl import run_grpo_all``) only inside ``main``, and its module must be in the closure;
+    so must the top-level imports of ``curate.select.cli`` and every parent package."""
+    assert Path("proxy_artifacts/rl.py") in closure(["proxy_artifacts.__main__"])
     files = closure(["curate.select.cli"])
     assert Path("curate/select/longtail.py") in files
     assert Path("curate/__init__.py") in files and Path("curate/select/__init__.py") in files
