@@ -4,6 +4,7 @@ honest twin passes; the judging rule on rows with known outcomes; FLOPs counted 
 graph and a rate above the host's peak refused (a test double for the time, no timed assertion)."""
 
 import math
+import random
 from pathlib import Path
 
 import pytest
@@ -40,12 +41,16 @@ def test_revalidation_rule_on_known_rows():
 
 
 def test_held_out_set_never_holds_a_public_subgraph():
-    spec, ids, shapes = held_out_set("builtin", None, ["rmsnorm:0"], 100, 0)
+    spec, ids, shapes = held_out_set("builtin", None, ["rmsnorm:0"], 100, random.Random(0))
     assert spec == "builtin-heldout" and shapes and len(ids) == 4 * len(HELD_OUT_SHAPES)
     public_shapes = {tuple(s.make_inputs(0)[0].shape) for s in builtin_task_set()}
     held = {tuple(s.make_inputs(0)[0].shape) for s in builtin_task_set(held_out=True)}
     assert not public_shapes & held
-    assert len(held_out_set("builtin", None, [], 3, 0)[1]) == 3
+    for seed in range(5):  # 4 of 8: one per task, whichever the draw
+        four = held_out_set("builtin", None, [], 4, random.Random(seed))[1]
+        assert sorted(i.split(":")[0] for i in four) == ["gelu_tanh", "rmsnorm", "softmax", "swiglu"]
+    _, rest, _ = held_out_set("builtin", "builtin", ["rmsnorm:0"], 100, random.Random(0))
+    assert "rmsnorm:0" not in rest and len(rest) == 11  # the same task set: the subgraphs outside the sample
 
 
 @pytest.mark.parametrize("cheat", ["cheat_public_shapes", pytest.param("cheat_public_seeds", marks=pytest.mark.slow)])

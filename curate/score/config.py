@@ -48,7 +48,7 @@ class ScoreRevalidateConfig(ParamsConfig):
     top: int = knob(3, rule=non_negative(int), doc="valid candidates re-validated, best first by `ranking` (eager never; 0: off)")
     tasks: str | None = knob(None, doc="held-out task set (e.g. the release's secret tasks); null: builtin-heldout for "
                                        "builtin, else the task set's subgraphs outside the scored sample")
-    max_subgraphs: int = knob(6, rule=positive(int), doc="seeded sample of the held-out subgraphs")
+    max_subgraphs: int = knob(4, rule=positive(int), doc="held-out subgraphs re-run, one task after another, chosen at run time")
 
 
 @dataclass(frozen=True)

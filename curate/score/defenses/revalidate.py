@@ -9,6 +9,7 @@ is run again, untimed, in a fresh candidate sandbox, on
   ``docs/full_scale.md``), else ``builtin-heldout`` for the built-in set (the same tasks at
   :data:`curate.score.synthetic_tasks.HELD_OUT_SHAPES`), else the task set's own subgraphs outside
   the scored sample (the other variants of its tasks); none left: the public subgraphs again;
+  ``max_subgraphs`` of them, one task after another, chosen at run time;
 * **held-out seeds**: the checked calls' inputs come from a seed drawn by
   :class:`random.SystemRandom` at run time (``input_seed``), never 0, the public seed.
 
@@ -35,22 +36,35 @@ from curate.score.defenses.checks import FRESH_MARGIN
 from curate.score.spec import Candidate, load_task_set
 
 
-def held_out_set(tasks_spec: str, configured: str | None, public_ids: list[str], k: int, seed: int) -> tuple[str, list[str], bool]:
-    """``(task set spec, subgraph ids, held-out shapes?)`` of the re-validation (module docstring):
-    at most ``k`` ids, a ``seed``-ed sample in task-set order.
+def held_out_set(tasks_spec: str, configured: str | None, public_ids: list[str], k: int,
+                 rng: random.Random) -> tuple[str, list[str], bool]:
+    """``(task set spec, subgraph ids, held-out subgraphs?)`` of the re-validation (module docstring):
+    at most ``k`` ids, one task after another (each task's ids shuffled by ``rng``, then one id per
+    task in turn, so ``k`` >= the number of tasks covers every task), in task-set order.
 
     Raises:
         ValueError: an unknown task set (:func:`curate.score.spec.load_task_set`).
     """
     spec = configured or ("builtin-heldout" if tasks_spec == "builtin" else tasks_spec)
-    ids = [s.subgraph_id for s in load_task_set(spec)]
+    subs = load_task_set(spec)
+    ids = [s.subgraph_id for s in subs]
     shapes = True
     if spec == tasks_spec:
         public = set(public_ids)
         ids = [i for i in ids if i not in public] or [i for i in ids if i in public]
         shapes = any(i not in public for i in ids)
     if len(ids) > k:
-        keep = set(random.Random(seed).sample(sorted(ids), k))
+        task_of = {s.subgraph_id: s.task_id for s in subs}
+        by_task: dict[str, list[str]] = {}
+        for i in ids:
+            by_task.setdefault(task_of[i], []).append(i)
+        queues = [rng.sample(v, len(v)) for _, v in sorted(by_task.items())]
+        rng.shuffle(queues)
+        keep: set[str] = set()
+        while len(keep) < k:
+            for q in queues:
+                if q and len(keep) < k:
+                    keep.add(q.pop())
         ids = [i for i in ids if i in keep]
     return spec, ids, shapes
 
@@ -100,8 +114,9 @@ def revalidate(cand: Candidate, public_rows: list[dict], tasks_spec: str, cfg: d
     cfg = run_config(cfg)
     rv = ScoreRevalidateConfig.from_params(cfg["revalidate"], "score.revalidate")
     public_ids = [r["subgraph_id"] for r in public_rows]
-    spec, ids, shapes = held_out_set(tasks_spec, rv.tasks, public_ids, int(rv.max_subgraphs), int(cfg["sample_seed"]))
-    seed = random.SystemRandom().randrange(1 << 20, 1 << 30)  # a seed no public input was drawn with
+    secret = random.SystemRandom()  # which held-out subgraphs, and their inputs' seed: drawn now, never published before
+    spec, ids, shapes = held_out_set(tasks_spec, rv.tasks, public_ids, int(rv.max_subgraphs), secret)
+    seed = secret.randrange(1 << 20, 1 << 30)  # a seed no public input was drawn with
     run = {**cfg, "timing": False, "input_seed": seed}
     res = run_children(cand, spec, False, ids, run, "eval", log) if ids else {}
     task_of = {s.subgraph_id: s.task_id for s in load_task_set(spec)}
