@@ -28,6 +28,7 @@ def _row(sid, task, status="ok", mp=-10, violations=()):
 def test_revalidation_rule_on_known_rows():
     public = [_row("a:0", "a"), _row("a:1", "a", mp=-5), _row("b:0", "b", "runtime_crash", None)]
     assert revalidation_failures(public, [_row("a:h0", "a", mp=-3)]) == []  # within FRESH_MARGIN of -5
+    assert revalidation_failures([_row("e:0", "e")], [_row("e:h0", "e", mp=-3)]) == []  # exact in public: -5 + margin
     assert revalidation_failures(public, [_row("b:h0", "b", "runtime_crash", None)]) == []  # failed in public too
     assert revalidation_failures(public, [_row("x:h0", "x", "reference_failed", None)]) == []
     held = [_row("a:h0", "a", mp=None), _row("a:h1", "a", mp=-1), _row("a:h2", "a", "compile_failure", None),

@@ -18,7 +18,9 @@ Every check of :func:`curate.score.defenses.checks.evaluate_subgraph` before tim
 :func:`revalidation_failures` judges the held-out rows against the candidate's own public rows:
 a violation anywhere fails; on a task where any public row was correct (status ``ok`` with a
 passing level), a held-out row must be correct too, passing no later than the worst level of the
-task's correct public rows plus :data:`curate.score.defenses.checks.FRESH_MARGIN` (a crash, a
+task's correct public rows (at least ``FRESH_CHECK_LEVEL``, -5: ``assert_close``'s defaults, since
+a compiler exact on one shape may round differently on another) plus
+:data:`curate.score.defenses.checks.FRESH_MARGIN`, the rule of the fresh-input check (a crash, a
 compile failure or a wrong answer there fails). Failing one public variant on purpose therefore
 does not shield a task: only a task the candidate failed on every public row (b on each) is not
 judged again, except for violations. A candidate that fails is ``valid = false`` (ranked last, the floor
@@ -32,7 +34,7 @@ from typing import Any, Callable
 
 from curate.score.boundary.child import run_children
 from curate.score.config import ScoreRevalidateConfig, run_config
-from curate.score.defenses.checks import FRESH_MARGIN
+from curate.score.defenses.checks import FRESH_CHECK_LEVEL, FRESH_MARGIN
 from curate.score.spec import Candidate, load_task_set
 
 
@@ -96,7 +98,7 @@ def revalidation_failures(public_rows: list[dict], held_rows: list[dict]) -> lis
         if level is None:
             continue
         mp = r.get("min_pass_t") if status == "ok" else None
-        if mp is None or mp > level + FRESH_MARGIN:
+        if mp is None or mp > max(level, FRESH_CHECK_LEVEL) + FRESH_MARGIN:
             why = f"passes from t={mp}" if status == "ok" and mp is not None else (
                 "fails at every level" if status == "ok" else f"{status}: {r.get('error_message') or ''}"[:160])
             out.append(f"revalidation: {sid}: {why} on held-out inputs; its public rows of task {r['task_id']} "
