@@ -165,8 +165,11 @@ class GrpoConfig(ParamsConfig):
     heldout_healthy_seeds: list[int] = knob(factory=lambda: list(range(5, 25)), doc="healthy runs never used to set a threshold")
     fault_seeds: list[int] = knob(factory=lambda: [0, 1, 2])
     eval_fault_runs: bool = knob(False)
-    prompts_per_step: int = knob(4, rule=positive(int))
-    num_generations: int = knob(4, rule=positive(int), doc="group size G")
+    prompts_per_step: int = knob(2, rule=positive(int), doc="prompts per step (x num_generations samples)")
+    num_generations: int = knob(8, rule=positive(int),
+                                doc="group size G; a group carries a gradient with probability 1 - p^G - (1-p)^G at "
+                                    "prompt pass rate p (DAPO, arXiv 2503.14476), so at the edge's low p a larger "
+                                    "group of the same 16 samples per step leaves fewer groups without one")
     max_completion_length: int = knob(10, rule=positive(int), doc="tokens")
     lr: float = knob(0.0001, rule=positive(float))
     drop_zero_variance_groups: bool = knob(True, doc="groups whose samples all agree leave the loss (DAPO)")
