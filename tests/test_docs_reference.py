@@ -17,7 +17,9 @@ HISTORY = ROOT / "docs" / "history.md"
 NARRATIVE = re.compile(
     r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|previous|earlier|last) build\b"
     r"|\bthe build (?:before|that)\b|\buntil the build\b|\bthis round\b|\bthe round before\b"
-    r"|\bissue \d+\b|\bissues? #\d+\b|\(issue \d+\)",
+    r"|\bissue \d+\b|\bissues? #\d+\b|\(issue \d+\)"
+    r"|\b(?:previous|earlier) (?:path|version|machine|lock|record)\b|\bthe record before\b|\bbefore this change\b"
+    r"|\bthe issue's\b|\bnot re-measured yet\b",
     re.IGNORECASE,
 )
 HEX = re.compile(r"(?<![0-9a-zA-Z_./-])[0-9a-f]{7,40}(?![0-9a-zA-Z_])")
