@@ -18,6 +18,7 @@ local base that is also on the Hub).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Mapping
 
@@ -178,10 +179,63 @@ def _score(e) -> str:
     return _rate(e["score"]) + (" pass" if e.get("passes") else " fail")
 
 
+CONTROL_KIND_TEXT = {"random_experts": "experts chosen uniformly at random, no merge",
+                     "random_output_merge": "the same random experts with the output-space merge",
+                     "reinit": "this proxy's architecture with re-initialised weights"}
+"""What a control of each kind of ``controls.CONTROL_KINDS`` is (a control model is named
+``control_<kind>``); a control of another name is named on the card without a description."""
+
+HEALTHY = "none"
+"""The fault name of the healthy runs (no fault injected) in the ``controls`` block."""
+
+
+def is_control(model: str) -> bool:
+    """A control model of a fidelity record without a ``controls`` block: ``control*`` / ``*random*``."""
+    return "control" in model or "random" in model
+
+
+def controls_of(fidelity: Mapping, name: str) -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """Which control models of the fidelity record were measured against proxy ``name``.
+
+    With a ``controls`` block (``metrics/fidelity.json``: {proxy: {"controls": [names], ...}}, written by
+    :func:`controls.control_verdicts` for the proxy of ``proxy.fidelity.controls.keep_ratio`` only) the
+    block of ``name`` says it; without one a control model of ``rates.models`` counts only when its name
+    starts with ``<name>_``.
+
+    Returns (this proxy's control names in the record's order, {other proxy: its control names},
+    [control models of a record without a ``controls`` block that name no proxy]).
+    """
+    blocks = fidelity.get("controls")
+    if isinstance(blocks, Mapping) and blocks:
+        own = blocks.get(name) if isinstance(blocks.get(name), Mapping) else {}
+        others = {p: list(b.get("controls") or []) for p, b in sorted(blocks.items())
+                  if p != name and isinstance(b, Mapping)}
+        return list(own.get("controls") or []), others, []
+    models = sorted(((fidelity.get("rates") or {}).get("models") or {}))
+    mine = [m for m in models if m.startswith(f"{name}_") and is_control(m)]
+    proxies = set(fidelity.get("proxies") or {}) | {m for m in models if not is_control(m)} | {name}
+    loose = [m for m in models if is_control(m) and not any(m.startswith(f"{p}_") for p in proxies)]
+    return mine, {}, loose
+
+
+def _control_text(c: str) -> str:
+    kind = c[len("control_"):] if c.startswith("control_") else c
+    return f"`{c}`" + (f" ({CONTROL_KIND_TEXT[kind]})" if kind in CONTROL_KIND_TEXT else "")
+
+
+def _keep_text(proxy: str) -> str:
+    """``"keep-0.5 "`` for a proxy named ``r0.5`` (the pipeline's ``r<keep ratio>`` names), else ``""``."""
+    return f"keep-{proxy[1:]} " if re.fullmatch(r"r\d*\.?\d+", proxy) else ""
+
+
 def fidelity_section(fidelity: Mapping, name: str) -> str:
     """Markdown of the fidelity record for proxy ``name``: accuracy before / after RL of the base and
     the proxy, and per fault the detection rate of the base, the base's self-reproduction, this proxy's
-    detection and reproduction, and every control model's reproduction (the control columns)."""
+    detection and reproduction, and the control columns of the controls measured against this proxy
+    (:func:`controls_of`): each control's reproduction and, from the ``controls`` block, every model's
+    magnitude score with its pass / fail verdict and whether the proxy reproduces the fault beyond its
+    controls; the block's healthy row ``none`` is a row of the table like every fault. Controls measured
+    against another proxy are named with where they are in the record, never shown as this proxy's."""
     L = []
     models = {m: {f: v for f, v in d.items() if isinstance(v, Mapping)}
               for m, d in ((fidelity.get("rates") or {}).get("models") or {}).items()}
@@ -202,12 +256,16 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
     if gains:
         L += ["", "RL gain on the edge task set (sampled reward after - before, points, mean [95% t interval] over "
                   "healthy seeds): " + "; ".join(gains) + "."]
-    cblk = (fidelity.get("controls") or {}).get(name) if isinstance(fidelity.get("controls"), Mapping) else None
+    controls, other_controls, loose = controls_of(fidelity, name)
+    blocks = fidelity.get("controls") if isinstance(fidelity.get("controls"), Mapping) else {}
+    cblk = blocks.get(name) if isinstance(blocks.get(name), Mapping) else None
     cfaults = (cblk or {}).get("faults") or {}
-    controls = list(cblk["controls"]) if cblk else sorted(m for m in models if "control" in m or "random" in m)
     fdef = fidelity.get("faults")
     fault_info = fdef if isinstance(fdef, Mapping) else {}
-    faults = sorted(f for f in (fdef or {f for m in models.values() for f in m}) if "+" not in f)
+    faults = sorted(f for f in set(fdef or {f for m in models.values() for f in m}) | set(cfaults)
+                    if "+" not in f and f != HEALTHY)
+    if HEALTHY in cfaults:
+        faults.insert(0, HEALTHY)
     if models and faults:
         self_rates = (fidelity.get("rates") or {}).get("base_self") or {}
         no_sig = set((fidelity.get("rates") or {}).get("no_signature") or fidelity.get("no_signature_on_base") or [])
@@ -222,9 +280,10 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                   "s matches the base's; controls must not):", "",
               "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
         for f in faults:
-            cells = [f"{f} ({', '.join(kinds.get(f, [])) or '-'})" + (" - no signature on the base" if f in no_sig
-                                                                      else ""),
-                     _rate((models.get("base") or {}).get(f, {}).get("detection")), _rate(self_rates.get(f)),
+            label = (f"{HEALTHY} (healthy runs, no fault injected; judged on magnitudes only)" if f == HEALTHY
+                     else f"{f} ({', '.join(kinds.get(f, [])) or '-'})" + (" - no signature on the base"
+                                                                           if f in no_sig else ""))
+            cells = [label, _rate((models.get("base") or {}).get(f, {}).get("detection")), _rate(self_rates.get(f)),
                      _rate((models.get(name) or {}).get(f, {}).get("detection")),
                      _rate((models.get(name) or {}).get(f, {}).get("reproduction"))]
             cells += [_rate((models.get(c) or {}).get(f, {}).get("reproduction")) for c in controls]
@@ -241,9 +300,30 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                       "mismatch, update norm) within the base's seed-to-seed tolerance of the base's run, k/n [95% "
                       "Wilson interval], pass / fail of the fidelity test; a proxy reproduces a fault beyond its "
                       "controls when it passes and its score beats every control's (95% Newcombe interval of the "
-                      "difference above 0). Controls have the proxy's expert count: random experts, random experts "
-                      "with the output merge, the proxy's architecture with re-initialised weights."]
-        if not controls:
+                      "difference above 0). The healthy row `none` has no signature: its verdicts are magnitudes "
+                      "only. Controls measured against this proxy, with its expert count (`metrics/fidelity.json` "
+                      f"`controls.{name}.controls`): " + ", ".join(_control_text(c) for c in controls) + "."]
+            if cblk.get("reproduces") is not None:
+                L += ["", f"Reproduced beyond the controls (`controls.{name}.reproduces`): "
+                      + (", ".join(f"`{f}`" + (" (the healthy runs)" if f == HEALTHY else "")
+                                   for f in cblk["reproduces"]) or "none") + "."]
+        elif controls:
+            L += ["", "Controls measured against this proxy (named `<proxy>_...` in `metrics/fidelity.json` "
+                      "`rates.models`; the record has no `controls` block, so no magnitude scores): "
+                  + ", ".join(f"`{c}`" for c in controls) + "."]
+        for p, cs in other_controls.items():
+            L += ["", f"No negative control was measured against this proxy. The record's controls "
+                      f"({', '.join(f'`{c}`' for c in cs)}) were measured against the {_keep_text(p)}proxy `{p}` "
+                      "(`proxy.fidelity.controls.keep_ratio` of `params.yaml`), with its expert count: their "
+                      f"verdicts are in `metrics/fidelity.json` under `controls.{p}` (reproduction rates under "
+                      f"`rates.models.<control>`) and on `{p}`'s card. They are not columns of this table, and these "
+                      "rates do not show that a bad proxy of this proxy's expert count would fail them."]
+        if loose:
+            L += ["", "The record's control models " + ", ".join(f"`{c}`" for c in loose) + " name no proxy and "
+                      "the record has no `controls` block saying which proxy they were measured against: their "
+                      "rates (`metrics/fidelity.json` `rates.models.<control>`) are not shown as this proxy's, and "
+                      "these rates do not show that a bad proxy would fail them."]
+        if not controls and not other_controls and not loose:
             L += ["", "No control model (random-expert proxy, random weights) is in this fidelity record, so these "
                       "rates do not show that a bad proxy would fail them."]
         fp = fidelity.get("false_positive_rate_heldout") or {}

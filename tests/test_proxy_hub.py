@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shlex
+from pathlib import Path
 
 import pytest
 import torch
@@ -140,6 +143,14 @@ FIDELITY = {
                                                "reproduction": {"k": 2, "n": 3, "rate": 0.667}}},
                          "control_random_experts": {"lr_spike": {"reproduction": {"k": 1, "n": 3, "rate": 0.333}}}},
               "base_self": {"lr_spike": {"k": 3, "n": 3, "rate": 1.0}}, "no_signature": ["no_load_balancing"]},
+    # the record's shape (proxy_artifacts/controls.py): controls measured against r0.5 only, the healthy row `none`
+    "controls": {"r0.5": {"controls": ["control_random_experts"], "reproduces": ["lr_spike"], "faults": {
+        "none": {"proxy": {"score": {"k": 30, "n": 30}, "passes": True},
+                 "controls": {"control_random_experts": {"score": {"k": 20, "n": 30}, "passes": False}},
+                 "reproduces": True},
+        "lr_spike": {"proxy": {"score": {"k": 17, "n": 18}, "passes": True},
+                     "controls": {"control_random_experts": {"score": {"k": 9, "n": 18}, "passes": False}},
+                     "reproduces": True}}}},
 }
 
 
@@ -195,7 +206,8 @@ def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_ca
     assert "| base | task_acc_rl | 0.5 | 0.6 (mean of 2 seeds, 0.55-0.65) |" in card
     assert "| r0.5 | task_acc_rl | 0.25 | 0.3 (mean of 2 seeds, 0.3-0.3) |" in card
     assert "control_random_experts reproduction (control)" in card
-    assert "| lr_spike (kl_blowup) | 3/3 [0.44, 1.00] | 3/3 | 3/3 | 2/3 | 1/3 |" in card
+    assert "| lr_spike (kl_blowup) | 3/3 [0.44, 1.00] | 3/3 | 3/3 | 2/3 | 1/3 | 17/18 pass | 9/18 fail | True |" in card
+    assert "| none (healthy runs" in card and "| 30/30 pass | 20/30 fail | True |" in card
     assert "no_load_balancing (expert_collapse) - no signature on the base" in card
     chance = (26 ** -2 + 26 ** -3) / 2
     assert f"chance level {chance:.2g}" in card and "base greedy exact match on the `heldout` set" in card
@@ -262,3 +274,146 @@ def test_fidelity_section_takes_the_control_columns_from_the_controls_block():
     assert "r0.5 magnitude score | control_reinit magnitude score (control) | r0.5 reproduces beyond the controls" in text
     assert "| 3/3 | 15/15 [0.10, 0.90] pass | 6/15 [0.10, 0.90] fail | True |" in text
     assert "No control model" not in text
+    # the controls are named from the record: only control_reinit is there, so no random-expert control is named
+    note = text.split("Magnitude score:")[1]
+    assert "`control_reinit` (this proxy's architecture with re-initialised weights)" in note
+    assert "random" not in note and "output merge" not in note and "output-space merge" not in note
+    fid["controls"]["r0.5"]["controls"] = ["control_my_kind"]
+    assert "`control_my_kind`." in fidelity_section(fid, "r0.5").split("Magnitude score:")[1]
+
+
+def test_fidelity_section_names_controls_of_a_record_without_a_block_only_by_proxy_prefix():
+    """Without a ``controls`` block a control counts for a proxy only when its name starts with the
+    proxy's; a control naming no proxy is not shown as anybody's column."""
+    from proxy_artifacts.card import controls_of, fidelity_section
+
+    fid = copy.deepcopy(FIDELITY)
+    del fid["controls"]
+    fid["rates"]["models"]["r0.25_random_experts"] = {"lr_spike": {"reproduction": {"k": 0, "n": 3}}}
+    fid["proxies"]["r0.25"] = {}
+    assert controls_of(fid, "r0.5") == ([], {}, ["control_random_experts"])
+    assert controls_of(fid, "r0.25") == (["r0.25_random_experts"], {}, ["control_random_experts"])
+    text = fidelity_section(fid, "r0.5")
+    assert "(control)" not in text and "`control_random_experts` name no proxy" in text
+
+
+# ----------------------------------------------------------------- the committed record's control columns
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTROLS_PROXY = "r0.5"  # proxy.fidelity.controls.keep_ratio: 0.5 -> the controls block of metrics/fidelity.json
+
+
+def _committed(name: str) -> dict:
+    return json.loads((ROOT / "metrics" / name).read_text())
+
+
+def _card_of(proxy: str) -> str:
+    """The card of ``proxy`` as ``publish --fidelity metrics/fidelity.json --base-metrics metrics/proxy_base.json``
+    renders it from the committed metrics (prune metrics ``metrics/proxy_<proxy>.json``)."""
+    from proxy_artifacts.card import card_text
+
+    m = _committed(f"proxy_{proxy}.json")
+    lin = {"base_model_id": "local:test", "base_revision": "r0", "family": "qwen3_moe", "stats_sha256": "0" * 64,
+           "method": m.get("method", "usage_cluster"), "keep_ratio_requested": m["keep_ratio"],
+           "keep_ratio_effective": m["keep_ratio_effective"], "experts_base": 64, "experts_kept": 32, "params": {}}
+    return card_text(lin, m, fidelity=_committed("fidelity.json"), proxy_name=proxy,
+                     base_metrics=_committed("proxy_base.json"))
+
+
+def _faults_table(card: str) -> tuple[list[str], dict[str, list[str]]]:
+    """(header cells, {fault name: row cells}) of the card's faults table."""
+    lines = [ln for ln in card.splitlines() if ln.startswith("| ")]
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("| fault (signature) |"))
+    head = [c.strip() for c in lines[start].strip("|").split("|")]
+    rows = {}
+    for ln in lines[start + 1:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        if len(cells) != len(head):
+            break
+        rows[cells[0].split(" ")[0]] = cells
+    return head, rows
+
+
+def test_committed_record_control_columns_equal_the_record_for_every_control_and_fault():
+    """The card of the keep-0.5 proxy from the committed metrics: one magnitude-score column per control of
+    ``controls.r0.5.controls`` (in the record's order), a row for every fault of the record and for the healthy
+    row ``none``, and every verdict cell (proxy, each control: pass / fail; reproduces beyond the controls) equal
+    to the record's value."""
+    fid = _committed("fidelity.json")
+    blk = fid["controls"][CONTROLS_PROXY]
+    head, rows = _faults_table(_card_of(CONTROLS_PROXY))
+    controls = blk["controls"]
+    assert controls, "the committed record has no controls of r0.5"
+    assert [h[:-len(" magnitude score (control)")] for h in head if h.endswith("magnitude score (control)")] == controls
+    faults = sorted({f for f in fid["faults"]} | {f for f in blk["faults"] if "+" not in f})
+    assert "none" in faults and set(rows) == set(faults)
+    checked = 0
+    for f in faults:
+        rec, cells = blk["faults"][f], dict(zip(head, rows[f]))
+        assert cells[f"{CONTROLS_PROXY} magnitude score"].split()[-1] == ("pass" if rec["proxy"]["passes"] else "fail")
+        assert cells[f"{CONTROLS_PROXY} reproduces beyond the controls"] == str(rec["reproduces"])
+        for c in controls:
+            cell = cells[f"{c} magnitude score (control)"]
+            assert cell.split()[-1] == ("pass" if rec["controls"][c]["passes"] else "fail"), (f, c, cell)
+            sc = rec["controls"][c]["score"]
+            assert cell.startswith(f"{sc['k']}/{sc['n']}"), (f, c, cell)
+            checked += 1
+    assert checked == len(faults) * len(controls)
+
+
+@pytest.mark.parametrize("proxy", ["r0.25", "r0.125"])
+def test_committed_record_card_of_another_proxy_does_not_present_r05_controls_as_its_own(proxy):
+    """The controls are measured against r0.5 only: the card of r0.25 / r0.125 has no control column, and it
+    says where r0.5's controls are."""
+    fid = _committed("fidelity.json")
+    assert proxy not in fid["controls"], "the record now has controls of this proxy: test the columns instead"
+    card = _card_of(proxy)
+    head, rows = _faults_table(card)
+    assert not [h for h in head if "control" in h] and "none" not in rows
+    for c in fid["controls"][CONTROLS_PROXY]["controls"]:
+        assert f"`{c}`" in card
+    assert "measured against the keep-0.5 proxy `r0.5`" in card and "under `controls.r0.5`" in card
+    assert "No negative control was measured against this proxy" in card
+
+
+def _readme_publish_block() -> list[str]:
+    """The README's bash block with ``python -m proxy_artifacts publish``, one command a line
+    (backslash continuations joined, comments dropped)."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", text, re.S) if "proxy_artifacts publish" in b)
+    return [shlex.join(shlex.split(c, comments=True)) for c in block.replace("\\\n", " ").splitlines() if c.strip()]
+
+
+def test_readme_publish_command_puts_the_control_columns_on_the_card(proxy_dir, tmp_path):
+    """The README's publish command (its flags, its repo name, the committed metrics it names), run as a
+    user runs it against the stand-in Hub (the README's endpoint replaced by the test server's, the proxy
+    folder by a tiny proxy), gives a card with the control columns of the committed record."""
+    import subprocess
+    import sys
+
+    folder, _ = proxy_dir
+    cmds = _readme_publish_block()
+    env_line = shlex.split(next(c for c in cmds if c.startswith("export ")))[1:]
+    env = dict(kv.split("=", 1) for kv in env_line)
+    pub = shlex.split(next(c for c in cmds if " proxy_artifacts publish " in c))
+    pull_spec = shlex.split(next(c for c in cmds if " proxy_artifacts pull " in c))[4]
+    assert pub[:4] == ["python", "-m", "proxy_artifacts", "publish"] and "HF_ENDPOINT" in env and "HF_TOKEN" in env
+    args = pub[4:]
+    repo, name = args[1], args[args.index("--name") + 1]
+    assert pull_spec == f"{repo}@<sha>"
+    with HubStandIn() as hub:
+        run_env = {**os.environ, "HF_TOKEN": env["HF_TOKEN"], "HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0",
+                   "PYTHONPATH": str(ROOT)}
+        out = subprocess.run([sys.executable, "-m", "proxy_artifacts", "publish", str(folder), *args[1:]], cwd=ROOT,
+                             env=run_env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        sha = out.stdout.split()[-1]
+        got = pull(pull_spec.replace("<sha>", sha), endpoint=hub.endpoint, token=TOKEN, cache_dir=tmp_path / "cache")
+    card = (got / "README.md").read_text()
+    head, rows = _faults_table(card)
+    controls = _committed("fidelity.json")["controls"][name]["controls"]
+    assert [h for h in head if h.endswith("magnitude score (control)")] == [
+        f"{c} magnitude score (control)" for c in controls]
+    assert "none" in rows and "chance level" in card
