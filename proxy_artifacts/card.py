@@ -3,11 +3,13 @@
 Written twice in a proxy's life: by :func:`checkpoint.write_proxy` when the proxy is pruned (lineage
 and the prune metrics: no RL has run yet), and by :func:`hub.publish` with the fidelity figures of
 ``metrics/fidelity.json`` (accuracy before / after RL, fault detection and reproduction rates beside
-the base's and the controls') when they exist. Every figure on the card is read from those records;
-a figure that is not recorded is said to be missing, never guessed. The readers of the fidelity
-record look keys up by pattern (``*before*`` / ``*after*`` pairs, ``rates.models.<name>.<fault>``,
-control models named ``control*`` / ``random*``), so a record that gains keys or models is rendered
-as it is.
+the base's and, for a proxy the negative controls were measured against, the controls') when they
+exist. Every figure on the card is read from those records; a figure that is not recorded is said to
+be missing, never guessed. The readers of the fidelity record look keys up by pattern (``*before*`` /
+``*after*`` pairs, ``rates.models.<name>.<fault>``) and take the control names and verdicts from the
+record's ``controls.<proxy>`` block (:func:`controls_of`), so a record that gains keys, models or
+controls is rendered as it is. A proxy without a block of its own gets no control columns: its card
+names the controls of the record and the proxy they were measured against.
 
 Metadata: ``library_name``, ``tags``, ``pipeline_tag``, ``license`` (the base's, read from its card;
 ``other`` + ``license_name`` when it is not an identifier the Hub lists, or not known),

@@ -8,12 +8,19 @@ their specialisation and the routing differ), so the default in ``params.yaml``
 aggregation and the rule; it reads the ``metrics/proxy_selection.json``-shaped summaries that
 :func:`pipeline.run_compare` writes, one per seed.
 
-Rule (:func:`seed_winner`): the lowest mean held-out loss over the seeds at the reference
-keep ratio. A method is *tied* with the leader when the seeds cannot separate them: the mean
-of the per-seed paired differences (method - leader, the same base for both) is at most its
-standard error (sample sd / sqrt(n)), i.e. a paired t statistic <= 1. Among the tied
-methods the lowest mean held-out loss averaged over all keep ratios wins (the wider evidence),
-then the higher mean task accuracy at the reference ratio, then the name.
+Rule (:func:`verdict`, :data:`RULE`): the *leader* has the lowest mean held-out loss over the
+replicates at the reference keep ratio. Every other method's per-replicate paired differences to the
+leader (method - leader, the same base for both) get a one-sided paired t test
+(:func:`one_sided_paired_p`, H1: the method's loss is higher), and the p-values are Holm-corrected
+over the other methods at family-wise level :data:`ALPHA` (:func:`holm`). The leader is the *winner*
+only when every other method is separated; otherwise the verdict is ``"tied"`` and names the methods
+tied with the leader. A method with one replicate has no p-value and is never separated. Replicates
+are base seeds in :func:`seed_winner` and the random-selection seeds of one base in
+:func:`judge_compare` (``metrics/proxy_selection.json``: only ``random`` and ``random+output_merge``
+have several there, so that verdict is ``"tied"``, with ``default`` naming the default proxy's
+method). The default choice of :func:`seed_winner` (``proxy.prune``) is the winner, or among the
+leader and its tied methods the lowest mean held-out loss averaged over all keep ratios, then the
+higher mean task accuracy at the reference ratio, then the name.
 """
 
 from __future__ import annotations
