@@ -503,16 +503,16 @@ def may_alias_input(node: fx.Node) -> bool:
     return True
 
 
-_profile_cache: dict = {}
+profile_cache: dict = {}
 
 
-def _profile(node: fx.Node) -> tuple[bool, bool, bool, _WriteSpec]:
+def target_profile(node: fx.Node) -> tuple[bool, bool, bool, _WriteSpec]:
     """Cached per (op, target): (global state, may alias input, writes whatever its literals
     are, write spec). Literal-dependent writes (``inplace``, ``out=``, keyword forms of
     written arguments) are checked per node."""
     key = (node.op, node.target)
     try:
-        return _profile_cache[key]
+        return profile_cache[key]
     except (KeyError, TypeError):
         pass
     spec = _write_spec(node)
@@ -521,13 +521,13 @@ def _profile(node: fx.Node) -> tuple[bool, bool, bool, _WriteSpec]:
     alias = may_alias_input(node)
     res = (glob, alias, static_mut, spec)
     try:
-        _profile_cache[key] = res
+        profile_cache[key] = res
     except TypeError:
         pass
     return res
 
 
-def _may_write(node: fx.Node, spec: _WriteSpec) -> bool:
+def may_write(node: fx.Node, spec: _WriteSpec) -> bool:
     kw = node.kwargs
     if kw and ("inplace" in kw or "out" in kw or (spec.names and not spec.names.isdisjoint(kw))):
         return True
@@ -576,15 +576,15 @@ def ordering_deps_py(nodes: list[fx.Node], inputs: list[list[int]], gm: Any = No
     any_effect = writes_tensor = False
     state_paths: dict[str, int] = {}  # module path (or RNG_STATE) -> pseudo node index (n, n + 1, ...)
     state_of: dict[int, int] = {}  # call_module node -> its state's pseudo node
-    profiles = _profile_cache
+    profiles = profile_cache
     for i, node in enumerate(nodes):
         op = node.op
         if op == "call_function" or op == "call_method":
             try:
                 glob, al, static_mut, spec = profiles[(op, node.target)]
             except (KeyError, TypeError):
-                glob, al, static_mut, spec = _profile(node)
-            if static_mut or ((spec.inplace_pos >= 0 or node.kwargs) and _may_write(node, spec)):
+                glob, al, static_mut, spec = target_profile(node)
+            if static_mut or ((spec.inplace_pos >= 0 or node.kwargs) and may_write(node, spec)):
                 mu = mutated_args(node)
                 if mu:
                     if index is None:

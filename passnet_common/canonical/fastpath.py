@@ -34,8 +34,8 @@ from torch.fx.immutable_collections import immutable_dict, immutable_list
 
 NODE = fx.Node
 float_bits = struct.Struct("<d").pack  # a float literal's key: its IEEE-754 bits
-_FLAT = (int, str, bool, type(None), float)
-_MARKS = [("%", c) for c in range(4)]  # a node reference by the value class of the node
+FLAT = (int, str, bool, type(None), float)
+MARKS = [("%", c) for c in range(4)]  # a node reference by the value class of the node
 EXACT_TAG = "exact"
 
 
@@ -47,7 +47,7 @@ def template(value, deps: list, index: dict, vclass: list):
     if t is NODE:
         j = index[value]
         deps.append(j)
-        return _MARKS[vclass[j]]
+        return MARKS[vclass[j]]
     if t is tuple or t is list:
         out = [t is tuple]
         for v in value:
@@ -55,7 +55,7 @@ def template(value, deps: list, index: dict, vclass: list):
             if tv is NODE:
                 j = index[v]
                 deps.append(j)
-                out.append(_MARKS[vclass[j]])
+                out.append(MARKS[vclass[j]])
             elif tv is int:
                 out.append(v)  # a bare int: float and bool literals are tagged below
             else:
@@ -65,7 +65,7 @@ def template(value, deps: list, index: dict, vclass: list):
         return value
     if t is float:
         return (float, float_bits(value))  # by its bits: -0.0 apart from 0.0, NaN payloads apart
-    if t in _FLAT:
+    if t in FLAT:
         return (t, value)  # keep True apart from the bare int 1
     if t is dict:
         return ("dict", *[(k, template(v, deps, index, vclass)) for k, v in value.items()])
@@ -77,7 +77,7 @@ def template(value, deps: list, index: dict, vclass: list):
     raise TypeError("no fast template")
 
 
-_ENUMS = (torch.dtype, torch.device, torch.memory_format, torch.layout)
+ENUMS = (torch.dtype, torch.device, torch.memory_format, torch.layout)
 
 
 def exact_template(value, deps: list, index: dict, xclass: list):
@@ -103,12 +103,12 @@ def exact_template(value, deps: list, index: dict, xclass: list):
     if t is slice:
         return (slice, exact_template(value.start, deps, index, xclass), exact_template(value.stop, deps, index, xclass),
                 exact_template(value.step, deps, index, xclass))
-    if t in _ENUMS or value is Ellipsis:
+    if t in ENUMS or value is Ellipsis:
         return (t, str(value))
     raise TypeError("no exact template")
 
 
-_class_of_type: dict = {}
+class_of_type: dict = {}
 
 
 def value_classes(val) -> tuple:
@@ -118,7 +118,7 @@ def value_classes(val) -> tuple:
         return (0, 0)
     t = type(val)
     try:
-        return _class_of_type[t]
+        return class_of_type[t]
     except KeyError:
         pass
     if isinstance(val, torch.Tensor):
@@ -127,7 +127,7 @@ def value_classes(val) -> tuple:
         res = (2, t)
     else:
         res = (3, t)
-    _class_of_type[t] = res
+    class_of_type[t] = res
     return res
 
 
@@ -141,7 +141,7 @@ def meta_key(val, vc: int):
     raise TypeError("no fast meta key")
 
 
-_SCALAR_META = frozenset({int, bool, float})
+SCALAR_META = frozenset({int, bool, float})
 
 
 def exact_meta_key(val):
@@ -151,11 +151,11 @@ def exact_meta_key(val):
     :func:`passnet_common.canonical.labels.encode_meta` reads of it. TypeError for anything
     else (the slow path encodes it)."""
     t = type(val)
-    if t in _SCALAR_META:
+    if t in SCALAR_META:
         return t
     if val is None:
         return None
-    cls = _class_of_type.get(t)
+    cls = class_of_type.get(t)
     if cls is None:
         cls = value_classes(val)
     if cls[0] == 1:

@@ -75,12 +75,12 @@ def _form(gm) -> tuple:
 
 def _wire(cf) -> None:
     """Hand ``_cform`` the tables and helpers of the Python modules its copies read."""
-    cf.set_context(F.NODE, F._MARKS, F.EXACT_TAG, F._FLAT, F._ENUMS,
-                   (torch.dtype, torch.device, torch.memory_format, torch.layout), F._SCALAR_META,
-                   immutable_list, immutable_dict, F._class_of_type, F.value_classes, placeholder_kind,
+    cf.set_context(F.NODE, F.MARKS, F.EXACT_TAG, F.FLAT, F.ENUMS,
+                   (torch.dtype, torch.device, torch.memory_format, torch.layout), F.SCALAR_META,
+                   immutable_list, immutable_dict, F.class_of_type, F.value_classes, placeholder_kind,
                    F.meta_key, F.permutation)
     form.set_prefetch(cf)
-    cf.set_effects_context(fx.Node, E._profile_cache, E._profile, E._may_write, E.mutated_args, E.module_effects,
+    cf.set_effects_context(fx.Node, E.profile_cache, E.target_profile, E.may_write, E.mutated_args, E.module_effects,
                            E.draws_random, E.aliased_inputs, E.RNG_STATE)
 
 
