@@ -3,7 +3,8 @@
 For each base seed (default 0, 1, 2) this trains the default base (``proxy.base`` of
 ``params.yaml`` with ``seed`` replaced), collects its expert statistics (``proxy.stats``) and
 runs the stage ``proxy_compare``'s comparison on it (``pipeline.run_compare``: every method of
-``proxy.compare.methods`` at every keep ratio, plus :data:`EXTRA_METHODS`). It writes
+``proxy.compare.methods`` at every keep ratio, plus the :data:`EXTRA_METHODS` it lacks, random +
+output merge among them: :func:`compared_methods`). It writes
 ``metrics/bench/proxy_selection_seeds.json``: per method x ratio the mean, sd, min and max over
 the seeds of held-out loss, KL to the base, task accuracy and routing mass kept, the paired
 held-out loss gap of every method to the winner, the winner by
@@ -39,11 +40,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Compared on the seeds beside proxy.compare.methods: the usage-aware selection with the other
+# Compared on the seeds beside proxy.compare.methods (an entry of that list with the same name wins):
+# random experts with the output merge (the control of the merge: how much of the default's gain the merge
+# alone gives on experts chosen without statistics), and the usage-aware selection with the other
 # representative rule (the most-routed members of a cluster; the default keeps the highest-REAP ones).
-# metrics/bench/proxy_selection_seeds.json was written while params.yaml had representative: frequency,
-# so there `usage_cluster` is the frequency rule and `usage_cluster_reap_rep` (its extra then) the REAP rule.
+# metrics/bench/proxy_selection_seeds.json was written while params.yaml had representative: frequency and
+# no random + output merge, so there `usage_cluster` is the frequency rule, `usage_cluster_reap_rep` (its
+# extra then) the REAP rule, and random + output merge is not in that record.
 EXTRA_METHODS = [
+    {"name": "random+output_merge", "method": "random", "merge": "output"},
     {"name": "usage_cluster_freq_rep", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0},
      "usage": {"representative": "frequency"}},
     {"name": "usage_cluster_freq_rep+output_merge", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0},
@@ -55,6 +60,13 @@ CODE = {"base": ("proxy_artifacts/base_model.py", "proxy_artifacts/corpus.py", "
         "stats": ("proxy_artifacts/stats.py", "proxy_artifacts/pipeline.py", "proxy_artifacts/checkpoint.py"),
         "compare": ("proxy_artifacts/cluster.py", "proxy_artifacts/prune.py", "proxy_artifacts/metrics.py",
                     "proxy_artifacts/pipeline.py")}
+
+
+def compared_methods(methods: list[dict], extras: bool = True) -> list[dict]:
+    """``proxy.compare.methods`` followed by the :data:`EXTRA_METHODS` whose names it lacks (all of
+    them unless ``extras`` is False): the method list the seeds are compared on."""
+    names = {m["name"] for m in methods}
+    return list(methods) + ([m for m in EXTRA_METHODS if m["name"] not in names] if extras else [])
 
 
 def _key(*parts) -> str:
@@ -257,9 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         p["prune"]["calibration"]["windows_per_category"] = a.calibration_windows
     if a.task_problems is not None:
         p["eval"]["task_problems"] = a.task_problems
-    if not a.no_extras:
-        p["compare"]["methods"] = list(p["compare"]["methods"]) + [m for m in EXTRA_METHODS if m["name"] not in
-                                                                   {x["name"] for x in p["compare"]["methods"]}]
+    p["compare"]["methods"] = compared_methods(p["compare"]["methods"], extras=not a.no_extras)
     entries = {m["name"]: m for m in p["compare"]["methods"]}
     names, ratios = list(entries), list(p["compare"]["keep_ratios"])
     ref = p["compare"].get("reference_ratio") or max(ratios)
