@@ -4,7 +4,7 @@ honest twin of the same code that stays valid; the candidate's process holds no 
 
 Sandboxes are shared within this module (:mod:`curate.score.boundary.parent` keeps one reference
 sandbox per configuration and one candidate sandbox per candidate), so each distinct candidate
-costs one process start."""
+costs one fork of the zygote."""
 
 import math
 from pathlib import Path
@@ -103,6 +103,39 @@ def test_candidate_process_holds_no_evaluator_module(subs):
     evaluator = [m for m in mods if m.split(".")[0] in ("curate", "passnet_common", "checks", "clock", "boundary",
                                                         "integrity", "tolerance", "timing", "evaluate", "scoring")]
     assert evaluator == []
+
+
+def test_sandboxes_are_forked_from_the_zygote_and_spawned_when_it_cannot_fork(monkeypatch):
+    """Sandboxes fork from the zygote (:class:`curate.score.boundary.parent.Zygote`) and keep no
+    descriptor but their two pipe ends (besides stdin / stdout / stderr), so a candidate cannot
+    ask the zygote for anything; a killed zygote is replaced; when the zygote cannot fork, the
+    sandbox is spawned, the same script in the same role."""
+    import os
+    import time
+
+    from curate.score.boundary import parent
+
+    cfg = {"threads": 1, "mem_cap_gb": 4, "inductor_cache": None}
+    box = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg))
+    try:
+        assert box.forked and box.baseline_tasks
+        fds = {int(f) for f in os.listdir(f"/proc/{box.pid}/fd")}
+        assert len(fds - {0, 1, 2}) == 2
+        assert not [m for m in box.modules(time.monotonic() + 60) if m.split(".")[0] in ("curate", "passnet_common")]
+    finally:
+        box.close()
+    assert box.proc.poll() is not None  # gone at once
+    os.kill(parent.zygote(cfg).proc.pid, 9)
+    parent.zygote(cfg).proc.wait(10)
+    again = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg))  # a new zygote
+    again.close()
+    assert again.forked
+    monkeypatch.setattr(parent.Zygote, "fork", lambda *a, **k: None)
+    spawned = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg))
+    try:
+        assert not spawned.forked and spawned.modules(time.monotonic() + 60)
+    finally:
+        spawned.close()
 
 
 def test_lazy_subclass_is_refused_and_its_twin_is_valid(subs):

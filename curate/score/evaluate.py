@@ -374,7 +374,7 @@ def revalidate_top(cands: list[Candidate], all_rows: dict[str, list[dict]], summ
     return out
 
 
-def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = "paper") -> None:
+def write_plots(score_rows: list[dict], plots_dir: Path, convention: str = ScoreConfig().convention) -> None:
     """DVC plot data (vs eager) for the default ``convention`` over the whole set: ``score_es_t.csv`` and
     ``score_s_t.csv`` (column ``t`` plus one column per candidate), and ``score_curves.png``
     (S_t dashed and ES_t vs t, one panel per convention, log scale)."""

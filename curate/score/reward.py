@@ -12,16 +12,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from curate.score.config import run_config
+from curate.score.config import ScoreConfig, run_config
 from curate.score.defenses.revalidate import revalidate
 from curate.score.evaluate import REFERENCES, reference_rows, run_candidate
 from curate.score.scoring import aggregate_score, score_curve
 from curate.score.spec import parse_candidate
 from curate.score.trajectories import trajectory_rows
 
+_DEFAULTS = ScoreConfig()
+"""The ``score`` block at its defaults (``p``, ``b``, ``convention``)."""
+
 
 def score_candidate(source: str, task_set: str = "builtin", kind: str = "module", cfg: dict | None = None,
-                    p: float = 0.1, b: float = 0.1, convention: str = "paper", name: str = "candidate",
+                    p: float = _DEFAULTS.p, b: float = _DEFAULTS.b, convention: str = _DEFAULTS.convention, name: str = "candidate",
                     max_subgraphs: int | None = None, reference: str = "eager") -> dict[str, Any]:
     """Score one candidate given as source text; the reward function of an RL loop.
 
@@ -31,7 +34,8 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
         task_set: ``builtin`` or a folder of the curate stage. kind: ``module`` | ``pass``.
         cfg: run configuration (the ``score`` block's timing / limits keys); default: quick
             timing (3 trials), 120 s per subgraph.
-        p, b, convention: score parameters. max_subgraphs: seeded sample of the task set.
+        p, b, convention: score parameters (default: :class:`curate.score.config.ScoreConfig`'s).
+        max_subgraphs: seeded sample of the task set.
 
         reference: ``eager`` (PassNet's) or ``dynamo`` (Dynamo-only, ``torch.compile(backend="eager")``):
             the reference the ``reward`` is computed against; both curves are returned.
@@ -53,7 +57,7 @@ def score_candidate(source: str, task_set: str = "builtin", kind: str = "module"
     if kind not in ("module", "pass"):
         raise ValueError(f"score_candidate: kind must be module or pass, got {kind!r}")
     run_cfg = {"warmup": 1, "trials": 3, "min_trial_ms": 5.0, "retries": 0, "timeout_s": 120, "mem_cap_gb": 4,
-               "retime_above": 10.0, **(cfg or {})}
+               **(cfg or {})}
     if max_subgraphs is not None:
         run_cfg["max_subgraphs"] = max_subgraphs
     with tempfile.TemporaryDirectory(prefix="passnet_cand_") as tmp:

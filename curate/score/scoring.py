@@ -42,7 +42,8 @@ Aggregate score AS (:func:`aggregate_score`): GraphNet's ``graph_net_bench/aggre
 sums ``w_t * log10(ES_t)`` over t = -10..4 with the weights :data:`AS_WEIGHTS` normalised to sum
 1, i.e. AS = log10 of the weighted geometric mean of ES_t; 0 is eager's score, > 0 is faster.
 
-Parameters (:data:`DEFAULT_P`, :data:`DEFAULT_B`): ``p = 0.1`` and ``b = 0.1``, the paper's
+Parameters (defaults: the fields ``p``, ``b`` and ``convention`` of
+:class:`curate.score.config.ScoreConfig`, their one home): ``p = 0.1`` and ``b = 0.1``, the paper's
 values. ``p > 0`` makes a slowdown cost more than its raw ratio (the task set is *about*
 slowdowns, so a candidate that keeps them is penalised; GraphNet's code uses p = 0). ``b = 0.1``
 prices a failure like a 10x slowdown; PassNet's b = 0.001 lets one failure outweigh everything
@@ -68,6 +69,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from curate.score.config import ScoreConfig
 from curate.tolerance import (
     ERROR_ACCURACY,
     ERROR_COMPILE,
@@ -79,8 +81,8 @@ from curate.tolerance import (
     sample_min_pass_t,
 )
 
-DEFAULT_P = 0.1
-DEFAULT_B = 0.1
+_DEFAULTS = ScoreConfig()
+"""The ``score`` block at its defaults: ``p``, ``b`` and ``convention`` of every function here."""
 ERROR_FLOOR = 0
 """Pseudo error code of a floored row: never forgiven."""
 AS_WEIGHTS: dict[int, float] = {-10: 0.001, -9: 0.001, -8: 0.001, -7: 0.13, -6: 0.40, **{t: 0.48 for t in range(-5, 5)}}
@@ -122,7 +124,6 @@ CONVENTIONS: dict[str, Convention] = {
     "paper": Convention("paper", {ERROR_ACCURACY: 1, ERROR_RUNTIME: 2, ERROR_COMPILE: 3}, None),
     "graphnet": Convention("graphnet", {ERROR_ACCURACY: 1, ERROR_RUNTIME: 3, ERROR_COMPILE: 3}, 1),
 }
-DEFAULT_CONVENTION = "paper"
 
 
 def get_convention(name: str | Convention) -> Convention:
@@ -141,7 +142,7 @@ def _row_min_pass_t(row: Mapping[str, Any]) -> int | None:
     return None if outs is None else sample_min_pass_t(outs)
 
 
-def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = DEFAULT_CONVENTION,
+def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = _DEFAULTS.convention,
                  for_es: bool = True) -> tuple[bool, int | None]:
     """``(correct, error_code)`` of one sample at level ``t`` (error_code None when correct).
 
@@ -172,8 +173,8 @@ def sample_state(row: Mapping[str, Any], t: int, convention: str | Convention = 
     return True, None
 
 
-def rectified_speedup(speedup: float | None, correct: bool, error_code: int | None, t: int, p: float = DEFAULT_P,
-                      b: float = DEFAULT_B, kind: str = "ES", convention: str | Convention = DEFAULT_CONVENTION) -> float:
+def rectified_speedup(speedup: float | None, correct: bool, error_code: int | None, t: int, p: float = _DEFAULTS.p,
+                      b: float = _DEFAULTS.b, kind: str = "ES", convention: str | Convention = _DEFAULTS.convention) -> float:
     """Per-sample factor of S_t (``kind="S"``) or ES_t (``kind="ES"``); see module docstring."""
     if correct:
         return speedup if speedup >= 1 else speedup ** (p + 1)
@@ -186,8 +187,8 @@ def _gmean(xs: Sequence[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def score_samples(rows: Sequence[Mapping[str, Any]], t: int, p: float = DEFAULT_P, b: float = DEFAULT_B,
-                  convention: str | Convention = DEFAULT_CONVENTION) -> dict[str, Any]:
+def score_samples(rows: Sequence[Mapping[str, Any]], t: int, p: float = _DEFAULTS.p, b: float = _DEFAULTS.b,
+                  convention: str | Convention = _DEFAULTS.convention) -> dict[str, Any]:
     """S_t, ES_t and their components for one set of samples at level ``t``.
 
     Returns a dict: ``t, n, n_correct, lambda, alpha, eta, beta, pi_1, pi_2, pi_3, S_t, ES_t,
@@ -239,14 +240,14 @@ def score_samples(rows: Sequence[Mapping[str, Any]], t: int, p: float = DEFAULT_
     }
 
 
-def score_curve(rows: Sequence[Mapping[str, Any]], p: float = DEFAULT_P, b: float = DEFAULT_B,
-                convention: str | Convention = DEFAULT_CONVENTION, levels: Iterable[int] = LEVELS) -> list[dict[str, Any]]:
+def score_curve(rows: Sequence[Mapping[str, Any]], p: float = _DEFAULTS.p, b: float = _DEFAULTS.b,
+                convention: str | Convention = _DEFAULTS.convention, levels: Iterable[int] = LEVELS) -> list[dict[str, Any]]:
     """:func:`score_samples` at every level (default t = -10..5), one dict per level."""
     return [score_samples(rows, t, p, b, convention) for t in levels]
 
 
-def score_table(rows: Sequence[Mapping[str, Any]], candidate: str, p: float = DEFAULT_P, b: float = DEFAULT_B,
-                conventions: Sequence[str] = ("paper", "graphnet"), levels: Iterable[int] = LEVELS) -> list[dict[str, Any]]:
+def score_table(rows: Sequence[Mapping[str, Any]], candidate: str, p: float = _DEFAULTS.p, b: float = _DEFAULTS.b,
+                conventions: Sequence[str] = tuple(_DEFAULTS.conventions), levels: Iterable[int] = LEVELS) -> list[dict[str, Any]]:
     """Rows of the ``scores`` table: every convention x scope (set, task, task_mean) x level, each
     with the aggregate score AS of its curve (``aggregate_score``; None when a level is missing).
 

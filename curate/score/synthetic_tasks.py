@@ -64,8 +64,8 @@ re-validating top candidates on shapes they never saw (:mod:`curate.score.defens
 
 
 def _randn(shape, seed, scale=1.0):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g) * scale
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+    return x if scale == 1.0 else x * scale  # x * 1.0 is x: no copy of every input set
 
 
 def builtin_task_set(include_trivial: bool = False, include_rng: bool = False, held_out: bool = False) -> list[TaskSubgraph]:

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 import torch
 
+from curate.score.config import ScoreConfig
 from curate.score.defenses.checks import SCORE_CODE_VERSION
 from curate.score.scoring import aggregate_score, score_curve
 from curate.score.spec import source_hash
@@ -54,7 +55,7 @@ def environment() -> dict[str, str]:
 
 
 def trajectory_rows(name: str, kind: str, source: str, rows: Sequence[dict], rejected: Sequence[str], p: float, b: float,
-                    convention: str = "paper") -> list[dict[str, Any]]:
+                    convention: str = ScoreConfig().convention) -> list[dict[str, Any]]:
     """``trajectories`` rows of one candidate from its ``score_samples`` rows."""
     env = json.dumps(environment(), sort_keys=True)
     base = {"source_sha256": source_hash(source), "source": source, "candidate": name, "kind": kind,

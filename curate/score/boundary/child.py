@@ -18,12 +18,22 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import torch
+
 from curate.score.boundary.parent import SandboxFailure, mem_cap_bytes  # noqa: F401  (mem_cap_bytes: public here before)
 from curate.score.defenses.checks import evaluate_subgraph, retime_subgraph
 from curate.score.spec import Candidate, load_task_set
 
 POLL_S = 0.2
 """Seconds between two RSS readings of a sandbox by the parent (:data:`curate.score.boundary.parent.POLL_S`)."""
+
+
+PARENT_THREADS = 1
+"""torch threads of the parent (this process) while it drives the sandboxes: its work between two
+requests is small (fresh input sets, slot copies, chunked checks), and a parallel region on a
+loaded machine waits for a descheduled worker thread (a 256 KiB slot copy: 2-4 ms with 2 threads
+against 0.03 ms with one, at load 2-3 on the 2-core machine); the cores are left to the sandbox
+being timed. Restored when :func:`run_children` returns."""
 
 
 def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: list[str], cfg: dict, mode: str,
@@ -34,6 +44,17 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
     result)`` is called as each arrives (the resume journal)."""
     subs = {s.subgraph_id: s for s in load_task_set(tasks_spec, include_trivial)}
     results: dict[str, Any] = {}
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(PARENT_THREADS)
+    try:
+        _run(cand, subs, ids, cfg, mode, log, on_result, results)
+    finally:
+        torch.set_num_threads(n_threads)
+    return results
+
+
+def _run(cand: Candidate, subs: dict, ids: list[str], cfg: dict, mode: str, log: Callable, on_result: Callable | None,
+         results: dict[str, Any]) -> None:
     for sid in ids:
         state = {"ref_done": False}
 
@@ -55,4 +76,3 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
         results[sid] = res
         if on_result:
             on_result(sid, res)
-    return results

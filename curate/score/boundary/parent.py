@@ -1,6 +1,6 @@
 """The parent's side of the scorer's trust boundary: sandbox processes, shared memory, one clock.
 
-Design (``docs/scoring.md``, "The trust boundary"). Three processes per candidate run:
+Design (``docs/scoring.md``, "The trust boundary"). Four processes per candidate run:
 
 * the **parent** (this process): builds the inputs, owns the shared-memory slots, holds every
   check, the tolerance code, the scores and the **only clock** that decides anything
@@ -15,6 +15,16 @@ Design (``docs/scoring.md``, "The trust boundary"). Three processes per candidat
   timed with the same requests as the candidate's sandbox, one per candidate, so that a
   candidate that is Dynamo-only itself measures 1 against it by construction (one process per
   timed side; the same history: both start with the candidate).
+
+How they start (:class:`Zygote`): one process per parent runs the sandbox script in role
+``zygote``: it imports torch and the Dynamo / Inductor machinery once, with the candidate role's
+refusal of the evaluator's packages in place, runs nothing, and forks every sandbox above on
+request (a few ms instead of an interpreter start and those imports, seconds per sandbox on a
+loaded machine); each forked sandbox keeps only its two pipe ends and gets the same ``setup``
+request as a spawned one, so the sandboxes' roles, set-up, baselines and requests are those of
+spawned ones (a sandbox the zygote cannot fork is spawned). Each candidate sandbox serves one
+candidate for all its subgraphs (re-timing and re-validation get a fresh one); the reference
+sandbox serves every candidate.
 
 What crosses: the graph (pickled by the parent) and requests go in on a pipe; inputs go in
 through a ``/dev/shm`` file the parent writes (fresh values before every run); outputs come back
@@ -36,25 +46,35 @@ parent's looks are seen only through CPU time (so work they do is caught when it
 timed calls or when it adds CPU beyond the wall time); a candidate can read files (the evaluator's
 source, the task folder), but no expected output exists before the reference sandbox computes it
 on inputs drawn after the candidate's last request; native code (a C extension) is outside every
-Python-level check and is held only by the process boundary, the clock and the slot checks.
+Python-level check and is held only by the process boundary, the clock and the slot checks; a
+candidate sandbox lives for all of its candidate's subgraphs, so what the candidate's code keeps
+in its process (caches, warmed state, a table of earlier inputs) carries to its later subgraphs:
+that is the candidate's own state, never the evaluator's (the process never held a reference, an
+expected output or a check), and the fresh inputs, fresh-slot check, checked timed calls and
+held-out re-validation in a fresh sandbox are what stop replaying it; every forked sandbox starts
+from the same zygote image (the same torch and Python RNG states, which decide nothing: the
+parent draws every input seed), and a candidate that kills the zygote (the same user) only costs
+the start of a new one.
 """
 
 from __future__ import annotations
 
 import atexit
 import copy
+import functools
 import json
 import os
 import pickle
 import select
 import shutil
+import socket
 import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -95,6 +115,111 @@ def rss_bytes(pid: int) -> int | None:
     return rss(pid)
 
 
+def sandbox_env(threads: int, inductor_cache: str | None) -> dict[str, str]:
+    """The environment of a sandbox (or zygote) process: the parent's without ``PYTHONPATH`` /
+    ``PYTHONSTARTUP``, ``OMP_NUM_THREADS`` = ``threads`` (no OpenBLAS / OpenMP pool at import)
+    and ``TORCHINDUCTOR_CACHE_DIR`` when ``inductor_cache`` is set (read when Inductor loads)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    env["OMP_NUM_THREADS"] = str(threads)
+    if inductor_cache:
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(Path(inductor_cache).resolve())
+    return env
+
+
+def _start_time(pid: int) -> str | None:
+    """Field 22 of ``/proc/<pid>/stat`` (start time in clock ticks; None when gone or a zombie):
+    tells a process from a later one that reuses its pid."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[19] if len(fields) > 19 and fields[0] not in ("Z", "X") else None  # a zombie is gone
+
+
+class Forked:
+    """The process handle of a sandbox forked by a :class:`Zygote` (not this process's child, so
+    no exit status): ``poll()`` None while it lives, else -9; ``kill()``; ``wait(timeout)``."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self._start = _start_time(pid)
+
+    def poll(self) -> int | None:
+        st = _start_time(self.pid)
+        return None if st is not None and st == self._start else -9
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, 9)
+            except OSError:
+                pass
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = time.monotonic() + (timeout if timeout is not None else 1e9)
+        while self.poll() is None:
+            if time.monotonic() >= end:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
+            time.sleep(0.01)
+        return -9
+
+
+class Zygote:
+    """A process that runs the sandbox script in role ``zygote``: it imports torch and the Dynamo /
+    Inductor machinery once, runs nothing, and forks a sandbox per :meth:`fork` (see
+    :func:`curate.score.boundary.sandbox.zygote`). A forked sandbox then gets the same ``setup``
+    request as a spawned one; what it saves is the interpreter start and those imports (seconds
+    per sandbox on a loaded machine). One per ``threads`` / memory cap / Inductor cache."""
+
+    def __init__(self, threads: int, inductor_cache: str | None):
+        self._sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-s", str(SANDBOX), "zygote", str(child.fileno())],
+                                         pass_fds=(child.fileno(),), cwd=tempfile.gettempdir(),
+                                         env=sandbox_env(threads, inductor_cache), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL)
+        finally:
+            child.close()
+        self._buf = b""
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self._sock.fileno() >= 0
+
+    def fork(self, role: str, cwd: str, r_fd: int, w_fd: int, deadline: float) -> int | None:
+        """Fork a sandbox in ``role`` reading requests on ``r_fd`` and replying on ``w_fd`` (the
+        child's pipe ends; the caller closes its copies); its pid, or None when the zygote is gone,
+        refused (it has threads) or did not answer before ``deadline`` (then it is stopped)."""
+        try:
+            socket.send_fds(self._sock, [(json.dumps({"role": role, "cwd": cwd}) + "\n").encode()], [r_fd, w_fd])
+            while b"\n" not in self._buf:
+                ready, _, _ = select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    self.close()
+                    return None
+                chunk = self._sock.recv(1 << 12)
+                if not chunk:
+                    self.close()
+                    return None
+                self._buf += chunk
+        except OSError:
+            self.close()
+            return None
+        line, self._buf = self._buf.split(b"\n", 1)
+        rep = json.loads(line)
+        return int(rep["pid"]) if "pid" in rep else None
+
+    def close(self) -> None:
+        self._sock.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            pass
+
+
 class Sandbox:
     """One sandbox process (role ``candidate`` or ``reference``) and its request pipe.
 
@@ -106,7 +231,7 @@ class Sandbox:
     """
 
     def __init__(self, role: str, mem_cap: int, threads: int = 1, inductor_cache: str | None = None,
-                 start_timeout_s: float = 180.0, label: str | None = None):
+                 start_timeout_s: float = 180.0, label: str | None = None, zygote: Zygote | None = None):
         self.role, self.mem_cap = role, mem_cap
         self.label = label or role  # what failures name: reference | candidate | dynamo
         self.peak_rss = 0
@@ -114,17 +239,21 @@ class Sandbox:
         self._buf = b""
         p_r, c_w = os.pipe()
         c_r, p_w = os.pipe()
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
-        env["OMP_NUM_THREADS"] = str(threads)
         self._dir = tempfile.mkdtemp(prefix=f"passnet_{role}_")
-        self.proc = subprocess.Popen([sys.executable, "-s", str(SANDBOX), role, str(c_r), str(c_w)], pass_fds=(c_r, c_w),
-                                     cwd=self._dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        os.close(c_r)
-        os.close(c_w)
+        deadline = time.monotonic() + start_timeout_s
+        try:
+            pid = zygote.fork(role, self._dir, c_r, c_w, deadline) if zygote is not None else None
+            self.proc: subprocess.Popen | Forked = Forked(pid) if pid is not None else subprocess.Popen(
+                [sys.executable, "-s", str(SANDBOX), role, str(c_r), str(c_w)], pass_fds=(c_r, c_w), cwd=self._dir,
+                env=sandbox_env(threads, inductor_cache), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        finally:
+            os.close(c_r)
+            os.close(c_w)
+        self.forked = pid is not None
         self._r, self._w = p_r, p_w
         self.pid = self.proc.pid
         cache = str(Path(inductor_cache).resolve()) if inductor_cache else None
-        self.request({"op": "setup", "threads": threads, "inductor_cache": cache}, time.monotonic() + start_timeout_s)
+        self.request({"op": "setup", "threads": threads, "inductor_cache": cache}, deadline)
         self.baseline_tasks = self.tasks()
 
     # --- /proc readings ---------------------------------------------------------------------
@@ -220,12 +349,8 @@ class Sandbox:
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def close(self) -> None:
-        if self.proc.poll() is None and self._w >= 0:
-            try:
-                self._send({"op": "exit"})
-                self.proc.wait(5)
-            except (SandboxFailure, subprocess.TimeoutExpired):
-                pass
+        """Stop the process at once (:meth:`kill`): it holds nothing to save, and a torch
+        interpreter's own shutdown takes seconds on a loaded machine."""
         self.kill()
 
     @property
@@ -304,65 +429,64 @@ def leaf_specs(values: list) -> list[tuple]:
     return out
 
 
-_HOST_BW: dict[str, float] = {}
+@functools.cache
+def host_best_rate(kind: str, repeats: int = 5) -> float:
+    """The host's best measured rate of ``kind`` on one thread, over the parent's clock, best of
+    ``repeats`` per case; measured once per process and argument pair (``functools.cache``).
 
+    * ``copy`` (bytes/s): a ``torch`` copy, read + write bytes, of float32 buffers from cache size
+      (256 KiB) to memory size (64 MiB);
+    * ``mm`` (FLOP/s): ``torch.mm`` of square float32 and bfloat16 matrices (n = 256, 512;
+      2 n^3 FLOPs, the count :class:`torch.utils.flop_counter.FlopCounterMode` gives a matmul;
+      one untimed call first).
 
-def host_copy_bandwidth(repeats: int = 5) -> float:
-    """The host's best measured memory bandwidth (bytes/s) for the roofline check: the fastest
-    ``torch`` copy (read + write bytes over the parent's clock) over buffers from cache size
-    (256 KiB) to memory size (64 MiB), one thread, best of ``repeats``. Measured once per process.
-    A candidate moving its inputs' and outputs' bytes faster than a multiple of this is not
-    computing what it returns (the check of an L2-resident kernel at 4x the physical peak)."""
-    if "bw" in _HOST_BW:
-        return _HOST_BW["bw"]
-    best = 0.0
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    Raises:
+        ValueError: unknown ``kind``.
+    """
+    cases: list[tuple[Callable[[], Any], float]] = []
+    if kind == "copy":
         for size in (1 << 18, 1 << 22, 1 << 26):
             src, dst = torch.ones(size // 4), torch.empty(size // 4)
-            for _ in range(repeats):
-                t0 = time.perf_counter_ns()
-                dst.copy_(src)
-                dt = (time.perf_counter_ns() - t0) / 1e9
-                if dt > 0:
-                    best = max(best, 2 * size / dt)
-    finally:
-        torch.set_num_threads(n_threads)
-    _HOST_BW["bw"] = best
-    return best
-
-
-_HOST_FLOPS: dict[str, float] = {}
-
-
-def host_flop_peak(repeats: int = 5) -> float:
-    """The host's best measured compute rate (FLOP/s, one thread) for the roofline's compute roof:
-    the fastest ``torch.mm`` of square float32 and bfloat16 matrices (n = 256, 512; 2 n^3 FLOPs,
-    the count :class:`torch.utils.flop_counter.FlopCounterMode` gives a matmul) over the parent's
-    clock, best of ``repeats``. Measured once per process."""
-    if "peak" in _HOST_FLOPS:
-        return _HOST_FLOPS["peak"]
-    best = 0.0
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+            cases.append((lambda src=src, dst=dst: dst.copy_(src), 2.0 * size))
+    elif kind == "mm":
         for dtype in (torch.float32, torch.bfloat16):
             for n in (256, 512):
                 a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
-                torch.mm(a, b)
-                for _ in range(repeats):
-                    t0 = time.perf_counter_ns()
-                    torch.mm(a, b)
-                    dt = (time.perf_counter_ns() - t0) / 1e9
-                    if dt > 0:
-                        best = max(best, 2 * n**3 / dt)
+                cases.append((lambda a=a, b=b: torch.mm(a, b), 2.0 * n**3))
+    else:
+        raise ValueError(f"unknown rate kind {kind!r}; known: copy, mm")
+    best = 0.0
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for work, amount in cases:
+            work()
+            for _ in range(repeats):
+                t0 = time.perf_counter_ns()
+                work()
+                dt = (time.perf_counter_ns() - t0) / 1e9
+                if dt > 0:
+                    best = max(best, amount / dt)
     finally:
         torch.set_num_threads(n_threads)
-    _HOST_FLOPS["peak"] = best
     return best
 
 
+def host_copy_bandwidth() -> float:
+    """The host's best measured memory bandwidth (bytes/s; :func:`host_best_rate` ``copy``) for the
+    roofline check. A candidate moving its inputs' and outputs' bytes faster than a multiple of
+    this is not computing what it returns (the check of an L2-resident kernel at 4x the physical
+    peak)."""
+    return host_best_rate("copy")
+
+
+def host_flop_peak() -> float:
+    """The host's best measured compute rate (FLOP/s, one thread; :func:`host_best_rate` ``mm``)
+    for the roofline's compute roof."""
+    return host_best_rate("mm")
+
+
+_ZYGOTES: dict[tuple, Zygote] = {}
 _REFERENCES: dict[tuple, Sandbox] = {}
 _CANDIDATES: dict[tuple, tuple[str, Sandbox]] = {}
 _DYNAMOS: dict[tuple, tuple[str, Sandbox]] = {}
@@ -382,6 +506,17 @@ def mem_cap_bytes(cfg: dict) -> int:
     return int(float(run_config(cfg)["mem_cap_gb"]) * (1 << 30))
 
 
+def zygote(cfg: dict) -> Zygote:
+    """The :class:`Zygote` for ``cfg``'s threads / memory cap / Inductor cache (one per parent
+    process; restarted when it died). Every sandbox of this module is forked from it; one that
+    cannot be (the zygote refused or is gone) is spawned instead, the same script in the same role."""
+    k = _key(cfg)
+    z = _ZYGOTES.get(k)
+    if z is None or not z.alive:
+        z = _ZYGOTES[k] = Zygote(k[0], k[2])
+    return z
+
+
 def reference_sandbox(cfg: dict) -> Sandbox:
     """The reference sandbox for ``cfg``'s threads / memory cap / Inductor cache: one per parent
     process, shared by every candidate (it runs only the trusted eager graphs; it keeps those of its
@@ -390,7 +525,7 @@ def reference_sandbox(cfg: dict) -> Sandbox:
     k = _key(cfg)
     box = _REFERENCES.get(k)
     if box is None or not box.alive:
-        box = _REFERENCES[k] = Sandbox("reference", mem_cap_bytes(cfg), k[0], k[2])
+        box = _REFERENCES[k] = Sandbox("reference", mem_cap_bytes(cfg), k[0], k[2], zygote=zygote(cfg))
     return box
 
 
@@ -407,7 +542,7 @@ def candidate_sandbox(cfg: dict, who: str) -> Sandbox:
         held[1].close()
         held = None
     if held is None:
-        held = _CANDIDATES[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2]))
+        held = _CANDIDATES[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2], zygote=zygote(cfg)))
     return held[1]
 
 
@@ -423,7 +558,7 @@ def dynamo_sandbox(cfg: dict, who: str) -> Sandbox:
         held[1].close()
         held = None
     if held is None:
-        held = _DYNAMOS[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2], label="dynamo"))
+        held = _DYNAMOS[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2], label="dynamo", zygote=zygote(cfg)))
     return held[1]
 
 
@@ -431,9 +566,12 @@ def close_sandboxes() -> None:
     """Stop every sandbox this process started (also at exit)."""
     for box in list(_REFERENCES.values()) + [b for _, b in list(_CANDIDATES.values()) + list(_DYNAMOS.values())]:
         box.close()
+    for z in _ZYGOTES.values():
+        z.close()
     _REFERENCES.clear()
     _CANDIDATES.clear()
     _DYNAMOS.clear()
+    _ZYGOTES.clear()
 
 
 atexit.register(close_sandboxes)

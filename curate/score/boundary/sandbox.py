@@ -39,6 +39,7 @@ import os
 import pickle
 import struct
 import sys
+import time
 
 BLOCKED = ("curate", "passnet_common")
 """Top-level packages the candidate process refuses to import (the evaluator's)."""
@@ -128,7 +129,7 @@ class Runner:
 
     def setup(self, msg: dict) -> dict:
         torch = self.torch
-        torch.set_num_threads(int(msg.get("threads", 1)))
+        torch.set_num_threads(int(msg["threads"]))
         if msg.get("inductor_cache"):
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = msg["inductor_cache"]
         try:
@@ -321,11 +322,8 @@ def _load_file(path: str, name: str = "candidate"):
     return mod
 
 
-def main(argv: list[str]) -> int:
-    role, rfd, wfd = argv[1], int(argv[2]), int(argv[3])
-    if role == "candidate":
-        sys.meta_path.insert(0, _RefuseEvaluator())
-    runner = Runner(role)
+def serve(runner: Runner, rfd: int, wfd: int) -> int:
+    """Answer requests on ``rfd`` with JSON lines on ``wfd`` until ``exit`` or a closed pipe."""
     while True:
         msg = _read(rfd)
         if msg is None or msg.get("op") == "exit":
@@ -339,6 +337,110 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which classifies it
             reply = {"error": f"{type(exc).__name__}: {exc}"[:500], "code": 2}
         _write(wfd, reply)
+
+
+def zygote(sock_fd: int) -> int:
+    """Role ``zygote``: import torch and the Dynamo / Inductor machinery once (nothing run: no
+    thread beyond this one, no candidate code), then fork a sandbox per request.
+
+    A request on the Unix socket ``sock_fd`` is one JSON line ``{"role", "cwd"}`` with the
+    sandbox's two pipe ends attached (``SCM_RIGHTS``); the reply is ``{"pid"}``, or ``{"error"}``
+    when this process has more than one thread (a fork would copy a torch with half its pool: the
+    parent then spawns). The forked child keeps only the two pipe ends (every other descriptor,
+    this socket included, is closed), moves to ``cwd``, restores the default signal handling and
+    runs :func:`serve` in ``role`` exactly as a spawned sandbox does (it then gets the same
+    ``setup`` request). Children are reaped here as they end (``SIGCHLD``), so that their CPU
+    time is counted in this process's children, and so in the parent's (``getrusage``)."""
+    import signal  # noqa: PLC0415  (only this role handles signals)
+    import socket  # noqa: PLC0415  (only this role receives descriptors)
+
+    import torch  # noqa: PLC0415  (import order: after main's set-up, see Runner.__init__)
+
+    try:
+        import tqdm  # noqa: PLC0415  (optional, as in Runner.setup)
+
+        tqdm.tqdm.monitor_interval = 0
+    except ImportError:  # pragma: no cover
+        pass
+    import torch._dynamo  # noqa: PLC0415, F401  (pre-imported for every child; TORCHINDUCTOR_CACHE_DIR is in this process's environment)
+    import torch._inductor.compile_fx  # noqa: PLC0415, F401  (as above)
+    import torch._inductor.config as ic  # noqa: PLC0415  (as above)
+    import torch.fx.subgraph_rewriter  # noqa: PLC0415, F401  (as above)
+    import torch.utils._pytree  # noqa: PLC0415, F401  (as above)
+
+    ic.compile_threads = 1
+    ic.fallback_random = True
+    del torch
+
+    def reap(*_) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def finish() -> int:  # the parent closed the socket after killing the sandboxes: reap them, then exit
+        for _ in range(200):
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    time.sleep(0.01)
+            except ChildProcessError:
+                break
+        return 0
+
+    signal.signal(signal.SIGCHLD, reap)
+    sock = socket.socket(fileno=sock_fd)
+    buf = b""
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+        except OSError:
+            return finish()
+        if not data:
+            return finish()
+        buf += data
+        if b"\n" not in buf:
+            for fd in fds:
+                os.close(fd)
+            continue
+        line, buf = buf.split(b"\n", 1)
+        req = json.loads(line)
+        if len(fds) != 2 or len(os.listdir("/proc/self/task")) != 1:
+            for fd in fds:
+                os.close(fd)
+            sock.sendall((json.dumps({"error": "cannot fork: a pipe end is missing or this process has threads"}) + "\n").encode())
+            continue
+        pid = os.fork()
+        if pid == 0:  # the sandbox
+            rfd, wfd = fds
+            keep = {0, 1, 2, rfd, wfd}
+            for fd in os.listdir("/proc/self/fd"):
+                if int(fd) not in keep:
+                    try:
+                        os.close(int(fd))
+                    except OSError:
+                        pass
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.chdir(req["cwd"])
+            code = 1
+            try:
+                code = serve(Runner(req["role"]), rfd, wfd)
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        sock.sendall((json.dumps({"pid": pid}) + "\n").encode())
+
+
+def main(argv: list[str]) -> int:
+    role = argv[1]
+    if role in ("candidate", "zygote"):  # a zygote's children are candidate sandboxes (and the reference)
+        sys.meta_path.insert(0, _RefuseEvaluator())
+    if role == "zygote":
+        return zygote(int(argv[2]))
+    return serve(Runner(role), int(argv[2]), int(argv[3]))
 
 
 if __name__ == "__main__":

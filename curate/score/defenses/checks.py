@@ -354,7 +354,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             row.update(_timed_fields(pt))
             row["flags"].append("clock_parent")
             row["violations"] += roofline_violations(inputs0, ref_leaves, row["candidate_ms"], float(cfg["roofline_factor"]))
-            row["violations"] += flop_violations(graph_flops(gm, inputs0), row["candidate_ms"], float(cfg["roofline_factor"]),
+            row["violations"] += flop_violations(graph_flops(gm, inputs0, key), row["candidate_ms"], float(cfg["roofline_factor"]),
                                                  threads=int(cfg["threads"]))
         else:
             row.update(status="ok", speedup=1.0, stable=True)
@@ -458,12 +458,28 @@ def roofline_violations(inputs: list, outputs: list, candidate_ms: float, factor
     return []
 
 
-def graph_flops(gm, inputs: list) -> int | None:
+_FLOPS: dict[tuple, int | None] = {}
+
+
+def graph_flops(gm, inputs: list, key: str | None = None) -> int | None:
     """FLOPs of one call of the reference graph ``gm`` on ``inputs``, counted by
     :class:`torch.utils.flop_counter.FlopCounterMode` (matmuls, convolutions, attention: 2 FLOPs
     per multiply-add; element-wise ops count 0) on fake tensors of the inputs' shapes
     (:class:`torch._subclasses.fake_tensor.FakeTensorMode`: nothing is computed). Runs the trusted
-    graph in the parent, never candidate code. None when the graph does not run on fake tensors."""
+    graph in the parent, never candidate code. None when the graph does not run on fake tensors.
+    ``key`` (the subgraph id and the hash of its pickled graph): the count is kept per key and
+    the inputs' shapes and dtypes, so each candidate's row of a subgraph reuses it."""
+    memo = None if key is None else (key, tuple((tuple(x.shape), x.dtype) if isinstance(x, torch.Tensor) else repr(x)
+                                                for x in inputs))
+    if memo is not None and memo in _FLOPS:
+        return _FLOPS[memo]
+    flops = _count_flops(gm, inputs)
+    if memo is not None:
+        _FLOPS[memo] = flops
+    return flops
+
+
+def _count_flops(gm, inputs: list) -> int | None:
     try:
         with FakeTensorMode(allow_non_fake_inputs=True) as mode:
             fake = [mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in inputs]
