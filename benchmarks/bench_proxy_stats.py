@@ -62,7 +62,7 @@ def run(kind: str, model, data: torch.Tensor, bs: int, char: int) -> tuple[float
 
     from proxy_artifacts.stats import ExpertStatsCollector
 
-    ctx = ExpertStatsCollector(model, char) if kind != "plain" else contextlib.nullcontext()
+    ctx = ExpertStatsCollector(model, char, 0) if kind != "plain" else contextlib.nullcontext()
     rest = psutil.Process().memory_info().rss
     with torch.no_grad(), ctx, PeakRSS() as mem:
         t0 = time.perf_counter()

@@ -10,6 +10,7 @@ categories' expert-load distributions) in ``specialisation.json``.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
@@ -22,14 +23,16 @@ from passnet_common.io import atomic_write_json
 
 from . import corpus
 from .adapters import adapter_for, moe_blocks
-from .config import BaseConfig
+from .config import base_params
 from .metrics import sampled_reward, task_accuracy
 
 
 def make_config(p: dict, vocab_size: int, special_ids: dict):
-    """A ``Qwen3MoeConfig`` from the ``proxy.base`` params (all sizes explicit)."""
+    """A ``Qwen3MoeConfig`` from the ``proxy.base`` params (all sizes explicit; keys ``p`` leaves out at
+    their :class:`proxy_artifacts.config.BaseConfig` defaults)."""
+    p = base_params(p)
     return AutoConfig.for_model(
-        p.get("model_type", BaseConfig.model_type),
+        p["model_type"],
         vocab_size=vocab_size,
         hidden_size=p["hidden_size"],
         intermediate_size=p["hidden_size"] * 2,
@@ -162,9 +165,10 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
     where GRPO starts) with the share of problems whose samples disagree
     (``task_nonzero_advantage_share_edge``).
     """
+    p = base_params(p)
     out_dir = Path(out_dir)
     torch.manual_seed(p["seed"])
-    torch.set_num_threads(p.get("threads", BaseConfig.threads))
+    torch.set_num_threads(p["threads"])
     tok = corpus.build_tokenizer()
     cfg = make_config(p, len(tok), dict(pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
                                         eos_token_id=tok.eos_token_id))
@@ -191,7 +195,7 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
             log.append({"step": step, "loss": round(lm, 5), "aux_loss": round(float(out.aux_loss), 5)})
             bar.set_postfix(loss=f"{lm:.3f}")
     model.eval()
-    spec = routing_summary(model, tok, p["seq_len"], p.get("spec_windows", BaseConfig.spec_windows))
+    spec = routing_summary(model, tok, p["seq_len"], p["spec_windows"])
     task_n = int(p["task_problems"])
     acc = {s: task_accuracy(model, tok, task_n, s) for s in ("heldout", "edge")}
     # what RL starts from at the edge: the reward of samples at T = 1 (GRPO's rollouts)
@@ -211,6 +215,32 @@ def train_base(p: dict, out_dir: str | Path) -> dict:
     # Wall time stays out of the files: a rebuild must give byte-identical outputs.
     atomic_write_json(out_dir / "train_log.json", summary, indent=1)
     return {**summary, "train_seconds": round(time.time() - t0, 1)}
+
+
+def write_base_metrics(summary: dict, p: dict, out_dir: str | Path, metrics_path: str | Path) -> dict:
+    """Write the base's training and specialisation figures to ``metrics_path`` (JSON) and return them.
+
+    ``summary``: what :func:`train_base` returned; ``p``: its ``proxy.base`` params; ``out_dir``: the
+    folder it wrote (``specialisation.json`` is read from it). Routing entropies are nats, averaged
+    over layers per category; the JS divergence is the mean over layers.
+    """
+    spec = json.loads((Path(out_dir) / "specialisation.json").read_text())
+    m = {
+        "final_train_loss": summary["final_loss"],
+        "num_experts": p["num_experts"], "top_k": p["top_k"],
+        "corpus_sha256": summary["corpus_sha256"],
+        "task": summary["task"], "task_acc_heldout": summary["task_acc_heldout"],
+        "task_acc_edge": summary["task_acc_edge"], "task_reward_edge": summary["task_reward_edge"],
+        "task_nonzero_advantage_share_edge": summary["task_nonzero_advantage_share_edge"],
+        "task_lengths": summary["task_lengths"],
+        "task_problems": summary["task_problems"], "min_task_acc": p["min_task_acc"],
+        "num_parameters": summary["num_parameters"],
+        "routing_entropy_by_category": {c: sum(v) / len(v) for c, v in spec["entropy"].items()},
+        "routing_entropy_max": spec["max_entropy"],
+        "js_divergence_between_categories": sum(spec["js_divergence"]) / len(spec["js_divergence"]),
+    }
+    atomic_write_json(metrics_path, m, indent=1)
+    return m
 
 
 def check_competent(summary: dict, min_task_acc: float) -> None:

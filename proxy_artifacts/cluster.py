@@ -40,11 +40,13 @@ import numpy as np
 import torch
 from sklearn.cluster import AgglomerativeClustering
 
+from .config import UsageConfig
 from .stats import ExpertStats
 
 VIEWS = ("act", "router", "weights", "frequency")
 METHODS = ("cluster", "usage_cluster", "frequency", "reap", "random")
-USAGE_DEFAULTS = {"dead_share": 0.01, "cluster_share": 0.5, "slots_by": "reap_mass", "representative": "reap"}
+#: ``proxy.prune.usage`` at its defaults (:class:`proxy_artifacts.config.UsageConfig`, their one home)
+USAGE_DEFAULTS = UsageConfig().to_params()
 
 
 def _cosine_distance(x: np.ndarray) -> np.ndarray:
@@ -220,10 +222,9 @@ def usage_cluster(idx: np.ndarray, kg: int, dist: np.ndarray, freq: np.ndarray, 
     return sorted(kept), members, labels
 
 
-def select_block(method: str, k: int, stats: ExpertStats, li: int, *, n_group: int = 1,
-                 views: Mapping[str, float] | None = None, rep_rule: str = "frequency",
-                 weights: torch.Tensor | None = None, seed: int = 0,
-                 usage: Mapping | None = None) -> tuple[list[int], dict, np.ndarray]:
+def select_block(method: str, k: int, stats: ExpertStats, li: int, *, views: Mapping[str, float] | None,
+                 rep_rule: str, seed: int, usage: Mapping | None, n_group: int = 1,
+                 weights: torch.Tensor | None = None) -> tuple[list[int], dict, np.ndarray]:
     """Kept experts of block ``li``: (kept sorted, members {kept: [(member, weight)]}, labels [E]).
 
     Methods: ``cluster`` (this module), ``usage_cluster`` (usage-aware, :func:`usage_cluster`
@@ -231,8 +232,11 @@ def select_block(method: str, k: int, stats: ExpertStats, li: int, *, n_group: i
     (top-k REAP saliency), ``random`` (seeded). Group-limited routing: selection happens per
     group with k / n_group each.
 
+    ``views``, ``rep_rule``, ``seed``, ``usage``: ``proxy.prune``'s (``views`` may be None for the
+    methods that do not cluster).
+
     Raises:
-        ValueError: unknown method; k not divisible by n_group.
+        ValueError: unknown method; k not divisible by n_group; no ``views`` for a clustering method.
     """
     if method not in METHODS:
         raise ValueError(f"unknown selection method {method!r}; known: {METHODS}")
@@ -241,8 +245,9 @@ def select_block(method: str, k: int, stats: ExpertStats, li: int, *, n_group: i
         raise ValueError(f"kept count {k} is not divisible by n_group={n_group}")
     freq = stats.frequency[li].numpy()
     size, kg = E // n_group, k // n_group
-    dist = combined_distance(views or {"act": 1.0}, stats, li, weights) if method in ("cluster", "usage_cluster") \
-        else None
+    if method in ("cluster", "usage_cluster") and not views:
+        raise ValueError(f"method {method!r} needs views (proxy.prune.views)")
+    dist = combined_distance(views, stats, li, weights) if method in ("cluster", "usage_cluster") else None
     rng = np.random.default_rng(seed * 1000 + li)
     kept, members, labels = [], {}, np.full(E, -1)
     for g in range(n_group):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passnet_common.config import ParamsConfig, knob, register
+from passnet_common.params import load_params
 from passnet_common.spec import AnyOf, Block, Choice, ListOf, Optional, interval, non_negative, positive
 
 METHODS = ("cluster", "usage_cluster", "frequency", "reap", "random")
@@ -141,6 +142,9 @@ class EvalConfig(ParamsConfig):
     task_problems: int = knob(64, rule=non_negative(int), doc="problems of the held-out in-range task set")
 
 
+#: ``merge`` of a ``proxy.compare.methods`` row that names none: that method runs without a merge
+#: (the row's own default, not ``proxy.prune.merge``'s)
+COMPARE_METHOD_MERGE = "none"
 _METHOD = Block({"name": str, "method": Choice(METHODS), "views": _VIEWS, "usage": UsageConfig.spec(), "merge": _MERGE},
                 required=("name", "method"))
 
@@ -273,9 +277,24 @@ def proxy_params(value: dict | None, path: str = "proxy") -> dict:
     return ProxyConfig.from_params(value, path).to_params()
 
 
+def base_params(value: dict | None) -> dict:
+    """A ``proxy.base`` mapping with every missing key at its default (tests and benchmarks pass partial
+    mappings)."""
+    return BaseConfig.from_params(dict(value or {}), "proxy.base").to_params()
+
+
 def grpo_params(value: dict | GrpoConfig | None) -> dict:
     """A ``proxy.grpo`` mapping (or config) with every missing key at its default (tests and benchmarks
     pass partial mappings)."""
     if isinstance(value, GrpoConfig):
         return value.to_params()
     return GrpoConfig.from_params(dict(value or {}), "proxy.grpo").to_params()
+
+
+def load_proxy_params(path: str) -> dict:
+    """The validated ``proxy`` block of params file ``path``, every key the file leaves out at its default.
+
+    Raises:
+        ParamsError: an unknown key or a value of the wrong type (named by its path).
+    """
+    return proxy_params(load_params(path, "proxy"))

@@ -164,19 +164,23 @@ ARITH_HELDOUT_SHARE = 0.2
 IN_RANGE_LEN = (2, 6)
 EDGE_LEN = (7, 7)
 REVERSE_LEN = (IN_RANGE_LEN[0], EDGE_LEN[1])
+#: the task's own length distribution: the edge length as likely as each in-range length. What
+#: calibration, evaluation and the specialisation summary draw; a different quantity from
+#: ``proxy.base.edge_weight`` (the base's training mix, which train_base passes explicitly).
+UNIFORM_EDGE_WEIGHT = 1.0
 _REVERSE_RE = re.compile(r"Q: rev\(([a-z]+)\)=\? A: ")
 
 
-def task_length(rng: random.Random, edge_weight: float = 1.0) -> int:
+def task_length(rng: random.Random, edge_weight: float = UNIFORM_EDGE_WEIGHT) -> int:
     """A word length of the task's distribution: :data:`IN_RANGE_LEN` uniform, :data:`EDGE_LEN` at relative
-    weight ``edge_weight`` (1.0: every length equally; the base's training passes ``proxy.base.edge_weight``)."""
+    weight ``edge_weight`` (:data:`UNIFORM_EDGE_WEIGHT`: every length equally; the base's training passes ``proxy.base.edge_weight``)."""
     lens = list(range(REVERSE_LEN[0], REVERSE_LEN[1] + 1))
     w = [edge_weight if EDGE_LEN[0] <= n <= EDGE_LEN[1] else 1.0 for n in lens]
     return rng.choices(lens, weights=w)[0]
 
 
 def reverse_problem(rng: random.Random, split: str | None = None, lengths: tuple[int, int] | None = None,
-                    edge_weight: float = 1.0) -> tuple[str, str]:
+                    edge_weight: float = UNIFORM_EDGE_WEIGHT) -> tuple[str, str]:
     """One reversal problem ``"Q: rev(word)=? A: "`` and its answer (the word reversed).
 
     ``word``: random lowercase letters, ``lengths[0]..lengths[1]`` of them (uniform), or with
@@ -245,7 +249,7 @@ def check_answer(prompt: str, completion: str) -> bool:
     return bool(got) and int(got.group(1)) == ans
 
 
-def documents(category: str, split: str, max_chars: int, seed: int = 0, edge_weight: float = 1.0) -> list[str]:
+def documents(category: str, split: str, max_chars: int, seed: int = 0, edge_weight: float = UNIFORM_EDGE_WEIGHT) -> list[str]:
     """Documents of one category and split, about ``max_chars`` characters in total (``edge_weight``: the
     ``reverse`` category's, :func:`task_length`).
 
@@ -324,7 +328,7 @@ def token_windows(tokenizer, docs: list[str], seq_len: int, num: int | None = No
     return torch.tensor(ids[: n * seq_len], dtype=torch.long).view(n, seq_len)
 
 
-def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0, edge_weight: float = 1.0
+def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0, edge_weight: float = UNIFORM_EDGE_WEIGHT
                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """``num`` training windows of the reversal task with answer-only labels: (ids, labels), each
     int64 [num, seq_len].
@@ -348,7 +352,7 @@ def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0, e
 
 
 def category_windows(tokenizer, category: str, split: str, seq_len: int, num: int, seed: int = 0,
-                     edge_weight: float = 1.0) -> torch.Tensor:
+                     edge_weight: float = UNIFORM_EDGE_WEIGHT) -> torch.Tensor:
     """``num`` windows of ``seq_len`` tokens of one category/split: int64 [num', seq_len], num' <= num
     (``edge_weight``: the ``reverse`` category's, :func:`task_length`)."""
     docs = documents(category, split, max_chars=int(num * seq_len * 1.1) + seq_len, seed=seed, edge_weight=edge_weight)

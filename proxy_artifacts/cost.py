@@ -153,7 +153,7 @@ def preimport(models: Mapping[str, str] | None = None) -> None:
             pass
 
 
-def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, warmup: int = 1, threads: int = 1,
+def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, *, threads: int, warmup: int = 1,
                 experts_implementation: str | None = None) -> dict:
     """Step times (ms, one per timed step) and peak memory (bytes) of one model in this process.
 
@@ -325,8 +325,18 @@ def flops_per_token(model_dir: str | Path, seq_len: int) -> dict:
             "dense_params": int(dense), "top_k": k, "experts": E}
 
 
-def measure_side_by_side(models: Mapping[str, str], batch: int = 16, seq_len: int = 32, steps: int = 4,
-                         rounds: int = 2, threads: int = 1, base: str = "base", isolation: str = "fork",
+def measure_models(models: Mapping[str, str], params: Mapping) -> dict:
+    """:func:`measure_side_by_side` of ``models`` with the settings of the ``proxy`` params block:
+    the GRPO global batch (``grpo.prompts_per_step`` x ``grpo.num_generations`` sequences),
+    ``fidelity.cost`` (``seq_len`` tokens, ``steps``, ``rounds``) and ``grpo.threads``."""
+    gp, cp = params["grpo"], params["fidelity"]["cost"]
+    return measure_side_by_side(models, batch=int(gp["prompts_per_step"]) * int(gp["num_generations"]),
+                                seq_len=int(cp["seq_len"]), steps=int(cp["steps"]), rounds=int(cp["rounds"]),
+                                threads=int(gp["threads"]))
+
+
+def measure_side_by_side(models: Mapping[str, str], *, batch: int, seq_len: int, steps: int,
+                         rounds: int, threads: int, base: str = "base", isolation: str = "fork",
                          experts_implementations: Sequence[str | None] = (None, "eager")) -> dict:
     """Interleaved child-process measurement of every model (see module doc).
 

@@ -92,7 +92,7 @@ def _at_step(ens: list[list[Mapping]], key: str) -> dict[int, list[float]]:
     return out
 
 
-def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 0) -> dict:
+def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int) -> dict:
     """{kind: first step} of the fault kinds detected in ``rows`` against the healthy runs.
 
     ``healthy``: one healthy run (a list of step rows) or an ensemble (a list of such lists, one per
@@ -129,7 +129,7 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 
         sig["reward_collapse"] = rc
     g_med = {k: statistics.median(v) for k, v in _at_step(ens, gkey).items()}
     g_rows = series(rows, gkey)
-    hold = int(det.get("grad_collapse_steps", 1))
+    hold = int(det["grad_collapse_steps"])
 
     def informative(i):  # the healthy median is above the floor: a low norm here means something
         gh = g_med.get(steps[i])
@@ -137,7 +137,7 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 
 
     def low(i):
         return informative(i) and math.isfinite(g_rows[i]) and \
-            g_rows[i] < det.get("grad_collapse_factor", 0.1) * g_med[steps[i]]
+            g_rows[i] < det["grad_collapse_factor"] * g_med[steps[i]]
 
     # a collapse holds on `hold` consecutive informative steps (or on all that remain): steps where
     # the healthy median itself is ~0 (zero-reward batches) neither confirm nor break it
@@ -148,7 +148,7 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int = 
                 sig["grad_collapse"] = s
                 break
     fresh_h = [float(r["logprob_mismatch"]) for h in ens for r in h if r.get("fresh_rollout") and "logprob_mismatch" in r]
-    thr = max(det.get("logprob_mismatch_factor", 10.0) * max(fresh_h, default=0.0), det.get("logprob_mismatch_min", 1e-4))
+    thr = max(det["logprob_mismatch_factor"] * max(fresh_h, default=0.0), det["logprob_mismatch_min"])
     for r, s in zip(rows, steps):
         v = r.get("logprob_mismatch")
         if r.get("fresh_rollout") and v is not None and (not math.isfinite(v) or v > thr):

@@ -21,11 +21,28 @@ from scipy.stats import t as student_t
 from passnet_common.io import atomic_write_json, atomic_write_text
 
 from . import verdicts
+from .config import proxy_params
 from .controls import control_verdicts, quantities_of
 from .detector import SIGNALS, curve_similarity, finite_values, forward_fill, series, signature
 from .projection import accelerators, full_size_counts, projection
 from .report import report_markdown
 from .verdicts import FAULT_CATALOG, FAULT_KINDS, rate
+
+
+def parse_control_dirs(items: Sequence[str]) -> dict[str, dict[str, str]]:
+    """``proxy:name=folder`` items (a control's GRPO output folder) as ``{proxy: {name: folder}}``.
+
+    Raises:
+        ValueError: an item not of that form.
+    """
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        key, eq, folder = item.partition("=")
+        proxy, colon, name = key.partition(":")
+        if not eq or not colon or not proxy or not name or not folder:
+            raise ValueError(f"--controls item {item!r} is not proxy:name=folder")
+        out.setdefault(proxy, {})[name] = folder
+    return out
 
 
 def _fresh_max(rows) -> dict | None:
@@ -219,9 +236,10 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     measured ``step_time_ratio_measured`` / ``peak_memory_ratio_measured`` are in
     ``metrics/proxy_cost.json`` (:func:`cost.write_cost`).
     """
+    params = proxy_params(params)
     fp = params["fidelity"]
     det, tol = fp["detector"], int(fp["step_tolerance"])
-    fault_step = int(params["grpo"].get("fault_step", 0))
+    fault_step = int(params["grpo"]["fault_step"])
     runs = {name: _load_runs(d) for name, d in grpo_dirs.items()}
     if "base" not in runs:
         raise ValueError(f"fidelity needs the base's GRPO runs; got {sorted(runs)}")
@@ -292,8 +310,8 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
             "capability": rl_capability(rr.get("none")),
             "cost": {"params": psum["params"], "params_ratio": round(psum["params"] / bsum["params"], 4),
                      "state_bytes": psum["state_bytes"],
-                     "accelerators": accelerators(psum["params"], mem_gb, fp.get("usable_share", 0.8)),
-                     "accelerators_base": accelerators(bsum["params"], mem_gb, fp.get("usable_share", 0.8))},
+                     "accelerators": accelerators(psum["params"], mem_gb, fp["usable_share"]),
+                     "accelerators_base": accelerators(bsum["params"], mem_gb, fp["usable_share"])},
         }
     out["faults"] = fault_table(faults, rates, calib_ho, onset)
     out["rl_gain_edge"] = {"base": out["base"]["capability"]["rl_gain_edge"],
@@ -306,7 +324,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         out["controls"] = control_verdicts(cq, rates, {p: list(c) for p, c in control_dirs.items()},
                                            fp["controls"])
     out["projection"] = projection(full_size_counts(), params["compare"]["keep_ratios"], float(fp["device_memory_gb"]),
-                                   fp.get("usable_share", 0.8))
+                                   fp["usable_share"])
     out["projection_device_memory_gb"] = float(fp["device_memory_gb"])
     plot_dir = Path(plot_dir)
     plot_dir.mkdir(parents=True, exist_ok=True)

@@ -167,7 +167,7 @@ class BaseReference:
         windows: {category: int64 [N, S]}.
     """
 
-    def __init__(self, base, tokenizer, windows: dict[str, torch.Tensor], batch_size: int = 16, task_n: int = 0):
+    def __init__(self, base, tokenizer, windows: dict[str, torch.Tensor], batch_size: int, task_n: int):
         """``task_n``: problems of the ``heldout`` task set (:data:`TASK_SETS`) for task accuracy (0: none)."""
         self.windows, self.bs, self.tok, self.task_n = windows, batch_size, tokenizer, task_n
         self.logits, self.counts = {}, None

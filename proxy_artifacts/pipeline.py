@@ -1,7 +1,10 @@
 """The stage functions behind the CLI: statistics, prune at one ratio, selection comparison.
 
 Each takes the ``proxy`` params block (``params.yaml``) and explicit paths, so tests call them
-directly and ``dvc.yaml`` calls them through ``python -m proxy_artifacts``.
+directly and ``dvc.yaml`` calls them through ``python -m proxy_artifacts``. The block passes
+through :func:`proxy_artifacts.config.proxy_params` first: validated, every key it leaves out at
+its default from the family's config (the one home of every default), so the code below indexes
+it and never carries a default of its own.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from .adapters import adapter_for, expert_count, expert_weight_features, moe_blo
 from .card import builtin_training_record
 from .checkpoint import load_base, write_proxy
 from .cluster import cluster_rows, select_block
+from .config import COMPARE_METHOD_MERGE, proxy_params
 from .controls import CONTROL_KINDS
 from .metrics import BaseReference, evaluate
 from .prune import keep_count, output_merge, prune_model
@@ -44,9 +48,9 @@ def calibration_windows(tokenizer, sp: dict, category: str, split: str = "train"
     """
     if tokenizer is None:
         raise ValueError("calibration needs the base model's tokenizer")
-    ds = sp.get("dataset", "builtin")
+    ds = sp["dataset"]
     if ds == "builtin":
-        return corpus.category_windows(tokenizer, category, split, sp["seq_len"], sp["num_samples"], sp.get("seed", 0))
+        return corpus.category_windows(tokenizer, category, split, sp["seq_len"], sp["num_samples"], sp["seed"])
     f = Path(ds) / f"{category}.txt"
     if not f.exists():
         raise FileNotFoundError(f"calibration file for category {category!r} not found: {f}")
@@ -69,18 +73,19 @@ def run_stats(params: dict, base_ref: str, out_dir: str | Path, plot_path: str |
     Writes ``<category>.safetensors`` (sums, one file per category: none overwrites another),
     ``expert_stats.parquet`` (all categories) and ``meta.json`` (base id, revision, settings).
     """
+    params = proxy_params(params)
     sp = params["stats"]
-    torch.set_num_threads(int(sp.get("threads", 1)))
+    torch.set_num_threads(int(sp["threads"]))
     model, tok, model_id, revision = load_base(base_ref, params["model"].get("revision"))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     by_cat, rows = {}, []
     for cat in sp["categories"]:
         ids = calibration_windows(tok, sp, cat)
-        st = collect(model, ids, sp["batch_size"], sp.get("char_tokens_per_batch", 0), sp.get("seed", 0),
+        st = collect(model, ids, sp["batch_size"], sp["char_tokens_per_batch"], sp["seed"],
                      desc=f"expert stats [{cat}]")
         st.meta = {"category": cat, "model_id": model_id, "revision": revision, "num_samples": int(len(ids)),
-                   "seq_len": sp["seq_len"], "dataset": sp.get("dataset", "builtin")}
+                   "seq_len": sp["seq_len"], "dataset": sp["dataset"]}
         st.save(out_dir / f"{cat}.safetensors")
         by_cat[cat] = st
         rows += stats_rows(st, cat, model_id)
@@ -122,18 +127,18 @@ def select(model, stats: ExpertStats, ratio: float, pp: dict, method: str | None
     E = expert_count(cfg, a)
     G = int(getattr(cfg, a.group_keys[0], 1) or 1) if a.group_keys else 1
     TG = int(getattr(cfg, a.group_keys[1], 1) or 1) if len(a.group_keys) > 1 else None
-    k = keep_count(E, ratio, int(cfg.num_experts_per_tok), G, pp.get("new_top_k"), TG)
+    k = keep_count(E, ratio, int(cfg.num_experts_per_tok), G, pp["new_top_k"], TG)
     method = method or pp["method"]
     blocks = moe_blocks(model, a)
     if [b.name for b in blocks] != stats.blocks:
         raise ValueError(f"statistics blocks {stats.blocks} do not match the model's {[b.name for b in blocks]}")
     kept, members, rows = {}, {}, []
-    views = dict(pp.get("views", {"act": 1.0}))
+    views = dict(pp["views"])
     for li, b in enumerate(blocks):
         w = expert_weight_features(b.experts, a) if views.get("weights", 0) > 0 else None
         ks, mem, labels = select_block(method, k, stats, li, n_group=G, views=views,
-                                       rep_rule=pp.get("representative", "frequency"), weights=w,
-                                       seed=pp.get("seed", 0) if seed is None else seed, usage=pp.get("usage"))
+                                       rep_rule=pp["representative"], weights=w,
+                                       seed=pp["seed"] if seed is None else seed, usage=pp["usage"])
         kept[b.name], members[b.name] = ks, [mem[x] for x in ks]
         rows += cluster_rows(b.name, b.layer, labels, ks, method, ratio, stats.frequency[li].numpy())
     return kept, members, rows, k
@@ -150,7 +155,7 @@ def merge_mode(pp: dict) -> str:
     Raises:
         ValueError: any other value.
     """
-    m = pp.get("merge", "none")
+    m = pp["merge"]
     m = {False: "none", None: "none", True: "frequency"}.get(m, m) if isinstance(m, (bool, type(None))) else m
     if m not in MERGES:
         raise ValueError(f"unknown prune merge {m!r}; known: {MERGES} (or true / false)")
@@ -161,22 +166,22 @@ def merge_calibration(tok, pp: dict, meta: dict) -> torch.Tensor:
     """Calibration windows of the output merge: int64 [N, S], ``pp['calibration']``
     {windows_per_category, seq_len} of each statistics category (training split, the statistics'
     dataset), never the evaluation windows."""
-    cal = pp.get("calibration") or {}
-    sp = {"dataset": (meta.get("settings") or {}).get("dataset", "builtin"), "seq_len": int(cal.get("seq_len", 128)),
-          "num_samples": int(cal.get("windows_per_category", 32)), "seed": int(pp.get("seed", 0))}
-    cats = meta["categories"] if pp.get("categories", "all") in ("all", None) else list(pp["categories"])
+    cal = pp["calibration"]
+    sp = {"dataset": meta["settings"]["dataset"], "seq_len": int(cal["seq_len"]),
+          "num_samples": int(cal["windows_per_category"]), "seed": int(pp["seed"])}
+    cats = meta["categories"] if pp["categories"] in ("all", None) else list(pp["categories"])
     return torch.cat([calibration_windows(tok, sp, c) for c in cats])
 
 
 def build_proxy(model, kept: dict, members: dict, pp: dict, merge: str, cal_ids: torch.Tensor | None = None):
     """The pruned copy of ``model`` with ``merge`` applied: (proxy, merge report or None)."""
-    proxy = prune_model(copy.deepcopy(model), kept, pp.get("new_top_k"),
+    proxy = prune_model(copy.deepcopy(model), kept, pp["new_top_k"],
                         merge=members if merge == "frequency" else None)
     rep = None
     if merge == "output":
         if cal_ids is None:
             raise ValueError("output merge needs calibration windows")
-        rep = output_merge(model, proxy, cal_ids, float((pp.get("calibration") or {}).get("ridge", 1e-2)))
+        rep = output_merge(model, proxy, cal_ids, float(pp["calibration"]["ridge"]))
     return proxy, rep
 
 
@@ -189,15 +194,16 @@ def eval_windows(tok, ep: dict) -> dict[str, torch.Tensor]:
 def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, out_dir: str | Path,
               metrics_path: str | Path | None = None) -> dict:
     """Prune the base at ``ratio`` with ``params['prune']``; write the proxy folder, clusters and metrics."""
+    params = proxy_params(params)
     pp, ep = params["prune"], params["eval"]
-    torch.set_num_threads(int(pp.get("threads", 1)))
+    torch.set_num_threads(int(pp["threads"]))
     model, tok, model_id, revision = load_base(base_ref, params["model"].get("revision"))
-    stats, meta = load_stats(stats_dir, pp.get("categories", "all"))
+    stats, meta = load_stats(stats_dir, pp["categories"])
     if meta["model_id"] != model_id:
         raise ValueError(f"statistics were collected on {meta['model_id']}, base is {model_id}")
     kept, members, rows, k = select(model, stats, ratio, pp)
     E = expert_count(model.config, adapter_for(model.config))
-    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep.get("task_problems", 0)) \
+    ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep["task_problems"]) \
         if metrics_path else None
     merge = merge_mode(pp)
     proxy, merge_report = build_proxy(model, kept, members, pp, merge,
@@ -206,21 +212,21 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
     sha = stats_sha256(stats_dir)
     lineage = {"base_model_id": model_id, "base_revision": revision, "family": adapter_for(model.config).family,
                "base_training": builtin_training_record(base_ref),
-               "stats_sha256": sha, "stats_categories": pp.get("categories", "all"), "method": pp["method"],
+               "stats_sha256": sha, "stats_categories": pp["categories"], "method": pp["method"],
                "merge": merge, "merge_report": merge_report,
                "keep_ratio_requested": ratio, "keep_ratio_effective": round(k / E, 6),
                "experts_base": E, "experts_kept": k,
                "mtp_layers_base": max([int(getattr(model.config, key, 0) or 0)
                                        for key in adapter_for(model.config).mtp_keys], default=0),
                "num_experts_per_tok": int(proxy.config.num_experts_per_tok), "params": pp,
-               "calibration": {"dataset": meta.get("settings", {}).get("dataset", "builtin"),
+               "calibration": {"dataset": meta["settings"]["dataset"],
                                "categories": meta.get("categories"),
-                               "stats_windows_per_category": meta.get("settings", {}).get("num_samples"),
-                               "stats_seq_len": meta.get("settings", {}).get("seq_len"),
-                               "merge_windows_per_category": (pp.get("calibration") or {}).get("windows_per_category")
+                               "stats_windows_per_category": meta["settings"]["num_samples"],
+                               "stats_seq_len": meta["settings"]["seq_len"],
+                               "merge_windows_per_category": pp["calibration"]["windows_per_category"]
                                if merge == "output" else 0,
-                               "corpus_sha256": corpus.corpus_sha256() if meta.get("settings", {}).get(
-                                   "dataset", "builtin") == "builtin" else None}}
+                               "corpus_sha256": corpus.corpus_sha256() if meta["settings"]["dataset"] == "builtin"
+                               else None}}
     out_dir = Path(out_dir)
     write_proxy(proxy, tok, out_dir / "model", kept, lineage, metrics)
     write_parquet(out_dir / "expert_clusters.parquet", to_table("expert_clusters", rows))
@@ -245,6 +251,7 @@ def build_control(params: dict, kind: str, base_ref: str, stats_dir: str | Path,
     """
     if kind not in CONTROL_KINDS:
         raise ValueError(f"unknown control {kind!r}; known: {CONTROL_KINDS}")
+    params = proxy_params(params)
     seed = int(params["fidelity"]["controls"]["seed"])
     out_dir = Path(out_dir)
     if kind == "reinit":
@@ -299,7 +306,7 @@ def compare_jobs(cp: dict, pp: dict) -> list[tuple[float, dict, int]]:
     seed) for every ratio of ``cp['keep_ratios']``, every method, and every seed of
     ``cp['random_seeds']`` for ``random`` (``pp['seed']`` for the others)."""
     return [(ratio, m, seed) for ratio in cp["keep_ratios"] for m in cp["methods"]
-            for seed in (cp["random_seeds"] if m["method"] == "random" else [pp.get("seed", 0)])]
+            for seed in (cp["random_seeds"] if m["method"] == "random" else [pp["seed"]])]
 
 
 class _CompareState:
@@ -312,11 +319,11 @@ class _CompareState:
                  cal_ids: torch.Tensor | None = None):
         pp, ep = params["prune"], params["eval"]
         self.pp = pp
-        torch.set_num_threads(int(pp.get("threads", 1)))
+        torch.set_num_threads(int(pp["threads"]))
         self.model, self.tok, self.model_id, self.revision = load_base(base_ref, params["model"].get("revision"))
-        self.stats, self.meta = load_stats(stats_dir, pp.get("categories", "all"))
+        self.stats, self.meta = load_stats(stats_dir, pp["categories"])
         self.ref = BaseReference(self.model, self.tok, eval_windows(self.tok, ep), ep["batch_size"],
-                                 ep.get("task_problems", 0)) if with_reference else None
+                                 ep["task_problems"]) if with_reference else None
         self.E = expert_count(self.model.config, adapter_for(self.model.config))
         self.freq = self.stats.frequency / self.stats.frequency.sum(1, keepdim=True).clamp_min(1e-300)
         self.cal_ids = cal_ids
@@ -331,9 +338,9 @@ class _CompareState:
         """Select with method entry ``m`` at ``ratio`` (``seed``), build, evaluate: (metrics of
         :func:`metrics.evaluate` + routing mass kept, experts kept per layer)."""
         pp = self.pp
-        mp = dict(pp, views=m.get("views", pp.get("views")), usage={**(pp.get("usage") or {}), **(m.get("usage") or {})})
+        mp = dict(pp, views=m.get("views", pp["views"]), usage={**pp["usage"], **(m.get("usage") or {})})
         kept, members, _, k = select(self.model, self.stats, ratio, mp, method=m["method"], seed=seed)
-        merge = merge_mode({"merge": m.get("merge", "none")})
+        merge = merge_mode({"merge": m.get("merge", COMPARE_METHOD_MERGE)})
         proxy, _ = build_proxy(self.model, kept, members, pp, merge, self.calibration() if merge == "output" else None)
         r = evaluate(self.ref, proxy)
         mass = [float(self.freq[li, list(v)].sum()) for li, v in enumerate(kept.values())]
@@ -364,7 +371,7 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
     (``merge``: none | frequency | output, default none); ``random`` is averaged over
     ``random_seeds`` (each seed a table row).
 
-    ``params['compare']['workers']`` (default 1): with 1 the runs go one after another in this
+    ``params['compare']['workers']``: with 1 the runs go one after another in this
     process (the definition); with n > 1, n spawned processes (``params['prune']['threads']``
     torch threads each, each loading the base, statistics and reference once) run them side by
     side, with the output merge's calibration windows built once here and handed to every
@@ -373,9 +380,10 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
     to a one-process run (``tests/test_proxy_compare_workers.py``). A failing run raises (the
     stage stops; a worker that dies raises ``BrokenProcessPool``).
     """
+    params = proxy_params(params)
     cp, pp = params["compare"], params["prune"]
     jobs = compare_jobs(cp, pp)
-    workers = max(1, min(int(cp.get("workers", 1)), len(jobs)))
+    workers = max(1, min(int(cp["workers"]), len(jobs)))
     bar = tqdm(total=len(jobs), desc="proxy_compare", mininterval=2.0)
     st = _CompareState(params, base_ref, stats_dir, with_reference=workers == 1)
     results: list = [None] * len(jobs)
@@ -385,7 +393,7 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
             results[i] = st.run(ratio, m, seed)
             bar.update(1)
     else:
-        cal = st.calibration().numpy() if any(merge_mode({"merge": m.get("merge", "none")}) == "output"
+        cal = st.calibration().numpy() if any(merge_mode({"merge": m.get("merge", COMPARE_METHOD_MERGE)}) == "output"
                                                for _, m, _ in jobs) else None
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
                                  initializer=_compare_worker_init,
@@ -411,7 +419,7 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
                        "task_acc": rows[0].get("task_acc_base"),
                        **{f"heldout_loss/{c}": rows[0][f"heldout_loss_base/{c}"] for c in corpus.CATEGORIES}}
     summary["winner"] = judge_compare(compare_winner(summary, cp["keep_ratios"], [m["name"] for m in cp["methods"]],
-                                                     cp.get("reference_ratio")), rows, cp, pp)
+                                                     cp["reference_ratio"]), rows, cp, pp)
     write_parquet(out_table, to_table("proxies", rows))
     atomic_write_json(metrics_path, summary, indent=1)
     return rows

@@ -46,7 +46,7 @@ def assumptions(device_memory_gb: float | None = None, usable_share: float | Non
     ]
 
 
-def accelerators(params: int, device_memory_gb: float, usable_share: float = 0.8) -> int:
+def accelerators(params: int, device_memory_gb: float, usable_share: float) -> int:
     """Accelerators holding the GRPO training state of ``params`` parameters (18 B/param, see module doc)."""
     return max(1, math.ceil(params * BYTES_PER_PARAM / (device_memory_gb * 1e9 * usable_share)))
 

@@ -308,7 +308,7 @@ def routed_output(adapter: MoEAdapter, router: nn.Module, experts: nn.Module, x:
 
 
 @torch.no_grad()
-def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: float = 1e-2,
+def output_merge(base: nn.Module, proxy: nn.Module, ids: torch.Tensor, ridge: float,
                  batch_size: int = 16) -> dict:
     """Output-space merge: refit the kept experts' down projections so each pruned MoE block
     reproduces the base block's routed output on calibration tokens (in place on ``proxy``).

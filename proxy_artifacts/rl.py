@@ -577,6 +577,12 @@ def _run_one(model_dir, fault: str, g: dict, out_dir, key: str, clock: Clock = D
     return summ, {**r["timing"], "wall_s": round(clock() - t, 2)}
 
 
+def control_plan(gp: dict) -> dict:
+    """The ``proxy.grpo`` plan of a control model: no held-out healthy seeds (a control never
+    calibrates the detector) and no fix runs (the fixes are judged on the base)."""
+    return dict(gp, heldout_healthy_seeds=[], fix_runs=[])
+
+
 def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path, progress: bool = True,
                  timing_path: str | Path | None = None, clock: Clock = DEFAULT_CLOCK) -> dict:
     """Healthy runs on ``gp['healthy_seeds']``, every fault of ``gp['faults']`` on ``gp['fault_seeds']``,

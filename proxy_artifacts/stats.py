@@ -139,7 +139,7 @@ class ExpertStatsCollector:
 
     Usage::
 
-        with ExpertStatsCollector(model, char_tokens_per_batch=64) as col:
+        with ExpertStatsCollector(model, char_tokens_per_batch=64, seed=0) as col:
             for batch in batches:
                 model(batch)
         stats = col.stats
@@ -151,7 +151,7 @@ class ExpertStatsCollector:
         seed: seed of that token sample.
     """
 
-    def __init__(self, model, char_tokens_per_batch: int = 0, seed: int = 0):
+    def __init__(self, model, char_tokens_per_batch: int, seed: int):
         self.model = model
         self.adapter: MoEAdapter = adapter_for(model.config)
         self.blocks = moe_blocks(model, self.adapter)
@@ -229,7 +229,7 @@ class ExpertStatsCollector:
 
 
 @torch.no_grad()
-def collect(model, batches: torch.Tensor, batch_size: int, char_tokens_per_batch: int = 0, seed: int = 0,
+def collect(model, batches: torch.Tensor, batch_size: int, char_tokens_per_batch: int, seed: int,
             desc: str = "expert stats") -> ExpertStats:
     """Run ``model`` over ``batches`` (int64 [N, S] token windows) and return the statistics."""
     model.eval()

@@ -125,7 +125,7 @@ def matches(ref: Mapping[str, int], got: Mapping[str, int], tol: int) -> bool:
     return bool(ref) and set(ref) == set(got) and all(abs(ref[k] - got[k]) <= tol for k in ref)
 
 
-def calibrate(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], det: Mapping, fault_step: int = 0,
+def calibrate(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], det: Mapping, fault_step: int,
               kind_onset: Mapping[str, int] | None = None) -> dict:
     """Leave-one-out false positives of the detector on healthy seeds.
 

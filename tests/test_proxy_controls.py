@@ -8,12 +8,10 @@ import json
 import pytest
 
 from proxy_artifacts import controls, fidelity
-from proxy_artifacts.config import ControlsConfig
+from proxy_artifacts.config import ControlsConfig, DetectorConfig
 from proxy_artifacts.pipeline import CONTROL_KINDS
 
-DET = dict(grad_spike_factor=5.0, kl_blowup_factor=5.0, kl_blowup_min=0.05, reward_window=2, reward_collapse_frac=0.25,
-           reward_min=0.1, expert_collapse_share=0.5, update_frozen=1e-9, divergence_rel=1.0, divergence_factor=3.0,
-           divergence_steps=2, divergence_floor=1e-3, grad_collapse_steps=3)
+DET = DetectorConfig().to_params()
 CP = ControlsConfig().to_params()
 
 

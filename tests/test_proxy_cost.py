@@ -13,7 +13,7 @@ import pytest
 
 from proxy_artifacts import cost
 
-KW = dict(batch=2, seq_len=8, steps=1, rounds=2)
+KW = dict(batch=2, seq_len=8, steps=1, rounds=2, threads=1)
 
 
 @pytest.fixture(scope="module")
@@ -150,9 +150,9 @@ def test_failing_child_raises_naming_the_model(tiny_pair, tmp_path):
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="lack the base 'base'"):
-        cost.measure_side_by_side({"r0.5": "x"})
+        cost.measure_side_by_side({"r0.5": "x"}, **KW)
     with pytest.raises(ValueError, match="isolation 'spawn'"):
-        cost.measure_side_by_side({"base": "x"}, isolation="spawn")
+        cost.measure_side_by_side({"base": "x"}, isolation="spawn", **KW)
 
 
 def test_peak_rss_reset_drops_an_earlier_peak():

@@ -9,10 +9,9 @@ import pytest
 
 from proxy_artifacts import detector, fidelity, projection
 from proxy_artifacts.cluster import allocate_slots, usage_cluster
+from proxy_artifacts.config import DetectorConfig
 
-DET = dict(grad_spike_factor=5.0, kl_blowup_factor=5.0, kl_blowup_min=0.05, reward_window=2, reward_collapse_frac=0.25,
-           reward_min=0.1, expert_collapse_share=0.5, update_frozen=1e-9, divergence_rel=1.0, divergence_factor=3.0,
-           divergence_steps=2, divergence_floor=1e-3)
+DET = DetectorConfig(grad_collapse_steps=1).to_params()  # every threshold at params.yaml's, one-step grad collapse
 
 
 # ----------------------------------------------------------------- usage-aware clustering
@@ -184,9 +183,9 @@ def test_calibration_counts_false_positives_per_kind():
 
     det = dict(DET, grad_collapse_steps=3)
     quiet = {s: _rows() for s in range(4)}
-    assert all(v["k"] == 0 for v in verdicts.calibrate({"m": quiet}, det)["false_positive_rate"].values())
+    assert all(v["k"] == 0 for v in verdicts.calibrate({"m": quiet}, det, 0)["false_positive_rate"].values())
     noisy = {**quiet, 4: _rows(grad_norm_total=lambda s, v: 50.0 if s in (3, 4) else v)}
-    fp = verdicts.calibrate({"m": noisy}, det)["false_positive_rate"]
+    fp = verdicts.calibrate({"m": noisy}, det, 0)["false_positive_rate"]
     assert (fp["grad_spike"]["k"], fp["grad_spike"]["n"]) == (1, 5)  # only the spiking seed, against the other four
     # the spike enters the others' ensemble too: it widens their range, it never flags them
     assert fp["divergence"]["k"] == 1
@@ -286,7 +285,7 @@ def test_reproduces_and_similarity():
 
 
 def test_accelerators_and_projection():
-    assert projection.accelerators(10**9, 80) == 1
+    assert projection.accelerators(10**9, 80, 0.8) == 1
     assert projection.accelerators(100 * 10**9, 80, 0.8) == math.ceil(100e9 * 18 / 64e9)
     counts = {"M": {"total": 1000, "expert": 10, "moe_layers": 2, "experts": 16, "top_k": 2}}
     p = projection.projection(counts, [0.5], 1e-6, 1.0)

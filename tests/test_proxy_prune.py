@@ -238,6 +238,9 @@ def test_merge_mode_values():
 
     assert [merge_mode({"merge": v}) for v in (False, True, None, "output", "frequency", "none")] == \
         ["none", "frequency", "none", "output", "frequency", "none"]
-    assert merge_mode({}) == "none"
+    # the prune block's default merge (PruneConfig, params.yaml) is the output merge
+    from proxy_artifacts.config import PruneConfig
+
+    assert merge_mode(PruneConfig().to_params()) == "output"
     with pytest.raises(ValueError, match="merge"):
         merge_mode({"merge": "average"})

@@ -67,7 +67,7 @@ def test_stats_equal_brute_force_and_model_output_unchanged(family):
     ids = random_ids(batch=2, seq=10)
     want, plain_logits = _brute_force(model, ids)
     T = ids.numel()
-    with ExpertStatsCollector(model, char_tokens_per_batch=T) as col, torch.no_grad():
+    with ExpertStatsCollector(model, char_tokens_per_batch=T, seed=0) as col, torch.no_grad():
         instrumented = model(ids).logits
     torch.testing.assert_close(instrumented, plain_logits)
     st = col.stats
@@ -93,8 +93,8 @@ def test_streaming_over_batches_equals_one_pass():
     has fixed size (no per-token buffers)."""
     model = tiny_model("qwen3_moe")
     ids = random_ids(batch=6, seq=8, seed=5)
-    one = collect(model, ids, batch_size=6)
-    many = collect(model, ids, batch_size=1)
+    one = collect(model, ids, batch_size=6, char_tokens_per_batch=0, seed=0)
+    many = collect(model, ids, batch_size=1, char_tokens_per_batch=0, seed=0)
     for k in ("count", "coact", "tokens"):
         torch.testing.assert_close(one.sums[k], many.sums[k], rtol=0, atol=0)
     for k in ("prob_sum", "norm_sum", "gated_norm_sum", "logit_gram", "act_routed_sum"):
@@ -105,14 +105,14 @@ def test_streaming_over_batches_equals_one_pass():
 def test_several_categories_are_all_kept_and_pool_exactly(tmp_path):
     model = tiny_model("olmoe")
     a_ids, b_ids = random_ids(seed=1), random_ids(seed=2)
-    sa, sb = collect(model, a_ids, 2), collect(model, b_ids, 2)
+    sa, sb = collect(model, a_ids, 2, 0, 0), collect(model, b_ids, 2, 0, 0)
     sa.save(tmp_path / "a.safetensors")
     sb.save(tmp_path / "b.safetensors")
     la, lb = ExpertStats.load(tmp_path / "a.safetensors"), ExpertStats.load(tmp_path / "b.safetensors")
     torch.testing.assert_close(la.sums["count"], sa.sums["count"])
     assert not torch.equal(la.sums["count"], lb.sums["count"])
     pooled = la + lb
-    both = collect(model, torch.cat([a_ids, b_ids]), 4)
+    both = collect(model, torch.cat([a_ids, b_ids]), 4, 0, 0)
     torch.testing.assert_close(pooled.sums["count"], both.sums["count"], rtol=0, atol=0)
     torch.testing.assert_close(pooled.frequency, both.frequency)
     rows = stats_rows(la, "a", "m") + stats_rows(lb, "b", "m")
@@ -133,10 +133,10 @@ def test_cluster_selection_properties():
     from proxy_artifacts.cluster import select_block
 
     model = tiny_model("deepseek_v3")
-    st = collect(model, random_ids(batch=4, seq=16), 4, char_tokens_per_batch=16)
+    st = collect(model, random_ids(batch=4, seq=16), 4, char_tokens_per_batch=16, seed=0)
     freq = st.frequency[0].numpy()
     for views in ({"act": 1.0}, {"act": 1.0, "router": 1.0}, {"router": 1.0, "frequency": 0.5}):
-        kept, members, labels = select_block("cluster", 8, st, 0, n_group=4, views=views)
+        kept, members, labels = select_block("cluster", 8, st, 0, n_group=4, views=views, rep_rule="frequency", seed=0, usage=None)
         assert len(kept) == 8 and sorted(set(kept)) == kept
         assert [sum(1 for k in kept if k // 4 == g) for g in range(4)] == [2, 2, 2, 2]
         for k in kept:
@@ -144,11 +144,11 @@ def test_cluster_selection_properties():
             assert k in mem and freq[k] == max(freq[m] for m in mem)
             assert len(set(labels[mem])) == 1
         assert sorted(m for k in kept for m, _ in members[k]) == list(range(16))
-    kept, _, _ = select_block("frequency", 4, st, 0)
+    kept, _, _ = select_block("frequency", 4, st, 0, views=None, rep_rule="frequency", seed=0, usage=None)
     assert min(freq[kept]) >= max(np.delete(freq, kept))
-    r1, _, _ = select_block("random", 4, st, 0, seed=1)
-    assert r1 == select_block("random", 4, st, 0, seed=1)[0]
+    r1, _, _ = select_block("random", 4, st, 0, views=None, rep_rule="frequency", seed=1, usage=None)
+    assert r1 == select_block("random", 4, st, 0, views=None, rep_rule="frequency", seed=1, usage=None)[0]
     with pytest.raises(ValueError, match="unknown selection method"):
-        select_block("magic", 4, st, 0)
+        select_block("magic", 4, st, 0, views=None, rep_rule="frequency", seed=0, usage=None)
     with pytest.raises(ValueError, match="divisible"):
-        select_block("cluster", 6, st, 0, n_group=4)
+        select_block("cluster", 6, st, 0, n_group=4, views={"act": 1.0}, rep_rule="frequency", seed=0, usage=None)

@@ -1,0 +1,23 @@
+"""One module per ``python -m proxy_artifacts`` subcommand (:data:`proxy_artifacts.__main__.COMMANDS`).
+
+Each defines ``add_args(parser)`` and ``run(args) -> int``, a thin wrapper over functions of the
+package that tests call directly (:mod:`passnet_common.cli`).
+"""
+
+from __future__ import annotations
+
+
+def parse_pairs(items: list[str], flag: str, form: str) -> dict[str, str]:
+    """``name=value`` items of a command-line ``flag`` as ``{name: value}`` (``form``, e.g. ``name=path``,
+    names the expected shape in the error).
+
+    Raises:
+        ValueError: an item without ``=``, or with an empty name or value (the message names ``flag``).
+    """
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name or not value:
+            raise ValueError(f"{flag} item {item!r} is not {form}")
+        out[name] = value
+    return out
