@@ -302,12 +302,15 @@ def wait_checks(dirs: list[Path], proc: subprocess.Popen | None, poll_s: float =
         time.sleep(poll_s)
 
 
-def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict,
-                compile_workers: int = 2, timeout_s: float = 300.0, mem_cap_bytes: int | None = 4 << 30,
-                log=print, remeasure_passes: int = 1, overlap_compile: bool = False,
-                skip_over_cap: bool = False, screen: dict | None = None) -> tuple[list[dict], dict[str, Any]]:
+def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict, *,
+                compile_workers: int, timeout_s: float, mem_cap_bytes: int | None, remeasure_passes: int,
+                overlap_compile: bool, skip_over_cap: bool, screen: dict | None, log=print) -> tuple[list[dict], dict[str, Any]]:
     """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
     in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
+    The keyword settings are ``curate.profile``'s (:class:`curate.profile.config.ProfileConfig`:
+    ``compile_workers``, ``timeout_s`` seconds per child, ``mem_cap_bytes`` = ``mem_cap_gb`` in bytes
+    (None: no cap), ``remeasure_passes``, ``overlap_compile``, ``skip_over_cap`` = ``skip_over_time_cap``);
+    the caller passes every one, so no default lives here.
 
     A variant is ``(subgraph, size, dtype)``: every shape of :func:`curate.profile.sizes.write_variants`
     times every dtype of ``cfg["dtypes"]`` (default ``[cfg["dtype"]]``).
@@ -504,12 +507,12 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
     """Run 0's second phase (:func:`profile_all` with ``screen``): the full protocol on the
     screen's candidates and the audit sample; returns run 0's rows (module docstring).
     ``args``: screen attempt key -> ``(variant folder, dtype)``."""
-    min_effect = float(screen["timing"].get("min_effect", 0.05))
+    min_effect = float(screen["timing"]["min_effect"])
     srows = [(base, chk, d, _timed_row(base, chk, d)) for base, chk, d in keyed]
     cand = {base["attempt_key"] for base, _, _, r in srows
             if screen_candidate({**r, "status": None if r.get("status") in ("ok", "accuracy_error") else r.get("status")}, min_effect)}
     rest = [base["attempt_key"] for base, _, _, _ in srows if base["attempt_key"] not in cand]
-    audit = audit_sample(rest, float(screen.get("audit_share", 0.0)), int(screen.get("seed", 0)))
+    audit = audit_sample(rest, float(screen["audit_share"]), int(screen["seed"]))
     tasks_p, keyed_p = [], {}
     for base, chk, d, r in srows:
         k = base["attempt_key"]
