@@ -1,10 +1,11 @@
 """The ``check_params`` DVC stage: validate every params block before any stage runs.
 
-    python -m passnet_common.check_params params.yaml --families extract dedupe curate proxy_artifacts \
+    python -m passnet_common.check_params params.yaml --families extract curate proxy_artifacts \
         --out data/params_check.txt
 
 Each family registers its blocks from ``<family>/config.py`` (:mod:`passnet_common.config`); the
-families are named on the command line and imported by name, so the core never imports a stage family.
+families are named on the command line and imported by name, so the core never imports a stage family
+(``dedupe`` has no params block, hence no ``config`` module and no place in that list).
 """
 
 from __future__ import annotations

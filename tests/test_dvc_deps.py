@@ -8,12 +8,24 @@ there the static import closure over the project's packages is followed (every `
 ``from ... import`` in a file, at any depth: an import inside a function runs too; the parent
 packages' ``__init__.py`` as well). Each file of that closure must be a dep of the stage, itself or
 through a listed folder.
+
+Imports are not the only way a stage reaches a repository file: it runs some by path (a sandbox
+script, the dispatch guard, a task folder's runner) and reads others as data (the stdlib corpus, the
+committed Hub configs, expected-seconds priors). :func:`referenced_files` finds those: every string
+constant of a closure module that names a repository file of the stage families or the core (a
+repo-relative path such as ``curate/profile/variant.py``, or a bare file name such as
+``"sandbox.py"`` / ``"stdlib_py311.json.gz"`` joined to ``Path(__file__)`` -- resolved from the
+module's folder up to its package, else the one file of that name in the package); a ``.py`` file
+found so is followed like an imported module. String values of the params blocks a stage reads that
+name such a file (``score.candidates``: ``module:curate/score/candidates/broken_backend.py``) count
+too. Each of those files must be a dep of the stage as well.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import re
 import shlex
 from pathlib import Path
 
@@ -53,9 +65,71 @@ def imported_modules(path: Path, module: str) -> set[str]:
     return {m for m in out if m.split(".")[0] in PACKAGES and module_file(m) is not None}
 
 
-def closure(entries: list[str]) -> set[Path]:
-    """Files of the static import closure of ``entries`` (with every parent package's ``__init__``)."""
+#: file names a module may name as a repository file it runs or reads
+FILE_NAME = re.compile(r"^[\w.-]+\.(py|json|jsonl|gz|txt|yaml|csv)$")
+
+
+def _package_files(package: str, name: str) -> list[Path]:
+    return sorted(p for p in (ROOT / package).rglob(name) if p.is_file() and "__pycache__" not in p.parts)
+
+
+def resolve_reference(text: str, path: Path) -> Path | None:
+    """The repository file (absolute) a string constant of module file ``path`` names, or None.
+
+    ``a/b/c.py`` (a path under one of :data:`PACKAGES`): that file. ``c.py`` (a bare name): the
+    first ``c.py`` found from the module's folder up to its top-level package folder (what
+    ``Path(__file__).parent / ...`` / ``.with_name`` / ``.parents[n] / ...`` reach), else the only
+    file of that name in the package (under a subfolder: ``parent / "corpus_files" / name``)."""
+    if "/" in text:
+        if text.split("/")[0] in PACKAGES and FILE_NAME.match(text.rsplit("/", 1)[1]):
+            f = ROOT / text
+            return f if f.is_file() else None
+        return None
+    if not FILE_NAME.match(text) or text == "__init__.py":
+        return None
+    package = path.relative_to(ROOT).parts[0]
+    d = path.parent
+    while True:
+        if (d / text).is_file() and d / text != path:
+            return d / text
+        if d == ROOT / package:
+            break
+        d = d.parent
+    found = _package_files(package, text)
+    return found[0] if len(found) == 1 else None
+
+
+def referenced_files(path: Path) -> set[Path]:
+    """Repository files (absolute) that module file ``path`` names in a string constant (module
+    docstring); docstrings excluded: a file a docstring mentions is not one the code opens."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            f = resolve_reference(node.value.strip(), path)
+            if f is not None:
+                out.add(f)
+    return out
+
+
+def module_of(f: Path) -> str | None:
+    """The dotted module name of repository ``.py`` file ``f`` (absolute) under :data:`PACKAGES`, else None."""
+    rel = f.relative_to(ROOT)
+    if f.suffix != ".py" or rel.parts[0] not in PACKAGES:
+        return None
+    parts = list(rel.with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def closure(entries: list[str], files_too: bool = False) -> set[Path]:
+    """Files of the static import closure of ``entries`` (with every parent package's ``__init__``);
+    with ``files_too`` also every file a closure module names (:func:`referenced_files`), a ``.py``
+    file of them followed like an import."""
     seen: set[str] = set()
+    data: set[Path] = set()
     todo = list(entries)
     while todo:
         m = todo.pop()
@@ -65,7 +139,40 @@ def closure(entries: list[str]) -> set[Path]:
         parts = m.split(".")
         todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))
         todo.extend(imported_modules(module_file(m), m))
-    return {module_file(m).relative_to(ROOT) for m in seen}
+        if files_too:
+            for f in referenced_files(module_file(m)):
+                name = module_of(f)
+                if name is not None and module_file(name) == f:
+                    todo.append(name)
+                else:
+                    data.add(f.relative_to(ROOT))
+    return {module_file(m).relative_to(ROOT) for m in seen} | data
+
+
+def params_files(blocks: list[str]) -> set[Path]:
+    """Repository files named by string values of the params blocks ``blocks`` (dotted paths of
+    params.yaml), after an optional ``kind:`` prefix (``module:curate/score/candidates/x.py``)."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    out: set[Path] = set()
+
+    def walk(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str):
+            text = v.split(":", 1)[1] if ":" in v and "/" in v.split(":", 1)[1] else v
+            if "/" in text and text.split("/")[0] in PACKAGES and (ROOT / text).is_file():
+                out.add(Path(text))
+
+    for block in blocks:
+        v = params
+        for key in block.split("."):
+            v = v.get(key) if isinstance(v, dict) else None
+        walk(v)
+    return out
 
 
 def stage_entries(cmd: str) -> list[str]:
@@ -100,6 +207,21 @@ def stages() -> list[tuple[str, str, list[str]]]:
     return out
 
 
+def stage_params(name: str) -> list[str]:
+    """The params blocks (dotted) stage ``name`` of dvc.yaml reads."""
+    st = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][name]
+    out = []
+    for p in st.get("params", []):
+        out.extend([p] if isinstance(p, str) else [k for v in p.values() for k in v] if isinstance(p, dict) else [])
+    return out
+
+
+def stage_files(name: str, cmd: str) -> set[Path]:
+    """Every repository file stage ``name`` runs or reads: the closure of its command with the files
+    its modules name (:func:`closure` with ``files_too``) and those its params blocks name."""
+    return closure(stage_entries(cmd), files_too=True) | params_files(stage_params(name))
+
+
 def covered(path: Path, deps: list[str]) -> bool:
     p = path.as_posix()
     return any(p == d.rstrip("/") or p.startswith(d.rstrip("/") + "/") for d in deps)
@@ -109,9 +231,9 @@ def covered(path: Path, deps: list[str]) -> bool:
 def test_stage_deps_cover_imported_code(name: str, cmd: str, deps: list[str]) -> None:
     if "${" in cmd:  # a matrix stage: the template's module part has no ${...}
         cmd = " ".join(w for w in cmd.split() if "${" not in w)
-    files = closure(stage_entries(cmd))
+    files = stage_files(name, cmd)
     missing = sorted(str(f) for f in files if not covered(f, deps))
-    assert not missing, f"stage {name}: deps miss modules its command imports: {missing}"
+    assert not missing, f"stage {name}: deps miss files its command imports, runs or reads: {missing}"
 
 
 def test_closure_follows_imports_inside_functions(tmp_path: Path) -> None:
@@ -134,13 +256,45 @@ def test_a_missing_dep_is_reported() -> None:
     assert not all(covered(f, [d for d in deps if d not in ("passnet_common/io.py", "passnet_common")]) for f in files)
 
 
+def test_files_run_by_path_or_read_are_reported() -> None:
+    """Known right values: the score stage runs the sandbox script and the dispatch guard by path
+    (``curate/score/boundary/parent.py``: ``SANDBOX``, ``GUARD``) and its params name the built-in
+    candidates' files; the stats stage reads the committed stdlib corpus (``corpus.CORPUS_FILE``).
+    None of them is imported, and a deps list without them is reported."""
+    name, cmd, deps = next(s for s in stages() if s[0] == "score")
+    files = stage_files(name, cmd)
+    for f in ("curate/score/boundary/sandbox.py", "curate/score/defenses/dispatch_guard.py",
+              "curate/score/candidates/fusion_pass.py", "curate/select/task_runner.py"):
+        assert Path(f) in files and Path(f) not in closure(stage_entries(cmd)), f
+    assert not all(covered(f, [d for d in deps if not d.startswith("curate")]) for f in files)
+    name, cmd, deps = next(s for s in stages() if s[0] == "proxy_stats")
+    corpus_file = Path("proxy_artifacts/corpus_files/stdlib_py311.json.gz")
+    assert corpus_file in stage_files(name, cmd)
+    assert not covered(corpus_file, [d for d in deps if d != corpus_file.as_posix()])
+
+
+def test_reference_resolution(tmp_path: Path) -> None:
+    """A bare name resolves from the module's folder upwards (``parents[1] / "timing.py"`` in
+    curate/select/tasks.py is curate/timing.py); a name no repository file has, a docstring's
+    mention and a path outside the packages resolve to nothing."""
+    tasks = ROOT / "curate/select/tasks.py"
+    assert resolve_reference("timing.py", tasks) == ROOT / "curate/timing.py"
+    assert resolve_reference("task_runner.py", tasks) == ROOT / "curate/select/task_runner.py"
+    assert resolve_reference("no_such_file.py", tasks) is None
+    assert resolve_reference("data/curate/tasks/x.json", tasks) is None
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""Reads sandbox.py."""\nX = "curate/score/boundary/sandbox.py"\n')
+    assert referenced_files(probe) == {ROOT / "curate/score/boundary/sandbox.py"}
+
+
 def code_deps(files: set[Path]) -> list[str]:
     """``files`` as dvc deps: a folder where the closure holds every ``.py`` file under it, else files."""
     chosen: set[str] = set()
     for f in sorted(files):
         best = f.as_posix()
         for parent in reversed(f.parents[:-1]):  # the highest folder whose every .py file is in the closure
-            if all(p.relative_to(ROOT) in files for p in (ROOT / parent).rglob("*.py")):
+            py = list((ROOT / parent).rglob("*.py"))
+            if py and all(p.relative_to(ROOT) in files for p in py):
                 best = parent.as_posix()
                 break
         chosen.add(best)
@@ -152,7 +306,7 @@ def rewrite_dvc_yaml(text: str) -> str:
     files no listed dep covers) after its last listed code dep; nothing is removed."""
     missing = {}
     for name, cmd, deps in stages():
-        files = closure(stage_entries(" ".join(w for w in cmd.split() if "${" not in w)))
+        files = stage_files(name, " ".join(w for w in cmd.split() if "${" not in w))
         missing[name] = code_deps({f for f in files if not covered(f, deps)})
     out, stage, in_deps, last_code = [], None, False, None
     lines = text.splitlines()
