@@ -299,7 +299,7 @@ def time_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[str
     """
     allocator = pin_allocator()
     gm, fresh, copy_gm = _load(folder, cfg)
-    tc = TimingConfig(**{**cfg.get("timing", {}), "device": cfg.get("device", ProfileConfig.device),
+    tc = TimingConfig(**{**cfg["timing"], "device": cfg.get("device", ProfileConfig.device),
                          "seed": int(cfg.get("seed", ProfileConfig.seed))})
     decide = tuple(RATIOS[r] for r in (cfg.get("decide") or RATIOS))
     load0 = os.getloadavg()[0]
