@@ -1,7 +1,7 @@
 """The reward of an RL loop that generates passes: :func:`score_candidate`.
 
-Source text in, the same isolated scoring as ``python -m curate score`` (static check, spawned
-child, parent clock, every check), a result dict out, with the rows of the ``trajectories``
+Source text in, the same isolated scoring as ``python -m curate score`` (static check, sandbox
+processes, parent clock, every check), a result dict out, with the rows of the ``trajectories``
 table (:mod:`curate.score.trajectories`) for that candidate.
 """
 

@@ -1,9 +1,12 @@
 """The far side of the scorer's trust boundary: a process that runs graphs and nothing else.
 
-Started by :mod:`curate.score.boundary.parent` as ``python sandbox.py <role> <read fd> <write fd>``: run
-as a script, so it imports **no module of the evaluator** (only the standard library and torch),
-and in role ``candidate`` refuses to import ``curate`` / ``passnet_common`` at all (a meta-path
-finder; the folder of this file is also dropped from ``sys.path``). Two roles:
+Run as a script, so it imports **no module of the evaluator** (only the standard library and
+torch), and in roles ``candidate`` and ``zygote`` refuses to import ``curate`` / ``passnet_common``
+at all (a meta-path finder; the folder of this file is also dropped from ``sys.path``). Started by
+:mod:`curate.score.boundary.parent` as ``python sandbox.py zygote <socket fd>`` (:func:`zygote`:
+torch and the Dynamo / Inductor machinery imported once, then one fork per sandbox, which serves
+its role as below), or, when the zygote cannot fork, as ``python sandbox.py <role> <read fd>
+<write fd>``. Two sandbox roles:
 
 * ``candidate``: loads the candidate (``backend:``, ``module:``, ``pass:``) and compiles it for
   the graph; holds no reference, no expected output, no check, no tolerance code and no timer
