@@ -121,7 +121,9 @@ def _child_cpu_s() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def _env() -> dict:
+def child_env() -> dict:
+    """The environment of a stage command: this interpreter's bin folder first on PATH, the repository
+    on PYTHONPATH, the Hub and transformers offline unless the caller's environment says otherwise."""
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -145,7 +147,7 @@ def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -
         # its own process group: on timeout the whole group is killed, the stage's helper processes too (the
         # profile's compile phase is a separate `python -m curate.profile.run`, which a kill of the stage alone
         # left running)
-        proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=child_env(), stdout=fh, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         try:
             rc = proc.wait(timeout=timeout_s)

@@ -54,8 +54,9 @@ import yaml
 
 from fullscale.config import FullScaleConfig
 from fullscale.licences import model_licences
-from fullscale.pipeline import ROOT, _env
+from fullscale.pipeline import ROOT, child_env
 from fullscale.shards import SEEN_REASON, done_shards, read_manifest
+from fullscale.summary import write_summary
 from passnet_common.io import atomic_write_json
 
 TABLE_NAMES = ("models", "extractions", "graphs", "unique_graphs", "nodes", "subgraphs", "profiles", "long_tail")
@@ -164,7 +165,7 @@ def _variant_digest(folder: Path) -> str:
 
 
 def _run(argv: list[str]) -> str:
-    r = subprocess.run([sys.executable, *argv], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    r = subprocess.run([sys.executable, *argv], cwd=ROOT, env=child_env(), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {(r.stderr or r.stdout)[-2000:]}")
     return r.stdout.strip()
@@ -307,6 +308,17 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     atomic_write_json(secret_root / "secret.json", {"seeds": seeds, "commitment_sha256": commitment,
                                                     "held_out_per_task": held_per_task}, indent=1)
     return manifest
+
+
+def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: str | Path, command: str) -> dict:
+    """``python -m fullscale release``: the summary of the committed shards (``metrics_path``), the
+    release built from it (:func:`build_release`), then the summary again with the release's task
+    count. Returns the release manifest."""
+    out = Path(out)
+    s = write_summary(out, cfg.num_shards, metrics_path, command=command)
+    man = build_release(out, cfg, s)
+    write_summary(out, cfg.num_shards, metrics_path, release_tasks=man["tasks"], command=command)
+    return man
 
 
 def verify_release(release: str | Path) -> dict:

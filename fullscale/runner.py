@@ -1,6 +1,6 @@
 """Running the shards of a build: the local executor, the Ray executor, resume and optional commits.
 
-:func:`run_build` builds the committed catalog once (``python -m extract catalog`` into
+:func:`run_build` (``python -m fullscale run``) builds the committed catalog once (``python -m extract catalog`` into
 ``<out>/catalog.parquet``), then runs every shard that has no ``DONE`` folder yet -- so a run on
 another machine, or after a kill, continues from the committed shards -- and after each shard
 rewrites ``metrics/full/summary.json`` (:func:`fullscale.summary.write_summary`).
@@ -21,9 +21,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
+import pyarrow.parquet as pq
+
 from fullscale.config import FullScaleConfig
-from fullscale.pipeline import ROOT, _env, shard_entry
-from fullscale.shards import done_shards, read_manifest, shard_name, write_failure, write_shard
+from fullscale.pipeline import ROOT, child_env, shard_entry
+from fullscale.shards import done_shards, read_manifest, shard_name, split_catalog, write_failure, write_shard
+from fullscale.summary import write_summary
 
 
 def ensure_catalog(params_path: Path, out: Path) -> Path:
@@ -38,7 +41,7 @@ def ensure_catalog(params_path: Path, out: Path) -> Path:
     if not cat.is_file():
         out.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "extract", "catalog", "--params", str(params_path), "--out", str(cat)],
-                       cwd=ROOT, env=_env(), check=True)
+                       cwd=ROOT, env=child_env(), check=True)
     return cat
 
 
@@ -99,8 +102,8 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
 
 def run_ray(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_entry,
             on_done: Callable[[dict], None] | None = None, ray_options: dict | None = None,
-            cpus_per_shard: int = 1) -> list[dict]:
-    """One Ray task per spec (``cpus_per_shard`` CPUs); each returned shard is written on the driver
+            *, cpus_per_shard: int) -> list[dict]:
+    """One Ray task per spec (``cpus_per_shard`` CPUs: ``fullscale.cpus_per_shard``); each returned shard is written on the driver
     as it arrives. Ray is initialised with ``ray_options`` unless it already is (and shut down
     only if this call started it). A task that raises becomes a failure record of its shard.
 
@@ -152,3 +155,50 @@ def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: P
     return [{"shard": i, "num_shards": cfg.num_shards, "params": params, "catalog": str(catalog), "out": str(out),
              "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history,
              "deadline_epoch": deadline_epoch(deadline_utc)} for i in shards]
+
+
+def build_plan(params_path: Path, out: Path, num_shards: int, only: Iterable[int] | None = None) -> dict:
+    """``python -m fullscale plan``: the committed catalog (built once, :func:`ensure_catalog`), its
+    model count, the smallest and largest shard, and how many shards are pending."""
+    catalog = ensure_catalog(params_path, out)
+    rows = pq.read_table(catalog).select(["model_id", "duplicate_of"]).to_pylist()
+    sizes = {k: len(v) for k, v in split_catalog(rows, num_shards).items()}
+    return {"catalog": str(catalog), "models": len(rows), "num_shards": num_shards,
+            "models_per_shard": {"min": min(sizes.values()), "max": max(sizes.values())},
+            "pending": len(pending_shards(out, num_shards, only))}
+
+
+def shard_state(res: dict) -> tuple[str, str]:
+    """``(state, counts)`` of a finished shard ``res``: ``done`` or ``failed in <phase>``, and the
+    model / capture / task counts of its manifest (``-`` where it has none)."""
+    state = "done" if res["ok"] else f"failed in {res['failure']['phase']}"
+    c = (res.get("manifest") or {}).get("counts") or {}
+    return state, f"{c.get('models', '-')} models, {c.get('captured', '-')} captured, {c.get('tasks', '-')} tasks"
+
+
+def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_path: str | Path, command: str, *,
+              only: Iterable[int] | None, max_shards: int | None, executor: str | None, commit: bool,
+              stop_after_utc: str | None, deadline_utc: str | None) -> list[dict]:
+    """``python -m fullscale run``: every pending shard of ``only`` (None: all; at most ``max_shards``)
+    with ``executor`` (None: ``cfg.executor``); after each shard ``metrics_path`` is rewritten, a line
+    printed and, with ``commit``, the shard committed (:func:`commit_shard`). ``stop_after_utc`` (None:
+    ``cfg.stop_after_utc``): no shard starts after it (local executor); ``deadline_utc``: running
+    stages stop then. Returns the shards' results."""
+    out, work = Path(cfg.out), Path(cfg.work)
+    catalog = ensure_catalog(params_path, out)
+    pending = pending_shards(out, cfg.num_shards, only)
+    if max_shards is not None:
+        pending = pending[:max_shards]
+    specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc)
+
+    def on_done(res: dict) -> None:
+        s = write_summary(out, cfg.num_shards, metrics_path, command=command)
+        state, counts = shard_state(res)
+        print(f"shard {res['shard']}: {state}; {counts}; build {s['shards_done']}/{s['shards_total']} shards", flush=True)
+        if commit:
+            commit_shard(out, res["shard"], f"fullscale: shard {res['shard']} {state} ({counts}); "
+                                            f"summary {s['shards_done']}/{s['shards_total']}")
+
+    if (executor or cfg.executor) == "ray":
+        return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
+    return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc)

@@ -12,10 +12,10 @@ A family's ``__main__.py`` holds only its table of subcommands and one call::
 
 Each command names a module that defines ``add_args(parser)`` (its options) and ``run(args) -> int``
 (a thin wrapper over functions of the family that tests call directly: no domain logic in
-``__main__.py``). Only the chosen command's module is imported: a stage's command imports its own
-code and nothing of its siblings', which is what lets ``tests/test_dvc_deps.py`` check each stage's
-``dvc.yaml`` deps against the import closure of that module. Bad input ends with one clear line, not
-a traceback (:func:`run_cli`).
+``__main__.py``); ``args.argv`` holds the command line after the program name. Only the chosen
+command's module is imported: a stage's command imports its own code and nothing of its siblings',
+which is what lets ``tests/test_dvc_deps.py`` check each stage's ``dvc.yaml`` deps against the
+import closure of that module. Bad input ends with one clear line, not a traceback (:func:`run_cli`).
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def cli_main(prog: str, doc: str | None, commands: Iterable[Command], argv: list
             module = importlib.import_module(cmd.module)
             module.add_args(parser)
     args = ap.parse_args(argv)
+    args.argv = argv  # the command line as given, for the records that name the command that wrote them
     return importlib.import_module(table[args.cmd].module).run(args)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from proxy_artifacts.commands import parse_pairs
 from proxy_artifacts.config import load_proxy_params
@@ -26,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     models, timing = parse_pairs(args.models, "--models", "name=path"), parse_pairs(args.grpo_timing, "--grpo-timing", "name=path")
     side = measure_models(models, prm) if models else None
     m = write_cost(side, timing, args.metrics, args.report, fidelity_params=prm["fidelity"],
-                   command="python -m proxy_artifacts " + " ".join(sys.argv[1:]))
+                   command="python -m proxy_artifacts " + " ".join(args.argv))
     print(json.dumps({k: m[k] for k in ("step_time_ratio_measured", "peak_memory_ratio_measured",
                                         "load_average_start")}, indent=1))
     return 0

@@ -1,0 +1,20 @@
+"""``python -m fullscale release``: ``<out>/release/`` from the committed shards (no build)."""
+
+from __future__ import annotations
+
+import argparse
+
+from fullscale.commands import add_common, open_build
+from fullscale.release import release_with_summary
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    add_common(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    b = open_build(args)
+    man = release_with_summary(b.out, b.cfg, args.metrics, b.command)
+    print(f"release: {man['tasks']} tasks ({man['held_out_variants']} variants held out), "
+          f"{len(man['files'])} files, {man['total_bytes'] / 1e6:.1f} MB -> {b.out / 'release'}")
+    return 0

@@ -1,0 +1,27 @@
+"""``python -m fullscale run``: every pending shard (local or Ray), resumable, optionally committed shard by shard."""
+
+from __future__ import annotations
+
+import argparse
+
+from fullscale.commands import add_common, open_build
+from fullscale.runner import run_build
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    add_common(p)
+    p.add_argument("--shards", default=None, help="comma-separated shard ids (default: every pending shard)")
+    p.add_argument("--max-shards", type=int, default=None, help="run at most this many pending shards")
+    p.add_argument("--executor", choices=("local", "ray"), default=None, help="default: fullscale.executor")
+    p.add_argument("--commit", action="store_true", help="git-commit each finished shard (its folder + the summary)")
+    p.add_argument("--stop-after", default=None, help="HH:MM UTC: start no shard after it (default: fullscale.stop_after_utc)")
+    p.add_argument("--deadline", default=None, help="HH:MM UTC: stop a running stage then; its shard is recorded as failed "
+                                                    "(the phase it stopped in) and runs again next time")
+
+
+def run(args: argparse.Namespace) -> int:
+    b = open_build(args)
+    run_build(b.params, b.cfg, b.params_path, args.metrics, b.command,
+              only=[int(s) for s in args.shards.split(",")] if args.shards else None, max_shards=args.max_shards,
+              executor=args.executor, commit=args.commit, stop_after_utc=args.stop_after, deadline_utc=args.deadline)
+    return 0

@@ -1,0 +1,21 @@
+"""``python -m fullscale summary``: ``metrics/full/summary.json`` from the committed shards."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from fullscale.commands import add_common, open_build
+from fullscale.summary import write_summary
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    add_common(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    b = open_build(args)
+    s = write_summary(b.out, b.cfg.num_shards, args.metrics, command=b.command)
+    print(json.dumps({k: s[k] for k in ("complete", "shards_done", "shards_total", "models", "captured",
+                                          "unique_graphs", "families", "tasks")}))
+    return 0
