@@ -1,0 +1,30 @@
+"""One CLI pattern (docs/layout.md): every family's ``__main__`` is a table of
+:class:`passnet_common.cli.Command` and one ``cli_main`` call; each command's module defines
+``add_args`` and ``run``; no ``__main__`` builds its own parser."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from passnet_common.cli import Command
+
+ROOT = Path(__file__).resolve().parents[1]
+FAMILIES = ("extract", "dedupe", "curate", "proxy_artifacts", "fullscale")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_main_is_a_command_table(family: str) -> None:
+    main = importlib.import_module(f"{family}.__main__")
+    assert main.COMMANDS and all(isinstance(c, Command) for c in main.COMMANDS)
+    tree = ast.parse((ROOT / family / "__main__.py").read_text(encoding="utf-8"))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "argparse" not in imported, f"{family}/__main__.py builds its own parser"
+    for cmd in main.COMMANDS:
+        path = ROOT / (cmd.module.replace(".", "/") + ".py")
+        assert path.is_file(), f"{cmd.name}: no module {cmd.module}"
+        defs = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
+        assert {"add_args", "run"} <= defs, f"{cmd.module} lacks add_args / run"
