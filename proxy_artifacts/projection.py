@@ -52,7 +52,7 @@ def accelerators(params: int, device_memory_gb: float, usable_share: float) -> i
 
 
 def projection(family_configs: Mapping[str, Mapping], keep_ratios: Sequence[float], device_memory_gb: float,
-               usable_share: float = 0.8) -> dict:
+               usable_share: float) -> dict:
     """Parameters and accelerators of real families' full-size configs at each keep ratio.
 
     Args:

@@ -145,7 +145,7 @@ def calibrate(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], d
 
 def calibrate_heldout(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]],
                       heldout_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], det: Mapping,
-                      fault_step: int = 0, kind_onset: Mapping[str, int] | None = None) -> dict:
+                      fault_step: int, kind_onset: Mapping[str, int] | None = None) -> dict:
     """False positives on held-out healthy seeds, each judged against the model's whole ensemble.
 
     This is how a fault run is judged (:func:`detector.signature` against every healthy seed), on

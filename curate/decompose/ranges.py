@@ -63,6 +63,7 @@ from typing import Iterable
 import torch
 import torch.fx as fx
 
+from curate.decompose.config import DecomposeConfig
 from curate.decompose.segments import (  # noqa: F401 - re-exported: the segmentation rules live in curate/decompose/segments.py
     ANCHOR_NAMES,
     EFFECT_PARTS,
@@ -106,8 +107,9 @@ def _parent_stats(folder: Path) -> tuple[dict[int, dict | None], int | None]:
     return stats, int_high
 
 
-def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: int = 1, max_nodes: int = 64,
-                    max_param_bytes: int = 64 << 20, min_graph_ops: int = 2,
+def decompose_graph(folder: Path, out_store: Path | None, anchors_per_subgraph: int = DecomposeConfig.anchors_per_subgraph,
+                    max_nodes: int = DecomposeConfig.max_nodes, max_param_bytes: int = DecomposeConfig.max_param_bytes,
+                    min_graph_ops: int = DecomposeConfig.min_graph_ops,
                     cache: dict[str, dict] | None = None) -> tuple[list[dict], str | None]:
     """Decompose the stored graph in ``folder``; write new subgraphs to ``out_store``.
 

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import torch
 import torch.fx as fx
 
+from curate.decompose.config import DecomposeConfig
 from passnet_common.store import decode_arg, resolve_target
 
 ANCHOR_NAMES = frozenset({
@@ -150,7 +151,8 @@ def is_vmap(n: dict) -> bool:
     return n["op"] == "call_function" and any(p in n["target"] for p in VMAP_PARTS)
 
 
-def segment_nodes(nodes: list[dict], anchors_per_subgraph: int = 1, max_nodes: int = 64) -> list[Segment]:
+def segment_nodes(nodes: list[dict], anchors_per_subgraph: int = DecomposeConfig.anchors_per_subgraph,
+                  max_nodes: int = DecomposeConfig.max_nodes) -> list[Segment]:
     """Split a stored canonical node list into anchor-bounded ranges (module docstring).
 
     Args:
