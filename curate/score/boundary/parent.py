@@ -211,13 +211,14 @@ class Zygote:
         return int(rep["pid"]) if "pid" in rep else None
 
     def close(self) -> None:
+        """Close the socket: the zygote reaps its ended children (their CPU time then counts in
+        this process's ``getrusage``) and exits; killed when it has not within 5 s."""
         self._sock.close()
-        if self.proc.poll() is None:
-            self.proc.kill()
         try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
             self.proc.wait(10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            pass
 
 
 class Sandbox:

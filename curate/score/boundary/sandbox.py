@@ -43,6 +43,7 @@ import pickle
 import struct
 import sys
 import time
+from typing import NoReturn
 
 BLOCKED = ("curate", "passnet_common")
 """Top-level packages the candidate process refuses to import (the evaluator's)."""
@@ -384,14 +385,14 @@ def zygote(sock_fd: int) -> int:
             if pid == 0:
                 return
 
-    def finish() -> int:  # the parent closed the socket after killing the sandboxes: reap them, then exit
+    def finish() -> NoReturn:  # the parent closed the socket after killing the sandboxes: reap them, then exit
         for _ in range(200):
             try:
                 if os.waitpid(-1, os.WNOHANG)[0] == 0:
                     time.sleep(0.01)
             except ChildProcessError:
                 break
-        return 0
+        os._exit(0)  # nothing to flush; torch's interpreter shutdown would take seconds
 
     signal.signal(signal.SIGCHLD, reap)
     sock = socket.socket(fileno=sock_fd)
