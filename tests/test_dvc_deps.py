@@ -287,6 +287,26 @@ def test_reference_resolution(tmp_path: Path) -> None:
     assert referenced_files(probe) == {ROOT / "curate/score/boundary/sandbox.py"}
 
 
+def test_check_params_names_the_families_with_a_config() -> None:
+    """The check_params stage's ``--families`` in dvc.yaml and in its module's docstring are the
+    same list, and each family has the ``config`` module that list imports (``dedupe`` has none)."""
+    name, cmd, _ = next(s for s in stages() if s[0] == "check_params")
+
+    def families(text: str) -> list[str]:
+        words = text.replace("\\", " ").split()
+        i = words.index("--families") + 1
+        out = []
+        while i < len(words) and not words[i].startswith("--"):
+            out.append(words[i])
+            i += 1
+        return out
+
+    doc = importlib.import_module("passnet_common.check_params").__doc__
+    assert families(cmd) == families(doc)
+    assert all((ROOT / f / "config.py").is_file() for f in families(cmd))
+    assert not (ROOT / "dedupe" / "config.py").exists() and "dedupe" not in families(doc)
+
+
 def code_deps(files: set[Path]) -> list[str]:
     """``files`` as dvc deps: a folder where the closure holds every ``.py`` file under it, else files."""
     chosen: set[str] = set()
