@@ -166,7 +166,7 @@ class GrpoConfig(ParamsConfig):
 
     steps: int = knob(10, rule=positive(int), doc="optimizer steps per run")
     healthy_seeds: list[int] = knob(factory=lambda: [0, 1, 2, 3, 4])
-    heldout_healthy_seeds: list[int] = knob(factory=lambda: list(range(5, 25)), doc="healthy runs never used to set a threshold")
+    heldout_healthy_seeds: list[int] = knob(factory=lambda: list(range(5, 17)), doc="healthy runs never used to set a threshold")
     fault_seeds: list[int] = knob(factory=lambda: [0, 1, 2])
     eval_fault_runs: bool = knob(False)
     prompts_per_step: int = knob(2, rule=positive(int), doc="prompts per step (x num_generations samples)")

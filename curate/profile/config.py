@@ -54,7 +54,7 @@ class ProfileConfig(ParamsConfig):
     cuda_when_available: bool = knob(True, doc="also profile on CUDA when a GPU is present (CUDA path not verified on a GPU)")
     dtypes: list[str] = knob(factory=lambda: ["float32", "bfloat16"], rule=ListOf(Choice(DTYPES)),
                              doc="dtype variants of every size (floating inputs and weights cast; float16 where a CPU kernel exists)")
-    sample_size: int | None = knob(40, rule=Optional(positive(int)), doc="subgraphs in the stratified seeded sample")
+    sample_size: int | None = knob(32, rule=Optional(positive(int)), doc="subgraphs in the stratified seeded sample")
     sample_seed: int = knob(0, doc="seed of the sample, the agreement subset and the audit sample")
     all: bool = knob(False, doc="profile every profilable subgraph")
     runs: int = knob(2, rule=positive(int), doc="run 0: the sample; run 1: the agreement subset again")
