@@ -30,6 +30,8 @@ from typing import Mapping, Sequence
 
 from scipy.stats import t as student_t
 
+from .config import COMPARE_METHOD_MERGE, PruneConfig
+
 ALPHA = 0.05
 RULE = ("leader: lowest mean held-out loss at the reference keep ratio; every other method's per-replicate paired "
         "difference to the leader (same base) is tested by a one-sided paired t test, p-values Holm-corrected over "
@@ -242,8 +244,8 @@ def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names
 def method_settings(entry: Mapping, prune: Mapping) -> dict:
     """The effective prune settings of a ``proxy.compare.methods`` entry, as ``run_compare``
     builds them: {method, views, usage, merge} (``views``: the entry's, else ``prune.views``;
-    ``usage``: ``prune.usage`` updated by the entry's; ``merge``: the entry's, default ``none``)."""
-    merge = entry.get("merge", "none")
+    ``usage``: ``prune.usage`` updated by the entry's; ``merge``: the entry's, default ``config.COMPARE_METHOD_MERGE``)."""
+    merge = entry.get("merge", COMPARE_METHOD_MERGE)
     merge = {False: "none", None: "none", True: "frequency"}.get(merge, merge) if isinstance(merge, (bool, type(None))) \
         else merge
     return {"method": entry["method"], "views": dict(entry.get("views") or prune.get("views") or {}),
@@ -254,7 +256,8 @@ def default_method_name(methods: Sequence[Mapping], prune: Mapping) -> str | Non
     """The name of the ``proxy.compare.methods`` entry whose effective settings are ``proxy.prune``'s
     own (the default proxy), or None."""
     want = {"method": prune["method"], "views": dict(prune.get("views") or {}), "usage": dict(prune.get("usage") or {}),
-            "merge": method_settings({"method": prune["method"], "merge": prune.get("merge", "none")}, prune)["merge"]}
+            "merge": method_settings({"method": prune["method"], "merge": prune.get("merge", PruneConfig().merge)},
+                                     prune)["merge"]}
     strip = lambda d: {**d, "views": {k: v for k, v in d["views"].items() if v}}  # noqa: E731
     return next((m["name"] for m in methods if strip(method_settings(m, prune)) == strip(want)), None)
 

@@ -165,6 +165,8 @@ def test_one_base_verdict_and_random_merge_gap():
                {"name": "u+om", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0}, "merge": "output"},
                {"name": "random", "method": "random"}]
     assert default_method_name(methods, prune) == "u+om"
+    # a prune block without `merge` runs with PruneConfig's default merge (output), so its default method is still u+om
+    assert default_method_name(methods, {k: v for k, v in prune.items() if k != "merge"}) == "u+om"
     w = judge_compare({"method": "default", "reference_ratio": 0.5, "rule": "old", "per_ratio": {}}, rows,
                       {"methods": [{"name": "default", "method": "frequency"}, {"name": "random", "method": "random"},
                                    {"name": "random+output_merge", "method": "random", "merge": "output"}]},
