@@ -265,9 +265,11 @@ def _callback_class():
                               ("policy_loss", "policy_loss"), ("entropy", "entropy"), ("grad_norm", "grad_norm_trl"),
                               ("aux_loss", "aux_loss"), ("learning_rate", "lr")):
                 if key in logs and name not in row:
-                    v = float(logs[key])
-                    row[name] = v
-            row["loss_nonfinite"] = int(not math.isfinite(row.get("loss", 0.0)))
+                    # TRL logs None for a figure it could not compute (the grad norm of a step whose fp16
+                    # gradients overflowed): recorded as null, not a crash of the run
+                    row[name] = None if logs[key] is None else float(logs[key])
+            loss = row.get("loss", 0.0)
+            row["loss_nonfinite"] = int(loss is None or not math.isfinite(loss))
 
         def record_mismatch(self, train_logps, inputs):
             """Rollout/training log-prob mismatch of one loss computation (see module doc)."""

@@ -458,3 +458,25 @@ def test_rl_gain_interval_is_a_t_interval_over_seeds():
     c = rl_capability(runs)
     assert c["rl_gain_edge"]["values"] == pytest.approx([10.0, 15.0, 20.0]) and c["rl_gain_edge"]["ci95"][0] > 0
     assert c["nonzero_advantage_share"]["mean"] == 0.75 and c["edge_reward_after"] == [0.4, 0.45, 0.5]
+
+
+def test_step_logger_records_a_none_trl_figure_as_null(tiny_base):
+    """TRL logs None for figures it cannot compute once fp16 gradients overflowed (the fp16_overflow fault
+    on the default base: kl / entropy / aux_loss None on the step after the weights went NaN); the run's
+    logger records null and goes on (it raised TypeError and lost every fp16_overflow run)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from proxy_artifacts.rl import _callback_class
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_base, dtype=torch.float32)
+    cb = _callback_class()(model, "fp16_overflow", dict(GP, fault_step=1))
+    cb.rows.append({"step": 1})
+    cb.on_log(None, None, None, logs={"kl": None, "entropy": None, "loss": 0.25, "grad_norm": float("nan")})
+    row = cb.rows[-1]
+    assert row["kl"] is None and row["entropy"] is None and row["loss"] == 0.25
+    assert math.isnan(row["grad_norm_trl"]) and row["loss_nonfinite"] == 0
+    cb.rows.append({"step": 2})
+    cb.on_log(None, None, None, logs={"loss": None})
+    assert cb.rows[-1]["loss"] is None and cb.rows[-1]["loss_nonfinite"] == 1
+    assert detector.series(cb.rows, "kl")[0] != detector.series(cb.rows, "kl")[0]  # None reads as NaN downstream
