@@ -260,3 +260,17 @@ def test_flops_counts_sliding_window_layers_by_their_window(tmp_path):
     got = cost.flops_per_token(tmp_path / "g", 32)["forward"] - cost.flops_per_token(tmp_path / "g", 8)["forward"]
     # layer 0 windowed (12.25 at 32 tokens, 4.5 at 8), layer 1 full (16.5, 4.5)
     assert got == round(2 * heads * 2 * hd * ((12.25 + 16.5) - (4.5 + 4.5)))
+
+
+def test_proxy_cost_stage_declares_every_params_key_its_record_reads():
+    """``write_cost`` writes ``proxy.fidelity.device_memory_gb`` / ``usable_share`` into
+    ``projection_assumptions``: the stage must declare them, or a change of either leaves
+    ``metrics/proxy_cost.json`` stale while ``dvc status`` says clean."""
+    from pathlib import Path
+
+    import yaml
+
+    stage = yaml.safe_load((Path(__file__).resolve().parents[1] / "dvc.yaml").read_text())["stages"]["proxy_cost"]
+    declared = set(stage["params"])
+    for key in ("proxy.grpo", "proxy.fidelity.cost", "proxy.fidelity.device_memory_gb", "proxy.fidelity.usable_share"):
+        assert key in declared or any(key.startswith(d + ".") for d in declared), key
