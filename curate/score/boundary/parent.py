@@ -76,6 +76,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import psutil
 import torch
 
 from curate.score.config import run_config
@@ -126,15 +127,14 @@ def sandbox_env(threads: int, inductor_cache: str | None) -> dict[str, str]:
     return env
 
 
-def _start_time(pid: int) -> str | None:
-    """Field 22 of ``/proc/<pid>/stat`` (start time in clock ticks; None when gone or a zombie):
-    tells a process from a later one that reuses its pid."""
+def _start_time(pid: int) -> float | None:
+    """The start time of process ``pid`` (``psutil``'s ``create_time``; None when gone or a zombie):
+    tells a process from a later one that reuses its pid, as :mod:`passnet_common.worker` does."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
+        p = psutil.Process(pid)
+        return None if p.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD) else p.create_time()
+    except psutil.Error:
         return None
-    return fields[19] if len(fields) > 19 and fields[0] not in ("Z", "X") else None  # a zombie is gone
 
 
 class Forked:
