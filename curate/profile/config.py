@@ -1,14 +1,16 @@
 """``curate.profile``: the knobs of ``python -m curate profile``, every default here.
 
-The timing protocol's knobs are :class:`curate.timing.TimingConfig` (itself a params block):
-``timing`` holds the full protocol's, ``screen_timing`` the screen's, ``cuda_timing`` the CUDA
-path's; their defaults below are the profile's, not TimingConfig's own (the scorer's).
+The timing protocol's knobs are :class:`curate.timing.TimingConfig`'s fields. Each of the three
+timing blocks is its own subclass with its own defaults (``timing``: :class:`ProtocolTimingConfig`,
+``screen_timing``: :class:`ScreenTimingConfig`, ``cuda_timing``: :class:`CudaTimingConfig`), so a
+block that sets only some keys gets that block's defaults for the rest, not TimingConfig's own (the
+scorer's); the rules and docs of the fields stay TimingConfig's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from curate.timing import TimingConfig
 from passnet_common.config import ParamsConfig, knob
@@ -30,20 +32,66 @@ class SizesConfig(ParamsConfig):
     workload_batch: int = knob(8, rule=positive(int), doc="size workload of a batch graph")
 
 
-def _protocol() -> TimingConfig:
-    return TimingConfig(warmup=3, trials=100, min_trials=20, check_every=5, min_trial_ms=10.0, retries=1, gate="ci",
-                        stop="label", max_ci_width=0.1, min_effect=0.05, ci_level=0.95, n_boot=1000,
-                        max_variant_s=10.0, clock="thread_cpu")
+def _default(name: str, value: Any) -> Any:
+    """Field ``name`` of :class:`TimingConfig` with default ``value`` (its rule and doc kept), for a
+    block whose defaults are not TimingConfig's own."""
+    f = TimingConfig.__dataclass_fields__[name]
+    return field(default=value, metadata=f.metadata)
 
 
-def _screen() -> TimingConfig:
-    return TimingConfig(warmup=1, trials=6, min_trials=6, check_every=1, min_trial_ms=5.0, retries=0, gate="ci",
-                        stop="label", max_ci_width=0.1, min_effect=0.05, ci_level=0.95, n_boot=500,
-                        max_variant_s=2.0, cap_min_trials=3, clock="thread_cpu")
+@dataclass(frozen=True)
+class ProtocolTimingConfig(TimingConfig):
+    """``curate.profile.timing``: the full protocol. A key the block leaves out takes the default
+    here (the profile's), not TimingConfig's own (the scorer's)."""
+
+    warmup: int = _default("warmup", 3)
+    trials: int = _default("trials", 100)
+    min_trials: int = _default("min_trials", 20)
+    check_every: int = _default("check_every", 5)
+    min_trial_ms: float = _default("min_trial_ms", 10.0)
+    retries: int = _default("retries", 1)
+    gate: Literal["iqr", "ci"] = _default("gate", "ci")
+    stop: Literal["decided", "label"] = _default("stop", "label")
+    max_ci_width: float = _default("max_ci_width", 0.1)
+    min_effect: float = _default("min_effect", 0.05)
+    ci_level: float = _default("ci_level", 0.95)
+    n_boot: int = _default("n_boot", 1000)
+    max_variant_s: float | None = _default("max_variant_s", 10.0)
+    clock: Literal["thread_cpu", "wall"] = _default("clock", "thread_cpu")
 
 
-def _cuda() -> TimingConfig:
-    return TimingConfig(warmup=25, trials=100, min_trials=100, l2_flush_mb=64.0, clock="wall")
+@dataclass(frozen=True)
+class ScreenTimingConfig(TimingConfig):
+    """``curate.profile.screen_timing``: the screen (few trials, no re-measurement); a key the block
+    leaves out takes the default here."""
+
+    warmup: int = _default("warmup", 1)
+    trials: int = _default("trials", 6)
+    min_trials: int = _default("min_trials", 6)
+    check_every: int = _default("check_every", 1)
+    min_trial_ms: float = _default("min_trial_ms", 5.0)
+    retries: int = _default("retries", 0)
+    gate: Literal["iqr", "ci"] = _default("gate", "ci")
+    stop: Literal["decided", "label"] = _default("stop", "label")
+    max_ci_width: float = _default("max_ci_width", 0.1)
+    min_effect: float = _default("min_effect", 0.05)
+    ci_level: float = _default("ci_level", 0.95)
+    n_boot: int = _default("n_boot", 500)
+    max_variant_s: float | None = _default("max_variant_s", 2.0)
+    cap_min_trials: int = _default("cap_min_trials", 3)
+    clock: Literal["thread_cpu", "wall"] = _default("clock", "thread_cpu")
+
+
+@dataclass(frozen=True)
+class CudaTimingConfig(TimingConfig):
+    """``curate.profile.cuda_timing``: the CUDA path (PassBench's 25 warm-ups / 100 trials); a key
+    the block leaves out takes the default here."""
+
+    warmup: int = _default("warmup", 25)
+    trials: int = _default("trials", 100)
+    min_trials: int = _default("min_trials", 100)
+    l2_flush_mb: float = _default("l2_flush_mb", 64.0)
+    clock: Literal["thread_cpu", "wall"] = _default("clock", "wall")
 
 
 @dataclass(frozen=True)
@@ -72,6 +120,6 @@ class ProfileConfig(ParamsConfig):
     mem_cap_gb: float = knob(4.0, rule=positive(float), doc="memory cap per child (GiB)")
     seed: int = knob(0, doc="input and RNG seed")
     sizes: SizesConfig = knob(factory=SizesConfig)
-    timing: TimingConfig = knob(factory=_protocol, doc="the full protocol")
-    screen_timing: TimingConfig = knob(factory=_screen, doc="the screen: few trials, no re-measurement")
-    cuda_timing: TimingConfig = knob(factory=_cuda, doc="CUDA path (PassBench's 25 / 100)")
+    timing: ProtocolTimingConfig = knob(factory=ProtocolTimingConfig, doc="the full protocol")
+    screen_timing: ScreenTimingConfig = knob(factory=ScreenTimingConfig, doc="the screen: few trials, no re-measurement")
+    cuda_timing: CudaTimingConfig = knob(factory=CudaTimingConfig, doc="CUDA path (PassBench's 25 / 100)")
