@@ -267,34 +267,6 @@ def build_control(params: dict, kind: str, base_ref: str, stats_dir: str | Path,
     return out_dir
 
 
-def compare_winner(summary: dict, ratios, names, reference_ratio: float | None = None) -> dict:
-    """The selection winner: lowest held-out loss at ``reference_ratio`` (default: the largest
-    ratio; ties: higher task accuracy, then the name), its loss ratio to the base and task-accuracy
-    gap (points) at every ratio, and the per-ratio winners (lowest held-out loss at that ratio).
-
-    Raises:
-        ValueError: ``reference_ratio`` is not one of ``ratios``.
-    """
-    ref = max(ratios) if reference_ratio is None else reference_ratio
-    if ref not in ratios:
-        raise ValueError(f"compare reference ratio {ref} is not one of {list(ratios)}")
-    base = summary["base"]
-
-    def key(n, r):
-        row = summary[f"r{r}/{n}"]
-        return (row["heldout_loss_proxy"], -row.get("task_acc_proxy", 0.0), n)
-
-    best = min(names, key=lambda n: key(n, ref))
-    out = {"method": best, "reference_ratio": ref, "rule": "lowest held-out loss at the reference ratio",
-           "per_ratio": {f"r{r}": min(names, key=lambda n: key(n, r)) for r in ratios}}
-    for r in ratios:
-        row = summary[f"r{r}/{best}"]
-        out[f"r{r}"] = {"loss_ratio_to_base": round(row["heldout_loss_proxy"] / base["heldout_loss"], 4),
-                        "task_acc_gap_points": None if base.get("task_acc") is None else
-                        round(100 * (base["task_acc"] - row.get("task_acc_proxy", 0.0)), 2)}
-    return out
-
-
 SUMMARY_FIELDS = (("heldout_loss_proxy", "next_token_acc_proxy", "kl_base_to_proxy", "routing_entropy_proxy",
                    "task_acc_proxy", "params_proxy", "routing_mass_kept_mean", "routing_mass_kept_min")
                   + tuple(f"heldout_loss_proxy/{c}" for c in corpus.CATEGORIES)
@@ -418,8 +390,7 @@ def run_compare(params: dict, base_ref: str, stats_dir: str | Path, out_table: s
                        "routing_entropy": rows[0]["routing_entropy_base"], "params": rows[0]["params_base"],
                        "task_acc": rows[0].get("task_acc_base"),
                        **{f"heldout_loss/{c}": rows[0][f"heldout_loss_base/{c}"] for c in corpus.CATEGORIES}}
-    summary["winner"] = judge_compare(compare_winner(summary, cp["keep_ratios"], [m["name"] for m in cp["methods"]],
-                                                     cp["reference_ratio"]), rows, cp, pp)
+    summary["winner"] = judge_compare(summary, rows, cp, pp)
     write_parquet(out_table, to_table("proxies", rows))
     atomic_write_json(metrics_path, summary, indent=1)
     return rows

@@ -18,9 +18,12 @@ tied with the leader. A method with one replicate has no p-value and is never se
 are base seeds in :func:`seed_winner` and the random-selection seeds of one base in
 :func:`judge_compare` (``metrics/proxy_selection.json``: only ``random`` and ``random+output_merge``
 have several there, so that verdict is ``"tied"``, with ``default`` naming the default proxy's
-method). The default choice of :func:`seed_winner` (``proxy.prune``) is the winner, or among the
-leader and its tied methods the lowest mean held-out loss averaged over all keep ratios, then the
-higher mean task accuracy at the reference ratio, then the name.
+method). Both state the rule's conclusion at every keep ratio, and a block whose verdict is
+``"tied"`` carries no method's figures as a winner's: figures are labelled with the method they
+belong to (the winner's only when there is one, the default proxy's). The default choice of
+:func:`seed_winner` (``proxy.prune``) is the winner, or among the leader and its tied methods the
+lowest mean held-out loss averaged over all keep ratios, then the higher mean task accuracy at the
+reference ratio, then the name.
 """
 
 from __future__ import annotations
@@ -205,7 +208,8 @@ def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names
     {method: one-sided paired p vs the leader}, "alpha", "reference_ratio", "rule", "leader" (lowest
     mean loss at the reference ratio), "tied_with_leader" [names], "wins_on_seeds" (seeds where the winner has
     the lowest loss at the reference ratio, of n), "runner_up", "gap_to_runner_up" {mean, se}
-    (paired, runner-up - winner, nats), "per_ratio" {r<ratio>: lowest mean loss at that ratio}}.
+    (paired, runner-up - winner, nats), "per_ratio" {r<ratio>: lowest mean loss at that ratio},
+    "verdict_per_ratio" {r<ratio>: {"verdict", "leader", "tied_with_leader"}} (the rule at each ratio)}.
 
     Raises:
         ValueError: ``reference_ratio`` not in ``ratios``; missing rows (:func:`seed_table`).
@@ -235,6 +239,11 @@ def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names
            "leader": leader, "tied_with_leader": tied, "p_values": v["p_values"], "alpha": v["alpha"],
            "wins_on_seeds": f"{wins}/{len(seeds)}", "runner_up": runner,
            "per_ratio": {f"r{r}": min(names, key=lambda n: (mean(n, r), n)) for r in ratios}}
+    out["verdict_per_ratio"] = {}
+    for r in ratios:
+        vr = v if r == ref else verdict({n: {s: summaries[s][f"r{r}/{n}"]["heldout_loss_proxy"] for s in seeds}
+                                         for n in names})
+        out["verdict_per_ratio"][f"r{r}"] = {k: vr[k] for k in ("verdict", "leader", "tied_with_leader")}
     if runner is not None:
         g, se = paired_gap(summaries, runner, winner, ref)
         out["gap_to_runner_up"] = {"mean": g, "se": se}
@@ -262,18 +271,61 @@ def default_method_name(methods: Sequence[Mapping], prune: Mapping) -> str | Non
     return next((m["name"] for m in methods if strip(method_settings(m, prune)) == strip(want)), None)
 
 
-def judge_compare(winner: Mapping, rows: Sequence[Mapping], compare: Mapping, prune: Mapping) -> dict:
-    """The ``winner`` block of ``metrics/proxy_selection.json`` under the rule: the one-base ranking
-    (``pipeline.compare_winner``'s lowest loss, kept as ``leader_one_base``) is not a verdict; ``method``
-    is :func:`one_base_verdict` at the reference ratio (``"tied"`` unless the replicates separate every
-    method), with its p-values and the random + output merge block, and ``default`` names the default
-    proxy's method (it follows the comparison over base seeds, ``benchmarks/proxy_selection_seeds.py``)."""
-    names = [m["name"] for m in compare["methods"]]
-    default = default_method_name(compare["methods"], prune)
-    v = one_base_verdict(rows, names, winner["reference_ratio"], default)
-    out = {k: val for k, val in winner.items() if k not in ("method", "rule")}
-    out.update(leader_one_base=winner["method"], method=v["verdict"], default=default,
-               evidence="one base: replicates are the random-selection seeds; a method without them has one value",
-               **{k: val for k, val in v.items() if k != "verdict"})
+def method_figures(summary: Mapping, name: str, ratios: Sequence[float]) -> dict:
+    """{r<ratio>: {loss_ratio_to_base, task_acc_gap_points}} of method ``name`` in a one-base selection
+    summary: its mean held-out loss over the base's (a ratio, 4 digits) and the base's task exact
+    match minus its own (percentage points; None when the base has no task accuracy)."""
+    base = summary["base"]
+    out = {}
+    for r in ratios:
+        row = summary[f"r{r}/{name}"]
+        out[f"r{r}"] = {"loss_ratio_to_base": round(row["heldout_loss_proxy"] / base["heldout_loss"], 4),
+                        "task_acc_gap_points": None if base.get("task_acc") is None else
+                        round(100 * (base["task_acc"] - row.get("task_acc_proxy", 0.0)), 2)}
     return out
 
+
+def judge_compare(summary: Mapping, rows: Sequence[Mapping], compare: Mapping, prune: Mapping) -> dict:
+    """The ``winner`` block of ``metrics/proxy_selection.json``: the rule (:data:`RULE`) applied to the
+    rows of one ``proxy_compare`` run, at the reference ratio and at every keep ratio.
+
+    Args:
+        summary: the run's summary ({"r<ratio>/<name>": mean metrics, "base": ...}).
+        rows: the run's table rows (one per method x ratio x seed; replicates are the seeds).
+        compare, prune: ``proxy.compare`` and ``proxy.prune`` (the methods, keep ratios, reference ratio).
+
+    Returns {"method": the verdict at the reference ratio (the winner's name or ``"tied"``), "rule",
+    "alpha", "reference_ratio" (``compare.reference_ratio``, else the largest keep ratio), "leader",
+    "tied_with_leader", "p_values", "separated", "replicates" (at the reference ratio), "per_ratio"
+    {r<ratio>: {"verdict", "leader", "tied_with_leader"}} (the rule at each keep ratio), "winner_figures"
+    (:func:`method_figures` of the winner, labelled with its name; None when tied: no method's figures
+    stand for a winner then), "default" (the default proxy's method, :func:`default_method_name`) with
+    "default_figures" (its figures, labelled), "random_merge" (:func:`one_base_verdict`) and "evidence"}.
+    On one base every method but the random ones has one replicate, so the verdict there is ``tied``
+    unless only random methods are compared.
+
+    Raises:
+        ValueError: the reference ratio is not one of the keep ratios.
+    """
+    names = [m["name"] for m in compare["methods"]]
+    ratios = list(compare["keep_ratios"])
+    ref = compare.get("reference_ratio") or max(ratios)
+    if ref not in ratios:
+        raise ValueError(f"compare reference ratio {ref} is not one of {ratios}")
+    default = default_method_name(compare["methods"], prune)
+    per = {r: one_base_verdict(rows, names, r, default) for r in ratios}
+    v = per[ref]
+    win = None if v["verdict"] == "tied" else v["verdict"]
+    out = {"method": v["verdict"], "rule": v["rule"], "alpha": v["alpha"], "reference_ratio": ref,
+           "leader": v["leader"], "tied_with_leader": v["tied_with_leader"], "p_values": v["p_values"],
+           "separated": v["separated"], "replicates": v["replicates"],
+           "per_ratio": {f"r{r}": {"verdict": per[r]["verdict"], "leader": per[r]["leader"],
+                                   "tied_with_leader": per[r]["tied_with_leader"]} for r in ratios},
+           "winner_figures": None if win is None else {"method": win, **method_figures(summary, win, ratios)},
+           "default": default,
+           "default_figures": None if default is None else {"method": default,
+                                                              **method_figures(summary, default, ratios)},
+           "evidence": "one base: replicates are the random-selection seeds; a method without them has one value"}
+    if "random_merge" in v:
+        out["random_merge"] = v["random_merge"]
+    return out

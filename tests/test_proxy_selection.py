@@ -105,6 +105,9 @@ def test_seed_winner_ties_are_broken_by_all_ratios():
     assert w["wins_on_seeds"] == "1/3" and w["runner_up"] == "A"
     assert w["gap_to_runner_up"]["mean"] == pytest.approx(-1 / 300, abs=1e-6)
     assert w["per_ratio"] == {"r0.5": "A", "r0.25": "B"}
+    # the rule per ratio: tied at 0.5; at 0.25 B is below A by 0.5 and C by 0.4 on every seed (p 0): B wins
+    assert w["verdict_per_ratio"] == {"r0.5": {"verdict": "tied", "leader": "A", "tied_with_leader": ["B"]},
+                                      "r0.25": {"verdict": "B", "leader": "B", "tied_with_leader": []}}
     # without the tie (B worse by 0.05 on every seed) the leader wins
     for seed in s:
         s[seed]["r0.5/B"]["heldout_loss_proxy"] = s[seed]["r0.5/A"]["heldout_loss_proxy"] + 0.05
@@ -167,13 +170,74 @@ def test_one_base_verdict_and_random_merge_gap():
     assert default_method_name(methods, prune) == "u+om"
     # a prune block without `merge` runs with PruneConfig's default merge (output), so its default method is still u+om
     assert default_method_name(methods, {k: v for k, v in prune.items() if k != "merge"}) == "u+om"
-    w = judge_compare({"method": "default", "reference_ratio": 0.5, "rule": "old", "per_ratio": {}}, rows,
-                      {"methods": [{"name": "default", "method": "frequency"}, {"name": "random", "method": "random"},
+    summary = {"base": {"heldout_loss": 1.0, "task_acc": 0.5},
+               "r0.5/default": {"heldout_loss_proxy": 1.0, "task_acc_proxy": 0.5},
+               "r0.5/random": {"heldout_loss_proxy": 2.1, "task_acc_proxy": 0.1},
+               "r0.5/random+output_merge": {"heldout_loss_proxy": 1.15, "task_acc_proxy": 0.4}}
+    w = judge_compare(summary, rows,
+                      {"keep_ratios": [0.5], "reference_ratio": 0.5,
+                       "methods": [{"name": "default", "method": "frequency"}, {"name": "random", "method": "random"},
                                    {"name": "random+output_merge", "method": "random", "merge": "output"}]},
                       {"method": "frequency", "merge": "none"})
-    assert w["method"] == "tied" and w["leader_one_base"] == "default" and w["default"] == "default"
+    assert w["method"] == "tied" and w["leader"] == "default" and w["default"] == "default"
     assert "Holm" in w["rule"] and w["random_merge"]["default_method"] == "default"
     assert (w["random_merge"]["random"], w["random_merge"]["default"]) == (2.1, 1.0)
+
+
+def _compare(loss: dict, acc: dict) -> tuple[dict, list[dict]]:
+    """A one-base comparison: {ratio: {method: [held-out loss per seed]}} and {method: task accuracy}
+    as (summary, rows) the way ``run_compare`` builds them (summary: the mean over a method's seeds)."""
+    rows, summary = [], {"base": {"heldout_loss": 2.0, "task_acc": 0.8}}
+    for r, by in loss.items():
+        for n, v in by.items():
+            rows += [{"method": n, "keep_ratio": r, "seed": s, "heldout_loss_proxy": x} for s, x in enumerate(v)]
+            summary[f"r{r}/{n}"] = {"heldout_loss_proxy": sum(v) / len(v), "task_acc_proxy": acc[n]}
+    return summary, rows
+
+
+def test_compare_winner_block_states_the_rule_per_ratio_and_labels_its_figures():
+    """A constructed one-base comparison with a known answer. Keep 0.5: random + output merge is
+    below random by 1.0, 0.9, 1.1 on seeds 0-2 (paired t = 17.3, p 0.0017 <= 0.05): the winner, and
+    its figures are the block's: loss ratio 1.2333 / 2.0 = 0.6167, task gap 80 - 60 = 20 points. Keep 0.25:
+    the merge leads on the mean (3.0833 vs 3.1) but the differences -0.1, +0.1, +0.05 do not separate
+    it: tied. Adding a deterministic method (one replicate: no p-value) that leads at keep 0.5 makes
+    that verdict tied too: then no method's figures stand for a winner (``winner_figures`` None, no
+    unlabelled per-ratio figures), and the default proxy's figures are labelled with its name."""
+    from proxy_artifacts.selection import judge_compare
+
+    loss = {0.5: {"random": [2.2, 2.1, 2.4], "random+output_merge": [1.2, 1.2, 1.3]},
+            0.25: {"random": [3.0, 3.2, 3.1], "random+output_merge": [3.1, 3.1, 3.05]}}
+    acc = {"random": 0.1, "random+output_merge": 0.6, "frequency": 0.7}
+    methods = [{"name": "random", "method": "random"},
+               {"name": "random+output_merge", "method": "random", "merge": "output"}]
+    compare = {"keep_ratios": [0.5, 0.25], "reference_ratio": 0.5, "methods": methods}
+    prune = {"method": "random", "merge": "output"}
+    summary, rows = _compare(loss, acc)
+    w = judge_compare(summary, rows, compare, prune)
+    assert w["method"] == "random+output_merge" and w["leader"] == "random+output_merge"
+    assert w["p_values"]["random"] == pytest.approx(0.001667, abs=1e-5) and w["separated"] == {"random": True}
+    assert w["per_ratio"] == {"r0.5": {"verdict": "random+output_merge", "leader": "random+output_merge",
+                                       "tied_with_leader": []},
+                              "r0.25": {"verdict": "tied", "leader": "random+output_merge",
+                                        "tied_with_leader": ["random"]}}
+    want = {"method": "random+output_merge", "r0.5": {"loss_ratio_to_base": 0.6167, "task_acc_gap_points": 20.0},
+            "r0.25": {"loss_ratio_to_base": 1.5417, "task_acc_gap_points": 20.0}}
+    assert w["winner_figures"] == want and w["default"] == "random+output_merge" and w["default_figures"] == want
+    assert "Holm" in w["rule"]
+
+    loss[0.5]["frequency"], loss[0.25]["frequency"] = [1.0], [2.5]
+    summary, rows = _compare(loss, acc)
+    w = judge_compare(summary, rows, {**compare, "methods": methods + [{"name": "frequency", "method": "frequency"}]},
+                      prune)
+    assert w["method"] == "tied" and w["leader"] == "frequency" and w["winner_figures"] is None
+    assert w["tied_with_leader"] == ["random", "random+output_merge"] and w["p_values"]["random"] is None
+    assert w["per_ratio"]["r0.5"] == {"verdict": "tied", "leader": "frequency",
+                                      "tied_with_leader": ["random", "random+output_merge"]}
+    assert w["per_ratio"]["r0.25"]["verdict"] == "tied"
+    assert not {"r0.5", "r0.25"} & set(w)  # no per-ratio figures without a method's name on them
+    assert w["default_figures"] == want  # the default proxy's, labelled, not the leader's (frequency: 0.5)
+    with pytest.raises(ValueError, match="reference ratio"):
+        judge_compare(summary, rows, {**compare, "reference_ratio": 0.125}, prune)
 
 
 def test_seed_table_spreads_every_metric():
