@@ -42,6 +42,7 @@ from typing import Any, Callable
 import torch
 
 from curate.score.boundary.parent import SharedSlots, leaf_specs
+from curate.score.config import ScoreConfig, ScoreTimingConfig
 from curate.score.defenses import integrity
 from curate.score.defenses.compare import fast_min_pass_t, independence_violations, rng_stats_agree
 from curate.timing import iqr_ratio, paired_bootstrap, ratio_of_medians
@@ -49,7 +50,10 @@ from curate.timing import iqr_ratio, paired_bootstrap, ratio_of_medians
 
 @dataclass
 class AccountableConfig:
-    """Knobs (defaults: the ``score.timing`` block of params.yaml).
+    """Knobs. Their defaults are read from :class:`curate.score.config.ScoreTimingConfig` (the
+    ``score.timing`` block), where they live; the scorer builds this from the run configuration
+    (:mod:`curate.score.defenses.checks`), so the defaults serve callers that set only a few.
+    ``max_inner`` and ``ci_level`` are the boundary's own constants (``score.timing`` has no such keys).
 
     Attributes:
         warmup: untimed calls per side (on fresh inputs too).
@@ -62,16 +66,16 @@ class AccountableConfig:
         seed_each_call: re-seed the RNG before every call (subgraphs with random ops).
     """
 
-    warmup: int = 3
-    trials: int = 15
-    min_trial_ms: float = 5.0
+    warmup: int = ScoreTimingConfig.warmup
+    trials: int = ScoreTimingConfig.trials
+    min_trial_ms: float = ScoreTimingConfig.min_trial_ms
     max_inner: int = 1000
-    max_iqr_ratio: float = 0.2
-    retries: int = 2
-    check_per_trial: int = 2
-    pool_bytes: int = 64 << 20
+    max_iqr_ratio: float = ScoreTimingConfig.max_iqr_ratio
+    retries: int = ScoreTimingConfig.retries
+    check_per_trial: int = ScoreTimingConfig.check_per_trial
+    pool_bytes: int = int(ScoreTimingConfig.pool_mb * (1 << 20))
     seed_each_call: bool = False
-    n_boot: int = 1000
+    n_boot: int = ScoreTimingConfig.n_boot
     ci_level: float = 0.95
 
 
@@ -103,7 +107,7 @@ class AccountableTiming:
     speedup_vs_dynamo_ci: tuple[float, float] | None = None
 
 
-def median_ratio_ci(num_ms: list[float], den_ms: list[float], n_boot: int = 1000, level: float = 0.95,
+def median_ratio_ci(num_ms: list[float], den_ms: list[float], n_boot: int = ScoreTimingConfig.n_boot, level: float = 0.95,
                     seed: int = 0) -> tuple[float, float]:
     """Paired percentile-bootstrap interval of ``median(num) / median(den)`` (the scorer's speedup):
     :func:`curate.timing.paired_bootstrap` with :func:`curate.timing.ratio_of_medians`.
@@ -161,7 +165,7 @@ def trial_request(side: str, sets: list[int], seed: int | None, alias: tuple) ->
 def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: list, treespec: str,
                      cfg: AccountableConfig | None = None, deadline: float = math.inf, dyn=None,
                      rng: random.Random | None = None, rng_dep: set[int] | None = None, ref_other: list | None = None,
-                     alias: tuple = (), cpu_rel_tol: float = 0.25, cpu_abs_ms: float = 50.0,
+                     alias: tuple = (), cpu_rel_tol: float = ScoreConfig.cpu_rel_tol, cpu_abs_ms: float = ScoreConfig.cpu_abs_ms,
                      check_cpu: bool = True) -> AccountableTiming:
     """Time eager (``ref``, the reference sandbox), Dynamo-only (``dyn``, its own sandbox; None: not
     timed) and the candidate (``cand``, the candidate sandbox; None: eager is the candidate) across
