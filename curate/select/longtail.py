@@ -39,6 +39,7 @@ import statistics
 from collections import Counter
 from typing import Any
 
+from curate.select.config import SelectConfig
 from curate.timing import slower
 from curate.tolerance import passes_at
 
@@ -47,7 +48,7 @@ TIMED = ("ok", "accuracy_error", "unstable")
 RULES = ("compiler", "e2e")
 
 
-def label_row(row: dict, t: int, rule: str = "compiler") -> dict[str, Any]:
+def label_row(row: dict, t: int, rule: str = SelectConfig.rule) -> dict[str, Any]:
     """Labels of one ``profiles`` row: ``correct_at_t``, ``slower_e2e``, ``slower_compiler``,
     ``long_tail`` (None for unstable rows and rows without timings).
 
@@ -133,7 +134,7 @@ def long_tail_variants(labelled: list[dict]) -> set[tuple[str, str, str]]:
     return {k for k, v in by.items() if v and all(v)}
 
 
-def task_slower(rows: list[dict], rule: str = "compiler") -> bool | None:
+def task_slower(rows: list[dict], rule: str = SelectConfig.rule) -> bool | None:
     """The task-level rule (module docstring) over the labelled rows of one subgraph in one run:
     None when no row is labelled, False when a labelled row is incorrect, else whether the
     geometric mean of the rows' interval upper ends (``speedup_compiler`` under rule
@@ -149,7 +150,7 @@ def task_slower(rows: list[dict], rule: str = "compiler") -> bool | None:
     return g is not None and g < 1.0 - m
 
 
-def long_tail_tasks(labelled: list[dict], rule: str = "compiler", min_variants: int = 1) -> set[str]:
+def long_tail_tasks(labelled: list[dict], rule: str = SelectConfig.rule, min_variants: int = 1) -> set[str]:
     """Subgraph hashes whose task is slower (:func:`task_slower`) in every run that labelled at
     least ``min_variants`` of its variants (and run 0 among them)."""
     by: dict[str, dict[int, list]] = {}

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from curate.select.config import SelectConfig
 from passnet_common.io import atomic_write_json
 from passnet_common.store import load_graph, op_modules
 
@@ -43,12 +44,13 @@ def variant_id(row: dict) -> str:
     return base if dt == "float32" else f"{base}:{dt}"
 
 
-def _speedup(row: dict, rule: str = "compiler") -> float:
+def _speedup(row: dict, rule: str) -> float:
     """The rule's speedup of a row: ``speedup_compiler`` (rule ``compiler``) or ``speedup_e2e``."""
     return row["speedup_compiler"] if rule == "compiler" and row.get("speedup_compiler") is not None else row["speedup_e2e"]
 
 
-def group_tasks(rows: list[dict], task_size: int = 10, max_tasks: int = 200, rule: str = "compiler") -> list[dict]:
+def group_tasks(rows: list[dict], task_size: int = SelectConfig.task_size, max_tasks: int = SelectConfig.max_tasks,
+                rule: str = SelectConfig.rule) -> list[dict]:
     """Tasks from the labelled run-0 variant rows of the long-tail subgraphs (``subgraph_hash``,
     ``size``, ``dtype``, ``pattern``, ``speedup_e2e``, ``speedup_compiler``): one task per subgraph.
 
@@ -85,7 +87,7 @@ def group_tasks(rows: list[dict], task_size: int = 10, max_tasks: int = 200, rul
     return tasks
 
 
-def write_task_folders(tasks: list[dict], *args: Any, timing: dict | None = None, rule: str = "compiler") -> None:
+def write_task_folders(tasks: list[dict], *args: Any, timing: dict | None = None, rule: str = SelectConfig.rule) -> None:
     """Write one folder per task (module docstring); replaces ``out``.
 
     Call as ``(tasks, out, t, env)`` with members carrying ``variant_folder`` (the store folder
