@@ -63,7 +63,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from curate.profile.config import ProfileConfig, ProtocolTimingConfig
+from curate.profile.config import ProfileConfig
 from curate.profile.sizes import check_shapes
 from curate.timing import CLOCKS, CompileError, RunError, TimingConfig, compile_candidate, measure_sides, pin_allocator, slower
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, compare_outputs, sample_min_pass_t, trivial_reason
@@ -194,7 +194,7 @@ def check_variant(folder: Path, cfg: dict, backend: Any = "inductor") -> dict[st
         ``accuracy_error`` (code 1)), per-output levels, ``min_pass_t``, compile seconds.
     """
     seed = int(cfg.get("seed", ProfileConfig.seed))
-    clock = CLOCKS[(cfg.get("timing") or {}).get("clock", ProtocolTimingConfig.clock)]
+    clock = CLOCKS[(cfg.get("timing") or {}).get("clock", TimingConfig.clock)]
     gm, fresh, copy_gm = _load(folder, cfg)
     row: dict[str, Any] = {"status": "ok", "error_code": None, "error_class": None, "error_message": None, "skip_reason": None}
     try:
@@ -353,7 +353,7 @@ def timing_row(t, tc) -> dict[str, Any]:
 def over_time_cap(check: dict, timing: dict) -> bool:
     """True when a variant cannot be timed within the per-variant cap: its eager call in the
     compile phase (``eager_check_ms``, one call after a first one) times 3 sides times
-    ``cap_min_trials`` (the block's, else :class:`curate.profile.config.ProtocolTimingConfig`'s) exceeds twice ``max_variant_s``.
+    ``cap_min_trials`` (:class:`curate.timing.TimingConfig`) exceeds twice ``max_variant_s``.
     Such a row would come out ``unstable`` by construction (fewer trials than the gate needs);
     the margin of 2 keeps a compile-phase call slowed by load from skipping a variant that fits.
     No cap (``max_variant_s`` None) or no measurement: False."""
@@ -361,17 +361,17 @@ def over_time_cap(check: dict, timing: dict) -> bool:
     ms = check.get("eager_check_ms")
     if cap is None or ms is None:
         return False
-    need = int(timing.get("cap_min_trials", ProtocolTimingConfig.cap_min_trials))
+    need = int(timing.get("cap_min_trials", TimingConfig.cap_min_trials))
     return ms / 1e3 * len(SIDES) * need > 2 * float(cap)
 
 
 def needs_remeasure(result: dict) -> bool:
     """A timing result whose gate did not pass (``stable False``, no crash): re-timed by a
     re-measurement pass (:func:`merge_passes`). Not a time-capped result with fewer trials than
-    ``ProtocolTimingConfig.cap_min_trials`` (the full protocol's): its calls are so long that the cap holds too few trials for
+    ``TimingConfig.cap_min_trials``: its calls are so long that the cap holds too few trials for
     the gate in any pass (unstable by construction), so another pass would spend the cap again
     for nothing."""
-    if result.get("capped") and (result.get("trials") or 0) < ProtocolTimingConfig.cap_min_trials:
+    if result.get("capped") and (result.get("trials") or 0) < TimingConfig.cap_min_trials:
         return False
     return not result.get("status") and result.get("stable") is False
 
