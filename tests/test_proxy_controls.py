@@ -139,3 +139,29 @@ def test_reinit_control_has_the_proxy_shape_and_fresh_weights(tmp_path):
     assert json.loads((out / "control.json").read_text()) == {"kind": "reinit", "seed": 0, "keep_ratio": 0.5}
     with pytest.raises(ValueError, match="unknown control"):
         build_control(params, "dense", "unused", "unused", tmp_path / "proxy", 0.5, tmp_path / "x")
+
+
+def test_control_stages_take_the_keep_ratio_from_params():
+    """dvc.yaml names the controlled proxy through ``${proxy.fidelity.controls.keep_ratio}`` (the typed
+    config's knob, set in params.yaml), never a literal ratio: the proxy_control stages' ``--proxy`` and
+    dependency and proxy_fidelity's ``--controls`` render to ``r<params.yaml's keep_ratio>``."""
+    from pathlib import Path
+
+    import yaml
+    from dvc.repo import Repo
+
+    from passnet_common.params import load_params
+
+    root = Path(__file__).parents[1]
+    ratio = float(load_params(root / "params.yaml", "proxy")["fidelity"]["controls"]["keep_ratio"])
+    spec = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
+    raw = " ".join([spec["proxy_control"]["cmd"], spec["proxy_fidelity"]["cmd"],
+                    *[d for d in spec["proxy_control"]["deps"] if isinstance(d, str) and "proxies" in d]])
+    assert "proxies/r0." not in raw and ":control_" in raw
+    assert raw.count("r${proxy.fidelity.controls.keep_ratio}") == 4
+    stages = {s.name: s for s in Repo(str(root)).index.stages if s.name.startswith(("proxy_control", "proxy_fidelity"))}
+    for kind in ("random_output_merge", "reinit"):
+        st = stages[f"proxy_control@{kind}"]
+        assert f"--proxy data/proxy/proxies/r{ratio}/model " in st.cmd
+        assert f"data/proxy/proxies/r{ratio}" in [str(d) for d in st.deps]
+    assert f"--controls r{ratio}:control_random_output_merge=" in stages["proxy_fidelity"].cmd
