@@ -92,12 +92,12 @@ def greedy_completions(model, tokenizer, prompts: list[str], max_new: int = 5) -
     Prompts of equal token length are decoded together as one batch (no padding, so no
     attention-mask or position subtleties); ``max_new`` tokens at most per prompt.
     """
-    return sampled_completions(model, tokenizer, prompts, max_new, samples=1, temperature=0.0)
+    return sampled_completions(model, tokenizer, prompts, max_new, samples=1, temperature=0.0, seed=0)  # greedy: the seed is not drawn from
 
 
 @torch.no_grad()
 def sampled_completions(model, tokenizer, prompts: list[str], max_new: int, samples: int, temperature: float,
-                        seed: int = 0) -> list[list[str]] | list[str]:
+                        seed: int) -> list[list[str]] | list[str]:
     """``samples`` completions per prompt at ``temperature`` (0: greedy, one completion each, returned
     as a flat list), decoded and cut after the first newline.
 
@@ -145,8 +145,8 @@ def task_accuracy(model, tokenizer, n: int, task_set: str = "heldout") -> float:
 
 
 @torch.no_grad()
-def sampled_reward(model, tokenizer, n: int, samples: int, task_set: str = "edge", temperature: float = 1.0,
-                   seed: int = 0) -> dict:
+def sampled_reward(model, tokenizer, n: int, samples: int, task_set: str = "edge", *, temperature: float,
+                   seed: int) -> dict:
     """Mean exact-match reward of ``samples`` completions at ``temperature`` per prompt on the first
     ``n`` prompts of ``task_set`` (what GRPO optimises; pass@1 = this mean), and the share of prompts
     whose samples are neither all right nor all wrong (a GRPO group with a non-zero advantage).

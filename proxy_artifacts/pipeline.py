@@ -28,7 +28,7 @@ from .adapters import adapter_for, expert_count, expert_weight_features, moe_blo
 from .card import builtin_training_record
 from .checkpoint import load_base, write_proxy
 from .cluster import cluster_rows, select_block
-from .config import COMPARE_METHOD_MERGE, proxy_params
+from .config import COMPARE_METHOD_MERGE, PruneConfig, proxy_params
 from .controls import CONTROL_KINDS
 from .metrics import BaseReference, evaluate
 from .prune import keep_count, output_merge, prune_model
@@ -98,7 +98,7 @@ def run_stats(params: dict, base_ref: str, out_dir: str | Path, plot_path: str |
     return meta
 
 
-def load_stats(stats_dir: str | Path, categories="all") -> tuple[ExpertStats, dict]:
+def load_stats(stats_dir: str | Path, categories=PruneConfig.categories) -> tuple[ExpertStats, dict]:
     """Pooled statistics of the chosen categories (``all`` or a list) and the artifact's meta.
 
     Raises:

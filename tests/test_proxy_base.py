@@ -103,8 +103,8 @@ def test_sampled_reward_of_a_perfect_and_a_wrong_model():
                 out.append(lg)
             return type("O", (), {"logits": torch.stack(out)[:, None, :]})()
 
-    good = metrics.sampled_reward(Oracle(True), tok, 8, 3, "edge")
-    bad = metrics.sampled_reward(Oracle(False), tok, 8, 3, "edge")
+    good = metrics.sampled_reward(Oracle(True), tok, 8, 3, "edge", temperature=1.0, seed=0)
+    bad = metrics.sampled_reward(Oracle(False), tok, 8, 3, "edge", temperature=1.0, seed=0)
     assert good["reward"] == 1.0 and bad["reward"] == 0.0
     assert good["nonzero_advantage_share"] == bad["nonzero_advantage_share"] == 0.0
     assert metrics.task_accuracy(Oracle(True), tok, 8, "heldout") == 1.0

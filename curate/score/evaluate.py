@@ -58,6 +58,7 @@ from typing import Any
 import pyarrow as pa
 
 from curate.score.boundary.child import run_children
+from curate.score.boundary.parent import isolation_level
 from curate.score.config import ScoreConfig, ScoreRevalidateConfig, run_config
 from curate.score.defenses.checks import (  # noqa: F401  (re-exported: the public API of the scorer)
     FRESH_CHECK_LEVEL,
@@ -292,7 +293,7 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
 
 
 def summarize(all_rows: dict[str, list[dict]], rejected: dict[str, list[str]], p: float, b: float,
-              conventions: list[str], default_convention: str, rank_reference: str = "eager",
+              conventions: list[str], default_convention: str, rank_reference: str = ScoreConfig.rank_reference,
               revalidation: dict[str, dict] | None = None) -> tuple[list[dict], dict]:
     """``scores`` rows for every candidate against both references and the JSON summary with the
     rankings.
@@ -482,7 +483,7 @@ def score_main(args: argparse.Namespace) -> int:
                "rank_reference": summary["rank_reference"], "ranking_vs_eager": summary["ranking_vs_eager"],
                "ranking_vs_dynamo": summary["ranking_vs_dynamo"],
                "n_subgraphs": len(next(iter(all_rows.values()), [])), "n_reference_failed": len(ref_failed),
-               "wall_s": summary["wall_s"],
+               "wall_s": summary["wall_s"], "isolation": isolation_level(),
                "wall_s_per_candidate": wall, "valid": any(e["valid"] and e["n_scored"] for e in summary["candidates"].values()),
                "candidates": {}}
     for name, e in summary["candidates"].items():
