@@ -451,3 +451,109 @@ def test_the_stress_pins_one_hog_to_the_timing_core_and_one_to_the_others():
             assert os.sched_getaffinity(pids[1]) == set(usable[:-1])
     with stress(False, usable[-1]) as pids:
         assert pids == []
+
+
+class _FakeCompile:
+    """The compile process of an overlapped profile, driven by the test: every second ``poll``
+    (the profile asks before each timing) finishes one more variant's compile."""
+
+    def __init__(self, tasks):
+        self.todo = list(tasks)
+        self.polls = 0
+
+    def _one(self):
+        _key, _arg, d = self.todo.pop(0)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "check.json").write_text(json.dumps({"status": "ok", "eager_check_ms": 1.0}))
+
+    def poll(self):
+        self.polls += 1
+        if self.todo and self.polls % 2 == 0:
+            self._one()
+        return None if self.todo else 0
+
+    def wait(self):
+        while self.todo:
+            self._one()
+        return 0
+
+    def kill(self):
+        pass
+
+
+def _fake_profile(tmp_path, monkeypatch, overlap: bool):
+    """profile_all on two stored subgraphs with fake compile / timing children: the screen calls
+    every variant of the first subgraph a candidate (interval below 1 - min_effect), the others settled.
+    Returns (rows, stats, timing calls as (attempt folder, compile finished then, stressed run))."""
+    import contextlib
+
+    from curate.profile import run as pr
+    from tests.test_profile import SIZES
+
+    subs = _two_subgraphs(tmp_path)
+    calls, state = [], {"proc": None, "stress": False}
+
+    def fake_start(tasks, cores, *a, **k):
+        state["proc"] = _FakeCompile(tasks)
+        return state["proc"]
+
+    def fake_run_isolated(tasks, fn, **kw):
+        for key, (folder, cfg), d in tasks:
+            d.mkdir(parents=True, exist_ok=True)
+            if fn is pr.check_task:
+                (d / "check.json").write_text(json.dumps({"status": "ok", "eager_check_ms": 1.0}))
+                continue
+            screen = cfg.get("decide") == ["speedup_compiler"]
+            lo = 0.5 if (screen and subs[0]["subgraph_hash"] in str(folder)) else 0.99
+            (d / "result.json").write_text(json.dumps({
+                "stable": True, "trials": 6, "trial_history": "[]", "speedup_compiler": lo + 0.01,
+                "speedup_compiler_ci_low": lo, "speedup_compiler_ci_high": lo + 0.02}))
+            done = state["proc"] is None or not state["proc"].todo
+            calls.append((d, done, state["stress"]))
+
+    @contextlib.contextmanager
+    def fake_stress(active, core=None):
+        state["stress"] = active
+        yield []
+        state["stress"] = False
+
+    monkeypatch.setattr(pr, "start_compile_process", fake_start)
+    monkeypatch.setattr(pr, "run_isolated", fake_run_isolated)
+    monkeypatch.setattr(pr, "stress", fake_stress)
+    monkeypatch.setattr(pr, "preimport", lambda warm=True: None)
+    monkeypatch.setattr(pr, "compile_cores", lambda core: [0] if overlap else [])
+    monkeypatch.setattr(pr, "_timing_core", lambda: 1)
+    hashes = [s["subgraph_hash"] for s in subs]
+    plan = [{"run": 0, "hashes": hashes, "stress": False}, {"run": 1, "hashes": hashes, "stress": False},
+            {"run": 2, "hashes": hashes, "stress": True}]
+    cfg = {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1, "timing": {"min_effect": 0.05}}
+    screen = {"timing": {"trials": 6, "min_effect": 0.05}, "audit_share": 0.0, "seed": 0}
+    rows, stats = pr.profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{overlap}", plan, SIZES,
+                                 compile_workers=1, timeout_s=60.0, mem_cap_bytes=None, log=lambda *_: None,
+                                 remeasure_passes=1, overlap_compile=overlap, skip_over_cap=False, screen=screen)
+    return rows, stats, calls
+
+
+def test_overlapped_run_0_times_protocol_and_quiet_run_fillers_while_compiling_each_once(tmp_path, monkeypatch):
+    """While the overlapped run 0 waits for a compile, the timing core takes on the full protocol of
+    screen candidates and pass 0 of the quiet agreement run: every attempt is still timed exactly
+    once (its own phase resumes it), the rows are those of the sequential phases, the stressed run
+    never starts before the compile phase has ended, and the stats count the fillers."""
+    rows_seq, stats_seq, calls_seq = _fake_profile(tmp_path, monkeypatch, overlap=False)
+    rows, stats, calls = _fake_profile(tmp_path, monkeypatch, overlap=True)
+
+    def key(r):
+        return (r["subgraph_hash"], r["size"], r["run"], r.get("phase"), r.get("screen_candidate"), r["status"])
+    assert sorted(map(key, rows)) == sorted(map(key, rows_seq))
+    assert len(rows) == 2 * 3 * 3  # 2 subgraphs x 3 sizes x 3 runs
+    folders = [c[0] for c in calls]
+    assert len(folders) == len(set(folders)) == len(calls_seq)  # each attempt timed once, none skipped
+    filled_p = stats["screen"]["protocol_filled_while_compiling"]
+    filled_r = next(t for t in stats["timing"] if t["run"] == 1)["filled_while_compiling"]
+    assert filled_p > 0 and filled_r > 0
+    early = [c for c in calls if not c[1]]  # timed while compiles were still pending
+    assert len(early) >= filled_p + filled_r
+    assert all(done for _, done, stressed in calls if stressed)  # the stressed run waits for the compile phase
+    # the protocol counts include the fillers: the first subgraph's 3 sizes are the candidates
+    assert stats["screen"]["protocol_variants"] == stats_seq["screen"]["protocol_variants"] == 3
+    assert [t["attempts"] for t in stats["timing"]] == [t["attempts"] for t in stats_seq["timing"]]

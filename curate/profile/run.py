@@ -1,8 +1,9 @@
 """Run the profile stage: variants, the compile phase in parallel, the timing phase alone.
 
 The compile phase runs either first (``compile_workers`` children) or, with ``overlap_compile``,
-in its own process pinned to every core but the timing core, beside timing run 0
-(:func:`profile_all`); a timing child never shares its core with a compile.
+in its own process pinned to every core but the timing core, beside timing run 0 and, while run 0
+waits for a compile, beside the full-protocol and quiet-agreement attempts the timing core takes on
+meanwhile (:func:`profile_all`); a timing child never shares its core with a compile.
 
 :func:`profile_all` is what ``python -m curate profile`` calls; the per-variant work is in
 :mod:`curate.profile.variant` (its docstring states the protocol). Runs are given as a plan
@@ -319,9 +320,13 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     timing run after it. With ``overlap_compile`` (and >= 2 usable cores) the compile phase runs
     in a separate process pinned to every core but the timing core (:func:`compile_cores`,
     :func:`start_compile_process`) while timing run 0 times each subgraph's variants as soon as
-    their compiles are done (every such subgraph at once, in run order; the timing core waits only
-    when the next subgraph is not compiled yet), pass 0 only, and re-measures the run's unstable
-    variants at its end; timing never shares a core with a compile, and runs >= 1 start after the
+    their compiles are done (every such subgraph at once, in run order), pass 0 only, and re-measures
+    the run's unstable variants at its end. While the next subgraph is not compiled yet, the timing
+    core times fillers instead of waiting: the full protocol of variants the screen has already made
+    candidates, then pass 0 of the first unstressed run >= 1 (the quiet agreement run) on subgraphs
+    already compiled; their own phases later resume them (``filled_while_compiling`` in the run's
+    stats; its ``attempts`` / ``seconds`` and the screen's ``protocol_variants`` / ``protocol_seconds``
+    include them). Timing never shares a core with a compile; the stressed run starts after the
     compile process has ended.
     With ``skip_over_cap`` a variant the time cap cannot hold (:func:`curate.profile.variant.over_time_cap`)
     is not timed: status ``skipped``, ``skip_reason`` ``over_time_cap``.
@@ -415,7 +420,8 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         return proc is None or proc.poll() is not None or all((d / "check.json").exists() or (d / "error.json").exists()
                                                                for d in dirs_of(h))
 
-    def timing_tasks(part: list[str], step: dict, phase: str, c: dict) -> tuple[list, list]:
+    def timing_tasks(part: list[str], step: dict, phase: str, c: dict, sink: list | None = None) -> tuple[list, list]:
+        sink = rows if sink is None else sink  # rows of variants that are not timed (skipped, failed check)
         tasks_t, keyed = [], []
         for h in part:
             for v in variants[h]:
@@ -424,14 +430,14 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                         "threads": cfg["threads"], "profile_version": PROFILE_VERSION, "code_version": code_version(),
                         "phase": phase, **env}
                 if not v["folder"]:
-                    rows.append({**base, "status": "skipped", "skip_reason": v.get("skip_reason")})
+                    sink.append({**base, "status": "skipped", "skip_reason": v.get("skip_reason")})
                     continue
                 chk = check_of((h, v["size"], v["dtype"]))
                 if chk.get("status") not in ("ok", "accuracy_error"):
-                    rows.append({**base, **chk})
+                    sink.append({**base, **chk})
                     continue
                 if skip_over_cap and over_time_cap(chk, cfg.get("timing") or {}):
-                    rows.append({**base, **chk, "status": "skipped", "skip_reason": "over_time_cap"})
+                    sink.append({**base, **chk, "status": "skipped", "skip_reason": "over_time_cap"})
                     continue
                 key = attempt_key(h, v["size"], step["run"], vcfg(c, v), inputs_digest(Path(v["folder"])), phase)
                 d = att / key[:2] / key
@@ -440,6 +446,52 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         return tasks_t, keyed
 
     scfg = {**tcfg, "timing": screen["timing"], "decide": ["speedup_compiler"]} if screen else None
+    # Work for the timing core while the overlapped run 0 waits for the compile phase (fillers), in
+    # this order: the full protocol of variants the screen has already made candidates, then pass 0
+    # of the quiet agreement run (the first unstressed run >= 1) on subgraphs already compiled. Each
+    # filler is the same attempt (same key, same folder) its own phase would run later; that phase
+    # then resumes it (time_passes keeps a pass on disk), so a filled variant is timed once, by the
+    # same child on the same core, and only when it is timed moves.
+    fill_step = next((s for s in plan if s["run"] != 0 and not s["stress"]), None)
+    fill_keyed: list = []  # run 0's screened (base, chk, d), in timing order
+    fill_done: set = set()  # attempt keys timed as fillers
+    fill_hashes = list(fill_step["hashes"]) if fill_step else []
+    fill_count = {"protocol": 0, "run": 0}
+    fill_secs = {"protocol": 0.0, "run": 0.0}
+
+    def next_filler() -> tuple[str, tuple] | None:
+        while fill_keyed:
+            base, chk, d = fill_keyed[0]
+            r = _timed_row(base, chk, d)  # fill_keyed holds screened rows only, so ``screen`` is set
+            if screen_candidate({**r, "status": None if r.get("status") in ("ok", "accuracy_error") else r.get("status")},
+                                float(screen["timing"]["min_effect"])):
+                t = protocol_task(base, args_of[base["attempt_key"]], tcfg, att)
+                if t[0] not in fill_done and not read_passes(t[2]):
+                    return "protocol", t
+            fill_keyed.pop(0)
+        while fill_hashes and compiled(fill_hashes[0]):
+            tasks_f, _ = timing_tasks([fill_hashes[0]], fill_step, "time", tcfg, sink=[])
+            t = next((t for t in tasks_f if t[0] not in fill_done and not read_passes(t[2])), None)
+            if t is not None:
+                return "run", t
+            fill_hashes.pop(0)
+        return None
+
+    def fill_until_compiled(h: str) -> None:
+        """Time fillers one at a time until subgraph ``h`` is compiled (or none is left: then wait)."""
+        while not compiled(h):
+            f = next_filler()
+            if f is None:
+                wait_checks(dirs_of(h), proc)
+                return
+            kind, t = f
+            tb = time.perf_counter()
+            batch([t])
+            fill_secs[kind] += time.perf_counter() - tb
+            fill_done.add(t[0])
+            fill_count[kind] += 1
+
+    args_of: dict = {}  # screen attempt key -> (variant folder, dtype)
     frozen = gc.get_freeze_count() == 0  # one frozen heap for every timing batch (run_isolated then skips its own)
     if frozen:
         gc.collect()
@@ -459,7 +511,7 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                 # overlapped run 0: every subgraph whose compiles are done, in run order, at once
                 # (pass 0 only; the run's re-measurement passes follow at its end)
                 if overlapped:
-                    wait_checks(dirs_of(remaining[0]), proc)
+                    fill_until_compiled(remaining[0])
                     k = 1
                     while k < len(remaining) and compiled(remaining[k]):
                         k += 1
@@ -474,6 +526,9 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                 counts = [a + b for a, b in zip(counts, cnt + [0] * (len(counts) - len(cnt)))]
                 keyed_all += keyed
                 tasks_all += tasks_t
+                if screened:
+                    args_of.update({k: (a[0], a[1]["dtype"]) for k, a, _ in tasks_t})
+                    fill_keyed.extend(keyed)
             if overlapped and remeasure_passes and not screened:
                 with stress(step["stress"], tcfg["timing_core"]):
                     cnt = time_passes(tasks_all, batch, remeasure_passes)
@@ -483,12 +538,21 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                 args = {k: (a[0], a[1]["dtype"]) for k, a, _ in tasks_all}
                 rows += _screen_then_protocol(keyed_all, args, screen, tcfg, att, batch, remeasure_passes, stats, busy,
                                               counts[0], log)
-                stats["screen"]["wall_seconds"] = secs
+                sc = stats["screen"]  # the protocol's variants and seconds include those timed as fillers
+                sc.update(wall_seconds=secs, protocol_filled_while_compiling=fill_count["protocol"],
+                          protocol_variants=sc["protocol_variants"] + fill_count["protocol"],
+                          protocol_seconds=sc["protocol_seconds"] + fill_secs["protocol"])
             else:
                 for base, chk, d in keyed_all:
                     rows.append({**_timed_row(base, chk, d), "phase": "protocol"})
-            stats["timing"].append({"run": step["run"], "stress": step["stress"], "attempts": counts[0], "seconds": secs,
-                                    "busy_seconds": busy, "remeasured": [x for x in counts[1:] if x], "phase": phase})
+            # a run's attempts and seconds include its variants timed as fillers while run 0 waited
+            kind = "protocol" if screened else "run" if step is fill_step else None
+            filled, fsecs = (fill_count[kind], fill_secs[kind]) if kind else (0, 0.0)
+            stats["timing"].append({"run": step["run"], "stress": step["stress"],
+                                    "attempts": counts[0] + (filled if kind == "run" else 0),
+                                    "seconds": secs + (fsecs if kind == "run" else 0.0),
+                                    "busy_seconds": busy + fsecs, "remeasured": [x for x in counts[1:] if x], "phase": phase,
+                                    "filled_while_compiling": filled})
             log(f"profile timing run {step['run']} ({phase}, stress {step['stress']}): {counts[0]} variants, re-measured "
                 f"{counts[1:]}, in {secs:.1f} s ({len(keyed_all) - counts[0]} resumed)")
         finish_compile()
@@ -500,6 +564,15 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             proc.wait()
         tmp.cleanup()
     return rows, stats
+
+
+def protocol_task(base: dict, arg: tuple[str, str], tcfg: dict, att: Path) -> tuple[str, tuple, Path]:
+    """The full-protocol attempt ``(key, (folder, cfg), out_dir)`` of run 0 for the screened
+    variant ``base`` (a screen row's ``subgraph_hash`` / ``size``); ``arg`` = (variant folder, dtype)."""
+    folder, dtype = arg
+    c = {**tcfg, "dtype": dtype}
+    key = attempt_key(base["subgraph_hash"], base["size"], 0, c, inputs_digest(Path(folder)), "time")
+    return key, (folder, c), att / key[:2] / key
 
 
 def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att: Path, batch: Callable, passes: int,
@@ -517,12 +590,9 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
     for base, chk, d, r in srows:
         k = base["attempt_key"]
         if k in cand or k in audit:
-            folder, dtype = args[k]
-            c = {**tcfg, "dtype": dtype}
-            key = attempt_key(base["subgraph_hash"], base["size"], 0, c, inputs_digest(Path(folder)), "time")
-            dp = att / key[:2] / key
-            tasks_p.append((key, (folder, c), dp))
-            keyed_p[k] = (key, dp)
+            t = protocol_task(base, args[k], tcfg, att)
+            tasks_p.append(t)
+            keyed_p[k] = (t[0], t[2])
     t0 = time.perf_counter()
     cnt = time_passes(tasks_p, batch, passes)
     prot_s = time.perf_counter() - t0
