@@ -40,11 +40,9 @@ import numpy as np
 import torch
 from sklearn.cluster import AgglomerativeClustering
 
-from .config import UsageConfig
+from .config import METHODS, VIEWS, UsageConfig
 from .stats import ExpertStats
 
-VIEWS = ("act", "router", "weights", "frequency")
-METHODS = ("cluster", "usage_cluster", "frequency", "reap", "random")
 #: ``proxy.prune.usage`` at its defaults (:class:`proxy_artifacts.config.UsageConfig`, their one home)
 USAGE_DEFAULTS = UsageConfig().to_params()
 

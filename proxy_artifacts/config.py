@@ -8,8 +8,8 @@
 from the fields (``python -m passnet_common.check_params --families proxy_artifacts``).
 
 Names the block's choices are made of (:data:`METHODS`, :data:`VIEWS`, :data:`CATEGORIES`,
-:data:`FAULTS`) are repeated here so validating params never imports torch;
-``tests/test_proxy_config.py`` checks that they agree with ``cluster``, ``corpus`` and ``rl``.
+:data:`FAULTS`, :data:`FIXABLE`) live here, their one home, so validating params never imports torch;
+``cluster``, ``corpus`` and ``rl`` import them from here.
 
 Stage code takes these blocks as plain mappings (``load_params(..., "proxy")``, validated and, for
 the keys a file leaves out, filled with these defaults by :func:`proxy_params`).

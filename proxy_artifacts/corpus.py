@@ -51,7 +51,8 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-CATEGORIES = ("text", "code", "reverse")
+from .config import CATEGORIES  # noqa: F401  (re-exported: corpus.CATEGORIES; its one home is the params schema)
+
 TASK = "reverse"  # the verifiable task of the default base (a category of CATEGORIES)
 ALL_CATEGORIES = ("text", "code", "reverse", "arithmetic")
 SPECIALS = ("<pad>", "<s>", "</s>")

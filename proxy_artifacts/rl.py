@@ -84,16 +84,14 @@ from passnet_common.io import atomic_write_json, atomic_write_text
 
 from . import corpus
 from .adapters import adapter_for, moe_blocks
-from .config import grpo_params
+from .config import FAULTS, FIXABLE, grpo_params
 from .metrics import sampled_reward, task_accuracy
 from .prune import param_count
 from .rl_reuse import fresh_load, grad_sq_nonfinite, mark_worker, reused_reference, settle_gc
 from .timing import DEFAULT_CLOCK, Clock, load_average, machine
 
-FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
-          "swapped_operator", "fp16_overflow")
-# faults with a fix run: ``<fault>+fix`` is the same trigger with the documented fix applied (module doc)
-FIXABLE = ("logprob_bf16", "fp16_no_loss_scaling", "fp16_overflow")
+# FAULTS (every fault kind) and FIXABLE (faults with a fix run: ``<fault>+fix`` is the same trigger with the
+# documented fix applied, module doc) live in proxy_artifacts.config, where the params schema reads them
 FP16_FAULTS = ("fp16_no_loss_scaling", "fp16_overflow")  # fp16 training forward / backward from fault_step
 
 

@@ -109,15 +109,16 @@ def test_values_the_stages_accept_validate(tmp_path):
     load_params(_write(tmp_path, params))
 
 
-def test_schema_names_agree_with_the_stage_code():
-    """The names params.py repeats (to validate without importing torch) are the stages' own."""
+def test_schema_names_are_the_stage_code_s():
+    """The names the proxy schema is made of (in proxy_artifacts.config, to validate without importing
+    torch) have one home: the stage modules import them (the same objects, not equal copies)."""
     from proxy_artifacts import config as PC
     from proxy_artifacts.cluster import METHODS, VIEWS
     from proxy_artifacts.corpus import CATEGORIES
     from proxy_artifacts.rl import FAULTS, FIXABLE
 
-    assert PC.METHODS == METHODS and PC.VIEWS == VIEWS
-    assert PC.CATEGORIES == CATEGORIES and PC.FAULTS == FAULTS and PC.FIXABLE == FIXABLE
+    assert PC.METHODS is METHODS and PC.VIEWS is VIEWS
+    assert PC.CATEGORIES is CATEGORIES and PC.FAULTS is FAULTS and PC.FIXABLE is FIXABLE
 
 
 def _bad_params(tmp_path, edit):
