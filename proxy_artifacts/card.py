@@ -11,10 +11,14 @@ record's ``controls.<proxy>`` block (:func:`controls_of`), so a record that gain
 controls is rendered as it is. A proxy without a block of its own gets no control columns: its card
 names the controls of the record and the proxy they were measured against.
 
-Metadata: ``library_name``, ``tags``, ``pipeline_tag``, ``license`` (the base's, read from its card;
-``other`` + ``license_name`` when it is not an identifier the Hub lists, or not known),
-``base_model`` (the Hub id of the base: from an ``hf:`` base id, or given at publish time for a
-local base that is also on the Hub).
+Metadata (the Hub's model-card spec, ``huggingface/hub-docs`` ``modelcard.md``; ``ModelCardData``
+itself validates none of it, the Hub does on push): ``library_name``, ``tags``, ``pipeline_tag``,
+``license`` (the base's, read from its card; ``other`` + ``license_name`` when it is not an identifier
+the Hub lists, or not known) with ``license_link`` whenever it is ``other`` and a link exists (the
+base card's own, the builtin base's licence, else the Hub base's card at its revision; a local base
+of unknown origin has none, and the card says so), ``base_model`` (must be a Hub repo id: from an
+``hf:`` base id, or given at publish time for a local base whose weights the Hub repo holds,
+:func:`hub.publish`). A card without ``base_model`` says why in its body (:func:`base_model_line`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from huggingface_hub import ModelCard, ModelCardData, hf_hub_download
+from huggingface_hub import ModelCard, ModelCardData, constants, hf_hub_download
 
 from .adapters import ADAPTERS
 
@@ -65,27 +69,55 @@ def license_meta(lineage: Mapping) -> dict:
       builtin training run (:func:`builtin_training_record`: a ``train_log.json`` with the corpus hash)
       on the same corpus the lineage's calibration names;
     - else ``other`` + ``license_name: unknown`` (a local checkpoint of unknown origin).
+
+    ``license: other`` comes with ``license_link`` (the spec asks for both) whenever one exists: the
+    base card's own link, else for a Hub base its card at the pinned revision (:func:`hub_card_link`,
+    where its terms are); a local base of unknown origin has no link (the card's licence line says so).
     """
     lic = lineage.get("base_license")
+    link = hub_card_link(str(lineage.get("base_model_id", "")))
     if isinstance(lic, Mapping) and lic.get("license"):
         name = str(lic["license"])
         if name not in HUB_LICENSES:
-            return {"license": "other", "license_name": name}
+            return {"license": "other", "license_name": name, **({"license_link": link} if link else {})}
         out = {"license": name}
         if name == "other":
             out["license_name"] = str(lic.get("license_name") or "unknown")
-            if lic.get("license_link"):
-                out["license_link"] = str(lic["license_link"])
+            if lic.get("license_link") or link:
+                out["license_link"] = str(lic.get("license_link") or link)
         return out
     if lic and not isinstance(lic, Mapping):
         return {"license": lic} if lic in HUB_LICENSES and lic != "other" else {
-            "license": "other", "license_name": "unknown" if lic == "other" else str(lic)}
+            "license": "other", "license_name": "unknown" if lic == "other" else str(lic),
+            **({"license_link": link} if link else {})}
     tr = lineage.get("base_training") or {}
     cal = lineage.get("calibration") or {}
     if (str(lineage.get("base_model_id", "")).startswith("local:") and tr.get("corpus_sha256")
             and tr.get("corpus_sha256") == cal.get("corpus_sha256")):
         return dict(BUILTIN_LICENSE)
     return {"license": "other", "license_name": "unknown"}
+
+
+def hub_card_link(base_id: str) -> str | None:
+    """The URL of a Hub base's card at its pinned revision (``hf:<repo>@<revision>`` ->
+    ``<endpoint>/<repo>/blob/<revision>/README.md``, endpoint ``huggingface_hub.constants.ENDPOINT``:
+    ``HF_ENDPOINT`` or the Hub); None for a local base."""
+    if not base_id.startswith("hf:"):
+        return None
+    repo, _, rev = base_id[3:].partition("@")
+    return f"{constants.ENDPOINT.rstrip('/')}/{repo}/blob/{rev or 'main'}/README.md"
+
+
+def base_model_line(base: str, hub_base: str | None) -> str:
+    """The card's line on the ``base_model`` metadata: the Hub id it names, or why there is none (the
+    spec takes only a Hub repo id, and a local base is not one)."""
+    if hub_base:
+        return (f"- base on the Hub: `{hub_base}` (`base_model` metadata"
+                + ("" if base.startswith("hf:") else "; given at publish time, its weights checked against this "
+                                                       "proxy's base") + ")\n")
+    return (f"- no `base_model` metadata: the base is a local folder (`{base}`: sha256 of its weights), and the "
+            "Hub's `base_model` takes only a Hub repo id; `python -m proxy_artifacts publish ... --base-model "
+            "<owner/name>` adds it once the base is on the Hub (publish checks that repo's weights)\n")
 
 
 def base_license_from_hub(base_id: str) -> dict | None:
@@ -420,7 +452,10 @@ def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Map
         lic_line = f"- licence: `{lic['license']}`, the base's; the proxy is a derivative of the base's weights\n"
     elif lic.get("license_name") == "unknown":
         lic_line = ("- licence: not known (the base's own card declares none that was read here); the proxy is a "
-                    "derivative of the base's weights and inherits its terms\n")
+                    "derivative of the base's weights and inherits its terms"
+                    + ("" if lic.get("license_link") else "; no `license_link`: a local base of unknown origin has "
+                                                          "no licence text to link to")
+                    + "\n")
     else:
         lic_line = (f"- licence: the base's (`{lic.get('license_name')}`"
                     + (f", {lic['license_link']}" if lic.get("license_link") else "")
@@ -451,7 +486,7 @@ effective {eff}), {chosen}. Load with plain
 `AutoModelForCausalLM.from_pretrained` (no remote code).
 
 - base: `{base}` (revision `{lineage['base_revision']}`{', family `' + fam + '`' if fam else ''})
-- statistics artifact sha256: `{lineage['stats_sha256']}`
+{base_model_line(base, hub_base)}- statistics artifact sha256: `{lineage['stats_sha256']}`
 - selection params: `{json.dumps(lineage['params'], sort_keys=True)}`
 - kept experts per layer: `kept_experts.json`; provenance: `lineage.json` (sha256 of every file)
 - keep ratio: requested {req}, effective {eff} ({lineage['experts_kept']}/{lineage['experts_base']}; floors for

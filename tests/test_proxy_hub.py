@@ -43,6 +43,25 @@ def proxy_dir(tmp_path):
     return write_proxy(proxy, None, tmp_path / "proxy", kept, lineage, {"params_proxy": proxy.num_parameters()}), proxy
 
 
+@pytest.fixture()
+def based_proxy(tmp_path):
+    """A tiny base saved as a local folder and its keep-0.5 proxy, whose lineage names the base the way
+    ``load_base`` does (``local:<sha256[:16] of the weights>``, revision the full sha256): (proxy folder,
+    base folder)."""
+    from proxy_artifacts.checkpoint import weights_sha256
+
+    base = tiny_model("qwen3_moe")
+    base.save_pretrained(tmp_path / "base")
+    rev = weights_sha256(tmp_path / "base")
+    kept = {b.name: [0, 2, 5, 7] for b in moe_blocks(base, adapter_for(base.config))}
+    proxy = prune_model(copy.deepcopy(base), kept)
+    lineage = {"base_model_id": f"local:{rev[:16]}", "base_revision": rev, "family": "qwen3_moe",
+               "stats_sha256": "0" * 64, "method": "frequency", "keep_ratio_requested": 0.5,
+               "keep_ratio_effective": 0.5, "experts_base": 8, "experts_kept": 4, "params": {}}
+    return write_proxy(proxy, None, tmp_path / "proxy", kept, lineage,
+                       {"params_proxy": proxy.num_parameters()}), tmp_path / "base"
+
+
 def test_publish_pull_round_trip(proxy_dir, tmp_path):
     folder, proxy = proxy_dir
     with HubStandIn() as hub:
@@ -189,8 +208,10 @@ def test_card_says_shared_experts_only_of_families_that_have_them(family, shared
     assert (f"{family} has no shared experts" in card) == (not shared)
 
 
-def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_card(proxy_dir, tmp_path):
-    folder, proxy = proxy_dir
+def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_card(based_proxy, tmp_path):
+    from huggingface_hub import HfApi
+
+    folder, base_dir = based_proxy
     fid = tmp_path / "fidelity.json"
     fid.write_text(json.dumps(FIDELITY))
     bm = tmp_path / "proxy_base.json"
@@ -198,6 +219,9 @@ def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_ca
     before = (folder / "README.md").read_text()
     assert "Fidelity under RL: not in this card" in before
     with HubStandIn() as hub:
+        api = HfApi(endpoint=hub.endpoint, token=TOKEN)
+        api.create_repo("passnet/tiny-base")
+        api.upload_folder(repo_id="passnet/tiny-base", folder_path=str(base_dir))
         sha = publish(folder, "passnet/carded", endpoint=hub.endpoint, token=TOKEN, fidelity=fid, proxy_name="r0.5",
                       base_metrics=bm, base_model="passnet/tiny-base")
         got = pull(f"passnet/carded@{sha}", endpoint=hub.endpoint, token=TOKEN, cache_dir=tmp_path / "cache")
@@ -214,6 +238,84 @@ def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_ca
     assert (folder / "README.md").read_text() == before  # the local folder is not changed
     for f in ("model.safetensors", "config.json", "kept_experts.json"):
         assert (got / f).read_bytes() == (folder / f).read_bytes(), f
+
+
+def test_card_of_a_local_base_has_base_model_only_for_a_hub_repo_holding_its_weights(based_proxy, tmp_path):
+    """The Hub's ``base_model`` must be a Hub repo id. A proxy of a local base: published alone, its
+    card has no ``base_model`` and says why in prose; ``--base-model`` of a repo that is not on the Hub,
+    or that holds other weights, is refused before anything is uploaded; of the repo holding the base's
+    weights, the card carries it. ``license: other`` comes with ``license_link`` where one exists (the
+    builtin base's, a Hub base's card) and the card says why a base of unknown origin has none."""
+    from huggingface_hub import HfApi, constants
+
+    from proxy_artifacts.card import card_text
+    from proxy_artifacts.hub import check_base_model
+
+    folder, base_dir = based_proxy
+    base_id = json.loads((folder / "lineage.json").read_text())["base_model_id"]
+    with HubStandIn() as hub:
+        api = HfApi(endpoint=hub.endpoint, token=TOKEN)
+        sha = publish(folder, "passnet/plain", endpoint=hub.endpoint, token=TOKEN)
+        plain = (pull(f"passnet/plain@{sha}", endpoint=hub.endpoint, token=TOKEN, cache_dir=tmp_path / "c")
+                 / "README.md").read_text()
+        with pytest.raises(ValueError, match="is not a model repo with weights on .*publish the base"):
+            publish(folder, "passnet/p1", endpoint=hub.endpoint, token=TOKEN, base_model="passnet/absent")
+        other = tiny_model("qwen3_moe", seed=1)
+        other.save_pretrained(tmp_path / "other")
+        api.create_repo("passnet/other-base")
+        api.upload_folder(repo_id="passnet/other-base", folder_path=str(tmp_path / "other"))
+        with pytest.raises(ValueError, match=f"holds other weights .* than the proxy's base {base_id}"):
+            publish(folder, "passnet/p2", endpoint=hub.endpoint, token=TOKEN, base_model="passnet/other-base")
+        with pytest.raises(ValueError, match="repo id alone"):
+            publish(folder, "passnet/p3", endpoint=hub.endpoint, token=TOKEN, base_model="passnet/other-base@main")
+        assert not {("model", f"passnet/p{i}") for i in (1, 2, 3)} & set(hub.state.repos)  # refused before upload
+        api.create_repo("passnet/the-base")
+        api.upload_folder(repo_id="passnet/the-base", folder_path=str(base_dir))
+        sha = publish(folder, "passnet/based", endpoint=hub.endpoint, token=TOKEN, base_model="passnet/the-base")
+        based = (pull(f"passnet/based@{sha}", endpoint=hub.endpoint, token=TOKEN, cache_dir=tmp_path / "c")
+                 / "README.md").read_text()
+    assert "base_model" not in _meta(plain)
+    assert f"- no `base_model` metadata: the base is a local folder (`{base_id}`" in plain
+    assert _meta(based)["base_model"] == "passnet/the-base" and "- base on the Hub: `passnet/the-base`" in based
+    assert "no `base_model` metadata" not in based
+    # licence links: unknown local origin (no link, said why); a Hub base's unlisted licence (its card's URL)
+    lin = json.loads((folder / "lineage.json").read_text())
+    m, card = _meta(plain), plain
+    assert (m["license"], m["license_name"]) == ("other", "unknown") and "license_link" not in m
+    assert "no `license_link`: a local base of unknown origin" in card
+    hub_lin = dict(lin, base_model_id="hf:org/moe@" + "b" * 40, base_license="qwen-research")
+    m = _meta(card_text(hub_lin, None))
+    assert m["license_link"] == f"{constants.ENDPOINT}/org/moe/blob/{'b' * 40}/README.md"
+    assert m["base_model"] == "org/moe"
+    with pytest.raises(ValueError, match="is not the proxy's base"):
+        check_base_model(hub_lin, "org/other", HfApi(endpoint="http://127.0.0.1:9"))
+
+
+def test_publish_refuses_another_proxys_name(proxy_dir, tmp_path):
+    """The keep-0.5 folder published as ``r0.25`` (or under a name whose parameter count in the
+    fidelity record is another proxy's, or a name the record lacks) is refused with both named, before
+    anything reaches the Hub; its own name passes the checks."""
+    from proxy_artifacts.hub import check_proxy_name
+
+    folder, proxy = proxy_dir
+    lin = json.loads((folder / "lineage.json").read_text())
+    n = proxy.num_parameters()
+    rec = {"proxies": {"r0.5": {"cost": {"params": n}}, "r0.25": {"cost": {"params": n // 2}}}}
+    fid = tmp_path / "fidelity.json"
+    fid.write_text(json.dumps(rec))
+    with HubStandIn() as hub:
+        with pytest.raises(ValueError, match=r"--name r0.25 names the keep-0.25 proxy, but the folder holds the "
+                                             r"keep-0.5 proxy"):
+            publish(folder, "passnet/wrong", endpoint=hub.endpoint, token=TOKEN, fidelity=fid, proxy_name="r0.25")
+        assert ("POST", "/api/repos/create") not in hub.state.requests and not hub.state.repos
+    with pytest.raises(ValueError, match=f"--name mine is not a proxy of {fid}"):
+        check_proxy_name(lin, "mine", rec, str(fid))
+    swapped = {"proxies": {"mine": {"cost": {"params": n // 2}}}}
+    with pytest.raises(ValueError, match=f"names a proxy of {n // 2:,} parameters in x.json, but the folder holds "
+                                         f"the keep-0.5 proxy \\({n:,} parameters\\)"):
+        check_proxy_name(lin, "mine", swapped, "x.json")
+    check_proxy_name(lin, "r0.5", rec, str(fid))  # its own name: no error
+    check_proxy_name(lin, "mine", {"proxies": {"mine": {"cost": {"params": n}}}})
 
 
 def test_committed_fidelity_record_renders_for_every_proxy():
@@ -389,11 +491,13 @@ def _readme_publish_block() -> list[str]:
 def test_readme_publish_command_puts_the_control_columns_on_the_card(proxy_dir, tmp_path):
     """The README's publish command (its flags, its repo name, the committed metrics it names), run as a
     user runs it against the stand-in Hub (the README's endpoint replaced by the test server's, the proxy
-    folder by a tiny proxy), gives a card with the control columns of the committed record."""
+    folder by a tiny proxy, and in a copy of the committed fidelity record that proxy's parameter count by
+    the tiny one's: publish checks that the folder is the named proxy), gives a card with the control
+    columns of the committed record."""
     import subprocess
     import sys
 
-    folder, _ = proxy_dir
+    folder, proxy = proxy_dir
     cmds = _readme_publish_block()
     env_line = shlex.split(next(c for c in cmds if c.startswith("export ")))[1:]
     env = dict(kv.split("=", 1) for kv in env_line)
@@ -403,6 +507,11 @@ def test_readme_publish_command_puts_the_control_columns_on_the_card(proxy_dir, 
     args = pub[4:]
     repo, name = args[1], args[args.index("--name") + 1]
     assert pull_spec == f"{repo}@<sha>"
+    i = args.index("--fidelity") + 1
+    rec = json.loads((ROOT / args[i]).read_text())
+    rec["proxies"][name]["cost"]["params"] = proxy.num_parameters()
+    args[i] = str(tmp_path / "fidelity.json")
+    Path(args[i]).write_text(json.dumps(rec))
     with HubStandIn() as hub:
         run_env = {**os.environ, "HF_TOKEN": env["HF_TOKEN"], "HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0",
                    "PYTHONPATH": str(ROOT)}

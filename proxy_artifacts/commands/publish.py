@@ -13,9 +13,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--endpoint", help="Hub URL (default: HF_ENDPOINT or huggingface.co)")
     p.add_argument("--private", action="store_true", help="create the repository as private")
     p.add_argument("--fidelity", help="metrics/fidelity.json: the card shows RL and fault figures (needs --name)")
-    p.add_argument("--name", help="the proxy's name in the fidelity record (r0.5, ...)")
+    p.add_argument("--name", help="the proxy's name in the fidelity record (r0.5, ...); refused when it names "
+                                  "another proxy than the folder's (keep ratio, parameter count)")
     p.add_argument("--base-metrics", help="metrics/proxy_base.json: the card shows the task and its chance level")
-    p.add_argument("--base-model", help="the base's Hub id for the card metadata (a local base published there)")
+    p.add_argument("--base-model", help="the base's Hub repo id for the card's base_model metadata; for a local base "
+                                        "the repo must hold the same weights (checked), else the card says why it "
+                                        "has no base_model")
 
 
 def run(args: argparse.Namespace) -> int:
