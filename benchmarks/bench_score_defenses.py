@@ -68,7 +68,7 @@ def defense_costs() -> dict:
     """The per-defense figures (module docstring)."""
     import torch
 
-    from curate.score.boundary.parent import Sandbox, SharedSlots, close_sandboxes, graph_payload, host_copy_bandwidth, leaf_specs, zygote
+    from curate.score.boundary.parent import Sandbox, SharedSlots, bind, close_sandboxes, graph_payload, host_copy_bandwidth, isolation_level, leaf_specs, zygote
     from curate.score.defenses.integrity import check_source
     from curate.score.synthetic_tasks import builtin_task_set
 
@@ -93,13 +93,16 @@ def defense_costs() -> dict:
     t0 = time.perf_counter()
     box = Sandbox("reference", 8 << 30, zygote=zyg)  # what every later sandbox costs
     start_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    Sandbox("candidate", 8 << 30, zygote=zyg, untrusted=True).close()  # + the privilege drop and the kill of what it left
+    untrusted_s = time.perf_counter() - t0
     try:
         sub = next(s for s in builtin_task_set() if s.subgraph_id == "gelu_tanh:0")
         gm, ins = sub.build(), sub.make_inputs(0)
         dl = time.monotonic() + 300
         i_slots, o_slots = SharedSlots(leaf_specs(ins), 1), SharedSlots(leaf_specs([gm(*ins)]), 1)
         i_slots.write(0, ins)
-        box.request({"op": "bind", "inputs": i_slots.message(), "outputs": o_slots.message(), "treespec": None}, dl)
+        bind(box, dl, i_slots, o_slots, None)
         box.request({"op": "load", "graph": graph_payload(gm), "dynamo": False}, dl)
         rt = [box.timed({"op": "run", "side": "eager", "sets": [0]}, dl)[1] for _ in range(50)]
         local = []
@@ -112,6 +115,16 @@ def defense_costs() -> dict:
             box.tasks()
             box.cpu_ms()
         proc_us = (time.perf_counter() - t0) * 1e6 / 200
+        cand = Sandbox("candidate", 8 << 30, zygote=zyg, untrusted=True)
+        t0 = time.perf_counter()
+        for _ in range(200):
+            cand.strays()
+        strays_us = (time.perf_counter() - t0) * 1e6 / 200
+        t0 = time.perf_counter()
+        for _ in range(20):
+            cand.strays(full=True)
+        strays_full_ms = (time.perf_counter() - t0) * 1e3 / 20
+        cand.close()
         i_slots.close()
         o_slots.close()
     finally:
@@ -119,6 +132,8 @@ def defense_costs() -> dict:
         close_sandboxes()
     return {"static_check_ms_per_file": round(static_ms, 3), "static_check_files": len(files),
             "sandbox_start_s": round(start_s, 2), "sandbox_spawn_s": round(spawn_s, 2),
+            "untrusted_sandbox_start_and_close_s": round(untrusted_s, 2), "isolation": isolation_level(),
+            "orphan_check_us_per_trial": round(strays_us, 1), "stray_scan_ms_per_checkpoint": round(strays_full_ms, 2),
             "zygote_start_and_first_fork_s": round(zygote_s, 2), "request_round_trip_ms_median": round(statistics.median(rt), 3),
             "same_call_in_process_ms_median": round(statistics.median(local), 3),
             "proc_accounting_us_per_trial": round(2 * proc_us, 1), "roofline_bandwidth_measure_s": round(bw_s, 3),

@@ -25,7 +25,7 @@ class FakeBox:
         self.fns, self.costs, self.load = fns, costs, load
         self.baseline_tasks, self.n = set(), 0
         self.ins = self.outs = None
-        self.log: list = []  # every message received, slot file paths left out (:func:`_plain`)
+        self.log: list = []  # every message received (:func:`_plain`)
 
     def tasks(self):
         return set()
@@ -33,14 +33,18 @@ class FakeBox:
     def cpu_ms(self):
         return 0.0
 
-    def request(self, msg, deadline):
+    def strays(self, full=False):
+        return set()
+
+    def request(self, msg, deadline, fds=()):
         from curate.score.boundary.sandbox import Slots
 
         self.log.append(_plain(msg))
+        it = iter(fds)  # the slots' memfd descriptors, inputs first (boundary.parent.bind)
         if "inputs" in msg:
-            self.ins = Slots(torch, *msg["inputs"])
+            self.ins = Slots(torch, next(it), *msg["inputs"])
         if "outputs" in msg:
-            self.outs = Slots(torch, *msg["outputs"])
+            self.outs = Slots(torch, next(it), *msg["outputs"])
         return {"ok": True}
 
     def timed(self, msg, deadline):
@@ -55,8 +59,8 @@ class FakeBox:
 
 
 def _plain(msg: dict) -> dict:
-    """``msg`` without the slot files' paths (each side has its own files; sizes and layouts stay)."""
-    return {k: (tuple(v[1:]) if k in ("inputs", "outputs") else v) for k, v in msg.items()}
+    """``msg`` as logged (slot sizes and layouts; the descriptors travel beside it)."""
+    return {k: (tuple(v) if k in ("inputs", "outputs") else v) for k, v in msg.items()}
 
 
 def make_inputs(seed: int) -> list:
@@ -209,11 +213,11 @@ def test_control_and_the_dynamo_sandbox_receive_the_same_messages(subs, monkeypa
     roles: dict[str, set] = {"candidate": set(), "dynamo": set()}
     send = parent.Sandbox._send
 
-    def spy(self, msg):
+    def spy(self, msg, fds=()):
         if self.label in sent and msg["op"] not in ("setup", "exit", "modules"):
             sent[self.label].append(_plain(msg))
             roles[self.label].add(self.role)
-        return send(self, msg)
+        return send(self, msg, fds)
 
     monkeypatch.setattr(parent.Sandbox, "_send", spy)
     r = evaluate_subgraph(subs["gelu_tanh:0"], parse_candidate("control=backend:eager"), TIMED)

@@ -58,6 +58,7 @@ from typing import Any
 import pyarrow as pa
 
 from curate.score.boundary.child import run_children
+from curate.score.boundary.parent import isolation_level
 from curate.score.config import ScoreConfig, ScoreRevalidateConfig, run_config
 from curate.score.defenses.checks import (  # noqa: F401  (re-exported: the public API of the scorer)
     FRESH_CHECK_LEVEL,
@@ -482,7 +483,7 @@ def score_main(args: argparse.Namespace) -> int:
                "rank_reference": summary["rank_reference"], "ranking_vs_eager": summary["ranking_vs_eager"],
                "ranking_vs_dynamo": summary["ranking_vs_dynamo"],
                "n_subgraphs": len(next(iter(all_rows.values()), [])), "n_reference_failed": len(ref_failed),
-               "wall_s": summary["wall_s"],
+               "wall_s": summary["wall_s"], "isolation": isolation_level(),
                "wall_s_per_candidate": wall, "valid": any(e["valid"] and e["n_scored"] for e in summary["candidates"].values()),
                "candidates": {}}
     for name, e in summary["candidates"].items():

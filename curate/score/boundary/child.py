@@ -8,10 +8,17 @@ sandbox that dies, runs past the subgraph's ``timeout_s`` or above the resident-
 :mod:`passnet_common.worker`) is killed and replaced for the next subgraph; the subgraph gets
 ``("crash", message, error_class)`` with ``error_class`` one of ``timeout``, ``oom``, ``crash``.
 
-A failure of the **reference** or the **Dynamo-only** sandbox (the harness's), or of any sandbox before the eager reference outputs
-exist (``phase("reference")``), or any failure of the ``eager`` candidate, is the harness's
-reference failing, not the candidate: ``error_class`` is prefixed ``reference_failed:``
-(:func:`curate.score.evaluate.run_candidate` makes it a ``reference_failed`` row, out of the scores).
+A failure of the **reference** or the **Dynamo-only** sandbox (the harness's), or of any sandbox
+before the eager reference outputs exist (``phase("reference")``), while the sandbox of an
+untrusted candidate (``module:`` / ``pass:``) of this run is started is **charged to that
+candidate** when the reference runs again once the candidate's processes are killed
+(:func:`reference_runs_alone`): a ``reference_disturbed`` violation row, the floor b at every t
+(the candidate killed, stopped or starved the reference). Otherwise, and for any failure of the
+``eager`` candidate, it is the harness's reference failing, not the candidate: ``error_class``
+is prefixed ``reference_failed:`` (:func:`curate.score.evaluate.run_candidate` makes it a
+``reference_failed`` row, out of the scores). The candidate sandbox is closed (with every process
+it left) when :func:`run_children` returns, so no candidate's code is alive while the next
+candidate's references run.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ from typing import Any, Callable
 
 import torch
 
-from curate.score.boundary.parent import SandboxFailure, mem_cap_bytes  # noqa: F401  (mem_cap_bytes: public here before)
-from curate.score.defenses.checks import evaluate_subgraph, retime_subgraph
-from curate.score.spec import Candidate, load_task_set
+from curate.score.boundary.parent import SandboxFailure, candidate_started, close_candidate, isolation_level, mem_cap_bytes  # noqa: F401  (mem_cap_bytes: public here before)
+from curate.score.defenses.checks import SCORE_CODE_VERSION, UNTRUSTED_KINDS, candidate_key, evaluate_subgraph, retime_subgraph
+from curate.score.spec import Candidate, load_task_set, parse_candidate
+from curate.tolerance import ERROR_ACCURACY
 
 POLL_S = 0.2
 """Seconds between two RSS readings of a sandbox by the parent (:data:`curate.score.boundary.parent.POLL_S`)."""
@@ -50,7 +58,31 @@ def run_children(cand: Candidate, tasks_spec: str, include_trivial: bool, ids: l
         _run(cand, subs, ids, cfg, mode, log, on_result, results)
     finally:
         torch.set_num_threads(n_threads)
+        if cand.kind in UNTRUSTED_KINDS:
+            close_candidate(cfg)  # the next candidate's references run with nothing of this one alive
     return results
+
+
+def reference_runs_alone(sub, cfg: dict) -> bool:
+    """Whether the eager reference of ``sub`` computes its outputs when no untrusted process is
+    alive (the candidate sandbox closed first): a fresh reference sandbox, untimed."""
+    try:
+        row = evaluate_subgraph(sub, parse_candidate("eager=eager"), {**cfg, "timing": False})
+    except SandboxFailure:
+        return False
+    return row.get("status") != "reference_failed"
+
+
+def disturbed_row(cand: Candidate, sub, exc: SandboxFailure) -> dict[str, Any]:
+    """The row of a subgraph whose reference (or Dynamo-only) sandbox failed while the candidate's
+    code was alive and that ran again once it was gone: ``reference_disturbed``, a violation (the
+    floor b at every t): the candidate's code killed, stopped or starved the harness's process."""
+    return {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id, "subgraph_id": sub.subgraph_id,
+            "status": "violation", "error_code": ERROR_ACCURACY, "min_pass_t": None, "scored": True, "retimed": False,
+            "violations": [f"reference_disturbed: the {exc.role} sandbox failed ({exc.cls}: {exc}) while the candidate's "
+                           "code was alive, and ran once it was gone"],
+            "flags": ["reference_disturbed"], "error_message": str(exc)[:500], "error_class": exc.cls,
+            "isolation": isolation_level(), "code_version": SCORE_CODE_VERSION}
 
 
 def _run(cand: Candidate, subs: dict, ids: list[str], cfg: dict, mode: str, log: Callable, on_result: Callable | None,
@@ -68,7 +100,18 @@ def _run(cand: Candidate, subs: dict, ids: list[str], cfg: dict, mode: str, log:
                 res = evaluate_subgraph(subs[sid], cand, cfg, phase=phase)
         except SandboxFailure as exc:
             cls = exc.cls
-            if cand.kind == "eager" or exc.role in ("reference", "dynamo") or (mode == "eval" and not state["ref_done"]):
+            harness = exc.role in ("reference", "dynamo") or (mode == "eval" and not state["ref_done"])
+            who = candidate_key(cand, cfg, mode)
+            if cand.kind in UNTRUSTED_KINDS and harness and candidate_started(cfg, who):
+                close_candidate(cfg)  # kill the candidate's processes, then ask the reference again
+                if reference_runs_alone(subs[sid], cfg):
+                    log(f"  {cand.name}: {sid}: reference_disturbed ({exc.role} sandbox: {exc})")
+                    res = disturbed_row(cand, subs[sid], exc)
+                    results[sid] = res
+                    if on_result:
+                        on_result(sid, res)
+                    continue
+            if cand.kind == "eager" or harness:
                 cls = f"reference_failed:{cls}"
             why = f"{exc.role} sandbox: {exc}"
             log(f"  {cand.name}: {sid}: {why} ({cls})")

@@ -61,8 +61,10 @@ from __future__ import annotations
 
 import atexit
 import copy
+import ctypes
 import functools
 import json
+import mmap
 import os
 import pickle
 import select
@@ -97,6 +99,44 @@ POLL_S = 0.2
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
+UID_BASE = 1_000_000
+"""An untrusted candidate sandbox of a root parent runs as uid ``UID_BASE + its pid``: one uid per
+sandbox (no two live processes share a pid), outside the range of system and login users, so
+every process of that uid is that candidate's (counted, and killed when the sandbox is closed)."""
+
+NPROC_EXTRA = 6
+"""``RLIMIT_NPROC`` of an untrusted sandbox under ``uid`` isolation: its own threads plus this many
+(the C++ compiler's chain of children when Inductor builds a kernel; no pool of daemons)."""
+
+PR_SET_DUMPABLE = 4
+
+
+def set_not_dumpable() -> bool:
+    """``prctl(PR_SET_DUMPABLE, 0)`` on this process (trusted: the parent holds every expected
+    output and the slots' descriptors): no process of the same uid without ``CAP_SYS_PTRACE`` may
+    open its ``/proc/<pid>/fd``, ``mem`` or ``environ``, or ptrace it. False where it failed."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, ctypes.c_ulong(0), ctypes.c_ulong(0),
+                                                         ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return False
+
+
+def isolation_level() -> str:
+    """How an untrusted candidate sandbox is separated from the trusted processes:
+
+    * ``uid`` (the parent runs as root): the sandbox drops to its own unprivileged uid
+      (:data:`UID_BASE` + pid) with no supplementary groups, ``PR_SET_NO_NEW_PRIVS``,
+      ``RLIMIT_NPROC``, no core files and a private folder; it can neither signal, ptrace nor open
+      the ``/proc/<pid>/fd`` / ``mem`` of any trusted process, nor write a trusted file;
+    * ``dumpable`` (not root): the same uid as the trusted processes, which are all non-dumpable
+      (no ``/proc/<pid>/fd``, ``mem`` or ptrace from a same-uid process) and whose zygote adopts any
+      orphan; a same-uid candidate can still *signal* them, which :mod:`curate.score.boundary.child`
+      charges to it (``reference_disturbed``) and the orphan check names (``processes_started``).
+
+    Recorded in every row (``isolation``) and in ``metrics/score.json``."""
+    return "uid" if hasattr(os, "geteuid") and os.geteuid() == 0 else "dumpable"
+
 
 class SandboxFailure(RuntimeError):
     """A sandbox died, ran past its deadline or above the memory cap.
@@ -125,6 +165,41 @@ def sandbox_env(threads: int, inductor_cache: str | None) -> dict[str, str]:
     if inductor_cache:
         env["TORCHINDUCTOR_CACHE_DIR"] = str(Path(inductor_cache).resolve())
     return env
+
+
+def _state(pid: int) -> str | None:
+    """The state letter of process ``pid`` (``/proc/<pid>/stat``; None when gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def pids_of_uid(uid: int) -> set[int]:
+    """Live processes whose real uid is ``uid`` (``/proc/<pid>/status``)."""
+    out = set()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/status") as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid and _state(int(d)) not in (None, "Z", "X"):
+                            out.add(int(d))
+                        break
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def _kill_all(pids: set[int]) -> None:
+    for p in pids:
+        try:
+            os.kill(p, 9)
+        except OSError:
+            pass
 
 
 def _start_time(pid: int) -> float | None:
@@ -182,10 +257,21 @@ class Zygote:
         finally:
             child.close()
         self._buf = b""
+        self.known: set[int] = set()  # the sandboxes it forked for this parent, alive
 
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None and self._sock.fileno() >= 0
+
+    def orphans(self) -> set[int]:
+        """Live children of the zygote that are not sandboxes it forked: processes a sandbox left
+        behind (re-parented here: the zygote is their child subreaper). ``/proc/<pid>/task/<pid>/children``."""
+        try:
+            with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+                kids = {int(x) for x in f.read().split()}
+        except (OSError, ValueError):
+            return set()
+        return {p for p in kids - self.known if _state(p) not in (None, "Z", "X")}
 
     def fork(self, role: str, cwd: str, r_fd: int, w_fd: int, deadline: float) -> int | None:
         """Fork a sandbox in ``role`` reading requests on ``r_fd`` and replying on ``w_fd`` (the
@@ -208,7 +294,10 @@ class Zygote:
             return None
         line, self._buf = self._buf.split(b"\n", 1)
         rep = json.loads(line)
-        return int(rep["pid"]) if "pid" in rep else None
+        if "pid" not in rep:
+            return None
+        self.known.add(int(rep["pid"]))
+        return int(rep["pid"])
 
     def close(self) -> None:
         """Close the socket: the zygote reaps its ended children (their CPU time then counts in
@@ -232,14 +321,20 @@ class Sandbox:
     """
 
     def __init__(self, role: str, mem_cap: int, threads: int = 1, inductor_cache: str | None = None,
-                 start_timeout_s: float = 180.0, label: str | None = None, zygote: Zygote | None = None):
+                 start_timeout_s: float = 180.0, label: str | None = None, zygote: Zygote | None = None,
+                 untrusted: bool = False):
+        set_not_dumpable()  # the parent holds every expected output and every slot's descriptor
         self.role, self.mem_cap = role, mem_cap
         self.label = label or role  # what failures name: reference | candidate | dynamo
         self.peak_rss = 0
         self.tainted = False  # a row of it had a violation or crash: not handed out again
+        self.untrusted = untrusted
+        self.uid: int | None = None
+        self._zygote = zygote
         self._buf = b""
-        p_r, c_w = os.pipe()
-        c_r, p_w = os.pipe()
+        self._sock, c_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # requests (+ slot descriptors)
+        p_r, c_w = os.pipe()  # JSON replies
+        c_r = c_sock.fileno()
         self._dir = tempfile.mkdtemp(prefix=f"passnet_{role}_")
         deadline = time.monotonic() + start_timeout_s
         try:
@@ -248,13 +343,25 @@ class Sandbox:
                 [sys.executable, "-s", str(SANDBOX), role, str(c_r), str(c_w)], pass_fds=(c_r, c_w), cwd=self._dir,
                 env=sandbox_env(threads, inductor_cache), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         finally:
-            os.close(c_r)
+            c_sock.close()
             os.close(c_w)
         self.forked = pid is not None
-        self._r, self._w = p_r, p_w
+        self._r, self._w = p_r, self._sock.fileno()
         self.pid = self.proc.pid
         cache = str(Path(inductor_cache).resolve()) if inductor_cache else None
-        self.request({"op": "setup", "threads": threads, "inductor_cache": cache}, deadline)
+        msg: dict = {"op": "setup", "threads": threads, "inductor_cache": cache}
+        self.isolation = "trusted"
+        if untrusted:
+            self.isolation = isolation_level()
+            if self.isolation == "uid":
+                self.uid = UID_BASE + self.pid
+                os.chown(self._dir, self.uid, self.uid)
+            os.chmod(self._dir, 0o700)
+            msg["drop"] = {"dir": self._dir, "uid": self.uid, "nproc": threads + 4 + NPROC_EXTRA}
+        rep = self.request(msg, deadline)
+        if "error" in rep or (self.uid is not None and rep.get("uid") != self.uid):
+            raise self._fail(f"{self.label} sandbox set-up failed ({self.isolation} isolation): "
+                             f"{rep.get('error') or rep}", "crash")
         self.baseline_tasks = self.tasks()
 
     # --- /proc readings ---------------------------------------------------------------------
@@ -265,6 +372,35 @@ class Sandbox:
             return {int(t) for t in os.listdir(f"/proc/{self.pid}/task")}
         except OSError:
             return set()
+
+    def strays(self, full: bool = False) -> set[int]:
+        """Processes this untrusted sandbox left outside itself (empty for a trusted one): orphans
+        re-parented to the zygote (:meth:`Zygote.orphans`, one small ``/proc`` read: every trial)
+        and, with ``full`` under ``uid`` isolation, every other live process of the sandbox's uid
+        (a scan of ``/proc``: the checkpoints). Its own children are :func:`curate.score.defenses.checks`'s
+        ``processes_started`` already."""
+        if not self.untrusted:
+            return set()
+        out = self._zygote.orphans() if self._zygote is not None and self._zygote.alive else set()
+        if full and self.uid is not None:
+            out |= pids_of_uid(self.uid) - {self.pid}
+            try:
+                out -= {c.pid for c in psutil.Process(self.pid).children(recursive=True)}
+            except psutil.Error:
+                pass
+        return out
+
+    def _left(self) -> set[int]:
+        """Every process of this untrusted sandbox but itself: its descendants, the zygote's
+        orphans and (``uid``) every process of its uid."""
+        out = self.strays(full=True)
+        try:
+            out |= {c.pid for c in psutil.Process(self.pid).children(recursive=True)}
+        except psutil.Error:
+            pass
+        if self.uid is not None:
+            out |= pids_of_uid(self.uid)
+        return out - {self.pid}
 
     def cpu_ms(self) -> float:
         """CPU time of the process, all threads (dead ones included), user + system, in ms
@@ -278,12 +414,14 @@ class Sandbox:
 
     # --- requests ---------------------------------------------------------------------------
 
-    def _send(self, msg: dict) -> None:
+    def _send(self, msg: dict, fds: tuple | list = ()) -> None:
         data = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
         data = struct.pack("<I", len(data)) + data
         try:
             while data:
                 data = data[os.write(self._w, data):]
+            if fds:  # one byte carrying the descriptors, read by the sandbox right after this request
+                socket.send_fds(self._sock, [b"F"], list(fds))
         except (BrokenPipeError, OSError) as exc:
             raise self._fail(f"{self.label} sandbox died (exit code {self.proc.poll()})", "crash") from exc
 
@@ -317,8 +455,9 @@ class Sandbox:
         except json.JSONDecodeError as exc:
             raise self._fail(f"{self.label} sandbox sent a malformed reply", "crash") from exc
 
-    def request(self, msg: dict, deadline: float) -> dict:
-        self._send(msg)
+    def request(self, msg: dict, deadline: float, fds: tuple | list = ()) -> dict:
+        """Send ``msg`` (and ``fds`` after it, ``SCM_RIGHTS``) and wait for the reply."""
+        self._send(msg, fds)
         return self._recv(deadline)
 
     def timed(self, msg: dict, deadline: float) -> tuple[dict, float]:
@@ -334,17 +473,24 @@ class Sandbox:
         return self.request({"op": "modules"}, deadline)["modules"]
 
     def kill(self) -> None:
+        """Kill the process and, for an untrusted sandbox, everything it left (:meth:`strays`)."""
+        victims = self._left() if self.untrusted else set()
         if self.proc.poll() is None:
             self.proc.kill()
+        _kill_all(victims)
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:  # pragma: no cover
             pass
-        for fd in (self._r, self._w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        if self.untrusted:  # what was re-parented or forked while it died
+            _kill_all(self._left() - {self.pid})
+        if self._zygote is not None:
+            self._zygote.known.discard(self.pid)
+        try:
+            os.close(self._r)
+        except OSError:
+            pass
+        self._sock.close()
         self._r = self._w = -1
 
         shutil.rmtree(self._dir, ignore_errors=True)
@@ -360,7 +506,7 @@ class Sandbox:
 
 
 class SharedSlots:
-    """A ``/dev/shm`` file the parent owns, holding ``n_sets`` sets of leaves with the given
+    """An anonymous shared-memory file (``memfd_create``, descriptor :attr:`fd`) the parent owns, holding ``n_sets`` sets of leaves with the given
     specs; ``views[k][j]`` is the parent's tensor of leaf ``j`` of set ``k`` (None for a
     non-tensor leaf); ``message()`` is what a sandbox needs to map the same slots.
 
@@ -383,17 +529,17 @@ class SharedSlots:
                 off += -(-nb // ALIGN) * ALIGN
             self.layout.append(row)
         self.nbytes = max(ALIGN, off)
-        root = "/dev/shm" if os.path.isdir("/dev/shm") else None
-        fd, self.path = tempfile.mkstemp(prefix="passnet_slots_", dir=root)
-        os.ftruncate(fd, self.nbytes)
-        os.close(fd)
-        self.buf = torch.from_file(self.path, shared=True, size=self.nbytes, dtype=torch.uint8)
+        self.fd = os.memfd_create("passnet_slots", os.MFD_CLOEXEC)  # no name in any folder
+        os.ftruncate(self.fd, self.nbytes)
+        self._map = mmap.mmap(self.fd, self.nbytes)
+        self.buf = torch.frombuffer(self._map, dtype=torch.uint8)
         self.views = [[None if leaf[0] == "const" else
                        self.buf[leaf[1]:leaf[1] + _numel(leaf[3]) * torch.empty((), dtype=getattr(torch, leaf[2])).element_size()]
                        .view(getattr(torch, leaf[2])).view(leaf[3]) for leaf in row] for row in self.layout]
 
     def message(self) -> tuple:
-        return (self.path, self.nbytes, [[list(leaf) for leaf in row] for row in self.layout])
+        """``(nbytes, layout)``: what a sandbox needs, beside the descriptor :attr:`fd`, to map the slots."""
+        return (self.nbytes, [[list(leaf) for leaf in row] for row in self.layout])
 
     def write(self, k: int, values: list) -> None:
         """Copy ``values`` (one input set) into set ``k``."""
@@ -406,10 +552,27 @@ class SharedSlots:
         return [None if v is None else v.clone() for v in self.views[k]]
 
     def close(self) -> None:
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+        """Close the descriptor (the memory goes with the last mapping)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def bind(box, deadline: float, inputs: SharedSlots | None = None, outputs: SharedSlots | None = None,
+         treespec: str | None = None) -> dict:
+    """Map ``inputs`` / ``outputs`` in ``box``: their layouts in the request, their ``memfd``
+    descriptors passed after it over the box's own request socket (``SCM_RIGHTS``), so no other
+    process can open them by any name."""
+    msg: dict = {"op": "bind"}
+    fds = []
+    if inputs is not None:
+        msg["inputs"] = inputs.message()
+        fds.append(inputs.fd)
+    if outputs is not None:
+        msg["outputs"] = outputs.message()
+        msg["treespec"] = treespec
+        fds.append(outputs.fd)
+    return box.request(msg, deadline, fds=fds)
 
 
 def _numel(shape) -> int:
@@ -530,7 +693,14 @@ def reference_sandbox(cfg: dict) -> Sandbox:
     return box
 
 
-def candidate_sandbox(cfg: dict, who: str) -> Sandbox:
+def reference_found_dead(cfg: dict) -> bool:
+    """Whether the reference sandbox held for ``cfg`` exists and is no longer alive (it died
+    between two requests: nothing of the harness kills it there)."""
+    box = _REFERENCES.get(_key(cfg))
+    return box is not None and not box.alive
+
+
+def candidate_sandbox(cfg: dict, who: str, untrusted: bool = True) -> Sandbox:
     """The candidate sandbox for candidate ``who`` (its spec and source hash): a fresh process for
     each new candidate (nothing one candidate leaves in its process reaches another's rows), kept
     across that candidate's subgraphs, restarted when it died, a thread of it outlived a subgraph or
@@ -538,13 +708,42 @@ def candidate_sandbox(cfg: dict, who: str) -> Sandbox:
     ``"shared"``): honest candidates then share one process, and any caught one ends it."""
     k = _key(cfg)
     held = _CANDIDATES.get(k)
-    if held is not None and (held[0] != who or not held[1].alive or held[1].tainted
+    if held is not None and (held[0] != who or not held[1].alive or held[1].tainted or held[1].untrusted != untrusted
                              or held[1].tasks() - held[1].baseline_tasks):
         held[1].close()
         held = None
     if held is None:
-        held = _CANDIDATES[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2], zygote=zygote(cfg)))
+        held = _CANDIDATES[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2], zygote=zygote(cfg),
+                                              untrusted=untrusted))
     return held[1]
+
+
+def candidate_started(cfg: dict, who: str) -> bool:
+    """Whether a sandbox of candidate ``who`` has been started for ``cfg`` and not closed by
+    :func:`close_candidate` (its code may have run, and may still run: its process or what it left)."""
+    held = _CANDIDATES.get(_key(cfg))
+    return held is not None and held[0] == who and held[1].untrusted
+
+
+def close_candidate(cfg: dict) -> None:
+    """Close the candidate sandbox held for ``cfg`` and kill what it left (the next candidate's
+    references then run with no untrusted process alive)."""
+    held = _CANDIDATES.pop(_key(cfg), None)
+    if held is not None:
+        held[1].close()
+        resume_trusted()
+
+
+def resume_trusted() -> None:
+    """``SIGCONT`` to every trusted process of this parent (the zygotes, references and Dynamo-only
+    sandboxes): a process a candidate stopped and left stopped runs again once the candidate is gone."""
+    pids = [z.proc.pid for z in _ZYGOTES.values() if z.alive]
+    pids += [b.pid for b in list(_REFERENCES.values()) + [b for _, b in _DYNAMOS.values()] if b.alive]
+    for p in pids:
+        try:
+            os.kill(p, 18)  # SIGCONT
+        except OSError:
+            pass
 
 
 def dynamo_sandbox(cfg: dict, who: str) -> Sandbox:

@@ -36,17 +36,69 @@ compares the slots with the reference's.
 from __future__ import annotations
 
 import copy
+import ctypes
+import errno
 import importlib.util
 import json
+import mmap
 import os
 import pickle
+import resource
+import socket
 import struct
 import sys
+import tempfile
 import time
 from typing import NoReturn
 
 BLOCKED = ("curate", "passnet_common")
 """Top-level packages the candidate process refuses to import (the evaluator's)."""
+
+
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
+"""``prctl(2)`` options (linux/prctl.h)."""
+
+
+def prctl(option: int, value: int) -> bool:
+    """``prctl(option, value, 0, 0, 0)`` through libc; False where it failed or there is no libc."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return False
+
+
+def drop_privileges(spec: dict) -> dict:
+    """Make this process the untrusted candidate's, before any candidate code runs: its own
+    folder ``spec["dir"]`` (cwd, ``HOME``, ``TMPDIR``, the Inductor / Triton caches: never the
+    trusted Inductor cache), no core files, and, when ``spec["uid"]`` is set (the parent is
+    root), ``setgroups([])`` + ``setresgid`` / ``setresuid`` to that unprivileged uid (one per
+    sandbox, so every process of that uid is this candidate's) with ``RLIMIT_NPROC`` =
+    ``spec["nproc"]`` (processes and threads of that uid: the compiler's few children, no pool of
+    daemons); then ``PR_SET_NO_NEW_PRIVS`` (no set-uid binary gives anything back). Returns what
+    holds (``{"uid", "no_new_privs"}``).
+
+    Raises:
+        OSError: a step that must hold did not (the parent then refuses to run the candidate).
+    """
+    d = spec["dir"]
+    for sub in ("tmp", "inductor", "cache"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    os.chdir(d)
+    os.environ.update(HOME=d, TMPDIR=os.path.join(d, "tmp"), TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor"),
+                      TRITON_CACHE_DIR=os.path.join(d, "cache", "triton"), XDG_CACHE_HOME=os.path.join(d, "cache"))
+    tempfile.tempdir = os.path.join(d, "tmp")
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    uid = spec.get("uid")
+    if uid is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(spec["nproc"]), int(spec["nproc"])))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid, uid, uid):  # pragma: no cover - the kernel refused silently
+            raise OSError(errno.EPERM, "setresuid did not take")
+    nnp = prctl(PR_SET_NO_NEW_PRIVS, 1)
+    return {"uid": os.getuid(), "no_new_privs": nnp}
 
 
 class _RefuseEvaluator:
@@ -83,12 +135,14 @@ def _write(fd: int, obj: dict) -> None:
 
 
 class Slots:
-    """Tensors viewing a shared-memory file written by the parent: ``sets[k][j]`` is leaf ``j`` of
-    set ``k`` (a plain contiguous tensor, or a constant for a non-tensor leaf)."""
+    """Tensors viewing a shared-memory file (a ``memfd`` the parent created and passed to this
+    process alone, descriptor ``fd``; it has no name anywhere): ``sets[k][j]`` is leaf ``j`` of
+    set ``k`` (a plain contiguous tensor, or a constant for a non-tensor leaf). The mapping stays
+    valid after ``fd`` is closed."""
 
-    def __init__(self, torch, path: str, nbytes: int, layout: list):
-        self.path = path
-        self.buf = torch.from_file(path, shared=True, size=max(1, nbytes), dtype=torch.uint8)
+    def __init__(self, torch, fd: int, nbytes: int, layout: list):
+        self.map = mmap.mmap(fd, max(1, nbytes))
+        self.buf = torch.frombuffer(self.map, dtype=torch.uint8)
         self.ptr = self.buf.untyped_storage().data_ptr()
         self.sets = []
         for leaves in layout:
@@ -128,13 +182,19 @@ class Runner:
         self.fns: dict = {}
         self.cache: dict = {}
         self.treespec = None
+        self.chan: socket.socket | None = None  # the request socket (slot descriptors arrive on it)
 
     # --- requests -------------------------------------------------------------------------
 
     def setup(self, msg: dict) -> dict:
+        """Threads, caches, then (``msg["drop"]``, an untrusted candidate's sandbox)
+        :func:`drop_privileges`; a trusted sandbox (``reference``, Dynamo-only, a torch backend)
+        is made non-dumpable instead (no ``/proc/<pid>/fd``, ``mem`` or ptrace for a same-uid
+        process). Reply ``{"pid", "uid", "dumpable"}``."""
         torch = self.torch
         torch.set_num_threads(int(msg["threads"]))
-        if msg.get("inductor_cache"):
+        drop = msg.get("drop")
+        if msg.get("inductor_cache") and not drop:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = msg["inductor_cache"]
         try:
             import tqdm  # noqa: PLC0415  (optional: absent in an environment without tqdm; the sandbox imports only the standard library and torch for itself)
@@ -150,15 +210,32 @@ class Runner:
         # parent takes its baseline of this process's threads
         x = torch.randn(1 << 18)
         (x.softmax(0) @ x + torch.mm(x[:4096].view(64, 64), x[:4096].view(64, 64)).sum()).item()
-        return {"ok": True, "pid": os.getpid()}
+        held: dict = {}
+        if drop:
+            held = drop_privileges(drop)
+        else:
+            prctl(PR_SET_DUMPABLE, 0)
+        return {"ok": True, "pid": os.getpid(), "uid": os.getuid(), "dumpable": _dumpable(), **held}
 
     def bind(self, msg: dict) -> dict:
+        """Map the slots whose ``memfd`` descriptors follow the request on the socket (one byte
+        with ``SCM_RIGHTS``: the input file first when ``inputs`` is in ``msg``, then the output
+        file); the descriptors are closed once mapped."""
         torch = self.torch
-        if "inputs" in msg:
-            self.ins = Slots(torch, *msg["inputs"])
-        if "outputs" in msg:
-            self.outs = Slots(torch, *msg["outputs"])
-            self.treespec = msg.get("treespec")
+        want = ("inputs" in msg) + ("outputs" in msg)
+        _, fds, _, _ = socket.recv_fds(self.chan, 1, want)
+        if len(fds) != want:
+            raise RuntimeError(f"bind: {len(fds)} slot descriptors received, {want} expected")
+        try:
+            it = iter(fds)
+            if "inputs" in msg:
+                self.ins = Slots(torch, next(it), *msg["inputs"])
+            if "outputs" in msg:
+                self.outs = Slots(torch, next(it), *msg["outputs"])
+                self.treespec = msg.get("treespec")
+        finally:
+            for fd in fds:
+                os.close(fd)
         return {"ok": True}
 
     def load(self, msg: dict) -> dict:
@@ -196,15 +273,15 @@ class Runner:
             if kind == "backend":
                 self.fns["candidate"] = self._compile(gm, target, ex)
                 return {"ok": True}
-            mod = _load_file(target)
+            mod = _load_file(target) if msg.get("source") is None else _load_source(msg["source"], target)
             if kind == "module":
                 self.fns["candidate"] = self._compile(gm, mod.backend, ex)
                 return {"ok": True}
         except _RunError as exc:
-            return {"error": str(exc), "code": 2}
+            return {"error": str(exc), "code": 2, "denied": _denied(exc)}
         except Exception as exc:  # noqa: BLE001 - every failure of the candidate is a result
             return {"error": f"{type(exc).__name__}: {exc}"[:500], "code": 3,
-                    "guard": type(exc).__name__ == "DispatchGuardError"}
+                    "guard": type(exc).__name__ == "DispatchGuardError", "denied": _denied(exc)}
         return self._pass(mod, gm, ex, msg)
 
     def _compile(self, gm, backend, ex):
@@ -239,7 +316,7 @@ class Runner:
             g2.recompile()
         except Exception as exc:  # noqa: BLE001
             return {"error": f"{type(exc).__name__}: {exc}"[:500], "code": 3,
-                    "guard": type(exc).__name__ == "DispatchGuardError"}
+                    "guard": type(exc).__name__ == "DispatchGuardError", "denied": _denied(exc)}
         self.fns["candidate"] = g2
         return {"ok": True, "matches": matches, "used": used}
 
@@ -317,6 +394,35 @@ class _RunError(RuntimeError):
     pass
 
 
+def _load_source(source: str, path: str):
+    """The candidate module from its source text (sent by the parent: a candidate whose privileges
+    were dropped cannot read the parent's files), ``__file__`` a copy in this process's own folder."""
+    local = os.path.join(os.getcwd(), f"candidate_{abs(hash(path))}.py")
+    with open(local, "w") as f:
+        f.write(source)
+    return _load_file(local)
+
+
+def _dumpable() -> int | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(3, 0, 0, 0, 0))  # PR_GET_DUMPABLE
+    except (OSError, AttributeError):  # pragma: no cover
+        return None
+
+
+def _denied(exc: BaseException | None) -> bool:
+    """Whether ``exc`` or an exception it was raised from / during is a refusal by the kernel
+    (``EPERM`` / ``EACCES``): the candidate reached for something that is not its own."""
+    seen = 0
+    while exc is not None and seen < 16:
+        if isinstance(exc, OSError) and exc.errno in (errno.EPERM, errno.EACCES):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
 def _load_file(path: str, name: str = "candidate"):
     spec = importlib.util.spec_from_file_location(f"{name}_{abs(hash(path))}", path)
     if spec is None or spec.loader is None:
@@ -327,7 +433,9 @@ def _load_file(path: str, name: str = "candidate"):
 
 
 def serve(runner: Runner, rfd: int, wfd: int) -> int:
-    """Answer requests on ``rfd`` with JSON lines on ``wfd`` until ``exit`` or a closed pipe."""
+    """Answer requests on the socket ``rfd`` with JSON lines on the pipe ``wfd`` until ``exit`` or
+    a closed channel."""
+    runner.chan = socket.socket(fileno=rfd)
     while True:
         msg = _read(rfd)
         if msg is None or msg.get("op") == "exit":
@@ -339,7 +447,7 @@ def serve(runner: Runner, rfd: int, wfd: int) -> int:
             else:
                 reply = getattr(runner, op)(msg)
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which classifies it
-            reply = {"error": f"{type(exc).__name__}: {exc}"[:500], "code": 2}
+            reply = {"error": f"{type(exc).__name__}: {exc}"[:500], "code": 2, "denied": _denied(exc)}
         _write(wfd, reply)
 
 
@@ -347,8 +455,11 @@ def zygote(sock_fd: int) -> int:
     """Role ``zygote``: import torch and the Dynamo / Inductor machinery once (nothing run: no
     thread beyond this one, no candidate code), then fork a sandbox per request.
 
+    This process is not dumpable and is the *child subreaper* of its sandboxes: a process a
+    sandbox leaves behind (a double-forked daemon) is re-parented here, where the parent lists it.
+
     A request on the Unix socket ``sock_fd`` is one JSON line ``{"role", "cwd"}`` with the
-    sandbox's two pipe ends attached (``SCM_RIGHTS``); the reply is ``{"pid"}``, or ``{"error"}``
+    sandbox's two channel ends attached (``SCM_RIGHTS``: its request socket, its reply pipe); the reply is ``{"pid"}``, or ``{"error"}``
     when this process has more than one thread (a fork would copy a torch with half its pool: the
     parent then spawns). The forked child keeps only the two pipe ends (every other descriptor,
     this socket included, is closed), moves to ``cwd``, restores the default signal handling and
@@ -375,6 +486,11 @@ def zygote(sock_fd: int) -> int:
     ic.compile_threads = 1
     ic.fallback_random = True
     del torch
+    # trusted: no same-uid process may open /proc/<pid>/fd or mem of this one (its children
+    # inherit this until a candidate's drops its uid); orphans of any sandbox (a double-forked
+    # daemon) become this process's children, where the parent finds them
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
 
     def reap(*_) -> None:
         while True:

@@ -48,17 +48,20 @@ from curate.score.boundary.parent import (
     GUARD,
     SandboxFailure,
     SharedSlots,
+    bind,
     candidate_sandbox,
+    candidate_started,
     dynamo_sandbox,
     graph_payload,
     host_copy_bandwidth,
     host_flop_peak,
     leaf_specs,
+    reference_found_dead,
     reference_sandbox,
 )
 from curate.score.config import run_config
 from curate.score.defenses import integrity
-from curate.score.defenses.clock import AccountableConfig, measure_boundary
+from curate.score.defenses.clock import AccountableConfig, SandboxDenied, measure_boundary
 from curate.score.defenses.compare import chunked_comparisons, fast_min_pass_t, independence_violations, output_leaves, rng_stats_agree
 from curate.score.spec import Candidate, candidate_source, source_hash
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, sample_min_pass_t, trivial_reason
@@ -212,6 +215,8 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         graph = graph_payload(gm)
     except Exception as exc:  # noqa: BLE001 - the harness's reference failed: out of every candidate's scores
         return _reference_failed(row, exc)
+    if cand.kind in UNTRUSTED_KINDS and reference_found_dead(cfg) and candidate_started(cfg, candidate_key(cand, cfg)):
+        raise SandboxFailure("the reference sandbox was found dead before this subgraph", "crash", "reference")
     ref = reference_sandbox(cfg)
     run = _Run(ref, deadline)
     in_specs = leaf_specs(inputs0)
@@ -219,7 +224,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         run.slots["ref_in"] = SharedSlots(in_specs, 3)
         for k, v in enumerate((inputs0, inputs0, fresh)):
             run.slots["ref_in"].write(k, v)
-        ref.request({"op": "bind", "inputs": run.slots["ref_in"].message()}, deadline)
+        bind(ref, deadline, inputs=run.slots["ref_in"])
         want_dynamo = bool(cfg["dynamo_reference"]) and bool(cfg["timing"])
         key = f"{sub.subgraph_id}:{hashlib.sha1(graph).hexdigest()}"
         rep = ref.request({"op": "load", "graph": graph, "key": key}, deadline)
@@ -232,7 +237,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         alias = tuple(j for j, d in enumerate(pr["leaves"]) if d[0] == "tensor" and d[3])
         treespec = pr["treespec"]
         run.slots["ref_out"] = SharedSlots(out_specs, 4)
-        ref.request({"op": "bind", "outputs": run.slots["ref_out"].message(), "treespec": treespec}, deadline)
+        bind(ref, deadline, outputs=run.slots["ref_out"], treespec=treespec)
         rr = ref.request({"op": "run", "side": "eager", "sets": [0, 1, 2], "seed": 0, "alias": list(alias)}, deadline)
         if "error" in rr or rr.get("mismatched"):
             return _reference_failed(row, RuntimeError(rr.get("error") or "eager reference changed its output structure"))
@@ -258,9 +263,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             return row
         timing = _timing_config(cfg, rng, True)
 
-        tag = (":retime" if cfg.get("retime") else "") + (":revalidate" if cfg["input_seed"] else "")  # a fresh process
-        who = f"{cand.spec}:{source_hash(candidate_source(cand))}{tag}"
-        who = "shared" if cfg.get("share_sandbox") else who
+        who = candidate_key(cand, cfg)
         guard = str(GUARD) if cfg["dispatch_guard"] else None
         side = _Side(graph, in_specs, out_specs, treespec, inputs0, fresh, alias, guard)
         if cand.kind == "eager":
@@ -278,11 +281,14 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             return row
 
         # --- the candidate's side ---------------------------------------------------------
-        box = candidate_sandbox(cfg, who)
+        box = candidate_sandbox(cfg, who, untrusted=cand.kind in UNTRUSTED_KINDS)
         run.cand = box
+        row["isolation"] = box.isolation
         target = str(Path(cand.target).resolve()) if cand.kind != "backend" else cand.target
         rep, ms = side.load(box, run, "cand", cand.kind, target, deadline)
         if "error" in rep:
+            if rep.get("denied"):
+                return _violate_denied(row, rep, box)
             if rep.get("guard"):
                 row["violations"].append(f"dispatch_guard: {rep['error']}")
                 row["error_message"] = rep["error"][:500]
@@ -294,6 +300,8 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         row["violations"] += _process_findings(box, "after import and compile")
         # seed-0 inputs, then fresh values in the *same* slot (a cache keyed on data pointers replays stale outputs)
         cr, cf, changed, out1, out_f = side.checked_calls(box, run, "cand", deadline)
+        if cr.get("denied") or cf.get("denied"):
+            return _violate_denied(row, cr if cr.get("denied") else cf, box)
         if "error" in cr or "error" in cf:
             return _fail(row, "runtime_crash", ERROR_RUNTIME, (cr if "error" in cr else cf)["error"])
         if changed:
@@ -343,6 +351,8 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
                                       check_cpu=int(cfg["threads"]) == 1)
             except SandboxFailure:
                 raise  # a dead / timed-out / over-cap sandbox: boundary.child charges it by the sandbox's role
+            except SandboxDenied as exc:
+                return _violate_denied(row, exc.reply, box)
             except RuntimeError as exc:
                 return _fail(row, "runtime_crash", ERROR_RUNTIME, str(exc))
             row["violations"] += pt.violations
@@ -386,10 +396,10 @@ class _Side:
         run.slots[f"{name}_in"], run.slots[f"{name}_out"] = SharedSlots(self.in_specs, 3), SharedSlots(self.out_specs, 3)
         for k, v in enumerate((self.inputs0, self.inputs0, self.fresh)):
             run.slots[f"{name}_in"].write(k, v)
-        box.request({"op": "bind", "inputs": run.slots[f"{name}_in"].message(), "outputs": run.slots[f"{name}_out"].message(),
-                     "treespec": self.treespec}, run.deadline)
-        return box.timed({"op": "load", "graph": self.graph, "kind": kind, "target": target, "guard_path": self.guard},
-                         deadline)
+        bind(box, run.deadline, run.slots[f"{name}_in"], run.slots[f"{name}_out"], self.treespec)
+        source = Path(target).read_text() if kind in ("module", "pass") else None  # the sandbox may not read the parent's files
+        return box.timed({"op": "load", "graph": self.graph, "kind": kind, "target": target, "guard_path": self.guard,
+                          "source": source}, deadline)
 
     def checked_calls(self, box, run, name: str, deadline: float) -> tuple[dict, dict, list, list, list]:
         """A call on the seed-0 inputs, then on fresh values written into the *same* slot;
@@ -427,10 +437,43 @@ def _t(leaves: list) -> list:
     return [x for x in leaves if x is not None]
 
 
+UNTRUSTED_KINDS = ("module", "pass")
+"""Candidate kinds whose code we did not write: their sandbox drops its privileges
+(:func:`curate.score.boundary.parent.isolation_level`). A ``backend:`` candidate runs torch's own
+registered backend (nothing of the candidate's), in a trusted sandbox with the shared Inductor cache."""
+
+
+def candidate_key(cand: Candidate, cfg: dict, mode: str = "eval") -> str:
+    """The identity of ``cand``'s sandbox (:func:`curate.score.boundary.parent.candidate_sandbox`):
+    its spec and source hash, and whether it re-times (``mode="retime"`` or ``cfg["retime"]``) or
+    re-validates (a non-zero ``input_seed``), each of which gets a fresh process; ``shared`` with
+    ``share_sandbox`` (tests)."""
+    cfg = run_config(cfg)
+    if cfg.get("share_sandbox"):
+        return "shared"
+    tag = (":retime" if cfg.get("retime") or mode == "retime" else "") + (":revalidate" if cfg["input_seed"] else "")
+    return f"{cand.spec}:{source_hash(candidate_source(cand))}{tag}"
+
+
+def _violate_denied(row: dict, rep: dict, box) -> dict:
+    """The candidate's code was refused by the kernel (``EPERM`` / ``EACCES``: it reached for a
+    process, descriptor or file that is not its own): ``sandbox_denied``, the floor at every t."""
+    row["violations"].append(f"sandbox_denied: {rep.get('error', '')[:300]}")
+    row["violations"] += _process_findings(box, "when it was refused")
+    row["error_message"] = rep.get("error", "")[:500]
+    return _violate(row)
+
+
 def _process_findings(box, when: str) -> list[str]:
     """``threads_started`` / ``processes_started`` of the candidate sandbox at checkpoint ``when``
-    (from ``/proc``, against the baseline taken before the candidate was imported)."""
+    (from ``/proc``, against the baseline taken before the candidate was imported): threads beyond
+    the baseline, live child processes, and processes it left outside itself
+    (:meth:`curate.score.boundary.parent.Sandbox.strays`: orphans adopted by the zygote, other
+    processes of its uid)."""
     out = []
+    strays = box.strays(full=True)
+    if strays:
+        out.append(f"processes_started: {len(strays)} process(es) the candidate process left outside itself alive {when}")
     extra = box.tasks() - box.baseline_tasks
     if extra:
         out.append(f"threads_started: {len(extra)} thread(s) of the candidate process alive {when}")

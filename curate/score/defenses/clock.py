@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import torch
 
-from curate.score.boundary.parent import SharedSlots, leaf_specs
+from curate.score.boundary.parent import SharedSlots, bind, leaf_specs
 from curate.score.config import ScoreConfig, ScoreTimingConfig
 from curate.score.defenses import integrity
 from curate.score.defenses.compare import fast_min_pass_t, independence_violations, rng_stats_agree
@@ -149,6 +149,16 @@ def _ms_fields(acc: dict[str, list[float]], cand: bool, cfg: AccountableConfig) 
     return out
 
 
+class SandboxDenied(RuntimeError):
+    """A side's run was refused by the kernel (``EPERM`` / ``EACCES``): its code reached for what is
+    not its own (:mod:`curate.score.defenses.checks` makes it ``sandbox_denied``). ``reply``: the
+    sandbox's reply."""
+
+    def __init__(self, reply: dict):
+        super().__init__(reply.get("error", "denied"))
+        self.reply = reply
+
+
 SIDE_FN = {"eager": "eager", "dynamo": "candidate", "candidate": "candidate"}
 """The callable each side's sandbox runs (its ``fns`` key): the reference sandbox's eager graph;
 the Dynamo-only sandbox and the candidate's are both candidate sandboxes (the Dynamo-only one
@@ -221,8 +231,9 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
     try:
         for side in sides:
             slots[side] = (SharedSlots(in_specs, n_sets), SharedSlots(out_specs, n_sets))
-            boxes[side].request({"op": "bind", "inputs": slots[side][0].message(), "outputs": slots[side][1].message(),
-                                 "treespec": treespec}, deadline)
+            bind(boxes[side], deadline, slots[side][0], slots[side][1], treespec)
+
+        found: dict[str, str] = {}
 
         def run(side: str, sets: list[int], values: list[list]) -> tuple[dict, float, set, float, float]:
             """One trial of ``side`` (the same steps for every side): ``(reply, ms, threads beyond the
@@ -234,8 +245,12 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             rep, ms = proc.timed(trial_request(side, sets, seed, alias), deadline)
             extra = (tasks0 | proc.tasks()) - proc.baseline_tasks
             cpu_after = proc.cpu_ms()
+            strays = proc.strays()  # processes it left outside itself (empty for the trusted sides)
+            if strays:
+                found.setdefault("processes_started", f"processes_started: {len(strays)} process(es) the {side} process left "
+                                 "outside itself alive at a timed trial's end")
             if "error" in rep:
-                raise RuntimeError(rep["error"])
+                raise (SandboxDenied(rep) if rep.get("denied") else RuntimeError(rep["error"]))
             return rep, ms, extra, cpu_before, cpu_after
 
         for _ in range(cfg.warmup):
@@ -247,7 +262,6 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         one_ms = max((ms36 - ms4) / 32, ms36 / 36 * 0.1, 1e-4)
         inner = int(min(cfg.max_inner, max(1, math.ceil(cfg.min_trial_ms / one_ms))))
         nv = min(n_sets, inner)
-        found: dict[str, str] = {}
         worst: int | None = -10
         n_checked, best = 0, None
         cpu0 = cpu1 = None

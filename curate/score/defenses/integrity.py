@@ -12,8 +12,11 @@ is here:
    ``__import__`` / ``globals`` / ``vars``... (:data:`FORBIDDEN_NAMES`: ``_e = exec`` is refused as
    well as ``exec(...)``); ``getattr`` / ``setattr`` / ``delattr`` / ``hasattr`` except as a direct
    call with a literal, allowed attribute name; frame, traceback, closure and object-internals
-   attributes, timers, streams, RNG state, thread counts (:data:`FORBIDDEN_ATTRS`); assignments to
-   attributes of ``torch`` / ``time`` / ``F`` / ... (monkey-patching).
+   attributes, timers, streams, RNG state, thread counts (:data:`FORBIDDEN_ATTRS`); a forbidden
+   module name as an attribute of any object (``torch.os``, ``torch.sys``: :data:`MODULE_ATTRS`);
+   ``operator.attrgetter`` / ``methodcaller`` except as a direct call with literal, allowed names
+   (:data:`LITERAL_GETTERS`); assignments to attributes of ``torch`` / ``time`` / ``F`` / ...
+   (monkey-patching).
 2. **Slot checks** used by :mod:`curate.score.defenses.checks` on the parent's copies of the inputs and
    outputs: inputs unchanged after the call (:func:`inputs_unchanged`), outputs not aliasing
    inputs or an earlier call's outputs (:func:`aliased_outputs`).
@@ -33,7 +36,7 @@ FORBIDDEN_MODULES = (
     "multiprocessing", "subprocess", "concurrent", "asyncio", "socket", "urllib", "requests", "http", "httpx",
     "pathlib", "shutil", "pickle", "importlib", "ctypes", "cffi", "sys", "os", "posix", "inspect", "gc",
     "traceback", "builtins", "signal", "resource", "io", "tempfile", "weakref", "code", "codeop", "runpy",
-    "faulthandler", "atexit", "types", "mmap",
+    "faulthandler", "atexit", "types", "mmap", "pydoc", "pkgutil", "zipimport", "marshal",
 )
 """Top-level module names a candidate may not import (any submodule included): the evaluator's
 packages and the sandbox script, timers, threads and processes, files and network, and every
@@ -56,10 +59,20 @@ FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time
                    "f_back", "f_locals", "f_globals", "f_code", "f_builtins", "f_trace", "f_lasti", "gi_frame", "gi_code",
                    "cr_frame", "cr_code", "ag_frame", "tb_frame", "tb_next", "__traceback__", "_getframe",
                    "sys", "modules", "meta_path", "__setattr__", "__getattribute__", "__delattr__", "__getattr__",
-                   "_ORIGINAL_TIMERS")
+                   "_ORIGINAL_TIMERS", "get_field", "_import_dotted_name", "import_module", "attrgetter", "methodcaller")
 """Attribute names a candidate may not touch (timers, streams, RNG state and thread counts;
 frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
 and ``modules`` because ``torch.sys.modules[...]`` reaches every loaded module)."""
+
+MODULE_ATTRS = tuple(m for m in FORBIDDEN_MODULES if m not in ("code", "io", "types", "time"))
+"""Forbidden module names refused also as an *attribute* of any object: ``torch.os``,
+``torch.sys``, ``np.ctypes`` reach the module that cannot be imported. (``code``, ``io``,
+``types`` and ``time`` are common attribute names of honest objects; the routes through them are
+refused by :data:`FORBIDDEN_ATTRS`.)"""
+
+LITERAL_GETTERS = ("attrgetter", "methodcaller")
+"""``operator`` helpers that fetch attributes by string: allowed only as a direct call whose
+arguments are string literals naming allowed attributes (each dotted part)."""
 
 PATCHABLE_ROOTS = ("torch", "time", "F", "nn", "operator", "math")
 """Names whose attributes a candidate may not assign to (monkey-patching)."""
@@ -90,7 +103,27 @@ def _literal_attr_call(node: ast.Call) -> bool:
         return False
     name = node.args[1]
     return isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value not in FORBIDDEN_ATTRS \
-        and not name.value.startswith("__")
+        and name.value not in MODULE_ATTRS and not name.value.startswith("__")
+
+
+def _literal_getter_call(node: ast.Call) -> bool:
+    """``attrgetter("a.b")`` / ``methodcaller("name", ...)``: string literals naming allowed attributes
+    (``methodcaller``'s later arguments are the call's, any value)."""
+    names = node.args if _callee(node) == "attrgetter" else node.args[:1]
+    if not names or node.keywords and _callee(node) == "attrgetter":
+        return False
+    for a in names:
+        if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
+            return False
+        for part in a.value.split("."):
+            if part in FORBIDDEN_ATTRS or part in MODULE_ATTRS or part.startswith("__") or part in FORBIDDEN_NAMES:
+                return False
+    return True
+
+
+def _callee(node: ast.Call) -> str | None:
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
 def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
@@ -115,6 +148,8 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
 
     allowed_funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                      and n.func.id in LITERAL_ONLY and _literal_attr_call(n)}
+    allowed_getters = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and _callee(n) in LITERAL_GETTERS
+                       and _literal_getter_call(n)}
     for n in ast.walk(tree):  # setattr(torch, "isnan", f): a patch even with a literal name
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr") and n.args:
             if _root(n.args[0]) in PATCHABLE_ROOTS:
@@ -134,13 +169,22 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                     if a.name in FORBIDDEN_NAMES or a.name in LITERAL_ONLY or a.name in FORBIDDEN_ATTRS:
                         out.append(Violation(node.lineno, "name", f"from {node.module} import {a.name}"))
         elif isinstance(node, ast.Name):
-            if node.id in FORBIDDEN_NAMES:
+            if node.id in LITERAL_GETTERS:
+                if id(node) not in allowed_getters:
+                    out.append(Violation(node.lineno, "name", f"{node.id} (only as {node.id}(\"literal.name\") of allowed names)"))
+            elif node.id in FORBIDDEN_NAMES:
                 out.append(Violation(node.lineno, "name", node.id))
             elif node.id in LITERAL_ONLY and id(node) not in allowed_funcs:
                 out.append(Violation(node.lineno, "name", f"{node.id} (only as {node.id}(obj, \"literal name\"))"))
         elif isinstance(node, ast.Attribute):
-            if node.attr in FORBIDDEN_ATTRS:
+            if node.attr in LITERAL_GETTERS:
+                if id(node) not in allowed_getters:
+                    out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (only as "
+                                         f"{node.attr}(\"literal.name\") of allowed names)"))
+            elif node.attr in FORBIDDEN_ATTRS:
                 out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr}"))
+            elif node.attr in MODULE_ATTRS:
+                out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (a forbidden module)"))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in FORBIDDEN_NAMES + LITERAL_ONLY:
             out.append(Violation(node.lineno, "name", f"definition of {node.name}"))
         elif isinstance(node, ast.arg) and node.arg in FORBIDDEN_NAMES + LITERAL_ONLY:

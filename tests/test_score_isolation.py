@@ -1,0 +1,161 @@
+"""Isolation of the untrusted candidate sandbox: what it can no longer reach, and the cheats that
+reached it (each beside an honest twin of the same code): the references' output slots, the
+references' request channels, a daemon that stops the references, killing the references.
+
+Every cheat is invalid with a named violation and scores the floor b at every t, its twin valid.
+Under ``uid`` isolation (this machine and CI run as root) the kernel refuses the reach
+(``sandbox_denied``) or the daemon is found (``processes_started``); the signal routes are also
+run under ``dumpable`` isolation (what a non-root parent gets: the same uid, so signals reach),
+where the daemon is found as an orphan of the zygote and a killed reference is charged to the
+candidate (``reference_disturbed``). No assertion depends on timing."""
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from curate.score.boundary import parent
+from curate.score.defenses.integrity import check_source
+from curate.score.evaluate import evaluate_subgraph, parse_candidate, run_candidate
+from curate.score.reward import score_candidate
+from curate.score.scoring import score_curve
+from curate.score.synthetic_tasks import builtin_task_set
+
+HERE = Path(__file__).parent / "score_candidates"
+FAST = {"timing": False, "share_sandbox": True}
+ROOT = os.geteuid() == 0
+
+pytestmark = pytest.mark.skipif(not ROOT, reason="uid isolation needs a root parent (this project's machines and CI)")
+
+
+def cand(name, kind="module"):
+    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
+
+
+def kinds(row):
+    return {v.split(":")[0] for v in row["violations"]}
+
+
+def floored(row):
+    return all(d["ES_t"] == pytest.approx(0.1) and d["S_t"] == pytest.approx(0.1)
+               for conv in ("paper", "graphnet") for d in score_curve([row], 0.1, 0.1, conv))
+
+
+@pytest.fixture(scope="module")
+def subs():
+    return {s.subgraph_id: s for s in builtin_task_set()}
+
+
+@pytest.fixture(autouse=True)
+def fresh_sandboxes():
+    """Each test starts and ends with no sandbox of this process (a cheat may have killed one)."""
+    parent.close_sandboxes()
+    yield
+    parent.close_sandboxes()
+
+
+def test_candidate_sandbox_runs_as_its_own_uid_with_nothing_named(subs):
+    """The untrusted sandbox runs as ``UID_BASE + pid`` in a private folder it owns; every trusted
+    process is not dumpable; its slots are ``memfd`` files with no name in ``/dev/shm``; the row records the level."""
+    r = evaluate_subgraph(subs["softmax:0"], cand("honest_slot_twin"), FAST)
+    assert r["status"] == "ok" and r["violations"] == [] and r["isolation"] == "uid"
+    box = parent.candidate_sandbox(FAST, "shared")
+    with open(f"/proc/{box.pid}/status") as f:
+        uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+    assert uids == [str(parent.UID_BASE + box.pid)] * 4
+    assert os.stat(box._dir).st_uid == parent.UID_BASE + box.pid
+    with open(f"/proc/{box.pid}/maps") as f:
+        maps = f.read()
+    assert "memfd:passnet_slots" in maps and "/dev/shm/" not in maps  # its slots: anonymous files, no name
+    ref = parent.reference_sandbox(FAST)
+    for pid in (ref.pid, parent.zygote(FAST).proc.pid):
+        assert os.stat(f"/proc/{pid}/fd").st_uid == 0  # a non-dumpable process's /proc files are root's
+        with open(f"/proc/{pid}/status") as f:
+            assert next(line for line in f if line.startswith("Uid:")).split()[1] == "0"
+
+
+@pytest.mark.parametrize("cheat,twin,sid", [("cheat_slot_read", "honest_slot_twin", "softmax:0"),
+                                            ("cheat_request_inject", "honest_inject_twin", "gelu_tanh:0"),
+                                            ("cheat_kill_reference", "honest_kill_twin", "gelu_tanh:0")])
+def test_reaching_a_trusted_process_is_refused_and_floored(subs, cheat, twin, sid):
+    twin_row = evaluate_subgraph(subs[sid], cand(twin), FAST)
+    assert twin_row["status"] == "ok" and twin_row["violations"] == [] and twin_row["min_pass_t"] == -10
+    r = evaluate_subgraph(subs[sid], cand(cheat), FAST)
+    assert r["status"] == "violation" and "sandbox_denied" in kinds(r) and floored(r), r["violations"]
+    assert parent.reference_sandbox(FAST).alive  # nothing of the harness was touched
+
+
+def test_daemon_left_behind_is_found_and_killed(subs):
+    twin = evaluate_subgraph(subs["gelu_tanh:0"], cand("honest_daemon_twin"), FAST)
+    assert twin["status"] == "ok" and twin["violations"] == []
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand("cheat_sigstop_daemon"), FAST)
+    assert r["status"] == "violation" and "processes_started" in kinds(r) and floored(r), r["violations"]
+    held = parent._CANDIDATES[parent._key(FAST)][1]  # the cheat's sandbox (tainted: not handed out again)
+    assert held.strays(full=True)  # the daemon: another process of its uid, adopted by the zygote
+    held.close()
+    assert parent.pids_of_uid(held.uid) == set() and parent.zygote(FAST).orphans() == set()
+
+
+def test_signal_routes_under_dumpable_isolation(subs, monkeypatch):
+    """A non-root parent's level: the candidate keeps the parent's uid, so a signal reaches the
+    references. The daemon is an orphan of the zygote (``processes_started``); a killed reference
+    is charged to the candidate once it runs again without it (``reference_disturbed``); the
+    twins stay valid."""
+    monkeypatch.setattr(parent, "isolation_level", lambda: "dumpable")
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand("cheat_sigstop_daemon"), FAST)
+    assert r["isolation"] == "dumpable" and r["status"] == "violation" and "processes_started" in kinds(r) and floored(r)
+    parent.close_sandboxes()
+    cfg = {"timing": False, "static_check": False, "max_subgraphs": 2, "timeout_s": 120}
+    twin_rows, _ = run_candidate(cand("honest_kill_twin"), "builtin", cfg, log=lambda *_: None)
+    assert [r["status"] for r in twin_rows] == ["ok", "ok"]
+    rows, _ = run_candidate(cand("cheat_kill_reference"), "builtin", cfg, log=lambda *_: None)
+    hit = [r for r in rows if r["status"] == "violation"]
+    assert hit and all("reference_disturbed" in kinds(r) and floored(r) for r in hit), rows
+    assert not [r for r in rows if r["status"] == "reference_failed"]
+
+
+def test_reward_pays_the_floor_to_the_cheats_and_not_to_their_twins():
+    for cheat, twin in (("cheat_slot_read", "honest_slot_twin"), ("cheat_sigstop_daemon", "honest_daemon_twin")):
+        c = score_candidate((HERE / f"{cheat}.py").read_text(), max_subgraphs=1, cfg={"timing": False, "static_check": False})
+        t = score_candidate((HERE / f"{twin}.py").read_text(), max_subgraphs=1, cfg={"timing": False, "static_check": False})
+        assert c["valid"] is False and c["reward"] == pytest.approx(math.log10(0.1)), c
+        assert t["valid"] is True and t["reward"] > math.log10(0.1)
+
+
+TWINS = {"cheat_slot_read": "honest_slot_twin", "cheat_request_inject": "honest_inject_twin",
+         "cheat_sigstop_daemon": "honest_daemon_twin", "cheat_kill_reference": "honest_kill_twin"}
+
+
+@pytest.mark.parametrize("cheat", sorted(TWINS))
+def test_the_static_check_refuses_them_too(cheat):
+    assert {v.rule for v in check_source((HERE / f"{cheat}.py").read_text())} >= {"import"}
+    assert check_source((HERE / f"{TWINS[cheat]}.py").read_text()) == []
+
+
+@pytest.mark.parametrize("src,rule", [
+    ("import torch\nx = torch.os.system\n", "attribute: torch...os"), ("import torch\nx = torch.sys\n", "attribute: torch...sys"),
+    ("import torch\nx = torch.nn.Module.subprocess\n", "attribute: torch...subprocess"),
+    ("import numpy\nx = numpy.ctypes\n", "attribute: numpy...ctypes"), ("import torch\nx = torch._C.gc\n", "attribute: torch...gc"),
+    ("def f(m):\n    return m.inspect\n", "attribute: m...inspect"), ("def f(m):\n    return m.importlib\n", "attribute: m...importlib"),
+    ("def f(m):\n    return m.threading\n", "attribute: m...threading"), ("def f(m):\n    return m.signal\n", "attribute: m...signal"),
+    ("def f(m):\n    return m.multiprocessing\n", "attribute: m...multiprocessing"), ("def f(m):\n    return m.builtins\n", "attribute: m...builtins"),
+    ("import torch\nx = getattr(torch, 'os')\n", "name: getattr"),
+    ("import operator\nf = operator.attrgetter('os.system')\n", "attribute: operator...attrgetter"),
+    ("import operator\nf = operator.attrgetter(name)\n", "attribute: operator...attrgetter"),
+    ("import operator\nf = operator.attrgetter('a', '__globals__')\n", "attribute: operator...attrgetter"),
+    ("import operator\nf = operator.methodcaller(name)\n", "attribute: operator...methodcaller"),
+    ("import operator\nf = operator.methodcaller('__reduce__')\n", "attribute: operator...methodcaller"),
+    ("import operator\ng = operator.attrgetter\n", "attribute: operator...attrgetter"),
+    ("from operator import attrgetter\n", "name: from operator import attrgetter"),
+    ("import string\nv = string.Formatter().get_field('0.os', (1,), {})\n", "attribute: ?...get_field"),
+    ("import torch\nm = torch._utils._import_dotted_name('os')\n", "attribute: torch..._import_dotted_name"),
+    ("import pydoc\n", "import: pydoc"),
+])
+def test_static_check_refuses_forbidden_modules_as_attributes_and_string_getters(src, rule):
+    found = [str(v) for v in check_source(src)]
+    assert any(rule in f for f in found), found
+
+
+def test_static_check_allows_literal_getters_of_allowed_names():
+    assert check_source("import operator\nf = operator.attrgetter('weight.shape')\ng = operator.methodcaller('sum', 0)\n") == []
