@@ -577,6 +577,16 @@ def _run_one(model_dir, fault: str, g: dict, out_dir, key: str, clock: Clock = D
     return summ, {**r["timing"], "wall_s": round(clock() - t, 2)}
 
 
+def _worker_context() -> mp.context.BaseContext:
+    """The start method of the GRPO workers: ``fork`` where the platform has it, so a worker starts
+    with the parent's imports (torch, transformers, TRL, datasets: ~7 s CPU each when spawned) instead
+    of importing them again; ``spawn`` elsewhere. Forking is safe here because the parent has run no
+    torch op (no OpenMP pool exists to be broken) and each run sets its own threads and seeds
+    (:func:`run_grpo`), so a run's files do not depend on the start method
+    (``tests/test_proxy_fidelity.py`` compares workers 2 with a one-process run)."""
+    return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+
+
 def control_plan(gp: dict) -> dict:
     """The ``proxy.grpo`` plan of a control model: no held-out healthy seeds (a control never
     calibrates the detector) and no fix runs (the fixes are judged on the base)."""
@@ -592,7 +602,8 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     Seeds default to ``[gp['seed']]``. A seed sets the prompts, the sampling and the initial
     torch state (the fault run of seed s and the healthy run of seed s share everything up to the
     fault), so a run does not depend on which runs came before it in its process: ``gp['workers']``
-    (default 1) child processes (spawned, ``gp['threads']`` torch threads each) run the plan at once,
+    (default 1) child processes (forked where possible, :func:`_worker_context`; ``gp['threads']`` torch
+    threads each) run the plan at once,
     and the files are byte-identical to a one-process run (``tests/test_proxy_fidelity.py``).
     Writes ``out_dir/<fault>.s<seed>.jsonl`` (step rows), ``.json`` (run summary) and
     ``out_dir/summary.json`` ({"name", "runs": {run_key: summary} in plan order, "healthy_seeds",
@@ -636,7 +647,7 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
         for f, g, key in jobs:
             record(key, _run_one(model_dir, f, g, out_dir, key, clock))
     else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=mark_worker) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(), initializer=mark_worker) as pool:
             futs = {pool.submit(_run_one, model_dir, f, g, out_dir, key): (f, g, key) for f, g, key in jobs}
             for fut in as_completed(futs):
                 f, g, key = futs[fut]
