@@ -74,7 +74,7 @@ def keep_count(num_experts: int, ratio: float, top_k: int, n_group: int = 1, new
     return k
 
 
-def _check_kept(kept: Sequence[int], num_experts: int, n_group: int, name: str, top_k: int = 1,
+def _check_kept(kept: Sequence[int], num_experts: int, n_group: int, name: str, top_k: int,
                 topk_group: int | None = None) -> list[int]:
     kept = sorted(int(i) for i in kept)
     if len(set(kept)) != len(kept) or not kept or kept[0] < 0 or kept[-1] >= num_experts:

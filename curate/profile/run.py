@@ -140,7 +140,7 @@ def audit_sample(keys: list, share: float, seed: int) -> set:
     return set(random.Random(seed).sample(sorted(keys), k))
 
 
-def run_plan(hashes: list[str], runs: int, agreement_size: int, stress_run: bool, seed: int = 0) -> list[dict]:
+def run_plan(hashes: list[str], runs: int, agreement_size: int, stress_run: bool, seed: int) -> list[dict]:
     """``[{run, hashes, stress}]``: run 0 on all; runs 1 (quiet) and 2 (stressed, when
     ``stress_run``) on the first ``agreement_size`` hashes of a seeded shuffle."""
     sub = sorted(random.Random(seed).sample(sorted(hashes), min(agreement_size, len(hashes))))
