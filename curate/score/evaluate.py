@@ -52,6 +52,7 @@ import math
 import os
 import random
 import time
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ import pyarrow as pa
 
 from curate.score.boundary.child import run_children
 from curate.score.boundary.parent import isolation_level
-from curate.score.config import ScoreConfig, ScoreRevalidateConfig, run_config
+from curate.score.config import Reference, ScoreConfig, ScoreRevalidateConfig, run_config
 from curate.score.defenses.checks import (  # noqa: F401  (re-exported: the public API of the scorer)
     FRESH_CHECK_LEVEL,
     FRESH_MARGIN,
@@ -139,7 +140,7 @@ RETIMED_FIELDS = ("speedup_vs_dynamo", "speedup_vs_dynamo_ci_low", "speedup_vs_d
                   "speedup_ci_high", "dynamo_ms")
 """Fields a re-timing in a fresh process replaces besides ``speedup``."""
 
-REFERENCES = ("eager", "dynamo")
+REFERENCES: tuple[str, ...] = typing.get_args(Reference)  # ("eager", "dynamo"): one home, the config's Literal
 """The two references a candidate is scored against: ``eager`` (speedup = eager / candidate,
 PassNet's and GraphNet's figure) and ``dynamo`` (speedup = Dynamo-only / candidate, where
 Dynamo-only is ``torch.compile(backend="eager")``: guards and wrapper, no code generation)."""
