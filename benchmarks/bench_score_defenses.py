@@ -68,7 +68,17 @@ def defense_costs() -> dict:
     """The per-defense figures (module docstring)."""
     import torch
 
-    from curate.score.boundary.parent import Sandbox, SharedSlots, bind, close_sandboxes, graph_payload, host_copy_bandwidth, isolation_level, leaf_specs, zygote
+    from curate.score.boundary.parent import (
+        Sandbox,
+        SharedSlots,
+        bind,
+        close_sandboxes,
+        graph_payload,
+        host_copy_bandwidth,
+        isolation_level,
+        leaf_specs,
+        zygote,
+    )
     from curate.score.defenses.integrity import check_source
     from curate.score.synthetic_tasks import builtin_task_set
 

@@ -10,10 +10,12 @@ sandbox that dies, runs past the subgraph's ``timeout_s`` or above the resident-
 
 A failure of the **reference** or the **Dynamo-only** sandbox (the harness's), or of any sandbox
 before the eager reference outputs exist (``phase("reference")``), while the sandbox of an
-untrusted candidate (``module:`` / ``pass:``) of this run is started is **charged to that
-candidate** when the reference runs again once the candidate's processes are killed
-(:func:`reference_runs_alone`): a ``reference_disturbed`` violation row, the floor b at every t
-(the candidate killed, stopped or starved the reference). Otherwise, and for any failure of the
+untrusted candidate (``module:`` / ``pass:``) of this run is started, and that failure is one
+only a signal or a process of the candidate explains (the harness's sandbox died (``crash``), was
+found stopped (state ``T``), or the candidate had processes outside its sandbox), is **charged to
+that candidate** when the reference runs again once the candidate's processes are killed
+(:func:`reference_runs_alone`): a ``reference_disturbed`` violation row, the floor b at every t.
+(A timeout or a memory-cap kill of the reference alone is the load's or the graph's, as before.) Otherwise, and for any failure of the
 ``eager`` candidate, it is the harness's reference failing, not the candidate: ``error_class``
 is prefixed ``reference_failed:`` (:func:`curate.score.evaluate.run_candidate` makes it a
 ``reference_failed`` row, out of the scores). The candidate sandbox is closed (with every process
@@ -27,7 +29,14 @@ from typing import Any, Callable
 
 import torch
 
-from curate.score.boundary.parent import SandboxFailure, candidate_started, close_candidate, isolation_level, mem_cap_bytes  # noqa: F401  (mem_cap_bytes: public here before)
+from curate.score.boundary.parent import (  # noqa: F401  (mem_cap_bytes: public here before)
+    SandboxFailure,
+    candidate_leftovers,
+    candidate_started,
+    close_candidate,
+    isolation_level,
+    mem_cap_bytes,
+)
 from curate.score.defenses.checks import SCORE_CODE_VERSION, UNTRUSTED_KINDS, candidate_key, evaluate_subgraph, retime_subgraph
 from curate.score.spec import Candidate, load_task_set, parse_candidate
 from curate.tolerance import ERROR_ACCURACY
@@ -103,8 +112,11 @@ def _run(cand: Candidate, subs: dict, ids: list[str], cfg: dict, mode: str, log:
             harness = exc.role in ("reference", "dynamo") or (mode == "eval" and not state["ref_done"])
             who = candidate_key(cand, cfg, mode)
             if cand.kind in UNTRUSTED_KINDS and harness and candidate_started(cfg, who):
+                # a trusted process died, was stopped, or timed out while the candidate had processes
+                # outside its own: what only a signal or a daemon does (a timeout alone is the load's)
+                touched = exc.cls == "crash" or exc.state in ("T", "t") or bool(candidate_leftovers(cfg))
                 close_candidate(cfg)  # kill the candidate's processes, then ask the reference again
-                if reference_runs_alone(subs[sid], cfg):
+                if touched and reference_runs_alone(subs[sid], cfg):
                     log(f"  {cand.name}: {sid}: reference_disturbed ({exc.role} sandbox: {exc})")
                     res = disturbed_row(cand, subs[sid], exc)
                     results[sid] = res

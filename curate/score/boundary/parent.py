@@ -144,11 +144,13 @@ class SandboxFailure(RuntimeError):
     Attributes:
         cls: ``timeout`` | ``oom`` | ``crash``. role: ``candidate`` | ``reference`` | ``dynamo`` (the
         sandbox's label: the Dynamo-only sandbox runs in role ``candidate`` but is the harness's).
+        state: the process's state letter (``/proc/<pid>/stat``) when it was found failed, before
+        it was killed (``T``: stopped by a signal; None: already gone).
     """
 
-    def __init__(self, message: str, cls: str, role: str):
+    def __init__(self, message: str, cls: str, role: str, state: str | None = None):
         super().__init__(message)
-        self.cls, self.role = cls, role
+        self.cls, self.role, self.state = cls, role, state
 
 
 def rss_bytes(pid: int) -> int | None:
@@ -426,8 +428,9 @@ class Sandbox:
             raise self._fail(f"{self.label} sandbox died (exit code {self.proc.poll()})", "crash") from exc
 
     def _fail(self, why: str, cls: str) -> SandboxFailure:
+        state = _state(self.pid)
         self.kill()
-        return SandboxFailure(why, cls, self.label)
+        return SandboxFailure(why, cls, self.label, state)
 
     def _recv(self, deadline: float) -> dict:
         watched = 0.0
@@ -506,9 +509,11 @@ class Sandbox:
 
 
 class SharedSlots:
-    """An anonymous shared-memory file (``memfd_create``, descriptor :attr:`fd`) the parent owns, holding ``n_sets`` sets of leaves with the given
-    specs; ``views[k][j]`` is the parent's tensor of leaf ``j`` of set ``k`` (None for a
-    non-tensor leaf); ``message()`` is what a sandbox needs to map the same slots.
+    """An anonymous shared-memory file (``memfd_create``: no name in any folder; descriptor
+    :attr:`fd`) the parent owns, holding ``n_sets`` sets of leaves with the given specs;
+    ``views[k][j]`` is the parent's tensor of leaf ``j`` of set ``k`` (None for a non-tensor leaf);
+    ``message()`` and :attr:`fd` are what a sandbox needs to map the same slots (:func:`bind`
+    passes the descriptor to that sandbox only).
 
     Args:
         specs: per leaf ``("tensor", dtype_name, shape)`` or ``("const", value)``.
@@ -693,11 +698,15 @@ def reference_sandbox(cfg: dict) -> Sandbox:
     return box
 
 
-def reference_found_dead(cfg: dict) -> bool:
-    """Whether the reference sandbox held for ``cfg`` exists and is no longer alive (it died
-    between two requests: nothing of the harness kills it there)."""
-    box = _REFERENCES.get(_key(cfg))
-    return box is not None and not box.alive
+def harness_found_dead(cfg: dict) -> str | None:
+    """``reference`` / ``dynamo`` when that trusted sandbox held for ``cfg`` exists and is no longer
+    alive (it died between two requests: nothing of the harness kills it there); else None."""
+    k = _key(cfg)
+    box = _REFERENCES.get(k)
+    if box is not None and not box.alive:
+        return "reference"
+    held = _DYNAMOS.get(k)
+    return "dynamo" if held is not None and not held[1].alive else None
 
 
 def candidate_sandbox(cfg: dict, who: str, untrusted: bool = True) -> Sandbox:
@@ -723,6 +732,13 @@ def candidate_started(cfg: dict, who: str) -> bool:
     :func:`close_candidate` (its code may have run, and may still run: its process or what it left)."""
     held = _CANDIDATES.get(_key(cfg))
     return held is not None and held[0] == who and held[1].untrusted
+
+
+def candidate_leftovers(cfg: dict) -> set[int]:
+    """Processes the held untrusted candidate sandbox left outside itself now
+    (:meth:`Sandbox.strays` with the uid scan); empty when none is held."""
+    held = _CANDIDATES.get(_key(cfg))
+    return held[1].strays(full=True) if held is not None and held[1].untrusted else set()
 
 
 def close_candidate(cfg: dict) -> None:

@@ -53,10 +53,10 @@ from curate.score.boundary.parent import (
     candidate_started,
     dynamo_sandbox,
     graph_payload,
+    harness_found_dead,
     host_copy_bandwidth,
     host_flop_peak,
     leaf_specs,
-    reference_found_dead,
     reference_sandbox,
 )
 from curate.score.config import run_config
@@ -215,8 +215,9 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         graph = graph_payload(gm)
     except Exception as exc:  # noqa: BLE001 - the harness's reference failed: out of every candidate's scores
         return _reference_failed(row, exc)
-    if cand.kind in UNTRUSTED_KINDS and reference_found_dead(cfg) and candidate_started(cfg, candidate_key(cand, cfg)):
-        raise SandboxFailure("the reference sandbox was found dead before this subgraph", "crash", "reference")
+    dead = harness_found_dead(cfg) if cand.kind in UNTRUSTED_KINDS else None
+    if dead and candidate_started(cfg, candidate_key(cand, cfg)):
+        raise SandboxFailure(f"the {dead} sandbox was found dead before this subgraph", "crash", dead)
     ref = reference_sandbox(cfg)
     run = _Run(ref, deadline)
     in_specs = leaf_specs(inputs0)
