@@ -19,6 +19,12 @@ module's folder up to its package, else the one file of that name in the package
 found so is followed like an imported module. String values of the params blocks a stage reads that
 name such a file (``score.candidates``: ``module:curate/score/candidates/broken_backend.py``) count
 too. Each of those files must be a dep of the stage as well.
+
+A stage's ``params:`` must cover the params its code reads (:func:`params_reads`): the dotted paths
+named by literal (``Cfg.from_params(x, "curate.profile")``, ``load_params(f, "curate").get("profile")``)
+in the functions reachable from the command's ``run`` / ``main``, and the keys read from a params
+mapping followed through names, calls and ``self`` attributes (:class:`ParamsFlow`: the proxy stages
+pass the ``proxy`` block around as a mapping). A declared block covers every path under it.
 """
 
 from __future__ import annotations
@@ -305,6 +311,314 @@ def test_check_params_names_the_families_with_a_config() -> None:
     assert families(cmd) == families(doc)
     assert all((ROOT / f / "config.py").is_file() for f in families(cmd))
     assert not (ROOT / "dedupe" / "config.py").exists() and "dedupe" not in families(doc)
+
+
+# --- params reads ---------------------------------------------------------------------------------
+
+_FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
+_INDEX: dict[str, tuple] = {}
+
+
+def module_index(mod: str) -> tuple[dict[str, ast.AST], dict[str, tuple]]:
+    """``(defs, names)`` of project module ``mod``: its top-level functions and classes by name, and
+    each imported name -> ``("mod", module)`` or ``("attr", module, name)``."""
+    if mod not in _INDEX:
+        path = module_file(mod)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        defs = {n.name: n for n in tree.body if isinstance(n, (*_FUNC, ast.ClassDef))}
+        names: dict[str, tuple] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+                for a in node.names:
+                    full = f"{base}.{a.name}"
+                    names[a.asname or a.name] = ("mod", full) if module_file(full) else ("attr", base, a.name)
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    names[a.asname or a.name.split(".")[0]] = ("mod", a.name if a.asname else a.name.split(".")[0])
+        _INDEX[mod] = (defs, names)
+    return _INDEX[mod]
+
+
+def _project(mod: str) -> bool:
+    return mod.split(".")[0] in PACKAGES and module_file(mod) is not None
+
+
+def function_def(mod: str, name: str) -> ast.AST | None:
+    """The definition of function ``name`` (``f`` or ``Cls.method``) in module ``mod``, else None."""
+    defs = module_index(mod)[0]
+    head, _, meth = name.partition(".")
+    node = defs.get(head)
+    if not meth:
+        return node if isinstance(node, _FUNC) else None
+    if isinstance(node, ast.ClassDef):
+        return next((st for st in node.body if isinstance(st, _FUNC) and st.name == meth), None)
+    return None
+
+
+def resolve_call(mod: str, func: ast.expr) -> tuple[str, str] | None:
+    """``(module, function)`` of the project function (a class: its ``__init__``) that a call's
+    ``func`` in module ``mod`` names (``f``, ``imported_f``, ``module.f``), else None."""
+    defs, names = module_index(mod)
+    target = None
+    if isinstance(func, ast.Name):
+        if func.id in defs:
+            target = (mod, func.id)
+        else:
+            r = names.get(func.id)
+            if r and r[0] == "attr" and _project(r[1]):
+                target = (r[1], r[2])
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        r = names.get(func.value.id)
+        if r and r[0] == "mod" and _project(r[1]):
+            target = (r[1], func.attr)
+    if target is None:
+        return None
+    if function_def(*target) is not None:
+        return target
+    if function_def(target[0], f"{target[1]}.__init__") is not None:
+        return target[0], f"{target[1]}.__init__"
+    return None
+
+
+def _str(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _key(node: ast.AST) -> tuple[str | None, ast.AST | None]:
+    """``("k", X)`` of ``X["k"]`` or ``X.get("k", ...)``, else ``(None, None)``."""
+    if isinstance(node, ast.Subscript):
+        return _str(node.slice), node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        return _str(node.args[0]), node.func.value
+    return None, None
+
+
+_RETURNS: dict[tuple[str, str], str | None] = {}
+_SELF: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def returned_block(mod: str, name: str) -> str | None:
+    """The params path function ``name`` of ``mod`` returns a mapping of (``load_proxy_params``:
+    ``proxy``), else None."""
+    if (mod, name) not in _RETURNS:
+        _RETURNS[(mod, name)] = None
+        f = function_def(mod, name)
+        for node in ast.walk(f):
+            if isinstance(node, ast.Return) and node.value is not None:
+                path = ParamsFlow(mod, f).path(node.value)
+                if path:
+                    _RETURNS[(mod, name)] = path
+                    break
+    return _RETURNS[(mod, name)]
+
+
+class ParamsFlow:
+    """The params paths one function reads, following params mappings (``handles``) by name.
+
+    A handle is ``load_params(f, "block")`` (not indexed in place), the return value of a function
+    that returns one (:func:`returned_block`), ``h["k"]`` / ``h.get("k")`` of a handle (path + ``.k``),
+    ``dict(h, ...)`` / ``x_params(h)`` (a normaliser: same path), ``h or {}``, a name or ``self.x``
+    assigned one, or a parameter a caller passed one to. A read is a handle used other than by
+    indexing it further, passing it to a project function (followed: :meth:`run` returns the
+    calls), ``dict`` or ``from_params``, or assigning it."""
+
+    def __init__(self, mod: str, func: ast.AST, bound: dict[str, str] | None = None, cls: str | None = None):
+        self.mod, self.func, self.vars, self.cls = mod, func, dict(bound or {}), cls
+        self.parent = {id(c): n for n in ast.walk(func) for c in ast.iter_child_nodes(n)}
+
+    def path(self, e: ast.AST) -> str | None:
+        if isinstance(e, ast.Name):
+            return self.vars.get(e.id) if isinstance(e.ctx, ast.Load) else None
+        if isinstance(e, ast.BoolOp):
+            return self.path(e.values[0])
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" and self.cls:
+            return _SELF.get((self.mod, self.cls), {}).get(e.attr) if isinstance(e.ctx, ast.Load) else None
+        k, inner = _key(e)
+        if k is not None:
+            h = self.path(inner)
+            return f"{h}.{k}" if h else None
+        if isinstance(e, ast.Call):
+            fn = e.func.attr if isinstance(e.func, ast.Attribute) else getattr(e.func, "id", None)
+            if fn == "load_params" and len(e.args) > 1 and _str(e.args[1]):
+                return _str(e.args[1])
+            if fn == "dict" and e.args:
+                return self.path(e.args[0])
+            r = resolve_call(self.mod, e.func)
+            if r is not None:
+                if r[1].endswith("_params") and e.args and self.path(e.args[0]):
+                    return self.path(e.args[0])
+                return returned_block(*r)
+        return None
+
+    def _assign(self) -> None:
+        for _ in range(2):  # an assignment may read a name assigned further down (loops)
+            for node in ast.walk(self.func):
+                if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                    continue
+                t, h = node.targets[0], self.path(node.value)
+                if h and isinstance(t, ast.Name):
+                    self.vars[t.id] = h
+                elif h and isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" and self.cls:
+                    _SELF.setdefault((self.mod, self.cls), {})[t.attr] = h
+                elif isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    for tt, v in zip(t.elts, node.value.elts):
+                        if isinstance(tt, ast.Name) and self.path(v):
+                            self.vars[tt.id] = self.path(v)
+
+    def _passed(self, node: ast.AST) -> bool:
+        p = self.parent.get(id(node))
+        if (isinstance(p, ast.Subscript) and p.value is node) or (isinstance(p, ast.Attribute) and p.value is node) \
+                or (isinstance(p, ast.Assign) and p.value is node) or isinstance(p, ast.Tuple) \
+                or (isinstance(p, ast.BoolOp) and p.values[0] is node):
+            return True
+        if isinstance(p, ast.keyword):
+            p = self.parent.get(id(p))
+        elif not (isinstance(p, ast.Call) and node in p.args):
+            return False
+        fn = p.func.attr if isinstance(p.func, ast.Attribute) else getattr(p.func, "id", None)
+        return fn in ("dict", "from_params") or resolve_call(self.mod, p.func) is not None
+
+    def run(self) -> tuple[set[str], list[tuple[str, str, tuple]]]:
+        """``(reads, calls)``: the params paths read here, and ``(module, function, bound handles)``
+        of the project calls that receive a handle."""
+        self._assign()
+        reads, calls = set(), []
+        for node in ast.walk(self.func):
+            if isinstance(node, ast.Call) and (r := resolve_call(self.mod, node.func)) is not None:
+                a = function_def(*r).args
+                names = [p.arg for p in a.posonlyargs + a.args][1 if "." in r[1] else 0:]
+                bound = {names[i]: h for i, x in enumerate(node.args) if i < len(names) and (h := self.path(x))}
+                bound.update({k.arg: h for k in node.keywords if k.arg and (h := self.path(k.value))})
+                if bound:
+                    calls.append((r[0], r[1], tuple(sorted(bound.items()))))
+            if isinstance(node, (ast.Name, ast.Subscript, ast.Call, ast.Attribute)) and not self._passed(node):
+                h = self.path(node)
+                if h:
+                    reads.add(h)
+        return reads, calls
+
+
+def _entry_functions(entries: list[str]) -> list[tuple[str, str]]:
+    return [(m, n) for m in entries for n in ("run", "main") if function_def(m, n) is not None]
+
+
+def typed_reads(entries: list[str]) -> set[str]:
+    """Params paths named by literal in the functions reachable from the entries' ``run`` / ``main``
+    (a reference to a project function or class reaches it, ``self.m`` reaches the classes with
+    such a method): ``Cfg.from_params(x, "a.b")`` and ``load_params(f, "a").get("b")`` -> ``a.b``."""
+    todo = list(_entry_functions(entries))
+    seen: set[tuple[str, str]] = set()
+    out: set[str] = set()
+    while todo:
+        m, n = todo.pop()
+        if (m, n) in seen:
+            continue
+        seen.add((m, n))
+        defs, names = module_index(m)
+        node = defs[n]
+        for x in ast.walk(node):
+            if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load):
+                r = names.get(x.id)
+                if x.id in defs:
+                    todo.append((m, x.id))
+                elif r and r[0] == "attr" and _project(r[1]) and r[2] in module_index(r[1])[0]:
+                    todo.append((r[1], r[2]))
+            elif isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name):
+                r = names.get(x.value.id)
+                if r and r[0] == "mod" and _project(r[1]) and x.attr in module_index(r[1])[0]:
+                    todo.append((r[1], x.attr))
+                elif x.value.id == "self":
+                    todo += [(m, c) for c, d in defs.items() if isinstance(d, ast.ClassDef)
+                             and any(isinstance(st, _FUNC) and st.name == x.attr for st in d.body)]
+            if isinstance(x, ast.Call):
+                fn = x.func.attr if isinstance(x.func, ast.Attribute) else getattr(x.func, "id", None)
+                if fn == "from_params":
+                    path = _str(x.args[1]) if len(x.args) > 1 else next((_str(k.value) for k in x.keywords if k.arg == "path"), None)
+                    if path:
+                        out.add(path)
+                elif fn == "load_params" and len(x.args) > 1 and _str(x.args[1]):
+                    parent = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}.get(id(x))
+                    if isinstance(parent, ast.Attribute) and parent.attr == "get":
+                        call = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}.get(id(parent))
+                        if isinstance(call, ast.Call) and call.args and _str(call.args[0]):
+                            out.add(f"{_str(x.args[1])}.{_str(call.args[0])}")
+    return out
+
+
+def flow_reads(entries: list[str]) -> set[str]:
+    """Params paths read through mappings (:class:`ParamsFlow`) from the entries' ``run`` / ``main``;
+    a class's ``__init__`` that receives a handle brings in its other methods (``self.x`` handles)."""
+    todo = [(m, n, ()) for m, n in _entry_functions(entries)]
+    seen: set = set()
+    out: set[str] = set()
+    while todo:
+        item = todo.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        m, n, bound = item
+        cls = n.split(".")[0] if "." in n else None
+        reads, calls = ParamsFlow(m, function_def(m, n), dict(bound), cls).run()
+        out |= reads
+        todo += calls
+        if n.endswith(".__init__"):
+            todo += [(m, f"{cls}.{st.name}", ()) for st in module_index(m)[0][cls].body
+                     if isinstance(st, _FUNC) and st.name != "__init__"]
+    return out
+
+
+def params_reads(cmd: str) -> set[str]:
+    """The params paths (dotted) the code of stage command ``cmd`` reads: :func:`typed_reads` and
+    :func:`flow_reads` from its entry modules (:func:`stage_entries`)."""
+    entries = stage_entries(cmd)
+    return typed_reads(entries) | flow_reads(entries)
+
+
+def params_covered(path: str, declared: list[str]) -> bool:
+    """A read of ``path`` is declared: ``path`` or a block above it is in the stage's ``params``."""
+    return any(path == d or path.startswith(d + ".") for d in declared)
+
+
+@pytest.mark.parametrize("name,cmd,deps", stages(), ids=[s[0] for s in stages()])
+def test_stage_declares_the_params_its_code_reads(name: str, cmd: str, deps: list[str]) -> None:
+    if "params.yaml" in deps:  # the whole file is a dep (check_params validates every block)
+        return
+    cmd = " ".join(w for w in cmd.split() if "${" not in w)
+    missing = sorted(p for p in params_reads(cmd) if not params_covered(p, stage_params(name)))
+    assert not missing, f"stage {name}: its code reads params it does not declare under params: in dvc.yaml: {missing}"
+
+
+def test_params_reads_known_values() -> None:
+    """Known right values: the profile stage reads ``curate.profile`` (``ProfileConfig.from_params``)
+    and no other wing's block; proxy_control reads ``proxy.eval`` through ``build_control`` ->
+    ``run_prune`` (``params["eval"]`` of the mapping ``load_proxy_params`` returned), so a params list
+    without it is reported; proxy_cost reads ``proxy.fidelity.device_memory_gb`` through
+    ``write_cost``'s ``(fidelity_params or {}).get(...)``."""
+    assert params_reads("python -m curate profile") == {"curate.profile"}
+    name, cmd, _ = next(s for s in stages() if s[0] == "proxy_control")
+    reads = params_reads(" ".join(w for w in cmd.split() if "${" not in w))
+    assert "proxy.eval.batch_size" in reads and "proxy.fidelity.controls.seed" in reads
+    assert not all(params_covered(p, [d for d in stage_params(name) if d != "proxy.eval"]) for p in reads)
+    assert "proxy.fidelity.device_memory_gb" in params_reads("python -m proxy_artifacts cost")
+
+
+def test_params_flow_follows_a_mapping(tmp_path: Path) -> None:
+    """On synthetic source: a block loaded whole, indexed through names, ``or {}``, ``dict(...)``
+    and a chained ``.get``; a record's key that is no params mapping is not a read."""
+    src = ("def run(args):\n"
+           "    prm = load_params(args.params, 'proxy')\n"
+           "    ep = dict(prm['eval'], x=1)\n"
+           "    n = ep['batch_size'] + (prm.get('grpo') or {}).get('seed', 0)\n"
+           "    rec = {'base': 1}\n"
+           "    return rec['base'] + n\n")
+    func = ast.parse(src).body[0]
+    reads, calls = ParamsFlow("proxy_artifacts.commands.stats", func).run()
+    assert reads == {"proxy.eval.batch_size", "proxy.grpo.seed"} and calls == []
 
 
 def code_deps(files: set[Path]) -> list[str]:
