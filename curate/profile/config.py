@@ -42,28 +42,20 @@ def _default(name: str, value: Any) -> Any:
 @dataclass(frozen=True)
 class ProtocolTimingConfig(TimingConfig):
     """``curate.profile.timing``: the full protocol. A key the block leaves out takes the default
-    here (the profile's), not TimingConfig's own (the scorer's)."""
+    here (the profile's), else TimingConfig's; only the profile's own values are written here."""
 
-    warmup: int = _default("warmup", 3)
     trials: int = _default("trials", 100)
-    min_trials: int = _default("min_trials", 20)
-    check_every: int = _default("check_every", 5)
-    min_trial_ms: float = _default("min_trial_ms", 10.0)
     retries: int = _default("retries", 1)
     gate: Literal["iqr", "ci"] = _default("gate", "ci")
     stop: Literal["decided", "label"] = _default("stop", "label")
-    max_ci_width: float = _default("max_ci_width", 0.1)
-    min_effect: float = _default("min_effect", 0.05)
-    ci_level: float = _default("ci_level", 0.95)
-    n_boot: int = _default("n_boot", 1000)
     max_variant_s: float | None = _default("max_variant_s", 10.0)
     clock: Literal["thread_cpu", "wall"] = _default("clock", "thread_cpu")
 
 
 @dataclass(frozen=True)
-class ScreenTimingConfig(TimingConfig):
-    """``curate.profile.screen_timing``: the screen (few trials, no re-measurement); a key the block
-    leaves out takes the default here."""
+class ScreenTimingConfig(ProtocolTimingConfig):
+    """``curate.profile.screen_timing``: the full protocol's gate, stop rule and clock with few trials
+    and no re-measurement; a key the block leaves out takes the default here."""
 
     warmup: int = _default("warmup", 1)
     trials: int = _default("trials", 6)
@@ -71,27 +63,20 @@ class ScreenTimingConfig(TimingConfig):
     check_every: int = _default("check_every", 1)
     min_trial_ms: float = _default("min_trial_ms", 5.0)
     retries: int = _default("retries", 0)
-    gate: Literal["iqr", "ci"] = _default("gate", "ci")
-    stop: Literal["decided", "label"] = _default("stop", "label")
-    max_ci_width: float = _default("max_ci_width", 0.1)
-    min_effect: float = _default("min_effect", 0.05)
-    ci_level: float = _default("ci_level", 0.95)
     n_boot: int = _default("n_boot", 500)
     max_variant_s: float | None = _default("max_variant_s", 2.0)
     cap_min_trials: int = _default("cap_min_trials", 3)
-    clock: Literal["thread_cpu", "wall"] = _default("clock", "thread_cpu")
 
 
 @dataclass(frozen=True)
 class CudaTimingConfig(TimingConfig):
-    """``curate.profile.cuda_timing``: the CUDA path (PassBench's 25 warm-ups / 100 trials); a key
-    the block leaves out takes the default here."""
+    """``curate.profile.cuda_timing``: the CUDA path (PassBench's 25 warm-ups / 100 trials, wall
+    clock); a key the block leaves out takes the default here."""
 
     warmup: int = _default("warmup", 25)
     trials: int = _default("trials", 100)
     min_trials: int = _default("min_trials", 100)
     l2_flush_mb: float = _default("l2_flush_mb", 64.0)
-    clock: Literal["thread_cpu", "wall"] = _default("clock", "wall")
 
 
 @dataclass(frozen=True)
