@@ -62,22 +62,9 @@ OWNED_ELSEWHERE: dict[tuple[str, str], str] = {}
 
 def knob_names() -> set[str]:
     """Names of every knob and block of every registered config (nested blocks included)."""
-    import passnet_common.summary  # noqa: F401, PLC0415  (registers the core's `summary` block)
-
-    for fam in FAMILIES:
-        importlib.import_module(f"{fam}.config")
     names: set[str] = set(C.CONFIGS)
-
-    def walk(cls: type) -> None:
-        hints = typing.get_type_hints(cls)
-        for f in dataclasses.fields(cls):
-            names.add(f.name)
-            sub = C._config_type(hints[f.name]) or C._list_item_config(hints[f.name])
-            if sub is not None:
-                walk(sub)
-
-    for cls in C.CONFIGS.values():
-        walk(cls)
+    for cls in config_classes():
+        names.update(f.name for f in dataclasses.fields(cls))
     return names
 
 
@@ -199,8 +186,11 @@ OWNED_ELSEWHERE_DEFAULTS = {
 
 def config_classes() -> set[type]:
     """Every registered config class, nested ones and their dataclass bases (``TimingConfig`` under
-    ``ProtocolTimingConfig``)."""
-    knob_names()  # imports every family's config
+    ``ProtocolTimingConfig``); every family's config imported first."""
+    import passnet_common.summary  # noqa: F401, PLC0415  (registers the core's `summary` block)
+
+    for fam in FAMILIES:
+        importlib.import_module(f"{fam}.config")
     out: set[type] = set()
 
     def walk(cls: type) -> None:
