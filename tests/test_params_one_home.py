@@ -133,8 +133,9 @@ NOT_KNOBS = {
     ("extract/capture/retry.py", "sig", "_exception_chain(limit)"): "causes followed in a message, not catalog.limit",
     ("extract/capture/synth.py", "sig", "size2(default)"): "an image side when a config names none, not a knob",
     ("extract/runs/coverage.py", "sig", "run_coverage(capture)"): "a switch of the coverage run, not the extract.capture block",
-    ("extract/capture/completeness.py", "sig", "assess_completeness(meta)"): "a second home of extract.capture.meta? its "
-                                                                             "one caller passes it; " + _EXTRACT_BYTES,
+    ("extract/capture/completeness.py", "sig", "assess_completeness(meta)"): ("whether the graphs ran on meta tensors "
+                                                                              "(the caller measures it), not the "
+                                                                              "extract.capture.meta switch"),
     ("extract/runs/executor.py", "sig", "run_ray(workers)"): "extract.workers' second home; " + _EXTRACT_BYTES,
     ("extract/sources/graphnet.py", "sig", "capture_sample(timeout_s)"): ("a GraphNet sample's capture child (its "
                                                                            "CLI, not the extract stage's timeout_s); " + _EXTRACT_BYTES),
