@@ -160,3 +160,33 @@ def test_static_check_refuses_forbidden_modules_as_attributes_and_string_getters
 
 def test_static_check_allows_literal_getters_of_allowed_names():
     assert check_source("import operator\nf = operator.attrgetter('weight.shape')\ng = operator.methodcaller('sum', 0)\n") == []
+
+
+@pytest.mark.parametrize("cls,state,left,alone,charged", [
+    ("timeout", "S", set(), True, False),  # the load's: a slow reference, nothing of the candidate outside it
+    ("oom", "R", set(), True, False),  # the graph's: the reference above the memory cap
+    ("timeout", "T", set(), True, True),  # found stopped: only a signal does that
+    ("timeout", "S", {12345}, True, True),  # the candidate had a process outside its sandbox
+    ("crash", None, set(), True, True),  # the reference died between or during requests
+    ("crash", None, set(), False, False),  # ... and dies again with no candidate alive: the harness's
+])
+def test_which_harness_failures_are_charged_to_the_candidate(monkeypatch, cls, state, left, alone, charged):
+    """The rule of :mod:`curate.score.boundary.child` on a failure of the reference sandbox while an
+    untrusted candidate's sandbox is started (no process started: the sandboxes are stand-ins)."""
+    from curate.score.boundary import child
+    from curate.score.boundary.parent import SandboxFailure
+
+    def fail(*_a, **_k):
+        raise SandboxFailure("the reference failed", cls, "reference", state)
+
+    monkeypatch.setattr(child, "evaluate_subgraph", fail)
+    monkeypatch.setattr(child, "candidate_started", lambda cfg, who: True)
+    monkeypatch.setattr(child, "candidate_leftovers", lambda cfg: set(left))
+    monkeypatch.setattr(child, "close_candidate", lambda cfg: None)
+    monkeypatch.setattr(child, "reference_runs_alone", lambda sub, cfg: alone)
+    res = child.run_children(cand("honest_kill_twin"), "builtin", False, ["softmax:0"], {"timing": False}, "eval",
+                             log=lambda *_: None)["softmax:0"]
+    if charged:
+        assert res["status"] == "violation" and "reference_disturbed" in kinds(res) and floored(res)
+    else:
+        assert isinstance(res, tuple) and res[2] == f"reference_failed:{cls}"

@@ -12,7 +12,7 @@ factor b at every level (``no_match: floor``). The work is split by concern:
   replaced (crash = code 2, or ``reference_failed``);
 * :mod:`curate.score.defenses.checks` — one subgraph: reference, candidate build / call, the integrity
   checks, RNG subgraphs, threads and processes, the roofline;
-* :mod:`curate.score.defenses.clock` — timing with fresh inputs per call and checked timed outputs;
+* :mod:`curate.score.defenses.clock` — timing with fresh inputs per trial and checked timed outputs;
 * :mod:`curate.score.defenses.dispatch_guard` — PassNet's dispatch guard for pass replacements (option);
 * :mod:`curate.score.trajectories` — the ``trajectories`` table; :func:`curate.score.reward.score_candidate`, the reward
   function for an RL loop; :mod:`curate.score.scoring` — S_t, ES_t and the aggregate score AS.

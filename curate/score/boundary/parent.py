@@ -7,8 +7,9 @@ Design (``docs/scoring.md``, "The trust boundary"). Four processes per candidate
   (``time.perf_counter_ns`` here, around each request);
 * a **reference** sandbox (:mod:`curate.score.boundary.sandbox`, role ``reference``, trusted): the eager
   graph;
-* a **candidate** sandbox (role ``candidate``): the candidate's code, the graph, the input and
-  output slots, and nothing of the evaluator (a test lists its ``sys.modules``);
+* a **candidate** sandbox (role ``candidate``): the candidate's code, the graph, its own input and
+  output slots, and nothing of the evaluator (a test lists its ``sys.modules``); untrusted for a
+  ``module:`` / ``pass:`` candidate (below);
 * a **Dynamo-only** sandbox (:func:`dynamo_sandbox`): the Dynamo-only reference
   (``torch.compile(backend="eager")``) run *as a candidate*: the same script in role
   ``candidate``, started, set up, loaded (``backend:eager``), bound to slots of the same sizes and
@@ -23,38 +24,55 @@ request (a few ms instead of an interpreter start and those imports, seconds per
 loaded machine); each forked sandbox keeps only its two pipe ends and gets the same ``setup``
 request as a spawned one, so the sandboxes' roles, set-up, baselines and requests are those of
 spawned ones (a sandbox the zygote cannot fork is spawned). Each candidate sandbox serves one
-candidate for all its subgraphs (re-timing and re-validation get a fresh one); the reference
-sandbox serves every candidate.
+candidate for all its subgraphs (re-timing and re-validation get a fresh one; it is closed when
+its candidate's run ends); the reference sandbox serves every candidate.
 
-What crosses: the graph (pickled by the parent) and requests go in on a pipe; inputs go in
-through a ``/dev/shm`` file the parent writes (fresh values before every run); outputs come back
-only through another ``/dev/shm`` file, plain contiguous buffers of the reference's dtype and
-shape that the sandbox copies each call's outputs into *inside the timed request*; replies are
-JSON lines (the parent never unpickles anything from a sandbox).
+Isolation (:func:`isolation_level`, recorded as ``isolation`` in the rows and in
+``metrics/score.json``). Every trusted process (this one, the zygote, the references, the
+Dynamo-only sandbox, a ``backend:`` candidate's sandbox) is not dumpable (:func:`set_not_dumpable`).
+An untrusted candidate sandbox (``module:`` / ``pass:``) runs in a private folder with its own
+Inductor cache and, under ``uid`` isolation (this process is root), as its own uid
+(:data:`UID_BASE` + pid) with ``RLIMIT_NPROC`` and ``PR_SET_NO_NEW_PRIVS``; under ``dumpable``
+isolation (not root) it keeps this process's uid and can signal the trusted processes, which
+:mod:`curate.score.boundary.child` charges to it (``reference_disturbed``). Processes it leaves
+outside itself are found (:meth:`Sandbox.strays`: orphans adopted by the zygote, processes of its
+uid) and killed with it.
+
+What crosses: the graph (pickled by the parent), a candidate's source text and requests go in on
+the sandbox's own request socket; inputs go in through an anonymous shared-memory file
+(``memfd_create``: no name in ``/dev/shm`` or anywhere) the parent writes (fresh values before
+every run); outputs come back only through another such file, plain contiguous buffers of the
+reference's dtype and shape that the sandbox copies each call's outputs into *inside the timed
+request*; each file's descriptor is passed to its own sandbox only (:func:`bind`, ``SCM_RIGHTS``),
+so the reference's slots (the expected outputs) are mapped in the reference sandbox and here and
+nowhere else; replies are JSON lines on a pipe (the parent never unpickles anything from a
+sandbox).
 
 What the parent reads from ``/proc/<pid>`` of the candidate sandbox: its threads
 (``task/``; a thread that is not in the baseline taken before the candidate was imported, seen at
-the start or end of any timed trial, is a violation) and its CPU time, all threads, dead ones
+the start or end of any timed trial, is a violation), its CPU time, all threads, dead ones
 included (``stat`` utime + stime): more CPU than wall time over the trials of a single-threaded
-run is a violation (work done in parallel with, or between, the timed windows).
+run is a violation (work done in parallel with, or between, the timed windows), and the
+processes it left (the zygote's ``children`` after every trial, every process of its uid at the
+checkpoints).
 
 Residual risks (also in ``docs/scoring.md``): the candidate's process holds this boundary's copy
-loop (:mod:`curate.score.boundary.sandbox`), so code that reaches it (the static check refuses the routes
-it knows) can skip or fake the copy: the slots then hold stale values and fail the checked calls,
-since every check reads the slots from the parent; threads that start and end between two of the
-parent's looks are seen only through CPU time (so work they do is caught when it overlaps the
-timed calls or when it adds CPU beyond the wall time); a candidate can read files (the evaluator's
-source, the task folder), but no expected output exists before the reference sandbox computes it
-on inputs drawn after the candidate's last request; native code (a C extension) is outside every
-Python-level check and is held only by the process boundary, the clock and the slot checks; a
-candidate sandbox lives for all of its candidate's subgraphs, so what the candidate's code keeps
-in its process (caches, warmed state, a table of earlier inputs) carries to its later subgraphs:
-that is the candidate's own state, never the evaluator's (the process never held a reference, an
-expected output or a check), and the fresh inputs, fresh-slot check, checked timed calls and
-held-out re-validation in a fresh sandbox are what stop replaying it; every forked sandbox starts
-from the same zygote image (the same torch and Python RNG states, which decide nothing: the
-parent draws every input seed), and a candidate that kills the zygote (the same user) only costs
-the start of a new one.
+loop (:mod:`curate.score.boundary.sandbox`), so code that reaches it (the static check refuses the
+routes it knows) can skip or fake the copy: the slots then hold stale values and fail the checked
+calls, since every check reads the slots from the parent; threads that start and end between two
+of the parent's looks are seen only through CPU time; a candidate can read every world-readable
+file (the evaluator's source, the task folder), while the expected outputs exist only in the
+reference sandbox's and the parent's memory; native code is held only by the process boundary,
+the uid, the clock and the slot checks (there is no system-call filter); a candidate that catches
+the kernel's refusal and computes honestly instead scores as honest code; inputs are fresh per
+trial, and a trial of ``inner`` calls cycles over fewer sets on fast graphs, so a candidate that
+memoizes outputs by input values saves work there; a candidate sandbox lives for all of its
+candidate's subgraphs, so its own state (caches, a table of earlier inputs) carries to its later
+subgraphs, never the evaluator's; every forked sandbox starts from the same zygote image (the same
+RNG states, which decide nothing: the parent draws every input seed); under ``dumpable``
+isolation the candidate can write every file of this process's uid (the evaluator's source, the
+resume journal, the shared Inductor cache) and signal the trusted processes; a sandbox that had to
+be spawned has no subreaper, so its orphans are found by the uid scan only.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ torch), and in roles ``candidate`` and ``zygote`` refuses to import ``curate`` /
 at all (a meta-path finder; the folder of this file is also dropped from ``sys.path``). Started by
 :mod:`curate.score.boundary.parent` as ``python sandbox.py zygote <socket fd>`` (:func:`zygote`:
 torch and the Dynamo / Inductor machinery imported once, then one fork per sandbox, which serves
-its role as below), or, when the zygote cannot fork, as ``python sandbox.py <role> <read fd>
-<write fd>``. Two sandbox roles:
+its role as below; the zygote is not dumpable and is the child subreaper of its sandboxes), or,
+when the zygote cannot fork, as ``python sandbox.py <role> <request socket fd> <reply pipe fd>``.
+Two sandbox roles:
 
 * ``candidate``: loads the candidate (``backend:``, ``module:``, ``pass:``) and compiles it for
   the graph; holds no reference, no expected output, no check, no tolerance code and no timer
@@ -15,22 +16,33 @@ its role as below), or, when the zygote cannot fork, as ``python sandbox.py <rol
   ``torch.compile(backend="eager")``, runs in a sandbox of role ``candidate`` that loads
   ``backend:eager``, so that it is timed exactly as a candidate is.)
 
-What crosses the boundary. Parent -> here: pickled requests on a pipe (the parent is trusted by
-this process; this process is not trusted by the parent, which never unpickles anything from
-it), the graph (a pickled ``GraphModule``) and the *layout* of two shared-memory files the parent
-owns (``/dev/shm``): input slots (the parent writes fresh values before every run) and output
-slots, one plain contiguous buffer per output leaf with the reference's dtype and shape. Here ->
-parent: one JSON line per request (``ok``, ``error``, findings). Outputs leave only by being
-**copied into the output slots inside the run**, i.e. inside the parent's timed window: deferred
-work (a lazy tensor subclass, a thread still computing) is either done before the copy returns,
-and so timed, or refused. An output leaf that is not exactly ``torch.Tensor`` (a subclass), or
-that shares storage with the inputs where the reference's does not, is reported as a finding
+Trust. The first request, ``setup``, decides it: an **untrusted** sandbox (a ``module:`` /
+``pass:`` candidate's; ``drop`` in the request) runs :func:`drop_privileges` before any candidate
+code: its own folder (cwd, ``HOME``, ``TMPDIR``, its own Inductor cache), no core files,
+``PR_SET_NO_NEW_PRIVS``, and, when the parent is root, its own unprivileged uid with
+``RLIMIT_NPROC``; a **trusted** one (the reference, the Dynamo-only sandbox, a ``backend:``
+candidate's: torch's code only) makes itself not dumpable (no same-uid process may open its
+``/proc/<pid>/fd`` or ``mem``, or ptrace it). An exception of the candidate's code that the
+kernel raised as a refusal (``EPERM`` / ``EACCES``) is flagged ``denied`` in the reply.
+
+What crosses the boundary. Parent -> here: pickled requests on this sandbox's own request socket
+(the parent is trusted by this process; this process is not trusted by the parent, which never
+unpickles anything from it), the graph (a pickled ``GraphModule``), a candidate's source text,
+and, after each ``bind`` request, the descriptors of two anonymous shared-memory files
+(``memfd``, ``SCM_RIGHTS``; no name anywhere, passed to this sandbox only) with their layouts:
+input slots (the parent writes fresh values before every run) and output slots, one plain
+contiguous buffer per output leaf with the reference's dtype and shape. Here -> parent: one JSON
+line per request on a pipe (``ok``, ``error``, findings). Outputs leave only by being **copied
+into the output slots inside the run**, i.e. inside the parent's timed window: deferred work (a
+lazy tensor subclass, a thread still computing) is either done before the copy returns, and so
+timed, or refused. An output leaf that is not exactly ``torch.Tensor`` (a subclass), or that
+shares storage with the inputs where the reference's does not, is reported as a finding
 (``output_type`` / ``output_alias``); an output of another dtype, shape or structure is a wrong
 answer (``output_mismatch``: it fails at every level).
 
 This file is the only evaluator code in the candidate's process. It decides nothing: the parent
-times every run on its own clock, reads this process's threads and CPU time from ``/proc``, and
-compares the slots with the reference's.
+times every run on its own clock, reads this process's threads, CPU time and the processes it
+left behind from ``/proc``, and compares the slots with the reference's.
 """
 
 from __future__ import annotations
@@ -55,7 +67,7 @@ BLOCKED = ("curate", "passnet_common")
 """Top-level packages the candidate process refuses to import (the evaluator's)."""
 
 
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
 """``prctl(2)`` options (linux/prctl.h)."""
 
 

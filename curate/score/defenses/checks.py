@@ -20,7 +20,7 @@ check stops (the static check of the source runs before, in :func:`curate.score.
 6. the Dynamo-only sandbox given exactly what the candidate's was (:class:`_Side`: slots, the
    graph loaded as ``backend:eager``, the two checked calls), then timing
    (:func:`curate.score.defenses.clock.measure_boundary`: one protocol for every side, fresh inputs
-   per call, outputs copied inside the timed request, checked timed outputs, the parent's clock,
+   per trial, outputs copied inside the timed request, checked timed outputs, the parent's clock,
    process accounting), then the roofline's two roofs (:func:`roofline_violations`: bytes over the
    host's bandwidth; :func:`flop_violations`: the reference's FLOPs over its peak). The ``eager``
    candidate and passes that matched nothing keep ``speedup`` exactly 1 and time eager against
@@ -184,7 +184,9 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     """Evaluate one subgraph across the trust boundary; returns a ``score_samples`` row.
 
     The parent (this process) builds the inputs and holds every check; the reference sandbox
-    runs eager and Dynamo-only, the candidate sandbox the candidate
+    runs eager, the Dynamo-only sandbox Dynamo-only, the candidate sandbox the candidate (untrusted
+    for ``module:`` / ``pass:``: :data:`UNTRUSTED_KINDS`; a refusal by the kernel is
+    ``sandbox_denied``, processes it left outside itself ``processes_started``)
     (:mod:`curate.score.boundary.parent`; both reused across calls with the same ``threads`` /
     ``mem_cap_gb`` / ``inductor_cache``; a new candidate gets a fresh process).
 
@@ -198,8 +200,10 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     and unused (the parent's clock is the only one).
 
     Raises:
-        curate.score.boundary.parent.SandboxFailure: a sandbox died, timed out or passed the memory cap
-            (:func:`curate.score.boundary.child.run_children` makes the row; ``role`` says which).
+        curate.score.boundary.parent.SandboxFailure: a sandbox died, timed out or passed the memory cap,
+            or (an untrusted candidate whose sandbox is started) a trusted sandbox was found dead
+            before this subgraph (:func:`curate.score.boundary.child.run_children` makes the row;
+            ``role`` says which).
     """
     row: dict[str, Any] = {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id,
                            "subgraph_id": sub.subgraph_id, "violations": [], "flags": [], "retimed": False, "scored": True,

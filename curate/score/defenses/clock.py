@@ -5,10 +5,11 @@ sandbox, a candidate sandbox loaded with ``backend:eager``) and the candidate (i
 sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
 (:func:`trial_request`) through the same steps, each in its own process with its own slots:
 
-1. **Fresh inputs per call.** Every trial gets new input sets made by ``make_inputs(seed)`` with
+1. **Fresh inputs per trial.** Every trial gets new input sets made by ``make_inputs(seed)`` with
    seeds drawn from :class:`random.SystemRandom`, written by the parent into each side's input
    slots before the side's request (the same values for every side). A trial of ``inner`` calls
-   cycles over at most ``pool_bytes`` worth of sets.
+   cycles over ``nv`` sets (at most ``pool_bytes`` worth, at most 64): on a fast graph
+   (``inner`` > ``nv``) a call repeats the inputs of an earlier call of the same trial.
 2. **Outputs exist when the clock stops.** A trial is one request; the sandbox copies every call's
    outputs into the parent's output slots before it replies, and the parent's
    ``perf_counter_ns`` spans the whole request. Nothing the candidate defers can land after the
@@ -24,7 +25,9 @@ sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
    intervals (:func:`median_ratio_ci`). Without a candidate (``cand=None``: the ``eager``
    candidate, a pass that matched nothing) eager is the candidate, ``speedup`` exactly 1.
 5. **Process accounting** of the candidate sandbox from ``/proc`` (threads at every trial edge,
-   CPU time over the trials' wall time): ``threads_started``, ``cpu_over_wall``.
+   CPU time over the trials' wall time, processes it left outside itself after every trial of
+   every side): ``threads_started``, ``cpu_over_wall``, ``processes_started``; a run the kernel
+   refused (``EPERM`` / ``EACCES``) raises :class:`SandboxDenied`.
 
 The request round trip (pipe write, wake-up, JSON reply) and the ``/proc`` reads around it are
 the same for every side; a trial lasts at least ``clock_min_trial_ms`` so that the round trip
