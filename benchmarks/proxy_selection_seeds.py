@@ -20,6 +20,7 @@ Usage::
 
     PYTHONPATH=$PWD nice -n 10 python -m benchmarks.proxy_selection_seeds            # default scale
     PYTHONPATH=$PWD python -m benchmarks.proxy_selection_seeds --steps 100 --seeds 0  # quick look
+    python -m benchmarks.proxy_selection_seeds --markdown --docs docs/proxies.md     # the docs table, from the record
 
 ``--steps`` / ``--train-windows`` / ``--eval-windows`` / ``--task-problems`` / ``--calibration-windows``
 reduce the scale (the
@@ -44,9 +45,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # random experts with the output merge (the control of the merge: how much of the default's gain the merge
 # alone gives on experts chosen without statistics), and the usage-aware selection with the other
 # representative rule (the most-routed members of a cluster; the default keeps the highest-REAP ones).
-# metrics/bench/proxy_selection_seeds.json was written while params.yaml had representative: frequency and
-# no random + output merge, so there `usage_cluster` is the frequency rule, `usage_cluster_reap_rep` (its
-# extra then) the REAP rule, and random + output merge is not in that record.
 EXTRA_METHODS = [
     {"name": "random+output_merge", "method": "random", "merge": "output"},
     {"name": "usage_cluster_freq_rep", "method": "usage_cluster", "views": {"act": 1.0, "router": 1.0},
@@ -178,7 +176,96 @@ def markdown(ev: dict) -> str:
         g = ev[f"r{ref}/{n}"].get("heldout_loss_gap_to_winner") or {"mean": 0.0, "se": 0.0}
         p = "leader" if n == ev["winner"].get("leader") else (f"{pv[n]:.4f}" if pv.get(n) is not None else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {g['mean']:+.4f} +- {g['se']:.4f} | {p} |")
+    w = ev["winner"]
+    lines += ["", f"The rule's verdict per keep ratio (`winner.verdict_per_ratio`; the one at keep {ref} decides):", ""]
+    for r in ratios:
+        vr = (w.get("verdict_per_ratio") or {}).get(f"r{r}")
+        if vr is None:
+            lines.append(f"- keep {r}: not in the record (`--rejudge` adds it)")
+        elif vr["verdict"] == "tied":
+            lines.append(f"- keep {r}: tied; leader `{vr['leader']}`, not separated from it: "
+                         + ", ".join(f"`{n}`" for n in vr["tied_with_leader"]))
+        else:
+            lines.append(f"- keep {r}: `{vr['verdict']}` wins (every other method separated)")
+    lines += ["", f"Default choice (`proxy.prune` of `params.yaml` follows it): `{w['method']}`."]
+    if {"random", "random+output_merge"} <= set(ev["methods"]):
+        cells = []
+        for r in ratios:
+            rnd, rm, d = (ev[f"r{r}/{n}"]["heldout_loss"]["mean"] for n in ("random", "random+output_merge", w["method"]))
+            cells.append(f"keep {r}: {100 * (rnd - rm) / (rnd - d):.0f}%" if rnd != d else f"keep {r}: -")
+        lines += ["", "Share of the held-out loss gap between random experts and the default choice that the output "
+                      "merge closes on random experts ((random - random+output_merge) / (random - default), mean "
+                      "losses over the seeds): " + ", ".join(cells) + "."]
+    lines += representative_lines(ev)
     return "\n".join(lines)
+
+
+def _paired(ev: dict, a: str, b: str, r: float, short: str) -> tuple[float, float] | None:
+    """(mean, standard error) over the record's seeds of ``short``(a) - ``short``(b) at keep ``r``, from
+    the ``<short>_per_seed`` lists; None when a list is missing."""
+    xa, xb = (ev.get(f"r{r}/{n}", {}).get(f"{short}_per_seed") for n in (a, b))
+    if not xa or not xb:
+        return None
+    d = [x - y for x, y in zip(xa, xb)]
+    m = sum(d) / len(d)
+    sd = (sum((x - m) ** 2 for x in d) / (len(d) - 1)) ** 0.5 if len(d) > 1 else 0.0
+    return m, sd / len(d) ** 0.5
+
+
+def representative_lines(ev: dict) -> list[str]:
+    """Markdown lines on the usage-aware selection's representative rule, from the record: per keep
+    ratio the routing mass kept by the REAP rule (``usage_cluster``) and the frequency rule
+    (``usage_cluster_freq_rep``) with the paired difference, the paired held-out loss difference
+    (frequency rule - REAP rule) with and without output merge, and the ranges of ``reap_vs_frequency``
+    (Spearman rank correlation of frequency and REAP per layer; routing share of a layer's 8 highest-REAP
+    vs 8 most-routed experts) over layers and seeds. Empty when the record lacks those methods."""
+    a, b = "usage_cluster", "usage_cluster_freq_rep"
+    if not {a, b} <= set(ev["methods"]):
+        return []
+    out = ["", f"Representative rule of `usage_cluster` (REAP rule `{a}`, frequency rule `{b}`; paired over "
+               "the seeds, mean +- standard error):", ""]
+    for r in ev["keep_ratios"]:
+        mass = _paired(ev, b, a, r, "routing_mass_kept")
+        cells = [f"routing mass kept {100 * ev[f'r{r}/{a}']['routing_mass_kept']['mean']:.0f}% (REAP rule) vs "
+                 f"{100 * ev[f'r{r}/{b}']['routing_mass_kept']['mean']:.0f}% (frequency rule)"
+                 + (f", {100 * mass[0]:+.1f} +- {100 * mass[1]:.1f} points" if mass else "")]
+        for suffix, what in (("+output_merge", "with output merge"), ("", "without merge")):
+            g = _paired(ev, b + suffix, a + suffix, r, "heldout_loss") if f"{a}{suffix}" in ev["methods"] \
+                and f"{b}{suffix}" in ev["methods"] else None
+            if g:
+                cells.append(f"held-out loss {what} {g[0]:+.4f} +- {g[1]:.4f} nats (frequency rule - REAP rule)")
+        out.append(f"- keep {r}: " + "; ".join(cells))
+    rf = ev.get("reap_vs_frequency") or {}
+    if rf:
+        def rng(key):
+            v = [x for d in rf.values() for x in d[key]]
+            return f"{min(v):.2f}-{max(v):.2f}"
+        out += ["", f"REAP vs frequency on these bases (`reap_vs_frequency`, over layers and seeds): Spearman "
+                    f"{rng('spearman_per_layer')}; routing share of a layer's 8 highest-REAP experts "
+                    f"{rng('routing_share_top8_reap')} against {rng('routing_share_top8_frequency')} for its 8 "
+                    "most-routed."]
+    return out
+
+
+BEGIN, END = "<!-- proxy_selection_seeds -->", "<!-- /proxy_selection_seeds -->"
+
+
+def render_docs(doc: str | Path, ev: dict, out: str) -> bool:
+    """Replace the lines between :data:`BEGIN` and :data:`END` of ``doc`` with :func:`markdown` of the
+    record ``ev`` (read from ``out``, named under the table); True when the file changed.
+
+    Raises:
+        ValueError: the markers are absent."""
+    doc = Path(doc)
+    text = doc.read_text()
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"{doc} has no {BEGIN} ... {END} block")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{BEGIN}\n{markdown(ev)}\n\n(from `{out}`)\n{END}{tail}"
+    if new != text:
+        doc.write_text(new)
+    return new != text
 
 
 def summaries_from_record(ev: dict) -> dict:
@@ -237,11 +324,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration-windows", type=int, help="proxy.prune.calibration.windows_per_category")
     ap.add_argument("--no-extras", action="store_true", help="only proxy.compare.methods")
     ap.add_argument("--markdown", action="store_true", help="print the table of the --out JSON as markdown; run nothing")
+    ap.add_argument("--docs", help="with --markdown: also re-render the table block of this file (docs/proxies.md)")
     ap.add_argument("--rejudge", action="store_true",
                     help="apply selection.seed_winner's rule to the per-seed figures already in --out; run nothing")
     a = ap.parse_args(argv)
     if a.markdown:
-        print(markdown(json.loads(Path(a.out).read_text())))
+        ev = json.loads(Path(a.out).read_text())
+        if a.docs:
+            render_docs(a.docs, ev, os.path.relpath(a.out, ROOT))
+        print(markdown(ev))
         return 0
     if a.rejudge:
         ev = rejudge(json.loads(Path(a.out).read_text()))

@@ -29,3 +29,17 @@ def test_seed_comparison_includes_random_output_merge_once():
     own = [*without, {"name": "random+output_merge", "method": "random", "merge": "output", "seed": 7}]
     assert [m for m in compared_methods(own) if m["name"] == "random+output_merge"] == [own[-1]]
     assert "random+output_merge" in _names(EXTRA_METHODS)
+
+
+def test_docs_seed_table_is_rendered_from_the_committed_record():
+    """docs/proxies.md's seed table, per-ratio verdicts and merge share are the committed record's
+    (``--markdown --docs``), and the record compares random + output merge."""
+    import json
+
+    from benchmarks.proxy_selection_seeds import BEGIN, END, markdown
+
+    rec = "metrics/bench/proxy_selection_seeds.json"
+    ev = json.loads((ROOT / rec).read_text())
+    block = (ROOT / "docs" / "proxies.md").read_text().split(BEGIN, 1)[1].split(END, 1)[0]
+    assert block == f"\n{markdown(ev)}\n\n(from `{rec}`)\n"
+    assert "random+output_merge" in ev["methods"] and len(ev["seeds"]) >= 3
