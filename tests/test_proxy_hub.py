@@ -526,3 +526,31 @@ def test_readme_publish_command_puts_the_control_columns_on_the_card(proxy_dir, 
     assert [h for h in head if h.endswith("magnitude score (control)")] == [
         f"{c} magnitude score (control)" for c in controls]
     assert "none" in rows and "chance level" in card
+
+
+def test_hub_weights_hash_reads_the_lfs_hashes_the_hub_lists(tmp_path):
+    """With the Hub's LFS sha256 per file (what huggingface.co lists; the stand-in lists none, so the
+    publish tests take the download path), the repo's weights hash is ``checkpoint.weights_sha256``'s
+    rule over the top-level ``*.safetensors`` without downloading anything."""
+    import hashlib
+    from types import SimpleNamespace
+
+    from huggingface_hub.hf_api import BlobLfsInfo, RepoSibling
+
+    from proxy_artifacts.checkpoint import weights_sha256
+    from proxy_artifacts.hub import hub_weights_sha256
+
+    for name, data in (("model-00002.safetensors", b"two"), ("model-00001.safetensors", b"one")):
+        (tmp_path / name).write_bytes(data)
+    sib = [RepoSibling(rfilename=n, lfs=BlobLfsInfo(size=3, sha256=hashlib.sha256(d).hexdigest(), pointer_size=1))
+           for n, d in (("model-00002.safetensors", b"two"), ("model-00001.safetensors", b"one"))]
+    sib += [RepoSibling(rfilename="config.json"), RepoSibling(rfilename="sub/x.safetensors")]
+
+    class Api:
+        endpoint, token = "http://unused", None
+
+        def model_info(self, repo_id, revision=None, files_metadata=False):
+            assert files_metadata
+            return SimpleNamespace(siblings=sib, sha="c" * 40)
+
+    assert hub_weights_sha256(Api(), "org/base") == weights_sha256(tmp_path)
