@@ -136,10 +136,8 @@ NOT_KNOBS = {
     ("extract/capture/completeness.py", "sig", "assess_completeness(meta)"): ("whether the graphs ran on meta tensors "
                                                                               "(the caller measures it), not the "
                                                                               "extract.capture.meta switch"),
-    ("extract/runs/executor.py", "sig", "run_ray(workers)"): "extract.workers' second home; " + _EXTRACT_BYTES,
     ("extract/sources/graphnet.py", "sig", "capture_sample(timeout_s)"): ("a GraphNet sample's capture child (its "
                                                                            "CLI, not the extract stage's timeout_s); " + _EXTRACT_BYTES),
-    ("extract/runs/executor.py", "sig", "run_ray(timeout_s)"): "extract.timeout_s' second home (300 vs 7200); " + _EXTRACT_BYTES,
     ("curate/timing.py", "sig", "paired_bootstrap(n_boot)"): _SHIPPED_TIMING,
     ("curate/timing.py", "sig", "paired_bootstrap(seed)"): _SHIPPED_TIMING,
     ("curate/timing.py", "sig", "bootstrap_ratio_ci(n_boot)"): _SHIPPED_TIMING,

@@ -1,7 +1,7 @@
 """Executors for isolated tasks: ``local`` (default) or ``ray``; one interface for every stage.
 
-    run = get_executor(params.get("executor", "local"), params.get("ray"))
-    run(tasks, fn, workers=2, timeout_s=300, mem_cap_bytes=8 << 30, on_done=cb)
+    run = get_executor(cfg.executor, cfg.ray)          # cfg: extract.config.ExtractConfig
+    run(tasks, fn, workers=cfg.workers, timeout_s=cfg.timeout_s, mem_cap_bytes=cap, on_done=cb)
 
 ``tasks``, ``fn`` and ``on_done`` mean what they mean for :func:`passnet_common.worker.run_isolated`
 (``(key, arg, out_dir)`` triples; ``fn(arg, out_dir)`` writes its results under ``out_dir``;
@@ -38,13 +38,14 @@ def _ray_one(key: str, arg: Any, out_dir: str, fn: Callable, timeout_s: float, m
     return outs[0]
 
 
-def run_ray(tasks: list[tuple[str, Any, Path]], fn: Callable[[Any, Path], None], workers: int = 2,
-            timeout_s: float = 300.0, mem_cap_bytes: int | None = 8 << 30, threads_per_worker: int = 1,
+def run_ray(tasks: list[tuple[str, Any, Path]], fn: Callable[[Any, Path], None], *, workers: int,
+            timeout_s: float, mem_cap_bytes: int | None, threads_per_worker: int = 1,
             on_done: Callable | None = None, ray_params: dict | None = None,
             cpu_budget_s: float | None = None, hang_s: float | None = None) -> list:
     """:func:`passnet_common.worker.run_isolated` on a Ray cluster (see the module docstring).
 
-    ``ray_params``: ``address`` (default: ``RAY_ADDRESS`` or a local instance),
+    ``workers``, ``timeout_s`` and ``mem_cap_bytes`` are the caller's (``extract.workers``, ``extract.timeout_s``,
+    ``extract.mem_cap_gb``): no default here. ``ray_params``: ``address`` (default: ``RAY_ADDRESS`` or a local instance),
     ``num_cpus`` (local instance only), ``runtime_env``. An already initialised Ray is reused.
 
     Raises:
