@@ -219,7 +219,7 @@ class DetectorConfig(ParamsConfig):
     expert_collapse_share: float = knob(0.5, rule=_SHARE)
     update_frozen: float = knob(1e-9, rule=non_negative(float))
     grad_collapse_factor: float = knob(0.1, rule=positive(float))
-    grad_collapse_steps: int = knob(3, rule=positive(int))
+    grad_collapse_steps: int = knob(2, rule=positive(int))
     logprob_mismatch_factor: float = knob(10.0, rule=positive(float))
     logprob_mismatch_min: float = knob(1e-4, rule=non_negative(float))
     divergence_rel: float = knob(1.0, rule=positive(float))

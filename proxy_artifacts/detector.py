@@ -12,19 +12,26 @@ an ensemble of seeds) of the same model, become a set of fault kinds with their 
   ``grad_spike_factor`` x the healthy ensemble's maximum.
 - ``kl_blowup``: first step whose KL exceeds ``kl_blowup_factor`` x the healthy run's maximum
   KL and ``kl_blowup_min``.
-- ``reward_collapse``: the mean reward over ``reward_window`` fresh-rollout steps, all after
-  ``fault_step``, falls below ``reward_collapse_frac`` x the healthy ensemble's mean over the same
-  steps (where that mean is >= ``reward_min``); reported at the window's last step.
+- ``reward_collapse``: on each of ``reward_window`` consecutive fresh-rollout steps, all after
+  ``fault_step``, the reward is below ``reward_collapse_frac`` x the healthy ensemble's mean at that
+  step (where that mean is >= ``reward_min``); reported at the window's last step.
 - ``expert_collapse``: first step where some layer's largest expert share of routed slots
   exceeds ``expert_collapse_share``.
 - ``frozen_policy``: the parameter update norm stays below ``update_frozen`` for every step
-  after ``fault_step`` while the healthy run's exceeds it (an omitted actor update). Step rows
+  after ``fault_step`` whose batch carries a gradient (:func:`batch_share` not 0; at least one such
+  step) while the healthy run's exceeds it (an omitted actor update). Step rows
   are numbered from 1; ``fault_step`` is the 0-based index of the first faulty optimizer step,
   i.e. the fault shows from row ``fault_step + 1``.
-- ``grad_collapse``: first step after ``fault_step`` whose gradient norm before clipping is below
-  ``grad_collapse_factor`` x the healthy median at the same step (where that median is above
-  ``divergence_floor``), holding on ``grad_collapse_steps`` consecutive such steps: gradients
-  flushed to zero (fp16 underflow).
+- ``grad_collapse``: first step after ``fault_step`` whose gradient norm before clipping, or the
+  gradient norm of one module group (``grad_norm/<group>``: embed, attn, router, experts, norm; after
+  clipping, which scales every group alike), is below ``grad_collapse_factor`` x the healthy median of
+  the same quantity at the same step (where that median is above ``divergence_floor``), holding on
+  ``grad_collapse_steps`` consecutive such steps: gradients flushed to zero (fp16 underflow zeroes the
+  values under 2^-24, so a module whose gradients are small, e.g. those computed by fp16 matmuls, goes
+  to 0 while the largest entries elsewhere survive and carry the total norm). Only steps where a
+  gradient is due count, in the run and in the healthy median: a batch whose groups all have equal
+  rewards (``nonzero_advantage_share`` 0, :func:`batch_share`) has no policy gradient by
+  construction, so its ~0 norm is not a collapse.
 - ``logprob_mismatch``: first fresh-rollout step (the policy has not moved since the rollout,
   see :mod:`rl`) whose mean |log pi_train - log pi_rollout| exceeds
   ``max(logprob_mismatch_factor x healthy maximum on fresh steps, logprob_mismatch_min)`` nats
@@ -76,18 +83,37 @@ def forward_fill(xs: list[float]) -> list[float]:
     return out
 
 
+def batch_share(rows: Sequence[Mapping]) -> list[float | None]:
+    """Per step, the ``nonzero_advantage_share`` of the rollout batch the step trained on.
+
+    The share is logged on the step that generated the batch (the fresh-rollout step, when the reward
+    is computed); the steps that reuse the batch (TRL's ``num_iterations``) carry it forward. None
+    before the first logged share (logs without the field: every step counts as carrying a gradient).
+    A share of 0 means every group's rewards were equal: every advantage is 0, so the policy-gradient
+    term is 0 by construction (and with ``drop_zero_variance_groups`` the whole loss is), whatever the
+    model or fault.
+    """
+    out, last = [], None
+    for r in rows:
+        v = r.get("nonzero_advantage_share")
+        last = float(v) if v is not None else last
+        out.append(last)
+    return out
+
+
 def _ensemble(healthy) -> list[list[Mapping]]:
     if not healthy:
         return []
     return [list(healthy)] if isinstance(healthy[0], Mapping) else [list(h) for h in healthy]
 
 
-def _at_step(ens: list[list[Mapping]], key: str) -> dict[int, list[float]]:
-    """{step: [finite values of key over the healthy runs]}."""
+def _at_step(ens: list[list[Mapping]], key: str, with_gradient: bool = False) -> dict[int, list[float]]:
+    """{step: [finite values of key over the healthy runs]}; ``with_gradient``: only the steps whose batch
+    carries a policy gradient (:func:`batch_share` not 0)."""
     out: dict[int, list[float]] = {}
     for rows in ens:
-        for r, v in zip(rows, series(rows, key)):
-            if math.isfinite(v):
+        for r, v, sh in zip(rows, series(rows, key), batch_share(rows)):
+            if math.isfinite(v) and not (with_gradient and sh == 0):
                 out.setdefault(int(r["step"]), []).append(v)
     return out
 
@@ -127,26 +153,11 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int) -
     rc = _reward_collapse(rows, ens, det, fault_step)
     if rc is not None:
         sig["reward_collapse"] = rc
-    g_med = {k: statistics.median(v) for k, v in _at_step(ens, gkey).items()}
-    g_rows = series(rows, gkey)
-    hold = int(det["grad_collapse_steps"])
-
-    def informative(i):  # the healthy median is above the floor: a low norm here means something
-        gh = g_med.get(steps[i])
-        return gh is not None and gh > det["divergence_floor"]
-
-    def low(i):
-        return informative(i) and math.isfinite(g_rows[i]) and \
-            g_rows[i] < det["grad_collapse_factor"] * g_med[steps[i]]
-
-    # a collapse holds on `hold` consecutive informative steps (or on all that remain): steps where
-    # the healthy median itself is ~0 (zero-reward batches) neither confirm nor break it
-    for i, s in enumerate(steps):
-        if s > fault_step and low(i):
-            nxt = [j for j in range(i + 1, len(steps)) if informative(j)][: hold - 1]
-            if all(low(j) for j in nxt):
-                sig["grad_collapse"] = s
-                break
+    share = batch_share(rows)
+    gc = [c for c in (_grad_collapse(rows, ens, key, det, fault_step, share) for key in (gkey, *_group_keys(rows, ens)))
+          if c is not None]
+    if gc:
+        sig["grad_collapse"] = min(gc)
     fresh_h = [float(r["logprob_mismatch"]) for h in ens for r in h if r.get("fresh_rollout") and "logprob_mismatch" in r]
     thr = max(det["logprob_mismatch_factor"] * max(fresh_h, default=0.0), det["logprob_mismatch_min"])
     for r, s in zip(rows, steps):
@@ -158,7 +169,9 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int) -
         if math.isfinite(v) and v > det["expert_collapse_share"]:
             sig["expert_collapse"] = s
             break
-    after = [v for s, v in zip(steps, series(rows, "update_norm")) if s > fault_step]
+    # judged on the steps whose batch carries a gradient: a run whose batches after the fault all have zero
+    # advantage does not move because nothing asks it to (not judged: no such step)
+    after = [v for s, v, sh in zip(steps, series(rows, "update_norm"), share) if s > fault_step and sh != 0]
     after_h = [v for h in ens for s, v in zip([int(r["step"]) for r in h], series(h, "update_norm")) if s > fault_step]
     if after and finite_values(after_h) and min(finite_values(after_h)) > det["update_frozen"] and \
             all(math.isfinite(v) and v < det["update_frozen"] for v in after):
@@ -169,13 +182,48 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int) -
     return sig
 
 
-def _reward_collapse(rows, ens, det: Mapping, fault_step: int) -> int | None:
-    """Last step of the first ``reward_window`` fresh-rollout steps (all after ``fault_step``) whose
-    mean reward is below ``reward_collapse_frac`` x the healthy ensemble's mean over the same steps
-    (informative only where that mean is >= ``reward_min``); a non-finite reward counts as collapsed.
+def _group_keys(rows, ens) -> list[str]:
+    """The per-module-group gradient norm keys (``grad_norm/<group>``) logged by the run and its ensemble."""
+    have = {k for r in rows for k in r if k.startswith("grad_norm/")}
+    return sorted(k for k in have if any(k in r for h in ens for r in h))
 
-    Reward exists on fresh-rollout rows only (16 samples each at the default), so a window of 2 such
-    steps judges 32 samples: one low batch of hard prompts is not a collapse.
+
+def _grad_collapse(rows, ens, key: str, det: Mapping, fault_step: int, share) -> int | None:
+    """First step after ``fault_step`` where ``key`` (a gradient norm) is below ``grad_collapse_factor`` x the
+    healthy median at that step, holding on ``grad_collapse_steps`` consecutive informative steps (or on all
+    that remain). Informative: a gradient is due (the run's batch share is not 0) and the healthy median,
+    taken over the healthy runs whose batch at that step carries a gradient, is above ``divergence_floor``;
+    other steps neither confirm nor break a collapse."""
+    steps = [int(r["step"]) for r in rows]
+    g_med = {k: statistics.median(v) for k, v in _at_step(ens, key, with_gradient=True).items()}
+    g_rows = series(rows, key)
+    hold = int(det["grad_collapse_steps"])
+
+    def informative(i):
+        gh = g_med.get(steps[i])
+        return share[i] != 0 and gh is not None and gh > det["divergence_floor"]
+
+    def low(i):
+        return informative(i) and math.isfinite(g_rows[i]) and g_rows[i] < det["grad_collapse_factor"] * g_med[steps[i]]
+
+    for i, s in enumerate(steps):
+        if s > fault_step and low(i):
+            nxt = [j for j in range(i + 1, len(steps)) if informative(j)][: hold - 1]
+            if all(low(j) for j in nxt):
+                return s
+    return None
+
+
+def _reward_collapse(rows, ens, det: Mapping, fault_step: int) -> int | None:
+    """Last step of the first ``reward_window`` consecutive fresh-rollout steps (all after ``fault_step``)
+    on each of which the reward is below ``reward_collapse_frac`` x the healthy ensemble's mean at that
+    step (a step is informative only where that mean is >= ``reward_min``; a non-finite reward counts as
+    collapsed); an uninformative step in the window makes it no collapse.
+
+    A step's reward is a mean over ``prompts_per_step`` prompts (16 samples at the default), and the pass
+    rate of edge prompts is bimodal, so a healthy step below the line happens (a draw of hard prompts); a
+    collapse holds on every step of the window, as ``grad_collapse`` and ``divergence`` hold on consecutive
+    steps. A window whose mean is low because one step drew no success is not one.
     """
     w = int(det["reward_window"])
 
@@ -183,16 +231,19 @@ def _reward_collapse(rows, ens, det: Mapping, fault_step: int) -> int | None:
         return [(int(r["step"]), float(r["reward"])) for r in rs if r.get("reward") is not None]
 
     run, healthy = fresh(rows), [dict(fresh(h)) for h in ens]
+
+    def low(s, v):
+        hb = [h[s] for h in healthy if s in h]
+        b = statistics.mean(hb) if hb else float("nan")
+        if not math.isfinite(b) or b < det["reward_min"]:
+            return False
+        return not math.isfinite(v) or v < det["reward_collapse_frac"] * b
+
     for i in range(w - 1, len(run)):
         win = run[i - w + 1: i + 1]
         if win[0][0] <= fault_step:
             continue
-        hb = [sum(h[s] for s, _ in win) / w for h in healthy if all(s in h for s, _ in win)]
-        b = statistics.mean(hb) if hb else float("nan")
-        if not math.isfinite(b) or b < det["reward_min"]:
-            continue
-        a = sum(v for _, v in win) / w
-        if not math.isfinite(a) or a < det["reward_collapse_frac"] * b:
+        if all(low(s, v) for s, v in win):
             return win[-1][0]
     return None
 

@@ -66,7 +66,10 @@ def report_markdown(m: dict) -> str:
     for k, v in m["calibration"]["false_positive_rate"].items():
         L.append(f"| {k} | {_fmt_rate(v)} | {_fmt_rate(ho.get(k))} |")
     L += ["", "A fault run is judged only on its specific kinds (the generic kinds `grad_spike`, `divergence`, "
-          "`reward_collapse` and `nan_inf` are reported, never used in a verdict).", ""]
+          "`reward_collapse` and `nan_inf` are reported, never used in a verdict). The figure to read is the held-out "
+          f"one: largest held-out rate of a specific kind {m.get('false_positive_max_specific')} (leave-one-out on the "
+          f"ensemble: {m.get('false_positive_max_specific_calibration')}); of a generic kind "
+          f"{m.get('false_positive_max_generic_heldout')}.", ""]
     gd = m.get("generic_detection") or {}
     if gd:
         fl = sorted({f for v in gd.values() for f in v})

@@ -27,7 +27,10 @@ The fault catalog (:data:`FAULTS`), each a switch documented at its implementati
   training forward in float32 (the mismatch reported for RL frameworks that sample in a lower
   precision than they train). Signature: the measured rollout/training log-prob mismatch
   (``logprob_mismatch``, below) on fresh rollouts, where the policy has not moved yet and a
-  healthy run's mismatch is ~1e-7, and the importance ratio's departure from 1 it causes.
+  healthy run's mismatch is ~1e-7, and the importance ratio's departure from 1 it causes. Its fix
+  (``logprob_bf16+fix``, arXiv 2510.26788): float16 for the rollout-side and the training forwards
+  alike (one precision on both sides; fp16 rollouts against a float32 training forward only shrink
+  the mismatch).
 - ``skip_actor_update``: the actor update is omitted from ``fault_step`` on (gradients are
   dropped before the optimizer step, so the policy stays where it was).
 - ``lr_spike``: the learning rate is multiplied by ``lr_spike_factor`` for ``lr_spike_steps``
@@ -39,11 +42,14 @@ The fault catalog (:data:`FAULTS`), each a switch documented at its implementati
   full-size GRPO batch (hundreds of prompts x 16 samples x ~1k tokens, ~1e6-1e7 tokens) makes each
   token's gradient ~1e-5 as large, which is where fp16 (smallest subnormal 6e-8, smallest normal
   6e-5) flushes activation and weight gradients to zero: loss scaling exists for this
-  (Micikevicius et al. 2018, "Mixed Precision Training"). The gradients are then held in float16
-  (no master copy) before the optimizer step. Signature: gradient-norm collapse (``grad_collapse``).
+  (Micikevicius et al. 2018, "Mixed Precision Training"). Every parameter's gradient is held in
+  float16 at that magnitude (no master copy: the parameters outside the autocast matmuls, embeddings
+  and norms, too) before it is divided back in float32 for the optimizer step. Signature:
+  gradient-norm collapse (``grad_collapse``).
 - ``no_load_balancing``: the router load-balancing loss is disabled (``router_aux_loss_coef``
-  0) and the router learning rate raised by ``router_lr_factor`` (what an unbalanced run
-  needs to collapse within a short run).
+  0) and the router learning rate raised by ``router_lr_factor``. Expert collapse develops over a
+  long training horizon; within a short RL plan the base may not show it (reported as "no
+  signature", never forced).
 - ``swapped_operator``: the training engine computes the router GEMM with a different kernel:
   inputs and router weight rounded to bfloat16 (float32 accumulation, as a bf16 GEMM does;
   straight-through rounding so the router still gets its gradient), while the rollout side
@@ -269,15 +275,22 @@ def _callback_class():
             loss = row.get("loss", 0.0)
             row["loss_nonfinite"] = int(loss is None or not math.isfinite(loss))
 
-        def record_mismatch(self, train_logps, inputs):
-            """Rollout/training log-prob mismatch of one loss computation (see module doc)."""
+        def record_mismatch(self, train_logps, inputs, batch_old=None):
+            """Rollout/training log-prob mismatch of one loss computation (see module doc).
+
+            ``batch_old``: the rollout batch's ``old_per_token_logps`` tensor as TRL hands it over (before
+            any group is dropped from ``inputs``): a step is fresh when that tensor was not seen before.
+            Dropping zero-variance groups builds new tensors on every step, so identity is taken on TRL's
+            tensor, never on the sliced one (which made every reused step with a dropped group look fresh).
+            """
             old = inputs.get("old_per_token_logps")
             if old is None or train_logps is None or train_logps.shape != old.shape:
                 return
             mask = inputs["completion_mask"].bool()
             d = (train_logps.detach().double() - old.double())[mask]
-            fresh = not any(old is t for t in self.seen_old)
-            self.seen_old = (self.seen_old + [old])[-4:]
+            key = old if batch_old is None else batch_old
+            fresh = not any(key is t for t in self.seen_old)
+            self.seen_old = (self.seen_old + [key])[-4:]
             if d.numel():
                 self.mismatch = {"logprob_mismatch": float(d.abs().mean()),
                                  "is_ratio_max_dev": float((d.exp() - 1).abs().max()), "fresh_rollout": fresh}
@@ -311,11 +324,12 @@ def _fault_context(model, fault: str):
                 router.forward = rfwd
         if fault in ("logprob_bf16",) + FP16_FAULTS:
             orig = model.forward
-            # logprob_bf16's fix: rollouts in float16 (10 mantissa bits to bfloat16's 7; arXiv 2510.26788)
+            # logprob_bf16's fix (arXiv 2510.26788): float16 for rollouts and training alike (10 mantissa bits to
+            # bfloat16's 7, and one precision on both sides), so the two passes round the same way
             roll_dtype = torch.float16 if fixed else torch.bfloat16
 
             def fwd(*a, _orig=orig, **kw):
-                if fault == "logprob_bf16" and not torch.is_grad_enabled():
+                if fault == "logprob_bf16" and (fixed or not torch.is_grad_enabled()):
                     with torch.autocast(device_type=model.device.type, dtype=roll_dtype):
                         return _orig(*a, **kw)
                 if fault in FP16_FAULTS and torch.is_grad_enabled() and getattr(model, "_fault_on", False):
@@ -350,6 +364,7 @@ def _instrument(trainer, logger, fault: str, gp: dict) -> None:
 
     def compute(model, inputs):
         last.clear()
+        batch_old = inputs.get("old_per_token_logps")  # TRL's tensor of the rollout batch (freshness key)
         adv = inputs.get("advantages")
         if gp["drop_zero_variance_groups"] and adv is not None:
             # DAPO's dynamic sampling, within the batch: a group whose rewards are all equal has advantage 0 on
@@ -358,7 +373,7 @@ def _instrument(trainer, logger, fault: str, gp: dict) -> None:
             B, k = keep.numel(), int(keep.sum())
             if k == 0:  # nothing to learn from this batch: a zero loss that keeps the graph (no update but AdamW's)
                 loss = orig_cl(model, inputs) * 0.0
-                logger.record_mismatch(last.get("lp"), inputs)
+                logger.record_mismatch(last.get("lp"), inputs, batch_old)
                 return loss
             if k < B:
                 inputs = {n: (v[keep] if torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == B else v)
@@ -366,7 +381,7 @@ def _instrument(trainer, logger, fault: str, gp: dict) -> None:
                 if "num_items_in_batch" in inputs:  # the dapo loss's normaliser: the kept completion tokens
                     inputs["num_items_in_batch"] = inputs["completion_mask"].sum()
         loss = orig_cl(model, inputs)
-        logger.record_mismatch(last.get("lp"), inputs)
+        logger.record_mismatch(last.get("lp"), inputs, batch_old)
         return loss
 
     trainer._get_per_token_logps_and_entropies = logps
@@ -396,6 +411,11 @@ def _instrument(trainer, logger, fault: str, gp: dict) -> None:
             with torch.no_grad():
                 for p in trainer.model.parameters():
                     if p.grad is not None:
+                        if fault == "fp16_no_loss_scaling":
+                            # fp16 gradient storage at the backward's (full-size) magnitude, no master copy:
+                            # entries below fp16's smallest subnormal (2^-24, ~6e-8) flush to zero here, as in
+                            # a full-size run without a loss scaler; the division maps the survivors back
+                            p.grad.copy_(p.grad.to(torch.float16).to(p.grad.dtype))
                         p.grad.div_(scale)
             loss = loss / scale
         return loss

@@ -40,8 +40,9 @@ FAULT_KINDS = {
     "swapped_operator": ("logprob_mismatch",),    # trainer-side bf16 router GEMM vs the rollout's fp32 one
     "skip_actor_update": ("frozen_policy",),
     "lr_spike": ("kl_blowup",),
-    # fp16 underflow flushes the gradients; the fp16 training forward also departs from the fp32 rollouts
-    "fp16_no_loss_scaling": ("grad_collapse", "logprob_mismatch"),
+    # fp16 underflow flushes the gradients. Not logprob_mismatch: the fp16 training forward departs from the fp32
+    # rollouts with or without loss scaling (the fix), so it is the forward's precision, not the underflow
+    "fp16_no_loss_scaling": ("grad_collapse",),
     "no_load_balancing": ("expert_collapse",),
     # fp16 gradients above 65504 become Inf; clipping turns them into NaN and the optimizer writes them into the weights
     "fp16_overflow": ("weights_nonfinite",),
@@ -56,7 +57,9 @@ FAULT_CATALOG = {
         "signature": "train/rollout log-prob mismatch on fresh rollouts far above a healthy run's",
         "source": "arXiv 2510.26788 (bf16 rounding alone creates the train/infer mismatch that collapses RL; "
                   "fp16 removes it); arXiv 2512.01374 (rising train/infer KL precedes collapse)",
-        "fix": "rollouts in fp16 (10 mantissa bits to bf16's 7): run logprob_bf16+fix"},
+        "fix": "fp16 for rollouts and training alike (10 mantissa bits to bf16's 7, one precision on both sides, as "
+               "arXiv 2510.26788 does): run logprob_bf16+fix. Here both passes run the same kernels, so the fix removes "
+               "the mismatch entirely; fp16 rollouts against an fp32 training forward only shrink it"},
     "swapped_operator": {
         "trigger": "training engine's router GEMM in bf16 (inputs and weight rounded), rollout's in fp32",
         "signature": "train/rollout log-prob mismatch from routing decisions that flip between the two passes",
@@ -76,7 +79,8 @@ FAULT_CATALOG = {
     "fp16_no_loss_scaling": {
         "trigger": "fp16 training forward/backward from fault_step at a full-size batch's per-token gradient "
                    "magnitude (loss x fp16_grad_scale), no loss scaler, fp16 gradient storage",
-        "signature": "gradient norm collapses (underflow flushes gradients to zero)",
+        "signature": "gradient norm collapses, of the whole model or of a module group (underflow flushes "
+                     "gradient values under 2^-24 to zero; the gradients of the fp16 matmuls go first)",
         "source": "Micikevicius et al. 2018, Mixed Precision Training (loss scaling exists for this)",
         "fix": "static loss scaling by 1 / fp16_grad_scale: run fp16_no_loss_scaling+fix"},
     "fp16_overflow": {
@@ -89,7 +93,9 @@ FAULT_CATALOG = {
                "fp16_overflow+fix"},
     "no_load_balancing": {
         "trigger": "router load-balancing loss off and router lr x router_lr_factor",
-        "signature": "one expert takes most of a layer's routed slots (expert collapse)",
+        "signature": "one expert takes most of a layer's routed slots (expert collapse); it develops over a "
+                     "training horizon far longer than a short RL plan, so a base rate of 0 means no signature "
+                     "within the plan's steps, not a detector miss",
         "source": "Shazeer et al. 2017 / Fedus et al. 2022 (the auxiliary balancing loss exists for this)",
         "fix": "the balancing loss: the healthy run is the fixed run"},
 }

@@ -158,6 +158,10 @@ def test_fidelity_rates_over_seeds_and_no_signature(tmp_path, monkeypatch):
     assert m["false_positive_rate_heldout"]["grad_spike"] == 0.5 and m["false_positive_rate_heldout"]["divergence"] == 0.5
     assert m["calibration_heldout"]["flagged"]["base"] == {3: {}, 4: {"grad_spike": 6, "divergence": 6}}
     assert "| grad_spike | 0/6 = 0.00 [0.00, 0.39] | 2/4 = 0.50 [0.15, 0.85] |" in (tmp_path / "r.md").read_text()
+    # the headline is the held-out rate; grad_spike / divergence are generic kinds: no verdict kind fired
+    assert (m["false_positive_max_specific"], m["false_positive_max_specific_calibration"],
+            m["false_positive_max_generic_heldout"]) == (0.0, 0.0, 0.5)
+    assert "largest held-out rate of a specific kind 0.0" in (tmp_path / "r.md").read_text()
     # the generic kinds still see the fault: the flushed norms leave the envelope on 5 of the 6 fp16 runs
     gd = m["generic_detection"]["divergence"]
     assert (gd["fp16_no_loss_scaling"]["k"], gd["fp16_no_loss_scaling"]["n"]) == (5, 6)
@@ -236,8 +240,12 @@ def test_reward_collapse_judges_a_window_of_rollout_steps():
         return rows
 
     healthy = [fresh_rows(lambda s: 0.5), fresh_rows(lambda s: 0.7)]  # ensemble mean 0.6
-    one = fresh_rows(lambda s: 0.0 if s == 7 else 0.5)  # one bad batch: (0 + 0.5) / 2 = 0.25 >= 0.15
+    one = fresh_rows(lambda s: 0.0 if s == 7 else 0.5)  # one bad batch: step 9's 0.5 is not below 0.25 x 0.6
     assert "reward_collapse" not in detector.signature(one, healthy, DET, 4)
+    # a window whose mean is low ((0.2 + 0) / 2 = 0.1 < 0.15) because one batch drew no success is not a
+    # collapse: step 7's 0.2 is not below 0.15 (a rule on the window's mean flagged it, as it did healthy runs)
+    draw = fresh_rows(lambda s: 0.0 if s == 9 else 0.2 if s == 7 else 0.5)
+    assert "reward_collapse" not in detector.signature(draw, healthy, DET, 4)
     two = fresh_rows(lambda s: 0.0 if s >= 7 else 0.5)  # rollout steps 7 and 9: mean 0 < 0.25 x 0.6
     assert detector.signature(two, healthy, DET, 4)["reward_collapse"] == 9
     # a window that starts at or before the fault step is not judged: steps 1-3 are never a collapse
@@ -246,6 +254,116 @@ def test_reward_collapse_judges_a_window_of_rollout_steps():
     assert detector.signature(early, healthy, DET, 0)["reward_collapse"] == 3
     # a healthy mean under reward_min says nothing: no collapse from a task the model cannot do
     assert "reward_collapse" not in detector.signature(two, [fresh_rows(lambda s: 0.05)], DET, 4)
+
+
+def test_steps_without_a_due_gradient_are_no_collapse_and_no_freeze():
+    """A batch whose groups all have equal rewards (nonzero_advantage_share 0) has no policy gradient by
+    construction: its ~0 grad norm is no grad_collapse and its ~0 update no frozen_policy. The share is logged
+    on the batch's fresh step and carried to the step that reuses the batch."""
+    det = dict(DET, grad_collapse_steps=3)
+
+    def run(share, **over):  # share on odd (fresh) steps; even steps reuse the previous batch
+        return _rows(nonzero_advantage_share=lambda s, v: share(s) if s % 2 else None, **over)
+
+    assert detector.batch_share(run(lambda s: 0.0 if s == 9 else 0.5))[8:10] == [0.0, 0.0]
+    assert detector.batch_share(_rows()) == [None] * 12  # logs without the field: every step counts
+    healthy = [run(lambda s: 0.5), run(lambda s: 0.5, grad_norm_total=lambda s, v: 2.0)]
+    # healthy held-out run whose last batches (steps 9-12) had no advantage: norm 0 there, nothing flagged
+    idle = run(lambda s: 0.0 if s >= 9 else 0.5, grad_norm_total=lambda s, v: 0.0 if s >= 9 else v)
+    assert not {"grad_collapse", "frozen_policy"} & set(detector.signature(idle, healthy, det, 4))
+    assert detector.signature([{k: v for k, v in r.items() if k != "nonzero_advantage_share"} for r in idle],
+                              healthy, det, 4)["grad_collapse"] == 9  # without the share: the old false positive
+    # a real flush (the batches carry advantage) is still a collapse, and zero-share steps inside it do not
+    # break it: steps 5-6, (7-8 no gradient due), 9-12 all low -> first step 5
+    flushed = run(lambda s: 0.0 if s == 7 else 0.5, grad_norm_total=lambda s, v: 0.0 if s >= 5 else v)
+    assert detector.signature(flushed, healthy, det, 4)["grad_collapse"] == 5
+    # the healthy median at a step leaves out the healthy runs whose batch there had no advantage
+    zero_h = run(lambda s: 0.0 if s == 5 else 0.5, grad_norm_total=lambda s, v: 0.0 if s in (5, 6) else v)
+    low5 = run(lambda s: 0.5, grad_norm_total=lambda s, v: 0.05 if s in (5, 6) else v)
+    assert detector.signature(low5, [zero_h, zero_h, healthy[0]], dict(DET), 4)["grad_collapse"] == 5
+    # frozen policy: judged on steps that carry a gradient; none after the fault -> not judged
+    never = run(lambda s: 0.0, update_norm=lambda s, v: 0.0)
+    assert "frozen_policy" not in detector.signature(never, healthy, DET, 4)
+    skipped = run(lambda s: 0.0 if s == 5 else 0.5, update_norm=lambda s, v: 0.0 if s > 4 else v)
+    assert detector.signature(skipped, healthy, DET, 4) == {"frozen_policy": 5}
+
+
+def _fake_trainer(lp_of, grad_of=None):
+    """A stand-in for TRL's trainer with the methods rl._instrument wraps: ``_compute_loss`` asks the
+    (wrapped) log-prob method for the training log-probs of the batch it gets; ``training_step`` puts
+    ``grad_of()`` into the model's one parameter's gradient, as a backward at the loss's scale would."""
+    import types
+
+    import torch
+
+    model = torch.nn.Linear(3, 1, bias=False)
+    model._fault_on = True
+    t = types.SimpleNamespace(model=model)
+
+    def compute_loss_(m, inputs):
+        lp = t._get_per_token_logps_and_entropies(inputs)[0]
+        return lp.sum() * 0.0
+
+    def training_step(m, inputs, *a, **kw):
+        model.weight.grad = grad_of().reshape(model.weight.shape).clone()
+        return torch.tensor(1.0)
+
+    t._get_per_token_logps_and_entropies = lambda inputs: (lp_of(inputs), None)
+    t._compute_loss = compute_loss_
+    t.compute_loss = lambda m, inputs, *a, **kw: torch.tensor(1.0)
+    t.training_step = training_step
+    return t
+
+
+def test_fresh_rollout_flag_survives_dropped_groups(tiny_base):
+    """TRL reuses a rollout batch for num_iterations = 2 optimizer steps: the first is fresh, the second not.
+    Dropping a zero-advantage group slices the batch into new tensors on every step; freshness is keyed on
+    TRL's own tensor, so the reused step is still seen as reused (it was flagged fresh, and its mismatch,
+    which is the policy's one-step move, then counted as a precision mismatch)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from proxy_artifacts.rl import _callback_class, _instrument
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_base, dtype=torch.float32)
+    logger = _callback_class()(model, "none", dict(GP, fault_step=1))
+    t = _fake_trainer(lambda inputs: inputs["old_per_token_logps"] + 0.01)
+    _instrument(t, logger, "none", dict(GP, drop_zero_variance_groups=True))
+
+    def batch():  # two groups of two; the second has zero advantage and leaves the loss
+        return {"advantages": torch.tensor([1.0, -1.0, 0.0, 0.0]), "old_per_token_logps": torch.zeros(4, 3),
+                "completion_mask": torch.ones(4, 3)}
+
+    seen = []
+    for inputs in (b1 := batch(), b1, b2 := batch(), b2):
+        t._compute_loss(t.model, inputs)
+        seen.append(logger.mismatch["fresh_rollout"])
+        assert logger.mismatch["logprob_mismatch"] == pytest.approx(0.01)
+    assert seen == [True, False, True, False]
+
+
+def test_fp16_no_loss_scaling_holds_gradients_in_fp16_at_the_full_size_magnitude():
+    """The backward's gradients are at fp16_grad_scale x ours: held in fp16 there, entries under half of fp16's
+    smallest subnormal (2^-25 ~ 3e-8) flush to 0 before they are divided back; normal-range entries keep fp16's
+    precision. With the fix (static loss scaling back to our magnitude) nothing flushes."""
+    import torch
+
+    from proxy_artifacts.rl import _instrument
+
+    ours = torch.tensor([1e-3, 1e-2, 100.0])
+    scale = 1e-5  # held in fp16 at 1e-8 (flushed), 1e-7 (a subnormal: 2 quanta of 2^-24) and 1e-3 (normal)
+    got = {}
+    for fault in ("fp16_no_loss_scaling", "fp16_no_loss_scaling+fix"):
+        const = 1.0 if fault.endswith("+fix") else scale
+        t = _fake_trainer(lambda inputs: None, lambda: ours * const)
+        _instrument(t, None, fault, dict(GP, fp16_grad_scale=scale, drop_zero_variance_groups=False))
+        t.training_step(t.model, {})
+        got[fault] = t.model.weight.grad.reshape(-1)
+    bad, fixed = got["fp16_no_loss_scaling"], got["fp16_no_loss_scaling+fix"]
+    assert bad[0] == 0.0  # 1e-8 < 2^-25: flushed
+    assert float(bad[1]) == pytest.approx(2 * 2.0 ** -24 / scale, rel=1e-4)  # 0.0119: the subnormal's rounding
+    assert float(bad[2]) == pytest.approx(100.0, rel=1e-3)  # normal range: fp16's 11-bit precision
+    assert torch.allclose(fixed, ours, rtol=1e-3)
 
 
 def test_wilson_interval_known_values():
@@ -398,6 +516,8 @@ def test_grpo_faults_leave_their_signals(tiny_base):
     assert len(fresh(healthy)) == 2 and max(fresh(healthy)) < 1e-9  # same float32 kernels on both sides
     bf16 = run_grpo(tiny_base, "logprob_bf16", gp)
     assert min(fresh(bf16)) > 1e-4
+    # its fix, fp16 on both sides (arXiv 2510.26788): the two passes round alike, the mismatch is gone
+    assert max(fresh(run_grpo(tiny_base, "logprob_bf16+fix", gp))) < 1e-9
     swap = run_grpo(tiny_base, "swapped_operator", gp)
     assert min(fresh(swap)) > 1e-7  # tiny random model: no routing flips, only the rounding of the router GEMM
     fp16 = run_grpo(tiny_base, "fp16_no_loss_scaling", gp)
