@@ -11,6 +11,7 @@ candidate (``reference_disturbed``). No assertion depends on timing."""
 
 import math
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,10 @@ def test_daemon_left_behind_is_found_and_killed(subs):
     held = parent._CANDIDATES[parent._key(FAST)][1]  # the cheat's sandbox (tainted: not handed out again)
     assert held.strays(full=True)  # the daemon: another process of its uid, adopted by the zygote
     held.close()
+    for _ in range(500):  # SIGKILL was sent; a process leaves /proc's live list once it has exited
+        if not parent.pids_of_uid(held.uid) and not parent.zygote(FAST).orphans():
+            break
+        time.sleep(0.01)
     assert parent.pids_of_uid(held.uid) == set() and parent.zygote(FAST).orphans() == set()
 
 
@@ -190,3 +195,14 @@ def test_which_harness_failures_are_charged_to_the_candidate(monkeypatch, cls, s
         assert res["status"] == "violation" and "reference_disturbed" in kinds(res) and floored(res)
     else:
         assert isinstance(res, tuple) and res[2] == f"reference_failed:{cls}"
+
+
+@pytest.mark.slow  # a cold Inductor compile in the sandbox's own cache (20-40 s on 2 busy cores)
+def test_honest_inductor_module_compiles_in_the_untrusted_sandbox(subs):
+    """An honest ``module:`` candidate that wraps Inductor works under ``uid`` isolation: it imports
+    what it needs, runs the C++ compiler as its own uid and writes only its own cache."""
+    r = evaluate_subgraph(subs["softmax:0"], cand("honest_inductor_module"), FAST)
+    assert r["status"] == "ok" and r["violations"] == [] and r["isolation"] == "uid" and r["min_pass_t"] <= -5, r
+    box = parent.candidate_sandbox(FAST, "shared")
+    made = [p for p in Path(box._dir, "inductor").rglob("*.so")]
+    assert made and all(p.stat().st_uid == box.uid for p in made)

@@ -1,21 +1,24 @@
 """Cheat: read the eager reference's outputs out of the scorer's shared memory instead of computing
-them: the slots were files in ``/dev/shm`` any process could open by name; failing that, the
-descriptors of the other processes (``/proc/<pid>/fd``). Now the slots are ``memfd`` files passed
-to their own sandbox only, and the trusted processes are another uid's and not dumpable: the
-first ``/proc/<pid>/fd`` it lists is refused by the kernel (``sandbox_denied``)."""
-import glob
+them. The slots were files in ``/dev/shm`` that any process could open by name; this cheat finds
+the reference's slot through the descriptors of the sandbox processes (``/proc/<pid>/fd``: a
+``/dev/shm`` file or a ``memfd``) and reads it. Now the slots are ``memfd`` files passed to their
+own sandbox only, and the trusted processes are not dumpable and of another uid: reading the
+first sandbox's descriptors is refused by the kernel (``sandbox_denied``)."""
 import os
 
 import torch
 
 
 def _expected(nbytes):
-    for path in sorted(glob.glob("/dev/shm/passnet_slots_*")):
-        if os.path.getsize(path) >= nbytes:
-            with open(path, "rb") as f:
-                return f.read(nbytes)
+    me = os.getpid()
     for pid in sorted(os.listdir("/proc")):
-        if not pid.isdigit() or int(pid) in (os.getpid(), 1):
+        if not pid.isdigit() or int(pid) == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"sandbox.py" not in f.read():
+                    continue
+        except OSError:
             continue
         for fd in os.listdir(f"/proc/{pid}/fd"):
             if "passnet_slots" in os.readlink(f"/proc/{pid}/fd/{fd}"):

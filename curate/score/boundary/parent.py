@@ -140,6 +140,24 @@ def set_not_dumpable() -> bool:
         return False
 
 
+@functools.cache
+def world_readable_install() -> bool:
+    """Whether another uid may read this interpreter, its standard library, the virtual environment
+    and the C headers Inductor compiles against (every folder on the way searchable by others).
+    Where not (a Python installed under ``/root``), an untrusted sandbox under ``uid`` isolation
+    keeps ``CAP_DAC_READ_SEARCH`` (read any file; nothing else), or it could not import a module
+    or compile a kernel."""
+    for top in {sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable))}:
+        p = Path(top).resolve()
+        for d in [p, *p.parents]:
+            try:
+                if d.stat().st_mode & 0o005 != 0o005:
+                    return False
+            except OSError:
+                return False
+    return True
+
+
 def isolation_level() -> str:
     """How an untrusted candidate sandbox is separated from the trusted processes:
 
@@ -377,7 +395,8 @@ class Sandbox:
                 self.uid = UID_BASE + self.pid
                 os.chown(self._dir, self.uid, self.uid)
             os.chmod(self._dir, 0o700)
-            msg["drop"] = {"dir": self._dir, "uid": self.uid, "nproc": threads + 4 + NPROC_EXTRA}
+            msg["drop"] = {"dir": self._dir, "uid": self.uid, "nproc": threads + 4 + NPROC_EXTRA,
+                           "read_all": self.uid is not None and not world_readable_install()}
         rep = self.request(msg, deadline)
         if "error" in rep or (self.uid is not None and rep.get("uid") != self.uid):
             raise self._fail(f"{self.label} sandbox set-up failed ({self.isolation} isolation): "

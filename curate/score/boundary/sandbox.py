@@ -67,17 +67,56 @@ BLOCKED = ("curate", "passnet_common")
 """Top-level packages the candidate process refuses to import (the evaluator's)."""
 
 
-PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
+PR_SET_DUMPABLE, PR_SET_KEEPCAPS, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 4, 8, 24, 36, 38, 47
 """``prctl(2)`` options (linux/prctl.h)."""
 
+CAP_DAC_READ_SEARCH = 2
+"""The one capability an untrusted sandbox may keep (``read_all``): read and search any file, e.g.
+an interpreter installed under a folder only root may enter; it writes, signals and ptraces
+nothing more (linux/capability.h)."""
 
-def prctl(option: int, value: int) -> bool:
-    """``prctl(option, value, 0, 0, 0)`` through libc; False where it failed or there is no libc."""
+
+def prctl(option: int, *args: int) -> bool:
+    """``prctl(option, *args)`` (missing arguments 0) through libc; False where it failed or there is no libc."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+        vals = [ctypes.c_ulong(v) for v in (list(args) + [0, 0, 0, 0])[:4]]
+        return libc.prctl(option, *vals) == 0
     except (OSError, AttributeError):  # pragma: no cover - not Linux
         return False
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _keep_only_read_search() -> None:
+    """After ``setresuid`` with ``PR_SET_KEEPCAPS``: permitted = effective = inheritable = ambient =
+    ``CAP_DAC_READ_SEARCH`` alone (ambient: the compiler Inductor runs inherits it).
+
+    Raises:
+        OSError: the kernel did not leave exactly that set.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    data = (_CapData * 2)()
+    data[0].effective = data[0].permitted = data[0].inheritable = 1 << CAP_DAC_READ_SEARCH
+    if libc.capset(ctypes.byref(_CapHeader(0x20080522, 0)), data) != 0:  # _LINUX_CAPABILITY_VERSION_3
+        raise OSError(ctypes.get_errno(), "capset failed")
+    prctl(PR_CAP_AMBIENT, 2, CAP_DAC_READ_SEARCH)  # PR_CAP_AMBIENT_RAISE
+
+
+def capabilities() -> dict[str, int]:
+    """This process's capability sets (``/proc/self/status`` ``CapInh`` / ``CapPrm`` / ``CapEff`` / ``CapAmb``)."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line[:3] == "Cap" and line.split(":")[0] in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+                out[line.split(":")[0]] = int(line.split()[1], 16)
+    return out
 
 
 def drop_privileges(spec: dict) -> dict:
@@ -87,30 +126,45 @@ def drop_privileges(spec: dict) -> dict:
     root), ``setgroups([])`` + ``setresgid`` / ``setresuid`` to that unprivileged uid (one per
     sandbox, so every process of that uid is this candidate's) with ``RLIMIT_NPROC`` =
     ``spec["nproc"]`` (processes and threads of that uid: the compiler's few children, no pool of
-    daemons); then ``PR_SET_NO_NEW_PRIVS`` (no set-uid binary gives anything back). Returns what
-    holds (``{"uid", "no_new_privs"}``).
+    daemons), every capability dropped (bounding set included) but, with ``spec["read_all"]``
+    (the interpreter lives where the new uid may not read), ``CAP_DAC_READ_SEARCH``; then
+    ``PR_SET_NO_NEW_PRIVS`` (no set-uid binary gives anything back). Returns what holds
+    (``{"uid", "no_new_privs", "caps"}``).
 
     Raises:
         OSError: a step that must hold did not (the parent then refuses to run the candidate).
     """
     d = spec["dir"]
-    for sub in ("tmp", "inductor", "cache"):
-        os.makedirs(os.path.join(d, sub), exist_ok=True)
     os.chdir(d)
+    who = f"passnet_{spec.get('uid') if spec.get('uid') is not None else os.getuid()}"
     os.environ.update(HOME=d, TMPDIR=os.path.join(d, "tmp"), TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor"),
-                      TRITON_CACHE_DIR=os.path.join(d, "cache", "triton"), XDG_CACHE_HOME=os.path.join(d, "cache"))
+                      TRITON_CACHE_DIR=os.path.join(d, "cache", "triton"), XDG_CACHE_HOME=os.path.join(d, "cache"),
+                      USER=who, LOGNAME=who, LNAME=who, USERNAME=who)  # Inductor's default folders: under TMPDIR
     tempfile.tempdir = os.path.join(d, "tmp")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     uid = spec.get("uid")
+    keep = 1 << CAP_DAC_READ_SEARCH if spec.get("read_all") else 0
     if uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (int(spec["nproc"]), int(spec["nproc"])))
+        for cap in range(64):  # the bounding set: nothing but what it keeps, whatever it executes
+            if not keep >> cap & 1:
+                prctl(PR_CAPBSET_DROP, cap)
+        prctl(PR_SET_KEEPCAPS, 1 if keep else 0)
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
         if os.getresuid() != (uid, uid, uid):  # pragma: no cover - the kernel refused silently
             raise OSError(errno.EPERM, "setresuid did not take")
+        if keep:
+            _keep_only_read_search()
+            prctl(PR_SET_KEEPCAPS, 0)
+        caps = capabilities()
+        if caps.get("CapPrm") != keep or caps.get("CapEff") != keep:
+            raise OSError(errno.EPERM, f"capabilities after the drop are {caps}, not {keep:#x}")
     nnp = prctl(PR_SET_NO_NEW_PRIVS, 1)
-    return {"uid": os.getuid(), "no_new_privs": nnp}
+    for sub in ("tmp", "inductor", "cache"):  # made by the new uid: its own
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    return {"uid": os.getuid(), "no_new_privs": nnp, "caps": capabilities()}
 
 
 class _RefuseEvaluator:
@@ -225,6 +279,11 @@ class Runner:
         held: dict = {}
         if drop:
             held = drop_privileges(drop)
+            import torch._inductor.codecache as cc  # noqa: PLC0415  (imported by the zygote already; its precompiled-header folder was fixed then, in the shared default folder)
+
+            if hasattr(cc, "_HEADER_DIR"):
+                cc._HEADER_DIR = os.path.join(drop["dir"], "inductor", "precompiled_headers")
+                cc._HEADER_LOCK_DIR = os.path.join(cc._HEADER_DIR, "locks")
         else:
             prctl(PR_SET_DUMPABLE, 0)
         return {"ok": True, "pid": os.getpid(), "uid": os.getuid(), "dumpable": _dumpable(), **held}
