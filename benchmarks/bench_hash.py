@@ -1,30 +1,36 @@
-"""Canonical hashing throughput: graph_hash + structure_hash in FX nodes/s on one core,
-against the GraphNet-style baseline (generate the graph's Python code, sha256 it) measured
-on the same graphs in the same run. A printed table, never asserted.
+"""Canonical hashing throughput: ``canonicalize`` (the full form with the stored node list, no
+WL bucket) and ``graph_hashes`` in FX nodes per CPU second on one core, on real graphs, against
+the GraphNet-style baseline (generate the graph's Python code, sha256 it) in the same rounds. A
+printed table and a record, never asserted.
 
-    python -m benchmarks.bench_hash [--max-nodes 100000] [--real llama70b,qwen3next80b] [--reference e221741]
-        [--repeat 3] [--out metrics/bench/bench_hash.json]
+    nice -n 10 python -m benchmarks.bench_hash [--rounds 5] [--max-nodes 100000] [--real llama70b,qwen3next80b]
+        [--store data/graph_store --store-graphs 3] [--no-chains] [--reference REV]
+        [--out metrics/bench/bench_hash.json]
 
-Graphs at three sizes (~1K, ~10K, ~100K FX nodes), of two kinds:
+Graphs:
 
-* synthetic transformer-block chains (linear / view / transpose / matmul / softmax / add, with
-  output metadata, as Dynamo records them), 1K, 3K, 10K, 30K and 100K nodes: the scaling curve;
 * real graphs captured by Dynamo on the meta device through :func:`extract.capture.capture_row`
   (``--real``): Llama-3.3-70B's true-size config cut to 14 layers (~1K nodes), the true-size
   Llama-3.3-70B (5,651 nodes) and Qwen3-Next-80B-A3B (10,747 nodes), and, at ~100K nodes, the
   two true-size graphs side by side, copied until 100K nodes are reached (disjoint copies in
   one graph: no real model of 100K nodes can be captured here in minutes; the copies are
-  identical, so this graph also exercises the tie-breaking of the canonical order).
+  identical, so this graph also exercises the tie-breaking of the canonical order);
+* the ``--store-graphs`` largest graphs of the graph store, rebuilt from their stored node lists
+  (:func:`stored_graphs`: what dedupe re-hashes);
+* synthetic transformer-block chains of 1K-100K nodes, the scaling curve (``--no-chains``: none).
 
-``graph_hashes`` (hashes only) and ``canonicalize`` (the full form with the stored node list,
-no WL bucket) are timed. Times are process CPU seconds (``time.process_time``, best of
-``--reps``): the machine is shared, CPU time is what one core spends. ``--repeat N`` runs the
-whole measurement N times in a row and reports each graph's median over the runs, with every
-run's figures in the record (``per_run``: the code-text baseline of each run is the machine's
-speed in it, which drifts on a shared host). The load average at the
-start and end of the run is recorded beside the figures. ``--reference REV`` also times the canonical
-form as it was at git revision ``REV`` (:func:`reference_canonical`) on the same graphs in the same run,
-and records whether it gives the same ``graph_hash`` on each.
+Timing: process CPU seconds of one call (``time.process_time``: the machine is shared, CPU time
+is what one core spends). Each round times, per graph: ``canonicalize`` **cold** (the previous
+graph's ``graph_hashes`` computed just before, as in a pipeline that hashes each graph once),
+``canonicalize`` **warm** (the same call again at once: the graph's objects and the allocator's
+free lists hot), ``graph_hashes`` cold and the code-text baseline (the machine's speed in that
+round). Per graph the record holds each figure's median over ``--rounds`` rounds, min, max and
+every round's value; the headline figures are the cold medians. The load average (start, end,
+and the 1-minute figure at each graph's round) and the share of CPU time stolen by the
+hypervisor over the run (``/proc/stat``) are recorded beside them. ``--reference REV`` also
+times the canonical form of git revision ``REV`` (:func:`reference_canonical`) in the same rounds,
+the two alternated (who goes first alternates by round), records the median of the per-round
+ratios and whether each graph gets the same ``graph_hash``.
 """
 
 from __future__ import annotations
@@ -177,6 +183,7 @@ def real_graphs(which: tuple[str, ...] = ("llama70b", "qwen3next80b"), seq_len: 
 _CANONICAL_FILES = ("compiled", "labels", "fastpath", "stored", "effects", "order", "form", "seam", "__init__")
 _OPTIONAL_FILES = ("compiled", "seam")  # absent at older revisions
 _COMPILED_FILES = ("_cmerkle", "_cform")
+_SHAREABLE = ("_cmerkle",)  # compiled extensions without module state that a seam sets
 
 
 def build_extension(source: str, ext: str, module_name: str):
@@ -220,13 +227,13 @@ def reference_canonical(rev: str):
     """The canonical package as it was at git revision ``rev`` of this repository, loaded beside
     the current one under the module name ``_canonical_ref`` (sources from ``git show``, their
     ``passnet_common.canonical`` imports pointed at the copy), so that the implementation
-    before a change is timed on the same graphs in the same run. A compiled extension whose
-    Cython source at ``rev`` is the same as the current one (``_cmerkle.pyx``) is the built
-    module of the current package, so a reference that used it runs with it, as it did
-    (else its import fails and the reference runs its Python loops). Returns the package
-    module; raises ``subprocess.CalledProcessError`` when ``rev`` lacks the files. A compiled
-    extension whose source at ``rev`` differs is compiled from that source (:func:`build_extension`),
-    so the reference runs its own compiled loops, not its slower Python fallbacks."""
+    before a change is timed on the same graphs in the same run. Its compiled extensions are
+    compiled from their sources at ``rev`` (:func:`build_extension`), so the reference runs its
+    own compiled loops, not its slower Python fallbacks; only ``_cmerkle``, which holds no state,
+    is the current built module where its source is the same. ``_cform`` is never shared: the
+    reference's seam would set its tables into the current package's compiled label pass.
+    Returns the package module; raises ``subprocess.CalledProcessError`` when ``rev`` lacks the
+    files."""
     import importlib
     import subprocess
     import types
@@ -239,7 +246,10 @@ def reference_canonical(rev: str):
         old = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:passnet_common/canonical/{ext}.pyx"],
                              capture_output=True, text=True)
         here = ROOT / "passnet_common" / "canonical" / f"{ext}.pyx"
-        if old.returncode == 0 and here.exists() and old.stdout == here.read_text():
+        # _cform holds module-level state that the seam sets (set_context / set_effects_context /
+        # set_prefetch): shared with the reference, the reference's seam would rewire the current
+        # package's compiled path to the reference's tables. So only the stateless _cmerkle is shared.
+        if ext in _SHAREABLE and old.returncode == 0 and here.exists() and old.stdout == here.read_text():
             try:
                 sys.modules[f"{name}.{ext}"] = importlib.import_module(f"passnet_common.canonical.{ext}")
             except ImportError:
@@ -269,12 +279,56 @@ def reference_canonical(rev: str):
 
 
 def cpu_time(fn, reps: int) -> float:
+    """Best of ``reps`` calls of ``fn`` in process CPU seconds (used by ``bench_hash_ab``)."""
     best = float("inf")
     for _ in range(reps):
         t = time.process_time()
         fn()
         best = min(best, time.process_time() - t)
     return max(best, 1e-9)
+
+
+def once(fn) -> float:
+    """Process CPU seconds of one call of ``fn`` (its result freed inside the timing)."""
+    t = time.process_time()
+    fn()
+    return max(time.process_time() - t, 1e-9)
+
+
+def cpu_ticks() -> tuple[int, int] | None:
+    """``(steal, total)`` clock ticks of all CPUs since boot (``/proc/stat``): the share of time
+    the hypervisor ran something else on this machine's virtual CPUs, which ``os.getloadavg``
+    does not see. None where ``/proc/stat`` is absent."""
+    try:
+        vals = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return vals[7], sum(vals)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def stored_graphs(store: Path, count: int) -> list:
+    """(name, GraphModule, kinds) of the ``count`` largest graphs of a graph store (by node
+    count), each rebuilt from its stored node list by :func:`curate.decompose.segments.build_parent`
+    (output metadata on the meta device; kinds from the stored placeholders), as
+    ``tests/canonical_store_check.py`` rebuilds them: the graphs dedupe re-hashes. Empty where
+    the store is absent (a fresh clone)."""
+    import json
+
+    import torch
+
+    from curate.decompose.segments import build_parent
+
+    found = []
+    for gj in store.glob("*/*/graph.json"):
+        nodes = json.loads(gj.read_text())["nodes"]
+        found.append((len(nodes), gj.parent.name, nodes))
+    out = []
+    for n, name, nodes in sorted(found, key=lambda r: (-r[0], r[1]))[:count]:
+        graph, _ = build_parent(nodes)
+        kinds = [d.get("kind", "input") if d["op"] == "placeholder" else "input" for d in nodes
+                 if d["op"] in ("placeholder", "get_attr")]
+        out.append((f"stored {name[:12]} ({n} nodes)", torch.fx.GraphModule(torch.nn.Module(), graph), kinds))
+    return out
 
 
 def _rate(rows: list[dict], key: str) -> int:
@@ -286,23 +340,68 @@ def _size_class(n: int) -> str:
     return "1k" if n < 3_162 else ("10k" if n < 31_623 else "100k")  # nearest power of ten (log scale)
 
 
+def short_name(name: str) -> str:
+    """A graph's key in the record's top-level figures: ``llama70b_14_layers``, ``llama70b``,
+    ``qwen3next80b``, ``copies_100k``, ``chain_1k`` ..., ``stored_<hash prefix>``."""
+    if name.startswith("synthetic chain"):
+        return "chain_" + name.split()[-1].lower()
+    if name.startswith("stored "):
+        return "stored_" + name.split()[1][:8]
+    if "disjoint copies" in name:
+        return "copies_100k"
+    if name.startswith("Qwen3-Next"):
+        return "qwen3next80b"
+    return "llama70b_14_layers" if "14 of 80" in name else "llama70b"
+
+
+# What each round times per graph (one call each, process CPU seconds): cold -- another graph's
+# hashes computed just before (what a pipeline that hashes each graph once pays), warm -- the
+# same call again at once (the graph's objects and the form's free lists hot).
+TIMED = ("canonicalize_cold", "canonicalize_warm", "graph_hashes_cold", "baseline")
+
+
+def measure_round(cases: list, k: int, canon, hashes, flip: bool = False) -> dict:
+    """CPU seconds of one round on graph ``k`` of ``cases`` for one implementation
+    (``canon`` / ``hashes``: its ``canonicalize`` / ``graph_hashes``): :data:`TIMED`, the
+    evictions by the previous graph's ``graph_hashes`` (``flip``: the next graph's)."""
+    _, gm, kinds = cases[k]
+    _, og, okinds = cases[(k + (1 if flip else -1)) % len(cases)]
+    evict = (lambda: hashes(og, okinds)) if len(cases) > 1 else (lambda: None)
+    evict()
+    cold = once(lambda: canon(gm, kinds, with_wl=False))
+    warm = once(lambda: canon(gm, kinds, with_wl=False))
+    evict()
+    h = once(lambda: hashes(gm, kinds))
+    base = once(lambda: hashlib.sha256(gm.graph.python_code("self").src.encode()).hexdigest())
+    return {"canonicalize_cold": cold, "canonicalize_warm": warm, "graph_hashes_cold": h, "baseline": base}
+
+
+def _summary(n: int, secs: list[float]) -> dict:
+    """Nodes/s of ``n`` nodes over rounds of ``secs`` seconds: median, min, max, each round."""
+    rates = [n / s for s in secs]
+    return {"median": round(statistics.median(rates)), "min": round(min(rates)), "max": round(max(rates)),
+            "per_round": [round(r) for r in rates]}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-nodes", type=int, default=100_000)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="whole runs over every graph, one after another; figures are per-graph medians over them "
-                         "(one run alone moves with the host: see docs/hashing.md)")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds over every graph; per graph the median of the "
+                    "rounds, their min and max (one call alone moves with the host: see docs/hashing.md)")
     ap.add_argument("--real", default="llama70b,qwen3next80b", help="true-size captures (comma list; '' for none)")
+    ap.add_argument("--store", type=Path, default=ROOT / "data" / "graph_store",
+                    help="graph store whose largest graphs are also timed (absent: none)")
+    ap.add_argument("--store-graphs", type=int, default=3)
+    ap.add_argument("--no-chains", action="store_true", help="real graphs only")
     ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench" / "bench_hash.json")
-    ap.add_argument("--reference", default="e221741",
-                    help="git revision whose canonical form is also timed in the same run (the implementation "
-                         "before the hashing speed work); '' for none")
+    ap.add_argument("--reference", default="",
+                    help="git revision whose canonical form is timed in the same rounds, alternated with the current "
+                         "one (who goes first alternates by round); '' for none")
     args = ap.parse_args(argv)
 
     import torch
 
-    from passnet_common.canonical import CANONICAL_VERSION, canonicalize, graph_hashes
+    from passnet_common.canonical import CANONICAL_VERSION, canonicalize, compiled, graph_hashes
     from passnet_common.io import atomic_write_json
 
     torch.set_num_threads(1)
@@ -312,112 +411,105 @@ def main(argv=None) -> dict:
             ref = reference_canonical(args.reference)
         except Exception as exc:  # noqa: BLE001 - the reference column is optional
             print(f"no reference implementation {args.reference!r}: {type(exc).__name__}: {exc}")
-    load_start = os.getloadavg()[0]
     cases = []
-    for n in (1_000, 3_000, 10_000, 30_000, 100_000):
-        if n <= args.max_nodes:
-            cases.append((f"synthetic chain {n // 1000}K", synthetic_chain(n), None))
+    if not args.no_chains:
+        for n in (1_000, 3_000, 10_000, 30_000, 100_000):
+            if n <= args.max_nodes:
+                cases.append((f"synthetic chain {n // 1000}K", synthetic_chain(n), None))
     cases += real_graphs(tuple(k for k in args.real.split(",") if k), max_nodes=args.max_nodes)
+    if args.store.is_dir() and args.store_graphs > 0:
+        cases += [c for c in stored_graphs(args.store, args.store_graphs) if len(c[1].graph.nodes) <= args.max_nodes]
 
-    # Each run times every graph once (best of --reps); with --repeat the runs follow one another and
-    # each graph's figures are its medians over the runs (this machine's speed drifts between runs).
-    per_run: list[list[dict]] = []
-    for run in range(args.repeat):
-        measured = []
-        for name, gm, kinds in cases:
+    load_start, ticks_start = os.getloadavg(), cpu_ticks()
+    got: list[dict] = [{"cur": [], "ref": [], "load": []} for _ in cases]
+    for rnd in range(args.rounds):
+        for k, (name, gm, kinds) in enumerate(cases):
+            got[k]["load"].append(round(os.getloadavg()[0], 2))
+            sides = [("cur", canonicalize, graph_hashes)] + ([("ref", ref.canonicalize, ref.graph_hashes)] if ref else [])
+            for side, canon, hashes in (sides[::-1] if rnd % 2 else sides):
+                got[k][side].append(measure_round(cases, k, canon, hashes, flip=bool(rnd % 2)))
+            r = got[k]["cur"][-1]
             n = len(gm.graph.nodes)
-            reps = args.reps if n <= 30_000 else 1
-            base = cpu_time(lambda: hashlib.sha256(gm.graph.python_code("self").src.encode()).hexdigest(), reps)
-            hashes = cpu_time(lambda: graph_hashes(gm, kinds), reps)
-            full = cpu_time(lambda: canonicalize(gm, kinds, with_wl=False), reps)
-            row = {"graph": name, "nodes": n, "baseline_nodes_per_s": n / base, "graph_hashes_nodes_per_s": n / hashes,
-                   "canonicalize_nodes_per_s": n / full, "real": not name.startswith("synthetic")}
-            if ref is not None:
-                same = ref.canonicalize(gm, kinds, with_wl=False).graph_hash == canonicalize(gm, kinds, with_wl=False).graph_hash
-                ref_full = cpu_time(lambda: ref.canonicalize(gm, kinds, with_wl=False), reps)
-                ref_hashes = cpu_time(lambda: ref.graph_hashes(gm, kinds), reps)
-                row.update({"reference_canonicalize_nodes_per_s": n / ref_full,
-                            "reference_graph_hashes_nodes_per_s": n / ref_hashes, "same_graph_hash_as_reference": same})
-            measured.append(row)
-            print(f"run {run + 1}/{args.repeat}: {name}: canonicalize {n / full:,.0f} nodes/s, baseline {n / base:,.0f}"
-                  + (f", reference {row['reference_canonicalize_nodes_per_s']:,.0f}" if ref is not None else ""), flush=True)
-        per_run.append(measured)
-    rows, results = [], []
-    for k in range(len(cases)):
-        runs_k = [run[k] for run in per_run]
-        row = {key: (statistics.median(r[key] for r in runs_k) if isinstance(v, float) else v)
-               for key, v in runs_k[0].items()}
+            print(f"round {rnd + 1}/{args.rounds}: {name}: canonicalize cold {n / r['canonicalize_cold']:,.0f} / warm "
+                  f"{n / r['canonicalize_warm']:,.0f} nodes/s, baseline {n / r['baseline']:,.0f}"
+                  + (f", reference cold {n / got[k]['ref'][-1]['canonicalize_cold']:,.0f}" if ref else ""), flush=True)
+    load_end, ticks_end = os.getloadavg(), cpu_ticks()
+
+    graphs, results = [], []
+    for k, (name, gm, kinds) in enumerate(cases):
+        n = len(gm.graph.nodes)
+        g = {"graph": name, "key": short_name(name), "nodes": n, "real": not name.startswith("synthetic"),
+             "loadavg_1min_per_round": got[k]["load"]}
+        for what in TIMED:
+            g[what] = _summary(n, [r[what] for r in got[k]["cur"]])
         if ref is not None:
-            row["same_graph_hash_as_reference"] = all(r["same_graph_hash_as_reference"] for r in runs_k)
-        name, n = row["graph"], row["nodes"]
-        secs = {key: n / row[key] for key in row if key.endswith("_nodes_per_s")}  # CPU seconds of each
-        rows.append([name, n, f"{row['baseline_nodes_per_s']:,.0f}", f"{row['graph_hashes_nodes_per_s']:,.0f}",
-                     f"{secs['baseline_nodes_per_s'] / secs['graph_hashes_nodes_per_s']:.2f}x",
-                     f"{row['canonicalize_nodes_per_s']:,.0f}",
-                     f"{secs['baseline_nodes_per_s'] / secs['canonicalize_nodes_per_s']:.2f}x"])
-        if ref is not None:
-            rows[-1] += [f"{row['reference_canonicalize_nodes_per_s']:,.0f}",
-                         f"{row['canonicalize_nodes_per_s'] / row['reference_canonicalize_nodes_per_s']:.2f}x",
-                         "yes" if row["same_graph_hash_as_reference"] else "NO"]
-        results.append(row)
-    load_end = os.getloadavg()[0]
-    print(f"\n## Canonical hashing throughput (v{CANONICAL_VERSION}; 1 core, process CPU seconds, best of {args.reps}"
-          f" (1 above 30K nodes)" + (f", median of {args.repeat} runs" if args.repeat > 1 else "")
-          + f"; load average {load_start:.1f} at the start, {load_end:.1f} at the end;"
-          " target >= 200K nodes/s for canonicalize)\n")
-    header = ["graph", "FX nodes", "baseline nodes/s (code text sha256)", "graph_hashes nodes/s", "vs baseline",
-              "canonicalize (full form, node list) nodes/s", "vs baseline"]
-    if ref is not None:
-        header += [f"canonicalize at {args.reference} nodes/s", "speed-up", "same graph_hash"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
-    for r in rows:
-        print("| " + " | ".join(str(x) for x in r) + " |")
+            for what in TIMED[:3]:
+                g["reference_" + what] = _summary(n, [r[what] for r in got[k]["ref"]])
+            # same-round ratios (current / reference), their median: the figure that carries across hosts
+            g["canonicalize_cold_vs_reference"] = round(statistics.median(
+                o["canonicalize_cold"] / c["canonicalize_cold"] for c, o in zip(got[k]["cur"], got[k]["ref"])), 3)
+            g["graph_hashes_cold_vs_reference"] = round(statistics.median(
+                o["graph_hashes_cold"] / c["graph_hashes_cold"] for c, o in zip(got[k]["cur"], got[k]["ref"])), 3)
+            g["same_graph_hash_as_reference"] = graph_hashes(gm, kinds)[0] == ref.graph_hashes(gm, kinds)[0]
+        graphs.append(g)
+        results.append({"nodes": n, "real": g["real"], **{w: g[w]["median"] for w in TIMED}})
+
+    steal = None
+    if ticks_start and ticks_end and ticks_end[1] > ticks_start[1]:
+        steal = round((ticks_end[0] - ticks_start[0]) / (ticks_end[1] - ticks_start[1]), 4)
+    metrics: dict = {"canonical_version": CANONICAL_VERSION, "compiled": compiled.status,
+                     "loadavg_start": list(load_start), "loadavg_end": list(load_end),
+                     "load_average_start": round(load_start[0], 1), "load_average_end": round(load_end[0], 1),
+                     "cpu_steal_share": steal, "machine": platform.platform(), "cpus": os.cpu_count(),
+                     "command": " ".join(["python -m benchmarks.bench_hash", *(argv if argv is not None else sys.argv[1:])]),
+                     "rounds": args.rounds, "reference_revision": args.reference if ref is not None else "",
+                     "timing": "process CPU seconds of one call; per graph and round: canonicalize cold (the previous "
+                               "graph's graph_hashes just before), canonicalize warm (the same call again at once), "
+                               "graph_hashes cold, the code-text baseline; figures are medians over rounds"}
     chains = [r for r in results if not r["real"]]
     real = [r for r in results if r["real"]]
-    metrics: dict = {"canonical_version": CANONICAL_VERSION, "load_average_start": round(load_start, 1),
-                     "load_average_end": round(load_end, 1), "machine": platform.platform(),
-                     "command": " ".join(["python -m benchmarks.bench_hash", *(argv if argv is not None else sys.argv[1:])])}
     for kind, group in (("chain", chains), ("real", real)):
         for size in ("1k", "10k", "100k"):
             sel = [r for r in group if _size_class(r["nodes"]) == size]
-            if not sel:
-                continue
-            full, base = _rate(sel, "canonicalize_nodes_per_s"), _rate(sel, "baseline_nodes_per_s")
-            metrics[f"canonicalize_nodes_per_s_{kind}_{size}"] = full
-            metrics[f"canonicalize_vs_baseline_{kind}_{size}"] = round(full / max(base, 1), 2)
-            metrics[f"graph_hashes_nodes_per_s_{kind}_{size}"] = _rate(sel, "graph_hashes_nodes_per_s")
-            if ref is not None:
-                metrics[f"reference_canonicalize_nodes_per_s_{kind}_{size}"] = _rate(sel, "reference_canonicalize_nodes_per_s")
-                metrics[f"canonicalize_vs_reference_{kind}_{size}"] = round(
-                    full / max(metrics[f"reference_canonicalize_nodes_per_s_{kind}_{size}"], 1), 2)
-    full_chain = [r["canonicalize_nodes_per_s"] for r in chains]
-    full_real = [r["canonicalize_nodes_per_s"] for r in real]
+            if sel:
+                metrics[f"canonicalize_nodes_per_s_{kind}_{size}"] = _rate(sel, "canonicalize_cold")
+                metrics[f"canonicalize_warm_nodes_per_s_{kind}_{size}"] = _rate(sel, "canonicalize_warm")
+                metrics[f"graph_hashes_nodes_per_s_{kind}_{size}"] = _rate(sel, "graph_hashes_cold")
+                metrics[f"canonicalize_vs_baseline_{kind}_{size}"] = round(
+                    _rate(sel, "canonicalize_cold") / max(_rate(sel, "baseline"), 1), 2)
+    for g in graphs:  # per graph: cold / warm medians, cold spread, the same-round ratio
+        key = g["key"]
+        metrics[f"{key}_canonicalize_nodes_per_s"] = g["canonicalize_cold"]["median"]
+        metrics[f"{key}_canonicalize_spread"] = [g["canonicalize_cold"]["min"], g["canonicalize_cold"]["max"]]
+        metrics[f"{key}_canonicalize_warm_nodes_per_s"] = g["canonicalize_warm"]["median"]
+        metrics[f"{key}_graph_hashes_nodes_per_s"] = g["graph_hashes_cold"]["median"]
+        if ref is not None:
+            metrics[f"{key}_canonicalize_vs_reference"] = g["canonicalize_cold_vs_reference"]
+    cold_real = [g["canonicalize_cold"]["median"] for g in graphs if g["real"]]
     metrics.update({
-        "canonicalize_nodes_per_s_chains_min": round(min(full_chain)) if full_chain else 0,
-        "canonicalize_nodes_per_s_chains_max": round(max(full_chain)) if full_chain else 0,
-        "canonicalize_nodes_per_s_real_min": round(min(full_real)) if full_real else 0,
-        "canonicalize_nodes_per_s_real_max": round(max(full_real)) if full_real else 0,
-        "baseline_nodes_per_s_chains": _rate(chains, "baseline_nodes_per_s"),
-        "baseline_nodes_per_s_real": _rate(real, "baseline_nodes_per_s"),
-        "largest_real_nodes": max((r["nodes"] for r in real), default=0),
-        "reference_revision": args.reference if ref is not None else "",
-        "all_graph_hashes_same_as_reference": all(r.get("same_graph_hash_as_reference", True) for r in results),
-        "graphs": [{k: (round(v) if isinstance(v, float) else v) for k, v in r.items()} for r in results],
-        "runs": args.repeat,
+        "canonicalize_nodes_per_s_real_min": min(cold_real, default=0),
+        "canonicalize_nodes_per_s_real_max": max(cold_real, default=0),
+        "real_graphs_below_200k": [g["key"] for g in graphs if g["real"] and g["canonicalize_cold"]["median"] < 200_000],
+        "baseline_nodes_per_s_real": _rate(real, "baseline"),
+        "all_graph_hashes_same_as_reference": all(g.get("same_graph_hash_as_reference", True) for g in graphs),
+        "graphs": graphs,
     })
-    if args.repeat > 1:
-        # every run's figures, for the spread: per run the code-text baseline (the machine's speed in
-        # that run) and the full form's rate of each graph
-        metrics["per_run"] = [{"baseline_nodes_per_s_chains": _rate([r for r in run if not r["real"]], "baseline_nodes_per_s"),
-                               "baseline_nodes_per_s_real": _rate([r for r in run if r["real"]], "baseline_nodes_per_s"),
-                               "canonicalize_nodes_per_s_real_min": round(min(
-                                   (r["canonicalize_nodes_per_s"] for r in run if r["real"]), default=0)),
-                               "canonicalize_nodes_per_s": {r["graph"]: round(r["canonicalize_nodes_per_s"]) for r in run}}
-                              for run in per_run]
+    print(f"\n## Canonical hashing throughput (v{CANONICAL_VERSION}; 1 core, process CPU seconds, median of {args.rounds} "
+          f"rounds; load average {load_start[0]:.1f} at the start, {load_end[0]:.1f} at the end; steal {steal})\n")
+    header = ["graph", "FX nodes", "canonicalize cold nodes/s (min-max)", "warm", "graph_hashes cold", "baseline"]
+    if ref is not None:
+        header += [f"cold vs {args.reference}", "same graph_hash"]
+    print("| " + " | ".join(header) + " |\n|" + "|".join("---" for _ in header) + "|")
+    for g in graphs:
+        row = [g["graph"], g["nodes"], f"{g['canonicalize_cold']['median']:,} ({g['canonicalize_cold']['min']:,}-"
+               f"{g['canonicalize_cold']['max']:,})", f"{g['canonicalize_warm']['median']:,}",
+               f"{g['graph_hashes_cold']['median']:,}", f"{g['baseline']['median']:,}"]
+        if ref is not None:
+            row += [f"{g['canonicalize_cold_vs_reference']:.2f}x", "yes" if g["same_graph_hash_as_reference"] else "NO"]
+        print("| " + " | ".join(str(x) for x in row) + " |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(args.out, metrics)
-    print(f"\nwrote {args.out}: " + ", ".join(f"{k}={v}" for k, v in metrics.items() if k not in ("graphs", "per_run")))
+    print(f"\nwrote {args.out}")
     return metrics
 
 
