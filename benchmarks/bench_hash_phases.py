@@ -6,18 +6,26 @@ Qwen3-Next-80B-A3B meta captures of ``benchmarks.bench_hash``. Before each timed
 graphs' hashes are computed (so the form starts with the caches holding something else, as in
 ``bench_hash`` and in a pipeline), and each figure is the median of ``--reps`` forms. ``--compare``
 also times every pass with the compiled parts' prefetching switched off, alternated with it on.
-A printed table, never asserted, no record written.
+Per graph it also counts the label cache's misses of one label pass and the CPU time they take
+(each miss is labelled by the Python definition, ``form._slow_label``). A printed table, never
+asserted; ``--out`` also writes it as a record (figures in microseconds of CPU time per FX node,
+with the load average at start and end, the machine and the command).
 
-    nice -n 10 taskset -c 0 python -m benchmarks.bench_hash_phases [--reps 9] [--compare]
+    nice -n 10 taskset -c 0 python -m benchmarks.bench_hash_phases [--reps 9] [--compare] [--out FILE.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
-from benchmarks.bench_hash import real_graphs, synthetic_chain
+from benchmarks.bench_hash import real_graphs, short_name, synthetic_chain
 
 pt = time.process_time
 PASSES = ("nodes and index", "labels", "input rows", "side effects", "Merkle keys and order", "texts", "node list",
@@ -55,10 +63,40 @@ def phases(gm, kinds) -> list[float]:
     return [b - a for a, b in zip(t, t[1:])]
 
 
+def label_misses(gm, kinds) -> tuple[int, float]:
+    """``(misses, CPU seconds in them)`` of one label pass over ``gm`` as ``canonicalize`` runs it
+    (the compiled pass where it is on; with the Python definition every call node is a miss)."""
+    from passnet_common.canonical import compiled
+    from passnet_common.canonical import form as F
+
+    nodes = list(gm.graph.nodes)
+    index = {m: i for i, m in enumerate(nodes)}
+    spent = [0, 0.0]
+
+    def counted(*a):
+        t0 = pt()
+        try:
+            return F._slow_label(*a)
+        finally:
+            spent[0] += 1
+            spent[1] += pt() - t0
+
+    with F._NoGC():
+        if compiled.cform is not None:
+            compiled.cform.labels(nodes, gm, kinds, False, index, True, counted)
+        else:
+            spent[0] = len(nodes)
+            t0 = pt()
+            F.labels_plain(nodes, gm, kinds, False, index, True)
+            spent[1] = pt() - t0
+    return spent[0], spent[1]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--compare", action="store_true", help="also with the prefetching off, alternated")
+    ap.add_argument("--out", type=Path, default=None, help="also write the figures here (JSON)")
     args = ap.parse_args(argv)
 
     import torch
@@ -73,6 +111,10 @@ def main(argv=None) -> None:
     cases = [("synthetic chain 10K", synthetic_chain(10_000), None)]
     cases += real_graphs(("llama70b", "qwen3next80b"), max_nodes=20_000)
     modes = [True, False] if args.compare and _cform is not None else [None]
+    load_start = os.getloadavg()
+    rec: dict = {"command": " ".join(["python -m benchmarks.bench_hash_phases", *(argv if argv is not None else sys.argv[1:])]),
+                 "machine": platform.platform(), "reps": args.reps, "unit": "us of process CPU time per FX node",
+                 "passes": list(PASSES), "graphs": {}}
     print("graph | FX nodes | prefetch | " + " | ".join(PASSES) + " | total (us per node)")
     for name, gm, kinds in cases:
         n = len(gm.graph.nodes)
@@ -92,6 +134,23 @@ def main(argv=None) -> None:
             label = "as built" if mode is None else ("on" if mode else "off")
             print(f"{name} | {n} | {label} | " + " | ".join(f"{v:.2f}" for v in med) + f" | {sum(med):.2f}",
                   flush=True)
+            rec["graphs"].setdefault(name, {"nodes": n})[label] = dict(
+                zip(PASSES, (round(v, 3) for v in med)), total=round(sum(med), 3))
+        miss = [label_misses(gm, kinds) for _ in range(3)]
+        count, secs = miss[0][0], statistics.median(m[1] for m in miss)
+        rec["graphs"][name].update({"label_misses": count, "label_miss_us_per_node": round(secs / n * 1e6, 3),
+                                    "us_per_miss": round(secs / max(count, 1) * 1e6, 1)})
+        print(f"{name}: {count} label cache misses, {secs / n * 1e6:.2f} us per node in them", flush=True)
+        g, key = rec["graphs"][name], short_name(name)  # top-level figures per graph, for the docs' tables
+        built = g["as built" if "as built" in g else "on"]
+        rec.update({f"{key}_total_us": built["total"], f"{key}_labels_us": built["labels"],
+                    f"{key}_label_misses_us": g["label_miss_us_per_node"], f"{key}_label_misses": count,
+                    f"{key}_side_effects_us": built["side effects"],
+                    f"{key}_node_list_and_free_us": round(built["node list"] + built["free"], 3)})
+    rec["loadavg_start"], rec["loadavg_end"] = list(load_start), list(os.getloadavg())
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
