@@ -206,3 +206,21 @@ def test_honest_inductor_module_compiles_in_the_untrusted_sandbox(subs):
     box = parent.candidate_sandbox(FAST, "shared")
     made = [p for p in Path(box._dir, "inductor").rglob("*.so")]
     assert made and all(p.stat().st_uid == box.uid for p in made)
+
+
+def test_metrics_record_the_isolation_level(tmp_path):
+    """``metrics/score.json`` names the level the untrusted sandboxes ran at (here every candidate
+    is refused statically: nothing runs, the level is still recorded)."""
+    import argparse
+    import json
+
+    from curate.score.evaluate import add_score_args, score_main
+
+    (tmp_path / "params.yaml").write_text("score:\n  tasks: builtin\n  max_subgraphs: 1\n")
+    ap = argparse.ArgumentParser()
+    add_score_args(ap)
+    args = ap.parse_args(["--params", str(tmp_path / "params.yaml"), "--candidate", f"cheat=module:{HERE / 'cheat_slot_read.py'}",
+                          "--out", str(tmp_path / "out"), "--plots", str(tmp_path / "plots"),
+                          "--metrics", str(tmp_path / "score.json"), "--no-resume"])
+    assert score_main(args) == 0
+    assert json.loads((tmp_path / "score.json").read_text())["isolation"] == "uid"

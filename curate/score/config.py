@@ -69,7 +69,8 @@ class ScoreConfig(ParamsConfig):
     timeout_s: float = knob(300.0, rule=positive(float), doc="per subgraph, wall seconds (timeout = runtime crash)")
     mem_cap_gb: float = knob(8.0, rule=positive(float), doc="resident-memory cap of each sandbox (GiB)")
     threads: int = knob(1, rule=positive(int), doc="torch threads in the sandboxes (1: CPU above wall is a violation)")
-    inductor_cache: str | None = knob(None, doc="TORCHINDUCTOR_CACHE_DIR of the sandboxes (null: Inductor's default)")
+    inductor_cache: str | None = knob(None, doc="TORCHINDUCTOR_CACHE_DIR of the trusted sandboxes (null: Inductor's default; "
+                                      "an untrusted candidate gets its own)")
     timing: ScoreTimingConfig = knob(factory=ScoreTimingConfig)
     dynamo_reference: bool = knob(True, doc="also time Dynamo-only (torch.compile(backend='eager'))")
     rank_reference: Reference = knob("eager", doc="the reference of `ranking`")
@@ -83,12 +84,15 @@ class ScoreConfig(ParamsConfig):
                               doc="candidate process CPU (all threads) may exceed its trials' wall time by this share ...")
     cpu_abs_ms: float = knob(50.0, rule=non_negative(float), doc="... plus this many ms (clock-tick granularity)")
     revalidate: ScoreRevalidateConfig = knob(factory=ScoreRevalidateConfig)
+    lanes: int = knob(1, rule=positive(int),
+                      doc="candidates scored at once, each lane a process pinned to its own core (curate.score.evaluate.lane_plan); "
+                          "untrusted candidates share one lane, and lanes > 1 needs uid isolation")
 
     def run_config(self) -> dict[str, Any]:
         """The flat run configuration: the ``timing`` block's keys beside the others (no
         ``candidates`` / ``conventions`` / ``p`` / ``b``, which the scorer does not run on)."""
         out = {k: v for k, v in self.to_params().items() if k not in ("timing", "candidates", "conventions", "convention",
-                                                                      "p", "b", "rank_reference")}
+                                                                      "p", "b", "rank_reference", "lanes")}
         out.update(self.timing.to_params())
         return out
 

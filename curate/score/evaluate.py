@@ -49,10 +49,12 @@ import argparse
 import io
 import json
 import math
+import multiprocessing as mp
 import os
 import random
 import time
 import typing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,7 @@ from curate.score.defenses.checks import (  # noqa: F401  (re-exported: the publ
     FRESH_CHECK_LEVEL,
     FRESH_MARGIN,
     SCORE_CODE_VERSION,
+    UNTRUSTED_KINDS,
     error_class_of,
     evaluate_subgraph,
     retime_subgraph,
@@ -290,6 +293,61 @@ def run_candidate(cand: Candidate, tasks_spec: str, cfg: dict, include_trivial: 
     return rows, []
 
 
+# --- lanes: candidates scored at once ----------------------------------------------------------
+
+
+def lane_plan(cands: list[Candidate], lanes: int, isolation: str, cores: list[int] | None = None
+              ) -> tuple[list[list[Candidate]], str | None]:
+    """Candidates per lane (``score.lanes``): each lane is one process pinned to its own core that
+    scores its candidates one after another (:func:`run_lanes`), so lanes time side by side, never on
+    one core. The trusted candidates (``eager``, ``backend:``) are dealt round-robin over the lanes in
+    the params' order; the untrusted ones (``module:`` / ``pass:``) all follow in the last lane, so no
+    two of them ever run at once. Returns ``(plan, why)``: ``why`` says why the
+    plan has one lane although more were asked (``None`` otherwise). One lane when ``lanes`` is 1, when
+    the machine has one usable core, or when ``isolation`` is not ``uid``: a same-uid candidate could
+    signal or starve the other lane's processes, which would then charge their own candidate
+    (:mod:`curate.score.boundary.parent`). Empty lanes are dropped."""
+    cores = sorted(os.sched_getaffinity(0)) if cores is None and hasattr(os, "sched_getaffinity") else (cores or [0])
+    n = min(int(lanes), len(cores), len(cands))
+    why = (None if n > 1 else "score.lanes is 1" if lanes <= 1 else "one usable core" if len(cores) < 2 else None)
+    if n > 1 and isolation != "uid":
+        n, why = 1, f"isolation {isolation!r}: lanes > 1 need uid isolation"
+    if n <= 1:
+        return [list(cands)], why
+    untrusted = [c for c in cands if c.kind in UNTRUSTED_KINDS]
+    trusted = [c for c in cands if c.kind not in UNTRUSTED_KINDS]
+    plan: list[list[Candidate]] = [[] for _ in range(n)]
+    for i, c in enumerate(trusted):
+        plan[i % n].append(c)
+    plan[-1] += untrusted
+    return [lane for lane in plan if lane], None
+
+
+def _run_lane(core: int | None, lane: list[Candidate], tasks: str, run_cfg: dict, journal: Path | None) -> list[tuple]:
+    """A lane process: pinned to ``core`` (its sandboxes inherit it), scores ``lane`` in order."""
+    if core is not None:
+        os.sched_setaffinity(0, {core})
+    out = []
+    for cand in lane:
+        print(f"score: {cand.name} ({cand.spec}) on {tasks}" + (f" [core {core}]" if core is not None else ""), flush=True)
+        t_c = time.time()
+        rows, bad = run_candidate(cand, tasks, run_cfg, journal_dir=journal)
+        out.append((cand.name, rows, bad, round(time.time() - t_c, 1)))
+    return out
+
+
+def run_lanes(plan: list[list[Candidate]], tasks: str, run_cfg: dict, journal: Path | None) -> list[tuple]:
+    """``(name, rows, rejected, wall_s)`` of every candidate of ``plan`` (:func:`lane_plan`): one lane in
+    this process, several in spawned processes (each pinned to its own core) at once. A lane process
+    that dies raises (``BrokenProcessPool``): the journal keeps what its candidates finished."""
+    if len(plan) == 1:
+        return _run_lane(None, plan[0], tasks, run_cfg, journal)
+    cores = sorted(os.sched_getaffinity(0))
+    with ProcessPoolExecutor(max_workers=len(plan), mp_context=mp.get_context("spawn")) as pool:
+        futs = [pool.submit(_run_lane, cores[i % len(cores)], lane, tasks, run_cfg, journal) for i, lane in enumerate(plan)]
+        return [r for f in futs for r in f.result()]
+
+
 # --- summary, plots, CLI ----------------------------------------------------------------------
 
 
@@ -448,14 +506,17 @@ def score_main(args: argparse.Namespace) -> int:
     run_cfg = conf.run_config()
     all_rows, rejected, wall = {}, {}, {}
     t0 = time.time()
-    for cand in cands:
-        print(f"score: {cand.name} ({cand.spec}) on {tasks}", flush=True)
-        t_c = time.time()
-        rows, bad = run_candidate(cand, tasks, run_cfg, journal_dir=None if args.no_resume else Path(args.out) / "journal")
-        wall[cand.name] = round(time.time() - t_c, 1)
-        all_rows[cand.name], rejected[cand.name] = rows, bad
+    journal = None if args.no_resume else Path(args.out) / "journal"
+    plan, lanes_why = lane_plan(cands, int(conf.lanes), isolation_level())
+    if lanes_why:
+        print(f"score: one lane ({lanes_why})", flush=True)
+    for name, rows, bad, secs in run_lanes(plan, tasks, run_cfg, journal):
+        wall[name] = secs
+        all_rows[name], rejected[name] = rows, bad
         for v in bad:
-            print(f"  rejected: {v}")
+            print(f"  rejected: {name}: {v}")
+    all_rows = {c.name: all_rows[c.name] for c in cands}  # the params' order, whatever lane finished first
+    rejected = {c.name: rejected[c.name] for c in cands}
     ref_failed = exclude_reference_failures(all_rows, trusted=[c.name for c in cands if c.kind == "eager"])
     for sid in ref_failed:
         print(f"score: {sid}: eager reference failed under the harness's limits; left out of every candidate's scores")
@@ -484,7 +545,7 @@ def score_main(args: argparse.Namespace) -> int:
                "rank_reference": summary["rank_reference"], "ranking_vs_eager": summary["ranking_vs_eager"],
                "ranking_vs_dynamo": summary["ranking_vs_dynamo"],
                "n_subgraphs": len(next(iter(all_rows.values()), [])), "n_reference_failed": len(ref_failed),
-               "wall_s": summary["wall_s"], "isolation": isolation_level(),
+               "wall_s": summary["wall_s"], "isolation": isolation_level(), "lanes": [[c.name for c in lane] for lane in plan],
                "wall_s_per_candidate": wall, "valid": any(e["valid"] and e["n_scored"] for e in summary["candidates"].values()),
                "candidates": {}}
     for name, e in summary["candidates"].items():
@@ -524,11 +585,13 @@ def score_main(args: argparse.Namespace) -> int:
 SAMPLE_COLUMNS = (("speedup_vs_dynamo", "float64"), ("speedup_vs_dynamo_ci_low", "float64"),
                   ("speedup_vs_dynamo_ci_high", "float64"), ("speedup_ci_low", "float64"), ("speedup_ci_high", "float64"),
                   ("dynamo_ms", "float64"),
-                  ("error_class", "string"), ("peak_rss_bytes", "int64"))
+                  ("error_class", "string"), ("peak_rss_bytes", "int64"), ("isolation", "string"))
 """Columns of ``score_samples.parquet`` beyond the core schema (``passnet_common.schema``): the
 vs-Dynamo speedup, both intervals, the Dynamo-only median, the error
-class of a failed row (``oom``, ``timeout``, ``crash``, ``exception:<Type>``) and the sandboxes'
-peak resident memory the parent read while the subgraph ran (bytes)."""
+class of a failed row (``oom``, ``timeout``, ``crash``, ``exception:<Type>``), the sandboxes'
+peak resident memory the parent read while the subgraph ran (bytes) and the candidate sandbox's
+isolation (``uid`` | ``dumpable`` | ``trusted``, :func:`curate.score.boundary.parent.isolation_level`;
+null where no candidate sandbox ran)."""
 
 
 def with_columns(table, rows: list[dict], columns=SAMPLE_COLUMNS):

@@ -32,7 +32,9 @@ Isolation (:func:`isolation_level`, recorded as ``isolation`` in the rows and in
 Dynamo-only sandbox, a ``backend:`` candidate's sandbox) is not dumpable (:func:`set_not_dumpable`).
 An untrusted candidate sandbox (``module:`` / ``pass:``) runs in a private folder with its own
 Inductor cache and, under ``uid`` isolation (this process is root), as its own uid
-(:data:`UID_BASE` + pid) with ``RLIMIT_NPROC`` and ``PR_SET_NO_NEW_PRIVS``; under ``dumpable``
+(:data:`UID_BASE` + pid) with ``RLIMIT_NPROC``, ``PR_SET_NO_NEW_PRIVS`` and no capability but,
+where the interpreter is not readable by other uids (:func:`world_readable_install`),
+``CAP_DAC_READ_SEARCH``; under ``dumpable``
 isolation (not root) it keeps this process's uid and can signal the trusted processes, which
 :mod:`curate.score.boundary.child` charges to it (``reference_disturbed``). Processes it leaves
 outside itself are found (:meth:`Sandbox.strays`: orphans adopted by the zygote, processes of its
@@ -63,7 +65,8 @@ calls, since every check reads the slots from the parent; threads that start and
 of the parent's looks are seen only through CPU time; a candidate can read every world-readable
 file (the evaluator's source, the task folder), while the expected outputs exist only in the
 reference sandbox's and the parent's memory; native code is held only by the process boundary,
-the uid, the clock and the slot checks (there is no system-call filter); a candidate that catches
+the uid, the clock and the slot checks (there is no system-call filter); with
+``CAP_DAC_READ_SEARCH`` the candidate reads every file of the machine (it writes only its own); a candidate that catches
 the kernel's refusal and computes honestly instead scores as honest code; inputs are fresh per
 trial, and a trial of ``inner`` calls cycles over fewer sets on fast graphs, so a candidate that
 memoizes outputs by input values saves work there; a candidate sandbox lives for all of its
@@ -757,6 +760,7 @@ def candidate_sandbox(cfg: dict, who: str, untrusted: bool = True) -> Sandbox:
     if held is not None and (held[0] != who or not held[1].alive or held[1].tainted or held[1].untrusted != untrusted
                              or held[1].tasks() - held[1].baseline_tasks):
         held[1].close()
+        resume_trusted()
         held = None
     if held is None:
         held = _CANDIDATES[k] = (who, Sandbox("candidate", mem_cap_bytes(cfg), k[0], k[2], zygote=zygote(cfg),
