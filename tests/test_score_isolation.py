@@ -224,3 +224,30 @@ def test_metrics_record_the_isolation_level(tmp_path):
                           "--metrics", str(tmp_path / "score.json"), "--no-resume"])
     assert score_main(args) == 0
     assert json.loads((tmp_path / "score.json").read_text())["isolation"] == "uid"
+
+
+def test_a_disturbed_reference_while_re_timing_is_the_candidates_violation(monkeypatch):
+    """``run_candidate`` re-times a suspicious speedup; a reference killed then is the candidate's
+    ``reference_disturbed`` on that row (stand-ins: no process started)."""
+    from curate.score.boundary import child
+    from curate.score.boundary.parent import SandboxFailure
+
+    ok = {"candidate": "c", "task_id": "softmax", "subgraph_id": "softmax:0", "status": "ok", "error_code": None, "min_pass_t": -10,
+          "speedup": 50.0, "violations": [], "flags": [], "scored": True, "retimed": False}
+
+    def fake(sub, cand_, cfg, tick=None, phase=None):
+        return dict(ok, subgraph_id=sub.subgraph_id, task_id=sub.task_id)
+
+    def killed(*_a, **_k):
+        raise SandboxFailure("the reference died", "crash", "reference", None)
+
+    monkeypatch.setattr(child, "evaluate_subgraph", fake)
+    monkeypatch.setattr(child, "retime_subgraph", killed)
+    monkeypatch.setattr(child, "candidate_started", lambda cfg, who: True)
+    monkeypatch.setattr(child, "close_candidate", lambda cfg: None)
+    monkeypatch.setattr(child, "reference_runs_alone", lambda sub, cfg: True)
+    rows, _ = run_candidate(cand("honest_kill_twin"), "builtin", {"timing": False, "max_subgraphs": 1, "retime_above": 10.0},
+                            log=lambda *_: None)
+    (r,) = rows
+    assert r["retimed"] and r["status"] == "violation" and any(v.startswith("re-timing: reference_disturbed") for v in r["violations"])
+    assert floored(r)

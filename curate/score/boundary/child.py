@@ -88,6 +88,7 @@ def disturbed_row(cand: Candidate, sub, exc: SandboxFailure) -> dict[str, Any]:
     floor b at every t): the candidate's code killed, stopped or starved the harness's process."""
     return {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id, "subgraph_id": sub.subgraph_id,
             "status": "violation", "error_code": ERROR_ACCURACY, "min_pass_t": None, "scored": True, "retimed": False,
+            "speedup": None,
             "violations": [f"reference_disturbed: the {exc.role} sandbox failed ({exc.cls}: {exc}) while the candidate's "
                            "code was alive, and ran once it was gone"],
             "flags": ["reference_disturbed"], "error_message": str(exc)[:500], "error_class": exc.cls,
