@@ -5,7 +5,8 @@ Run: ``PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_defenses.py [--o
 [--max-subgraphs 6] [--out metrics/bench/score_defenses.json]``.
 
 * **runs**: ``python -m curate score --tasks builtin`` with the ``score`` block of params.yaml
-  (its candidates and timing; ``max_subgraphs`` of the seeded sample, ``inductor_cache`` a scratch
+  (its candidates and timing; ``lanes`` = ``--lanes``, 1 by default, for the new code: one
+  candidate at a time, as the old code scores; ``max_subgraphs`` of the seeded sample, ``inductor_cache`` a scratch
   folder warmed first by one untimed-as-possible run of Inductor alone under each code, so neither
   pays the public subgraphs' cold compiles; re-validation's held-out shapes stay cold for the new
   code), the code of ``--old-rev`` (``git archive`` into a
@@ -156,6 +157,9 @@ def main() -> None:
     ap.add_argument("--max-subgraphs", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=1, help="old/new pairs, alternated")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--lanes", type=int, default=1,
+                    help="score.lanes of the new code's runs (1: one candidate at a time, as the old code; "
+                         "benchmarks/bench_score_lanes.py measures lanes)")
     args = ap.parse_args()
     import yaml
 
@@ -174,6 +178,8 @@ def main() -> None:
         warm_runs = {}
         for label, code in (("old", old), ("new", ROOT)):  # each code's Inductor configuration has its own cache keys
             warm = dict(blocks[label])
+            if label == "new":
+                warm["lanes"] = 1
             warm.update(max_subgraphs=args.max_subgraphs, inductor_cache=str(work / "inductor_cache"), tasks="builtin",
                         candidates={"inductor": "backend:inductor"}, dynamo_reference=False,
                         timing={**warm["timing"], "warmup": 0, "trials": 1, "retries": 0})
@@ -187,6 +193,8 @@ def main() -> None:
             for label, code in (("old", old), ("new", ROOT)):
                 c = dict(blocks[label])
                 c.update(max_subgraphs=args.max_subgraphs, inductor_cache=str(work / "inductor_cache"), tasks="builtin")
+                if label == "new":  # the old code has no lanes: one candidate at a time
+                    c["lanes"] = args.lanes
                 cands = {}
                 for name, spec in c["candidates"].items():
                     kind, _, target = spec.partition(":")
@@ -206,7 +214,7 @@ def main() -> None:
     wall_new = sum(x["wall_s"] for x in runs["new"])
     res = {"command": " ".join(["python"] + sys.argv), "machine": f"{platform.node()} {platform.machine()} cpus={os.cpu_count()}",
            "load_avg_1m_start": round(load0[0], 2), "load_avg_1m_end": round(os.getloadavg()[0], 2),
-           "old_rev": old_rev,
+           "old_rev": old_rev, "lanes_new": args.lanes,
            "max_subgraphs": args.max_subgraphs, "warm_up": {label: {k: w.get(k) for k in ("wall_s", "cpu_s", "returncode")}
                                                               for label, w in warm_runs.items()},
            "runs": runs, "wall_ratio_new_over_old": round(wall_new / wall_old, 3)
