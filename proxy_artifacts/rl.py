@@ -598,13 +598,20 @@ def _run_one(model_dir, fault: str, g: dict, out_dir, key: str, clock: Clock = D
 
 
 def _worker_context() -> mp.context.BaseContext:
-    """The start method of the GRPO workers: ``fork`` where the platform has it, so a worker starts
-    with the parent's imports (torch, transformers, TRL, datasets: ~7 s CPU each when spawned) instead
-    of importing them again; ``spawn`` elsewhere. Forking is safe here because the parent has run no
-    torch op (no OpenMP pool exists to be broken) and each run sets its own threads and seeds
-    (:func:`run_grpo`), so a run's files do not depend on the start method
-    (``tests/test_proxy_fidelity.py`` compares workers 2 with a one-process run)."""
-    return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    """The start method of the GRPO workers: ``forkserver`` preloading this module where the platform
+    has it, ``spawn`` elsewhere. The fork server is a fresh interpreter that imports torch,
+    transformers, TRL and datasets once (~7 s CPU, paid per worker when spawned) and runs no torch op;
+    each worker is forked from it. Forking the caller itself is not safe: a caller that has run
+    autograd (a test session, a notebook) leaves autograd's worker threads behind and every forked
+    worker's ``backward`` raises ``RuntimeError: Unable to handle autograd's threading in combination
+    with fork-based multiprocessing`` (https://github.com/pytorch/pytorch/wiki/Autograd-and-Fork).
+    Each run sets its own threads and seeds (:func:`run_grpo`), so a run's files do not depend on the
+    start method (``tests/test_proxy_fidelity.py`` compares workers 2 with a one-process run)."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
 
 
 def control_plan(gp: dict) -> dict:
@@ -622,7 +629,7 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
     Seeds default to ``[gp['seed']]``. A seed sets the prompts, the sampling and the initial
     torch state (the fault run of seed s and the healthy run of seed s share everything up to the
     fault), so a run does not depend on which runs came before it in its process: ``gp['workers']``
-    (default 1) child processes (forked where possible, :func:`_worker_context`; ``gp['threads']`` torch
+    (default 1) child processes (forked from a preloaded fork server where possible, :func:`_worker_context`; ``gp['threads']`` torch
     threads each) run the plan at once,
     and the files are byte-identical to a one-process run (``tests/test_proxy_fidelity.py``).
     Writes ``out_dir/<fault>.s<seed>.jsonl`` (step rows), ``.json`` (run summary) and
