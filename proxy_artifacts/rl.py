@@ -614,6 +614,19 @@ def _worker_context() -> mp.context.BaseContext:
     return ctx
 
 
+def _stop_fork_server() -> None:
+    """Stop the fork server once the workers are done, and wait for it: the caller then holds the
+    CPU seconds of every worker the server reaped (``RUSAGE_CHILDREN``, what ``time`` and
+    ``benchmarks/repro_budget_run.py`` read; an unreaped server takes them with it), and the server's
+    preloaded torch does not outlive the stage's GRPO plan. Uses CPython's ``ForkServer._stop`` (its own
+    tests' hook) where it exists; a no-op elsewhere."""
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+    if stop is not None:
+        stop()
+
+
 def control_plan(gp: dict) -> dict:
     """The ``proxy.grpo`` plan of a control model: no held-out healthy seeds (a control never
     calibrates the detector) and no fix runs (the fixes are judged on the base)."""
@@ -674,7 +687,8 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
         for f, g, key in jobs:
             record(key, _run_one(model_dir, f, g, out_dir, key, clock))
     else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(), initializer=mark_worker) as pool:
+        ctx = _worker_context()
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=mark_worker) as pool:
             futs = {pool.submit(_run_one, model_dir, f, g, out_dir, key): (f, g, key) for f, g, key in jobs}
             for fut in as_completed(futs):
                 f, g, key = futs[fut]
@@ -682,6 +696,8 @@ def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path
                     record(key, fut.result())
                 except Exception as exc:  # the worker itself died (killed, out of memory)
                     record(key, ({"fault": f, "seed": g["seed"], "error": f"{type(exc).__name__}: {exc}"}, None))
+        if ctx.get_start_method() == "forkserver":
+            _stop_fork_server()
     bar.close()
     runs = {key: done[key][0] for _, _, key in jobs}
     timing = {key: done[key][1] for _, _, key in jobs if done[key][1] is not None}

@@ -496,6 +496,11 @@ def test_grpo_all_runs_every_seed(tiny_base, tmp_path):
     par = tmp_path / "par"
     s2 = run_grpo_all(tiny_base, "t", dict(gp, workers=2), par, progress=False, timing_path=par / "timing.json")
     assert list(s2["runs"]) == list(s["runs"])  # plan order, not completion order
+    # the workers' fork server is stopped and reaped with the plan: nothing of it outlives the call, and
+    # the caller's RUSAGE_CHILDREN (what `time` and benchmarks/repro_budget_run.py read) holds the workers' CPU
+    import psutil
+
+    assert not [p for p in psutil.Process().children(recursive=True) if "forkserver" in " ".join(p.cmdline())]
     for p in sorted(tmp_path.glob("*.json*")):
         assert (par / p.name).read_bytes() == p.read_bytes(), p.name
     assert json.loads((par / "timing.json").read_text())["workers"] == 2
