@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 make setup >/dev/null || { echo "make setup failed" >&2; exit 1; }
 export PATH="$PWD/.venv/bin:$PATH"
-TSV=metrics/bench/repro_budget.tsv
+TSV=${TSV:-metrics/bench/repro_budget.tsv}  # another TSV (and JSON beside it) for a partial measurement
 mkdir -p metrics/bench
 if [ "${MODE:-single}" = single ]; then
   # what the README promises: one `dvc repro`, per-stage times read from its output (benchmarks/repro_budget_run.py)
