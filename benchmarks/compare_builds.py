@@ -18,7 +18,9 @@ With ``--curate`` it compares what the curate stage selected instead: the long-t
 that labelled it) and the tasks (``data/curate/tasks.parquet``: their subgraph hashes) of the two
 builds as sets, with their Jaccard indices (``long_tail_jaccard_variants``,
 ``long_tail_jaccard_tasks``) and each build's machine and load (its ``metrics/curate.json``
-``hardware``); ``--out metrics/bench/compare_builds_curate.json``.
+``hardware``), and how far each variant's compiler ratio moves between the builds next to the
+within-build interval (``between_builds``, :func:`between_builds`);
+``--out metrics/bench/compare_builds_curate.json``.
 
 Raises:
     SystemExit(2): a checkout without ``dvc.lock`` (or, with ``--curate``, without the curate outputs).
@@ -111,8 +113,46 @@ def jaccard(a: set, b: set) -> float | None:
     return len(a & b) / len(a | b) if a | b else None
 
 
-def curate_sets(build: Path) -> tuple[set, set, dict]:
-    """``(long-tail variants, task subgraph hashes, hardware)`` of a build's curate outputs."""
+def variant_estimates(rows: list[dict]) -> dict[tuple, tuple[float, float]]:
+    """Per labelled variant ``(subgraph_hash, size, dtype)``: the median over its labelled runs of
+    ``speedup_compiler`` (Dynamo-only / Inductor) and of that interval's upper end."""
+    import statistics
+
+    from curate.select.longtail import variant_key
+
+    by: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r.get("long_tail") is not None and r.get("speedup_compiler") is not None:
+            by.setdefault(variant_key(r), []).append(r)
+    return {k: (statistics.median(r["speedup_compiler"] for r in rs),
+                statistics.median(r["speedup_compiler_ci_high"] for r in rs)) for k, rs in by.items()}
+
+
+def between_builds(ea: dict, eb: dict, va: set, vb: set) -> dict:
+    """How far one variant's ``speedup_compiler`` moves from build a to build b, next to the
+    within-build interval the rule reads: over the variants labelled in both builds, the ratio b / a
+    (10th, 50th, 90th percentile), the 90th percentile of ``|ln(b / a)|``, and the median relative
+    half-width of the within-build interval (upper end / estimate - 1). A between-build spread wider than
+    the within-build interval is what flips variants whose upper end sits near ``1 - m``; ``flips``
+    lists each variant in one long tail only with (estimate, upper end) in a and in b."""
+    import numpy as np
+
+    both = sorted(set(ea) & set(eb))
+    if not both:
+        return {"variants_labelled_both": 0}
+    ln = np.log(np.array([eb[k][0] / ea[k][0] for k in both]))
+    half = np.array([ea[k][1] / ea[k][0] - 1 for k in both] + [eb[k][1] / eb[k][0] - 1 for k in both])
+    return {"variants_labelled_both": len(both),
+            "ratio_b_over_a_p10_p50_p90": [round(float(x), 4) for x in np.exp(np.percentile(ln, [10, 50, 90]))],
+            "abs_log_ratio_p90": round(float(np.percentile(np.abs(ln), 90)), 4),
+            "within_build_ci_halfwidth_median": round(float(np.median(half)), 4),
+            "flips": [{"variant": ":".join(k), "a": [round(x, 4) for x in ea.get(k, ())] or None,
+                       "b": [round(x, 4) for x in eb.get(k, ())] or None} for k in sorted(va ^ vb)]}
+
+
+def curate_sets(build: Path) -> tuple[set, set, dict, dict]:
+    """``(long-tail variants, task subgraph hashes, hardware, variant estimates)`` of a build's curate
+    outputs (estimates: :func:`variant_estimates`)."""
     import polars as pl
 
     from curate.select.longtail import long_tail_variants
@@ -121,21 +161,23 @@ def curate_sets(build: Path) -> tuple[set, set, dict]:
                   build / "metrics" / "curate.json")
     if not lt.is_file() or not tk.is_file():
         raise SystemExit(f"compare_builds: {build} has no data/curate/long_tail.parquet and tasks.parquet")
-    variants = long_tail_variants(pl.read_parquet(lt).to_dicts())
+    rows = pl.read_parquet(lt).to_dicts()
+    variants = long_tail_variants(rows)
     tasks = {h for hs in pl.read_parquet(tk)["subgraph_hashes"].to_list() for h in hs}
     hw = json.loads(mt.read_text()).get("hardware", {}) if mt.is_file() else {}
-    return variants, tasks, hw
+    return variants, tasks, hw, variant_estimates(rows)
 
 
 def compare_curate(a: Path, b: Path) -> dict:
     """The ``--curate`` record of two checkouts (module docstring)."""
-    va, ta, ha = curate_sets(a)
-    vb, tb, hb = curate_sets(b)
+    va, ta, ha, ea = curate_sets(a)
+    vb, tb, hb, eb = curate_sets(b)
     return {"builds": [str(a), str(b)], "hardware": [ha, hb],
             "long_tail_variants": [len(va), len(vb)], "long_tail_variants_both": len(va & vb),
             "long_tail_jaccard_variants": jaccard(va, vb),
             "tasks": [len(ta), len(tb)], "tasks_both": len(ta & tb), "long_tail_jaccard_tasks": jaccard(ta, tb),
-            "only_in_a": sorted(":".join(v) for v in va - vb), "only_in_b": sorted(":".join(v) for v in vb - va)}
+            "only_in_a": sorted(":".join(v) for v in va - vb), "only_in_b": sorted(":".join(v) for v in vb - va),
+            "between_builds": between_builds(ea, eb, va, vb)}
 
 
 def main(argv: list[str] | None = None) -> int:

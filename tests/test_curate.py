@@ -618,6 +618,27 @@ def test_compare_builds_curate_gives_the_jaccard_of_long_tail_variants_and_tasks
     # a: {x, y}; b: {x, z} (y flipped in b's run 1): 1 of 3
     assert rec["long_tail_jaccard_variants"] == pytest.approx(1 / 3) and rec["long_tail_jaccard_tasks"] == pytest.approx(1 / 3)
     assert jaccard(set(), set()) is None and jaccard({1}, {1}) == 1.0
+    assert rec["between_builds"] == {"variants_labelled_both": 0}  # these rows carry no ratios
+
+
+def test_between_builds_spread_and_flips():
+    """Ratios b / a of 1.1 and 1.0: median exp(ln(1.1) / 2); the within-build half-widths 0.02, 0.05,
+    0.01, 0.02 (median 0.02); the variant in one long tail only is listed with both builds' figures."""
+    import math
+
+    from benchmarks.compare_builds import between_builds, variant_estimates
+
+    x, y = ("x", "catalog", "float32"), ("y", "catalog", "bfloat16")
+    ea, eb = {x: (1.0, 1.02), y: (0.8, 0.84)}, {x: (1.1, 1.111), y: (0.8, 0.816)}
+    r = between_builds(ea, eb, {y}, {x, y})
+    assert r["variants_labelled_both"] == 2
+    assert r["ratio_b_over_a_p10_p50_p90"][1] == pytest.approx(math.exp(math.log(1.1) / 2), abs=1e-4)
+    assert r["abs_log_ratio_p90"] == pytest.approx(0.9 * math.log(1.1), abs=1e-4)
+    assert r["within_build_ci_halfwidth_median"] == pytest.approx(0.02, abs=1e-4)
+    assert r["flips"] == [{"variant": "x:catalog:float32", "a": [1.0, 1.02], "b": [1.1, 1.111]}]
+    rows = [{"subgraph_hash": "x", "size": "catalog", "dtype": "float32", "run": k, "long_tail": True,
+             "speedup_compiler": v, "speedup_compiler_ci_high": v + 0.1} for k, v in enumerate((0.5, 0.7, 0.6))]
+    assert variant_estimates(rows + [dict(rows[0], long_tail=None, speedup_compiler=9.0)]) == {x: (0.6, pytest.approx(0.7))}
 
 
 def test_a_task_folder_times_with_the_protocol_its_task_json_names(tmp_path, capsys):
