@@ -72,6 +72,7 @@ import contextlib
 import json
 import math
 import multiprocessing as mp
+import multiprocessing.forkserver
 import random
 import resource
 import shutil
@@ -620,9 +621,7 @@ def _stop_fork_server() -> None:
     ``benchmarks/repro_budget_run.py`` read; an unreaped server takes them with it), and the server's
     preloaded torch does not outlive the stage's GRPO plan. Uses CPython's ``ForkServer._stop`` (its own
     tests' hook) where it exists; a no-op elsewhere."""
-    from multiprocessing import forkserver
-
-    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+    stop = getattr(getattr(mp.forkserver, "_forkserver", None), "_stop", None)
     if stop is not None:
         stop()
 
