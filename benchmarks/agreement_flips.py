@@ -5,17 +5,19 @@ long-tail labels differ (or are missing), with each run's intervals, trial count
         [--out metrics/bench/agreement_flips.json] [--note "<machine, load>"]
 
 Reads a built ``profiles.parquet`` (nothing is timed here) and labels every row with the curate
-stage's own rule (:func:`curate.select.longtail.label_row` at ``curate.curate.tolerance_t`` and
-``curate.rule``), so its counts equal ``label_agreement`` / ``label_agreement_pinned`` of the same
+stage's own rule (:func:`curate.select.longtail.label_row` at ``curate.curate.tolerance_t``,
+``curate.rule`` and ``curate.build_spread``), so its counts equal ``label_agreement`` / ``label_agreement_pinned`` of the same
 build's ``metrics/curate.json``. For each disagreeing variant it names the label that moved
 (``slower_e2e``, ``slower_compiler``, ``overhead_bound``, ``correct_at_t`` or ``unlabelled``) and
-how far the deciding interval's upper end lies from ``1 - min_effect`` (a flip at the threshold's
+how far the deciding interval's upper end lies from its threshold (``(1 - min_effect) * exp(-build_spread)``
+for the ``slower_*`` labels, ``1 - min_effect`` for ``overhead_bound``; a flip at the threshold's
 edge vs a ratio that moved between runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 COMPONENTS = ("correct_at_t", "slower_compiler", "slower_e2e", "overhead_bound")
@@ -27,13 +29,14 @@ def _r(x, nd=3):
     return None if x is None else round(float(x), nd)
 
 
-def flips(rows: list[dict], run_a: int, run_b: int) -> tuple[int, list[dict]]:
+def flips(rows: list[dict], run_a: int, run_b: int, build_spread: float = 0.0) -> tuple[int, list[dict]]:
     """``(paired variants, disagreements)`` of runs ``run_a`` / ``run_b`` over labelled ``rows``
     (each with :func:`curate.select.longtail.label_row`'s keys). A disagreement lists per run the status,
     ``long_tail``, the three ratios with their intervals, ``trials``, ``capped``, eager ms and the
     load average at the row's start, and ``moved``: the label components that differ (``unlabelled``
-    when a run gave no label) with ``edge``: per moved interval, ``min(|high - (1 - m)|)`` over the
-    two runs (small = the label sat at the threshold in one run)."""
+    when a run gave no label) with ``edge``: per moved interval, ``min(|high - threshold|)`` over the
+    two runs (small = the label sat at the threshold in one run; threshold: module docstring, with the
+    ``build_spread`` the rows were labelled with)."""
     from curate.select.longtail import paired_rows
 
     pairs = paired_rows(rows, run_a, run_b)
@@ -47,7 +50,8 @@ def flips(rows: list[dict], run_a: int, run_b: int) -> tuple[int, list[dict]]:
         else:
             moved = [c for c in COMPONENTS if bool(a.get(c)) != bool(b.get(c))][:1] or ["long_tail"]
         m = float(a.get("min_effect") or 0.0)
-        edge = {c: _r(min(abs(x[HIGH[c]] - (1 - m)) for x in (a, b))) for c in moved if c in HIGH}
+        thr = {c: (1 - m) * (math.exp(-build_spread) if c.startswith("slower_") else 1.0) for c in HIGH}
+        edge = {c: _r(min(abs(x[HIGH[c]] - thr[c]) for x in (a, b))) for c in moved if c in HIGH}
         out.append({"subgraph_hash": a["subgraph_hash"], "size": a.get("size"), "dtype": a.get("dtype"), "moved": moved, "edge": edge,
                     "runs": {str(x["run"]): {
                         "status": x["status"], "long_tail": x["long_tail"], "trials": x.get("trials"),
@@ -74,11 +78,11 @@ def main(argv=None) -> int:
     p = yaml.safe_load(Path(args.params).read_text())["curate"]["curate"]
     rows = pl.read_parquet(args.profiles).to_dicts()
     for r in rows:
-        r.update(label_row(r, int(p["tolerance_t"]), p.get("rule", "compiler")))
+        r.update(label_row(r, int(p["tolerance_t"]), p.get("rule", "compiler"), float(p.get("build_spread", 0.0))))
     result = {"profiles": args.profiles, "measured_on": args.note, "tolerance_t": p["tolerance_t"],
-              "rule": p.get("rule", "compiler"), "pairs": {}}
+              "rule": p.get("rule", "compiler"), "build_spread": float(p.get("build_spread", 0.0)), "pairs": {}}
     for a, b, name in ((0, 1, "label_agreement"), (1, 2, "label_agreement_pinned")):
-        n, bad = flips(rows, a, b)
+        n, bad = flips(rows, a, b, float(p.get("build_spread", 0.0)))
         result["pairs"][f"{a}/{b}"] = {"metric": name, "variants": n, "disagree": len(bad),
                                        "agreement": _r((n - len(bad)) / n, 4) if n else None, "flips": bad}
         print(f"runs {a}/{b} ({name}): {n} paired, {len(bad)} disagree")

@@ -50,13 +50,14 @@ def holds_one(row: dict) -> bool:
     return lo is not None and hi is not None and float(lo) <= 1.0 <= float(hi)
 
 
-def control_figures(rows: list[dict], t: int) -> dict[str, Any]:
-    """Figures of the no-op control over ``profiles`` rows (any runs) at tolerance level ``t``.
+def control_figures(rows: list[dict], t: int, build_spread: float = 0.0) -> dict[str, Any]:
+    """Figures of the no-op control over ``profiles`` rows (any runs) at tolerance level ``t``, every
+    upper end widened by ``build_spread`` as the curate stage does (``curate.curate.build_spread``).
 
     Per run (``by_run[str(run)]``) and in total: ``control_rows``, ``timed`` (status in
     :data:`curate.select.longtail.TIMED` with a ``speedup_compiler``), ``labelled`` (timed and not
     ``unstable``), ``compiler_holds_1`` (:func:`holds_one`, over timed rows), ``compiler_slower``
-    (timed rows whose compiler interval's upper end lies below ``1 - min_effect``), ``long_tail``
+    (timed rows whose widened compiler interval's upper end lies below ``1 - min_effect``), ``long_tail``
     (rows labelled long tail by :func:`curate.select.longtail.label_row`, rule ``compiler``, with
     ``overhead_bound`` forced to False), ``long_tail_stage_rule`` (the same on the rows as they
     are), ``overhead_bound`` (timed rows with it True), ``clock_flag``. ``long_tail_variants``:
@@ -69,8 +70,8 @@ def control_figures(rows: list[dict], t: int) -> dict[str, Any]:
     for run in sorted({int(r["run"]) for r in rows}) + [None]:
         rs = [r for r in rows if run is None or int(r["run"]) == run]
         timed = [r for r in rs if r.get("status") in TIMED and r.get("speedup_compiler") is not None]
-        alone = [{**r, **label_row({**r, "overhead_bound": False}, t, "compiler")} for r in timed]
-        stage = [label_row(r, t, "compiler") for r in timed]
+        alone = [{**r, **label_row({**r, "overhead_bound": False}, t, "compiler", build_spread)} for r in timed]
+        stage = [label_row(r, t, "compiler", build_spread) for r in timed]
         if run is not None:
             labelled_all += alone
         fig = {"control_rows": len(rs), "timed": len(timed), "labelled": sum(1 for r in alone if r["long_tail"] is not None),
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [r for r in pl.read_parquet(work / "profile" / "profiles.parquet").to_dicts() if r["device"] == "cpu"]
     loads = [r["load_avg_start"] for r in rows if r.get("load_avg_start") is not None]
     fp = host_fingerprint()
-    figs = control_figures(rows, t)
+    figs = control_figures(rows, t, float(params["curate"]["curate"].get("build_spread", 0.0)))
     result = {
         "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.noop_control",
                              *(argv if argv is not None else sys.argv[1:])]),

@@ -585,12 +585,36 @@ def test_agreement_flips_names_the_label_that_moved_and_matches_label_agreement(
         for run, r in ((0, a), (1, b)):
             rows.append({**r, "subgraph_hash": h, "size": "catalog", "run": run})
     for r in rows:
-        r.update(label_row(r, -5))
+        r.update(label_row(r, -5, build_spread=0.0))
     n, bad = flips(rows, 0, 1)
     assert n == 3 and [f["subgraph_hash"] for f in bad] == ["b", "c"]
     assert bad[0]["moved"] == ["slower_compiler"] and bad[0]["edge"] == {"slower_compiler": pytest.approx(0.01)}
     assert bad[1]["moved"] == ["unlabelled"]
     assert label_agreement(rows)["label_agreement"] == pytest.approx((n - len(bad)) / n)
+    # widened by the between-build spread, 0.94 is no longer slower: b agrees (not long tail in both runs),
+    # and the edge of a flip is measured from the widened threshold 0.95 * exp(-s)
+    for r in rows:
+        r.update(label_row(r, -5, build_spread=0.068))
+    n, bad = flips(rows, 0, 1, build_spread=0.068)
+    assert [f["subgraph_hash"] for f in bad] == ["c"]
+
+
+def test_build_spread_widens_every_upper_end_before_the_threshold():
+    """s = ln 1.07: an upper end u counts as slower when u * 1.07 < 0.95, i.e. u < 0.8879 (m = 0.05)."""
+    import math
+
+    from curate.select.longtail import task_slower
+
+    s = math.log(1.07)
+    row = _timed((0.8, 0.7, 0.88), (0.8, 0.7, 0.88), (1.0, 0.99, 1.01))  # compiler upper end 0.88 < 0.8879
+    assert label_row(row, -5, build_spread=s)["long_tail"] is True
+    row_edge = {**row, "speedup_compiler_ci_high": 0.89}  # 0.89 * 1.07 = 0.9523: not slower across builds
+    assert label_row(row_edge, -5, build_spread=0.0)["long_tail"] is True
+    assert label_row(row_edge, -5, build_spread=s)["long_tail"] is False
+    rows = [{**label_row(r, -5, build_spread=s), **r} for r in (row, row_edge)]
+    # task: geometric mean of the upper ends sqrt(0.88 * 0.89) = 0.88499, x 1.07 = 0.9469 < 0.95
+    assert task_slower(rows, "compiler", s) is True
+    assert task_slower(rows, "compiler", math.log(1.074)) is False  # 0.88499 * 1.074 = 0.9505
 
 
 def test_compare_builds_curate_gives_the_jaccard_of_long_tail_variants_and_tasks(tmp_path):

@@ -28,7 +28,7 @@ ROWS = [
 
 
 def test_control_counts_by_the_compiler_interval_alone():
-    f = control_figures(ROWS, -5)
+    f = control_figures(ROWS, -5, build_spread=0.0)
     assert (f["control_rows"], f["timed"], f["labelled"]) == (7, 6, 5)
     assert (f["compiler_holds_1"], f["compiler_slower"], f["overhead_bound"]) == (2, 3, 2)
     # B counts although overhead_bound is True: nothing but the compiler interval decides
@@ -38,6 +38,16 @@ def test_control_counts_by_the_compiler_interval_alone():
     assert (s["stress"], s["control_rows"], s["labelled"], s["compiler_slower"], s["long_tail"]) == (True, 3, 2, 2, 1)
     # v1: run 0 no, run 2 yes -> not in every run; v2: run 0 yes, run 2 unlabelled -> member
     assert f["long_tail_variants"] == ["v2:catalog:float32"]
+
+
+def test_the_between_build_spread_keeps_the_hogs_slower_than_itself_out():
+    """Widened by exp(ln 1.07), B's 0.931 (0.996), C's 0.93 (0.995) and H's 0.9 (0.963) all reach
+    0.95: no row is slower, so the control has no long tail, with or without overhead_bound."""
+    import math
+
+    f = control_figures(ROWS, -5, build_spread=math.log(1.07))
+    assert (f["labelled"], f["compiler_slower"], f["long_tail"], f["long_tail_stage_rule"]) == (5, 0, 0, 0)
+    assert f["long_tail_variants"] == []
 
 
 def test_a_control_that_holds_one_everywhere_has_no_long_tail():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from passnet_common.config import ParamsConfig, knob
-from passnet_common.spec import positive
+from passnet_common.spec import non_negative, positive
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,12 @@ class SelectConfig(ParamsConfig):
     tolerance_t: int = knob(-5, doc="long tail = correct at this level t (-5: torch.testing.assert_close defaults)")
     rule: Literal["compiler", "e2e"] = knob("compiler", doc="compiler: the generated code is slower than Dynamo-only "
                                             "with confidence | e2e: PassNet's (slower than eager)")
+    build_spread: float = knob(0.068, rule=non_negative(float),
+                               doc="between-build spread of a variant's ratio, ln scale: each interval's upper end "
+                               "is multiplied by exp(build_spread) before the 1 - m test, so 'slower with confidence' "
+                               "holds across builds, not only within one (0.068 = ln 1.07: the 90th percentile of "
+                               "speedup_compiler new/old over 241 variants of two clean builds; "
+                               "benchmarks/compare_builds.py --curate measures it); 0: the within-build interval only")
     task_size: int = knob(10, rule=positive(int), doc="most variants per task (PassBench: ~10)")
     max_tasks: int = knob(200, rule=positive(int), doc="most tasks kept")
     min_task_variants: int = knob(2, rule=positive(int),

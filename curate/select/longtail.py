@@ -3,8 +3,13 @@
 Reads the ratios and intervals that :mod:`curate.profile.variant` stores per row (``speedup_e2e`` =
 eager / Inductor, ``speedup_compiler`` = Dynamo-only / Inductor, ``speedup_dynamo`` = eager /
 Dynamo-only; paired bootstrap intervals) and the row's ``min_effect`` (``m``, default 0.05):
-"slower with confidence" = the interval's upper end lies below ``1 - m``
-(:func:`curate.timing.slower`).
+"slower with confidence" = the interval's upper end, widened by the between-build spread
+(``curate.curate.build_spread``, ``s``: upper end x ``exp(s)``), lies below ``1 - m``
+(:func:`curate.timing.slower`). The paired bootstrap interval holds the noise of one build's trials;
+a rebuild moves a variant's ratio further (two clean builds: 10th-90th percentile of new/old
+0.95-1.06 against a median within-build half-width of 0.027, ``metrics/bench/compare_builds_curate.json``),
+so without the widening a variant whose interval ends near ``1 - m`` is labelled in one build and
+not in the next.
 
 A row (one subgraph variant -- ``(subgraph_hash, size, dtype)`` -- in one run) is labelled only
 when it is **stable** (status ``ok`` or ``accuracy_error``; ``unstable`` rows get ``long_tail =
@@ -48,9 +53,16 @@ TIMED = ("ok", "accuracy_error", "unstable")
 RULES = ("compiler", "e2e")
 
 
-def label_row(row: dict, t: int, rule: str = SelectConfig.rule) -> dict[str, Any]:
+def widened(ci_high: float | None, build_spread: float) -> float | None:
+    """An interval's upper end widened by the between-build spread: ``ci_high * exp(build_spread)``."""
+    return None if ci_high is None else ci_high * math.exp(build_spread)
+
+
+def label_row(row: dict, t: int, rule: str = SelectConfig.rule,
+              build_spread: float = SelectConfig.build_spread) -> dict[str, Any]:
     """Labels of one ``profiles`` row: ``correct_at_t``, ``slower_e2e``, ``slower_compiler``,
-    ``long_tail`` (None for unstable rows and rows without timings).
+    ``long_tail`` (None for unstable rows and rows without timings). Both ``slower_*`` read the
+    upper ends :func:`widened` by ``build_spread``.
 
     Raises:
         ValueError: unknown ``rule``.
@@ -62,7 +74,8 @@ def label_row(row: dict, t: int, rule: str = SelectConfig.rule) -> dict[str, Any
         return out
     m = float(row.get("min_effect") or 0.0)
     correct = passes_at(row.get("min_pass_t"), t) or row.get("deterministic") is False
-    se, sc = slower(row.get("speedup_e2e_ci_high"), m), slower(row.get("speedup_compiler_ci_high"), m)
+    se = slower(widened(row.get("speedup_e2e_ci_high"), build_spread), m)
+    sc = slower(widened(row.get("speedup_compiler_ci_high"), build_spread), m)
     out.update(correct_at_t=bool(correct), slower_e2e=se, slower_compiler=sc,
                overhead_explains=bool(se and not sc and row.get("overhead_bound")))
     if row["status"] == "unstable":
@@ -134,11 +147,13 @@ def long_tail_variants(labelled: list[dict]) -> set[tuple[str, str, str]]:
     return {k for k, v in by.items() if v and all(v)}
 
 
-def task_slower(rows: list[dict], rule: str = SelectConfig.rule) -> bool | None:
+def task_slower(rows: list[dict], rule: str = SelectConfig.rule,
+                build_spread: float = SelectConfig.build_spread) -> bool | None:
     """The task-level rule (module docstring) over the labelled rows of one subgraph in one run:
     None when no row is labelled, False when a labelled row is incorrect, else whether the
     geometric mean of the rows' interval upper ends (``speedup_compiler`` under rule
-    ``compiler``, ``speedup_e2e`` under ``e2e``) lies below ``1 - min_effect``."""
+    ``compiler``, ``speedup_e2e`` under ``e2e``), :func:`widened` by ``build_spread``, lies below
+    ``1 - min_effect``."""
     lab = [r for r in rows if r.get("long_tail") is not None]
     if not lab:
         return None
@@ -147,10 +162,11 @@ def task_slower(rows: list[dict], rule: str = SelectConfig.rule) -> bool | None:
     col = "speedup_compiler_ci_high" if rule == "compiler" else "speedup_e2e_ci_high"
     g = geomean([r.get(col) for r in lab])
     m = float(lab[0].get("min_effect") or 0.0)
-    return g is not None and g < 1.0 - m
+    return g is not None and widened(g, build_spread) < 1.0 - m
 
 
-def long_tail_tasks(labelled: list[dict], rule: str = SelectConfig.rule, min_variants: int = 1) -> set[str]:
+def long_tail_tasks(labelled: list[dict], rule: str = SelectConfig.rule, min_variants: int = 1,
+                    build_spread: float = SelectConfig.build_spread) -> set[str]:
     """Subgraph hashes whose task is slower (:func:`task_slower`) in every run that labelled at
     least ``min_variants`` of its variants (and run 0 among them)."""
     by: dict[str, dict[int, list]] = {}
@@ -158,7 +174,7 @@ def long_tail_tasks(labelled: list[dict], rule: str = SelectConfig.rule, min_var
         by.setdefault(r["subgraph_hash"], {}).setdefault(r["run"], []).append(r)
     out = set()
     for h, runs in by.items():
-        verdicts = {run: task_slower(rs, rule) for run, rs in runs.items()
+        verdicts = {run: task_slower(rs, rule, build_spread) for run, rs in runs.items()
                     if sum(1 for r in rs if r.get("long_tail") is not None) >= min_variants}
         if 0 in verdicts and all(v for v in verdicts.values()):
             out.add(h)
