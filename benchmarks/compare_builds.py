@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -128,13 +129,25 @@ def variant_estimates(rows: list[dict]) -> dict[tuple, tuple[float, float]]:
                 statistics.median(r["speedup_compiler_ci_high"] for r in rs)) for k, rs in by.items()}
 
 
-def between_builds(ea: dict, eb: dict, va: set, vb: set) -> dict:
+def task_geomeans(rows: list[dict]) -> dict[str, float]:
+    """Per subgraph with >= 2 labelled run-0 variants: the geometric mean of their ``speedup_compiler``."""
+    by: dict[str, list[float]] = {}
+    for r in rows:
+        if r.get("run") == 0 and r.get("long_tail") is not None and r.get("speedup_compiler"):
+            by.setdefault(r["subgraph_hash"], []).append(math.log(r["speedup_compiler"]))
+    return {h: math.exp(sum(x) / len(x)) for h, x in by.items() if len(x) >= 2}
+
+
+def between_builds(ea: dict, eb: dict, va: set, vb: set, ga: dict | None = None, gb: dict | None = None) -> dict:
     """How far one variant's ``speedup_compiler`` moves from build a to build b, next to the
     within-build interval the rule reads: over the variants labelled in both builds, the ratio b / a
     (10th, 50th, 90th percentile), the 90th percentile of ``|ln(b / a)|``, and the median relative
     half-width of the within-build interval (upper end / estimate - 1). A between-build spread wider than
     the within-build interval is what flips variants whose upper end sits near ``1 - m``; ``flips``
-    lists each variant in one long tail only with (estimate, upper end) in a and in b."""
+    lists each variant in one long tail only with (estimate, upper end) in a and in b. With the
+    per-subgraph geometric means ``ga`` / ``gb`` (:func:`task_geomeans`) it adds the same spread at
+    task level: ``tasks_labelled_both``, ``task_abs_log_ratio_p90`` (the source of
+    ``curate.curate.task_build_spread``)."""
     import numpy as np
 
     both = sorted(set(ea) & set(eb))
@@ -142,7 +155,10 @@ def between_builds(ea: dict, eb: dict, va: set, vb: set) -> dict:
         return {"variants_labelled_both": 0}
     ln = np.log(np.array([eb[k][0] / ea[k][0] for k in both]))
     half = np.array([ea[k][1] / ea[k][0] - 1 for k in both] + [eb[k][1] / eb[k][0] - 1 for k in both])
-    return {"variants_labelled_both": len(both),
+    tb = sorted(set(ga or {}) & set(gb or {}))
+    task = {"tasks_labelled_both": len(tb), "task_abs_log_ratio_p90": round(float(np.percentile(
+        np.abs(np.log([gb[h] / ga[h] for h in tb])), 90)), 4) if tb else None}
+    return {**task, "variants_labelled_both": len(both),
             "ratio_b_over_a_p10_p50_p90": [round(float(x), 4) for x in np.exp(np.percentile(ln, [10, 50, 90]))],
             "abs_log_ratio_p90": round(float(np.percentile(np.abs(ln), 90)), 4),
             "within_build_ci_halfwidth_median": round(float(np.median(half)), 4),
@@ -150,9 +166,9 @@ def between_builds(ea: dict, eb: dict, va: set, vb: set) -> dict:
                        "b": [round(x, 4) for x in eb.get(k, ())] or None} for k in sorted(va ^ vb)]}
 
 
-def curate_sets(build: Path) -> tuple[set, set, dict, dict]:
-    """``(long-tail variants, task subgraph hashes, hardware, variant estimates)`` of a build's curate
-    outputs (estimates: :func:`variant_estimates`)."""
+def curate_sets(build: Path) -> tuple[set, set, dict, dict, dict]:
+    """``(long-tail variants, task subgraph hashes, hardware, variant estimates, task geometric means)``
+    of a build's curate outputs (:func:`variant_estimates`, :func:`task_geomeans`)."""
     import polars as pl
 
     from curate.select.longtail import long_tail_variants
@@ -165,19 +181,19 @@ def curate_sets(build: Path) -> tuple[set, set, dict, dict]:
     variants = long_tail_variants(rows)
     tasks = {h for hs in pl.read_parquet(tk)["subgraph_hashes"].to_list() for h in hs}
     hw = json.loads(mt.read_text()).get("hardware", {}) if mt.is_file() else {}
-    return variants, tasks, hw, variant_estimates(rows)
+    return variants, tasks, hw, variant_estimates(rows), task_geomeans(rows)
 
 
 def compare_curate(a: Path, b: Path) -> dict:
     """The ``--curate`` record of two checkouts (module docstring)."""
-    va, ta, ha, ea = curate_sets(a)
-    vb, tb, hb, eb = curate_sets(b)
+    va, ta, ha, ea, ga = curate_sets(a)
+    vb, tb, hb, eb, gb = curate_sets(b)
     return {"builds": [str(a), str(b)], "hardware": [ha, hb],
             "long_tail_variants": [len(va), len(vb)], "long_tail_variants_both": len(va & vb),
             "long_tail_jaccard_variants": jaccard(va, vb),
             "tasks": [len(ta), len(tb)], "tasks_both": len(ta & tb), "long_tail_jaccard_tasks": jaccard(ta, tb),
             "only_in_a": sorted(":".join(v) for v in va - vb), "only_in_b": sorted(":".join(v) for v in vb - va),
-            "between_builds": between_builds(ea, eb, va, vb)}
+            "between_builds": between_builds(ea, eb, va, vb, ga, gb)}
 
 
 def main(argv: list[str] | None = None) -> int:

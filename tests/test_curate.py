@@ -660,6 +660,17 @@ def test_between_builds_spread_and_flips():
     assert r["abs_log_ratio_p90"] == pytest.approx(0.9 * math.log(1.1), abs=1e-4)
     assert r["within_build_ci_halfwidth_median"] == pytest.approx(0.02, abs=1e-4)
     assert r["flips"] == [{"variant": "x:catalog:float32", "a": [1.0, 1.02], "b": [1.1, 1.111]}]
+    assert (r["tasks_labelled_both"], r["task_abs_log_ratio_p90"]) == (0, None)
+    # task level: geometric means over >= 2 labelled run-0 variants; ratios 1.2 and 1/1.1
+    from benchmarks.compare_builds import task_geomeans
+
+    ga = task_geomeans([{"subgraph_hash": "p", "run": 0, "long_tail": False, "speedup_compiler": v} for v in (0.5, 2.0)]
+                       + [{"subgraph_hash": "q", "run": 0, "long_tail": True, "speedup_compiler": 1.0}] * 2
+                       + [{"subgraph_hash": "z", "run": 0, "long_tail": True, "speedup_compiler": 0.7}])  # one variant: no task
+    assert ga == {"p": pytest.approx(1.0), "q": pytest.approx(1.0)}
+    r = between_builds(ea, eb, set(), set(), ga, {"p": 1.2, "q": 1 / 1.1})
+    assert r["tasks_labelled_both"] == 2
+    assert r["task_abs_log_ratio_p90"] == pytest.approx(math.log(1.1) + 0.9 * (math.log(1.2) - math.log(1.1)), abs=1e-4)
     rows = [{"subgraph_hash": "x", "size": "catalog", "dtype": "float32", "run": k, "long_tail": True,
              "speedup_compiler": v, "speedup_compiler_ci_high": v + 0.1} for k, v in enumerate((0.5, 0.7, 0.6))]
     assert variant_estimates(rows + [dict(rows[0], long_tail=None, speedup_compiler=9.0)]) == {x: (0.6, pytest.approx(0.7))}

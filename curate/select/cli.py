@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     labelled = [{**r, **label_row(r, t, rule, cfg.build_spread), "pattern": subs[r["subgraph_hash"]]["pattern"]}
                 for r in profiles if r["device"] == "cpu"]
     lt = long_tail_variants(labelled)
-    lt_tasks = long_tail_tasks(labelled, rule, cfg.min_task_variants, cfg.build_spread)
+    lt_tasks = long_tail_tasks(labelled, rule, cfg.min_task_variants, cfg.task_build_spread)
     members = []
     for r in labelled:
         if r["run"] == 0 and r["subgraph_hash"] in lt_tasks and r.get("long_tail") is not None:
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                                                             | {"tolerance_t": t} for task in tasks]))
     write_parquet(out / "long_tail.parquet", to_table("long_tail", [r | {"tolerance_t": t, "rule": rule} for r in labelled]))
     metrics = curate_metrics(list(subs.values()), labelled, tasks, lt, hardware, _rates(pstats, profiles))
-    metrics["build_spread"] = cfg.build_spread
+    metrics["build_spread"], metrics["task_build_spread"] = cfg.build_spread, cfg.task_build_spread
     atomic_write_json(args.metrics, metrics, indent=2)
     write_plots(labelled, Path(args.plots))
     print(f"curate: {metrics['long_tail_variants']} long-tail variants, {len(tasks)} tasks; {json.dumps(metrics)}")

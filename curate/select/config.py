@@ -22,6 +22,11 @@ class SelectConfig(ParamsConfig):
                                "holds across builds, not only within one (0.068 = ln 1.07: the 90th percentile of "
                                "speedup_compiler new/old over 241 variants of two clean builds; "
                                "benchmarks/compare_builds.py --curate measures it); 0: the within-build interval only")
+    task_build_spread: float = knob(0.035, rule=non_negative(float),
+                                    doc="the same for a task's geometric mean over its variants (build effects partly "
+                                    "average out over a subgraph's variants): 0.035 = the 90th percentile of |ln| of the "
+                                    "geometric-mean speedup_compiler new/old over 28 subgraphs of two clean builds "
+                                    "(metrics/bench/compare_builds_curate.json between_builds.task_abs_log_ratio_p90)")
     task_size: int = knob(10, rule=positive(int), doc="most variants per task (PassBench: ~10)")
     max_tasks: int = knob(200, rule=positive(int), doc="most tasks kept")
     min_task_variants: int = knob(2, rule=positive(int),

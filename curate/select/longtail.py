@@ -9,7 +9,8 @@ Dynamo-only; paired bootstrap intervals) and the row's ``min_effect`` (``m``, de
 a rebuild moves a variant's ratio further (two clean builds: 10th-90th percentile of new/old
 0.95-1.06 against a median within-build half-width of 0.027, ``metrics/bench/compare_builds_curate.json``),
 so without the widening a variant whose interval ends near ``1 - m`` is labelled in one build and
-not in the next.
+not in the next. A task's geometric mean moves less between builds (build effects partly average out
+over a subgraph's variants), so the task rule widens by its own ``curate.curate.task_build_spread``.
 
 A row (one subgraph variant -- ``(subgraph_hash, size, dtype)`` -- in one run) is labelled only
 when it is **stable** (status ``ok`` or ``accuracy_error``; ``unstable`` rows get ``long_tail =
@@ -148,7 +149,7 @@ def long_tail_variants(labelled: list[dict]) -> set[tuple[str, str, str]]:
 
 
 def task_slower(rows: list[dict], rule: str = SelectConfig.rule,
-                build_spread: float = SelectConfig.build_spread) -> bool | None:
+                build_spread: float = SelectConfig.task_build_spread) -> bool | None:
     """The task-level rule (module docstring) over the labelled rows of one subgraph in one run:
     None when no row is labelled, False when a labelled row is incorrect, else whether the
     geometric mean of the rows' interval upper ends (``speedup_compiler`` under rule
@@ -166,7 +167,7 @@ def task_slower(rows: list[dict], rule: str = SelectConfig.rule,
 
 
 def long_tail_tasks(labelled: list[dict], rule: str = SelectConfig.rule, min_variants: int = 1,
-                    build_spread: float = SelectConfig.build_spread) -> set[str]:
+                    build_spread: float = SelectConfig.task_build_spread) -> set[str]:
     """Subgraph hashes whose task is slower (:func:`task_slower`) in every run that labelled at
     least ``min_variants`` of its variants (and run 0 among them)."""
     by: dict[str, dict[int, list]] = {}
