@@ -41,6 +41,17 @@ def test_honest_while_watched_is_caught_in_timed_calls(subs):
     assert evaluate_subgraph(subs["gelu_tanh:0"], cand("watched_backend"), FAST)["status"] == "ok"
 
 
+def test_timed_mismatch_counts_levels_from_the_judging_level_at_the_finest():
+    """FRESH_CHECK_LEVEL -5, FRESH_MARGIN 2: exact before timing (-10), the timed calls may pass from
+    up to -3; from -7 before, up to -3 too; from -4 before, up to -2; failing everywhere is a mismatch."""
+    from curate.score.defenses.checks import timed_mismatch
+
+    assert not timed_mismatch(-10, -6) and not timed_mismatch(-10, -3) and timed_mismatch(-10, -2)
+    assert not timed_mismatch(-7, -3) and timed_mismatch(-7, -2)
+    assert not timed_mismatch(-4, -2) and timed_mismatch(-4, -1)
+    assert timed_mismatch(-10, None) and not timed_mismatch(None, None)
+
+
 def test_replay_of_a_cloned_output_is_caught(subs):
     r = evaluate_subgraph(subs["softmax:0"], cand("replay_backend"), TIMED)
     assert r["status"] == "violation" and {"input_independent", "fresh_input_mismatch"} <= kinds(r)

@@ -71,6 +71,20 @@ FRESH_CHECK_LEVEL = -5
 """A candidate correct at this level (assert_close defaults) on the seed-0 inputs ..."""
 FRESH_MARGIN = 2
 """... but passing on fresh inputs only above ``FRESH_CHECK_LEVEL + FRESH_MARGIN`` is a violation."""
+
+
+def timed_mismatch(before: int | None, timed: int | None) -> bool:
+    """Whether the checked timed calls (smallest passing level ``timed``; None: fail at every level)
+    fall short of the calls checked before timing (``before``) by more than ``FRESH_MARGIN`` levels,
+    counted from ``max(before, FRESH_CHECK_LEVEL)``: a level finer than the judging level says nothing
+    about correctness, and an honest compiler's bfloat16 output that matches eager exactly (t=-10) on
+    the seed-0 inputs can pass from t=-6 on a timed trial's inputs (Inductor did, on one subgraph of
+    the default build, and was flagged while the anchor was ``before`` itself)."""
+    if before is None:
+        return False
+    return timed is None or timed > max(before, FRESH_CHECK_LEVEL) + FRESH_MARGIN
+
+
 RNG_OPS = ("rand", "randn", "randint", "randperm", "bernoulli", "dropout", "normal", "uniform", "multinomial",
            "exponential", "poisson", "rrelu")
 """Substrings of an op name that make a graph an RNG graph (``rng`` flag)."""
@@ -362,7 +376,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
                 return _fail(row, "runtime_crash", ERROR_RUNTIME, str(exc))
             row["violations"] += pt.violations
             before, timed = row["min_pass_t"], pt.checked_min_pass_t
-            if before is not None and (timed is None or timed > before + FRESH_MARGIN):
+            if timed_mismatch(before, timed):
                 row["violations"].append(f"timed_output_mismatch: checked calls pass from t={before} before timing, "
                                          f"the worst of {pt.n_checked} checked timed calls from t={timed}")
             row["min_pass_t"] = None if before is None or timed is None else max(before, timed)
