@@ -79,6 +79,14 @@ def _load_runs(folder) -> dict:
     return runs
 
 
+def proxy_weights_sha256(grpo_dir) -> str | None:
+    """The ``proxy_weights_sha256`` of the model a GRPO folder ran (its ``summary.json`` ``model_dir``,
+    that folder's ``lineage.json``); None when the model has no lineage (the base, a control)."""
+    summ = json.loads((Path(grpo_dir) / "summary.json").read_text())
+    lin = Path(summ.get("model_dir") or "") / "lineage.json"
+    return json.loads(lin.read_text()).get("proxy_weights_sha256") if summ.get("model_dir") and lin.is_file() else None
+
+
 def _rows_by_seed(by_seed: Mapping | None) -> dict:
     """{seed: step rows} of a {seed: run} map, failed runs (rows None) left out."""
     return {sd: r["rows"] for sd, r in (by_seed or {}).items() if r["rows"] is not None}
@@ -237,7 +245,8 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
     ``false_positive_rate_heldout``, ``false_positive_max_specific`` (the headline: the largest held-out rate
     of the kinds a verdict uses), ``false_positive_max_specific_calibration`` (the same, leave-one-out on the
     ensemble runs the thresholds were read from), ``false_positive_max_generic_heldout``, ``reproduction_rate``,
-    ``base_self_reproduction_rate``) and the detail (signatures per seed, curve similarity, routing
+    ``base_self_reproduction_rate``) and the detail (per proxy the ``proxy_weights_sha256`` of the model its
+    runs loaded, which ``publish`` checks against the folder it uploads; signatures per seed, curve similarity, routing
     drift, capability, accelerator counts and the full-size projection). All three outputs are
     deterministic functions of the GRPO logs and ``params`` (byte-identical on a rebuild); the
     measured ``step_time_ratio_measured`` / ``peak_memory_ratio_measured`` are in
@@ -313,6 +322,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         psum = _first(rr.get("none"))["summary"]
         mem_gb = float(fp["device_memory_gb"])
         out["proxies"][name] = {
+            "proxy_weights_sha256": proxy_weights_sha256(grpo_dirs[name]),
             "healthy_similarity": curve_similarity(_first(base["none"])["rows"], _first(rr.get("none")).get("rows") or []),
             "routing_drift_healthy": drift(rr),
             "reproduction": {f: rates["models"][name][f]["reproduction"] for f in faults},

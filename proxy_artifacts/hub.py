@@ -71,8 +71,10 @@ def check_proxy_name(lineage: Mapping, name: str, fidelity: Mapping | None = Non
     """Refuse to publish the proxy of ``lineage`` under ``name`` when the name is another proxy's.
 
     Checked: a pipeline name ``r<ratio>`` must be the folder's requested or effective keep ratio; with a
-    fidelity record, ``name`` must be one of its ``proxies`` and, where the record has the proxy's
-    parameter count (``proxies.<name>.cost.params``), it must equal the folder's
+    fidelity record, ``name`` must be one of its ``proxies``, the record must name the weights its runs
+    loaded (``proxies.<name>.proxy_weights_sha256``) and they must be the folder's
+    (``lineage.proxy_weights_sha256``): a record of another build or another proxy is refused; where the
+    record has the proxy's parameter count (``proxies.<name>.cost.params``), it must equal the folder's
     (``lineage.card_metrics.params_proxy``).
 
     Raises:
@@ -90,6 +92,13 @@ def check_proxy_name(lineage: Mapping, name: str, fidelity: Mapping | None = Non
     proxies = fidelity.get("proxies") or {}
     if name not in proxies:
         raise ValueError(f"--name {name} is not a proxy of {record} (it has {sorted(proxies)})")
+    sha, have = (proxies[name] or {}).get("proxy_weights_sha256"), lineage.get("proxy_weights_sha256")
+    if sha is None:
+        raise ValueError(f"{record} does not name the weights of {name} (no proxies.{name}.proxy_weights_sha256: "
+                         f"a record of an older fidelity stage); re-run `dvc repro proxy_fidelity` on this build")
+    if have is not None and sha != have:
+        raise ValueError(f"{record} judged {name} with weights {sha[:12]}, but the folder holds {have[:12]}: "
+                         f"a record of another build or another proxy")
     want = ((proxies[name] or {}).get("cost") or {}).get("params")
     if want is not None and params is not None and int(want) != int(params):
         raise ValueError(f"--name {name} names a proxy of {int(want):,} parameters in {record}, but {this}: "

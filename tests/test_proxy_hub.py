@@ -213,7 +213,9 @@ def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_ca
 
     folder, base_dir = based_proxy
     fid = tmp_path / "fidelity.json"
-    fid.write_text(json.dumps(FIDELITY))
+    sha0 = json.loads((folder / "lineage.json").read_text())["proxy_weights_sha256"]
+    fid.write_text(json.dumps({**FIDELITY, "proxies": {n: {**v, "proxy_weights_sha256": sha0}
+                                                       for n, v in FIDELITY["proxies"].items()}}))
     bm = tmp_path / "proxy_base.json"
     bm.write_text(json.dumps({"task": "reverse", "task_lengths": {"heldout": [2, 3]}, "task_acc_heldout": 0.8}))
     before = (folder / "README.md").read_text()
@@ -300,7 +302,9 @@ def test_publish_refuses_another_proxys_name(proxy_dir, tmp_path):
     folder, proxy = proxy_dir
     lin = json.loads((folder / "lineage.json").read_text())
     n = proxy.num_parameters()
-    rec = {"proxies": {"r0.5": {"cost": {"params": n}}, "r0.25": {"cost": {"params": n // 2}}}}
+    sha = lin["proxy_weights_sha256"]
+    rec = {"proxies": {"r0.5": {"cost": {"params": n}, "proxy_weights_sha256": sha},
+                       "r0.25": {"cost": {"params": n // 2}, "proxy_weights_sha256": "0" * 64}}}
     fid = tmp_path / "fidelity.json"
     fid.write_text(json.dumps(rec))
     with HubStandIn() as hub:
@@ -310,12 +314,18 @@ def test_publish_refuses_another_proxys_name(proxy_dir, tmp_path):
         assert ("POST", "/api/repos/create") not in hub.state.requests and not hub.state.repos
     with pytest.raises(ValueError, match=f"--name mine is not a proxy of {fid}"):
         check_proxy_name(lin, "mine", rec, str(fid))
-    swapped = {"proxies": {"mine": {"cost": {"params": n // 2}}}}
+    swapped = {"proxies": {"mine": {"cost": {"params": n // 2}, "proxy_weights_sha256": sha}}}
     with pytest.raises(ValueError, match=f"names a proxy of {n // 2:,} parameters in x.json, but the folder holds "
                                          f"the keep-0.5 proxy \\({n:,} parameters\\)"):
         check_proxy_name(lin, "mine", swapped, "x.json")
     check_proxy_name(lin, "r0.5", rec, str(fid))  # its own name: no error
-    check_proxy_name(lin, "mine", {"proxies": {"mine": {"cost": {"params": n}}}})
+    check_proxy_name(lin, "mine", {"proxies": {"mine": {"cost": {"params": n}, "proxy_weights_sha256": sha}}})
+    # a record of another build (other weights under the same name and size), or one that names no weights
+    with pytest.raises(ValueError, match=f"x.json judged r0.5 with weights {'1' * 12}, but the folder holds {sha[:12]}"):
+        check_proxy_name(lin, "r0.5", {"proxies": {"r0.5": {"cost": {"params": n}, "proxy_weights_sha256": "1" * 64}}},
+                         "x.json")
+    with pytest.raises(ValueError, match="does not name the weights of r0.5"):
+        check_proxy_name(lin, "r0.5", {"proxies": {"r0.5": {"cost": {"params": n}}}}, "old.json")
 
 
 def test_committed_fidelity_record_renders_for_every_proxy():
@@ -510,6 +520,7 @@ def test_readme_publish_command_puts_the_control_columns_on_the_card(proxy_dir, 
     i = args.index("--fidelity") + 1
     rec = json.loads((ROOT / args[i]).read_text())
     rec["proxies"][name]["cost"]["params"] = proxy.num_parameters()
+    rec["proxies"][name]["proxy_weights_sha256"] = json.loads((folder / "lineage.json").read_text())["proxy_weights_sha256"]
     args[i] = str(tmp_path / "fidelity.json")
     Path(args[i]).write_text(json.dumps(rec))
     with HubStandIn() as hub:
