@@ -56,9 +56,10 @@ the start or end of any timed trial, is a violation), its CPU time, all threads,
 included (``stat`` utime + stime): more CPU than wall time over the trials of a single-threaded
 run is a violation (work done in parallel with, or between, the timed windows), and the
 processes it left (the zygote's ``children`` after every trial, every process of its uid at the
-checkpoints). While another side is timed, an untrusted candidate's sandbox, its descendants and
-the zygote's orphans are stopped (:meth:`Sandbox.freeze`; a process beside the sandbox found then is
-a violation), and each trusted side's nice and CPU affinity must be those its zygote started with
+checkpoints). While one side is timed, every other side's process is stopped (:meth:`Sandbox.freeze`),
+for an untrusted candidate with every process of its own (its cgroup's, :class:`CandidateGroup`,
+else its descendants and the zygote's orphans; a process beside the sandbox found then is a
+violation), and each trusted side's nice and CPU affinity must be those its zygote started with
 (:func:`sched_state`; a same-uid candidate could change them).
 
 Residual risks (also in ``docs/scoring.md``): the candidate's process holds this boundary's copy
@@ -305,93 +306,65 @@ def sched_state(pid: int) -> tuple[int, tuple[int, ...]] | None:
 
 
 CGROUP_V1 = Path("/sys/fs/cgroup")
-"""Where the cgroup v1 hierarchies are mounted (``freezer`` and ``cpuacct`` used, when writable)."""
+"""Where the cgroup v1 hierarchies are mounted (``cpuacct`` used, when writable)."""
 
 
 class CandidateGroup:
-    """Own cgroup v1 ``freezer`` and ``cpuacct`` groups for one untrusted sandbox (a root parent where
-    those hierarchies are mounted and writable; :meth:`create` returns None elsewhere). The sandbox
-    joins them before any candidate code runs, and every process it starts is born in them; its
-    uid cannot move a process out (the groups' files are root's). So :meth:`pids` is every process
-    of the candidate wherever it was re-parented, :meth:`freeze` stops them all at once (no race
-    with a process forking while it is listed) and :meth:`cpu_ms` is their CPU time, dead and
+    """An own cgroup v1 ``cpuacct`` group for one untrusted sandbox (a root parent where that
+    hierarchy is mounted and writable; :meth:`create` returns None elsewhere). The sandbox joins it
+    before any candidate code runs, and every process it starts is born in it; its uid cannot move
+    a process out (the group's files are root's). So :meth:`pids` is every process of the
+    candidate wherever it was re-parented, and :meth:`cpu_ms` their CPU time, dead and
     never-reaped ones included."""
 
-    def __init__(self, dirs: list[Path]):
-        self.freezer, self.cpuacct = dirs
+    def __init__(self, d: Path):
+        self.dir = d
 
     @staticmethod
     def available() -> bool:
-        """Whether this process may make groups in cgroup v1 ``freezer`` and ``cpuacct`` (root, both
-        hierarchies mounted and writable)."""
-        return hasattr(os, "geteuid") and os.geteuid() == 0 and all(
-            (CGROUP_V1 / c / "cgroup.procs").exists() and os.access(CGROUP_V1 / c, os.W_OK) for c in ("freezer", "cpuacct"))
+        """Whether this process may make groups in cgroup v1 ``cpuacct`` (root, mounted and writable)."""
+        return hasattr(os, "geteuid") and os.geteuid() == 0 and (CGROUP_V1 / "cpuacct" / "cgroup.procs").exists() \
+            and os.access(CGROUP_V1 / "cpuacct", os.W_OK)
 
     @classmethod
     def create(cls, name: str, pid: int) -> CandidateGroup | None:
-        """Groups ``name`` holding process ``pid``; None when cgroup v1 ``freezer`` / ``cpuacct`` are
-        not available to this process."""
+        """Group ``name`` holding process ``pid``; None when cgroup v1 ``cpuacct`` is not available."""
         if not cls.available():
             return None
-        made = []
+        d = CGROUP_V1 / "cpuacct" / name
         try:
-            for ctrl in ("freezer", "cpuacct"):
-                d = CGROUP_V1 / ctrl / name
-                d.mkdir()
-                made.append(d)
-                (d / "cgroup.procs").write_text(f"{pid}\n")
-            if not (made[0] / "freezer.state").exists() or not (made[1] / "cpuacct.usage").exists():
-                raise OSError("no freezer.state / cpuacct.usage")
+            d.mkdir()
+            (d / "cgroup.procs").write_text(f"{pid}\n")
+            if not (d / "cpuacct.usage").exists():
+                raise OSError("no cpuacct.usage")
         except OSError:
-            for d in made:
-                _rmdir_group(d)
+            _rmdir_group(d)
             return None
-        return cls(made)
+        return cls(d)
 
     def pids(self) -> set[int]:
         """Every process in the group now (``cgroup.procs``)."""
         try:
-            return {int(x) for x in (self.freezer / "cgroup.procs").read_text().split()}
+            return {int(x) for x in (self.dir / "cgroup.procs").read_text().split()}
         except (OSError, ValueError):
             return set()
-
-    def freeze(self, timeout_s: float = 1.0) -> bool:
-        """Freeze every process of the group; True once the kernel reports ``FROZEN``."""
-        try:
-            (self.freezer / "freezer.state").write_text("FROZEN\n")
-            end = time.monotonic() + timeout_s
-            while (self.freezer / "freezer.state").read_text().strip() != "FROZEN":
-                if time.monotonic() >= end:
-                    return False
-                time.sleep(0.0002)
-        except OSError:
-            return False
-        return True
-
-    def thaw(self) -> None:
-        try:
-            (self.freezer / "freezer.state").write_text("THAWED\n")
-        except OSError:
-            pass
 
     def cpu_ms(self) -> float:
         """CPU time of every process that was ever in the group (ms; ``cpuacct.usage``)."""
         try:
-            return int((self.cpuacct / "cpuacct.usage").read_text()) / 1e6
+            return int((self.dir / "cpuacct.usage").read_text()) / 1e6
         except (OSError, ValueError):
             return float("nan")
 
     def remove(self) -> None:
-        """Thaw, kill every process in the group, remove the groups."""
-        self.thaw()
+        """Kill every process in the group, remove the group."""
         for _ in range(3):
             left = self.pids()
             if not left:
                 break
             _kill_all(left)
             time.sleep(0.01)
-        for d in (self.freezer, self.cpuacct):
-            _rmdir_group(d)
+        _rmdir_group(self.dir)
 
 
 def _rmdir_group(d: Path) -> None:
@@ -535,7 +508,7 @@ class Sandbox:
         self.untrusted = untrusted
         self.uid: int | None = None
         self._zygote = zygote
-        self._frozen: set[int] = set()  # processes :meth:`freeze` stopped ({-1}: the cgroup), until :meth:`thaw`
+        self._frozen: set[int] = set()  # processes :meth:`freeze` stopped, until :meth:`thaw`
         self.cgroup: CandidateGroup | None = None
         self._buf = b""
         self._sock, c_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # requests (+ slot descriptors)
@@ -614,21 +587,16 @@ class Sandbox:
         return out - {self.pid}
 
     def freeze(self) -> set[int]:
-        """Stop (``SIGSTOP``) this untrusted sandbox and every process it has outside itself (its
-        descendants, the zygote's orphans and theirs) while a trusted side is timed: nothing of the
-        candidate runs then, whatever it started (a process spinning on a core while the references
-        are timed). The sandbox is stopped first (it forks nothing more), then what it left, again
-        until no new process is found. Returns the other processes found (a process of the
-        candidate alive while another side is timed: ``processes_started``). No-op for a trusted
-        sandbox; :meth:`thaw` continues them."""
-        if not self.untrusted or self._frozen or self.proc.poll() is not None:
+        """Stop (``SIGSTOP``) this sandbox while another side is timed (:func:`curate.score.defenses.clock.measure_boundary`
+        stops every side but the timed one, so every side's process is continued just before its
+        own trials alike). For an untrusted sandbox, also every process it has outside itself (its
+        cgroup's, else its descendants, the zygote's orphans and theirs): nothing of the candidate
+        runs then, whatever it started (a process spinning on a core while the references are
+        timed). The sandbox is stopped first (it forks nothing more), then what it left, again until
+        no new process is found. Returns the other processes found (a process of the candidate alive
+        while another side is timed: ``processes_started``); :meth:`thaw` continues them."""
+        if self._frozen or self.proc.poll() is not None:
             return set()
-        if self.cgroup is not None:  # its cgroup: every process of it, at once
-            found = self.cgroup.pids()
-            if self.cgroup.freeze():
-                self._frozen = {-1}  # the group, not a list of pids
-                return (found | self.cgroup.pids()) - {self.pid}
-            self.cgroup.thaw()
         stopped: set[int] = set()
         zombies: set[int] = set()  # ended but not reaped: they ran beside the sandbox all the same
         todo = {self.pid}
@@ -644,8 +612,12 @@ class Sandbox:
                     if _state(p) in (None, "T", "t", "Z", "X"):
                         break
                     time.sleep(0.0001)
+            if not self.untrusted:
+                break
             found = descendants(self.pid) | self.strays()
-            for o in self.strays():
+            if self.cgroup is not None:
+                found |= self.cgroup.pids()
+            for o in list(found):
                 found |= descendants(o)
             zombies |= {p for p in found if _state(p) in ("Z", "X")}
             todo = {p for p in found - stopped - zombies if _state(p) is not None}
@@ -653,11 +625,7 @@ class Sandbox:
         return (stopped | zombies) - {self.pid}
 
     def thaw(self) -> None:
-        """Continue (``SIGCONT``, or thaw the cgroup) what :meth:`freeze` stopped."""
-        if self._frozen == {-1} and self.cgroup is not None:
-            self.cgroup.thaw()
-            self._frozen = set()
-            return
+        """Continue (``SIGCONT``) what :meth:`freeze` stopped."""
         for p in self._frozen:
             try:
                 os.kill(p, 18)  # SIGCONT
@@ -742,7 +710,7 @@ class Sandbox:
     def kill(self) -> None:
         """Kill the process and, for an untrusted sandbox, everything it left (:meth:`strays`)."""
         if self._frozen:
-            self.thaw()  # a frozen cgroup's processes do not die until thawed
+            self.thaw()
         victims = self._left() if self.untrusted else set()
         if self.proc.poll() is None:
             self.proc.kill()

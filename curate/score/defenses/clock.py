@@ -243,19 +243,20 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             """One trial of ``side`` (the same steps for every side): ``(reply, ms, threads beyond the
             baseline at its start or end, CPU ms before, CPU ms after)``."""
             proc = boxes[side]
-            if watched is not None:  # an untrusted candidate: none of its processes runs while another side is timed
-                if side == "candidate":
-                    watched.thaw()
-                else:
-                    left = watched.freeze()
-                    if left:
+            for other in sides:  # every other side's process stopped, this one continued: the same for every side
+                if other != side and hasattr(boxes[other], "freeze"):
+                    left = boxes[other].freeze()
+                    if left and boxes[other] is watched:
                         found.setdefault("processes_started", f"processes_started: {len(left)} process(es) of the candidate "
                                          f"alive outside its sandbox while the {side} side was timed")
-                    want = getattr(getattr(proc, "_zygote", None), "sched", None)
-                    now = sched_state(proc.pid) if want is not None else None
-                    if now is not None and now != want:
-                        found.setdefault("reference_disturbed", f"reference_disturbed: the {side} sandbox's (nice, CPU "
-                                         f"affinity) is {now}, not {want} as it started, while the candidate's code was alive")
+            if hasattr(proc, "thaw"):
+                proc.thaw()
+            if watched is not None and side != "candidate":
+                want = getattr(getattr(proc, "_zygote", None), "sched", None)
+                now = sched_state(proc.pid) if want is not None else None
+                if now is not None and now != want:
+                    found.setdefault("reference_disturbed", f"reference_disturbed: the {side} sandbox's (nice, CPU "
+                                     f"affinity) is {now}, not {want} as it started, while the candidate's code was alive")
             for i, v in enumerate(values):
                 slots[side][0].write(i, v)
             tasks0, cpu_before = proc.tasks(), proc.cpu_ms()
@@ -338,8 +339,9 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                                  nv, n_checked, worst, list(found.values()), f["dynamo_ms"], f.get("speedup_vs_dynamo"),
                                  f["speedup_ci"], f.get("speedup_vs_dynamo_ci"))
     finally:
-        if cand is not None and getattr(cand, "untrusted", False):
-            cand.thaw()
+        for box in (ref, dyn, cand):
+            if box is not None and hasattr(box, "thaw"):
+                box.thaw()
         for pair in slots.values():
             for sl in pair:
                 sl.close()
