@@ -157,6 +157,12 @@ def test_the_static_check_refuses_them_too(cheat):
     ("import string\nv = string.Formatter().get_field('0.os', (1,), {})\n", "attribute: ?...get_field"),
     ("import torch\nm = torch._utils._import_dotted_name('os')\n", "attribute: torch..._import_dotted_name"),
     ("import pydoc\n", "import: pydoc"),
+    ("import psutil\n", "import: psutil"), ("import select\n", "import: select"),
+    ("import torch.multiprocessing as mp\n", "import: torch.multiprocessing"),
+    ("from torch.multiprocessing import Process\n", "import: torch.multiprocessing"),
+    ("from torch import multiprocessing\n", "import: from torch import multiprocessing"),
+    ("from torch.serialization import os\n", "import: from torch.serialization import os"),
+    ("from numpy.ctypeslib import ctypes\n", "import: from numpy.ctypeslib import ctypes"),
 ])
 def test_static_check_refuses_forbidden_modules_as_attributes_and_string_getters(src, rule):
     found = [str(v) for v in check_source(src)]
@@ -165,6 +171,54 @@ def test_static_check_refuses_forbidden_modules_as_attributes_and_string_getters
 
 def test_static_check_allows_literal_getters_of_allowed_names():
     assert check_source("import operator\nf = operator.attrgetter('weight.shape')\ng = operator.methodcaller('sum', 0)\n") == []
+    assert check_source("import torch.nn.functional as F\nfrom torch import fx\n\ndef f(x):\n    return F.silu(x.select(0, 1))\n") == []
+
+
+ATTACKS = {"attack_burners": ("honest_burners_twin", "import: torch.multiprocessing"),
+           "attack_renice_refs": ("honest_kill_twin", "import: psutil")}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_the_static_check_refuses_the_process_attacks(attack):
+    twin, rule = ATTACKS[attack]
+    assert any(rule in str(v) for v in check_source((HERE / f"{attack}.py").read_text()))
+    assert check_source((HERE / f"{twin}.py").read_text()) == []
+
+
+TIMED15 = {"warmup": 3, "trials": 15, "retries": 0, "min_trial_ms": 2.0, "share_sandbox": True}
+"""The default number of trials (the burners count them to be gone before the checkpoint after timing)."""
+
+
+@pytest.mark.slow  # timed trials: two candidates on one subgraph
+def test_processes_that_run_only_while_the_references_are_timed_are_stopped_and_named(subs):
+    """``attack_burners.py`` forks processes after its checked calls that spin only while another side
+    is timed, and kills and reaps them at the last call of its 15th trial: no checkpoint and no orphan
+    check sees them, and their CPU is not the sandbox's. The parent stops every process of an
+    untrusted candidate while another side is timed (``Sandbox.freeze``), so they slow nothing, and
+    names what it found (``processes_started``); the twin (the same code, no burner) stays valid."""
+    twin = evaluate_subgraph(subs["gelu_tanh:1"], cand("honest_burners_twin"), TIMED15)
+    assert twin["status"] == "ok" and twin["violations"] == [], twin["violations"]
+    r = evaluate_subgraph(subs["gelu_tanh:1"], cand("attack_burners"), TIMED15)
+    assert r["status"] == "violation" and floored(r), r["violations"]
+    assert any(v.startswith("processes_started") and "side was timed" in v for v in r["violations"]), r["violations"]
+
+
+@pytest.mark.slow  # timed trials under both isolation levels
+def test_renicing_the_references_is_refused_or_charged(subs, monkeypatch):
+    """``attack_renice_refs.py`` lowers the trusted sandboxes' priority and pins them to one core. Under
+    ``uid`` isolation the kernel refuses (the attack catches it and runs honestly: valid); under
+    ``dumpable`` isolation it succeeds silently, and the parent, which compares each trusted side's
+    nice and CPU affinity with those its zygote started with before timing it, charges it
+    (``reference_disturbed``); the twin stays valid."""
+    small = {**TIMED15, "trials": 3}
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand("attack_renice_refs"), small)
+    assert r["isolation"] == "uid" and r["status"] == "ok" and r["violations"] == [], r["violations"]
+    parent.close_sandboxes()
+    monkeypatch.setattr(parent, "isolation_level", lambda: "dumpable")
+    twin = evaluate_subgraph(subs["gelu_tanh:0"], cand("honest_kill_twin"), small)
+    assert twin["status"] == "ok" and twin["violations"] == [], twin["violations"]
+    r = evaluate_subgraph(subs["gelu_tanh:0"], cand("attack_renice_refs"), small)
+    assert r["isolation"] == "dumpable" and r["status"] == "violation" and "reference_disturbed" in kinds(r) and floored(r)
 
 
 @pytest.mark.parametrize("cls,state,left,alone,charged", [
@@ -251,3 +305,53 @@ def test_a_disturbed_reference_while_re_timing_is_the_candidates_violation(monke
     (r,) = rows
     assert r["retimed"] and r["status"] == "violation" and any(v.startswith("re-timing: reference_disturbed") for v in r["violations"])
     assert floored(r)
+
+
+def test_the_trusted_inductor_cache_is_never_a_folder_a_candidate_made(tmp_path, monkeypatch):
+    """With ``inductor_cache: null`` the trusted processes use Inductor's default folder only when it is
+    the parent's own and no one else may write it (the parent makes it before any sandbox starts);
+    a folder of that name another uid made first in the shared tmp (``attack_cache_plant.py``) is
+    never used: a fresh private folder instead. A configured cache is used as given."""
+    import stat
+    import tempfile
+
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    parent.trusted_inductor_cache.cache_clear()
+    try:
+        made = parent.trusted_inductor_cache(None)
+        st = os.stat(made)
+        assert made == default_cache_dir() and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+        assert parent.sandbox_env(1, None)["TORCHINDUCTOR_CACHE_DIR"] == made
+        os.rmdir(made)
+        os.mkdir(made)
+        os.chown(made, parent.UID_BASE + 1, parent.UID_BASE + 1)  # a candidate's uid made it first
+        parent.trusted_inductor_cache.cache_clear()
+        other = parent.trusted_inductor_cache(None)
+        assert other != made and os.stat(other).st_uid == os.geteuid() and stat.S_IMODE(os.stat(other).st_mode) == 0o700
+        assert parent.trusted_inductor_cache(str(tmp_path / "c")) == str((tmp_path / "c").resolve())
+    finally:
+        parent.trusted_inductor_cache.cache_clear()
+
+
+def test_an_untrusted_sandbox_lives_in_its_own_cgroup_and_every_side_is_stopped_alike(subs):
+    """Where cgroup v1 ``cpuacct`` is writable (root), an untrusted sandbox joins its own group before
+    its set-up: every process it starts is in it (:meth:`CandidateGroup.pids`) and its CPU time is
+    the group's; the group goes with the sandbox. ``freeze`` stops a sandbox, trusted or not, and
+    ``thaw`` continues it (``measure_boundary`` stops every side but the timed one)."""
+    r = evaluate_subgraph(subs["softmax:0"], cand("honest_slot_twin"), FAST)
+    assert r["status"] == "ok" and r["violations"] == []
+    box, ref = parent.candidate_sandbox(FAST, "shared"), parent.reference_sandbox(FAST)
+    for b in (box, ref):
+        assert b.freeze() == set() and parent._state(b.pid) in ("T", "t")
+        b.thaw()
+        assert parent._state(b.pid) not in ("T", "t")
+    if not parent.CandidateGroup.available():
+        pytest.skip("no writable cgroup v1 cpuacct here")
+    assert box.cgroup is not None and box.cgroup.pids() == {box.pid} and box.cgroup.cpu_ms() > 0
+    with open(f"/proc/{box.pid}/cgroup") as f:
+        assert f"passnet_{os.getpid()}_{box.pid}" in f.read()
+    group = box.cgroup.dir
+    box.close()
+    assert not group.exists()

@@ -56,7 +56,11 @@ the start or end of any timed trial, is a violation), its CPU time, all threads,
 included (``stat`` utime + stime): more CPU than wall time over the trials of a single-threaded
 run is a violation (work done in parallel with, or between, the timed windows), and the
 processes it left (the zygote's ``children`` after every trial, every process of its uid at the
-checkpoints).
+checkpoints). While one side is timed, every other side's process is stopped (:meth:`Sandbox.freeze`),
+for an untrusted candidate with every process of its own (its cgroup's, :class:`CandidateGroup`,
+else its descendants and the zygote's orphans; a process beside the sandbox found then is a
+violation), and each trusted side's nice and CPU affinity must be those its zygote started with
+(:func:`sched_state`; a same-uid candidate could change them).
 
 Residual risks (also in ``docs/scoring.md``): the candidate's process holds this boundary's copy
 loop (:mod:`curate.score.boundary.sandbox`), so code that reaches it (the static check refuses the
@@ -91,6 +95,7 @@ import pickle
 import select
 import shutil
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -197,14 +202,39 @@ def rss_bytes(pid: int) -> int | None:
     return rss(pid)
 
 
+@functools.cache
+def trusted_inductor_cache(inductor_cache: str | None) -> str:
+    """The Inductor cache folder of the trusted processes: ``inductor_cache`` (resolved) when set;
+    else Inductor's own default (``<tmp>/torchinductor_<user>``), made here, before any sandbox
+    starts, when it is missing, and used only when it is this process's own folder that no one
+    else may write; else a fresh private folder. Left to Inductor, the default folder is made by the
+    first trusted compile, and an untrusted candidate (another uid) that ran before it could make it
+    first, in the world-writable ``/tmp``, and own the folder from which the trusted sandboxes then
+    import generated code (``attack_cache_plant.py``)."""
+    if inductor_cache:
+        return str(Path(inductor_cache).resolve())
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir  # noqa: PLC0415  (light: no Inductor import)
+
+    d = default_cache_dir()
+    try:
+        os.mkdir(d, 0o755)
+    except FileExistsError:
+        pass
+    except OSError:
+        return tempfile.mkdtemp(prefix="passnet_inductor_")
+    st = os.lstat(d)
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022:
+        return d
+    return tempfile.mkdtemp(prefix="passnet_inductor_")
+
+
 def sandbox_env(threads: int, inductor_cache: str | None) -> dict[str, str]:
     """The environment of a sandbox (or zygote) process: the parent's without ``PYTHONPATH`` /
     ``PYTHONSTARTUP``, ``OMP_NUM_THREADS`` = ``threads`` (no OpenBLAS / OpenMP pool at import)
-    and ``TORCHINDUCTOR_CACHE_DIR`` when ``inductor_cache`` is set (read when Inductor loads)."""
+    and ``TORCHINDUCTOR_CACHE_DIR`` = :func:`trusted_inductor_cache` (read when Inductor loads)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
     env["OMP_NUM_THREADS"] = str(threads)
-    if inductor_cache:
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(Path(inductor_cache).resolve())
+    env["TORCHINDUCTOR_CACHE_DIR"] = trusted_inductor_cache(inductor_cache)
     return env
 
 
@@ -241,6 +271,111 @@ def _kill_all(pids: set[int]) -> None:
             os.kill(p, 9)
         except OSError:
             pass
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live or zombie descendant of process ``pid`` (``/proc/<pid>/task/<tid>/children`` of each
+    of its threads, recursively; a few small reads, no scan of ``/proc``)."""
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    kids = {int(x) for x in f.read().split()}
+            except (OSError, ValueError):
+                continue
+            new = kids - out
+            out |= new
+            todo.extend(new)
+    return out
+
+
+def sched_state(pid: int) -> tuple[int, tuple[int, ...]] | None:
+    """``(nice, sorted CPU affinity)`` of process ``pid`` (0: this one); None when it is gone. Neither
+    read needs a permission, so the parent reads them of every sandbox."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, pid), tuple(sorted(os.sched_getaffinity(pid)))
+    except OSError:
+        return None
+
+
+CGROUP_V1 = Path("/sys/fs/cgroup")
+"""Where the cgroup v1 hierarchies are mounted (``cpuacct`` used, when writable)."""
+
+
+class CandidateGroup:
+    """An own cgroup v1 ``cpuacct`` group for one untrusted sandbox (a root parent where that
+    hierarchy is mounted and writable; :meth:`create` returns None elsewhere). The sandbox joins it
+    before any candidate code runs, and every process it starts is born in it; its uid cannot move
+    a process out (the group's files are root's). So :meth:`pids` is every process of the
+    candidate wherever it was re-parented, and :meth:`cpu_ms` their CPU time, dead and
+    never-reaped ones included."""
+
+    def __init__(self, d: Path):
+        self.dir = d
+
+    @staticmethod
+    def available() -> bool:
+        """Whether this process may make groups in cgroup v1 ``cpuacct`` (root, mounted and writable)."""
+        return hasattr(os, "geteuid") and os.geteuid() == 0 and (CGROUP_V1 / "cpuacct" / "cgroup.procs").exists() \
+            and os.access(CGROUP_V1 / "cpuacct", os.W_OK)
+
+    @classmethod
+    def create(cls, name: str, pid: int) -> CandidateGroup | None:
+        """Group ``name`` holding process ``pid``; None when cgroup v1 ``cpuacct`` is not available."""
+        if not cls.available():
+            return None
+        d = CGROUP_V1 / "cpuacct" / name
+        try:
+            d.mkdir()
+            (d / "cgroup.procs").write_text(f"{pid}\n")
+            if not (d / "cpuacct.usage").exists():
+                raise OSError("no cpuacct.usage")
+        except OSError:
+            _rmdir_group(d)
+            return None
+        return cls(d)
+
+    def pids(self) -> set[int]:
+        """Every process in the group now (``cgroup.procs``)."""
+        try:
+            return {int(x) for x in (self.dir / "cgroup.procs").read_text().split()}
+        except (OSError, ValueError):
+            return set()
+
+    def cpu_ms(self) -> float:
+        """CPU time of every process that was ever in the group (ms; ``cpuacct.usage``)."""
+        try:
+            return int((self.dir / "cpuacct.usage").read_text()) / 1e6
+        except (OSError, ValueError):
+            return float("nan")
+
+    def remove(self) -> None:
+        """Kill every process in the group, remove the group."""
+        for _ in range(3):
+            left = self.pids()
+            if not left:
+                break
+            _kill_all(left)
+            time.sleep(0.01)
+        _rmdir_group(self.dir)
+
+
+def _rmdir_group(d: Path) -> None:
+    for _ in range(50):
+        try:
+            d.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:  # processes still leaving it
+            time.sleep(0.01)
 
 
 def _start_time(pid: int) -> float | None:
@@ -299,6 +434,7 @@ class Zygote:
             child.close()
         self._buf = b""
         self.known: set[int] = set()  # the sandboxes it forked for this parent, alive
+        self.sched = sched_state(0)  # nice and CPU affinity every trusted process of this zygote starts with
 
     @property
     def alive(self) -> bool:
@@ -372,6 +508,8 @@ class Sandbox:
         self.untrusted = untrusted
         self.uid: int | None = None
         self._zygote = zygote
+        self._frozen: set[int] = set()  # processes :meth:`freeze` stopped, until :meth:`thaw`
+        self.cgroup: CandidateGroup | None = None
         self._buf = b""
         self._sock, c_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # requests (+ slot descriptors)
         p_r, c_w = os.pipe()  # JSON replies
@@ -389,7 +527,9 @@ class Sandbox:
         self.forked = pid is not None
         self._r, self._w = p_r, self._sock.fileno()
         self.pid = self.proc.pid
-        cache = str(Path(inductor_cache).resolve()) if inductor_cache else None
+        # an untrusted sandbox joins its own cgroups before its set-up request, so before any candidate code
+        self.cgroup = CandidateGroup.create(f"passnet_{os.getpid()}_{self.pid}", self.pid) if untrusted else None
+        cache = trusted_inductor_cache(inductor_cache)
         msg: dict = {"op": "setup", "threads": threads, "inductor_cache": cache}
         self.isolation = "trusted"
         if untrusted:
@@ -424,12 +564,12 @@ class Sandbox:
         if not self.untrusted:
             return set()
         out = self._zygote.orphans() if self._zygote is not None and self._zygote.alive else set()
-        if full and self.uid is not None:
-            out |= pids_of_uid(self.uid) - {self.pid}
-            try:
-                out -= {c.pid for c in psutil.Process(self.pid).children(recursive=True)}
-            except psutil.Error:
-                pass
+        if full and (self.uid is not None or self.cgroup is not None):
+            if self.uid is not None:
+                out |= pids_of_uid(self.uid) - {self.pid}
+            if self.cgroup is not None:
+                out |= self.cgroup.pids() - {self.pid}
+            out -= descendants(self.pid)
         return out
 
     def _left(self) -> set[int]:
@@ -442,15 +582,67 @@ class Sandbox:
             pass
         if self.uid is not None:
             out |= pids_of_uid(self.uid)
+        if self.cgroup is not None:
+            out |= self.cgroup.pids()
         return out - {self.pid}
 
+    def freeze(self) -> set[int]:
+        """Stop (``SIGSTOP``) this sandbox while another side is timed (:func:`curate.score.defenses.clock.measure_boundary`
+        stops every side but the timed one, so every side's process is continued just before its
+        own trials alike). For an untrusted sandbox, also every process it has outside itself (its
+        cgroup's, else its descendants, the zygote's orphans and theirs): nothing of the candidate
+        runs then, whatever it started (a process spinning on a core while the references are
+        timed). The sandbox is stopped first (it forks nothing more), then what it left, again until
+        no new process is found. Returns the other processes found (a process of the candidate alive
+        while another side is timed: ``processes_started``); :meth:`thaw` continues them."""
+        if self._frozen or self.proc.poll() is not None:
+            return set()
+        stopped: set[int] = set()
+        zombies: set[int] = set()  # ended but not reaped: they ran beside the sandbox all the same
+        todo = {self.pid}
+        while todo:
+            for p in todo:
+                try:
+                    os.kill(p, 19)  # SIGSTOP: cannot be caught or ignored
+                except OSError:
+                    pass
+            stopped |= todo
+            for p in todo:  # stopped before anything of them is listed again (a running process may fork)
+                for _ in range(2000):
+                    if _state(p) in (None, "T", "t", "Z", "X"):
+                        break
+                    time.sleep(0.0001)
+            if not self.untrusted:
+                break
+            found = descendants(self.pid) | self.strays()
+            if self.cgroup is not None:
+                found |= self.cgroup.pids()
+            for o in list(found):
+                found |= descendants(o)
+            zombies |= {p for p in found if _state(p) in ("Z", "X")}
+            todo = {p for p in found - stopped - zombies if _state(p) is not None}
+        self._frozen = stopped
+        return (stopped | zombies) - {self.pid}
+
+    def thaw(self) -> None:
+        """Continue (``SIGCONT``) what :meth:`freeze` stopped."""
+        for p in self._frozen:
+            try:
+                os.kill(p, 18)  # SIGCONT
+            except OSError:
+                pass
+        self._frozen = set()
+
     def cpu_ms(self) -> float:
-        """CPU time of the process, all threads (dead ones included), user + system, in ms
-        (``/proc/<pid>/stat`` fields 14-15, clock ticks of 1/``SC_CLK_TCK`` s)."""
+        """CPU time of the process, all threads (dead ones included), user + system, and of its
+        children it has reaped (a helper process forked and reaped inside a timed trial), in ms
+        (``/proc/<pid>/stat`` fields 14-17, clock ticks of 1/``SC_CLK_TCK`` s)."""
+        if self.cgroup is not None:  # every process of the candidate, however it ended
+            return self.cgroup.cpu_ms()
         try:
             with open(f"/proc/{self.pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) * 1e3 / CLK_TCK
+            return (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) * 1e3 / CLK_TCK
         except (OSError, IndexError, ValueError):
             return float("nan")
 
@@ -517,6 +709,8 @@ class Sandbox:
 
     def kill(self) -> None:
         """Kill the process and, for an untrusted sandbox, everything it left (:meth:`strays`)."""
+        if self._frozen:
+            self.thaw()
         victims = self._left() if self.untrusted else set()
         if self.proc.poll() is None:
             self.proc.kill()
@@ -535,7 +729,9 @@ class Sandbox:
             pass
         self._sock.close()
         self._r = self._w = -1
-
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def close(self) -> None:

@@ -286,6 +286,11 @@ class Runner:
                 cc._HEADER_LOCK_DIR = os.path.join(cc._HEADER_DIR, "locks")
         else:
             prctl(PR_SET_DUMPABLE, 0)
+            import torch._inductor.codecache as cc  # noqa: PLC0415  (imported by the zygote already, its header folder fixed in Inductor's default folder then)
+
+            if msg.get("inductor_cache") and hasattr(cc, "_HEADER_DIR"):  # the parent made it: no candidate could
+                cc._HEADER_DIR = os.path.join(msg["inductor_cache"], "precompiled_headers")
+                cc._HEADER_LOCK_DIR = os.path.join(cc._HEADER_DIR, "locks")
         return {"ok": True, "pid": os.getpid(), "uid": os.getuid(), "dumpable": _dumpable(), **held}
 
     def bind(self, msg: dict) -> dict:

@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 import torch
 
-from curate.score.boundary.parent import SharedSlots, bind, leaf_specs
+from curate.score.boundary.parent import SharedSlots, bind, leaf_specs, sched_state
 from curate.score.config import ScoreConfig, ScoreTimingConfig
 from curate.score.defenses import integrity
 from curate.score.defenses.compare import fast_min_pass_t, independence_violations, rng_stats_agree
@@ -237,11 +237,26 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             bind(boxes[side], deadline, slots[side][0], slots[side][1], treespec)
 
         found: dict[str, str] = {}
+        watched = cand if cand is not None and getattr(cand, "untrusted", False) else None
 
         def run(side: str, sets: list[int], values: list[list]) -> tuple[dict, float, set, float, float]:
             """One trial of ``side`` (the same steps for every side): ``(reply, ms, threads beyond the
             baseline at its start or end, CPU ms before, CPU ms after)``."""
             proc = boxes[side]
+            for other in sides:  # every other side's process stopped, this one continued: the same for every side
+                if other != side and hasattr(boxes[other], "freeze"):
+                    left = boxes[other].freeze()
+                    if left and boxes[other] is watched:
+                        found.setdefault("processes_started", f"processes_started: {len(left)} process(es) of the candidate "
+                                         f"alive outside its sandbox while the {side} side was timed")
+            if hasattr(proc, "thaw"):
+                proc.thaw()
+            if watched is not None and side != "candidate":
+                want = getattr(getattr(proc, "_zygote", None), "sched", None)
+                now = sched_state(proc.pid) if want is not None else None
+                if now is not None and now != want:
+                    found.setdefault("reference_disturbed", f"reference_disturbed: the {side} sandbox's (nice, CPU "
+                                     f"affinity) is {now}, not {want} as it started, while the candidate's code was alive")
             for i, v in enumerate(values):
                 slots[side][0].write(i, v)
             tasks0, cpu_before = proc.tasks(), proc.cpu_ms()
@@ -324,6 +339,9 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                                  nv, n_checked, worst, list(found.values()), f["dynamo_ms"], f.get("speedup_vs_dynamo"),
                                  f["speedup_ci"], f.get("speedup_vs_dynamo_ci"))
     finally:
+        for box in (ref, dyn, cand):
+            if box is not None and hasattr(box, "thaw"):
+                box.thaw()
         for pair in slots.values():
             for sl in pair:
                 sl.close()

@@ -37,6 +37,8 @@ FORBIDDEN_MODULES = (
     "pathlib", "shutil", "pickle", "importlib", "ctypes", "cffi", "sys", "os", "posix", "inspect", "gc",
     "traceback", "builtins", "signal", "resource", "io", "tempfile", "weakref", "code", "codeop", "runpy",
     "faulthandler", "atexit", "types", "mmap", "pydoc", "pkgutil", "zipimport", "marshal",
+    "psutil", "select", "selectors", "fcntl", "pty", "termios", "glob", "fsspec", "filelock", "zipfile", "tarfile",
+    "shelve", "dbm", "sqlite3", "_posixsubprocess", "_multiprocessing", "_posixshmem", "_signal", "_socket",
 )
 """Top-level module names a candidate may not import (any submodule included): the evaluator's
 packages and the sandbox script, timers, threads and processes, files and network, and every
@@ -64,11 +66,14 @@ FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time
 frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
 and ``modules`` because ``torch.sys.modules[...]`` reaches every loaded module)."""
 
-MODULE_ATTRS = tuple(m for m in FORBIDDEN_MODULES if m not in ("code", "io", "types", "time"))
+MODULE_ATTRS = tuple(m for m in FORBIDDEN_MODULES if m not in ("code", "io", "types", "time", "select"))
 """Forbidden module names refused also as an *attribute* of any object: ``torch.os``,
-``torch.sys``, ``np.ctypes`` reach the module that cannot be imported. (``code``, ``io``,
-``types`` and ``time`` are common attribute names of honest objects; the routes through them are
-refused by :data:`FORBIDDEN_ATTRS`.)"""
+``torch.sys``, ``np.ctypes`` reach the module that cannot be imported, and so do the same names as
+a part of an imported module's dotted name (``import torch.multiprocessing``) or as a name imported
+from any module (``from torch.serialization import os``, checked against every
+:data:`FORBIDDEN_MODULES` name). (``code``, ``io``, ``types``, ``time`` and ``select`` (``Tensor.select``)
+are common attribute names of honest objects; the routes through them are refused by
+:data:`FORBIDDEN_ATTRS`.)"""
 
 LITERAL_GETTERS = ("attrgetter", "methodcaller")
 """``operator`` helpers that fetch attributes by string: allowed only as a direct call whose
@@ -144,7 +149,8 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
     out: list[Violation] = []
 
     def bad_module(name: str | None) -> bool:
-        return bool(name) and name.split(".")[0] in FORBIDDEN_MODULES
+        parts = (name or "").split(".")
+        return bool(name) and (parts[0] in FORBIDDEN_MODULES or any(p in MODULE_ATTRS for p in parts[1:]))
 
     allowed_funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                      and n.func.id in LITERAL_ONLY and _literal_attr_call(n)}
@@ -168,6 +174,8 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                 for a in node.names:
                     if a.name in FORBIDDEN_NAMES or a.name in LITERAL_ONLY or a.name in FORBIDDEN_ATTRS:
                         out.append(Violation(node.lineno, "name", f"from {node.module} import {a.name}"))
+                    elif a.name in FORBIDDEN_MODULES:  # another module's reference to it: ``from torch.serialization import os``
+                        out.append(Violation(node.lineno, "import", f"from {node.module} import {a.name} (a forbidden module)"))
         elif isinstance(node, ast.Name):
             if node.id in LITERAL_GETTERS:
                 if id(node) not in allowed_getters:
