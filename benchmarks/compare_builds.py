@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -131,11 +130,13 @@ def variant_estimates(rows: list[dict]) -> dict[tuple, tuple[float, float]]:
 
 def task_geomeans(rows: list[dict]) -> dict[str, float]:
     """Per subgraph with >= 2 labelled run-0 variants: the geometric mean of their ``speedup_compiler``."""
+    from curate.select.longtail import geomean
+
     by: dict[str, list[float]] = {}
     for r in rows:
         if r.get("run") == 0 and r.get("long_tail") is not None and r.get("speedup_compiler"):
-            by.setdefault(r["subgraph_hash"], []).append(math.log(r["speedup_compiler"]))
-    return {h: math.exp(sum(x) / len(x)) for h, x in by.items() if len(x) >= 2}
+            by.setdefault(r["subgraph_hash"], []).append(r["speedup_compiler"])
+    return {h: geomean(x) for h, x in by.items() if len(x) >= 2}
 
 
 def between_builds(ea: dict, eb: dict, va: set, vb: set, ga: dict | None = None, gb: dict | None = None) -> dict:
