@@ -199,6 +199,27 @@ def before_after(d: Mapping) -> list[tuple[str, object, object]]:
     return out
 
 
+def interval_includes_zero(v: Mapping) -> bool:
+    """True when a ``{"mean", "ci95": [lo, hi]}`` figure's interval contains 0 (no measurable change);
+    False without an interval."""
+    ci = v.get("ci95") if isinstance(v, Mapping) else None
+    return bool(ci) and ci[0] <= 0 <= ci[1]
+
+
+def control_signature_matches(models: Mapping, controls: list[str], faults: list[str]
+                              ) -> list[tuple[str, list[tuple[str, Mapping]]]]:
+    """For each fault, the controls whose signature reproduces the base's on at least one seed
+    (``rates.models.<control>.<fault>.reproduction.k`` > 0): [(fault, [(control, rate), ...]), ...] in
+    fault order, faults without such a control left out."""
+    out = []
+    for f in faults:
+        cs = [(c, r) for c in controls
+              if isinstance(r := (models.get(c) or {}).get(f, {}).get("reproduction"), Mapping) and r.get("k", 0) > 0]
+        if cs:
+            out.append((f, cs))
+    return out
+
+
 def _rate(r) -> str:
     if not isinstance(r, Mapping) or "k" not in r:
         return "-"
@@ -282,14 +303,22 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
               "| model | figure | before RL | after RL |", "|---|---|---|---|"]
         for m, pairs in ba:
             L += [f"| {m} | {k} | {_fmt(b)} | {_fmt(a)} |" for k, b, a in pairs]
-    gains = []
+    gains, no_gain = [], []
     for m, d in rows:
         cap = d.get("capability") if isinstance(d.get("capability"), Mapping) else d
         if isinstance(cap.get("rl_gain_edge"), Mapping):
             gains.append(f"{m} {_fmt(cap['rl_gain_edge'])}")
+            if interval_includes_zero(cap["rl_gain_edge"]):
+                no_gain.append(m)
     if gains:
         L += ["", "RL gain on the edge task set (sampled reward after - before, points, mean [95% t interval] over "
                   "healthy seeds): " + "; ".join(gains) + "."]
+        if no_gain:
+            L += ["", ("Both intervals include" if len(no_gain) == 2 and len(gains) == 2 else
+                       "The interval of " + ", ".join(no_gain) + " includes")
+                  + " 0: in this build RL did not measurably raise the edge reward of "
+                  + " or ".join(no_gain) + ", so these runs show how training behaves (the faults below), not "
+                  "that the proxy learns as the base does."]
     controls, other_controls, loose = controls_of(fidelity, name)
     blocks = fidelity.get("controls") if isinstance(fidelity.get("controls"), Mapping) else {}
     cblk = blocks.get(name) if isinstance(blocks.get(name), Mapping) else None
@@ -311,7 +340,7 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
             + [f"{name} reproduces beyond the controls"] if cblk else []) + (
             ["fix", "base with the fix"] if with_fix else [])
         L += ["", "Faults (k of n seeds, 95% Wilson interval; a proxy reproduces a fault when its signature on seed "
-                  "s matches the base's; controls must not):", "",
+                  "s matches the base's; a control's match on the same rule is in its column beside it):", "",
               "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
         for f in faults:
             label = (f"{HEALTHY} (healthy runs, no fault injected; judged on magnitudes only)" if f == HEALTHY
@@ -338,9 +367,15 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                       "only. Controls measured against this proxy, with its expert count (`metrics/fidelity.json` "
                       f"`controls.{name}.controls`): " + ", ".join(_control_text(c) for c in controls) + "."]
             if cblk.get("reproduces") is not None:
-                L += ["", f"Reproduced beyond the controls (`controls.{name}.reproduces`): "
+                L += ["", f"Reproduced beyond the controls on magnitudes (`controls.{name}.reproduces`): "
                       + (", ".join(f"`{f}`" + (" (the healthy runs)" if f == HEALTHY else "")
                                    for f in cblk["reproduces"]) or "none") + "."]
+            sig = control_signature_matches(models, controls, faults)
+            if sig:
+                L += ["", "By signature alone the controls also reproduce faults: "
+                      + "; ".join(f"`{f}` (" + ", ".join(f"{c} {_rate(r)}" for c, r in cs) + ")" for f, cs in sig)
+                      + ". For these a signature match alone does not tell the proxy from a control; the magnitude "
+                        "score does."]
         elif controls:
             L += ["", "Controls measured against this proxy (named `<proxy>_...` in `metrics/fidelity.json` "
                       "`rates.models`; the record has no `controls` block, so no magnitude scores): "

@@ -394,6 +394,43 @@ def test_fidelity_section_takes_the_control_columns_from_the_controls_block():
     assert "`control_my_kind`." in fidelity_section(fid, "r0.5").split("Magnitude score:")[1]
 
 
+def test_fidelity_section_says_when_the_rl_gain_intervals_include_zero():
+    """An RL gain whose 95% interval contains 0 is named as no measurable gain; one above 0 is not."""
+    from proxy_artifacts.card import fidelity_section
+
+    def fid(base_ci, proxy_ci):
+        return {"base": {"capability": {"rl_gain_edge": {"mean": 2.3, "ci95": base_ci, "n": 5}}},
+                "proxies": {"r0.5": {"capability": {"rl_gain_edge": {"mean": 2.0, "ci95": proxy_ci, "n": 5}}}}}
+
+    text = fidelity_section(fid([-1.9, 6.6], [-0.9, 4.8]), "r0.5")
+    assert "Both intervals include 0" in text and "edge reward of base or r0.5" in text
+    text = fidelity_section(fid([0.5, 6.6], [-0.9, 4.8]), "r0.5")
+    assert "The interval of r0.5 includes 0" in text and "Both" not in text
+    text = fidelity_section(fid([0.5, 6.6], [0.1, 4.8]), "r0.5")
+    assert "include" not in text
+
+
+def test_fidelity_section_names_faults_a_control_reproduces_by_signature():
+    """A control whose signature matches the base's on any seed is listed with its rate, beside the magnitude
+    verdict; a control at 0/3 is not listed, and without such a match the sentence is absent."""
+    from proxy_artifacts.card import fidelity_section
+
+    rep = {"logprob_bf16": {"reproduction": {"k": 3, "n": 3}}, "lr_spike": {"reproduction": {"k": 0, "n": 3}}}
+    fid = {"fault_kinds": {"logprob_bf16": ["logprob_mismatch"], "lr_spike": ["kl_blowup"]},
+           "rates": {"models": {"base": {"logprob_bf16": {"detection": {"k": 3, "n": 3}},
+                                         "lr_spike": {"detection": {"k": 3, "n": 3}}},
+                                "r0.5": {"logprob_bf16": {"reproduction": {"k": 3, "n": 3}},
+                                         "lr_spike": {"reproduction": {"k": 3, "n": 3}}},
+                                "control_reinit": rep}},
+           "controls": {"r0.5": {"controls": ["control_reinit"], "faults": {}, "reproduces": ["logprob_bf16"]}}}
+    text = fidelity_section(fid, "r0.5")
+    assert "Reproduced beyond the controls on magnitudes (`controls.r0.5.reproduces`): `logprob_bf16`." in text
+    line = next(x for x in text.splitlines() if x.startswith("By signature alone"))
+    assert "`logprob_bf16` (control_reinit 3/3)" in line and "lr_spike" not in line
+    rep["logprob_bf16"]["reproduction"]["k"] = 0
+    assert "By signature alone" not in fidelity_section(fid, "r0.5")
+
+
 def test_fidelity_section_names_controls_of_a_record_without_a_block_only_by_proxy_prefix():
     """Without a ``controls`` block a control counts for a proxy only when its name starts with the
     proxy's; a control naming no proxy is not shown as anybody's column."""
