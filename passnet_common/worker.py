@@ -154,18 +154,32 @@ def die_with_parent(sig: int = signal.SIGKILL) -> bool:
     except psutil.Error:
         anc = None
     if anc is not None and anc.pid > 1 and anc.pid != os.getppid():
-        def watch(pid=anc.pid, born=anc.create_time()):
+        def watch(pid=anc.pid, born=start_ticks(anc.pid)):
             while True:
                 time.sleep(0.5)
-                try:
-                    alive = psutil.Process(pid).create_time() == born
-                except psutil.Error:
-                    alive = False
-                if not alive:
+                if born is None or start_ticks(pid) != born:
                     os._exit(1)
 
         threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
     return ok
+
+
+def start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (field 22 ``starttime`` of
+    ``/proc/<pid>/stat``, proc(5)); None when it is gone, a zombie or dead. It tells a process from a
+    later one that reuses its pid (``pid_max`` is often 32768: a machine compiling with gcc cycles
+    through it in minutes). Unlike ``psutil.Process.create_time`` (these ticks plus the boot time of
+    ``/proc/stat``, which moves whole seconds when the wall clock is stepped or slewed) it never
+    changes for one process, so two readings of a live process are always equal."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()  # after "pid (comm) ": comm may hold spaces and ')'
+    if len(fields) < 20 or fields[0] in (b"Z", b"X", b"x"):
+        return None
+    return int(fields[19])
 
 
 # Process names of shells that run a stage command for its caller (``$SHELL -c cmd``).

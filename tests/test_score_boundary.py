@@ -138,6 +138,35 @@ def test_sandboxes_are_forked_from_the_zygote_and_spawned_when_it_cannot_fork(mo
         spawned.close()
 
 
+def test_a_stale_sandbox_handle_touches_no_newer_process_and_the_clock_does_not_kill_one(monkeypatch):
+    """A sandbox killed once (a failure) and closed again later does nothing the second time, even
+    when its pid now names a newer sandbox of the same zygote (pids are reused within minutes on a
+    busy machine); and a forked sandbox stays alive to the parent when the wall clock steps (its
+    identity is its start ticks, not psutil's boot-time-based start time)."""
+    import time
+
+    from psutil import _pslinux
+
+    from curate.score.boundary import parent
+
+    cfg = {"threads": 1, "mem_cap_gb": 4, "inductor_cache": None}
+    old = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg), untrusted=True)
+    old.kill()
+    assert old.proc.poll() is not None
+    new = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg), untrusted=True)
+    try:
+        real = _pslinux.boot_time()
+        monkeypatch.setattr(_pslinux, "boot_time", lambda: real + 1.0)
+        assert new.alive
+        old.pid, old.proc, old.uid = new.pid, parent.Forked(new.pid), new.uid  # what pid reuse makes of it
+        old.close()
+        assert new.alive and new.pid in parent.zygote(cfg).known
+        assert new.modules(time.monotonic() + 60)  # still answers
+    finally:
+        new.close()
+    assert not new.alive
+
+
 def test_lazy_subclass_is_refused_and_its_twin_is_valid(subs):
     twin = evaluate_subgraph(subs["softmax:0"], cand("honest_lazy_twin"), FAST)
     assert twin["status"] == "ok" and twin["violations"] == [] and twin["min_pass_t"] == -10

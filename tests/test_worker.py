@@ -84,3 +84,36 @@ def test_children_inherit_a_frozen_heap_and_the_parent_gets_it_back(tmp_path):
         assert all(f > 0 for f in frozen) if freeze else frozen == [0, 0, 0]
         assert all(o.cpu_s > 0 for o in outcomes)  # the child's CPU time from wait4
         assert gc.get_freeze_count() == 0  # unfrozen after the run
+
+
+def test_start_ticks_names_one_process_and_ignores_the_boot_clock(monkeypatch):
+    """``start_ticks`` is the same for a live process however the wall clock moves (psutil's
+    ``create_time`` adds /proc/stat's boot time, which moves with it), and None once it is a zombie
+    or gone; a later process has later ticks."""
+    import subprocess
+    import sys
+
+    import psutil
+    from psutil import _pslinux
+
+    from passnet_common.worker import start_ticks
+
+    me = start_ticks(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        born = start_ticks(child.pid)
+        assert me is not None and born is not None and born >= me
+        before = psutil.Process(child.pid).create_time()
+        real = _pslinux.boot_time()
+        monkeypatch.setattr(_pslinux, "boot_time", lambda: real + 1.0)  # the clock stepped by a second
+        assert psutil.Process(child.pid).create_time() == before + 1.0  # psutil's start time moved with it
+        assert start_ticks(child.pid) == born
+    finally:
+        child.stdin.close()
+    for _ in range(500):  # exited, not yet reaped: a zombie
+        if psutil.Process(child.pid).status() == psutil.STATUS_ZOMBIE:
+            break
+        time.sleep(0.01)
+    assert start_ticks(child.pid) is None
+    child.wait()
+    assert start_ticks(child.pid) is None

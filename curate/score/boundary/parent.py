@@ -109,6 +109,7 @@ import torch
 
 from curate.score.config import run_config
 from passnet_common.worker import rss_bytes as rss
+from passnet_common.worker import start_ticks
 
 SANDBOX = Path(__file__).with_name("sandbox.py")
 """The script the sandboxes run (stdlib + torch only)."""
@@ -378,26 +379,16 @@ def _rmdir_group(d: Path) -> None:
             time.sleep(0.01)
 
 
-def _start_time(pid: int) -> float | None:
-    """The start time of process ``pid`` (``psutil``'s ``create_time``; None when gone or a zombie):
-    tells a process from a later one that reuses its pid, as :mod:`passnet_common.worker` does."""
-    try:
-        p = psutil.Process(pid)
-        return None if p.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD) else p.create_time()
-    except psutil.Error:
-        return None
-
-
 class Forked:
     """The process handle of a sandbox forked by a :class:`Zygote` (not this process's child, so
     no exit status): ``poll()`` None while it lives, else -9; ``kill()``; ``wait(timeout)``."""
 
     def __init__(self, pid: int):
         self.pid = pid
-        self._start = _start_time(pid)
+        self._start = start_ticks(pid)
 
     def poll(self) -> int | None:
-        st = _start_time(self.pid)
+        st = start_ticks(self.pid)
         return None if st is not None and st == self._start else -9
 
     def kill(self) -> None:
@@ -576,10 +567,11 @@ class Sandbox:
         """Every process of this untrusted sandbox but itself: its descendants, the zygote's
         orphans and (``uid``) every process of its uid."""
         out = self.strays(full=True)
-        try:
-            out |= {c.pid for c in psutil.Process(self.pid).children(recursive=True)}
-        except psutil.Error:
-            pass
+        if self.proc.poll() is None:  # a dead sandbox's pid may be another process's by now
+            try:
+                out |= {c.pid for c in psutil.Process(self.pid).children(recursive=True)}
+            except psutil.Error:
+                pass
         if self.uid is not None:
             out |= pids_of_uid(self.uid)
         if self.cgroup is not None:
@@ -708,7 +700,11 @@ class Sandbox:
         return self.request({"op": "modules"}, deadline)["modules"]
 
     def kill(self) -> None:
-        """Kill the process and, for an untrusted sandbox, everything it left (:meth:`strays`)."""
+        """Kill the process and, for an untrusted sandbox, everything it left (:meth:`strays`).
+        Once only: a second call (``close`` after a failure killed it) does nothing, because by then
+        its pid, and the uid ``UID_BASE + pid``, may belong to a newer sandbox of the same zygote."""
+        if self._r < 0:
+            return
         if self._frozen:
             self.thaw()
         victims = self._left() if self.untrusted else set()
