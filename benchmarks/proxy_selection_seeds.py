@@ -162,9 +162,12 @@ def markdown(ev: dict) -> str:
     ratio, held-out loss mean +- sd / KL mean / task accuracy mean / routing mass kept mean."""
     ratios = ev["keep_ratios"]
     ref = ev["winner"]["reference_ratio"]
-    pv = ev["winner"].get("p_values") or {}
+    w = ev["winner"]
+    pu, ph = w.get("p_values_uncorrected") or {}, w.get("p_values_holm") or {}
+    entry = {m: e for e, ms in (w.get("entries") or {}).items() for m in ms}
     lines = ["| method | " + " | ".join(f"keep {r}" for r in ratios) + f" | loss - default's at keep {ref} (paired) | "
-             f"p vs the leader (one-sided paired t) |", "|---" * (len(ratios) + 3) + "|"]
+             f"entry of the rule at keep {ref} (identical methods are one) | p vs the leader (one-sided paired t): "
+             "uncorrected / Holm-adjusted |", "|---" * (len(ratios) + 4) + "|"]
     order = sorted(ev["methods"], key=lambda n: ev[f"r{ref}/{n}"]["heldout_loss"]["mean"])
     for n in order:
         cells = []
@@ -172,11 +175,12 @@ def markdown(ev: dict) -> str:
             row = ev[f"r{r}/{n}"]
             cells.append(f"{row['heldout_loss']['mean']:.3f} +- {row['heldout_loss']['sd']:.3f} / {row['kl']['mean']:.3f}"
                          f" / {100 * row['task_acc']['mean']:.1f}% / {100 * row['routing_mass_kept']['mean']:.0f}%")
-        name = f"**{n}**" if n == ev["winner"]["method"] else n
+        name = f"**{n}**" if n == w["method"] else n
         g = ev[f"r{ref}/{n}"].get("heldout_loss_gap_to_winner") or {"mean": 0.0, "se": 0.0}
-        p = "leader" if n == ev["winner"].get("leader") else (f"{pv[n]:.4f}" if pv.get(n) is not None else "-")
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {g['mean']:+.4f} +- {g['se']:.4f} | {p} |")
-    w = ev["winner"]
+        e = entry.get(n, n)
+        p = "leader" if e == w.get("leader") else (f"{pu[e]:.4f} / {ph[e]:.4f}" if pu.get(e) is not None else "-")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {g['mean']:+.4f} +- {g['se']:.4f} | "
+                     + (f"`{e}`" if e != n else "itself") + f" | {p} |")
     lines += ["", f"The rule's verdict per keep ratio (`winner.verdict_per_ratio`; the one at keep {ref} decides):", ""]
     for r in ratios:
         vr = (w.get("verdict_per_ratio") or {}).get(f"r{r}")
@@ -188,6 +192,11 @@ def markdown(ev: dict) -> str:
         else:
             lines.append(f"- keep {r}: `{vr['verdict']}` wins (every other method separated)")
     lines += ["", f"Default choice (`proxy.prune` of `params.yaml` follows it): `{w['method']}`."]
+    if w.get("runner_up"):
+        gr = w.get("gap_to_runner_up") or {}
+        lines += ["", f"Runner-up at keep {ref} (the entry with the next-lowest mean after the leader): "
+                      f"`{w['runner_up']}`, {gr.get('mean', 0):+.4f} +- {gr.get('se', 0):.4f} nats above the leader "
+                      "(paired, mean +- standard error)."]
     if {"random", "random+output_merge"} <= set(ev["methods"]):
         cells = []
         for r in ratios:
@@ -341,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_json(a.out, ev, indent=1)
         w = ev["winner"]
         print(f"verdict {w['verdict']} (leader {w['leader']}, tied {w['tied_with_leader']}); default choice "
-              f"{w['method']}; p-values {w['p_values']}")
+              f"{w['method']}; Holm-adjusted p-values {w['p_values_holm']}")
         return 0
 
     from passnet_common.io import atomic_write_json

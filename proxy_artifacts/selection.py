@@ -8,22 +8,26 @@ their specialisation and the routing differ), so the default in ``params.yaml``
 aggregation and the rule; it reads the ``metrics/proxy_selection.json``-shaped summaries that
 :func:`pipeline.run_compare` writes, one per seed.
 
-Rule (:func:`verdict`, :data:`RULE`): the *leader* has the lowest mean held-out loss over the
-replicates at the reference keep ratio. Every other method's per-replicate paired differences to the
-leader (method - leader, the same base for both) get a one-sided paired t test
-(:func:`one_sided_paired_p`, H1: the method's loss is higher), and the p-values are Holm-corrected
-over the other methods at family-wise level :data:`ALPHA` (:func:`holm`). The leader is the *winner*
-only when every other method is separated; otherwise the verdict is ``"tied"`` and names the methods
-tied with the leader. A method with one replicate has no p-value and is never separated. Replicates
-are base seeds in :func:`seed_winner` and the random-selection seeds of one base in
-:func:`judge_compare` (``metrics/proxy_selection.json``: only ``random`` and ``random+output_merge``
-have several there, so that verdict is ``"tied"``, with ``default`` naming the default proxy's
-method). Both state the rule's conclusion at every keep ratio, and a block whose verdict is
-``"tied"`` carries no method's figures as a winner's: figures are labelled with the method they
-belong to (the winner's only when there is one, the default proxy's). The default choice of
-:func:`seed_winner` (``proxy.prune``) is the winner, or among the leader and its tied methods the
-lowest mean held-out loss averaged over all keep ratios, then the higher mean task accuracy at the
-reference ratio, then the name.
+Rule (:func:`verdict`, :data:`RULE`): methods that build the same proxy are one *entry* first
+(:func:`twin_groups`: identical per-replicate held-out losses, and identical kept experts where those
+are recorded; named ``"A = B"``): their paired differences are exactly 0, so no test could separate a
+leader from its twin. The *leader* is the entry with the lowest mean held-out loss over the replicates
+at the reference keep ratio. Every other entry's per-replicate paired differences to the leader (entry
+- leader, the same base for both) get a one-sided paired t test (:func:`one_sided_paired_p`, H1: the
+entry's loss is higher), and the p-values are Holm-corrected over the other entries at family-wise level
+:data:`ALPHA` (:func:`holm`; the record holds both ``p_values_uncorrected`` and ``p_values_holm``,
+:func:`holm_adjusted`). The leader is the *winner* only when every other entry is separated; otherwise
+the verdict is ``"tied"`` and names the entries tied with the leader. An entry with one replicate has no
+p-value and is never separated. ``runner_up`` is the entry with the next-lowest mean after the leader
+(never the leader), ``gap_to_runner_up`` its paired gap to the leader (>= 0). Replicates are base seeds
+in :func:`seed_winner` and the random-selection seeds of one base in :func:`judge_compare`
+(``metrics/proxy_selection.json``: only ``random`` and ``random+output_merge`` have several there, so
+that verdict is ``"tied"``, with ``default`` naming the default proxy's method). Both state the rule's
+conclusion at every keep ratio, and a block whose verdict is ``"tied"`` carries no method's figures as a
+winner's: figures are labelled with the method they belong to (the winner's only when there is one, the
+default proxy's). The default choice of :func:`seed_winner` (``proxy.prune``) is one method: the
+winner's, or among the methods of the leader's and its tied entries the lowest mean held-out loss
+averaged over all keep ratios, then the higher mean task accuracy at the reference ratio, then the name.
 """
 
 from __future__ import annotations
@@ -36,10 +40,11 @@ from scipy.stats import t as student_t
 from .config import COMPARE_METHOD_MERGE, PruneConfig
 
 ALPHA = 0.05
-RULE = ("leader: lowest mean held-out loss at the reference keep ratio; every other method's per-replicate paired "
-        "difference to the leader (same base) is tested by a one-sided paired t test, p-values Holm-corrected over "
-        f"the other methods at alpha {ALPHA}; the leader wins only when every other method is separated, else "
-        "'tied' (one replicate: no p-value, not separated)")
+RULE = ("methods with identical per-replicate held-out losses (and identical kept experts where recorded) are one "
+        "entry, named 'A = B'; leader: the entry with the lowest mean held-out loss at the reference keep ratio; "
+        "every other entry's per-replicate paired difference to the leader (same base) is tested by a one-sided "
+        f"paired t test, p-values Holm-corrected over the other entries at alpha {ALPHA}; the leader wins only when "
+        "every other entry is separated, else 'tied' (one replicate: no p-value, not separated)")
 
 # (summary key in a per-seed selection summary, short name in the seed table)
 METRICS = (("heldout_loss_proxy", "heldout_loss"), ("kl_base_to_proxy", "kl"), ("task_acc_proxy", "task_acc"),
@@ -145,32 +150,89 @@ def holm(pvals: Mapping[str, float | None], alpha: float = ALPHA) -> dict[str, b
     return out
 
 
-def verdict(values: Mapping[str, Mapping], alpha: float = ALPHA) -> dict:
+def holm_adjusted(pvals: Mapping[str, float | None]) -> dict[str, float | None]:
+    """Holm-adjusted p-values {name: min(1, max over the first i sorted p of (m - j + 1) p_(j))}: a name is
+    rejected by :func:`holm` at level alpha exactly when its adjusted p is <= alpha (None stays None and
+    counts in the family m)."""
+    m = len(pvals)
+    order = sorted((k for k in pvals if pvals[k] is not None), key=lambda k: (pvals[k], k))
+    out: dict[str, float | None] = {k: None for k in pvals}
+    run = 0.0
+    for i, k in enumerate(order):
+        run = max(run, min(1.0, (m - i) * float(pvals[k])))
+        out[k] = run
+    return out
+
+
+TWIN_SEP = " = "
+"""Joins the names of identical methods into one entry of the rule (``"A = B"``)."""
+
+
+def twin_groups(values: Mapping[str, Mapping], kept: Mapping[str, object] | None = None) -> dict[str, list[str]]:
+    """Methods that are one proxy: {entry name: [member methods]}, the entry named by its members in
+    sorted order joined by :data:`TWIN_SEP`. Two methods are one entry when their per-replicate values are
+    identical (same replicates, same values) and, where ``kept`` gives both methods' kept-expert sets
+    (any hashable / comparable record of them per replicate), those are identical too; without ``kept``
+    identical values alone decide. Entries are in the order of their first member in ``values``."""
+    kept = kept or {}
+    groups: dict[tuple, list[str]] = {}
+    for n, v in values.items():
+        key = (tuple(sorted(((str(r), float(x)) for r, x in v.items()))),
+               repr(kept.get(n)) if n in kept else None)
+        for k0, members in groups.items():
+            if k0[0] == key[0] and (k0[1] is None or key[1] is None or k0[1] == key[1]):
+                members.append(n)
+                break
+        else:
+            groups[key] = [n]
+    return {TWIN_SEP.join(sorted(ms)): sorted(ms) for ms in groups.values()}
+
+
+def members_of(entry: str) -> list[str]:
+    """The method names of an entry of :func:`twin_groups` (``"A = B"`` -> ``["A", "B"]``)."""
+    return entry.split(TWIN_SEP)
+
+
+def verdict(values: Mapping[str, Mapping], alpha: float = ALPHA, kept: Mapping[str, object] | None = None) -> dict:
     """The rule of the module docstring on ``values`` {method: {replicate: held-out loss}}.
 
-    Returns {"verdict": the leader's name or "tied", "leader", "tied_with_leader" [not separated],
-    "p_values" {method: Holm-uncorrected one-sided p or None}, "separated" {method: bool},
-    "replicates" {method: paired replicates with the leader}, "alpha", "rule"}.
+    Identical methods are one entry first (:func:`twin_groups`, with ``kept`` the kept-expert sets when
+    known): two methods that build the same proxy have paired differences of exactly 0, which no test
+    can separate, so a leader with a twin would otherwise always be "tied".
+
+    Returns {"verdict": the leader entry's name or "tied", "leader" (an entry: ``"A = B"`` for twins),
+    "tied_with_leader" [entries not separated], "entries" {entry: [member methods]},
+    "p_values_uncorrected" {entry: one-sided paired p or None}, "p_values_holm" {entry: Holm-adjusted p
+    or None: separated exactly when <= alpha}, "separated" {entry: bool}, "replicates" {entry: paired
+    replicates with the leader}, "runner_up" (the entry with the lowest mean after the leader's; None
+    for one entry), "alpha", "rule"}.
 
     Raises:
         ValueError: no methods.
     """
     if not values:
         raise ValueError("verdict of no methods")
-    mean = {n: sum(v.values()) / len(v) for n, v in values.items()}
-    leader = min(values, key=lambda n: (mean[n], n))
+    groups = twin_groups(values, kept)
+    vals = {g: values[ms[0]] for g, ms in groups.items()}
+    mean = {n: sum(v.values()) / len(v) for n, v in vals.items()}
+    leader = min(vals, key=lambda n: (mean[n], n))
     pv, reps = {}, {}
-    for n, v in values.items():
+    for n, v in vals.items():
         if n == leader:
             continue
-        common = sorted(set(v) & set(values[leader]), key=str)
+        common = sorted(set(v) & set(vals[leader]), key=str)
         reps[n] = len(common)
-        pv[n] = one_sided_paired_p([v[k] - values[leader][k] for k in common])
+        pv[n] = one_sided_paired_p([v[k] - vals[leader][k] for k in common])
     sep = holm(pv, alpha)
+    adj = holm_adjusted(pv)
     tied = sorted(n for n, ok in sep.items() if not ok)
+    others = [n for n in vals if n != leader]
     return {"verdict": "tied" if tied else leader, "leader": leader, "tied_with_leader": tied,
-            "p_values": {n: None if p is None else round(p, 6) for n, p in sorted(pv.items())},
-            "separated": dict(sorted(sep.items())), "replicates": dict(sorted(reps.items())), "alpha": alpha,
+            "entries": dict(sorted(groups.items())),
+            "p_values_uncorrected": {n: None if p is None else round(p, 6) for n, p in sorted(pv.items())},
+            "p_values_holm": {n: None if p is None else round(p, 6) for n, p in sorted(adj.items())},
+            "separated": dict(sorted(sep.items())), "replicates": dict(sorted(reps.items())),
+            "runner_up": min(others, key=lambda n: (mean[n], n)) if others else None, "alpha": alpha,
             "rule": RULE}
 
 
@@ -204,11 +266,14 @@ def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names
                 reference_ratio: float) -> dict:
     """The verdict and the default choice by the rule of the module docstring.
 
-    Returns {"method": the default choice, "verdict": the winner's name or "tied", "p_values"
-    {method: one-sided paired p vs the leader}, "alpha", "reference_ratio", "rule", "leader" (lowest
-    mean loss at the reference ratio), "tied_with_leader" [names], "wins_on_seeds" (seeds where the winner has
-    the lowest loss at the reference ratio, of n), "runner_up", "gap_to_runner_up" {mean, se}
-    (paired, runner-up - winner, nats), "per_ratio" {r<ratio>: lowest mean loss at that ratio},
+    Returns {"method": the default choice (one method), "verdict": the winning entry or "tied",
+    "p_values_uncorrected" / "p_values_holm" {entry: one-sided paired p vs the leader, before / after
+    Holm's correction}, "alpha", "reference_ratio", "rule", "leader" (the entry with the lowest mean loss
+    at the reference ratio; twins are one entry, :func:`twin_groups`), "tied_with_leader" [entries],
+    "entries" {entry: [methods]}, "wins_on_seeds" (seeds where the default choice's loss is the lowest at
+    the reference ratio, ties included, of n), "runner_up" (the entry with the lowest mean after the
+    leader's, never the leader), "gap_to_runner_up" {mean, se} (paired, runner-up - leader, nats: >= 0),
+    "per_ratio" {r<ratio>: lowest mean loss at that ratio},
     "verdict_per_ratio" {r<ratio>: {"verdict", "leader", "tied_with_leader"}} (the rule at each ratio)}.
 
     Raises:
@@ -225,19 +290,19 @@ def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names
     ref = reference_ratio
     v = verdict({n: {s: summaries[s][f"r{ref}/{n}"]["heldout_loss_proxy"] for s in seeds} for n in names})
     leader, tied = v["leader"], v["tied_with_leader"]
-    pool = [leader] + tied
+    pool = [m for e in [leader] + tied for m in members_of(e)]
     winner = min(pool, key=lambda n: (sum(mean(n, r) for r in ratios) / len(ratios),
                                       -mean(n, ref, "task_acc_proxy"), n))
-    others = [n for n in names if n != winner]
-    runner = min(others, key=lambda n: (mean(n, ref), n)) if others else None
-    wins = sum(1 for s in seeds if min(names, key=lambda n: (summaries[s][f"r{ref}/{n}"]["heldout_loss_proxy"], n))
-               == winner)
+    runner = v["runner_up"]
+    wins = sum(1 for s in seeds if summaries[s][f"r{ref}/{winner}"]["heldout_loss_proxy"]
+               <= min(summaries[s][f"r{ref}/{n}"]["heldout_loss_proxy"] for n in names))
     out = {"method": winner, "verdict": v["verdict"], "reference_ratio": ref,
-           "rule": RULE + "; default choice (params.yaml): the winner, or among the tied methods the lowest mean "
-                          "held-out loss over all ratios, then higher mean task accuracy at the reference ratio, "
-                          "then the name",
-           "leader": leader, "tied_with_leader": tied, "p_values": v["p_values"], "alpha": v["alpha"],
-           "wins_on_seeds": f"{wins}/{len(seeds)}", "runner_up": runner,
+           "rule": RULE + "; default choice (params.yaml): the winner, or among the methods of the leader's and the "
+                          "tied entries the lowest mean held-out loss over all ratios, then higher mean task accuracy "
+                          "at the reference ratio, then the name",
+           "leader": leader, "tied_with_leader": tied, "entries": v["entries"],
+           "p_values_uncorrected": v["p_values_uncorrected"], "p_values_holm": v["p_values_holm"],
+           "alpha": v["alpha"], "wins_on_seeds": f"{wins}/{len(seeds)}", "runner_up": runner,
            "per_ratio": {f"r{r}": min(names, key=lambda n: (mean(n, r), n)) for r in ratios}}
     out["verdict_per_ratio"] = {}
     for r in ratios:
@@ -245,7 +310,7 @@ def seed_winner(summaries: Mapping[int, Mapping], ratios: Sequence[float], names
                                          for n in names})
         out["verdict_per_ratio"][f"r{r}"] = {k: vr[k] for k in ("verdict", "leader", "tied_with_leader")}
     if runner is not None:
-        g, se = paired_gap(summaries, runner, winner, ref)
+        g, se = paired_gap(summaries, members_of(runner)[0], members_of(leader)[0], ref)
         out["gap_to_runner_up"] = {"mean": g, "se": se}
     return out
 
@@ -294,9 +359,11 @@ def judge_compare(summary: Mapping, rows: Sequence[Mapping], compare: Mapping, p
         rows: the run's table rows (one per method x ratio x seed; replicates are the seeds).
         compare, prune: ``proxy.compare`` and ``proxy.prune`` (the methods, keep ratios, reference ratio).
 
-    Returns {"method": the verdict at the reference ratio (the winner's name or ``"tied"``), "rule",
+    Returns {"method": the verdict at the reference ratio (the winning entry's name or ``"tied"``), "rule",
     "alpha", "reference_ratio" (``compare.reference_ratio``, else the largest keep ratio), "leader",
-    "tied_with_leader", "p_values", "separated", "replicates" (at the reference ratio), "per_ratio"
+    "tied_with_leader", "entries" (identical methods are one entry, :func:`twin_groups`),
+    "p_values_uncorrected", "p_values_holm", "separated", "replicates", "runner_up" (at the reference
+    ratio, :func:`verdict`), "per_ratio"
     {r<ratio>: {"verdict", "leader", "tied_with_leader"}} (the rule at each keep ratio), "winner_figures"
     (:func:`method_figures` of the winner, labelled with its name; None when tied: no method's figures
     stand for a winner then), "default" (the default proxy's method, :func:`default_method_name`) with
@@ -317,11 +384,13 @@ def judge_compare(summary: Mapping, rows: Sequence[Mapping], compare: Mapping, p
     v = per[ref]
     win = None if v["verdict"] == "tied" else v["verdict"]
     out = {"method": v["verdict"], "rule": v["rule"], "alpha": v["alpha"], "reference_ratio": ref,
-           "leader": v["leader"], "tied_with_leader": v["tied_with_leader"], "p_values": v["p_values"],
-           "separated": v["separated"], "replicates": v["replicates"],
+           "leader": v["leader"], "tied_with_leader": v["tied_with_leader"], "entries": v["entries"],
+           "p_values_uncorrected": v["p_values_uncorrected"], "p_values_holm": v["p_values_holm"],
+           "separated": v["separated"], "replicates": v["replicates"], "runner_up": v["runner_up"],
            "per_ratio": {f"r{r}": {"verdict": per[r]["verdict"], "leader": per[r]["leader"],
                                    "tied_with_leader": per[r]["tied_with_leader"]} for r in ratios},
-           "winner_figures": None if win is None else {"method": win, **method_figures(summary, win, ratios)},
+           "winner_figures": None if win is None else {"method": win,
+                                                       **method_figures(summary, members_of(win)[0], ratios)},
            "default": default,
            "default_figures": None if default is None else {"method": default,
                                                               **method_figures(summary, default, ratios)},

@@ -102,8 +102,9 @@ def test_seed_winner_ties_are_broken_by_all_ratios():
     s = _summaries()
     w = seed_winner(s, [0.5, 0.25], ["A", "B", "C"], 0.5)
     assert w["leader"] == "A" and w["tied_with_leader"] == ["B"] and w["method"] == "B"
-    assert w["wins_on_seeds"] == "1/3" and w["runner_up"] == "A"
-    assert w["gap_to_runner_up"]["mean"] == pytest.approx(-1 / 300, abs=1e-6)
+    # the runner-up is the entry after the leader (never the leader), its gap to the leader >= 0
+    assert w["wins_on_seeds"] == "1/3" and w["runner_up"] == "B"
+    assert w["gap_to_runner_up"]["mean"] == pytest.approx(1 / 300, abs=1e-6)
     assert w["per_ratio"] == {"r0.5": "A", "r0.25": "B"}
     # the rule per ratio: tied at 0.5; at 0.25 B is below A by 0.5 and C by 0.4 on every seed (p 0): B wins
     assert w["verdict_per_ratio"] == {"r0.5": {"verdict": "tied", "leader": "A", "tied_with_leader": ["B"]},
@@ -140,13 +141,54 @@ def test_verdict_three_seeds_can_declare_a_winner_or_say_tied():
 
     # B is worse than A by 0.10 +- 0.01 on 3 seeds: t = 17.3, p = 0.0017 -> separated; C by 0.1 flat
     v = verdict({"A": {0: 1.0, 1: 1.1, 2: 1.2}, "B": {0: 1.10, 1: 1.19, 2: 1.31}, "C": {0: 1.1, 1: 1.2, 2: 1.3}})
-    assert v["verdict"] == "A" and v["tied_with_leader"] == [] and v["p_values"]["B"] < 0.0025
+    assert v["verdict"] == "A" and v["tied_with_leader"] == [] and v["p_values_uncorrected"]["B"] < 0.0025
     # B sometimes better: not separated -> tied
     v = verdict({"A": {0: 1.0, 1: 1.1, 2: 1.2}, "B": {0: 1.01, 1: 1.09, 2: 1.21}, "C": {0: 2.0, 1: 2.0, 2: 2.0}})
     assert v["verdict"] == "tied" and v["tied_with_leader"] == ["B"] and v["separated"]["C"]
     # one replicate per method (one base): nothing can be separated
     v = verdict({"A": {0: 1.0}, "B": {0: 1.5}})
-    assert v["verdict"] == "tied" and v["p_values"] == {"B": None} and v["replicates"] == {"B": 1}
+    assert v["verdict"] == "tied" and v["p_values_uncorrected"] == {"B": None} and v["replicates"] == {"B": 1}
+
+
+def test_identical_methods_are_one_entry_so_a_leader_with_a_twin_can_win():
+    """A and A_twin build the same proxy (identical losses on every seed): one entry "A = A_twin".
+    B is worse by 0.10, 0.105, 0.095: paired t = 0.1 / (0.005 / sqrt 3) = 34.6 on 2 df, p = 0.000417
+    (scipy), Holm over one other entry: the same. So the entry wins; with the twin as a separate method
+    its paired differences are all 0 (p 1.0) and the leader could never win."""
+    from scipy.stats import ttest_rel
+
+    from proxy_artifacts.selection import holm_adjusted, twin_groups, verdict
+
+    a = {0: 1.0, 1: 1.1, 2: 1.2}
+    b = {0: 1.1, 1: 1.205, 2: 1.295}
+    v = verdict({"A": a, "A_twin": dict(a), "B": b})
+    want = ttest_rel([b[k] for k in a], [a[k] for k in a], alternative="greater").pvalue
+    assert want == pytest.approx(0.000417, abs=1e-6)
+    assert v["verdict"] == "A = A_twin" and v["leader"] == "A = A_twin" and v["tied_with_leader"] == []
+    assert v["entries"] == {"A = A_twin": ["A", "A_twin"], "B": ["B"]}
+    assert v["p_values_uncorrected"] == {"B": pytest.approx(want, abs=1e-6)}
+    assert v["p_values_holm"] == {"B": pytest.approx(want, abs=1e-6)} and v["runner_up"] == "B"
+    # twins need the same kept experts where those are known: other kept sets stay two entries
+    assert twin_groups({"A": a, "A2": dict(a)}, kept={"A": [[0, 1]], "A2": [[0, 2]]}) == {"A": ["A"], "A2": ["A2"]}
+    assert twin_groups({"A": a, "A2": dict(a)}, kept={"A": [[0, 1]], "A2": [[0, 1]]}) == {"A = A2": ["A", "A2"]}
+    # Holm-adjusted p: sorted 0.01, 0.02, 0.04 over m 3 -> 0.03, max(0.03, 0.04), max(0.04, 0.04)
+    assert holm_adjusted({"x": 0.01, "y": 0.02, "z": 0.04}) == pytest.approx({"x": 0.03, "y": 0.04, "z": 0.04})
+    assert holm_adjusted({"x": 0.001, "y": None}) == {"x": pytest.approx(0.002), "y": None}
+
+
+def test_seed_winner_runner_up_is_never_the_leader_and_its_gap_is_not_negative():
+    """On the committed 3-seed record (rejudged): the runner-up is another entry than the leader, its
+    gap to the leader is >= 0, and the identical methods at keep 0.5 (the output-merged usage_cluster,
+    frequency and usage_cluster_freq_rep proxies: the same losses on every seed) are one entry."""
+    from benchmarks.proxy_selection_seeds import summaries_from_record
+
+    ev = json.loads((ROOT / "metrics" / "bench" / "proxy_selection_seeds.json").read_text())
+    w = seed_winner(summaries_from_record(ev), ev["keep_ratios"], ev["methods"], ev["winner"]["reference_ratio"])
+    assert w["runner_up"] != w["leader"] and w["gap_to_runner_up"]["mean"] >= 0
+    twins = "frequency+output_merge = usage_cluster+output_merge = usage_cluster_freq_rep+output_merge"
+    assert twins in w["entries"] and twins in w["tied_with_leader"]
+    assert "p_values" not in w and set(w["p_values_holm"]) == set(w["p_values_uncorrected"])
+    assert ev["winner"] == {**w, **({"settings": ev["winner"]["settings"]} if "settings" in ev["winner"] else {})}
 
 
 def test_one_base_verdict_and_random_merge_gap():
@@ -215,7 +257,7 @@ def test_compare_winner_block_states_the_rule_per_ratio_and_labels_its_figures()
     summary, rows = _compare(loss, acc)
     w = judge_compare(summary, rows, compare, prune)
     assert w["method"] == "random+output_merge" and w["leader"] == "random+output_merge"
-    assert w["p_values"]["random"] == pytest.approx(0.001667, abs=1e-5) and w["separated"] == {"random": True}
+    assert w["p_values_uncorrected"]["random"] == pytest.approx(0.001667, abs=1e-5) and w["separated"] == {"random": True}
     assert w["per_ratio"] == {"r0.5": {"verdict": "random+output_merge", "leader": "random+output_merge",
                                        "tied_with_leader": []},
                               "r0.25": {"verdict": "tied", "leader": "random+output_merge",
@@ -230,7 +272,7 @@ def test_compare_winner_block_states_the_rule_per_ratio_and_labels_its_figures()
     w = judge_compare(summary, rows, {**compare, "methods": methods + [{"name": "frequency", "method": "frequency"}]},
                       prune)
     assert w["method"] == "tied" and w["leader"] == "frequency" and w["winner_figures"] is None
-    assert w["tied_with_leader"] == ["random", "random+output_merge"] and w["p_values"]["random"] is None
+    assert w["tied_with_leader"] == ["random", "random+output_merge"] and w["p_values_uncorrected"]["random"] is None
     assert w["per_ratio"]["r0.5"] == {"verdict": "tied", "leader": "frequency",
                                       "tied_with_leader": ["random", "random+output_merge"]}
     assert w["per_ratio"]["r0.25"]["verdict"] == "tied"
@@ -336,7 +378,7 @@ def test_leader_by_unpaired_means_never_wins_against_the_shared_seeds():
 
     v = verdict({"A": {0: 1.0}, "B": {0: 1.2, 1: 0.1, 2: 0.1}})  # B leads on means, A is better on seed 0
     assert v["leader"] == "B" and v["verdict"] == "tied" and v["replicates"] == {"A": 1}
-    assert v["p_values"] == {"A": None}
+    assert v["p_values_uncorrected"] == {"A": None}
     rng = np.random.default_rng(0)
     winners = 0
     for _ in range(300):
