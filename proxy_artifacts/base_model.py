@@ -222,10 +222,16 @@ def write_base_metrics(summary: dict, p: dict, out_dir: str | Path, metrics_path
 
     ``summary``: what :func:`train_base` returned; ``p``: its ``proxy.base`` params; ``out_dir``: the
     folder it wrote (``specialisation.json`` is read from it). Routing entropies are nats, averaged
-    over layers per category; the JS divergence is the mean over layers.
+    over layers per category; the JS divergence is the mean over layers. ``weights_sha256``
+    (:func:`checkpoint.weights_sha256` of ``out_dir``) names the weights the figures belong to: it is
+    a local base's ``base_revision`` in a proxy's lineage, and ``publish --base-metrics`` refuses
+    metrics of other weights.
     """
+    from .checkpoint import weights_sha256
+
     spec = json.loads((Path(out_dir) / "specialisation.json").read_text())
     m = {
+        "weights_sha256": weights_sha256(out_dir),
         "final_train_loss": summary["final_loss"],
         "num_experts": p["num_experts"], "top_k": p["top_k"],
         "corpus_sha256": summary["corpus_sha256"],

@@ -404,7 +404,7 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
 
 def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Mapping | None = None,
               proxy_name: str | None = None, base_metrics: Mapping | None = None,
-              base_model: str | None = None) -> str:
+              base_model: str | None = None, base_metrics_name: str | None = None) -> str:
     """The card (YAML metadata + markdown) of a proxy via ``huggingface_hub.ModelCard``.
 
     Args:
@@ -412,7 +412,9 @@ def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Map
         metrics: the prune metrics (``metrics/proxy_r<ratio>.json``-shaped; ``task_acc_base`` /
             ``task_acc_proxy`` etc. rendered when present).
         fidelity / proxy_name: ``metrics/fidelity.json`` and this proxy's name in it (``r0.5``).
-        base_metrics: ``metrics/proxy_base.json`` (task name, lengths, held-out accuracy of the base).
+        base_metrics: ``metrics/proxy_base.json`` (task name, lengths, held-out accuracy of the base);
+            ``base_metrics_name``: the file they were read from, named on the card (default
+            ``metrics/proxy_base.json``).
         base_model: Hub id of the base for the metadata when the lineage's base id is local.
     """
     base = str(lineage["base_model_id"])
@@ -467,7 +469,7 @@ def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Map
             figs.append(f"base greedy exact match on the `{name}` set "
                         + (f"({d['n']} problems" if d["n"] else "(problem count not recorded")
                         + (f", word lengths {d['lengths'][0]}-{d['lengths'][1]}" if d["lengths"] else "")
-                        + f", `metrics/proxy_base.json`): {d['acc']}; chance level "
+                        + f", `{base_metrics_name or 'metrics/proxy_base.json'}`): {d['acc']}; chance level "
                         + (f"{ch:.2g} (uniform letters of the right length)" if ch is not None else "not recorded"))
         task_line = (f"- task: `{task}`, {TASK_TEXT.get(task, 'the verifiable task of the PassNet proxy line')}"
                      + ("; " + "; ".join(figs) if figs else "; chance level: not recorded") + "\n")

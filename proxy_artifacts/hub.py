@@ -158,6 +158,24 @@ def check_base_model(lineage: Mapping, base_model: str, api: HfApi) -> None:
                          f"than the proxy's base {base} (sha256 {str(lineage.get('base_revision'))[:16]}...)")
 
 
+def check_base_metrics(lineage: Mapping, base_metrics: Mapping, path: str) -> None:
+    """Refuse base metrics of another base: ``base_metrics['weights_sha256']`` (written by the
+    ``proxy_base`` stage, :func:`base_model.write_base_metrics`) must be the lineage's ``base_revision``
+    (for a local base the sha256 of its weights, :func:`checkpoint.weights_sha256`).
+
+    Raises:
+        ValueError: the metrics record no weights sha256, or another one (the message names both).
+    """
+    got, want = base_metrics.get("weights_sha256"), lineage.get("base_revision")
+    if not got:
+        raise ValueError(f"base metrics {path} record no weights_sha256, so they cannot be checked against the "
+                         f"proxy's base {lineage.get('base_model_id')}: give the proxy_base stage's metrics of that "
+                         "base (metrics/proxy_base.json)")
+    if got != want:
+        raise ValueError(f"base metrics {path} are of the base with weights sha256 {str(got)[:16]}..., but the proxy's "
+                         f"base {lineage.get('base_model_id')} has revision {str(want)[:16]}...: metrics of another base")
+
+
 def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, token: str | None = None,
             private: bool = False, commit_message: str | None = None, fidelity: str | Path | None = None,
             proxy_name: str | None = None, base_metrics: str | Path | None = None,
@@ -172,13 +190,15 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
     Args:
         fidelity / proxy_name: ``metrics/fidelity.json`` and the proxy's name in it (``r0.5``): the
             uploaded card shows its RL and fault figures. base_metrics: ``metrics/proxy_base.json``
-            (task, word lengths, base accuracy). base_model: the base's Hub id for the card metadata
+            (task, word lengths, base accuracy; the card names the file as given), refused unless its
+            ``weights_sha256`` is the lineage's base revision (:func:`check_base_metrics`). base_model: the base's Hub id for the card metadata
             when the lineage names a local base (:func:`check_base_model`: the repo must hold the base's
             weights). With none of these the folder is uploaded as it is.
 
     Raises:
         FileNotFoundError / ValueError: the folder fails :func:`checkpoint.verify_lineage`; ``proxy_name``
-            is not this folder's proxy (:func:`check_proxy_name`); ``base_model`` is refused
+            is not this folder's proxy (:func:`check_proxy_name`); ``base_metrics`` are another base's
+            (:func:`check_base_metrics`); ``base_model`` is refused
             (:func:`check_base_model`).
         huggingface_hub.errors.HfHubHTTPError: the Hub refused (auth, name, ...).
     """
@@ -190,6 +210,9 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
     fid = json.loads(Path(fidelity).read_text()) if fidelity else None
     if proxy_name:
         check_proxy_name(lin, proxy_name, fid, str(fidelity) if fidelity else "the record")
+    bm = json.loads(Path(base_metrics).read_text()) if base_metrics else None
+    if bm is not None:
+        check_base_metrics(lin, bm, str(base_metrics))
     api = HfApi(endpoint=endpoint, token=token)
     if base_model is not None:
         check_base_model(lin, base_model, api)
@@ -197,8 +220,8 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
     if fidelity is not None or base_metrics is not None or base_model is not None:
         tmp = tempfile.TemporaryDirectory(prefix="proxy_publish_")
         folder = refresh_card(folder, Path(tmp.name) / "proxy", fidelity=fid, proxy_name=proxy_name,
-                              base_model=base_model,
-                              base_metrics=json.loads(Path(base_metrics).read_text()) if base_metrics else None)
+                              base_model=base_model, base_metrics=bm,
+                              base_metrics_name=str(base_metrics) if base_metrics else None)
     try:
         api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
         try:
