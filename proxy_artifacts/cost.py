@@ -162,7 +162,9 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, *, threads
     call per projection, ``torch.nn.functional.grouped_mm``; None: what ``from_pretrained`` picks,
     ``grouped_mm`` where it can dispatch).
 
-    Returns {"step_ms": [ms per timed step], "peak_memory_bytes": bytes (see module doc),
+    Returns {"step_ms": [ms per timed step], "optimizer_ms": [ms of each timed step's ``opt.step()`` +
+    ``opt.zero_grad()``, inside its step time: AdamW's update of every parameter, routed experts included,
+    whether or not a token reached them], "peak_memory_bytes": bytes (see module doc),
     "memory_kind", "device", "params" (policy parameter count), "experts_implementation" (the one
     used), "experts_hit_per_layer" (mean over the timed steps' policy forwards and MoE layers of the
     number of distinct experts that got at least one token)}. Meant for a child process of its own
@@ -194,7 +196,7 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, *, threads
     hooks = [b.router.register_forward_hook(count_hit) for b in moe_blocks(policy, adapter_for(policy.config))]
     if cuda:
         torch.cuda.reset_peak_memory_stats()
-    times = []
+    times, opt_times = [], []
     for i in range(warmup + steps):
         if cuda:
             torch.cuda.synchronize()
@@ -204,12 +206,17 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, *, threads
             ref(input_ids=ids)
         out = policy(input_ids=ids, labels=ids)
         out.loss.backward()
+        if cuda:
+            torch.cuda.synchronize()
+        t_opt = time.perf_counter()
         opt.step()
         opt.zero_grad(set_to_none=True)
         if cuda:
             torch.cuda.synchronize()
+        t_end = time.perf_counter()
         if i >= warmup:
-            times.append((time.perf_counter() - t) * 1e3)
+            times.append((t_end - t) * 1e3)
+            opt_times.append((t_end - t_opt) * 1e3)
     for h in hooks:
         h.remove()
     if cuda:
@@ -218,7 +225,8 @@ def measure_one(model_dir: str, batch: int, seq_len: int, steps: int, *, threads
     else:
         peak = _peak_rss_bytes(reset) - rss0
         kind = "cpu_peak_rss_delta"
-    return {"step_ms": [round(t, 3) for t in times], "peak_memory_bytes": peak, "memory_kind": kind,
+    return {"step_ms": [round(t, 3) for t in times], "optimizer_ms": [round(t, 3) for t in opt_times],
+            "peak_memory_bytes": peak, "memory_kind": kind,
             "device": torch.cuda.get_device_name(0) if cuda else "cpu",
             "params": sum(p.numel() for p in policy.parameters()),
             "experts_implementation": policy.config._experts_implementation,
@@ -353,7 +361,10 @@ def measure_side_by_side(models: Mapping[str, str], *, batch: int, seq_len: int,
     Returns the headline implementation's {"step_ms_median": {name: ms}, "peak_memory_bytes": {name:
     bytes}, "step_time_ratio": {name: proxy / base}, "peak_memory_ratio": {name: proxy / base},
     "experts_implementation", "experts_hit_per_layer": {name: mean distinct experts with a token per
-    layer and forward}, "step_ms_rel_iqr": {name: :func:`rel_iqr` of its step times}},
+    layer and forward}, "step_ms_rel_iqr": {name: :func:`rel_iqr` of its step times}, "optimizer_ms_median"
+    {name: ms of ``opt.step()`` + ``opt.zero_grad()`` per step} with "optimizer_time_ratio",
+    "step_without_optimizer_ms_median" (median over steps of step - optimizer) with
+    "step_without_optimizer_ratio"}, "params" {name: parameter count}, "params_ratio",
     "by_experts_implementation": {impl: the same figures}, "batch",
     "seq_len", "steps", "rounds", "device", "memory_kind", "load_average_start", "load_average_end"
     (1/5/15 min), "machine" (:func:`timing.machine` of the parent)}.
@@ -371,6 +382,8 @@ def measure_side_by_side(models: Mapping[str, str], *, batch: int, seq_len: int,
     names = list(models)
     impls = list(experts_implementations)
     times = {i: {n: [] for n in names} for i in range(len(impls))}
+    opt_ms = {i: {n: [] for n in names} for i in range(len(impls))}
+    nparams: dict[str, int] = {}
     peak: dict[int, dict[str, int]] = {i: {} for i in range(len(impls))}
     hit: dict[int, dict[str, list]] = {i: {n: [] for n in names} for i in range(len(impls))}
     used: dict[int, str] = {}
@@ -393,6 +406,8 @@ def measure_side_by_side(models: Mapping[str, str], *, batch: int, seq_len: int,
                         args = (models[n], batch, seq_len, steps, threads, n)
                         r = _run_fork(*args, Path(work), runs, impl) if isolation == "fork" else _run_exec(*args, impl)
                         times[ii][n] += r["step_ms"]
+                        opt_ms[ii][n] += r.get("optimizer_ms") or []
+                        nparams[n] = int(r["params"])
                         peak[ii][n] = max(peak[ii].get(n, 0), r["peak_memory_bytes"])
                         if r.get("experts_hit_per_layer") is not None:
                             hit[ii][n].append(r["experts_hit_per_layer"])
@@ -410,9 +425,18 @@ def measure_side_by_side(models: Mapping[str, str], *, batch: int, seq_len: int,
                         "peak_memory_ratio": {n: round(peak[ii][n] / peak[ii][base], 4) for n in names if n != base},
                         "experts_hit_per_layer": {n: round(sum(v) / len(v), 3) if v else None
                                                   for n, v in hit[ii].items()}}
+        if all(len(opt_ms[ii][n]) == len(times[ii][n]) > 0 for n in names):
+            om = {n: round(statistics.median(v), 3) for n, v in opt_ms[ii].items()}
+            rest = {n: round(statistics.median(a - b for a, b in zip(times[ii][n], opt_ms[ii][n])), 3) for n in names}
+            by[used[ii]].update({
+                "optimizer_ms_median": om,
+                "optimizer_time_ratio": {n: round(om[n] / om[base], 4) for n in names if n != base},
+                "step_without_optimizer_ms_median": rest,
+                "step_without_optimizer_ratio": {n: round(rest[n] / rest[base], 4) for n in names if n != base}})
     head = by[used[0]]
     fl = {n: flops_per_token(d, seq_len) for n, d in models.items()}
     return {**head, "experts_implementation": used[0], "by_experts_implementation": by, "flops_per_token": fl,
+            "params": nparams, "params_ratio": {n: round(nparams[n] / nparams[base], 4) for n in names if n != base},
             "batch": batch, "seq_len": seq_len, "steps": steps, "rounds": rounds, **info,
             "load_average_start": load0, "load_average_end": load_average(), "machine": machine()}
 
@@ -460,11 +484,15 @@ def cpu_cause(c: Mapping, base: str = "base") -> list[str]:
     ratios follow: the FLOPs ratio (and whether top-k is the base's), the experts each layer runs, and
     each experts implementation's ratio. Only figures of ``c`` are stated.
 
-    The per-expert loop is named as the cause of a proxy's CPU ratio only when the ``eager`` ratio r is
-    below both the FLOPs ratio and every other implementation's ratio o by more than the run's own noise
-    margin: r x (1 + m_eager) < o / (1 + m_o) and r x (1 + m_eager) < FLOPs ratio, m being
-    :func:`ratio_margin` (the two models' relative interquartile ranges of step time). A record without
-    the spread gets no cause stated.
+    Per proxy and implementation, where the record times the optimizer (``optimizer_ms_median``), the
+    AdamW step + zero_grad of both models (work over every parameter, so it scales with the total, not
+    the active, parameter count), its share of the step-time difference and the step ratio without it.
+    The per-expert loop is named as the cause of the difference between the ``eager`` ratio r and every
+    other implementation's ratio o only when r is below both o and the FLOPs ratio by more than the run's
+    own noise margin: r x (1 + m_eager) < o / (1 + m_o) and r x (1 + m_eager) < FLOPs ratio, m being
+    :func:`ratio_margin` (the two models' relative interquartile ranges of step time); the gap between o
+    and the FLOPs ratio is never put on the loop (those forwards have none). A record without the
+    spread gets no cause stated.
     """
     fl = c.get("flops_per_token") or {}
     by = c.get("by_experts_implementation") or {}
@@ -491,6 +519,21 @@ def cpu_cause(c: Mapping, base: str = "base") -> list[str]:
                "GEMMs, index_add) per expert that got a token (`for expert_idx in expert_hit` in the families' "
                "modeling code); `grouped_mm` sorts the tokens by expert and makes one "
                "`torch.nn.functional.grouped_mm` call per projection for all experts")
+    pr = c.get("params_ratio") or {}
+    for n in fr:
+        for impl, v in by.items():
+            om, rest = v.get("optimizer_ms_median") or {}, v.get("step_without_optimizer_ratio") or {}
+            sm = v.get("step_ms_median") or {}
+            if n not in om or base not in om or n not in sm or base not in sm:
+                continue
+            d_step, d_opt = sm[base] - sm[n], om[base] - om[n]
+            share = f"{100 * d_opt / d_step:.0f}%" if d_step > 0 else "not defined (the proxy's step is not shorter)"
+            out.append(f"{n}, `{impl}`: the AdamW step + zero_grad, whose work scales with the total parameter count "
+                       f"(every expert's weights, routed to or not; parameters proxy / base {pr.get(n)}), takes "
+                       f"{om[n]} ms of the proxy's {sm[n]} ms step and {om[base]} ms of the base's {sm[base]} ms "
+                       f"(medians; ratio {v['optimizer_time_ratio'][n]}); its difference is {share} of the step-time "
+                       f"difference, and the step without it has ratio {rest.get(n)} (whole step "
+                       f"{v['step_time_ratio'].get(n)}, FLOPs {fr[n]})")
     eager = by.get("eager", {}).get("step_time_ratio") or {}
     for n, r in eager.items():
         if n not in fr:
@@ -505,12 +548,15 @@ def cpu_cause(c: Mapping, base: str = "base") -> list[str]:
         hi = r * (1 + me)
         if others and hi < fr[n] and all(hi < o / (1 + mo[i]) for i, o in others.items()):
             out.append(f"{n}: with the per-expert loop (`eager`) the step takes {r} of the base's (noise margin "
-                       f"{me}) though the FLOPs are {fr[n]} of them, and {others} (margins {mo}) with the other "
-                       "forward(s) in the same run: the loop over experts, not the FLOPs, sets that ratio on this CPU")
+                       f"{me}), below {others} (margins {mo}) with the other forward(s) in the same run: the loop "
+                       "over experts accounts for that difference. It does not account for the gap between "
+                       f"{others} and the FLOPs ratio {fr[n]}: those forwards run no per-expert Python loop, so "
+                       "that gap comes from other work that shrinks with the dropped experts (the optimizer lines "
+                       "above measure one such part where the record has them)")
         else:
             out.append(f"{n}: `eager` ratio {r} (noise margin {me}), other forward(s) {others} (margins {mo}), "
-                       f"FLOPs ratio {fr[n]}: the gaps are within this run's noise margins, so the run does not "
-                       "single out the per-expert loop")
+                       f"FLOPs ratio {fr[n]}: the gaps between the forwards are within this run's noise margins, so "
+                       "the run does not single out the per-expert loop")
     return out
 
 
@@ -580,7 +626,8 @@ def cost_markdown(m: Mapping) -> str:
          f"command: `{m.get('command')}`.", "", "## Side by side in one run", ""]
     if c:
         fl = c.get("flops_per_token") or {}
-        L += [f"Device {c['device']}; step = policy forward + backward + AdamW + reference forward at a global batch "
+        L += [f"Device {c['device']}; step = policy forward + backward + AdamW (timed separately too: "
+              "`opt.step()` + `opt.zero_grad()`) + reference forward at a global batch "
               f"of {c['batch']} x {c['seq_len']} tokens; {c['rounds']} rounds x {c['steps']} timed steps, model order "
               f"rotated; memory: {c['memory_kind']}. FLOPs: analytic forward FLOPs per token "
               "(`cost.flops_per_token`; a step is 4 x forward).", ""]
@@ -589,6 +636,8 @@ def cost_markdown(m: Mapping) -> str:
         head = ["model", "FLOPs / token (forward)", "FLOPs ratio"]
         for i in impls:
             head += [f"step ms ({i})", f"step time ratio ({i})", f"experts run per layer ({i})"]
+            if by[i].get("optimizer_ms_median"):
+                head += [f"AdamW + zero_grad ms ({i})", f"step ratio without them ({i})"]
         head += ["peak memory (MB)", "peak memory ratio"]
         L += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
         b = next(iter(c["step_ms_median"]))
@@ -600,6 +649,8 @@ def cost_markdown(m: Mapping) -> str:
                 v = by[i]
                 row += [v["step_ms_median"].get(n), v["step_time_ratio"].get(n, 1.0),
                         (v.get("experts_hit_per_layer") or {}).get(n)]
+                if v.get("optimizer_ms_median"):
+                    row += [v["optimizer_ms_median"].get(n), (v.get("step_without_optimizer_ratio") or {}).get(n, 1.0)]
             row += [f"{c['peak_memory_bytes'][n] / 1e6:.1f}", c["peak_memory_ratio"].get(n, 1.0)]
             L.append(f"| {n} | " + " | ".join("-" if x is None else str(x) for x in row) + " |")
         L += ["", "## What the CPU step-time ratio follows", ""] + [f"- {x}" for x in m.get("cpu_step_time_cause") or []]
