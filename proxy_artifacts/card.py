@@ -283,6 +283,89 @@ def _keep_text(proxy: str) -> str:
     return f"keep-{proxy[1:]} " if re.fullmatch(r"r\d*\.?\d+", proxy) else ""
 
 
+def _seed_cells(score) -> str:
+    """``k/n`` per seed of a magnitude score's ``by_seed`` in seed order (``"6/6, 2/6, 6/6"``); ``-`` without."""
+    bs = (score or {}).get("by_seed") if isinstance(score, Mapping) else None
+    if not bs:
+        return "-"
+    return ", ".join(f"{k}/{n}" for _, (k, n) in sorted(bs.items(), key=lambda x: int(x[0])))
+
+
+def _ahead_text(controls_row: Mapping, name: str) -> str:
+    """`` (seeds where <name> matched more cells: <control> i of n, ...)`` of one fault's control entries."""
+    parts = [f"{c} {e['seeds_proxy_ahead'][0]} of {e['seeds_proxy_ahead'][1]}" for c, e in controls_row.items()
+             if isinstance(e, Mapping) and e.get("seeds_proxy_ahead")]
+    return f" (seeds where {name} matched more cells than the control: " + ", ".join(parts) + ")" if parts else ""
+
+
+def per_seed_lines(cblk: Mapping, name: str, controls: list[str], faults: list[str]) -> list[str]:
+    """The per-seed magnitude cells of a ``controls`` block (``score.by_seed`` of the proxy and of each
+    control, and ``seeds_proxy_ahead``) as a table, with the caveat that the cells are not independent.
+    A block without per-seed counts says so."""
+    cf = cblk.get("faults") or {}
+    have = any(isinstance(((cf.get(f) or {}).get("proxy") or {}).get("score"), Mapping)
+               and cf[f]["proxy"]["score"].get("by_seed") for f in faults)
+    caveat = ("The (seed, quantity) cells are not independent draws: the six quantities of one run share its seed "
+              "(prompts, sampling), and the Newcombe interval treats them as independent, so it overstates the "
+              "evidence. What separates the proxy from a control is how many seeds do")
+    if not have:
+        return ["", caveat + "; this record holds no per-seed counts (`score.by_seed`), so the card cannot say how "
+                "many."]
+    head = ["fault", f"{name} cells matched per seed"] + [f"{c} cells matched per seed" for c in controls] + [
+        f"seeds where {name} matched more cells than {c}" for c in controls]
+    L = ["", caveat + ": the last columns count them (a seed counts when the proxy's share of that run's cells is "
+         "above the control's; `controls." + name + ".faults.<fault>.controls.<control>.seeds_proxy_ahead`).", "",
+         "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for f in faults:
+        row = cf.get(f)
+        if not isinstance(row, Mapping):
+            continue
+        cs = row.get("controls") or {}
+        ahead = [(cs.get(c) or {}).get("seeds_proxy_ahead") for c in controls]
+        L.append("| " + " | ".join([f, _seed_cells((row.get("proxy") or {}).get("score"))]
+                                   + [_seed_cells((cs.get(c) or {}).get("score")) for c in controls]
+                                   + [f"{a[0]} of {a[1]}" if a else "-" for a in ahead]) + " |")
+    return L
+
+
+def fault_summary(fidelity: Mapping, name: str) -> str | None:
+    """One sentence: of the faults the base shows by signature (the fault table's faults, ``+fix`` runs and
+    ``no_signature_on_base`` left out), how many proxy ``name`` reproduces by signature on every seed, on
+    some and on none (``rates.models.<name>.<fault>.reproduction``), and, with a ``controls`` block of its
+    own, which it reproduces beyond the controls on magnitudes. None when the record has no rates for it."""
+    models = (fidelity.get("rates") or {}).get("models") or {}
+    mine = models.get(name)
+    if not isinstance(mine, Mapping):
+        return None
+    no_sig = set((fidelity.get("rates") or {}).get("no_signature") or fidelity.get("no_signature_on_base") or [])
+    fdef = fidelity.get("faults")
+    names = set(fdef) if isinstance(fdef, Mapping) else set((models.get("base") or {}))
+    shown = sorted(f for f in names if "+" not in f and f != HEALTHY and f not in no_sig)
+    every, some, none = [], [], []
+    for f in shown:
+        r = (mine.get(f) or {}).get("reproduction")
+        if not isinstance(r, Mapping) or not r.get("n"):
+            none.append(f"`{f}` (not run)")
+        elif r["k"] == r["n"]:
+            every.append(f"`{f}`")
+        elif r["k"] > 0:
+            some.append(f"`{f}` {r['k']}/{r['n']}")
+        else:
+            none.append(f"`{f}`")
+    out = (f"of the {len(shown)} faults the base shows by signature (`metrics/fidelity.json`), this proxy reproduces "
+           f"{len(every)} on every seed ({', '.join(every) or '-'}), {len(some)} on some seeds ({', '.join(some) or '-'}) "
+           f"and {len(none)} on none ({', '.join(none) or '-'})")
+    blk = (fidelity.get("controls") or {}).get(name) if isinstance(fidelity.get("controls"), Mapping) else None
+    if isinstance(blk, Mapping) and blk.get("reproduces") is not None:
+        beyond = [f for f in blk["reproduces"] if f != HEALTHY]
+        out += (f"; beyond its negative controls on magnitudes: {len(beyond)} "
+                f"({', '.join(f'`{f}`' for f in beyond) or '-'})")
+    else:
+        out += ("; no negative control was measured against it, so these rates do not show that a bad proxy "
+                "would fail them")
+    return out
+
+
 def fidelity_section(fidelity: Mapping, name: str) -> str:
     """Markdown of the fidelity record for proxy ``name``: accuracy before / after RL of the base and
     the proxy, and per fault the detection rate of the base, the base's self-reproduction, this proxy's
@@ -318,7 +401,9 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                        "The interval of " + ", ".join(no_gain) + " includes")
                   + " 0: in this build RL did not measurably raise the edge reward of "
                   + " or ".join(no_gain) + ", so these runs show how training behaves (the faults below), not "
-                  "that the proxy learns as the base does."]
+                  "that the proxy learns as the base does. Whether longer RL raises it is the question of the "
+                  "longer study `benchmarks/proxy_rl_study.py` (more steps and seeds; its figures are not part of "
+                  "this record)."]
     controls, other_controls, loose = controls_of(fidelity, name)
     blocks = fidelity.get("controls") if isinstance(fidelity.get("controls"), Mapping) else {}
     cblk = blocks.get(name) if isinstance(blocks.get(name), Mapping) else None
@@ -340,7 +425,8 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
             + [f"{name} reproduces beyond the controls"] if cblk else []) + (
             ["fix", "base with the fix"] if with_fix else [])
         L += ["", "Faults (k of n seeds, 95% Wilson interval; a proxy reproduces a fault when its signature on seed "
-                  "s matches the base's; a control's match on the same rule is in its column beside it):", "",
+                  "s matches the base's" + ("; a control's match on the same rule is in its column beside it"
+                                            if controls else "") + "):", "",
               "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
         for f in faults:
             label = (f"{HEALTHY} (healthy runs, no fault injected; judged on magnitudes only)" if f == HEALTHY
@@ -356,19 +442,29 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                 cells.append(str(row.get("reproduces", "-")))
             if with_fix:
                 fi = fault_info.get(f) or {}
-                cells += [str(fi.get("fix", "-")).replace("|", "/"), _rate(fi.get("fix_rate"))]
+                cells += [str(fi.get("fix", "-")).replace("|", "/"),
+                          "-" if fi.get("fix_run_exists") is False else _rate(fi.get("fix_rate"))]
             L.append("| " + " | ".join(cells) + " |")
         if cblk:
+            rule = cblk.get("rule") or {}
+            share, min_score = rule.get("min_seed_share"), rule.get("min_score")
             L += ["", "Magnitude score: share of (seed, quantity) cells (reward, entropy, KL, gradient norm, log-prob "
                       "mismatch, update norm) within the base's seed-to-seed tolerance of the base's run, k/n [95% "
-                      "Wilson interval], pass / fail of the fidelity test; a proxy reproduces a fault beyond its "
-                      "controls when it passes and its score beats every control's (95% Newcombe interval of the "
-                      "difference above 0). The healthy row `none` has no signature: its verdicts are magnitudes "
-                      "only. Controls measured against this proxy, with its expert count (`metrics/fidelity.json` "
-                      f"`controls.{name}.controls`): " + ", ".join(_control_text(c) for c in controls) + "."]
+                      "Wilson interval], pass / fail of the fidelity test. A model passes a fault when its score is at "
+                      "least `min_score`" + (f" ({min_score:g})" if min_score is not None else "")
+                  + " and, for a fault with a signature, its signature also reproduces the base's on at least "
+                    "`min_seed_share`" + (f" ({share:g})" if share is not None else "") + " of the seeds "
+                    "(`proxy.fidelity.controls`): two equal scores can be a pass and a fail when one model's "
+                    "signature reproduces and the other's does not. A proxy reproduces a fault beyond its "
+                    "controls when it passes and its score beats every control's (95% Newcombe interval of the "
+                    "difference above 0). The healthy row `none` has no signature: its verdicts are magnitudes "
+                    "only. Controls measured against this proxy, with its expert count (`metrics/fidelity.json` "
+                    f"`controls.{name}.controls`): " + ", ".join(_control_text(c) for c in controls) + "."]
+            L += per_seed_lines(cblk, name, controls, faults)
             if cblk.get("reproduces") is not None:
                 L += ["", f"Reproduced beyond the controls on magnitudes (`controls.{name}.reproduces`): "
                       + (", ".join(f"`{f}`" + (" (the healthy runs)" if f == HEALTHY else "")
+                                   + _ahead_text((cfaults.get(f) or {}).get("controls") or {}, name)
                                    for f in cblk["reproduces"]) or "none") + "."]
             sig = control_signature_matches(models, controls, faults)
             if sig:
@@ -497,9 +593,12 @@ def card_text(lineage: Mapping, metrics: Mapping | None = None, *, fidelity: Map
         lic_line = (f"- licence: the base's (`{lic.get('license_name')}`"
                     + (f", {lic['license_link']}" if lic.get("license_link") else "")
                     + "); the proxy is a derivative of the base's weights and inherits its terms\n")
-    use = ("- intended use: a small stand-in to reproduce RL post-training failures (instability, precision and "
-           "routing faults) of the base on fewer accelerators; not for deployment, not for quality claims about "
-           "the base\n")
+    summary = fault_summary(fidelity, proxy_name) if fidelity and proxy_name else None
+    use = ("- intended use: a small stand-in for studying RL post-training failures of the base on fewer "
+           "accelerators, for the faults it reproduces; not for deployment, not for quality claims about the base. "
+           + (summary[0].upper() + summary[1:] if summary else
+              "Which of the base's faults it reproduces is not in this card (it is written when the proxy is pruned, "
+              "before any RL; `publish --fidelity` adds the record's figures)") + ".\n")
     rows = ""
     if metrics:
         for k in ("params_base", "params_proxy", "heldout_loss_base", "heldout_loss_proxy", "next_token_acc_base",

@@ -104,11 +104,14 @@ def magnitude_score(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapping
             the base's self-score pairs seed s_i with s_{i+1}).
 
     Returns :func:`verdicts.rate` of the matched cells (``rate`` is the score, ``ci95`` its Wilson interval)
-    plus ``by_quantity`` {quantity: [k, n]} and ``tolerance`` {quantity: tol}.
+    plus ``by_quantity`` {quantity: [k, n]}, ``by_seed`` {model seed (a string, as JSON keys are): [k, n]}
+    (the cells of one run share its seed, so they are not independent draws) and ``tolerance``
+    {quantity: tol}.
     """
     pairs = list(pairs) if pairs is not None else [(s, s) for s in sorted(set(base_q) & set(model_q))]
     k = n = 0
     by_q, tols = {}, {}
+    by_s = {str(ms): [0, 0] for _, ms in pairs}
     for q, scale in QUANTITIES.items():
         tol = tolerance([base_q[s].get(q) for s in sorted(base_q)], scale, cp)
         tols[q] = round(tol, 6)
@@ -118,9 +121,20 @@ def magnitude_score(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapping
             if m is None:
                 continue
             kq, nq = kq + int(m), nq + 1
+            by_s[str(ms)][0] += int(m)
+            by_s[str(ms)][1] += 1
         by_q[q] = [kq, nq]
         k, n = k + kq, n + nq
-    return {**rate(k, n), "by_quantity": by_q, "tolerance": tols}
+    return {**rate(k, n), "by_quantity": by_q, "by_seed": by_s, "tolerance": tols}
+
+
+def seeds_ahead(proxy_score: Mapping, control_score: Mapping) -> list[int]:
+    """[seeds where the proxy matched more cells than the control, seeds both were scored on] from the
+    ``by_seed`` counts of two :func:`magnitude_score` results of one fault: how many seeds, not cells,
+    separate the proxy from the control. [0, 0] when either has no per-seed counts."""
+    a, b = proxy_score.get("by_seed") or {}, control_score.get("by_seed") or {}
+    common = [s for s in a if s in b and a[s][1] and b[s][1]]
+    return [sum(1 for s in common if a[s][0] / a[s][1] > b[s][0] / b[s][1]), len(common)]
 
 
 def newcombe(k1: int, n1: int, k2: int, n2: int, level: float = 0.95) -> list[float] | None:
@@ -162,8 +176,9 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
         cp: the ``proxy.fidelity.controls`` params.
 
     Returns {proxy: {"controls": [names], "faults": {fault: {"base_self", "proxy", "controls": {name: {...,
-    "diff_ci95", "beaten"}}, "passes", "reproduces"}}, "reproduces": [faults], "controls_passing": {name:
-    [faults]}}}; each model entry holds ``score`` (rate, k, n, ci95, by_quantity, tolerance), ``kinds``
+    "diff_ci95", "beaten", "seeds_proxy_ahead" (:func:`seeds_ahead`)}}, "passes", "reproduces"}},
+    "rule": {"min_score", "min_seed_share"}, "reproduces": [faults], "controls_passing": {name: [faults]}}};
+    each model entry holds ``score`` (rate, k, n, ci95, by_quantity, by_seed, tolerance), ``kinds``
     (reproduction rate dict or None) and ``passes``.
     """
     base = quantities["base"]
@@ -186,11 +201,13 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
             for c in names:
                 ce = entry(c)
                 d = newcombe(pe["score"]["k"], pe["score"]["n"], ce["score"]["k"], ce["score"]["n"])
-                row["controls"][c] = {**ce, "diff_ci95": d, "beaten": bool(d) and d[0] > 0}
+                row["controls"][c] = {**ce, "diff_ci95": d, "beaten": bool(d) and d[0] > 0,
+                                      "seeds_proxy_ahead": seeds_ahead(pe["score"], ce["score"])}
             row["passes"] = pe["passes"]
             row["reproduces"] = pe["passes"] and all(v["beaten"] for v in row["controls"].values())
             per[fault] = row
         out[proxy] = {"controls": list(names), "faults": per,
+                      "rule": {"min_score": float(cp["min_score"]), "min_seed_share": float(cp["min_seed_share"])},
                       "reproduces": [f for f, r in per.items() if r["reproduces"]],
                       "controls_passing": {c: [f for f, r in per.items() if r["controls"][c]["passes"]] for c in names}}
     return out

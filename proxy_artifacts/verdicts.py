@@ -49,7 +49,8 @@ FAULT_KINDS = {
 }
 
 # Per fault: how it is triggered here, the signature the literature documents (with its source), and the
-# fix ("<fault>+fix" runs apply it where rl.FIXABLE lists the fault; otherwise how the fix is checked).
+# fix ("<fault>+fix" runs apply it where rl.FIXABLE lists the fault; otherwise how the fix is checked;
+# ``fix_run_exists`` False: no run applies the fix, so the healthy runs' rate is not a rate with the fix).
 FAULT_CATALOG = {
     "logprob_bf16": {
         "trigger": "rollout-side forwards (generation, old-policy and reference log-probs) under bf16 autocast, "
@@ -65,7 +66,8 @@ FAULT_CATALOG = {
         "signature": "train/rollout log-prob mismatch from routing decisions that flip between the two passes",
         "source": "arXiv 2510.11370 (R3: ~10% of router decisions differ between rollout and training; "
                   "replaying the rollout's routes fixes it)",
-        "fix": "the same kernel on both sides, or routing replay (R3); no fix run here"},
+        "fix": "the same kernel on both sides, or routing replay (R3); no fix run here",
+        "fix_run_exists": False},
     "skip_actor_update": {
         "trigger": "gradients dropped before the optimizer step from fault_step on",
         "signature": "parameter update norm 0 while the healthy runs move",
