@@ -69,6 +69,25 @@ def test_tolerance_is_the_base_spread_with_floors():
     assert controls.cell_matches(0.0, 1e-13, "log", 0.3) is True  # both below the floor: a frozen update
 
 
+def test_magnitude_score_counts_cells_per_seed_and_the_seeds_a_proxy_is_ahead_on():
+    """Two quantities logged (reward linear, kl log), three seeds. Base: reward 0.5, 0.6, 0.7 (tolerance
+    max(2 x 0.2, abs_floor) = 0.4), kl 1e-2 on every seed (tolerance: the log floor). Proxy: equal to the
+    base on every seed: 2/2 cells per seed. Control: seed 0 equal, seed 1 reward off by 1.0 and kl x 100,
+    seed 2 kl x 100: 2/2, 0/2, 1/2. So 3 of 6 cells match the control (rate 0.5), and the proxy is ahead
+    on seeds 1 and 2 only: 2 of 3 seeds, though its 6/6 cells against 3/6 look like six more cells."""
+    def q(r, k):
+        return {"reward_mean": r, "entropy_mean": None, "kl_max": k, "grad_norm_max": None,
+                "logprob_mismatch_fresh_max": None, "update_norm_median": None}
+
+    base = {0: q(0.5, 1e-2), 1: q(0.6, 1e-2), 2: q(0.7, 1e-2)}
+    ctrl = {0: q(0.5, 1e-2), 1: q(1.6, 1.0), 2: q(0.7, 1.0)}
+    p, c = controls.magnitude_score(base, base, CP), controls.magnitude_score(base, ctrl, CP)
+    assert p["by_seed"] == {"0": [2, 2], "1": [2, 2], "2": [2, 2]} and (p["k"], p["n"]) == (6, 6)
+    assert c["by_seed"] == {"0": [2, 2], "1": [0, 2], "2": [1, 2]} and (c["k"], c["n"]) == (3, 6)
+    assert controls.seeds_ahead(p, c) == [2, 3] and controls.seeds_ahead(c, p) == [0, 3]
+    assert controls.seeds_ahead(p, {"k": 0, "n": 0}) == [0, 0]
+
+
 def test_reinit_control_fails_where_the_real_proxy_passes(tmp_path, monkeypatch):
     """The injection gives every model the fault's kinds (KL jump, frozen update), so the re-initialised
     control reproduces the base's signature on 3/3 seeds; its magnitudes (reward 0, entropy of a uniform
