@@ -13,13 +13,19 @@ gpt-oss's biased router and interleaved gate/up with biases) goes through:
    categories) of the base loaded by Hub id;
 3. ``prune``: :func:`pipeline.run_prune` at keep ``KEEP`` with the ``proxy.prune`` settings
    (selection method and output merge of ``params.yaml``);
-4. ``publish``: :func:`hub.publish` to a Hub (the tests and the committed table: the offline stand-in
+4. ``invariants``: :func:`check_invariants`: the proxy against the base, tensor by tensor: every
+   non-expert tensor (embeddings, attention incl. MLA, norms, dense layers, lm_head, shared experts) equal
+   to the base's, router rows / router bias / correction bias equal to the base's rows of the kept
+   experts (``kept_experts.json``), kept experts' tensors equal to the base's kept experts but for the
+   down projections the output merge refits, which must be that refit of the base's kept down
+   projections; KL(base || proxy) on a few tokens recorded;
+5. ``publish``: :func:`hub.publish` to a Hub (the tests and the committed table: the offline stand-in
    :class:`passnet_common.hub_standin.HubStandIn`);
-5. ``pull``: :func:`hub.pull` pinned to the published commit, lineage checked against the base id;
-6. ``from_pretrained``: plain ``AutoModelForCausalLM.from_pretrained`` of the pulled folder: no
+6. ``pull``: :func:`hub.pull` pinned to the published commit, lineage checked against the base id;
+7. ``from_pretrained``: plain ``AutoModelForCausalLM.from_pretrained`` of the pulled folder: no
    missing / unexpected / mismatched keys, the kept expert count in the config and in every MoE block,
    logits equal (``torch.testing.assert_close``) to the pruned model written before publishing;
-7. ``grpo``: one GRPO step (:func:`rl.run_grpo`, TRL ``GRPOTrainer``, healthy) of the pulled folder
+8. ``grpo``: one GRPO step (:func:`rl.run_grpo`, TRL ``GRPOTrainer``, healthy) of the pulled folder
    with a deterministic reward that varies within a group (:func:`completion_hash_reward`: a random
    model earns none of the task reward) and the load-balancing loss off: one optimizer step logged with
    a finite loss, reward spread within groups, gradient norm > 0 and parameter update norm > 0 (the
@@ -60,13 +66,14 @@ from passnet_common.params import load_params
 from . import corpus, rl
 from .adapters import adapter_for, expert_count, moe_blocks
 from .hub import publish, pull
-from .pipeline import run_prune, run_stats
+from .pipeline import merge_calibration, run_prune, run_stats
+from .prune import output_merge
 from .timing import machine
 
 FAMILY_ORDER = ("qwen3_moe", "qwen2_moe", "olmoe", "mixtral", "deepseek_v3", "gpt_oss")
 FAMILY_NAMES = {"qwen3_moe": "Qwen3-MoE", "qwen2_moe": "Qwen2-MoE", "olmoe": "OLMoE", "mixtral": "Mixtral",
                 "deepseek_v3": "DeepSeek-V3", "gpt_oss": "gpt-oss"}
-STEPS = ("init", "stats", "prune", "publish", "pull", "from_pretrained", "grpo")
+STEPS = ("init", "stats", "prune", "invariants", "publish", "pull", "from_pretrained", "grpo")
 KEEP = 0.5
 
 _COMMON = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=48,
@@ -139,6 +146,107 @@ def save_tiny_base(family: str, folder: str | Path, seed: int = 0) -> dict:
             "router": f"{a.score_fn}" + (f", group-limited (n_group {cfg.n_group}, topk_group {cfg.topk_group}), "
                                          "e_score_correction_bias" if a.group_keys else "")
             + (", router bias" if "bias" in a.router_params else "")}
+
+
+KL_TOKENS = (2, 16)
+"""Shape of the seeded random token batch the ``invariants`` step measures KL(base || proxy) on."""
+
+
+def _rel_diff(got: torch.Tensor, want: torch.Tensor) -> float:
+    return float((got.double() - want.double()).norm() / want.double().norm().clamp_min(1e-30))
+
+
+def check_invariants(base_dir: str | Path, proxy_dir: str | Path, merge: str, cal_ids: torch.Tensor | None = None,
+                     ridge: float | None = None, refit_tol: float = 1e-4) -> dict:
+    """Step ``invariants``: the pruned proxy against its base, tensor by tensor (both loaded with plain
+    ``from_pretrained``; the kept experts read from the proxy's ``kept_experts.json``).
+
+    - every tensor outside the routed experts and the routers (embeddings, attention incl. MLA, norms,
+      dense layers, lm_head, and the shared experts with their gate where the family has them) is equal
+      to the base's (``torch.equal``);
+    - every router tensor (router rows, router bias, ``e_score_correction_bias``) equals the base's rows
+      of the kept experts, in the kept order;
+    - the kept experts' tensors equal the base's kept experts (``merge`` ``none``); with ``output`` merge
+      every expert tensor but the down projection (and its bias) equals the base's kept experts, and the
+      down projections are what the merge guarantees: :func:`prune.output_merge` run again from the
+      base's kept down projections on the same calibration windows (``cal_ids``, ``ridge``) gives them
+      (relative L2 difference <= ``refit_tol`` per block, for thread-count rounding); with ``frequency``
+      merge the expert tensors are averages of cluster members and are not compared;
+    - the proxy has exactly the base's tensor names (no tensor dropped or added).
+
+    Records KL(base || proxy) (nats per token, mean over a seeded :data:`KL_TOKENS` batch of random ids).
+
+    Raises:
+        AssertionError: any invariant fails (the message names the first tensors that differ).
+    """
+    base = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32).eval()
+    proxy = AutoModelForCausalLM.from_pretrained(proxy_dir, dtype=torch.float32).eval()
+    a = adapter_for(base.config)
+    kept = json.loads((Path(proxy_dir) / "kept_experts.json").read_text())
+    bb, pb = moe_blocks(base, a), moe_blocks(proxy, a)
+    if [b.name for b in bb] != [b.name for b in pb] or sorted(kept) != sorted(b.name for b in bb):
+        raise AssertionError(f"MoE blocks differ: base {[b.name for b in bb]}, proxy {[b.name for b in pb]}, "
+                             f"kept_experts.json {sorted(kept)}")
+    sb, sp = base.state_dict(), proxy.state_dict()
+    if set(sb) != set(sp):
+        raise AssertionError(f"tensor names differ: only in base {sorted(set(sb) - set(sp))[:5]}, only in proxy "
+                             f"{sorted(set(sp) - set(sb))[:5]}")
+    down = {"down_proj"} | ({a.down_bias} if a.down_bias else set())
+    routed, router, refit, bad = {}, {}, [], []
+    for b in bb:
+        idx = torch.tensor(kept[b.name], dtype=torch.long)
+        for pn in a.expert_params:
+            routed[f"{b.name}.{a.experts_attr}.{pn}"] = (idx, pn)
+        for pn in a.router_params:
+            router[f"{b.name}.{a.router_attr}.{pn}"] = idx
+    for k in list(routed) + list(router):
+        if k not in sb:
+            raise AssertionError(f"{k} is not a tensor of the base's state dict")
+    shared_prefixes = tuple(f"{b.name}.{s}." for b in bb for s in a.shared_attrs)
+    counts = {"non_expert": 0, "shared_expert": 0, "router": 0, "expert": 0, "expert_refit": 0}
+    for k, t in sb.items():
+        if k in routed or k in router:
+            continue
+        counts["shared_expert" if k.startswith(shared_prefixes) else "non_expert"] += 1
+        if not torch.equal(sp[k], t):
+            bad.append(f"{k} (not a routed-expert or router tensor) differs from the base's")
+    for k, idx in router.items():
+        counts["router"] += 1
+        if not torch.equal(sp[k], sb[k].index_select(0, idx)):
+            bad.append(f"{k} is not the base's rows of the kept experts {idx.tolist()[:8]}...")
+    for k, (idx, pn) in routed.items():
+        if merge == "frequency" or (merge == "output" and pn in down):
+            continue
+        counts["expert"] += 1
+        if not torch.equal(sp[k], sb[k].index_select(0, idx)):
+            bad.append(f"{k} is not the base's kept experts {idx.tolist()[:8]}...")
+    if bad:
+        raise AssertionError(f"{len(bad)} tensor(s) break the structure-preserving invariants: " + "; ".join(bad[:4]))
+    if merge == "output":
+        if cal_ids is None or ridge is None:
+            raise AssertionError("output merge: the invariants need the merge's calibration windows and ridge")
+        want = copy.deepcopy(proxy)
+        with torch.no_grad():
+            for b, wb in zip(bb, moe_blocks(want, a)):
+                idx = torch.tensor(kept[b.name], dtype=torch.long)
+                for pn in down:
+                    getattr(wb.experts, pn).data.copy_(getattr(b.experts, pn).data.index_select(0, idx))
+        output_merge(base, want, cal_ids, float(ridge))
+        for pbk, wb in zip(pb, moe_blocks(want, a)):
+            for pn in down:
+                d = _rel_diff(getattr(pbk.experts, pn).data, getattr(wb.experts, pn).data)
+                counts["expert_refit"] += 1
+                refit.append(round(d, 9))
+                if not d <= refit_tol:
+                    raise AssertionError(f"{pbk.name}.{a.experts_attr}.{pn} is not the output merge's refit of the "
+                                         f"base's kept experts (relative difference {d:.3g} > {refit_tol})")
+    ids = torch.randint(3, base.config.vocab_size, KL_TOKENS, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        lb = torch.log_softmax(base(input_ids=ids).logits.double(), -1)
+        lp = torch.log_softmax(proxy(input_ids=ids).logits.double(), -1)
+    kl = float((lb.exp() * (lb - lp)).sum(-1).mean())
+    return {"tensors_checked": counts, "merge": merge, "down_refit_max_rel_diff": max(refit) if refit else None,
+            "kl_base_to_proxy": round(kl, 6), "kl_tokens": list(KL_TOKENS)}
 
 
 def _check_loaded(pulled: Path, local: Path, kept_count: int) -> dict:
@@ -224,7 +332,7 @@ def hub_endpoint(endpoint: str, cache: str | Path):
 
 
 def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str, token: str) -> dict:
-    """Run the seven steps (module docstring) for ``family`` under ``work``; stops at the first failure.
+    """Run the eight steps (module docstring) for ``family`` under ``work``; stops at the first failure.
 
     The base is used as a user's real MoE is: ``init`` uploads it (with a card declaring
     :data:`BASE_LICENSE`) to the Hub at ``endpoint``, and ``stats`` / ``prune`` load it by Hub id at
@@ -232,7 +340,7 @@ def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str,
     the sha), so the lineage names ``hf:<id>@<sha>`` and the card carries ``base_model`` and the
     base's licence.
 
-    Returns {"family", "name", "steps": {step: {"ok", ...details or "error"}}, "passed" (all seven ok),
+    Returns {"family", "name", "steps": {step: {"ok", ...details or "error"}}, "passed" (all eight ok),
     "base" (:func:`save_tiny_base`), "base_id", "merge", "method", "keep_ratio_effective"}.
     """
     work = Path(work)
@@ -263,6 +371,15 @@ def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str,
         out.update(method=lin["method"], merge=lin["merge"], keep_ratio_effective=lin["keep_ratio_effective"])
         return {"experts_kept": lin["experts_kept"], "experts_base": lin["experts_base"], "merge": lin["merge"]}
 
+    def invariants():
+        cal, ridge = None, None
+        if out.get("merge") == "output":
+            meta = json.loads((work / "stats" / "meta.json").read_text())
+            cal = merge_calibration(corpus.build_tokenizer(), p["prune"], meta)
+            ridge = p["prune"]["calibration"]["ridge"]
+        with torch.random.fork_rng(devices=[]):  # loading draws from the global RNG; the later steps see none of it
+            return check_invariants(work / "base", work / "proxy" / "model", out.get("merge"), cal, ridge)
+
     def publish_():
         state["sha"] = publish(work / "proxy" / "model", f"passnet/tiny-{family.replace('_', '-')}-proxy",
                                endpoint=endpoint, token=token)
@@ -280,7 +397,7 @@ def run_family(family: str, proxy_params: dict, work: str | Path, endpoint: str,
         return _check_grpo(state["pulled"], p["grpo"], state["kept"])
 
     with hub_endpoint(endpoint, work / "hub_cache"):
-        for step, fn in zip(STEPS, (init, stats, prune, publish_, pull_, load, grpo)):
+        for step, fn in zip(STEPS, (init, stats, prune, invariants, publish_, pull_, load, grpo)):
             try:
                 out["steps"][step] = {"ok": True, **fn()}
             except Exception as exc:  # noqa: BLE001 - recorded per step; the table says which step failed and why
@@ -311,16 +428,18 @@ def _r(v) -> str:
 def markdown(m: dict) -> str:
     """The family x step table of a :func:`run_all` result (one row per family)."""
     L = ["| family | class | experts (base -> proxy), top-k | shared experts | router | merge | "
-         + " | ".join(STEPS) + " | GRPO step: reward mean / std, grad norm before clipping, update norm |",
-         "|---" * (6 + len(STEPS) + 1) + "|"]
+         + " | ".join(STEPS) + " | KL(base \\|\\| proxy), nats/token | GRPO step: reward mean / std, grad norm "
+         "before clipping, update norm |",
+         "|---" * (6 + len(STEPS) + 2) + "|"]
     for f in m["families"].values():
         b = f.get("base") or {}
         st = f["steps"]
         cells = ["ok" if st.get(s, {}).get("ok") else ("FAILED" if s in st else "-") for s in STEPS]
         g = st.get("grpo", {})
+        kl = st.get("invariants", {}).get("kl_base_to_proxy") if st.get("invariants", {}).get("ok") else None
         L.append(f"| {f['name']} | `{b.get('class')}` | {b.get('experts')} -> {st.get('prune', {}).get('experts_kept')}, "
                  f"{b.get('top_k')} | {'yes' if b.get('shared_experts') else 'no'} | {b.get('router')} | "
-                 f"{f.get('merge')} | " + " | ".join(cells)
+                 f"{f.get('merge')} | " + " | ".join(cells) + f" | {_r(kl)}"
                  + (f" | {_r(g.get('reward'))} / {_r(g.get('reward_std'))}, {_r(g.get('grad_norm_trl'))}, "
                     f"{_r(g.get('update_norm'))} |" if g.get("ok") else " | - |"))
     return "\n".join(L) + f"\n\n(from `metrics/proxy_architectures.json`, written by `{m['command'].strip()}`)\n"

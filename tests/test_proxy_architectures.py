@@ -54,6 +54,14 @@ def test_family_end_to_end(family, tmp_path, hub):
     # the GRPO step's policy gradient moved the weights (a reward that varies within a group, no aux loss)
     assert st["grpo"]["reward_std"] > 0 and st["grpo"]["grad_norm_total"] > 0 and st["grpo"]["update_norm"] > 0
     assert st["grpo"]["aux_loss_coef"] == 0.0
+    # the proxy against the base, tensor by tensor: non-expert (shared experts too), routers, kept experts, refit
+    inv = st["invariants"]["tensors_checked"]
+    assert inv["non_expert"] > 0 and inv["router"] == len(ADAPTERS[family].router_params) * base["moe_layers"]
+    assert (inv["shared_expert"] > 0) == base["shared_experts"]
+    if p["prune"]["merge"] == "output":
+        assert inv["expert_refit"] == base["moe_layers"] * (2 if family == "gpt_oss" else 1)
+        assert st["invariants"]["down_refit_max_rel_diff"] <= 1e-4
+    assert 0 < st["invariants"]["kl_base_to_proxy"] < 10
     # the structural facts the card and the table state
     assert base["shared_experts"] == (family in ("qwen2_moe", "deepseek_v3"))
     lin = json.loads((tmp_path / "proxy" / "model" / "lineage.json").read_text())
@@ -68,10 +76,56 @@ def test_family_end_to_end(family, tmp_path, hub):
     assert (f"{family} has no shared experts" in card) == (not base["shared_experts"])
 
 
+def _sabotage(kind):
+    """A wrapper of ``pipeline.prune_model`` that breaks the proxy after an exact prune: ``shared`` zeroes the
+    shared experts, ``bias`` zeroes ``e_score_correction_bias``, ``rows`` reverses the router rows."""
+    import torch
+
+    from proxy_artifacts import pipeline
+    from proxy_artifacts.adapters import adapter_for, moe_blocks
+
+    orig = pipeline.prune_model
+
+    def wrapped(model, kept, *a, **kw):
+        m = orig(model, kept, *a, **kw)
+        ad = adapter_for(m.config)
+        with torch.no_grad():
+            for b in moe_blocks(m, ad):
+                if kind == "shared":
+                    for attr in ad.shared_attrs:
+                        for t in getattr(b.block, attr).parameters():
+                            t.zero_()
+                elif kind == "bias":
+                    b.router.e_score_correction_bias.zero_()
+                else:
+                    b.router.weight.copy_(b.router.weight.flip(0))
+        return m
+
+    return wrapped
+
+
+@pytest.mark.parametrize("family,kind,names", [
+    ("qwen2_moe", "shared", "shared_expert"), ("deepseek_v3", "shared", "shared_experts"),
+    ("deepseek_v3", "bias", "e_score_correction_bias"), ("deepseek_v3", "rows", "gate.weight is not the base's rows"),
+    ("qwen2_moe", "rows", "gate.weight is not the base's rows")])
+def test_a_broken_prune_fails_the_family_run(family, kind, names, tmp_path, hub, monkeypatch):
+    """Zeroed shared experts, a zeroed correction bias or reversed router rows (each applied after an exact
+    prune, by wrapping ``pipeline.prune_model``) pass init / stats / prune but fail ``invariants``, naming
+    the tensor; the run stops there (passed false)."""
+    from proxy_artifacts import pipeline
+
+    monkeypatch.setattr(pipeline, "prune_model", _sabotage(kind))
+    r = arch.run_family(family, load_params(ROOT / "params.yaml", "proxy"), tmp_path, hub.endpoint, TOKEN)
+    assert [s for s, v in r["steps"].items() if v["ok"]] == ["init", "stats", "prune"]
+    assert not r["passed"] and not r["steps"]["invariants"]["ok"]
+    assert names in r["steps"]["invariants"]["error"], r["steps"]["invariants"]["error"]
+    assert "publish" not in r["steps"]
+
+
 def test_markdown_table_marks_failed_steps():
     m = {"command": "python -m proxy_artifacts.architectures", "families": {
         "mixtral": {"name": "Mixtral", "base": {"class": "MixtralForCausalLM", "experts": 8, "top_k": 2,
                                                "shared_experts": False, "router": "softmax"},
                     "merge": "output", "steps": {"init": {"ok": True}, "stats": {"ok": False, "error": "x"}}}}}
     row = arch.markdown(m).splitlines()[2]
-    assert "| ok | FAILED | - | - | - | - | - |" in row
+    assert "| ok | FAILED | - | - | - | - | - | - | - | - |" in row
