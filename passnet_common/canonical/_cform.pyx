@@ -67,6 +67,7 @@ cdef extern from *:
     dict _PyDict_NewPresized(Py_ssize_t minused)
     bint PyObject_TypeCheck(PyObject *o, PyTypeObject *t)
     PyObject *PyDict_GetItem(PyObject *d, PyObject *k)
+    PyObject *PyDict_GetItemWithError(object d, object k) except? NULL
     ctypedef struct PyListObject:
         PyObject **ob_item
     Py_ssize_t PyLong_AsSsize_t(PyObject *o)
@@ -504,7 +505,7 @@ cdef object _ABSENT = object()
 def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_store, slow_label):
     """``form.labels_plain``'s labels, inputs and stored entries, with a label cache
     (``slow_label``: ``form._slow_label``, called on a miss). Keys: the first template
-    ``(op, target, template, None, dtype, shape)`` (``None, None`` without metadata) for calls
+    ``(op, target, None, dtype, shape, *argument templates)`` (``None, None`` without metadata) for calls
     without keyword arguments whose output is a tensor or None, the exact template otherwise
     (:mod:`passnet_common.canonical.fastpath`)."""
     cdef list store = [None] * len(nodes) if want_store else None
@@ -517,6 +518,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef bint first, fast
     cdef Py_ssize_t na, q
     cdef tuple tpt
+    cdef PyObject *pv
     for n in nodes:
         i += 1
         if _pf_on and len(nodes) == n_nodes:
@@ -528,7 +530,11 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         else:
             op = n.op
             meta = n.meta
-        val = meta.get("example_value", _ABSENT)  # one look-up where the Python loop makes two
+        if PyDict_CheckExact(<PyObject *>meta):  # meta.get("example_value", _ABSENT) without the method call
+            pv = PyDict_GetItemWithError(meta, "example_value")
+            val = <object>pv if pv != NULL else _ABSENT
+        else:
+            val = meta.get("example_value", _ABSENT)  # one look-up where the Python loop makes two
         if val is _ABSENT:
             val = meta["val"] if "val" in meta else meta.get("tensor_meta")
         if val is None:
@@ -557,16 +563,25 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                     args = n._args
                     target = n.target
                 key = None
-                kw_deps = []
                 if not kwargs and first:
                     try:
-                        # (op, target, template, None, mk) with mk = (dtype, shape) or None spread as
-                        # its last two items: the same equal keys, one tuple fewer per node
+                        # (op, target, None, dtype, shape, *argument templates) for a tuple of arguments
+                        # (dtype, shape None, None without metadata): one flat tuple, equal where the
+                        # nested (op, target, template, None, dtype, shape) is, and never equal to one
+                        # (its third item, a template, is never None)
                         if type(args) is tuple:
                             na = len(<tuple>args)
-                            tpt = PyTuple_New(na + 1)
-                            Py_INCREF(True)
-                            PyTuple_SET_ITEM(tpt, 0, True)
+                            tpt = PyTuple_New(na + 5)
+                            Py_INCREF(op)
+                            PyTuple_SET_ITEM(tpt, 0, op)
+                            Py_INCREF(target)
+                            PyTuple_SET_ITEM(tpt, 1, target)
+                            Py_INCREF(None)
+                            PyTuple_SET_ITEM(tpt, 2, None)
+                            Py_INCREF(dt)
+                            PyTuple_SET_ITEM(tpt, 3, dt)
+                            Py_INCREF(sh)
+                            PyTuple_SET_ITEM(tpt, 4, sh)
                             for q in range(na):
                                 v = (<tuple>args)[q]
                                 tv = type(v)
@@ -579,8 +594,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                                 else:
                                     x = template(v, deps, index, vclass)
                                 Py_INCREF(x)
-                                PyTuple_SET_ITEM(tpt, q + 1, x)
-                            key = (op, target, tpt, None, dt, sh)
+                                PyTuple_SET_ITEM(tpt, q + 5, x)
+                            key = tpt
                         else:
                             key = (op, target, template(args, deps, index, vclass), None, dt, sh)
                     except TypeError:
@@ -588,6 +603,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                 if key is None:
                     if first:
                         mk = None if val is None else (dt, sh)
+                    kw_deps = [] if kwargs else None
                     key = (EXACT_TAG, op, target, exact_template(args, deps, index, xclass),
                            exact_template(kwargs, kw_deps, index, xclass) if kwargs else None, mk)
                     if kw_deps:
