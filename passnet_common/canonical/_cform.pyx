@@ -301,8 +301,8 @@ cdef inline Py_ssize_t _pf_index(PyObject *x, Py_ssize_t m) noexcept:
 cdef inline PyObject *_pf_entry(PyObject **o_items, PyObject **s_items, Py_ssize_t n, Py_ssize_t m,
                                 Py_ssize_t k) noexcept:
     """``store[order[k]]`` (``o_items``: the ``n`` items of ``order``, ``s_items``: the ``m`` of
-    ``store``) when ``k < n``, the index is in range and the entry is an ``(entry, deps)`` pair, else
-    NULL."""
+    ``store``) when ``k < n``, the index is in range and the entry is an ``(entry, deps)`` pair or an
+    entry alone (6 items), else NULL."""
     cdef Py_ssize_t o
     cdef PyObject *st
     if k >= n:
@@ -311,20 +311,35 @@ cdef inline PyObject *_pf_entry(PyObject **o_items, PyObject **s_items, Py_ssize
     if o < 0:
         return NULL
     st = s_items[o]
-    if not PyTuple_CheckExact(st) or PyTuple_GET_SIZE(st) != 2:
+    if not PyTuple_CheckExact(st) or (PyTuple_GET_SIZE(st) != 2 and PyTuple_GET_SIZE(st) != 6):
         return NULL
     return st
 
 
-cdef inline void _pf_store(list order, list store, list refs, Py_ssize_t k) noexcept:
+cdef inline PyObject *_pf_deps(PyObject *st, PyObject **c_items, Py_ssize_t n, Py_ssize_t k) noexcept:
+    """The list the skeleton of ``st`` (from :func:`_pf_entry` at ``k``) is filled through: an
+    ``(entry, deps)`` pair's deps (original indexes), an entry alone's ``canon_inputs[k]`` (canonical
+    positions, ``c_items``: the ``n`` items of ``canon_inputs``); NULL if it is not a list."""
+    cdef PyObject *d
+    if PyTuple_GET_SIZE(st) == 2:
+        d = PyTuple_GET_ITEM(st, 1)
+    elif k < n:
+        d = c_items[k]
+    else:
+        return NULL
+    return d if PyList_CheckExact(d) else NULL
+
+
+cdef inline void _pf_store(list order, list store, list refs, list canon_inputs, Py_ssize_t k) noexcept:
     """Prefetch for :func:`node_list` (speed only): for the nodes 1-8 canonical positions ahead,
     their stored entries (``store[order[k + d]]``, read in canonical order, i.e. at random): the
-    ``(entry, deps)`` pair 8 ahead, the entry and the deps list 5 ahead, the deps list's items 3
-    ahead, the reference lists ``refs[deps[q]]`` its skeleton is filled with 1 ahead."""
+    entry (or ``(entry, deps)`` pair) 8 ahead, its parts and the list its slots are filled through
+    5 ahead, that list's items 3 ahead, the reference lists its skeleton is filled with 1 ahead."""
     cdef PyObject **o_items = (<PyListObject *>order).ob_item
     cdef PyObject **s_items = (<PyListObject *>store).ob_item
     cdef PyObject **r_items = (<PyListObject *>refs).ob_item
-    cdef Py_ssize_t n = len(order), m = len(store), n_refs = len(refs), o, q, j
+    cdef PyObject **c_items = (<PyListObject *>canon_inputs).ob_item
+    cdef Py_ssize_t n = len(order), m = len(store), n_refs = len(refs), n_ci = len(canon_inputs), o, q, j
     cdef PyObject *st
     cdef PyObject *d
     if k + 8 < n:
@@ -334,33 +349,58 @@ cdef inline void _pf_store(list order, list store, list refs, Py_ssize_t k) noex
     st = _pf_entry(o_items, s_items, n, m, k + 5)
     if st != NULL:
         _PN_PF(PyTuple_GET_ITEM(st, 0))
-        _PN_PF(PyTuple_GET_ITEM(st, 1))
+        if PyTuple_GET_SIZE(st) == 2:
+            _PN_PF(PyTuple_GET_ITEM(st, 1))
+        elif k + 5 < n_ci:
+            _PN_PF(c_items[k + 5])
     st = _pf_entry(o_items, s_items, n, m, k + 3)
     if st != NULL:
-        d = PyTuple_GET_ITEM(st, 1)
-        if PyList_CheckExact(d):
+        d = _pf_deps(st, c_items, n_ci, k + 3)
+        if d != NULL:
             _PN_PF((<PyListObject *>d).ob_item)
     st = _pf_entry(o_items, s_items, n, m, k + 1)
     if st != NULL:
-        d = PyTuple_GET_ITEM(st, 1)
-        if PyList_CheckExact(d):
+        d = _pf_deps(st, c_items, n_ci, k + 1)
+        if d != NULL:
             for q in range(min(PyList_GET_SIZE(d), 8)):
-                j = _pf_index((<PyListObject *>d).ob_item[q], n_refs)
+                if PyTuple_GET_SIZE(st) == 2:
+                    j = _pf_index((<PyListObject *>d).ob_item[q], n_refs)
+                else:  # a canonical position: the node is order[position]
+                    j = _pf_index((<PyListObject *>d).ob_item[q], n)
+                    if j >= 0:
+                        j = _pf_index(o_items[j], n_refs)
                 if j >= 0:
                     _PN_PF(r_items[j])
 
 
+cdef list _run_c(list skel, tuple plan, list refs, list order, list ci):
+    """:func:`_run` with ``deps[q]`` read as ``order[ci[q]]`` (``ci``: the node's inputs as canonical
+    positions, ``order[position]`` the node there)."""
+    cdef list out = skel.copy()
+    cdef tuple item
+    for item in plan:
+        if item[2] is None:
+            out[item[0]] = refs[order[ci[item[1]]]]
+        else:
+            out[item[0]] = _run_c(skel[item[0]], item[2], refs, order, ci)
+    return out
+
+
 def node_list(list order, list store, list ops, list refs, list canon_inputs, dict ph_positions,
               list placeholder_order, object other, object slot):
-    """``stored.node_list_py`` (the same list; ``slot``: the ``stored._Slot`` type)."""
+    """``stored.node_list_py`` (the same list; ``slot``: the ``stored._Slot`` type). Besides the
+    entries ``node_list_py`` reads, ``store[o]`` may be a call's stored entry alone (a 6-tuple: the
+    label pass's cache hits whose inputs are in the entry's slot order), whose slot ``q`` is then
+    filled from the node's ``q``-th input, ``order[canon_inputs[k][q]]``."""
     cdef list canon_nodes = []
-    cdef Py_ssize_t k = 0, n_order = len(order), n_store = len(store)
+    cdef Py_ssize_t k = 0, n_order = len(order), n_store = len(store), n_ci = len(canon_inputs)
     cdef tuple st, entry
     cdef object o, p, a_sk, k_sk, pa, pk, deps
     cdef dict d
+    cdef list ci
     for o in order:
-        if _pf_on and len(order) == n_order and len(store) == n_store:
-            _pf_store(order, store, refs, k)
+        if _pf_on and len(order) == n_order and len(store) == n_store and len(canon_inputs) == n_ci:
+            _pf_store(order, store, refs, canon_inputs, k)
         st = store[o]
         if st is not None and len(st) == 3:
             p = ph_positions[o]
@@ -369,17 +409,30 @@ def node_list(list order, list store, list ops, list refs, list canon_inputs, di
                                 "canonical_position": len(placeholder_order), "kind": st[1]})
             placeholder_order.append(p)
         elif st is not None:
-            entry = st[0]
-            deps = st[1]
+            if len(st) == 6:
+                entry = st
+                deps = None
+            else:
+                entry = st[0]
+                deps = st[1]
             a_sk = entry[1]
             k_sk = entry[2]
             pa = entry[4]
             pk = entry[5]
             if pa is not None:
-                if pa:
-                    a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]), slot)
-                if pk:
-                    k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]), slot)
+                if deps is None and ((pa and type(pa) is not tuple) or (pk and type(pk) is not tuple)):
+                    deps = [order[c] for c in <list>canon_inputs[k]]
+                if deps is None:
+                    ci = canon_inputs[k]
+                    if pa:
+                        a_sk = _run_c(a_sk, pa, refs, order, ci)
+                    if pk:
+                        k_sk = _run_c(k_sk, pk, refs, order, ci)
+                else:
+                    if pa:
+                        a_sk = _run(a_sk, pa, refs, deps) if type(pa) is tuple else _fill(a_sk, refs, _permuted(deps, pa[0]), slot)
+                    if pk:
+                        k_sk = _run(k_sk, pk, refs, deps) if type(pk) is tuple else _fill(k_sk, refs, _permuted(deps, pk[0]), slot)
             d = _PyDict_NewPresized(6)  # one key table of the final size (a 6-key literal resizes at its 6th key)
             d["op"] = ops[o]
             d["target"] = entry[0]
@@ -621,7 +674,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                 vclass.append(vc)
                 xclass.append(xc)
                 if want_store:
-                    store[i] = (hit[2], deps)
+                    store[i] = hit[2] if perm is None else (hit[2], deps)  # alone: its deps are inputs[i]
                 continue
             tdeps = deps
         elif op == "placeholder" and not keep_positions:
