@@ -217,7 +217,9 @@ def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_ca
     fid.write_text(json.dumps({**FIDELITY, "proxies": {n: {**v, "proxy_weights_sha256": sha0}
                                                        for n, v in FIDELITY["proxies"].items()}}))
     bm = tmp_path / "proxy_base.json"
-    bm.write_text(json.dumps({"task": "reverse", "task_lengths": {"heldout": [2, 3]}, "task_acc_heldout": 0.8}))
+    rev = json.loads((folder / "lineage.json").read_text())["base_revision"]
+    bm.write_text(json.dumps({"task": "reverse", "task_lengths": {"heldout": [2, 3]}, "task_acc_heldout": 0.8,
+                              "weights_sha256": rev}))
     before = (folder / "README.md").read_text()
     assert "Fidelity under RL: not in this card" in before
     with HubStandIn() as hub:
@@ -237,9 +239,35 @@ def test_publish_with_fidelity_puts_rl_and_fault_figures_with_controls_on_the_ca
     assert "no_load_balancing (expert_collapse) - no signature on the base" in card
     chance = (26 ** -2 + 26 ** -3) / 2
     assert f"chance level {chance:.2g}" in card and "base greedy exact match on the `heldout` set" in card
+    assert f"`{bm}`): 0.8" in card  # the card names the base metrics file it was given
     assert (folder / "README.md").read_text() == before  # the local folder is not changed
     for f in ("model.safetensors", "config.json", "kept_experts.json"):
         assert (got / f).read_bytes() == (folder / f).read_bytes(), f
+
+
+def test_publish_refuses_base_metrics_of_another_base(based_proxy, tmp_path):
+    """``--base-metrics`` must be the proxy's base's: metrics without ``weights_sha256`` (e.g. the
+    committed ``metrics/bench/proxy_base_seed1.json`` of another seed's base) or with another base's are
+    refused before anything is uploaded; the proxy_base stage's record carries the sha of
+    ``data/proxy/base``, the base of the committed proxies."""
+    from huggingface_hub import HfApi
+
+    from proxy_artifacts.checkpoint import weights_sha256
+
+    folder, base_dir = based_proxy
+    rev = json.loads((folder / "lineage.json").read_text())["base_revision"]
+    seed1 = ROOT / "metrics" / "bench" / "proxy_base_seed1.json"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"task": "reverse", "weights_sha256": "f" * 64}))
+    with HubStandIn() as hub:
+        for bm, msg in ((seed1, "record no weights_sha256"), (other, "metrics of another base")):
+            with pytest.raises(ValueError, match=msg):
+                publish(folder, "passnet/refused", endpoint=hub.endpoint, token=TOKEN, base_metrics=bm)
+        assert "passnet/refused" not in [m.id for m in HfApi(endpoint=hub.endpoint, token=TOKEN).list_models()]
+    assert weights_sha256(base_dir) == rev
+    committed = json.loads((ROOT / "metrics" / "proxy_base.json").read_text())
+    lin = json.loads((ROOT / "data" / "proxy" / "proxies" / "r0.5" / "model" / "lineage.json").read_text())
+    assert committed["weights_sha256"] == lin["base_revision"] == weights_sha256(ROOT / "data" / "proxy" / "base")
 
 
 def test_card_of_a_local_base_has_base_model_only_for_a_hub_repo_holding_its_weights(based_proxy, tmp_path):
@@ -510,6 +538,38 @@ def test_committed_record_control_columns_equal_the_record_for_every_control_and
     assert checked == len(faults) * len(controls)
 
 
+def test_committed_record_cards_say_only_what_their_records_hold():
+    """Card wording against the committed fidelity record: the fault table's intro mentions a control's column
+    only on the card that has control columns (r0.5); a fault without a fix run (swapped_operator) shows "-"
+    as the base-with-the-fix rate, not the healthy runs' 0/12 (lr_spike, whose fix is the healthy run, keeps
+    it); the magnitude note says a pass also needs the signature on min_seed_share of the seeds; the per-seed
+    cells and the seeds separating r0.5 from each control (control_random_output_merge matched 6, 2, 6 of 6
+    cells on fp16_no_loss_scaling: r0.5 is ahead on 1 of 3 seeds) are on the card with the caveat; r0.125's
+    intended use counts the faults it reproduces; the no-RL-gain sentence points to the longer study."""
+    r05, r025, r0125 = (_card_of(p) for p in ("r0.5", "r0.25", "r0.125"))
+    intro = "a control's match on the same rule is in its column beside it"
+    assert intro in r05 and intro not in r025 and intro not in r0125
+    for card in (r05, r0125):
+        head, rows = _faults_table(card)
+        fix = head.index("base with the fix")
+        assert rows["swapped_operator"][fix] == "-" and "no fix run here" in rows["swapped_operator"][fix - 1]
+        assert rows["lr_spike"][fix] == "0/12 [0.00, 0.24]"
+    assert ("and, for a fault with a signature, its signature also reproduces the base's on at least "
+            "`min_seed_share` (0.6667) of the seeds") in r05
+    assert "| fp16_no_loss_scaling | 6/6, 6/6, 6/6 | 6/6, 2/6, 6/6 | 2/6, 2/6, 2/6 | 1 of 3 | 3 of 3 |" in r05
+    assert "The (seed, quantity) cells are not independent draws" in r05
+    assert ("`fp16_no_loss_scaling` (seeds where r0.5 matched more cells than the control: "
+            "control_random_output_merge 1 of 3, control_reinit 3 of 3)") in r05
+    assert ("Of the 6 faults the base shows by signature (`metrics/fidelity.json`), this proxy reproduces 2 on every "
+            "seed (`logprob_bf16`, `swapped_operator`), 1 on some seeds (`fp16_overflow` 1/3) and 3 on none "
+            "(`fp16_no_loss_scaling`, `lr_spike`, `skip_actor_update`)") in r0125
+    assert "this proxy reproduces 6 on every seed" in r05
+    assert "beyond its negative controls on magnitudes: 4 (`fp16_no_loss_scaling`, `fp16_overflow`, `logprob_bf16`, " \
+           "`swapped_operator`)" in r05
+    for card in (r05, r0125):
+        assert "did not measurably raise the edge reward" in card and "`benchmarks/proxy_rl_study.py`" in card
+
+
 @pytest.mark.parametrize("proxy", ["r0.25", "r0.125"])
 def test_committed_record_card_of_another_proxy_does_not_present_r05_controls_as_its_own(proxy):
     """The controls are measured against r0.5 only: the card of r0.25 / r0.125 has no control column, and it
@@ -560,6 +620,12 @@ def test_readme_publish_command_puts_the_control_columns_on_the_card(proxy_dir, 
     rec["proxies"][name]["proxy_weights_sha256"] = json.loads((folder / "lineage.json").read_text())["proxy_weights_sha256"]
     args[i] = str(tmp_path / "fidelity.json")
     Path(args[i]).write_text(json.dumps(rec))
+    # publish checks that the base metrics are of the proxy's base: the tiny proxy's base revision in a copy
+    j = args.index("--base-metrics") + 1
+    bm = {**json.loads((ROOT / args[j]).read_text()),
+          "weights_sha256": json.loads((folder / "lineage.json").read_text())["base_revision"]}
+    args[j] = str(tmp_path / "proxy_base.json")
+    Path(args[j]).write_text(json.dumps(bm))
     with HubStandIn() as hub:
         run_env = {**os.environ, "HF_TOKEN": env["HF_TOKEN"], "HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0",
                    "PYTHONPATH": str(ROOT)}
