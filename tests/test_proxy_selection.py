@@ -191,6 +191,16 @@ def test_seed_winner_runner_up_is_never_the_leader_and_its_gap_is_not_negative()
     assert ev["winner"] == {**w, **({"settings": ev["winner"]["settings"]} if "settings" in ev["winner"] else {})}
 
 
+def test_committed_one_base_record_labels_its_p_values_and_groups_twins():
+    """metrics/proxy_selection.json (the proxy_compare stage): p-values labelled uncorrected / Holm, the
+    identical output-merged usage_cluster and frequency proxies one entry, the runner-up not the leader."""
+    w = json.loads((ROOT / "metrics" / "proxy_selection.json").read_text())["winner"]
+    assert "p_values" not in w and set(w["p_values_uncorrected"]) == set(w["p_values_holm"])
+    assert w["entries"]["frequency+output_merge = usage_cluster+output_merge"] == ["frequency+output_merge",
+                                                                                  "usage_cluster+output_merge"]
+    assert w["runner_up"] is not None and w["runner_up"] != w["leader"]
+
+
 def test_one_base_verdict_and_random_merge_gap():
     from proxy_artifacts.selection import default_method_name, judge_compare, one_base_verdict
 
