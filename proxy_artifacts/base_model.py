@@ -23,6 +23,7 @@ from passnet_common.io import atomic_write_json
 
 from . import corpus
 from .adapters import adapter_for, moe_blocks
+from .checkpoint import weights_sha256
 from .config import base_params
 from .metrics import sampled_reward, task_accuracy
 
@@ -227,8 +228,6 @@ def write_base_metrics(summary: dict, p: dict, out_dir: str | Path, metrics_path
     a local base's ``base_revision`` in a proxy's lineage, and ``publish --base-metrics`` refuses
     metrics of other weights.
     """
-    from .checkpoint import weights_sha256
-
     spec = json.loads((Path(out_dir) / "specialisation.json").read_text())
     m = {
         "weights_sha256": weights_sha256(out_dir),

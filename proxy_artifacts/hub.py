@@ -191,9 +191,10 @@ def publish(folder: str | Path, repo_id: str, *, endpoint: str | None = None, to
         fidelity / proxy_name: ``metrics/fidelity.json`` and the proxy's name in it (``r0.5``): the
             uploaded card shows its RL and fault figures. base_metrics: ``metrics/proxy_base.json``
             (task, word lengths, base accuracy; the card names the file as given), refused unless its
-            ``weights_sha256`` is the lineage's base revision (:func:`check_base_metrics`). base_model: the base's Hub id for the card metadata
-            when the lineage names a local base (:func:`check_base_model`: the repo must hold the base's
-            weights). With none of these the folder is uploaded as it is.
+            ``weights_sha256`` is the lineage's base revision (:func:`check_base_metrics`).
+            base_model: the base's Hub id for the card metadata when the lineage names a local base
+            (:func:`check_base_model`: the repo must hold the base's weights). With none of these the
+            folder is uploaded as it is.
 
     Raises:
         FileNotFoundError / ValueError: the folder fails :func:`checkpoint.verify_lineage`; ``proxy_name``
