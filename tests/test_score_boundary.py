@@ -28,6 +28,7 @@ STATIC = {  # cheat -> (its honest twin, a rule that must name it)
     "cheat_checker_patch": ("honest_checker_twin", "name: __import__"),
     "cheat_fake_clock": ("honest_clock_twin", "name: __import__"),
     "cheat_thread_between": ("honest_thread_twin", "import: threading"),
+    "attack_lookahead_base": ("honest_lookahead_twin", "attribute: x...untyped_storage"),
 }
 
 
@@ -173,6 +174,92 @@ def test_lazy_subclass_is_refused_and_its_twin_is_valid(subs):
     r = evaluate_subgraph(subs["softmax:0"], cand("cheat_lazy_subclass"), FAST)
     assert r["status"] == "violation" and "output_type" in kinds(r)
     assert any("Deferred" in v for v in r["violations"]) and floored(r)
+
+
+@pytest.mark.parametrize("sid", ["gelu_tanh:0", "softmax:1", "rmsnorm:1"])
+def test_value_keyed_memo_is_caught_by_the_near_repeat_and_its_twin_is_valid(subs, sid):
+    """``attack_memo_values.py`` replays the output of an earlier call whose inputs had the same
+    slot and the same first and last elements: the third checked call (the seed-0 inputs with half
+    their inner elements changed, in the same slot) gets the first call's output back. Its twin
+    computes the same key and never looks it up."""
+    twin = evaluate_subgraph(subs[sid], cand("honest_memo_twin"), FAST)
+    assert twin["status"] == "ok" and twin["violations"] == [] and twin["min_pass_t"] == -10
+    r = evaluate_subgraph(subs[sid], cand("attack_memo_values"), FAST)
+    assert r["status"] == "violation" and "near_repeat_mismatch" in kinds(r) and floored(r), r["violations"]
+
+
+def test_near_repeat_keeps_the_ends_and_changes_about_half_of_the_rest():
+    import random
+
+    import torch
+
+    from curate.score.defenses.checks import near_repeat
+
+    a = [torch.arange(1000.0), torch.zeros(2), 3, torch.ones(5), torch.arange(3.0)]
+    b = [torch.arange(1000.0) + 0.5, torch.ones(2), 4, torch.ones(5), torch.tensor([0.0, 7.0, 2.0])]
+    near, changed = near_repeat(a, b, random.Random(0))
+    assert changed == [0, 4] and near[1] is a[1] and near[2] == 3 and near[3] is a[3]  # too small / equal inside: kept
+    took = near[0] != a[0]
+    assert not took[0] and not took[-1] and 400 < int(took.sum()) < 600 and torch.equal(near[0][took], b[0][took])
+    assert near[4].tolist() == [0.0, 7.0, 2.0]  # one inner element that differs: taken
+    assert torch.equal(a[0], torch.arange(1000.0))  # the set it came from is untouched
+
+
+def test_each_input_is_its_own_storage_in_the_sandbox():
+    """The tensors a sandbox hands the candidate view their own bytes of the slot file only: its
+    storage (``attack_lookahead_base.py``'s route to the other sets) and ``as_strided`` reach
+    nothing beside them."""
+    import torch
+
+    from curate.score.boundary.parent import SharedSlots
+    from curate.score.boundary.sandbox import Slots
+
+    sl = SharedSlots([("tensor", "float32", [4, 8]), ("tensor", "int64", [3])], 5)
+    try:
+        mine = Slots(torch, sl.fd, *sl.message())
+        for row in mine.sets:
+            for t in row:
+                assert t.untyped_storage().nbytes() == t.numel() * t.element_size()
+        with pytest.raises(RuntimeError):
+            mine.sets[2][0].as_strided((5 * 32,), (1,), 0)
+        assert len(mine.ptrs) == 10
+    finally:
+        sl.close()
+
+
+def test_a_trials_inputs_do_not_exist_before_their_call_and_never_repeat():
+    """Every side's timed trial gets one input set per call, written into that call's slot only
+    when the call starts (after the previous call returned): at call ``i`` no later slot holds
+    anything of this trial's later sets, and no two calls of a trial see the same inputs."""
+    import random
+
+    from curate.score.defenses.clock import AccountableConfig, measure_boundary
+    from tests.test_score_reference import FakeBox, double, make_inputs
+
+    boxes = [FakeBox({"eager": double}, {"eager": 0.25}), FakeBox({"candidate": double}, {"candidate": 0.25}),
+             FakeBox({"candidate": double}, {"candidate": 0.125})]
+    for b in boxes:
+        b.calls = []
+    pt = measure_boundary(boxes[0], boxes[2], make_inputs, [("tensor", "float32", [4])], None,
+                          AccountableConfig(warmup=1, trials=4, min_trial_ms=2.0, retries=0), dyn=boxes[1], rng=random.Random(0))
+    assert pt.inner == pt.n_sets == 8 and pt.violations == [] and pt.speedup == 2.0
+    for b in boxes:
+        trials: dict[int, list] = {}
+        for n, i, xs, slots in b.calls:
+            trials.setdefault(n, []).append((i, tuple(xs[0].tolist()), [tuple(x.tolist()) for x in slots]))
+        timed = [calls for calls in trials.values() if len(calls) == pt.inner and len(set(c[1] for c in calls)) > 1]
+        assert len(timed) == 4
+        for calls in timed:
+            assert [c[0] for c in calls] == list(range(pt.inner))
+            vals = [c[1] for c in calls]
+            assert len(set(vals)) == len(vals)  # no repeat within the trial
+            for i, _, slots in calls:  # at call i, no later slot holds its call's values yet
+                assert all(slots[j] != vals[j] for j in range(i + 1, pt.inner)) and slots[i] == vals[i]
+    # the same values for every side, call by call
+    def seen(b):
+        return [tuple(c[2][0].tolist()) for c in b.calls if c[0] >= 1]
+
+    assert seen(boxes[1]) == seen(boxes[2])
 
 
 def test_pointer_keyed_replay_is_caught(subs):

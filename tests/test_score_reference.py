@@ -26,6 +26,7 @@ class FakeBox:
         self.baseline_tasks, self.n = set(), 0
         self.ins = self.outs = None
         self.log: list = []  # every message received (:func:`_plain`)
+        self.calls: list | None = None
 
     def tasks(self):
         return set()
@@ -47,15 +48,23 @@ class FakeBox:
             self.outs = Slots(torch, next(it), *msg["outputs"])
         return {"ok": True}
 
-    def timed(self, msg, deadline):
+    def stream(self, msg, deliver, deadline):
+        """A timed trial as :meth:`curate.score.boundary.parent.Sandbox.stream` runs it: call ``i``'s
+        input set delivered (``deliver(i)``) just before call ``i``; ``(reply, per-call ms, busy ms)``.
+        ``calls`` (when a list) records each call's input values and every slot of the trial as the
+        call saw them."""
         self.log.append(_plain(msg))
-        ms = 0.0
-        for k in msg["sets"]:
+        per = []
+        for i, k in enumerate(msg["sets"]):
+            deliver(i)
+            if self.calls is not None:  # (trial, call, its inputs, the first input of every slot of the trial now)
+                self.calls.append((self.n, i, [x.clone() for x in self.ins.sets[k]],
+                                   [self.ins.sets[j][0].clone() for j in msg["sets"]]))
             out = self.fns[msg["side"]](*self.ins.sets[k])
             self.outs.sets[k + msg.get("out_base", 0)][0].copy_(out)
-            ms += self.costs[msg["side"]] * (self.load(self.n) if self.load else 1)
+            per.append(self.costs[msg["side"]] * (self.load(self.n) if self.load else 1))
         self.n += 1
-        return {"ok": True}, ms
+        return {"ok": True}, per, sum(per)
 
 
 def _plain(msg: dict) -> dict:

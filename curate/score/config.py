@@ -29,14 +29,14 @@ class ScoreTimingConfig(ParamsConfig):
 
     warmup: int = knob(3, rule=non_negative(int), doc="untimed calls per side, on fresh inputs")
     trials: int = knob(15, rule=positive(int), doc="interleaved timed trials per side")
-    min_trial_ms: float = knob(5.0, rule=non_negative(float), doc="a trial lasts at least this long (ms; sets inner calls)")
-    clock_min_trial_ms: float = knob(10.0, rule=non_negative(float),
-                                     doc="floor of min_trial_ms: the request round trip (a few ms loaded) stays small beside it")
+    min_trial_ms: float = knob(5.0, rule=non_negative(float),
+                               doc="a trial's calls last at least this long (ms; sets inner calls, one fresh input set each)")
     max_iqr_ratio: float = knob(0.2, rule=positive(float), doc="noise gate: IQR / median of every side's trials")
     retries: int = knob(2, rule=non_negative(int), doc="extra attempts when the gate fails (the quietest is kept)")
     fresh_seed: int = knob(1, doc="seed of the fresh inputs of the checked calls before timing")
     check_per_trial: int = knob(2, rule=positive(int), doc="timed calls per trial whose outputs are compared with eager's")
-    pool_mb: float = knob(64.0, rule=positive(float), doc="input + output bytes of one trial's sets (MiB; sets reused above)")
+    pool_mb: float = knob(64.0, rule=positive(float),
+                          doc="input + output bytes of one trial's sets (MiB; a trial has no more calls than fit)")
     n_boot: int = knob(1000, rule=positive(int), doc="bootstrap resamples of the speedup intervals")
 
 

@@ -1,12 +1,14 @@
 """Attack: look ahead at every input set of the trial through the input tensor's storage.
 
-The inputs a candidate receives are views of one shared buffer that holds *all* the trial's input
-sets (written by the parent before the request). ``xs[0].untyped_storage()`` is that buffer; the sets' layout
-follows from the pointers (leaves aligned to 64 bytes, sets back to back). At the first call of a
-trial the candidate computes the outputs of every set at once (``torch.vmap`` over a zero-copy
-strided view of the buffer: one vectorized pass instead of ``nv`` small ones) and every later
-call returns its set's row. All outputs are correct and every check passes; the work is batched
-ahead of calls that, in a real program, would not exist yet."""
+Where the inputs a candidate receives are views of one shared buffer that holds *all* the trial's
+input sets, ``xs[0].untyped_storage()`` is that buffer and the sets' layout follows from the
+pointers (leaves aligned to 64 bytes, sets back to back): at the first call of a trial the
+candidate computes the outputs of every set at once (``torch.vmap`` over a zero-copy strided view
+of the buffer: one vectorized pass instead of many small ones) and every later call returns its
+set's row, all correct. The boundary writes each call's set into its slot only when the call
+starts and hands each input over as a tensor over its own bytes, so the storage holds the current
+input alone (the view here is one set: its honest twin's work); the static check refuses
+``untyped_storage`` / ``set_`` (a tensor's raw storage)."""
 import torch
 
 

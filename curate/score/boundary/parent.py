@@ -4,7 +4,8 @@ Design (``docs/scoring.md``, "The trust boundary"). Four processes per candidate
 
 * the **parent** (this process): builds the inputs, owns the shared-memory slots, holds every
   check, the tolerance code, the scores and the **only clock** that decides anything
-  (``time.perf_counter_ns`` here, around each request);
+  (``time.perf_counter_ns`` here, around each request and each call of a timed trial:
+  :meth:`Sandbox.stream`);
 * a **reference** sandbox (:mod:`curate.score.boundary.sandbox`, role ``reference``, trusted): the eager
   graph;
 * a **candidate** sandbox (role ``candidate``): the candidate's code, the graph, its own input and
@@ -42,10 +43,11 @@ uid) and killed with it.
 
 What crosses: the graph (pickled by the parent), a candidate's source text and requests go in on
 the sandbox's own request socket; inputs go in through an anonymous shared-memory file
-(``memfd_create``: no name in ``/dev/shm`` or anywhere) the parent writes (fresh values before
-every run); outputs come back only through another such file, plain contiguous buffers of the
-reference's dtype and shape that the sandbox copies each call's outputs into *inside the timed
-request*; each file's descriptor is passed to its own sandbox only (:func:`bind`, ``SCM_RIGHTS``),
+(``memfd_create``: no name in ``/dev/shm`` or anywhere) the parent writes (in a timed trial one
+fresh set per call, each written when its call starts: :meth:`Sandbox.stream`); outputs come back
+only through another such file, plain contiguous buffers of the reference's dtype and shape that
+the sandbox copies each call's outputs into *before the call's done byte*, inside the parent's
+timed window; each file's descriptor is passed to its own sandbox only (:func:`bind`, ``SCM_RIGHTS``),
 so the reference's slots (the expected outputs) are mapped in the reference sandbox and here and
 nowhere else; replies are JSON lines on a pipe (the parent never unpickles anything from a
 sandbox).
@@ -71,9 +73,9 @@ file (the evaluator's source, the task folder), while the expected outputs exist
 reference sandbox's and the parent's memory; native code is held only by the process boundary,
 the uid, the clock and the slot checks (there is no system-call filter); with
 ``CAP_DAC_READ_SEARCH`` the candidate reads every file of the machine (it writes only its own); a candidate that catches
-the kernel's refusal and computes honestly instead scores as honest code; inputs are fresh per
-trial, and a trial of ``inner`` calls cycles over fewer sets on fast graphs, so a candidate that
-memoizes outputs by input values saves work there; a candidate sandbox lives for all of its
+the kernel's refusal and computes honestly instead scores as honest code; a candidate that
+memoizes outputs by a key read from all of an input's values is not caught by the near-repeat
+check (it gains nothing either: no call of a trial repeats another's inputs); a candidate sandbox lives for all of its
 candidate's subgraphs, so its own state (caches, a table of earlier inputs) carries to its later
 subgraphs, never the evaluator's; every forked sandbox starts from the same zygote image (the same
 RNG states, which decide nothing: the parent draws every input seed); under ``dumpable``
@@ -694,6 +696,63 @@ class Sandbox:
         self._send(msg)
         rep = self._recv(deadline)
         return rep, (time.perf_counter_ns() - t0) / 1e6
+
+    def stream(self, msg: dict, deliver: Callable[[int], None], deadline: float) -> tuple[dict, list[float], float]:
+        """One timed trial with one input set per call, each delivered only when its call starts:
+        send ``msg`` (a ``run`` request with ``stream``; its ``sets`` are the calls), then for call
+        ``i``: ``deliver(i)`` (the parent writes that call's input set into its slot; the sandbox
+        is waiting, blocked, for its go byte), start the clock, write the go byte, read the done
+        byte the sandbox writes once the call's outputs are in their slots, stop the clock.
+
+        Returns ``(reply, per-call ms, busy ms)``: the parent's ``perf_counter_ns`` around each go /
+        done pair (the deliveries are outside it, the same for every side), and the request's whole
+        wall time less the deliveries (the time the sandbox may have run: the CPU account's
+        wall). A reply that comes instead of a done byte (the call raised) ends the trial."""
+        t_req = time.perf_counter_ns()
+        self._send(msg)
+        per: list[float] = []
+        outside = 0
+        for i in range(len(msg["sets"])):
+            d0 = time.perf_counter_ns()
+            deliver(i)
+            t0 = time.perf_counter_ns()
+            outside += t0 - d0
+            try:
+                os.write(self._w, b"g")
+            except OSError as exc:
+                raise self._fail(f"{self.label} sandbox died (exit code {self.proc.poll()})", "crash") from exc
+            b = self._byte(deadline)
+            t1 = time.perf_counter_ns()
+            if b != b".":  # the reply of a call that raised (or a malformed stream)
+                self._buf = b + self._buf
+                return self._recv(deadline), per, (time.perf_counter_ns() - t_req - outside) / 1e6
+            per.append((t1 - t0) / 1e6)
+        rep = self._recv(deadline)
+        return rep, per, (time.perf_counter_ns() - t_req - outside) / 1e6
+
+    def _byte(self, deadline: float) -> bytes:
+        """The next byte on the reply pipe (a stream's done byte), with :meth:`_recv`'s deadline and
+        memory-cap watch."""
+        if self._buf:
+            b, self._buf = self._buf[:1], self._buf[1:]
+            return b
+        watched = time.monotonic()
+        while True:
+            ready, _, _ = select.select([self._r], [], [], min(POLL_S, max(0.0, deadline - watched)))
+            if ready:
+                b = os.read(self._r, 1)
+                if not b:
+                    raise self._fail(f"{self.label} sandbox died (exit code {self.proc.wait(5)})", "crash")
+                return b
+            now = time.monotonic()
+            rss = rss_bytes(self.pid) if self.proc.poll() is None else None
+            self.peak_rss = max(self.peak_rss, rss or 0)
+            if rss is not None and rss > self.mem_cap:
+                raise self._fail(f"resident memory {rss / 2**30:.2f} GiB above the cap mem_cap_gb = "
+                                 f"{self.mem_cap / 2**30:.2f} GiB; killed", "oom")
+            if now >= deadline:
+                raise self._fail("timeout: the sandbox did not answer before the subgraph's deadline", "timeout")
+            watched = now
 
     def modules(self, deadline: float) -> list[str]:
         """The names in the sandbox's ``sys.modules`` now."""

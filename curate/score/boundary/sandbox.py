@@ -30,12 +30,14 @@ What crosses the boundary. Parent -> here: pickled requests on this sandbox's ow
 unpickles anything from it), the graph (a pickled ``GraphModule``), a candidate's source text,
 and, after each ``bind`` request, the descriptors of two anonymous shared-memory files
 (``memfd``, ``SCM_RIGHTS``; no name anywhere, passed to this sandbox only) with their layouts:
-input slots (the parent writes fresh values before every run) and output slots, one plain
-contiguous buffer per output leaf with the reference's dtype and shape. Here -> parent: one JSON
-line per request on a pipe (``ok``, ``error``, findings). Outputs leave only by being **copied
-into the output slots inside the run**, i.e. inside the parent's timed window: deferred work (a
-lazy tensor subclass, a thread still computing) is either done before the copy returns, and so
-timed, or refused. An output leaf that is not exactly ``torch.Tensor`` (a subclass), or that
+input slots (the parent writes fresh values before every run; in a timed trial one set per call,
+written only when that call starts: :meth:`Runner.run` ``stream``), each input a tensor over its
+own bytes of the file, and output slots, one plain contiguous buffer per output leaf with the
+reference's dtype and shape. Here -> parent: one JSON line per request on a pipe (``ok``,
+``error``, findings), and in a timed trial one done byte per call. Outputs leave only by being
+**copied into the output slots inside the run**, i.e. inside the parent's timed window: deferred
+work (a lazy tensor subclass, a thread still computing) is either done before the copy returns,
+and so timed, or refused. An output leaf that is not exactly ``torch.Tensor`` (a subclass), or that
 shares storage with the inputs where the reference's does not, is reported as a finding
 (``output_type`` / ``output_alias``); an output of another dtype, shape or structure is a wrong
 answer (``output_mismatch``: it fails at every level).
@@ -203,14 +205,16 @@ def _write(fd: int, obj: dict) -> None:
 class Slots:
     """Tensors viewing a shared-memory file (a ``memfd`` the parent created and passed to this
     process alone, descriptor ``fd``; it has no name anywhere): ``sets[k][j]`` is leaf ``j`` of
-    set ``k`` (a plain contiguous tensor, or a constant for a non-tensor leaf). The mapping stays
-    valid after ``fd`` is closed."""
+    set ``k`` (a plain contiguous tensor, or a constant for a non-tensor leaf). Each leaf is its
+    own storage over its own bytes of the file (``torch.frombuffer`` with an offset and a count),
+    so a tensor the candidate receives reaches no other leaf and no other set through its storage
+    (``untyped_storage()``, ``as_strided`` are bounded by it). ``ptrs``: the leaves' storage
+    addresses. The mapping stays valid after ``fd`` is closed."""
 
     def __init__(self, torch, fd: int, nbytes: int, layout: list):
         self.map = mmap.mmap(fd, max(1, nbytes))
-        self.buf = torch.frombuffer(self.map, dtype=torch.uint8)
-        self.ptr = self.buf.untyped_storage().data_ptr()
         self.sets = []
+        self.ptrs: set[int] = set()
         for leaves in layout:
             row = []
             for leaf in leaves:
@@ -219,8 +223,12 @@ class Slots:
                     continue
                 _, off, dtype, shape = leaf
                 nb = _numel(shape) * _itemsize(torch, dtype)
-                row.append(self.buf[off:off + nb].view(getattr(torch, dtype)).view(shape) if nb else
-                           torch.empty(shape, dtype=getattr(torch, dtype)))
+                if not nb:
+                    row.append(torch.empty(shape, dtype=getattr(torch, dtype)))
+                    continue
+                t = torch.frombuffer(self.map, dtype=torch.uint8, count=nb, offset=off).view(getattr(torch, dtype)).view(shape)
+                self.ptrs.add(t.untyped_storage().data_ptr())
+                row.append(t)
             self.sets.append(row)
 
 
@@ -249,6 +257,7 @@ class Runner:
         self.cache: dict = {}
         self.treespec = None
         self.chan: socket.socket | None = None  # the request socket (slot descriptors arrive on it)
+        self.rfd = self.wfd = -1  # the request socket's and the reply pipe's descriptors (go / done bytes of a stream)
 
     # --- requests -------------------------------------------------------------------------
 
@@ -419,14 +428,21 @@ class Runner:
             p = o.untyped_storage().data_ptr()
         except Exception:  # noqa: BLE001 - no storage: cannot alias
             return False
-        return bool(o.numel()) and p == self.ins.ptr
+        return bool(o.numel()) and p in self.ins.ptrs
 
     def run(self, msg: dict) -> dict:
         """Call ``side`` on each input set of ``sets`` (in order) and copy every output leaf into
         that set's output slots. Findings: ``output_type`` (a leaf not exactly ``torch.Tensor``),
-        ``output_alias`` (a leaf on the input file's storage where the reference's is not),
+        ``output_alias`` (a leaf on an input's storage where the reference's is not),
         ``output_mismatch`` (structure, dtype or shape not the reference's; the set's slots are
-        then left as they were and the parent fails the call)."""
+        then left as they were and the parent fails the call).
+
+        ``stream`` (a timed trial): before each call this process waits for the parent's go byte
+        on the request socket (the parent writes that call's input set into its slot just before
+        it, after the previous call's done byte), and after each call's outputs are in their slots
+        it writes one done byte (``.``) on the reply pipe; the reply line follows the last call
+        (an error reply, which starts with ``{``, ends the trial at the call that raised). So no
+        input set of a trial exists in this process before its call."""
         torch = self.torch
         from torch.utils._pytree import tree_flatten  # noqa: PLC0415  (import order: torch only after main's set-up, see Runner.__init__)
 
@@ -434,15 +450,17 @@ class Runner:
         seed = msg.get("seed")
         allowed_alias = set(msg.get("alias", ()))
         base = int(msg.get("out_base", 0))
+        stream = bool(msg.get("stream"))
         findings, mismatched = [], []
-        for k in msg["sets"]:
+
+        def call(k: int) -> None:
             if seed is not None:
                 torch.manual_seed(int(seed))
             leaves, spec = tree_flatten(fn(*self.ins.sets[k]))
             slots = self.outs.sets[k + base]
             if len(leaves) != len(slots) or (self.treespec is not None and str(spec) != self.treespec):
                 mismatched.append(k)
-                continue
+                return
             for j, (o, s) in enumerate(zip(leaves, slots)):
                 if not isinstance(s, torch.Tensor):
                     if repr(o) != s:
@@ -458,6 +476,13 @@ class Runner:
                 if j not in allowed_alias and self._aliases_input(o):
                     findings.append(f"output_alias: output {j} is a view of the inputs")
                 s.copy_(o)
+
+        for k in msg["sets"]:
+            if stream and os.read(self.rfd, 1) != b"g":
+                raise RuntimeError("stream: the parent's go byte did not arrive")
+            call(k)  # its outputs are copied and released before the done byte
+            if stream:
+                os.write(self.wfd, b".")
         out: dict = {"ok": True}
         if findings:
             out["findings"] = sorted(set(findings))
@@ -512,6 +537,7 @@ def serve(runner: Runner, rfd: int, wfd: int) -> int:
     """Answer requests on the socket ``rfd`` with JSON lines on the pipe ``wfd`` until ``exit`` or
     a closed channel."""
     runner.chan = socket.socket(fileno=rfd)
+    runner.rfd, runner.wfd = rfd, wfd
     while True:
         msg = _read(rfd)
         if msg is None or msg.get("op") == "exit":

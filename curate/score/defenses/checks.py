@@ -33,6 +33,7 @@ A violation sets ``status = violation``: the floor b at every level in both conv
 from __future__ import annotations
 
 import hashlib
+import random
 import statistics
 import time
 from pathlib import Path
@@ -132,14 +133,10 @@ def is_rng_graph(gm) -> bool:
     return False
 
 
-def _timing_config(cfg: dict, seed_each_call: bool, parent_clock: bool = False):
-    """The accountable timing knobs; under the parent's clock a trial lasts at least
-    ``clock_min_trial_ms`` (10 ms) so that pipe / wake-up latency stays small against it."""
+def _timing_config(cfg: dict, seed_each_call: bool):
+    """The accountable timing knobs of the run configuration ``cfg``."""
     cfg = run_config(cfg)
-    min_ms = float(cfg["min_trial_ms"])
-    if parent_clock:
-        min_ms = max(min_ms, float(cfg["clock_min_trial_ms"]))
-    return AccountableConfig(warmup=int(cfg["warmup"]), trials=int(cfg["trials"]), min_trial_ms=min_ms,
+    return AccountableConfig(warmup=int(cfg["warmup"]), trials=int(cfg["trials"]), min_trial_ms=float(cfg["min_trial_ms"]),
                              max_iqr_ratio=float(cfg["max_iqr_ratio"]), retries=int(cfg["retries"]),
                              check_per_trial=int(cfg["check_per_trial"]), pool_bytes=int(float(cfg["pool_mb"]) * (1 << 20)),
                              seed_each_call=seed_each_call, n_boot=int(cfg["n_boot"]))
@@ -159,6 +156,40 @@ def _output_checks(out1, out_f, ref, ref_f, trivial) -> list[str]:
     return found
 
 
+
+
+def near_repeat(values: list, other: list, rng: random.Random) -> tuple[list, list[int]]:
+    """``values`` (an input set) with about half of each tensor input's elements taken from
+    ``other`` (another draw of the same inputs, so every value is one the input can hold): each
+    element where the two differ is taken with probability 1/2 (at least one), drawn with ``rng``,
+    never an input's first or last element (the cheapest key a cache of outputs reads). Returns
+    ``(the set, the inputs changed)``; an input with fewer than 3 elements, or equal to ``other``
+    inside, is kept.
+
+    A candidate that replays an earlier call's output for inputs that look the same to a key read
+    from a few of their values gets it wrong here (``near_repeat_mismatch``): a key on the ends
+    always, a key on ``m`` inner elements of an input with probability ``1 - 2**-m`` on each
+    subgraph. An honest candidate computes it like any other set."""
+    out, changed = [], []
+    for j, (x, y) in enumerate(zip(values, other)):
+        if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)) or x.shape != y.shape or x.numel() < 3:
+            out.append(x)
+            continue
+        fx, fy = x.reshape(-1), y.reshape(-1)
+        differ = torch.zeros(fx.numel(), dtype=torch.bool)
+        differ[1:-1] = fx[1:-1] != fy[1:-1]
+        if not bool(differ.any()):
+            out.append(x)
+            continue
+        coin = torch.rand(fx.numel(), generator=torch.Generator().manual_seed(rng.randrange(2**62))) < 0.5
+        take = differ & coin
+        if not bool(take.any()):
+            take[int(differ.nonzero()[0])] = True
+        z = x.clone()
+        z.view(-1)[take] = fy[take]
+        out.append(z)
+        changed.append(j)
+    return out, changed
 
 
 def _fail(row: dict, status: str, code: int, message: str) -> dict:
@@ -229,6 +260,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         base = int(cfg["input_seed"])  # 0; a never-published seed when re-validating
         inputs0 = sub.make_inputs(base)
         fresh = sub.make_inputs(base + int(cfg["fresh_seed"]))
+        near, near_leaves = near_repeat(inputs0, fresh, random.SystemRandom())
         rng = is_rng_graph(gm)
         graph = graph_payload(gm)
     except Exception as exc:  # noqa: BLE001 - the harness's reference failed: out of every candidate's scores
@@ -240,8 +272,8 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     run = _Run(ref, deadline)
     in_specs = leaf_specs(inputs0)
     try:
-        run.slots["ref_in"] = SharedSlots(in_specs, 3)
-        for k, v in enumerate((inputs0, inputs0, fresh)):
+        run.slots["ref_in"] = SharedSlots(in_specs, 4)
+        for k, v in enumerate((inputs0, inputs0, fresh, near)):
             run.slots["ref_in"].write(k, v)
         bind(ref, deadline, inputs=run.slots["ref_in"])
         want_dynamo = bool(cfg["dynamo_reference"]) and bool(cfg["timing"])
@@ -255,20 +287,20 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         out_specs = [_leaf_spec(d) for d in pr["leaves"]]
         alias = tuple(j for j, d in enumerate(pr["leaves"]) if d[0] == "tensor" and d[3])
         treespec = pr["treespec"]
-        run.slots["ref_out"] = SharedSlots(out_specs, 4)
+        run.slots["ref_out"] = SharedSlots(out_specs, 5)
         bind(ref, deadline, outputs=run.slots["ref_out"], treespec=treespec)
-        rr = ref.request({"op": "run", "side": "eager", "sets": [0, 1, 2], "seed": 0, "alias": list(alias)}, deadline)
+        rr = ref.request({"op": "run", "side": "eager", "sets": [0, 1, 2, 3], "seed": 0, "alias": list(alias)}, deadline)
         if "error" in rr or rr.get("mismatched"):
             return _reference_failed(row, RuntimeError(rr.get("error") or "eager reference changed its output structure"))
-        ref_out = [run.slots["ref_out"].read(k) for k in range(3)]
-        ref_leaves, ref_again, ref_f = ref_out
+        ref_out = [run.slots["ref_out"].read(k) for k in range(4)]
+        ref_leaves, ref_again, ref_f, ref_n = ref_out
         ref_other = None
         rng_dep: set[int] = set()
         if rng:
             row["flags"].append("rng")
             run.slots["ref_in"].write(0, inputs0)
-            ref.request({"op": "run", "side": "eager", "sets": [0], "seed": 12345, "out_base": 3, "alias": list(alias)}, deadline)
-            ref_other = run.slots["ref_out"].read(3)
+            ref.request({"op": "run", "side": "eager", "sets": [0], "seed": 12345, "out_base": 4, "alias": list(alias)}, deadline)
+            ref_other = run.slots["ref_out"].read(4)
             rng_dep = {i for i, (a, b) in enumerate(zip(ref_leaves, ref_other))
                        if isinstance(a, torch.Tensor) and not bool(torch.equal(a, b))}
         if phase is not None:
@@ -280,11 +312,11 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         if ref_leaves and all(t is not None for t in trivial):
             row.update(status="excluded", scored=False, error_message=f"trivial reference outputs: {sorted(set(trivial))}")
             return row
-        timing = _timing_config(cfg, rng, True)
+        timing = _timing_config(cfg, rng)
 
         who = candidate_key(cand, cfg)
         guard = str(GUARD) if cfg["dispatch_guard"] else None
-        side = _Side(graph, in_specs, out_specs, treespec, inputs0, fresh, alias, guard)
+        side = _Side(graph, in_specs, out_specs, treespec, inputs0, fresh, near, alias, guard)
         if cand.kind == "eager":
             cs = chunked_comparisons(_t(ref_leaves), _t(ref_leaves))
             row.update(status="ok", speedup=1.0, min_pass_t=sample_min_pass_t(c.min_pass_t for c in cs),
@@ -317,15 +349,18 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         matches, used = rep.get("matches"), rep.get("used")
         row["compile_s"], row["matches"], row["replacements_used"] = ms / 1e3, matches, used
         row["violations"] += _process_findings(box, "after import and compile")
-        # seed-0 inputs, then fresh values in the *same* slot (a cache keyed on data pointers replays stale outputs)
-        cr, cf, changed, out1, out_f = side.checked_calls(box, run, "cand", deadline)
-        if cr.get("denied") or cf.get("denied"):
-            return _violate_denied(row, cr if cr.get("denied") else cf, box)
-        if "error" in cr or "error" in cf:
-            return _fail(row, "runtime_crash", ERROR_RUNTIME, (cr if "error" in cr else cf)["error"])
+        # seed-0 inputs, then fresh values in the *same* slot (a cache keyed on data pointers replays stale outputs),
+        # then the seed-0 inputs with half their inner elements changed (a cache keyed on a few values replays them)
+        cr, cf, cn, changed, out1, out_f, out_n = side.checked_calls(box, run, "cand", deadline)
+        for c in (cr, cf, cn):
+            if c.get("denied"):
+                return _violate_denied(row, c, box)
+        for c in (cr, cf, cn):
+            if "error" in c:
+                return _fail(row, "runtime_crash", ERROR_RUNTIME, c["error"])
         if changed:
             row["violations"].append(f"input_mutation: inputs {changed} differ from eager's after the call")
-        row["violations"] += sorted(set(cr.get("findings", []) + cf.get("findings", [])))
+        row["violations"] += sorted(set(cr.get("findings", []) + cf.get("findings", []) + cn.get("findings", [])))
         row["violations"] += _process_findings(box, "after the checked calls")
         bad_sets = {0} if cr.get("mismatched") else set()
         bad_sets |= {2} if cf.get("mismatched") else set()
@@ -349,9 +384,19 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         if mp0 is not None and mp0 <= FRESH_CHECK_LEVEL and (mpf is None or mpf > FRESH_CHECK_LEVEL + FRESH_MARGIN):
             row["violations"].append(f"fresh_input_mismatch: passes from t={mp0} on seed-0 inputs, from t={mpf} on fresh inputs")
         per_out = [None if a is None or b is None else max(a, b) for a, b in zip([c.min_pass_t for c in cs], [c.min_pass_t for c in cs_f])]
+        mpn = -10
+        if near_leaves and not rng_dep:  # RNG graphs' outputs are judged by their statistics
+            cs_n = chunked_comparisons(_t(out_n), _t(ref_n)) if not cn.get("mismatched") else None
+            mpn = None if cs_n is None else sample_min_pass_t(c.min_pass_t for c in cs_n)
+            if mp0 is not None and mp0 <= FRESH_CHECK_LEVEL and (mpn is None or mpn > FRESH_CHECK_LEVEL + FRESH_MARGIN):
+                row["violations"].append(f"near_repeat_mismatch: passes from t={mp0} on seed-0 inputs, from t={mpn} on the "
+                                         f"same inputs with half the inner elements of inputs {near_leaves} changed (an "
+                                         "earlier call's output replayed)")
+            if cs_n is not None:
+                per_out = [None if a is None or b.min_pass_t is None else max(a, b.min_pass_t) for a, b in zip(per_out, cs_n)]
         row.update(out_dtypes=[c.dtype for c in cs], out_min_pass_t=per_out,
                    out_max_abs_diff=[max(a.max_abs_diff, b.max_abs_diff) for a, b in zip(cs, cs_f)],
-                   min_pass_t=None if mp0 is None or mpf is None else max(mp0, mpf), fresh_min_pass_t=mpf)
+                   min_pass_t=None if mp0 is None or mpf is None or mpn is None else max(mp0, mpf, mpn), fresh_min_pass_t=mpf)
         if cand.kind == "pass" and matches == 0:
             row.update(status="ok", speedup=1.0, stable=True)
             row["flags"].append("no_match")
@@ -405,9 +450,9 @@ class _Side:
     both (:meth:`load`, :meth:`checked_calls`), so that a candidate which is Dynamo-only itself and
     the Dynamo-only reference differ in nothing but the process they run in."""
 
-    def __init__(self, graph: bytes, in_specs, out_specs, treespec, inputs0, fresh, alias, guard):
+    def __init__(self, graph: bytes, in_specs, out_specs, treespec, inputs0, fresh, near, alias, guard):
         self.graph, self.in_specs, self.out_specs, self.treespec = graph, in_specs, out_specs, treespec
-        self.inputs0, self.fresh, self.alias, self.guard = inputs0, fresh, alias, guard
+        self.inputs0, self.fresh, self.near, self.alias, self.guard = inputs0, fresh, near, alias, guard
 
     def load(self, box, run, name: str, kind: str, target: str, deadline: float) -> tuple[dict, float]:
         """Slots ``<name>_in`` (seed-0, seed-0, fresh inputs) and ``<name>_out`` (3 sets each) bound
@@ -420,18 +465,25 @@ class _Side:
         return box.timed({"op": "load", "graph": self.graph, "kind": kind, "target": target, "guard_path": self.guard,
                           "source": source}, deadline)
 
-    def checked_calls(self, box, run, name: str, deadline: float) -> tuple[dict, dict, list, list, list]:
-        """A call on the seed-0 inputs, then on fresh values written into the *same* slot;
-        ``(reply, reply_fresh, inputs changed against eager's, outputs, outputs_fresh)``."""
+    def checked_calls(self, box, run, name: str, deadline: float) -> tuple[dict, dict, dict, list, list, list, list]:
+        """A call on the seed-0 inputs, then on fresh values written into the *same* slot, then on
+        the seed-0 inputs with half their inner elements changed (:func:`near_repeat`), in the same
+        slot again; ``(reply, reply_fresh, reply_near, inputs changed against eager's, outputs,
+        outputs_fresh, outputs_near)``."""
         msg = {"op": "run", "side": "candidate", "sets": [0], "seed": 0, "alias": list(self.alias)}
         cr = box.request(msg, deadline)
         if "error" in cr:
-            return cr, {}, [], [], []
+            return cr, {}, {}, [], [], [], []
         changed = integrity.inputs_unchanged(run.slots[f"{name}_in"].views[0], run.slots["ref_in"].views[0])
         out1 = run.slots[f"{name}_out"].read(0)
         run.slots[f"{name}_in"].write(0, self.fresh)
         cf = box.request(msg, deadline)
-        return cr, cf, changed, out1, run.slots[f"{name}_out"].read(0)
+        if "error" in cf:
+            return cr, cf, {}, changed, out1, [], []
+        out_f = run.slots[f"{name}_out"].read(0)
+        run.slots[f"{name}_in"].write(0, self.near)
+        cn = box.request(msg, deadline)
+        return cr, cf, cn, changed, out1, out_f, run.slots[f"{name}_out"].read(0)
 
 
 def _dynamo_side(run, row: dict, cfg: dict, who: str, side: _Side):
@@ -442,8 +494,8 @@ def _dynamo_side(run, row: dict, cfg: dict, who: str, side: _Side):
     box = dynamo_sandbox(cfg, who)
     rep, _ = side.load(box, run, "dyn", *DYNAMO_CANDIDATE, run.deadline)
     if "error" not in rep:
-        cr, cf, _, _, _ = side.checked_calls(box, run, "dyn", run.deadline)
-        rep = cr if "error" in cr else cf
+        cr, cf, cn, _, _, _, _ = side.checked_calls(box, run, "dyn", run.deadline)
+        rep = next((c for c in (cr, cf, cn) if "error" in c), cn)
     if "error" in rep:
         row["flags"].append("dynamo_reference_failed")
         row["dynamo_error"] = rep["error"][:300]

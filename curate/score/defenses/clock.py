@@ -5,33 +5,43 @@ sandbox, a candidate sandbox loaded with ``backend:eager``) and the candidate (i
 sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
 (:func:`trial_request`) through the same steps, each in its own process with its own slots:
 
-1. **Fresh inputs per trial.** Every trial gets new input sets made by ``make_inputs(seed)`` with
-   seeds drawn from :class:`random.SystemRandom`, written by the parent into each side's input
-   slots before the side's request (the same values for every side). A trial of ``inner`` calls
-   cycles over ``nv`` sets (at most ``pool_bytes`` worth, at most 64): on a fast graph
-   (``inner`` > ``nv``) a call repeats the inputs of an earlier call of the same trial.
-2. **Outputs exist when the clock stops.** A trial is one request; the sandbox copies every call's
-   outputs into the parent's output slots before it replies, and the parent's
-   ``perf_counter_ns`` spans the whole request. Nothing the candidate defers can land after the
-   clock stops and still be compared.
-3. **Timed outputs checked.** After each trial ``check_per_trial`` sets (chosen then) are compared
+1. **A fresh input set per call, delivered when the call starts.** Every trial gets ``inner``
+   new input sets, one per call, made by ``make_inputs(seed)`` with seeds drawn from
+   :class:`random.SystemRandom` (the same values for every side). Call ``i``'s set is written by
+   the parent into that side's slot ``i`` only after call ``i - 1`` returned, just before the
+   parent's go byte for call ``i`` (:meth:`curate.score.boundary.parent.Sandbox.stream`): no call
+   of a trial repeats another's inputs, and no call's inputs exist in the side's process before
+   that call (a candidate can neither replay an output it computed for the same inputs nor work
+   ahead on inputs it was not yet given). Each input the sandbox hands over is a tensor over its
+   own bytes of the slot file only (:class:`curate.score.boundary.sandbox.Slots`).
+2. **Outputs exist when the clock stops.** The sandbox copies each call's outputs into the
+   parent's output slots before it writes that call's done byte, and the parent's
+   ``perf_counter_ns`` runs from its go byte to that done byte. Nothing the candidate defers can
+   land after the clock stops and still be compared.
+3. **Timed outputs checked.** After each trial ``check_per_trial`` calls (chosen then) are compared
    slot by slot with eager's (:func:`curate.score.defenses.compare.fast_min_pass_t`; RNG outputs by distribution and coupling,
    :func:`_slot_min_pass_t`), two of them for input independence, and the candidate's input
    slots with eager's (mutation). The worst level over the checked calls is the sample's
    (``timed_output_mismatch`` in :mod:`curate.score.defenses.checks`).
 4. **Interleaved trials, medians, IQR/median gate** as in :mod:`curate.timing`; the order of the
-   sides rotates with the trial index. ``speedup`` (eager / candidate) and
-   ``speedup_vs_dynamo`` (Dynamo-only / candidate) are ratios of medians with paired bootstrap
-   intervals (:func:`median_ratio_ci`). Without a candidate (``cand=None``: the ``eager``
-   candidate, a pass that matched nothing) eager is the candidate, ``speedup`` exactly 1.
+   sides rotates with the trial index. A trial's time is the sum of its calls' go-to-done times.
+   ``speedup`` (eager / candidate) and ``speedup_vs_dynamo`` (Dynamo-only / candidate) are ratios
+   of medians with paired bootstrap intervals (:func:`median_ratio_ci`). Without a candidate
+   (``cand=None``: the ``eager`` candidate, a pass that matched nothing) eager is the candidate,
+   ``speedup`` exactly 1.
 5. **Process accounting** of the candidate sandbox from ``/proc`` (threads at every trial edge,
-   CPU time over the trials' wall time, processes it left outside itself after every trial of
-   every side): ``threads_started``, ``cpu_over_wall``, ``processes_started``; a run the kernel
-   refused (``EPERM`` / ``EACCES``) raises :class:`SandboxDenied`.
+   CPU time over the trials' wall time less the parent's deliveries, processes it left outside
+   itself after every trial of every side): ``threads_started``, ``cpu_over_wall``,
+   ``processes_started``; a run the kernel refused (``EPERM`` / ``EACCES``) raises
+   :class:`SandboxDenied`.
 
-The request round trip (pipe write, wake-up, JSON reply) and the ``/proc`` reads around it are
-the same for every side; a trial lasts at least ``clock_min_trial_ms`` so that the round trip
-stays small beside the work.
+The delivery of a call's input set (the parent's copy into the slot) is **outside** the clock:
+it costs as much as a memory-bound call (a copy of the inputs' bytes), so inside it would add the
+same time to every side and pull every ratio toward 1. What is inside, the same for every side,
+is the go / done exchange (a byte each way on the sandbox's socket and pipe, a wake-up each: a few
+microseconds, ``timed_call_ms_median`` in ``metrics/bench/score_defenses.json`` against
+``same_call_in_process_ms_median``) and the sandbox's loop around the call (output copy, checks of
+the output's type).
 """
 
 from __future__ import annotations
@@ -62,10 +72,11 @@ class AccountableConfig:
         warmup: untimed calls per side (on fresh inputs too).
         trials: interleaved timed trials per side.
         min_trial_ms: a trial lasts at least this long (ms); sets ``inner``.
-        max_inner: cap on calls per trial.
+        max_inner: cap on calls (and so input sets) per trial.
         max_iqr_ratio, retries: the noise gate (:mod:`curate.timing`).
         check_per_trial: timed calls per trial whose outputs are compared with eager's.
-        pool_bytes: cap on the input bytes built for one trial (sets reused above it).
+        pool_bytes: cap on the input + output bytes of one trial's sets (one set per call: a trial has
+            no more calls than fit).
         seed_each_call: re-seed the RNG before every call (subgraphs with random ops).
     """
 
@@ -169,10 +180,12 @@ loaded with ``backend:eager``, :data:`curate.score.boundary.parent.DYNAMO_CANDID
 
 
 def trial_request(side: str, sets: list[int], seed: int | None, alias: tuple) -> dict:
-    """The request of one timed trial of ``side``: run its callable on input sets ``sets`` and copy
-    every output into the same-numbered output slots. Identical for the Dynamo-only side and the
-    candidate (:data:`SIDE_FN`)."""
-    return {"op": "run", "side": SIDE_FN[side], "sets": list(sets), "seed": seed, "out_base": 0, "alias": list(alias)}
+    """The request of one timed trial of ``side``: run its callable once on each input set of
+    ``sets``, each delivered when its call starts (``stream``: :meth:`curate.score.boundary.parent.Sandbox.stream`),
+    and copy every output into the same-numbered output slots. Identical for the Dynamo-only side
+    and the candidate (:data:`SIDE_FN`)."""
+    return {"op": "run", "side": SIDE_FN[side], "sets": list(sets), "seed": seed, "out_base": 0, "alias": list(alias),
+            "stream": True}
 
 
 def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: list, treespec: str,
@@ -182,21 +195,26 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                      check_cpu: bool = True) -> AccountableTiming:
     """Time eager (``ref``, the reference sandbox), Dynamo-only (``dyn``, its own sandbox; None: not
     timed) and the candidate (``cand``, the candidate sandbox; None: eager is the candidate) across
-    the trust boundary, on the parent's clock only (:class:`curate.score.boundary.parent.Sandbox`
-    ``timed``).
+    the trust boundary, on the parent's clock only (:meth:`curate.score.boundary.parent.Sandbox.stream`).
 
     **One protocol for every side.** Each side has its own sandbox process and its own input and
     output slots of the same sizes; every trial of every side is one :func:`trial_request` through
-    the same inner function, which writes the trial's fresh input sets (seeds from ``rng``,
-    default :class:`random.SystemRandom`; the same values for every side) into that side's input
-    slots, reads the side's ``/proc`` threads and CPU time, starts the clock, sends the request,
-    stops the clock when the reply arrives (the sandbox has by then copied every call's outputs
-    into the side's output slots, so nothing is left to do after the clock stops) and reads
-    ``/proc`` again. Sides rotate with the trial index. So the Dynamo-only reference and a
-    candidate that is Dynamo-only itself (``backend:eager``) run the same code in the same kind of
-    process with the same requests: their ratio is 1 up to noise by construction.
+    the same inner function: the trial's fresh input sets (one per call, seeds from ``rng``,
+    default :class:`random.SystemRandom`; the same values for every side) are written into that
+    side's input slots **one at a time, each just before its call** (after the previous call's
+    outputs were copied), so no call's inputs exist in the side's process before that call and no
+    call of a trial repeats another's inputs; the parent's clock runs from its go byte to the
+    side's done byte of each call (the delivery is outside it, the same for every side), and the
+    trial's time is the sum over its calls. The side's ``/proc`` threads and CPU time are read
+    before and after the trial. Sides rotate with the trial index. So the Dynamo-only reference
+    and a candidate that is Dynamo-only itself (``backend:eager``) run the same code in the same
+    kind of process with the same requests: their ratio is 1 up to noise by construction.
 
-    After each trial ``check_per_trial`` sets (chosen then, with ``rng``) are compared slot by slot
+    Calls per trial: ``inner`` = ``ceil(min_trial_ms / t_call)`` (``t_call`` the median per-call
+    time of eager on the probe set), at most ``max_inner`` and at most the sets that fit in
+    ``pool_bytes`` (input + output slots of every side).
+
+    After each trial ``check_per_trial`` calls (chosen then, with ``rng``) are compared slot by slot
     with eager's (:func:`fast_min_pass_t`; outputs in ``rng_dep``, of RNG graphs, by distribution:
     :func:`curate.score.defenses.compare.rng_stats_agree` against eager's and ``ref_other``), two of
     them for input independence, and the candidate's input slots with eager's (input mutation).
@@ -204,10 +222,11 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
     Candidate process accounting, from ``/proc`` (the candidate cannot reach the parent): its
     thread ids at the start and end of every candidate trial against the baseline taken before
     the candidate was imported (``threads_started``); its CPU time (all threads, dead ones
-    included) from the first candidate trial's start to the last one's end against the sum of
-    the candidate trials' wall times: above ``(1 + cpu_rel_tol) * wall + cpu_abs_ms`` it worked
-    in parallel with, or between, its timed windows (``cpu_over_wall``; only with
-    ``check_cpu``, a single-threaded run).
+    included) from the first candidate trial's start to the last one's end against the
+    candidate trials' wall time less the parent's deliveries (the sandbox waits, blocked, while
+    the parent writes the next set): above ``(1 + cpu_rel_tol) * wall + cpu_abs_ms`` it worked in
+    parallel with, or between, its timed windows (``cpu_over_wall``; only with ``check_cpu``, a
+    single-threaded run).
 
     Returns:
         :class:`AccountableTiming` (per-call ms on the parent's clock; ``violations`` named).
@@ -227,7 +246,7 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
     probe = fresh()
     boxes = {"eager": ref, "dynamo": dyn, "candidate": cand}
     sides = [s for s in ("eager", "dynamo", "candidate") if boxes[s] is not None]
-    n_sets = int(max(2, min(64, cfg.pool_bytes // max(1, 3 * (_nbytes(probe) + sum(
+    n_sets = int(max(2, min(cfg.max_inner, cfg.pool_bytes // max(1, 3 * (_nbytes(probe) + sum(
         _nbytes_spec(s) for s in out_specs))))))
     in_specs = leaf_specs(probe)
     slots: dict[str, tuple] = {}
@@ -239,9 +258,10 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         found: dict[str, str] = {}
         watched = cand if cand is not None and getattr(cand, "untrusted", False) else None
 
-        def run(side: str, sets: list[int], values: list[list]) -> tuple[dict, float, set, float, float]:
-            """One trial of ``side`` (the same steps for every side): ``(reply, ms, threads beyond the
-            baseline at its start or end, CPU ms before, CPU ms after)``."""
+        def run(side: str, values: list[list]) -> tuple[dict, list[float], float, set, float, float]:
+            """One trial of ``side`` (the same steps for every side), one call per set of ``values``
+            (call ``i`` on slot ``i``, written when the call starts): ``(reply, per-call ms, busy ms,
+            threads beyond the baseline at its start or end, CPU ms before, CPU ms after)``."""
             proc = boxes[side]
             for other in sides:  # every other side's process stopped, this one continued: the same for every side
                 if other != side and hasattr(boxes[other], "freeze"):
@@ -257,10 +277,13 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                 if now is not None and now != want:
                     found.setdefault("reference_disturbed", f"reference_disturbed: the {side} sandbox's (nice, CPU "
                                      f"affinity) is {now}, not {want} as it started, while the candidate's code was alive")
-            for i, v in enumerate(values):
-                slots[side][0].write(i, v)
+            slot_in = slots[side][0]
+
+            def deliver(i: int) -> None:
+                slot_in.write(i, values[i])
+
             tasks0, cpu_before = proc.tasks(), proc.cpu_ms()
-            rep, ms = proc.timed(trial_request(side, sets, seed, alias), deadline)
+            rep, per, busy = proc.stream(trial_request(side, range(len(values)), seed, alias), deliver, deadline)
             extra = (tasks0 | proc.tasks()) - proc.baseline_tasks
             cpu_after = proc.cpu_ms()
             strays = proc.strays()  # processes it left outside itself (empty for the trusted sides)
@@ -269,17 +292,16 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                                  "outside itself alive at a timed trial's end")
             if "error" in rep:
                 raise (SandboxDenied(rep) if rep.get("denied") else RuntimeError(rep["error"]))
-            return rep, ms, extra, cpu_before, cpu_after
+            return rep, per, busy, extra, cpu_before, cpu_after
 
         for _ in range(cfg.warmup):
             vals = fresh()
             for side in sides:
-                run(side, [0], [vals])
-        _, ms4, _, _, _ = run("eager", [0] * 4, [probe])
-        _, ms36, _, _, _ = run("eager", [0] * 36, [probe])  # the difference takes the request's own latency out
-        one_ms = max((ms36 - ms4) / 32, ms36 / 36 * 0.1, 1e-4)
-        inner = int(min(cfg.max_inner, max(1, math.ceil(cfg.min_trial_ms / one_ms))))
-        nv = min(n_sets, inner)
+                run(side, [vals])
+        n_cal = min(n_sets, 8)
+        _, per, _, _, _, _ = run("eager", [probe] * n_cal)  # the trusted reference: repeats do not matter here
+        one_ms = max(statistics.median(per[1:] if len(per) > 1 else per), 1e-4)
+        inner = int(min(cfg.max_inner, n_sets, max(1, math.ceil(cfg.min_trial_ms / one_ms))))
         worst: int | None = -10
         n_checked, best = 0, None
         cpu0 = cpu1 = None
@@ -287,17 +309,17 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         for attempt in range(1, cfg.retries + 2):
             acc: dict[str, list[float]] = {s: [] for s in sides}
             for trial in range(cfg.trials):
-                vals = [fresh() for _ in range(nv)]
+                vals = [fresh() for _ in range(inner)]
                 k = trial % len(sides)
                 mismatched: set[int] = set()
                 for side in sides[k:] + sides[:k]:
-                    rep, ms, extra, c_before, c_after = run(side, [i % nv for i in range(inner)], vals)
-                    acc[side].append(ms / inner)
+                    rep, per, busy, extra, c_before, c_after = run(side, vals)
+                    acc[side].append(sum(per) / inner)
                     if side != "candidate":
                         continue
                     cpu0 = c_before if cpu0 is None else cpu0
                     cpu1 = c_after
-                    cand_wall += ms
+                    cand_wall += busy
                     if extra:
                         found.setdefault("threads_started", f"threads_started: {len(extra)} thread(s) of the candidate "
                                          f"process alive at a timed trial's start or end (attempt {attempt}, trial {trial})")
@@ -306,7 +328,7 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                     mismatched = set(rep.get("mismatched", []))
                 if cand is None:
                     continue
-                picks = rng.sample(range(nv), k=min(cfg.check_per_trial, nv))
+                picks = rng.sample(range(inner), k=min(cfg.check_per_trial, inner))
                 c_in, c_out = slots["candidate"]
                 e_in, e_out = slots["eager"]
                 for i in picks:
@@ -317,8 +339,8 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                     changed = integrity.inputs_unchanged(c_in.views[i], e_in.views[i])
                     if changed:
                         found.setdefault("input_mutation", f"input_mutation: inputs {changed} differ from eager's after a timed call")
-                if nv >= 2 and not rng_dep:
-                    a, b = (picks + [j for j in range(nv) if j not in picks])[:2]
+                if inner >= 2 and not rng_dep:
+                    a, b = (picks + [j for j in range(inner) if j not in picks])[:2]
                     bad = independence_violations(c_out.views[a], c_out.views[b], e_out.views[a], e_out.views[b])
                     if bad:
                         found.setdefault("input_independent", f"input_independent: outputs {bad} identical on two fresh "
@@ -336,7 +358,7 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         noise, kept, acc = best
         f = _ms_fields(acc, cand is not None, cfg)
         return AccountableTiming(f["eager_ms"], f["candidate_ms"], f["speedup"], noise <= cfg.max_iqr_ratio, kept, inner,
-                                 nv, n_checked, worst, list(found.values()), f["dynamo_ms"], f.get("speedup_vs_dynamo"),
+                                 inner, n_checked, worst, list(found.values()), f["dynamo_ms"], f.get("speedup_vs_dynamo"),
                                  f["speedup_ci"], f.get("speedup_vs_dynamo_ci"))
     finally:
         for box in (ref, dyn, cand):

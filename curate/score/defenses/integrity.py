@@ -12,7 +12,7 @@ is here:
    ``__import__`` / ``globals`` / ``vars``... (:data:`FORBIDDEN_NAMES`: ``_e = exec`` is refused as
    well as ``exec(...)``); ``getattr`` / ``setattr`` / ``delattr`` / ``hasattr`` except as a direct
    call with a literal, allowed attribute name; frame, traceback, closure and object-internals
-   attributes, timers, streams, RNG state, thread counts (:data:`FORBIDDEN_ATTRS`); a forbidden
+   attributes, timers, streams, RNG state, thread counts, raw storage (:data:`FORBIDDEN_ATTRS`); a forbidden
    module name as an attribute of any object (``torch.os``, ``torch.sys``: :data:`MODULE_ATTRS`);
    ``operator.attrgetter`` / ``methodcaller`` except as a direct call with literal, allowed names
    (:data:`LITERAL_GETTERS`); assignments to attributes of ``torch`` / ``time`` / ``F`` / ...
@@ -61,10 +61,14 @@ FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time
                    "f_back", "f_locals", "f_globals", "f_code", "f_builtins", "f_trace", "f_lasti", "gi_frame", "gi_code",
                    "cr_frame", "cr_code", "ag_frame", "tb_frame", "tb_next", "__traceback__", "_getframe",
                    "sys", "modules", "meta_path", "__setattr__", "__getattribute__", "__delattr__", "__getattr__",
-                   "_ORIGINAL_TIMERS", "get_field", "_import_dotted_name", "import_module", "attrgetter", "methodcaller")
+                   "_ORIGINAL_TIMERS", "get_field", "_import_dotted_name", "import_module", "attrgetter", "methodcaller",
+                   "untyped_storage", "storage", "typed_storage", "_typed_storage", "_untyped_storage", "set_",
+                   "from_file", "UntypedStorage", "TypedStorage")
 """Attribute names a candidate may not touch (timers, streams, RNG state and thread counts;
 frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
-and ``modules`` because ``torch.sys.modules[...]`` reaches every loaded module)."""
+and ``modules`` because ``torch.sys.modules[...]`` reaches every loaded module; a tensor's raw
+storage and the tensor re-pointed at a storage (``untyped_storage``, ``set_``, ``from_file``):
+the memory beside a tensor's own view, where the boundary's slots are)."""
 
 MODULE_ATTRS = tuple(m for m in FORBIDDEN_MODULES if m not in ("code", "io", "types", "time", "select"))
 """Forbidden module names refused also as an *attribute* of any object: ``torch.os``,
