@@ -314,10 +314,13 @@ def part_env(args) -> dict:
     out["grouped_mm_available"] = {"torch.nn.functional.grouped_mm": hasattr(torch.nn.functional, "grouped_mm"),
                                    "torch._grouped_mm": hasattr(torch, "_grouped_mm")}
     if torch.cuda.is_available():
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415  (per part)
+
         nvml = {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
-        out["cuda_probes"] = [_probe("fork_after_is_available"), _probe("fork_after_is_available", nvml),
-                              _probe("fork_after_profile_preimport"), _probe("fork_after_profile_preimport", nvml),
-                              _probe("cuda_under_rlimit_as"), _probe("cuda_vms")]
+        todo = [("fork_after_is_available", None), ("fork_after_is_available", nvml), ("fork_after_profile_preimport", None),
+                ("fork_after_profile_preimport", nvml), ("cuda_under_rlimit_as", None), ("cuda_vms", None)]
+        with ThreadPoolExecutor(len(todo)) as pool:  # independent fresh interpreters, at once
+            out["cuda_probes"] = list(pool.map(lambda t: _probe(*t), todo))
     out["compilers"] = {c: shutil.which(c) for c in ("cc", "gcc", "g++", "nvcc")}
     out["data_manifest"] = json.loads((args.data / "manifest.json").read_text()) if (args.data / "manifest.json").is_file() else None
     return out
