@@ -38,9 +38,10 @@ sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
 The delivery of a call's input set (the parent's copy into the slot) is **outside** the clock:
 it costs as much as a memory-bound call (a copy of the inputs' bytes), so inside it would add the
 same time to every side and pull every ratio toward 1. What is inside, the same for every side,
-is the go / done exchange (a byte each way on the sandbox's socket and pipe, a wake-up each: a few
-microseconds, ``timed_call_ms_median`` in ``metrics/bench/score_defenses.json`` against
-``same_call_in_process_ms_median``) and the sandbox's loop around the call (output copy, checks of
+is the go / done exchange (a byte each way on the sandbox's socket and pipe, a wake-up each: tens
+of microseconds on a loaded machine, ``timed_call_ms_median`` in ``metrics/bench/score_defenses.json``
+against ``same_call_in_process_ms_median``; it pulls ratios toward 1 on graphs whose calls take
+about as long) and the sandbox's loop around the call (output copy, checks of
 the output's type).
 """
 
