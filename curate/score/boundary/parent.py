@@ -707,7 +707,9 @@ class Sandbox:
         Returns ``(reply, per-call ms, busy ms)``: the parent's ``perf_counter_ns`` around each go /
         done pair (the deliveries are outside it, the same for every side), and the request's whole
         wall time less the deliveries (the time the sandbox may have run: the CPU account's
-        wall). A reply that comes instead of a done byte (the call raised) ends the trial."""
+        wall). An error reply that comes instead of a done byte (the call raised) ends the trial; any
+        other byte there (not the loop's: a done byte or a reply line written on the pipe by the
+        candidate's code) leaves the stream unreadable, and the sandbox fails (``crash``)."""
         t_req = time.perf_counter_ns()
         self._send(msg)
         per: list[float] = []
@@ -723,9 +725,13 @@ class Sandbox:
                 raise self._fail(f"{self.label} sandbox died (exit code {self.proc.poll()})", "crash") from exc
             b = self._byte(deadline)
             t1 = time.perf_counter_ns()
-            if b != b".":  # the reply of a call that raised (or a malformed stream)
+            if b != b".":  # the reply of a call that raised; any other reply before the last call is not the loop's
                 self._buf = b + self._buf
-                return self._recv(deadline), per, (time.perf_counter_ns() - t_req - outside) / 1e6
+                rep = self._recv(deadline)
+                if "error" not in rep:
+                    raise self._fail(f"{self.label} sandbox replied before call {i + 1} of {len(msg['sets'])} ended "
+                                     "without an error (a malformed stream)", "crash")
+                return rep, per, (time.perf_counter_ns() - t_req - outside) / 1e6
             per.append((t1 - t0) / 1e6)
         rep = self._recv(deadline)
         return rep, per, (time.perf_counter_ns() - t_req - outside) / 1e6
