@@ -14,7 +14,9 @@ check stops (the static check of the source runs before, in :func:`curate.score.
 4. checks on the parent's copies of the output slots: inputs unchanged, no output a subclass or a
    new view of the inputs (``output_type`` / ``output_alias``), outputs on fresh inputs written
    into the same slot (seed 1; a cache keyed on data pointers replays stale values) compared again
-   (``fresh_input_mismatch``); an output identical on the two inputs while the reference's differs
+   (``fresh_input_mismatch``), then the seed-0 inputs with about half their inner elements changed,
+   in the same slot again (:func:`near_repeat`; a cache keyed on a few input values replays the first
+   call's output: ``near_repeat_mismatch``); an output identical on the two inputs while the reference's differs
    is ``input_independent``, an all-zero output where the reference is not trivial ``zero_output``;
 5. RNG-dependent outputs compared by statistics (:func:`curate.score.defenses.compare.rng_stats_agree`);
 6. the Dynamo-only sandbox given exactly what the candidate's was (:class:`_Side`: slots, the
