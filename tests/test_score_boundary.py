@@ -328,3 +328,83 @@ def test_score_writes_metrics_with_valid_false_when_every_candidate_is_rejected(
     assert score_main(args) == 0
     m = json.loads((tmp_path / "score.json").read_text())
     assert m["valid"] is False and m["candidates"]["cheat"]["valid"] is False and m["candidates"]["cheat"]["rejected"]
+
+
+def _stand_in_sandbox(tmp_path, serve):
+    """A :class:`curate.score.boundary.parent.Sandbox` whose far side is ``serve(request_fd, reply_fd)``
+    on a thread of this process (no process started): the parent's side of the stream exactly."""
+    import os
+    import socket
+    import threading
+
+    from curate.score.boundary import parent
+
+    class Proc:
+        pid = os.getpid()
+
+        def poll(self):
+            return None
+
+        def kill(self):
+            pass
+
+        def wait(self, timeout=None):
+            return 0
+
+    box = object.__new__(parent.Sandbox)
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    box.label, box.mem_cap, box.peak_rss, box.untrusted, box.cgroup = "candidate", 1 << 40, 0, False, None
+    box._frozen, box._zygote, box._buf, box._dir, box.proc, box.pid = set(), None, b"", str(tmp_path), Proc(), os.getpid()
+    box._r, box._w = rep_r, req_w
+    box._sock = socket.socket()
+    threading.Thread(target=serve, args=(req_r, rep_w), daemon=True).start()
+    return box
+
+
+def _read_request(fd):
+    import os
+    import pickle
+    import struct
+
+    (n,) = struct.unpack("<I", os.read(fd, 4))
+    data = b""
+    while len(data) < n:
+        data += os.read(fd, n - len(data))
+    return pickle.loads(data)
+
+
+def test_stream_times_each_call_and_refuses_a_reply_before_the_last_call(tmp_path):
+    """The parent's side of a timed trial: one delivery, go byte and done byte per call, the error
+    reply of a call that raised ends the trial; a reply line that is not an error before the last
+    call (what a candidate could write on its reply pipe to stop the clock) fails the sandbox."""
+    import os
+    import time
+
+    from curate.score.boundary.parent import SandboxFailure
+
+    def honest(req_r, rep_w):
+        msg = _read_request(req_r)
+        for _ in msg["sets"]:
+            assert os.read(req_r, 1) == b"g"
+            os.write(rep_w, b".")
+        os.write(rep_w, b'{"ok": true}\n')
+
+    def raises(req_r, rep_w):
+        _read_request(req_r)
+        assert os.read(req_r, 1) == b"g"
+        os.write(rep_w, b'{"error": "ValueError: x", "code": 2}\n')
+
+    def forged(req_r, rep_w):
+        _read_request(req_r)
+        assert os.read(req_r, 1) == b"g"
+        os.write(rep_w, b'{"ok": true}\n')  # before the call's work, instead of its done byte
+
+    seen = []
+    dl = time.monotonic() + 30
+    rep, per, busy = _stand_in_sandbox(tmp_path, honest).stream({"op": "run", "sets": [0, 1, 2], "stream": True}, seen.append, dl)
+    assert rep == {"ok": True} and len(per) == 3 and seen == [0, 1, 2] and busy >= 0
+    rep, per, _ = _stand_in_sandbox(tmp_path, raises).stream({"op": "run", "sets": [0, 1, 2], "stream": True}, seen.append, dl)
+    assert "error" in rep and per == []
+    with pytest.raises(SandboxFailure, match="malformed stream"):
+        _stand_in_sandbox(tmp_path, forged).stream({"op": "run", "sets": [0, 1, 2], "stream": True}, seen.append, dl)
