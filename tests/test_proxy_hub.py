@@ -19,6 +19,8 @@ from proxy_artifacts.hub import parse_spec, publish, pull
 from proxy_artifacts.prune import prune_model
 from tests.proxy_helpers import random_ids, tiny_model
 
+ROOT = Path(__file__).resolve().parents[1]
+
 TOKEN = "hf_standin_token"
 
 
@@ -265,6 +267,16 @@ def test_publish_refuses_base_metrics_of_another_base(based_proxy, tmp_path):
                 publish(folder, "passnet/refused", endpoint=hub.endpoint, token=TOKEN, base_metrics=bm)
         assert "passnet/refused" not in [m.id for m in HfApi(endpoint=hub.endpoint, token=TOKEN).list_models()]
     assert weights_sha256(base_dir) == rev
+
+
+@pytest.mark.skipif(not (ROOT / "data" / "proxy" / "proxies" / "r0.5" / "model" / "lineage.json").is_file(),
+                    reason="needs the proxy line's outputs (dvc repro); a fresh clone has none")
+def test_the_built_proxies_name_the_base_whose_metrics_are_committed():
+    """After ``dvc repro``: ``metrics/proxy_base.json``'s ``weights_sha256`` is the sha of
+    ``data/proxy/base`` and the keep-0.5 proxy's ``lineage.json`` names it as its base revision (a
+    build on another CPU trains another base: docs/reproducibility.md, "Across machines")."""
+    from proxy_artifacts.checkpoint import weights_sha256
+
     committed = json.loads((ROOT / "metrics" / "proxy_base.json").read_text())
     lin = json.loads((ROOT / "data" / "proxy" / "proxies" / "r0.5" / "model" / "lineage.json").read_text())
     assert committed["weights_sha256"] == lin["base_revision"] == weights_sha256(ROOT / "data" / "proxy" / "base")
@@ -476,7 +488,6 @@ def test_fidelity_section_names_controls_of_a_record_without_a_block_only_by_pro
 
 # ----------------------------------------------------------------- the committed record's control columns
 
-ROOT = Path(__file__).resolve().parents[1]
 CONTROLS_PROXY = "r0.5"  # proxy.fidelity.controls.keep_ratio: 0.5 -> the controls block of metrics/fidelity.json
 
 
