@@ -34,6 +34,28 @@ def test_static_check_reports_lines():
     assert check_source("def f(:\n")[0].rule == "syntax"
 
 
+@pytest.mark.parametrize("src, rule, detail", [
+    ("from collections import _sys\n", "import", "_sys"),  # a module's private alias of sys
+    ("from random import _os\n", "import", "_os"),
+    ("from _pickle import loads\n", "import", "_pickle"),  # a top-level private module
+    ("import torch\ntorch.jit._fork(print)\n", "attribute", "_fork"),
+    ("import numpy as np\nv = np.lib.stride_tricks\n", "attribute", "stride_tricks"),  # views past a tensor's bytes
+    ("class A:\n    pass\nA.__array_interface__ = {}\n", "attribute", "__array_interface__"),  # any address as an array
+    ("import torch\nt = torch.frombuffer(bytearray(4), dtype=torch.uint8)\n", "attribute", "frombuffer"),
+    ("def f(sys_mod):\n    sys_mod.setprofile(print)\n", "attribute", "setprofile"),  # a hook sees the sandbox loop
+    ("def f(m):\n    m.settrace(print)\n", "attribute", "settrace"),
+])
+def test_static_check_refuses_private_aliases_hooks_and_raw_views(src, rule, detail):
+    """Routes a candidate used past the static check (a profile hook on the sandbox loop reached
+    through ``from collections import _sys``, which deferred its work past the timed calls): each
+    is refused with the rule that names it; ``from torch import _dynamo`` and ``torch.as_strided``,
+    which honest passes use, are not."""
+    found = [(v.rule, v.detail) for v in check_source(src)]
+    assert any(r == rule and detail in d for r, d in found), found
+    assert check_source("from torch import _dynamo\nfrom torch._inductor.compile_fx import compile_fx\n") == []
+    assert check_source("import torch\ny = torch.as_strided(torch.zeros(4), (2,), (1,))\n") == []
+
+
 def test_statically_rejected_candidate_is_not_run():
     rows, rejected = run_candidate(cand("static_cheat"), "builtin", {"timing": False})
     assert rows == [] and any("line 2" in r for r in rejected)

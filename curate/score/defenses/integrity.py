@@ -8,7 +8,8 @@ is here:
 1. **Static** (:func:`check_source`), a speed bump before anything runs: the candidate's source
    is parsed (never imported) and refused, with the line of each finding, for imports of the
    evaluator and of every route to frames, modules, threads, processes, files, raw memory
-   (:data:`FORBIDDEN_MODULES`); any *reference* to ``exec`` / ``eval`` / ``compile`` /
+   (:data:`FORBIDDEN_MODULES`, top-level private modules such as ``_pickle``, and another module's
+   private alias of one: ``from collections import _sys``); any *reference* to ``exec`` / ``eval`` / ``compile`` /
    ``__import__`` / ``globals`` / ``vars``... (:data:`FORBIDDEN_NAMES`: ``_e = exec`` is refused as
    well as ``exec(...)``); ``getattr`` / ``setattr`` / ``delattr`` / ``hasattr`` except as a direct
    call with a literal, allowed attribute name; frame, traceback, closure and object-internals
@@ -63,12 +64,17 @@ FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time
                    "sys", "modules", "meta_path", "__setattr__", "__getattribute__", "__delattr__", "__getattr__",
                    "_ORIGINAL_TIMERS", "get_field", "_import_dotted_name", "import_module", "attrgetter", "methodcaller",
                    "untyped_storage", "storage", "typed_storage", "_typed_storage", "_untyped_storage", "set_",
-                   "from_file", "UntypedStorage", "TypedStorage")
+                   "from_file", "UntypedStorage", "TypedStorage",
+                   "setprofile", "settrace", "_current_frames", "setswitchinterval", "stride_tricks",
+                   "__array_interface__", "__array_struct__", "frombuffer", "_fork", "forkpty")
 """Attribute names a candidate may not touch (timers, streams, RNG state and thread counts;
 frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
 and ``modules`` because ``torch.sys.modules[...]`` reaches every loaded module; a tensor's raw
 storage and the tensor re-pointed at a storage (``untyped_storage``, ``set_``, ``from_file``):
-the memory beside a tensor's own view, where the boundary's slots are)."""
+the memory beside a tensor's own view, where the boundary's slots are; numpy's ``stride_tricks``,
+``__array_interface__`` and ``frombuffer``, which view any address); profile and trace hooks
+(``setprofile``, ``settrace``: a hook sees the sandbox loop's own calls, its output slots among
+them) and ``_fork`` / ``forkpty``."""
 
 MODULE_ATTRS = tuple(m for m in FORBIDDEN_MODULES if m not in ("code", "io", "types", "time", "select"))
 """Forbidden module names refused also as an *attribute* of any object: ``torch.os``,
@@ -154,7 +160,8 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
 
     def bad_module(name: str | None) -> bool:
         parts = (name or "").split(".")
-        return bool(name) and (parts[0] in FORBIDDEN_MODULES or any(p in MODULE_ATTRS for p in parts[1:]))
+        return bool(name) and (parts[0] in FORBIDDEN_MODULES or parts[0].startswith("_")
+                               or any(p in MODULE_ATTRS for p in parts[1:]))
 
     allowed_funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                      and n.func.id in LITERAL_ONLY and _literal_attr_call(n)}
@@ -180,6 +187,9 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                         out.append(Violation(node.lineno, "name", f"from {node.module} import {a.name}"))
                     elif a.name in FORBIDDEN_MODULES:  # another module's reference to it: ``from torch.serialization import os``
                         out.append(Violation(node.lineno, "import", f"from {node.module} import {a.name} (a forbidden module)"))
+                    elif a.name.startswith("_") and a.name.lstrip("_").split("_")[0] in FORBIDDEN_MODULES + ("pickle", "io"):
+                        # a module's private alias of a forbidden one: ``from collections import _sys``, ``from random import _os``
+                        out.append(Violation(node.lineno, "import", f"from {node.module} import {a.name} (a forbidden module's alias)"))
         elif isinstance(node, ast.Name):
             if node.id in LITERAL_GETTERS:
                 if id(node) not in allowed_getters:
