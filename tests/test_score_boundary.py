@@ -188,6 +188,18 @@ def test_value_keyed_memo_is_caught_by_the_near_repeat_and_its_twin_is_valid(sub
     assert r["status"] == "violation" and "near_repeat_mismatch" in kinds(r) and floored(r), r["violations"]
 
 
+@pytest.mark.parametrize("sid", ["gelu_tanh:0", "rmsnorm:1"])
+def test_work_put_off_past_the_done_byte_is_caught_and_its_twin_is_valid(subs, sid):
+    """``attack_defer_after_done.py`` returns stale buffers at once and writes the true outputs into
+    the slots before its reply, after the last done byte: the parent copies each checked call's slots
+    at that call's done byte (the calls drawn before the trial), so the copies hold the stale buffers.
+    The twin (the same hook, every call computed) is valid."""
+    twin = evaluate_subgraph(subs[sid], cand("honest_defer_twin"), TIMED)
+    assert twin["status"] == "ok" and twin["violations"] == [] and twin["min_pass_t"] == -10, twin["violations"]
+    r = evaluate_subgraph(subs[sid], cand("attack_defer_after_done"), TIMED)
+    assert r["status"] == "violation" and "timed_output_mismatch" in kinds(r) and floored(r), r["violations"]
+
+
 def test_near_repeat_keeps_the_ends_and_changes_about_half_of_the_rest():
     import random
 

@@ -48,9 +48,10 @@ class FakeBox:
             self.outs = Slots(torch, next(it), *msg["outputs"])
         return {"ok": True}
 
-    def stream(self, msg, deliver, deadline):
+    def stream(self, msg, deliver, deadline, collect=None):
         """A timed trial as :meth:`curate.score.boundary.parent.Sandbox.stream` runs it: call ``i``'s
-        input set delivered (``deliver(i)``) just before call ``i``; ``(reply, per-call ms, busy ms)``.
+        input set delivered (``deliver(i)``) just before call ``i``, ``collect(i)`` just after it;
+        ``(reply, per-call ms, busy ms)``.
         ``calls`` (when a list) records each call's input values and every slot of the trial as the
         call saw them."""
         self.log.append(_plain(msg))
@@ -63,6 +64,8 @@ class FakeBox:
             out = self.fns[msg["side"]](*self.ins.sets[k])
             self.outs.sets[k + msg.get("out_base", 0)][0].copy_(out)
             per.append(self.costs[msg["side"]] * (self.load(self.n) if self.load else 1))
+            if collect is not None:
+                collect(i)
         self.n += 1
         return {"ok": True}, per, sum(per)
 

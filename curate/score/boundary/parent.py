@@ -697,15 +697,19 @@ class Sandbox:
         rep = self._recv(deadline)
         return rep, (time.perf_counter_ns() - t0) / 1e6
 
-    def stream(self, msg: dict, deliver: Callable[[int], None], deadline: float) -> tuple[dict, list[float], float]:
+    def stream(self, msg: dict, deliver: Callable[[int], None], deadline: float,
+               collect: Callable[[int], None] | None = None) -> tuple[dict, list[float], float]:
         """One timed trial with one input set per call, each delivered only when its call starts:
         send ``msg`` (a ``run`` request with ``stream``; its ``sets`` are the calls), then for call
         ``i``: ``deliver(i)`` (the parent writes that call's input set into its slot; the sandbox
         is waiting, blocked, for its go byte), start the clock, write the go byte, read the done
-        byte the sandbox writes once the call's outputs are in their slots, stop the clock.
+        byte the sandbox writes once the call's outputs are in their slots, stop the clock, then
+        ``collect(i)`` (the parent copies what it will check of that call, before the sandbox gets
+        the next go byte; outside the clock like the deliveries).
 
         Returns ``(reply, per-call ms, busy ms)``: the parent's ``perf_counter_ns`` around each go /
-        done pair (the deliveries are outside it, the same for every side), and the request's whole
+        done pair (the deliveries are outside it, the same for every side; the last call's time runs
+        on to the reply line, so outputs written into the slots after the last done byte are timed), and the request's whole
         wall time less the deliveries (the time the sandbox may have run: the CPU account's
         wall). An error reply that comes instead of a done byte (the call raised) ends the trial; any
         other byte there (not the loop's: a done byte or a reply line written on the pipe by the
@@ -733,8 +737,15 @@ class Sandbox:
                                      "without an error (a malformed stream)", "crash")
                 return rep, per, (time.perf_counter_ns() - t_req - outside) / 1e6
             per.append((t1 - t0) / 1e6)
+            if collect is not None:
+                collect(i)
+                outside += time.perf_counter_ns() - t1
+                t1 = time.perf_counter_ns()
         rep = self._recv(deadline)
-        return rep, per, (time.perf_counter_ns() - t_req - outside) / 1e6
+        t_end = time.perf_counter_ns()
+        if per:  # the span from the last done byte to the reply is the last call's: work put off past it is timed
+            per[-1] += (t_end - t1) / 1e6
+        return rep, per, (t_end - t_req - outside) / 1e6
 
     def _byte(self, deadline: float) -> bytes:
         """The next byte on the reply pipe (a stream's done byte), with :meth:`_recv`'s deadline and

@@ -18,7 +18,10 @@ sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
    parent's output slots before it writes that call's done byte, and the parent's
    ``perf_counter_ns`` runs from its go byte to that done byte. Nothing the candidate defers can
    land after the clock stops and still be compared.
-3. **Timed outputs checked.** After each trial ``check_per_trial`` calls (chosen then) are compared
+3. **Timed outputs checked.** ``check_per_trial`` calls, drawn before the trial and never told to the
+   sandbox, have their candidate input and output slots copied at each one's done byte (before the
+   next go byte, outside the clock; the last call's time runs on to the reply line, so work put
+   off past a done byte is timed or leaves stale outputs in a checked call); after the trial they are compared
    slot by slot with eager's (:func:`curate.score.defenses.compare.fast_min_pass_t`; RNG outputs by distribution and coupling,
    :func:`_slot_min_pass_t`), two of them for input independence, and the candidate's input
    slots with eager's (mutation). The worst level over the checked calls is the sample's
@@ -259,7 +262,7 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         found: dict[str, str] = {}
         watched = cand if cand is not None and getattr(cand, "untrusted", False) else None
 
-        def run(side: str, values: list[list]) -> tuple[dict, list[float], float, set, float, float]:
+        def run(side: str, values: list[list], seen: dict | None = None) -> tuple[dict, list[float], float, set, float, float]:
             """One trial of ``side`` (the same steps for every side), one call per set of ``values``
             (call ``i`` on slot ``i``, written when the call starts): ``(reply, per-call ms, busy ms,
             threads beyond the baseline at its start or end, CPU ms before, CPU ms after)``."""
@@ -283,8 +286,14 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             def deliver(i: int) -> None:
                 slot_in.write(i, values[i])
 
+            def collect(i: int) -> None:  # a checked call's slots, copied at its done byte (before the next go)
+                if i in seen:
+                    seen[i] = ([None if t is None else t.clone() for t in slot_in.views[i]],
+                               [None if t is None else t.clone() for t in slots[side][1].views[i]])
+
             tasks0, cpu_before = proc.tasks(), proc.cpu_ms()
-            rep, per, busy = proc.stream(trial_request(side, range(len(values)), seed, alias), deliver, deadline)
+            rep, per, busy = proc.stream(trial_request(side, range(len(values)), seed, alias), deliver, deadline,
+                                         collect if seen else None)
             extra = (tasks0 | proc.tasks()) - proc.baseline_tasks
             cpu_after = proc.cpu_ms()
             strays = proc.strays()  # processes it left outside itself (empty for the trusted sides)
@@ -313,8 +322,13 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                 vals = [fresh() for _ in range(inner)]
                 k = trial % len(sides)
                 mismatched: set[int] = set()
+                # the checked calls are drawn before the trial (never told to the sandbox) and the candidate's slots
+                # of each are copied at that call's done byte: outputs written later are never the ones checked
+                picks = rng.sample(range(inner), k=min(cfg.check_per_trial, inner)) if cand is not None else []
+                pair = (picks + [j for j in range(inner) if j not in picks])[:2] if inner >= 2 and not rng_dep else []
+                seen: dict[int, tuple[list, list] | None] = dict.fromkeys(set(picks) | set(pair))
                 for side in sides[k:] + sides[:k]:
-                    rep, per, busy, extra, c_before, c_after = run(side, vals)
+                    rep, per, busy, extra, c_before, c_after = run(side, vals, seen if side == "candidate" else None)
                     acc[side].append(sum(per) / inner)
                     if side != "candidate":
                         continue
@@ -329,20 +343,18 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                     mismatched = set(rep.get("mismatched", []))
                 if cand is None:
                     continue
-                picks = rng.sample(range(inner), k=min(cfg.check_per_trial, inner))
-                c_in, c_out = slots["candidate"]
                 e_in, e_out = slots["eager"]
                 for i in picks:
                     n_checked += 1
-                    mp = None if i in mismatched else _slot_min_pass_t(c_out.views[i], e_out.views[i], rng_dep, ref_other,
+                    mp = None if i in mismatched else _slot_min_pass_t(seen[i][1], e_out.views[i], rng_dep, ref_other,
                                                                        rng_stats_agree)
                     worst = None if (mp is None or worst is None) else max(worst, mp)
-                    changed = integrity.inputs_unchanged(c_in.views[i], e_in.views[i])
+                    changed = integrity.inputs_unchanged(seen[i][0], e_in.views[i])
                     if changed:
                         found.setdefault("input_mutation", f"input_mutation: inputs {changed} differ from eager's after a timed call")
-                if inner >= 2 and not rng_dep:
-                    a, b = (picks + [j for j in range(inner) if j not in picks])[:2]
-                    bad = independence_violations(c_out.views[a], c_out.views[b], e_out.views[a], e_out.views[b])
+                if pair:
+                    a, b = pair
+                    bad = independence_violations(seen[a][1], seen[b][1], e_out.views[a], e_out.views[b])
                     if bad:
                         found.setdefault("input_independent", f"input_independent: outputs {bad} identical on two fresh "
                                          "inputs of a timed trial; eager's differ")
