@@ -658,19 +658,24 @@ class Sandbox:
         self.kill()
         return SandboxFailure(why, cls, self.label, state)
 
+    def _watch(self, now: float, deadline: float) -> None:
+        """While waiting on the reply pipe: the resident-memory cap (``oom``) and the subgraph's
+        deadline (``timeout``); either kills the sandbox through :meth:`_fail`."""
+        rss = rss_bytes(self.pid) if self.proc.poll() is None else None
+        self.peak_rss = max(self.peak_rss, rss or 0)
+        if rss is not None and rss > self.mem_cap:
+            raise self._fail(f"resident memory {rss / 2**30:.2f} GiB above the cap mem_cap_gb = "
+                             f"{self.mem_cap / 2**30:.2f} GiB; killed", "oom")
+        if now >= deadline:
+            raise self._fail("timeout: the sandbox did not answer before the subgraph's deadline", "timeout")
+
     def _recv(self, deadline: float) -> dict:
         watched = 0.0
         while b"\n" not in self._buf:
             now = time.monotonic()
             if now - watched >= POLL_S:
                 watched = now
-                rss = rss_bytes(self.pid) if self.proc.poll() is None else None
-                self.peak_rss = max(self.peak_rss, rss or 0)
-                if rss is not None and rss > self.mem_cap:
-                    raise self._fail(f"resident memory {rss / 2**30:.2f} GiB above the cap mem_cap_gb = "
-                                     f"{self.mem_cap / 2**30:.2f} GiB; killed", "oom")
-                if now >= deadline:
-                    raise self._fail("timeout: the sandbox did not answer before the subgraph's deadline", "timeout")
+                self._watch(now, deadline)
             ready, _, _ = select.select([self._r], [], [], min(POLL_S, max(0.0, deadline - now)))
             if not ready:
                 continue
@@ -762,13 +767,7 @@ class Sandbox:
                     raise self._fail(f"{self.label} sandbox died (exit code {self.proc.wait(5)})", "crash")
                 return b
             now = time.monotonic()
-            rss = rss_bytes(self.pid) if self.proc.poll() is None else None
-            self.peak_rss = max(self.peak_rss, rss or 0)
-            if rss is not None and rss > self.mem_cap:
-                raise self._fail(f"resident memory {rss / 2**30:.2f} GiB above the cap mem_cap_gb = "
-                                 f"{self.mem_cap / 2**30:.2f} GiB; killed", "oom")
-            if now >= deadline:
-                raise self._fail("timeout: the sandbox did not answer before the subgraph's deadline", "timeout")
+            self._watch(now, deadline)
             watched = now
 
     def modules(self, deadline: float) -> list[str]:
