@@ -226,3 +226,99 @@ def test_decomposition_memo_keeps_literals_apart():
         with python_only():
             L._decomposed_cache.clear()
             assert canonicalize(arange_graph(second), with_wl=False).graph_hash == b.graph_hash
+
+
+def _meta_varied_graph(seed: int) -> fx.GraphModule:
+    """Calls that repeat one argument template (literals ``0.0`` / ``-0.0``, NaNs, ``1`` / ``True`` /
+    ``1.0``, keyword arguments, inputs repeated or permuted) with other output metadata: other
+    dtypes and shapes, no metadata, tuples, Python scalars; and inputs whose example values are
+    Python scalars of other exact types (an int vs a float node feeding the same template)."""
+    rng = random.Random(seed)
+    g = fx.Graph()
+    xs = []
+    for k in range(3):
+        x = g.placeholder(f"x{k}")
+        x.meta["example_value"] = torch.empty(2, 3, device="meta")
+        xs.append(x)
+    scalars = []
+    for k, v in enumerate((3, 2.5, True)):
+        s = g.placeholder(f"s{k}")
+        s.meta["example_value"] = v
+        scalars.append(s)
+    metas = [torch.empty(2, 3, device="meta"), torch.empty(2, 3, dtype=torch.float16, device="meta"),
+             torch.empty(4, device="meta"), torch.empty(2, 3, dtype=torch.int64, device="meta"), None,
+             (torch.empty(1, 3, device="meta"), torch.empty(1, 3, device="meta")), 3, 2.5,
+             (torch.empty(2, device="meta"), torch.empty(2, 3, device="meta"))]
+    outs = []
+    for _ in range(60):
+        lit = rng.choice(LITERALS)
+        a, b = rng.choice(xs), rng.choice(xs)
+        form = rng.randrange(7)
+        if form == 0:
+            n = g.call_function(torch.mul, (a, lit))
+        elif form == 1:
+            n = g.call_function(torch.add, (a, b), {"alpha": lit})
+        elif form == 2:
+            n = g.call_function(torch.full, ((2, 3), rng.choice(scalars)))
+        elif form == 3:
+            n = g.call_function(operator.mul, (rng.choice(scalars), lit))
+        elif form == 4:
+            n = g.call_method("view", (a, 3, 2))
+        elif form == 5:
+            n = g.call_function(torch.split, (a, 1), {"dim": 0})
+        else:
+            n = g.call_function(torch.where, (a, b, lit))
+        meta = rng.choice(metas)
+        if meta is not None:
+            n.meta["example_value"] = meta
+        outs.append(n)
+    g.output(tuple(outs))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+def test_label_cache_partial_hits_equal_the_plain_definition():
+    """Property: the compiled label pass's partial hits (a call whose cache key differs from an
+    earlier miss's only in the output metadata reuses that miss's label text up to the metadata:
+    ``form.meta_texts``) give exactly the plain definition's labels, inputs and stored entries on 80
+    graphs that repeat argument templates with other output metadata (dtypes, shapes, none, tuples,
+    Python scalars), literal-heavy arguments and scalar inputs of other exact types; so does the
+    whole form. Where the compiled path is on, the partial hits are taken: fewer misses than with
+    them switched off, the same labels either way."""
+    from passnet_common.canonical import compiled
+    from passnet_common.canonical import form as Fm
+
+    def misses(nodes, gm, index) -> tuple[int, tuple]:
+        seen: list = []
+
+        def counted(*args):
+            seen.append(args[1])
+            return Fm._slow_label(*args)
+
+        got = compiled.cform.labels(nodes, gm, None, False, index, True, counted)
+        return len(seen), got[:3]
+
+    fewer = 0
+    for seed in range(80):
+        gm = _meta_varied_graph(seed)
+        nodes = list(gm.graph.nodes)
+        index = {m: i for i, m in enumerate(nodes)}
+        want = labels_plain(nodes, gm, None, False, index, True)
+        got = _labels(nodes, gm, None, False, index, True)
+        assert got[:3] == want[:3], seed
+        a = canonicalize(gm, with_wl=False)
+        with python_only():
+            b = canonicalize(gm, with_wl=False)
+        assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
+            (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order), seed
+        if compiled.cform is not None:
+            on, got_on = misses(nodes, gm, index)
+            compiled.cform.set_meta_texts(None)
+            try:
+                off, got_off = misses(nodes, gm, index)
+            finally:
+                compiled.cform.set_meta_texts(Fm.meta_texts)
+            assert got_on == got_off == want[:3], seed
+            assert on <= off, seed
+            fewer += on < off
+    if compiled.cform is not None:
+        assert fewer >= 60

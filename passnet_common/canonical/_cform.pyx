@@ -11,15 +11,21 @@ definitions otherwise.
   filled from the skeletons and plans the label pass built;
 * :func:`labels`: :func:`passnet_common.canonical.form.labels_plain`, the label pass, with a label
   cache: a node whose key (:mod:`passnet_common.canonical.fastpath`) equals an earlier node's
-  reuses its labels and stored skeleton; a miss calls ``form._slow_label`` (the definition's
-  :func:`~passnet_common.canonical.form.node_label` of that node);
+  reuses its labels and stored skeleton; a miss whose key differs from an earlier miss's only in the
+  output metadata is a partial hit (the earlier labels up to their metadata item, this node's
+  metadata after it: ``form.meta_texts``, the fastpath docstring); any other miss calls
+  ``form._slow_label`` (the definition's :func:`~passnet_common.canonical.form.node_label` of that node);
 * :func:`ordering_deps`: :func:`passnet_common.canonical.effects.ordering_deps_py`, the ordering
   edges of side effects. Not line for line: the Python loop's per-node tables (alias flags,
   mutations, union-find parents, written classes, last mutation and readers per class) are C
   arrays here, the per-(op, target) profile is looked up once per target, and the alias classes
   are built only where a tensor is written (a search from the written nodes, ``_alias_search``,
-  instead of every node's storages); the same two lists come out (compared by the seam, and on
-  300 random graphs and 400 graphs of shared storages in ``tests/test_canonical_compiled.py``);
+  instead of every node's storages, read by a compiled copy of ``effects.aliased_inputs``); the
+  same two lists come out (compared by the seam, and on 300 random graphs and 400 graphs of shared
+  storages in ``tests/test_canonical_compiled.py``);
+* :func:`refs_and_positions`, :func:`op_kinds`: the reference lists and placeholder positions
+  ``stored.stored_nodes`` fills the node list with, and the op kinds ``order.order_of_labels`` hands
+  ``_cmerkle``;
 * :func:`texts`: :func:`passnet_common.canonical.form.texts_py`, the canonical texts and their sha256;
 * :func:`input_rows`: :func:`passnet_common.canonical.order.input_rows_py`, the data inputs packed as
   int64 words, which :func:`ordering_deps`, :func:`texts` and ``_cmerkle.order_of_labels`` read
@@ -386,6 +392,46 @@ cdef list _run_c(list skel, tuple plan, list refs, list order, list ci):
     return out
 
 
+def refs_and_positions(list pos, list ops):
+    """What ``stored.stored_nodes`` builds before the node list: ``[["%", p] for p in pos]`` and the
+    calling position of each placeholder by original index (``{i: k}`` for the ``k``-th ``i`` with
+    ``ops[i] == "placeholder"``). ValueError for lists of different lengths."""
+    cdef Py_ssize_t n = len(pos), i, k = 0
+    cdef list refs = PyList_New(n), r
+    cdef dict ph = {}
+    cdef object p, tag = "%"
+    if len(ops) != n:
+        raise ValueError("refs_and_positions: lists of different lengths")
+    for i in range(n):
+        p = pos[i]
+        r = PyList_New(2)
+        Py_INCREF(tag)
+        PyList_SET_ITEM(r, 0, tag)
+        Py_INCREF(p)
+        PyList_SET_ITEM(r, 1, p)
+        Py_INCREF(r)
+        PyList_SET_ITEM(refs, i, r)
+        if ops[i] == "placeholder":
+            ph[i] = k
+            k += 1
+    return refs, ph
+
+
+def op_kinds(list ops, dict kinds):
+    """``[kinds.get(op, 0) for op in ops]`` (``order._KIND``: what ``_cmerkle.order_of_labels``
+    reads of each op)."""
+    cdef Py_ssize_t n = len(ops), i
+    cdef list out = PyList_New(n)
+    cdef PyObject *v
+    cdef object x, zero = 0
+    for i in range(n):
+        v = PyDict_GetItemWithError(kinds, ops[i])
+        x = <object>v if v != NULL else zero
+        Py_INCREF(x)
+        PyList_SET_ITEM(out, i, x)
+    return out
+
+
 def node_list(list order, list store, list ops, list refs, list canon_inputs, dict ph_positions,
               list placeholder_order, object other, object slot):
     """``stored.node_list_py`` (the same list; ``slot``: the ``stored._Slot`` type). Besides the
@@ -553,6 +599,36 @@ cdef object exact_meta_key(object val):
 
 
 cdef object _ABSENT = object()
+cdef object _meta_texts = None  # form.meta_texts (set_meta_texts); None: no partial hits
+
+
+def set_meta_texts(fn):
+    """``form.meta_texts`` (the output metadata's encoding and its JSON texts), which turns on the
+    label pass's partial hits; None turns them off."""
+    global _meta_texts
+    _meta_texts = fn
+
+
+cdef object _partial_key(tuple key, list tdeps, list xclass):
+    """The key of a call's label without its output metadata (``labels``' partial hits): the
+    cache key with the metadata items left out, tagged by the template family, plus the exact class
+    of every input node (``xclass``: what the first template keys by value class only, so that the
+    signature binding, which reads an input's exact type, is the same for equal partial keys).
+    None where an input comes later in the node list."""
+    cdef Py_ssize_t q, nd = len(tdeps), nx = len(xclass)
+    cdef tuple xs = PyTuple_New(nd)
+    for q in range(nd):
+        j = tdeps[q]
+        if j < 0 or j >= nx:
+            return None
+        x = xclass[j]
+        Py_INCREF(x)
+        PyTuple_SET_ITEM(xs, q, x)
+    if key[0] is EXACT_TAG or key[0] == EXACT_TAG:
+        return (EXACT_TAG, xs, key[:5])
+    if key[2] is None:  # the flat first template: (op, target, None, dtype, shape, *templates)
+        return ("flat", xs, key[:3] + key[5:])
+    return ("nested", xs, key[:3])  # (op, target, template, None, dtype, shape)
 
 
 def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_store, slow_label):
@@ -565,7 +641,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef list exact = [None] * len(nodes), struct = [None] * len(nodes), inputs = [None] * len(nodes)
     cdef list vclass = [], xclass = []  # read by index during the pass: grown as in the Python loop
     cdef list deps, kw_deps, tdeps = None
-    cdef dict subs = {}, mod_cache = {}, cache = {}
+    cdef dict subs = {}, mod_cache = {}, cache = {}, pcache = {}
+    cdef list pe
     cdef dict class_of_type = _class_of_type
     cdef Py_ssize_t i = -1, ph = 0, n_nodes = len(nodes)
     cdef bint first, fast
@@ -595,7 +672,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         else:
             cls = class_of_type.get(type(val))
             vc, xc = cls if cls is not None else value_classes(val)
-        key = None
+        key = pk = None
         if op == "call_function" or op == "call_method" or op == "call_module":
             deps = []
             try:
@@ -677,6 +754,40 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                     store[i] = hit[2] if perm is None else (hit[2], deps)  # alone: its deps are inputs[i]
                 continue
             tdeps = deps
+            # a partial hit: an earlier miss with the same key but for the output metadata (its
+            # label's items before the metadata are the same, form.meta_texts); the labels are that
+            # miss's texts with this node's metadata as the last item, its stored entry with this
+            # node's metadata, and they become the cache entry of this key
+            if key is not None and _meta_texts is not None:
+                pk = _partial_key(<tuple>key, tdeps, xclass)
+                pe = pcache.get(pk) if pk is not None else None
+                if pe is not None:
+                    if pe[5] is None:  # the texts before the metadata, cut from the first miss's labels
+                        me, ms, _ = _meta_texts(pe[4])
+                        el, sl = pe[0], pe[1]
+                        if len(el) > len(me) + 2 and len(sl) > len(ms) + 2 and el.endswith("," + me + "]") \
+                                and sl.endswith("," + ms + "]"):
+                            pe[5] = el[:len(el) - len(me) - 1]
+                            pe[6] = sl[:len(sl) - len(ms) - 1]
+                        else:
+                            pe[5] = False  # not cut (never the case for a call's label): no partial hits
+                    if pe[5] is not False:
+                        me, ms, mo = _meta_texts(val)
+                        el = pe[5] + me + "]"
+                        sl = pe[6] + ms + "]"
+                        st = pe[2]
+                        if st is not None:
+                            st = (st[0], st[1], st[2], mo, st[4], st[5])
+                        perm = pe[3]
+                        exact[i] = el
+                        struct[i] = sl
+                        inputs[i] = deps if perm is None else [deps[p] for p in perm]
+                        vclass.append(vc)
+                        xclass.append(xc)
+                        if want_store:
+                            store[i] = st if perm is None else (st, deps)
+                        cache[key] = (el, sl, st, perm)
+                        continue
         elif op == "placeholder" and not keep_positions:
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
             try:
@@ -709,6 +820,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
             perm = permutation(tdeps, deps_i)
             if perm is not False:
                 cache[key] = (el, sl, st, perm)
+                if pk is not None and (st is not None or not want_store) and pk not in pcache:
+                    pcache[pk] = [el, sl, st, perm, val, None, None]  # texts cut at the first partial hit
     return exact, struct, inputs, subs, store
 
 
@@ -767,6 +880,79 @@ cdef inline void _pf_effects(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexc
         _pf_slot(nd, _off_args)
 
 
+# ``effects.aliased_inputs`` and the helpers it calls (``_node_storages``, ``tensor_meta_of_node``,
+# ``_storages``) compiled: the same inputs in the same order, without four Python calls per node
+# and input. On only after ``set_alias_context`` (else the Python function is called).
+
+cdef object _A_TENSOR = None, _A_SYM = None, _A_PLAIN = None, _may_return_input = None
+cdef bint _alias_c = False
+
+
+def set_alias_context(tensor_type, sym_types, plain_types, may_return_input_fn):
+    """``torch.Tensor``, the symbolic scalar types (``torch.SymInt`` / ``SymFloat`` / ``SymBool``),
+    the exact plain types ``effects._storages`` gives no storage (int, float, bool, str) and
+    ``effects._may_return_input``: turns on the compiled ``aliased_inputs`` (``tensor_type`` None turns
+    it off)."""
+    global _A_TENSOR, _A_SYM, _A_PLAIN, _may_return_input, _alias_c
+    _A_TENSOR, _A_SYM, _A_PLAIN, _may_return_input = tensor_type, sym_types, plain_types, may_return_input_fn
+    _alias_c = tensor_type is not None
+
+
+cdef object _storages_c(object val):
+    """``effects._storages``."""
+    cdef set out
+    if isinstance(val, _A_TENSOR):
+        try:
+            return {val.untyped_storage()._cdata}
+        except Exception:
+            return None
+    if isinstance(val, (tuple, list)):
+        out = set()
+        for v in val:
+            st = _storages_c(v)
+            if st is None:
+                return None
+            out |= st
+        return out
+    if val is None or isinstance(val, _A_SYM):
+        return None if val is None else set()
+    if type(val) in _A_PLAIN:
+        return set()
+    return None
+
+
+cdef object _node_storages_c(object node, dict memo):
+    """``effects._node_storages`` through ``memo`` (``effects.tensor_meta_of_node`` inlined)."""
+    cdef PyObject *p = PyDict_GetItemWithError(memo, node)
+    if p != NULL:
+        return <object>p
+    meta = node.meta
+    st = _storages_c(meta["example_value"] if "example_value" in meta else meta.get("val"))
+    memo[node] = st
+    return st
+
+
+cdef list _aliased_inputs_c(object node, bint may_alias, dict memo):
+    """``effects.aliased_inputs(node, may_alias, memo)``."""
+    cdef list res
+    op = node.op
+    if op != "call_function" and op != "call_method" and op != "call_module":
+        return []
+    ins = node.all_input_nodes
+    outs = _node_storages_c(node, memo)
+    if outs is not None:
+        res = []
+        for m in ins:
+            st = _node_storages_c(m, memo)
+            if st is None:
+                break
+            if st & outs:
+                res.append(m)
+        else:
+            return res
+    return ins if may_alias or _may_return_input(node) else []
+
+
 cdef list _alias_edges(list nodes, dict index, char *alias, dict edges, dict memo, Py_ssize_t x, Py_ssize_t n):
     """The alias edges of node ``x``: the indexes of ``effects.aliased_inputs`` of it (computed
     once per node, kept in ``edges``)."""
@@ -775,7 +961,10 @@ cdef list _alias_edges(list nodes, dict index, char *alias, dict edges, dict mem
         return <list>edges[x]
     except KeyError:
         pass
-    out = [_checked(index[m], n) for m in aliased_inputs(nodes[x], alias[x] != 0, memo)]
+    if _alias_c:
+        out = [_checked(index[m], n) for m in _aliased_inputs_c(nodes[x], alias[x] != 0, memo)]
+    else:
+        out = [_checked(index[m], n) for m in aliased_inputs(nodes[x], alias[x] != 0, memo)]
     edges[x] = out
     return out
 

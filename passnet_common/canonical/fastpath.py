@@ -17,6 +17,16 @@ reads. Two templates:
   None or a tensor (``torch.fx.operator_schemas.normalize_function`` matches overloads on
   those types). Its keys are tagged, so they never meet the first template's.
 
+**Partial hits** (``_cform.labels``, within one label pass): a miss whose key equals an earlier
+miss's but for the output metadata -- the key without its metadata items, plus the exact class of
+every input node (what :func:`template` keys by value class only: the signature binding reads an
+input's exact type) -- reuses that miss's labels up to their last item: a call's label is the JSON
+list ``[op, target, arguments, metadata]`` (:func:`passnet_common.canonical.form.node_label`), so
+its text is the earlier text cut before the metadata's JSON plus this node's
+(:func:`passnet_common.canonical.form.meta_texts`), and its stored entry the earlier one with this
+node's metadata. The cut is checked (the earlier text must end in ``,`` + its metadata's JSON +
+``]``); the result becomes the cache entry of the node's full key. Nothing is kept between graphs.
+
 The first template is kept exactly as it was, coarse parts included (input nodes by value
 class only, ``0.0`` and ``-0.0`` one key), so that every node it served before is served
 the same way: the cache is an optimisation, and a key that changed which nodes share

@@ -272,6 +272,15 @@ def labels_plain(nodes, gm, kinds, keep_positions: bool, index, want_store: bool
     return exact, struct, inputs, ctx.subs, store
 
 
+def meta_texts(val) -> tuple[str, str, Any]:
+    """The output metadata of a call's label: the JSON texts of its exact and structure encodings
+    (:func:`passnet_common.canonical.labels.encode_meta`; the last item of the call's label list
+    in :func:`node_label`) and the exact encoding (its stored entry's ``meta``). The compiled label
+    pass's partial hits (``_cform.labels``) end an earlier label's text with them."""
+    m = encode_meta(val)
+    return _dumps(m), _dumps(encode_meta(val, True)), m
+
+
 def _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs, mod_cache, ph, key, tdeps):
     """The compiled label pass's call on a cache miss (its calling convention): :func:`node_label`
     of node ``n`` (index ``i``), filling ``store[i]`` (``want_store``) and ``subs``; returns

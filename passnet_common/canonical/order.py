@@ -318,8 +318,10 @@ def order_of_labels(struct_ids: list[int], exact: list[str], inputs: list[list[i
     c = compiled.cmerkle
     if c is not None and ints is not None:
         try:
-            return c.order_of_labels(struct_ids, lambda: label_ids(exact), inputs, extra, [_KIND.get(op, 0) for op in ops],
-                            not keep_positions, ints, rows)[0]
+            cf = compiled.cform
+            kinds = cf.op_kinds(ops, _KIND) if cf is not None else [_KIND.get(op, 0) for op in ops]
+            return c.order_of_labels(struct_ids, lambda: label_ids(exact), inputs, extra, kinds,
+                                     not keep_positions, ints, rows)[0]
         except (TypeError, OverflowError):
             pass
         except ValueError as exc:

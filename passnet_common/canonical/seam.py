@@ -80,8 +80,13 @@ def _wire(cf) -> None:
                    immutable_list, immutable_dict, F.class_of_type, F.value_classes, placeholder_kind,
                    F.meta_key, F.permutation)
     form.set_prefetch(cf)
+    if hasattr(cf, "set_meta_texts"):
+        cf.set_meta_texts(form.meta_texts)
     cf.set_effects_context(fx.Node, E.profile_cache, E.target_profile, E.may_write, E.mutated_args, E.module_effects,
                            E.draws_random, E.aliased_inputs, E.RNG_STATE)
+    if hasattr(cf, "set_alias_context"):
+        cf.set_alias_context(torch.Tensor, (torch.SymInt, torch.SymFloat, torch.SymBool), (int, float, bool, str),
+                             E._may_return_input)
 
 
 def load() -> str:

@@ -146,15 +146,18 @@ def stored_nodes(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, 
     """The stored node list (see :class:`CanonicalGraph`), its sub-graphs and the
     placeholder permutation (``ops[i]``: ``nodes[i].op``). Call nodes reuse the skeletons
     :func:`_labels` built."""
-    refs = [["%", p] for p in pos]
+    c = compiled.cform
+    if c is not None and len(pos) == len(ops):
+        refs, ph_positions = c.refs_and_positions(pos, ops)  # the two below, in one compiled loop
+    else:
+        refs = [["%", p] for p in pos]
+        ph_positions = {}  # original index -> calling position
+        for i, op in enumerate(ops):
+            if op == "placeholder":
+                ph_positions[i] = len(ph_positions)
 
     def ref(m):
         return refs[index[m]]
-
-    ph_positions = {}  # original index -> calling position
-    for i, op in enumerate(ops):
-        if op == "placeholder":
-            ph_positions[i] = len(ph_positions)
     subgraphs: list = []
     placeholder_order: list[int] = []
 
@@ -183,7 +186,6 @@ def stored_nodes(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, 
             entry["target"] = "output"
         return entry
 
-    c = compiled.cform
     fill = c.node_list if c is not None else node_list_py
     canon_nodes = fill(order, store, ops, refs, canon_inputs, ph_positions, placeholder_order, other, _Slot)
     return canon_nodes, subgraphs, placeholder_order
