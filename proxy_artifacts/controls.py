@@ -6,7 +6,12 @@ So a proxy's fidelity is also judged on the **magnitudes** of its runs, which de
 run, the quantities of :data:`QUANTITIES` (reward, entropy, KL, gradient norm, fresh-rollout log-prob
 mismatch, parameter update norm), compared seed by seed with the base's run of the same fault and seed
 (seed s of both shares prompts and sampling seed), within a tolerance derived from the base's own
-seed-to-seed spread (:func:`tolerance`).
+seed-to-seed spread (:func:`tolerance`). A value at or below :data:`LOG_FLOOR` on a log quantity is a
+zero (a frozen update, an exact match): it matches only a zero and stays out of the spread, so one
+zero seed cannot widen a tolerance to a dozen decades. A quantity whose tolerance would let a dead
+model match (:func:`discriminates`: a linear tolerance reaching the base's typical value, so 0 is
+within it; a log tolerance wider than ``log_max`` decades) is left out of the score and listed under
+``non_discriminating``: a cell that any model matches is no evidence.
 
 Controls (:data:`CONTROL_KINDS`, built by :func:`pipeline.build_control`), each with the proxy's expert count:
 
@@ -16,11 +21,16 @@ Controls (:data:`CONTROL_KINDS`, built by :func:`pipeline.build_control`), each 
 
 Verdict per proxy and fault (:func:`control_verdicts`): the proxy **passes** the fidelity test when its
 signature reproduces the base's on at least ``min_seed_share`` of the seeds (:func:`verdicts.fault_rates`;
-the healthy row ``none`` has no signature and is judged on magnitudes only) and its magnitude score is at
-least ``min_score``; a control passes under the same rule. The proxy **reproduces** the fault only where
+the healthy row ``none`` has no signature and is judged on magnitudes only; :func:`verdicts.at_least_share`)
+and its magnitude score is at least ``min_score``; a control passes under the same rule. The proxy **reproduces** the fault only where
 it passes and its magnitude score is above every control's with a 95% interval of the difference that
 excludes 0 (Newcombe's hybrid score interval, :func:`newcombe`). Cells of one run share a seed, so they
 are not independent draws: the interval is a screening figure, not an exact test.
+
+The base's own score (``base_self``: seed s_i against seed s_{i+1}, cyclically) is the ceiling a proxy can
+reach; each pair is judged with the tolerance of the base's *other* seeds (leave the judged seed out), else
+every pair would be inside a tolerance built from its own difference and the ceiling would be 1 by
+construction.
 """
 
 from __future__ import annotations
@@ -31,13 +41,13 @@ from typing import Mapping, Sequence
 
 from scipy.stats import binomtest
 
-from .verdicts import FAULT_KINDS, fault_name, rate, wilson
+from .verdicts import FAULT_KINDS, at_least_share, fault_name, rate, wilson
 
 CONTROL_KINDS = ("random_experts", "random_output_merge", "reinit")
 # quantity -> scale of its comparison: "linear" (absolute difference) or "log" (decades, log10 of max(v, LOG_FLOOR))
 QUANTITIES = {"reward_mean": "linear", "entropy_mean": "linear", "kl_max": "log", "grad_norm_max": "log",
               "logprob_mismatch_fresh_max": "log", "update_norm_median": "log"}
-LOG_FLOOR = 1e-12  # values below (a frozen update, an exact match) compare as this
+LOG_FLOOR = 1e-12  # a log quantity at or below this is a zero (a frozen update, an exact match)
 
 
 def _vals(rows: Sequence[Mapping], key: str, fresh: bool = False) -> list[float]:
@@ -74,50 +84,76 @@ def _scaled(v: float | None, scale: str) -> float | None:
     return math.log10(max(v, LOG_FLOOR)) if scale == "log" else v
 
 
+def _zero(v: float | None, scale: str) -> bool:
+    return scale == "log" and v is not None and math.isfinite(v) and v <= LOG_FLOOR
+
+
 def tolerance(base_values: Sequence[float | None], scale: str, cp: Mapping) -> float:
     """Tolerance of one quantity on one fault: ``spread_factor`` x the base's seed-to-seed range (on the
-    quantity's scale: decades for ``log``), at least ``log_floor`` decades / ``abs_floor`` (linear)."""
-    xs = [x for v in base_values if (x := _scaled(v, scale)) is not None and math.isfinite(x)]
+    quantity's scale: decades for ``log``, zeros left out), at least ``log_floor`` decades / ``abs_floor``
+    (linear)."""
+    xs = [x for v in base_values
+          if not _zero(v, scale) and (x := _scaled(v, scale)) is not None and math.isfinite(x)]
     spread = (max(xs) - min(xs)) if len(xs) > 1 else 0.0
     floor = float(cp["log_floor"]) if scale == "log" else float(cp["abs_floor"])
     return max(float(cp["spread_factor"]) * spread, floor)
 
 
+def discriminates(base_values: Sequence[float | None], scale: str, tol: float, cp: Mapping) -> bool:
+    """Whether a tolerance ``tol`` on one quantity can tell the base from a dead model: linear, the base's
+    median |value| (finite values) exceeds ``tol`` (else 0, a model with no reward, matches); log, ``tol``
+    is at most ``log_max`` decades. True when the base logged no finite value (nothing to judge by)."""
+    if scale == "log":
+        return tol <= float(cp["log_max"])
+    xs = [abs(float(v)) for v in base_values if v is not None and math.isfinite(v)]
+    return not xs or statistics.median(xs) > tol
+
+
 def cell_matches(ref: float | None, got: float | None, scale: str, tol: float) -> bool | None:
-    """One cell: ``got`` within ``tol`` of ``ref`` on ``scale``; both non-finite match; None when either
-    was not logged (the cell is left out)."""
+    """One cell: ``got`` within ``tol`` of ``ref`` on ``scale``; both non-finite match; on a log scale a zero
+    (<= :data:`LOG_FLOOR`) matches only a zero; None when either was not logged (the cell is left out)."""
     a, b = _scaled(ref, scale), _scaled(got, scale)
     if a is None or b is None:
         return None
     if not math.isfinite(a) or not math.isfinite(b):
         return not math.isfinite(a) and not math.isfinite(b)
+    if _zero(ref, scale) or _zero(got, scale):
+        return _zero(ref, scale) and _zero(got, scale)
     return abs(a - b) <= tol + 1e-12
 
 
 def magnitude_score(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapping], cp: Mapping,
-                    pairs: Sequence[tuple[int, int]] | None = None) -> dict:
+                    pairs: Sequence[tuple[int, int]] | None = None, leave_out_judged: bool = False) -> dict:
     """Share of (seed, quantity) cells where the model's magnitude is within tolerance of the base's.
 
     Args:
         base_q / model_q: {seed: :func:`run_quantities`} of one fault.
         pairs: (base seed, model seed) pairs compared (default: the seeds both have, each with itself;
             the base's self-score pairs seed s_i with s_{i+1}).
+        leave_out_judged: each pair's tolerance from the base seeds other than the judged (model) seed --
+            the base's self-score, where ``model_q`` is ``base_q``.
 
     Returns :func:`verdicts.rate` of the matched cells (``rate`` is the score, ``ci95`` its Wilson interval)
     plus ``by_quantity`` {quantity: [k, n]}, ``by_seed`` {model seed (a string, as JSON keys are): [k, n]}
-    (the cells of one run share its seed, so they are not independent draws) and ``tolerance``
-    {quantity: tol}.
+    (the cells of one run share its seed, so they are not independent draws), ``tolerance``
+    {quantity: tol} (all base seeds) and ``non_discriminating`` [quantities left out,
+    :func:`discriminates`].
     """
     pairs = list(pairs) if pairs is not None else [(s, s) for s in sorted(set(base_q) & set(model_q))]
     k = n = 0
-    by_q, tols = {}, {}
+    by_q, tols, blind = {}, {}, []
     by_s = {str(ms): [0, 0] for _, ms in pairs}
     for q, scale in QUANTITIES.items():
-        tol = tolerance([base_q[s].get(q) for s in sorted(base_q)], scale, cp)
+        base_vals = [base_q[s].get(q) for s in sorted(base_q)]
+        tol = tolerance(base_vals, scale, cp)
         tols[q] = round(tol, 6)
+        if not discriminates(base_vals, scale, tol, cp):
+            blind.append(q)
+            continue
         kq = nq = 0
         for bs, ms in pairs:
-            m = cell_matches(base_q[bs].get(q), model_q[ms].get(q), scale, tol)
+            t = tolerance([base_q[s].get(q) for s in sorted(base_q) if s != ms], scale, cp) if leave_out_judged else tol
+            m = cell_matches(base_q[bs].get(q), model_q[ms].get(q), scale, t)
             if m is None:
                 continue
             kq, nq = kq + int(m), nq + 1
@@ -125,7 +161,7 @@ def magnitude_score(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapping
             by_s[str(ms)][1] += 1
         by_q[q] = [kq, nq]
         k, n = k + kq, n + nq
-    return {**rate(k, n), "by_quantity": by_q, "by_seed": by_s, "tolerance": tols}
+    return {**rate(k, n), "by_quantity": by_q, "by_seed": by_s, "tolerance": tols, "non_discriminating": blind}
 
 
 def seeds_ahead(proxy_score: Mapping, control_score: Mapping) -> list[int]:
@@ -161,7 +197,7 @@ def _passes(kinds_rep: Mapping | None, score: Mapping, fault: str, cp: Mapping) 
         return False
     if fault == "none" or not FAULT_KINDS.get(fault_name(fault)):
         return fault == "none"  # a fault without specific kinds has nothing to reproduce
-    return bool(kinds_rep) and kinds_rep["n"] > 0 and kinds_rep["k"] >= float(cp["min_seed_share"]) * kinds_rep["n"]
+    return bool(kinds_rep) and at_least_share(kinds_rep["k"], kinds_rep["n"], float(cp["min_seed_share"]))
 
 
 def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]]], rates: Mapping,
@@ -197,7 +233,7 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
                 return {"score": sc, "kinds": kr, "passes": _passes(kr, sc, fault, cp)}
 
             pe = entry(proxy)
-            row = {"base_self": magnitude_score(bq, bq, cp, ring), "proxy": pe, "controls": {}}
+            row = {"base_self": magnitude_score(bq, bq, cp, ring, leave_out_judged=True), "proxy": pe, "controls": {}}
             for c in names:
                 ce = entry(c)
                 d = newcombe(pe["score"]["k"], pe["score"]["n"], ce["score"]["k"], ce["score"]["n"])

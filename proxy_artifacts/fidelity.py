@@ -26,7 +26,7 @@ from .controls import control_verdicts, quantities_of
 from .detector import SIGNALS, curve_similarity, finite_values, forward_fill, series, signature
 from .projection import accelerators, full_size_counts, projection
 from .report import report_markdown
-from .verdicts import FAULT_CATALOG, FAULT_KINDS, rate
+from .verdicts import FAULT_CATALOG, FAULT_KINDS, at_least_share, rate
 
 
 def parse_control_dirs(items: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -199,17 +199,28 @@ def _plot(runs_by_model: dict, path, faults: Sequence[str], onset: Mapping[str, 
 SCHEDULED_FAULTS = ("skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "fp16_overflow")  # from row fault_step + 1
 
 
-def fault_table(faults: Sequence[str], rates: Mapping, calib_ho: Mapping, onset: Mapping[str, int]) -> dict:
-    """Per catalogued fault (:data:`verdicts.FAULT_CATALOG`): trigger, signature, source, fix, the base's
+def fault_table(faults: Sequence[str], rates: Mapping, calib_ho: Mapping, onset: Mapping[str, int],
+                min_seed_share: float) -> dict:
+    """Per fault (:data:`verdicts.FAULT_CATALOG`): trigger, signature, source, fix, the base's
     detection rate over the fault seeds (``base_rate``), the rate on the fix runs (``fix_rate``:
     ``<fault>+fix`` runs where they exist, else the base's held-out healthy runs, which are the fixed run of a
-    fault whose fix is "do not inject it"), and ``fix_removes``: the base shows the signature on >= 2/3 of the
-    seeds and never on the fixed runs (None when there is no signature to remove)."""
+    fault whose fix is "do not inject it"), and ``fix_removes``: the base shows the signature on at least
+    ``min_seed_share`` of the seeds (``proxy.fidelity.controls.min_seed_share``, the rule a proxy's
+    reproduction is held to; :func:`verdicts.at_least_share`) and never on the fixed runs (None when there is
+    no signature to remove).
+
+    Raises:
+        ValueError: a fault (not a ``+fix`` run) has no catalog entry: its row would have no trigger,
+            signature, source or fix.
+    """
     base = rates["models"]["base"]
     out = {}
     for f in faults:
-        if "+" in f or f not in FAULT_CATALOG:
+        if "+" in f:
             continue
+        if f not in FAULT_CATALOG:
+            raise ValueError(f"fault {f!r} has no entry in proxy_artifacts.verdicts.FAULT_CATALOG "
+                             f"(trigger, signature, source, fix); catalogued: {sorted(FAULT_CATALOG)}")
         br = base[f]["detection"]
         if f"{f}+fix" in base:
             fr, fix_run = base[f"{f}+fix"]["detection"], f"{f}+fix"
@@ -218,7 +229,7 @@ def fault_table(faults: Sequence[str], rates: Mapping, calib_ho: Mapping, onset:
             flagged = (calib_ho.get("flagged") or {}).get("base") or {}
             hit = sum(any(k in kinds and v >= onset.get(f, 1) for k, v in sig.items()) for sig in flagged.values())
             fr, fix_run = rate(hit, len(flagged)), "none (held-out healthy seeds)"
-        shows = br["n"] > 0 and 3 * br["k"] >= 2 * br["n"]
+        shows = at_least_share(br["k"], br["n"], min_seed_share)
         out[f] = {**FAULT_CATALOG[f], "kinds": list(FAULT_KINDS.get(f, ())), "base_rate": br, "fix_run": fix_run,
                   "fix_rate": fr, "fix_removes": (fr["n"] > 0 and fr["k"] == 0) if shows else None}
     return out
@@ -334,7 +345,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
                      "accelerators": accelerators(psum["params"], mem_gb, fp["usable_share"]),
                      "accelerators_base": accelerators(bsum["params"], mem_gb, fp["usable_share"])},
         }
-    out["faults"] = fault_table(faults, rates, calib_ho, onset)
+    out["faults"] = fault_table(faults, rates, calib_ho, onset, float(fp["controls"]["min_seed_share"]))
     out["rl_gain_edge"] = {"base": out["base"]["capability"]["rl_gain_edge"],
                            **{n: v["capability"]["rl_gain_edge"] for n, v in out["proxies"].items()}}
     out["nonzero_advantage_share"] = {"base": out["base"]["capability"]["nonzero_advantage_share"]["mean"],

@@ -26,6 +26,7 @@ Wilson 1927), 95%.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Mapping, Sequence
 
 from scipy.stats import binomtest
@@ -115,6 +116,14 @@ def wilson(k: int, n: int, level: float = 0.95) -> list[float] | None:
 
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
     return [round(float(ci.low), 4), round(float(ci.high), 4)]
+
+
+def at_least_share(k: int, n: int, share: float) -> bool:
+    """``k`` of ``n`` is at least ``share``, with ``share`` read as the nearest fraction of denominator <= 12
+    (0.6667 -> 2/3), compared exactly: 2 of 3 seeds meet a 2/3 rule that ``2 >= 0.6667 * 3`` would fail.
+    False when ``n == 0``."""
+    f = Fraction(share).limit_denominator(12)
+    return n > 0 and k * f.denominator >= f.numerator * n
 
 
 def rate(k: int, n: int) -> dict:

@@ -69,6 +69,71 @@ def test_tolerance_is_the_base_spread_with_floors():
     assert controls.cell_matches(0.0, 1e-13, "log", 0.3) is True  # both below the floor: a frozen update
 
 
+def test_seed_share_rule_reads_two_thirds_exactly():
+    """0.6667 is 2/3: 2 of 3 seeds meet it (2 >= 0.6667 x 3 is false in floats), 1 of 2 does not, 0 of 0 never."""
+    from proxy_artifacts.verdicts import at_least_share
+
+    assert at_least_share(2, 3, 0.6667) and at_least_share(3, 3, 0.6667) and at_least_share(4, 6, 0.6667)
+    assert not at_least_share(1, 2, 0.6667) and not at_least_share(1, 3, 0.6667) and not at_least_share(0, 0, 0.6667)
+    assert at_least_share(1, 2, 0.5) and not at_least_share(2, 5, 0.5)
+    row = {"score": {"n": 6, "rate": 1.0}}
+    two_of_three = {"k": 2, "n": 3}
+    assert controls._passes(two_of_three, row["score"], "lr_spike", CP)  # CP["min_seed_share"] is 0.6667
+
+
+def test_a_zero_seed_does_not_widen_a_log_tolerance():
+    """Update norms 1e-3, 2e-3 and one frozen seed (0): the spread is over the two non-zero seeds (0.301
+    decades x 2), not 9 decades to the 1e-12 floor; a zero matches only a zero."""
+    assert controls.tolerance([0.0, 1e-3, 2e-3], "log", CP) == pytest.approx(2 * 0.30103, abs=1e-5)
+    assert controls.cell_matches(0.0, 1e-3, "log", 5.0) is False
+    assert controls.cell_matches(1e-3, 0.0, "log", 5.0) is False
+    assert controls.cell_matches(0.0, 0.0, "log", 0.3) is True
+
+
+def test_a_quantity_a_dead_model_would_match_is_left_out():
+    """Reward 0.02 / 0.03 / 0.06 on the base's seeds: tolerance max(2 x 0.04, 0.05) = 0.08 >= the median
+    0.03, so a model with reward 0 would match every cell: reward is left out of the score (and listed), and
+    a dead control's score rests on the other quantities. A log tolerance over log_max decades likewise."""
+    def q(r, k):
+        return {"reward_mean": r, "entropy_mean": None, "kl_max": k, "grad_norm_max": None,
+                "logprob_mismatch_fresh_max": None, "update_norm_median": None}
+
+    base = {0: q(0.02, 1e-2), 1: q(0.03, 1e-2), 2: q(0.06, 1e-2)}
+    dead = {0: q(0.0, 1e-6), 1: q(0.0, 1e-6), 2: q(0.0, 1e-6)}
+    sc = controls.magnitude_score(base, dead, CP)
+    assert sc["non_discriminating"] == ["reward_mean"]
+    assert "reward_mean" not in sc["by_quantity"] and sc["by_quantity"]["kl_max"] == [0, 3] and (sc["k"], sc["n"]) == (0, 3)
+    assert controls.discriminates([0.4, 0.5], "linear", 0.2, CP) and not controls.discriminates([0.4], "linear", 0.4, CP)
+    assert controls.discriminates([1e-3], "log", CP["log_max"], CP)
+    assert not controls.discriminates([1e-3], "log", CP["log_max"] + 0.01, CP)
+
+
+def test_base_self_score_judges_each_seed_by_the_other_seeds_spread():
+    """KL 1e-2, 1e-2, 1e-1: with the tolerance of all three seeds (2 x 1 decade) every pair matches -- a
+    ceiling of 1 by construction. Leaving the judged seed out, seed 2 (1e-1) is judged by seeds 0-1's spread
+    (0: the log floor) and fails against seed 1; seed 1 (by seeds 0 and 2: 2 decades) and seed 0 (by seeds 1
+    and 2) match: 2 of 3 pairs."""
+    def q(k):
+        return {"reward_mean": None, "entropy_mean": None, "kl_max": k, "grad_norm_max": None,
+                "logprob_mismatch_fresh_max": None, "update_norm_median": None}
+
+    base = {0: q(1e-2), 1: q(1e-2), 2: q(1e-1)}
+    ring = [(0, 1), (1, 2), (2, 0)]
+    assert controls.magnitude_score(base, base, dict(CP, log_max=5.0), ring)["rate"] == 1.0
+    loo = controls.magnitude_score(base, base, dict(CP, log_max=5.0), ring, leave_out_judged=True)
+    assert (loo["k"], loo["n"]) == (2, 3) and loo["by_seed"] == {"1": [1, 1], "2": [0, 1], "0": [1, 1]}
+
+
+def test_every_fault_has_a_catalog_row_and_an_uncatalogued_one_is_an_error():
+    from proxy_artifacts.config import FAULTS
+    from proxy_artifacts.verdicts import FAULT_CATALOG
+
+    assert set(FAULTS) - {"none"} <= set(FAULT_CATALOG)
+    rates = {"models": {"base": {"made_up": {"detection": {"k": 3, "n": 3}}}}}
+    with pytest.raises(ValueError, match="'made_up' has no entry in proxy_artifacts.verdicts.FAULT_CATALOG"):
+        fidelity.fault_table(["made_up"], rates, {}, {}, 0.6667)
+
+
 def test_magnitude_score_counts_cells_per_seed_and_the_seeds_a_proxy_is_ahead_on():
     """Two quantities logged (reward linear, kl log), three seeds. Base: reward 0.5, 0.6, 0.7 (tolerance
     max(2 x 0.2, abs_floor) = 0.4), kl 1e-2 on every seed (tolerance: the log floor). Proxy: equal to the
