@@ -2,7 +2,8 @@
 
 For each seed the ``proxy.base`` params of ``params.yaml`` (only ``seed`` changed) are trained with
 :func:`proxy_artifacts.base_model.train_base`; each seed's figures go to ``<out>/seed<N>.json`` as
-soon as it is done (a shard: a rerun skips seeds whose file holds the same params), with the
+soon as it is done (a shard: a rerun skips seeds whose file holds the same params and the same code,
+:data:`CODE_FILES`), with the
 machine, the load average before/after and the command. ``<out>.json`` summarises: per seed held-out
 in-range / edge exact match and final loss; the minimum in range over the seeds against
 ``proxy.base.min_task_acc``; the edge's sampled reward (``task_reward_edge``: samples at T = 1, what GRPO's
@@ -15,6 +16,7 @@ rollouts start from; greedy ``task_acc_edge`` beside it) against the 20-60% band
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -25,6 +27,17 @@ from proxy_artifacts.base_model import train_base
 from proxy_artifacts.timing import load_average, machine
 
 EDGE_BAND = (0.2, 0.6)  # the edge split's target: partly solved, so RL has headroom
+#: the code that shapes a trained base (task definition, model, training loop): part of a shard's key
+CODE_FILES = ("proxy_artifacts/corpus.py", "proxy_artifacts/base_model.py", "proxy_artifacts/metrics.py",
+              "proxy_artifacts/config.py")
+
+
+def code_sha256(root: Path = Path(__file__).resolve().parents[1]) -> str:
+    """sha256 over :data:`CODE_FILES` (path and bytes): a shard trained by other code is rerun."""
+    h = hashlib.sha256()
+    for rel in CODE_FILES:
+        h.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def summarise(out_dir: Path, seeds: list[int], min_task_acc: float) -> dict:
@@ -58,16 +71,17 @@ def main(argv: list[str] | None = None) -> int:
     base = load_params(a.params, "proxy")["base"]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    code = code_sha256()
     for s in a.seeds:
         p = dict(base, seed=s)
         f = out / f"seed{s}.json"
-        if f.exists() and json.loads(f.read_text()).get("params") == p:
+        if f.exists() and (old := json.loads(f.read_text())).get("params") == p and old.get("code_sha256") == code:
             print(f"seed {s}: done already ({f})")
             continue
         load0 = load_average()
         summ = train_base(p, Path(a.models) / f"seed{s}")
         rec = {k: v for k, v in summ.items() if k != "log"} | {
-            "params": p, "machine": machine(), "load_average_start": load0, "load_average_end": load_average(),
+            "params": p, "code_sha256": code, "machine": machine(), "load_average_start": load0, "load_average_end": load_average(),
             "command": "python -m benchmarks.proxy_base_seeds " + " ".join(sys.argv[1:] if argv is None else argv)}
         atomic_write_json(f, rec, indent=1)
         print(f"seed {s}: in range {summ['task_acc_heldout']}, edge {summ['task_acc_edge']} greedy, "

@@ -32,6 +32,9 @@ from proxy_artifacts.fidelity import mean_ci95
 from proxy_artifacts.rl import run_grpo
 from proxy_artifacts.timing import load_average, machine
 
+#: the study's plan, fixed before its runs and read by docs/proxies.md: GRPO seeds and optimizer steps per run
+#: (the defaults of --seeds / --steps; a run with other values is another study)
+PLAN = {"seeds": (0, 1, 2, 3, 4), "steps": 60}
 STEP_KEYS = ("step", "reward", "kl", "entropy", "nonzero_advantage_share", "grad_norm_trl", "update_norm")
 
 
@@ -72,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--models", nargs="+", default=[], help="name=model folder")
     ap.add_argument("--reinit", nargs="*", default=[], help="name=model folder: a re-initialised copy is the control")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--seeds", type=int, nargs="+", default=list(PLAN["seeds"]))
+    ap.add_argument("--steps", type=int, default=PLAN["steps"])
     ap.add_argument("--eval-problems", type=int, default=128)
     ap.add_argument("--eval-samples", type=int, default=8)
     ap.add_argument("--out", default="metrics/bench/proxy_rl_study")

@@ -61,7 +61,9 @@ def training_batches(tokenizer, p: dict) -> tuple[torch.Tensor, torch.Tensor]:
     per category (e.g. more task windows so the verifiable task is learnt in the step budget).
     Labels equal the ids (next-token loss on every token), except the task category's windows with
     ``p["task_answer_loss"]``: :func:`corpus.task_windows`, loss on the answers only. The task's edge
-    lengths are drawn at relative weight ``p["edge_weight"]`` (:func:`corpus.task_length`).
+    lengths are drawn at relative weight ``p["edge_weight"]`` (:func:`corpus.task_length`), and
+    ``p["edge_noise_share"]`` of the edge answers have one letter replaced by a random one
+    (:func:`corpus.reverse_problem`): the base's edge is partly solved by construction.
 
     Raises:
         ValueError: a text/code category has fewer windows in the corpus than asked.
@@ -73,10 +75,10 @@ def training_batches(tokenizer, p: dict) -> tuple[torch.Tensor, torch.Tensor]:
         want = int(per_cat * mix.get(c, 1.0))
         if c == corpus.TASK and p["task_answer_loss"]:
             w, lab = corpus.task_windows(tokenizer, "train", p["seq_len"], want, seed=p["seed"],
-                                         edge_weight=p["edge_weight"])
+                                         edge_weight=p["edge_weight"], edge_noise_share=p["edge_noise_share"])
         else:
             w = corpus.category_windows(tokenizer, c, "train", p["seq_len"], want, seed=p["seed"],
-                                        edge_weight=p["edge_weight"])
+                                        edge_weight=p["edge_weight"], edge_noise_share=p["edge_noise_share"])
             lab = w
         if len(w) < want:
             raise ValueError(f"proxy.base.train_windows_per_category: category {c!r} has {len(w)} windows of "

@@ -61,9 +61,12 @@ class BaseConfig(ParamsConfig):
     task_answer_loss: bool = knob(True, doc="task windows: loss on the answers only")
     min_task_acc: float = knob(0.8, rule=_SHARE, doc="the stage fails below this held-out in-range exact match")
     train_windows_per_category: int = knob(1500, rule=positive(int))
-    edge_weight: float = knob(0.12, rule=non_negative(float),
+    edge_weight: float = knob(1.0, rule=non_negative(float),
                               doc="relative weight of the edge word length in the task's training windows "
                                   "(one in-range length = 1): how much of the edge the base learns")
+    edge_noise_share: float = knob(0.8, rule=_SHARE,
+                                   doc="share of the edge length's training answers with one letter replaced by a "
+                                       "random one: the base's edge is partly solved by construction")
     category_mix: dict[str, float] | None = knob(factory=lambda: {"reverse": 6.0},
                                                  rule=Optional(Block({c: non_negative(float) for c in CATEGORIES})),
                                                  doc="x train_windows_per_category per category")
@@ -174,7 +177,7 @@ class GrpoConfig(ParamsConfig):
                                 doc="group size G; a group carries a gradient with probability 1 - p^G - (1-p)^G at "
                                     "prompt pass rate p (DAPO, arXiv 2503.14476), so at the edge's low p a larger "
                                     "group of the same 16 samples per step leaves fewer groups without one")
-    max_completion_length: int = knob(10, rule=positive(int), doc="tokens")
+    max_completion_length: int = knob(8, rule=positive(int), doc="tokens (edge answers: 5 letters + newline, 2 spare)")
     lr: float = knob(0.0001, rule=positive(float))
     drop_zero_variance_groups: bool = knob(True, doc="groups whose samples all agree leave the loss (DAPO)")
     beta: float = knob(0.04, rule=non_negative(float), doc="KL coefficient")
@@ -239,6 +242,8 @@ class ControlsConfig(ParamsConfig):
     spread_factor: float = knob(2.0, rule=positive(float), doc="tolerance = factor x the base's seed-to-seed range")
     log_floor: float = knob(0.30103, rule=non_negative(float), doc="least tolerance of a log quantity, decades (x2)")
     abs_floor: float = knob(0.05, rule=non_negative(float), doc="least tolerance of a linear quantity (reward, nats)")
+    log_max: float = knob(1.0, rule=positive(float),
+                          doc="a log quantity whose tolerance is wider (decades) tells no model apart: left out of the score")
     min_score: float = knob(0.75, rule=_SHARE, doc="a model passes with at least this share of cells within tolerance")
     min_seed_share: float = knob(0.6667, rule=_SHARE, doc="... and its signature reproducing on this share of seeds")
 

@@ -162,13 +162,16 @@ ARITH_HELDOUT_SHARE = 0.2
 # the less weight, the less of the edge the base solves and the more headroom RL has there. A length
 # beyond the longest trained one is no edge (the base extrapolates to none of it:
 # metrics/bench/proxy_edge_sweep.jsonl), so the edge is the longest trained length, seen less often.
-IN_RANGE_LEN = (2, 6)
-EDGE_LEN = (7, 7)
+IN_RANGE_LEN = (2, 4)
+EDGE_LEN = (5, 5)
 REVERSE_LEN = (IN_RANGE_LEN[0], EDGE_LEN[1])
 #: the task's own length distribution: the edge length as likely as each in-range length. What
 #: calibration, evaluation and the specialisation summary draw; a different quantity from
 #: ``proxy.base.edge_weight`` (the base's training mix, which train_base passes explicitly).
 UNIFORM_EDGE_WEIGHT = 1.0
+#: the task's own answers: no edge answer with a letter replaced. What every set but the base's training
+#: windows uses; ``proxy.base.edge_noise_share`` (:func:`reverse_problem`) is the base's training mix.
+NO_EDGE_NOISE = 0.0
 _REVERSE_RE = re.compile(r"Q: rev\(([a-z]+)\)=\? A: ")
 
 
@@ -181,19 +184,33 @@ def task_length(rng: random.Random, edge_weight: float = UNIFORM_EDGE_WEIGHT) ->
 
 
 def reverse_problem(rng: random.Random, split: str | None = None, lengths: tuple[int, int] | None = None,
-                    edge_weight: float = UNIFORM_EDGE_WEIGHT) -> tuple[str, str]:
+                    edge_weight: float = UNIFORM_EDGE_WEIGHT, edge_noise_share: float = NO_EDGE_NOISE) -> tuple[str, str]:
     """One reversal problem ``"Q: rev(word)=? A: "`` and its answer (the word reversed).
 
     ``word``: random lowercase letters, ``lengths[0]..lengths[1]`` of them (uniform), or with
     ``lengths`` None the task's distribution with edge weight ``edge_weight`` (:func:`task_length`);
     ``split`` (train / heldout): draw until the word belongs to that split (sha256 of the word, 20% held
     out), so a held-out problem's word never occurs in training.
+
+    ``edge_noise_share`` (base training only; 0 everywhere else): this share of the edge-length problems
+    (:data:`EDGE_LEN`) is answered with one letter of the reversed word, at a uniform position, replaced by
+    a uniform other letter -- noise in the base's data at its edge. Cross-entropy fits the data's answer
+    distribution, so the base learns the reversal there and samples each letter right with probability
+    about ``1 - share / length``: the sampled reward at the edge is partial (between ``1 - share`` if the
+    noise is modelled as one event and ``(1 - share / length) ** length`` if letter by letter), whatever
+    the seed or the CPU's float rounding, while greedy decoding takes the most likely letter, the right
+    one. A verifier reward has that headroom to take. With 0 no extra random number is drawn, so the
+    problems are those of the plain task.
     """
     while True:
         n = task_length(rng, edge_weight) if lengths is None else rng.randint(*lengths)
         w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
         if split is None or _split_of(f"rev:{w}", ARITH_HELDOUT_SHARE) == split:
-            return f"Q: rev({w})=? A: ", w[::-1]
+            a = w[::-1]
+            if edge_noise_share > 0 and EDGE_LEN[0] <= n <= EDGE_LEN[1] and rng.random() < edge_noise_share:
+                i = rng.randrange(n)
+                a = a[:i] + rng.choice([c for c in "abcdefghijklmnopqrstuvwxyz" if c != a[i]]) + a[i + 1:]
+            return f"Q: rev({w})=? A: ", a
 
 
 def arithmetic_split(a: int, op: str, b: int) -> str:
@@ -250,9 +267,10 @@ def check_answer(prompt: str, completion: str) -> bool:
     return bool(got) and int(got.group(1)) == ans
 
 
-def documents(category: str, split: str, max_chars: int, seed: int = 0, edge_weight: float = UNIFORM_EDGE_WEIGHT) -> list[str]:
-    """Documents of one category and split, about ``max_chars`` characters in total (``edge_weight``: the
-    ``reverse`` category's, :func:`task_length`).
+def documents(category: str, split: str, max_chars: int, seed: int = 0, edge_weight: float = UNIFORM_EDGE_WEIGHT,
+              edge_noise_share: float = NO_EDGE_NOISE) -> list[str]:
+    """Documents of one category and split, about ``max_chars`` characters in total (``edge_weight``,
+    ``edge_noise_share``: the ``reverse`` category's, :func:`task_length`, :func:`reverse_problem`).
 
     Raises:
         ValueError: unknown category or split.
@@ -268,7 +286,7 @@ def documents(category: str, split: str, max_chars: int, seed: int = 0, edge_wei
             lines = []
             for _ in range(8):
                 q, a = arithmetic_problem(rng, split=split) if category == "arithmetic" else \
-                    reverse_problem(rng, split, edge_weight=edge_weight)
+                    reverse_problem(rng, split, edge_weight=edge_weight, edge_noise_share=edge_noise_share)
                 lines.append(f"{q}{a}")
             doc = "\n".join(lines) + "\n"
             out.append(doc)
@@ -329,12 +347,12 @@ def token_windows(tokenizer, docs: list[str], seq_len: int, num: int | None = No
     return torch.tensor(ids[: n * seq_len], dtype=torch.long).view(n, seq_len)
 
 
-def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0, edge_weight: float = UNIFORM_EDGE_WEIGHT
-                 ) -> tuple[torch.Tensor, torch.Tensor]:
+def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0, edge_weight: float = UNIFORM_EDGE_WEIGHT,
+                 edge_noise_share: float = NO_EDGE_NOISE) -> tuple[torch.Tensor, torch.Tensor]:
     """``num`` training windows of the reversal task with answer-only labels: (ids, labels), each
     int64 [num, seq_len].
 
-    Problems (:func:`reverse_problem`, edge weight ``edge_weight``, ``split`` words) are packed one
+    Problems (:func:`reverse_problem`, edge weight ``edge_weight``, edge noise share ``edge_noise_share``, ``split`` words) are packed one
     per line; ``labels`` is ``ids`` on the answer tokens and the newline that ends them, -100 (no
     loss) on the prompt tokens, whose letters are random. The generator is the ``reverse``
     category's (:func:`documents`), so the windows hold the same problems in the same order.
@@ -343,7 +361,7 @@ def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0, e
     ids: list[int] = []
     lab: list[int] = []
     while len(ids) < num * seq_len:
-        q, a = reverse_problem(rng, split, edge_weight=edge_weight)
+        q, a = reverse_problem(rng, split, edge_weight=edge_weight, edge_noise_share=edge_noise_share)
         tq = tokenizer.encode(q, add_special_tokens=False)
         ta = tokenizer.encode(a + "\n", add_special_tokens=False)
         ids += tq + ta
@@ -353,8 +371,9 @@ def task_windows(tokenizer, split: str, seq_len: int, num: int, seed: int = 0, e
 
 
 def category_windows(tokenizer, category: str, split: str, seq_len: int, num: int, seed: int = 0,
-                     edge_weight: float = UNIFORM_EDGE_WEIGHT) -> torch.Tensor:
+                     edge_weight: float = UNIFORM_EDGE_WEIGHT, edge_noise_share: float = NO_EDGE_NOISE) -> torch.Tensor:
     """``num`` windows of ``seq_len`` tokens of one category/split: int64 [num', seq_len], num' <= num
-    (``edge_weight``: the ``reverse`` category's, :func:`task_length`)."""
-    docs = documents(category, split, max_chars=int(num * seq_len * 1.1) + seq_len, seed=seed, edge_weight=edge_weight)
+    (``edge_weight``, ``edge_noise_share``: the ``reverse`` category's, :func:`reverse_problem`)."""
+    docs = documents(category, split, max_chars=int(num * seq_len * 1.1) + seq_len, seed=seed, edge_weight=edge_weight,
+                     edge_noise_share=edge_noise_share)
     return token_windows(tokenizer, docs, seq_len, num)

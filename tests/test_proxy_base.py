@@ -45,6 +45,28 @@ def test_training_lengths_follow_the_task_distribution(edge_weight):
     assert edge / per_len == pytest.approx(want, rel=0.15)
 
 
+def test_edge_noise_share_replaces_one_letter_in_that_share_of_edge_answers():
+    """At share 0.7 about 70% of the edge-length answers differ from the reversed word (a binomial count:
+    99.9% bounds), each in exactly one letter; no in-range answer does; at share 0 the problems are exactly
+    the plain task's (no extra random number drawn), so every other set is unchanged."""
+    from scipy.stats import binom
+
+    rng = random.Random(3)
+    probs = [corpus.reverse_problem(rng, "train", edge_weight=1.0, edge_noise_share=0.7) for _ in range(6000)]
+    words = [(re.match(r"Q: rev\(([a-z]+)\)", q).group(1), a) for q, a in probs]
+    edge = [(w, a) for w, a in words if corpus.EDGE_LEN[0] <= len(w) <= corpus.EDGE_LEN[1]]
+    noisy = [(w, a) for w, a in edge if a != w[::-1]]
+    lo, hi = binom.interval(0.999, len(edge), 0.7)
+    assert len(edge) > 500 and lo <= len(noisy) <= hi
+    assert all(len(a) == len(w) and sum(x != y for x, y in zip(a, w[::-1])) == 1 for w, a in noisy)
+    assert all(a == w[::-1] for w, a in words if len(w) < corpus.EDGE_LEN[0])
+    r1, r2 = random.Random(5), random.Random(5)
+    assert [corpus.reverse_problem(r1, "train", edge_weight=1.0) for _ in range(500)] == \
+        [corpus.reverse_problem(r2, "train", edge_weight=1.0, edge_noise_share=corpus.NO_EDGE_NOISE) for _ in range(500)]
+    # the reward is the task's: a noisy answer is wrong
+    assert not corpus.check_answer("Q: rev(abcdefg)=? A: ", "gfedcbz\n") and corpus.check_answer("Q: rev(abcdefg)=? A: ", "gfedcba\n")
+
+
 def test_base_training_windows_take_the_edge_weight():
     """proxy.base.edge_weight reaches the task windows: no edge word at weight 0, some at weight 1."""
     from proxy_artifacts.base_model import training_batches
