@@ -30,7 +30,10 @@ and the 1-minute figure at each graph's round) and the share of CPU time stolen 
 hypervisor over the run (``/proc/stat``) are recorded beside them. ``--reference REV`` also
 times the canonical form of git revision ``REV`` (:func:`reference_canonical`) in the same rounds,
 the two alternated (who goes first alternates by round), records the median of the per-round
-ratios and whether each graph gets the same ``graph_hash``.
+ratios and whether each graph gets the same ``graph_hash``; the record names the commit ``REV`` meant at
+the run (``reference_commit``) and whether the reference ran its compiled path (``reference_compiled``,
+its seam's status: a reference on its Python loops is several times slower, and its ratios say nothing
+about the compiled forms).
 """
 
 from __future__ import annotations
@@ -331,6 +334,16 @@ def stored_graphs(store: Path, count: int) -> list:
     return out
 
 
+def _commit_of(rev: str) -> str:
+    """The commit id ``rev`` names in this repository (``git rev-parse``; a relative name such as
+    ``HEAD~1`` is recorded with what it meant at the run); "" where git cannot tell."""
+    import subprocess
+
+    got = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{rev}^{{commit}}"], capture_output=True,
+                         text=True)
+    return got.stdout.strip() if got.returncode == 0 else ""
+
+
 def _rate(rows: list[dict], key: str) -> int:
     """Nodes per CPU second over ``rows`` together (total nodes / total seconds)."""
     return round(sum(r["nodes"] for r in rows) / sum(r["nodes"] / r[key] for r in rows)) if rows else 0
@@ -411,6 +424,10 @@ def main(argv=None) -> dict:
             ref = reference_canonical(args.reference)
         except Exception as exc:  # noqa: BLE001 - the reference column is optional
             print(f"no reference implementation {args.reference!r}: {type(exc).__name__}: {exc}")
+    ref_compiled = getattr(getattr(ref, "compiled", None), "status", "") if ref is not None else ""
+    if ref is not None:
+        print(f"reference {args.reference}: compiled path {ref_compiled or 'absent at that revision'}; "
+              f"current: {compiled.status}", flush=True)
     cases = []
     if not args.no_chains:
         for n in (1_000, 3_000, 10_000, 30_000, 100_000):
@@ -463,6 +480,8 @@ def main(argv=None) -> dict:
                      "cpu_steal_share": steal, "machine": platform.platform(), "cpus": os.cpu_count(),
                      "command": " ".join(["python -m benchmarks.bench_hash", *(argv if argv is not None else sys.argv[1:])]),
                      "rounds": args.rounds, "reference_revision": args.reference if ref is not None else "",
+                     "reference_commit": _commit_of(args.reference) if ref is not None else "",
+                     "reference_compiled": ref_compiled,
                      "timing": "process CPU seconds of one call; per graph and round: canonicalize cold (the previous "
                                "graph's graph_hashes just before), canonicalize warm (the same call again at once), "
                                "graph_hashes cold, the code-text baseline; figures are medians over rounds"}
