@@ -14,7 +14,11 @@ Run: ``PYTHONPATH=$PWD nice -n 10 python benchmarks/bench_score_defenses.py [--o
   alternated, each its own process; wall seconds and CPU seconds of the process and its children
   (``getrusage``), and every candidate's ES_t at t = -5 / AS vs eager and vs Dynamo-only from the
   run's own metrics file (the honest control's and Inductor's scores under both);
-* **defenses**: the static check of every fixture of ``tests/score_candidates`` (ms per file);
+* **defenses**: the static check of every fixture of ``tests/score_candidates`` (ms per file; the
+  import of the zygote's modules its chain resolution needs, once per parent,
+  ``static_check_resolver_import_s``); the stop of a sandbox for a checked timed call's copy
+  (``Sandbox.hold`` + ``release``: ``SIGSTOP``, the kernel reporting every thread stopped, ``SIGCONT``;
+  ms, median and p90 of 200 on a trusted sandbox, median on an untrusted one with its cgroup);
   one sandbox start: forked from the zygote (``sandbox_start_s``, what every sandbox but the first
   costs), spawned (``sandbox_spawn_s``: interpreter start, torch import, set-up), and the zygote's
   own start with its first fork (``zygote_start_and_first_fork_s``, once per parent); one request round trip with a one-call
@@ -82,11 +86,14 @@ def defense_costs() -> dict:
         leaf_specs,
         zygote,
     )
-    from curate.score.defenses.integrity import check_source
+    from curate.score.defenses.integrity import check_source, resolve_chain
     from curate.score.synthetic_tasks import builtin_task_set
 
     torch.set_num_threads(1)
     files = sorted((ROOT / "tests" / "score_candidates").glob("*.py"))
+    t0 = time.perf_counter()
+    resolve_chain(["torch"])  # once per parent: the zygote's modules imported for the static check's resolution
+    resolver_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     for f in files:
         check_source(f.read_text())
@@ -130,7 +137,19 @@ def defense_costs() -> dict:
             box.tasks()
             box.cpu_ms()
         proc_us = (time.perf_counter() - t0) * 1e6 / 200
+        hold = []
+        for _ in range(200):  # a checked timed call's copy: the sandbox stopped (kernel reports it) and continued
+            t0 = time.perf_counter()
+            box.hold(dl)
+            box.release()
+            hold.append((time.perf_counter() - t0) * 1e3)
         cand = Sandbox("candidate", 8 << 30, zygote=zyg, untrusted=True)
+        hold_u = []
+        for _ in range(200):
+            t0 = time.perf_counter()
+            cand.hold(dl)
+            cand.release()
+            hold_u.append((time.perf_counter() - t0) * 1e3)
         t0 = time.perf_counter()
         for _ in range(200):
             cand.strays()
@@ -146,6 +165,10 @@ def defense_costs() -> dict:
         box.close()
         close_sandboxes()
     return {"static_check_ms_per_file": round(static_ms, 3), "static_check_files": len(files),
+            "static_check_resolver_import_s": round(resolver_s, 2),
+            "checked_call_hold_ms_median": round(statistics.median(hold), 3),
+            "checked_call_hold_ms_p90": round(sorted(hold)[int(0.9 * len(hold))], 3),
+            "checked_call_hold_untrusted_ms_median": round(statistics.median(hold_u), 3),
             "sandbox_start_s": round(start_s, 2), "sandbox_spawn_s": round(spawn_s, 2),
             "untrusted_sandbox_start_and_close_s": round(untrusted_s, 2), "isolation": isolation_level(),
             "orphan_check_us_per_trial": round(strays_us, 1), "stray_scan_ms_per_checkpoint": round(strays_full_ms, 2),

@@ -56,6 +56,94 @@ def test_static_check_refuses_private_aliases_hooks_and_raw_views(src, rule, det
     assert check_source("import torch\ny = torch.as_strided(torch.zeros(4), (2,), (1,))\n") == []
 
 
+@pytest.mark.parametrize("src, detail", [
+    # the reviewer's bypass: torch.load of a pickle whose REDUCE is builtins.exec, BytesIO through torch.serialization.io
+    ("import torch\ntorch.load(torch.serialization.io.BytesIO(b''), weights_only=False)\n", "torch...serialization"),
+    ("import torch\nf = torch.load\n", "torch...load (a loader)"),
+    ("from torch import load\n", "from torch import load"),
+    ("from torch.serialization import _load\n", "torch.serialization (not an allowed module)"),
+    ("import torch.serialization\n", "torch.serialization (not an allowed module)"),
+    ("import torch\nm = torch.jit.load\n", "torch...load"),
+    ("import torch.jit as j\nm = getattr(j, 'load')\n", "getattr"),
+    ("import torch\np = torch.package.PackageImporter\n", "PackageImporter"),
+    ("import torch.package\n", "torch.package (not an allowed module)"),
+    ("import torch\nh = torch.hub.load\n", "torch...hub (a denied module)"),
+    ("import numpy as np\nnp.load(b, allow_pickle=True)\n", "keyword allow_pickle"),
+    ("import numpy as np\nf = np.load\n", "np...load"),
+    ("import numpy as np\nr = np.lib.format.read_array\n", "np.lib.format resolves to module numpy.lib.format"),
+    ("from numpy.lib import format as fm\n", "numpy.lib.format is module numpy.lib.format"),
+    ("import io\n", "import: io"), ("import marshal\n", "import: marshal"), ("import copyreg\n", "import: copyreg"),
+    ("import dill\n", "import: dill"), ("import cloudpickle\n", "import: cloudpickle"), ("import shelve\n", "import: shelve"),
+    ("import json\n", "json (not an allowed module)"), ("import pickletools\n", "import: pickletools"),
+    ("import torch\nb = torch._utils._import_dotted_name\n", "torch..._utils"),
+    ("import torch\nx = torch.storage._load_from_bytes\n", "torch...storage"),
+    ("import torch\nx = torch._C._pickle_load_obj\n", "_pickle_load_obj (a loader)"),
+    ("import torch\nx = torch._C.import_ir_module\n", "import_ir_module (a loader)"),
+    ("import torch\ntorch.ops.load_library('x.so')\n", "load_library"),
+    ("import torch.fx\nf = torch.fx.graph_module._forward_from_src\n", "_forward_from_src"),
+    ("from torch._inductor.codecache import PyCodeCache\n", "torch._inductor.codecache (not an allowed module)"),
+    ("import torch\nx = torch.utils.cpp_extension.load_inline\n", "cpp_extension"),
+    ("import torch\ns = torch.serialization\nb = s.io\n", "torch...serialization"),
+    ("import torch\nu = torch._dynamo\nb = u.utils.io\n", "u...io (a forbidden module)"),
+    ("from torch._dynamo import utils as u\nb = u.uuid\n", "u.uuid resolves to module uuid"),
+    ("import torch\nu = torch._dynamo\nb = u.utils.dis\n", "u.utils.dis resolves to module dis"),
+    ("import torch\nb = torch._dynamo.utils.inspect\n", "inspect"),
+    ("import random\nx = random._os\n", "random._os resolves to module os"),
+    ("import torch\nx = torch.load(f, **{'weights_only': False})\n", "the string 'weights_only'"),
+    ("class A:\n    def __reduce__(self):\n        return (print, ())\n", "definition of __reduce__"),
+    ("class A:\n    def __reduce_ex__(self, p):\n        return (print, ())\n", "definition of __reduce_ex__"),
+    ("class A:\n    def __setstate__(self, s):\n        pass\n", "definition of __setstate__"),
+    ("import torch\nr = torch.zeros(1).__reduce_ex__(2)\n", "__reduce_ex__"),
+    ("class A:\n    __reduce__ = print\n", "__reduce__ (a pickle hook)"),
+    ("A = type('A', (), {'__setstate__': print})\n", "the string '__setstate__'"),
+    ("from torch import *\n", "import *"),
+    ("import torch\nx = (torch,)[0].serialization\n", "?...serialization"),
+])
+def test_static_check_refuses_every_deserialiser_and_code_loader(src, detail):
+    """Every deserialisation / code-loading entry point reachable from an allowed module is refused,
+    whichever name or route reaches it (the reviewer's ``torch.load(torch.serialization.io.BytesIO(p),
+    weights_only=False)`` with a pickle whose REDUCE is ``builtins.exec`` among them)."""
+    found = [str(v) for v in check_source(src)]
+    assert any(detail in f for f in found), found
+
+
+def test_static_check_resolves_module_attributes_systematically():
+    """Every module-valued attribute of every loaded torch / numpy module a candidate may import
+    names a module the candidate may reach, or is refused when reached as an attribute, whatever
+    its name (``torch.serialization.difflib``, ``torch._utils._compat_pickle``,
+    ``torch._dynamo.utils.linecache``): the chain is resolved against the real modules
+    (:func:`curate.score.defenses.integrity.resolve_chain`)."""
+    import sys
+    import types
+
+    from curate.score.defenses.integrity import module_allowed, resolve_chain
+
+    resolve_chain(["torch"])  # the zygote's modules imported here
+    tried = refused = 0
+    for name, mod in sorted(sys.modules.items()):
+        if not isinstance(mod, types.ModuleType) or not module_allowed(name) or name.split(".")[0] not in ("torch", "numpy"):
+            continue
+        for attr, v in sorted(vars(mod).items()):
+            if not isinstance(v, types.ModuleType) or module_allowed(v.__name__) or not attr.isidentifier():
+                continue
+            tried += 1
+            found = check_source(f"import {name} as m\ny = m.{attr}\n")
+            refused += bool(found)
+            assert found, f"{name}.{attr} -> {v.__name__}"
+    assert tried > 100 and refused == tried
+
+
+def test_static_check_allows_what_honest_backends_use():
+    src = ("import torch, math, functools, operator\nimport numpy as np\nimport torch.nn.functional as F\n"
+           "from torch import fx\nfrom torch._inductor.compile_fx import compile_fx\nfrom torch.utils._pytree import tree_map\n"
+           "from torch.fx.subgraph_rewriter import replace_pattern\nimport torch.nn as nn\n\n"
+           "def backend(gm, ex):\n    torch._dynamo.reset()\n    s = torch.jit.trace(gm, ex)\n"
+           "    y = torch.ops.aten.add.Tensor\n    a = np.asarray([1.0]).astype(np.float32)\n"
+           "    m = nn.Linear(2, 2)\n    m.load_state_dict(m.state_dict())\n    c = gm.code\n"
+           "    return torch.compile(gm, backend='inductor')\n")
+    assert check_source(src) == []
+
+
 def test_statically_rejected_candidate_is_not_run():
     rows, rejected = run_candidate(cand("static_cheat"), "builtin", {"timing": False})
     assert rows == [] and any("line 2" in r for r in rejected)

@@ -29,6 +29,7 @@ STATIC = {  # cheat -> (its honest twin, a rule that must name it)
     "cheat_fake_clock": ("honest_clock_twin", "name: __import__"),
     "cheat_thread_between": ("honest_thread_twin", "import: threading"),
     "attack_lookahead_base": ("honest_lookahead_twin", "attribute: x...untyped_storage"),
+    "cheat_pickle_exec": ("honest_pickle_twin", "attribute: torch...serialization (a denied module)"),
 }
 
 
@@ -274,6 +275,40 @@ def test_a_trials_inputs_do_not_exist_before_their_call_and_never_repeat():
     assert seen(boxes[1]) == seen(boxes[2])
 
 
+def test_every_call_of_an_rng_graph_has_its_own_seed_the_same_for_every_side():
+    """With ``seed_each_call`` (RNG graphs) every call, warm-up and calibration included, is re-seeded
+    with its own seed, drawn by the parent and written with the call's inputs (the set's seed word):
+    no two calls share one, and eager, Dynamo-only and the candidate get the same seed call by call."""
+    import random
+
+    from curate.score.defenses.clock import AccountableConfig, measure_boundary
+    from tests.test_score_reference import FakeBox, double, make_inputs
+
+    boxes = [FakeBox({"eager": double}, {"eager": 0.25}), FakeBox({"candidate": double}, {"candidate": 0.25}),
+             FakeBox({"candidate": double}, {"candidate": 0.125})]
+    pt = measure_boundary(boxes[0], boxes[2], make_inputs, [("tensor", "float32", [4])], None,
+                          AccountableConfig(warmup=1, trials=4, min_trial_ms=2.0, retries=0, seed_each_call=True),
+                          dyn=boxes[1], rng=random.Random(0))
+    assert pt.violations == []
+    per_side = [[sd for n, _, sd in b.seeds if not (b is boxes[0] and n == 1)] for b in boxes]  # eager's 2nd request: calibration
+    assert per_side[0] == per_side[1] == per_side[2] and len(per_side[0]) == 1 + 4 * pt.inner
+    eager_all = [sd for _, _, sd in boxes[0].seeds]
+    assert len(set(eager_all)) == len(eager_all) and 0 not in eager_all
+
+
+@pytest.mark.parametrize("cheat, kind", [("cheat_rng_hoist", "seed_ignored"), ("cheat_rng_hoist_late", "timed_output_mismatch")])
+def test_a_reused_dropout_mask_is_caught_and_its_twin_is_valid(subs, cheat, kind):
+    """``cheat_rng_hoist.py`` (a reviewer's) draws its dropout mask once and reuses it: with one seed
+    for every call it was bit-exact and ~5x its twin. Every call now has its own seed: the third
+    checked call repeats the first call's inputs with another seed and the cheat repeats its output
+    (``seed_ignored``); ``cheat_rng_hoist_late.py`` draws with each call's seed until timing starts
+    and is then compared element by element (``timed_output_mismatch``). The twin draws every call."""
+    twin = evaluate_subgraph(subs["rng:dropout"], cand("honest_rng_hoist_twin"), TIMED)
+    assert twin["status"] == "ok" and twin["violations"] == [] and twin["min_pass_t"] == -10, twin["violations"]
+    r = evaluate_subgraph(subs["rng:dropout"], cand(cheat), TIMED)
+    assert r["status"] == "violation" and kind in kinds(r) and floored(r), r["violations"]
+
+
 def test_pointer_keyed_replay_is_caught(subs):
     r = evaluate_subgraph(subs["gelu_tanh:0"], cand("cheat_ptr_replay"), FAST)
     assert r["status"] == "violation" and {"input_independent", "fresh_input_mismatch"} & kinds(r) and floored(r)
@@ -420,3 +455,94 @@ def test_stream_times_each_call_and_refuses_a_reply_before_the_last_call(tmp_pat
     assert "error" in rep and per == []
     with pytest.raises(SandboxFailure, match="malformed stream"):
         _stand_in_sandbox(tmp_path, forged).stream({"op": "run", "sets": [0, 1, 2], "stream": True}, seen.append, dl)
+
+
+_LATE_WRITER = """
+import mmap, os, pickle, struct, sys
+req_r, rep_w, out_fd, nbytes, side_r, ack_w = map(int, sys.argv[1:7])
+offs = [int(x) for x in sys.argv[7:]]
+m = mmap.mmap(out_fd, nbytes)
+def read(fd, n):
+    b = b""
+    while len(b) < n:
+        c = os.read(fd, n - len(b))
+        if not c:
+            sys.exit(1)
+        b += c
+    return b
+msg = pickle.loads(read(req_r, struct.unpack("<I", read(req_r, 4))[0]))
+for k in range(len(msg["sets"])):
+    assert os.read(req_r, 1) == b"g"
+    os.write(rep_w, b".")  # the done byte first ...
+    os.read(side_r, 1)  # ... (once the parent has begun to copy) ...
+    m[offs[k]:offs[k] + 4] = struct.pack("<f", 1.0 + k)  # ... then the output
+    os.write(ack_w, b"a")
+os.write(rep_w, b'{"ok": true}\\n')
+"""
+
+
+@pytest.mark.parametrize("stop", [True, False])
+def test_a_checked_calls_slots_are_copied_with_the_sandbox_stopped(tmp_path, monkeypatch, stop):
+    """The parent copies a checked call's slots with the sandbox stopped (``SIGSTOP``, the kernel
+    reporting every thread stopped: :meth:`curate.score.boundary.parent.Sandbox.hold`), so an
+    output written after the done byte is never in the copy, however long the copy takes. The far
+    side here is a real process that writes its done byte first and its output only once the
+    parent has begun its copy (it waits for a byte the copy sends, as a race it would win against a
+    descheduled parent; every call is checked here, so that it never waits for a copy that does not
+    come): with the stop the copy holds the stale slot; with :meth:`hold` made a no-op
+    (``stop=False``, what the parent did before) it holds the late output."""
+    import os
+    import select
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from curate.score.boundary import parent
+    from curate.score.boundary.parent import SharedSlots
+
+    if not stop:
+        monkeypatch.setattr(parent.Sandbox, "hold", lambda self, deadline: None)
+        monkeypatch.setattr(parent.Sandbox, "release", lambda self: None)
+    out = SharedSlots([("tensor", "float32", [4])], 3)
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    side_r, side_w = os.pipe()
+    ack_r, ack_w = os.pipe()
+    offs = [str(row[0][1]) for row in out.layout]
+    proc = subprocess.Popen([sys.executable, "-c", _LATE_WRITER, str(req_r), str(rep_w), str(out.fd), str(out.nbytes),
+                             str(side_r), str(ack_w), *offs], pass_fds=(req_r, rep_w, out.fd, side_r, ack_w))
+    for fd in (req_r, rep_w, side_r, ack_w):
+        os.close(fd)
+    box = object.__new__(parent.Sandbox)
+    box.label, box.mem_cap, box.peak_rss, box.untrusted, box.cgroup = "candidate", 1 << 40, 0, False, None
+    box._frozen, box._held, box._zygote, box._buf, box._dir, box.proc, box.pid = set(), set(), None, b"", str(tmp_path), proc, proc.pid
+    box._r, box._w, box._sock = rep_r, req_w, socket.socket()
+    copies, stopped = {}, []
+
+    def collect(i):
+        while select.select([ack_r], [], [], 0)[0]:  # an earlier call's acknowledgement
+            os.read(ack_r, 1)
+        stopped.append(parent._all_stopped(proc.pid))
+        os.write(side_w, b"x")  # the far side may now write its output (if it runs)
+        select.select([ack_r], [], [], 1.0 if stop else 60.0)  # a stopped far side cannot answer
+        copies[i] = float(out.views[i][0][0])
+
+    try:
+        rep, per, _ = box.stream({"op": "run", "sets": [0, 1, 2], "stream": True}, lambda i: None,
+                                 time.monotonic() + 120, collect, {0, 1, 2})
+        assert rep == {"ok": True} and len(per) == 3
+        assert proc.wait(30) == 0
+        assert sorted(copies) == [0, 1, 2]
+        final = [float(out.views[k][0][0]) for k in range(3)]
+        assert final == [1.0, 2.0, 3.0]  # the far side wrote every output in the end
+        if stop:
+            assert stopped == [True] * 3 and copies == {0: 0.0, 1: 0.0, 2: 0.0}  # the copies: the slots at the done byte
+        else:
+            assert copies == {0: 1.0, 1: 2.0, 2: 3.0}  # without the stop, the late outputs are what the parent checks
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for fd in (req_w, rep_r, side_w, ack_r):
+            os.close(fd)
+        out.close()

@@ -27,6 +27,7 @@ class FakeBox:
         self.ins = self.outs = None
         self.log: list = []  # every message received (:func:`_plain`)
         self.calls: list | None = None
+        self.seeds: list = []  # (trial, call, seed) of every call re-seeded from its seed word
 
     def tasks(self):
         return set()
@@ -48,10 +49,10 @@ class FakeBox:
             self.outs = Slots(torch, next(it), *msg["outputs"])
         return {"ok": True}
 
-    def stream(self, msg, deliver, deadline, collect=None):
+    def stream(self, msg, deliver, deadline, collect=None, checked=()):
         """A timed trial as :meth:`curate.score.boundary.parent.Sandbox.stream` runs it: call ``i``'s
-        input set delivered (``deliver(i)``) just before call ``i``, ``collect(i)`` just after it;
-        ``(reply, per-call ms, busy ms)``.
+        input set delivered (``deliver(i)``) just before call ``i``, ``collect(i)`` just after it for
+        the calls of ``checked``; ``(reply, per-call ms, busy ms)``.
         ``calls`` (when a list) records each call's input values and every slot of the trial as the
         call saw them."""
         self.log.append(_plain(msg))
@@ -61,10 +62,13 @@ class FakeBox:
             if self.calls is not None:  # (trial, call, its inputs, the first input of every slot of the trial now)
                 self.calls.append((self.n, i, [x.clone() for x in self.ins.sets[k]],
                                    [self.ins.sets[j][0].clone() for j in msg["sets"]]))
+            if msg.get("seed") == "slot":  # the call's own seed, delivered with its inputs (as the sandbox re-seeds)
+                self.seeds.append((self.n, i, self.ins.seed(k)))
+                torch.manual_seed(self.ins.seed(k))
             out = self.fns[msg["side"]](*self.ins.sets[k])
             self.outs.sets[k + msg.get("out_base", 0)][0].copy_(out)
             per.append(self.costs[msg["side"]] * (self.load(self.n) if self.load else 1))
-            if collect is not None:
+            if collect is not None and i in checked:
                 collect(i)
         self.n += 1
         return {"ok": True}, per, sum(per)

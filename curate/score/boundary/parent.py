@@ -44,10 +44,13 @@ uid) and killed with it.
 What crosses: the graph (pickled by the parent), a candidate's source text and requests go in on
 the sandbox's own request socket; inputs go in through an anonymous shared-memory file
 (``memfd_create``: no name in ``/dev/shm`` or anywhere) the parent writes (in a timed trial one
-fresh set per call, each written when its call starts: :meth:`Sandbox.stream`); outputs come back
+fresh set per call, each written when its call starts, with its call's RNG seed in the set's seed
+word: :meth:`Sandbox.stream`, :class:`SharedSlots`); outputs come back
 only through another such file, plain contiguous buffers of the reference's dtype and shape that
 the sandbox copies each call's outputs into *before the call's done byte*, inside the parent's
-timed window; each file's descriptor is passed to its own sandbox only (:func:`bind`, ``SCM_RIGHTS``),
+timed window (a checked call's slots are copied by the parent with the sandbox stopped,
+:meth:`Sandbox.hold`, so what it writes after its done byte is never what is checked); each
+file's descriptor is passed to its own sandbox only (:func:`bind`, ``SCM_RIGHTS``),
 so the reference's slots (the expected outputs) are mapped in the reference sandbox and here and
 nowhere else; replies are JSON lines on a pipe (the parent never unpickles anything from a
 sandbox).
@@ -96,6 +99,7 @@ import os
 import pickle
 import select
 import shutil
+import signal
 import socket
 import stat
 import struct
@@ -104,7 +108,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 import psutil
 import torch
@@ -125,6 +129,9 @@ ALIGN = 64
 
 POLL_S = 0.2
 """Seconds between two RSS readings of a sandbox while the parent waits for its reply."""
+
+HOLD_LIMIT_S = 10.0
+"""Seconds a sandbox may take to stop (:meth:`Sandbox.hold`) before the parent fails it."""
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -248,6 +255,24 @@ def _state(pid: int) -> str | None:
             return f.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
+
+
+def _all_stopped(pid: int) -> bool:
+    """Whether every thread of process ``pid`` is stopped (state ``T`` / ``t``) or the process is
+    gone (``/proc/<pid>/task/<tid>/stat``)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    for t in tids:
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if st not in ("T", "t", "Z", "X"):
+            return False
+    return True
 
 
 def pids_of_uid(uid: int) -> set[int]:
@@ -502,6 +527,7 @@ class Sandbox:
         self.uid: int | None = None
         self._zygote = zygote
         self._frozen: set[int] = set()  # processes :meth:`freeze` stopped, until :meth:`thaw`
+        self._held: set[int] = set()  # processes :meth:`hold` stopped, until :meth:`release`
         self.cgroup: CandidateGroup | None = None
         self._buf = b""
         self._sock, c_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # requests (+ slot descriptors)
@@ -702,15 +728,47 @@ class Sandbox:
         rep = self._recv(deadline)
         return rep, (time.perf_counter_ns() - t0) / 1e6
 
+    def hold(self, deadline: float) -> None:
+        """Stop (``SIGSTOP``) the sandbox, and every process of its cgroup, and return once the
+        kernel reports every thread of each stopped (``/proc/<pid>/task/<tid>/stat`` state ``T``):
+        from then on nothing of the sandbox writes into its slots until :meth:`release`. A process
+        that does not stop before ``deadline`` (or within :data:`HOLD_LIMIT_S`) fails the sandbox
+        (``crash``)."""
+        pids = {self.pid} | (self.cgroup.pids() if self.cgroup is not None else set())
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except OSError:
+                pass
+        self._held = pids
+        limit = min(deadline, time.monotonic() + HOLD_LIMIT_S)
+        for p in pids:
+            while not _all_stopped(p):
+                if time.monotonic() >= limit:
+                    raise self._fail(f"{self.label} sandbox did not stop for the copy of a checked call's slots", "crash")
+                time.sleep(0.00005)
+
+    def release(self) -> None:
+        """Continue (``SIGCONT``) what :meth:`hold` stopped."""
+        for p in self._held:
+            try:
+                os.kill(p, signal.SIGCONT)
+            except OSError:
+                pass
+        self._held = set()
+
     def stream(self, msg: dict, deliver: Callable[[int], None], deadline: float,
-               collect: Callable[[int], None] | None = None) -> tuple[dict, list[float], float]:
+               collect: Callable[[int], None] | None = None, checked: Container[int] = ()) -> tuple[dict, list[float], float]:
         """One timed trial with one input set per call, each delivered only when its call starts:
         send ``msg`` (a ``run`` request with ``stream``; its ``sets`` are the calls), then for call
         ``i``: ``deliver(i)`` (the parent writes that call's input set into its slot; the sandbox
         is waiting, blocked, for its go byte), start the clock, write the go byte, read the done
-        byte the sandbox writes once the call's outputs are in their slots, stop the clock, then
+        byte the sandbox writes once the call's outputs are in their slots, stop the clock, then,
+        for a call of ``checked``, stop the sandbox (:meth:`hold`: the kernel reports it stopped),
         ``collect(i)`` (the parent copies what it will check of that call, before the sandbox gets
-        the next go byte; outside the clock like the deliveries).
+        the next go byte; outside the clock like the deliveries) and continue it (:meth:`release`):
+        the copy is of the slots as they were when the sandbox stopped, right after its done byte,
+        never of outputs it writes while the parent copies.
 
         Returns ``(reply, per-call ms, busy ms)``: the parent's ``perf_counter_ns`` around each go /
         done pair (the deliveries are outside it, the same for every side; the last call's time runs
@@ -742,8 +800,12 @@ class Sandbox:
                                      "without an error (a malformed stream)", "crash")
                 return rep, per, (time.perf_counter_ns() - t_req - outside) / 1e6
             per.append((t1 - t0) / 1e6)
-            if collect is not None:
-                collect(i)
+            if collect is not None and i in checked:
+                self.hold(deadline)
+                try:
+                    collect(i)
+                finally:
+                    self.release()
                 outside += time.perf_counter_ns() - t1
                 t1 = time.perf_counter_ns()
         rep = self._recv(deadline)
@@ -822,6 +884,11 @@ class SharedSlots:
     ``message()`` and :attr:`fd` are what a sandbox needs to map the same slots (:func:`bind`
     passes the descriptor to that sandbox only).
 
+    Each set also has a seed word (``("seed", offset)`` ending its layout row: an int64 the sandbox
+    reads before that set's call when the request's ``seed`` is ``"slot"``, and re-seeds its RNG
+    with): :meth:`write` puts a call's seed there with its inputs, so a call's seed is delivered
+    with its input set, outside the clock, and exists in the sandbox only from then.
+
     Args:
         specs: per leaf ``("tensor", dtype_name, shape)`` or ``("const", value)``.
         n_sets: sets of slots.
@@ -829,6 +896,7 @@ class SharedSlots:
 
     def __init__(self, specs: list[tuple], n_sets: int):
         self.layout, off = [], 0
+        self.seed_offsets: list[int] = []
         for _ in range(n_sets):
             row = []
             for s in specs:
@@ -839,6 +907,9 @@ class SharedSlots:
                 nb = _numel(shape) * torch.empty((), dtype=getattr(torch, dtype)).element_size()
                 row.append(("tensor", off, dtype, list(shape)))
                 off += -(-nb // ALIGN) * ALIGN
+            row.append(("seed", off))
+            self.seed_offsets.append(off)
+            off += ALIGN
             self.layout.append(row)
         self.nbytes = max(ALIGN, off)
         self.fd = os.memfd_create("passnet_slots", os.MFD_CLOEXEC)  # no name in any folder
@@ -847,17 +918,20 @@ class SharedSlots:
         self.buf = torch.frombuffer(self._map, dtype=torch.uint8)
         self.views = [[None if leaf[0] == "const" else
                        self.buf[leaf[1]:leaf[1] + _numel(leaf[3]) * torch.empty((), dtype=getattr(torch, leaf[2])).element_size()]
-                       .view(getattr(torch, leaf[2])).view(leaf[3]) for leaf in row] for row in self.layout]
+                       .view(getattr(torch, leaf[2])).view(leaf[3]) for leaf in row if leaf[0] != "seed"] for row in self.layout]
+        self.seeds = [self.buf[o:o + 8].view(torch.int64) for o in self.seed_offsets]
 
     def message(self) -> tuple:
         """``(nbytes, layout)``: what a sandbox needs, beside the descriptor :attr:`fd`, to map the slots."""
         return (self.nbytes, [[list(leaf) for leaf in row] for row in self.layout])
 
-    def write(self, k: int, values: list) -> None:
-        """Copy ``values`` (one input set) into set ``k``."""
+    def write(self, k: int, values: list, seed: int | None = None) -> None:
+        """Copy ``values`` (one input set) into set ``k``, and ``seed`` (when given) into its seed word."""
         for v, x in zip(self.views[k], values):
             if v is not None:
                 v.copy_(x)
+        if seed is not None:
+            self.seeds[k][0] = int(seed)
 
     def read(self, k: int) -> list:
         """Set ``k`` as fresh tensors (copies: the slots are rewritten by the next run)."""

@@ -32,7 +32,8 @@ and, after each ``bind`` request, the descriptors of two anonymous shared-memory
 (``memfd``, ``SCM_RIGHTS``; no name anywhere, passed to this sandbox only) with their layouts:
 input slots (the parent writes fresh values before every run; in a timed trial one set per call,
 written only when that call starts: :meth:`Runner.run` ``stream``), each input a tensor over its
-own bytes of the file, and output slots, one plain contiguous buffer per output leaf with the
+own bytes of the file, each set with a seed word (its call's RNG seed, written with its inputs),
+and output slots, one plain contiguous buffer per output leaf with the
 reference's dtype and shape. Here -> parent: one JSON line per request on a pipe (``ok``,
 ``error``, findings), and in a timed trial one done byte per call. Outputs leave only by being
 **copied into the output slots inside the run**, i.e. inside the parent's timed window: deferred
@@ -214,12 +215,17 @@ class Slots:
     def __init__(self, torch, fd: int, nbytes: int, layout: list):
         self.map = mmap.mmap(fd, max(1, nbytes))
         self.sets = []
+        self.seed_offsets: list[int | None] = []
         self.ptrs: set[int] = set()
         for leaves in layout:
             row = []
+            self.seed_offsets.append(None)
             for leaf in leaves:
                 if leaf[0] == "const":
                     row.append(leaf[1])
+                    continue
+                if leaf[0] == "seed":  # the set's seed word, not an input
+                    self.seed_offsets[-1] = int(leaf[1])
                     continue
                 _, off, dtype, shape = leaf
                 nb = _numel(shape) * _itemsize(torch, dtype)
@@ -230,6 +236,13 @@ class Slots:
                 self.ptrs.add(t.untyped_storage().data_ptr())
                 row.append(t)
             self.sets.append(row)
+
+    def seed(self, k: int) -> int:
+        """Set ``k``'s seed word (written by the parent with the set's inputs)."""
+        off = self.seed_offsets[k]
+        if off is None:
+            raise RuntimeError(f"set {k} has no seed word")
+        return struct.unpack_from("<q", self.map, off)[0]
 
 
 def _numel(shape) -> int:
@@ -442,7 +455,11 @@ class Runner:
         it, after the previous call's done byte), and after each call's outputs are in their slots
         it writes one done byte (``.``) on the reply pipe; the reply line follows the last call
         (an error reply, which starts with ``{``, ends the trial at the call that raised). So no
-        input set of a trial exists in this process before its call."""
+        input set of a trial exists in this process before its call.
+
+        ``seed``: None (no re-seeding), an int (every call re-seeded with it), or ``"slot"`` (each
+        call re-seeded with its set's own seed word, which the parent writes with the set's inputs:
+        :class:`Slots`)."""
         torch = self.torch
         from torch.utils._pytree import tree_flatten  # noqa: PLC0415  (import order: torch only after main's set-up, see Runner.__init__)
 
@@ -454,7 +471,9 @@ class Runner:
         findings, mismatched = [], []
 
         def call(k: int) -> None:
-            if seed is not None:
+            if seed == "slot":  # this call's own seed, delivered with its input set
+                torch.manual_seed(self.ins.seed(k))
+            elif seed is not None:
                 torch.manual_seed(int(seed))
             leaves, spec = tree_flatten(fn(*self.ins.sets[k]))
             slots = self.outs.sets[k + base]

@@ -5,9 +5,12 @@ references in theirs (:mod:`curate.score.boundary.parent`), every check here. St
 check stops (the static check of the source runs before, in :func:`curate.score.evaluate.run_candidate`):
 
 1. reference outputs on seed-0 inputs, twice (``nondeterministic_reference`` flag when they
-   differ) and, for a graph with random ops (``rng`` flag), with another seed: outputs that change
-   with the seed are *RNG-dependent*; a trivial reference (constant / near zero / empty,
-   :func:`curate.tolerance.trivial_reason`) is ``excluded``;
+   differ), on fresh inputs and on the near repeat; every checked call has its own RNG seed
+   (:class:`CallSeeds`, drawn from :class:`random.SystemRandom`; the same for the reference, the
+   Dynamo-only side and the candidate, call by call; the determinism re-run shares the first
+   call's). For a graph with random ops (``rng`` flag) the third call is the seed-0 inputs again
+   with its own seed: outputs that change are *RNG-dependent*; a trivial reference (constant /
+   near zero / empty, :func:`curate.tolerance.trivial_reason`) is ``excluded``;
 2. the candidate sandbox's threads and child processes against its baseline before the candidate
    was imported, after import + compile, after the checked calls and after timing;
 3. candidate built (compile failure: code 3) and called (exception: code 2);
@@ -18,7 +21,11 @@ check stops (the static check of the source runs before, in :func:`curate.score.
    in the same slot again (:func:`near_repeat`; a cache keyed on a few input values replays the first
    call's output: ``near_repeat_mismatch``); an output identical on the two inputs while the reference's differs
    is ``input_independent``, an all-zero output where the reference is not trivial ``zero_output``;
-5. RNG-dependent outputs compared by statistics (:func:`curate.score.defenses.compare.rng_stats_agree`);
+5. RNG-dependent outputs: equal to eager's on all three checked calls (the candidate follows the
+   seed: its timed calls are then compared element by element), else compared by statistics
+   (:func:`curate.score.defenses.compare.rng_stats_agree`); one identical on the first and third
+   calls (the same inputs, two seeds) while eager's differ is ``seed_ignored`` (a mask drawn once
+   and reused);
 6. the Dynamo-only sandbox given exactly what the candidate's was (:class:`_Side`: slots, the
    graph loaded as ``backend:eager``, the two checked calls), then timing
    (:func:`curate.score.defenses.clock.measure_boundary`: one protocol for every side, fresh inputs
@@ -38,6 +45,7 @@ import hashlib
 import random
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -262,8 +270,12 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         base = int(cfg["input_seed"])  # 0; a never-published seed when re-validating
         inputs0 = sub.make_inputs(base)
         fresh = sub.make_inputs(base + int(cfg["fresh_seed"]))
-        near, near_leaves = near_repeat(inputs0, fresh, random.SystemRandom())
+        secret = random.SystemRandom()
         rng = is_rng_graph(gm)
+        # RNG graphs: the third checked call is the first call's inputs with another RNG seed (a candidate
+        # whose random outputs ignore the seed repeats itself there); else the near repeat
+        near, near_leaves = (inputs0, []) if rng else near_repeat(inputs0, fresh, secret)
+        seeds = CallSeeds(*(secret.randrange(1, 2**63) for _ in range(3)))  # every checked call's own RNG seed
         graph = graph_payload(gm)
     except Exception as exc:  # noqa: BLE001 - the harness's reference failed: out of every candidate's scores
         return _reference_failed(row, exc)
@@ -275,8 +287,8 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     in_specs = leaf_specs(inputs0)
     try:
         run.slots["ref_in"] = SharedSlots(in_specs, 4)
-        for k, v in enumerate((inputs0, inputs0, fresh, near)):
-            run.slots["ref_in"].write(k, v)
+        for k, (v, sd) in enumerate(zip((inputs0, inputs0, fresh, near), (seeds.first, seeds.first, seeds.fresh, seeds.third))):
+            run.slots["ref_in"].write(k, v, sd)
         bind(ref, deadline, inputs=run.slots["ref_in"])
         want_dynamo = bool(cfg["dynamo_reference"]) and bool(cfg["timing"])
         key = f"{sub.subgraph_id}:{hashlib.sha1(graph).hexdigest()}"
@@ -289,20 +301,18 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
         out_specs = [_leaf_spec(d) for d in pr["leaves"]]
         alias = tuple(j for j, d in enumerate(pr["leaves"]) if d[0] == "tensor" and d[3])
         treespec = pr["treespec"]
-        run.slots["ref_out"] = SharedSlots(out_specs, 5)
+        run.slots["ref_out"] = SharedSlots(out_specs, 4)
         bind(ref, deadline, outputs=run.slots["ref_out"], treespec=treespec)
-        rr = ref.request({"op": "run", "side": "eager", "sets": [0, 1, 2, 3], "seed": 0, "alias": list(alias)}, deadline)
+        rr = ref.request({"op": "run", "side": "eager", "sets": [0, 1, 2, 3], "seed": "slot", "alias": list(alias)}, deadline)
         if "error" in rr or rr.get("mismatched"):
             return _reference_failed(row, RuntimeError(rr.get("error") or "eager reference changed its output structure"))
         ref_out = [run.slots["ref_out"].read(k) for k in range(4)]
         ref_leaves, ref_again, ref_f, ref_n = ref_out
         ref_other = None
         rng_dep: set[int] = set()
-        if rng:
+        if rng:  # set 3 is set 0's inputs with another seed: the outputs that change are RNG-dependent
             row["flags"].append("rng")
-            run.slots["ref_in"].write(0, inputs0)
-            ref.request({"op": "run", "side": "eager", "sets": [0], "seed": 12345, "out_base": 4, "alias": list(alias)}, deadline)
-            ref_other = run.slots["ref_out"].read(4)
+            ref_other = ref_n
             rng_dep = {i for i, (a, b) in enumerate(zip(ref_leaves, ref_other))
                        if isinstance(a, torch.Tensor) and not bool(torch.equal(a, b))}
         if phase is not None:
@@ -318,7 +328,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
 
         who = candidate_key(cand, cfg)
         guard = str(GUARD) if cfg["dispatch_guard"] else None
-        side = _Side(graph, in_specs, out_specs, treespec, inputs0, fresh, near, alias, guard)
+        side = _Side(graph, in_specs, out_specs, treespec, inputs0, fresh, near, alias, guard, seeds)
         if cand.kind == "eager":
             cs = chunked_comparisons(_t(ref_leaves), _t(ref_leaves))
             row.update(status="ok", speedup=1.0, min_pass_t=sample_min_pass_t(c.min_pass_t for c in cs),
@@ -373,12 +383,25 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             row["flags"].append("output_mismatch")
             return _violate(row) if row["violations"] else row
         t_idx = [j for j, o in enumerate(ref_leaves) if isinstance(o, torch.Tensor)]
+        rng_exact: set[int] = set()  # RNG-dependent outputs equal to eager's on every checked call (the same seed each)
         if rng_dep:  # outputs that change with the seed: statistics, not elements
+            cs_n = chunked_comparisons(_t(out_n), _t(ref_n)) if not cn.get("mismatched") else None
             for i, j in enumerate(t_idx):
-                if j in rng_dep and (cs[i].min_pass_t is None or cs[i].min_pass_t > FRESH_CHECK_LEVEL):
-                    ok = rng_stats_agree(out1[j], ref_leaves[j], ref_other[j])
-                    cs[i].min_pass_t = cs_f[i].min_pass_t = -10 if ok else None
-                    row["flags"].append(f"rng_stats_{'match' if ok else 'differ'}:{j}")
+                if j not in rng_dep:
+                    continue
+                if cs_n is not None and all(c[i].min_pass_t is not None and c[i].min_pass_t <= FRESH_CHECK_LEVEL
+                                            for c in (cs, cs_f, cs_n)):
+                    rng_exact.add(j)
+                    continue
+                ok = rng_stats_agree(out1[j], ref_leaves[j], ref_other[j]) and cs_n is not None \
+                    and rng_stats_agree(out_n[j], ref_n[j], ref_leaves[j])
+                cs[i].min_pass_t = cs_f[i].min_pass_t = -10 if ok else None
+                row["flags"].append(f"rng_stats_{'match' if ok else 'differ'}:{j}")
+            same = [j for j in sorted(rng_dep) if j < len(out1) and j < len(out_n) and isinstance(out1[j], torch.Tensor)
+                    and isinstance(out_n[j], torch.Tensor) and out1[j].shape == out_n[j].shape and bool(torch.equal(out1[j], out_n[j]))]
+            if same:
+                row["violations"].append(f"seed_ignored: outputs {same} identical on the same inputs with two RNG seeds; "
+                                         "eager's differ")
         else:
             row["violations"] += _output_checks(_t(out1), _t(out_f), _t(ref_leaves), _t(ref_f), [trivial[j] for j in t_idx])
         mp0 = sample_min_pass_t(c.min_pass_t for c in cs)
@@ -408,11 +431,13 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             _reference_only(row, ref, sub, out_specs, treespec, alias, cfg, timing,
                             _dynamo_side(run, row, cfg, who, side) if want_dynamo else None, deadline)
         elif cfg["timing"]:
-            pairs = [(ref_leaves[j], ref_other[j]) if j in rng_dep else None for j in range(len(ref_leaves))] if rng_dep else None
+            # an output equal to eager's on every checked call follows the seed: its timed calls are compared element by element
+            stats_dep = rng_dep - rng_exact
+            pairs = [(ref_leaves[j], ref_other[j]) if j in stats_dep else None for j in range(len(ref_leaves))] if stats_dep else None
             dyn = _dynamo_side(run, row, cfg, who, side) if want_dynamo else None
             try:
                 pt = measure_boundary(ref, box, sub.make_inputs, out_specs, treespec, timing, deadline, dyn,
-                                      rng_dep=rng_dep, ref_other=pairs, alias=alias,
+                                      rng_dep=stats_dep, ref_other=pairs, alias=alias,
                                       cpu_rel_tol=float(cfg["cpu_rel_tol"]), cpu_abs_ms=float(cfg["cpu_abs_ms"]),
                                       check_cpu=int(cfg["threads"]) == 1)
             except SandboxFailure:
@@ -447,21 +472,35 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
     return row
 
 
+@dataclass(frozen=True)
+class CallSeeds:
+    """The RNG seeds of the three checked calls before timing (drawn by the parent from
+    :class:`random.SystemRandom` for every subgraph; the same for eager, Dynamo-only and the
+    candidate, call by call): ``first`` (the seed-0 inputs; eager's determinism re-run too),
+    ``fresh`` (the fresh inputs), ``third`` (the near repeat; on an RNG graph, the first call's
+    inputs again)."""
+
+    first: int
+    fresh: int
+    third: int
+
+
 class _Side:
     """What the candidate sandbox and the Dynamo-only sandbox are given before timing, the same for
     both (:meth:`load`, :meth:`checked_calls`), so that a candidate which is Dynamo-only itself and
     the Dynamo-only reference differ in nothing but the process they run in."""
 
-    def __init__(self, graph: bytes, in_specs, out_specs, treespec, inputs0, fresh, near, alias, guard):
+    def __init__(self, graph: bytes, in_specs, out_specs, treespec, inputs0, fresh, near, alias, guard, seeds: CallSeeds):
         self.graph, self.in_specs, self.out_specs, self.treespec = graph, in_specs, out_specs, treespec
         self.inputs0, self.fresh, self.near, self.alias, self.guard = inputs0, fresh, near, alias, guard
+        self.seeds = seeds
 
     def load(self, box, run, name: str, kind: str, target: str, deadline: float) -> tuple[dict, float]:
         """Slots ``<name>_in`` (seed-0, seed-0, fresh inputs) and ``<name>_out`` (3 sets each) bound
         in ``box``, then the graph loaded as candidate ``kind:target``; ``(reply, ms)``."""
         run.slots[f"{name}_in"], run.slots[f"{name}_out"] = SharedSlots(self.in_specs, 3), SharedSlots(self.out_specs, 3)
-        for k, v in enumerate((self.inputs0, self.inputs0, self.fresh)):
-            run.slots[f"{name}_in"].write(k, v)
+        for k, (v, sd) in enumerate(zip((self.inputs0, self.inputs0, self.fresh), (self.seeds.first, self.seeds.first, self.seeds.fresh))):
+            run.slots[f"{name}_in"].write(k, v, sd)
         bind(box, run.deadline, run.slots[f"{name}_in"], run.slots[f"{name}_out"], self.treespec)
         source = Path(target).read_text() if kind in ("module", "pass") else None  # the sandbox may not read the parent's files
         return box.timed({"op": "load", "graph": self.graph, "kind": kind, "target": target, "guard_path": self.guard,
@@ -469,21 +508,22 @@ class _Side:
 
     def checked_calls(self, box, run, name: str, deadline: float) -> tuple[dict, dict, dict, list, list, list, list]:
         """A call on the seed-0 inputs, then on fresh values written into the *same* slot, then on
-        the seed-0 inputs with half their inner elements changed (:func:`near_repeat`), in the same
-        slot again; ``(reply, reply_fresh, reply_near, inputs changed against eager's, outputs,
-        outputs_fresh, outputs_near)``."""
-        msg = {"op": "run", "side": "candidate", "sets": [0], "seed": 0, "alias": list(self.alias)}
+        the seed-0 inputs with half their inner elements changed (:func:`near_repeat`; an RNG graph:
+        the seed-0 inputs themselves), in the same slot again, each with its own RNG seed
+        (:class:`CallSeeds`, written with its inputs); ``(reply, reply_fresh, reply_near, inputs
+        changed against eager's, outputs, outputs_fresh, outputs_near)``."""
+        msg = {"op": "run", "side": "candidate", "sets": [0], "seed": "slot", "alias": list(self.alias)}
         cr = box.request(msg, deadline)
         if "error" in cr:
             return cr, {}, {}, [], [], [], []
         changed = integrity.inputs_unchanged(run.slots[f"{name}_in"].views[0], run.slots["ref_in"].views[0])
         out1 = run.slots[f"{name}_out"].read(0)
-        run.slots[f"{name}_in"].write(0, self.fresh)
+        run.slots[f"{name}_in"].write(0, self.fresh, self.seeds.fresh)
         cf = box.request(msg, deadline)
         if "error" in cf:
             return cr, cf, {}, changed, out1, [], []
         out_f = run.slots[f"{name}_out"].read(0)
-        run.slots[f"{name}_in"].write(0, self.near)
+        run.slots[f"{name}_in"].write(0, self.near, self.seeds.third)
         cn = box.request(msg, deadline)
         return cr, cf, cn, changed, out1, out_f, run.slots[f"{name}_out"].read(0)
 

@@ -13,15 +13,21 @@ sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
    of a trial repeats another's inputs, and no call's inputs exist in the side's process before
    that call (a candidate can neither replay an output it computed for the same inputs nor work
    ahead on inputs it was not yet given). Each input the sandbox hands over is a tensor over its
-   own bytes of the slot file only (:class:`curate.score.boundary.sandbox.Slots`).
+   own bytes of the slot file only (:class:`curate.score.boundary.sandbox.Slots`). On a graph with
+   random ops (``seed_each_call``) every call also has its own RNG seed, drawn with the same
+   ``rng`` and written into the set's seed word with its inputs (outside the clock); the sandbox
+   re-seeds with it before the call, so eager, Dynamo-only and the candidate draw from the same
+   seed call by call and no two calls share one (a mask drawn once and reused is not eager's).
 2. **Outputs exist when the clock stops.** The sandbox copies each call's outputs into the
    parent's output slots before it writes that call's done byte, and the parent's
    ``perf_counter_ns`` runs from its go byte to that done byte. Nothing the candidate defers can
    land after the clock stops and still be compared.
 3. **Timed outputs checked.** ``check_per_trial`` calls, drawn before the trial and never told to the
-   sandbox, have their candidate input and output slots copied at each one's done byte (before the
-   next go byte, outside the clock; the last call's time runs on to the reply line, so work put
-   off past a done byte is timed or leaves stale outputs in a checked call); after the trial they are compared
+   sandbox, have their candidate input and output slots copied at each one's done byte with the
+   sandbox stopped (:meth:`curate.score.boundary.parent.Sandbox.hold`: ``SIGSTOP`` and the kernel
+   reporting it stopped, then ``SIGCONT``; before the next go byte, outside the clock; the last
+   call's time runs on to the reply line, so work put off past a done byte is timed or leaves stale
+   outputs in a checked call, however long the parent's copy takes); after the trial they are compared
    slot by slot with eager's (:func:`curate.score.defenses.compare.fast_min_pass_t`; RNG outputs by distribution and coupling,
    :func:`_slot_min_pass_t`), two of them for input independence, and the candidate's input
    slots with eager's (mutation). The worst level over the checked calls is the sample's
@@ -81,7 +87,8 @@ class AccountableConfig:
         check_per_trial: timed calls per trial whose outputs are compared with eager's.
         pool_bytes: cap on the input + output bytes of one trial's sets (one set per call: a trial has
             no more calls than fit).
-        seed_each_call: re-seed the RNG before every call (subgraphs with random ops).
+        seed_each_call: re-seed the RNG before every call with the call's own seed (subgraphs with
+            random ops): one fresh seed per call, the same for every side, written with the call's inputs.
     """
 
     warmup: int = ScoreTimingConfig.warmup
@@ -218,7 +225,11 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
     time of eager on the probe set), at most ``max_inner`` and at most the sets that fit in
     ``pool_bytes`` (input + output slots of every side).
 
-    After each trial ``check_per_trial`` calls (chosen then, with ``rng``) are compared slot by slot
+    With ``seed_each_call`` every call (warm-up and calibration included) has its own seed from
+    ``rng``, the same for every side, delivered in its set's seed word with its inputs.
+
+    Before each trial ``check_per_trial`` calls are drawn (with ``rng``; their slots copied at their
+    done bytes with the sandbox stopped), and after it compared slot by slot
     with eager's (:func:`fast_min_pass_t`; outputs in ``rng_dep``, of RNG graphs, by distribution:
     :func:`curate.score.defenses.compare.rng_stats_agree` against eager's and ``ref_other``), two of
     them for input independence, and the candidate's input slots with eager's (input mutation).
@@ -242,10 +253,14 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
     cfg = cfg or AccountableConfig()
     rng = rng or random.SystemRandom()
     rng_dep = rng_dep or set()
-    seed = 0 if cfg.seed_each_call else None
+    seed = "slot" if cfg.seed_each_call else None  # each call re-seeded with its own seed, from its set's seed word
 
     def fresh() -> list:
         return make_inputs(rng.randrange(2, 2**31))
+
+    def seeds(n: int) -> list[int] | None:
+        """One fresh RNG seed per call (the same for every side, call by call), or None."""
+        return [rng.randrange(1, 2**63) for _ in range(n)] if cfg.seed_each_call else None
 
     probe = fresh()
     boxes = {"eager": ref, "dynamo": dyn, "candidate": cand}
@@ -262,10 +277,12 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         found: dict[str, str] = {}
         watched = cand if cand is not None and getattr(cand, "untrusted", False) else None
 
-        def run(side: str, values: list[list], seen: dict | None = None) -> tuple[dict, list[float], float, set, float, float]:
+        def run(side: str, values: list[list], call_seeds: list[int] | None, seen: dict | None = None
+                ) -> tuple[dict, list[float], float, set, float, float]:
             """One trial of ``side`` (the same steps for every side), one call per set of ``values``
-            (call ``i`` on slot ``i``, written when the call starts): ``(reply, per-call ms, busy ms,
-            threads beyond the baseline at its start or end, CPU ms before, CPU ms after)``."""
+            (call ``i`` on slot ``i``, written with its seed ``call_seeds[i]`` when the call starts):
+            ``(reply, per-call ms, busy ms, threads beyond the baseline at its start or end, CPU ms
+            before, CPU ms after)``."""
             proc = boxes[side]
             for other in sides:  # every other side's process stopped, this one continued: the same for every side
                 if other != side and hasattr(boxes[other], "freeze"):
@@ -284,16 +301,15 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             slot_in = slots[side][0]
 
             def deliver(i: int) -> None:
-                slot_in.write(i, values[i])
+                slot_in.write(i, values[i], None if call_seeds is None else call_seeds[i])
 
-            def collect(i: int) -> None:  # a checked call's slots, copied at its done byte (before the next go)
-                if i in seen:
-                    seen[i] = ([None if t is None else t.clone() for t in slot_in.views[i]],
-                               [None if t is None else t.clone() for t in slots[side][1].views[i]])
+            def collect(i: int) -> None:  # a checked call's slots, copied at its done byte with the sandbox stopped
+                seen[i] = ([None if t is None else t.clone() for t in slot_in.views[i]],
+                           [None if t is None else t.clone() for t in slots[side][1].views[i]])
 
             tasks0, cpu_before = proc.tasks(), proc.cpu_ms()
             rep, per, busy = proc.stream(trial_request(side, range(len(values)), seed, alias), deliver, deadline,
-                                         collect if seen else None)
+                                         collect if seen else None, set(seen) if seen else ())
             extra = (tasks0 | proc.tasks()) - proc.baseline_tasks
             cpu_after = proc.cpu_ms()
             strays = proc.strays()  # processes it left outside itself (empty for the trusted sides)
@@ -305,11 +321,11 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             return rep, per, busy, extra, cpu_before, cpu_after
 
         for _ in range(cfg.warmup):
-            vals = fresh()
+            vals, ss = fresh(), seeds(1)
             for side in sides:
-                run(side, [vals])
+                run(side, [vals], ss)
         n_cal = min(n_sets, 8)
-        _, per, _, _, _, _ = run("eager", [probe] * n_cal)  # the trusted reference: repeats do not matter here
+        _, per, _, _, _, _ = run("eager", [probe] * n_cal, seeds(n_cal))  # the trusted reference: repeats do not matter here
         one_ms = max(statistics.median(per[1:] if len(per) > 1 else per), 1e-4)
         inner = int(min(cfg.max_inner, n_sets, max(1, math.ceil(cfg.min_trial_ms / one_ms))))
         worst: int | None = -10
@@ -320,6 +336,7 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             acc: dict[str, list[float]] = {s: [] for s in sides}
             for trial in range(cfg.trials):
                 vals = [fresh() for _ in range(inner)]
+                call_seeds = seeds(inner)
                 k = trial % len(sides)
                 mismatched: set[int] = set()
                 # the checked calls are drawn before the trial (never told to the sandbox) and the candidate's slots
@@ -328,7 +345,7 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                 pair = (picks + [j for j in range(inner) if j not in picks])[:2] if inner >= 2 and not rng_dep else []
                 seen: dict[int, tuple[list, list] | None] = dict.fromkeys(set(picks) | set(pair))
                 for side in sides[k:] + sides[:k]:
-                    rep, per, busy, extra, c_before, c_after = run(side, vals, seen if side == "candidate" else None)
+                    rep, per, busy, extra, c_before, c_after = run(side, vals, call_seeds, seen if side == "candidate" else None)
                     acc[side].append(sum(per) / inner)
                     if side != "candidate":
                         continue

@@ -17,7 +17,18 @@ is here:
    module name as an attribute of any object (``torch.os``, ``torch.sys``: :data:`MODULE_ATTRS`);
    ``operator.attrgetter`` / ``methodcaller`` except as a direct call with literal, allowed names
    (:data:`LITERAL_GETTERS`); assignments to attributes of ``torch`` / ``time`` / ``F`` / ...
-   (monkey-patching).
+   (monkey-patching). Every deserialisation and code-loading entry point: an import of a module
+   outside :data:`ALLOWED_MODULES` or under :data:`DENIED_MODULES`; every attribute chain rooted at
+   an imported name (or a name assigned from one) **resolved against the real modules** at check
+   time (:func:`resolve_chain`: static lookups, nothing of the candidate runs) whose object is a
+   module outside those lists (``torch.serialization.io``, ``torch._dynamo.utils.os``) or a
+   forbidden callable (:func:`bad_object`: ``builtins.exec`` under any name, anything defined in a
+   denied module such as ``torch.load``, a loader by its name such as ``numpy.load``); any
+   attribute or imported name that names a loader (:data:`LOADER_NAME`: ``load``, ``loads``,
+   ``_load_from_bytes``, ``_forward_from_src``, ...) or a denied module (:data:`DENIED_ATTRS`);
+   the keywords ``weights_only`` / ``allow_pickle`` (:data:`FORBIDDEN_KEYWORDS`); ``__reduce__`` /
+   ``__reduce_ex__`` / ``__setstate__`` (:data:`REDUCE_HOOKS`), as attributes or definitions;
+   star imports.
 2. **Slot checks** used by :mod:`curate.score.defenses.checks` on the parent's copies of the inputs and
    outputs: inputs unchanged after the call (:func:`inputs_unchanged`), outputs not aliasing
    inputs or an earlier call's outputs (:func:`aliased_outputs`).
@@ -26,6 +37,12 @@ is here:
 from __future__ import annotations
 
 import ast
+import builtins
+import importlib
+import inspect
+import re
+import sys
+import types
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -40,6 +57,8 @@ FORBIDDEN_MODULES = (
     "faulthandler", "atexit", "types", "mmap", "pydoc", "pkgutil", "zipimport", "marshal",
     "psutil", "select", "selectors", "fcntl", "pty", "termios", "glob", "fsspec", "filelock", "zipfile", "tarfile",
     "shelve", "dbm", "sqlite3", "_posixsubprocess", "_multiprocessing", "_posixshmem", "_signal", "_socket",
+    "copyreg", "copy_reg", "pickletools", "dill", "cloudpickle", "joblib", "jsonpickle", "imp", "linecache",
+    "logging", "codecs", "zipapp", "distutils", "setuptools", "site", "sysconfig", "platform", "ensurepip", "venv",
 )
 """Top-level module names a candidate may not import (any submodule included): the evaluator's
 packages and the sandbox script, timers, threads and processes, files and network, and every
@@ -66,7 +85,10 @@ FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time
                    "untyped_storage", "storage", "typed_storage", "_typed_storage", "_untyped_storage", "set_",
                    "from_file", "UntypedStorage", "TypedStorage",
                    "setprofile", "settrace", "_current_frames", "setswitchinterval", "stride_tricks",
-                   "__array_interface__", "__array_struct__", "frombuffer", "_fork", "forkpty")
+                   "__array_interface__", "__array_struct__", "frombuffer", "_fork", "forkpty",
+                   "__reduce__", "__reduce_ex__", "__setstate__", "load_library", "PyCodeCache", "CppCodeCache",
+                   "CppPythonBindingsCodeCache", "CppWrapperCodeCache", "AsyncCompile", "PackageImporter", "Unpickler",
+                   "fromfile", "memmap", "tofile", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt")
 """Attribute names a candidate may not touch (timers, streams, RNG state and thread counts;
 frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
 and ``modules`` because ``torch.sys.modules[...]`` reaches every loaded module; a tensor's raw
@@ -74,16 +96,19 @@ storage and the tensor re-pointed at a storage (``untyped_storage``, ``set_``, `
 the memory beside a tensor's own view, where the boundary's slots are; numpy's ``stride_tricks``,
 ``__array_interface__`` and ``frombuffer``, which view any address); profile and trace hooks
 (``setprofile``, ``settrace``: a hook sees the sandbox loop's own calls, its output slots among
-them) and ``_fork`` / ``forkpty``."""
+them) and ``_fork`` / ``forkpty``; the pickle hooks (:data:`REDUCE_HOOKS`), torch's library and
+code-cache loaders (``load_library``, ``PyCodeCache``, ...), ``PackageImporter`` / ``Unpickler``,
+and torch's and numpy's file readers and writers (``save``, ``tofile``, ``fromfile``, ``memmap``, ...:
+a writer opens the reply pipe through ``/proc/self/fd``)."""
 
-MODULE_ATTRS = tuple(m for m in FORBIDDEN_MODULES if m not in ("code", "io", "types", "time", "select"))
+MODULE_ATTRS = tuple(m for m in FORBIDDEN_MODULES if m not in ("code", "types", "time", "select"))
 """Forbidden module names refused also as an *attribute* of any object: ``torch.os``,
 ``torch.sys``, ``np.ctypes`` reach the module that cannot be imported, and so do the same names as
 a part of an imported module's dotted name (``import torch.multiprocessing``) or as a name imported
 from any module (``from torch.serialization import os``, checked against every
-:data:`FORBIDDEN_MODULES` name). (``code``, ``io``, ``types``, ``time`` and ``select`` (``Tensor.select``)
+:data:`FORBIDDEN_MODULES` name). (``code``, ``types``, ``time`` and ``select`` (``Tensor.select``)
 are common attribute names of honest objects; the routes through them are refused by
-:data:`FORBIDDEN_ATTRS`.)"""
+:data:`FORBIDDEN_ATTRS`, and a chain that resolves to one of those modules by :func:`bad_object`.)"""
 
 LITERAL_GETTERS = ("attrgetter", "methodcaller")
 """``operator`` helpers that fetch attributes by string: allowed only as a direct call whose
@@ -91,6 +116,60 @@ arguments are string literals naming allowed attributes (each dotted part)."""
 
 PATCHABLE_ROOTS = ("torch", "time", "F", "nn", "operator", "math")
 """Names whose attributes a candidate may not assign to (monkey-patching)."""
+
+ALLOWED_MODULES = ("torch", "numpy", "math", "cmath", "operator", "functools", "itertools", "collections", "typing",
+                   "typing_extensions", "dataclasses", "enum", "abc", "numbers", "random", "statistics", "copy", "re",
+                   "warnings", "contextlib", "string", "heapq", "bisect", "fractions", "decimal", "datetime", "struct",
+                   "array", "sympy", "functorch", "triton", "einops", "opt_einsum", "__future__")
+"""Top-level modules a candidate may import or reach as an attribute (an allow-list): torch and
+numpy, and the standard library's arithmetic, containers and functional helpers. A module outside
+it (``io``, ``pickle``, ``os``, ``copyreg``, ``marshal``, ``logging``, ...) is refused as an
+import and as the object of any attribute chain (``torch.serialization.io``: :func:`bad_object`)."""
+
+DENIED_MODULES = (
+    "torch.serialization", "torch.hub", "torch.package", "torch.jit._serialization", "torch.utils.cpp_extension",
+    "torch.utils.model_zoo", "torch.utils.data", "torch.utils.tensorboard", "torch.utils.benchmark",
+    "torch.utils.collect_env", "torch.utils.hipify", "torch.utils.file_baton", "torch.utils.bottleneck",
+    "torch.utils._import_utils", "torch.multiprocessing", "torch.distributed", "torch._utils", "torch.storage",
+    "torch._weights_only_unpickler", "torch._inductor.codecache", "torch._inductor.async_compile",
+    "torch._inductor.cpp_builder", "torch._inductor.runtime.compile_tasks", "torch._inductor.compile_worker",
+    "torch._dynamo.repro", "torch._dynamo.debug_utils", "torch._export.serde", "torch.export.pt2_archive",
+    "torch.testing", "torch.onnx", "torch._C._monitor",
+    "numpy.lib.format", "numpy.lib._format_impl", "numpy.lib.npyio", "numpy.lib._npyio_impl", "numpy.lib._datasource",
+    "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy._pytesttester", "numpy.lib._utils_impl",
+)
+"""Modules under an allowed top level that a candidate may neither import nor reach (and whose
+functions and classes it may not reach: :func:`bad_object` by their ``__module__``): torch's and
+numpy's deserialisers and code loaders (``torch.load``, ``torch.jit.load``, ``torch.hub``,
+``torch.package``, ``np.load`` and ``np.lib.format`` with pickles, Inductor's code caches that
+load generated source, native extension builders), their process and file machinery."""
+
+DENIED_ATTRS = ("serialization", "hub", "cpp_extension", "model_zoo", "tensorboard", "collect_env", "hipify",
+                "file_baton", "_import_utils", "_utils", "_weights_only_unpickler", "codecache", "async_compile",
+                "cpp_builder", "compile_tasks", "compile_worker", "debug_utils", "serde", "pt2_archive", "npyio",
+                "_npyio_impl", "_format_impl", "_datasource", "ctypeslib", "f2py", "distutils", "_utils_impl")
+"""The distinctive names of :data:`DENIED_MODULES`, refused as an attribute of any object (the
+route through an expression the check cannot resolve: ``(torch,)[0].serialization``)."""
+
+LOADER_NAME = re.compile(r"(^|_)(loads?|reload|unpickle\w*|pickle|deseriali[sz]e\w*)(_|$)|import_ir_module|_from_src$"
+                         r"|exec_with_source|exec_module|reduce_\w*graph_module", re.IGNORECASE)
+"""Names of deserialisers and code loaders (``load``, ``loads``, ``_load_from_bytes``,
+``_pickle_load_obj``, ``import_ir_module``, ``_load_for_lite_interpreter``, ``load_library``,
+``_forward_from_src``, ``reduce_graph_module``...): refused as an attribute or an imported name,
+and as the name of any callable an attribute chain resolves to. Names with ``state_dict`` in
+them (``nn.Module.load_state_dict``: tensors only) are not loaders."""
+
+FORBIDDEN_KEYWORDS = ("weights_only", "allow_pickle")
+"""Keyword arguments that switch a loader to unpickling arbitrary objects; refused at any call."""
+
+REDUCE_HOOKS = ("__reduce__", "__reduce_ex__", "__setstate__")
+"""Pickle hooks a candidate may neither define nor reference (they run code when an object is
+pickled or unpickled)."""
+
+RESOLVE_MODULES = ("torch", "numpy", "torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.config",
+                   "torch.fx.subgraph_rewriter", "torch.utils._pytree")
+"""Imported in this process before a chain is resolved: what the sandbox's zygote has imported
+(:func:`curate.score.boundary.sandbox.zygote`), so that a chain resolves here to what it reaches there."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +185,165 @@ class Violation:
         return f"line {self.line}: {self.rule}: {self.detail}"
 
 
+_MISSING = object()
+_FORBIDDEN_IDS: dict[int, str] = {}
+
+
+def _ensure_resolvable() -> None:
+    """Import :data:`RESOLVE_MODULES` (torch's own, trusted) once, and the identities of the
+    builtins a candidate may not reach under any name."""
+    if _FORBIDDEN_IDS:
+        return
+    for m in RESOLVE_MODULES:
+        try:
+            importlib.import_module(m)
+        except Exception:  # noqa: BLE001 - a missing optional module: chains through it stay unresolved
+            pass
+    for n in FORBIDDEN_NAMES + LITERAL_ONLY + ("__import__",):
+        v = vars(builtins).get(n)
+        if v is not None:
+            _FORBIDDEN_IDS[id(v)] = f"builtins.{n}"
+    _FORBIDDEN_IDS[id(importlib.import_module)] = "importlib.import_module"
+
+
+def module_allowed(name: str) -> bool:
+    """Whether a candidate may import or reach module ``name``: its top level in
+    :data:`ALLOWED_MODULES`, not under :data:`DENIED_MODULES`, and no part of it a forbidden
+    module's name (``torch.multiprocessing``)."""
+    parts = name.split(".")
+    return parts[0] in ALLOWED_MODULES and not any(name == d or name.startswith(d + ".") for d in DENIED_MODULES) \
+        and not any(p in MODULE_ATTRS for p in parts[1:])
+
+
+def _lookup(obj: Any, attr: str) -> Any:
+    """``obj.attr`` without running anything: a module's own dict (else the loaded submodule of that
+    name), else :func:`inspect.getattr_static` (no ``__getattr__``, no property, no descriptor call)."""
+    if isinstance(obj, types.ModuleType):
+        d = obj.__dict__
+        if attr in d:
+            return d[attr]
+        return sys.modules.get(f"{obj.__name__}.{attr}", _MISSING)
+    try:
+        v = inspect.getattr_static(obj, attr)
+    except Exception:  # noqa: BLE001 - not there, or an object whose type cannot be read statically
+        return _MISSING
+    return v.__func__ if isinstance(v, (staticmethod, classmethod)) else v
+
+
+_CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.MethodDescriptorType,
+                   types.WrapperDescriptorType, types.ClassMethodDescriptorType, type)
+
+
+def bad_object(obj: Any) -> str | None:
+    """Why a candidate may not reach ``obj`` (None: it may): a module outside the allowed ones
+    (:func:`module_allowed`); a forbidden builtin under any name (``exec``, ``getattr``...); a
+    function or class defined in a denied or forbidden module (``torch.load``: ``torch.serialization``;
+    ``io.BytesIO``: ``_io``), or one whose name is a loader's (:data:`LOADER_NAME`: ``numpy.load``,
+    whose ``__module__`` says ``numpy``)."""
+    if obj is _MISSING:
+        return None
+    if isinstance(obj, types.ModuleType):
+        return None if module_allowed(obj.__name__) else f"module {obj.__name__}"
+    if id(obj) in _FORBIDDEN_IDS:
+        return _FORBIDDEN_IDS[id(obj)]
+    if not isinstance(obj, _CALLABLE_TYPES):
+        return None
+    mod = getattr(obj, "__module__", None)
+    name = getattr(obj, "__name__", None)
+    if isinstance(mod, str) and mod != "builtins":
+        top = mod.split(".")[0]
+        if any(mod == d or mod.startswith(d + ".") for d in DENIED_MODULES) or top in FORBIDDEN_MODULES \
+                or top.lstrip("_") in FORBIDDEN_MODULES:
+            return f"{mod}.{name}"
+    if isinstance(name, str) and LOADER_NAME.search(name) and "state_dict" not in name:
+        return f"{mod}.{name} (a loader)"
+    return None
+
+
+def resolve_chain(path: list[str], module: str | None = None) -> list[tuple[str, Any]]:
+    """The objects of the dotted ``path`` (a module name, then attributes) as far as it resolves
+    statically against the modules loaded here (:data:`RESOLVE_MODULES` imported first): a list of
+    ``(dotted prefix, object)``, empty when the module is not loaded; it stops at the first name
+    that does not resolve. ``module``: the module ``path`` starts with (an ``import a.b.c as x``
+    binds the module ``a.b.c`` itself, which an attribute of ``a.b`` may shadow); else its first name."""
+    _ensure_resolvable()
+    out: list[tuple[str, Any]] = []
+    head = module.count(".") + 1 if module else 1
+    name = ".".join(path[:head])
+    obj = sys.modules.get(name, _MISSING)
+    if obj is _MISSING:
+        return out
+    out.append((name, obj))
+    for k, a in enumerate(path[head:], head):
+        obj = _lookup(obj, a)
+        if obj is _MISSING:
+            break
+        out.append((".".join(path[:k + 1]), obj))
+    return out
+
+
+def _chain(node: ast.AST) -> list[str] | None:
+    """``a.b.c`` (or ``getattr(a.b, "c")`` with a literal name) as ``["a", "b", "c"]``; None for
+    any other expression."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        head = _chain(node.value)
+        return None if head is None else head + [node.attr]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        head = _chain(node.args[0])
+        return None if head is None else head + [node.args[1].value]
+    return None
+
+
+def _bindings(tree: ast.AST) -> dict[str, set[tuple[str, tuple[str, ...]]]]:
+    """Names bound to ``(module, attributes)``: by imports (``import a.b`` binds ``a``; ``import a.b
+    as x`` the module ``a.b``; ``from a import b as x`` ``a`` then ``b``) and by plain assignments of
+    a chain rooted at a bound name (``s = torch.serialization``), to a fixed point; a name bound
+    several ways keeps every binding."""
+    out: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
+    assigns = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                mod = a.name if a.asname else a.name.split(".")[0]
+                out.setdefault(a.asname or mod, set()).add((mod, ()))
+        elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+            for a in n.names:
+                if a.name != "*":
+                    out.setdefault(a.asname or a.name, set()).add((n.module, (a.name,)))
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    assigns.append((t.id, n.value))
+    for _ in range(8):
+        grew = False
+        for name, value in assigns:
+            ch = _chain(value)
+            if ch is None or ch[0] not in out:
+                continue
+            for mod, attrs in list(out[ch[0]]):
+                b = (mod, attrs + tuple(ch[1:]))
+                if b not in out.setdefault(name, set()):
+                    out[name].add(b)
+                    grew = True
+        if not grew:
+            break
+    return out
+
+
+def _resolved_findings(path: str, module: str | None = None) -> tuple[str, str] | None:
+    """``(prefix, why)`` of the first object of the dotted ``path`` (starting with ``module``) a
+    candidate may not reach."""
+    for prefix, obj in resolve_chain(path.split("."), module):
+        why = bad_object(obj)
+        if why:
+            return prefix, why
+    return None
+
+
 def _root(node: ast.AST) -> str | None:
     while isinstance(node, ast.Attribute):
         node = node.value
@@ -117,8 +355,15 @@ def _literal_attr_call(node: ast.Call) -> bool:
     if len(node.args) < 2 or node.keywords:
         return False
     name = node.args[1]
-    return isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value not in FORBIDDEN_ATTRS \
-        and name.value not in MODULE_ATTRS and not name.value.startswith("__")
+    return isinstance(name, ast.Constant) and isinstance(name.value, str) and _attr_allowed(name.value) \
+        and not name.value.startswith("__")
+
+
+def _attr_allowed(name: str) -> bool:
+    """Whether an attribute name is allowed by name alone (:data:`FORBIDDEN_ATTRS`,
+    :data:`MODULE_ATTRS`, :data:`DENIED_ATTRS`, :data:`LOADER_NAME`)."""
+    return name not in FORBIDDEN_ATTRS and name not in MODULE_ATTRS and name not in DENIED_ATTRS \
+        and not (LOADER_NAME.search(name) and "state_dict" not in name)
 
 
 def _literal_getter_call(node: ast.Call) -> bool:
@@ -131,7 +376,7 @@ def _literal_getter_call(node: ast.Call) -> bool:
         if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
             return False
         for part in a.value.split("."):
-            if part in FORBIDDEN_ATTRS or part in MODULE_ATTRS or part.startswith("__") or part in FORBIDDEN_NAMES:
+            if not _attr_allowed(part) or part.startswith("__") or part in FORBIDDEN_NAMES:
                 return False
     return True
 
@@ -163,6 +408,36 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
         return bool(name) and (parts[0] in FORBIDDEN_MODULES or parts[0].startswith("_")
                                or any(p in MODULE_ATTRS for p in parts[1:]))
 
+    def module_finding(line: int, name: str) -> None:
+        """An imported module: forbidden by name, outside the allowed ones, or (loaded here) a chain
+        to a module or object a candidate may not reach."""
+        if bad_module(name):
+            out.append(Violation(line, "import", name))
+        elif not module_allowed(name):
+            out.append(Violation(line, "import", f"{name} (not an allowed module)"))
+        else:
+            bad = _resolved_findings(name, name)
+            if bad:
+                out.append(Violation(line, "import", f"{name}: {bad[0]} is {bad[1]}"))
+
+    bound = _bindings(tree)
+    seen_chains: set[tuple[int, str]] = set()
+
+    def chain_finding(node: ast.AST) -> None:
+        """An attribute chain rooted at a bound name, resolved against the real modules."""
+        ch = _chain(node)
+        if ch is None or ch[0] not in bound:
+            return
+        for mod, attrs in sorted(bound[ch[0]]):
+            path = ".".join((mod,) + attrs + tuple(ch[1:]))
+            found = resolve_chain(path.split("."), mod)
+            if len(found) != len(path.split(".")) - mod.count("."):  # it stops short: the last name is not resolved
+                continue
+            why = bad_object(found[-1][1])
+            if why and (node.lineno, path) not in seen_chains:
+                seen_chains.add((node.lineno, path))
+                out.append(Violation(node.lineno, "attribute", f"{ast.unparse(node)} resolves to {why}"))
+
     allowed_funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                      and n.func.id in LITERAL_ONLY and _literal_attr_call(n)}
     allowed_getters = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and _callee(n) in LITERAL_GETTERS
@@ -174,28 +449,35 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
-                if bad_module(a.name):
-                    out.append(Violation(node.lineno, "import", a.name))
+                module_finding(node.lineno, a.name)
         elif isinstance(node, ast.ImportFrom):
             if node.level and node.level > 0:
                 out.append(Violation(node.lineno, "import", "relative import (reaches the evaluator's package)"))
-            elif bad_module(node.module):
-                out.append(Violation(node.lineno, "import", node.module))
             else:
+                module_finding(node.lineno, node.module or "")
                 for a in node.names:
-                    if a.name in FORBIDDEN_NAMES or a.name in LITERAL_ONLY or a.name in FORBIDDEN_ATTRS:
+                    bad = None if a.name == "*" else _resolved_findings(f"{node.module}.{a.name}", node.module)
+                    if a.name == "*":
+                        out.append(Violation(node.lineno, "import", f"from {node.module} import * (names the check cannot see)"))
+                    elif a.name in FORBIDDEN_NAMES or a.name in LITERAL_ONLY or a.name in FORBIDDEN_ATTRS:
                         out.append(Violation(node.lineno, "name", f"from {node.module} import {a.name}"))
                     elif a.name in FORBIDDEN_MODULES:  # another module's reference to it: ``from torch.serialization import os``
                         out.append(Violation(node.lineno, "import", f"from {node.module} import {a.name} (a forbidden module)"))
                     elif a.name.startswith("_") and a.name.lstrip("_").split("_")[0] in FORBIDDEN_MODULES + ("pickle", "io"):
                         # a module's private alias of a forbidden one: ``from collections import _sys``, ``from random import _os``
                         out.append(Violation(node.lineno, "import", f"from {node.module} import {a.name} (a forbidden module's alias)"))
+                    elif not _attr_allowed(a.name):  # a denied module's or a loader's name
+                        out.append(Violation(node.lineno, "name", f"from {node.module} import {a.name}"))
+                    elif bad:
+                        out.append(Violation(node.lineno, "import", f"from {node.module} import {a.name}: {bad[0]} is {bad[1]}"))
         elif isinstance(node, ast.Name):
             if node.id in LITERAL_GETTERS:
                 if id(node) not in allowed_getters:
                     out.append(Violation(node.lineno, "name", f"{node.id} (only as {node.id}(\"literal.name\") of allowed names)"))
             elif node.id in FORBIDDEN_NAMES:
                 out.append(Violation(node.lineno, "name", node.id))
+            elif node.id in REDUCE_HOOKS:  # ``__reduce__ = f`` in a class body
+                out.append(Violation(node.lineno, "name", f"{node.id} (a pickle hook)"))
             elif node.id in LITERAL_ONLY and id(node) not in allowed_funcs:
                 out.append(Violation(node.lineno, "name", f"{node.id} (only as {node.id}(obj, \"literal name\"))"))
         elif isinstance(node, ast.Attribute):
@@ -207,8 +489,26 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                 out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr}"))
             elif node.attr in MODULE_ATTRS:
                 out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (a forbidden module)"))
+            elif node.attr in DENIED_ATTRS:
+                out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (a denied module)"))
+            elif not _attr_allowed(node.attr):
+                out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (a loader)"))
+            else:
+                chain_finding(node)
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg in FORBIDDEN_KEYWORDS:
+                    out.append(Violation(node.lineno, "call", f"keyword {kw.arg} (a loader's unpickling switch)"))
+            if _callee(node) in ("getattr", "hasattr") and _literal_attr_call(node):
+                chain_finding(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in FORBIDDEN_NAMES + LITERAL_ONLY:
             out.append(Violation(node.lineno, "name", f"definition of {node.name}"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in REDUCE_HOOKS:
+            out.append(Violation(node.lineno, "name", f"definition of {node.name} (a pickle hook)"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in FORBIDDEN_KEYWORDS:
+            out.append(Violation(node.lineno, "name", f"the string {node.value!r} (a loader's unpickling switch)"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in REDUCE_HOOKS:
+            out.append(Violation(node.lineno, "name", f"the string {node.value!r} (a pickle hook: type(name, bases, dict))"))
         elif isinstance(node, ast.arg) and node.arg in FORBIDDEN_NAMES + LITERAL_ONLY:
             out.append(Violation(node.lineno, "name", f"argument named {node.arg}"))
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
