@@ -51,12 +51,12 @@ def read_figure(spec: str) -> tuple[Any, str | None]:
     while rest:
         if isinstance(value, dict) and rest in value:
             return value[rest], None
-        head, dot, tail = rest.partition(".")
-        if not isinstance(value, dict) or head not in value:
+        parts = rest.split(".")
+        # the longest leading run of parts that is a key (a key such as "r0.5" holds a dot)
+        heads = [i for i in range(len(parts) - 1, 0, -1) if isinstance(value, dict) and ".".join(parts[:i]) in value]
+        if not heads:
             return None, f"{path}: no key {key!r}"
-        value, rest = value[head], tail
-        if not dot:
-            break
+        value, rest = value[".".join(parts[:heads[0]])], ".".join(parts[heads[0]:])
     return value, None
 
 

@@ -22,6 +22,11 @@ def test_figures_are_read_by_dotted_path_and_literal_keys(tmp_path):
     assert read_figure(f"{m}:candidates.inductor.paper.ES_t@t=-5") == (0.61234567, None)
     value, why = read_figure(f"{m}:candidates.eager.paper")
     assert value is None and "no key" in why
+    # a key with a dot in the middle of a path (a proxy named "r0.5"), and a missing leaf below it
+    f = tmp_path / "fidelity.json"
+    f.write_text(json.dumps({"controls": {"r0.5": {"reproduces": ["lr_spike"], "r0": 1}}}))
+    assert read_figure(f"{f}:controls.r0.5.reproduces") == (["lr_spike"], None)
+    assert read_figure(f"{f}:controls.r0.5.missing")[0] is None
     values, problems = summarize({"es": f"{m}:candidates.inductor.paper.ES_t@t=-5", "gone": f"{tmp_path}/x.json:a",
                                   "nested": f"{m}:candidates"})
     assert values == {"es": 0.6123, "gone": None, "nested": None}  # missing and non-scalar figures are null
