@@ -234,3 +234,53 @@ def test_compile_failure_and_runtime_crash_codes(subs):
     r2 = evaluate_subgraph(subs["softmax:0"], broken, FAST)  # 5 call nodes: raises when run
     assert (r3["status"], r3["error_code"]) == ("compile_failure", 3)
     assert (r2["status"], r2["error_code"]) == ("runtime_crash", 2)
+
+
+@pytest.mark.parametrize("name,rule,detail", [
+    ("cheat_typing_threads", "annotation", "string annotation"),  # typing.get_type_hints evals a string annotation
+    ("cheat_typing_threads", "attribute", "get_type_hints"),
+    ("cheat_forwardref_gap", "attribute", "ForwardRef"),  # typing.ForwardRef(...)._evaluate
+    ("cheat_forwardref_gap", "attribute", "_evaluate"),
+    ("cheat_sympy_sigcont", "import", "sympy.parsing.sympy_parser"),  # parse_expr("exec(P, N)")
+    ("cheat_sympy_sigcont", "name", "parse_expr"),
+    ("cheat_cfg_alias_threads", "patch", "cfg.cpp.threads"),  # a patch through an alias of torch._inductor.config
+])
+def test_static_check_refuses_string_evaluators_and_aliased_patches(name, rule, detail):
+    """The reviewer's second attack (attack41c): allowed modules whose API evaluates a string
+    (typing's type-hint resolver and ForwardRef, sympy's parser, dataclasses' function factory)
+    returned the real builtins past the static check, and a patch of ``torch._inductor.config``
+    through an alias passed it; each route is refused now."""
+    found = [(v.rule, v.detail) for v in static_violations(cand(name))]
+    assert any(r == rule and detail in d for r, d in found), found
+
+
+@pytest.mark.parametrize("src,detail", [
+    ("import typing\nOS = typing.ForwardRef('x').__forward_code__\n", "__forward_code__"),
+    ("import typing\nf = typing.List['__import__(\"os\")'].__args__[0]._evaluate\n", "_evaluate"),
+    ("from typing import get_type_hints\n", "get_type_hints"),
+    ("import typing_extensions as te\nh = te.get_type_hints\n", "get_type_hints"),
+    ("import dataclasses\nf = dataclasses._create_fn('f', (), ['return 1'], globals={})\n", "dataclasses"),
+    ("from dataclasses import dataclass\n", "dataclasses"),
+    ("import sympy\nx = sympy.S('1')\n", "sympy"),
+    ("import torch.fx.experimental.symbolic_shapes as s\nx = s.sympy\n", "sympy"),
+    ("import torch.utils._sympy.functions as f\n", "torch.utils._sympy"),
+    ("from __future__ import annotations\n", "__future__ import annotations"),
+    ("def f(x) -> 'int':\n    return x\n", "string annotation"),
+    ("import typing\ny: typing.Optional['int'] = None\n", "string annotation"),
+    ("from torch._inductor import config\nconfig.cpp.threads = 2\n", "config.cpp.threads"),
+    ("import torch\nc = torch._inductor.config\nc.cpp.threads = 2\n", "c.cpp.threads"),
+    ("import torch._inductor.config as cfg\nsetattr(cfg.cpp, 'threads', 2)\n", "setattr on cfg.cpp"),
+    ("import numpy as np\nnp.add = None\n", "np.add"),
+])
+def test_static_check_refuses_each_string_eval_route(src, detail):
+    assert any(detail in str(v) for v in check_source(src)), [str(v) for v in check_source(src)]
+
+
+def test_static_check_still_allows_plain_annotations_and_local_attributes():
+    """The twins of the routes above: plain (non-string) annotations, typing's generics, Inductor
+    as configured, and attributes of the candidate's own objects stay allowed."""
+    assert static_violations(cand("honest_cfg_alias_twin")) == []
+    src = ("import typing\nimport torch\n\n"
+           "def backend(gm: torch.fx.GraphModule, ex: typing.List[torch.Tensor]) -> typing.Callable:\n"
+           "    m = torch.nn.Linear(2, 2)\n    m.weight.requires_grad = False\n    gm.meta = {}\n    return gm.forward\n")
+    assert check_source(src) == []

@@ -457,6 +457,47 @@ def test_stream_times_each_call_and_refuses_a_reply_before_the_last_call(tmp_pat
         _stand_in_sandbox(tmp_path, forged).stream({"op": "run", "sets": [0, 1, 2], "stream": True}, seen.append, dl)
 
 
+def test_every_call_is_stopped_and_copied_alike_checked_or_not(tmp_path, monkeypatch):
+    """The reviewer's attack41c counted the parent's ``SIGSTOP`` / ``SIGCONT`` pairs (a ``SIGCONT``
+    handler): only checked calls were stopped, so once a trial's checked calls had been seen the
+    rest could return stale outputs. Now every call is stopped, copied and continued the same way
+    (:meth:`curate.score.boundary.parent.Sandbox.stream`), the copy kept only for the checked ones:
+    the sequence of holds and copies is the same whichever calls are checked."""
+    import os
+    import time
+
+    from curate.score.boundary import parent
+
+    def honest(req_r, rep_w):
+        msg = _read_request(req_r)
+        for _ in msg["sets"]:
+            assert os.read(req_r, 1) == b"g"
+            os.write(rep_w, b".")
+        os.write(rep_w, b'{"ok": true}\n')
+
+    def trace(checked):
+        events = []
+        monkeypatch.setattr(parent.Sandbox, "hold", lambda self, deadline: events.append("stop"))
+        monkeypatch.setattr(parent.Sandbox, "release", lambda self: events.append("cont"))
+        kept = []
+
+        def collect(i, keep):
+            events.append("copy")
+            if keep:
+                kept.append(i)
+
+        box = _stand_in_sandbox(tmp_path, honest)
+        rep, per, _ = box.stream({"op": "run", "sets": [0, 1, 2, 3], "stream": True}, lambda i: None,
+                                 time.monotonic() + 30, collect, checked)
+        assert rep == {"ok": True} and len(per) == 4
+        return events, kept
+
+    a, kept_a = trace({1})
+    b, kept_b = trace({0, 3})
+    assert a == b == ["stop", "copy", "cont"] * 4
+    assert kept_a == [1] and kept_b == [0, 3]
+
+
 _LATE_WRITER = """
 import mmap, os, pickle, struct, sys
 req_r, rep_w, out_fd, nbytes, side_r, ack_w = map(int, sys.argv[1:7])
@@ -520,7 +561,8 @@ def test_a_checked_calls_slots_are_copied_with_the_sandbox_stopped(tmp_path, mon
     box._r, box._w, box._sock = rep_r, req_w, socket.socket()
     copies, stopped = {}, []
 
-    def collect(i):
+    def collect(i, keep):
+        assert keep  # every call is checked here
         while select.select([ack_r], [], [], 0)[0]:  # an earlier call's acknowledgement
             os.read(ack_r, 1)
         stopped.append(parent._all_stopped(proc.pid))

@@ -51,8 +51,8 @@ class FakeBox:
 
     def stream(self, msg, deliver, deadline, collect=None, checked=()):
         """A timed trial as :meth:`curate.score.boundary.parent.Sandbox.stream` runs it: call ``i``'s
-        input set delivered (``deliver(i)``) just before call ``i``, ``collect(i)`` just after it for
-        the calls of ``checked``; ``(reply, per-call ms, busy ms)``.
+        input set delivered (``deliver(i)``) just before call ``i``, ``collect(i, i in checked)`` just
+        after every call; ``(reply, per-call ms, busy ms)``.
         ``calls`` (when a list) records each call's input values and every slot of the trial as the
         call saw them."""
         self.log.append(_plain(msg))
@@ -68,8 +68,8 @@ class FakeBox:
             out = self.fns[msg["side"]](*self.ins.sets[k])
             self.outs.sets[k + msg.get("out_base", 0)][0].copy_(out)
             per.append(self.costs[msg["side"]] * (self.load(self.n) if self.load else 1))
-            if collect is not None and i in checked:
-                collect(i)
+            if collect is not None:  # every call, kept for the checked ones (Sandbox.stream)
+                collect(i, i in checked)
         self.n += 1
         return {"ok": True}, per, sum(per)
 

@@ -48,8 +48,9 @@ fresh set per call, each written when its call starts, with its call's RNG seed 
 word: :meth:`Sandbox.stream`, :class:`SharedSlots`); outputs come back
 only through another such file, plain contiguous buffers of the reference's dtype and shape that
 the sandbox copies each call's outputs into *before the call's done byte*, inside the parent's
-timed window (a checked call's slots are copied by the parent with the sandbox stopped,
-:meth:`Sandbox.hold`, so what it writes after its done byte is never what is checked); each
+timed window (every call's slots are copied by the parent with the sandbox stopped,
+:meth:`Sandbox.hold`, the checked calls' copies kept, so what it writes after its done byte is never
+what is checked, and the stops do not tell it which calls are checked); each
 file's descriptor is passed to its own sandbox only (:func:`bind`, ``SCM_RIGHTS``),
 so the reference's slots (the expected outputs) are mapped in the reference sandbox and here and
 nowhere else; replies are JSON lines on a pipe (the parent never unpickles anything from a
@@ -764,11 +765,16 @@ class Sandbox:
         ``i``: ``deliver(i)`` (the parent writes that call's input set into its slot; the sandbox
         is waiting, blocked, for its go byte), start the clock, write the go byte, read the done
         byte the sandbox writes once the call's outputs are in their slots, stop the clock, then,
-        for a call of ``checked``, stop the sandbox (:meth:`hold`: the kernel reports it stopped),
-        ``collect(i)`` (the parent copies what it will check of that call, before the sandbox gets
-        the next go byte; outside the clock like the deliveries) and continue it (:meth:`release`):
-        the copy is of the slots as they were when the sandbox stopped, right after its done byte,
-        never of outputs it writes while the parent copies.
+        for **every** call (when ``collect`` is given), stop the sandbox (:meth:`hold`: the kernel
+        reports it stopped), ``collect(i, i in checked)`` (the parent copies that call's slots, kept
+        for a call of ``checked``, into a scratch copy of the same size otherwise, before the sandbox
+        gets the next go byte; outside the clock like the deliveries) and continue it
+        (:meth:`release`): the copy is of the slots as they were when the sandbox stopped, right
+        after its done byte, never of outputs it writes while the parent copies. Every call gets
+        the same ``SIGSTOP`` / ``SIGCONT`` pair and a stop of about the same length (the same copy),
+        so a candidate that counts the signals (a ``SIGCONT`` handler) or times its stops learns
+        nothing of which calls are checked (the reviewer's attack41c counted the holds of the
+        checked calls only and skipped the rest).
 
         Returns ``(reply, per-call ms, busy ms)``: the parent's ``perf_counter_ns`` around each go /
         done pair (the deliveries are outside it, the same for every side; the last call's time runs
@@ -800,10 +806,10 @@ class Sandbox:
                                      "without an error (a malformed stream)", "crash")
                 return rep, per, (time.perf_counter_ns() - t_req - outside) / 1e6
             per.append((t1 - t0) / 1e6)
-            if collect is not None and i in checked:
+            if collect is not None:  # every call stopped and copied alike: the signals say nothing of which is checked
                 self.hold(deadline)
                 try:
-                    collect(i)
+                    collect(i, i in checked)
                 finally:
                     self.release()
                 outside += time.perf_counter_ns() - t1

@@ -25,7 +25,9 @@ sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
 3. **Timed outputs checked.** ``check_per_trial`` calls, drawn before the trial and never told to the
    sandbox, have their candidate input and output slots copied at each one's done byte with the
    sandbox stopped (:meth:`curate.score.boundary.parent.Sandbox.hold`: ``SIGSTOP`` and the kernel
-   reporting it stopped, then ``SIGCONT``; before the next go byte, outside the clock; the last
+   reporting it stopped, then ``SIGCONT``; before the next go byte, outside the clock; every other
+   call of every side is stopped and copied the same way, into a scratch copy, so neither the
+   signals nor the stop's length say which calls are checked; the last
    call's time runs on to the reply line, so work put off past a done byte is timed or leaves stale
    outputs in a checked call, however long the parent's copy takes); after the trial they are compared
    slot by slot with eager's (:func:`curate.score.defenses.compare.fast_min_pass_t`; RNG outputs by distribution and coupling,
@@ -303,13 +305,18 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             def deliver(i: int) -> None:
                 slot_in.write(i, values[i], None if call_seeds is None else call_seeds[i])
 
-            def collect(i: int) -> None:  # a checked call's slots, copied at its done byte with the sandbox stopped
-                seen[i] = ([None if t is None else t.clone() for t in slot_in.views[i]],
-                           [None if t is None else t.clone() for t in slots[side][1].views[i]])
+            def collect(i: int, keep: bool) -> None:
+                """Every call's slots, copied at its done byte with the sandbox stopped; kept for a
+                checked call, dropped (a scratch copy of the same bytes) for the others, on every
+                side: the stop's length and the cache the copy leaves do not depend on the check."""
+                copy = ([None if t is None else t.clone() for t in slot_in.views[i]],
+                        [None if t is None else t.clone() for t in slots[side][1].views[i]])
+                if keep and seen is not None:
+                    seen[i] = copy
 
             tasks0, cpu_before = proc.tasks(), proc.cpu_ms()
             rep, per, busy = proc.stream(trial_request(side, range(len(values)), seed, alias), deliver, deadline,
-                                         collect if seen else None, set(seen) if seen else ())
+                                         collect, set(seen) if seen else ())
             extra = (tasks0 | proc.tasks()) - proc.baseline_tasks
             cpu_after = proc.cpu_ms()
             strays = proc.strays()  # processes it left outside itself (empty for the trusted sides)

@@ -17,7 +17,11 @@ is here:
    module name as an attribute of any object (``torch.os``, ``torch.sys``: :data:`MODULE_ATTRS`);
    ``operator.attrgetter`` / ``methodcaller`` except as a direct call with literal, allowed names
    (:data:`LITERAL_GETTERS`); assignments to attributes of ``torch`` / ``time`` / ``F`` / ...
-   (monkey-patching). Every deserialisation and code-loading entry point: an import of a module
+   (monkey-patching), and to attributes of any name bound to a module (``cfg.cpp.threads = 2`` after
+   ``import torch._inductor.config as cfg``); string annotations (``typing.get_type_hints`` evals
+   them), and every entry point of an allowed module that evaluates a string
+   (:data:`STRING_EVAL_ATTRS`; sympy and dataclasses are not allowed: :data:`STRING_EVAL_MODULES`).
+   Every deserialisation and code-loading entry point: an import of a module
    outside :data:`ALLOWED_MODULES` or under :data:`DENIED_MODULES`; every attribute chain rooted at
    an imported name (or a name assigned from one) **resolved against the real modules** at check
    time (:func:`resolve_chain`: static lookups, nothing of the candidate runs) whose object is a
@@ -73,6 +77,18 @@ LITERAL_ONLY = ("getattr", "setattr", "delattr", "hasattr")
 """Builtins allowed only as a direct call with a string-literal attribute name that is not
 itself forbidden (``getattr(mod, "PATTERNS", None)``); any other reference is refused."""
 
+STRING_EVAL_ATTRS = ("get_type_hints", "ForwardRef", "_evaluate", "_eval_type", "evaluate_forward_ref", "_type_check",
+                     "_type_convert", "get_annotations", "__forward_code__", "__forward_arg__", "__forward_value__",
+                     "_create_fn", "_exec_body", "parse_expr", "sympify", "_sympify", "eval_expr", "stringify_expr",
+                     "lambdify", "sympy")
+"""The part of :data:`FORBIDDEN_ATTRS` that names a string evaluator of an allowed module (or one a
+torch module re-exports): ``typing.get_type_hints`` of a string annotation, ``typing.ForwardRef`` and
+its ``_evaluate`` / ``__forward_code__`` (a code object a function type runs), ``dataclasses._create_fn``,
+sympy's ``parse_expr`` / ``sympify`` / ``lambdify``: each evals with the real builtins. Together with
+:data:`STRING_EVAL_MODULES` (refused as modules and as the ``__module__`` of a callable) and the
+refusal of string annotations (``from __future__ import annotations`` or a string inside an
+annotation) in :func:`check_source`."""
+
 FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time", "thread_time", "Stream", "stream",
                    "Event", "synchronize", "set_stream", "Thread", "fork", "manual_seed", "set_rng_state",
                    "set_num_threads", "set_num_interop_threads",
@@ -88,7 +104,8 @@ FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time
                    "__array_interface__", "__array_struct__", "frombuffer", "_fork", "forkpty",
                    "__reduce__", "__reduce_ex__", "__setstate__", "load_library", "PyCodeCache", "CppCodeCache",
                    "CppPythonBindingsCodeCache", "CppWrapperCodeCache", "AsyncCompile", "PackageImporter", "Unpickler",
-                   "fromfile", "memmap", "tofile", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt")
+                   "fromfile", "memmap", "tofile", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt") \
+    + STRING_EVAL_ATTRS
 """Attribute names a candidate may not touch (timers, streams, RNG state and thread counts;
 frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
 and ``modules`` because ``torch.sys.modules[...]`` reaches every loaded module; a tensor's raw
@@ -99,7 +116,13 @@ the memory beside a tensor's own view, where the boundary's slots are; numpy's `
 them) and ``_fork`` / ``forkpty``; the pickle hooks (:data:`REDUCE_HOOKS`), torch's library and
 code-cache loaders (``load_library``, ``PyCodeCache``, ...), ``PackageImporter`` / ``Unpickler``,
 and torch's and numpy's file readers and writers (``save``, ``tofile``, ``fromfile``, ``memmap``, ...:
-a writer opens the reply pipe through ``/proc/self/fd``)."""
+a writer opens the reply pipe through ``/proc/self/fd``); the entry points of allowed modules
+that evaluate a string as code (:data:`STRING_EVAL_ATTRS`)."""
+
+STRING_EVAL_MODULES = ("sympy", "mpmath", "dataclasses", "torch.utils._sympy")
+"""Modules whose public API evaluates strings (``sympy.S("...")``, ``sympify``, ``parse_expr``;
+``dataclasses._create_fn``): not allowed to a candidate, neither as an import nor as the object of
+any chain, nor any callable defined in one (``torch.fx.experimental.symbolic_shapes.sympy``...)."""
 
 MODULE_ATTRS = tuple(m for m in FORBIDDEN_MODULES if m not in ("code", "types", "time", "select"))
 """Forbidden module names refused also as an *attribute* of any object: ``torch.os``,
@@ -118,9 +141,9 @@ PATCHABLE_ROOTS = ("torch", "time", "F", "nn", "operator", "math")
 """Names whose attributes a candidate may not assign to (monkey-patching)."""
 
 ALLOWED_MODULES = ("torch", "numpy", "math", "cmath", "operator", "functools", "itertools", "collections", "typing",
-                   "typing_extensions", "dataclasses", "enum", "abc", "numbers", "random", "statistics", "copy", "re",
+                   "typing_extensions", "enum", "abc", "numbers", "random", "statistics", "copy", "re",
                    "warnings", "contextlib", "string", "heapq", "bisect", "fractions", "decimal", "datetime", "struct",
-                   "array", "sympy", "functorch", "triton", "einops", "opt_einsum", "__future__")
+                   "array", "functorch", "triton", "einops", "opt_einsum", "__future__")
 """Top-level modules a candidate may import or reach as an attribute (an allow-list): torch and
 numpy, and the standard library's arithmetic, containers and functional helpers. A module outside
 it (``io``, ``pickle``, ``os``, ``copyreg``, ``marshal``, ``logging``, ...) is refused as an
@@ -134,7 +157,7 @@ DENIED_MODULES = (
     "torch._weights_only_unpickler", "torch._inductor.codecache", "torch._inductor.async_compile",
     "torch._inductor.cpp_builder", "torch._inductor.runtime.compile_tasks", "torch._inductor.compile_worker",
     "torch._dynamo.repro", "torch._dynamo.debug_utils", "torch._export.serde", "torch.export.pt2_archive",
-    "torch.testing", "torch.onnx", "torch._C._monitor",
+    "torch.testing", "torch.onnx", "torch._C._monitor", "torch.utils._sympy",
     "numpy.lib.format", "numpy.lib._format_impl", "numpy.lib.npyio", "numpy.lib._npyio_impl", "numpy.lib._datasource",
     "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy._pytesttester", "numpy.lib._utils_impl",
 )
@@ -175,7 +198,7 @@ RESOLVE_MODULES = ("torch", "numpy", "torch._dynamo", "torch._inductor.compile_f
 @dataclass(frozen=True)
 class Violation:
     """One static finding: ``line`` (1-based), ``rule`` (import | name | call | attribute | patch
-    | syntax), ``detail``."""
+    | annotation | syntax), ``detail``."""
 
     line: int
     rule: str
@@ -211,7 +234,8 @@ def module_allowed(name: str) -> bool:
     :data:`ALLOWED_MODULES`, not under :data:`DENIED_MODULES`, and no part of it a forbidden
     module's name (``torch.multiprocessing``)."""
     parts = name.split(".")
-    return parts[0] in ALLOWED_MODULES and not any(name == d or name.startswith(d + ".") for d in DENIED_MODULES) \
+    return parts[0] in ALLOWED_MODULES \
+        and not any(name == d or name.startswith(d + ".") for d in DENIED_MODULES + STRING_EVAL_MODULES) \
         and not any(p in MODULE_ATTRS for p in parts[1:])
 
 
@@ -252,8 +276,8 @@ def bad_object(obj: Any) -> str | None:
     name = getattr(obj, "__name__", None)
     if isinstance(mod, str) and mod != "builtins":
         top = mod.split(".")[0]
-        if any(mod == d or mod.startswith(d + ".") for d in DENIED_MODULES) or top in FORBIDDEN_MODULES \
-                or top.lstrip("_") in FORBIDDEN_MODULES:
+        if any(mod == d or mod.startswith(d + ".") for d in DENIED_MODULES + STRING_EVAL_MODULES) \
+                or top in FORBIDDEN_MODULES or top.lstrip("_") in FORBIDDEN_MODULES:
             return f"{mod}.{name}"
     if isinstance(name, str) and LOADER_NAME.search(name) and "state_dict" not in name:
         return f"{mod}.{name} (a loader)"
@@ -395,7 +419,10 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
     *reference* to a name of :data:`FORBIDDEN_NAMES` (a call, an alias such as ``_e = exec``, an
     argument); :data:`LITERAL_ONLY` builtins other than as a direct call with a literal, allowed
     attribute name; attributes of :data:`FORBIDDEN_ATTRS` (loads, stores, deletes);
-    assignments to attributes of :data:`PATCHABLE_ROOTS`. A syntax error is one violation.
+    assignments to attributes of :data:`PATCHABLE_ROOTS` or of any name bound to a module
+    (:func:`_bindings`: ``import torch._inductor.config as cfg; cfg.cpp.threads = 2``); string
+    annotations and ``from __future__ import annotations`` (``typing.get_type_hints`` evals them).
+    A syntax error is one violation.
     """
     try:
         tree = ast.parse(source, filename=filename)
@@ -442,9 +469,15 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                      and n.func.id in LITERAL_ONLY and _literal_attr_call(n)}
     allowed_getters = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and _callee(n) in LITERAL_GETTERS
                        and _literal_getter_call(n)}
+    def patchable(node: ast.AST) -> bool:
+        """A module or an object reached from one: rooted at :data:`PATCHABLE_ROOTS` or at any name
+        the resolver binds to a module (``import torch._inductor.config as cfg``; ``c = torch.x``)."""
+        r = _root(node)
+        return r in PATCHABLE_ROOTS or r in bound
+
     for n in ast.walk(tree):  # setattr(torch, "isnan", f): a patch even with a literal name
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr") and n.args:
-            if _root(n.args[0]) in PATCHABLE_ROOTS:
+            if patchable(n.args[0]):
                 out.append(Violation(n.lineno, "patch", f"{n.func.id} on {ast.unparse(n.args[0])}"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -515,10 +548,21 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for tgt in targets:
                 for sub in ast.walk(tgt):
-                    if isinstance(sub, ast.Attribute) and _root(sub) in PATCHABLE_ROOTS:
+                    if isinstance(sub, ast.Attribute) and patchable(sub):
                         out.append(Violation(node.lineno, "patch", f"assignment to {ast.unparse(sub)}"))
-                    elif isinstance(sub, ast.Subscript) and _root(sub.value) in PATCHABLE_ROOTS:
+                    elif isinstance(sub, ast.Subscript) and patchable(sub.value):
                         out.append(Violation(node.lineno, "patch", f"assignment to {ast.unparse(sub)}"))
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__" \
+                and any(a.name == "annotations" for a in node.names):
+            out.append(Violation(node.lineno, "annotation", "from __future__ import annotations (every annotation a "
+                                 "string a type-hint resolver evals)"))
+        annotations = [node.annotation] if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation else []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            annotations.append(node.returns)
+        for ann in annotations:
+            if any(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in ast.walk(ann)):
+                out.append(Violation(node.lineno, "annotation", f"string annotation {ast.unparse(ann)} (evaluated "
+                                     "as code by a type-hint resolver)"))
     out.sort(key=lambda v: (v.line, v.rule, v.detail))
     return out
 
