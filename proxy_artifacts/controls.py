@@ -4,7 +4,7 @@ Fault *kinds* (:mod:`detector`) are largely consequences of the injection: a ski
 model, bf16 rollouts give any model a log-prob mismatch, a x100 learning rate blows up any model's KL.
 So a proxy's fidelity is also judged on the **magnitudes** of its runs, which depend on the weights: per
 run, the quantities of :data:`QUANTITIES` (reward, entropy, KL, gradient norm, fresh-rollout log-prob
-mismatch, parameter update norm), compared seed by seed with the base's run of the same fault and seed
+mismatch), compared seed by seed with the base's run of the same fault and seed
 (seed s of both shares prompts and sampling seed), within a tolerance derived from the base's own
 seed-to-seed spread (:func:`tolerance`). A value at or below :data:`LOG_FLOOR` on a log quantity is a
 zero (a frozen update, an exact match): it matches only a zero and stays out of the spread, so one
@@ -45,8 +45,10 @@ from .verdicts import FAULT_KINDS, at_least_share, fault_name, rate, wilson
 
 CONTROL_KINDS = ("random_experts", "random_output_merge", "reinit")
 # quantity -> scale of its comparison: "linear" (absolute difference) or "log" (decades, log10 of max(v, LOG_FLOOR))
+# (not the parameter update norm: Adam normalises it to about lr x sqrt(parameters), so every model of one
+# shape has the same, trained or not)
 QUANTITIES = {"reward_mean": "linear", "entropy_mean": "linear", "kl_max": "log", "grad_norm_max": "log",
-              "logprob_mismatch_fresh_max": "log", "update_norm_median": "log"}
+              "logprob_mismatch_fresh_max": "log"}
 LOG_FLOOR = 1e-12  # a log quantity at or below this is a zero (a frozen update, an exact match)
 
 
@@ -100,13 +102,19 @@ def tolerance(base_values: Sequence[float | None], scale: str, cp: Mapping) -> f
 
 
 def discriminates(base_values: Sequence[float | None], scale: str, tol: float, cp: Mapping) -> bool:
-    """Whether a tolerance ``tol`` on one quantity can tell the base from a dead model: linear, the base's
-    median |value| (finite values) exceeds ``tol`` (else 0, a model with no reward, matches); log, ``tol``
-    is at most ``log_max`` decades. True when the base logged no finite value (nothing to judge by)."""
+    """Whether a tolerance ``tol`` on one quantity can tell the base from a dead model: the base logged
+    some finite non-zero value (a quantity that is 0 or NaN on every base seed -- no mismatch in fp32, NaN
+    after an fp16 overflow, a frozen update -- is what the injection gives any model, so every model
+    matches it), and then, linear, the base's median |value| exceeds ``tol`` (else 0, a model with no
+    reward, matches); log, ``tol`` is at most ``log_max`` decades."""
+    if all(v is None for v in base_values):
+        return True  # not logged: every cell is left out anyway (cell_matches None)
+    xs = [abs(float(v)) for v in base_values if v is not None and math.isfinite(v)]
+    if not any(x > (LOG_FLOOR if scale == "log" else 0.0) for x in xs):
+        return False
     if scale == "log":
         return tol <= float(cp["log_max"])
-    xs = [abs(float(v)) for v in base_values if v is not None and math.isfinite(v)]
-    return not xs or statistics.median(xs) > tol
+    return statistics.median(xs) > tol
 
 
 def cell_matches(ref: float | None, got: float | None, scale: str, tol: float) -> bool | None:

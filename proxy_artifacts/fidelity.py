@@ -207,7 +207,8 @@ def fault_table(faults: Sequence[str], rates: Mapping, calib_ho: Mapping, onset:
     fault whose fix is "do not inject it"), and ``fix_removes``: the base shows the signature on at least
     ``min_seed_share`` of the seeds (``proxy.fidelity.controls.min_seed_share``, the rule a proxy's
     reproduction is held to; :func:`verdicts.at_least_share`) and never on the fixed runs (None when there is
-    no signature to remove).
+    no signature to remove, or no run applies the fix: catalog ``fix_run_exists`` False, ``fix_run`` and
+    ``fix_rate`` None too).
 
     Raises:
         ValueError: a fault (not a ``+fix`` run) has no catalog entry: its row would have no trigger,
@@ -230,8 +231,11 @@ def fault_table(faults: Sequence[str], rates: Mapping, calib_ho: Mapping, onset:
             hit = sum(any(k in kinds and v >= onset.get(f, 1) for k, v in sig.items()) for sig in flagged.values())
             fr, fix_run = rate(hit, len(flagged)), "none (held-out healthy seeds)"
         shows = at_least_share(br["k"], br["n"], min_seed_share)
-        out[f] = {**FAULT_CATALOG[f], "kinds": list(FAULT_KINDS.get(f, ())), "base_rate": br, "fix_run": fix_run,
-                  "fix_rate": fr, "fix_removes": (fr["n"] > 0 and fr["k"] == 0) if shows else None}
+        # no run applies the fix (catalog fix_run_exists False): whether it removes the signature is unmeasured
+        measured = FAULT_CATALOG[f].get("fix_run_exists", True)
+        out[f] = {**FAULT_CATALOG[f], "kinds": list(FAULT_KINDS.get(f, ())), "base_rate": br, "fix_run": fix_run if measured else None,
+                  "fix_rate": fr if measured else None,
+                  "fix_removes": (fr["n"] > 0 and fr["k"] == 0) if shows and measured else None}
     return out
 
 

@@ -52,8 +52,11 @@ def test_every_fault_has_its_row_with_base_rates_over_three_seeds():
     for f, row in fid["faults"].items():
         assert all(row[k] for k in ("trigger", "signature", "source", "fix")), f
         assert row["base_rate"]["n"] >= 3, f
-        # a fault the base shows is removed by its fix; one it never shows says so (fix_removes None)
+        # a fault the base shows is removed by its fix; one it never shows, or whose fix no run applies, says
+        # so (fix_removes None)
         assert row["fix_removes"] in (True, None), (f, row["fix_removes"])
+        if row.get("fix_run_exists") is False:
+            assert row["fix_removes"] is None and row["fix_rate"] is None, f
 
 
 def test_the_reinit_control_fails_wherever_the_real_proxy_passes():
