@@ -53,10 +53,10 @@ def read_figure(spec: str) -> tuple[Any, str | None]:
             return value[rest], None
         parts = rest.split(".")
         # the longest leading run of parts that is a key (a key such as "r0.5" holds a dot)
-        heads = [i for i in range(len(parts) - 1, 0, -1) if isinstance(value, dict) and ".".join(parts[:i]) in value]
-        if not heads:
+        i = next((i for i in range(len(parts) - 1, 0, -1) if isinstance(value, dict) and ".".join(parts[:i]) in value), 0)
+        if not i:
             return None, f"{path}: no key {key!r}"
-        value, rest = value[".".join(parts[:heads[0]])], ".".join(parts[heads[0]:])
+        value, rest = value[".".join(parts[:i])], ".".join(parts[i:])
     return value, None
 
 

@@ -47,8 +47,7 @@ def test_healthy_rl_raises_the_edge_reward_with_an_interval_excluding_zero(model
 
 def test_every_fault_has_its_row_with_base_rates_over_three_seeds():
     fid = _m("metrics/fidelity.json")
-    faults = [f for f in PROXY["grpo"]["faults"]]
-    assert sorted(fid["faults"]) == sorted(faults)
+    assert sorted(fid["faults"]) == sorted(PROXY["grpo"]["faults"])
     for f, row in fid["faults"].items():
         assert all(row[k] for k in ("trigger", "signature", "source", "fix")), f
         assert row["base_rate"]["n"] >= 3, f

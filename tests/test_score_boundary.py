@@ -421,6 +421,17 @@ def _read_request(fd):
     return pickle.loads(data)
 
 
+def _honest_stream(req_r, rep_w):
+    """A stand-in sandbox's side of a streamed trial: a done byte after each call's go byte, then the reply."""
+    import os
+
+    msg = _read_request(req_r)
+    for _ in msg["sets"]:
+        assert os.read(req_r, 1) == b"g"
+        os.write(rep_w, b".")
+    os.write(rep_w, b'{"ok": true}\n')
+
+
 def test_stream_times_each_call_and_refuses_a_reply_before_the_last_call(tmp_path):
     """The parent's side of a timed trial: one delivery, go byte and done byte per call, the error
     reply of a call that raised ends the trial; a reply line that is not an error before the last
@@ -429,13 +440,6 @@ def test_stream_times_each_call_and_refuses_a_reply_before_the_last_call(tmp_pat
     import time
 
     from curate.score.boundary.parent import SandboxFailure
-
-    def honest(req_r, rep_w):
-        msg = _read_request(req_r)
-        for _ in msg["sets"]:
-            assert os.read(req_r, 1) == b"g"
-            os.write(rep_w, b".")
-        os.write(rep_w, b'{"ok": true}\n')
 
     def raises(req_r, rep_w):
         _read_request(req_r)
@@ -449,7 +453,7 @@ def test_stream_times_each_call_and_refuses_a_reply_before_the_last_call(tmp_pat
 
     seen = []
     dl = time.monotonic() + 30
-    rep, per, busy = _stand_in_sandbox(tmp_path, honest).stream({"op": "run", "sets": [0, 1, 2], "stream": True}, seen.append, dl)
+    rep, per, busy = _stand_in_sandbox(tmp_path, _honest_stream).stream({"op": "run", "sets": [0, 1, 2], "stream": True}, seen.append, dl)
     assert rep == {"ok": True} and len(per) == 3 and seen == [0, 1, 2] and busy >= 0
     rep, per, _ = _stand_in_sandbox(tmp_path, raises).stream({"op": "run", "sets": [0, 1, 2], "stream": True}, seen.append, dl)
     assert "error" in rep and per == []
@@ -463,17 +467,9 @@ def test_every_call_is_stopped_and_copied_alike_checked_or_not(tmp_path, monkeyp
     rest could return stale outputs. Now every call is stopped, copied and continued the same way
     (:meth:`curate.score.boundary.parent.Sandbox.stream`), the copy kept only for the checked ones:
     the sequence of holds and copies is the same whichever calls are checked."""
-    import os
     import time
 
     from curate.score.boundary import parent
-
-    def honest(req_r, rep_w):
-        msg = _read_request(req_r)
-        for _ in msg["sets"]:
-            assert os.read(req_r, 1) == b"g"
-            os.write(rep_w, b".")
-        os.write(rep_w, b'{"ok": true}\n')
 
     def trace(checked):
         events = []
@@ -486,7 +482,7 @@ def test_every_call_is_stopped_and_copied_alike_checked_or_not(tmp_path, monkeyp
             if keep:
                 kept.append(i)
 
-        box = _stand_in_sandbox(tmp_path, honest)
+        box = _stand_in_sandbox(tmp_path, _honest_stream)
         rep, per, _ = box.stream({"op": "run", "sets": [0, 1, 2, 3], "stream": True}, lambda i: None,
                                  time.monotonic() + 30, collect, checked)
         assert rep == {"ok": True} and len(per) == 4
