@@ -281,7 +281,7 @@ def test_profile_all_keeps_a_capped_row_too_short_for_the_gate_unstable_without_
     plan = [{"run": 0, "hashes": [h], "stress": False}]
     rows, stats = profile_all([{"subgraph_hash": h}], tmp_path / "store", cfg, tmp_path / "out", plan, SIZES,
                               compile_workers=1, timeout_s=300.0, mem_cap_bytes=4 << 30, log=lambda *_: None,
-                              remeasure_passes=1, overlap_compile=False, skip_over_cap=False, screen=None)
+                              remeasure_passes=1, overlap_compile=False, skip_over_cap=False, screen=None, stress_confirm=False)
     timed = [r for r in rows if r.get("trials") is not None]
     assert len(timed) == 3 and stats["timing"][0]["remeasured"] == []  # catalog, mid, workload
     for r in timed:
@@ -333,7 +333,7 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
     for mode in (False, True):
         rows, stats = profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{mode}", plan, SIZES, compile_workers=1,
                                   timeout_s=300.0, mem_cap_bytes=4 << 30, log=lambda *_: None, remeasure_passes=0,
-                                  overlap_compile=mode, skip_over_cap=False, screen=None)
+                                  overlap_compile=mode, skip_over_cap=False, screen=None, stress_confirm=False)
         assert stats["compile_overlap"] is mode and stats["compile_attempts"] == stats["variants"] > 0
         # ok vs unstable is the timing's verdict (load-dependent); which variants were timed is not
         got[mode] = sorted((r["subgraph_hash"], r["size"], r["run"], "timed" if r["status"] in ("ok", "unstable") else r["status"],
@@ -348,7 +348,8 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
     assert {r[2] for r in got[True]} == {0, 1} and any(r[3] == "timed" and r[5] for r in got[True])
     rows, _ = profile_all(subs, tmp_path / "store", {**cfg, "timing": {**cfg["timing"], "max_variant_s": 1e-9}},
                           tmp_path / "outcap", plan[:1], SIZES, compile_workers=1, timeout_s=300.0, mem_cap_bytes=4 << 30,
-                          log=lambda *_: None, remeasure_passes=0, overlap_compile=False, skip_over_cap=True, screen=None)
+                          log=lambda *_: None, remeasure_passes=0, overlap_compile=False, skip_over_cap=True, screen=None,
+                          stress_confirm=False)
     ran = [r for r in rows if r.get("eager_check_ms") is not None]
     assert ran and all(r["status"] == "skipped" and r["skip_reason"] == "over_time_cap" and r.get("trials") is None for r in ran)
 
@@ -481,9 +482,12 @@ class _FakeCompile:
         pass
 
 
-def _fake_profile(tmp_path, monkeypatch, overlap: bool):
+def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, slow_protocol: int | None = None,
+                  agreement: slice = slice(None)):
     """profile_all on two stored subgraphs with fake compile / timing children: the screen calls
     every variant of the first subgraph a candidate (interval below 1 - min_effect), the others settled.
+    ``slow_protocol``: index of a subgraph whose non-screen timings say slower (interval [0.5, 0.52]);
+    ``agreement``: the subgraphs runs 1 and 2 re-time; ``confirm``: profile_all's stress_confirm.
     Returns (rows, stats, timing calls as (attempt folder, compile finished then, stressed run))."""
     import contextlib
 
@@ -505,6 +509,8 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool):
                 continue
             screen = cfg.get("decide") == ["speedup_compiler"]
             lo = 0.5 if (screen and subs[0]["subgraph_hash"] in str(folder)) else 0.99
+            if not screen and slow_protocol is not None and subs[slow_protocol]["subgraph_hash"] in str(folder):
+                lo = 0.5
             (d / "result.json").write_text(json.dumps({
                 "stable": True, "trials": 6, "trial_history": "[]", "speedup_compiler": lo + 0.01,
                 "speedup_compiler_ci_low": lo, "speedup_compiler_ci_high": lo + 0.02}))
@@ -524,13 +530,14 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool):
     monkeypatch.setattr(pr, "compile_cores", lambda core: [0] if overlap else [])
     monkeypatch.setattr(pr, "_timing_core", lambda: 1)
     hashes = [s["subgraph_hash"] for s in subs]
-    plan = [{"run": 0, "hashes": hashes, "stress": False}, {"run": 1, "hashes": hashes, "stress": False},
-            {"run": 2, "hashes": hashes, "stress": True}]
+    plan = [{"run": 0, "hashes": hashes, "stress": False}, {"run": 1, "hashes": hashes[agreement], "stress": False},
+            {"run": 2, "hashes": hashes[agreement], "stress": True}]
     cfg = {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1, "timing": {"min_effect": 0.05}}
     screen = {"timing": {"trials": 6, "min_effect": 0.05}, "audit_share": 0.0, "seed": 0}
     rows, stats = pr.profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{overlap}", plan, SIZES,
                                  compile_workers=1, timeout_s=60.0, mem_cap_bytes=None, log=lambda *_: None,
-                                 remeasure_passes=1, overlap_compile=overlap, skip_over_cap=False, screen=screen)
+                                 remeasure_passes=1, overlap_compile=overlap, skip_over_cap=False, screen=screen,
+                                 stress_confirm=confirm)
     return rows, stats, calls
 
 
@@ -557,3 +564,37 @@ def test_overlapped_run_0_times_protocol_and_quiet_run_fillers_while_compiling_e
     # the protocol counts include the fillers: the first subgraph's 3 sizes are the candidates
     assert stats["screen"]["protocol_variants"] == stats_seq["screen"]["protocol_variants"] == 3
     assert [t["attempts"] for t in stats["timing"]] == [t["attempts"] for t in stats_seq["timing"]]
+
+
+@pytest.mark.parametrize("confirm", [False, True])
+def test_stress_confirm_re_times_run_0s_possibly_slower_subgraphs_under_the_stressed_run(tmp_path, monkeypatch, confirm):
+    """Runs 1 and 2 re-time the second subgraph only; the first is slower in run 0's full protocol
+    (interval [0.5, 0.52] < 0.95). With stress_confirm the stressed run 2 also times every variant
+    of the first subgraph, under the stress (the fake stress context is active for those calls), and
+    the quiet run 1 does not; without it run 2 holds the agreement subset alone."""
+    rows, stats, calls = _fake_profile(tmp_path, monkeypatch, overlap=False, confirm=confirm, slow_protocol=0,
+                                       agreement=slice(1, 2))
+    slow = {r["subgraph_hash"] for r in rows if r["run"] == 0 and (r.get("speedup_compiler_ci_high") or 1.0) < 0.95}
+    assert len(slow) == 1  # the first subgraph (the fake's slow_protocol)
+    (first,), (second,) = slow, {r["subgraph_hash"] for r in rows} - slow
+    run2 = {r["subgraph_hash"] for r in rows if r["run"] == 2}
+    run1 = {r["subgraph_hash"] for r in rows if r["run"] == 1}
+    assert run1 == {second}
+    assert run2 == ({first, second} if confirm else {second})
+    assert (stats.get("stress_confirm") == {"run": 2, "subgraphs": 1}) is confirm
+    stressed = [d for d, _, s in calls if s]
+    assert len(stressed) == 3 * len(run2)  # 3 sizes per subgraph, every one timed under the stress
+
+
+def test_confirm_hashes_takes_run_0_rows_below_one_minus_min_effect_once_each():
+    from curate.profile.run import confirm_hashes
+
+    rows = [{"subgraph_hash": "a", "run": 0, "speedup_compiler_ci_high": 0.94},
+            {"subgraph_hash": "a", "run": 0, "speedup_compiler_ci_high": 0.90},
+            {"subgraph_hash": "b", "run": 0, "speedup_compiler_ci_high": 0.95},   # not below 1 - 0.05
+            {"subgraph_hash": "c", "run": 1, "speedup_compiler_ci_high": 0.50},   # run 1 does not count
+            {"subgraph_hash": "d", "run": 0, "speedup_compiler_ci_high": None},   # untimed
+            {"subgraph_hash": "e", "run": 0, "speedup_compiler_ci_high": 0.10},
+            {"subgraph_hash": "f", "run": 0, "speedup_compiler_ci_high": 0.20}]
+    assert confirm_hashes(rows, 0.05, ["f"]) == ["a", "e"]
+    assert confirm_hashes(rows, 0.5, []) == ["e", "f"]

@@ -10,7 +10,11 @@ meanwhile (:func:`profile_all`); a timing child never shares its core with a com
 (:func:`run_plan`): run 0 profiles the whole sample; runs 1 and 2 re-time an agreement
 subset, run 2 under the stated stress (:func:`curate.profile.variant.stress_plan`: one hog pinned
 to the timing core, one to the other cores). The label agreement of runs 0/1 is
-``label_agreement``, of runs 1/2 ``label_agreement_pinned``.
+``label_agreement``, of runs 1/2 ``label_agreement_pinned`` (measured on the agreement subset alone).
+With ``stress_confirm`` run 2 also re-times every subgraph with a run-0 variant that may be slower
+(:func:`confirm_hashes`): a variant is long tail only when every run that labelled it says so, so a
+member must stay slower with a hog on the timing core and one on the others, the load a busy
+machine adds (a quiet build otherwise finds slowdowns that a loaded build of the same code does not).
 
 Every subgraph has a variant per shape (:data:`curate.profile.sizes.SIZES`) and per dtype
 (``curate.profile.dtypes``). With ``screen`` run 0 times in two phases: a **screen** of every
@@ -150,6 +154,22 @@ def run_plan(hashes: list[str], runs: int, agreement_size: int, stress_run: bool
     if stress_run:
         plan.append({"run": 2, "hashes": sub, "stress": True})
     return plan
+
+
+def confirm_hashes(rows: list[dict], min_effect: float, already: list[str]) -> list[str]:
+    """Subgraphs (first-seen order, not in ``already``) with a run-0 row whose ``speedup_compiler``
+    interval ends below ``1 - min_effect`` (Inductor's code possibly slower than Dynamo-only: a
+    superset of the curate stage's long tail, which also widens the interval by the build spread).
+    A stressed run re-times all their variants, so a long-tail variant and its task are labelled
+    under a hog pinned to the timing core too."""
+    seen = set(already)
+    out = []
+    for r in rows:
+        h, hi = r["subgraph_hash"], r.get("speedup_compiler_ci_high")
+        if r.get("run") == 0 and hi is not None and float(hi) < 1.0 - min_effect and h not in seen:
+            seen.add(h)
+            out.append(h)
+    return out
 
 
 def pass_dir(d: Path, p: int) -> Path:
@@ -305,7 +325,8 @@ def wait_checks(dirs: list[Path], proc: subprocess.Popen | None, poll_s: float =
 
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict, *,
                 compile_workers: int, timeout_s: float, mem_cap_bytes: int | None, remeasure_passes: int,
-                overlap_compile: bool, skip_over_cap: bool, screen: dict | None, log=print) -> tuple[list[dict], dict[str, Any]]:
+                overlap_compile: bool, skip_over_cap: bool, screen: dict | None, stress_confirm: bool,
+                log=print) -> tuple[list[dict], dict[str, Any]]:
     """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
     in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
     The keyword settings are ``curate.profile``'s (:class:`curate.profile.config.ProfileConfig`:
@@ -333,6 +354,9 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     With ``screen`` (``{"timing": <screen TimingConfig knobs>, "audit_share": float, "seed": int}``)
     run 0 first screens every variant (module docstring), then times the candidates and the audit
     sample with the full protocol (``cfg["timing"]``) after its screen, with re-measurement.
+    With ``stress_confirm`` a stressed run also times every subgraph that run 0 found possibly
+    slower (:func:`confirm_hashes`), so long-tail membership (every run that labelled a variant
+    says long tail) must hold with the timing core loaded too; ``stats["stress_confirm"]`` counts them.
 
     Returns:
         ``(rows, stats)``: one ``profiles`` row per (subgraph, size, dtype, run) with the check and
@@ -500,6 +524,10 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         for step in plan:
             if step["run"] != 0:
                 finish_compile()
+            if step["stress"] and stress_confirm:
+                extra = confirm_hashes(rows, float(cfg["timing"]["min_effect"]), step["hashes"])
+                step = {**step, "hashes": list(step["hashes"]) + extra}
+                stats["stress_confirm"] = {"run": step["run"], "subgraphs": len(extra)}
             t0s = time.perf_counter()
             screened = scfg is not None and step["run"] == 0
             phase, c = ("screen", scfg) if screened else ("time", tcfg)

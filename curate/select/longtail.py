@@ -28,7 +28,10 @@ None``). Rules (``curate.rule``):
 
 Correct at ``t``: every output's smallest passing level <= t; outputs of random ops
 (``deterministic = False``) are not judged on values. A variant is in the long tail when every
-run that labelled it says so (:func:`long_tail_variants`).
+run that labelled it says so (:func:`long_tail_variants`): with ``curate.profile.stress_confirm`` the
+stressed run 2 re-times every subgraph run 0 found possibly slower, so a member is slower with a hog
+pinned to the timing core too (``long_tail_unconfirmed`` counts the run-0 members another run
+contradicts).
 
 **Tasks** (:func:`task_slower`, :mod:`curate.select.tasks`): a task is one subgraph with all its
 labelled shape x dtype variants (one candidate pass must serve them all). A task is in the long
@@ -261,6 +264,8 @@ def curate_metrics(subgraphs: list[dict], labelled: list[dict], tasks: list[dict
         "long_tail": len({k[0] for k in long_tail}),
         "long_tail_variants": len(long_tail),
         "long_tail_overhead_bound": sum(1 for r in lt_rows if r.get("overhead_bound")),
+        # run-0 long-tail variants another run (the quiet agreement run, the stressed run) labelled otherwise
+        "long_tail_unconfirmed": sum(1 for r in run0 if r.get("long_tail") and variant_key(r) not in long_tail),
         "unstable_share": (1 - len(stable) / len(timed)) if timed else None,
         **label_agreement(labelled),
         **screen_figures(run0),
