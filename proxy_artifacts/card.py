@@ -448,8 +448,9 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
         if cblk:
             rule = cblk.get("rule") or {}
             share, min_score = rule.get("min_seed_share"), rule.get("min_score")
-            L += ["", "Magnitude score: share of (seed, quantity) cells (reward, entropy, KL, gradient norm, log-prob "
-                      "mismatch, update norm) within the base's seed-to-seed tolerance of the base's run, k/n [95% "
+            L += ["", "Magnitude score: share of (seed, quantity) cells (reward, entropy, KL, gradient norm before "
+                      "clipping, log-prob mismatch on fresh rollouts; not the update norm, which Adam makes alike for "
+                      "every model of one shape) within the base's seed-to-seed tolerance of the base's run, k/n [95% "
                       "Wilson interval], pass / fail of the fidelity test. A model passes a fault when its score is at "
                       "least `min_score`" + (f" ({min_score:g})" if min_score is not None else "")
                   + " and, for a fault with a signature, its signature also reproduces the base's on at least "

@@ -29,7 +29,7 @@ VIEWS = ("act", "router", "weights", "frequency")
 CATEGORIES = ("text", "code", "reverse")
 FAULTS = ("none", "logprob_bf16", "skip_actor_update", "lr_spike", "fp16_no_loss_scaling", "no_load_balancing",
           "swapped_operator", "fp16_overflow")
-FIXABLE = ("logprob_bf16", "fp16_no_loss_scaling", "fp16_overflow")
+FIXABLE = ("logprob_bf16", "fp16_no_loss_scaling", "fp16_overflow", "swapped_operator")
 
 _SHARE = interval(float, 0, 1)
 _KEEP_RATIO = interval(float, 0, 1, lo_open=True)
@@ -225,6 +225,9 @@ class DetectorConfig(ParamsConfig):
     grad_collapse_steps: int = knob(2, rule=positive(int))
     logprob_mismatch_factor: float = knob(10.0, rule=positive(float))
     logprob_mismatch_min: float = knob(1e-4, rule=non_negative(float))
+    router_flip_factor: float = knob(10.0, rule=positive(float))
+    router_flip_min: float = knob(0.0, rule=_SHARE, doc="fresh-rollout router flip rate above this (and above factor x "
+                                                        "the healthy maximum) is a router_flip")
     divergence_rel: float = knob(1.0, rule=positive(float))
     divergence_factor: float = knob(3.0, rule=positive(float))
     divergence_steps: int = knob(2, rule=positive(int))

@@ -36,6 +36,10 @@ an ensemble of seeds) of the same model, become a set of fault kinds with their 
   see :mod:`rl`) whose mean |log pi_train - log pi_rollout| exceeds
   ``max(logprob_mismatch_factor x healthy maximum on fresh steps, logprob_mismatch_min)`` nats
   (rollout precision or kernel differing from training's).
+- ``router_flip``: first fresh-rollout step whose ``router_flip_rate`` (share of (token, layer) top-k expert
+  sets that differ between the rollout-side and the training forward, :func:`rl.router_flip_rate`) exceeds
+  ``max(router_flip_factor x healthy maximum on fresh steps, router_flip_min)``: routing decisions flipped
+  by a kernel or precision that differs between the two passes (a healthy fp32 run flips none on a fresh step).
 - ``divergence``: first step where loss, KL or the gradient norm before clipping leaves the healthy
   ensemble's whole-run envelope (loss: widened by ``divergence_rel`` x its width; KL, grad norm:
   ``divergence_factor`` x its max, its min / the factor) and stays out for ``divergence_steps``
@@ -164,6 +168,13 @@ def signature(rows: Sequence[Mapping], healthy, det: Mapping, fault_step: int) -
         v = r.get("logprob_mismatch")
         if r.get("fresh_rollout") and v is not None and (not math.isfinite(v) or v > thr):
             sig["logprob_mismatch"] = s
+            break
+    flip_h = [float(r["router_flip_rate"]) for h in ens for r in h if r.get("fresh_rollout") and "router_flip_rate" in r]
+    thr = max(det["router_flip_factor"] * max(flip_h, default=0.0), det["router_flip_min"])
+    for r, s in zip(rows, steps):
+        v = r.get("router_flip_rate")
+        if r.get("fresh_rollout") and v is not None and v > thr:
+            sig["router_flip"] = s
             break
     for s, v in zip(steps, series(rows, "expert_max_share")):
         if math.isfinite(v) and v > det["expert_collapse_share"]:

@@ -45,6 +45,26 @@ def parse_control_dirs(items: Sequence[str]) -> dict[str, dict[str, str]]:
     return out
 
 
+FRESH_QUANTITIES = ("router_flip_rate", "extreme_token_share", "logprob_mismatch")  # rl.py, per step
+
+
+def fresh_quantities(by_seed: Mapping | None) -> dict | None:
+    """The rollout/training pair figures of one model's runs of one fault on fresh-rollout steps: per quantity of
+    :data:`FRESH_QUANTITIES` (``rl.py``), ``max_per_seed`` {seed: largest value on a fresh step} and ``mean``
+    (over every fresh step of every seed); None without a run, a quantity None when no fresh step logged it."""
+    rows = {sd: r["rows"] for sd, r in (by_seed or {}).items() if r.get("rows")}
+    if not rows:
+        return None
+    out = {}
+    for q in FRESH_QUANTITIES:
+        per = {int(sd): [float(x[q]) for x in rr if x.get("fresh_rollout") and x.get(q) is not None]
+               for sd, rr in sorted(rows.items())}
+        vals = [v for vs in per.values() for v in vs]
+        out[q] = None if not vals else {"max_per_seed": {sd: round(max(vs), 8) for sd, vs in per.items() if vs},
+                                        "mean": round(statistics.mean(vals), 8)}
+    return out
+
+
 def _fresh_max(rows) -> dict | None:
     """Largest log-prob mismatch (nats) and importance-ratio departure on fresh-rollout steps."""
     fr = [r for r in rows or [] if r.get("fresh_rollout") and "logprob_mismatch" in r]
@@ -108,7 +128,8 @@ def mean_ci95(xs: Sequence[float]) -> dict:
 def rl_capability(by_seed: Mapping | None) -> dict:
     """What the healthy runs of one model did to its task, seed by seed (``rl.run_grpo`` summaries).
 
-    Returns {"edge_reward_before", "edge_reward_after" (per seed), "rl_gain_edge" (after - before in
+    Returns {"edge_reward_before", "edge_reward_after" (per seed: each run samples its evaluation with its own
+    seed, ``eval_seed``, the same before and after), "eval_seed" (per seed), "rl_gain_edge" (after - before in
     reward points x 100, :func:`mean_ci95` over seeds), "heldout_acc_before", "heldout_acc_after" (per
     seed), "nonzero_advantage_share" (mean over the runs' fresh-rollout steps, :func:`mean_ci95` of the
     per-run means)}. Runs without an after figure are left out of the gain.
@@ -122,10 +143,11 @@ def rl_capability(by_seed: Mapping | None) -> dict:
         v = [float(x["nonzero_advantage_share"]) for x in r["rows"] or [] if x.get("nonzero_advantage_share") is not None]
         if v:
             share.append(statistics.mean(v))
-    return {"edge_reward_before": summ[0].get("edge_reward_before") if summ else None,
+    return {"edge_reward_before": [sm.get("edge_reward_before") for sm in summ],
             "edge_reward_after": [sm.get("edge_reward_after") for sm in summ],
+            "eval_seed": [sm.get("eval_seed") for sm in summ],
             "rl_gain_edge": mean_ci95(gains),
-            "heldout_acc_before": summ[0].get("heldout_acc_before") if summ else None,
+            "heldout_acc_before": [sm.get("heldout_acc_before") for sm in summ],
             "heldout_acc_after": [sm.get("heldout_acc_after") for sm in summ],
             "nonzero_advantage_share": mean_ci95(share)}
 
@@ -328,7 +350,8 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
         "base": {"params": bsum.get("params"), "state_bytes": bsum.get("state_bytes"),
                  "routing_drift_healthy": drift(base),
                  "capability": rl_capability(base["none"]),
-                 "logprob_mismatch_fresh_max": {f: _fresh_max(_first(base[f]).get("rows")) for f in faults}},
+                 "logprob_mismatch_fresh_max": {f: _fresh_max(_first(base[f]).get("rows")) for f in faults},
+                 "fresh_quantities": {f: fresh_quantities(base.get(f)) for f in ["none", *faults]}},
         "proxies": {},
     }
     for name, rr in runs.items():
@@ -343,6 +366,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
             "reproduction": {f: rates["models"][name][f]["reproduction"] for f in faults},
             "detection": {f: rates["models"][name][f]["detection"] for f in faults},
             "logprob_mismatch_fresh_max": {f: _fresh_max(_first(rr.get(f)).get("rows")) for f in faults},
+            "fresh_quantities": {f: fresh_quantities(rr.get(f)) for f in ["none", *faults]},
             "capability": rl_capability(rr.get("none")),
             "cost": {"params": psum["params"], "params_ratio": round(psum["params"] / bsum["params"], 4),
                      "state_bytes": psum["state_bytes"],
@@ -350,6 +374,11 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
                      "accelerators_base": accelerators(bsum["params"], mem_gb, fp["usable_share"])},
         }
     out["faults"] = fault_table(faults, rates, calib_ho, onset, float(fp["controls"]["min_seed_share"]))
+    for f, row in out["faults"].items():  # the rollout/training pair figures of the faults that name them
+        if row.get("quantities"):
+            row["fresh"] = {"fault": out["base"]["fresh_quantities"].get(f),
+                            "fix": out["base"]["fresh_quantities"].get(f"{f}+fix"),
+                            "healthy": out["base"]["fresh_quantities"].get("none")}
     out["rl_gain_edge"] = {"base": out["base"]["capability"]["rl_gain_edge"],
                            **{n: v["capability"]["rl_gain_edge"] for n, v in out["proxies"].items()}}
     out["nonzero_advantage_share"] = {"base": out["base"]["capability"]["nonzero_advantage_share"]["mean"],

@@ -106,6 +106,22 @@ def report_markdown(m: dict) -> str:
     for f, c in (m.get("faults") or {}).items():
         L.append(f"| {f} | {c['trigger']} | {c['signature']} ({', '.join(c['kinds'])}) | {c['source']} | {c['fix']} | "
                  f"{_fmt_rate(c['base_rate'])} | {_fmt_rate(c['fix_rate'])} | {c['fix_removes']} |")
+    rows = [(f, c["fresh"]) for f, c in (m.get("faults") or {}).items() if c.get("fresh")]
+    if rows:
+        L += ["", "## Rollout/training pair on fresh rollouts (base): router flips, extreme tokens, log-prob mismatch", "",
+              "Per fresh-rollout step (the policy has not moved since the rollout), between the rollout-side "
+              "log-prob forward and the training forward of the same batch: router flip rate (share of (token, "
+              "layer) top-k expert sets that differ), extreme-token share (completion tokens whose train/rollout "
+              "probability ratio is outside [1/2, 2]) and the mean |log pi_train - log pi_rollout| (nats). Mean "
+              "over every fresh step of the fault seeds / largest per seed.", "",
+              "| fault | runs | router flip rate | extreme-token share | log-prob mismatch |", "|---|---|---|---|---|"]
+        for f, fr in rows:
+            for label, q in (("healthy", fr.get("healthy")), ("fault", fr.get("fault")), ("+fix", fr.get("fix"))):
+                if q is None:
+                    continue
+                cells = [("-" if q.get(k) is None else f"{q[k]['mean']:.3g} / {list(q[k]['max_per_seed'].values())}")
+                         for k in ("router_flip_rate", "extreme_token_share", "logprob_mismatch")]
+                L.append(f"| {f} | {label} | " + " | ".join(cells) + " |")
     L += ["", "## What RL did to the task (healthy seeds)", "",
           "Edge reward: mean exact-match reward of samples at T=1 on the held-out edge set (what GRPO optimises); "
           "gain: after - before in points, mean over seeds with a 95% t interval. In-range accuracy: greedy exact "

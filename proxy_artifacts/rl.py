@@ -56,7 +56,13 @@ The fault catalog (:data:`FAULTS`), each a switch documented at its implementati
   (generation, old-policy and reference log-probs) keeps the float32 kernel: the training /
   inference kernel mismatch of RL stacks whose sampler and trainer use different kernels. Near-tie
   tokens change experts, so the training log-probs of fresh rollouts depart from the rollout's.
-  Signature: ``logprob_mismatch``.
+  Signature: routing flips between the two passes (``router_flip``) and the ``logprob_mismatch`` they
+  cause. Its fix (``swapped_operator+fix``): rollout routing replay (R3, arXiv 2510.11370): the
+  top-k experts each rollout-side forward (the old-policy log-prob pass over the batch) selected, per
+  layer and token, are recorded and replayed in the training forward of the same batch; the trainer's
+  router still computes its probabilities (with the swapped kernel) and the gate weights are those
+  probabilities at the replayed experts (renormalised as the family's router does), so only the
+  selection is the rollout's (:func:`replay_route`).
 
 Measured log-prob mismatch (every run): for each optimizer step, over the completion tokens of
 its batch, ``logprob_mismatch`` = mean |log pi_train - log pi_rollout| (nats) and
@@ -64,6 +70,19 @@ its batch, ``logprob_mismatch`` = mean |log pi_train - log pi_rollout| (nats) an
 largest departure from 1), with ``fresh_rollout`` true on the first optimizer step on a new
 rollout batch (TRL's ``num_iterations`` = 2 reuses each batch for two steps; on the second the
 policy has moved by one update, so only fresh steps isolate the precision / kernel mismatch).
+Two more figures per step, over the same pair of passes (the rollout-side old-policy log-prob forward
+of the batch and the training forward on it):
+
+- ``router_flip_rate``: the share of (token, layer) pairs whose top-k expert set differs between the two
+  passes, over the non-padding tokens (prompt and completion) of the sequences the training forward
+  saw and every MoE layer (:func:`router_flip_rate`). R3 (arXiv 2510.11370) measures this between an
+  inference and a training engine and reports ~10% of router decisions differing; here both passes run
+  the same fp32 kernels in a healthy run, so a fresh step's rate is exactly 0.
+- ``extreme_token_share``: the share of completion tokens whose train/rollout probability ratio
+  pi_train / pi_rollout lies outside [1 / :data:`EXTREME_RATIO`, :data:`EXTREME_RATIO`] (|log pi_train -
+  log pi_rollout| > ln 2) (:func:`extreme_token_share`): R3 (arXiv 2510.11370) calls the tokens whose
+  training and inference probabilities differ by such a factor "extreme tokens" and counts them with a
+  threshold on that ratio; the factor 2 is this module's choice.
 """
 
 from __future__ import annotations
@@ -147,6 +166,73 @@ def nonzero_advantage_share(prompts, rewards) -> float | None:
     return round(sum(len(v) > 1 for v in groups.values()) / len(groups), 6) if groups else None
 
 
+EXTREME_RATIO = 2.0  # extreme token: train/rollout probability ratio outside [1/2, 2] (module doc)
+
+
+def router_flip_rate(rollout: list, train: list, mask: torch.Tensor) -> float | None:
+    """Share of (token, layer) pairs whose top-k expert set differs between two passes.
+
+    Args:
+        rollout, train: per MoE layer, the selected experts [B, L, k] (int) of the same B sequences.
+        mask: [B, L], true on the tokens that count (the non-padding ones).
+
+    Returns the share in [0, 1], or None without a token or a layer. The order of the k experts does not
+    matter (a set is compared).
+    """
+    m = mask.bool()
+    n = int(m.sum()) * len(rollout)
+    if n == 0:
+        return None
+    flips = 0
+    for a, b in zip(rollout, train):
+        differ = (a.sort(dim=-1).values != b.sort(dim=-1).values).any(dim=-1)
+        flips += int(differ[m].sum())
+    return flips / n
+
+
+def extreme_token_share(train_logps: torch.Tensor, rollout_logps: torch.Tensor, mask: torch.Tensor,
+                        ratio: float = EXTREME_RATIO) -> float | None:
+    """Share of the tokens under ``mask`` whose probability ratio exp(train - rollout) lies outside
+    [1 / ``ratio``, ``ratio``] (strictly: a ratio of exactly 2 is not extreme); None without a token."""
+    d = (train_logps.detach().double() - rollout_logps.detach().double())[mask.bool()]
+    if d.numel() == 0:
+        return None
+    return float((d.abs() > math.log(ratio)).double().mean())
+
+
+def replay_route(adapter, router, hidden: torch.Tensor, idx: torch.Tensor):
+    """The family's routing with the selected experts ``idx`` [T, k] given (routing replay, R3): the
+    router computes its logits as usual; the gate weights are its probabilities at ``idx``, normalised
+    as the family normalises its own top-k. Returns (logits [T, E], weights [T, k], idx [T, k]).
+
+    Raises:
+        ValueError: ``idx`` has another token count than ``hidden``.
+    """
+    logits, top_v, _ = adapter.route(router, hidden, None)
+    if idx.shape[0] != logits.shape[0]:
+        raise ValueError(f"routing replay: {idx.shape[0]} recorded tokens for {logits.shape[0]} in the forward")
+    idx = idx.to(logits.device)
+    if adapter.family == "gpt_oss":  # top-k on the biased logits, softmax over the k chosen logits
+        v = logits.gather(1, idx)
+        return logits, torch.softmax(v, dim=1, dtype=v.dtype), idx
+    if adapter.family == "deepseek_v3":  # sigmoid scores, normalised, scaled
+        v = logits.float().sigmoid().gather(1, idx)
+        if router.norm_topk_prob:
+            v = v / (v.sum(dim=-1, keepdim=True) + 1e-20)
+        return logits, v * router.routed_scaling_factor, idx
+    v = torch.softmax(logits, dtype=torch.float, dim=-1).gather(1, idx)
+    always_norm = adapter.family == "mixtral"
+    if always_norm or getattr(router, "norm_topk_prob", False):
+        v = v / v.sum(dim=-1, keepdim=True)
+    return logits, v if always_norm else v.to(logits.dtype), idx
+
+
+def _row_keys(ids: torch.Tensor, mask: torch.Tensor) -> list[bytes]:
+    """One hashable key per sequence: its token ids and attention mask."""
+    ids, mask = ids.detach().cpu().contiguous(), mask.detach().cpu().to(torch.int8).contiguous()
+    return [ids[i].numpy().tobytes() + b"|" + mask[i].numpy().tobytes() for i in range(ids.shape[0])]
+
+
 class _BF16GemmRouter:
     """Routing with the ``swapped_operator`` router GEMM: hidden states and router weight rounded
     to bfloat16 (straight-through: forward rounded, gradient as float32), product in float32."""
@@ -189,9 +275,18 @@ def _callback_class():
                     if torch.is_grad_enabled():  # the training forward only, not rollouts
                         self.load[i] += torch.bincount(out[2].reshape(-1).cpu(), minlength=self.E).double()
                 self.hooks.append(b.router.register_forward_hook(hook))
+
+                def capture(mod, inp, out, i=i):
+                    if self.capture:  # inside a log-prob pass of the policy (rl._instrument)
+                        self.route_buf[i].append(out[2].detach())
+                self.hooks.append(b.router.register_forward_hook(capture))
+            self.capture = False
+            self.route_buf: list[list] = [[] for _ in self.blocks]
+            self.routes: dict | None = None  # the last rollout-side pass: {"keys": {row key: row}, "routes": [B, L, k] per layer}
             self.t0 = None
             self.present = {module_group(n) for n, _ in model.named_parameters()}
             self.mismatch: dict = {}
+            self.flips: dict = {}  # router_flip_rate of the step's training forward
             self.rollout: dict = {}  # of the step's fresh rollout batch: nonzero_advantage_share, groups kept
             self.seen_old: list = []
 
@@ -257,8 +352,9 @@ def _callback_class():
             else:
                 mem = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
             self.timing.append({"step": state.global_step, "step_time_ms": round(dt, 2), "peak_memory_bytes": mem})
-            self.cur.update({"step": state.global_step, "expert_load": loads, **self.mismatch, **self.rollout})
-            self.mismatch, self.rollout = {}, {}
+            self.cur.update({"step": state.global_step, "expert_load": loads, **self.mismatch, **self.flips,
+                             **self.rollout})
+            self.mismatch, self.flips, self.rollout = {}, {}, {}
             self.rows.append(self.cur)
             self.cur = {}
 
@@ -294,7 +390,48 @@ def _callback_class():
             self.seen_old = (self.seen_old + [key])[-4:]
             if d.numel():
                 self.mismatch = {"logprob_mismatch": float(d.abs().mean()),
-                                 "is_ratio_max_dev": float((d.exp() - 1).abs().max()), "fresh_rollout": fresh}
+                                 "is_ratio_max_dev": float((d.exp() - 1).abs().max()), "fresh_rollout": fresh,
+                                 "extreme_token_share": extreme_token_share(train_logps, old, mask)}
+
+        def begin_routes(self):
+            """Start recording the selected experts of the policy's routers (one log-prob pass)."""
+            self.route_buf = [[] for _ in self.blocks]
+            self.capture = True
+
+        def end_routes(self, input_ids) -> list | None:
+            """Stop recording; the recorded experts per layer as [B, L, k] (None when the policy's routers did
+            not run: the reference model's pass)."""
+            self.capture = False
+            if not all(self.route_buf):
+                return None
+            B, L = input_ids.shape[:2]
+            return [torch.cat(c, 0).reshape(B, L, -1) for c in self.route_buf]
+
+        def keep_rollout_routes(self, input_ids, attention_mask, routes) -> None:
+            """Keep the rollout-side pass's experts, looked up later by sequence (the training batch is a
+            shuffled, possibly filtered slice of the rollout batch)."""
+            keys = {}
+            for r, k in enumerate(_row_keys(input_ids, attention_mask)):
+                keys.setdefault(k, r)
+            self.routes = {"keys": keys, "routes": routes}
+
+        def rollout_rows(self, input_ids, attention_mask) -> list[int] | None:
+            """For each sequence of a training batch, its row in the kept rollout pass (None if one is missing)."""
+            if self.routes is None:
+                return None
+            rows = [self.routes["keys"].get(k) for k in _row_keys(input_ids, attention_mask)]
+            return None if any(r is None for r in rows) else rows
+
+        def record_flips(self, input_ids, attention_mask, train_routes) -> None:
+            """``router_flip_rate`` of one training forward against the rollout-side pass of its batch."""
+            rows = self.rollout_rows(input_ids, attention_mask)
+            if rows is None or train_routes is None:
+                return
+            idx = torch.tensor(rows, dtype=torch.long)
+            roll = [r[idx] for r in self.routes["routes"]]
+            v = router_flip_rate(roll, [t.to(r.device) for t, r in zip(train_routes, roll)], attention_mask.cpu())
+            if v is not None:
+                self.flips = {"router_flip_rate": v}
 
         def close(self):
             for h in self.hooks:
@@ -306,18 +443,23 @@ def _callback_class():
 @contextlib.contextmanager
 def _fault_context(model, fault: str):
     """Model-side faults: rollout precision (no-grad forwards), fp16 training forwards and the swapped
-    operator (``fault`` may carry ``+fix``, :func:`split_fix`)."""
+    operator (``fault`` may carry ``+fix``, :func:`split_fix`; ``swapped_operator+fix`` replays
+    ``model._route_replay``, set by :func:`_instrument` before each training forward)."""
     fault, fixed = split_fix(fault)
     saved = []
     try:
         if fault == "swapped_operator":
             a = adapter_for(model.config)
-            for b in moe_blocks(model, a):
+            model._route_replay = None
+            for i, b in enumerate(moe_blocks(model, a)):
                 router = b.router
 
-                def rfwd(hidden, _r=router, _orig=router.forward):
+                def rfwd(hidden, _r=router, _orig=router.forward, _i=i):
                     if torch.is_grad_enabled():  # the training engine's kernel; rollouts keep float32
                         h = hidden + (hidden.to(torch.bfloat16).to(hidden.dtype) - hidden).detach()
+                        replay = getattr(model, "_route_replay", None) if fixed else None
+                        if replay is not None:  # the fix (R3): the rollout's experts, this kernel's gate weights
+                            return replay_route(a, _BF16GemmRouter(_r), h, replay[_i])
                         return a.route(_BF16GemmRouter(_r), h, None)
                     return _orig(hidden)
 
@@ -351,16 +493,45 @@ def _fault_context(model, fault: str):
 
 
 def _instrument(trainer, logger, fault: str, gp: dict) -> None:
-    """Wrap the trainer's loss computation: record the log-prob mismatch of every step, and for
+    """Wrap the trainer's loss computation: record the log-prob mismatch and the routing of every step
+    (the policy's selected experts in the rollout-side log-prob pass and in the training forward), replay
+    the rollout's experts in the training forward for ``swapped_operator+fix``, and for
     ``fp16_no_loss_scaling`` scale the loss by ``fp16_grad_scale`` before the fp16 backward and the
-    gradients back after it (before clipping), see the module doc."""
+    gradients back after it (before clipping), see the module doc.
+
+    Raises (during training):
+        RuntimeError: ``swapped_operator+fix`` meets a training sequence whose rollout routing was not recorded.
+    """
     orig_logps, orig_cl = trainer._get_per_token_logps_and_entropies, trainer._compute_loss
     last = {}
+    replay = split_fix(fault) == ("swapped_operator", True)
 
     def logps(*a, **kw):
-        out = orig_logps(*a, **kw)
-        if torch.is_grad_enabled():
+        # TRL's call: (model, input_ids, attention_mask, logits_to_keep, ...)
+        grad = torch.is_grad_enabled()
+        ids = a[1] if len(a) > 2 else kw.get("input_ids")
+        am = a[2] if len(a) > 2 else kw.get("attention_mask")
+        routed = logger is not None and torch.is_tensor(ids) and torch.is_tensor(am)
+        if grad and replay:
+            rows = logger.rollout_rows(ids, am) if routed else None
+            if rows is None:
+                raise RuntimeError("routing replay: a training sequence has no recorded rollout routing")
+            idx = torch.tensor(rows, dtype=torch.long)
+            logger.model._route_replay = [r[idx].reshape(-1, r.shape[-1]) for r in logger.routes["routes"]]
+        if routed:
+            logger.begin_routes()
+        try:
+            out = orig_logps(*a, **kw)
+        finally:
+            routes = logger.end_routes(ids) if routed else None
+            if replay:
+                logger.model._route_replay = None
+        if grad:
             last["lp"] = out[0]
+            if routed:
+                logger.record_flips(ids, am, routes)
+        elif routes is not None:  # the policy's rollout-side pass (the reference model's routers are not hooked)
+            logger.keep_rollout_routes(ids, am, routes)
         return out
 
     def compute(model, inputs):
@@ -430,7 +601,20 @@ def state_bytes(model, optimizer_states: int = 2, with_reference: bool = True) -
     return p * (2 + optimizer_states + (1 if with_reference else 0))
 
 
-_ACC_BEFORE: dict = {}
+_ACC_BEFORE: dict = {}  # capability before RL, by :func:`before_key`
+
+
+def eval_seed(seed: int) -> int:
+    """The sampling seed of a run's held-out evaluation (edge reward before and after RL): the run's GRPO seed,
+    so each seed's gain is measured on samples of its own and the seed-to-seed spread of ``rl_gain_edge``
+    includes the evaluation's sampling noise; one run's before and after use the same seed (a paired
+    difference)."""
+    return int(seed)
+
+
+def before_key(model_dir, n_eval: int, n_samples: int, ev_seed: int) -> tuple:
+    """Cache key of the capability before RL: the model folder, the evaluation's size and its sampling seed."""
+    return (Path(model_dir).resolve().as_posix(), int(n_eval), int(n_samples), int(ev_seed))
 
 # TRL's GRPOConfig turns activation checkpointing on by default: it recomputes each layer's forward in the
 # backward to save activation memory, which the tiny proxy models do not need. Off, the backward uses the same
@@ -455,9 +639,9 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
 
     Returns {"fault", "steps": [row per optimizer step, deterministic], "heldout_acc_before" / "_after"
     (greedy exact match, in-range ``heldout`` set), "edge_reward_before" / "_after" (mean reward of
-    ``eval_samples`` samples at T=1 per problem of the ``edge`` set), "edge_nonzero_advantage_share_before" /
-    "_after", "weights_finite_after", "params", "state_bytes", "timing"} (``_after`` None when
-    ``gp['eval_after']`` is false); ``timing`` is the
+    ``eval_samples`` samples at T=1 per problem of the ``edge`` set, sampled with :func:`eval_seed` of the run's
+    seed), "edge_nonzero_advantage_share_before" / "_after", "eval_seed", "weights_finite_after", "params",
+    "state_bytes", "timing"} (``_before`` and ``_after`` None when ``gp['eval_after']`` is false); ``timing`` is the
     measurement, {"setup_s", "steps": [{"step", "step_time_ms" (ms), "peak_memory_bytes" (bytes)}]},
     and is not written to ``out_dir`` (``<stem>.jsonl`` rows and ``<stem>.json`` summary hold only
     deterministic figures).
@@ -484,17 +668,23 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     n_eval, n_samples = int(gp["eval_problems"]), int(gp["eval_samples"])
     model.eval()
 
+    ev_seed = eval_seed(seed)
+
     def capability(m) -> dict:
         """Greedy exact match on the in-range held-out set (capability kept) and the sampled T=1 reward on
-        the edge set (what GRPO optimises; its pass@1), ``n_eval`` problems, ``n_samples`` samples each."""
-        r = sampled_reward(m, tok, n_eval, n_samples, "edge", temperature=1.0, seed=0)
+        the edge set (what GRPO optimises; its pass@1), ``n_eval`` problems, ``n_samples`` samples each, sampled
+        with the run's evaluation seed (the same before and after RL, so the two figures are paired)."""
+        r = sampled_reward(m, tok, n_eval, n_samples, "edge", temperature=1.0, seed=ev_seed)
         return {"heldout_acc": round(task_accuracy(m, tok, n_eval, "heldout"), 4), "edge_reward": r["reward"],
                 "edge_nonzero_advantage_share": r["nonzero_advantage_share"]}
 
-    key = (Path(model_dir).resolve().as_posix(), n_eval, n_samples)
-    if key not in _ACC_BEFORE:  # the same model before RL: measured once per process
-        _ACC_BEFORE[key] = capability(model)
-    before = _ACC_BEFORE[key]
+    if eval_after:
+        key = before_key(model_dir, n_eval, n_samples, ev_seed)
+        if key not in _ACC_BEFORE:  # the same model and evaluation seed before RL: measured once per process
+            _ACC_BEFORE[key] = capability(model)
+        before = _ACC_BEFORE[key]
+    else:  # capability is a figure of the runs measured after RL; a run without one needs no before either
+        before = {"heldout_acc": None, "edge_reward": None, "edge_nonzero_advantage_share": None}
     rng = random.Random(f"grpo-{seed}")
     n_prompts = int(gp["steps"]) * int(gp["prompts_per_step"])
     # problems at the edge of the base's ability (corpus.EDGE_LEN), training-split words
@@ -566,7 +756,8 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
         after = capability(model) if finite else {"heldout_acc": 0.0, "edge_reward": 0.0,
                                                   "edge_nonzero_advantage_share": 0.0}
     res = {"fault": fault, "steps": logger.rows, **{f"{k}_before": v for k, v in before.items()},
-           **{f"{k}_after": None if after is None else after[k] for k in before}, "weights_finite_after": bool(finite),
+           **{f"{k}_after": None if after is None else after[k] for k in before},
+           "eval_seed": ev_seed if eval_after else None, "weights_finite_after": bool(finite),
            "stopped": stopped, "params": param_count(model), "state_bytes": state_bytes(model)}
     timing = {"setup_s": round(setup_s, 2), "steps": logger.timing}
     if out_dir is not None:

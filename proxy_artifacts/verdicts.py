@@ -34,11 +34,14 @@ from scipy.stats import binomtest
 from .detector import signature
 
 KINDS = ("nan_inf", "grad_spike", "kl_blowup", "reward_collapse", "grad_collapse", "logprob_mismatch",
-         "expert_collapse", "frozen_policy", "divergence", "weights_nonfinite")
+         "expert_collapse", "frozen_policy", "divergence", "weights_nonfinite", "router_flip")
 GENERIC_KINDS = ("nan_inf", "grad_spike", "reward_collapse", "divergence")  # reported, never in a verdict
 FAULT_KINDS = {
     "logprob_bf16": ("logprob_mismatch",),        # bf16 rollouts vs fp32 training forward
-    "swapped_operator": ("logprob_mismatch",),    # trainer-side bf16 router GEMM vs the rollout's fp32 one
+    # trainer-side bf16 router GEMM vs the rollout's fp32 one: the routes it flips (R3's own measurement). Not
+    # logprob_mismatch: the bf16 GEMM also rounds the gate weights of the experts both passes select, which routing
+    # replay (the fix) leaves in place, so the mismatch is not what the fix is judged on (it is reported beside it)
+    "swapped_operator": ("router_flip",),
     "skip_actor_update": ("frozen_policy",),
     "lr_spike": ("kl_blowup",),
     # fp16 underflow flushes the gradients. Not logprob_mismatch: the fp16 training forward departs from the fp32
@@ -57,6 +60,7 @@ FAULT_CATALOG = {
         "trigger": "rollout-side forwards (generation, old-policy and reference log-probs) under bf16 autocast, "
                    "training forward in fp32",
         "signature": "train/rollout log-prob mismatch on fresh rollouts far above a healthy run's",
+        "quantities": ["logprob_mismatch", "router_flip_rate", "extreme_token_share"],
         "source": "arXiv 2510.26788 (bf16 rounding alone creates the train/infer mismatch that collapses RL; "
                   "fp16 removes it); arXiv 2512.01374 (rising train/infer KL precedes collapse)",
         "fix": "fp16 for rollouts and training alike (10 mantissa bits to bf16's 7, one precision on both sides, as "
@@ -64,11 +68,17 @@ FAULT_CATALOG = {
                "the mismatch entirely; fp16 rollouts against an fp32 training forward only shrink it"},
     "swapped_operator": {
         "trigger": "training engine's router GEMM in bf16 (inputs and weight rounded), rollout's in fp32",
-        "signature": "train/rollout log-prob mismatch from routing decisions that flip between the two passes",
+        "signature": "routing decisions (top-k expert sets per token and layer) that flip between the rollout-side "
+                     "and the training forward on fresh rollouts, where a healthy fp32 run flips none, and the "
+                     "train/rollout log-prob mismatch they cause",
+        "quantities": ["router_flip_rate", "logprob_mismatch", "extreme_token_share"],
         "source": "arXiv 2510.11370 (R3: ~10% of router decisions differ between rollout and training; "
                   "replaying the rollout's routes fixes it)",
-        "fix": "the same kernel on both sides, or routing replay (R3); no fix run here",
-        "fix_run_exists": False},
+        "fix": "routing replay (R3, arXiv 2510.11370): the experts the rollout-side forward selected, per layer and "
+               "token, are replayed in the training forward, whose router still gives the gate weights: run "
+               "swapped_operator+fix. The bf16 rounding of those gate weights stays, so a smaller log-prob "
+               "mismatch remains",
+        "fix_run_exists": True},
     "skip_actor_update": {
         "trigger": "gradients dropped before the optimizer step from fault_step on",
         "signature": "parameter update norm 0 while the healthy runs move",
