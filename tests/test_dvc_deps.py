@@ -39,7 +39,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("passnet_common", "extract", "dedupe", "curate", "proxy_artifacts")
+PACKAGES = ("passnet_common", "extract", "dedupe", "curate", "proxy_artifacts", "fullscale")
 
 
 def module_file(name: str) -> Path | None:
@@ -68,7 +68,38 @@ def imported_modules(path: Path, module: str) -> set[str]:
                 base = ".".join(parts + ([base] if base else []))
             out.add(base)
             out.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
+    out |= named_modules(tree)
     return {m for m in out if m.split(".")[0] in PACKAGES and module_file(m) is not None}
+
+
+#: calls that load a module named by their first argument
+LOADERS = ("import_module", "__import__", "run_module", "find_spec")
+
+
+def named_modules(tree: ast.AST) -> set[str]:
+    """Project modules a module loads by name rather than by an import statement: the literal first
+    argument of ``importlib.import_module`` / ``__import__`` / ``runpy.run_module`` /
+    ``importlib.util.find_spec``, and the literal after ``"-m"`` in a list or tuple (a command line,
+    ``[sys.executable, "-m", "curate.tolerance"]``). A string that is not such an argument (a params
+    block name, a Command table's entry, which :func:`stage_entries` resolves per subcommand) is not
+    one. A name that is not a project module file is dropped by the caller."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+            f = n.func
+            if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None) in LOADERS:
+                out.add(n.args[0].value)
+        elif isinstance(n, (ast.List, ast.Tuple)):
+            for a, b in zip(n.elts, n.elts[1:]):
+                if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant) and isinstance(b.value, str):
+                    out.add(b.value)
+    return out
+
+
+def _docstring_ids(tree: ast.AST) -> set[int]:
+    return {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
 
 
 #: file names a module may name as a repository file it runs or reads
@@ -87,12 +118,16 @@ def resolve_reference(text: str, path: Path) -> Path | None:
     ``Path(__file__).parent / ...`` / ``.with_name`` / ``.parents[n] / ...`` reach), else the only
     file of that name in the package (under a subfolder: ``parent / "corpus_files" / name``)."""
     if "/" in text:
-        if text.split("/")[0] in PACKAGES and FILE_NAME.match(text.rsplit("/", 1)[1]):
-            f = ROOT / text
-            return f if f.is_file() else None
+        if not FILE_NAME.match(text.rsplit("/", 1)[1]):
+            return None
+        f = ROOT / text
+        if text.split("/")[0] in PACKAGES or (f.is_file() and not _is_output(text)):
+            return f if f.is_file() else None  # a committed file outside the packages too (not a stage's output)
         return None
     if not FILE_NAME.match(text) or text == "__init__.py":
         return None
+    if text not in ROOT_NAMES_NOT_DEPS and (ROOT / text).is_file():
+        return ROOT / text  # a file at the repository root (params_full.yaml)
     package = path.relative_to(ROOT).parts[0]
     d = path.parent
     while True:
@@ -102,16 +137,30 @@ def resolve_reference(text: str, path: Path) -> Path | None:
             break
         d = d.parent
     found = _package_files(package, text)
+    if not found:  # a file of another package (Path(__file__).parents[2] / "extract" / ... / name)
+        found = [f for p in PACKAGES for f in _package_files(p, text)]
     return found[0] if len(found) == 1 else None
+
+
+#: root files every stage names without depending on them through deps: params (``params:``) and DVC's own
+ROOT_NAMES_NOT_DEPS = ("params.yaml", "dvc.yaml", "dvc.lock")
+
+
+def _is_output(text: str) -> bool:
+    """Whether repository path ``text`` is (inside) an output some dvc.yaml stage declares."""
+    import yaml
+
+    outs = [o if isinstance(o, str) else next(iter(o))
+            for st in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values()
+            for key in ("outs", "metrics", "plots") for o in st.get(key, []) or []]
+    return any(text == o.rstrip("/") or text.startswith(o.rstrip("/") + "/") for o in outs if "${" not in o)
 
 
 def referenced_files(path: Path) -> set[Path]:
     """Repository files (absolute) that module file ``path`` names in a string constant (module
     docstring); docstrings excluded: a file a docstring mentions is not one the code opens."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docs = {id(n.body[0].value) for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
-            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    docs = _docstring_ids(tree)
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
@@ -291,6 +340,36 @@ def test_reference_resolution(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text('"""Reads sandbox.py."""\nX = "curate/score/boundary/sandbox.py"\n')
     assert referenced_files(probe) == {ROOT / "curate/score/boundary/sandbox.py"}
+
+
+def test_modules_loaded_by_name_are_imports(tmp_path: Path) -> None:
+    """Known right values: a module loaded through ``importlib.import_module``, ``__import__``,
+    ``runpy.run_module`` or run as ``python -m`` in a command list is in the closure like an import;
+    a dotted string that only names a params block (``"curate.profile"`` passed to a config) is not."""
+    probe = tmp_path / "probe.py"  # read as if it were curate/probe.py
+    probe.write_text(
+        "import importlib, runpy, sys, subprocess\n"
+        "def f(cfg):\n"
+        "    importlib.import_module('curate.timing')\n"
+        "    __import__('curate.tolerance')\n"
+        "    runpy.run_module('curate.select.plots')\n"
+        "    subprocess.run([sys.executable, '-m', 'curate.passbench.check'])\n"
+        "    return cfg.from_params({}, 'curate.profile')\n")
+    got = imported_modules(probe, "curate.probe")
+    assert {"curate.timing", "curate.tolerance", "curate.select.plots", "curate.passbench.check"} <= got
+    assert "curate.profile" not in got
+
+
+def test_files_outside_the_packages_resolve_unless_they_are_outputs() -> None:
+    """A committed root file (``params_full.yaml``) and a package file named from another package
+    (``expected_seconds.json`` of extract/runs, reached by ``parents[n] / ...``) resolve; a stage's
+    output (``metrics/curate.json``), params.yaml and a missing file do not."""
+    tasks = ROOT / "curate/select/tasks.py"
+    assert resolve_reference("params_full.yaml", tasks) == ROOT / "params_full.yaml"
+    assert resolve_reference("expected_seconds.json", tasks) == ROOT / "extract/runs/expected_seconds.json"
+    assert resolve_reference("metrics/curate.json", tasks) is None
+    assert resolve_reference("params.yaml", tasks) is None
+    assert resolve_reference("metrics/no_such.json", tasks) is None
 
 
 def test_check_params_names_the_families_with_a_config() -> None:
