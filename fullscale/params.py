@@ -33,6 +33,13 @@ def deep_merge(base: dict, over: dict) -> dict:
     return out
 
 
+def _params_file(path: str | Path) -> Path:
+    """``path`` when it is a file; else FileNotFoundError worded as every family's params loader words it."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"params file {path} not found (give --params PATH)")
+    return Path(path)
+
+
 def merged_params(base: str | Path = "params.yaml", *overrides: str | Path | dict) -> tuple[dict, FullScaleConfig]:
     """The stage params (``base`` with each override merged in order, ``fullscale`` removed) and the
     validated ``fullscale`` config.
@@ -41,9 +48,9 @@ def merged_params(base: str | Path = "params.yaml", *overrides: str | Path | dic
         FileNotFoundError: a params file is missing.
         passnet_common.spec.ParamsError: a registered block of the merge is invalid.
     """
-    params = yaml.safe_load(Path(base).read_text()) or {}
+    params = yaml.safe_load(_params_file(base).read_text()) or {}
     for o in overrides:
-        params = deep_merge(params, o if isinstance(o, dict) else (yaml.safe_load(Path(o).read_text()) or {}))
+        params = deep_merge(params, o if isinstance(o, dict) else (yaml.safe_load(_params_file(o).read_text()) or {}))
     cfg = fullscale_config(params.pop("fullscale", None))
     validate_params(params, "merged params")
     return params, cfg

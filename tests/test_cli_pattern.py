@@ -28,3 +28,10 @@ def test_main_is_a_command_table(family: str) -> None:
         assert path.is_file(), f"{cmd.name}: no module {cmd.module}"
         defs = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
         assert {"add_args", "run"} <= defs, f"{cmd.module} lacks add_args / run"
+
+
+def test_fullscale_words_a_missing_params_file_like_every_family(tmp_path) -> None:
+    from fullscale.params import merged_params
+
+    with pytest.raises(FileNotFoundError, match=r"params file .*nope\.yaml not found \(give --params PATH\)"):
+        merged_params(tmp_path / "nope.yaml")
