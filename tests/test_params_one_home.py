@@ -40,8 +40,8 @@ FAMILIES = ("extract", "curate", "proxy_artifacts", "fullscale")
 #: (file, key): a ``.get`` with a literal default on a mapping that is not a params block
 NOT_PARAMS = {
     ("extract/sources/hub_configs.py", "model_type"): "a Hugging Face config.json mapping",
-    ("curate/select/cli.py", "timing"): "profile.json, the profile stage's output record",
-    ("curate/select/cli.py", "compile_workers"): "profile.json, the profile stage's output record",
+    ("curate/select/stage.py", "timing"): "profile.json, the profile stage's output record",
+    ("curate/select/stage.py", "compile_workers"): "profile.json, the profile stage's output record",
     ("curate/select/task_runner.py", "rule"): "a task folder's task.json",
     ("curate/score/defenses/clock.py", "dynamo"): "a per-call accumulator of the clock checks",
     ("proxy_artifacts/architectures.py", "grpo"): "a family's step results of run_all",

@@ -210,7 +210,7 @@ def test_batch_variant_for_graphs_without_the_sequence_length(tmp_path):
 
 
 def test_stratified_sample_covers_every_family_and_is_seeded():
-    from curate.profile.cli import select_sample
+    from curate.profile.sample import select_sample
 
     rows = [{"subgraph_hash": f"{i:04d}", "status": "ok", "pattern": "big" if i < 90 else f"small{i}"} for i in range(100)]
     rows.append({"subgraph_hash": "skip", "status": "skipped", "pattern": "x"})
@@ -343,13 +343,13 @@ def test_the_task_rule_is_the_geometric_mean_of_the_variants_upper_ends_in_every
 
 
 def test_screen_and_protocol_rates_are_written_side_by_side_from_one_run():
-    from curate.select.cli import _rates
+    from curate.select.stage import profile_rates
 
     st = {"cpu": {"timing": [{"run": 0, "attempts": 10, "seconds": 100.0}], "compile_attempts": 10, "compile_seconds": 50.0,
                   "compile_workers": 1, "screen": {"variants": 10, "seconds": 20.0, "protocol_variants": 4, "protocol_seconds": 40.0,
                                                    "cpu_seconds": 10.0, "protocol_cpu_seconds": 8.0}}}
     rows = [{"run": 0, "phase": "protocol"}] * 4 + [{"run": 0, "phase": "screen"}] * 6
-    r = _rates(st, rows)
+    r = profile_rates(st, rows)
     assert (r["screened_per_core_hour"], r["protocol_per_core_hour"]) == (1800.0, 360.0)  # 10 in 20 s, 4 in 40 s
     assert (r["screened_per_cpu_hour"], r["protocol_per_cpu_hour"]) == (3600.0, 1800.0)
     assert r["profile_rate_per_core_hour_cold"] == round(10 / ((50 + 100 + 40) / 3600), 1)

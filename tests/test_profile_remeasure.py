@@ -209,7 +209,7 @@ def test_first_only_times_pass_0_and_a_later_call_re_measures_what_came_out_unst
     assert [merge_passes(read_passes(tmp_path / n))["pass_stable"] for n in "abc"] == [[True], [False, True], [False, False]]
 
 
-def test_crashes_are_not_re_measured_and_zero_passes_is_the_old_protocol():
+def test_crashes_and_short_capped_rows_are_not_re_measured():
     assert needs_remeasure({"stable": False}) and not needs_remeasure({"stable": True})
     # capped with fewer trials than the gate needs: unstable by construction, not re-timed;
     # capped with enough trials but undecided: re-timed like any unstable row

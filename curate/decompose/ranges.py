@@ -56,10 +56,15 @@ profiling (``no_cpu_kernel`` in ``profiles``).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Iterable
 
+import polars as pl
 import torch
 import torch.fx as fx
 
@@ -85,8 +90,10 @@ from curate.decompose.segments import (  # noqa: F401 - re-exported: the segment
     segment_nodes,
     short_name,
 )
-from passnet_common.canonical import CANONICAL_VERSION, canonicalize, output_permutation
+from passnet_common.canonical import CANONICAL_VERSION, canonicalize, hash_metadata, output_permutation
+from passnet_common.io import atomic_write_json, write_parquet
 from passnet_common.record import CapturedGraph, describe_graph
+from passnet_common.schema import to_table
 from passnet_common.store import store_path, write_graph
 
 DECOMPOSE_VERSION = 3
@@ -274,3 +281,44 @@ def variant_count(ug: list[dict], store: str, k: int, kw: dict) -> dict[str, int
     vr, _ = decompose_corpus(ug, Path(store), None, anchors_per_subgraph=k, **kw)
     vc = variant_counts(vr)
     return {kk: vc[kk] for kk in ("ranges", "unique_subgraphs", "unique_profilable")}
+
+
+def decompose_stage(cfg: dict, unique: str | Path, store: str | Path, out: str | Path) -> tuple[dict, float]:
+    """The decompose stage: every unique graph of ``unique`` (``unique_graphs.parquet``) in ``store`` cut
+    into ranges (:func:`decompose_corpus`, ``cfg`` = the ``curate.decompose`` block as a mapping), the
+    subgraphs written to ``out/subgraph_store`` and ``out/subgraphs.parquet``; the other
+    ``anchors_per_subgraph`` values of ``cfg["variants"]`` are counted in one spawned process beside
+    the main pass. Writes ``out/decompose.json`` (counts, no wall seconds: it is a dep of ``profile``).
+
+    Returns:
+        ``(stats, seconds)``: what decompose.json holds and the main pass's wall seconds.
+    """
+    ug = pl.read_parquet(unique).to_dicts()
+    out = Path(out)
+    store_out = out / "subgraph_store"
+    store_out.mkdir(parents=True, exist_ok=True)
+    kw = dict(max_nodes=cfg["max_nodes"], max_param_bytes=int(cfg["max_param_bytes"]), min_graph_ops=cfg["min_graph_ops"])
+    t0 = time.perf_counter()
+    # the other anchors_per_subgraph values (counts only) in one spawned process beside the main pass
+    others = [k for k in cfg["variants"] if k != cfg["anchors_per_subgraph"]]
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))) if others else None
+        futures = {k: pool.submit(variant_count, ug, str(store), k, kw) for k in others}
+        ranges, graph_skips = decompose_corpus(ug, Path(store), store_out, anchors_per_subgraph=cfg["anchors_per_subgraph"], **kw)
+        seconds = time.perf_counter() - t0
+        rows = subgraph_table(ranges, ug, str(store_out))
+        write_parquet(out / "subgraphs.parquet", to_table("subgraphs", rows, metadata=hash_metadata()))
+        stats = variant_counts(ranges)
+        inst = {u["graph_hash"]: int(u.get("num_instances") or 1) for u in ug}
+        # no wall seconds in the output: decompose.json is a dep of `profile`, and a measured time there
+        # would re-run profile's timing on every rebuild although the subgraphs are byte-identical
+        stats.update(graph_skips=graph_skips, unique_graphs=len(ug),
+                     instances=sum(inst.get(r["graph_hash"], 1) for r in ranges if r["subgraph_hash"]),
+                     anchors_per_subgraph=cfg["anchors_per_subgraph"], decompose_version=DECOMPOSE_VERSION)
+        variants = {}
+        for k in cfg["variants"]:
+            variants[str(k)] = ({kk: stats[kk] for kk in ("ranges", "unique_subgraphs", "unique_profilable")}
+                                if k == cfg["anchors_per_subgraph"] else futures[k].result())
+    stats["variants"] = variants
+    atomic_write_json(out / "decompose.json", stats, indent=2)
+    return stats, seconds

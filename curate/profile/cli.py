@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import torch
 
 from curate.profile.config import ProfileConfig
 from curate.profile.run import profile_all, run_plan
+from curate.profile.sample import select_sample
 from passnet_common.io import atomic_write_json, write_parquet
 from passnet_common.params import load_params
 from passnet_common.schema import to_table
@@ -27,27 +27,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample-size", type=int, default=None)
     p.add_argument("--candidate", default="inductor",
                    help="backend profiled in Inductor's place (eager = the no-op control; its attempts get their own keys)")
-
-
-def select_sample(rows: list[dict], size: int | None, seed: int) -> list[dict]:
-    """Stratified seeded sample of profilable subgraphs: every structure family (``pattern``)
-    gets one subgraph first (families in a seeded order; when ``size`` is below the number of
-    families, a seeded subset of them), the rest is filled by a seeded draw over the remaining
-    subgraphs (so large families keep their weight). Sorted by hash; ``size`` None = all."""
-    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["subgraph_hash"])
-    if size is None or size >= len(ok):
-        return ok
-    rng = random.Random(seed)
-    fams: dict[str, list[dict]] = {}
-    for r in ok:
-        fams.setdefault(r.get("pattern") or "", []).append(r)
-    order = sorted(fams)
-    rng.shuffle(order)
-    picked = [rng.choice(fams[f]) for f in order[:size]]
-    seen = {r["subgraph_hash"] for r in picked}
-    rest = [r for r in ok if r["subgraph_hash"] not in seen]
-    picked += rng.sample(rest, max(0, size - len(picked)))
-    return sorted(picked, key=lambda r: r["subgraph_hash"])
 
 
 def run(args: argparse.Namespace) -> int:
