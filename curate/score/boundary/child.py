@@ -15,7 +15,14 @@ only a signal or a process of the candidate explains (the harness's sandbox died
 found stopped (state ``T``), or the candidate had processes outside its sandbox), is **charged to
 that candidate** when the reference runs again once the candidate's processes are killed
 (:func:`reference_runs_alone`): a ``reference_disturbed`` violation row, the floor b at every t.
-(A timeout or a memory-cap kill of the reference alone is the load's or the graph's, as before.) Otherwise, and for any failure of the
+A **timeout** of the reference or Dynamo-only sandbox once the eager reference outputs exist (the
+candidate's code has run on the subgraph, and its requests spent part of the same time limit) is
+charged to the candidate the same way, as the crash it is when the limit runs out in its own
+request: a ``runtime_crash`` row, ``error_class`` ``timeout``, flag ``deadline_spent``
+(:func:`deadline_row`), so a candidate cannot spend the limit on a subgraph it would lose on and
+leave it to run out in a trusted sandbox (``attack_deadline_strike.py``). (A timeout before the
+reference outputs exist, or a memory-cap kill of a trusted sandbox, is the load's or the graph's.)
+Otherwise, and for any failure of the
 ``eager`` candidate, it is the harness's reference failing, not the candidate: ``error_class``
 is prefixed ``reference_failed:`` (:func:`curate.score.evaluate.run_candidate` makes it a
 ``reference_failed`` row, out of the scores). The candidate sandbox is closed (with every process
@@ -39,7 +46,7 @@ from curate.score.boundary.parent import (  # noqa: F401  (mem_cap_bytes: public
 )
 from curate.score.defenses.checks import SCORE_CODE_VERSION, UNTRUSTED_KINDS, candidate_key, evaluate_subgraph, retime_subgraph
 from curate.score.spec import Candidate, load_task_set, parse_candidate
-from curate.tolerance import ERROR_ACCURACY
+from curate.tolerance import ERROR_ACCURACY, ERROR_RUNTIME
 
 POLL_S = 0.2
 """Seconds between two RSS readings of a sandbox by the parent (:data:`curate.score.boundary.parent.POLL_S`)."""
@@ -95,6 +102,21 @@ def disturbed_row(cand: Candidate, sub, exc: SandboxFailure) -> dict[str, Any]:
             "isolation": isolation_level(), "code_version": SCORE_CODE_VERSION}
 
 
+def deadline_row(cand: Candidate, sub, exc: SandboxFailure) -> dict[str, Any]:
+    """The row of a subgraph whose time limit ran out in a trusted (reference or Dynamo-only) sandbox
+    after the candidate's code had run on it, where the reference runs alone once the candidate is
+    gone: the candidate's ``runtime_crash`` (``error_class`` ``timeout``, flag ``deadline_spent``),
+    scored as when the limit runs out in the candidate's own request (a crash, code 2). The time the
+    candidate's requests took is part of the limit: a candidate that spends it on a subgraph it would
+    lose on cannot make the subgraph a ``reference_failed`` row, out of its scores."""
+    return {"candidate": cand.name, "candidate_spec": cand.spec, "task_id": sub.task_id, "subgraph_id": sub.subgraph_id,
+            "status": "runtime_crash", "error_code": ERROR_RUNTIME, "min_pass_t": None, "scored": True, "retimed": False,
+            "speedup": None, "violations": [], "flags": ["deadline_spent"],
+            "error_message": f"deadline_spent: the {exc.role} sandbox ran past the subgraph's time limit ({exc}) after the "
+                             "candidate's code had run on it; the reference runs alone"[:500],
+            "error_class": "timeout", "isolation": isolation_level(), "code_version": SCORE_CODE_VERSION}
+
+
 def _run(cand: Candidate, subs: dict, ids: list[str], cfg: dict, mode: str, log: Callable, on_result: Callable | None,
          results: dict[str, Any]) -> None:
     for sid in ids:
@@ -116,10 +138,13 @@ def _run(cand: Candidate, subs: dict, ids: list[str], cfg: dict, mode: str, log:
                 # a trusted process died, was stopped, or timed out while the candidate had processes
                 # outside its own: what only a signal or a daemon does (a timeout alone is the load's)
                 touched = exc.cls == "crash" or exc.state in ("T", "t") or bool(candidate_leftovers(cfg))
+                # the subgraph's time limit ran out in a trusted sandbox after the candidate's code had run on it:
+                # the time the candidate's requests took is part of the same limit
+                spent = exc.cls == "timeout" and exc.role in ("reference", "dynamo") and mode == "eval" and state["ref_done"]
                 close_candidate(cfg)  # kill the candidate's processes, then ask the reference again
-                if touched and reference_runs_alone(subs[sid], cfg):
-                    log(f"  {cand.name}: {sid}: reference_disturbed ({exc.role} sandbox: {exc})")
-                    res = disturbed_row(cand, subs[sid], exc)
+                if (touched or spent) and reference_runs_alone(subs[sid], cfg):
+                    log(f"  {cand.name}: {sid}: {'reference_disturbed' if touched else 'deadline_spent'} ({exc.role} sandbox: {exc})")
+                    res = disturbed_row(cand, subs[sid], exc) if touched else deadline_row(cand, subs[sid], exc)
                     results[sid] = res
                     if on_result:
                         on_result(sid, res)

@@ -443,10 +443,21 @@ class Runner:
             return False
         return bool(o.numel()) and p in self.ins.ptrs
 
+    def _in_output_slots(self, o) -> bool:
+        """Whether ``o``'s storage is one of the output slots' (an output the candidate wrote into
+        the harness's slot itself: the loop's copy would then be of a tensor onto itself, which
+        every other side pays for and it skips)."""
+        try:
+            p = o.untyped_storage().data_ptr()
+        except Exception:  # noqa: BLE001 - no storage: not a slot
+            return False
+        return bool(o.numel()) and self.outs is not None and p in self.outs.ptrs
+
     def run(self, msg: dict) -> dict:
         """Call ``side`` on each input set of ``sets`` (in order) and copy every output leaf into
         that set's output slots. Findings: ``output_type`` (a leaf not exactly ``torch.Tensor``),
-        ``output_alias`` (a leaf on an input's storage where the reference's is not),
+        ``output_alias`` (a leaf on an input's storage where the reference's is not), ``output_slot``
+        (a leaf on an output slot's storage: written into the slot, its copy skipped),
         ``output_mismatch`` (structure, dtype or shape not the reference's; the set's slots are
         then left as they were and the parent fails the call).
 
@@ -494,6 +505,9 @@ class Runner:
                     continue
                 if j not in allowed_alias and self._aliases_input(o):
                     findings.append(f"output_alias: output {j} is a view of the inputs")
+                if self._in_output_slots(o):
+                    findings.append(f"output_slot: output {j} lies in the harness's output slots (written there "
+                                    "directly, so that its copy into the slot is skipped)")
                 s.copy_(o)
 
         for k in msg["sets"]:

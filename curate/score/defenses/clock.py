@@ -10,14 +10,19 @@ sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
    :class:`random.SystemRandom` (the same values for every side). Call ``i``'s set is written by
    the parent into that side's slot ``i`` only after call ``i - 1`` returned, just before the
    parent's go byte for call ``i`` (:meth:`curate.score.boundary.parent.Sandbox.stream`): no call
-   of a trial repeats another's inputs, and no call's inputs exist in the side's process before
-   that call (a candidate can neither replay an output it computed for the same inputs nor work
-   ahead on inputs it was not yet given). Each input the sandbox hands over is a tensor over its
+   of a trial repeats another's inputs (but on RNG graphs, below), and no call's inputs exist in the
+   side's process before that call (a candidate can neither replay an output it computed for the
+   same inputs nor work ahead on inputs it was not yet given). Each input the sandbox hands over is a tensor over its
    own bytes of the slot file only (:class:`curate.score.boundary.sandbox.Slots`). On a graph with
    random ops (``seed_each_call``) every call also has its own RNG seed, drawn with the same
    ``rng`` and written into the set's seed word with its inputs (outside the clock); the sandbox
    re-seeds with it before the call, so eager, Dynamo-only and the candidate draw from the same
    seed call by call and no two calls share one (a mask drawn once and reused is not eager's).
+   Where outputs are judged by their statistics (random numbers of the candidate's own), one call
+   of each trial repeats an earlier call's input set with its own seed, both kept and checked: an
+   RNG output identical on the two while eager's differ, or equal element for element on far more
+   positions of two kept calls on different inputs than eager's (:func:`coincident_rng_outputs`:
+   dropout's zeros in the same places), reused its random numbers (``seed_ignored``).
 2. **Outputs exist when the clock stops.** The sandbox copies each call's outputs into the
    parent's output slots before it writes that call's done byte, and the parent's
    ``perf_counter_ns`` runs from its go byte to that done byte. Nothing the candidate defers can
@@ -41,9 +46,10 @@ sandbox; :mod:`curate.score.boundary.parent`), every side with the same request
    (``cand=None``: the ``eager`` candidate, a pass that matched nothing) eager is the candidate,
    ``speedup`` exactly 1.
 5. **Process accounting** of the candidate sandbox from ``/proc`` (threads at every trial edge,
-   CPU time over the trials' wall time less the parent's deliveries, processes it left outside
-   itself after every trial of every side): ``threads_started``, ``cpu_over_wall``,
-   ``processes_started``; a run the kernel refused (``EPERM`` / ``EACCES``) raises
+   CPU time over the trials' wall time less the parent's deliveries, CPU of anything but its own
+   threads over the trials, processes it left outside itself after every trial of every side):
+   ``threads_started``, ``cpu_over_wall``, ``transient_threads``, ``processes_started``; a run the
+   kernel refused (``EPERM`` / ``EACCES``) raises
    :class:`SandboxDenied`.
 
 The delivery of a call's input set (the parent's copy into the slot) is **outside** the clock:
@@ -66,7 +72,7 @@ from typing import Any, Callable
 
 import torch
 
-from curate.score.boundary.parent import SharedSlots, bind, leaf_specs, sched_state
+from curate.score.boundary.parent import CLK_TCK, SharedSlots, bind, leaf_specs, sched_state
 from curate.score.config import ScoreConfig, ScoreTimingConfig
 from curate.score.defenses import integrity
 from curate.score.defenses.compare import fast_min_pass_t, independence_violations, rng_stats_agree
@@ -231,7 +237,8 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
     ``rng``, the same for every side, delivered in its set's seed word with its inputs.
 
     Before each trial ``check_per_trial`` calls are drawn (with ``rng``; their slots copied at their
-    done bytes with the sandbox stopped), and after it compared slot by slot
+    done bytes with the sandbox stopped; with ``rng_dep``, a pair of calls too, the second given the
+    first's input set with its own seed, ``seed_ignored`` as in the module docstring), and after it compared slot by slot
     with eager's (:func:`fast_min_pass_t`; outputs in ``rng_dep``, of RNG graphs, by distribution:
     :func:`curate.score.defenses.compare.rng_stats_agree` against eager's and ``ref_other``), two of
     them for input independence, and the candidate's input slots with eager's (input mutation).
@@ -243,7 +250,11 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
     candidate trials' wall time less the parent's deliveries (the sandbox waits, blocked, while
     the parent writes the next set): above ``(1 + cpu_rel_tol) * wall + cpu_abs_ms`` it worked in
     parallel with, or between, its timed windows (``cpu_over_wall``; only with ``check_cpu``, a
-    single-threaded run).
+    single-threaded run). Over each candidate trial, that CPU less the CPU of the sandbox's own
+    threads (:meth:`curate.score.boundary.parent.Sandbox.own_cpu_ms`: the baseline threads, ns from
+    ``schedstat``) is what other threads and processes used, those started and joined inside a call
+    included, which no look at the thread list sees: above :func:`other_cpu_limit_ms` over the
+    trials it is ``transient_threads`` (with ``check_cpu`` too).
 
     Returns:
         :class:`AccountableTiming` (per-call ms on the parent's clock; ``violations`` named).
@@ -280,11 +291,11 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
         watched = cand if cand is not None and getattr(cand, "untrusted", False) else None
 
         def run(side: str, values: list[list], call_seeds: list[int] | None, seen: dict | None = None
-                ) -> tuple[dict, list[float], float, set, float, float]:
+                ) -> tuple[dict, list[float], float, set, float, float, float]:
             """One trial of ``side`` (the same steps for every side), one call per set of ``values``
             (call ``i`` on slot ``i``, written with its seed ``call_seeds[i]`` when the call starts):
             ``(reply, per-call ms, busy ms, threads beyond the baseline at its start or end, CPU ms
-            before, CPU ms after)``."""
+            before, CPU ms after, CPU ms of other threads and processes than the sandbox's own)``."""
             proc = boxes[side]
             for other in sides:  # every other side's process stopped, this one continued: the same for every side
                 if other != side and hasattr(boxes[other], "freeze"):
@@ -315,30 +326,32 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                     seen[i] = copy
 
             tasks0, cpu_before = proc.tasks(), proc.cpu_ms()
+            own_before = proc.own_cpu_ms() if hasattr(proc, "own_cpu_ms") else None
             rep, per, busy = proc.stream(trial_request(side, range(len(values)), seed, alias), deliver, deadline,
                                          collect, set(seen) if seen else ())
             extra = (tasks0 | proc.tasks()) - proc.baseline_tasks
             cpu_after = proc.cpu_ms()
+            other = 0.0 if own_before is None else (cpu_after - cpu_before) - (proc.own_cpu_ms() - own_before)
             strays = proc.strays()  # processes it left outside itself (empty for the trusted sides)
             if strays:
                 found.setdefault("processes_started", f"processes_started: {len(strays)} process(es) the {side} process left "
                                  "outside itself alive at a timed trial's end")
             if "error" in rep:
                 raise (SandboxDenied(rep) if rep.get("denied") else RuntimeError(rep["error"]))
-            return rep, per, busy, extra, cpu_before, cpu_after
+            return rep, per, busy, extra, cpu_before, cpu_after, other
 
         for _ in range(cfg.warmup):
             vals, ss = fresh(), seeds(1)
             for side in sides:
                 run(side, [vals], ss)
         n_cal = min(n_sets, 8)
-        _, per, _, _, _, _ = run("eager", [probe] * n_cal, seeds(n_cal))  # the trusted reference: repeats do not matter here
+        _, per, _, _, _, _, _ = run("eager", [probe] * n_cal, seeds(n_cal))  # the trusted reference: repeats do not matter here
         one_ms = max(statistics.median(per[1:] if len(per) > 1 else per), 1e-4)
         inner = int(min(cfg.max_inner, n_sets, max(1, math.ceil(cfg.min_trial_ms / one_ms))))
         worst: int | None = -10
         n_checked, best = 0, None
         cpu0 = cpu1 = None
-        cand_wall = 0.0
+        cand_wall = cand_other = 0.0
         for attempt in range(1, cfg.retries + 2):
             acc: dict[str, list[float]] = {s: [] for s in sides}
             for trial in range(cfg.trials):
@@ -350,15 +363,22 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                 # of each are copied at that call's done byte: outputs written later are never the ones checked
                 picks = rng.sample(range(inner), k=min(cfg.check_per_trial, inner)) if cand is not None else []
                 pair = (picks + [j for j in range(inner) if j not in picks])[:2] if inner >= 2 and not rng_dep else []
-                seen: dict[int, tuple[list, list] | None] = dict.fromkeys(set(picks) | set(pair))
+                # outputs judged by statistics (RNG graphs): one call repeats an earlier call's inputs with its own seed
+                # (every side alike); an RNG output identical on the two while eager's differ reused its random numbers
+                repeat = sorted(rng.sample(range(inner), 2)) if cand is not None and rng_dep and inner >= 2 else []
+                if repeat:
+                    vals[repeat[1]] = vals[repeat[0]]
+                seen: dict[int, tuple[list, list] | None] = dict.fromkeys(set(picks) | set(pair) | set(repeat))
                 for side in sides[k:] + sides[:k]:
-                    rep, per, busy, extra, c_before, c_after = run(side, vals, call_seeds, seen if side == "candidate" else None)
+                    rep, per, busy, extra, c_before, c_after, other = run(side, vals, call_seeds,
+                                                                          seen if side == "candidate" else None)
                     acc[side].append(sum(per) / inner)
                     if side != "candidate":
                         continue
                     cpu0 = c_before if cpu0 is None else cpu0
                     cpu1 = c_after
                     cand_wall += busy
+                    cand_other += other if math.isfinite(other) else 0.0
                     if extra:
                         found.setdefault("threads_started", f"threads_started: {len(extra)} thread(s) of the candidate "
                                          f"process alive at a timed trial's start or end (attempt {attempt}, trial {trial})")
@@ -376,6 +396,21 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                     changed = integrity.inputs_unchanged(seen[i][0], e_in.views[i])
                     if changed:
                         found.setdefault("input_mutation", f"input_mutation: inputs {changed} differ from eager's after a timed call")
+                if repeat:
+                    a, b = repeat
+                    same = repeated_rng_outputs(seen[a][1], seen[b][1], e_out.views[a], e_out.views[b], rng_dep)
+                    if same:
+                        found.setdefault("seed_ignored", f"seed_ignored: outputs {same} identical on a timed trial's repeated "
+                                         "inputs with two RNG seeds; eager's differ (random numbers reused across calls)")
+                    # every other pair of kept calls is on two different input sets: shared random numbers coincide
+                    kept = sorted(set(picks) | set(repeat))
+                    for x, y in [(x, y) for i, x in enumerate(kept) for y in kept[i + 1:] if (x, y) != (a, b)][:RNG_PAIRS]:
+                        shared = coincident_rng_outputs(seen[x][1], seen[y][1], e_out.views[x], e_out.views[y], rng_dep)
+                        if shared:
+                            found.setdefault("seed_ignored", f"seed_ignored: outputs {shared} equal element for element on "
+                                             "far more positions of two timed calls on different inputs than eager's "
+                                             "(random numbers reused across calls)")
+                            break
                 if pair:
                     a, b = pair
                     bad = independence_violations(seen[a][1], seen[b][1], e_out.views[a], e_out.views[b])
@@ -392,6 +427,10 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
             if cpu > (1 + cpu_rel_tol) * cand_wall + cpu_abs_ms:
                 found.setdefault("cpu_over_wall", f"cpu_over_wall: the candidate process used {cpu:.0f} ms of CPU (all threads) "
                                  f"while its timed trials took {cand_wall:.0f} ms of wall time, single-threaded")
+        if cand is not None and check_cpu and cand_other > other_cpu_limit_ms(cand):
+            found.setdefault("transient_threads", f"transient_threads: {cand_other:.1f} ms of CPU in the candidate's timed "
+                             "trials by threads or processes other than its sandbox's own threads (a thread started and "
+                             "joined inside its calls is seen at no trial's start or end)")
         noise, kept, acc = best
         f = _ms_fields(acc, cand is not None, cfg)
         return AccountableTiming(f["eager_ms"], f["candidate_ms"], f["speedup"], noise <= cfg.max_iqr_ratio, kept, inner,
@@ -406,6 +445,25 @@ def measure_boundary(ref, cand, make_inputs: Callable[[int], list], out_specs: l
                 sl.close()
 
 
+RNG_PAIRS = 6
+"""Pairs of a timed trial's kept calls on different inputs compared by :func:`coincident_rng_outputs`
+(RNG graphs), at most."""
+
+OTHER_CPU_MS = 2.0
+"""CPU (ms) other threads and processes than the candidate sandbox's own may use over its timed
+trials when its CPU is read in ns (its cgroup's ``cpuacct.usage``, :func:`other_cpu_limit_ms`)."""
+
+
+def other_cpu_limit_ms(box) -> float:
+    """The most CPU (ms) threads and processes other than the sandbox's own may use over its timed
+    trials before it is ``transient_threads``: :data:`OTHER_CPU_MS` where its CPU is read in ns (a
+    cgroup), else two clock ticks more (``/proc/<pid>/stat`` counts the process in ticks, each
+    reading up to one tick short)."""
+    if getattr(box, "cgroup", None) is not None:
+        return OTHER_CPU_MS
+    return OTHER_CPU_MS + 2 * 1e3 / CLK_TCK
+
+
 def _nbytes_spec(spec: tuple) -> int:
     if spec[0] != "tensor":
         return 0
@@ -413,6 +471,41 @@ def _nbytes_spec(spec: tuple) -> int:
     for d in spec[2]:
         n *= int(d)
     return n * torch.empty((), dtype=getattr(torch, spec[1])).element_size()
+
+
+def repeated_rng_outputs(c_a: list, c_b: list, e_a: list, e_b: list, rng_dep: set[int]) -> list[int]:
+    """The outputs of ``rng_dep`` that the candidate gave identically on two calls with the same
+    inputs and two RNG seeds (``c_a`` / ``c_b``: its output slots of the two calls) where eager's
+    (``e_a`` / ``e_b``) differ: random numbers drawn once and reused, whatever stream they came from."""
+    out = []
+    for j in sorted(rng_dep):
+        if j >= min(len(c_a), len(c_b), len(e_a), len(e_b)) or any(x is None for x in (c_a[j], c_b[j], e_a[j], e_b[j])):
+            continue
+        if bool(torch.equal(c_a[j], c_b[j])) and not bool(torch.equal(e_a[j], e_b[j])):
+            out.append(j)
+    return out
+
+
+def coincident_rng_outputs(c_a: list, c_b: list, e_a: list, e_b: list, rng_dep: set[int]) -> list[int]:
+    """The outputs of ``rng_dep`` (64 elements or more) that the candidate gave equal element for
+    element on far more positions of two calls on *different* inputs (``c_a`` / ``c_b``) than eager
+    did on the same two calls (``e_a`` / ``e_b``, two seeds): random numbers reused across calls pin
+    the same values wherever they decide the output alone (dropout's zeros, a mask, ``rand_like``),
+    where two independent draws coincide only by chance. Far more: above eager's count plus six
+    binomial standard deviations of twice eager's rate plus 1% of the elements (an honest stream of
+    its own has eager's rate: its count is within a few deviations)."""
+    out = []
+    for j in sorted(rng_dep):
+        if j >= min(len(c_a), len(c_b), len(e_a), len(e_b)) or any(x is None for x in (c_a[j], c_b[j], e_a[j], e_b[j])):
+            continue
+        if c_a[j].shape != c_b[j].shape or e_a[j].shape != e_b[j].shape or c_a[j].numel() < 64:
+            continue
+        n = c_a[j].numel()
+        kc, ke = int((c_a[j] == c_b[j]).sum()), int((e_a[j] == e_b[j]).sum())
+        q = max(ke, 1) / n
+        if kc > ke + 6 * math.sqrt(2 * n * q * (1 - q)) + 0.01 * n:
+            out.append(j)
+    return out
 
 
 def coupling(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -80,11 +80,17 @@ itself forbidden (``getattr(mod, "PATTERNS", None)``); any other reference is re
 STRING_EVAL_ATTRS = ("get_type_hints", "ForwardRef", "_evaluate", "_eval_type", "evaluate_forward_ref", "_type_check",
                      "_type_convert", "get_annotations", "__forward_code__", "__forward_arg__", "__forward_value__",
                      "_create_fn", "_exec_body", "parse_expr", "sympify", "_sympify", "eval_expr", "stringify_expr",
-                     "lambdify", "sympy")
+                     "lambdify", "sympy", "singledispatch", "singledispatchmethod", "__annotations__", "__annotate__")
 """The part of :data:`FORBIDDEN_ATTRS` that names a string evaluator of an allowed module (or one a
 torch module re-exports): ``typing.get_type_hints`` of a string annotation, ``typing.ForwardRef`` and
 its ``_evaluate`` / ``__forward_code__`` (a code object a function type runs), ``dataclasses._create_fn``,
-sympy's ``parse_expr`` / ``sympify`` / ``lambdify``: each evals with the real builtins. Together with
+sympy's ``parse_expr`` / ``sympify`` / ``lambdify``: each evals with the real builtins. The type-hint
+readers of allowed modules too (``functools.singledispatch`` / ``singledispatchmethod``: ``register``
+reads a function's type hints, and evals a string inside a generic alias held by a module variable,
+``T = list["..."]``, that no annotation of the source shows), and ``__annotations__`` /
+``__annotate__`` (annotations set at run time, where the string-annotation rule does not look:
+``torch.library.infer_schema`` / ``custom_op`` eval a string annotation, ``attack_annotations_schema.py``).
+An annotation is judged by what its names hold too (:func:`_annotation_findings`). Together with
 :data:`STRING_EVAL_MODULES` (refused as modules and as the ``__module__`` of a callable) and the
 refusal of string annotations (``from __future__ import annotations`` or a string inside an
 annotation) in :func:`check_source`."""
@@ -104,7 +110,8 @@ FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time
                    "__array_interface__", "__array_struct__", "frombuffer", "_fork", "forkpty",
                    "__reduce__", "__reduce_ex__", "__setstate__", "load_library", "PyCodeCache", "CppCodeCache",
                    "CppPythonBindingsCodeCache", "CppWrapperCodeCache", "AsyncCompile", "PackageImporter", "Unpickler",
-                   "fromfile", "memmap", "tofile", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt") \
+                   "fromfile", "memmap", "tofile", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt",
+                   "fetch_attr", "getattr_recursive", "_get_attr", "_get_attr_via_attr_list", "_get_submodule") \
     + STRING_EVAL_ATTRS
 """Attribute names a candidate may not touch (timers, streams, RNG state and thread counts;
 frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
@@ -116,8 +123,10 @@ the memory beside a tensor's own view, where the boundary's slots are; numpy's `
 them) and ``_fork`` / ``forkpty``; the pickle hooks (:data:`REDUCE_HOOKS`), torch's library and
 code-cache loaders (``load_library``, ``PyCodeCache``, ...), ``PackageImporter`` / ``Unpickler``,
 and torch's and numpy's file readers and writers (``save``, ``tofile``, ``fromfile``, ``memmap``, ...:
-a writer opens the reply pipe through ``/proc/self/fd``); the entry points of allowed modules
-that evaluate a string as code (:data:`STRING_EVAL_ATTRS`)."""
+a writer opens the reply pipe through ``/proc/self/fd``); torch's readers of an attribute path given
+as a string (``fx.Interpreter.fetch_attr``, ``getattr_recursive``, ``_get_attr``: ``getattr`` over
+``target.split(".")``, any attribute like a non-literal ``getattr``); the entry points of allowed
+modules that evaluate a string as code (:data:`STRING_EVAL_ATTRS`)."""
 
 STRING_EVAL_MODULES = ("sympy", "mpmath", "dataclasses", "torch.utils._sympy")
 """Modules whose public API evaluates strings (``sympy.S("...")``, ``sympify``, ``parse_expr``;
@@ -188,6 +197,36 @@ FORBIDDEN_KEYWORDS = ("weights_only", "allow_pickle")
 REDUCE_HOOKS = ("__reduce__", "__reduce_ex__", "__setstate__")
 """Pickle hooks a candidate may neither define nor reference (they run code when an object is
 pickled or unpickled)."""
+
+CODEGEN_HOOKS = ("__repr__", "__str__", "__format__", "extra_repr", "__annotations__", "__annotate__", "__match_args__",
+                 "__instancecheck__", "__subclasshook__")
+"""Methods a code generator writes into source it compiles (torch.fx writes ``repr(arg)`` of any
+argument of a node it does not know into the ``forward`` it execs: an object whose ``__repr__`` is
+``"__import__('os')..."`` runs that; an ``nn.Module``'s repr is its class name and its
+``extra_repr``) and the annotations a type-hint reader evals: a candidate may neither define nor
+reference them, nor name them in a string (``type(name, bases, dict)``). With them: a class named
+like a builtin (``class tuple(nn.Module)``: its repr ``tuple(...)`` calls the builtin), ``type``
+with three arguments (a class of any name) and stores to ``__name__`` / ``__qualname__``
+(``attack_fx_slot_direct.py``). And the hooks of ``match`` class patterns: ``__match_args__`` names
+the attributes a positional pattern reads, and ``__instancecheck__`` / ``__subclasshook__`` make
+any object match a class (a keyword pattern is judged as the attribute it reads: :func:`check_source`)."""
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+FX_TARGET_CALLS = {"call_method": 0, "get_attr": 0, "call_module": 0, "placeholder": 0, "create_node": 1,
+                   "create_proxy": 1}
+"""torch.fx graph-building methods and the position of their *target* argument (also by keyword:
+``target``, ``method_name``, ``qualified_name``, ``module_name``, ``name``). fx's code generator
+writes a ``call_method`` / ``get_attr`` / ``call_module`` target unescaped into
+``getattr(x, "<target>")`` and a placeholder's into the ``forward`` signature of the source it
+compiles and runs, so a target holding ``")`` runs any expression with the real builtins
+(``attack_fx_thread_split.py``). The target must be a string literal of dotted identifiers; for
+``create_node`` / ``create_proxy``, whose op is the first argument, a literal ``call_function``
+op takes any target (fx writes a callable's name through its own sanitising namer)."""
+
+FX_TARGET_KEYWORDS = ("target", "method_name", "qualified_name", "module_name", "name")
+
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 RESOLVE_MODULES = ("torch", "numpy", "torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.config",
                    "torch.fx.subgraph_rewriter", "torch.utils._pytree")
@@ -387,7 +426,133 @@ def _attr_allowed(name: str) -> bool:
     """Whether an attribute name is allowed by name alone (:data:`FORBIDDEN_ATTRS`,
     :data:`MODULE_ATTRS`, :data:`DENIED_ATTRS`, :data:`LOADER_NAME`)."""
     return name not in FORBIDDEN_ATTRS and name not in MODULE_ATTRS and name not in DENIED_ATTRS \
-        and not (LOADER_NAME.search(name) and "state_dict" not in name)
+        and not _module_alias(name) and not (LOADER_NAME.search(name) and "state_dict" not in name)
+
+
+def _module_alias(name: str) -> bool:
+    """A module's private alias of a forbidden one (``_os``, ``_sys``, ``__io``): refused as an
+    attribute of any object, where an expression the check cannot resolve reaches it
+    (``(random,)[0]._os``: ``attack_module_alias.py``), as ``from random import _os`` is."""
+    return name.startswith("_") and name.lstrip("_") in MODULE_ATTRS
+
+
+ANNOTATION_BUILTINS = ("int", "float", "bool", "str", "bytes", "complex", "list", "dict", "tuple", "set", "frozenset",
+                       "object", "type", "slice", "range", "None", "Ellipsis")
+"""Builtin names an annotation may use without a binding in the source."""
+
+
+def _names_bound(tree: ast.AST) -> tuple[dict[str, list[ast.AST | None]], set[str]]:
+    """``(name -> the values of its plain assignments (None for any other binding: an argument, a
+    loop or ``with`` target, a function), names of imports and classes)``."""
+    values: dict[str, list[ast.AST | None]] = {}
+    safe: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            safe |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, ast.ClassDef):
+            safe.add(n.name)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                for x in ast.walk(t):
+                    if isinstance(x, ast.Name):
+                        values.setdefault(x.id, []).append(n.value if isinstance(t, ast.Name) else None)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            values.setdefault(n.id, [])
+        elif isinstance(n, ast.arg):
+            values.setdefault(n.arg, []).append(None)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            values.setdefault(n.name, []).append(None)
+    stores: dict[str, int] = {}  # a Store that is no plain assignment (a loop, ``with`` or ``except`` target): run time
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    for name, k in stores.items():
+        plain = sum(1 for v in values.get(name, []) if v is not None)
+        if k > plain:
+            values.setdefault(name, []).append(None)
+    return values, safe
+
+
+def _type_expr(value: ast.AST) -> bool:
+    """A type expression without strings or calls: names, attribute chains, subscripts of them,
+    ``|`` unions, tuples and lists of them, None."""
+    for x in ast.walk(value):
+        if isinstance(x, ast.Constant) and x.value is not None and x.value is not Ellipsis:
+            return False
+        if not isinstance(x, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.BitOr, ast.Tuple, ast.List, ast.Load,
+                              ast.Constant)):
+            return False
+    return True
+
+
+def _annotation_findings(ann: ast.AST, values: dict, safe: set[str], seen: frozenset = frozenset()) -> str | None:
+    """Why annotation ``ann`` may hold a string that a type-hint reader evals (None: it cannot): a
+    string or a call in it, or a name in it bound to anything but a type expression of the same
+    kind (``T = list["..."]``; an argument, a loop target: values decided at run time)."""
+    if not _type_expr(ann):
+        return f"{ast.unparse(ann)} holds a string or a call"
+    for x in ast.walk(ann):
+        if not isinstance(x, ast.Name) or x.id in safe or x.id in seen:
+            continue
+        if x.id not in values:
+            if x.id in ANNOTATION_BUILTINS:
+                continue
+            return f"{x.id} is bound nowhere in the source"
+        for v in values[x.id]:
+            if v is None:
+                return f"{x.id} is bound at run time (an argument, a loop or another target)"
+            why = _annotation_findings(v, values, safe, seen | {x.id})
+            if why:
+                return f"{x.id} = {ast.unparse(v)}: {why}"
+    return None
+
+
+def _literal_loop_names(tree: ast.AST) -> set[str]:
+    """Names whose every binding is the target of a ``for`` / comprehension over a tuple or list of
+    string literals of dotted identifiers (``for n in ("x", "w")``)."""
+    good: dict[str, bool] = {}
+    loops = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.target, ast.Name):
+            it = n.iter
+            ok = isinstance(it, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                                                                and _DOTTED.match(e.value) for e in it.elts)
+            good[n.target.id] = good.get(n.target.id, True) and bool(ok)
+            loops.add(id(n.target))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in loops:
+            good[n.id] = False
+        elif isinstance(n, ast.arg) and n.arg in good:
+            good[n.arg] = False
+    return {k for k, v in good.items() if v}
+
+
+def _fx_safe_value(value: ast.AST) -> bool:
+    """A value that may be stored as a node's ``target`` / ``name``: a name or an attribute chain (a
+    callable: ``torch.ops.aten.gelu.default``), a string literal of dotted identifiers, or None."""
+    if isinstance(value, ast.Constant):
+        return value.value is None or (isinstance(value.value, str) and bool(_DOTTED.match(value.value)))
+    return _chain(value) is not None and not isinstance(value, ast.Call)
+
+
+def _fx_target_ok(node: ast.Call, loop_names: frozenset = frozenset()) -> bool:
+    """A call of a :data:`FX_TARGET_CALLS` method whose target is a literal of dotted identifiers,
+    or a name bound only by loops over such literals (``loop_names``; ``create_node("call_function",
+    ...)``: any target)."""
+    callee = _callee(node)
+    pos = FX_TARGET_CALLS[callee]
+    if pos == 1:
+        op = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("op", "kind")), None)
+        if not (isinstance(op, ast.Constant) and isinstance(op.value, str)):
+            return False
+        if op.value == "call_function":
+            return True
+    tgt = node.args[pos] if len(node.args) > pos else next((k.value for k in node.keywords if k.arg in FX_TARGET_KEYWORDS), None)
+    if tgt is None:
+        return not any(k.arg is None for k in node.keywords) and len(node.args) <= pos  # no target given (fx's default)
+    if isinstance(tgt, ast.Name) and tgt.id in loop_names:
+        return True
+    return isinstance(tgt, ast.Constant) and isinstance(tgt.value, str) and bool(_DOTTED.match(tgt.value))
 
 
 def _literal_getter_call(node: ast.Call) -> bool:
@@ -449,6 +614,8 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
 
     bound = _bindings(tree)
     seen_chains: set[tuple[int, str]] = set()
+    loop_names = frozenset(_literal_loop_names(tree))
+    ann_values, ann_safe = _names_bound(tree)
 
     def chain_finding(node: ast.AST) -> None:
         """An attribute chain rooted at a bound name, resolved against the real modules."""
@@ -511,6 +678,8 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                 out.append(Violation(node.lineno, "name", node.id))
             elif node.id in REDUCE_HOOKS:  # ``__reduce__ = f`` in a class body
                 out.append(Violation(node.lineno, "name", f"{node.id} (a pickle hook)"))
+            elif node.id in CODEGEN_HOOKS:  # ``__repr__ = f`` in a class body
+                out.append(Violation(node.lineno, "name", f"{node.id} (written into generated source, or evaluated)"))
             elif node.id in LITERAL_ONLY and id(node) not in allowed_funcs:
                 out.append(Violation(node.lineno, "name", f"{node.id} (only as {node.id}(obj, \"literal name\"))"))
         elif isinstance(node, ast.Attribute):
@@ -524,6 +693,12 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                 out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (a forbidden module)"))
             elif node.attr in DENIED_ATTRS:
                 out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (a denied module)"))
+            elif node.attr in CODEGEN_HOOKS:
+                out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (written into generated "
+                                     "source, or evaluated)"))
+            elif _module_alias(node.attr):
+                out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (a forbidden module's "
+                                     "private alias)"))
             elif not _attr_allowed(node.attr):
                 out.append(Violation(node.lineno, "attribute", f"{_root(node) or '?'}...{node.attr} (a loader)"))
             else:
@@ -534,19 +709,46 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
                     out.append(Violation(node.lineno, "call", f"keyword {kw.arg} (a loader's unpickling switch)"))
             if _callee(node) in ("getattr", "hasattr") and _literal_attr_call(node):
                 chain_finding(node)
+            if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) + len(node.keywords) >= 3:
+                out.append(Violation(node.lineno, "call", "type(name, bases, dict) (a class of any name, whose repr torch.fx "
+                                     "writes into source it runs)"))
+            if isinstance(node.func, ast.Attribute) and node.func.attr in FX_TARGET_CALLS and not _fx_target_ok(node, loop_names):
+                out.append(Violation(node.lineno, "call", f"{ast.unparse(node.func)}(...) with a target that is not a literal "
+                                     "of dotted identifiers (torch.fx writes it unescaped into source it runs)"))
+        elif isinstance(node, ast.MatchClass):  # ``case object(__globals__=g)`` reads g = subject.__globals__
+            for name in node.kwd_attrs:
+                if name.startswith("__") or not _attr_allowed(name) or name in FORBIDDEN_NAMES:
+                    out.append(Violation(node.lineno, "attribute", f"case {ast.unparse(node.cls)}({name}=...) (a class "
+                                         "pattern reads that attribute: attack_match_frames.py)"))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in FORBIDDEN_NAMES + LITERAL_ONLY:
             out.append(Violation(node.lineno, "name", f"definition of {node.name}"))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in REDUCE_HOOKS:
             out.append(Violation(node.lineno, "name", f"definition of {node.name} (a pickle hook)"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in CODEGEN_HOOKS:
+            out.append(Violation(node.lineno, "name", f"definition of {node.name} (written by torch.fx into source it runs)"))
+        elif isinstance(node, ast.ClassDef) and node.name in _BUILTIN_NAMES:
+            out.append(Violation(node.lineno, "name", f"class {node.name} (a builtin's name: its instances' repr calls the "
+                                 "builtin in source torch.fx writes and runs)"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in FORBIDDEN_KEYWORDS:
             out.append(Violation(node.lineno, "name", f"the string {node.value!r} (a loader's unpickling switch)"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in REDUCE_HOOKS:
             out.append(Violation(node.lineno, "name", f"the string {node.value!r} (a pickle hook: type(name, bases, dict))"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in CODEGEN_HOOKS:
+            out.append(Violation(node.lineno, "name", f"the string {node.value!r} (type(name, bases, dict) of a hook "
+                                 "generated source or a type-hint reader runs)"))
         elif isinstance(node, ast.arg) and node.arg in FORBIDDEN_NAMES + LITERAL_ONLY:
             out.append(Violation(node.lineno, "name", f"argument named {node.arg}"))
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            value = getattr(node, "value", None)
             for tgt in targets:
+                if isinstance(tgt, ast.Attribute) and tgt.attr in ("__name__", "__qualname__"):
+                    out.append(Violation(node.lineno, "patch", f"assignment to {ast.unparse(tgt)} (a class renamed: its "
+                                         "instances' repr is written by torch.fx into source it runs)"))
+                if isinstance(tgt, ast.Attribute) and tgt.attr in ("target", "name") and value is not None \
+                        and not _fx_safe_value(value):
+                    out.append(Violation(node.lineno, "patch", f"assignment to {ast.unparse(tgt)} of a computed or "
+                                         "non-identifier string (torch.fx writes a node's target and name into source it runs)"))
                 for sub in ast.walk(tgt):
                     if isinstance(sub, ast.Attribute) and patchable(sub):
                         out.append(Violation(node.lineno, "patch", f"assignment to {ast.unparse(sub)}"))
@@ -563,6 +765,11 @@ def check_source(source: str, filename: str = "<candidate>") -> list[Violation]:
             if any(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in ast.walk(ann)):
                 out.append(Violation(node.lineno, "annotation", f"string annotation {ast.unparse(ann)} (evaluated "
                                      "as code by a type-hint resolver)"))
+            else:
+                why = _annotation_findings(ann, ann_values, ann_safe)
+                if why:
+                    out.append(Violation(node.lineno, "annotation", f"annotation {ast.unparse(ann)}: {why} (a string there "
+                                         "is evaluated as code by a type-hint resolver: singledispatch, infer_schema)"))
     out.sort(key=lambda v: (v.line, v.rule, v.detail))
     return out
 
