@@ -14,6 +14,8 @@ across the trust boundary.
 * frames reached through ``match`` class patterns (``case object(__traceback__=tb)``) to the sandbox
   loop, whose ``output_slot`` report it shadows (``attack_match_frames.py``): refused statically (past
   the static check the loop is the candidate's: a residual risk);
+* ``__import__`` from TorchScript's annotation resolver (``torch.jit.annotations.EvalEnv(None)``),
+  the same slot writes (``attack_jit_evalenv.py``): refused statically;
 * code run through ``functools.singledispatch`` from a string in a module-level generic alias
   (``attack_dispatch_alias.py``) and ``os`` reached through ``(random,)[0]._os``
   (``attack_module_alias.py``): caught at run time (``sandbox_denied`` / ``processes_started``)
@@ -156,13 +158,25 @@ def test_match_class_patterns_are_judged_as_attribute_reads():
         assert check_source(src), src
 
 
+def test_torchscript_name_resolvers_are_refused_statically():
+    """``torch.jit.annotations.EvalEnv(None)["__import__"]`` is the builtin (attack_jit_evalenv.py
+    writes its outputs into the slots through ``gc`` with it, valid across the boundary);
+    ``_eval_no_call`` evals a string with the real builtins. The module and the resolvers by name
+    are refused; ``torch.jit.is_scripting`` stays allowed."""
+    found = {str(v) for v in check_source((HERE / "attack_jit_evalenv.py").read_text())}
+    assert any("torch.jit.annotations" in v for v in found) and any("EvalEnv" in v for v in found), found
+    assert check_source("import torch\ndef f(x):\n    return (torch,)[0].jit.annotations._eval_no_call('exec', {}, None)\n")
+    assert check_source("import torch\ndef f(x):\n    return torch.jit.is_scripting()\n") == []
+
+
 @pytest.mark.slow  # spawned children
-def test_match_frames_cheat_gets_the_floor_reward():
+@pytest.mark.parametrize("name,rule", [("attack_match_frames", "class pattern"), ("attack_jit_evalenv", "EvalEnv")])
+def test_static_route_cheats_get_the_floor_reward(name, rule):
     from curate.score.reward import score_candidate
 
-    res = score_candidate((HERE / "attack_match_frames.py").read_text(), "builtin", max_subgraphs=1, cfg={"revalidate": {"top": 0}})
+    res = score_candidate((HERE / f"{name}.py").read_text(), "builtin", max_subgraphs=1, cfg={"revalidate": {"top": 0}})
     assert not res["valid"] and res["rows"] == [] and res["reward"] == -1.0
-    assert any("class pattern" in r for r in res["rejected"])
+    assert any(rule in r for r in res["rejected"])
     twin = score_candidate((HERE / "honest_slot_direct_twin.py").read_text(), "builtin", max_subgraphs=1,
                            cfg={"revalidate": {"top": 0}, "timing": False})
     assert twin["rejected"] == []

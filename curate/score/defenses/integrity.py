@@ -111,7 +111,10 @@ FORBIDDEN_ATTRS = ("perf_counter", "perf_counter_ns", "monotonic", "process_time
                    "__reduce__", "__reduce_ex__", "__setstate__", "load_library", "PyCodeCache", "CppCodeCache",
                    "CppPythonBindingsCodeCache", "CppWrapperCodeCache", "AsyncCompile", "PackageImporter", "Unpickler",
                    "fromfile", "memmap", "tofile", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt",
-                   "fetch_attr", "getattr_recursive", "_get_attr", "_get_attr_via_attr_list", "_get_submodule") \
+                   "fetch_attr", "getattr_recursive", "_get_attr", "_get_attr_via_attr_list", "_get_submodule",
+                   "EvalEnv", "_eval_no_call", "parse_type_line", "get_signature", "get_type_line",
+                   "createResolutionCallbackFromEnv", "createResolutionCallbackFromFrame", "createResolutionCallbackFromClosure",
+                   "createResolutionCallbackForClassMethods") \
     + STRING_EVAL_ATTRS
 """Attribute names a candidate may not touch (timers, streams, RNG state and thread counts;
 frames, tracebacks, closures and object internals: every route to the evaluator's objects; ``sys``
@@ -125,8 +128,11 @@ code-cache loaders (``load_library``, ``PyCodeCache``, ...), ``PackageImporter``
 and torch's and numpy's file readers and writers (``save``, ``tofile``, ``fromfile``, ``memmap``, ...:
 a writer opens the reply pipe through ``/proc/self/fd``); torch's readers of an attribute path given
 as a string (``fx.Interpreter.fetch_attr``, ``getattr_recursive``, ``_get_attr``: ``getattr`` over
-``target.split(".")``, any attribute like a non-literal ``getattr``); the entry points of allowed
-modules that evaluate a string as code (:data:`STRING_EVAL_ATTRS`)."""
+``target.split(".")``, any attribute like a non-literal ``getattr``) and TorchScript's resolvers of
+a name or a type comment (``torch.jit.annotations.EvalEnv(None)[name]`` is ``getattr(builtins,
+name)``, ``_eval_no_call`` evals a string with the real builtins, the ``createResolutionCallback*``
+helpers look a name up in a frame or the builtins: ``attack_jit_evalenv.py``); the entry points of
+allowed modules that evaluate a string as code (:data:`STRING_EVAL_ATTRS`)."""
 
 STRING_EVAL_MODULES = ("sympy", "mpmath", "dataclasses", "torch.utils._sympy")
 """Modules whose public API evaluates strings (``sympy.S("...")``, ``sympify``, ``parse_expr``;
@@ -166,7 +172,7 @@ DENIED_MODULES = (
     "torch._weights_only_unpickler", "torch._inductor.codecache", "torch._inductor.async_compile",
     "torch._inductor.cpp_builder", "torch._inductor.runtime.compile_tasks", "torch._inductor.compile_worker",
     "torch._dynamo.repro", "torch._dynamo.debug_utils", "torch._export.serde", "torch.export.pt2_archive",
-    "torch.testing", "torch.onnx", "torch._C._monitor", "torch.utils._sympy",
+    "torch.testing", "torch.onnx", "torch._C._monitor", "torch.utils._sympy", "torch.jit.annotations", "torch.jit.frontend",
     "numpy.lib.format", "numpy.lib._format_impl", "numpy.lib.npyio", "numpy.lib._npyio_impl", "numpy.lib._datasource",
     "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy._pytesttester", "numpy.lib._utils_impl",
 )
