@@ -495,16 +495,17 @@ def _committed(name: str) -> dict:
     return json.loads((ROOT / "metrics" / name).read_text())
 
 
-def _card_of(proxy: str) -> str:
+def _card_of(proxy: str, fidelity: dict | None = None) -> str:
     """The card of ``proxy`` as ``publish --fidelity metrics/fidelity.json --base-metrics metrics/proxy_base.json``
-    renders it from the committed metrics (prune metrics ``metrics/proxy_<proxy>.json``)."""
+    renders it from the committed metrics (prune metrics ``metrics/proxy_<proxy>.json``; ``fidelity``: another
+    record in place of the committed one)."""
     from proxy_artifacts.card import card_text
 
     m = _committed(f"proxy_{proxy}.json")
     lin = {"base_model_id": "local:test", "base_revision": "r0", "family": "qwen3_moe", "stats_sha256": "0" * 64,
            "method": m.get("method", "usage_cluster"), "keep_ratio_requested": m["keep_ratio"],
            "keep_ratio_effective": m["keep_ratio_effective"], "experts_base": 64, "experts_kept": 32, "params": {}}
-    return card_text(lin, m, fidelity=_committed("fidelity.json"), proxy_name=proxy,
+    return card_text(lin, m, fidelity=fidelity or _committed("fidelity.json"), proxy_name=proxy,
                      base_metrics=_committed("proxy_base.json"))
 
 
@@ -550,22 +551,30 @@ def test_committed_record_control_columns_equal_the_record_for_every_control_and
 
 
 def test_committed_record_cards_say_only_what_their_records_hold():
-    """Card wording against the committed fidelity record: the fault table's intro mentions a control's column
-    only on the card that has control columns (r0.5); a fault without a fix run (swapped_operator) shows "-"
-    as the base-with-the-fix rate, not the healthy runs' 0/12 (lr_spike, whose fix is the healthy run, keeps
-    it); the magnitude note says a pass also needs the signature on min_seed_share of the seeds; the per-seed
-    cells and the seeds separating r0.5 from each control (on fp16_no_loss_scaling r0.5 matched 3, 1, 3 of 4
-    cells, control_random_output_merge 4, 3, 3: r0.5 is ahead of it on no seed) are on the card with the caveat,
-    and the card says no fault is reproduced beyond the controls; r0.125's intended use counts the faults it
-    reproduces; r0.5's card gives its RL gain, r0.125's (interval holding 0) points to the longer study."""
+    """Card wording against the committed fidelity record: the fault table's intro mentions a control's column only on
+    the card that has control columns (r0.5); swapped_operator's base-with-the-fix rate is its routing-replay
+    runs' 0/3, and a fault whose catalog row says no run applies the fix (the record with swapped_operator's
+    ``fix_run_exists`` set False) shows "-", not a rate; lr_spike, whose fix is the healthy run, shows the
+    held-out healthy runs' 0/12; the magnitude note says a pass also needs the signature on min_seed_share of
+    the seeds; the per-seed cells and the seeds separating r0.5 from each control (on fp16_no_loss_scaling r0.5
+    matched 3, 1, 3 of 4 cells, control_random_output_merge 4, 3, 3: r0.5 is ahead of it on no seed) are on the
+    card with the caveat, and the card says no fault is reproduced beyond the controls; r0.125's intended use
+    counts the faults it reproduces; r0.5's card gives its RL gain, and a card points to the longer study
+    exactly when its RL-gain interval holds 0 (none of the committed record's does: r0.125 gains 3.4 [1.4, 5.5]
+    points)."""
     r05, r025, r0125 = (_card_of(p) for p in ("r0.5", "r0.25", "r0.125"))
     intro = "a control's match on the same rule is in its column beside it"
     assert intro in r05 and intro not in r025 and intro not in r0125
     for card in (r05, r0125):
         head, rows = _faults_table(card)
         fix = head.index("base with the fix")
-        assert rows["swapped_operator"][fix] == "-" and "no fix run here" in rows["swapped_operator"][fix - 1]
+        assert rows["swapped_operator"][fix] == "0/3 [0.00, 0.56]"
+        assert rows["swapped_operator"][fix - 1].startswith("routing replay (R3")
         assert rows["lr_spike"][fix] == "0/12 [0.00, 0.24]"
+    fid = _committed("fidelity.json")
+    fid["faults"]["swapped_operator"]["fix_run_exists"] = False
+    head, rows = _faults_table(_card_of("r0.5", fid))
+    assert rows["swapped_operator"][head.index("base with the fix")] == "-"
     assert ("and, for a fault with a signature, its signature also reproduces the base's on at least "
             "`min_seed_share` (0.6667) of the seeds") in r05
     assert "| fp16_no_loss_scaling | 3/4, 1/4, 3/4 | 4/4, 3/4, 3/4 | 0/4, 0/4, 0/4 | 0 of 3 | 3 of 3 |" in r05
@@ -576,8 +585,12 @@ def test_committed_record_cards_say_only_what_their_records_hold():
             "1/3, `lr_spike` 2/3) and 1 on none (`skip_actor_update`)") in r0125
     assert "this proxy reproduces 5 on every seed" in r05
     assert "beyond its negative controls on magnitudes: 0 (-)" in r05
-    assert "RL gain on the edge task set" in r05 and "r0.5 24.8 [20.46, 29.15] (n 5)" in r05
-    assert "did not measurably raise the edge reward" in r0125 and "`benchmarks/proxy_rl_study.py`" in r0125
+    assert "RL gain on the edge task set" in r05 and "r0.5 22.66 [17.29, 28.02] (n 5)" in r05
+    assert "r0.125 3.438 [1.404, 5.471] (n 5)" in r0125
+    gain = _committed("fidelity.json")["rl_gain_edge"]
+    for name, card in (("r0.5", r05), ("r0.25", r025), ("r0.125", r0125)):
+        holds_zero = any(lo <= 0 <= hi for lo, hi in (gain[name]["ci95"], gain["base"]["ci95"]))
+        assert ("did not measurably raise the edge reward" in card) == holds_zero, name
 
 
 @pytest.mark.parametrize("proxy", ["r0.25", "r0.125"])
