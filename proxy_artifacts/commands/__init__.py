@@ -6,6 +6,8 @@ package that tests call directly (:mod:`passnet_common.cli`).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def parse_pairs(items: list[str], flag: str, form: str) -> dict[str, str]:
     """``name=value`` items of a command-line ``flag`` as ``{name: value}`` (``form``, e.g. ``name=path``,
@@ -21,3 +23,14 @@ def parse_pairs(items: list[str], flag: str, form: str) -> dict[str, str]:
             raise ValueError(f"{flag} item {item!r} is not {form}")
         out[name] = value
     return out
+
+
+def model_folder(path: str, flag: str) -> str:
+    """``path`` when it is a local folder (a model this command reads); else FileNotFoundError naming ``flag``.
+
+    Raises:
+        FileNotFoundError: ``path`` is not a folder.
+    """
+    if not Path(path).is_dir():
+        raise FileNotFoundError(f"{flag} {path}: no such model folder")
+    return path

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from proxy_artifacts.commands import model_folder
 from proxy_artifacts.config import load_proxy_params
 from proxy_artifacts.pipeline import build_control
 
@@ -19,6 +21,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     prm = load_proxy_params(args.params)
-    build_control(prm, args.kind, args.base or prm["model"]["path"], args.stats, args.proxy,
+    if not Path(args.stats).is_dir():
+        raise FileNotFoundError(f"--stats {args.stats}: no such folder (written by the stats subcommand)")
+    build_control(prm, args.kind, args.base or prm["model"]["path"], args.stats, model_folder(args.proxy, "--proxy"),
                   float(prm["fidelity"]["controls"]["keep_ratio"]), args.out)
     return 0

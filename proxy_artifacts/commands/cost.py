@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from proxy_artifacts.commands import parse_pairs
+from proxy_artifacts.commands import model_folder, parse_pairs
 from proxy_artifacts.config import load_proxy_params
 from proxy_artifacts.cost import measure_models, write_cost
 
@@ -23,6 +23,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     prm = load_proxy_params(args.params)
     models, timing = parse_pairs(args.models, "--models", "name=path"), parse_pairs(args.grpo_timing, "--grpo-timing", "name=path")
+    for name, path in models.items():
+        model_folder(path, "--models")
     side = measure_models(models, prm) if models else None
     m = write_cost(side, timing, args.metrics, args.report, fidelity_params=prm["fidelity"],
                    command="python -m proxy_artifacts " + " ".join(args.argv))

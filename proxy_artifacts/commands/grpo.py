@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from proxy_artifacts.commands import model_folder
 from proxy_artifacts.config import load_proxy_params
 from proxy_artifacts.rl import control_plan, run_grpo_all
 
@@ -24,8 +25,10 @@ def run(args: argparse.Namespace) -> int:
     gp = load_proxy_params(args.params)["grpo"]
     if args.control:
         gp = control_plan(gp)
-    s = run_grpo_all(args.model, args.name, gp, args.out, timing_path=args.timing)
+    s = run_grpo_all(model_folder(args.model, "--model"), args.name, gp, args.out, timing_path=args.timing)
     if not s["complete"]:
-        print(f"grpo {args.name}: INCOMPLETE, failed runs: "
-              f"{sorted(f for f, r in s['runs'].items() if 'error' in r)}", file=sys.stderr)
+        failed = sorted(f for f, r in s["runs"].items() if "error" in r)
+        print(f"grpo {args.name}: INCOMPLETE, failed runs: {failed}", file=sys.stderr)
+        if len(failed) == len(s["runs"]):  # nothing ran: not a partial record but a failed command
+            return 1
     return 0
