@@ -1,9 +1,10 @@
 """Third attack round on the scorer: each cheat beside an honest twin of the same code, scored
 across the trust boundary.
 
-* random numbers of its own, drawn once and reused in the timed calls (``attack_rng_own_reuse.py``)
-  and the same reuse keyed to redraw on a repeated input set (``attack_rng_key_reuse.py``):
-  ``seed_ignored`` inside the timed trials;
+* random numbers of its own, drawn once and reused in the timed calls (``attack_rng_own_reuse.py``),
+  the same reuse keyed to redraw on a repeated input set (``attack_rng_key_reuse.py``), and an earlier
+  output replayed scaled by ``1 + 1e-7`` on a repeated input set (``attack_rng_replay_scaled.py``):
+  ``seed_ignored``, inside the timed trials and (the scaled replay) before them;
 * a second thread per call, started and joined inside the call, its module brought in through
   torch.fx's code generator (``attack_fx_thread_split.py``) or a string annotation evaluated by
   ``torch.library.infer_schema`` (``attack_annotations_schema.py``): ``transient_threads``, and
@@ -82,7 +83,7 @@ def fresh_sandboxes():
 # --- random numbers reused across timed calls -------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["attack_rng_own_reuse", "attack_rng_key_reuse"])
+@pytest.mark.parametrize("name", ["attack_rng_own_reuse", "attack_rng_key_reuse", "attack_rng_replay_scaled"])
 def test_rng_reused_in_timed_calls_is_seed_ignored(subs, name):
     """Both cheats pass every check before timing (a fresh mask on each checked call) and draw their
     own random numbers (judged by statistics); in the timed trials they reuse a mask. The repeated
@@ -92,8 +93,9 @@ def test_rng_reused_in_timed_calls_is_seed_ignored(subs, name):
     assert twin["status"] == "ok" and twin["violations"] == [] and "rng_stats_match:0" in twin["flags"], twin["violations"]
     r = evaluate_subgraph(subs["rng:dropout"], cand(name), TIMED)
     assert r["status"] == "violation" and "seed_ignored" in kinds(r) and floored(r), r["violations"]
-    assert any("timed" in v for v in r["violations"])  # the checks before timing alone do not see it
-    assert evaluate_subgraph(subs["rng:dropout"], cand(name), FAST)["violations"] == []
+    assert any("timed" in v for v in r["violations"])
+    if name != "attack_rng_replay_scaled":  # the checks before timing alone do not see these two
+        assert evaluate_subgraph(subs["rng:dropout"], cand(name), FAST)["violations"] == []
     assert not static_rules(name)  # nothing for the static check: plain torch
 
 
@@ -106,7 +108,11 @@ def test_rng_reuse_statistics_on_known_tensors():
     x1, x2 = torch.randn(4096, generator=g), torch.randn(4096, generator=g)
     m1, m2, m3 = ((torch.rand(4096, generator=g) > 0.1).float() for _ in range(3))
     assert repeated_rng_outputs([x1 * m1], [x1 * m1], [x1 * m2], [x1 * m3], {0}) == [0]
+    assert repeated_rng_outputs([x1 * m1], [x1 * m1 * (1 + 1e-7)], [x1 * m2], [x1 * m3], {0}) == [0]  # a scaled replay
     assert repeated_rng_outputs([x1 * m1], [x1 * m2], [x1 * m2], [x1 * m3], {0}) == []
+    noise = [torch.randn(4096, generator=g) for _ in range(3)]  # additive noise: eager's two seeds share no value
+    assert repeated_rng_outputs([x1 + noise[0]], [x1 + noise[0] + 1e-7], [x1 + noise[1]], [x1 + noise[2]], {0}) == [0]
+    assert repeated_rng_outputs([x1 + noise[0]], [x1 + noise[1]], [x1 + noise[1]], [x1 + noise[2]], {0}) == []
     assert coincident_rng_outputs([x1 * m1], [x2 * m1], [x1 * m2], [x2 * m3], {0}) == [0]  # zeros in the same places
     assert coincident_rng_outputs([x1 * m2], [x2 * m3], [x1 * m1], [x2 * m2], {0}) == []
 

@@ -72,7 +72,7 @@ from curate.score.boundary.parent import (
 )
 from curate.score.config import run_config
 from curate.score.defenses import integrity
-from curate.score.defenses.clock import AccountableConfig, SandboxDenied, measure_boundary
+from curate.score.defenses.clock import AccountableConfig, SandboxDenied, measure_boundary, repeated_rng_outputs
 from curate.score.defenses.compare import chunked_comparisons, fast_min_pass_t, independence_violations, output_leaves, rng_stats_agree
 from curate.score.spec import Candidate, candidate_source, source_hash
 from curate.tolerance import ERROR_ACCURACY, ERROR_COMPILE, ERROR_RUNTIME, sample_min_pass_t, trivial_reason
@@ -397,11 +397,12 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
                     and rng_stats_agree(out_n[j], ref_n[j], ref_leaves[j])
                 cs[i].min_pass_t = cs_f[i].min_pass_t = -10 if ok else None
                 row["flags"].append(f"rng_stats_{'match' if ok else 'differ'}:{j}")
-            same = [j for j in sorted(rng_dep) if j < len(out1) and j < len(out_n) and isinstance(out1[j], torch.Tensor)
-                    and isinstance(out_n[j], torch.Tensor) and out1[j].shape == out_n[j].shape and bool(torch.equal(out1[j], out_n[j]))]
+            same = repeated_rng_outputs(out1, out_n, ref_leaves, ref_n, {j for j in rng_dep if j < len(out1) and j < len(out_n)
+                                                                        and isinstance(out1[j], torch.Tensor)
+                                                                        and isinstance(out_n[j], torch.Tensor)})
             if same:
-                row["violations"].append(f"seed_ignored: outputs {same} identical on the same inputs with two RNG seeds; "
-                                         "eager's differ")
+                row["violations"].append(f"seed_ignored: outputs {same} (nearly) the same on the same inputs with two RNG "
+                                         "seeds; eager's differ")
         else:
             row["violations"] += _output_checks(_t(out1), _t(out_f), _t(ref_leaves), _t(ref_f), [trivial[j] for j in t_idx])
         mp0 = sample_min_pass_t(c.min_pass_t for c in cs)
