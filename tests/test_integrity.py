@@ -246,10 +246,9 @@ def test_compile_failure_and_runtime_crash_codes(subs):
     ("cheat_cfg_alias_threads", "patch", "cfg.cpp.threads"),  # a patch through an alias of torch._inductor.config
 ])
 def test_static_check_refuses_string_evaluators_and_aliased_patches(name, rule, detail):
-    """The reviewer's second attack (attack41c): allowed modules whose API evaluates a string
-    (typing's type-hint resolver and ForwardRef, sympy's parser, dataclasses' function factory)
-    returned the real builtins past the static check, and a patch of ``torch._inductor.config``
-    through an alias passed it; each route is refused now."""
+    """Allowed modules whose API evaluates a string (typing's type-hint resolver and ForwardRef,
+    sympy's parser, dataclasses' function factory) return the real builtins, and a patch of
+    ``torch._inductor.config`` can go through an alias: the static check refuses each route."""
     found = [(v.rule, v.detail) for v in static_violations(cand(name))]
     assert any(r == rule and detail in d for r, d in found), found
 

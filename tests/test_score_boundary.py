@@ -462,9 +462,9 @@ def test_stream_times_each_call_and_refuses_a_reply_before_the_last_call(tmp_pat
 
 
 def test_every_call_is_stopped_and_copied_alike_checked_or_not(tmp_path, monkeypatch):
-    """The reviewer's attack41c counted the parent's ``SIGSTOP`` / ``SIGCONT`` pairs (a ``SIGCONT``
-    handler): only checked calls were stopped, so once a trial's checked calls had been seen the
-    rest could return stale outputs. Now every call is stopped, copied and continued the same way
+    """A candidate can count the parent's ``SIGSTOP`` / ``SIGCONT`` pairs (a ``SIGCONT`` handler); if
+    only checked calls were stopped, it could return stale outputs once a trial's checked calls had
+    been seen. Every call is stopped, copied and continued the same way
     (:meth:`curate.score.boundary.parent.Sandbox.stream`), the copy kept only for the checked ones:
     the sequence of holds and copies is the same whichever calls are checked."""
     import time

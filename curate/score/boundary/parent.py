@@ -787,8 +787,8 @@ class Sandbox:
         after its done byte, never of outputs it writes while the parent copies. Every call gets
         the same ``SIGSTOP`` / ``SIGCONT`` pair and a stop of about the same length (the same copy),
         so a candidate that counts the signals (a ``SIGCONT`` handler) or times its stops learns
-        nothing of which calls are checked (the reviewer's attack41c counted the holds of the
-        checked calls only and skipped the rest).
+        nothing of which calls are checked (``cheat_sympy_sigcont`` counts the holds to find the
+        checked calls and skip the rest).
 
         Returns ``(reply, per-call ms, busy ms)``: the parent's ``perf_counter_ns`` around each go /
         done pair (the deliveries are outside it, the same for every side; the last call's time runs
