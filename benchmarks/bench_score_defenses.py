@@ -102,19 +102,19 @@ def defense_costs() -> dict:
     bw = host_copy_bandwidth()
     bw_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    spawned = Sandbox("reference", 8 << 30)  # an interpreter start, torch's import, the set-up
+    spawned = Sandbox("reference", 8 << 30, 1)  # an interpreter start, torch's import, the set-up
     spawn_s = time.perf_counter() - t0
     spawned.close()
     cfg = {"threads": 1, "mem_cap_gb": 8, "inductor_cache": None}
     t0 = time.perf_counter()
     zyg = zygote(cfg)  # once per parent: torch and the Dynamo / Inductor machinery imported
-    Sandbox("reference", 8 << 30, zygote=zyg).close()
+    Sandbox("reference", 8 << 30, 1, zygote=zyg).close()
     zygote_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    box = Sandbox("reference", 8 << 30, zygote=zyg)  # what every later sandbox costs
+    box = Sandbox("reference", 8 << 30, 1, zygote=zyg)  # what every later sandbox costs
     start_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    Sandbox("candidate", 8 << 30, zygote=zyg, untrusted=True).close()  # + the privilege drop and the kill of what it left
+    Sandbox("candidate", 8 << 30, 1, zygote=zyg, untrusted=True).close()  # + the privilege drop and the kill of what it left
     untrusted_s = time.perf_counter() - t0
     try:
         sub = next(s for s in builtin_task_set() if s.subgraph_id == "gelu_tanh:0")
@@ -143,7 +143,7 @@ def defense_costs() -> dict:
             box.hold(dl)
             box.release()
             hold.append((time.perf_counter() - t0) * 1e3)
-        cand = Sandbox("candidate", 8 << 30, zygote=zyg, untrusted=True)
+        cand = Sandbox("candidate", 8 << 30, 1, zygote=zyg, untrusted=True)
         hold_u = []
         for _ in range(200):
             t0 = time.perf_counter()

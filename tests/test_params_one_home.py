@@ -178,8 +178,6 @@ NOT_KNOBS = {
 
 #: (file, kind, name): second homes in files another engineer owns (reported, not changed here)
 OWNED_ELSEWHERE_DEFAULTS = {
-    ("curate/score/boundary/parent.py", "sig", "__init__(threads)"): "Sandbox(threads: int = 1) (score.threads)",
-    ("curate/score/defenses/checks.py", "sig", "flop_violations(threads)"): "threads: int = 1 (score.threads)",
 }
 
 

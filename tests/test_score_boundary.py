@@ -118,7 +118,7 @@ def test_sandboxes_are_forked_from_the_zygote_and_spawned_when_it_cannot_fork(mo
     from curate.score.boundary import parent
 
     cfg = {"threads": 1, "mem_cap_gb": 4, "inductor_cache": None}
-    box = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg))
+    box = parent.Sandbox("candidate", 4 << 30, 1, zygote=parent.zygote(cfg))
     try:
         assert box.forked and box.baseline_tasks
         fds = {int(f) for f in os.listdir(f"/proc/{box.pid}/fd")}
@@ -129,11 +129,11 @@ def test_sandboxes_are_forked_from_the_zygote_and_spawned_when_it_cannot_fork(mo
     assert box.proc.poll() is not None  # gone at once
     os.kill(parent.zygote(cfg).proc.pid, 9)
     parent.zygote(cfg).proc.wait(10)
-    again = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg))  # a new zygote
+    again = parent.Sandbox("candidate", 4 << 30, 1, zygote=parent.zygote(cfg))  # a new zygote
     again.close()
     assert again.forked
     monkeypatch.setattr(parent.Zygote, "fork", lambda *a, **k: None)
-    spawned = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg))
+    spawned = parent.Sandbox("candidate", 4 << 30, 1, zygote=parent.zygote(cfg))
     try:
         assert not spawned.forked and spawned.modules(time.monotonic() + 60)
     finally:
@@ -152,10 +152,10 @@ def test_a_stale_sandbox_handle_touches_no_newer_process_and_the_clock_does_not_
     from curate.score.boundary import parent
 
     cfg = {"threads": 1, "mem_cap_gb": 4, "inductor_cache": None}
-    old = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg), untrusted=True)
+    old = parent.Sandbox("candidate", 4 << 30, 1, zygote=parent.zygote(cfg), untrusted=True)
     old.kill()
     assert old.proc.poll() is not None
-    new = parent.Sandbox("candidate", 4 << 30, zygote=parent.zygote(cfg), untrusted=True)
+    new = parent.Sandbox("candidate", 4 << 30, 1, zygote=parent.zygote(cfg), untrusted=True)
     try:
         real = _pslinux.boot_time()
         monkeypatch.setattr(_pslinux, "boot_time", lambda: real + 1.0)
@@ -335,8 +335,8 @@ def test_roofline_refuses_rates_above_the_host_peak():
     nbytes = 2 * x.numel() * 4
     assert peak > 0
     too_fast = nbytes / (4 * peak) * 1e3  # ms per call at 4x the peak
-    assert [v.split(":")[0] for v in roofline_violations([x], [x], too_fast)] == ["roofline"]
-    assert roofline_violations([x], [x], too_fast * 8) == []  # half the peak
+    assert [v.split(":")[0] for v in roofline_violations([x], [x], too_fast, 2.0)] == ["roofline"]
+    assert roofline_violations([x], [x], too_fast * 8, 2.0) == []  # half the peak
 
 
 @pytest.mark.slow  # timed trials with a thread and an RNG graph: three more sandboxes

@@ -516,7 +516,7 @@ class Sandbox:
     wall time of it (ms).
     """
 
-    def __init__(self, role: str, mem_cap: int, threads: int = 1, inductor_cache: str | None = None,
+    def __init__(self, role: str, mem_cap: int, threads: int, inductor_cache: str | None = None,
                  start_timeout_s: float = 180.0, label: str | None = None, zygote: Zygote | None = None,
                  untrusted: bool = False):
         set_not_dumpable()  # the parent holds every expected output and every slot's descriptor

@@ -457,7 +457,7 @@ def evaluate_subgraph(sub, cand: Candidate, cfg: dict, tick=None, phase=None) ->
             row["flags"].append("clock_parent")
             row["violations"] += roofline_violations(inputs0, ref_leaves, row["candidate_ms"], float(cfg["roofline_factor"]))
             row["violations"] += flop_violations(graph_flops(gm, inputs0, key), row["candidate_ms"], float(cfg["roofline_factor"]),
-                                                 threads=int(cfg["threads"]))
+                                                 int(cfg["threads"]))
         else:
             row.update(status="ok", speedup=1.0, stable=True)
             if cfg["dynamo_reference"]:
@@ -600,7 +600,7 @@ def _process_findings(box, when: str) -> list[str]:
     return out
 
 
-def roofline_violations(inputs: list, outputs: list, candidate_ms: float, factor: float = 2.0) -> list[str]:
+def roofline_violations(inputs: list, outputs: list, candidate_ms: float, factor: float) -> list[str]:
     """``roofline``: the candidate moved at least its inputs' and outputs' bytes per call in
     ``candidate_ms`` ms; a rate above ``factor`` times the host's best measured copy bandwidth
     (:func:`curate.score.boundary.parent.host_copy_bandwidth`) is not computation (KernelBench-Hard's
@@ -647,8 +647,8 @@ def _count_flops(gm, inputs: list) -> int | None:
         return None
 
 
-def flop_violations(flops: int | None, candidate_ms: float, factor: float = 2.0, peak: float | None = None,
-                    threads: int = 1) -> list[str]:
+def flop_violations(flops: int | None, candidate_ms: float, factor: float, threads: int,
+                    peak: float | None = None) -> list[str]:
     """``roofline_flops``: the reference graph's FLOPs per call (:func:`graph_flops`) over the
     candidate's median time (ms) above ``factor`` x the host's measured peak
     (:func:`curate.score.boundary.parent.host_flop_peak` unless ``peak`` is given, FLOP/s) x
