@@ -39,6 +39,7 @@ FAMILIES = ("extract", "curate", "proxy_artifacts", "fullscale")
 
 #: (file, key): a ``.get`` with a literal default on a mapping that is not a params block
 NOT_PARAMS = {
+    ("extract/capture/multimodal.py", "model_type"): "a transformers config's attribute, not proxy.model.model_type",
     ("extract/sources/hub_configs.py", "model_type"): "a Hugging Face config.json mapping",
     ("curate/select/stage.py", "timing"): "profile.json, the profile stage's output record",
     ("curate/select/stage.py", "compile_workers"): "profile.json, the profile stage's output record",
@@ -53,7 +54,6 @@ NOT_PARAMS = {
     ("fullscale/summary.py", "tasks"): "a shard manifest's counts",
     ("fullscale/summary.py", "capture"): "a failed shard's progress record",
     ("fullscale/runner.py", "tasks"): "a shard manifest's counts",
-    ("passnet_common/hub_standin.py", "limit"): "an HTTP query string of the Hub stand-in",
 }
 
 #: (file, key): second homes in files another engineer owns (reported, not changed here)
@@ -74,17 +74,51 @@ def _literal(node: ast.expr) -> bool:
         return node.value is not None
     if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
         return True
-    return isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set))
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):  # a container of literals ([cfg["dtype"]] is a read, not a default)
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(_literal(v) for v in node.values)
+    return False
+
+
+def _empty(node: ast.expr) -> bool:
+    """``{}``, ``[]``, ``()``, ``""``, ``0``, ``0.0``, ``False``: what ``x.get(k) or <empty>`` uses to read an
+    absent optional mapping / list / number as empty, not a knob's default."""
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+        return not (getattr(node, "keys", None) or getattr(node, "elts", None))
+    return isinstance(node, ast.Constant) and not node.value
+
+
+def _key_call(node: ast.AST, names: set[str], methods: tuple[str, ...], nargs: int) -> str | None:
+    """The knob name of ``X.<method>("<key>", ...)`` with ``nargs`` arguments (``getattr(X, "<key>", ...)``
+    when ``methods`` is ``("getattr",)``), else None."""
+    if not isinstance(node, ast.Call) or len(node.args) != nargs:
+        return None
+    f = node.func
+    if methods == ("getattr",):
+        if not (isinstance(f, ast.Name) and f.id == "getattr"):
+            return None
+        key = node.args[1]
+    elif isinstance(f, ast.Attribute) and f.attr in methods:
+        key = node.args[0]
+    else:
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value in names else None
 
 
 def literal_gets(source: str, names: set[str]) -> list[tuple[int, str]]:
-    """``(line, key)`` of every ``X.get("<key>", <literal>)`` in ``source`` whose key is in ``names``."""
+    """``(line, key)`` of every literal default on a knob name ``key`` (in ``names``) in ``source``:
+    ``X.get("<key>", <literal>)``, ``X.setdefault("<key>", <literal>)``, ``getattr(X, "<key>", <literal>)``
+    and ``X.get("<key>") or <literal>`` with a literal that is not empty (:func:`_empty`)."""
     out = []
     for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str) and node.args[0].value in names and _literal(node.args[1])):
-            out.append((node.lineno, node.args[0].value))
+        key = _key_call(node, names, ("get", "setdefault"), 2) or _key_call(node, names, ("getattr",), 3)
+        if key is not None and _literal(node.args[-1]):
+            out.append((node.lineno, key))
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+            key = _key_call(node.values[0], names, ("get",), 1)
+            if key is not None and _literal(node.values[1]) and not _empty(node.values[1]):
+                out.append((node.lineno, key))
     return sorted(out)
 
 
@@ -113,8 +147,14 @@ def test_the_scan_flags_a_second_home_and_passes_a_record_key() -> None:
            'n = sp.get("char_tokens_per_batch", 0)\n'
            'r = row.get("reward_mean_not_a_knob", 0.0)\n'
            'rev = params["model"].get("revision")\n'
-           'seed = cfg.get("seed", ProfileConfig.seed)\n')
-    assert sorted(literal_gets(src, names)) == [(1, "grad_collapse_steps"), (2, "char_tokens_per_batch")]
+           'seed = cfg.get("seed", ProfileConfig.seed)\n'
+           'n = cfg.get("task_size") or 10\n'
+           'n = getattr(cfg, "task_size", 10)\n'
+           'cfg.setdefault("task_size", 10)\n'
+           'n = cfg.get("task_size") or ProfileConfig.seed\n'
+           't = cfg.get("timing") or {}\n')
+    assert sorted(literal_gets(src, names)) == [(1, "grad_collapse_steps"), (2, "char_tokens_per_batch"),
+                                                (6, "task_size"), (7, "task_size"), (8, "task_size")]
 
 
 # --- signature defaults, dataclass fields, module constants ------------------------------------
