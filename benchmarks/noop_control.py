@@ -61,7 +61,7 @@ def control_figures(rows: list[dict], t: int, build_spread: float = 0.0) -> dict
     (rows labelled long tail by :func:`curate.select.longtail.label_row`, rule ``compiler``, with
     ``overhead_bound`` forced to False), ``long_tail_stage_rule`` (the same on the rows as they
     are), ``overhead_bound`` (timed rows with it True), ``clock_flag``. ``long_tail_variants``:
-    variants long tail in every run that labelled them (overhead_bound forced False), as
+    variants long tail over the runs that labelled them (:func:`curate.select.longtail.long_tail_variants`; overhead_bound forced False), as
     ``subgraph_hash:size:dtype``. Right values for a backend that compiles nothing:
     ``long_tail`` = ``long_tail_stage_rule`` = 0, ``long_tail_variants`` empty.
     """
@@ -85,7 +85,7 @@ def control_figures(rows: list[dict], t: int, build_spread: float = 0.0) -> dict
             out.update(fig)
         else:
             out["by_run"][str(run)] = {"stress": bool(rs[0].get("stress")) if rs else None, **fig}
-    out["long_tail_variants"] = sorted(":".join(k) for k in long_tail_variants(labelled_all))
+    out["long_tail_variants"] = sorted(":".join(k) for k in long_tail_variants(labelled_all, "compiler", build_spread))
     return out
 
 

@@ -4,6 +4,7 @@ correctness levels recorded per output, long-tail labels, task folders."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import subprocess
 import sys
@@ -625,8 +626,10 @@ def test_compare_builds_curate_gives_the_jaccard_of_long_tail_variants_and_tasks
     def build(name, lt, tasks):
         d = tmp_path / name / "data" / "curate"
         d.mkdir(parents=True)
+        # upper ends that say what the label says: 0.5 (slower) or 2.0 (not), pooled by their geometric mean
         rows = [{"subgraph_hash": h, "size": "catalog", "dtype": dt, "run": run, "status": "ok", "tolerance_t": -5,
-                 "rule": "compiler", "correct_at_t": True, "long_tail": v} for h, dt, run, v in lt]
+                 "rule": "compiler", "correct_at_t": True, "long_tail": v, "speedup_compiler_ci_high": 0.5 if v else 2.0}
+                for h, dt, run, v in lt]
         write_parquet(d / "long_tail.parquet", to_table("long_tail", rows))
         write_parquet(d / "tasks.parquet", to_table("tasks", [
             {"task_id": f"t{i:03d}", "pattern": "p", "anchor": "", "num_variants": 1, "num_subgraphs": 1, "variant_ids": [h],
@@ -639,7 +642,7 @@ def test_compare_builds_curate_gives_the_jaccard_of_long_tail_variants_and_tasks
     b = build("b", [("x", "float32", 0, True), ("y", "bfloat16", 0, True), ("y", "bfloat16", 1, False), ("z", "float32", 0, True)],
               ["x", "z"])
     rec = compare_curate(a, b)
-    # a: {x, y}; b: {x, z} (y flipped in b's run 1): 1 of 3
+    # a: {x, y}; b: {x, z} (y's runs in b pool to 1.0, not slower): 1 of 3
     assert rec["long_tail_jaccard_variants"] == pytest.approx(1 / 3) and rec["long_tail_jaccard_tasks"] == pytest.approx(1 / 3)
     assert jaccard(set(), set()) is None and jaccard({1}, {1}) == 1.0
     assert rec["between_builds"] == {"variants_labelled_both": 0}  # these rows carry no ratios
@@ -695,3 +698,25 @@ def test_a_task_folder_times_with_the_protocol_its_task_json_names(tmp_path, cap
     assert "clock thread_cpu, gate ci, stop label, <= 4 trials" in out and rc in (0, 1, 2)
     mod.main(["--backend", "eager", "--task", str(runner.parent), "--trials", "5"])
     assert "<= 5 trials" in capsys.readouterr().out
+
+
+def test_long_tail_variants_pool_the_runs_that_labelled_a_variant():
+    """Known values (build spread 0, min_effect 0.05): a variant's runs are pooled by the geometric mean
+    of their compiler upper ends. 0.70 and 0.97 pool to 0.824 < 0.95 (in, though one run alone says not
+    slower); 0.93 and 0.99 pool to 0.960 (out, though one run alone says slower); a run that is
+    incorrect keeps the variant out; a variant of one run keeps that run's label; an unstable row
+    (long_tail None) is not pooled."""
+    from curate.select.longtail import long_tail_variants
+
+    def row(h, run, hi, correct=True, long_tail=True):
+        return {"subgraph_hash": h, "size": "catalog", "dtype": "float32", "run": run, "speedup_compiler_ci_high": hi,
+                "correct_at_t": correct, "min_effect": 0.05, "long_tail": long_tail}
+
+    rows = [row("a", 0, 0.70), row("a", 2, 0.97, long_tail=False),
+            row("b", 0, 0.93), row("b", 2, 0.99, long_tail=False),
+            row("c", 0, 0.50), row("c", 2, 0.50, correct=False, long_tail=False),
+            row("d", 0, 0.90), row("d", 1, 2.0, long_tail=None),
+            row("e", 0, 0.96, long_tail=False)]
+    got = {k[0] for k in long_tail_variants(rows, "compiler", 0.0)}
+    assert got == {"a", "d"}
+    assert {k[0] for k in long_tail_variants(rows, "compiler", math.log(0.95 / 0.80))} == set()  # 0.824 x 1.1875 > 0.95

@@ -27,11 +27,12 @@ None``). Rules (``curate.rule``):
 * ``e2e`` (PassNet's): Inductor slower than eager with confidence and correct.
 
 Correct at ``t``: every output's smallest passing level <= t; outputs of random ops
-(``deterministic = False``) are not judged on values. A variant is in the long tail when every
-run that labelled it says so (:func:`long_tail_variants`): with ``curate.profile.stress_confirm`` the
-stressed run 2 re-times every subgraph run 0 found possibly slower, so a member is slower with a hog
-pinned to the timing core too (``long_tail_unconfirmed`` counts the run-0 members another run
-contradicts).
+(``deterministic = False``) are not judged on values. A variant is in the long tail when, over
+the runs that labelled it, it is correct in each and the geometric mean of its widened upper ends
+lies below ``1 - m`` (:func:`long_tail_variants`, the task rule on one variant); with
+``curate.profile.stress_confirm`` the stressed run 2 re-times every subgraph run 0 found possibly
+slower, so the hog-loaded run enters every member's pool (``long_tail_unconfirmed`` counts the run-0
+members the pooled runs do not confirm).
 
 **Tasks** (:func:`task_slower`, :mod:`curate.select.tasks`): a task is one subgraph with all its
 labelled shape x dtype variants (one candidate pass must serve them all). A task is in the long
@@ -142,13 +143,19 @@ def label_agreement(labelled: list[dict]) -> dict[str, Any]:
             "label_agreement_pinned_decided": sd, "labelled_both_share_pinned": sb}
 
 
-def long_tail_variants(labelled: list[dict]) -> set[tuple[str, str, str]]:
-    """:func:`variant_key` of every variant labelled long tail in every run that labelled it."""
+def long_tail_variants(labelled: list[dict], rule: str = SelectConfig.rule,
+                       build_spread: float = SelectConfig.build_spread) -> set[tuple[str, str, str]]:
+    """:func:`variant_key` of every variant slower over the runs that labelled it: correct at ``t`` in
+    each, and the geometric mean over those runs of the rule's interval upper ends, widened by
+    ``build_spread``, below ``1 - min_effect`` (:func:`task_slower` on the variant's runs; one run:
+    that run's ``long_tail`` label). Pooling the runs, rather than asking every run to say slower,
+    keeps a variant whose ratio sits near the threshold from leaving the set whenever one of its
+    runs lands on the other side."""
     by: dict[tuple, list] = {}
     for r in labelled:
         if r.get("long_tail") is not None:
-            by.setdefault(variant_key(r), []).append(r["long_tail"])
-    return {k for k, v in by.items() if v and all(v)}
+            by.setdefault(variant_key(r), []).append(r)
+    return {k for k, rs in by.items() if task_slower(rs, rule, build_spread)}
 
 
 def task_slower(rows: list[dict], rule: str = SelectConfig.rule,

@@ -68,7 +68,7 @@ def curate_stage(cfg: SelectConfig, decompose: str | Path, profile: str | Path, 
     pstats = json.loads((Path(profile) / "profile.json").read_text())
     labelled = [{**r, **label_row(r, t, rule, cfg.build_spread), "pattern": subs[r["subgraph_hash"]]["pattern"]}
                 for r in profiles if r["device"] == "cpu"]
-    lt = long_tail_variants(labelled)
+    lt = long_tail_variants(labelled, rule, cfg.build_spread)
     lt_tasks = long_tail_tasks(labelled, rule, cfg.min_task_variants, cfg.task_build_spread)
     members = []
     for r in labelled:
@@ -91,6 +91,8 @@ def curate_stage(cfg: SelectConfig, decompose: str | Path, profile: str | Path, 
     write_parquet(out / "long_tail.parquet", to_table("long_tail", [r | {"tolerance_t": t, "rule": rule} for r in labelled]))
     metrics = curate_metrics(list(subs.values()), labelled, tasks, lt, hardware, profile_rates(pstats, profiles))
     metrics["build_spread"], metrics["task_build_spread"] = cfg.build_spread, cfg.task_build_spread
+    # the threshold 1 - min_effect the labels used (long_tail.parquet has no min_effect column; compare_builds reads it here)
+    metrics["min_effect"] = next((float(r["min_effect"]) for r in labelled if r.get("min_effect") is not None), None)
     atomic_write_json(metrics_path, metrics, indent=2)
     write_plots(labelled, Path(plots))
     return metrics
