@@ -75,7 +75,8 @@ def _corpus(root: Path) -> tuple[Path, Path, Path, str]:
           "rule": "compiler", "correct_at_t": True}
     write_parquet(root / "long_tail.parquet", to_table("long_tail", [
         {**lt, "run": 0, "long_tail": True}, {**lt, "run": 1, "long_tail": True},
-        {**lt, "subgraph_hash": "0" * 64, "run": 0, "long_tail": False}]))  # not long tail: not measured
+        {**lt, "subgraph_hash": "0" * 64, "run": 0, "long_tail": False, "speedup_compiler": 1.1,
+         "speedup_compiler_ci_high": 1.2}]))  # not long tail: not measured
     return root / "long_tail.parquet", root / "decompose", root / "graph_store", h
 
 
