@@ -12,9 +12,9 @@ subset, run 2 under the stated stress (:func:`curate.profile.variant.stress_plan
 to the timing core, one to the other cores). The label agreement of runs 0/1 is
 ``label_agreement``, of runs 1/2 ``label_agreement_pinned`` (measured on the agreement subset alone).
 With ``stress_confirm`` run 2 also re-times every subgraph with a run-0 variant that may be slower
-(:func:`confirm_hashes`): a variant is long tail only when every run that labelled it says so, so a
-member must stay slower with a hog on the timing core and one on the others, the load a busy
-machine adds (a quiet build otherwise finds slowdowns that a loaded build of the same code does not).
+(:func:`confirm_hashes`), so a possible member is also measured with a hog on the timing core and
+one on the others, the load a busy machine adds, and the curate stage pools that run with the
+others (:func:`curate.select.longtail.long_tail_variants`).
 
 Every subgraph has a variant per shape (:data:`curate.profile.sizes.SIZES`) and per dtype
 (``curate.profile.dtypes``). With ``screen`` run 0 times in two phases: a **screen** of every
@@ -355,8 +355,8 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     run 0 first screens every variant (module docstring), then times the candidates and the audit
     sample with the full protocol (``cfg["timing"]``) after its screen, with re-measurement.
     With ``stress_confirm`` a stressed run also times every subgraph that run 0 found possibly
-    slower (:func:`confirm_hashes`), so long-tail membership (every run that labelled a variant
-    says long tail) must hold with the timing core loaded too; ``stats["stress_confirm"]`` counts them.
+    slower (:func:`confirm_hashes`), so long-tail membership is judged with the timing core loaded
+    too; ``stats["stress_confirm"]`` counts them.
 
     Returns:
         ``(rows, stats)``: one ``profiles`` row per (subgraph, size, dtype, run) with the check and
