@@ -30,6 +30,7 @@ pass the ``proxy`` block around as a mapping). A declared block covers every pat
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
 import shlex
@@ -146,14 +147,18 @@ def resolve_reference(text: str, path: Path) -> Path | None:
 ROOT_NAMES_NOT_DEPS = ("params.yaml", "dvc.yaml", "dvc.lock")
 
 
-def _is_output(text: str) -> bool:
-    """Whether repository path ``text`` is (inside) an output some dvc.yaml stage declares."""
-    import yaml
-
+@functools.cache
+def _declared_outputs() -> tuple[str, ...]:
+    """Every output path dvc.yaml declares (outs, metrics, plots; matrix templates left out), read once."""
     outs = [o if isinstance(o, str) else next(iter(o))
             for st in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values()
             for key in ("outs", "metrics", "plots") for o in st.get(key, []) or []]
-    return any(text == o.rstrip("/") or text.startswith(o.rstrip("/") + "/") for o in outs if "${" not in o)
+    return tuple(o.rstrip("/") for o in outs if "${" not in o)
+
+
+def _is_output(text: str) -> bool:
+    """Whether repository path ``text`` is (inside) an output some dvc.yaml stage declares."""
+    return any(text == o or text.startswith(o + "/") for o in _declared_outputs())
 
 
 def referenced_files(path: Path) -> set[Path]:

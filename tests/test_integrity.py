@@ -1,6 +1,5 @@
 """Integrity defenses of the scorer: each catches a small cheating candidate, lets an honest one through."""
 
-from pathlib import Path
 
 import pytest
 
@@ -8,14 +7,10 @@ from curate.score.defenses.integrity import check_source
 from curate.score.evaluate import evaluate_subgraph, parse_candidate, run_candidate, static_violations
 from curate.score.scoring import score_curve
 from curate.score.synthetic_tasks import builtin_task_set
+from tests.score_fixtures import cand
 
-HERE = Path(__file__).parent / "score_candidates"
 FAST = {"timing": False, "share_sandbox": True}  # correctness and integrity only (timing has its own protocol tests)
 TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0, "share_sandbox": True}
-
-
-def cand(name, kind="module"):
-    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
 
 
 @pytest.fixture(scope="module")

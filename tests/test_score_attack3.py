@@ -27,7 +27,6 @@ across the trust boundary.
 
 No assertion depends on a measured time."""
 
-from pathlib import Path
 
 import pytest
 
@@ -35,26 +34,13 @@ from curate.score.boundary import child, parent
 from curate.score.boundary.parent import CandidateGroup, SandboxFailure
 from curate.score.defenses.clock import coincident_rng_outputs, repeated_rng_outputs
 from curate.score.defenses.integrity import check_source
-from curate.score.evaluate import evaluate_subgraph, parse_candidate
+from curate.score.evaluate import evaluate_subgraph
 from curate.score.scoring import score_curve
 from curate.score.synthetic_tasks import builtin_task_set
+from tests.score_fixtures import HERE, cand, floored, kinds
 
-HERE = Path(__file__).parent / "score_candidates"
 FAST = {"timing": False, "share_sandbox": True}
 TIMED = {"warmup": 1, "trials": 5, "min_trial_ms": 2.0, "retries": 0, "check_per_trial": 3, "share_sandbox": True}
-
-
-def cand(name, kind="module"):
-    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
-
-
-def kinds(row):
-    return {v.split(":")[0] for v in row["violations"]}
-
-
-def floored(row):
-    return all(d["ES_t"] == pytest.approx(0.1) and d["S_t"] == pytest.approx(0.1)
-               for conv in ("paper", "graphnet") for d in score_curve([row], 0.1, 0.1, conv))
 
 
 def charged_as_crash(row):

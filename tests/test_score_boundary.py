@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from curate.score.defenses.integrity import check_source
-from curate.score.evaluate import evaluate_subgraph, parse_candidate
+from curate.score.evaluate import evaluate_subgraph
 from curate.score.reward import score_candidate
 from curate.score.scoring import LEVELS, score_curve
 from curate.score.synthetic_tasks import builtin_task_set
+from tests.score_fixtures import HERE, cand, floored, kinds
 
-HERE = Path(__file__).parent / "score_candidates"
 FAST = {"timing": False, "share_sandbox": True}
 TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 2.0, "retries": 0, "share_sandbox": True}
 
@@ -31,20 +31,6 @@ STATIC = {  # cheat -> (its honest twin, a rule that must name it)
     "attack_lookahead_base": ("honest_lookahead_twin", "attribute: x...untyped_storage"),
     "cheat_pickle_exec": ("honest_pickle_twin", "attribute: torch...serialization (a denied module)"),
 }
-
-
-def cand(name, kind="module"):
-    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
-
-
-def kinds(row):
-    return {v.split(":")[0] for v in row["violations"]}
-
-
-def floored(row):
-    """The row scores b at every level in both conventions, S_t and ES_t."""
-    return all(d["ES_t"] == pytest.approx(0.1) and d["S_t"] == pytest.approx(0.1)
-               for conv in ("paper", "graphnet") for d in score_curve([row], 0.1, 0.1, conv))
 
 
 @pytest.fixture(scope="module")

@@ -5,26 +5,17 @@ subgraphs, the dispatch guard, one replacement per task, resumable scoring and t
 function. The cheat corpus of the boundary itself is in ``tests/test_score_boundary.py``."""
 
 import random
-from pathlib import Path
 
 import pytest
 
 from curate.score.defenses.clock import AccountableConfig, measure_boundary
 from curate.score.defenses.integrity import check_source
-from curate.score.evaluate import evaluate_subgraph, one_replacement_per_task, parse_candidate, run_candidate
+from curate.score.evaluate import evaluate_subgraph, one_replacement_per_task, run_candidate
 from curate.score.synthetic_tasks import builtin_task_set
+from tests.score_fixtures import HERE, cand, kinds
 
-HERE = Path(__file__).parent / "score_candidates"
 FAST = {"timing": False, "share_sandbox": True}
 TIMED = {"warmup": 1, "trials": 3, "min_trial_ms": 0.5, "retries": 0, "share_sandbox": True}
-
-
-def cand(name, kind="module"):
-    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
-
-
-def kinds(row):
-    return {v.split(":")[0] for v in row["violations"]}
 
 
 @pytest.fixture(scope="module")

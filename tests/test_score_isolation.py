@@ -18,29 +18,15 @@ import pytest
 
 from curate.score.boundary import parent
 from curate.score.defenses.integrity import check_source
-from curate.score.evaluate import evaluate_subgraph, parse_candidate, run_candidate
+from curate.score.evaluate import evaluate_subgraph, run_candidate
 from curate.score.reward import score_candidate
-from curate.score.scoring import score_curve
 from curate.score.synthetic_tasks import builtin_task_set
+from tests.score_fixtures import HERE, cand, floored, kinds
 
-HERE = Path(__file__).parent / "score_candidates"
 FAST = {"timing": False, "share_sandbox": True}
 ROOT = os.geteuid() == 0
 
 pytestmark = pytest.mark.skipif(not ROOT, reason="uid isolation needs a root parent (this project's machines and CI)")
-
-
-def cand(name, kind="module"):
-    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
-
-
-def kinds(row):
-    return {v.split(":")[0] for v in row["violations"]}
-
-
-def floored(row):
-    return all(d["ES_t"] == pytest.approx(0.1) and d["S_t"] == pytest.approx(0.1)
-               for conv in ("paper", "graphnet") for d in score_curve([row], 0.1, 0.1, conv))
 
 
 @pytest.fixture(scope="module")

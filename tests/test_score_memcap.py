@@ -8,7 +8,6 @@ address-space reservation and torch itself run under a 0.75 GiB cap, and a cap t
 cannot fit in makes ``reference_failed`` rows for the eager and a module candidate alike."""
 
 import os
-from pathlib import Path
 
 import psutil
 import pytest
@@ -19,12 +18,7 @@ from curate.score.evaluate import evaluate_subgraph, exclude_reference_failures,
 from curate.score.synthetic_tasks import TaskSubgraph
 from curate.tolerance import LEVELS, compare_outputs, sample_min_pass_t
 from passnet_common import worker
-
-HERE = Path(__file__).parent / "score_candidates"
-
-
-def cand(name, kind="module"):
-    return parse_candidate(f"{name}={kind}:{HERE / (name + '.py')}")
+from tests.score_fixtures import cand
 
 
 def _cases():
