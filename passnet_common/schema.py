@@ -297,6 +297,11 @@ SCHEMAS: dict[str, pa.Schema] = {
             *[pa.field(f"{r}{suffix}", pa.float64()) for r in ("speedup_e2e", "speedup_compiler", "speedup_dynamo")
               for suffix in ("", "_ci_low", "_ci_high")],
             pa.field("overhead_bound", pa.bool_()),  # speedup_dynamo interval below 1 - min_effect
+            # run-0 protocol rows: timing children pooled into the ratios above (curate.profile.replicates)
+            pa.field("replicates", pa.int32()),  # stable children pooled (null: one child, its own interval)
+            pa.field("replicates_timed", pa.int32()),
+            *[pa.field(f"{r}_replicates", pa.list_(pa.float64())) for r in ("speedup_e2e", "speedup_compiler", "speedup_dynamo")],
+            pa.field("speedup_compiler_tau", pa.float64()),  # between-child sd of ln speedup_compiler
             pa.field("min_effect", pa.float64()),
             *[pa.field(f"{s}{suffix}", t) for s in ("eager", "dynamo", "inductor")
               for suffix, t in (("_median_ms", pa.float64()), ("_trials_ms", pa.list_(pa.float64())),
@@ -366,6 +371,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("overhead_explains", pa.bool_()),  # e2e slower, compiler interval not: the harness explains it
             pa.field("speedup_compiler_ci_high", pa.float64()),
             pa.field("speedup_e2e_ci_high", pa.float64()),
+            pa.field("replicates", pa.int32()),  # timing children pooled into the row's ratios (null: one)
+            pa.field("speedup_compiler_tau", pa.float64()),  # their between-child sd of ln speedup_compiler
             pa.field("min_pass_t", pa.int32()),
             pa.field("tolerance_t", pa.int32(), nullable=False),
             pa.field("rule", pa.string(), nullable=False),

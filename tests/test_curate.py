@@ -602,7 +602,6 @@ def test_agreement_flips_names_the_label_that_moved_and_matches_label_agreement(
 
 def test_build_spread_widens_every_upper_end_before_the_threshold():
     """s = ln 1.07: an upper end u counts as slower when u * 1.07 < 0.95, i.e. u < 0.8879 (m = 0.05)."""
-    import math
 
     from curate.select.longtail import task_slower
 
@@ -642,8 +641,9 @@ def test_compare_builds_curate_gives_the_jaccard_of_long_tail_variants_and_tasks
     b = build("b", [("x", "float32", 0, True), ("y", "bfloat16", 0, True), ("y", "bfloat16", 1, False), ("z", "float32", 0, True)],
               ["x", "z"])
     rec = compare_curate(a, b)
-    # a: {x, y}; b: {x, z} (y's runs in b pool to 1.0, not slower): 1 of 3
-    assert rec["long_tail_jaccard_variants"] == pytest.approx(1 / 3) and rec["long_tail_jaccard_tasks"] == pytest.approx(1 / 3)
+    # run 0 decides (its row pools the replicates; run 1 does not vote): a {x, y}, b {x, y, z}: 2 of 3 variants;
+    # tasks from tasks.parquet: {x, y} vs {x, z}: 1 of 3
+    assert rec["long_tail_jaccard_variants"] == pytest.approx(2 / 3) and rec["long_tail_jaccard_tasks"] == pytest.approx(1 / 3)
     assert jaccard(set(), set()) is None and jaccard({1}, {1}) == 1.0
     assert rec["between_builds"] == {"variants_labelled_both": 0}  # these rows carry no ratios
 
@@ -651,7 +651,6 @@ def test_compare_builds_curate_gives_the_jaccard_of_long_tail_variants_and_tasks
 def test_between_builds_spread_and_flips():
     """Ratios b / a of 1.1 and 1.0: median exp(ln(1.1) / 2); the within-build half-widths 0.02, 0.05,
     0.01, 0.02 (median 0.02); the variant in one long tail only is listed with both builds' figures."""
-    import math
 
     from benchmarks.compare_builds import between_builds, variant_estimates
 
@@ -700,23 +699,22 @@ def test_a_task_folder_times_with_the_protocol_its_task_json_names(tmp_path, cap
     assert "<= 5 trials" in capsys.readouterr().out
 
 
-def test_long_tail_variants_pool_the_runs_that_labelled_a_variant():
-    """Known values (build spread 0, min_effect 0.05): a variant's runs are pooled by the geometric mean
-    of their compiler upper ends. 0.70 and 0.97 pool to 0.824 < 0.95 (in, though one run alone says not
-    slower); 0.93 and 0.99 pool to 0.960 (out, though one run alone says slower); a run that is
-    incorrect keeps the variant out; a variant of one run keeps that run's label; an unstable row
-    (long_tail None) is not pooled."""
-    from curate.select.longtail import long_tail_variants
+def test_long_tail_variants_and_tasks_are_run_0s():
+    """Run 0's rows decide (their interval pools the replicate children); runs >= 1 (single children)
+    do not vote: a and b are in although run 2 labels them not slower, e (run 0 not slower) is out
+    although run 1 says slower, u (run 0 unstable) is out. Tasks: geometric mean of run 0's upper ends
+    (min_effect 0.05): subgraph t with 0.90 and 0.99 -> 0.9439 < 0.95 (in), s with 0.93 and 0.99 ->
+    0.9595 (out)."""
+    from curate.select.longtail import long_tail_tasks, long_tail_variants
 
-    def row(h, run, hi, correct=True, long_tail=True):
-        return {"subgraph_hash": h, "size": "catalog", "dtype": "float32", "run": run, "speedup_compiler_ci_high": hi,
-                "correct_at_t": correct, "min_effect": 0.05, "long_tail": long_tail}
+    def row(h, run, hi, long_tail=True, size="catalog"):
+        return {"subgraph_hash": h, "size": size, "dtype": "float32", "run": run, "speedup_compiler_ci_high": hi,
+                "correct_at_t": True, "min_effect": 0.05, "long_tail": long_tail}
 
-    rows = [row("a", 0, 0.70), row("a", 2, 0.97, long_tail=False),
-            row("b", 0, 0.93), row("b", 2, 0.99, long_tail=False),
-            row("c", 0, 0.50), row("c", 2, 0.50, correct=False, long_tail=False),
-            row("d", 0, 0.90), row("d", 1, 2.0, long_tail=None),
-            row("e", 0, 0.96, long_tail=False)]
-    got = {k[0] for k in long_tail_variants(rows, "compiler", 0.0)}
-    assert got == {"a", "d"}
-    assert {k[0] for k in long_tail_variants(rows, "compiler", math.log(0.95 / 0.80))} == set()  # 0.824 x 1.1875 > 0.95
+    rows = [row("a", 0, 0.70), row("a", 2, 0.97, long_tail=False), row("b", 0, 0.93), row("b", 1, 0.99, long_tail=False),
+            row("e", 0, 0.96, long_tail=False), row("e", 1, 0.80), row("u", 0, 0.5, long_tail=None)]
+    assert {k[0] for k in long_tail_variants(rows, "compiler", 0.0)} == {"a", "b"}
+    tasks = [row("t", 0, 0.90), row("t", 0, 0.99, long_tail=False, size="mid"),
+             row("s", 0, 0.93), row("s", 0, 0.99, long_tail=False, size="mid"), row("s", 1, 0.5), row("s", 1, 0.5, size="mid")]
+    assert long_tail_tasks(tasks, "compiler", 2, 0.0) == {"t"}
+    assert long_tail_tasks(tasks, "compiler", 3, 0.0) == set()  # fewer labelled run-0 variants than min_variants

@@ -281,7 +281,8 @@ def test_profile_all_keeps_a_capped_row_too_short_for_the_gate_unstable_without_
     plan = [{"run": 0, "hashes": [h], "stress": False}]
     rows, stats = profile_all([{"subgraph_hash": h}], tmp_path / "store", cfg, tmp_path / "out", plan, SIZES,
                               compile_workers=1, timeout_s=300.0, mem_cap_bytes=4 << 30, log=lambda *_: None,
-                              remeasure_passes=1, overlap_compile=False, skip_over_cap=False, screen=None, stress_confirm=False)
+                              remeasure_passes=1, overlap_compile=False, skip_over_cap=False, screen=None, stress_confirm=False,
+                              replicates=1)
     timed = [r for r in rows if r.get("trials") is not None]
     assert len(timed) == 3 and stats["timing"][0]["remeasured"] == []  # catalog, mid, workload
     for r in timed:
@@ -483,11 +484,13 @@ class _FakeCompile:
 
 
 def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, slow_protocol: int | None = None,
-                  agreement: slice = slice(None)):
+                  agreement: slice = slice(None), replicates: int = 1):
     """profile_all on two stored subgraphs with fake compile / timing children: the screen calls
     every variant of the first subgraph a candidate (interval below 1 - min_effect), the others settled.
     ``slow_protocol``: index of a subgraph whose non-screen timings say slower (interval [0.5, 0.52]);
-    ``agreement``: the subgraphs runs 1 and 2 re-time; ``confirm``: profile_all's stress_confirm.
+    ``agreement``: the subgraphs runs 1 and 2 re-time; ``confirm``: profile_all's stress_confirm;
+    ``replicates``: profile_all's (a replicate child r >= 1 of a protocol variant reports its interval
+    shifted by 0.01 x r, every ratio alike).
     Returns (rows, stats, timing calls as (attempt folder, compile finished then, stressed run))."""
     import contextlib
 
@@ -511,9 +514,12 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, s
             lo = 0.5 if (screen and subs[0]["subgraph_hash"] in str(folder)) else 0.99
             if not screen and slow_protocol is not None and subs[slow_protocol]["subgraph_hash"] in str(folder):
                 lo = 0.5
+            rep = int(key.split("-rep")[1].split("-")[0]) if "-rep" in key else 0
+            lo += 0.01 * rep
             (d / "result.json").write_text(json.dumps({
-                "stable": True, "trials": 6, "trial_history": "[]", "speedup_compiler": lo + 0.01,
-                "speedup_compiler_ci_low": lo, "speedup_compiler_ci_high": lo + 0.02}))
+                "stable": True, "trials": 6, "trial_history": "[]",
+                **{f"{c}{s}": lo + v for c in ("speedup_compiler", "speedup_e2e", "speedup_dynamo")
+                   for s, v in (("", 0.01), ("_ci_low", 0.0), ("_ci_high", 0.02))}}))
             done = state["proc"] is None or not state["proc"].todo
             calls.append((d, done, state["stress"]))
 
@@ -537,7 +543,7 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, s
     rows, stats = pr.profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{overlap}", plan, SIZES,
                                  compile_workers=1, timeout_s=60.0, mem_cap_bytes=None, log=lambda *_: None,
                                  remeasure_passes=1, overlap_compile=overlap, skip_over_cap=False, screen=screen,
-                                 stress_confirm=confirm)
+                                 stress_confirm=confirm, replicates=replicates)
     return rows, stats, calls
 
 

@@ -92,8 +92,12 @@ class ProfileConfig(ParamsConfig):
     all: bool = knob(False, doc="profile every profilable subgraph")
     runs: int = knob(2, rule=positive(int), doc="run 0: the sample; run 1: the agreement subset again")
     stress_run: bool = knob(True, doc="run 2: the agreement subset with a hog pinned to the timing core (and one on the others)")
-    stress_confirm: bool = knob(True, doc="run 2 also re-times every subgraph with a run-0 variant that may be slower, so "
-                                       "long-tail membership must hold under the pinned hog too")
+    stress_confirm: bool = knob(False, doc="run 2 also re-times every subgraph with a run-0 variant that may be slower "
+                                        "(its rows feed the agreement figures; membership reads run 0's replicates)")
+    replicates: int = knob(4, rule=positive(int),
+                           doc="timing children per run-0 full-protocol variant (screen candidates and audit sample), "
+                           "one round per replicate; the row pools them (random effects, Hartung-Knapp interval: "
+                           "curate/profile/replicates.py); 1: one child, its own interval")
     agreement_sample: int = knob(8, rule=positive(int), doc="subgraphs (all their variants) re-timed in runs 1 and 2")
     screen: bool = knob(True, doc="run 0: screen every variant (screen_timing), the full protocol on its candidates + the audit sample")
     audit_share: float = knob(0.15, rule=interval(float, 0, 1),

@@ -47,6 +47,8 @@ from typing import Any, Callable, Iterator
 
 import torch.fx as fx
 
+from curate.profile.config import ProtocolTimingConfig
+from curate.profile.replicates import pool_replicates
 from curate.profile.sizes import write_variants
 from curate.profile.variant import (
     PROFILE_VERSION,
@@ -326,7 +328,7 @@ def wait_checks(dirs: list[Path], proc: subprocess.Popen | None, poll_s: float =
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict, *,
                 compile_workers: int, timeout_s: float, mem_cap_bytes: int | None, remeasure_passes: int,
                 overlap_compile: bool, skip_over_cap: bool, screen: dict | None, stress_confirm: bool,
-                log=print) -> tuple[list[dict], dict[str, Any]]:
+                replicates: int, log=print) -> tuple[list[dict], dict[str, Any]]:
     """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
     in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
     The keyword settings are ``curate.profile``'s (:class:`curate.profile.config.ProfileConfig`:
@@ -565,7 +567,7 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             if screened:
                 args = {k: (a[0], a[1]["dtype"]) for k, a, _ in tasks_all}
                 rows += _screen_then_protocol(keyed_all, args, screen, tcfg, att, batch, remeasure_passes, stats, busy,
-                                              counts[0], log)
+                                              counts[0], log, replicates=replicates)
                 sc = stats["screen"]  # the protocol's variants and seconds include those timed as fillers
                 sc.update(wall_seconds=secs, protocol_filled_while_compiling=fill_count["protocol"],
                           protocol_variants=sc["protocol_variants"] + fill_count["protocol"],
@@ -594,17 +596,37 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     return rows, stats
 
 
-def protocol_task(base: dict, arg: tuple[str, str], tcfg: dict, att: Path) -> tuple[str, tuple, Path]:
+def protocol_task(base: dict, arg: tuple[str, str], tcfg: dict, att: Path, replicate: int = 0) -> tuple[str, tuple, Path]:
     """The full-protocol attempt ``(key, (folder, cfg), out_dir)`` of run 0 for the screened
-    variant ``base`` (a screen row's ``subgraph_hash`` / ``size``); ``arg`` = (variant folder, dtype)."""
+    variant ``base`` (a screen row's ``subgraph_hash`` / ``size``); ``arg`` = (variant folder, dtype).
+    ``replicate`` r >= 1: the r-th further child timing the same variant (:mod:`curate.profile.replicates`):
+    task key ``<key>-rep<r>``, folder ``rep<r>/`` inside replicate 0's, so it carries the same resume key."""
     folder, dtype = arg
     c = {**tcfg, "dtype": dtype}
     key = attempt_key(base["subgraph_hash"], base["size"], 0, c, inputs_digest(Path(folder)), "time")
-    return key, (folder, c), att / key[:2] / key
+    d = att / key[:2] / key
+    return (key, (folder, c), d) if replicate == 0 else (f"{key}-rep{replicate}", (folder, c), d / f"rep{replicate}")
+
+
+def with_replicates(row0: dict, reps: list[dict], level: float, min_effect: float) -> dict:
+    """Run 0's protocol row ``row0`` (replicate 0) with its ratios and intervals replaced by the pool
+    of every replicate's row ``reps`` (``row0`` first; :func:`curate.profile.replicates.pool_replicates`).
+    Status: the check's (``ok`` / ``accuracy_error``) when >= 2 replicates are stable, ``unstable``
+    when fewer are (one child's interval does not hold the between-child spread), a timing failure
+    of replicate 0 (``runtime_crash``, ``isolation_failed``) kept as it is when no replicate is stable."""
+    pooled = pool_replicates(reps, level, min_effect)
+    row = {**row0, **pooled}
+    if pooled["stable"]:
+        row["status"] = "accuracy_error" if row0.get("status") == "accuracy_error" or any(
+            r.get("status") == "accuracy_error" for r in reps) else "ok"
+        row["error_code"] = row0.get("error_code") if row["status"] == "accuracy_error" else None
+    elif pooled["replicates"] or row0.get("status") in ("ok", "accuracy_error", "unstable"):
+        row["status"] = "unstable"
+    return row
 
 
 def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att: Path, batch: Callable, passes: int,
-                          stats: dict, screen_s: float, screened: int, log) -> list[dict]:
+                          stats: dict, screen_s: float, screened: int, log, replicates: int) -> list[dict]:
     """Run 0's second phase (:func:`profile_all` with ``screen``): the full protocol on the
     screen's candidates and the audit sample; returns run 0's rows (module docstring).
     ``args``: screen attempt key -> ``(variant folder, dtype)``."""
@@ -624,6 +646,22 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
     t0 = time.perf_counter()
     cnt = time_passes(tasks_p, batch, passes)
     prot_s = time.perf_counter() - t0
+    # replicates 1..R-1: every protocol variant again, one round per replicate (so a variant's
+    # children are minutes apart), each its own child with re-measurement
+    reps: dict[str, list[tuple[str, Path]]] = {}
+    rep_n, t1 = 0, time.perf_counter()
+    for rep in range(1, replicates):
+        tasks_r = []
+        for base, _, _, _ in srows:
+            if base["attempt_key"] in keyed_p:
+                t = protocol_task(base, args[base["attempt_key"]], tcfg, att, replicate=rep)
+                tasks_r.append(t)
+                reps.setdefault(base["attempt_key"], []).append((t[0], t[2]))
+        cr = time_passes(tasks_r, batch, passes)
+        rep_n += cr[0] if cr else 0
+    rep_s = time.perf_counter() - t1
+    tc = ProtocolTimingConfig(**tcfg["timing"])  # the block's level and threshold (a partly written block: its defaults)
+    level, min_eff = float(tc.ci_level), float(tc.min_effect)
     out = []
     for base, chk, d, r in srows:
         k = base["attempt_key"]
@@ -631,15 +669,20 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
                  **{f"screen_{c}": r.get(c) for c in ("speedup_compiler", "speedup_compiler_ci_low", "speedup_compiler_ci_high")}}
         if k in keyed_p:
             key, dp = keyed_p[k]
-            out.append({**_timed_row({**base, "attempt_key": key}, chk, dp), "phase": "protocol", **extra})
+            row0 = {**_timed_row({**base, "attempt_key": key}, chk, dp), "phase": "protocol", **extra}
+            if replicates > 1:
+                row0 = with_replicates(row0, [row0] + [_timed_row({**base, "attempt_key": kr}, chk, dr) for kr, dr in reps.get(k, [])],
+                                       level, min_eff)
+            out.append(row0)
         else:
             out.append({**r, "phase": "screen", **extra})
     stats["screen"] = {"variants": screened, "seconds": screen_s, "candidates": len(cand), "audited": len(audit),
                        "protocol_variants": cnt[0] if cnt else 0, "protocol_remeasured": cnt[1:], "protocol_seconds": prot_s,
+                       "replicates": replicates, "replicate_attempts": rep_n, "replicate_seconds": rep_s,
                        "cpu_seconds": sum(r.get("time_cpu_seconds") or 0.0 for _, _, _, r in srows),
                        "protocol_cpu_seconds": sum(o.get("time_cpu_seconds") or 0.0 for o in out if o["phase"] == "protocol")}
     log(f"profile screen: {len(srows)} variants in {screen_s:.1f} s, {len(cand)} candidates + {len(audit)} audited -> "
-        f"full protocol in {prot_s:.1f} s")
+        f"full protocol in {prot_s:.1f} s, {replicates - 1} more replicate(s) of each in {rep_s:.1f} s")
     return out
 
 

@@ -2,15 +2,14 @@
 
 Reads the ratios and intervals that :mod:`curate.profile.variant` stores per row (``speedup_e2e`` =
 eager / Inductor, ``speedup_compiler`` = Dynamo-only / Inductor, ``speedup_dynamo`` = eager /
-Dynamo-only; paired bootstrap intervals) and the row's ``min_effect`` (``m``, default 0.05):
-"slower with confidence" = the interval's upper end, widened by the between-build spread
-(``curate.curate.build_spread``, ``s``: upper end x ``exp(s)``), lies below ``1 - m``
-(:func:`curate.timing.slower`). The paired bootstrap interval holds the noise of one build's trials;
-a rebuild moves a variant's ratio further (two clean builds: 10th-90th percentile of new/old
-0.95-1.06 against a median within-build half-width of 0.027, ``metrics/bench/compare_builds_curate.json``),
-so without the widening a variant whose interval ends near ``1 - m`` is labelled in one build and
-not in the next. A task's geometric mean moves less between builds (build effects partly average out
-over a subgraph's variants), so the task rule widens by its own ``curate.curate.task_build_spread``.
+Dynamo-only) and the row's ``min_effect`` (``m``, default 0.05): "slower with confidence" = the
+interval's upper end lies below ``1 - m`` (:func:`curate.timing.slower`). Run 0's full-protocol rows
+pool ``curate.profile.replicates`` timing children (:mod:`curate.profile.replicates`: random effects,
+Hartung-Knapp interval), so their interval holds the between-child spread as well as each child's
+trial noise; one child's paired bootstrap interval holds the latter only, and two builds then
+disagreed on variants whose ratio one child had put just below ``1 - m``. ``curate.curate.build_spread``
+(``s``, default 0) can still widen every upper end by ``exp(s)``; ``task_build_spread`` the task
+rule's.
 
 A row (one subgraph variant -- ``(subgraph_hash, size, dtype)`` -- in one run) is labelled only
 when it is **stable** (status ``ok`` or ``accuracy_error``; ``unstable`` rows get ``long_tail =
@@ -27,19 +26,17 @@ None``). Rules (``curate.rule``):
 * ``e2e`` (PassNet's): Inductor slower than eager with confidence and correct.
 
 Correct at ``t``: every output's smallest passing level <= t; outputs of random ops
-(``deterministic = False``) are not judged on values. A variant is in the long tail when, over
-the runs that labelled it, it is correct in each and the geometric mean of its widened upper ends
-lies below ``1 - m`` (:func:`long_tail_variants`, the task rule on one variant); with
-``curate.profile.stress_confirm`` the stressed run 2 re-times every subgraph run 0 found possibly
-slower, so the hog-loaded run enters every member's pool (``long_tail_unconfirmed`` counts the run-0
-members the pooled runs do not confirm).
+(``deterministic = False``) are not judged on values. A variant is in the long tail when its run-0
+row is (:func:`long_tail_variants`); runs >= 1 (single children: the quiet agreement run, the run with
+a hog pinned to the timing core) give the agreement figures, and ``long_tail_unconfirmed`` counts
+the members one of them labelled not slower.
 
 **Tasks** (:func:`task_slower`, :mod:`curate.select.tasks`): a task is one subgraph with all its
 labelled shape x dtype variants (one candidate pass must serve them all). A task is in the long
-tail when, in every run that labelled its variants, every variant is correct at ``t`` and the
-geometric mean over its variants of the rule's interval upper ends lies below ``1 - m``
-("slower on the family's geometric mean with confidence"; each upper end bounds its variant's
-ratio, so the geometric mean of the upper ends is a conservative bound on the family's).
+tail when, over run 0's rows, every labelled variant is correct at ``t`` and the geometric mean
+over its variants of the rule's interval upper ends lies below ``1 - m`` ("slower on the family's
+geometric mean with confidence"; each upper end bounds its variant's ratio, so the geometric mean
+of the upper ends is a conservative bound on the family's).
 """
 
 from __future__ import annotations
@@ -145,17 +142,13 @@ def label_agreement(labelled: list[dict]) -> dict[str, Any]:
 
 def long_tail_variants(labelled: list[dict], rule: str = SelectConfig.rule,
                        build_spread: float = SelectConfig.build_spread) -> set[tuple[str, str, str]]:
-    """:func:`variant_key` of every variant slower over the runs that labelled it: correct at ``t`` in
-    each, and the geometric mean over those runs of the rule's interval upper ends, widened by
-    ``build_spread``, below ``1 - min_effect`` (:func:`task_slower` on the variant's runs; one run:
-    that run's ``long_tail`` label). Pooling the runs, rather than asking every run to say slower,
-    keeps a variant whose ratio sits near the threshold from leaving the set whenever one of its
-    runs lands on the other side."""
-    by: dict[tuple, list] = {}
-    for r in labelled:
-        if r.get("long_tail") is not None:
-            by.setdefault(variant_key(r), []).append(r)
-    return {k for k, rs in by.items() if task_slower(rs, rule, build_spread)}
+    """:func:`variant_key` of every variant whose **run-0** row is in the long tail (:func:`label_row`:
+    correct at ``t`` and the rule's interval upper end, :func:`widened` by ``build_spread``, below
+    ``1 - min_effect``). Run 0's protocol rows pool ``curate.profile.replicates`` timing children
+    (:mod:`curate.profile.replicates`), so their interval holds the between-child spread that made
+    one child's label flip between builds; runs >= 1 (single children, the agreement subset) measure
+    label agreement and do not vote. ``build_spread`` is the row label's (0 by default)."""
+    return {variant_key(r) for r in labelled if r["run"] == 0 and r.get("long_tail")}
 
 
 def task_slower(rows: list[dict], rule: str = SelectConfig.rule,
@@ -178,18 +171,15 @@ def task_slower(rows: list[dict], rule: str = SelectConfig.rule,
 
 def long_tail_tasks(labelled: list[dict], rule: str = SelectConfig.rule, min_variants: int = 1,
                     build_spread: float = SelectConfig.task_build_spread) -> set[str]:
-    """Subgraph hashes whose task is slower (:func:`task_slower`) in every run that labelled at
-    least ``min_variants`` of its variants (and run 0 among them)."""
-    by: dict[str, dict[int, list]] = {}
+    """Subgraph hashes whose task is slower (:func:`task_slower`) over their **run-0** rows, when run 0
+    labelled at least ``min_variants`` of the subgraph's variants (runs >= 1 do not vote:
+    :func:`long_tail_variants`)."""
+    by: dict[str, list] = {}
     for r in labelled:
-        by.setdefault(r["subgraph_hash"], {}).setdefault(r["run"], []).append(r)
-    out = set()
-    for h, runs in by.items():
-        verdicts = {run: task_slower(rs, rule, build_spread) for run, rs in runs.items()
-                    if sum(1 for r in rs if r.get("long_tail") is not None) >= min_variants}
-        if 0 in verdicts and all(v for v in verdicts.values()):
-            out.add(h)
-    return out
+        if r["run"] == 0:
+            by.setdefault(r["subgraph_hash"], []).append(r)
+    return {h for h, rs in by.items() if sum(1 for r in rs if r.get("long_tail") is not None) >= min_variants
+            and task_slower(rs, rule, build_spread)}
 
 
 def screen_figures(run0: list[dict]) -> dict[str, Any]:
@@ -271,8 +261,13 @@ def curate_metrics(subgraphs: list[dict], labelled: list[dict], tasks: list[dict
         "long_tail": len({k[0] for k in long_tail}),
         "long_tail_variants": len(long_tail),
         "long_tail_overhead_bound": sum(1 for r in lt_rows if r.get("overhead_bound")),
-        # run-0 long-tail variants another run (the quiet agreement run, the stressed run) labelled otherwise
-        "long_tail_unconfirmed": sum(1 for r in run0 if r.get("long_tail") and variant_key(r) not in long_tail),
+        # long-tail variants that a single-child run >= 1 (quiet agreement run, stressed run) labelled not slower
+        "long_tail_unconfirmed": len({variant_key(r) for r in labelled if r["run"] != 0 and r.get("long_tail") is False
+                                      and variant_key(r) in long_tail}),
+        # run 0's protocol rows: timing children pooled per row, and their between-child spread (ln speedup_compiler)
+        "replicates_median": statistics.median(reps) if (reps := [r["replicates"] for r in timed if r.get("replicates")]) else None,
+        "replicate_tau_median": statistics.median(taus) if (taus := [r["speedup_compiler_tau"] for r in timed
+                                                                     if r.get("speedup_compiler_tau") is not None]) else None,
         "unstable_share": (1 - len(stable) / len(timed)) if timed else None,
         **label_agreement(labelled),
         **screen_figures(run0),
