@@ -236,7 +236,9 @@ def _score(e) -> str:
 
 CONTROL_KIND_TEXT = {"random_experts": "experts chosen uniformly at random, no merge",
                      "random_output_merge": "the same random experts with the output-space merge",
-                     "reinit": "this proxy's architecture with re-initialised weights"}
+                     "reinit": "this proxy's architecture with re-initialised weights",
+                     "dense": "a dense model of this proxy's active size: per layer one MLP, the mean of its top-k "
+                              "most-routed experts"}
 """What a control of each kind of ``controls.CONTROL_KINDS`` is (a control model is named
 ``control_<kind>``); a control of another name is named on the card without a description."""
 

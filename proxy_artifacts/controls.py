@@ -17,7 +17,10 @@ Controls (:data:`CONTROL_KINDS`, built by :func:`pipeline.build_control`), each 
 
 - ``random_experts``: experts chosen uniformly at random (``prune`` method ``random``), no merge;
 - ``random_output_merge``: the same random choice with the output-space merge (the default proxy's merge);
-- ``reinit``: the proxy's architecture (``config.json``) with freshly initialised weights.
+- ``reinit``: the proxy's architecture (``config.json``) with freshly initialised weights;
+- ``dense``: a dense model of the proxy's active size (:func:`pipeline.dense_control`: each routed-expert
+  block replaced by one MLP of ``top_k x moe_intermediate_size``, the mean of the proxy's ``top_k`` most
+  routed experts of the layer; attention, norms and embeddings the proxy's; no router).
 
 Verdict per proxy and fault (:func:`control_verdicts`): the proxy **passes** the fidelity test when its
 signature reproduces the base's on at least ``min_seed_share`` of the seeds (:func:`verdicts.fault_rates`;
@@ -43,7 +46,7 @@ from scipy.stats import binomtest
 
 from .verdicts import FAULT_KINDS, at_least_share, fault_name, rate, wilson
 
-CONTROL_KINDS = ("random_experts", "random_output_merge", "reinit")
+CONTROL_KINDS = ("random_experts", "random_output_merge", "reinit", "dense")
 # quantity -> scale of its comparison: "linear" (absolute difference) or "log" (decades, log10 of max(v, LOG_FLOOR))
 # (not the parameter update norm: Adam normalises it to about lr x sqrt(parameters), so every model of one
 # shape has the same, trained or not)

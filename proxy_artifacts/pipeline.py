@@ -245,6 +245,7 @@ def build_control(params: dict, kind: str, base_ref: str, stats_dir: str | Path,
     ``proxy.fidelity.controls.seed``) and merge ``none`` / ``output``, the rest as ``proxy.prune``.
     ``reinit``: the proxy's architecture (``proxy_model``'s ``config.json``) with the weights
     ``from_config`` draws under ``torch.manual_seed(seed)``, and its tokenizer.
+    ``dense``: :func:`dense_control` of the proxy (its active size, no router), and its tokenizer.
 
     Raises:
         ValueError: unknown ``kind``.
@@ -254,17 +255,81 @@ def build_control(params: dict, kind: str, base_ref: str, stats_dir: str | Path,
     params = proxy_params(params)
     seed = int(params["fidelity"]["controls"]["seed"])
     out_dir = Path(out_dir)
-    if kind == "reinit":
-        torch.manual_seed(seed)
-        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(proxy_model))
+    extra: dict = {}
+    if kind in ("reinit", "dense"):
+        if kind == "reinit":
+            torch.manual_seed(seed)
+            model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(proxy_model))
+        else:
+            stats, _ = load_stats(stats_dir, params["prune"]["categories"])
+            proxy = AutoModelForCausalLM.from_pretrained(proxy_model, dtype=torch.float32)
+            kept = json.loads((Path(proxy_model) / "kept_experts.json").read_text())
+            model, chosen = dense_control(proxy, kept, stats)
+            extra = {"dense_experts": chosen}
         model.save_pretrained(out_dir / "model")
         AutoTokenizer.from_pretrained(proxy_model).save_pretrained(out_dir / "model")
     else:
         pp = dict(params["prune"], method="random", seed=seed,
                   merge="output" if kind == "random_output_merge" else "none")
         run_prune(dict(params, prune=pp), base_ref, stats_dir, ratio, out_dir)
-    atomic_write_json(out_dir / "control.json", {"kind": kind, "seed": seed, "keep_ratio": ratio}, indent=1)
+    atomic_write_json(out_dir / "control.json", {"kind": kind, "seed": seed, "keep_ratio": ratio, **extra},
+                      indent=1)
     return out_dir
+
+
+def dense_control(proxy, kept: dict, stats: ExpertStats):
+    """The dense control of an MoE proxy: the same transformer with every routed-expert block replaced by
+    one dense MLP of the proxy's *active* size (``top_k x moe_intermediate_size``: per token, the expert
+    parameters a routed token uses), and no router.
+
+    Weights: attention, norms and embeddings are the proxy's. Layer l's dense MLP concatenates the ``top_k``
+    proxy experts of that layer that the base routed to most often (``stats.frequency`` of the base expert
+    each proxy expert was kept from, ``kept``; ties to the lower index), gate and up projections stacked,
+    down projection side by side and divided by ``top_k``: its output is the *mean* of those experts'
+    outputs, f(x) = (1/k) sum_j f_j(x), where the proxy would weight its k routed experts by router
+    probabilities that sum to 1 (``norm_topk_prob``). Only families with the fused gate-first layout
+    (``gate_up_proj`` [E,2I,H], ``down_proj`` [E,H,I]) whose decoder layers take a dense MLP of
+    ``config.intermediate_size`` by ``config.mlp_only_layers`` (Qwen3-MoE: ``Qwen3MoeMLP``) are supported.
+
+    Args:
+        proxy: the proxy model (float32). kept: its ``kept_experts.json`` {block path: [base expert index]}.
+        stats: the base's routing statistics (``proxy_stats``).
+
+    Returns:
+        (the dense model, {block path: [proxy expert indices merged]}).
+
+    Raises:
+        ValueError: a family or layout this construction does not cover.
+    """
+    a = adapter_for(proxy.config)
+    cfg = copy.deepcopy(proxy.config)
+    if not hasattr(cfg, "mlp_only_layers") or a.expert_params != ("gate_up_proj", "down_proj") \
+            or a.family not in ("qwen3_moe",):
+        raise ValueError(f"dense control: family {a.family} has no dense-MLP layer of the proxy's config")
+    blocks = moe_blocks(proxy, a)
+    k, inter = int(cfg.num_experts_per_tok), int(cfg.moe_intermediate_size)
+    cfg.mlp_only_layers = list(range(int(cfg.num_hidden_layers)))
+    cfg.intermediate_size = k * inter
+    dense = AutoModelForCausalLM.from_config(cfg)
+    sd = {n: t for n, t in proxy.state_dict().items() if not n.startswith(tuple(b.name + "." for b in blocks))}
+    chosen: dict = {}
+    freq = stats.frequency
+    for b in blocks:
+        li = stats.blocks.index(b.name)
+        f = freq[li, torch.tensor(kept[b.name], dtype=torch.long)]
+        idx = sorted(range(len(f)), key=lambda j: (-float(f[j]), j))[:k]
+        chosen[b.name] = idx
+        gu, down = b.experts.gate_up_proj.detach(), b.experts.down_proj.detach()
+        sd[f"{b.name}.gate_proj.weight"] = torch.cat([gu[j, :inter] for j in idx], 0)
+        sd[f"{b.name}.up_proj.weight"] = torch.cat([gu[j, inter:] for j in idx], 0)
+        sd[f"{b.name}.down_proj.weight"] = torch.cat([down[j] for j in idx], 1) / k
+    missing, unexpected = dense.load_state_dict(sd, strict=False)
+    missing = [m for m in missing if m != "lm_head.weight" or not cfg.tie_word_embeddings]
+    if missing or unexpected:
+        raise ValueError(f"dense control: weights missing {missing}, unexpected {unexpected}")
+    if cfg.tie_word_embeddings:
+        dense.tie_weights()
+    return dense, chosen
 
 
 SUMMARY_FIELDS = (("heldout_loss_proxy", "next_token_acc_proxy", "kl_base_to_proxy", "routing_entropy_proxy",

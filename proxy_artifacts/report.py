@@ -31,7 +31,7 @@ def controls_markdown(controls: dict | None) -> list[str]:
         return []
     L = ["", "## Controls: does the fidelity test tell the proxy from a bad proxy?", "",
          "Magnitude score: share of (seed, quantity) cells (reward, entropy, KL, gradient norm, fresh log-prob "
-         "mismatch, update norm) within the base's seed-to-seed tolerance of the base's run of the same fault and "
+         "mismatch) within the base's seed-to-seed tolerance of the base's run of the same fault and "
          "seed (`proxy.fidelity.controls`). A model passes a fault when its score reaches `min_score` and its "
          "signature reproduces the base's on `min_seed_share` of the seeds; the proxy reproduces the fault only "
          "where it passes and beats every control (95% Newcombe interval of the score difference above 0).", ""]
@@ -113,7 +113,8 @@ def report_markdown(m: dict) -> str:
               "log-prob forward and the training forward of the same batch: router flip rate (share of (token, "
               "layer) top-k expert sets that differ), extreme-token share (completion tokens whose train/rollout "
               "probability ratio is outside [1/2, 2]) and the mean |log pi_train - log pi_rollout| (nats). Mean "
-              "over every fresh step of the fault seeds / largest per seed.", "",
+              "over every fresh step of the row's seeds / largest per seed: `healthy` rows the healthy seeds "
+              f"{m['healthy_seeds']}, `fault` and `+fix` rows the fault seeds {m['fault_seeds']}.", "",
               "| fault | runs | router flip rate | extreme-token share | log-prob mismatch |", "|---|---|---|---|---|"]
         for f, fr in rows:
             for label, q in (("healthy", fr.get("healthy")), ("fault", fr.get("fault")), ("+fix", fr.get("fix"))):

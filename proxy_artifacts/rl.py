@@ -257,6 +257,18 @@ class StepLogger:
     """
 
 
+def routed_blocks(model) -> list:
+    """:func:`adapters.moe_blocks` of ``model``, or [] when it has none (the ``dense`` control,
+    :func:`pipeline.dense_control`: its configuration is an MoE family's, every layer a dense MLP).
+    The router-side logging (expert load, router flips) and the router faults (``swapped_operator``,
+    ``no_load_balancing``'s router learning rate) then have nothing to act on."""
+    a = adapter_for(model.config)
+    if not any(isinstance(getattr(m, a.router_attr, None), torch.nn.Module)
+               and isinstance(getattr(m, a.experts_attr, None), torch.nn.Module) for m in model.modules()):
+        return []
+    return moe_blocks(model, a)
+
+
 def _callback_class():
     class _StepLogger(TrainerCallback, StepLogger):
         def __init__(self, model, fault: str, fp: dict, clock: Clock = DEFAULT_CLOCK):
@@ -266,8 +278,8 @@ def _callback_class():
             self.rows: list[dict] = []
             self.timing: list[dict] = []  # measured: {"step", "step_time_ms", "peak_memory_bytes"} per step
             self.cur: dict = {}
-            self.blocks = moe_blocks(model, adapter_for(model.config))
-            self.E = self.blocks[0].router.num_experts
+            self.blocks = routed_blocks(model)
+            self.E = self.blocks[0].router.num_experts if self.blocks else 0
             self.load = [torch.zeros(self.E, dtype=torch.float64) for _ in self.blocks]
             self.hooks = []
             for i, b in enumerate(self.blocks):
@@ -402,7 +414,7 @@ def _callback_class():
             """Stop recording; the recorded experts per layer as [B, L, k] (None when the policy's routers did
             not run: the reference model's pass)."""
             self.capture = False
-            if not all(self.route_buf):
+            if not self.blocks or not all(self.route_buf):
                 return None
             B, L = input_ids.shape[:2]
             return [torch.cat(c, 0).reshape(B, L, -1) for c in self.route_buf]
@@ -451,7 +463,7 @@ def _fault_context(model, fault: str):
         if fault == "swapped_operator":
             a = adapter_for(model.config)
             model._route_replay = None
-            for i, b in enumerate(moe_blocks(model, a)):
+            for i, b in enumerate(routed_blocks(model)):  # none in a dense model: nothing to swap
                 router = b.router
 
                 def rfwd(hidden, _r=router, _orig=router.forward, _i=i):
@@ -661,8 +673,9 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     random.seed(seed)
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = fresh_load(AutoModelForCausalLM.from_pretrained, model_dir, dtype=torch.float32)
-    # families without a load-balancing loss in transformers (DeepSeek-V3: aux-loss-free balancing) train without one
-    aux = 0.0 if fname == "no_load_balancing" or not adapter_for(model.config).aux_loss \
+    # families without a load-balancing loss in transformers (DeepSeek-V3: aux-loss-free balancing) train without one,
+    # as does a model without routers (the dense control)
+    aux = 0.0 if fname == "no_load_balancing" or not adapter_for(model.config).aux_loss or not routed_blocks(model) \
         else float(gp["aux_loss_coef"])
     model.config.router_aux_loss_coef = aux
     n_eval, n_samples = int(gp["eval_problems"]), int(gp["eval_samples"])
@@ -719,7 +732,7 @@ def run_grpo(model_dir: str | Path, fault: str, gp: dict, out_dir: str | Path | 
     if fname == "no_load_balancing":
         f = float(gp["router_lr_factor"])
         trainer.create_optimizer()
-        routers = {id(b.router.weight) for b in moe_blocks(model, adapter_for(model.config))}
+        routers = {id(b.router.weight) for b in routed_blocks(model)}
         opt = trainer.optimizer
         new_groups = []
         for grp in opt.param_groups:

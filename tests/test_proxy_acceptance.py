@@ -68,3 +68,22 @@ def test_the_reinit_control_fails_wherever_the_real_proxy_passes():
         assert reinit, blk["controls"]
         for c in reinit:
             assert not set(blk["controls_passing"][c]) & set(passed), (proxy, c, blk["controls_passing"][c])
+
+
+def test_the_keep_ratio_proxy_has_a_column_for_every_control_kind_and_reproduces_only_beyond_all():
+    """Issue item 4: the proxy of ``proxy.fidelity.controls.keep_ratio`` is judged beside one control of each
+    kind (random experts, random + output merge, re-initialised weights, a dense model of its active size),
+    and a fault counts as reproduced only where the proxy passes and the interval of its score difference
+    to every control lies above 0."""
+    from proxy_artifacts.controls import CONTROL_KINDS
+
+    fid = _m("metrics/fidelity.json")
+    proxy = f"r{PROXY['fidelity']['controls']['keep_ratio']}"
+    blk = fid["controls"][proxy]
+    assert blk["controls"] == [f"control_{k}" for k in CONTROL_KINDS]
+    for f, row in blk["faults"].items():
+        assert sorted(row["controls"]) == sorted(blk["controls"]), f
+        for c, e in row["controls"].items():
+            assert e["beaten"] == bool(e["diff_ci95"] and e["diff_ci95"][0] > 0), (f, c)
+        assert row["reproduces"] == (row["proxy"]["passes"] and all(e["beaten"] for e in row["controls"].values()))
+    assert blk["reproduces"] == [f for f, r in blk["faults"].items() if r["reproduces"]]

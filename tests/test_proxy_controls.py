@@ -46,7 +46,22 @@ def _model(tmp_path, name, reward, entropy, kl, grad, reward_step=0.02):
 
 
 def test_control_kinds_agree_with_the_stages():
-    assert controls.CONTROL_KINDS == CONTROL_KINDS == ("random_experts", "random_output_merge", "reinit")
+    """Every kind is built and run by default (the dvc matrices list CONTROL_KINDS) and proxy_fidelity reads
+    each one's GRPO runs as a control of the keep-ratio proxy."""
+    from pathlib import Path
+
+    import yaml
+
+    from proxy_artifacts.card import CONTROL_KIND_TEXT
+
+    assert controls.CONTROL_KINDS == CONTROL_KINDS == ("random_experts", "random_output_merge", "reinit", "dense")
+    assert set(CONTROL_KIND_TEXT) == set(CONTROL_KINDS)  # the card describes every kind
+    spec = yaml.safe_load((Path(__file__).parents[1] / "dvc.yaml").read_text())["stages"]
+    for stage in ("proxy_control", "proxy_grpo_control"):
+        assert tuple(spec[stage]["matrix"]["kind"]) == CONTROL_KINDS, stage
+    for kind in CONTROL_KINDS:
+        assert f":control_{kind}=data/proxy/grpo/control_{kind}" in spec["proxy_fidelity"]["cmd"], kind
+        assert f"data/proxy/grpo/control_{kind}" in spec["proxy_fidelity"]["deps"], kind
 
 
 def test_newcombe_interval_known_value():
@@ -229,7 +244,100 @@ def test_reinit_control_has_the_proxy_shape_and_fresh_weights(tmp_path):
     assert not any(torch.equal(t, sd[n]) for n, t in got.state_dict().items() if "norm" not in n)
     assert json.loads((out / "control.json").read_text()) == {"kind": "reinit", "seed": 0, "keep_ratio": 0.5}
     with pytest.raises(ValueError, match="unknown control"):
-        build_control(params, "dense", "unused", "unused", tmp_path / "proxy", 0.5, tmp_path / "x")
+        build_control(params, "dense_wide", "unused", "unused", tmp_path / "proxy", 0.5, tmp_path / "x")
+
+
+def _dense_of_tiny_proxy(tmp_path):
+    """A tiny 4-expert top-2 proxy with "trained" weights, its kept_experts (proxy expert j kept from base expert
+    kept[j]) and base routing frequencies that rank the proxy's experts 2, 0, 3, 1 in layer 0 and 1, 3, 0, 2 in
+    layer 1 (experts 0 and 3 of layer 1 tie: the lower index first)."""
+    import types
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from proxy_artifacts.adapters import adapter_for, moe_blocks
+    from proxy_artifacts.pipeline import dense_control
+    from tests.proxy_helpers import save_tiny_base
+
+    save_tiny_base(tmp_path / "proxy", num_experts=4)
+    proxy = AutoModelForCausalLM.from_pretrained(tmp_path / "proxy")
+    with torch.no_grad():
+        for p in proxy.parameters():
+            p.add_(torch.randn_like(p) * 0.2)
+    blocks = [b.name for b in moe_blocks(proxy, adapter_for(proxy.config))]
+    kept = {blocks[0]: [1, 3, 4, 6], blocks[1]: [0, 2, 5, 7]}
+    freq = torch.zeros(2, 8, dtype=torch.float64)
+    freq[0, [1, 3, 4, 6]] = torch.tensor([0.5, 0.1, 0.9, 0.3], dtype=torch.float64)  # ranks 2, 0, 3, 1
+    freq[1, [0, 2, 5, 7]] = torch.tensor([0.4, 0.8, 0.2, 0.4], dtype=torch.float64)  # ranks 1, 0 = 3, 2
+    stats = types.SimpleNamespace(blocks=list(reversed(blocks)), frequency=freq.flip(0))  # rows found by name
+    dense, chosen = dense_control(proxy, kept, stats)
+    return proxy, dense, chosen, blocks
+
+
+def test_dense_control_is_the_mean_of_the_most_routed_experts_at_the_proxys_active_size(tmp_path):
+    """``dense``: every routed block becomes one dense MLP of top_k x moe_intermediate_size whose output is the
+    mean of the proxy's top_k most-routed experts of the layer (known indices, known output); attention,
+    norms and embeddings are the proxy's; the dense model's parameters are the proxy's active ones (embeddings,
+    attention, norms, top_k experts per layer) minus the routers; no router is left."""
+    import torch
+
+    from proxy_artifacts.adapters import adapter_for, moe_blocks
+    from proxy_artifacts.rl import routed_blocks
+
+    proxy, dense, chosen, blocks = _dense_of_tiny_proxy(tmp_path)
+    assert chosen == {blocks[0]: [2, 0], blocks[1]: [1, 0]}
+    assert dense.config.mlp_only_layers == [0, 1] and dense.config.intermediate_size == 2 * 32
+    assert routed_blocks(dense) == [] and len(routed_blocks(proxy)) == 2
+    a = adapter_for(proxy.config)
+    pb = {b.name: b for b in moe_blocks(proxy, a)}
+    x = torch.randn(5, 32)
+    for name in blocks:
+        mlp = dense.get_submodule(name)
+        want = sum(a.expert_forward(pb[name].experts, j, x) for j in chosen[name]) / 2
+        torch.testing.assert_close(mlp(x), want, rtol=1e-5, atol=1e-6)
+    sd = proxy.state_dict()
+    for n, t in dense.state_dict().items():
+        if ".mlp." not in n:
+            assert torch.equal(t, sd[n]), n
+    E, k, H, inter = 4, 2, 32, 32
+    total = sum(p.numel() for p in proxy.parameters())
+    active = total - len(blocks) * (E - k) * 3 * H * inter
+    routers = len(blocks) * E * H
+    assert sum(p.numel() for p in dense.parameters()) == active - routers
+
+
+def test_dense_control_refuses_a_family_without_a_dense_layer_of_its_config():
+    import types
+
+    from proxy_artifacts.pipeline import dense_control
+    from tests.proxy_helpers import tiny_model
+
+    m = tiny_model("deepseek_v3")
+    with pytest.raises(ValueError, match="dense control"):
+        dense_control(m, {}, types.SimpleNamespace(blocks=[], frequency=None))
+
+
+def test_a_dense_model_runs_grpo_and_the_router_faults_leave_it_as_healthy(tmp_path):
+    """The GRPO logger of a model without routers logs no expert load and no router flip rate, trains without
+    a load-balancing loss, and ``swapped_operator`` (a router kernel) has nothing to act on: its run is the
+    healthy run, step for step."""
+    from transformers import AutoTokenizer
+
+    from proxy_artifacts import rl
+
+    _, dense, _, _ = _dense_of_tiny_proxy(tmp_path)
+    dense.save_pretrained(tmp_path / "dense")
+    AutoTokenizer.from_pretrained(tmp_path / "proxy").save_pretrained(tmp_path / "dense")
+    gp = dict(steps=2, prompts_per_step=2, num_generations=2, max_completion_length=3, lr=1e-3, seed=0, threads=1,
+              eval_problems=2, eval_samples=2, fault_step=1, drop_zero_variance_groups=False,
+              heldout_healthy_seeds=[], eval_after=False)
+    runs = {f: rl.run_grpo(str(tmp_path / "dense"), f, dict(gp)) for f in ("none", "swapped_operator")}
+    for r in runs.values():
+        assert len(r["steps"]) == 2
+        assert all(s["expert_load"] == [] and "router_flip_rate" not in s for s in r["steps"])
+        assert all(s.get("aux_loss") in (None, 0.0) for s in r["steps"])
+    assert runs["swapped_operator"]["steps"] == runs["none"]["steps"]
 
 
 def test_control_stages_take_the_keep_ratio_from_params():
@@ -249,10 +357,27 @@ def test_control_stages_take_the_keep_ratio_from_params():
     raw = " ".join([spec["proxy_control"]["cmd"], spec["proxy_fidelity"]["cmd"],
                     *[d for d in spec["proxy_control"]["deps"] if isinstance(d, str) and "proxies" in d]])
     assert "proxies/r0." not in raw and ":control_" in raw
-    assert raw.count("r${proxy.fidelity.controls.keep_ratio}") == 4
+    assert raw.count("r${proxy.fidelity.controls.keep_ratio}") == 2 + len(CONTROL_KINDS)
     stages = {s.name: s for s in Repo(str(root)).index.stages if s.name.startswith(("proxy_control", "proxy_fidelity"))}
-    for kind in ("random_output_merge", "reinit"):
+    for kind in CONTROL_KINDS:
         st = stages[f"proxy_control@{kind}"]
         assert f"--proxy data/proxy/proxies/r{ratio}/model " in st.cmd
         assert f"data/proxy/proxies/r{ratio}" in [str(d) for d in st.deps]
-    assert f"--controls r{ratio}:control_random_output_merge=" in stages["proxy_fidelity"].cmd
+    for kind in CONTROL_KINDS:
+        assert f" r{ratio}:control_{kind}=" in stages["proxy_fidelity"].cmd, kind
+
+
+def test_report_captions_the_healthy_rows_with_the_healthy_seeds():
+    """The rollout/training table's caption names the seeds of each kind of row: healthy rows pool the healthy
+    seeds, fault and +fix rows the fault seeds (the committed metrics: 5 healthy seeds, 3 fault seeds)."""
+    from pathlib import Path
+
+    from proxy_artifacts.report import report_markdown
+
+    m = json.loads((Path(__file__).parents[1] / "metrics/fidelity.json").read_text())
+    text = report_markdown(m)
+    assert (f"`healthy` rows the healthy seeds {m['healthy_seeds']}, `fault` and `+fix` rows the fault seeds "
+            f"{m['fault_seeds']}.") in text
+    assert "of the fault seeds / largest per seed" not in text
+    fresh = m["base"]["fresh_quantities"]["none"]["logprob_mismatch"]["max_per_seed"]
+    assert sorted(int(s) for s in fresh) == m["healthy_seeds"] != m["fault_seeds"]

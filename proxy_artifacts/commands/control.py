@@ -12,10 +12,10 @@ from proxy_artifacts.pipeline import build_control
 
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", default="params.yaml")
-    p.add_argument("--kind", required=True, help="random_experts | random_output_merge | reinit")
+    p.add_argument("--kind", required=True, help="random_experts | random_output_merge | reinit | dense")
     p.add_argument("--base", help="local folder or Hub id of the base (default: proxy.model.path)")
     p.add_argument("--stats", required=True, help="folder written by the stats subcommand")
-    p.add_argument("--proxy", required=True, help="the proxy's model folder (reinit takes its architecture)")
+    p.add_argument("--proxy", required=True, help="the proxy's model folder (reinit takes its architecture, dense its weights)")
     p.add_argument("--out", required=True, help="output folder (model/, control.json)")
 
 
