@@ -718,3 +718,7 @@ def test_long_tail_variants_and_tasks_are_run_0s():
              row("s", 0, 0.93), row("s", 0, 0.99, long_tail=False, size="mid"), row("s", 1, 0.5), row("s", 1, 0.5, size="mid")]
     assert long_tail_tasks(tasks, "compiler", 2, 0.0) == {"t"}
     assert long_tail_tasks(tasks, "compiler", 3, 0.0) == set()  # fewer labelled run-0 variants than min_variants
+    # min_shapes: t's variants span 2 sizes (catalog, mid); w's 3 (0.9 x 0.92 x 0.99 -> 0.9358 < 0.95)
+    w = [row("w", 0, 0.90), row("w", 0, 0.92, size="mid"), row("w", 0, 0.99, long_tail=False, size="workload")]
+    assert long_tail_tasks(tasks + w, "compiler", 2, 0.0, min_shapes=3) == {"w"}
+    assert long_tail_tasks(tasks + w, "compiler", 2, 0.0, min_shapes=2) == {"t", "w"}

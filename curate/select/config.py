@@ -27,3 +27,7 @@ class SelectConfig(ParamsConfig):
     max_tasks: int = knob(200, rule=positive(int), doc="most tasks kept")
     min_task_variants: int = knob(2, rule=positive(int),
                                   doc="a task needs this many labelled variants (shapes x dtypes) of its subgraph")
+    min_task_shapes: int = knob(3, rule=positive(int),
+                                doc="a task needs labelled variants in this many sizes (curate.profile.sizes: catalog, "
+                                "mid, workload); PassBench's tasks span shapes x dtypes, so a subgraph with one size is "
+                                "not a task (its variants can still be long tail)")

@@ -170,16 +170,22 @@ def task_slower(rows: list[dict], rule: str = SelectConfig.rule,
 
 
 def long_tail_tasks(labelled: list[dict], rule: str = SelectConfig.rule, min_variants: int = 1,
-                    build_spread: float = SelectConfig.task_build_spread) -> set[str]:
+                    build_spread: float = SelectConfig.task_build_spread, min_shapes: int = 1) -> set[str]:
     """Subgraph hashes whose task is slower (:func:`task_slower`) over their **run-0** rows, when run 0
-    labelled at least ``min_variants`` of the subgraph's variants (runs >= 1 do not vote:
-    :func:`long_tail_variants`)."""
+    labelled at least ``min_variants`` of the subgraph's variants in at least ``min_shapes`` distinct
+    sizes (``curate.curate.min_task_shapes``: PassBench's tasks span shapes, so a subgraph whose inputs
+    have no dimension to scale, one size in two dtypes, is not a task); runs >= 1 do not vote
+    (:func:`long_tail_variants`)."""
     by: dict[str, list] = {}
     for r in labelled:
         if r["run"] == 0:
             by.setdefault(r["subgraph_hash"], []).append(r)
-    return {h for h, rs in by.items() if sum(1 for r in rs if r.get("long_tail") is not None) >= min_variants
-            and task_slower(rs, rule, build_spread)}
+    out = set()
+    for h, rs in by.items():
+        lab = [r for r in rs if r.get("long_tail") is not None]
+        if len(lab) >= min_variants and len({r.get("size") for r in lab}) >= min_shapes and task_slower(rs, rule, build_spread):
+            out.add(h)
+    return out
 
 
 def screen_figures(run0: list[dict]) -> dict[str, Any]:

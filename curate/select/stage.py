@@ -69,7 +69,7 @@ def curate_stage(cfg: SelectConfig, decompose: str | Path, profile: str | Path, 
     labelled = [{**r, **label_row(r, t, rule, cfg.build_spread), "pattern": subs[r["subgraph_hash"]]["pattern"]}
                 for r in profiles if r["device"] == "cpu"]
     lt = long_tail_variants(labelled, rule, cfg.build_spread)
-    lt_tasks = long_tail_tasks(labelled, rule, cfg.min_task_variants, cfg.task_build_spread)
+    lt_tasks = long_tail_tasks(labelled, rule, cfg.min_task_variants, cfg.task_build_spread, cfg.min_task_shapes)
     members = []
     for r in labelled:
         if r["run"] == 0 and r["subgraph_hash"] in lt_tasks and r.get("long_tail") is not None:

@@ -4,8 +4,8 @@ A task is **one subgraph with its shape x dtype variants**, as in PassBench (one
 bucket of ~10 variants across dtype and shape/batch; one replacement must serve every variant):
 a variant is ``(subgraph_hash, size, dtype)`` (:mod:`curate.profile.sizes`, ``curate.profile.dtypes``).
 A subgraph becomes a task when the task-level rule holds (:func:`curate.select.longtail.task_slower`:
-slower on the geometric mean of its variants with confidence, in every run that labelled it) and it
-has at least ``min_task_variants`` labelled variants; every labelled variant of it belongs to the task
+slower on the geometric mean of its run-0 variants with confidence) and it
+has at least ``min_task_variants`` labelled variants in ``min_task_shapes`` sizes; every labelled variant of it belongs to the task
 (at most ``task_size``, slowest first). Tasks are ordered slowest first (geometric mean of the
 rule's speedup), ``t000``...; at most ``max_tasks`` are kept.
 
