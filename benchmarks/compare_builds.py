@@ -181,7 +181,7 @@ def curate_sets(build: Path) -> tuple[set, set, dict, dict, dict]:
     metrics = json.loads(mt.read_text()) if mt.is_file() else {}
     # the build's own rule, spread and threshold (its rows were labelled with them; min_effect is not a column)
     rows = [{"min_effect": metrics.get("min_effect"), **r} for r in pl.read_parquet(lt).to_dicts()]
-    variants = long_tail_variants(rows, rows[0]["rule"] if rows else "compiler", float(metrics.get("build_spread", 0.0)))
+    variants = long_tail_variants(rows)
     tasks = {h for hs in pl.read_parquet(tk)["subgraph_hashes"].to_list() for h in hs}
     hw = metrics.get("hardware", {})
     return variants, tasks, hw, variant_estimates(rows), task_geomeans(rows)

@@ -21,7 +21,7 @@ and ``long_tail`` (stable, correct and ``compiler_slower``) counted with every r
 (right value 0); ``long_tail_stage_rule`` is the same count from the rows as they are, which must
 equal it (the stage's rule never lets ``overhead_bound`` exclude a row). ``overhead_bound`` counts the
 rows whose Dynamo-only side loses to eager with confidence (the exclusion an older rule relied on).
-``long_tail_variants`` are the variants long tail in every run that labelled them.
+``long_tail_variants`` are the variants whose run-0 row is long tail (the stage's rule: runs >= 1 do not vote).
 
 Writes ``metrics/bench/noop_control.json`` with the machine, the 1-minute load average at the start
 and end and the median over the timed rows, per run the load median, the clock-flag count and the
@@ -61,7 +61,7 @@ def control_figures(rows: list[dict], t: int, build_spread: float = 0.0) -> dict
     (rows labelled long tail by :func:`curate.select.longtail.label_row`, rule ``compiler``, with
     ``overhead_bound`` forced to False), ``long_tail_stage_rule`` (the same on the rows as they
     are), ``overhead_bound`` (timed rows with it True), ``clock_flag``. ``long_tail_variants``:
-    variants long tail over the runs that labelled them (:func:`curate.select.longtail.long_tail_variants`; overhead_bound forced False), as
+    variants whose run-0 row is long tail (:func:`curate.select.longtail.long_tail_variants`; overhead_bound forced False), as
     ``subgraph_hash:size:dtype``. Right values for a backend that compiles nothing:
     ``long_tail`` = ``long_tail_stage_rule`` = 0, ``long_tail_variants`` empty.
     """
@@ -85,7 +85,7 @@ def control_figures(rows: list[dict], t: int, build_spread: float = 0.0) -> dict
             out.update(fig)
         else:
             out["by_run"][str(run)] = {"stress": bool(rs[0].get("stress")) if rs else None, **fig}
-    out["long_tail_variants"] = sorted(":".join(k) for k in long_tail_variants(labelled_all, "compiler", build_spread))
+    out["long_tail_variants"] = sorted(":".join(k) for k in long_tail_variants(labelled_all))
     return out
 
 

@@ -255,15 +255,17 @@ class MoEBlock:
 _LAYER_RE = re.compile(r"layers\.(\d+)\.")
 
 
-def moe_blocks(model: nn.Module, adapter: MoEAdapter) -> list[MoEBlock]:
+def moe_blocks(model: nn.Module, adapter: MoEAdapter, required: bool = True) -> list[MoEBlock]:
     """Every routed-expert block of ``model`` in module order (dense layers are skipped).
 
     Found structurally (a module with both ``router_attr`` and ``experts_attr`` children that
     carry the row's tensors), so extra blocks built from the expert count (e.g. MTP layers)
     are pruned too. ``layer`` is the index in ``layers.<i>.`` of the path (running count if absent).
 
+    ``required`` False: a model without one (the ``dense`` control) gives [] instead.
+
     Raises:
-        ValueError: the model has no MoE block of this family's layout.
+        ValueError: ``required`` and the model has no MoE block of this family's layout.
     """
     out = []
     for name, mod in model.named_modules():
@@ -273,7 +275,7 @@ def moe_blocks(model: nn.Module, adapter: MoEAdapter) -> list[MoEBlock]:
                 and hasattr(r, adapter.router_params[0]):
             m = _LAYER_RE.search(name + ".")
             out.append(MoEBlock(name, int(m.group(1)) if m else len(out), mod, r, e))
-    if not out:
+    if not out and required:
         raise ValueError(f"no {adapter.family} MoE block found in {type(model).__name__}")
     return out
 

@@ -262,11 +262,7 @@ def routed_blocks(model) -> list:
     :func:`pipeline.dense_control`: its configuration is an MoE family's, every layer a dense MLP).
     The router-side logging (expert load, router flips) and the router faults (``swapped_operator``,
     ``no_load_balancing``'s router learning rate) then have nothing to act on."""
-    a = adapter_for(model.config)
-    if not any(isinstance(getattr(m, a.router_attr, None), torch.nn.Module)
-               and isinstance(getattr(m, a.experts_attr, None), torch.nn.Module) for m in model.modules()):
-        return []
-    return moe_blocks(model, a)
+    return moe_blocks(model, adapter_for(model.config), required=False)
 
 
 def _callback_class():

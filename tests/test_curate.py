@@ -713,7 +713,7 @@ def test_long_tail_variants_and_tasks_are_run_0s():
 
     rows = [row("a", 0, 0.70), row("a", 2, 0.97, long_tail=False), row("b", 0, 0.93), row("b", 1, 0.99, long_tail=False),
             row("e", 0, 0.96, long_tail=False), row("e", 1, 0.80), row("u", 0, 0.5, long_tail=None)]
-    assert {k[0] for k in long_tail_variants(rows, "compiler", 0.0)} == {"a", "b"}
+    assert {k[0] for k in long_tail_variants(rows)} == {"a", "b"}
     tasks = [row("t", 0, 0.90), row("t", 0, 0.99, long_tail=False, size="mid"),
              row("s", 0, 0.93), row("s", 0, 0.99, long_tail=False, size="mid"), row("s", 1, 0.5), row("s", 1, 0.5, size="mid")]
     assert long_tail_tasks(tasks, "compiler", 2, 0.0) == {"t"}

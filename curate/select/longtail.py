@@ -140,14 +140,12 @@ def label_agreement(labelled: list[dict]) -> dict[str, Any]:
             "label_agreement_pinned_decided": sd, "labelled_both_share_pinned": sb}
 
 
-def long_tail_variants(labelled: list[dict], rule: str = SelectConfig.rule,
-                       build_spread: float = SelectConfig.build_spread) -> set[tuple[str, str, str]]:
-    """:func:`variant_key` of every variant whose **run-0** row is in the long tail (:func:`label_row`:
-    correct at ``t`` and the rule's interval upper end, :func:`widened` by ``build_spread``, below
-    ``1 - min_effect``). Run 0's protocol rows pool ``curate.profile.replicates`` timing children
-    (:mod:`curate.profile.replicates`), so their interval holds the between-child spread that made
-    one child's label flip between builds; runs >= 1 (single children, the agreement subset) measure
-    label agreement and do not vote. ``build_spread`` is the row label's (0 by default)."""
+def long_tail_variants(labelled: list[dict]) -> set[tuple[str, str, str]]:
+    """:func:`variant_key` of every variant whose **run-0** row is in the long tail, as :func:`label_row`
+    labelled it (the rule, ``t`` and ``build_spread`` are the label's). Run 0's protocol rows pool
+    ``curate.profile.replicates`` timing children (:mod:`curate.profile.replicates`), so their interval
+    holds the between-child spread that made one child's label flip between builds; runs >= 1 (single
+    children, the agreement subset) measure label agreement and do not vote."""
     return {variant_key(r) for r in labelled if r["run"] == 0 and r.get("long_tail")}
 
 

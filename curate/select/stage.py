@@ -68,7 +68,7 @@ def curate_stage(cfg: SelectConfig, decompose: str | Path, profile: str | Path, 
     pstats = json.loads((Path(profile) / "profile.json").read_text())
     labelled = [{**r, **label_row(r, t, rule, cfg.build_spread), "pattern": subs[r["subgraph_hash"]]["pattern"]}
                 for r in profiles if r["device"] == "cpu"]
-    lt = long_tail_variants(labelled, rule, cfg.build_spread)
+    lt = long_tail_variants(labelled)
     lt_tasks = long_tail_tasks(labelled, rule, cfg.min_task_variants, cfg.task_build_spread, cfg.min_task_shapes)
     members = []
     for r in labelled:
