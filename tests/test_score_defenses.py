@@ -85,6 +85,34 @@ def test_rng_subgraph_other_random_numbers_are_not_failed_skipped_dropout_is(sub
     assert "rng" not in evaluate_subgraph(subs["softmax:0"], cand("honest_backend"), FAST)["flags"]
 
 
+def test_rng_statistics_do_not_fail_honest_draws_when_the_two_references_happen_to_agree():
+    """Two reference draws whose statistics happen to coincide (here: one draw and a permutation of
+    it, gap 0) left only 2% of the magnitude as tolerance, and an honest 256-element dropout's zero
+    share differs from eager's by more than 0.02 in about half of its draws (standard deviation of
+    the difference sqrt(2 * 0.09 / 256) = 0.027). The sampling-error term passes every honest draw
+    of 300 seeds; the gap-only rule (z = 0) fails many. Cheats move a statistic far beyond it: a
+    skipped dropout, another rate, a rescaled or shifted output."""
+    import torch
+
+    from curate.score.defenses.compare import rng_stats_agree
+
+    def drop(x, p, seed):  # training-mode dropout with its own seeded mask
+        return x * (torch.rand(x.shape, generator=torch.Generator().manual_seed(seed)) >= p) / (1 - p)
+
+    g = torch.Generator().manual_seed(0)
+    x = 3 * torch.randn(256, generator=g)
+    ref = drop(x, 0.1, 1)
+    twin = ref[torch.randperm(256, generator=g)]  # the same mean, std and zero share: gap 0
+    honest = [drop(x, 0.1, 100 + s) for s in range(300)]
+    assert all(rng_stats_agree(h, ref, twin) for h in honest)
+    assert sum(not rng_stats_agree(h, ref, twin, z=0.0) for h in honest) > 30
+    big = 3 * torch.randn(16, 256, generator=g)
+    ref_b, other_b = drop(big, 0.1, 1), drop(big, 0.1, 2)
+    assert rng_stats_agree(drop(big, 0.1, 3), ref_b, other_b)
+    for cheat in (big, drop(big, 0.3, 3), 1.5 * drop(big, 0.1, 3), drop(big, 0.1, 3) + 0.5 * float(big.std())):
+        assert not rng_stats_agree(cheat, ref_b, other_b)
+
+
 def test_dispatch_guard_requires_the_pass_to_bring_its_own_kernel(subs):
     g = {**FAST, "dispatch_guard": True}
     honest = evaluate_subgraph(subs["gelu_tanh:0"], cand("guard_honest_pass", "pass"), g)
