@@ -678,6 +678,40 @@ def test_between_builds_spread_and_flips():
     assert variant_estimates(rows + [dict(rows[0], long_tail=None, speedup_compiler=9.0)]) == {x: (0.6, pytest.approx(0.7))}
 
 
+def test_jaccard_noise_floor_known_values(tmp_path):
+    """The between-build sigma is the robust spread of the pair differences over sqrt(2): differences
+    ln 1.1, -ln 1.1, 0, 0 have MAD ln(1.1) / 2, so sigma = 1.4826 ln(1.1) / (2 sqrt 2). The simulation:
+    variants far below the edge are in every build (Jaccard 1); one variant exactly on the edge is in
+    a build with probability 1/2, so a pair agrees (both in: Jaccard 1; both out: empty, 1) half the time."""
+    import numpy as np
+
+    from benchmarks.jaccard_noise_floor import noise_floor, simulate
+    from passnet_common.io import write_parquet
+    from passnet_common.schema import to_table
+
+    def build(name, ratios):
+        d = tmp_path / name / "data" / "curate"
+        d.mkdir(parents=True)
+        rows = [{"subgraph_hash": h, "size": "catalog", "dtype": "float32", "run": 0, "status": "ok", "tolerance_t": -5,
+                 "rule": "compiler", "correct_at_t": True, "long_tail": r * 1.02 < 0.95, "speedup_compiler": r,
+                 "speedup_compiler_ci_high": r * 1.02} for h, r in ratios.items()]
+        write_parquet(d / "long_tail.parquet", to_table("long_tail", rows))
+        return tmp_path / name
+
+    a = build("a", {"x": 0.5, "y": 0.8, "z": 1.0, "w": 1.2})
+    b = build("b", {"x": 0.55, "y": 0.8 / 1.1, "z": 1.0, "w": 1.2})
+    rec = noise_floor([a, b])
+    assert rec["sigma_build"] == pytest.approx(1.4826 * math.log(1.1) / 2 / math.sqrt(2), abs=1e-4)
+    assert rec["measured"][0]["jaccard_variants"] == 1.0 and rec["measured"][0]["long_tail_sizes"] == [2, 2]
+    assert rec["variants_modelled"] == 4 and rec["threshold"] == 0.95
+    edge = math.log(0.95)
+    far = simulate(np.array([math.log(0.5)] * 5), np.zeros(5), edge, 0.02)
+    assert far["jaccard_median"] == 1.0 and far["share_pairs_jaccard_ge_0_9"] == 1.0 and far["long_tail_size_mean"] == 5.0
+    on = simulate(np.array([edge]), np.zeros(1), edge, 0.02)
+    assert on["share_pairs_jaccard_ge_0_9"] == pytest.approx(0.5, abs=0.03)
+    assert on["long_tail_size_mean"] == pytest.approx(0.5, abs=0.03)
+
+
 def test_a_task_folder_times_with_the_protocol_its_task_json_names(tmp_path, capsys):
     """run_task.py builds its TimingConfig from task.json's ``timing`` (the profile's protocol:
     clock, gate, stop rule, trials), CLI overrides on top; before, it used TimingConfig()'s defaults."""
