@@ -16,11 +16,12 @@ Model (a normal approximation on the log scale):
   (z standard normal, independent per variant and build) and keeps the variant when
   ``draw + hw_v < ln(1 - min_effect)``; the Jaccard of two such builds' sets is recorded, 4,000 pairs
   per ``sigma``.
-* ``sigma`` is ``sigma_build`` times each of :data:`SCALES` (records ``sigma_build_x1``, ``sigma_build_x0_75``, ...); ``sigma_within`` (the median half-width
-  over ``t_{k-1}``, the noise the intervals themselves allow) is simulated too. The centres are
-  themselves noisy (means of 2-3 builds), so variants near the edge look a little more spread than
-  they are; the screen (a variant not timed in a build is in none of its sets) is left out, so the
-  simulated Jaccard is an upper bound for the build pipeline as it is.
+* ``sigma`` is ``sigma_build`` times each of :data:`SCALES` (records ``sigma_build_x1``,
+  ``sigma_build_x0_75``, ...); ``sigma_within`` (the median half-width over ``t_{k-1}``, the noise the
+  intervals themselves allow) is simulated too. The centres are themselves noisy (means of 2-3 builds),
+  so variants near the edge look a little more spread than they are; the screen (a variant not timed in
+  a build is in none of its sets) is left out, so the simulated Jaccard is an upper bound for the build
+  pipeline as it is.
 
     python -m benchmarks.jaccard_noise_floor BUILD BUILD [BUILD ...] --out metrics/bench/jaccard_noise_floor.json
 
