@@ -1,34 +1,35 @@
-"""What long-tail variant Jaccard the machine's between-build noise allows, from two or more builds.
+"""What long-tail variant Jaccard the between-build noise allows, from two or more builds.
 
-The long tail is a threshold rule on each variant's run-0 interval (``speedup_compiler_ci_high`` below
-``1 - min_effect``). Two builds disagree on a variant when its estimate moves across that edge between
-builds. How often that happens depends on two measured things, not on the rule's form: how far one
-variant's estimate moves from build to build, and how many variants sit near the edge. This script
-measures both from the builds' curate outputs and simulates pairs of builds under them.
+The long tail is a threshold rule on each variant's run-0 row: the stage's rule keeps a variant when its
+``speedup_compiler`` interval's upper end lies below ``1 - min_effect``. Two builds disagree on a variant
+when that upper end moves across the edge between builds; it moves with the point estimate *and* with the
+interval's half-width, which comes from ``profile.replicates`` children with a ``t_{k-1}`` multiplier and
+so varies from build to build. This script measures that movement on the full-protocol rows (a variant
+only screened cannot be a member, and screen rows are far noisier), the measured Jaccard of each pair of
+builds under the stage's rule and under a point-estimate rule at the same edge, and simulates pairs of
+builds.
 
-Model (a normal approximation on the log scale):
+Model (normal on the log scale; a variant's deviation independent per variant and build):
 
-* ``d_v = ln(r_b / r_a)`` over the variants labelled in run 0 of both builds of each pair, every pair
-  pooled; ``sigma_build = 1.4826 MAD(d) / sqrt(2)``: one build's deviation of a variant's log ratio
-  from its centre (robust: a few volatile variants do not set it).
-* Each variant labelled in >= 2 builds has a centre ``mu_v`` (the mean of its builds' ``ln r``) and its
-  median interval half-width ``hw_v = ln(upper / r)``. A simulated build draws ``mu_v + sigma z``
-  (z standard normal, independent per variant and build) and keeps the variant when
-  ``draw + hw_v < ln(1 - min_effect)``; the Jaccard of two such builds' sets is recorded, 4,000 pairs
-  per ``sigma``.
-* ``sigma`` is ``sigma_build`` times each of :data:`SCALES` (records ``sigma_build_x1``,
-  ``sigma_build_x0_75``, ...); ``sigma_within`` (the median half-width over ``t_{k-1}``, the noise the
-  intervals themselves allow) is simulated too. The centres are themselves noisy (means of 2-3 builds),
-  so variants near the edge look a little more spread than they are; the screen (a variant not timed in
-  a build is in none of its sets) is left out, so the simulated Jaccard is an upper bound for the build
-  pipeline as it is.
+* Over the variants protocol-timed in run 0 of both builds of each pair (every pair pooled): the robust
+  spread (1.4826 MAD / sqrt 2) of the pair differences of ``ln upper`` (``sigma_upper``: point and
+  half-width moving together) and of ``ln speedup_compiler`` (``sigma_point``).
+* Each variant protocol-timed in >= 2 builds has centres (means over builds) of ``ln upper`` and of
+  ``ln speedup_compiler``. A simulated build draws ``centre + sigma z``; the upper rule keeps a variant
+  when its drawn upper end is below ``ln(1 - min_effect)``, the point rule when its drawn point is; 4,000
+  pairs per case, the upper rule at ``sigma_upper`` times each of :data:`SCALES` (records
+  ``upper_x1``, ``upper_x0_75``, ...), the point rule at ``sigma_point``.
+* The residuals are heavier-tailed than normal and differ by variant (short eager times and bf16 move
+  more), so the simulation is a guide, not a calibrated model; the centres are means of 2-3 noisy builds.
+  The measured pair Jaccards are the figures; the point rule's are in-sample (measured on the builds that
+  suggested it), so they say what to validate on fresh builds, not that it holds.
 
     python -m benchmarks.jaccard_noise_floor BUILD BUILD [BUILD ...] --out metrics/bench/jaccard_noise_floor.json
 
 A build is a checkout (or a folder) with ``data/curate/long_tail.parquet`` and ``metrics/curate.json``
 (``benchmarks.compare_builds`` reads the same files). Prints a table; ``--out`` writes the record
-(machine, loads, counts, ``sigma_build``, the measured pair Jaccards and the simulated ones). Nothing
-is timed here.
+(machine, loads, counts, the spreads, the measured pair Jaccards of both rules and the simulated ones).
+Nothing is timed here.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ PAIRS = 4000
 
 def run0_estimates(build: Path) -> tuple[dict[tuple, tuple[float, float]], set, float, dict]:
     """``({variant: (speedup_compiler, upper end)}, long-tail set, 1 - min_effect, hardware)`` of one
-    build's run-0 labelled rows (correct ones only: an incorrect variant is never in the long tail)."""
+    build: its run-0 full-protocol rows that are labelled and correct (the rows a member can come from)."""
     import polars as pl
 
     from curate.select.longtail import long_tail_variants, variant_key
@@ -57,21 +58,21 @@ def run0_estimates(build: Path) -> tuple[dict[tuple, tuple[float, float]], set, 
     metrics = json.loads(mt.read_text()) if mt.is_file() else {}
     rows = pl.read_parquet(lt).to_dicts()
     est = {variant_key(r): (r["speedup_compiler"], r["speedup_compiler_ci_high"]) for r in rows
-           if r["run"] == 0 and r.get("long_tail") is not None and r.get("speedup_compiler")
-           and r.get("speedup_compiler_ci_high") and r.get("correct_at_t")}
+           if r["run"] == 0 and r.get("phase") == "protocol" and r.get("long_tail") is not None
+           and r.get("speedup_compiler") and r.get("speedup_compiler_ci_high") and r.get("correct_at_t")}
     return est, long_tail_variants(rows), 1.0 - float(metrics.get("min_effect") or 0.05), metrics.get("hardware", {})
 
 
-def simulate(mu, hw, edge: float, sigma: float, pairs: int = PAIRS, seed: int = 0) -> dict:
+def simulate(centre, edge: float, sigma: float, pairs: int = PAIRS, seed: int = 0) -> dict:
     """Jaccard of ``pairs`` simulated pairs of builds (module docstring): median, 5th / 95th
-    percentile, the share of pairs with Jaccard >= 0.9 and the mean size of one build's set. ``mu``,
-    ``hw``: arrays of the variants' log centres and log half-widths; ``edge``: ln(1 - min_effect);
-    ``sigma``: one build's log deviation. Two empty sets count as agreeing (Jaccard 1)."""
+    percentile, the share of pairs with Jaccard >= 0.9 and the mean size of one build's set. ``centre``:
+    the variants' log centres of the ruled quantity; ``edge``: ln(1 - min_effect); ``sigma``: one build's
+    log deviation. Two empty sets count as agreeing (Jaccard 1)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    a = mu + sigma * rng.standard_normal((pairs, mu.size)) + hw < edge
-    b = mu + sigma * rng.standard_normal((pairs, mu.size)) + hw < edge
+    a = centre + sigma * rng.standard_normal((pairs, centre.size)) < edge
+    b = centre + sigma * rng.standard_normal((pairs, centre.size)) < edge
     union = (a | b).sum(1)
     j = np.where(union > 0, (a & b).sum(1) / np.maximum(union, 1), 1.0)
     return {"sigma": round(float(sigma), 4), "jaccard_median": round(float(np.median(j)), 3),
@@ -80,46 +81,61 @@ def simulate(mu, hw, edge: float, sigma: float, pairs: int = PAIRS, seed: int = 
             "long_tail_size_mean": round(float(a.sum(1).mean()), 2)}
 
 
+def robust_sigma(diffs) -> float:
+    """One build's spread from pair differences: 1.4826 x their median absolute deviation / sqrt 2."""
+    import numpy as np
+
+    d = np.asarray(diffs, dtype=float)
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2)) if d.size else float("nan")
+
+
 def noise_floor(builds: list[Path]) -> dict:
     """The record (module docstring) of two or more builds."""
     import numpy as np
-    from scipy import stats
 
     from benchmarks.compare_builds import jaccard
+
+    def jr(a, b):
+        j = jaccard(a, b)
+        return None if j is None else round(j, 3)
 
     got = [run0_estimates(b) for b in builds]
     edges = {round(g[2], 6) for g in got}
     if len(edges) != 1:
         raise SystemExit(f"jaccard_noise_floor: the builds use different thresholds {sorted(edges)}")
     edge = math.log(edges.pop())
-    measured, diffs = [], []
+    point_sets = [{k for k, (p, _) in g[0].items() if p < math.exp(edge)} for g in got]
+    measured, d_up, d_pt = [], [], []
     for (i, a), (j, b) in itertools.combinations(enumerate(got), 2):
         both = sorted(set(a[0]) & set(b[0]))
-        diffs += [math.log(b[0][k][0] / a[0][k][0]) for k in both]
-        measured.append({"builds": [str(builds[i]), str(builds[j])], "labelled_both": len(both),
-                         "long_tail_sizes": [len(a[1]), len(b[1])], "jaccard_variants": None if jaccard(a[1], b[1]) is None
-                         else round(jaccard(a[1], b[1]), 3)})
-    d = np.array(diffs)
-    sigma_build = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
+        d_up += [math.log(b[0][k][1] / a[0][k][1]) for k in both]
+        d_pt += [math.log(b[0][k][0] / a[0][k][0]) for k in both]
+        measured.append({"builds": [str(builds[i]), str(builds[j])], "protocol_both": len(both),
+                         "long_tail_sizes": [len(a[1]), len(b[1])], "jaccard_variants": jr(a[1], b[1]),
+                         "point_rule_sizes": [len(point_sets[i]), len(point_sets[j])],
+                         "jaccard_variants_point_rule": jr(point_sets[i], point_sets[j])})
+    sigma_upper, sigma_point = robust_sigma(d_up), robust_sigma(d_pt)
     keys = sorted({k for g in got for k in g[0]})
     seen = {k: [g[0][k] for g in got if k in g[0]] for k in keys}
     keys = [k for k in keys if len(seen[k]) >= 2]
-    mu = np.array([np.mean([math.log(p) for p, _ in seen[k]]) for k in keys])
-    hw = np.array([np.median([math.log(u / p) for p, u in seen[k]]) for k in keys])
-    k_children = 4
-    sigma_within = float(np.median(hw) / stats.t.ppf(0.975, k_children - 1))
-    near = int(np.sum(np.abs(mu + hw - edge) < 2 * sigma_build))
+    c_up = np.array([np.mean([math.log(u) for _, u in seen[k]]) for k in keys])
+    c_pt = np.array([np.mean([math.log(p) for p, _ in seen[k]]) for k in keys])
+    hw = np.array([math.log(u / p) for k in keys for p, u in seen[k]])
     return {
         "builds": [str(b) for b in builds], "hardware": [g[3] for g in got], "threshold": round(math.exp(edge), 4),
-        "variants_modelled": len(keys), "pair_differences": int(d.size),
-        "sigma_build": round(sigma_build, 4), "sigma_build_sd": round(float(d.std(ddof=1) / math.sqrt(2)), 4),
-        "sigma_within": round(sigma_within, 4), "interval_halfwidth_median": round(float(np.median(hw)), 4),
-        "variants_within_2_sigma_of_edge": near,
-        "measured": measured, "measured_jaccard_variants": [m["jaccard_variants"] for m in measured],
-        "simulated": {**{"sigma_build_x" + f"{s:g}".replace(".", "_"): simulate(mu, hw, edge, s * sigma_build) for s in SCALES},
-                      "sigma_within": simulate(mu, hw, edge, sigma_within)},
-        "model": "normal on ln(speedup_compiler); per-variant centre = mean over builds; "
-                 "member iff draw + median half-width < ln(1 - min_effect); screen misses ignored (upper bound)",
+        "variants_modelled": len(keys), "pair_differences": len(d_up),
+        "sigma_upper": round(sigma_upper, 4), "sigma_point": round(sigma_point, 4),
+        "sigma_upper_sd": round(float(np.std(d_up, ddof=1) / math.sqrt(2)), 4) if len(d_up) > 1 else None,
+        "interval_halfwidth_median": round(float(np.median(hw)), 4),
+        "variants_within_2_sigma_of_edge": {"upper": int(np.sum(np.abs(c_up - edge) < 2 * sigma_upper)),
+                                            "point": int(np.sum(np.abs(c_pt - edge) < 2 * sigma_point))},
+        "measured": measured,
+        "measured_jaccard_variants": [m["jaccard_variants"] for m in measured],
+        "measured_jaccard_variants_point_rule": [m["jaccard_variants_point_rule"] for m in measured],
+        "simulated": {**{"upper_x" + f"{s:g}".replace(".", "_"): simulate(c_up, edge, s * sigma_upper) for s in SCALES},
+                      "point_x1": simulate(c_pt, edge, sigma_point)},
+        "model": "normal on the log scale; full-protocol run-0 rows; per-variant centre = mean over builds; "
+                 "upper rule: draw of ln upper < ln(1 - min_effect); point rule: draw of ln speedup_compiler < it",
     }
 
 
@@ -134,10 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     rec = noise_floor(args.builds)
     if args.note:
         rec["measured_on"] = args.note
-    print(f"threshold {rec['threshold']}  variants {rec['variants_modelled']}  sigma_build {rec['sigma_build']}  "
-          f"sigma_within {rec['sigma_within']}  near the edge (2 sigma) {rec['variants_within_2_sigma_of_edge']}")
+    print(f"threshold {rec['threshold']}  variants {rec['variants_modelled']}  sigma_upper {rec['sigma_upper']}  "
+          f"sigma_point {rec['sigma_point']}  near the edge (2 sigma) {rec['variants_within_2_sigma_of_edge']}")
     for m in rec["measured"]:
-        print(f"measured  {' vs '.join(Path(b).name for b in m['builds']):24s} J = {m['jaccard_variants']}  sizes {m['long_tail_sizes']}")
+        print(f"measured  {' vs '.join(Path(b).name for b in m['builds']):24s} upper rule J = {m['jaccard_variants']} "
+              f"(sizes {m['long_tail_sizes']})   point rule J = {m['jaccard_variants_point_rule']} (sizes {m['point_rule_sizes']})")
     print(f"{'simulated':24s} {'sigma':>7s} {'J median':>9s} {'J p5-p95':>13s} {'P(J>=0.9)':>10s} {'size':>6s}")
     for name, s in rec["simulated"].items():
         print(f"{name:24s} {s['sigma']:7.4f} {s['jaccard_median']:9.3f} {str(s['jaccard_p5_p95']):>13s} "

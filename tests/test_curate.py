@@ -679,10 +679,12 @@ def test_between_builds_spread_and_flips():
 
 
 def test_jaccard_noise_floor_known_values(tmp_path):
-    """The between-build sigma is the robust spread of the pair differences over sqrt(2): differences
-    ln 1.1, -ln 1.1, 0, 0 have MAD ln(1.1) / 2, so sigma = 1.4826 ln(1.1) / (2 sqrt 2). The simulation:
-    variants far below the edge are in every build (Jaccard 1); one variant exactly on the edge is in
-    a build with probability 1/2, so a pair agrees (both in: Jaccard 1; both out: empty, 1) half the time."""
+    """The spreads are the robust spread (1.4826 MAD / sqrt 2) of the pair differences; upper ends move
+    with the points here (fixed relative half-width), so both spreads are equal. Only full-protocol rows
+    count (the screen row of 'v' is left out).
+    The point rule keeps points below 0.95, the upper rule upper ends. The simulation: variants far below
+    the edge are in every build (Jaccard 1); one variant on the edge is in a build with probability 1/2,
+    so a pair agrees (both in: 1; both out: empty, 1) half the time."""
     import numpy as np
 
     from benchmarks.jaccard_noise_floor import noise_floor, simulate
@@ -693,21 +695,27 @@ def test_jaccard_noise_floor_known_values(tmp_path):
         d = tmp_path / name / "data" / "curate"
         d.mkdir(parents=True)
         rows = [{"subgraph_hash": h, "size": "catalog", "dtype": "float32", "run": 0, "status": "ok", "tolerance_t": -5,
-                 "rule": "compiler", "correct_at_t": True, "long_tail": r * 1.02 < 0.95, "speedup_compiler": r,
-                 "speedup_compiler_ci_high": r * 1.02} for h, r in ratios.items()]
+                 "rule": "compiler", "correct_at_t": True, "long_tail": h != "v" and r * 1.02 < 0.95, "speedup_compiler": r,
+                 "speedup_compiler_ci_high": r * 1.02, "phase": "screen" if h == "v" else "protocol"} for h, r in ratios.items()]
         write_parquet(d / "long_tail.parquet", to_table("long_tail", rows))
         return tmp_path / name
 
-    a = build("a", {"x": 0.5, "y": 0.8, "z": 1.0, "w": 1.2})
-    b = build("b", {"x": 0.55, "y": 0.8 / 1.1, "z": 1.0, "w": 1.2})
+    a = build("a", {"x": 0.5, "y": 0.8, "z": 1.0, "w": 1.2, "u": 0.94, "v": 0.5})
+    b = build("b", {"x": 0.55, "y": 0.8 / 1.1, "z": 1.0, "w": 1.2, "u": 0.96, "v": 2.0})
     rec = noise_floor([a, b])
-    assert rec["sigma_build"] == pytest.approx(1.4826 * math.log(1.1) / 2 / math.sqrt(2), abs=1e-4)
-    assert rec["measured"][0]["jaccard_variants"] == 1.0 and rec["measured"][0]["long_tail_sizes"] == [2, 2]
-    assert rec["variants_modelled"] == 4 and rec["threshold"] == 0.95
+    assert rec["variants_modelled"] == 5 and rec["threshold"] == 0.95 and rec["pair_differences"] == 5
+    # point differences ln 1.1, -ln 1.1, 0, 0, ln(0.96 / 0.94) (v, screened, is left out)
+    d = np.log([1.1, 1 / 1.1, 1.0, 1.0, 0.96 / 0.94])
+    want = 1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2)
+    assert rec["sigma_point"] == pytest.approx(want, abs=1e-4) and rec["sigma_upper"] == pytest.approx(want, abs=1e-4)
+    m = rec["measured"][0]
+    # upper rule: x, y in both (u's upper end 0.959 / 0.979 is out); point rule: x, y, u in a, x, y in b
+    assert m["long_tail_sizes"] == [2, 2] and m["jaccard_variants"] == 1.0
+    assert m["point_rule_sizes"] == [3, 2] and m["jaccard_variants_point_rule"] == pytest.approx(2 / 3, abs=1e-3)
     edge = math.log(0.95)
-    far = simulate(np.array([math.log(0.5)] * 5), np.zeros(5), edge, 0.02)
+    far = simulate(np.array([math.log(0.5)] * 5), edge, 0.02)
     assert far["jaccard_median"] == 1.0 and far["share_pairs_jaccard_ge_0_9"] == 1.0 and far["long_tail_size_mean"] == 5.0
-    on = simulate(np.array([edge]), np.zeros(1), edge, 0.02)
+    on = simulate(np.array([edge]), edge, 0.02)
     assert on["share_pairs_jaccard_ge_0_9"] == pytest.approx(0.5, abs=0.03)
     assert on["long_tail_size_mean"] == pytest.approx(0.5, abs=0.03)
 
