@@ -8,9 +8,9 @@ across shards:
 - ``unique_graphs``: distinct ``graph_hash`` of every shard's ``graphs`` rows;
 - ``families``: distinct structure families (``pattern``) among the decomposed subgraphs;
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
-  ``variants_confirmed``: those with a label (stable), i.e. through the full protocol. Where the
-  profile has a screen phase (a ``phase`` column with ``screen`` / ``confirm``), the two counts
-  come from it;
+  ``variants_confirmed``: those with a label (stable) from the full protocol. Where the profile
+  has a screen phase (a ``phase`` column: ``screen`` / ``protocol``), the two counts come from it
+  (:func:`profile_counts`);
 - ``tasks``: release tasks (variants regrouped across shards by family, :mod:`fullscale.release`)
   when a release exists, else the sum of shard tasks; ``tasks_shortfall_reason`` when below 200;
 - ``slowdown_share_e2e`` / ``slowdown_share_compiler``: share of run 0's timed variants slower
@@ -52,6 +52,20 @@ def _share(flags: list[bool]) -> float | None:
     return round(sum(flags) / len(flags), 4) if flags else None
 
 
+def profile_counts(rows: list[dict]) -> tuple[int, int]:
+    """``(variants_screened, variants_confirmed)`` of one shard's ``profiles`` rows (run 0, CPU). With the
+    profile's two phases (``phase``: ``screen`` rows for variants the screen left, ``protocol`` rows for
+    the screen's candidates and the audit sample, each screened first): screened = the timed rows of
+    both phases, confirmed = the stable ``protocol`` rows. Without a ``phase`` column (one phase):
+    screened = the timed rows, confirmed = the stable ones."""
+    prof = [r for r in rows if r.get("run") == 0 and r.get("device") == "cpu"]
+    if prof and "phase" in prof[0]:
+        return (sum(1 for r in prof if r.get("phase") in ("screen", "protocol") and r.get("status") in TIMED),
+                sum(1 for r in prof if r.get("phase") == "protocol" and r.get("stable")))
+    timed = [r for r in prof if r.get("status") in TIMED]
+    return len(timed), sum(1 for r in timed if r.get("stable"))
+
+
 def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = None) -> dict[str, Any]:
     """The summary dict (module docstring) of the build folder ``out`` cut into ``num_shards``."""
     out = Path(out)
@@ -87,14 +101,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 subgraphs.add(r["subgraph_hash"])
                 if r.get("pattern"):
                     patterns.add(r["pattern"])
-        prof = [r for r in _read(d, "profiles") if r.get("run") == 0 and r.get("device") == "cpu"]
-        if prof and "phase" in prof[0]:
-            screened += sum(1 for r in prof if r.get("phase") == "screen" and r.get("status") in TIMED)
-            confirmed += sum(1 for r in prof if r.get("phase") == "confirm" and r.get("stable"))
-        else:
-            timed = [r for r in prof if r.get("status") in TIMED]
-            screened += len(timed)
-            confirmed += sum(1 for r in timed if r.get("stable"))
+        n_screened, n_confirmed = profile_counts(_read(d, "profiles"))
+        screened, confirmed = screened + n_screened, confirmed + n_confirmed
         for r in _read(d, "long_tail"):
             if r.get("run") == 0 and r.get("status") in TIMED:
                 slow_e2e.append(bool(r.get("slower_e2e")))

@@ -287,3 +287,19 @@ def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
     f = res["failure"]
     assert (f["phase"], f["rc"], f["models"]) == ("capture", None, 1)  # 1 s left: killed while importing torch
     assert f["phases_done"][-1]["phase"] == "capture" and f["code"]["commit"]
+
+
+def test_profile_counts_read_the_profiles_two_phases():
+    """Screened: every timed run-0 CPU row of both phases (a protocol variant was screened first);
+    confirmed: the stable protocol rows. Skipped, run-1 and device rows do not count. The count once
+    looked for a phase named ``confirm``, which the profile never writes, and reported 0 confirmed."""
+    from fullscale.summary import profile_counts
+
+    def row(phase, status, stable=True, run=0, device="cpu"):
+        return {"phase": phase, "status": status, "stable": stable, "run": run, "device": device}
+
+    rows = ([row("screen", "ok")] * 3 + [row("screen", "skipped", None)] + [row("protocol", "ok")] * 4
+            + [row("protocol", "unstable", False)] + [row("protocol", "ok", run=1), row("protocol", "ok", device="cuda")])
+    assert profile_counts(rows) == (8, 4)
+    one_phase = [{k: v for k, v in r.items() if k != "phase"} for r in rows]
+    assert profile_counts(one_phase) == (8, 7)  # no phase column: every timed row screened, the stable ones confirmed

@@ -1,0 +1,11 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([8, 512, 28, 28], 'in_0'),
+    ([256, 512, 1, 1], 'w_0'),
+    ([8, 256, 28, 28], 'in_1'),
+]

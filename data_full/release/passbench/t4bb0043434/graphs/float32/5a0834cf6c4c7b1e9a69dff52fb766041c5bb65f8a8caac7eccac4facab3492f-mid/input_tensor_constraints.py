@@ -1,0 +1,11 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([4, 256, 7, 7], 'in_0'),
+    ([256, 256, 3, 3], 'w_0'),
+    ([4, 768, 7, 7], 'in_1'),
+]

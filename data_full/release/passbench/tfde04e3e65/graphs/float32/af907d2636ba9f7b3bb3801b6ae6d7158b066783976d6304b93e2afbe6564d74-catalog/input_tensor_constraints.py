@@ -1,0 +1,14 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([1, 1024, 14, 14], 'in_0'),
+    ([1024, 32, 3, 3], 'w_0'),
+    ([1024], 'w_1'),
+    ([1024], 'w_2'),
+    ([1024], 'w_3'),
+    ([1024], 'w_4'),
+]
