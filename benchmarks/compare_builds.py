@@ -167,20 +167,33 @@ def between_builds(ea: dict, eb: dict, va: set, vb: set, ga: dict | None = None,
                        "b": [round(x, 4) for x in eb.get(k, ())] or None} for k in sorted(va ^ vb)]}
 
 
+def curate_rows(build: Path) -> tuple[list[dict], dict]:
+    """``(rows of data/curate/long_tail.parquet, metrics/curate.json)`` of a build; each row carries the
+    build's ``min_effect`` (its rows were labelled with it; it is not a column).
+
+    Raises:
+        SystemExit(2): the build has no ``data/curate/long_tail.parquet``.
+    """
+    import polars as pl
+
+    lt, mt = build / "data" / "curate" / "long_tail.parquet", build / "metrics" / "curate.json"
+    if not lt.is_file():
+        raise SystemExit(f"compare_builds: {build} has no data/curate/long_tail.parquet")
+    metrics = json.loads(mt.read_text()) if mt.is_file() else {}
+    return [{"min_effect": metrics.get("min_effect"), **r} for r in pl.read_parquet(lt).to_dicts()], metrics
+
+
 def curate_sets(build: Path) -> tuple[set, set, dict, dict, dict]:
     """``(long-tail variants, task subgraph hashes, hardware, variant estimates, task geometric means)``
-    of a build's curate outputs (:func:`variant_estimates`, :func:`task_geomeans`)."""
+    of a build's curate outputs (:func:`curate_rows`, :func:`variant_estimates`, :func:`task_geomeans`)."""
     import polars as pl
 
     from curate.select.longtail import long_tail_variants
 
-    lt, tk, mt = (build / "data" / "curate" / "long_tail.parquet", build / "data" / "curate" / "tasks.parquet",
-                  build / "metrics" / "curate.json")
-    if not lt.is_file() or not tk.is_file():
-        raise SystemExit(f"compare_builds: {build} has no data/curate/long_tail.parquet and tasks.parquet")
-    metrics = json.loads(mt.read_text()) if mt.is_file() else {}
-    # the build's own rule, spread and threshold (its rows were labelled with them; min_effect is not a column)
-    rows = [{"min_effect": metrics.get("min_effect"), **r} for r in pl.read_parquet(lt).to_dicts()]
+    tk = build / "data" / "curate" / "tasks.parquet"
+    if not tk.is_file():
+        raise SystemExit(f"compare_builds: {build} has no data/curate/tasks.parquet")
+    rows, metrics = curate_rows(build)
     variants = long_tail_variants(rows)
     tasks = {h for hs in pl.read_parquet(tk)["subgraph_hashes"].to_list() for h in hs}
     hw = metrics.get("hardware", {})

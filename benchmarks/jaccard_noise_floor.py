@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import sys
 from pathlib import Path
@@ -47,16 +46,12 @@ PAIRS = 4000
 
 def run0_estimates(build: Path) -> tuple[dict[tuple, tuple[float, float]], set, float, dict]:
     """``({variant: (speedup_compiler, upper end)}, long-tail set, 1 - min_effect, hardware)`` of one
-    build: its run-0 full-protocol rows that are labelled and correct (the rows a member can come from)."""
-    import polars as pl
-
+    build (:func:`benchmarks.compare_builds.curate_rows`): its run-0 full-protocol rows that are labelled
+    and correct (the rows a member can come from)."""
+    from benchmarks.compare_builds import curate_rows
     from curate.select.longtail import long_tail_variants, variant_key
 
-    lt, mt = build / "data" / "curate" / "long_tail.parquet", build / "metrics" / "curate.json"
-    if not lt.is_file():
-        raise SystemExit(f"jaccard_noise_floor: {lt} not found")
-    metrics = json.loads(mt.read_text()) if mt.is_file() else {}
-    rows = pl.read_parquet(lt).to_dicts()
+    rows, metrics = curate_rows(build)
     est = {variant_key(r): (r["speedup_compiler"], r["speedup_compiler_ci_high"]) for r in rows
            if r["run"] == 0 and r.get("phase") == "protocol" and r.get("long_tail") is not None
            and r.get("speedup_compiler") and r.get("speedup_compiler_ci_high") and r.get("correct_at_t")}

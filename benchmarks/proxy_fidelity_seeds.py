@@ -52,8 +52,9 @@ def run_grpo(params: Path, model: str, name: str, out: Path, control: bool) -> f
     when reused)."""
     stamp = out / ".params_sha"
     digest = hashlib.sha256(params.read_bytes()).hexdigest()
-    if (out / "summary.json").is_file() and stamp.is_file() and stamp.read_text().split()[0] == digest:
-        return float(stamp.read_text().split()[1])  # the wall seconds of the run that made them
+    kept = stamp.read_text().split() if stamp.is_file() else []
+    if (out / "summary.json").is_file() and kept[:1] == [digest]:
+        return float(kept[1])  # the wall seconds of the run that made them
     t0 = time.time()
     cmd = [sys.executable, "-m", "proxy_artifacts", "grpo", "--params", str(params), "--model", model, "--name", name,
            "--out", str(out), "--timing", str(out.parent.parent / "timing" / f"{name}.json")] + (["--control"] if control else [])

@@ -161,13 +161,15 @@ def rng_stats_agree(actual, ref_a, ref_b, slack: float = 4.0, z: float = RNG_STA
     if not actual.is_floating_point():
         return bool(torch.equal(actual.sort().values if actual.dim() else actual, ref_a.sort().values if ref_a.dim() else ref_a))
 
+    def flat(x):
+        return x.detach().double().reshape(-1)
+
     def stats(x):
-        x = x.detach().double().reshape(-1)
         return [float(x.mean()), float(x.std()) if x.numel() > 1 else 0.0, float((x == 0).double().mean())]
 
-    sa, sr, sb = stats(actual), stats(ref_a), stats(ref_b)
+    r = flat(ref_a)
+    sa, sr, sb = stats(flat(actual)), stats(r), stats(flat(ref_b))
     scale = [abs(sr[1]) + abs(sr[0]), abs(sr[1]), 1.0]
-    r = ref_a.detach().double().reshape(-1)
     n = max(r.numel(), 1)
     sd, q = sr[1], min(max(sr[2], 1.0 / n), 1.0 - 1.0 / n) if n > 1 else 0.5
     m4 = float(((r - sr[0]) ** 4).mean()) if r.numel() else 0.0
