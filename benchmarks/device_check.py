@@ -593,7 +593,8 @@ def profile_attempt(args) -> int:
                                            compile_workers=cfg.compile_workers, timeout_s=cfg.timeout_s,
                                            mem_cap_bytes=mem_cap, remeasure_passes=cfg.remeasure_passes,
                                            overlap_compile=cfg.overlap_compile, skip_over_cap=cfg.skip_over_time_cap,
-                                           screen=None, stress_confirm=cfg.stress_confirm)
+                                           screen=None, stress_confirm=cfg.stress_confirm, replicates=cfg.replicates,
+                                           extra_replicates=cfg.extra_replicates)
         with open(rows_out, "a") as f:
             f.write(json.dumps({"group": part, "seconds": round(time.perf_counter() - t0, 2), "stats": stats,
                                 "cuda_initialized_in_parent": bool(torch.cuda.is_initialized()),

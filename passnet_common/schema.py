@@ -300,6 +300,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             # run-0 protocol rows: timing children pooled into the ratios above (curate.profile.replicates)
             pa.field("replicates", pa.int32()),  # stable children pooled (null: one child, its own interval)
             pa.field("replicates_timed", pa.int32()),
+            pa.field("replicates_extended", pa.bool_()),  # more children after the first round left the edge inside the interval
             *[pa.field(f"{r}_replicates", pa.list_(pa.float64())) for r in ("speedup_e2e", "speedup_compiler", "speedup_dynamo")],
             pa.field("speedup_compiler_tau", pa.float64()),  # between-child sd of ln speedup_compiler
             pa.field("min_effect", pa.float64()),

@@ -334,7 +334,7 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
     for mode in (False, True):
         rows, stats = profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{mode}", plan, SIZES, compile_workers=1,
                                   timeout_s=300.0, mem_cap_bytes=4 << 30, log=lambda *_: None, remeasure_passes=0,
-                                  overlap_compile=mode, skip_over_cap=False, screen=None, stress_confirm=False)
+                                  overlap_compile=mode, skip_over_cap=False, screen=None, stress_confirm=False, replicates=1)
         assert stats["compile_overlap"] is mode and stats["compile_attempts"] == stats["variants"] > 0
         # ok vs unstable is the timing's verdict (load-dependent); which variants were timed is not
         got[mode] = sorted((r["subgraph_hash"], r["size"], r["run"], "timed" if r["status"] in ("ok", "unstable") else r["status"],
@@ -350,7 +350,7 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
     rows, _ = profile_all(subs, tmp_path / "store", {**cfg, "timing": {**cfg["timing"], "max_variant_s": 1e-9}},
                           tmp_path / "outcap", plan[:1], SIZES, compile_workers=1, timeout_s=300.0, mem_cap_bytes=4 << 30,
                           log=lambda *_: None, remeasure_passes=0, overlap_compile=False, skip_over_cap=True, screen=None,
-                          stress_confirm=False)
+                          stress_confirm=False, replicates=1)
     ran = [r for r in rows if r.get("eager_check_ms") is not None]
     assert ran and all(r["status"] == "skipped" and r["skip_reason"] == "over_time_cap" and r.get("trials") is None for r in ran)
 
@@ -484,13 +484,16 @@ class _FakeCompile:
 
 
 def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, slow_protocol: int | None = None,
-                  agreement: slice = slice(None), replicates: int = 1):
+                  agreement: slice = slice(None), replicates: int = 1, straddle: int | None = None,
+                  extra_replicates: int = 0):
     """profile_all on two stored subgraphs with fake compile / timing children: the screen calls
     every variant of the first subgraph a candidate (interval below 1 - min_effect), the others settled.
     ``slow_protocol``: index of a subgraph whose non-screen timings say slower (interval [0.5, 0.52]);
     ``agreement``: the subgraphs runs 1 and 2 re-time; ``confirm``: profile_all's stress_confirm;
     ``replicates``: profile_all's (a replicate child r >= 1 of a protocol variant reports its interval
-    shifted by 0.01 x r, every ratio alike).
+    shifted by 0.01 x r, every ratio alike); ``straddle``: index of a subgraph whose non-screen children
+    report [0.90, 0.97] (ratio 0.93) shifted the same way, an interval that holds the edge 0.95;
+    ``extra_replicates``: profile_all's.
     Returns (rows, stats, timing calls as (attempt folder, compile finished then, stressed run))."""
     import contextlib
 
@@ -514,12 +517,15 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, s
             lo = 0.5 if (screen and subs[0]["subgraph_hash"] in str(folder)) else 0.99
             if not screen and slow_protocol is not None and subs[slow_protocol]["subgraph_hash"] in str(folder):
                 lo = 0.5
+            offsets = (("", 0.01), ("_ci_low", 0.0), ("_ci_high", 0.02))
+            if not screen and straddle is not None and subs[straddle]["subgraph_hash"] in str(folder):
+                lo, offsets = 0.90, (("", 0.03), ("_ci_low", 0.0), ("_ci_high", 0.07))
             rep = int(key.split("-rep")[1].split("-")[0]) if "-rep" in key else 0
             lo += 0.01 * rep
             (d / "result.json").write_text(json.dumps({
                 "stable": True, "trials": 6, "trial_history": "[]",
                 **{f"{c}{s}": lo + v for c in ("speedup_compiler", "speedup_e2e", "speedup_dynamo")
-                   for s, v in (("", 0.01), ("_ci_low", 0.0), ("_ci_high", 0.02))}}))
+                   for s, v in offsets}}))
             done = state["proc"] is None or not state["proc"].todo
             calls.append((d, done, state["stress"]))
 
@@ -543,7 +549,7 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, s
     rows, stats = pr.profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{overlap}", plan, SIZES,
                                  compile_workers=1, timeout_s=60.0, mem_cap_bytes=None, log=lambda *_: None,
                                  remeasure_passes=1, overlap_compile=overlap, skip_over_cap=False, screen=screen,
-                                 stress_confirm=confirm, replicates=replicates)
+                                 stress_confirm=confirm, replicates=replicates, extra_replicates=extra_replicates)
     return rows, stats, calls
 
 

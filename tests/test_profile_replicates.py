@@ -87,3 +87,38 @@ def test_profile_all_times_every_protocol_variant_in_separate_replicate_children
     assert max(i for i, f in enumerate(folders) if f.endswith("rep1")) < min(i for i, f in enumerate(folders) if f.endswith("rep2"))
     # screen-only rows are not replicated
     assert all(r.get("replicates") is None for r in rows if r["run"] == 0 and r.get("phase") == "screen")
+
+
+def test_undecided_is_an_interval_that_holds_the_edge():
+    from curate.profile.run import undecided
+
+    def row(lo, hi, status="ok"):
+        return {"status": status, "speedup_compiler_ci_low": lo, "speedup_compiler_ci_high": hi}
+    assert undecided(row(0.90, 0.97), 0.05) and undecided(row(0.90, 0.95), 0.05)  # hi == edge: not below it
+    assert not undecided(row(0.80, 0.94), 0.05) and not undecided(row(0.95, 1.10), 0.05)  # lo == edge: decided
+    assert not undecided(row(0.90, 0.97, status="unstable"), 0.05) and not undecided({"status": "ok"}, 0.05)
+
+
+def test_profile_all_gives_more_children_only_to_variants_whose_interval_holds_the_edge(tmp_path, monkeypatch):
+    """Two replicates, two extra. The screen's candidates are the first subgraph's variants. When their
+    protocol children report [0.90 + 0.01 r, 0.97 + 0.01 r] (ratio 0.93 + 0.01 r), the pool of 2 children
+    (t_1 = 12.7) holds 0.95, so each gets children rep2 and rep3 and pools all four (ratios 0.93-0.96:
+    centre 0.945); when they report [0.50, 0.52] and [0.51, 0.53] the label is decided and 2 children stay."""
+    from tests.test_profile_remeasure import _fake_profile
+
+    rows, stats, calls = _fake_profile(tmp_path, monkeypatch, overlap=False, replicates=2, extra_replicates=2,
+                                       straddle=0)
+    prot = [r for r in rows if r["run"] == 0 and r.get("phase") == "protocol"]
+    assert prot and all(r["replicates_extended"] for r in prot)
+    for r in prot:
+        assert r["replicates"] == 4 and r["speedup_compiler_replicates"] == pytest.approx([0.93, 0.94, 0.95, 0.96])
+        assert r["speedup_compiler"] == pytest.approx(0.945, abs=1e-3)
+    folders = [str(c[0]) for c in calls]
+    assert sum(f.endswith(("rep2", "rep3")) for f in folders) == 2 * len(prot)
+    assert stats["screen"]["extended_variants"] == len(prot) and stats["screen"]["extended_attempts"] == 2 * len(prot)
+    # decided intervals: nothing extended, no rep2 child, 2 children pooled
+    rows1, stats1, calls1 = _fake_profile(tmp_path / "decided", monkeypatch, overlap=False, replicates=2,
+                                          extra_replicates=2, slow_protocol=0)
+    prot1 = [r for r in rows1 if r["run"] == 0 and r.get("phase") == "protocol"]
+    assert prot1 and not any(r["replicates_extended"] for r in prot1) and all(r["replicates"] == 2 for r in prot1)
+    assert stats1["screen"]["extended_variants"] == 0 and not any(str(c[0]).endswith("rep2") for c in calls1)

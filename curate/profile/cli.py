@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
                             compile_workers=cfg.compile_workers, timeout_s=cfg.timeout_s,
                             mem_cap_bytes=int(cfg.mem_cap_gb * 2**30), remeasure_passes=cfg.remeasure_passes,
                             overlap_compile=cfg.overlap_compile, skip_over_cap=cfg.skip_over_time_cap, screen=screen,
-                            stress_confirm=cfg.stress_confirm, replicates=cfg.replicates)
+                            stress_confirm=cfg.stress_confirm, replicates=cfg.replicates,
+                            extra_replicates=cfg.extra_replicates)
         rows += r
         stats[device] = {**st, "timing_config": timing}
     write_parquet(out / "profiles.parquet", to_table("profiles", rows))

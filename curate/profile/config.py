@@ -98,6 +98,10 @@ class ProfileConfig(ParamsConfig):
                            doc="timing children per run-0 full-protocol variant (screen candidates and audit sample), "
                            "one round per replicate; the row pools them (random effects, Hartung-Knapp interval: "
                            "curate/profile/replicates.py); 1: one child, its own interval")
+    extra_replicates: int = knob(4, rule=non_negative(int),
+                                 doc="more children (further rounds) for a run-0 protocol variant whose pooled "
+                                 "speedup_compiler interval still holds the edge 1 - min_effect, pooled with the first "
+                                 "(a two-stage sequential design: curate/profile/run.py::undecided); 0: none")
     agreement_sample: int = knob(8, rule=positive(int), doc="subgraphs (all their variants) re-timed in runs 1 and 2")
     screen: bool = knob(True, doc="run 0: screen every variant (screen_timing), the full protocol on its candidates + the audit sample")
     audit_share: float = knob(0.15, rule=interval(float, 0, 1),

@@ -328,7 +328,7 @@ def wait_checks(dirs: list[Path], proc: subprocess.Popen | None, poll_s: float =
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict, *,
                 compile_workers: int, timeout_s: float, mem_cap_bytes: int | None, remeasure_passes: int,
                 overlap_compile: bool, skip_over_cap: bool, screen: dict | None, stress_confirm: bool,
-                replicates: int, log=print) -> tuple[list[dict], dict[str, Any]]:
+                replicates: int, extra_replicates: int = 0, log=print) -> tuple[list[dict], dict[str, Any]]:
     """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
     in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
     The keyword settings are ``curate.profile``'s (:class:`curate.profile.config.ProfileConfig`:
@@ -567,7 +567,7 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             if screened:
                 args = {k: (a[0], a[1]["dtype"]) for k, a, _ in tasks_all}
                 rows += _screen_then_protocol(keyed_all, args, screen, tcfg, att, batch, remeasure_passes, stats, busy,
-                                              counts[0], log, replicates=replicates)
+                                              counts[0], log, replicates=replicates, extra_replicates=extra_replicates)
                 sc = stats["screen"]  # the protocol's variants and seconds include those timed as fillers
                 sc.update(wall_seconds=secs, protocol_filled_while_compiling=fill_count["protocol"],
                           protocol_variants=sc["protocol_variants"] + fill_count["protocol"],
@@ -625,11 +625,31 @@ def with_replicates(row0: dict, reps: list[dict], level: float, min_effect: floa
     return row
 
 
+def undecided(row: dict, min_effect: float) -> bool:
+    """Whether a pooled protocol row's ``speedup_compiler`` interval holds the long-tail edge ``1 -
+    min_effect`` (``ci_low < edge <= ci_high``): the label the long tail reads (upper end below the edge)
+    is not settled by the interval. False for a row without a pooled interval (unstable, failed)."""
+    lo, hi = row.get("speedup_compiler_ci_low"), row.get("speedup_compiler_ci_high")
+    if lo is None or hi is None or row.get("status") not in ("ok", "accuracy_error"):
+        return False
+    edge = 1.0 - min_effect
+    return lo < edge <= hi
+
+
 def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att: Path, batch: Callable, passes: int,
-                          stats: dict, screen_s: float, screened: int, log, replicates: int) -> list[dict]:
+                          stats: dict, screen_s: float, screened: int, log, replicates: int,
+                          extra_replicates: int = 0) -> list[dict]:
     """Run 0's second phase (:func:`profile_all` with ``screen``): the full protocol on the
     screen's candidates and the audit sample; returns run 0's rows (module docstring).
-    ``args``: screen attempt key -> ``(variant folder, dtype)``."""
+    ``args``: screen attempt key -> ``(variant folder, dtype)``.
+
+    Replicates: every protocol variant is timed by ``replicates`` children, one round per replicate;
+    then a variant whose pooled ``speedup_compiler`` interval still holds the long-tail edge
+    ``1 - min_effect`` (``lo < edge <= hi``: :func:`undecided`) gets ``extra_replicates`` more children
+    (further rounds) and is pooled over all of them -- a two-stage sequential design, as the timing
+    protocol's own ``stop: label`` rule is for trials: the label gets more data where it is undecided,
+    on either side of the edge, so that a rebuild does not flip it on the interval's half-width alone.
+    The row records ``replicates_extended``."""
     min_effect = float(screen["timing"]["min_effect"])
     srows = [(base, chk, d, _timed_row(base, chk, d)) for base, chk, d in keyed]
     cand = {base["attempt_key"] for base, _, _, r in srows
@@ -662,27 +682,52 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
     rep_s = time.perf_counter() - t1
     tc = ProtocolTimingConfig(**tcfg["timing"])  # the block's level and threshold (a partly written block: its defaults)
     level, min_eff = float(tc.ci_level), float(tc.min_effect)
+
+    def protocol_row(base: dict, chk: dict, r: dict) -> dict:
+        k = base["attempt_key"]
+        key, dp = keyed_p[k]
+        row0 = {**_timed_row({**base, "attempt_key": key}, chk, dp), "phase": "protocol",
+                "screen_candidate": k in cand, "audit": k in audit,
+                **{f"screen_{c}": r.get(c) for c in ("speedup_compiler", "speedup_compiler_ci_low", "speedup_compiler_ci_high")}}
+        if replicates > 1:
+            row0 = with_replicates(row0, [row0] + [_timed_row({**base, "attempt_key": kr}, chk, dr) for kr, dr in reps.get(k, [])],
+                                   level, min_eff)
+        return row0
+
+    # the second stage: more children for the variants whose pooled interval holds the edge
+    ext: set[str] = set()
+    ext_n, t2 = 0, time.perf_counter()
+    if replicates > 1 and extra_replicates > 0:
+        ext = {base["attempt_key"] for base, chk, _, r in srows
+               if base["attempt_key"] in keyed_p and undecided(protocol_row(base, chk, r), min_eff)}
+        for rep in range(replicates, replicates + extra_replicates):
+            tasks_r = []
+            for base, _, _, _ in srows:
+                if base["attempt_key"] in ext:
+                    t = protocol_task(base, args[base["attempt_key"]], tcfg, att, replicate=rep)
+                    tasks_r.append(t)
+                    reps.setdefault(base["attempt_key"], []).append((t[0], t[2]))
+            cr = time_passes(tasks_r, batch, passes)
+            ext_n += cr[0] if cr else 0
+    ext_s = time.perf_counter() - t2
     out = []
     for base, chk, d, r in srows:
         k = base["attempt_key"]
-        extra = {"screen_candidate": k in cand, "audit": k in audit,
-                 **{f"screen_{c}": r.get(c) for c in ("speedup_compiler", "speedup_compiler_ci_low", "speedup_compiler_ci_high")}}
         if k in keyed_p:
-            key, dp = keyed_p[k]
-            row0 = {**_timed_row({**base, "attempt_key": key}, chk, dp), "phase": "protocol", **extra}
-            if replicates > 1:
-                row0 = with_replicates(row0, [row0] + [_timed_row({**base, "attempt_key": kr}, chk, dr) for kr, dr in reps.get(k, [])],
-                                       level, min_eff)
-            out.append(row0)
+            out.append({**protocol_row(base, chk, r), "replicates_extended": k in ext})
         else:
-            out.append({**r, "phase": "screen", **extra})
+            out.append({**r, "phase": "screen", "screen_candidate": k in cand, "audit": k in audit,
+                        **{f"screen_{c}": r.get(c) for c in ("speedup_compiler", "speedup_compiler_ci_low", "speedup_compiler_ci_high")}})
     stats["screen"] = {"variants": screened, "seconds": screen_s, "candidates": len(cand), "audited": len(audit),
                        "protocol_variants": cnt[0] if cnt else 0, "protocol_remeasured": cnt[1:], "protocol_seconds": prot_s,
                        "replicates": replicates, "replicate_attempts": rep_n, "replicate_seconds": rep_s,
+                       "extra_replicates": extra_replicates, "extended_variants": len(ext), "extended_attempts": ext_n,
+                       "extended_seconds": ext_s,
                        "cpu_seconds": sum(r.get("time_cpu_seconds") or 0.0 for _, _, _, r in srows),
                        "protocol_cpu_seconds": sum(o.get("time_cpu_seconds") or 0.0 for o in out if o["phase"] == "protocol")}
     log(f"profile screen: {len(srows)} variants in {screen_s:.1f} s, {len(cand)} candidates + {len(audit)} audited -> "
-        f"full protocol in {prot_s:.1f} s, {replicates - 1} more replicate(s) of each in {rep_s:.1f} s")
+        f"full protocol in {prot_s:.1f} s, {replicates - 1} more replicate(s) of each in {rep_s:.1f} s, "
+        f"{extra_replicates} more of {len(ext)} undecided in {ext_s:.1f} s")
     return out
 
 
