@@ -7,16 +7,16 @@ the controls named by ``--controls`` (their models as the pipeline built them un
 ``data/proxy``), then the pipeline's own fidelity command on those runs, so the rule, the tolerances
 (from the base's seed-to-seed spread) and the control comparison are the stage's, only with more
 seeds. Every model's runs go to ``<work>/grpo/<name>`` and are skipped on a rerun when that folder
-holds a ``summary.json`` made from the same params file (``<work>/params.yaml``: the override
-written first).
+holds a ``summary.json`` made from the same GRPO params (:func:`grpo_digest` of ``<work>/params.yaml``,
+the override written first).
 
     PYTHONPATH=$PWD nice -n 5 python -m benchmarks.proxy_fidelity_seeds [--seeds 10] \\
         [--controls random_output_merge random_experts] [--work /tmp/proxy_fidelity_seeds] \\
         [--out metrics/bench/proxy_fidelity_seeds.json]
 
 Needs the proxy line's outputs (``dvc repro proxy_fidelity`` or a checkout that has them).
-Writes per fault the base's self-reproduction rate, the magnitude tolerances (``spread_factor`` x the
-base's seed range: wider with more seeds, as a range grows with the sample), the proxy's rate and verdict, per control its
+Writes per fault the base's self-reproduction rate, the magnitude tolerances (``sd_factor`` x the
+base's seed-to-seed standard deviation), the proxy's rate and verdict, per control its
 rate, verdict, whether the proxy beats it (the stage's ``beaten``, with the interval of the
 difference), and ``reproduces`` (faults the proxy passes and every control either fails or is beaten
 on); plus the seeds, the machine, the load, the wall time and the command. Prints a table.
@@ -47,11 +47,18 @@ def write_params(src: Path, dst: Path, seeds: int) -> None:
     dst.write_text(yaml.safe_dump(p, sort_keys=False))
 
 
+def grpo_digest(params: Path) -> str:
+    """sha256 of the params a GRPO run reads: the ``proxy`` block without ``proxy.fidelity`` (read only by
+    the fidelity command), as sorted JSON; a change to the fidelity rule reuses the runs."""
+    p = yaml.safe_load(params.read_text())["proxy"]
+    return hashlib.sha256(json.dumps({k: v for k, v in p.items() if k != "fidelity"}, sort_keys=True).encode()).hexdigest()
+
+
 def run_grpo(params: Path, model: str, name: str, out: Path, control: bool) -> float:
     """One model's GRPO runs (the stage's CLI); returns the wall seconds (of the run that made them,
-    when reused)."""
+    when reused: the folder's ``.params_sha`` holds :func:`grpo_digest` and those seconds)."""
     stamp = out / ".params_sha"
-    digest = hashlib.sha256(params.read_bytes()).hexdigest()
+    digest = grpo_digest(params)
     kept = stamp.read_text().split() if stamp.is_file() else []
     if (out / "summary.json").is_file() and kept[:1] == [digest]:
         return float(kept[1])  # the wall seconds of the run that made them
@@ -62,6 +69,56 @@ def run_grpo(params: Path, model: str, name: str, out: Path, control: bool) -> f
     wall = time.time() - t0
     stamp.write_text(f"{digest} {wall:.1f}")
     return wall
+
+
+def tolerance_by_seed_count(base_dir: Path, cp: dict, seeds: int, subset: int = 3) -> dict:
+    """How the base's tolerances move with the seed count, on the study's own base runs: per fault run on
+    exactly ``seeds`` seeds (the healthy ensemble and the fix runs have their own counts) and per quantity
+    (:data:`proxy_artifacts.controls.QUANTITIES`, floors set to 0 so the spread shows), the tolerance
+    from all seeds over the mean tolerance from every ``subset``-seed subset, under the stage's rule
+    (``sd_factor`` x the sample SD) and under the range rule it replaced (2 x the range). For normal draws
+    the expected ratios at 10 seeds vs 3 are c4(10) / c4(3) = 1.098 (SD) and d2(10) / d2(3) = 1.818 (range).
+    Returns ``{"subset": 3, "seeds": seeds, "cells": k, "median_ratio_sd": .., "median_ratio_range": ..,
+    "per_fault": {fault: {quantity: [ratio_sd, ratio_range]}}}``."""
+    import itertools
+    import statistics
+
+    from proxy_artifacts import controls
+    from proxy_artifacts.fidelity import _load_runs
+
+    cp0 = dict(cp, abs_floor=0.0, log_floor=0.0)
+
+    def sd_tol(vals, scale):
+        return controls.tolerance(vals, scale, cp0)
+
+    def range_tol(vals, scale):
+        xs = [x for v in vals if not controls._zero(v, scale) and (x := controls._scaled(v, scale)) is not None
+              and x == x and abs(x) != float("inf")]
+        return 2.0 * (max(xs) - min(xs)) if len(xs) > 1 else 0.0
+
+    per, rs, rr = {}, [], []
+    for fault, by_seed in sorted(_load_runs(base_dir).items()):
+        q = {sd: controls.run_quantities(r["rows"]) for sd, r in by_seed.items() if r["rows"]}
+        if len(q) != seeds or seeds <= subset:
+            continue
+        for name, scale in controls.QUANTITIES.items():
+            vals = {sd: q[sd].get(name) for sd in sorted(q)}
+            if any(v is None for v in vals.values()):
+                continue
+            subs = list(itertools.combinations(sorted(q), subset))
+            ratios = []
+            for rule in (sd_tol, range_tol):
+                full = rule(list(vals.values()), scale)
+                part = statistics.mean(rule([vals[sd] for sd in c], scale) for c in subs)
+                ratios.append(round(full / part, 4) if part > 0 else None)
+            if None in ratios:
+                continue
+            per.setdefault(fault, {})[name] = ratios
+            rs.append(ratios[0])
+            rr.append(ratios[1])
+    return {"subset": subset, "seeds": seeds, "cells": len(rs),
+            "median_ratio_sd": round(statistics.median(rs), 4) if rs else None,
+            "median_ratio_range": round(statistics.median(rr), 4) if rr else None, "per_fault": per}
 
 
 def summarise(fid: dict, controls: list[str]) -> dict:
@@ -109,7 +166,10 @@ def main(argv: list[str] | None = None) -> int:
                     "--controls", *(f"r0.5:control_{c}={args.work / 'grpo' / f'control_{c}'}" for c in args.controls),
                     "--report", str(args.work / "fidelity_report.md"), "--metrics", str(metrics),
                     "--plots", str(args.work / "plots")], check=True)
+    cp = yaml.safe_load(params.read_text())["proxy"]["fidelity"]["controls"]
+    by_n = tolerance_by_seed_count(args.work / "grpo" / "base", cp, args.seeds)
     rec = {"fault_seeds": args.seeds, "controls": args.controls, **summarise(json.loads(metrics.read_text()), args.controls),
+           "tolerance_by_seed_count": by_n,
            "grpo_wall_s": {k: round(v, 1) for k, v in walls.items()}, "wall_s": round(time.time() - t0, 1),
            "load_avg_1min": [round(load0, 2), round(os.getloadavg()[0], 2)],
            "machine": {"cpu": platform.processor() or platform.machine(), "logical_cores": os.cpu_count()},
@@ -122,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{fault:22s} {br if br is None else round(br, 2)!s:>6s} {pr if pr is None else round(pr, 2)!s:>6s}"
               f"{'P' if v['proxy_passes'] else '-'} {cells}")
     print("reproduces:", rec["reproduces"])
+    print(f"tolerance from {by_n['seeds']} seeds / mean over {by_n['subset']}-seed subsets, median over {by_n['cells']} "
+          f"(fault, quantity) cells: SD rule {by_n['median_ratio_sd']}, range rule {by_n['median_ratio_range']}")
     from passnet_common.io import atomic_write_json
 
     atomic_write_json(args.out, rec, indent=2)

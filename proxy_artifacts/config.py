@@ -242,7 +242,8 @@ class ControlsConfig(ParamsConfig):
 
     keep_ratio: float = knob(0.5, rule=_KEEP_RATIO, doc="the proxy whose controls are built (same expert count)")
     seed: int = knob(0, doc="random expert choice / re-initialisation seed")
-    spread_factor: float = knob(2.0, rule=positive(float), doc="tolerance = factor x the base's seed-to-seed range")
+    sd_factor: float = knob(3.0, rule=positive(float),
+                            doc="tolerance = factor x the base's seed-to-seed standard deviation (controls.tolerance)")
     log_floor: float = knob(0.30103, rule=non_negative(float), doc="least tolerance of a log quantity, decades (x2)")
     abs_floor: float = knob(0.05, rule=non_negative(float), doc="least tolerance of a linear quantity (reward, nats)")
     log_max: float = knob(1.0, rule=positive(float),

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from benchmarks.proxy_fidelity_seeds import summarise, write_params
@@ -30,3 +31,42 @@ def test_summary_keeps_the_stage_verdicts_and_drops_fix_runs():
                                    "proxy_rate": 0.8, "proxy_passes": True,
                                    "controls": {"random_experts": {"rate": 0.2, "passes": False, "beaten": True,
                                                                    "diff_ci95": [0.1, 0.5]}}}
+
+
+def test_grpo_runs_are_reused_across_fidelity_rule_changes_only(tmp_path):
+    """The reuse stamp covers the proxy block without proxy.fidelity: a new fidelity rule keeps the runs, a
+    GRPO change does not."""
+    import yaml
+
+    from benchmarks.proxy_fidelity_seeds import grpo_digest
+
+    p = {"proxy": {"grpo": {"steps": 10}, "fidelity": {"controls": {"sd_factor": 3.0}}}, "curate": {"x": 1}}
+    a, b, c = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml"
+    a.write_text(yaml.safe_dump(p))
+    b.write_text(yaml.safe_dump({**p, "proxy": {**p["proxy"], "fidelity": {"controls": {"sd_factor": 2.0}}}, "curate": {}}))
+    c.write_text(yaml.safe_dump({**p, "proxy": {**p["proxy"], "grpo": {"steps": 11}}}))
+    assert grpo_digest(a) == grpo_digest(b) != grpo_digest(c)
+
+
+def test_tolerance_by_seed_count_known_ratios(tmp_path):
+    """A base folder with one fault on 4 seeds, reward 0.1 / 0.2 / 0.3 / 0.4 (the only quantity logged, no
+    floors): all 4 seeds give SD 0.1291 (x 3) and range 0.3 (x 2); the four 3-seed subsets give SD 0.1, 0.1528,
+    0.1528, 0.1 (mean 0.1264) and ranges 0.2, 0.3, 0.3, 0.2 (mean 0.25). Ratios: 1.0215 and 1.2. A fault run on
+    another seed count is left out."""
+    import json
+
+    from benchmarks.proxy_fidelity_seeds import tolerance_by_seed_count
+    from proxy_artifacts.config import ControlsConfig
+
+    runs = {}
+    for s, r in enumerate((0.1, 0.2, 0.3, 0.4)):
+        (tmp_path / f"lr_spike.s{s}.jsonl").write_text(json.dumps({"step": 1, "reward": r}) + "\n")
+        runs[f"lr_spike.s{s}"] = {"fault": "lr_spike"}
+    for s in range(2):
+        (tmp_path / f"none.s{s}.jsonl").write_text(json.dumps({"step": 1, "reward": 0.5 + s}) + "\n")
+        runs[f"none.s{s}"] = {"fault": "none"}
+    (tmp_path / "summary.json").write_text(json.dumps({"runs": runs, "heldout_healthy_seeds": []}))
+    got = tolerance_by_seed_count(tmp_path, ControlsConfig().to_params(), seeds=4)
+    assert got["cells"] == 1 and list(got["per_fault"]) == ["lr_spike"]
+    assert got["per_fault"]["lr_spike"]["reward_mean"] == pytest.approx([1.0215, 1.2], abs=1e-3)
+    assert got["median_ratio_sd"] == pytest.approx(1.0215, abs=1e-3) and got["median_ratio_range"] == pytest.approx(1.2)

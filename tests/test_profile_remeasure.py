@@ -282,7 +282,7 @@ def test_profile_all_keeps_a_capped_row_too_short_for_the_gate_unstable_without_
     rows, stats = profile_all([{"subgraph_hash": h}], tmp_path / "store", cfg, tmp_path / "out", plan, SIZES,
                               compile_workers=1, timeout_s=300.0, mem_cap_bytes=4 << 30, log=lambda *_: None,
                               remeasure_passes=1, overlap_compile=False, skip_over_cap=False, screen=None, stress_confirm=False,
-                              replicates=1)
+                              replicates=1, extra_replicates=0)
     timed = [r for r in rows if r.get("trials") is not None]
     assert len(timed) == 3 and stats["timing"][0]["remeasured"] == []  # catalog, mid, workload
     for r in timed:
@@ -334,7 +334,8 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
     for mode in (False, True):
         rows, stats = profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{mode}", plan, SIZES, compile_workers=1,
                                   timeout_s=300.0, mem_cap_bytes=4 << 30, log=lambda *_: None, remeasure_passes=0,
-                                  overlap_compile=mode, skip_over_cap=False, screen=None, stress_confirm=False, replicates=1)
+                                  overlap_compile=mode, skip_over_cap=False, screen=None, stress_confirm=False,
+                                  replicates=1, extra_replicates=0)
         assert stats["compile_overlap"] is mode and stats["compile_attempts"] == stats["variants"] > 0
         # ok vs unstable is the timing's verdict (load-dependent); which variants were timed is not
         got[mode] = sorted((r["subgraph_hash"], r["size"], r["run"], "timed" if r["status"] in ("ok", "unstable") else r["status"],
@@ -350,7 +351,7 @@ def test_overlapped_compile_runs_on_other_cores_and_gives_the_rows_of_the_sequen
     rows, _ = profile_all(subs, tmp_path / "store", {**cfg, "timing": {**cfg["timing"], "max_variant_s": 1e-9}},
                           tmp_path / "outcap", plan[:1], SIZES, compile_workers=1, timeout_s=300.0, mem_cap_bytes=4 << 30,
                           log=lambda *_: None, remeasure_passes=0, overlap_compile=False, skip_over_cap=True, screen=None,
-                          stress_confirm=False, replicates=1)
+                          stress_confirm=False, replicates=1, extra_replicates=0)
     ran = [r for r in rows if r.get("eager_check_ms") is not None]
     assert ran and all(r["status"] == "skipped" and r["skip_reason"] == "over_time_cap" and r.get("trials") is None for r in ran)
 

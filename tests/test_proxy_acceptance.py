@@ -1,8 +1,9 @@
 """The committed proxy metrics meet the bars the proxy line promises (docs/proxies.md): a competent base on
 every seed with a partly solved edge, healthy RL that raises the edge reward with an interval excluding 0
 for the base and the keep-0.5 proxy, a catalogued fault table with base rates over >= 3 seeds, and a
-re-initialised control that fails wherever the real proxy passes. These read the files `dvc repro` and
-`benchmarks/proxy_base_seeds.py` commit, so a rebuild that no longer meets a bar cannot be committed
+re-initialised control that fails wherever the real proxy passes. These read the files `dvc repro`,
+`benchmarks/proxy_base_seeds.py` and `benchmarks/proxy_fidelity_seeds.py` commit, so a rebuild that no
+longer meets a bar cannot be committed
 with a green suite."""
 
 from __future__ import annotations
@@ -79,15 +80,27 @@ def test_every_fault_has_its_row_with_base_rates_over_three_seeds():
 
 
 def test_the_reinit_control_fails_wherever_the_real_proxy_passes():
+    """In the pipeline's 3-seed verdicts the re-initialised control passes no fault the proxy passes (there the
+    proxy may pass none: 3 x a 3-seed standard deviation is a strict tolerance); the committed 10-seed study
+    (``benchmarks/proxy_fidelity_seeds.py``, the stage's rule on more seeds) is the evidence that is not
+    vacuous: the proxy passes at least one fault, and on each the re-initialised control fails and is
+    beaten with an interval."""
     fid = _m("metrics/fidelity.json")
     assert fid["controls"], "no controls block"
     for proxy, blk in fid["controls"].items():
         passed = [f for f, r in blk["faults"].items() if r["proxy"]["passes"]]
-        assert passed, proxy
         reinit = [c for c in blk["controls"] if c.endswith("reinit")]
         assert reinit, blk["controls"]
         for c in reinit:
             assert not set(blk["controls_passing"][c]) & set(passed), (proxy, c, blk["controls_passing"][c])
+    study = _m("metrics/bench/proxy_fidelity_seeds.json")
+    assert study["fault_seeds"] > len(PROXY["grpo"]["fault_seeds"]) and "reinit" in study["controls"]
+    assert study["rule"]["min_score"] == PROXY["fidelity"]["controls"]["min_score"]
+    passed = [f for f, v in study["faults"].items() if v["proxy_passes"]]
+    assert passed, "the proxy passes no fault in the seed study"
+    for f in passed:
+        r = study["faults"][f]["controls"]["reinit"]
+        assert not r["passes"] and r["beaten"] and r["diff_ci95"][0] > 0, (f, r)
 
 
 def test_the_keep_ratio_proxy_has_a_column_for_every_control_kind_and_reproduces_only_beyond_all():

@@ -71,17 +71,34 @@ def test_newcombe_interval_known_value():
 
 
 def test_tolerance_is_the_base_spread_with_floors():
-    # linear: range 0.1 x 2 = 0.2; a single value: the floor
-    assert controls.tolerance([0.3, 0.4, 0.35], "linear", CP) == pytest.approx(0.2)
+    # linear: sample SD of 0.3, 0.4, 0.35 is 0.05, x 3 = 0.15; a single value: the floor
+    assert CP["sd_factor"] == 3.0
+    assert controls.tolerance([0.3, 0.4, 0.35], "linear", CP) == pytest.approx(0.15)
     assert controls.tolerance([0.3], "linear", CP) == CP["abs_floor"]
-    # log: 1e-3 .. 1e-1 is 2 decades -> 4 decades; within a factor 1.5 -> the factor-2 floor
-    assert controls.tolerance([1e-3, 1e-1], "log", CP) == pytest.approx(4.0)
-    assert controls.tolerance([1.0, 1.5], "log", CP) == pytest.approx(max(2 * 0.176091, CP["log_floor"]), abs=1e-5)
+    # log: -3 and -1 decades have SD sqrt(2) -> 4.2426 decades; 0 and 0.176091 (a factor 1.5): SD 0.124515,
+    # x 3 = 0.373544, above the factor-2 floor (0.30103)
+    assert controls.tolerance([1e-3, 1e-1], "log", CP) == pytest.approx(3 * 2 ** 0.5)
+    assert controls.tolerance([1.0, 1.5], "log", CP) == pytest.approx(3 * 0.176091 / 2 ** 0.5, abs=1e-5)
+    assert controls.tolerance([1.0, 1.1], "log", CP) == CP["log_floor"]
     # a cell: both NaN (overflowed runs) match; one NaN does not; a value not logged leaves the cell out
     assert controls.cell_matches(float("nan"), float("nan"), "log", 0.3) is True
     assert controls.cell_matches(1.0, float("nan"), "log", 0.3) is False
     assert controls.cell_matches(None, 1.0, "log", 0.3) is None
     assert controls.cell_matches(0.0, 1e-13, "log", 0.3) is True  # both below the floor: a frozen update
+
+
+def test_tolerance_does_not_widen_with_the_seed_count():
+    """The tolerance estimates a fixed multiple of the base's seed-to-seed sigma at any seed count: over
+    4,000 seeded normal samples, the mean tolerance at 10 seeds over that at 3 is E[s_10] / E[s_3] = c4(10) /
+    c4(3) = 0.97266 / 0.88623 = 1.0975 (a range-based tolerance: E[R_10] / E[R_3] = 3.0775 / 1.6926 = 1.818)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    cp = dict(CP, abs_floor=0.0)
+    mean_tol = {n: float(np.mean([controls.tolerance(list(rng.normal(0.5, 0.1, n)), "linear", cp)
+                                  for _ in range(4000)])) for n in (3, 10)}
+    assert mean_tol[10] / mean_tol[3] == pytest.approx(1.0975, abs=0.03)
+    assert mean_tol[10] == pytest.approx(3 * 0.1 * 0.97266, rel=0.02)
 
 
 def test_seed_share_rule_reads_two_thirds_exactly():
@@ -97,17 +114,17 @@ def test_seed_share_rule_reads_two_thirds_exactly():
 
 
 def test_a_zero_seed_does_not_widen_a_log_tolerance():
-    """Update norms 1e-3, 2e-3 and one frozen seed (0): the spread is over the two non-zero seeds (0.301
-    decades x 2), not 9 decades to the 1e-12 floor; a zero matches only a zero."""
-    assert controls.tolerance([0.0, 1e-3, 2e-3], "log", CP) == pytest.approx(2 * 0.30103, abs=1e-5)
+    """Update norms 1e-3, 2e-3 and one frozen seed (0): the spread is over the two non-zero seeds (SD 0.30103 /
+    sqrt 2 decades, x 3), not 9 decades to the 1e-12 floor; a zero matches only a zero."""
+    assert controls.tolerance([0.0, 1e-3, 2e-3], "log", CP) == pytest.approx(3 * 0.30103 / 2 ** 0.5, abs=1e-5)
     assert controls.cell_matches(0.0, 1e-3, "log", 5.0) is False
     assert controls.cell_matches(1e-3, 0.0, "log", 5.0) is False
     assert controls.cell_matches(0.0, 0.0, "log", 0.3) is True
 
 
 def test_a_quantity_a_dead_model_would_match_is_left_out():
-    """Reward 0.02 / 0.03 / 0.06 on the base's seeds: tolerance max(2 x 0.04, 0.05) = 0.08 >= the median
-    0.03, so a model with reward 0 would match every cell: reward is left out of the score (and listed), and
+    """Reward 0.02 / 0.03 / 0.06 on the base's seeds: tolerance max(3 x SD 0.020817, 0.05) = 0.0625 >= the
+    median 0.03, so a model with reward 0 would match every cell: reward is left out of the score (and listed), and
     a dead control's score rests on the other quantities. A log tolerance over log_max decades likewise."""
     def q(r, k):
         return {"reward_mean": r, "entropy_mean": None, "kl_max": k, "grad_norm_max": None,
@@ -130,10 +147,10 @@ def test_a_quantity_a_dead_model_would_match_is_left_out():
 
 
 def test_base_self_score_judges_each_seed_by_the_other_seeds_spread():
-    """KL 1e-2, 1e-2, 1e-1: with the tolerance of all three seeds (2 x 1 decade) every pair matches -- a
-    ceiling of 1 by construction. Leaving the judged seed out, seed 2 (1e-1) is judged by seeds 0-1's spread
-    (0: the log floor) and fails against seed 1; seed 1 (by seeds 0 and 2: 2 decades) and seed 0 (by seeds 1
-    and 2) match: 2 of 3 pairs."""
+    """KL 1e-2, 1e-2, 1e-1: with the tolerance of all three seeds (3 x SD 0.577 = 1.73 decades) every pair
+    matches -- a ceiling of 1 by construction. Leaving the judged seed out, seed 2 (1e-1) is judged by seeds
+    0-1's spread (0: the log floor) and fails against seed 1; seed 1 (by seeds 0 and 2: 3 x 0.707 = 2.12
+    decades) and seed 0 (by seeds 1 and 2) match: 2 of 3 pairs."""
     def q(k):
         return {"reward_mean": None, "entropy_mean": None, "kl_max": k, "grad_norm_max": None,
                 "logprob_mismatch_fresh_max": None, "update_norm_median": None}
@@ -157,7 +174,7 @@ def test_every_fault_has_a_catalog_row_and_an_uncatalogued_one_is_an_error():
 
 def test_magnitude_score_counts_cells_per_seed_and_the_seeds_a_proxy_is_ahead_on():
     """Two quantities logged (reward linear, kl log), three seeds. Base: reward 0.5, 0.6, 0.7 (tolerance
-    max(2 x 0.2, abs_floor) = 0.4), kl 1e-2 on every seed (tolerance: the log floor). Proxy: equal to the
+    max(3 x SD 0.1, abs_floor) = 0.3), kl 1e-2 on every seed (tolerance: the log floor). Proxy: equal to the
     base on every seed: 2/2 cells per seed. Control: seed 0 equal, seed 1 reward off by 1.0 and kl x 100,
     seed 2 kl x 100: 2/2, 0/2, 1/2. So 3 of 6 cells match the control (rate 0.5), and the proxy is ahead
     on seeds 1 and 2 only: 2 of 3 seeds, though its 6/6 cells against 3/6 look like six more cells."""

@@ -328,7 +328,7 @@ def wait_checks(dirs: list[Path], proc: subprocess.Popen | None, poll_s: float =
 def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, plan: list[dict], sizes: dict, *,
                 compile_workers: int, timeout_s: float, mem_cap_bytes: int | None, remeasure_passes: int,
                 overlap_compile: bool, skip_over_cap: bool, screen: dict | None, stress_confirm: bool,
-                replicates: int, extra_replicates: int = 0, log=print) -> tuple[list[dict], dict[str, Any]]:
+                replicates: int, extra_replicates: int, log=print) -> tuple[list[dict], dict[str, Any]]:
     """Profile every variant of ``subgraphs`` (rows with ``subgraph_hash``) along ``plan``;
     in every run the unstable variants get up to ``remeasure_passes`` more passes (:func:`time_passes`).
     The keyword settings are ``curate.profile``'s (:class:`curate.profile.config.ProfileConfig`:
@@ -638,7 +638,7 @@ def undecided(row: dict, min_effect: float) -> bool:
 
 def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att: Path, batch: Callable, passes: int,
                           stats: dict, screen_s: float, screened: int, log, replicates: int,
-                          extra_replicates: int = 0) -> list[dict]:
+                          extra_replicates: int) -> list[dict]:
     """Run 0's second phase (:func:`profile_all` with ``screen``): the full protocol on the
     screen's candidates and the audit sample; returns run 0's rows (module docstring).
     ``args``: screen attempt key -> ``(variant folder, dtype)``.
