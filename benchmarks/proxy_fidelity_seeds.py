@@ -121,6 +121,58 @@ def tolerance_by_seed_count(base_dir: Path, cp: dict, seeds: int, subset: int = 
             "median_ratio_range": round(statistics.median(rr), 4) if rr else None, "per_fault": per}
 
 
+def verdict_stability(grpo: Path, models: list[str], cp: dict, seeds: int, sizes: tuple[int, ...] = (3, 9)) -> dict:
+    """How often the magnitude half of the pass rule (score >= ``min_score``) holds on seed subsets of the
+    study's runs: per subset size k, per fault run on exactly ``seeds`` seeds and per model, the share of the
+    C(seeds, k) subsets on which :func:`proxy_artifacts.controls.magnitude_score` (base tolerances from the
+    subset's own base seeds, as the stage would have them with k seeds) reaches ``min_score``. At k = 3 this
+    is what the pipeline's 3-seed verdict would be on another draw of seeds. Returns ``{str(k): {fault:
+    {model: share, or None when the model has no run of the fault}}}``."""
+    import itertools
+
+    from proxy_artifacts import controls
+    from proxy_artifacts.fidelity import _load_runs
+
+    q = {m: controls.quantities_of(_load_runs(grpo / m)) for m in ["base", *models]}
+    out: dict = {}
+    for k in sizes:
+        per: dict = {}
+        for fault, bq in sorted(q["base"].items()):
+            if len(bq) != seeds or k >= seeds:
+                continue
+            subs = list(itertools.combinations(sorted(bq), k))
+            for m in models:
+                mq = q[m].get(fault) or {}
+                if not mq:  # not run for this model (controls run no fix runs)
+                    per.setdefault(fault, {})[m] = None
+                    continue
+                ok = sum(1 for c in subs if (r := controls.magnitude_score({s: bq[s] for s in c},
+                                                                           {s: mq[s] for s in c if s in mq}, cp)["rate"])
+                         is not None and r >= float(cp["min_score"]))
+                per.setdefault(fault, {})[m] = round(ok / len(subs), 4)
+        out[str(k)] = per
+    return out
+
+
+def perfect_proxy_pass_probability(cp: dict, seed_counts: tuple[int, ...] = (3, 5, 10), quantities: int = 4,
+                                   draws: int = 20000, seed: int = 0) -> dict:
+    """Power of the magnitude rule for a proxy whose runs come from the base's own distribution: per seed
+    count n, the share of ``draws`` simulated faults (``quantities`` independent normal quantities, n base
+    seeds and n proxy seeds each, tolerance ``sd_factor`` x the base's sample SD, floors left out) on which the
+    share of matching cells reaches ``min_score``. ``{str(n): probability}``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n in seed_counts:
+        base = rng.normal(size=(draws, quantities, n))
+        prox = rng.normal(size=(draws, quantities, n))
+        tol = float(cp["sd_factor"]) * base.std(axis=2, ddof=1, keepdims=True)
+        share = (np.abs(prox - base) <= tol).mean(axis=(1, 2))
+        out[str(n)] = round(float((share >= float(cp["min_score"])).mean()), 4)
+    return out
+
+
 def summarise(fid: dict, controls: list[str]) -> dict:
     """Per fault: the base's self rate, the proxy's rate and verdict, each control's rate, verdict and
     ``beaten`` (from the fidelity metrics' ``controls.r0.5`` block)."""
@@ -170,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     by_n = tolerance_by_seed_count(args.work / "grpo" / "base", cp, args.seeds)
     rec = {"fault_seeds": args.seeds, "controls": args.controls, **summarise(json.loads(metrics.read_text()), args.controls),
            "tolerance_by_seed_count": by_n,
+           "verdict_stability": verdict_stability(args.work / "grpo", ["r0.5", *(f"control_{c}" for c in args.controls)],
+                                                  cp, args.seeds),
+           "perfect_proxy_pass_probability": perfect_proxy_pass_probability(cp),
            "grpo_wall_s": {k: round(v, 1) for k, v in walls.items()}, "wall_s": round(time.time() - t0, 1),
            "load_avg_1min": [round(load0, 2), round(os.getloadavg()[0], 2)],
            "machine": {"cpu": platform.processor() or platform.machine(), "logical_cores": os.cpu_count()},
@@ -182,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{fault:22s} {br if br is None else round(br, 2)!s:>6s} {pr if pr is None else round(pr, 2)!s:>6s}"
               f"{'P' if v['proxy_passes'] else '-'} {cells}")
     print("reproduces:", rec["reproduces"])
+    for k, per in rec["verdict_stability"].items():
+        print(f"share of {k}-seed subsets where the magnitude score reaches min_score: "
+              + ", ".join(f"{f} {v['r0.5']:.2f}" for f, v in per.items() if v.get("r0.5") is not None))
+    print("a proxy drawn from the base's own distribution passes the magnitude rule with probability",
+          rec["perfect_proxy_pass_probability"])
     print(f"tolerance from {by_n['seeds']} seeds / mean over {by_n['subset']}-seed subsets, median over {by_n['cells']} "
           f"(fault, quantity) cells: SD rule {by_n['median_ratio_sd']}, range rule {by_n['median_ratio_range']}")
     from passnet_common.io import atomic_write_json

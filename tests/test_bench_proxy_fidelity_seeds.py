@@ -70,3 +70,44 @@ def test_tolerance_by_seed_count_known_ratios(tmp_path):
     assert got["cells"] == 1 and list(got["per_fault"]) == ["lr_spike"]
     assert got["per_fault"]["lr_spike"]["reward_mean"] == pytest.approx([1.0215, 1.2], abs=1e-3)
     assert got["median_ratio_sd"] == pytest.approx(1.0215, abs=1e-3) and got["median_ratio_range"] == pytest.approx(1.2)
+
+
+def _grpo(folder, reward, entropy, kl, grad, seeds=4, reward_step=0.02):
+    import json
+
+    folder.mkdir(parents=True)
+    runs = {}
+    for s in range(seeds):
+        rows = [{"step": t, "reward": reward + s * reward_step, "entropy": entropy, "kl": kl * t, "grad_norm_trl": grad}
+                for t in range(1, 5)]
+        (folder / f"lr_spike.s{s}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        runs[f"lr_spike.s{s}"] = {"fault": "lr_spike"}
+    (folder / "summary.json").write_text(json.dumps({"runs": runs, "heldout_healthy_seeds": []}))
+
+
+def test_verdict_stability_counts_the_subsets_that_reach_min_score(tmp_path):
+    """A copy of the base matches every cell on every 3-seed subset (share 1.0); a dead model (reward 0, another
+    entropy, KL and gradient scale) on none (0.0); a model with no run of the fault gets None."""
+    from benchmarks.proxy_fidelity_seeds import verdict_stability
+    from proxy_artifacts.config import ControlsConfig
+
+    _grpo(tmp_path / "base", 0.4, 0.8, 1e-3, 1.0)
+    _grpo(tmp_path / "copy", 0.4, 0.8, 1e-3, 1.0)
+    _grpo(tmp_path / "dead", 0.0, 5.5, 1e-6, 0.01, reward_step=0.0)
+    _grpo(tmp_path / "none", 0.4, 0.8, 1e-3, 1.0, seeds=0)
+    got = verdict_stability(tmp_path, ["copy", "dead", "none"], ControlsConfig().to_params(), seeds=4, sizes=(3,))
+    assert got == {"3": {"lr_spike": {"copy": 1.0, "dead": 0.0, "none": None}}}
+
+
+def test_perfect_proxy_pass_probability_known_limits():
+    """Probability 1 when any share passes (min_score 0) or the tolerance is huge, 0 when the tolerance is ~0;
+    otherwise it rises with the seed count (the sample SD's noise shrinks)."""
+    from benchmarks.proxy_fidelity_seeds import perfect_proxy_pass_probability
+    from proxy_artifacts.config import ControlsConfig
+
+    cp = ControlsConfig().to_params()
+    assert perfect_proxy_pass_probability(dict(cp, min_score=0.0), draws=500) == {"3": 1.0, "5": 1.0, "10": 1.0}
+    assert perfect_proxy_pass_probability(dict(cp, sd_factor=1e6), draws=500) == {"3": 1.0, "5": 1.0, "10": 1.0}
+    assert perfect_proxy_pass_probability(dict(cp, sd_factor=1e-9), draws=500) == {"3": 0.0, "5": 0.0, "10": 0.0}
+    p = perfect_proxy_pass_probability(cp, draws=4000)
+    assert p["3"] < p["5"] < p["10"]
