@@ -92,13 +92,11 @@ def tolerance_by_seed_count(base_dir: Path, cp: dict, seeds: int, subset: int = 
         return controls.tolerance(vals, scale, cp0)
 
     def range_tol(vals, scale):
-        xs = [x for v in vals if not controls._zero(v, scale) and (x := controls._scaled(v, scale)) is not None
-              and x == x and abs(x) != float("inf")]
+        xs = controls.spread_values(vals, scale)
         return 2.0 * (max(xs) - min(xs)) if len(xs) > 1 else 0.0
 
     per, rs, rr = {}, [], []
-    for fault, by_seed in sorted(_load_runs(base_dir).items()):
-        q = {sd: controls.run_quantities(r["rows"]) for sd, r in by_seed.items() if r["rows"]}
+    for fault, q in sorted(controls.quantities_of(_load_runs(base_dir)).items()):
         if len(q) != seeds or seeds <= subset:
             continue
         for name, scale in controls.QUANTITIES.items():

@@ -93,6 +93,13 @@ def _zero(v: float | None, scale: str) -> bool:
     return scale == "log" and v is not None and math.isfinite(v) and v <= LOG_FLOOR
 
 
+def spread_values(base_values: Sequence[float | None], scale: str) -> list[float]:
+    """The base's values a spread is taken over: on the quantity's scale (decades for ``log``), finite,
+    zeros (:data:`LOG_FLOOR`) and unlogged seeds left out."""
+    return [x for v in base_values
+            if not _zero(v, scale) and (x := _scaled(v, scale)) is not None and math.isfinite(x)]
+
+
 def tolerance(base_values: Sequence[float | None], scale: str, cp: Mapping) -> float:
     """Tolerance of one quantity on one fault: ``sd_factor`` x the base's seed-to-seed standard deviation
     (sample SD, n - 1, on the quantity's scale: decades for ``log``, zeros left out), at least ``log_floor``
@@ -104,8 +111,7 @@ def tolerance(base_values: Sequence[float | None], scale: str, cp: Mapping) -> f
     With ``sd_factor`` 3, a seed of a model whose runs come from the base's own distribution lands within
     the tolerance of the base's run of the same seed with probability 2 Phi(3 / sqrt 2) - 1 = 0.966 when
     sigma is known (the difference of two draws has SD sqrt(2) sigma)."""
-    xs = [x for v in base_values
-          if not _zero(v, scale) and (x := _scaled(v, scale)) is not None and math.isfinite(x)]
+    xs = spread_values(base_values, scale)
     spread = statistics.stdev(xs) if len(xs) > 1 else 0.0
     floor = float(cp["log_floor"]) if scale == "log" else float(cp["abs_floor"])
     return max(float(cp["sd_factor"]) * spread, floor)

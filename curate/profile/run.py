@@ -683,12 +683,14 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
     tc = ProtocolTimingConfig(**tcfg["timing"])  # the block's level and threshold (a partly written block: its defaults)
     level, min_eff = float(tc.ci_level), float(tc.min_effect)
 
+    def screen_fields(k: str, r: dict) -> dict:  # what the screen said about a variant, on its run-0 row
+        return {"screen_candidate": k in cand, "audit": k in audit,
+                **{f"screen_{c}": r.get(c) for c in ("speedup_compiler", "speedup_compiler_ci_low", "speedup_compiler_ci_high")}}
+
     def protocol_row(base: dict, chk: dict, r: dict) -> dict:
         k = base["attempt_key"]
         key, dp = keyed_p[k]
-        row0 = {**_timed_row({**base, "attempt_key": key}, chk, dp), "phase": "protocol",
-                "screen_candidate": k in cand, "audit": k in audit,
-                **{f"screen_{c}": r.get(c) for c in ("speedup_compiler", "speedup_compiler_ci_low", "speedup_compiler_ci_high")}}
+        row0 = {**_timed_row({**base, "attempt_key": key}, chk, dp), "phase": "protocol", **screen_fields(k, r)}
         if replicates > 1:
             row0 = with_replicates(row0, [row0] + [_timed_row({**base, "attempt_key": kr}, chk, dr) for kr, dr in reps.get(k, [])],
                                    level, min_eff)
@@ -716,8 +718,7 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
         if k in keyed_p:
             out.append({**protocol_row(base, chk, r), "replicates_extended": k in ext})
         else:
-            out.append({**r, "phase": "screen", "screen_candidate": k in cand, "audit": k in audit,
-                        **{f"screen_{c}": r.get(c) for c in ("speedup_compiler", "speedup_compiler_ci_low", "speedup_compiler_ci_high")}})
+            out.append({**r, "phase": "screen", **screen_fields(k, r)})
     stats["screen"] = {"variants": screened, "seconds": screen_s, "candidates": len(cand), "audited": len(audit),
                        "protocol_variants": cnt[0] if cnt else 0, "protocol_remeasured": cnt[1:], "protocol_seconds": prot_s,
                        "replicates": replicates, "replicate_attempts": rep_n, "replicate_seconds": rep_s,
