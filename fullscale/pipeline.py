@@ -12,7 +12,12 @@ Between the stages it only filters Parquet rows:
   (their rows stay in the shard's ``graphs`` table, which says which models use them);
 - subgraphs that earlier shards already decomposed are marked ``status: skipped``,
   ``skip_reason: seen_in_earlier_shard`` before ``profile`` (kept as rows: the release unions their
-  ``model_ids``), so the profile never times a subgraph twice across shards.
+  ``model_ids``), so the profile never times a subgraph twice across shards;
+- with ``fullscale.family_quota`` (``spec["family_quota"]``) the remaining ones beyond the quota of
+  their structure family (``pattern``) over the build are marked ``skip_reason: family_quota_reached``
+  (:func:`fullscale.shards.family_picks`: committed shards' profiled members count against it, the
+  members kept are drawn by the hash alone), so every family is screened and common ones (a timm
+  ``conv2d>batch_norm>relu``) are not profiled in every shard again.
 
 "Earlier" means committed when the shard starts: shards run at once (Ray) do not see each other,
 and the release deduplicates by hash across all shards (:mod:`fullscale.release`).
@@ -43,7 +48,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fullscale.params import params_digest, write_params
-from fullscale.shards import SEEN_REASON, folder_files, seen_hashes, shard_key, shard_name, shard_of
+from fullscale.shards import (
+    FAMILY_REASON,
+    SEEN_REASON,
+    family_picks,
+    folder_files,
+    profiled_families,
+    seen_hashes,
+    shard_key,
+    shard_name,
+    shard_of,
+)
 from passnet_common.machine import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,21 +196,34 @@ def _filter_parquet(src: Path, dst: Path, keep) -> tuple[int, int]:
     return len(out), len(t)
 
 
-def _mark_seen_subgraphs(path: Path, seen: set[str]) -> int:
-    """Mark rows of ``subgraphs.parquet`` whose hash an earlier shard decomposed as skipped /
-    :data:`fullscale.shards.SEEN_REASON` (in place, schema kept). Returns how many."""
-    t = pq.read_table(path)
-    hashes = t.column("subgraph_hash").to_pylist()
-    hit = [h in seen for h in hashes]
-    if not any(hit):
+def _mark_skipped(path: Path, skip: list[bool], reason: str) -> int:
+    """Mark the rows of ``subgraphs.parquet`` flagged in ``skip`` (one flag per row) as ``status:
+    skipped`` / ``skip_reason: reason`` (in place, schema kept). Returns how many."""
+    if not any(skip):
         return 0
-    status = [("skipped" if s else v) for v, s in zip(t.column("status").to_pylist(), hit)]
-    reason = [(SEEN_REASON if s else v) for v, s in zip(t.column("skip_reason").to_pylist(), hit)]
+    t = pq.read_table(path)
+    status = [("skipped" if s else v) for v, s in zip(t.column("status").to_pylist(), skip)]
+    why = [(reason if s else v) for v, s in zip(t.column("skip_reason").to_pylist(), skip)]
     i, j = t.schema.get_field_index("status"), t.schema.get_field_index("skip_reason")
     t = t.set_column(i, t.schema.field(i), pa.array(status, type=t.schema.field(i).type))
-    t = t.set_column(j, t.schema.field(j), pa.array(reason, type=t.schema.field(j).type))
+    t = t.set_column(j, t.schema.field(j), pa.array(why, type=t.schema.field(j).type))
     pq.write_table(t, path, compression="zstd")
-    return sum(hit)
+    return sum(skip)
+
+
+def _mark_seen_subgraphs(path: Path, seen: set[str]) -> int:
+    """Mark rows of ``subgraphs.parquet`` whose hash an earlier shard decomposed as skipped /
+    :data:`fullscale.shards.SEEN_REASON`. Returns how many."""
+    hashes = pq.read_table(path, columns=["subgraph_hash"]).column("subgraph_hash").to_pylist()
+    return _mark_skipped(path, [h in seen for h in hashes], SEEN_REASON)
+
+
+def _mark_family_quota(path: Path, profiled: Counter, quota: int) -> int:
+    """Mark the ``ok`` rows of ``subgraphs.parquet`` beyond their structure family's quota as skipped /
+    :data:`fullscale.shards.FAMILY_REASON` (:func:`fullscale.shards.family_picks`: ``quota`` members
+    per family over the build, ``profiled`` already taken by committed shards). Returns how many."""
+    rows = pq.read_table(path, columns=["subgraph_hash", "pattern", "status"]).to_pylist()
+    return _mark_skipped(path, family_picks(rows, profiled, quota), FAMILY_REASON)
 
 
 def _compact_profiles(src: Path, keep_history: bool) -> bytes:
@@ -256,6 +284,8 @@ def shard_entry(spec: dict) -> dict:
     models = cat.column("model_id").to_pylist()
     seen_graphs, seen_subs = seen_hashes(spec["out"], before=None)
     seen_graphs_before, seen_subs_before = len(seen_graphs), len(seen_subs)
+    quota = spec.get("family_quota")
+    families = profiled_families(spec["out"]) if quota is not None else Counter()
 
     fmt = {"params": str(params_path), "w": str(w), "cache": str(cache)}
     phases: list[dict] = []
@@ -280,12 +310,15 @@ def shard_entry(spec: dict) -> dict:
             if kept:
                 go("decompose")
                 notes["subgraphs_seen_before"] = _mark_seen_subgraphs(w / "decompose" / "subgraphs.parquet", seen_subs)
+                if quota is not None:
+                    notes["subgraphs_family_quota"] = _mark_family_quota(w / "decompose" / "subgraphs.parquet",
+                                                                         families, int(quota))
                 ok = [r for r in _rows(w / "decompose" / "subgraphs.parquet") if r["status"] == "ok"]
                 if ok:
                     go("profile")
                     go("curate")
                 else:
-                    skipped["profile"] = skipped["curate"] = "no new profilable subgraph"
+                    skipped["profile"] = skipped["curate"] = "no profilable subgraph new to the build and under its family quota"
             else:
                 skipped.update({p: "no unique graph new to this build" for p in ("decompose", "profile", "curate")})
         else:
@@ -340,6 +373,7 @@ def shard_entry(spec: dict) -> dict:
         "subgraphs": len(subs),
         "subgraphs_profilable_new": sum(1 for r in subs if r["status"] == "ok"),
         "subgraphs_seen_before": notes.get("subgraphs_seen_before", 0),
+        "subgraphs_family_quota": notes.get("subgraphs_family_quota", 0),
         "profile_rows": len(prof),
         "tasks": len(tasks),
         "task_variants": sum(int(t.get("num_variants") or 0) for t in tasks),
@@ -351,7 +385,9 @@ def shard_entry(spec: dict) -> dict:
         "phases": phases, "skipped_phases": skipped,
         "wall_s": round((finished - started).total_seconds(), 1),
         "cpu_s": round(sum(p["cpu_s"] for p in phases), 1),
-        "seen_before": {"graphs": seen_graphs_before, "subgraphs": seen_subs_before},
+        "seen_before": {"graphs": seen_graphs_before, "subgraphs": seen_subs_before,
+                        "families_profiled": len(families)},
+        "family_quota": quota,
         "started_utc": started.isoformat(timespec="seconds"), "finished_utc": finished.isoformat(timespec="seconds"),
         "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
         "trial_history_kept": bool(spec.get("keep_trial_history")),

@@ -10,7 +10,8 @@ same shard, and a model added to the catalog later lands in one shard without mo
     manifest.json        shard id, num_shards, models, counts, phase times (wall / CPU s), machine,
                          code version, params digest, failure classes, seen-before skips
     tables/*.parquet     the shard's rows: models, extractions, graphs, unique_graphs (graphs first seen
-                         here), subgraphs (seen ones marked), profiles, long_tail, tasks
+                         here), subgraphs (seen ones and those over their family quota marked),
+                         profiles, long_tail, tasks
     tasks/<task>/        the task folders its long tail gave (task.json + subgraphs/<variant>/)
     runner/              run_task.py and timing_protocol.py (one copy per shard)
     metrics/*.json       dataset.json, decompose.json, profile.json, curate.json of the shard
@@ -28,6 +29,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
@@ -105,6 +107,45 @@ def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], s
 
 
 SEEN_REASON = "seen_in_earlier_shard"
+FAMILY_REASON = "family_quota_reached"
+
+
+def profiled_families(out: str | Path) -> Counter:
+    """Members profiled per structure family (``pattern``) over the committed shards: distinct
+    ``subgraph_hash`` of the ``subgraphs`` rows a shard left ``ok`` (the profile stage's input; rows
+    seen before or over a family's quota are ``skipped``). Rows without a pattern are not counted."""
+    members: dict[str, set[str]] = {}
+    for d in done_shards(out):
+        sg = d / "tables" / "subgraphs.parquet"
+        if sg.is_file():
+            for r in pq.read_table(sg, columns=["subgraph_hash", "pattern", "status"]).to_pylist():
+                if r["status"] == "ok" and r["pattern"]:
+                    members.setdefault(r["pattern"], set()).add(r["subgraph_hash"])
+    return Counter({k: len(v) for k, v in members.items()})
+
+
+def family_picks(rows: list[dict], profiled: Counter, quota: int) -> list[bool]:
+    """Which of a shard's decomposed ``rows`` (``subgraph_hash``, ``pattern``, ``status``) to skip for
+    the family quota: per structure family (``pattern``), the ``ok`` rows beyond the ``quota - profiled``
+    slots the committed shards left it, taken in the order of ``sha256(subgraph_hash)`` (a seeded draw
+    that depends on the hash alone, so every machine and shard composition picks the same member).
+    Rows not ``ok`` or without a pattern are never skipped. Returns one flag per row (True: skip).
+
+    Raises:
+        ValueError: ``quota`` < 1.
+    """
+    if quota < 1:
+        raise ValueError(f"family quota must be >= 1, got {quota}")
+    by_family: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        if r["status"] == "ok" and r["pattern"]:
+            by_family.setdefault(r["pattern"], []).append(i)
+    skip = [False] * len(rows)
+    for fam, idx in by_family.items():
+        slots = max(0, quota - profiled.get(fam, 0))
+        for i in sorted(idx, key=lambda i: hashlib.sha256(rows[i]["subgraph_hash"].encode()).hexdigest())[slots:]:
+            skip[i] = True
+    return skip
 
 
 def write_shard(out: str | Path, shard: int, files: dict[str, bytes]) -> Path:

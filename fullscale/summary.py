@@ -7,6 +7,8 @@ across shards:
   total and per source (``by_source``); ``catalog_models``: the whole catalog;
 - ``unique_graphs``: distinct ``graph_hash`` of every shard's ``graphs`` rows;
 - ``families``: distinct structure families (``pattern``) among the decomposed subgraphs;
+  ``families_profiled``: those with a member the profile timed; ``subgraphs_skipped_family_quota``:
+  subgraphs left out by ``fullscale.family_quota`` (:func:`fullscale.shards.family_picks`);
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
   ``variants_confirmed``: those with a label (stable) from the full protocol. Where the profile
   has a screen phase (a ``phase`` column: ``screen`` / ``protocol``), the two counts come from it
@@ -15,7 +17,10 @@ across shards:
   when a release exists, else the sum of shard tasks; ``tasks_shortfall_reason`` when below 200;
 - ``slowdown_share_e2e`` / ``slowdown_share_compiler``: share of run 0's timed variants slower
   than eager / than Dynamo-only with confidence (``curate.select.longtail``'s labels);
-- ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``; ``capture_measured``:
+- ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``;
+  ``projected_core_hours_remaining``: the CPU per model of the shards that ran with the params of the most
+  recently finished one (``projection_basis``) times the models left -- linear, so an upper bound where
+  fewer families are new in later shards; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
   projected over the catalog;
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
@@ -36,7 +41,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from fullscale.pipeline import machine
-from fullscale.shards import done_shards, read_manifest, shards_root
+from fullscale.shards import FAMILY_REASON, SEEN_REASON, done_shards, read_manifest, shards_root
 from passnet_common.io import atomic_write_json
 
 TARGET_TASKS = 200
@@ -78,7 +83,9 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     failures: Counter = Counter()
     graph_hashes: set[str] = set()
     patterns: set[str] = set()
+    patterns_profiled: set[str] = set()
     subgraphs: set[str] = set()
+    over_quota: set[str] = set()
     screened = confirmed = 0
     slow_e2e: list[bool] = []
     slow_comp: list[bool] = []
@@ -86,6 +93,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     phases: dict[str, dict[str, float]] = {}
     machines: dict[str, dict] = {}
     wall = cpu = 0.0
+    by_params: dict[str, dict] = {}  # params digest -> shards, models, CPU s, last finish (the projection's basis)
     for d in shards:
         man = read_manifest(d)
         for m in man["models"]:
@@ -97,10 +105,14 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 failures[r.get("error_class") or r.get("status") or "unknown"] += 1
         graph_hashes.update(r["graph_hash"] for r in _read(d, "graphs") if r.get("graph_hash"))
         for r in _read(d, "subgraphs"):
-            if r.get("skip_reason") != "seen_in_earlier_shard":
+            if r.get("skip_reason") != SEEN_REASON:
                 subgraphs.add(r["subgraph_hash"])
                 if r.get("pattern"):
                     patterns.add(r["pattern"])
+                    if r.get("status") == "ok":
+                        patterns_profiled.add(r["pattern"])
+                if r.get("skip_reason") == FAMILY_REASON:
+                    over_quota.add(r["subgraph_hash"])
         n_screened, n_confirmed = profile_counts(_read(d, "profiles"))
         screened, confirmed = screened + n_screened, confirmed + n_confirmed
         for r in _read(d, "long_tail"):
@@ -115,6 +127,12 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
             acc["shards"] += 1
         wall += man.get("wall_s", 0.0)
         cpu += man.get("cpu_s", 0.0)
+        basis = by_params.setdefault(man.get("params_sha256") or "", {"shards": 0, "models": 0, "cpu_s": 0.0,
+                                                                      "last": ""})
+        basis["shards"] += 1
+        basis["models"] += len(man["models"])
+        basis["cpu_s"] += man.get("cpu_s", 0.0)
+        basis["last"] = max(basis["last"], man.get("finished_utc") or "")
         mk = man["machine"]
         key = f"{mk.get('cpu_model')} x{mk.get('cpu_logical_cores')} ({mk.get('node')})"
         machines.setdefault(key, {**{k: mk.get(k) for k in ("cpu_model", "cpu_logical_cores", "node", "python", "versions")},
@@ -134,6 +152,11 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                                                "phases_done": rec.get("phases_done", []),
                                                "failure_classes": rec.get("failure_classes", {})}
     n_models = sum(models.values())
+    # the projection: CPU per model of the shards run with the params of the most recently finished shard
+    # (a build whose params changed, e.g. fullscale.family_quota, is projected from its current design)
+    cur = max(by_params.items(), key=lambda kv: kv[1]["last"], default=(None, None))
+    basis = ({"params_sha256": cur[0], "shards": cur[1]["shards"], "models": cur[1]["models"],
+              "cpu_s_per_model": round(cur[1]["cpu_s"] / cur[1]["models"], 2)} if cur[1] and cur[1]["models"] else None)
     tasks = release_tasks if release_tasks is not None else shard_tasks
     done = len(shards)
     complete = done == num_shards
@@ -153,6 +176,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "models": n_models, "captured": sum(captured.values()),
         "by_source": {s: {"models": models[s], "captured": captured[s]} for s in sorted(models)},
         "unique_graphs": len(graph_hashes), "unique_subgraphs": len(subgraphs), "families": len(patterns),
+        "families_profiled": len(patterns_profiled), "subgraphs_skipped_family_quota": len(over_quota),
         "variants_screened": screened, "variants_confirmed": confirmed,
         "tasks": tasks, "tasks_shortfall_reason": reason,
         "slowdown_share_e2e": _share(slow_e2e), "slowdown_share_compiler": _share(slow_comp),
@@ -161,8 +185,9 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                    for k, v in phases.items()},
         "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
         "cpu_s_per_model": round(cpu / n_models, 2) if n_models else None,
-        "projected_core_hours_remaining": (round(cpu / n_models * (len(cat_rows) - n_models) / 3600, 2)
-                                           if n_models and cat_rows else None),
+        "projected_core_hours_remaining": (round(basis["cpu_s_per_model"] * (len(cat_rows) - n_models) / 3600, 2)
+                                           if basis and cat_rows else None),
+        "projection_basis": basis,
         "capture_measured": ({"models": len(cap_cpu), "cpu_s": round(sum(cap_cpu.values()), 1),
                               "cpu_s_per_model": round(sum(cap_cpu.values()) / len(cap_cpu), 1),
                               "projected_core_hours_all_models": round(sum(cap_cpu.values()) / len(cap_cpu) * len(cat_rows) / 3600, 1)}

@@ -303,3 +303,113 @@ def test_profile_counts_read_the_profiles_two_phases():
     assert profile_counts(rows) == (8, 4)
     one_phase = [{k: v for k, v in r.items() if k != "phase"} for r in rows]
     assert profile_counts(one_phase) == (8, 7)  # no phase column: every timed row screened, the stable ones confirmed
+
+
+def _sha(h: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(h.encode()).hexdigest()
+
+
+def test_family_quota_keeps_the_first_members_by_hash_order_whatever_the_shard():
+    """``family_picks``: per structure family, the ok rows beyond ``quota - profiled`` are skipped,
+    the kept ones first in sha256(hash) order, whatever order the shard lists them in; rows not ok
+    or without a pattern are never skipped; a family the committed shards filled is skipped whole."""
+    from fullscale.shards import family_picks
+
+    rows = [{"subgraph_hash": h, "pattern": p, "status": s} for h, p, s in [
+        ("a1", "A", "ok"), ("a2", "A", "ok"), ("a3", "A", "ok"), ("b1", "B", "ok"),
+        ("c1", "C", "ok"), ("c2", "C", "ok"), ("c3", "C", "ok"), ("d1", "D", "skipped"), ("e1", None, "ok")]]
+    c_first = sorted(["c1", "c2", "c3"], key=_sha)
+    skip = family_picks(rows, {"A": 1}, 1)
+    kept = {r["subgraph_hash"] for r, s in zip(rows, skip) if not s}
+    assert kept == {"b1", c_first[0], "d1", "e1"}  # A's one slot was taken by a committed shard
+    skip2 = family_picks(rows, {"A": 1}, 2)
+    kept2 = {r["subgraph_hash"] for r, s in zip(rows, skip2) if not s}
+    assert kept2 == {sorted(["a1", "a2", "a3"], key=_sha)[0], "b1", *c_first[:2], "d1", "e1"}
+    rev = list(reversed(rows))  # another shard composition / order picks the same members
+    assert {r["subgraph_hash"] for r, s in zip(rev, family_picks(rev, {"A": 1}, 1)) if not s} == kept
+    with pytest.raises(ValueError, match="quota"):
+        family_picks(rows, {}, 0)
+
+
+def _subgraph_shard(out: Path, shard: int, rows: list[dict]) -> None:
+    import io
+
+    import pyarrow as pa
+
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), buf)
+    man = {"shard": shard, "models": [], "counts": {}, "phases": [], "machine": {"cpu_model": "x"},
+           "code": {"commit": "c"}, "finished_utc": "t"}
+    write_shard(out, shard, {"tables/subgraphs.parquet": buf.getvalue(), "manifest.json": json.dumps(man).encode()})
+
+
+def test_profiled_families_count_distinct_profiled_members_of_committed_shards(tmp_path):
+    """A member counts once (by hash) when a committed shard left it ok; seen-before and over-quota
+    rows do not count."""
+    from fullscale.shards import FAMILY_REASON, SEEN_REASON, profiled_families
+
+    def r(h, p, s="ok", why=None):
+        return {"subgraph_hash": h, "pattern": p, "status": s, "skip_reason": why}
+
+    _subgraph_shard(tmp_path, 0, [r("h1", "A"), r("h2", "A"), r("h3", "B", "skipped", SEEN_REASON)])
+    _subgraph_shard(tmp_path, 1, [r("h1", "A", "skipped", SEEN_REASON), r("h4", "B"), r("h5", "C", "skipped", FAMILY_REASON)])
+    assert profiled_families(tmp_path) == {"A": 2, "B": 1}
+
+
+def test_family_quota_marks_the_subgraphs_table_in_place(tmp_path):
+    """``_mark_family_quota`` rewrites status / skip_reason of the rows over the quota and keeps the
+    table's schema and other columns."""
+    import pyarrow as pa
+
+    from fullscale.pipeline import _mark_family_quota
+    from fullscale.shards import FAMILY_REASON
+
+    rows = [{"subgraph_hash": h, "pattern": "A", "status": "ok", "skip_reason": None, "num_nodes": i}
+            for i, h in enumerate(["x1", "x2", "x3"])]
+    schema = pa.schema([("subgraph_hash", pa.string()), ("pattern", pa.string()), ("status", pa.string()),
+                        ("skip_reason", pa.string()), ("num_nodes", pa.int64())])
+    path = tmp_path / "subgraphs.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    assert _mark_family_quota(path, {}, 1) == 2
+    t = pq.read_table(path)
+    assert t.schema == schema
+    got = t.to_pylist()
+    keep = min(["x1", "x2", "x3"], key=_sha)
+    assert [(g["status"], g["skip_reason"]) for g in got] == [
+        ("ok", None) if g["subgraph_hash"] == keep else ("skipped", FAMILY_REASON) for g in got]
+    assert [g["num_nodes"] for g in got] == [0, 1, 2]
+
+
+def test_summary_projects_from_the_current_params_and_counts_profiled_families(tmp_path):
+    """The projection uses the CPU per model of the shards run with the params of the most recently
+    finished shard (a build whose design changed is not projected from its old shards); families
+    profiled and subgraphs over the family quota are counted from the subgraphs tables."""
+    import io
+
+    import pyarrow as pa
+
+    from fullscale.shards import FAMILY_REASON
+
+    pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(10)]),
+                   tmp_path / "catalog.parquet")
+
+    def shard(i, digest, cpu_s, finished, models, subs):
+        buf = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(subs), buf)
+        man = {"shard": i, "models": models, "counts": {"tasks": 0}, "phases": [], "machine": {"cpu_model": "x"},
+               "code": {"commit": "c"}, "finished_utc": finished, "params_sha256": digest, "cpu_s": cpu_s}
+        write_shard(tmp_path, i, {"tables/subgraphs.parquet": buf.getvalue(), "manifest.json": json.dumps(man).encode()})
+
+    def r(h, p, s="ok", why=None):
+        return {"subgraph_hash": h, "pattern": p, "status": s, "skip_reason": why}
+
+    shard(0, "old", 1000.0, "2026-01-02T00:00:00+00:00", ["timm:m0", "timm:m1"], [r("h1", "A"), r("h2", "A")])
+    shard(1, "new", 300.0, "2026-01-03T00:00:00+00:00", ["timm:m2", "timm:m3", "timm:m4"],
+          [r("h3", "A", "skipped", FAMILY_REASON), r("h4", "B"), r("h5", "C", "skipped", FAMILY_REASON)])
+    s = build_summary(tmp_path, 4)
+    assert s["projection_basis"] == {"params_sha256": "new", "shards": 1, "models": 3, "cpu_s_per_model": 100.0}
+    assert s["projected_core_hours_remaining"] == round(100.0 * (10 - 5) / 3600, 2)
+    assert s["cpu_s_per_model"] == round(1300.0 / 5, 2)  # the whole build's, beside the projection's basis
+    assert (s["families"], s["families_profiled"], s["subgraphs_skipped_family_quota"]) == (3, 2, 2)
