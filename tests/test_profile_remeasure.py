@@ -546,7 +546,7 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, s
     plan = [{"run": 0, "hashes": hashes, "stress": False}, {"run": 1, "hashes": hashes[agreement], "stress": False},
             {"run": 2, "hashes": hashes[agreement], "stress": True}]
     cfg = {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1, "timing": {"min_effect": 0.05}}
-    screen = {"timing": {"trials": 6, "min_effect": 0.05}, "audit_share": 0.0, "seed": 0}
+    screen = {"timing": {"trials": 6, "min_effect": 0.05}, "audit_share": 0.0, "seed": 0, "build_spread": 0.0}
     rows, stats = pr.profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{overlap}", plan, SIZES,
                                  compile_workers=1, timeout_s=60.0, mem_cap_bytes=None, log=lambda *_: None,
                                  remeasure_passes=1, overlap_compile=overlap, skip_over_cap=False, screen=screen,

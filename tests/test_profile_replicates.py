@@ -94,9 +94,26 @@ def test_undecided_is_an_interval_that_holds_the_edge():
 
     def row(lo, hi, status="ok"):
         return {"status": status, "speedup_compiler_ci_low": lo, "speedup_compiler_ci_high": hi}
-    assert undecided(row(0.90, 0.97), 0.05) and undecided(row(0.90, 0.95), 0.05)  # hi == edge: not below it
-    assert not undecided(row(0.80, 0.94), 0.05) and not undecided(row(0.95, 1.10), 0.05)  # lo == edge: decided
-    assert not undecided(row(0.90, 0.97, status="unstable"), 0.05) and not undecided({"status": "ok"}, 0.05)
+    assert undecided(row(0.90, 0.97), 0.05, 0.0) and undecided(row(0.90, 0.95), 0.05, 0.0)  # hi == edge: not below it
+    assert not undecided(row(0.80, 0.94), 0.05, 0.0) and not undecided(row(0.95, 1.10), 0.05, 0.0)  # lo == edge: decided
+    assert not undecided(row(0.90, 0.97, status="unstable"), 0.05, 0.0) and not undecided({"status": "ok"}, 0.05, 0.0)
+
+
+def test_undecided_targets_the_edge_the_widened_label_reads():
+    """With ``build_spread`` s the label is ci_high x exp(s) < 0.95, so the interval's edge is
+    0.95 exp(-s) (0.9127 at s = 0.04): an interval [0.72, 0.944] is settled against 0.95 but not against
+    the label's edge, and [0.80, 0.90] is settled below both."""
+    import math
+
+    from curate.profile.run import undecided
+
+    def row(lo, hi):
+        return {"status": "ok", "speedup_compiler_ci_low": lo, "speedup_compiler_ci_high": hi}
+    edge = 0.95 * math.exp(-0.04)
+    assert round(edge, 4) == 0.9127
+    assert not undecided(row(0.72, 0.944), 0.05, 0.0) and undecided(row(0.72, 0.944), 0.05, 0.04)
+    assert not undecided(row(0.80, 0.90), 0.05, 0.04) and not undecided(row(0.92, 0.99), 0.05, 0.04)
+    assert undecided(row(0.90, edge), 0.05, 0.04)  # hi == the edge: not below it
 
 
 def test_profile_all_gives_more_children_only_to_variants_whose_interval_holds_the_edge(tmp_path, monkeypatch):

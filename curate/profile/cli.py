@@ -13,6 +13,7 @@ import torch
 from curate.profile.config import ProfileConfig
 from curate.profile.run import profile_all, run_plan
 from curate.profile.sample import select_sample
+from curate.select.config import SelectConfig
 from passnet_common.io import atomic_write_json, write_parquet
 from passnet_common.params import load_params
 from passnet_common.schema import to_table
@@ -34,7 +35,10 @@ def run(args: argparse.Namespace) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # before Dynamo / Inductor load: torch._dynamo reads it at import
 
-    cfg = ProfileConfig.from_params(load_params(args.params, "curate").get("profile"), "curate.profile")
+    block = load_params(args.params, "curate")
+    cfg = ProfileConfig.from_params(block.get("profile"), "curate.profile")
+    # the label's edge (curate.curate.build_spread widens each upper end): the replicates' second stage targets it
+    build_spread = SelectConfig.from_params(block.get("curate"), "curate.curate").build_spread
     subs = pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()
     size = None if (args.all or cfg.all) else (args.sample_size or cfg.sample_size)
     sample = select_sample(subs, size, cfg.sample_seed)
@@ -52,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
         pcfg = {"device": device, "dtypes": list(cfg.dtypes), "dtype": cfg.dtypes[0], "seed": cfg.seed, "threads": cfg.threads,
                 "timing": timing, "cache_dir": str(cache), "candidate": args.candidate}
         plan = run_plan(hashes, cfg.runs, cfg.agreement_sample, cfg.stress_run and device == "cpu", cfg.sample_seed)
-        screen = {"timing": cfg.screen_timing.to_params(), "audit_share": cfg.audit_share, "seed": cfg.sample_seed} \
-            if cfg.screen and device == "cpu" else None
+        screen = {"timing": cfg.screen_timing.to_params(), "audit_share": cfg.audit_share, "seed": cfg.sample_seed,
+                  "build_spread": build_spread} if cfg.screen and device == "cpu" else None
         r, st = profile_all(sample, Path(args.decompose) / "subgraph_store", pcfg, out, plan, cfg.sizes.to_params(),
                             compile_workers=cfg.compile_workers, timeout_s=cfg.timeout_s,
                             mem_cap_bytes=int(cfg.mem_cap_gb * 2**30), remeasure_passes=cfg.remeasure_passes,

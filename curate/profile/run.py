@@ -353,7 +353,9 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     compile process has ended.
     With ``skip_over_cap`` a variant the time cap cannot hold (:func:`curate.profile.variant.over_time_cap`)
     is not timed: status ``skipped``, ``skip_reason`` ``over_time_cap``.
-    With ``screen`` (``{"timing": <screen TimingConfig knobs>, "audit_share": float, "seed": int}``)
+    With ``screen`` (``{"timing": <screen TimingConfig knobs>, "audit_share": float, "seed": int,
+    "build_spread": float}``, the last ``curate.curate.build_spread``: where the label's edge sits, which the
+    second stage of the replicates targets, :func:`undecided`)
     run 0 first screens every variant (module docstring), then times the candidates and the audit
     sample with the full protocol (``cfg["timing"]``) after its screen, with re-measurement.
     With ``stress_confirm`` a stressed run also times every subgraph that run 0 found possibly
@@ -625,14 +627,16 @@ def with_replicates(row0: dict, reps: list[dict], level: float, min_effect: floa
     return row
 
 
-def undecided(row: dict, min_effect: float) -> bool:
-    """Whether a pooled protocol row's ``speedup_compiler`` interval holds the long-tail edge ``1 -
-    min_effect`` (``ci_low < edge <= ci_high``): the label the long tail reads (upper end below the edge)
-    is not settled by the interval. False for a row without a pooled interval (unstable, failed)."""
+def undecided(row: dict, min_effect: float, build_spread: float) -> bool:
+    """Whether a pooled protocol row's ``speedup_compiler`` interval holds the edge the long-tail label
+    reads: the label is ``ci_high x exp(build_spread) < 1 - min_effect`` (``curate.curate.build_spread``,
+    :func:`curate.select.longtail.widened`), so the edge on the interval is ``(1 - min_effect) x
+    exp(-build_spread)`` and the label is not settled when ``ci_low < edge <= ci_high``. False for a row
+    without a pooled interval (unstable, failed)."""
     lo, hi = row.get("speedup_compiler_ci_low"), row.get("speedup_compiler_ci_high")
     if lo is None or hi is None or row.get("status") not in ("ok", "accuracy_error"):
         return False
-    edge = 1.0 - min_effect
+    edge = (1.0 - min_effect) * math.exp(-build_spread)
     return lo < edge <= hi
 
 
@@ -701,7 +705,8 @@ def _screen_then_protocol(keyed: list, args: dict, screen: dict, tcfg: dict, att
     ext_n, t2 = 0, time.perf_counter()
     if replicates > 1 and extra_replicates > 0:
         ext = {base["attempt_key"] for base, chk, _, r in srows
-               if base["attempt_key"] in keyed_p and undecided(protocol_row(base, chk, r), min_eff)}
+               if base["attempt_key"] in keyed_p and undecided(protocol_row(base, chk, r), min_eff,
+                                                                float(screen["build_spread"]))}
         for rep in range(replicates, replicates + extra_replicates):
             tasks_r = []
             for base, _, _, _ in srows:
