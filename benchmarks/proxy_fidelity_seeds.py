@@ -40,18 +40,24 @@ MODELS = {"base": "data/proxy/base", "r0.5": "data/proxy/proxies/r0.5/model"}
 
 
 def write_params(src: Path, dst: Path, seeds: int) -> None:
-    """``src`` with ``proxy.grpo.fault_seeds = [0 .. seeds-1]``, written to ``dst``."""
+    """``src`` with ``proxy.grpo.fault_seeds`` and ``reference_fault_seeds`` (the base's) both ``[0 .. seeds-1]``:
+    every model of the study on the same seeds, written to ``dst``."""
     p = yaml.safe_load(src.read_text())
     p["proxy"]["grpo"]["fault_seeds"] = list(range(seeds))
+    p["proxy"]["grpo"]["reference_fault_seeds"] = list(range(seeds))
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_text(yaml.safe_dump(p, sort_keys=False))
 
 
 def grpo_digest(params: Path) -> str:
     """sha256 of the params a GRPO run reads: the ``proxy`` block without ``proxy.fidelity`` (read only by
-    the fidelity command), as sorted JSON; a change to the fidelity rule reuses the runs."""
+    the fidelity command) and without ``proxy.grpo.reference_fault_seeds`` (read only by ``grpo --reference``,
+    which the study does not run: it sets every model's fault seeds itself), as sorted JSON; a change to the
+    fidelity rule reuses the runs."""
     p = yaml.safe_load(params.read_text())["proxy"]
-    return hashlib.sha256(json.dumps({k: v for k, v in p.items() if k != "fidelity"}, sort_keys=True).encode()).hexdigest()
+    p = {k: v for k, v in p.items() if k != "fidelity"}
+    p["grpo"] = {k: v for k, v in (p.get("grpo") or {}).items() if k != "reference_fault_seeds"}
+    return hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest()
 
 
 def run_grpo(params: Path, model: str, name: str, out: Path, control: bool) -> float:
@@ -152,6 +158,59 @@ def verdict_stability(grpo: Path, models: list[str], cp: dict, seeds: int, sizes
     return out
 
 
+def verdict_by_reference_seeds(q: dict, models: list[str], cp: dict, seeds: int, judged: int = 3,
+                               references: tuple[int, ...] = (3, 5, 6, 8, 10), draws: int = 3, seed: int = 0) -> dict:
+    """The magnitude half of the pass rule when a model is judged on ``judged`` seeds and the base's tolerance
+    comes from ``n`` seeds (the pipeline's ``fault_seeds`` vs ``reference_fault_seeds``), on the study's runs
+    (``q``: {model: {fault: {seed: run quantities}}}, ``base`` among them, :func:`quantities`): per n, per
+    fault run on exactly ``seeds`` seeds (fix runs left out) and per model, the share of
+    (judged-seed subset, base superset) pairs on which :func:`proxy_artifacts.controls.magnitude_score` (the
+    base's values on the superset, the model's cells on the judged subset) reaches ``min_score``; every
+    C(seeds, judged) subset, each with ``draws`` seeded supersets of n seeds holding it (one where n is
+    ``judged`` or ``seeds``). Returns ``{str(n): {"faults": {fault: {model: share}}, "models": {model: [min,
+    mean] over faults]}}}``."""
+    import itertools
+    import random
+
+    from proxy_artifacts import controls
+
+    rng = random.Random(seed)
+    out: dict = {}
+    for n in references:
+        if not judged <= n <= seeds:
+            continue
+        per: dict = {}
+        for fault, bq in sorted(q["base"].items()):
+            if len(bq) != seeds or "+fix" in fault:
+                continue
+            all_seeds = sorted(bq)
+            for m in models:
+                mq = q[m].get(fault) or {}
+                if len(mq) < seeds:
+                    continue
+                ok = tot = 0
+                for sub in itertools.combinations(all_seeds, judged):
+                    rest = [s for s in all_seeds if s not in sub]
+                    for _ in range(1 if n in (judged, seeds) else draws):
+                        sup = [*sub, *rng.sample(rest, n - judged)]
+                        r = controls.magnitude_score({s: bq[s] for s in sup}, {s: mq[s] for s in sub}, cp)["rate"]
+                        ok, tot = ok + int(r is not None and r >= float(cp["min_score"])), tot + 1
+                per.setdefault(fault, {})[m] = round(ok / tot, 4)
+        out[str(n)] = {"faults": per, "models": {m: [min(v[m] for v in per.values() if m in v),
+                                                     round(sum(v[m] for v in per.values() if m in v)
+                                                           / sum(1 for v in per.values() if m in v), 4)]
+                                                 for m in models if any(m in v for v in per.values())}}
+    return out
+
+
+def quantities(grpo: Path, models: list[str]) -> dict:
+    """{model: {fault: {seed: run quantities}}} of the study's runs under ``grpo`` (``base`` and ``models``)."""
+    from proxy_artifacts import controls
+    from proxy_artifacts.fidelity import _load_runs
+
+    return {m: controls.quantities_of(_load_runs(grpo / m)) for m in ["base", *models]}
+
+
 def perfect_proxy_pass_probability(cp: dict, seed_counts: tuple[int, ...] = (3, 5, 10), quantities: int = 4,
                                    draws: int = 20000, seed: int = 0) -> dict:
     """Power of the magnitude rule for a proxy whose runs come from the base's own distribution: per seed
@@ -217,12 +276,15 @@ def main(argv: list[str] | None = None) -> int:
                     "--report", str(args.work / "fidelity_report.md"), "--metrics", str(metrics),
                     "--plots", str(args.work / "plots")], check=True)
     cp = yaml.safe_load(params.read_text())["proxy"]["fidelity"]["controls"]
+    judged_models = ["r0.5", *(f"control_{c}" for c in args.controls)]
     by_n = tolerance_by_seed_count(args.work / "grpo" / "base", cp, args.seeds)
     rec = {"fault_seeds": args.seeds, "controls": args.controls, **summarise(json.loads(metrics.read_text()), args.controls),
            "tolerance_by_seed_count": by_n,
            "verdict_stability": verdict_stability(args.work / "grpo", ["r0.5", *(f"control_{c}" for c in args.controls)],
                                                   cp, args.seeds),
            "perfect_proxy_pass_probability": perfect_proxy_pass_probability(cp),
+           "verdict_by_reference_seeds": verdict_by_reference_seeds(
+               quantities(args.work / "grpo", judged_models), judged_models, cp, args.seeds),
            "grpo_wall_s": {k: round(v, 1) for k, v in walls.items()}, "wall_s": round(time.time() - t0, 1),
            "load_avg_1min": [round(load0, 2), round(os.getloadavg()[0], 2)],
            "machine": {"cpu": platform.processor() or platform.machine(), "logical_cores": os.cpu_count()},
@@ -240,6 +302,9 @@ def main(argv: list[str] | None = None) -> int:
               + ", ".join(f"{f} {v['r0.5']:.2f}" for f, v in per.items() if v.get("r0.5") is not None))
     print("a proxy drawn from the base's own distribution passes the magnitude rule with probability",
           rec["perfect_proxy_pass_probability"])
+    for n, v in rec["verdict_by_reference_seeds"].items():
+        print(f"judged on 3 seeds, base tolerance from {n} seeds: share of draws passing [min, mean over faults] "
+              + ", ".join(f"{m} {x}" for m, x in v["models"].items()))
     print(f"tolerance from {by_n['seeds']} seeds / mean over {by_n['subset']}-seed subsets, median over {by_n['cells']} "
           f"(fault, quantity) cells: SD rule {by_n['median_ratio_sd']}, range rule {by_n['median_ratio_range']}")
     from passnet_common.io import atomic_write_json

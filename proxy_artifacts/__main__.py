@@ -6,7 +6,7 @@
     python -m proxy_artifacts stats --params params.yaml --out data/proxy/stats
     python -m proxy_artifacts prune --params params.yaml --stats data/proxy/stats --keep-ratio 0.5 --out DIR
     python -m proxy_artifacts compare --params params.yaml --stats data/proxy/stats --out FILE --metrics FILE
-    python -m proxy_artifacts grpo --params params.yaml --model DIR --name base --out DIR [--control]
+    python -m proxy_artifacts grpo --params params.yaml --model DIR --name base --out DIR [--control | --reference]
     python -m proxy_artifacts control --params params.yaml --kind reinit --stats DIR --proxy DIR --out DIR
     python -m proxy_artifacts fidelity --params params.yaml --runs base=DIR ... --report F --metrics F --plots DIR
     python -m proxy_artifacts cost --params params.yaml --models base=DIR ... --metrics metrics/proxy_cost.json

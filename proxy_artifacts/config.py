@@ -171,6 +171,10 @@ class GrpoConfig(ParamsConfig):
     healthy_seeds: list[int] = knob(factory=lambda: [0, 1, 2, 3, 4])
     heldout_healthy_seeds: list[int] = knob(factory=lambda: list(range(5, 17)), doc="healthy runs never used to set a threshold")
     fault_seeds: list[int] = knob(factory=lambda: [0, 1, 2])
+    reference_fault_seeds: list[int] = knob(factory=lambda: [0, 1, 2, 3, 4, 5],
+                                            doc="fault seeds of the reference model (the base, grpo --reference): its "
+                                                "seed-to-seed spread sets the fidelity tolerances, so it is sampled on "
+                                                "more seeds than a proxy is judged on; must hold every fault_seeds seed")
     eval_fault_runs: bool = knob(False)
     prompts_per_step: int = knob(2, rule=positive(int), doc="prompts per step (x num_generations samples)")
     num_generations: int = knob(8, rule=positive(int),

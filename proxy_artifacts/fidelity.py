@@ -330,7 +330,10 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
 
     specific_kinds = sorted({k for ks in verdicts.FAULT_KINDS.values() for k in ks})
     out: dict = {
-        "healthy_seeds": sorted(base["none"]), "fault_seeds": sorted(next(iter(base[f] for f in faults))) if faults else [],
+        "healthy_seeds": sorted(base["none"]),
+        # the seeds a proxy / control is judged on, and the base's (grpo --reference: the tolerances' sample)
+        "fault_seeds": sorted({int(sd) for n, rr in runs.items() if n != "base" for f in faults for sd in (rr.get(f) or {})}),
+        "reference_fault_seeds": sorted(next(iter(base[f] for f in faults))) if faults else [],
         "false_positive_rate": {k: v["rate"] for k, v in calib["false_positive_rate"].items()},
         "heldout_healthy_seeds": sorted({sd for v in heldout.values() for sd in v}),
         "false_positive_rate_heldout": {k: v["rate"] for k, v in calib_ho["false_positive_rate"].items()},

@@ -54,7 +54,9 @@ def report_markdown(m: dict) -> str:
     names = list(m["proxies"])
     L = ["# Proxy fidelity report", "",
          "GRPO (TRL GRPOTrainer) on the verifiable task, base and proxies: healthy runs on seeds "
-         f"{m['healthy_seeds']}, each injected fault on seeds {m['fault_seeds']}. Rates are `k/n = rate [95% Wilson "
+         f"{m['healthy_seeds']}, each injected fault on seeds {m['fault_seeds']} (the base on "
+         f"{m['reference_fault_seeds']}: its seed-to-seed spread sets the magnitude tolerances). "
+         "Rates are `k/n = rate [95% Wilson "
          "interval]`. Thresholds: `params.yaml` `proxy.fidelity.detector`. Figure: `plots/fidelity_runs.png` "
          "(lowest seed).", "",
          "## Detector calibration: false positives on healthy seeds (all models pooled)", "",
@@ -114,7 +116,8 @@ def report_markdown(m: dict) -> str:
               "layer) top-k expert sets that differ), extreme-token share (completion tokens whose train/rollout "
               "probability ratio is outside [1/2, 2]) and the mean |log pi_train - log pi_rollout| (nats). Mean "
               "over every fresh step of the row's seeds / largest per seed: `healthy` rows the healthy seeds "
-              f"{m['healthy_seeds']}, `fault` and `+fix` rows the fault seeds {m['fault_seeds']}.", "",
+              f"{m['healthy_seeds']}, `fault` and `+fix` rows the fault seeds {m['fault_seeds']} "
+              f"(the base's: {m['reference_fault_seeds']}).", "",
               "| fault | runs | router flip rate | extreme-token share | log-prob mismatch |", "|---|---|---|---|---|"]
         for f, fr in rows:
             for label, q in (("healthy", fr.get("healthy")), ("fault", fr.get("fault")), ("+fix", fr.get("fix"))):

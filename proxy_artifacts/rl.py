@@ -832,6 +832,22 @@ def control_plan(gp: dict) -> dict:
     return dict(gp, heldout_healthy_seeds=[], fix_runs=[])
 
 
+def reference_plan(gp: dict) -> dict:
+    """The ``proxy.grpo`` plan of the reference model (the base): faults on ``reference_fault_seeds``, the
+    sample its seed-to-seed spread (the fidelity tolerances, :func:`controls.tolerance`) is taken from.
+
+    Raises:
+        ValueError: a ``fault_seeds`` seed is not among ``reference_fault_seeds`` (a proxy's fault run of
+            seed s is judged against the base's run of seed s).
+    """
+    ref = [int(x) for x in gp["reference_fault_seeds"]]
+    missing = sorted({int(x) for x in gp["fault_seeds"]} - set(ref))
+    if missing:
+        raise ValueError(f"proxy.grpo.reference_fault_seeds {ref} lacks fault_seeds {missing}: a proxy's fault run "
+                         "of seed s is compared with the base's run of seed s")
+    return dict(gp, fault_seeds=ref)
+
+
 def run_grpo_all(model_dir: str | Path, name: str, gp: dict, out_dir: str | Path, progress: bool = True,
                  timing_path: str | Path | None = None, clock: Clock = DEFAULT_CLOCK) -> dict:
     """Healthy runs on ``gp['healthy_seeds']``, every fault of ``gp['faults']`` on ``gp['fault_seeds']``,

@@ -12,8 +12,9 @@ def test_params_override_sets_only_the_fault_seeds(tmp_path):
     dst = tmp_path / "p.yaml"
     write_params(Path("params.yaml"), dst, 7)
     got, ref = yaml.safe_load(dst.read_text()), yaml.safe_load(open("params.yaml").read())
-    assert got["proxy"]["grpo"]["fault_seeds"] == [0, 1, 2, 3, 4, 5, 6]
-    got["proxy"]["grpo"]["fault_seeds"] = ref["proxy"]["grpo"]["fault_seeds"]
+    for key in ("fault_seeds", "reference_fault_seeds"):  # the base on the same seeds as every other model
+        assert got["proxy"]["grpo"][key] == [0, 1, 2, 3, 4, 5, 6]
+        got["proxy"]["grpo"][key] = ref["proxy"]["grpo"][key]
     assert got == ref
 
 
@@ -111,3 +112,20 @@ def test_perfect_proxy_pass_probability_known_limits():
     assert perfect_proxy_pass_probability(dict(cp, sd_factor=1e-9), draws=500) == {"3": 0.0, "5": 0.0, "10": 0.0}
     p = perfect_proxy_pass_probability(cp, draws=4000)
     assert p["3"] < p["5"] < p["10"]
+
+
+def test_verdict_by_reference_seeds_known_shares():
+    """Four seeds; a model 0.1 above the base on every seed, judged on 3. With the base's tolerance from the
+    3 judged seeds, the one subset without the base's outlying seed 3 has a tolerance at the 0.05 floor
+    (SD 0.01), so it fails: 3 of 4 subsets pass. From all 4 seeds (SD 0.196) every subset passes."""
+    from benchmarks.proxy_fidelity_seeds import verdict_by_reference_seeds
+
+    ent = [2.0, 2.01, 2.02, 2.4]
+    q = {"base": {"lr_spike": {s: {"entropy_mean": e} for s, e in enumerate(ent)},
+                  "lr_spike+fix": {s: {"entropy_mean": e} for s, e in enumerate(ent)}},
+         "m": {"lr_spike": {s: {"entropy_mean": e + 0.1} for s, e in enumerate(ent)}}}
+    cp = {"sd_factor": 3.0, "log_floor": 0.30103, "abs_floor": 0.05, "log_max": 1.0, "min_score": 0.75}
+    got = verdict_by_reference_seeds(q, ["m"], cp, seeds=4, judged=3, references=(3, 4, 5))
+    assert set(got) == {"3", "4"}  # 5 > the 4 seeds there are
+    assert got["3"]["faults"] == {"lr_spike": {"m": 0.75}} and got["3"]["models"] == {"m": [0.75, 0.75]}
+    assert got["4"]["faults"] == {"lr_spike": {"m": 1.0}}
