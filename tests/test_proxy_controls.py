@@ -386,7 +386,8 @@ def test_control_stages_take_the_keep_ratio_from_params():
 
 def test_report_captions_the_healthy_rows_with_the_healthy_seeds():
     """The rollout/training table's caption names the seeds of each kind of row: healthy rows pool the healthy
-    seeds, fault and +fix rows the fault seeds (the committed metrics: 5 healthy seeds, 3 fault seeds)."""
+    seeds, fault and +fix rows the fault seeds, the base's being its reference seeds (the committed metrics: 5
+    healthy seeds, 3 fault seeds, 6 reference seeds)."""
     from pathlib import Path
 
     from proxy_artifacts.report import report_markdown
@@ -394,7 +395,8 @@ def test_report_captions_the_healthy_rows_with_the_healthy_seeds():
     m = json.loads((Path(__file__).parents[1] / "metrics/fidelity.json").read_text())
     text = report_markdown(m)
     assert (f"`healthy` rows the healthy seeds {m['healthy_seeds']}, `fault` and `+fix` rows the fault seeds "
-            f"{m['fault_seeds']}.") in text
+            f"{m['fault_seeds']} (the base's: {m['reference_fault_seeds']}).") in text
+    assert m["fault_seeds"] == [0, 1, 2] and m["reference_fault_seeds"] == [0, 1, 2, 3, 4, 5]
     assert "of the fault seeds / largest per seed" not in text
     fresh = m["base"]["fresh_quantities"]["none"]["logprob_mismatch"]["max_per_seed"]
     assert sorted(int(s) for s in fresh) == m["healthy_seeds"] != m["fault_seeds"]

@@ -553,12 +553,12 @@ def test_committed_record_control_columns_equal_the_record_for_every_control_and
 def test_committed_record_cards_say_only_what_their_records_hold():
     """Card wording against the committed fidelity record: the fault table's intro mentions a control's column only on
     the card that has control columns (r0.5); swapped_operator's base-with-the-fix rate is its routing-replay
-    runs' 0/3, and a fault whose catalog row says no run applies the fix (the record with swapped_operator's
+    runs' 0/6 (the base's reference seeds), and a fault whose catalog row says no run applies the fix (the record with swapped_operator's
     ``fix_run_exists`` set False) shows "-", not a rate; lr_spike, whose fix is the healthy run, shows the
     held-out healthy runs' 0/12; the magnitude note says a pass also needs the signature on min_seed_share of
     the seeds; the per-seed cells and the seeds separating r0.5 from each control (on fp16_no_loss_scaling r0.5
-    matched 2, 1, 3 of 4 cells, control_random_experts 1, 1, 2: ahead on 2 seeds; control_random_output_merge
-    4, 2, 3: ahead on no seed; control_reinit and control_dense 0, 0, 0: ahead on all 3) are on the
+    matched 3, 2, 4 of 5 cells, control_random_experts 2, 2, 2: ahead on 2 seeds; control_random_output_merge
+    5, 4, 4: ahead on no seed; control_reinit 1, 1, 0 and control_dense 1, 1, 1: ahead on all 3) are on the
     card with the caveat, and the card says no fault is reproduced beyond the controls; r0.125's intended use
     counts the faults it reproduces; r0.5's card gives its RL gain, and a card points to the longer study
     exactly when its RL-gain interval holds 0 (none of the committed record's does: r0.125 gains 3.4 [1.4, 5.5]
@@ -569,7 +569,7 @@ def test_committed_record_cards_say_only_what_their_records_hold():
     for card in (r05, r0125):
         head, rows = _faults_table(card)
         fix = head.index("base with the fix")
-        assert rows["swapped_operator"][fix] == "0/3 [0.00, 0.56]"
+        assert rows["swapped_operator"][fix] == "0/6 [0.00, 0.39]"
         assert rows["swapped_operator"][fix - 1].startswith("routing replay (R3")
         assert rows["lr_spike"][fix] == "0/12 [0.00, 0.24]"
     fid = _committed("fidelity.json")
@@ -579,7 +579,7 @@ def test_committed_record_cards_say_only_what_their_records_hold():
     assert ("and, for a fault with a signature, its signature also reproduces the base's on at least "
             "`min_seed_share` (0.6667) of the seeds") in r05
     # columns: r0.5, then random_experts, random_output_merge, reinit, dense; then the seeds r0.5 is ahead on
-    assert ("| fp16_no_loss_scaling | 2/4, 1/4, 3/4 | 1/4, 1/4, 2/4 | 4/4, 2/4, 3/4 | 0/4, 0/4, 0/4 | 0/4, 0/4, 0/4 "
+    assert ("| fp16_no_loss_scaling | 3/5, 2/5, 4/5 | 2/5, 2/5, 2/5 | 5/5, 4/5, 4/5 | 1/5, 1/5, 0/5 | 1/5, 1/5, 1/5 "
             "| 2 of 3 | 0 of 3 | 3 of 3 | 3 of 3 |") in r05
     assert "The (seed, quantity) cells are not independent draws" in r05
     assert "Reproduced beyond the controls on magnitudes (`controls.r0.5.reproduces`): none." in r05
