@@ -679,11 +679,11 @@ def test_stage_declares_the_params_its_code_reads(name: str, cmd: str, deps: lis
 
 def test_params_reads_known_values() -> None:
     """Known right values: the profile stage reads ``curate.profile`` (``ProfileConfig.from_params``)
-    and no other wing's block; proxy_control reads ``proxy.eval`` through ``build_control`` ->
-    ``run_prune`` (``params["eval"]`` of the mapping ``load_proxy_params`` returned), so a params list
-    without it is reported; proxy_cost reads ``proxy.fidelity.device_memory_gb`` through
-    ``write_cost``'s ``(fidelity_params or {}).get(...)``."""
-    assert params_reads("python -m curate profile") == {"curate.profile"}
+    and ``curate.curate.build_spread`` (where the label's edge sits) and nothing else of another block;
+    proxy_control reads ``proxy.eval`` through ``build_control`` -> ``run_prune`` (``params["eval"]`` of
+    the mapping ``load_proxy_params`` returned), so a params list without it is reported; proxy_cost reads
+    ``proxy.fidelity.device_memory_gb`` through ``write_cost``'s ``(fidelity_params or {}).get(...)``."""
+    assert params_reads("python -m curate profile") == {"curate.profile", "curate.curate.build_spread"}
     name, cmd, _ = next(s for s in stages() if s[0] == "proxy_control")
     reads = params_reads(" ".join(w for w in cmd.split() if "${" not in w))
     assert "proxy.eval.batch_size" in reads and "proxy.fidelity.controls.seed" in reads

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     block = load_params(args.params, "curate")
     cfg = ProfileConfig.from_params(block.get("profile"), "curate.profile")
     # the label's edge (curate.curate.build_spread widens each upper end): the replicates' second stage targets it
-    build_spread = SelectConfig.from_params(block.get("curate"), "curate.curate").build_spread
+    build_spread = float((block.get("curate") or {}).get("build_spread", SelectConfig.build_spread))
     subs = pl.read_parquet(Path(args.decompose) / "subgraphs.parquet").to_dicts()
     size = None if (args.all or cfg.all) else (args.sample_size or cfg.sample_size)
     sample = select_sample(subs, size, cfg.sample_seed)
