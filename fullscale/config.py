@@ -31,9 +31,9 @@ class FullScaleConfig(ParamsConfig):
     cpus_per_shard: int = knob(2, rule=positive(int), doc="Ray: CPUs one shard task reserves")
     shard_timeout_s: float | None = knob(None, rule=Optional(positive(float)),
                                          doc="wall seconds one stage command of a shard may run (None: no limit)")
-    family_quota: int | None = knob(1, rule=Optional(positive(int)),
-                                    doc="subgraphs profiled per structure family (pattern) over the whole build; the "
-                                        "others are recorded skipped / family_quota_reached (None: every member)")
+    structure_quota: int | None = knob(1, rule=Optional(positive(int)),
+                                       doc="subgraphs timed per structure (structure_hash) over the whole build; the "
+                                           "others are recorded skipped / structure_quota_reached (None: every member)")
     keep_trial_history: bool = knob(False, doc="keep profiles.trial_history in a shard's compact rows "
                                                "(every timed trial: ~10x the table's size)")
     release_task_size: int = knob(10, rule=positive(int), doc="variants per release task (PassBench: ~10)")

@@ -13,11 +13,11 @@ Between the stages it only filters Parquet rows:
 - subgraphs that earlier shards already decomposed are marked ``status: skipped``,
   ``skip_reason: seen_in_earlier_shard`` before ``profile`` (kept as rows: the release unions their
   ``model_ids``), so the profile never times a subgraph twice across shards;
-- with ``fullscale.family_quota`` (``spec["family_quota"]``) the remaining ones beyond the quota of
-  their structure family (``pattern``) over the build are marked ``skip_reason: family_quota_reached``
-  (:func:`fullscale.shards.family_picks`: committed shards' profiled members count against it, the
-  members kept are drawn by the hash alone), so every family is screened and common ones (a timm
-  ``conv2d>batch_norm>relu``) are not profiled in every shard again.
+- with ``fullscale.structure_quota`` (``spec["structure_quota"]``) the remaining ones beyond the quota
+  of their structure (``structure_hash``) over the build are marked ``skip_reason:
+  structure_quota_reached`` (:func:`fullscale.shards.structure_picks`: committed shards' timed members
+  count against it, the members kept are drawn by the hash), so every structure is screened and common
+  ones (a timm ``conv2d>batch_norm>relu``) are not profiled in every shard again.
 
 "Earlier" means committed when the shard starts: shards run at once (Ray) do not see each other,
 and the release deduplicates by hash across all shards (:mod:`fullscale.release`).
@@ -49,15 +49,15 @@ import pyarrow.parquet as pq
 
 from fullscale.params import params_digest, write_params
 from fullscale.shards import (
-    FAMILY_REASON,
+    QUOTA_REASON,
     SEEN_REASON,
-    family_picks,
     folder_files,
-    profiled_families,
+    profiled_structures,
     seen_hashes,
     shard_key,
     shard_name,
     shard_of,
+    structure_picks,
 )
 from passnet_common.machine import cpu_model
 
@@ -218,12 +218,12 @@ def _mark_seen_subgraphs(path: Path, seen: set[str]) -> int:
     return _mark_skipped(path, [h in seen for h in hashes], SEEN_REASON)
 
 
-def _mark_family_quota(path: Path, profiled: Counter, quota: int) -> int:
-    """Mark the ``ok`` rows of ``subgraphs.parquet`` beyond their structure family's quota as skipped /
-    :data:`fullscale.shards.FAMILY_REASON` (:func:`fullscale.shards.family_picks`: ``quota`` members
-    per family over the build, ``profiled`` already taken by committed shards). Returns how many."""
-    rows = pq.read_table(path, columns=["subgraph_hash", "pattern", "status"]).to_pylist()
-    return _mark_skipped(path, family_picks(rows, profiled, quota), FAMILY_REASON)
+def _mark_structure_quota(path: Path, profiled: Counter, quota: int) -> int:
+    """Mark the ``ok`` rows of ``subgraphs.parquet`` beyond their structure's quota as skipped /
+    :data:`fullscale.shards.QUOTA_REASON` (:func:`fullscale.shards.structure_picks`: ``quota`` members
+    per structure over the build, ``profiled`` already timed by committed shards). Returns how many."""
+    rows = pq.read_table(path, columns=["subgraph_hash", "structure_hash", "status"]).to_pylist()
+    return _mark_skipped(path, structure_picks(rows, profiled, quota), QUOTA_REASON)
 
 
 def _compact_profiles(src: Path, keep_history: bool) -> bytes:
@@ -284,8 +284,8 @@ def shard_entry(spec: dict) -> dict:
     models = cat.column("model_id").to_pylist()
     seen_graphs, seen_subs = seen_hashes(spec["out"], before=None)
     seen_graphs_before, seen_subs_before = len(seen_graphs), len(seen_subs)
-    quota = spec.get("family_quota")
-    families = profiled_families(spec["out"]) if quota is not None else Counter()
+    quota = spec.get("structure_quota")
+    structures = profiled_structures(spec["out"]) if quota is not None else Counter()
 
     fmt = {"params": str(params_path), "w": str(w), "cache": str(cache)}
     phases: list[dict] = []
@@ -311,14 +311,14 @@ def shard_entry(spec: dict) -> dict:
                 go("decompose")
                 notes["subgraphs_seen_before"] = _mark_seen_subgraphs(w / "decompose" / "subgraphs.parquet", seen_subs)
                 if quota is not None:
-                    notes["subgraphs_family_quota"] = _mark_family_quota(w / "decompose" / "subgraphs.parquet",
-                                                                         families, int(quota))
+                    notes["subgraphs_structure_quota"] = _mark_structure_quota(w / "decompose" / "subgraphs.parquet",
+                                                                               structures, int(quota))
                 ok = [r for r in _rows(w / "decompose" / "subgraphs.parquet") if r["status"] == "ok"]
                 if ok:
                     go("profile")
                     go("curate")
                 else:
-                    skipped["profile"] = skipped["curate"] = "no profilable subgraph new to the build and under its family quota"
+                    skipped["profile"] = skipped["curate"] = "no profilable subgraph new to the build and under its structure's quota"
             else:
                 skipped.update({p: "no unique graph new to this build" for p in ("decompose", "profile", "curate")})
         else:
@@ -373,7 +373,7 @@ def shard_entry(spec: dict) -> dict:
         "subgraphs": len(subs),
         "subgraphs_profilable_new": sum(1 for r in subs if r["status"] == "ok"),
         "subgraphs_seen_before": notes.get("subgraphs_seen_before", 0),
-        "subgraphs_family_quota": notes.get("subgraphs_family_quota", 0),
+        "subgraphs_structure_quota": notes.get("subgraphs_structure_quota", 0),
         "profile_rows": len(prof),
         "tasks": len(tasks),
         "task_variants": sum(int(t.get("num_variants") or 0) for t in tasks),
@@ -386,8 +386,8 @@ def shard_entry(spec: dict) -> dict:
         "wall_s": round((finished - started).total_seconds(), 1),
         "cpu_s": round(sum(p["cpu_s"] for p in phases), 1),
         "seen_before": {"graphs": seen_graphs_before, "subgraphs": seen_subs_before,
-                        "families_profiled": len(families)},
-        "family_quota": quota,
+                        "structures_timed": len(structures)},
+        "structure_quota": quota,
         "started_utc": started.isoformat(timespec="seconds"), "finished_utc": finished.isoformat(timespec="seconds"),
         "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
         "trial_history_kept": bool(spec.get("keep_trial_history")),

@@ -55,7 +55,7 @@ import yaml
 from fullscale.config import FullScaleConfig
 from fullscale.licences import model_licences
 from fullscale.pipeline import ROOT, child_env
-from fullscale.shards import SEEN_REASON, done_shards, read_manifest
+from fullscale.shards import QUOTA_REASON, SEEN_REASON, done_shards, read_manifest
 from fullscale.summary import write_summary
 from passnet_common.io import atomic_write_json
 
@@ -84,7 +84,9 @@ def _mac(key: bytes, text: str) -> str:
 
 def concat_tables(shards: list[Path], name: str):
     """Table ``name`` over ``shards`` (schemas unified), deduplicated by :data:`DEDUPE_KEY` where it
-    applies (a subgraph's first row not marked seen wins). None when no shard has it."""
+    applies: a subgraph's first profiled row wins, else its first row left out by the structure quota,
+    else its first seen row; its ``model_ids`` (and ``num_models``) become the union over every shard's
+    rows of that hash. None when no shard has it."""
     parts = [pq.read_table(d / "tables" / f"{name}.parquet") for d in shards if (d / "tables" / f"{name}.parquet").is_file()]
     if not parts:
         return None
@@ -101,13 +103,25 @@ def concat_tables(shards: list[Path], name: str):
     key = DEDUPE_KEY.get(name)
     if key and len(t):
         rows = t.to_pylist()
-        order = sorted(range(len(rows)), key=lambda i: (rows[i].get("skip_reason") == SEEN_REASON, i))
+        rank = {SEEN_REASON: 2, QUOTA_REASON: 1}  # a profiled row first, then one left out by the quota, then a seen one
+        order = sorted(range(len(rows)), key=lambda i: (rank.get(rows[i].get("skip_reason"), 0), i))
         keep, seen = [], set()
         for i in order:
             if rows[i][key] not in seen:
                 seen.add(rows[i][key])
                 keep.append(i)
-        t = t.take(pa.array(sorted(keep), type=pa.int64()))
+        keep.sort()
+        if "model_ids" in t.column_names:  # every shard's models of one hash (a seen row lists the later shard's)
+            models: dict[str, set] = {}
+            for r in rows:
+                models.setdefault(r[key], set()).update(r.get("model_ids") or [])
+            kept = [rows[i] for i in keep]
+            for r in kept:
+                r["model_ids"] = sorted(models[r[key]])
+                if "num_models" in r:
+                    r["num_models"] = len(r["model_ids"])
+            return pa.Table.from_pylist(kept, schema=t.schema)
+        t = t.take(pa.array(keep, type=pa.int64()))
     return t
 
 

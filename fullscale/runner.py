@@ -154,7 +154,7 @@ def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: P
     """The ``shard_entry`` argument of each shard (``deadline_utc``: HH:MM UTC at which running stages stop)."""
     return [{"shard": i, "num_shards": cfg.num_shards, "params": params, "catalog": str(catalog), "out": str(out),
              "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history,
-             "family_quota": cfg.family_quota,
+             "structure_quota": cfg.structure_quota,
              "deadline_epoch": deadline_epoch(deadline_utc)} for i in shards]
 
 

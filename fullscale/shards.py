@@ -10,7 +10,7 @@ same shard, and a model added to the catalog later lands in one shard without mo
     manifest.json        shard id, num_shards, models, counts, phase times (wall / CPU s), machine,
                          code version, params digest, failure classes, seen-before skips
     tables/*.parquet     the shard's rows: models, extractions, graphs, unique_graphs (graphs first seen
-                         here), subgraphs (seen ones and those over their family quota marked),
+                         here), subgraphs (seen ones and those over their structure's quota marked),
                          profiles, long_tail, tasks
     tasks/<task>/        the task folders its long tail gave (task.json + subgraphs/<variant>/)
     runner/              run_task.py and timing_protocol.py (one copy per shard)
@@ -90,7 +90,9 @@ def read_manifest(folder: Path) -> dict:
 
 def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], set[str]]:
     """``(graph_hashes, subgraph_hashes)`` of the committed shards (all, or those with id < ``before``):
-    the unique graphs they decomposed and the subgraphs they decomposed (a later shard skips both)."""
+    the unique graphs they decomposed and the subgraphs they decomposed (a later shard skips both); a
+    subgraph a shard left out for the structure quota is not among them, so a later shard judges it
+    again (under the quota then in force)."""
     graphs: set[str] = set()
     subs: set[str] = set()
     for d in done_shards(out):
@@ -102,47 +104,56 @@ def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], s
         sg = d / "tables" / "subgraphs.parquet"
         if sg.is_file():
             t = pq.read_table(sg, columns=["subgraph_hash", "skip_reason"]).to_pylist()
-            subs.update(r["subgraph_hash"] for r in t if r["skip_reason"] != SEEN_REASON)
+            subs.update(r["subgraph_hash"] for r in t if r["skip_reason"] not in (SEEN_REASON, QUOTA_REASON))
     return graphs, subs
 
 
 SEEN_REASON = "seen_in_earlier_shard"
-FAMILY_REASON = "family_quota_reached"
+QUOTA_REASON = "structure_quota_reached"
+TIMED = ("ok", "accuracy_error", "unstable")  # profile row statuses that mean the variant was timed
 
 
-def profiled_families(out: str | Path) -> Counter:
-    """Members profiled per structure family (``pattern``) over the committed shards: distinct
-    ``subgraph_hash`` of the ``subgraphs`` rows a shard left ``ok`` (the profile stage's input; rows
-    seen before or over a family's quota are ``skipped``). Rows without a pattern are not counted."""
+def profiled_structures(out: str | Path) -> Counter:
+    """Members profiled per structure (``structure_hash``) over the committed shards: distinct
+    ``subgraph_hash`` that a shard left ``ok`` in its ``subgraphs`` table **and** timed (a ``profiles``
+    row with a status of :data:`TIMED`), so a structure whose chosen member produced no timing (every
+    variant skipped, crashed or degenerate) keeps its slot for a later member. Rows without a
+    structure hash are not counted."""
     members: dict[str, set[str]] = {}
     for d in done_shards(out):
-        sg = d / "tables" / "subgraphs.parquet"
-        if sg.is_file():
-            for r in pq.read_table(sg, columns=["subgraph_hash", "pattern", "status"]).to_pylist():
-                if r["status"] == "ok" and r["pattern"]:
-                    members.setdefault(r["pattern"], set()).add(r["subgraph_hash"])
+        sg, pr = d / "tables" / "subgraphs.parquet", d / "tables" / "profiles.parquet"
+        if not sg.is_file() or not pr.is_file():
+            continue
+        timed = {r["subgraph_hash"] for r in pq.read_table(pr, columns=["subgraph_hash", "status"]).to_pylist()
+                 if r["status"] in TIMED}
+        for r in pq.read_table(sg, columns=["subgraph_hash", "structure_hash", "status"]).to_pylist():
+            if r["status"] == "ok" and r["structure_hash"] and r["subgraph_hash"] in timed:
+                members.setdefault(r["structure_hash"], set()).add(r["subgraph_hash"])
     return Counter({k: len(v) for k, v in members.items()})
 
 
-def family_picks(rows: list[dict], profiled: Counter, quota: int) -> list[bool]:
-    """Which of a shard's decomposed ``rows`` (``subgraph_hash``, ``pattern``, ``status``) to skip for
-    the family quota: per structure family (``pattern``), the ``ok`` rows beyond the ``quota - profiled``
-    slots the committed shards left it, taken in the order of ``sha256(subgraph_hash)`` (a seeded draw
-    that depends on the hash alone, so every machine and shard composition picks the same member).
-    Rows not ``ok`` or without a pattern are never skipped. Returns one flag per row (True: skip).
+def structure_picks(rows: list[dict], profiled: Counter, quota: int) -> list[bool]:
+    """Which of a shard's decomposed ``rows`` (``subgraph_hash``, ``structure_hash``, ``status``) to skip
+    for the structure quota: per structure (``structure_hash``: the canonical form with shapes reduced to
+    ranks and literals dropped, dense and grouped convolutions apart, ``docs/canonical.md``), the ``ok``
+    rows beyond the ``quota - profiled`` slots the committed shards left it, taken in the order of
+    ``sha256(subgraph_hash)``: given the committed shards, every machine picks the same members, whatever
+    the order of the rows (which shards were committed before, and so the order shards run in, does
+    change the pick). Rows not ``ok`` or without a structure hash are never skipped. Returns one flag per
+    row (True: skip).
 
     Raises:
         ValueError: ``quota`` < 1.
     """
     if quota < 1:
-        raise ValueError(f"family quota must be >= 1, got {quota}")
-    by_family: dict[str, list[int]] = {}
+        raise ValueError(f"structure quota must be >= 1, got {quota}")
+    by_structure: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
-        if r["status"] == "ok" and r["pattern"]:
-            by_family.setdefault(r["pattern"], []).append(i)
+        if r["status"] == "ok" and r["structure_hash"]:
+            by_structure.setdefault(r["structure_hash"], []).append(i)
     skip = [False] * len(rows)
-    for fam, idx in by_family.items():
-        slots = max(0, quota - profiled.get(fam, 0))
+    for key, idx in by_structure.items():
+        slots = max(0, quota - profiled.get(key, 0))
         for i in sorted(idx, key=lambda i: hashlib.sha256(rows[i]["subgraph_hash"].encode()).hexdigest())[slots:]:
             skip[i] = True
     return skip

@@ -7,8 +7,9 @@ across shards:
   total and per source (``by_source``); ``catalog_models``: the whole catalog;
 - ``unique_graphs``: distinct ``graph_hash`` of every shard's ``graphs`` rows;
 - ``families``: distinct structure families (``pattern``) among the decomposed subgraphs;
-  ``families_profiled``: those with a member the profile timed; ``subgraphs_skipped_family_quota``:
-  subgraphs left out by ``fullscale.family_quota`` (:func:`fullscale.shards.family_picks`);
+  ``structures`` (distinct ``structure_hash``) and ``structures_timed`` (those with a member the profile
+  timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
+  (:func:`fullscale.shards.structure_picks`) and timed in no shard;
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
   ``variants_confirmed``: those with a label (stable) from the full protocol. Where the profile
   has a screen phase (a ``phase`` column: ``screen`` / ``protocol``), the two counts come from it
@@ -18,8 +19,10 @@ across shards:
 - ``slowdown_share_e2e`` / ``slowdown_share_compiler``: share of run 0's timed variants slower
   than eager / than Dynamo-only with confidence (``curate.select.longtail``'s labels);
 - ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``;
-  ``projected_core_hours_remaining``: the CPU per model of the shards that ran with the params of the most
-  recently finished one (``projection_basis``) times the models left -- linear, so an upper bound where
+  ``projected_core_hours_remaining``: the CPU per model of the shards that ran with the design (stage
+  params digest and structure quota) of the most recently finished one, or of the whole build when those
+  hold fewer than :data:`PROJECTION_MIN_MODELS` models (``projection_basis``), times the models left --
+  linear, so an upper bound where
   fewer families are new in later shards; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
   projected over the catalog;
@@ -41,11 +44,11 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from fullscale.pipeline import machine
-from fullscale.shards import FAMILY_REASON, SEEN_REASON, done_shards, read_manifest, shards_root
+from fullscale.shards import QUOTA_REASON, SEEN_REASON, TIMED, done_shards, read_manifest, shards_root
 from passnet_common.io import atomic_write_json
 
 TARGET_TASKS = 200
-TIMED = ("ok", "accuracy_error", "unstable")
+PROJECTION_MIN_MODELS = 10  # fewer models in the latest design's shards: projected from the whole build
 
 
 def _read(folder: Path, table: str) -> list[dict]:
@@ -83,9 +86,11 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     failures: Counter = Counter()
     graph_hashes: set[str] = set()
     patterns: set[str] = set()
-    patterns_profiled: set[str] = set()
+    structures: set[str] = set()
+    structures_timed: set[str] = set()
     subgraphs: set[str] = set()
     over_quota: set[str] = set()
+    timed_hashes: set[str] = set()
     screened = confirmed = 0
     slow_e2e: list[bool] = []
     slow_comp: list[bool] = []
@@ -93,7 +98,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     phases: dict[str, dict[str, float]] = {}
     machines: dict[str, dict] = {}
     wall = cpu = 0.0
-    by_params: dict[str, dict] = {}  # params digest -> shards, models, CPU s, last finish (the projection's basis)
+    by_design: dict[str, dict] = {}  # stage params digest + structure quota -> shards, models, CPU s, last finish
     for d in shards:
         man = read_manifest(d)
         for m in man["models"]:
@@ -104,16 +109,21 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
             else:
                 failures[r.get("error_class") or r.get("status") or "unknown"] += 1
         graph_hashes.update(r["graph_hash"] for r in _read(d, "graphs") if r.get("graph_hash"))
+        profs = _read(d, "profiles")
+        timed = {r["subgraph_hash"] for r in profs if r.get("status") in TIMED}
+        timed_hashes |= timed
         for r in _read(d, "subgraphs"):
             if r.get("skip_reason") != SEEN_REASON:
                 subgraphs.add(r["subgraph_hash"])
                 if r.get("pattern"):
                     patterns.add(r["pattern"])
-                    if r.get("status") == "ok":
-                        patterns_profiled.add(r["pattern"])
-                if r.get("skip_reason") == FAMILY_REASON:
+                if r.get("structure_hash"):
+                    structures.add(r["structure_hash"])
+                    if r["subgraph_hash"] in timed:
+                        structures_timed.add(r["structure_hash"])
+                if r.get("skip_reason") == QUOTA_REASON:
                     over_quota.add(r["subgraph_hash"])
-        n_screened, n_confirmed = profile_counts(_read(d, "profiles"))
+        n_screened, n_confirmed = profile_counts(profs)
         screened, confirmed = screened + n_screened, confirmed + n_confirmed
         for r in _read(d, "long_tail"):
             if r.get("run") == 0 and r.get("status") in TIMED:
@@ -127,8 +137,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
             acc["shards"] += 1
         wall += man.get("wall_s", 0.0)
         cpu += man.get("cpu_s", 0.0)
-        basis = by_params.setdefault(man.get("params_sha256") or "", {"shards": 0, "models": 0, "cpu_s": 0.0,
-                                                                      "last": ""})
+        design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}"
+        basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": ""})
         basis["shards"] += 1
         basis["models"] += len(man["models"])
         basis["cpu_s"] += man.get("cpu_s", 0.0)
@@ -152,11 +162,17 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                                                "phases_done": rec.get("phases_done", []),
                                                "failure_classes": rec.get("failure_classes", {})}
     n_models = sum(models.values())
-    # the projection: CPU per model of the shards run with the params of the most recently finished shard
-    # (a build whose params changed, e.g. fullscale.family_quota, is projected from its current design)
-    cur = max(by_params.items(), key=lambda kv: kv[1]["last"], default=(None, None))
-    basis = ({"params_sha256": cur[0], "shards": cur[1]["shards"], "models": cur[1]["models"],
-              "cpu_s_per_model": round(cur[1]["cpu_s"] / cur[1]["models"], 2)} if cur[1] and cur[1]["models"] else None)
+    # the projection: CPU per model of the shards run with the design (stage params + structure quota) of
+    # the most recently finished shard, when they hold at least PROJECTION_MIN_MODELS models; else the build's
+    cur = max(by_design.items(), key=lambda kv: kv[1]["last"], default=(None, None))
+    if cur[1] and cur[1]["models"] >= PROJECTION_MIN_MODELS:
+        basis = {"scope": "design", "design": cur[0], "shards": cur[1]["shards"], "models": cur[1]["models"],
+                 "cpu_s_per_model": round(cur[1]["cpu_s"] / cur[1]["models"], 2)}
+    elif n_models:
+        basis = {"scope": "build", "design": cur[0], "shards": len(shards), "models": n_models,
+                 "cpu_s_per_model": round(cpu / n_models, 2)}
+    else:
+        basis = None
     tasks = release_tasks if release_tasks is not None else shard_tasks
     done = len(shards)
     complete = done == num_shards
@@ -176,7 +192,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "models": n_models, "captured": sum(captured.values()),
         "by_source": {s: {"models": models[s], "captured": captured[s]} for s in sorted(models)},
         "unique_graphs": len(graph_hashes), "unique_subgraphs": len(subgraphs), "families": len(patterns),
-        "families_profiled": len(patterns_profiled), "subgraphs_skipped_family_quota": len(over_quota),
+        "structures": len(structures), "structures_timed": len(structures_timed),
+        "subgraphs_skipped_structure_quota": len(over_quota - timed_hashes),
         "variants_screened": screened, "variants_confirmed": confirmed,
         "tasks": tasks, "tasks_shortfall_reason": reason,
         "slowdown_share_e2e": _share(slow_e2e), "slowdown_share_compiler": _share(slow_comp),

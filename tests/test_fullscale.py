@@ -311,105 +311,136 @@ def _sha(h: str) -> str:
     return hashlib.sha256(h.encode()).hexdigest()
 
 
-def test_family_quota_keeps_the_first_members_by_hash_order_whatever_the_shard():
-    """``family_picks``: per structure family, the ok rows beyond ``quota - profiled`` are skipped,
-    the kept ones first in sha256(hash) order, whatever order the shard lists them in; rows not ok
-    or without a pattern are never skipped; a family the committed shards filled is skipped whole."""
-    from fullscale.shards import family_picks
+def test_structure_quota_keeps_the_first_members_by_hash_order_whatever_the_row_order():
+    """``structure_picks``: per structure, the ok rows beyond ``quota - profiled`` are skipped, the
+    kept ones first in sha256(hash) order, whatever order the shard lists them in; rows not ok or
+    without a structure hash are never skipped; a structure the committed shards filled is skipped whole."""
+    from fullscale.shards import structure_picks
 
-    rows = [{"subgraph_hash": h, "pattern": p, "status": s} for h, p, s in [
+    rows = [{"subgraph_hash": h, "structure_hash": p, "status": s} for h, p, s in [
         ("a1", "A", "ok"), ("a2", "A", "ok"), ("a3", "A", "ok"), ("b1", "B", "ok"),
         ("c1", "C", "ok"), ("c2", "C", "ok"), ("c3", "C", "ok"), ("d1", "D", "skipped"), ("e1", None, "ok")]]
     c_first = sorted(["c1", "c2", "c3"], key=_sha)
-    skip = family_picks(rows, {"A": 1}, 1)
+    skip = structure_picks(rows, {"A": 1}, 1)
     kept = {r["subgraph_hash"] for r, s in zip(rows, skip) if not s}
     assert kept == {"b1", c_first[0], "d1", "e1"}  # A's one slot was taken by a committed shard
-    skip2 = family_picks(rows, {"A": 1}, 2)
+    skip2 = structure_picks(rows, {"A": 1}, 2)
     kept2 = {r["subgraph_hash"] for r, s in zip(rows, skip2) if not s}
     assert kept2 == {sorted(["a1", "a2", "a3"], key=_sha)[0], "b1", *c_first[:2], "d1", "e1"}
-    rev = list(reversed(rows))  # another shard composition / order picks the same members
-    assert {r["subgraph_hash"] for r, s in zip(rev, family_picks(rev, {"A": 1}, 1)) if not s} == kept
+    rev = list(reversed(rows))  # the same rows in another order pick the same members
+    assert {r["subgraph_hash"] for r, s in zip(rev, structure_picks(rev, {"A": 1}, 1)) if not s} == kept
     with pytest.raises(ValueError, match="quota"):
-        family_picks(rows, {}, 0)
+        structure_picks(rows, {}, 0)
 
 
-def _subgraph_shard(out: Path, shard: int, rows: list[dict]) -> None:
+def _table_shard(out: Path, shard: int, tables: dict[str, list[dict]], **man_fields) -> None:
     import io
 
     import pyarrow as pa
 
-    buf = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows), buf)
-    man = {"shard": shard, "models": [], "counts": {}, "phases": [], "machine": {"cpu_model": "x"},
-           "code": {"commit": "c"}, "finished_utc": "t"}
-    write_shard(out, shard, {"tables/subgraphs.parquet": buf.getvalue(), "manifest.json": json.dumps(man).encode()})
+    files = {}
+    for name, rows in tables.items():
+        buf = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows), buf)
+        files[f"tables/{name}.parquet"] = buf.getvalue()
+    man = {"shard": shard, "models": [], "counts": {"tasks": 0}, "phases": [], "machine": {"cpu_model": "x"},
+           "code": {"commit": "c"}, "finished_utc": "t", **man_fields}
+    files["manifest.json"] = json.dumps(man).encode()
+    write_shard(out, shard, files)
 
 
-def test_profiled_families_count_distinct_profiled_members_of_committed_shards(tmp_path):
-    """A member counts once (by hash) when a committed shard left it ok; seen-before and over-quota
-    rows do not count."""
-    from fullscale.shards import FAMILY_REASON, SEEN_REASON, profiled_families
-
-    def r(h, p, s="ok", why=None):
-        return {"subgraph_hash": h, "pattern": p, "status": s, "skip_reason": why}
-
-    _subgraph_shard(tmp_path, 0, [r("h1", "A"), r("h2", "A"), r("h3", "B", "skipped", SEEN_REASON)])
-    _subgraph_shard(tmp_path, 1, [r("h1", "A", "skipped", SEEN_REASON), r("h4", "B"), r("h5", "C", "skipped", FAMILY_REASON)])
-    assert profiled_families(tmp_path) == {"A": 2, "B": 1}
+def _sub(h, structure, status="ok", why=None, pattern="p", models=("m",)):
+    return {"subgraph_hash": h, "structure_hash": structure, "pattern": pattern, "status": status,
+            "skip_reason": why, "model_ids": list(models), "num_models": len(models)}
 
 
-def test_family_quota_marks_the_subgraphs_table_in_place(tmp_path):
-    """``_mark_family_quota`` rewrites status / skip_reason of the rows over the quota and keeps the
+def _prof(h, status="ok"):
+    return {"subgraph_hash": h, "status": status, "run": 0, "device": "cpu"}
+
+
+def test_profiled_structures_count_members_a_committed_shard_timed(tmp_path):
+    """A member counts once (by hash) when a committed shard left it ok and timed it: a member whose
+    variants were all skipped keeps its structure's slot free, and seen-before and over-quota rows do not
+    count; a quota-skipped subgraph is not "seen", so a later shard judges it again."""
+    from fullscale.shards import QUOTA_REASON, SEEN_REASON, profiled_structures, seen_hashes
+
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("h1", "A"), _sub("h2", "A"), _sub("h3", "B", "skipped", SEEN_REASON),
+                                              _sub("h6", "D")],
+                               "profiles": [_prof("h1"), _prof("h2", "unstable"), _prof("h6", "skipped")]})
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("h1", "A", "skipped", SEEN_REASON), _sub("h4", "B"),
+                                              _sub("h5", "C", "skipped", QUOTA_REASON)],
+                               "profiles": [_prof("h4", "accuracy_error")]})
+    assert profiled_structures(tmp_path) == {"A": 2, "B": 1}  # D's only member was never timed
+    assert seen_hashes(tmp_path)[1] == {"h1", "h2", "h4", "h6"}  # h5 (over the quota) is judged again later
+
+
+def test_structure_quota_marks_the_subgraphs_table_in_place(tmp_path):
+    """``_mark_structure_quota`` rewrites status / skip_reason of the rows over the quota and keeps the
     table's schema and other columns."""
     import pyarrow as pa
 
-    from fullscale.pipeline import _mark_family_quota
-    from fullscale.shards import FAMILY_REASON
+    from fullscale.pipeline import _mark_structure_quota
+    from fullscale.shards import QUOTA_REASON
 
-    rows = [{"subgraph_hash": h, "pattern": "A", "status": "ok", "skip_reason": None, "num_nodes": i}
+    rows = [{"subgraph_hash": h, "structure_hash": "A", "status": "ok", "skip_reason": None, "num_nodes": i}
             for i, h in enumerate(["x1", "x2", "x3"])]
-    schema = pa.schema([("subgraph_hash", pa.string()), ("pattern", pa.string()), ("status", pa.string()),
+    schema = pa.schema([("subgraph_hash", pa.string()), ("structure_hash", pa.string()), ("status", pa.string()),
                         ("skip_reason", pa.string()), ("num_nodes", pa.int64())])
     path = tmp_path / "subgraphs.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
-    assert _mark_family_quota(path, {}, 1) == 2
+    assert _mark_structure_quota(path, {}, 1) == 2
     t = pq.read_table(path)
     assert t.schema == schema
     got = t.to_pylist()
     keep = min(["x1", "x2", "x3"], key=_sha)
     assert [(g["status"], g["skip_reason"]) for g in got] == [
-        ("ok", None) if g["subgraph_hash"] == keep else ("skipped", FAMILY_REASON) for g in got]
+        ("ok", None) if g["subgraph_hash"] == keep else ("skipped", QUOTA_REASON) for g in got]
     assert [g["num_nodes"] for g in got] == [0, 1, 2]
 
 
-def test_summary_projects_from_the_current_params_and_counts_profiled_families(tmp_path):
-    """The projection uses the CPU per model of the shards run with the params of the most recently
-    finished shard (a build whose design changed is not projected from its old shards); families
-    profiled and subgraphs over the family quota are counted from the subgraphs tables."""
-    import io
-
+def test_summary_projects_from_the_current_design_and_counts_timed_structures(tmp_path):
+    """The projection uses the CPU per model of the shards run with the design (stage params digest and
+    structure quota) of the most recently finished shard when they hold >= 10 models, else the whole
+    build's; structures, structures timed and subgraphs over the quota (timed in no shard) are counted
+    from the tables."""
     import pyarrow as pa
 
-    from fullscale.shards import FAMILY_REASON
+    from fullscale.shards import QUOTA_REASON
 
-    pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(10)]),
+    pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(40)]),
                    tmp_path / "catalog.parquet")
-
-    def shard(i, digest, cpu_s, finished, models, subs):
-        buf = io.BytesIO()
-        pq.write_table(pa.Table.from_pylist(subs), buf)
-        man = {"shard": i, "models": models, "counts": {"tasks": 0}, "phases": [], "machine": {"cpu_model": "x"},
-               "code": {"commit": "c"}, "finished_utc": finished, "params_sha256": digest, "cpu_s": cpu_s}
-        write_shard(tmp_path, i, {"tables/subgraphs.parquet": buf.getvalue(), "manifest.json": json.dumps(man).encode()})
-
-    def r(h, p, s="ok", why=None):
-        return {"subgraph_hash": h, "pattern": p, "status": s, "skip_reason": why}
-
-    shard(0, "old", 1000.0, "2026-01-02T00:00:00+00:00", ["timm:m0", "timm:m1"], [r("h1", "A"), r("h2", "A")])
-    shard(1, "new", 300.0, "2026-01-03T00:00:00+00:00", ["timm:m2", "timm:m3", "timm:m4"],
-          [r("h3", "A", "skipped", FAMILY_REASON), r("h4", "B"), r("h5", "C", "skipped", FAMILY_REASON)])
+    old = [f"timm:m{i}" for i in range(10)]
+    new = [f"timm:m{i}" for i in range(10, 22)]
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("h1", "A"), _sub("h2", "A")], "profiles": [_prof("h1"), _prof("h2")]},
+                 models=old, params_sha256="p", structure_quota=None, cpu_s=5000.0, finished_utc="2026-01-02T00:00:00")
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("h3", "A", "skipped", QUOTA_REASON), _sub("h4", "B"),
+                                             _sub("h5", "C", "skipped", QUOTA_REASON), _sub("h1", "A", "skipped", QUOTA_REASON)],
+                               "profiles": [_prof("h4")]},
+                 models=new, params_sha256="p", structure_quota=1, cpu_s=1200.0, finished_utc="2026-01-03T00:00:00")
     s = build_summary(tmp_path, 4)
-    assert s["projection_basis"] == {"params_sha256": "new", "shards": 1, "models": 3, "cpu_s_per_model": 100.0}
-    assert s["projected_core_hours_remaining"] == round(100.0 * (10 - 5) / 3600, 2)
-    assert s["cpu_s_per_model"] == round(1300.0 / 5, 2)  # the whole build's, beside the projection's basis
-    assert (s["families"], s["families_profiled"], s["subgraphs_skipped_family_quota"]) == (3, 2, 2)
+    assert s["projection_basis"] == {"scope": "design", "design": "p:quota=1", "shards": 1, "models": 12,
+                                     "cpu_s_per_model": 100.0}
+    assert s["projected_core_hours_remaining"] == round(100.0 * (40 - 22) / 3600, 2)
+    assert s["cpu_s_per_model"] == round(6200.0 / 22, 2)  # the whole build's, beside the projection's basis
+    # h1 was timed in shard 0, so only h3 and h5 are left out by the quota
+    assert (s["structures"], s["structures_timed"], s["subgraphs_skipped_structure_quota"]) == (3, 2, 2)
+    # a latest design with too few models: projected from the whole build
+    _table_shard(tmp_path, 2, {"subgraphs": [_sub("h7", "E")], "profiles": [_prof("h7")]}, models=["timm:m30"],
+                 params_sha256="q", structure_quota=1, cpu_s=10.0, finished_utc="2026-01-04T00:00:00")
+    s = build_summary(tmp_path, 4)
+    assert s["projection_basis"]["scope"] == "build" and s["projection_basis"]["models"] == 23
+    assert s["projected_core_hours_remaining"] == round(6210.0 / 23 * (40 - 23) / 3600, 2)
+
+
+def test_release_keeps_the_profiled_row_and_every_shards_models(tmp_path):
+    """``concat_tables``: of one subgraph's rows in several shards the profiled one wins over a quota-skipped
+    and a seen one, whatever the shard order, and its model_ids / num_models are the union of them all."""
+    from fullscale.release import concat_tables
+    from fullscale.shards import QUOTA_REASON, SEEN_REASON
+
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("h1", "A", "skipped", QUOTA_REASON, models=("m1",))]})
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("h1", "A", models=("m2",))]})
+    _table_shard(tmp_path, 2, {"subgraphs": [_sub("h1", "A", "skipped", SEEN_REASON, models=("m3", "m1"))]})
+    rows = concat_tables(done_shards(tmp_path), "subgraphs").to_pylist()
+    assert len(rows) == 1
+    assert (rows[0]["status"], rows[0]["model_ids"], rows[0]["num_models"]) == ("ok", ["m1", "m2", "m3"], 3)
