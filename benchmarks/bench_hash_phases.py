@@ -54,7 +54,7 @@ def phases(gm, kinds) -> list[float]:
         ints = list(index.values())
         order = O.order_of_labels(O.label_ids(struct), exact, inputs, extra, ops, False, ints, rows)
         t.append(pt())
-        pos, canon_inputs, _, _, text = F._texts(order, inputs, exact, struct, True, ints, rows, reuse=True)
+        pos, canon_inputs, _, _, text = F._texts(order, inputs, exact, struct, True, ints, rows)
         t.append(pt())
         out = S.stored_nodes(nodes, ops, order, pos, canon_inputs, subs, store, index, gm, kinds)
         t.append(pt())

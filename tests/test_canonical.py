@@ -291,20 +291,3 @@ def test_property_dead_nodes_take_a_canonical_place(block):
         if canonicalize(_build_dead(ops, outs, perm, order_seed=order_seed), with_wl=False).graph_hash != ref:
             split.append(seed)
     assert split == []
-
-
-def test_storage_address_is_the_storage_objects_address():
-    """``effects._storage_address`` (what the alias classes compare) is ``untyped_storage()._cdata``:
-    on plain, meta and fake tensors, their views (one storage) and a tensor of its own."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    from passnet_common.canonical import effects
-
-    with FakeTensorMode():
-        fake = torch.empty(4, 4)
-        fakes = [fake, fake.view(16), fake[1:], torch.empty(3)]
-    meta = torch.empty(2, 3, device="meta")
-    plain = torch.arange(6.0)
-    for t in [*fakes, meta, meta.t(), plain, plain[2:], torch.empty(0)]:
-        assert effects._storage_address(t) == effects._storage_address_py(t) == t.untyped_storage()._cdata
-    assert effects._storage_address(fakes[0]) == effects._storage_address(fakes[2]) != effects._storage_address(fakes[3])

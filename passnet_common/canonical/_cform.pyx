@@ -84,9 +84,6 @@ cdef extern from *:
     Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
     Py_ssize_t PyList_GET_SIZE(PyObject *o)
     PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
-    PyObject *PyList_GET_ITEM_B "PyList_GET_ITEM"(object o, Py_ssize_t i)
-    Py_ssize_t Py_REFCNT(PyObject *o)
-    void Py_DECREF_B "Py_DECREF"(PyObject *o)
 
 
 # --- prefetching (speed only: no value read here decides anything) -------------------------
@@ -794,13 +791,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         elif op == "placeholder" and not keep_positions:
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
             try:
-                if val is None:  # fastpath.meta_key(val, vc), inlined
-                    mk = None
-                elif vc == 1:
-                    mk = (val.dtype, val.shape)
-                else:
-                    raise TypeError("no fast meta key")
-                key = ("placeholder", kind, mk)
+                key = ("placeholder", kind, meta_key(val, vc))
                 hit = cache.get(key)
             except TypeError:
                 key = hit = None
@@ -810,7 +801,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                 inputs[i] = []
                 vclass.append(vc)
                 xclass.append(xc)
-                if want_store and not (_slot(n, _s_args, "_args") if fast else n.args):  # fx.Node.args is its _args
+                if want_store and not n.args:
                     store[i] = hit[2]
                 ph += 1
                 continue
@@ -893,20 +884,18 @@ cdef inline void _pf_effects(PyObject **items, Py_ssize_t n, Py_ssize_t i) noexc
 # ``_storages``) compiled: the same inputs in the same order, without four Python calls per node
 # and input. On only after ``set_alias_context`` (else the Python function is called).
 
-cdef object _A_TENSOR = None, _A_SYM = None, _A_PLAIN = None, _may_return_input = None, _storage_address = None
+cdef object _A_TENSOR = None, _A_SYM = None, _A_PLAIN = None, _may_return_input = None
 cdef bint _alias_c = False
 
 
-def set_alias_context(tensor_type, sym_types, plain_types, may_return_input_fn, storage_address_fn):
+def set_alias_context(tensor_type, sym_types, plain_types, may_return_input_fn):
     """``torch.Tensor``, the symbolic scalar types (``torch.SymInt`` / ``SymFloat`` / ``SymBool``),
-    the exact plain types ``effects._storages`` gives no storage (int, float, bool, str),
-    ``effects._may_return_input`` and ``effects._storage_address`` (a tensor's ``StorageImpl``
-    address): turns on the compiled ``aliased_inputs`` (``tensor_type`` None turns it off)."""
-    global _A_TENSOR, _A_SYM, _A_PLAIN, _may_return_input, _storage_address, _alias_c
+    the exact plain types ``effects._storages`` gives no storage (int, float, bool, str) and
+    ``effects._may_return_input``: turns on the compiled ``aliased_inputs`` (``tensor_type`` None turns
+    it off)."""
+    global _A_TENSOR, _A_SYM, _A_PLAIN, _may_return_input, _alias_c
     _A_TENSOR, _A_SYM, _A_PLAIN, _may_return_input = tensor_type, sym_types, plain_types, may_return_input_fn
-    _storage_address = storage_address_fn
     _alias_c = tensor_type is not None
-
 
 
 cdef object _storages_c(object val):
@@ -914,7 +903,7 @@ cdef object _storages_c(object val):
     cdef set out
     if isinstance(val, _A_TENSOR):
         try:
-            return {_storage_address(val)}
+            return {val.untyped_storage()._cdata}
         except Exception:
             return None
     if isinstance(val, (tuple, list)):
@@ -1359,7 +1348,7 @@ cdef int _put_int(_Buf *b, Py_ssize_t v) except -1:
 
 
 def texts(list order, list inputs, list exact, list struct, bint want_text, str header, list ints=None,
-          rows=None, bint reuse=False):
+          rows=None):
     """``form.texts_py`` (the same tuple; ``header``: ``form._HEADER``; ``ints``: ``n`` ints with
     ``ints[i] == i`` that fill the positions instead of new ones, or None; ``rows``: :func:`input_rows`
     of ``inputs``, read instead of the lists, or None). ValueError for an order
@@ -1371,8 +1360,6 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
     cdef object v
     cdef list canon_inputs = [None] * n
     cdef list ins
-    cdef PyObject *cur
-    cdef PyObject *old
     cdef Py_ssize_t *cpos = NULL
     cdef Py_ssize_t *order_c
     cdef const int64_t *w = NULL
@@ -1407,6 +1394,11 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
                 m = w[2 + o + 1] - w[2 + o]
                 ix = w + 3 + n + w[2 + o]
                 _put_tail_c(&be, ix, m, cpos)
+                row = PyList_New(m)
+                for q in range(m):
+                    v = pos[ix[q]]
+                    Py_INCREF(v)
+                    PyList_SET_ITEM(row, q, v)
             else:
                 ins = <list?>inputs[o]
                 _put_tail(&be, ins, cpos, n)  # checks every index of ins
@@ -1416,31 +1408,9 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
                     v = pos[ins[q]]  # ins checked by _put_tail
                     Py_INCREF(v)
                     PyList_SET_ITEM(row, q, v)
-                canon_inputs[k] = row
+            canon_inputs[k] = row
             _put_str(&bs, struct[o])
             _put(&bs, be.p + start, be.n - start)
-        if w != NULL:  # the canonical input lists, once every text is written
-            for k in range(n):
-                o = order_c[k]
-                m = w[2 + o + 1] - w[2 + o]
-                ix = w + 3 + n + w[2 + o]
-                cur = PyList_GET_ITEM_B(inputs, o)
-                if reuse and PyList_CheckExact(cur) and Py_REFCNT(cur) == 1 and PyList_GET_SIZE(cur) == m:
-                    # inputs[o], held by ``inputs`` alone: its items become the positions (no new list)
-                    for q in range(m):
-                        v = pos[ix[q]]
-                        Py_INCREF(v)
-                        old = (<PyListObject *>cur).ob_item[q]
-                        (<PyListObject *>cur).ob_item[q] = <PyObject *>v
-                        Py_DECREF_B(old)
-                    row = <list>cur
-                else:
-                    row = PyList_New(m)
-                    for q in range(m):
-                        v = pos[ix[q]]
-                        Py_INCREF(v)
-                        PyList_SET_ITEM(row, q, v)
-                canon_inputs[k] = row
         body_e = PyBytes_FromStringAndSize(be.p, be.n)
         body_s = PyBytes_FromStringAndSize(bs.p, bs.n)
     finally:

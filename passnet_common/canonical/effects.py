@@ -292,21 +292,12 @@ def draws_random(node: fx.Node) -> bool:
     return res
 
 
-def _storage_address_py(t: torch.Tensor) -> int:
-    return t.untyped_storage()._cdata
-
-
-# the address of a tensor's StorageImpl: ``t.untyped_storage()._cdata`` without making the storage's
-# Python object (torch's own helper where this torch has it)
-_storage_address = getattr(torch._C, "_storage_address", None) or _storage_address_py
-
-
 def _storages(val: Any) -> set | None:
     """The storages (``StorageImpl`` addresses) of the tensors in an example value; None when
     there is no example value to read them from."""
     if isinstance(val, torch.Tensor):
         try:
-            return {_storage_address(val)}
+            return {val.untyped_storage()._cdata}
         except Exception:  # noqa: BLE001 - a tensor without storage (sparse, nested): unknown
             return None
     if isinstance(val, (tuple, list)):

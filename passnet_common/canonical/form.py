@@ -465,8 +465,7 @@ def _core(gm, kinds, keep_positions: bool, want_text: bool = True, values=None):
     ops = [m.op for m in nodes]
     ints = list(index.values())  # 0 .. n-1: the ints the order and positions are filled with
     order = order_of_labels(label_ids(struct), exact, inputs, extra, ops, keep_positions, ints, rows)
-    pos, canon_inputs, graph_hash, structure_hash, text = _texts(order, inputs, exact, struct, want_text, ints, rows,
-                                                                 reuse=True)
+    pos, canon_inputs, graph_hash, structure_hash, text = _texts(order, inputs, exact, struct, want_text, ints, rows)
     return nodes, order, pos, text, graph_hash, structure_hash, canon_inputs, subs, store, index, ops
 
 
@@ -504,16 +503,14 @@ def texts_py(order: list[int], inputs: list[list[int]], exact: list[str], struct
     return pos, canon_inputs, graph_hash, structure_hash, text
 
 
-def _texts(order, inputs, exact, struct, want_text, ints=None, rows=None, reuse=False):
+def _texts(order, inputs, exact, struct, want_text, ints=None, rows=None):
     """:func:`texts_py`, by the compiled copy where the seam has it on (which fills the positions
     with the ints of ``ints``, ``ints[i] == i``, and reads ``rows``,
-    :func:`passnet_common.canonical.order.input_rows` of ``inputs``, when given; with ``reuse`` it
-    may fill a canonical input list into the list ``inputs`` holds for that node, when nothing else
-    holds it: for a caller that drops ``inputs`` afterwards)."""
+    :func:`passnet_common.canonical.order.input_rows` of ``inputs``, when given)."""
     c = compiled.cform
     if c is not None:
         try:
-            return c.texts(order, inputs, exact, struct, want_text, _HEADER, ints, rows, reuse)
+            return c.texts(order, inputs, exact, struct, want_text, _HEADER, ints, rows)
         except (ValueError, TypeError, OverflowError):
             pass  # an index the compiled loop does not take: the Python loop decides
     return texts_py(order, inputs, exact, struct, want_text)

@@ -86,7 +86,7 @@ def _wire(cf) -> None:
                            E.draws_random, E.aliased_inputs, E.RNG_STATE)
     if hasattr(cf, "set_alias_context"):
         cf.set_alias_context(torch.Tensor, (torch.SymInt, torch.SymFloat, torch.SymBool), (int, float, bool, str),
-                             E._may_return_input, E._storage_address)
+                             E._may_return_input)
 
 
 def load() -> str:
