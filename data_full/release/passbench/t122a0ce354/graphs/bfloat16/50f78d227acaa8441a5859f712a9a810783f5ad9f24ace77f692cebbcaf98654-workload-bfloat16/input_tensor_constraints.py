@@ -1,0 +1,19 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([8, 208, 7, 7], 'in_0'),
+    ([208, 208, 3, 3], 'w_0'),
+    ([208], 'w_1'),
+    ([208], 'w_2'),
+    ([208], 'w_3'),
+    ([208], 'w_4'),
+    ([8, 208, 7, 7], 'in_1'),
+    ([8, 208, 7, 7], 'in_2'),
+    ([8, 208, 7, 7], 'in_3'),
+    ([8, 208, 7, 7], 'in_4'),
+    ([8, 208, 7, 7], 'in_5'),
+]
