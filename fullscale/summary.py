@@ -22,8 +22,7 @@ across shards:
   ``projected_core_hours_remaining``: the CPU per model of the shards that ran with the design (stage
   params digest and structure quota) of the most recently finished one, or of the whole build when those
   hold fewer than :data:`PROJECTION_MIN_MODELS` models (``projection_basis``), times the models left --
-  linear, so an upper bound where
-  fewer families are new in later shards; ``capture_measured``:
+  linear, so an upper bound where fewer structures are new in later shards; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
   projected over the catalog;
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
