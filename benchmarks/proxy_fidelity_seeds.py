@@ -125,19 +125,25 @@ def tolerance_by_seed_count(base_dir: Path, cp: dict, seeds: int, subset: int = 
             "median_ratio_range": round(statistics.median(rr), 4) if rr else None, "per_fault": per}
 
 
-def verdict_stability(grpo: Path, models: list[str], cp: dict, seeds: int, sizes: tuple[int, ...] = (3, 9)) -> dict:
+def quantities(grpo: Path, models: list[str]) -> dict:
+    """{model: {fault: {seed: run quantities}}} of the study's runs under ``grpo`` (``base`` and ``models``)."""
+    from proxy_artifacts import controls
+    from proxy_artifacts.fidelity import _load_runs
+
+    return {m: controls.quantities_of(_load_runs(grpo / m)) for m in ["base", *models]}
+
+
+def verdict_stability(q: dict, models: list[str], cp: dict, seeds: int, sizes: tuple[int, ...] = (3, 9)) -> dict:
     """How often the magnitude half of the pass rule (score >= ``min_score``) holds on seed subsets of the
-    study's runs: per subset size k, per fault run on exactly ``seeds`` seeds and per model, the share of the
-    C(seeds, k) subsets on which :func:`proxy_artifacts.controls.magnitude_score` (base tolerances from the
+    study's runs (``q``: :func:`quantities`): per subset size k, per fault run on exactly ``seeds`` seeds and
+    per model, the share of the C(seeds, k) subsets on which :func:`proxy_artifacts.controls.magnitude_score` (base tolerances from the
     subset's own base seeds, as the stage would have them with k seeds) reaches ``min_score``. At k = 3 this
     is what the pipeline's 3-seed verdict would be on another draw of seeds. Returns ``{str(k): {fault:
     {model: share, or None when the model has no run of the fault}}}``."""
     import itertools
 
     from proxy_artifacts import controls
-    from proxy_artifacts.fidelity import _load_runs
 
-    q = {m: controls.quantities_of(_load_runs(grpo / m)) for m in ["base", *models]}
     out: dict = {}
     for k in sizes:
         per: dict = {}
@@ -201,14 +207,6 @@ def verdict_by_reference_seeds(q: dict, models: list[str], cp: dict, seeds: int,
                                                            / sum(1 for v in per.values() if m in v), 4)]
                                                  for m in models if any(m in v for v in per.values())}}
     return out
-
-
-def quantities(grpo: Path, models: list[str]) -> dict:
-    """{model: {fault: {seed: run quantities}}} of the study's runs under ``grpo`` (``base`` and ``models``)."""
-    from proxy_artifacts import controls
-    from proxy_artifacts.fidelity import _load_runs
-
-    return {m: controls.quantities_of(_load_runs(grpo / m)) for m in ["base", *models]}
 
 
 def perfect_proxy_pass_probability(cp: dict, seed_counts: tuple[int, ...] = (3, 5, 10), quantities: int = 4,
@@ -277,14 +275,13 @@ def main(argv: list[str] | None = None) -> int:
                     "--plots", str(args.work / "plots")], check=True)
     cp = yaml.safe_load(params.read_text())["proxy"]["fidelity"]["controls"]
     judged_models = ["r0.5", *(f"control_{c}" for c in args.controls)]
+    q = quantities(args.work / "grpo", judged_models)  # every run's magnitudes, loaded once for both studies
     by_n = tolerance_by_seed_count(args.work / "grpo" / "base", cp, args.seeds)
     rec = {"fault_seeds": args.seeds, "controls": args.controls, **summarise(json.loads(metrics.read_text()), args.controls),
            "tolerance_by_seed_count": by_n,
-           "verdict_stability": verdict_stability(args.work / "grpo", ["r0.5", *(f"control_{c}" for c in args.controls)],
-                                                  cp, args.seeds),
+           "verdict_stability": verdict_stability(q, judged_models, cp, args.seeds),
            "perfect_proxy_pass_probability": perfect_proxy_pass_probability(cp),
-           "verdict_by_reference_seeds": verdict_by_reference_seeds(
-               quantities(args.work / "grpo", judged_models), judged_models, cp, args.seeds),
+           "verdict_by_reference_seeds": verdict_by_reference_seeds(q, judged_models, cp, args.seeds),
            "grpo_wall_s": {k: round(v, 1) for k, v in walls.items()}, "wall_s": round(time.time() - t0, 1),
            "load_avg_1min": [round(load0, 2), round(os.getloadavg()[0], 2)],
            "machine": {"cpu": platform.processor() or platform.machine(), "logical_cores": os.cpu_count()},

@@ -89,14 +89,15 @@ def _grpo(folder, reward, entropy, kl, grad, seeds=4, reward_step=0.02):
 def test_verdict_stability_counts_the_subsets_that_reach_min_score(tmp_path):
     """A copy of the base matches every cell on every 3-seed subset (share 1.0); a dead model (reward 0, another
     entropy, KL and gradient scale) on none (0.0); a model with no run of the fault gets None."""
-    from benchmarks.proxy_fidelity_seeds import verdict_stability
+    from benchmarks.proxy_fidelity_seeds import quantities, verdict_stability
     from proxy_artifacts.config import ControlsConfig
 
     _grpo(tmp_path / "base", 0.4, 0.8, 1e-3, 1.0)
     _grpo(tmp_path / "copy", 0.4, 0.8, 1e-3, 1.0)
     _grpo(tmp_path / "dead", 0.0, 5.5, 1e-6, 0.01, reward_step=0.0)
     _grpo(tmp_path / "none", 0.4, 0.8, 1e-3, 1.0, seeds=0)
-    got = verdict_stability(tmp_path, ["copy", "dead", "none"], ControlsConfig().to_params(), seeds=4, sizes=(3,))
+    models = ["copy", "dead", "none"]
+    got = verdict_stability(quantities(tmp_path, models), models, ControlsConfig().to_params(), seeds=4, sizes=(3,))
     assert got == {"3": {"lr_spike": {"copy": 1.0, "dead": 0.0, "none": None}}}
 
 
