@@ -22,6 +22,10 @@ Between the stages it only filters Parquet rows:
 "Earlier" means committed when the shard starts: shards run at once (Ray) do not see each other,
 and the release deduplicates by hash across all shards (:mod:`fullscale.release`).
 
+A census shard (``spec["census"]``, ``python -m fullscale run --census``) stops after ``decompose``: its
+unique graphs are those new to the committed full shards and census shards, every subgraph of them is
+kept unmarked, and nothing is profiled (:mod:`fullscale.shards`: what a census shard is for).
+
 The result is a dict of files (relative path -> bytes) and the manifest; the caller writes it with
 :func:`fullscale.shards.write_shard` (atomic, ``DONE`` last).
 """
@@ -51,6 +55,7 @@ from fullscale.params import params_digest, write_params
 from fullscale.shards import (
     QUOTA_REASON,
     SEEN_REASON,
+    census_graphs,
     folder_files,
     profiled_structures,
     seen_hashes,
@@ -255,7 +260,8 @@ def shard_entry(spec: dict) -> dict:
     stage params), ``catalog`` (path of the committed full catalog), ``out`` (the committed build folder:
     seen hashes are read from it), ``work`` (scratch root), optional ``shard_timeout_s``,
     ``deadline_epoch`` (Unix time at which a running stage is stopped: the shard is then a failure
-    record with the phase it stopped in, ``rc`` None), ``keep_trial_history``.
+    record with the phase it stopped in, ``rc`` None), ``keep_trial_history``, ``census`` (True: stop
+    after ``decompose``, module docstring).
 
     Returns:
         ``{"shard", "ok": True, "manifest", "files"}`` (files: relative path -> bytes, manifest.json
@@ -282,9 +288,13 @@ def shard_entry(spec: dict) -> dict:
         [c for c in ("model_id", "duplicate_of") if c in cat.column_names]).to_pylist()], type=pa.bool_()))
     pq.write_table(cat, w / "catalog.parquet", compression="zstd")
     models = cat.column("model_id").to_pylist()
+    census = bool(spec.get("census"))
     seen_graphs, seen_subs = seen_hashes(spec["out"], before=None)
+    if census:  # the census decomposes each graph once over both kinds; it skips no subgraph
+        seen_graphs |= census_graphs(spec["out"])
+        seen_subs = set()
     seen_graphs_before, seen_subs_before = len(seen_graphs), len(seen_subs)
-    quota = spec.get("structure_quota")
+    quota = None if census else spec.get("structure_quota")
     structures = profiled_structures(spec["out"]) if quota is not None else Counter()
 
     fmt = {"params": str(params_path), "w": str(w), "cache": str(cache)}
@@ -307,7 +317,10 @@ def shard_entry(spec: dict) -> dict:
             kept, total = _filter_parquet(w / "dedupe" / "unique_graphs.parquet", w / "new_unique_graphs.parquet",
                                           lambda r: r["graph_hash"] not in seen_graphs)
             notes["unique_graphs_in_shard"], notes["unique_graphs_new"] = total, kept
-            if kept:
+            if kept and census:
+                go("decompose")
+                skipped["profile"] = skipped["curate"] = "census shard: capture, dedupe and decompose only"
+            elif kept:
                 go("decompose")
                 notes["subgraphs_seen_before"] = _mark_seen_subgraphs(w / "decompose" / "subgraphs.parquet", seen_subs)
                 if quota is not None:
@@ -321,12 +334,14 @@ def shard_entry(spec: dict) -> dict:
                     skipped["profile"] = skipped["curate"] = "no profilable subgraph new to the build and under its structure's quota"
             else:
                 skipped.update({p: "no unique graph new to this build" for p in ("decompose", "profile", "curate")})
+                if census:
+                    skipped["profile"] = skipped["curate"] = "census shard: capture, dedupe and decompose only"
         else:
             skipped.update({p: "no model in this shard" for p, _ in PHASES})
     except StageFailed as exc:
         ext = _rows(w / "extract" / "extractions.parquet")
         return {"shard": shard, "ok": False, "failure": {
-            "shard": shard, "name": name, "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
+            "shard": shard, "name": name, "census": census, "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
             "phases_done": phases + [exc.record], "models": len(models),
             "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
             "progress": progress(w),
@@ -380,7 +395,7 @@ def shard_entry(spec: dict) -> dict:
     }
     finished = datetime.now(timezone.utc)
     manifest = {
-        "shard": shard, "name": name, "num_shards": n, "models": models, "counts": counts,
+        "shard": shard, "name": name, "num_shards": n, "census": census, "models": models, "counts": counts,
         "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
         "phases": phases, "skipped_phases": skipped,
         "wall_s": round((finished - started).total_seconds(), 1),

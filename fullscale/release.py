@@ -6,7 +6,9 @@ Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`ful
 
     README.md                    dataset card: YAML configs (one per table), counts, licences, the splits
     tables/<name>.parquet        models, extractions, graphs, unique_graphs, nodes, subgraphs, profiles, long_tail,
-                                 tasks (release tasks) -- concatenated over shards, deduplicated by hash --
+                                 tasks (release tasks) -- concatenated over shards, deduplicated by hash; the
+                                 graph tables (:data:`GRAPH_TABLES`) also over the census shards of shard ids
+                                 with no full shard, so every captured graph is released --
                                  and licences (every catalog model, ``in_release`` when its shard is done)
     tasks/<task_id>/             task folders (task.json, run_task.py, timing_protocol.py, subgraphs/<variant>/):
                                  the public variants
@@ -55,11 +57,12 @@ import yaml
 from fullscale.config import FullScaleConfig
 from fullscale.licences import model_licences
 from fullscale.pipeline import ROOT, child_env
-from fullscale.shards import QUOTA_REASON, SEEN_REASON, done_shards, read_manifest
+from fullscale.shards import QUOTA_REASON, SEEN_REASON, census_only, done_shards, read_manifest
 from fullscale.summary import write_summary
 from passnet_common.io import atomic_write_json
 
 TABLE_NAMES = ("models", "extractions", "graphs", "unique_graphs", "nodes", "subgraphs", "profiles", "long_tail")
+GRAPH_TABLES = ("models", "extractions", "graphs", "unique_graphs", "nodes")  # census shards hold these too
 DEDUPE_KEY = {"unique_graphs": "graph_hash", "subgraphs": "subgraph_hash"}
 RELEASE_MAX_BYTES = 100 * 1024 * 1024
 
@@ -196,10 +199,13 @@ def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, 
              "# PassNet full-scale long-tail benchmark", "",
              "FX graphs captured from model architectures (built from configurations; no weights), deduplicated",
              "canonically, decomposed into subgraphs and profiled eager vs Dynamo-only vs TorchInductor on CPU. Tasks",
-             "hold the subgraph variants that Inductor's generated code makes slower with confidence.", "",
+             "hold the subgraph variants that Inductor's generated code makes slower with confidence. Models of",
+             "census shards (captured, deduplicated and decomposed, not yet profiled) are in the graph tables",
+             "(`models`, `extractions`, `graphs`, `unique_graphs`, `nodes`) and in no profile or task.", "",
              "## Figures (from `summary.json`)", "", "| figure | value |", "|---|---|"]
-    for k in ("complete", "shards_done", "shards_total", "models", "captured", "unique_graphs", "families",
-              "variants_screened", "variants_confirmed", "slowdown_share_e2e", "slowdown_share_compiler"):
+    for k in ("complete", "shards_done", "shards_total", "models", "captured", "models_profiled", "unique_graphs",
+              "families", "structures", "structures_timed", "variants_screened", "variants_confirmed",
+              "slowdown_share_e2e", "slowdown_share_compiler"):
         lines.append(f"| `{k}` | {summary.get(k)} |")
     lines += [f"| tasks (release) | {n_tasks} ({n_public} public variants, {n_held} held out) |", "",
               "## Layout", "",
@@ -234,13 +240,14 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     out = Path(out)
     release = Path(release) if release else out / "release"
     shards = done_shards(out)
+    census = census_only(out)
     stage = release.with_name(f".{release.name}.tmp-{os.getpid()}")
     if stage.exists():
         shutil.rmtree(stage)
     (stage / "tables").mkdir(parents=True)
     tables: dict[str, int] = {}
     for name in TABLE_NAMES:
-        t = concat_tables(shards, name)
+        t = concat_tables(shards + census if name in GRAPH_TABLES else shards, name)
         if t is not None:
             pq.write_table(t, stage / "tables" / f"{name}.parquet", compression="zstd")
             tables[name] = len(t)
@@ -309,7 +316,8 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
                           for k, p in files.items()},
                 "total_bytes": sum(p.stat().st_size for p in files.values()),
                 "tasks": len(task_rows), "held_out_variants": n_held, "tables": tables,
-                "shards": [read_manifest(d)["shard"] for d in shards], "exports": exports,
+                "shards": [read_manifest(d)["shard"] for d in shards],
+                "census_shards": [read_manifest(d)["shard"] for d in census], "exports": exports,
                 "codes": sorted({json.dumps(read_manifest(d)["code"], sort_keys=True) for d in shards})}
     if manifest["total_bytes"] > RELEASE_MAX_BYTES:
         manifest["over_size_budget"] = True

@@ -10,6 +10,9 @@ stage in its own subprocess); ``ray`` submits one Ray task per shard (``cpus_per
 and writes each shard's files on the driver as its task returns, so workers need no shared file
 system (ComPile's shape: one task and one manifest per shard). The entry function is a parameter,
 so a test can run the wrapper with a stub entry.
+
+``--census`` runs the pending census shards instead (capture, dedupe, decompose: :mod:`fullscale.shards`),
+written to ``<out>/census/``; a shard with a committed full shard or census shard is not pending.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pyarrow.parquet as pq
 
 from fullscale.config import FullScaleConfig
 from fullscale.pipeline import ROOT, child_env, shard_entry
-from fullscale.shards import done_shards, read_manifest, shard_name, split_catalog, write_failure, write_shard
+from fullscale.shards import CENSUS, SHARDS, done_shards, read_manifest, shard_name, split_catalog, write_failure, write_shard
 from fullscale.summary import write_summary
 
 
@@ -45,9 +48,10 @@ def ensure_catalog(params_path: Path, out: Path) -> Path:
     return cat
 
 
-def pending_shards(out: Path, num_shards: int, only: Iterable[int] | None = None) -> list[int]:
-    """Shard ids without a committed ``DONE`` folder (in order; restricted to ``only`` when given)."""
-    done = {read_manifest(d)["shard"] for d in done_shards(out)}
+def pending_shards(out: Path, num_shards: int, only: Iterable[int] | None = None, census: bool = False) -> list[int]:
+    """Shard ids without a committed ``DONE`` folder (in order; restricted to ``only`` when given); with
+    ``census``, without a committed full shard or census shard."""
+    done = {read_manifest(d)["shard"] for kind in ((SHARDS, CENSUS) if census else (SHARDS,)) for d in done_shards(out, kind)}
     ids = range(num_shards) if only is None else sorted(set(only))
     return [i for i in ids if i not in done and 0 <= i < num_shards]
 
@@ -60,10 +64,10 @@ def _past(stop_after_utc: str | None) -> bool:
     return (now.hour, now.minute) >= (hh, mm)
 
 
-def commit_shard(out: Path, shard: int, message: str) -> None:
-    """``git add`` + ``git commit --only`` of the shard's folder (or failure record), the catalog and the
-    summary: nothing else that is staged in the tree enters the commit."""
-    root = out / "shards"
+def commit_shard(out: Path, shard: int, message: str, kind: str = SHARDS) -> None:
+    """``git add`` + ``git commit --only`` of the shard's folder of ``kind`` (or failure record), the catalog
+    and the summary: nothing else that is staged in the tree enters the commit."""
+    root = out / kind
     paths = [p for p in (root / shard_name(shard), root / f"{shard_name(shard)}.failed.json", out / "catalog.parquet",
                          ROOT / "metrics" / "full" / "summary.json") if p.exists()]
     rel = [str(p.resolve().relative_to(ROOT)) for p in paths]
@@ -78,10 +82,12 @@ def commit_shard(out: Path, shard: int, message: str) -> None:
 
 
 def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> None:
+    rec = result.get("manifest") if result["ok"] else result.get("failure")
+    kind = CENSUS if (rec or {}).get("census") else SHARDS
     if result["ok"]:
-        write_shard(out, result["shard"], result["files"])
+        write_shard(out, result["shard"], result["files"], kind)
     else:
-        write_failure(out, result["shard"], result["failure"])
+        write_failure(out, result["shard"], result["failure"], kind)
     if on_done:
         on_done(result)
 
@@ -150,11 +156,12 @@ def deadline_epoch(hhmm: str | None) -> float | None:
 
 
 def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: Path, out: Path, work: Path,
-               deadline_utc: str | None = None) -> list[dict]:
-    """The ``shard_entry`` argument of each shard (``deadline_utc``: HH:MM UTC at which running stages stop)."""
+               deadline_utc: str | None = None, census: bool = False) -> list[dict]:
+    """The ``shard_entry`` argument of each shard (``deadline_utc``: HH:MM UTC at which running stages stop;
+    ``census``: census shards)."""
     return [{"shard": i, "num_shards": cfg.num_shards, "params": params, "catalog": str(catalog), "out": str(out),
              "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history,
-             "structure_quota": cfg.structure_quota,
+             "structure_quota": cfg.structure_quota, "census": census,
              "deadline_epoch": deadline_epoch(deadline_utc)} for i in shards]
 
 
@@ -179,26 +186,29 @@ def shard_state(res: dict) -> tuple[str, str]:
 
 def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_path: str | Path, command: str, *,
               only: Iterable[int] | None, max_shards: int | None, executor: str | None, commit: bool,
-              stop_after_utc: str | None, deadline_utc: str | None) -> list[dict]:
+              stop_after_utc: str | None, deadline_utc: str | None, census: bool = False) -> list[dict]:
     """``python -m fullscale run``: every pending shard of ``only`` (None: all; at most ``max_shards``)
     with ``executor`` (None: ``cfg.executor``); after each shard ``metrics_path`` is rewritten, a line
     printed and, with ``commit``, the shard committed (:func:`commit_shard`). ``stop_after_utc`` (None:
     ``cfg.stop_after_utc``): no shard starts after it (local executor); ``deadline_utc``: running
-    stages stop then. Returns the shards' results."""
+    stages stop then; ``census``: census shards (module docstring). Returns the shards' results."""
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out)
-    pending = pending_shards(out, cfg.num_shards, only)
+    pending = pending_shards(out, cfg.num_shards, only, census)
     if max_shards is not None:
         pending = pending[:max_shards]
-    specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc)
+    specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc, census)
+    kind = CENSUS if census else SHARDS
 
     def on_done(res: dict) -> None:
         s = write_summary(out, cfg.num_shards, metrics_path, command=command)
         state, counts = shard_state(res)
-        print(f"shard {res['shard']}: {state}; {counts}; build {s['shards_done']}/{s['shards_total']} shards", flush=True)
+        where = (f"census {s['census']['shards_done']}/{s['shards_total']} shards" if census
+                 else f"build {s['shards_done']}/{s['shards_total']} shards")
+        print(f"{'census' if census else 'shard'} {res['shard']}: {state}; {counts}; {where}", flush=True)
         if commit:
-            commit_shard(out, res["shard"], f"fullscale: shard {res['shard']} {state} ({counts}); "
-                                            f"summary {s['shards_done']}/{s['shards_total']}")
+            commit_shard(out, res["shard"], f"fullscale: {'census shard' if census else 'shard'} {res['shard']} {state} "
+                                            f"({counts}); {where}", kind)
 
     if (executor or cfg.executor) == "ray":
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)

@@ -17,6 +17,16 @@ same shard, and a model added to the catalog later lands in one shard without mo
     metrics/*.json       dataset.json, decompose.json, profile.json, curate.json of the shard
     DONE                 written last (GraphNet's completion-marker rule)
 
+**A census shard** (``<out>/census/<id>/``, ``python -m fullscale run --census``): the same shard run
+through ``decompose`` only (capture, dedupe, decompose; no profile), so the build knows every graph,
+structure and capture failure of the catalog long before it has profiled it: ``manifest.json``
+(``"census": true``) and ``tables/`` models, extractions, graphs, unique_graphs (graphs first seen in
+the census or the full shards), nodes, subgraphs (every subgraph of those graphs, unmarked). A census
+shard is never a full shard: it feeds no seen-hash skip, no structure quota and no task; the summary
+counts its models and graphs where no full shard of that id exists, and the release takes its graph
+tables. The full run of that shard later captures again (on the same machine the capture's resume
+folder in ``<work>`` makes that free).
+
 It is written in a staging folder beside it and renamed into place (:func:`write_shard`), so a
 reader sees a whole shard or none. A shard folder without ``DONE`` is not a shard: the next run
 redoes it. A shard whose stage failed leaves ``<out>/shards/<id>.failed.json`` (what broke) and no
@@ -38,6 +48,7 @@ import pyarrow.parquet as pq
 from passnet_common.io import atomic_write_json
 
 MARKER = "DONE"
+SHARDS, CENSUS = "shards", "census"  # the two kinds of committed shard folder (module docstring)
 
 
 def shard_of(model_id: str, num_shards: int) -> int:
@@ -72,13 +83,20 @@ def split_catalog(rows: Iterable[dict], num_shards: int) -> dict[int, list[dict]
     return out
 
 
-def shards_root(out: str | Path) -> Path:
-    return Path(out) / "shards"
+def shards_root(out: str | Path, kind: str = SHARDS) -> Path:
+    """``<out>/shards`` (full shards) or ``<out>/census`` (census shards: ``kind`` :data:`CENSUS`).
+
+    Raises:
+        ValueError: an unknown ``kind``.
+    """
+    if kind not in (SHARDS, CENSUS):
+        raise ValueError(f"shard kind must be {SHARDS!r} or {CENSUS!r}, got {kind!r}")
+    return Path(out) / kind
 
 
-def done_shards(out: str | Path) -> list[Path]:
-    """Committed shard folders (those holding ``DONE``), in shard order."""
-    root = shards_root(out)
+def done_shards(out: str | Path, kind: str = SHARDS) -> list[Path]:
+    """Committed shard folders of ``kind`` (those holding ``DONE``), in shard order."""
+    root = shards_root(out, kind)
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / MARKER).is_file())
@@ -86,6 +104,23 @@ def done_shards(out: str | Path) -> list[Path]:
 
 def read_manifest(folder: Path) -> dict:
     return json.loads((Path(folder) / "manifest.json").read_text())
+
+
+def census_only(out: str | Path) -> list[Path]:
+    """Census shard folders whose shard has no committed full shard (the full one holds all they hold)."""
+    full = {read_manifest(d)["shard"] for d in done_shards(out)}
+    return [d for d in done_shards(out, CENSUS) if read_manifest(d)["shard"] not in full]
+
+
+def census_graphs(out: str | Path) -> set[str]:
+    """``graph_hash`` of the unique graphs the committed census shards decomposed (a later census shard
+    does not decompose them again; a full shard does: the census feeds no skip of the full build)."""
+    graphs: set[str] = set()
+    for d in done_shards(out, CENSUS):
+        ug = d / "tables" / "unique_graphs.parquet"
+        if ug.is_file():
+            graphs.update(pq.read_table(ug, columns=["graph_hash"]).column("graph_hash").to_pylist())
+    return graphs
 
 
 def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], set[str]]:
@@ -159,17 +194,18 @@ def structure_picks(rows: list[dict], profiled: Counter, quota: int) -> list[boo
     return skip
 
 
-def write_shard(out: str | Path, shard: int, files: dict[str, bytes]) -> Path:
+def write_shard(out: str | Path, shard: int, files: dict[str, bytes], kind: str = SHARDS) -> Path:
     """Write a shard's files (relative path -> bytes; ``manifest.json`` among them) atomically:
-    into ``shards/.<name>.tmp-<pid>``, ``DONE`` last, then renamed to ``shards/<name>``. An
-    existing folder of that shard (a re-run) is replaced; ``<name>.failed.json`` is removed.
+    into ``<kind>/.<name>.tmp-<pid>``, ``DONE`` last, then renamed to ``<kind>/<name>`` (``kind``:
+    :data:`SHARDS` or :data:`CENSUS`). An existing folder of that shard (a re-run) is replaced;
+    ``<name>.failed.json`` is removed.
 
     Raises:
         ValueError: ``files`` has no ``manifest.json`` or a path leaving the folder.
     """
     if "manifest.json" not in files:
         raise ValueError("a shard needs manifest.json")
-    root = shards_root(out)
+    root = shards_root(out, kind)
     root.mkdir(parents=True, exist_ok=True)
     name = shard_name(shard)
     stage = root / f".{name}.tmp-{os.getpid()}"
@@ -194,9 +230,9 @@ def write_shard(out: str | Path, shard: int, files: dict[str, bytes]) -> Path:
     return final
 
 
-def write_failure(out: str | Path, shard: int, record: dict) -> Path:
-    """``shards/<name>.failed.json``: what broke in a shard that did not finish (it stays undone)."""
-    p = shards_root(out) / f"{shard_name(shard)}.failed.json"
+def write_failure(out: str | Path, shard: int, record: dict, kind: str = SHARDS) -> Path:
+    """``<kind>/<name>.failed.json``: what broke in a shard that did not finish (it stays undone)."""
+    p = shards_root(out, kind) / f"{shard_name(shard)}.failed.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(p, record, indent=1)
     return p

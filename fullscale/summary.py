@@ -3,12 +3,14 @@
 Every figure is recomputed from the committed shard tables (never typed), deduplicated by hash
 across shards:
 
-- ``models`` / ``captured``: catalog rows of the done shards / extractions with status ``ok``, in
-  total and per source (``by_source``); ``catalog_models``: the whole catalog;
-- ``unique_graphs``: distinct ``graph_hash`` of every shard's ``graphs`` rows;
-- ``families``: distinct structure families (``pattern``) among the decomposed subgraphs;
-  ``structures`` (distinct ``structure_hash``) and ``structures_timed`` (those with a member the profile
-  timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
+- ``models`` / ``captured``: catalog rows of the done shards and of the census shards of every other
+  shard id (:func:`fullscale.shards.census_only`) / extractions with status ``ok``, in total and per
+  source (``by_source``); ``models_profiled``: those of the done (full) shards; ``catalog_models``: the
+  whole catalog;
+- ``unique_graphs``: distinct ``graph_hash`` of those shards' ``graphs`` rows;
+- ``families``: distinct structure families (``pattern``) among the decomposed subgraphs (full and
+  census shards); ``structures`` (distinct ``structure_hash``) and ``structures_timed`` (those with a
+  member the profile timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
   (:func:`fullscale.shards.structure_picks`) and timed in no shard;
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
   ``variants_confirmed``: those with a label (stable) from the full protocol. Where the profile
@@ -22,7 +24,12 @@ across shards:
   ``projected_core_hours_remaining``: the CPU per model of the shards that ran with the design (stage
   params digest and structure quota) of the most recently finished one, or of the whole build when those
   hold fewer than :data:`PROJECTION_MIN_MODELS` models (``projection_basis``), times the models left --
-  linear, so an upper bound where fewer structures are new in later shards; ``capture_measured``:
+  linear, so an upper bound where fewer structures are new in later shards;
+  ``profile_core_hours_known_structures``: the structures known and not yet timed times the profile CPU
+  seconds per timed structure of the same shards (the quota times one member per structure, so this is
+  the profile still owed to the structures the census and the shards found); ``census``: the census
+  shards (count, models, CPU per model, phases) and the census CPU still owed to the catalog models no
+  shard of either kind holds yet; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
   projected over the catalog;
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
@@ -43,7 +50,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from fullscale.pipeline import machine
-from fullscale.shards import QUOTA_REASON, SEEN_REASON, TIMED, done_shards, read_manifest, shards_root
+from fullscale.shards import CENSUS, QUOTA_REASON, SEEN_REASON, TIMED, census_only, done_shards, read_manifest, shards_root
 from passnet_common.io import atomic_write_json
 
 TARGET_TASKS = 200
@@ -137,7 +144,12 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         wall += man.get("wall_s", 0.0)
         cpu += man.get("cpu_s", 0.0)
         design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}"
-        basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": ""})
+        basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": "",
+                                              "profile_cpu_s": 0.0, "structures_timed": 0})
+        basis["profile_cpu_s"] += sum(p["cpu_s"] for p in man.get("phases", []) if p["phase"] == "profile")
+        basis["structures_timed"] += len({r["structure_hash"] for r in _read(d, "subgraphs")
+                                          if r.get("structure_hash") and r["subgraph_hash"] in timed
+                                          and r.get("skip_reason") != SEEN_REASON})
         basis["shards"] += 1
         basis["models"] += len(man["models"])
         basis["cpu_s"] += man.get("cpu_s", 0.0)
@@ -148,22 +160,56 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                                   "shards": 0, "load_avg_1m": []})
         machines[key]["shards"] += 1
         machines[key]["load_avg_1m"].append(mk.get("load_avg_1m"))
+    n_profiled = sum(models.values())
+    census_dirs = done_shards(out, CENSUS)
+    census_cpu, census_models, census_phases = 0.0, 0, {}
+    for d in census_dirs:
+        man = read_manifest(d)
+        census_cpu += man.get("cpu_s", 0.0)
+        census_models += len(man["models"])
+        for p in man.get("phases", []):
+            acc = census_phases.setdefault(p["phase"], {"wall_s": 0.0, "cpu_s": 0.0, "shards": 0})
+            acc["wall_s"] += p["wall_s"]
+            acc["cpu_s"] += p["cpu_s"]
+            acc["shards"] += 1
+    for d in census_only(out):  # the graph side of the shards only a census holds
+        for m in read_manifest(d)["models"]:
+            models[src_of.get(m, m.split(":", 1)[0])] += 1
+        for r in _read(d, "extractions"):
+            if r.get("status") == "ok":
+                captured[src_of.get(r["model_id"], r["model_id"].split(":", 1)[0])] += 1
+            else:
+                failures[r.get("error_class") or r.get("status") or "unknown"] += 1
+        graph_hashes.update(r["graph_hash"] for r in _read(d, "graphs") if r.get("graph_hash"))
+        for r in _read(d, "subgraphs"):
+            subgraphs.add(r["subgraph_hash"])
+            if r.get("pattern"):
+                patterns.add(r["pattern"])
+            if r.get("structure_hash"):
+                structures.add(r["structure_hash"])
     failed = {}
     cap_cpu = {}  # model -> capture CPU s of its last attempt, over done shards' manifests and failed shards' progress
-    root = shards_root(out)
-    if root.is_dir():
-        for f in sorted(root.glob("*.failed.json")):
+    for kind in ("shards", CENSUS):
+        kroot = shards_root(out, kind)
+        for f in sorted(kroot.glob("*.failed.json")) if kroot.is_dir() else []:
             rec = json.loads(f.read_text())
             for a in (rec.get("progress") or {}).get("capture", []):
                 if a.get("cpu_s") is not None:
                     cap_cpu[a["model_id"]] = a["cpu_s"]
-            failed[rec.get("name", f.stem)] = {"phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
-                                               "phases_done": rec.get("phases_done", []),
-                                               "failure_classes": rec.get("failure_classes", {})}
-    n_models = sum(models.values())
+            name = rec.get("name", f.name.split(".")[0])
+            failed[name if kind == "shards" else f"{CENSUS}/{name}"] = {
+                "phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
+                "phases_done": rec.get("phases_done", []), "failure_classes": rec.get("failure_classes", {})}
+    n_models = n_profiled
+    covered = sum(models.values())
     # the projection: CPU per model of the shards run with the design (stage params + structure quota) of
     # the most recently finished shard, when they hold at least PROJECTION_MIN_MODELS models; else the build's
     cur = max(by_design.items(), key=lambda kv: kv[1]["last"], default=(None, None))
+    known = None  # profile CPU s per timed structure of the current design's shards -> what the known structures owe
+    if cur[1] and cur[1]["structures_timed"]:
+        per = cur[1]["profile_cpu_s"] / cur[1]["structures_timed"]
+        known = {"structures_untimed": len(structures - structures_timed), "profile_cpu_s_per_structure": round(per, 1),
+                 "core_hours": round(per * len(structures - structures_timed) / 3600, 2)}
     if cur[1] and cur[1]["models"] >= PROJECTION_MIN_MODELS:
         basis = {"scope": "design", "design": cur[0], "shards": cur[1]["shards"], "models": cur[1]["models"],
                  "cpu_s_per_model": round(cur[1]["cpu_s"] / cur[1]["models"], 2)}
@@ -188,7 +234,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "shards_failed": failed,
         "catalog_models": len(cat_rows),
         "catalog_by_source": dict(sorted(Counter(r["source"] for r in cat_rows).items())),
-        "models": n_models, "captured": sum(captured.values()),
+        "models": covered, "captured": sum(captured.values()), "models_profiled": n_profiled,
         "by_source": {s: {"models": models[s], "captured": captured[s]} for s in sorted(models)},
         "unique_graphs": len(graph_hashes), "unique_subgraphs": len(subgraphs), "families": len(patterns),
         "structures": len(structures), "structures_timed": len(structures_timed),
@@ -204,6 +250,15 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "projected_core_hours_remaining": (round(basis["cpu_s_per_model"] * (len(cat_rows) - n_models) / 3600, 2)
                                            if basis and cat_rows else None),
         "projection_basis": basis,
+        "profile_core_hours_known_structures": known,
+        "census": {"shards_done": len(census_dirs), "models": census_models, "cpu_s": round(census_cpu, 1),
+                   "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
+                   "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}
+                              for k, v in census_phases.items()},
+                   "shards_covered": len({read_manifest(d)["shard"] for d in shards} |
+                                         {read_manifest(d)["shard"] for d in census_dirs}),
+                   "projected_core_hours_remaining": (round(census_cpu / census_models * (len(cat_rows) - covered) / 3600, 2)
+                                                      if census_models and cat_rows else None)},
         "capture_measured": ({"models": len(cap_cpu), "cpu_s": round(sum(cap_cpu.values()), 1),
                               "cpu_s_per_model": round(sum(cap_cpu.values()) / len(cap_cpu), 1),
                               "projected_core_hours_all_models": round(sum(cap_cpu.values()) / len(cap_cpu) * len(cat_rows) / 3600, 1)}

@@ -209,6 +209,48 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
     assert verify_release(rel)["bad"] == [] and json.loads((rel / "manifest.json").read_text()) == man
 
 
+def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(tmp_path):
+    """``run --census`` on the four-module miniature: each shard runs capture, dedupe and decompose only into
+    ``<out>/census/``; the second census shard finds its only graph in the first and decomposes nothing; the
+    summary counts the census's models, graphs and structures (none timed), the release carries their graph
+    tables, and the full build still sees both shards pending with nothing seen (the census feeds no skip)."""
+    from fullscale.runner import pending_shards
+    from fullscale.shards import CENSUS, seen_hashes
+
+    over = _override(tmp_path)
+    metrics = tmp_path / "summary.json"
+    out = tmp_path / "data_full"
+    assert _cli(over, "run", "--census", metrics=metrics) == 0
+    assert done_shards(out) == []
+    census = done_shards(out, CENSUS)
+    assert [read_manifest(d)["shard"] for d in census] == [0, 1]
+    m0, m1 = read_manifest(census[0]), read_manifest(census[1])
+    assert m0["census"] and m1["census"]
+    assert [p["phase"] for p in m0["phases"]] == ["capture", "dedupe", "decompose"]
+    assert m0["skipped_phases"]["profile"].startswith("census shard")
+    assert not (census[0] / "tables" / "profiles.parquet").exists() and not (census[0] / "tasks").exists()
+    g0 = set(pq.read_table(census[0] / "tables" / "unique_graphs.parquet").column("graph_hash").to_pylist())
+    subs = pq.read_table(census[0] / "tables" / "subgraphs.parquet").to_pylist()
+    assert subs and not any(r["skip_reason"] in ("seen_in_earlier_shard", "structure_quota_reached") for r in subs)
+    assert {m for r in subs for m in r["model_ids"]} == set(m0["models"])  # both of shard 0's graphs decomposed
+    # mlp_a (shard 1) has mlp_b's graph (shard 0): captured, not decomposed again
+    assert m1["counts"]["captured"] == 2 and m1["counts"]["unique_graphs_new"] == 0
+    assert m1["skipped_phases"]["decompose"] == "no unique graph new to this build"
+    s = json.loads(metrics.read_text())
+    assert (s["models"], s["captured"], s["models_profiled"], s["unique_graphs"]) == (4, 4, 0, len(g0))
+    assert s["structures"] == len({r["structure_hash"] for r in subs if r["structure_hash"]}) >= 1
+    assert (s["structures_timed"], s["variants_screened"], s["tasks"], s["shards_done"]) == (0, 0, 0, 0)
+    assert s["census"]["shards_done"] == 2 and s["census"]["models"] == 4 and s["census"]["cpu_s"] > 0
+    # the full build is untouched by the census: both shards pending, nothing seen; the census is done
+    assert pending_shards(out, 2) == [0, 1] and pending_shards(out, 2, census=True) == []
+    assert seen_hashes(out) == (set(), set())
+    assert _cli(over, "release", metrics=metrics) == 0
+    tables = json.loads((out / "release" / "manifest.json").read_text())["tables"]
+    assert tables["models"] == 4 and tables["unique_graphs"] == len(g0) and "subgraphs" not in tables
+    nodes = pq.read_table(out / "release" / "tables" / "nodes.parquet", columns=["graph_hash"]).column("graph_hash")
+    assert set(nodes.to_pylist()) == g0
+
+
 def _fake_shard(out: Path, shard: int, task_folder: Path) -> None:
     """A committed shard holding one task folder (tables empty)."""
     files = {f"tasks/{task_folder.name}/{p.relative_to(task_folder).as_posix()}": p.read_bytes()
