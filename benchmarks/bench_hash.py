@@ -20,11 +20,14 @@ Graphs:
 * synthetic transformer-block chains of 1K-100K nodes, the scaling curve (``--no-chains``: none).
 
 Timing: process CPU seconds of one call (``time.process_time``: the machine is shared, CPU time
-is what one core spends). Each round times, per graph: ``canonicalize`` **cold** (the previous
-graph's ``graph_hashes`` computed just before, as in a pipeline that hashes each graph once),
-``canonicalize`` **warm** (the same call again at once: the graph's objects and the allocator's
-free lists hot), ``graph_hashes`` cold and the code-text baseline (the machine's speed in that
-round). Per graph the record holds each figure's median over ``--rounds`` rounds, min, max and
+is what one core spends). Each round times, per graph: ``canonicalize`` **fresh** (the label cache,
+which the compiled label pass keeps across graphs, emptied just before: the first graph a process
+hashes, with the previous graph's objects in the CPU caches), ``canonicalize`` **cold** (the label cache
+emptied, then the previous graph's ``graph_hashes`` computed: what a pipeline that hashes each graph
+once pays after one other graph -- its caches hold that graph's keys, never this graph's own),
+``canonicalize`` **warm** (the same call again at once: the graph's objects, its label-cache keys and
+the allocator's free lists hot), ``graph_hashes`` cold and the code-text baseline (the machine's speed
+in that round). Per graph the record holds each figure's median over ``--rounds`` rounds, min, max and
 every round's value; the headline figures are the cold medians. The load average (start, end,
 and the 1-minute figure at each graph's round) and the share of CPU time stolen by the
 hypervisor over the run (``/proc/stat``) are recorded beside them. ``--reference REV`` also
@@ -367,26 +370,41 @@ def short_name(name: str) -> str:
     return "llama70b_14_layers" if "14 of 80" in name else "llama70b"
 
 
-# What each round times per graph (one call each, process CPU seconds): cold -- another graph's
-# hashes computed just before (what a pipeline that hashes each graph once pays), warm -- the
-# same call again at once (the graph's objects and the form's free lists hot).
-TIMED = ("canonicalize_cold", "canonicalize_warm", "graph_hashes_cold", "baseline")
+# What each round times per graph (one call each, process CPU seconds): fresh -- the label cache
+# emptied after another graph's hashes (a process's first graph); cold -- the label cache emptied, then
+# another graph's hashes (what a pipeline that hashes each graph once pays after that graph); warm --
+# the same call again at once (the graph's objects, its label-cache keys and the free lists hot).
+TIMED = ("canonicalize_fresh", "canonicalize_cold", "canonicalize_warm", "graph_hashes_cold", "baseline")
 
 
-def measure_round(cases: list, k: int, canon, hashes, flip: bool = False) -> dict:
+def label_cache_clear(pkg) -> callable:
+    """The ``clear_label_cache`` of package ``pkg``'s compiled label pass (``pkg.compiled.cform``), or a
+    no-op where it has none (the Python definition, or a revision whose cache lives one pass)."""
+    cform = getattr(getattr(pkg, "compiled", None), "cform", None)
+    return getattr(cform, "clear_label_cache", None) or (lambda: None)
+
+
+def measure_round(cases: list, k: int, canon, hashes, flip: bool = False, clear=lambda: None) -> dict:
     """CPU seconds of one round on graph ``k`` of ``cases`` for one implementation
-    (``canon`` / ``hashes``: its ``canonicalize`` / ``graph_hashes``): :data:`TIMED`, the
-    evictions by the previous graph's ``graph_hashes`` (``flip``: the next graph's)."""
+    (``canon`` / ``hashes``: its ``canonicalize`` / ``graph_hashes``; ``clear``: its
+    :func:`label_cache_clear`): :data:`TIMED`, the evictions by the previous graph's
+    ``graph_hashes`` (``flip``: the next graph's)."""
     _, gm, kinds = cases[k]
     _, og, okinds = cases[(k + (1 if flip else -1)) % len(cases)]
     evict = (lambda: hashes(og, okinds)) if len(cases) > 1 else (lambda: None)
     evict()
+    clear()
+    fresh = once(lambda: canon(gm, kinds, with_wl=False))
+    clear()
+    evict()
     cold = once(lambda: canon(gm, kinds, with_wl=False))
     warm = once(lambda: canon(gm, kinds, with_wl=False))
+    clear()
     evict()
     h = once(lambda: hashes(gm, kinds))
     base = once(lambda: hashlib.sha256(gm.graph.python_code("self").src.encode()).hexdigest())
-    return {"canonicalize_cold": cold, "canonicalize_warm": warm, "graph_hashes_cold": h, "baseline": base}
+    return {"canonicalize_fresh": fresh, "canonicalize_cold": cold, "canonicalize_warm": warm,
+            "graph_hashes_cold": h, "baseline": base}
 
 
 def _summary(n: int, secs: list[float]) -> dict:
@@ -442,9 +460,10 @@ def main(argv=None) -> dict:
     for rnd in range(args.rounds):
         for k, (name, gm, kinds) in enumerate(cases):
             got[k]["load"].append(round(os.getloadavg()[0], 2))
-            sides = [("cur", canonicalize, graph_hashes)] + ([("ref", ref.canonicalize, ref.graph_hashes)] if ref else [])
-            for side, canon, hashes in (sides[::-1] if rnd % 2 else sides):
-                got[k][side].append(measure_round(cases, k, canon, hashes, flip=bool(rnd % 2)))
+            sides = [("cur", canonicalize, graph_hashes, label_cache_clear(sys.modules["passnet_common.canonical"]))] + (
+                [("ref", ref.canonicalize, ref.graph_hashes, label_cache_clear(ref))] if ref else [])
+            for side, canon, hashes, clear in (sides[::-1] if rnd % 2 else sides):
+                got[k][side].append(measure_round(cases, k, canon, hashes, flip=bool(rnd % 2), clear=clear))
             r = got[k]["cur"][-1]
             n = len(gm.graph.nodes)
             print(f"round {rnd + 1}/{args.rounds}: {name}: canonicalize cold {n / r['canonicalize_cold']:,.0f} / warm "
@@ -465,6 +484,8 @@ def main(argv=None) -> dict:
             # same-round ratios (current / reference), their median: the figure that carries across hosts
             g["canonicalize_cold_vs_reference"] = round(statistics.median(
                 o["canonicalize_cold"] / c["canonicalize_cold"] for c, o in zip(got[k]["cur"], got[k]["ref"])), 3)
+            g["canonicalize_fresh_vs_reference"] = round(statistics.median(
+                o["canonicalize_fresh"] / c["canonicalize_fresh"] for c, o in zip(got[k]["cur"], got[k]["ref"])), 3)
             g["graph_hashes_cold_vs_reference"] = round(statistics.median(
                 o["graph_hashes_cold"] / c["graph_hashes_cold"] for c, o in zip(got[k]["cur"], got[k]["ref"])), 3)
             g["same_graph_hash_as_reference"] = graph_hashes(gm, kinds)[0] == ref.graph_hashes(gm, kinds)[0]
@@ -482,9 +503,10 @@ def main(argv=None) -> dict:
                      "rounds": args.rounds, "reference_revision": args.reference if ref is not None else "",
                      "reference_commit": _commit_of(args.reference) if ref is not None else "",
                      "reference_compiled": ref_compiled,
-                     "timing": "process CPU seconds of one call; per graph and round: canonicalize cold (the previous "
-                               "graph's graph_hashes just before), canonicalize warm (the same call again at once), "
-                               "graph_hashes cold, the code-text baseline; figures are medians over rounds"}
+                     "timing": "process CPU seconds of one call; per graph and round: canonicalize fresh (the label "
+                               "cache emptied after the previous graph's graph_hashes), canonicalize cold (the label cache "
+                               "emptied, then the previous graph's graph_hashes), canonicalize warm (the same call again at "
+                               "once), graph_hashes cold, the code-text baseline; figures are medians over rounds"}
     chains = [r for r in results if not r["real"]]
     real = [r for r in results if r["real"]]
     for kind, group in (("chain", chains), ("real", real)):
@@ -500,31 +522,39 @@ def main(argv=None) -> dict:
         key = g["key"]
         metrics[f"{key}_canonicalize_nodes_per_s"] = g["canonicalize_cold"]["median"]
         metrics[f"{key}_canonicalize_spread"] = [g["canonicalize_cold"]["min"], g["canonicalize_cold"]["max"]]
+        metrics[f"{key}_canonicalize_fresh_nodes_per_s"] = g["canonicalize_fresh"]["median"]
         metrics[f"{key}_canonicalize_warm_nodes_per_s"] = g["canonicalize_warm"]["median"]
         metrics[f"{key}_graph_hashes_nodes_per_s"] = g["graph_hashes_cold"]["median"]
         if ref is not None:
             metrics[f"{key}_canonicalize_vs_reference"] = g["canonicalize_cold_vs_reference"]
+            metrics[f"{key}_canonicalize_fresh_vs_reference"] = g["canonicalize_fresh_vs_reference"]
     cold_real = [g["canonicalize_cold"]["median"] for g in graphs if g["real"]]
     metrics.update({
         "canonicalize_nodes_per_s_real_min": min(cold_real, default=0),
         "canonicalize_nodes_per_s_real_max": max(cold_real, default=0),
         "real_graphs_below_200k": [g["key"] for g in graphs if g["real"] and g["canonicalize_cold"]["median"] < 200_000],
+        "canonicalize_fresh_nodes_per_s_real_min": min((g["canonicalize_fresh"]["median"] for g in graphs if g["real"]),
+                                                       default=0),
+        "real_graphs_fresh_below_200k": [g["key"] for g in graphs
+                                         if g["real"] and g["canonicalize_fresh"]["median"] < 200_000],
         "baseline_nodes_per_s_real": _rate(real, "baseline"),
         "all_graph_hashes_same_as_reference": all(g.get("same_graph_hash_as_reference", True) for g in graphs),
         "graphs": graphs,
     })
     print(f"\n## Canonical hashing throughput (v{CANONICAL_VERSION}; 1 core, process CPU seconds, median of {args.rounds} "
           f"rounds; load average {load_start[0]:.1f} at the start, {load_end[0]:.1f} at the end; steal {steal})\n")
-    header = ["graph", "FX nodes", "canonicalize cold nodes/s (min-max)", "warm", "graph_hashes cold", "baseline"]
+    header = ["graph", "FX nodes", "canonicalize cold nodes/s (min-max)", "fresh", "warm", "graph_hashes cold", "baseline"]
     if ref is not None:
-        header += [f"cold vs {args.reference}", "same graph_hash"]
+        header += [f"cold vs {args.reference}", f"fresh vs {args.reference}", "same graph_hash"]
     print("| " + " | ".join(header) + " |\n|" + "|".join("---" for _ in header) + "|")
     for g in graphs:
         row = [g["graph"], g["nodes"], f"{g['canonicalize_cold']['median']:,} ({g['canonicalize_cold']['min']:,}-"
-               f"{g['canonicalize_cold']['max']:,})", f"{g['canonicalize_warm']['median']:,}",
+               f"{g['canonicalize_cold']['max']:,})", f"{g['canonicalize_fresh']['median']:,}",
+               f"{g['canonicalize_warm']['median']:,}",
                f"{g['graph_hashes_cold']['median']:,}", f"{g['baseline']['median']:,}"]
         if ref is not None:
-            row += [f"{g['canonicalize_cold_vs_reference']:.2f}x", "yes" if g["same_graph_hash_as_reference"] else "NO"]
+            row += [f"{g['canonicalize_cold_vs_reference']:.2f}x", f"{g['canonicalize_fresh_vs_reference']:.2f}x",
+                    "yes" if g["same_graph_hash_as_reference"] else "NO"]
         print("| " + " | ".join(str(x) for x in row) + " |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(args.out, metrics)

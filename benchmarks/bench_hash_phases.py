@@ -64,8 +64,9 @@ def phases(gm, kinds) -> list[float]:
 
 
 def label_misses(gm, kinds) -> tuple[int, float]:
-    """``(misses, CPU seconds in them)`` of one label pass over ``gm`` as ``canonicalize`` runs it
-    (the compiled pass where it is on; with the Python definition every call node is a miss)."""
+    """``(misses, CPU seconds in them)`` of one label pass over ``gm`` as ``canonicalize`` runs it on a
+    process's first graph (the compiled pass, its label cache emptied, where it is on; with the Python
+    definition every call node is a miss)."""
     from passnet_common.canonical import compiled
     from passnet_common.canonical import form as F
 
@@ -83,6 +84,7 @@ def label_misses(gm, kinds) -> tuple[int, float]:
 
     with F._NoGC():
         if compiled.cform is not None:
+            compiled.cform.clear_label_cache()  # this graph's own misses (the cache outlives a pass)
             compiled.cform.labels(nodes, gm, kinds, False, index, True, counted)
         else:
             spent[0] = len(nodes)

@@ -601,6 +601,26 @@ cdef object exact_meta_key(object val):
 cdef object _ABSENT = object()
 cdef object _meta_texts = None  # form.meta_texts (set_meta_texts); None: no partial hits
 
+# The label cache lives across label passes (graphs): a key holds everything the slow path reads of
+# a call_function / call_method / placeholder node (fastpath docstring), none of it a property of the
+# graph -- a label refers to its inputs only as "%" -- so a node of another graph with an equal key
+# has equal labels, as a node of the same graph does. call_module keys stay in a per-pass dict: a
+# module's state is read from this graph's GraphModule under the target name the key holds. The
+# partial-hit entries (they keep an example value) stay per pass too. Cleared when it passes
+# LABEL_CACHE_MAX entries (each a few hundred bytes) and by clear_label_cache.
+cdef dict _lcache = {}
+LABEL_CACHE_MAX = 50_000
+
+
+def clear_label_cache():
+    """Empty the label cache kept across graphs (a benchmark's fresh start; no value changes)."""
+    _lcache.clear()
+
+
+def label_cache_size():
+    """Entries in the label cache kept across graphs."""
+    return len(_lcache)
+
 
 def set_meta_texts(fn):
     """``form.meta_texts`` (the output metadata's encoding and its JSON texts), which turns on the
@@ -641,7 +661,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef list exact = [None] * len(nodes), struct = [None] * len(nodes), inputs = [None] * len(nodes)
     cdef list vclass = [], xclass = []  # read by index during the pass: grown as in the Python loop
     cdef list deps, kw_deps, tdeps = None
-    cdef dict subs = {}, mod_cache = {}, cache = {}, pcache = {}
+    cdef dict subs = {}, mod_cache = {}, cache = _lcache, mcache = {}, pcache = {}, ccache
     cdef list pe
     cdef dict class_of_type = _class_of_type
     cdef Py_ssize_t i = -1, ph = 0, n_nodes = len(nodes)
@@ -649,6 +669,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef Py_ssize_t na, q
     cdef tuple tpt
     cdef PyObject *pv
+    if len(cache) > LABEL_CACHE_MAX:
+        cache.clear()
     for n in nodes:
         i += 1
         if _pf_on and len(nodes) == n_nodes:
@@ -740,7 +762,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                         deps = deps + kw_deps
                         if len(set(deps)) != len(deps):
                             raise TypeError("a node repeated across args and kwargs: no unambiguous template")
-                hit = cache.get(key)
+                ccache = mcache if op == "call_module" else cache
+                hit = ccache.get(key)
             except TypeError:
                 key = hit = None
             if hit is not None and (not want_store or hit[2] is not None):
@@ -786,7 +809,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                         xclass.append(xc)
                         if want_store:
                             store[i] = st if perm is None else (st, deps)
-                        cache[key] = (el, sl, st, perm)
+                        ccache[key] = (el, sl, st, perm)
                         continue
         elif op == "placeholder" and not keep_positions:
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
@@ -819,7 +842,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         elif key is not None and op in ("call_function", "call_method", "call_module"):
             perm = permutation(tdeps, deps_i)
             if perm is not False:
-                cache[key] = (el, sl, st, perm)
+                (mcache if op == "call_module" else cache)[key] = (el, sl, st, perm)
                 if pk is not None and (st is not None or not want_store) and pk not in pcache:
                     pcache[pk] = [el, sl, st, perm, val, None, None]  # texts cut at the first partial hit
     return exact, struct, inputs, subs, store
