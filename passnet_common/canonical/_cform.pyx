@@ -662,7 +662,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef list vclass = [], xclass = []  # read by index during the pass: grown as in the Python loop
     cdef list deps, kw_deps, tdeps = None
     cdef dict subs = {}, mod_cache = {}, cache = _lcache, mcache = {}, pcache = {}, ccache
-    cdef list pe
+    cdef list pe, scratch = None
     cdef dict class_of_type = _class_of_type
     cdef Py_ssize_t i = -1, ph = 0, n_nodes = len(nodes)
     cdef bint first, fast
@@ -828,8 +828,13 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                     store[i] = hit[2]
                 ph += 1
                 continue
-        el, sl, deps_i, st = slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, store, subs,
-                                        mod_cache, ph, key, tdeps if key is not None and op != "placeholder" else None)
+        if not want_store and scratch is None:
+            scratch = [None] * n_nodes
+        # a miss always builds its stored entry (into a scratch list without want_store), so the entry the
+        # cache keeps across graphs serves a later canonicalize as well as a graph_hashes
+        el, sl, deps_i, st = slow_label(n, i, op, val, gm, kinds, keep_positions, index, True,
+                                        store if want_store else scratch, subs, mod_cache, ph, key,
+                                        tdeps if key is not None and op != "placeholder" else None)
         if op == "placeholder":
             ph += 1
         exact[i] = el
@@ -843,7 +848,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
             perm = permutation(tdeps, deps_i)
             if perm is not False:
                 (mcache if op == "call_module" else cache)[key] = (el, sl, st, perm)
-                if pk is not None and (st is not None or not want_store) and pk not in pcache:
+                if pk is not None and st is not None and pk not in pcache:
                     pcache[pk] = [el, sl, st, perm, val, None, None]  # texts cut at the first partial hit
     return exact, struct, inputs, subs, store
 
