@@ -213,6 +213,71 @@ def test_label_cache_kept_across_graphs_labels_each_graph_as_alone():
         assert (h1, h2) == (want if first is a else want[::-1])
 
 
+def _one_call(target, args, scalar=None, kinds_n=0):
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, device="meta")
+    s = None
+    if scalar is not None:
+        s = g.placeholder("s")
+        s.meta["example_value"] = scalar
+    n = g.call_function(target, tuple(s if a == "s" else x if a == "x" else a for a in args))
+    n.meta["example_value"] = torch.empty(2, device="meta")
+    g.output((n,))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+class _EqualCallable:
+    """Callable objects that all compare equal but label by their ``__module__`` (a contrived target)."""
+
+    def __init__(self, mod):
+        self.__module__, self.__name__ = mod, "eqfn"
+
+    def __call__(self, x, y=2):
+        return x
+
+    def __eq__(self, other):
+        return isinstance(other, _EqualCallable)
+
+    def __hash__(self):
+        return 7
+
+
+def _cross_graph_cases():
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    env = ShapeEnv()
+    sym = env.create_symintnode(env.create_symbol(4, source=ConstantSource("n")), hint=4, source=ConstantSource("n"))
+    return {
+        "dict key 0.0 vs -0.0": ((_one_call(torch.add, ("x", {0.0: 1})), None), (_one_call(torch.add, ("x", {-0.0: 1})), None)),
+        "dict key (1,) vs (True,)": ((_one_call(torch.add, ("x", {(1,): 1})), None),
+                                     (_one_call(torch.add, ("x", {(True,): 1})), None)),
+        "SymInt vs SymBool input": ((_one_call(torch.mul, ("x", "s"), sym), None), (_one_call(torch.mul, ("x", "s"), sym > 2), None)),
+        "placeholder kinds 1 vs True": ((_one_call(torch.relu, ("x",)), [1]), (_one_call(torch.relu, ("x",)), [True])),
+        "equal callables": ((_one_call(_EqualCallable("foo"), ("x",)), None), (_one_call(_EqualCallable("math"), ("x",)), None)),
+    }
+
+
+@compiled_form
+def test_label_cache_across_graphs_keys_what_the_label_reads():
+    """Graph pairs whose nodes differ only where a coarse key would merge them across graphs (found by an
+    attack on the cache kept across graphs): dict keys ``0.0`` / ``-0.0`` and ``(1,)`` / ``(True,)`` (keyed by
+    their literal templates), a SymInt vs a SymBool input (the first template keys a non-tensor input by its
+    exact type: the signature binding reads it), placeholder kinds ``1`` / ``True`` (keyed with their type),
+    and two callable objects that compare equal (a target type outside ``seam.SHARED_TARGETS`` keys an entry
+    for one pass only). B hashed after A, with A's keys in the cache, is hashed as the Python definition
+    hashes it alone."""
+    for name, ((a, ka), (b, kb)) in _cross_graph_cases().items():
+        with C.python_only():
+            want = canonicalize(b, kb, with_wl=False)
+            assert want.graph_hash != canonicalize(a, ka, with_wl=False).graph_hash, name
+        C.cform.clear_label_cache()
+        canonicalize(a, ka, with_wl=False)
+        got = canonicalize(b, kb, with_wl=False)
+        assert (got.graph_hash, got.text, got.nodes) == (want.graph_hash, want.text, want.nodes), name
+
+
 @compiled_form
 def test_compiled_ordering_deps_equal_python():
     """The compiled ordering edges (in-place methods, augmented assignments, ``inplace=``,

@@ -526,7 +526,7 @@ cdef object template(object value, list deps, dict index, list vclass):
     if t is NODE:
         j = index[value]
         deps.append(j)
-        return _MARKS[vclass[j]]
+        return vclass[j]
     if t is tuple or t is list:
         out = [t is tuple]
         for v in value:
@@ -534,7 +534,7 @@ cdef object template(object value, list deps, dict index, list vclass):
             if tv is NODE:
                 j = index[v]
                 deps.append(j)
-                out.append(_MARKS[vclass[j]])
+                out.append(vclass[j])
             elif tv is int:
                 out.append(v)
             else:
@@ -547,13 +547,40 @@ cdef object template(object value, list deps, dict index, list vclass):
     if t in _FLAT:
         return (t, value)
     if t is dict:
-        return ("dict", *[(k, template(v, deps, index, vclass)) for k, v in value.items()])
+        return ("dict", *[(_key_template(k, index, vclass, False), template(v, deps, index, vclass))
+                          for k, v in value.items()])
     if t is slice:
         return ("slice", template(value.start, deps, index, vclass), template(value.stop, deps, index, vclass),
                 template(value.step, deps, index, vclass))
     if isinstance(value, _TAG_TYPES) or value is Ellipsis:
         return (t, str(value))
     raise TypeError("no fast template")
+
+
+cdef object _key_template(object k, dict index, list classes, bint exact):
+    """A dict key's template (``fastpath.key_template``): the key's own literal template (floats by
+    their bits, ``True`` apart from ``1``, tuples item by item), never a node."""
+    cdef list kd = []
+    out = exact_template(k, kd, index, classes) if exact else template(k, kd, index, classes)
+    if kd:
+        raise TypeError("a node as a dict key: no template")
+    return out
+
+
+cdef dict _xmarks = {}  # exact type -> its first-template mark
+
+
+cdef object _mark(Py_ssize_t vc, object xc):
+    """How the first template keys an input node (``fastpath.node_mark``): None and tensor values by
+    their value class, anything else by its exact type (the signature binding reads it: a SymInt binds
+    as int, a SymBool does not)."""
+    if vc < 2:
+        return _MARKS[vc]
+    m = _xmarks.get(xc)
+    if m is None:
+        m = _xmarks[xc] = ("%", xc)
+    return m
+
 
 
 cdef object exact_template(object value, list deps, dict index, list xclass):
@@ -572,7 +599,8 @@ cdef object exact_template(object value, list deps, dict index, list xclass):
     if t is tuple or t is list or t is IMM_LIST:
         return (t, *[exact_template(v, deps, index, xclass) for v in value])
     if t is dict or t is IMM_DICT:
-        return (t, *[(k, type(k), exact_template(v, deps, index, xclass)) for k, v in value.items()])
+        return (t, *[(_key_template(k, index, xclass, True), exact_template(v, deps, index, xclass))
+                     for k, v in value.items()])
     if t is slice:
         return (slice, exact_template(value.start, deps, index, xclass), exact_template(value.stop, deps, index, xclass),
                 exact_template(value.step, deps, index, xclass))
@@ -605,11 +633,21 @@ cdef object _meta_texts = None  # form.meta_texts (set_meta_texts); None: no par
 # a call_function / call_method / placeholder node (fastpath docstring), none of it a property of the
 # graph -- a label refers to its inputs only as "%" -- so a node of another graph with an equal key
 # has equal labels, as a node of the same graph does. call_module keys stay in a per-pass dict: a
-# module's state is read from this graph's GraphModule under the target name the key holds. The
+# module's state is read from this graph's GraphModule under the target name the key holds; so do the
+# keys of call_function targets not of a type in _shared_targets (a callable object may compare equal
+# to another that labels differently, or change between graphs). The
 # partial-hit entries (they keep an example value) stay per pass too. Cleared when it passes
 # LABEL_CACHE_MAX entries (each a few hundred bytes) and by clear_label_cache.
 cdef dict _lcache = {}
 LABEL_CACHE_MAX = 50_000
+cdef object _shared_targets = frozenset()  # seam.SHARED_TARGETS: call_function target types kept across passes
+
+
+def set_shared_targets(kinds):
+    """The call_function target types (``seam.SHARED_TARGETS``) whose keys the cache keeps across passes;
+    a target of any other type keys an entry of the pass only (as call_module keys do)."""
+    global _shared_targets
+    _shared_targets = frozenset(kinds)
 
 
 def clear_label_cache():
@@ -660,6 +698,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef list store = [None] * len(nodes) if want_store else None
     cdef list exact = [None] * len(nodes), struct = [None] * len(nodes), inputs = [None] * len(nodes)
     cdef list vclass = [], xclass = []  # read by index during the pass: grown as in the Python loop
+    # (vclass holds each node's first-template mark, _mark)
     cdef list deps, kw_deps, tdeps = None
     cdef dict subs = {}, mod_cache = {}, cache = _lcache, mcache = {}, pcache = {}, ccache
     cdef list pe, scratch = None
@@ -740,7 +779,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                                 if tv is NODE:
                                     j = index[v]
                                     deps.append(j)
-                                    x = _MARKS[vclass[j]]
+                                    x = vclass[j]
                                 elif tv is int:
                                     x = v
                                 else:
@@ -762,7 +801,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                         deps = deps + kw_deps
                         if len(set(deps)) != len(deps):
                             raise TypeError("a node repeated across args and kwargs: no unambiguous template")
-                ccache = mcache if op == "call_module" else cache
+                ccache = cache if op == "call_method" or (op == "call_function" and type(target) in _shared_targets) \
+                    else mcache
                 hit = ccache.get(key)
             except TypeError:
                 key = hit = None
@@ -771,7 +811,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                 struct[i] = hit[1]
                 perm = hit[3]
                 inputs[i] = deps if perm is None else [deps[p] for p in perm]
-                vclass.append(vc)
+                vclass.append(_mark(vc, xc))
                 xclass.append(xc)
                 if want_store:
                     store[i] = hit[2] if perm is None else (hit[2], deps)  # alone: its deps are inputs[i]
@@ -805,7 +845,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                         exact[i] = el
                         struct[i] = sl
                         inputs[i] = deps if perm is None else [deps[p] for p in perm]
-                        vclass.append(vc)
+                        vclass.append(_mark(vc, xc))
                         xclass.append(xc)
                         if want_store:
                             store[i] = st if perm is None else (st, deps)
@@ -814,7 +854,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         elif op == "placeholder" and not keep_positions:
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
             try:
-                key = ("placeholder", kind, meta_key(val, vc))
+                key = ("placeholder", type(kind), kind, meta_key(val, vc))  # a kind by its type too (1 and True)
                 hit = cache.get(key)
             except TypeError:
                 key = hit = None
@@ -822,7 +862,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                 exact[i] = hit[0]
                 struct[i] = hit[1]
                 inputs[i] = []
-                vclass.append(vc)
+                vclass.append(_mark(vc, xc))
                 xclass.append(xc)
                 if want_store and not n.args:
                     store[i] = hit[2]
@@ -840,14 +880,15 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         exact[i] = el
         struct[i] = sl
         inputs[i] = deps_i
-        vclass.append(vc)
+        vclass.append(_mark(vc, xc))
         xclass.append(xc)
         if op == "placeholder" and key is not None:
             cache[key] = (el, sl, st)
         elif key is not None and op in ("call_function", "call_method", "call_module"):
             perm = permutation(tdeps, deps_i)
             if perm is not False:
-                (mcache if op == "call_module" else cache)[key] = (el, sl, st, perm)
+                (cache if op == "call_method" or (op == "call_function" and type(n.target) in _shared_targets)
+                 else mcache)[key] = (el, sl, st, perm)
                 if pk is not None and st is not None and pk not in pcache:
                     pcache[pk] = [el, sl, st, perm, val, None, None]  # texts cut at the first partial hit
     return exact, struct, inputs, subs, store

@@ -25,6 +25,7 @@ runs both paths through it).
 from __future__ import annotations
 
 import os
+import types
 
 import torch
 import torch.fx as fx
@@ -73,6 +74,14 @@ def _form(gm) -> tuple:
             form.graph_hashes(gm), form.output_permutation(gm))
 
 
+#: call_function target types whose label-cache keys may be kept across graphs (``_cform.labels``): equal
+#: only when identical, and nothing a label reads of them changes while a process runs (functions, builtins,
+#: ATen ops); a target of another type (a callable object, a partial) keys a cache entry for one pass only
+SHARED_TARGETS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
+                            types.WrapperDescriptorType, types.MethodWrapperType, types.ClassMethodDescriptorType,
+                            torch._ops.OpOverload, torch._ops.OpOverloadPacket, torch._ops.HigherOrderOperator})
+
+
 def _wire(cf) -> None:
     """Hand ``_cform`` the tables and helpers of the Python modules its copies read."""
     cf.set_context(F.NODE, F.MARKS, F.EXACT_TAG, F.FLAT, F.ENUMS,
@@ -82,6 +91,8 @@ def _wire(cf) -> None:
     form.set_prefetch(cf)
     if hasattr(cf, "set_meta_texts"):
         cf.set_meta_texts(form.meta_texts)
+    if hasattr(cf, "set_shared_targets"):
+        cf.set_shared_targets(SHARED_TARGETS)
     cf.set_effects_context(fx.Node, E.profile_cache, E.target_profile, E.may_write, E.mutated_args, E.module_effects,
                            E.draws_random, E.aliased_inputs, E.RNG_STATE)
     if hasattr(cf, "set_alias_context"):
