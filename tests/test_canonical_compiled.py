@@ -265,9 +265,9 @@ def test_label_cache_across_graphs_keys_what_the_label_reads():
     attack on the cache kept across graphs): dict keys ``0.0`` / ``-0.0`` and ``(1,)`` / ``(True,)`` (keyed by
     their literal templates), a SymInt vs a SymBool input (the first template keys a non-tensor input by its
     exact type: the signature binding reads it), placeholder kinds ``1`` / ``True`` (keyed with their type),
-    and two callable objects that compare equal (a target type outside ``seam.SHARED_TARGETS`` keys an entry
-    for one pass only). B hashed after A, with A's keys in the cache, is hashed as the Python definition
-    hashes it alone."""
+    and two callable objects that compare equal (a target of a type outside ``seam.SHARED_TARGETS`` is not
+    keyed: also in one graph). B hashed after A, with A's keys in the cache, and A and B's calls in one graph,
+    are hashed as the Python definition hashes them."""
     for name, ((a, ka), (b, kb)) in _cross_graph_cases().items():
         with C.python_only():
             want = canonicalize(b, kb, with_wl=False)
@@ -276,6 +276,20 @@ def test_label_cache_across_graphs_keys_what_the_label_reads():
         canonicalize(a, ka, with_wl=False)
         got = canonicalize(b, kb, with_wl=False)
         assert (got.graph_hash, got.text, got.nodes) == (want.graph_hash, want.text, want.nodes), name
+    # both equal callables in one graph, with the cache emptied: each labelled by its own module
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, device="meta")
+    outs = []
+    for mod in ("foo", "math"):
+        outs.append(g.call_function(_EqualCallable(mod), (x,)))
+        outs[-1].meta["example_value"] = torch.empty(2, device="meta")
+    g.output(tuple(outs))
+    both = fx.GraphModule(torch.nn.Module(), g)
+    with C.python_only():
+        want = canonicalize(both, with_wl=False)
+    C.cform.clear_label_cache()
+    assert canonicalize(both, with_wl=False).text == want.text
 
 
 @compiled_form

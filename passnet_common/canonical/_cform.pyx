@@ -560,6 +560,8 @@ cdef object template(object value, list deps, dict index, list vclass):
 cdef object _key_template(object k, dict index, list classes, bint exact):
     """A dict key's template (``fastpath.key_template``): the key's own literal template (floats by
     their bits, ``True`` apart from ``1``, tuples item by item), never a node."""
+    if type(k) is str:  # keyword names: a str is its own template
+        return k
     cdef list kd = []
     out = exact_template(k, kd, index, classes) if exact else template(k, kd, index, classes)
     if kd:
@@ -633,9 +635,9 @@ cdef object _meta_texts = None  # form.meta_texts (set_meta_texts); None: no par
 # a call_function / call_method / placeholder node (fastpath docstring), none of it a property of the
 # graph -- a label refers to its inputs only as "%" -- so a node of another graph with an equal key
 # has equal labels, as a node of the same graph does. call_module keys stay in a per-pass dict: a
-# module's state is read from this graph's GraphModule under the target name the key holds; so do the
-# keys of call_function targets not of a type in _shared_targets (a callable object may compare equal
-# to another that labels differently, or change between graphs). The
+# module's state is read from this graph's GraphModule under the target name the key holds. A
+# call_function target not of a type in _shared_targets (a callable object may compare equal to another
+# that labels differently) is not keyed at all: its node is labelled by itself. The
 # partial-hit entries (they keep an example value) stay per pass too. Cleared when it passes
 # LABEL_CACHE_MAX entries (each a few hundred bytes) and by clear_label_cache.
 cdef dict _lcache = {}
@@ -644,8 +646,8 @@ cdef object _shared_targets = frozenset()  # seam.SHARED_TARGETS: call_function 
 
 
 def set_shared_targets(kinds):
-    """The call_function target types (``seam.SHARED_TARGETS``) whose keys the cache keeps across passes;
-    a target of any other type keys an entry of the pass only (as call_module keys do)."""
+    """The call_function target types (``seam.SHARED_TARGETS``) the cache keys; a node whose target is of
+    any other type is labelled by itself (the slow path)."""
     global _shared_targets
     _shared_targets = frozenset(kinds)
 
@@ -670,8 +672,8 @@ def set_meta_texts(fn):
 cdef object _partial_key(tuple key, list tdeps, list xclass):
     """The key of a call's label without its output metadata (``labels``' partial hits): the
     cache key with the metadata items left out, tagged by the template family, plus the exact class
-    of every input node (``xclass``: what the first template keys by value class only, so that the
-    signature binding, which reads an input's exact type, is the same for equal partial keys).
+    of every input node (``xclass``: the first template keys a tensor input by its value class only; with
+    it the signature binding, which reads an input's exact type, is the same for equal partial keys).
     None where an input comes later in the node list."""
     cdef Py_ssize_t q, nd = len(tdeps), nx = len(xclass)
     cdef tuple xs = PyTuple_New(nd)
@@ -753,6 +755,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                     kwargs = n._kwargs
                     args = n._args
                     target = n.target
+                if op == "call_function" and type(target) not in _shared_targets:
+                    raise TypeError("a target that may compare equal to another: labelled by itself")
                 key = None
                 if not kwargs and first:
                     try:
@@ -801,8 +805,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                         deps = deps + kw_deps
                         if len(set(deps)) != len(deps):
                             raise TypeError("a node repeated across args and kwargs: no unambiguous template")
-                ccache = cache if op == "call_method" or (op == "call_function" and type(target) in _shared_targets) \
-                    else mcache
+                ccache = mcache if op == "call_module" else cache
                 hit = ccache.get(key)
             except TypeError:
                 key = hit = None
@@ -887,8 +890,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         elif key is not None and op in ("call_function", "call_method", "call_module"):
             perm = permutation(tdeps, deps_i)
             if perm is not False:
-                (cache if op == "call_method" or (op == "call_function" and type(n.target) in _shared_targets)
-                 else mcache)[key] = (el, sl, st, perm)
+                (mcache if op == "call_module" else cache)[key] = (el, sl, st, perm)
                 if pk is not None and st is not None and pk not in pcache:
                     pcache[pk] = [el, sl, st, perm, val, None, None]  # texts cut at the first partial hit
     return exact, struct, inputs, subs, store

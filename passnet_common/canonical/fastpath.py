@@ -2,13 +2,19 @@
 of the canonical form lives here (rules in :mod:`passnet_common.canonical`).
 
 A call node's labels and stored skeleton are a function of (op, target, argument template,
-output metadata): the template keeps every literal and, for each input node, the class of
-its value, which is all the slow path reads of an input. Equal keys reuse the labels built
-for the first node with that key, so a key must never be coarser than what the slow path
-reads. Two templates:
+output metadata): the template keeps every literal and, for each input node, what the slow path
+reads of it -- whether its value is None or a tensor, else its exact type (the signature binding
+matches a SymInt as int, a SymBool as itself). Equal keys reuse the labels built for the first
+node with that key -- in the compiled pass also across graphs (``_cform.labels``) -- so a key must
+never be coarser than what the slow path reads. A call_function target is keyed only where its
+type is in ``seam.SHARED_TARGETS`` (functions, builtins, ATen ops: equal only when identical); a
+node whose target is a callable object, a partial or a bound method is labelled by itself. A
+target is taken as it is when first met: a function whose ``__module__`` is reassigned while the
+process runs keeps the label it had. The stored node lists of graphs share the literal parts of
+these entries, so ``CanonicalGraph.nodes`` is read-only (copy it before editing it). Two templates:
 
-* :func:`template` (the first, kept as it was): plain tuples / lists / dicts of literals,
-  input nodes by value class (None, tensor, tuple/list, other). FX stores nested lists as
+* :func:`template` (the first): plain tuples / lists / dicts of literals, input nodes by
+  :func:`node_mark`, dict keys by :func:`key_template`. FX stores nested lists as
   ``immutable_list`` and keyword arguments as ``immutable_dict``, which it refuses (TypeError).
 * :func:`exact_template` (tried when the first refuses, for every call with keyword
   arguments, and for every call whose output is not a tensor or None, whose metadata
@@ -19,19 +25,16 @@ reads. Two templates:
 
 **Partial hits** (``_cform.labels``, within one label pass): a miss whose key equals an earlier
 miss's but for the output metadata -- the key without its metadata items, plus the exact class of
-every input node (what :func:`template` keys by value class only: the signature binding reads an
-input's exact type) -- reuses that miss's labels up to their last item: a call's label is the JSON
+every input node (:func:`template` keys a tensor input by its value class only; the signature
+binding reads an input's exact type) -- reuses that miss's labels up to their last item: a call's label is the JSON
 list ``[op, target, arguments, metadata]`` (:func:`passnet_common.canonical.form.node_label`), so
 its text is the earlier text cut before the metadata's JSON plus this node's
 (:func:`passnet_common.canonical.form.meta_texts`), and its stored entry the earlier one with this
 node's metadata. The cut is checked (the earlier text must end in ``,`` + its metadata's JSON +
 ``]``); the result becomes the cache entry of the node's full key. Nothing is kept between graphs.
 
-The first template is kept exactly as it was, coarse parts included (input nodes by value
-class only, ``0.0`` and ``-0.0`` one key), so that every node it served before is served
-the same way: the cache is an optimisation, and a key that changed which nodes share
-labels could change a hash. Calls it refused were labelled one by one before; the exact
-template gives them the labels the slow path gives them.
+Calls the first template refuses get the exact template, which gives them the labels the slow
+path gives them.
 """
 
 from __future__ import annotations
@@ -45,19 +48,39 @@ from torch.fx.immutable_collections import immutable_dict, immutable_list
 NODE = fx.Node
 float_bits = struct.Struct("<d").pack  # a float literal's key: its IEEE-754 bits
 FLAT = (int, str, bool, type(None), float)
-MARKS = [("%", c) for c in range(4)]  # a node reference by the value class of the node
+MARKS = [("%", c) for c in range(4)]  # a node reference by the value class of the node (None, tensor)
+
+
+def node_mark(vc: int, xc):
+    """How the first template keys an input node of value class ``vc`` and exact class ``xc``
+    (:func:`value_classes`): None and tensor values by their class, anything else by its exact type."""
+    return MARKS[vc] if vc < 2 else ("%", xc)
+
+
+def key_template(k, index: dict, marks: list, exact: bool = False):
+    """A dict key's template: the key's own literal template (:func:`template`, or
+    :func:`exact_template` with ``exact``), so ``0.0`` / ``-0.0`` and ``(1,)`` / ``(True,)`` differ as
+    their labels do. TypeError for a node as a key."""
+    if type(k) is str:  # keyword names: a str is its own template
+        return k
+    kd: list = []
+    out = exact_template(k, kd, index, marks) if exact else template(k, kd, index, marks)
+    if kd:
+        raise TypeError("a node as a dict key: no template")
+    return out
 EXACT_TAG = "exact"
 
 
-def template(value, deps: list, index: dict, vclass: list):
-    """Hashable image of an argument with every node replaced by ``("%", value class of
-    that node)``; appends the node indexes to ``deps`` in argument order. Raises TypeError
+def template(value, deps: list, index: dict, marks: list):
+    """Hashable image of an argument with every node replaced by its mark (``marks``: per node
+    :func:`node_mark`); appends the node indexes to ``deps`` in argument order. Raises TypeError
     for values that are not plain tuples / lists / dicts of plain literals."""
+    vclass = marks
     t = type(value)
     if t is NODE:
         j = index[value]
         deps.append(j)
-        return MARKS[vclass[j]]
+        return vclass[j]
     if t is tuple or t is list:
         out = [t is tuple]
         for v in value:
@@ -65,7 +88,7 @@ def template(value, deps: list, index: dict, vclass: list):
             if tv is NODE:
                 j = index[v]
                 deps.append(j)
-                out.append(MARKS[vclass[j]])
+                out.append(vclass[j])
             elif tv is int:
                 out.append(v)  # a bare int: float and bool literals are tagged below
             else:
@@ -78,7 +101,7 @@ def template(value, deps: list, index: dict, vclass: list):
     if t in FLAT:
         return (t, value)  # keep True apart from the bare int 1
     if t is dict:
-        return ("dict", *[(k, template(v, deps, index, vclass)) for k, v in value.items()])
+        return ("dict", *[(key_template(k, index, vclass), template(v, deps, index, vclass)) for k, v in value.items()])
     if t is slice:
         return ("slice", template(value.start, deps, index, vclass), template(value.stop, deps, index, vclass),
                 template(value.step, deps, index, vclass))
@@ -109,7 +132,8 @@ def exact_template(value, deps: list, index: dict, xclass: list):
     if t is tuple or t is list or t is immutable_list:
         return (t, *[exact_template(v, deps, index, xclass) for v in value])
     if t is dict or t is immutable_dict:
-        return (t, *[(k, type(k), exact_template(v, deps, index, xclass)) for k, v in value.items()])
+        return (t, *[(key_template(k, index, xclass, True), exact_template(v, deps, index, xclass))
+                     for k, v in value.items()])
     if t is slice:
         return (slice, exact_template(value.start, deps, index, xclass), exact_template(value.stop, deps, index, xclass),
                 exact_template(value.step, deps, index, xclass))

@@ -74,9 +74,9 @@ def _form(gm) -> tuple:
             form.graph_hashes(gm), form.output_permutation(gm))
 
 
-#: call_function target types whose label-cache keys may be kept across graphs (``_cform.labels``): equal
-#: only when identical, and nothing a label reads of them changes while a process runs (functions, builtins,
-#: ATen ops); a target of another type (a callable object, a partial) keys a cache entry for one pass only
+#: call_function target types the label cache keys (``_cform.labels``, kept across graphs): equal only when
+#: identical (functions, builtins, ATen ops); a node whose target is of another type (a callable object, a
+#: partial, a bound method) is labelled by itself
 SHARED_TARGETS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
                             types.WrapperDescriptorType, types.MethodWrapperType, types.ClassMethodDescriptorType,
                             torch._ops.OpOverload, torch._ops.OpOverloadPacket, torch._ops.HigherOrderOperator})
