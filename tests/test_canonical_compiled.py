@@ -243,6 +243,23 @@ class _EqualCallable:
         return 7
 
 
+def _dict_reader(d):
+    return d["a"] - d["b"]
+
+
+def _dict_of_nodes(same: bool):
+    """``_dict_reader({"b": x, "a": x or y})``: a dict of nodes whose insertion order is not its label's."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, device="meta")
+    y = g.placeholder("y")
+    y.meta["example_value"] = torch.empty(3, device="meta")
+    n = g.call_function(_dict_reader, ({"b": x, "a": x if same else y},))
+    n.meta["example_value"] = torch.empty(2, device="meta")
+    g.output((n,))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
 def _cross_graph_cases():
     from torch._dynamo.source import ConstantSource
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -255,6 +272,9 @@ def _cross_graph_cases():
                                      (_one_call(torch.add, ("x", {(True,): 1})), None)),
         "SymInt vs SymBool input": ((_one_call(torch.mul, ("x", "s"), sym), None), (_one_call(torch.mul, ("x", "s"), sym > 2), None)),
         "placeholder kinds 1 vs True": ((_one_call(torch.relu, ("x",)), [1]), (_one_call(torch.relu, ("x",)), [True])),
+        "placeholder kinds (1,) vs (True,)": ((_one_call(torch.relu, ("x",)), [(1,)]), (_one_call(torch.relu, ("x",)), [(True,)])),
+        "placeholder kinds 0.0 vs -0.0": ((_one_call(torch.relu, ("x",)), [0.0]), (_one_call(torch.relu, ("x",)), [-0.0])),
+        "dict of nodes, one node twice vs two": ((_dict_of_nodes(True), None), (_dict_of_nodes(False), None)),
         "equal callables": ((_one_call(_EqualCallable("foo"), ("x",)), None), (_one_call(_EqualCallable("math"), ("x",)), None)),
     }
 
@@ -262,9 +282,12 @@ def _cross_graph_cases():
 @compiled_form
 def test_label_cache_across_graphs_keys_what_the_label_reads():
     """Graph pairs whose nodes differ only where a coarse key would merge them across graphs (found by an
-    attack on the cache kept across graphs): dict keys ``0.0`` / ``-0.0`` and ``(1,)`` / ``(True,)`` (keyed by
-    their literal templates), a SymInt vs a SymBool input (the first template keys a non-tensor input by its
-    exact type: the signature binding reads it), placeholder kinds ``1`` / ``True`` (keyed with their type),
+    attacks on the cache kept across graphs): dict keys ``0.0`` / ``-0.0`` and ``(1,)`` / ``(True,)`` (keyed by
+    their literal templates), a dict of nodes listed out of its label's order (``str(key)``) with one node under
+    two keys in A, two nodes in B (the templates meet a dict's nodes in the label's order, so A's entry is no
+    identity for B), a SymInt vs a SymBool input (the first template keys a non-tensor input by its
+    exact type: the signature binding reads it), placeholder kinds ``1`` / ``True``, ``(1,)`` / ``(True,)``,
+    ``0.0`` / ``-0.0`` (keyed by their literal templates),
     and two callable objects that compare equal (a target of a type outside ``seam.SHARED_TARGETS`` is not
     keyed: also in one graph). B hashed after A, with A's keys in the cache, and A and B's calls in one graph,
     are hashed as the Python definition hashes them."""
@@ -627,3 +650,34 @@ def test_input_rows_pack_the_inputs_and_the_passes_read_them_alike():
     other = O.input_rows_py([[], [0], [1]])
     with pytest.raises(ValueError, match="another graph"):
         C.cform.texts([0, 1], [[], [0]], ["a", "b"], ["c", "d"], True, Fm._HEADER, None, other)
+
+
+def test_definition_memos_do_not_depend_on_what_was_hashed_before():
+    """The Python definition's module-level memos (the binding plan per signature and argument types, the
+    qualified name per target) hold only what the label reads: ``torch.sum(x, (0, 1, 2, 3, 4))`` binds to
+    ``dim: int[]`` whether or not ``(0, 1, 2, 3, 4.0)`` (which binds to no signature) was hashed before -- the
+    plan key reads every item of a tuple, as the binding does -- and of two callable objects that compare
+    equal each is named by its own class."""
+    def sum_graph(last):
+        g = fx.Graph()
+        x = g.placeholder("x")
+        x.meta["example_value"] = torch.empty(1, 1, 1, 1, 2, device="meta")
+        n = g.call_function(torch.sum, (x, (0, 1, 2, 3, last)))
+        n.meta["example_value"] = torch.empty((), device="meta")
+        g.output((n,))
+        return fx.GraphModule(torch.nn.Module(), g)
+
+    class Foo(_EqualCallable):
+        pass
+
+    class Bar(_EqualCallable):
+        pass
+
+    with C.python_only():
+        alone = canonicalize(sum_graph(4), with_wl=False)
+        canonicalize(sum_graph(4.0), with_wl=False)
+        after = canonicalize(sum_graph(4), with_wl=False)
+        assert '"sig"' in [ln for ln in alone.text.splitlines() if "torch.sum" in ln][0]
+        assert after.graph_hash == alone.graph_hash
+        texts = [canonicalize(_one_call(cls(mod), ("x",)), with_wl=False).text for cls, mod in ((Foo, "ma"), (Bar, "mb"))]
+    assert '"ma.eqfn"' in texts[0] and '"mb.eqfn"' in texts[1]

@@ -548,13 +548,25 @@ cdef object template(object value, list deps, dict index, list vclass):
         return (t, value)
     if t is dict:
         return ("dict", *[(_key_template(k, index, vclass, False), template(v, deps, index, vclass))
-                          for k, v in value.items()])
+                          for k, v in _label_order(value)])
     if t is slice:
         return ("slice", template(value.start, deps, index, vclass), template(value.stop, deps, index, vclass),
                 template(value.step, deps, index, vclass))
     if isinstance(value, _TAG_TYPES) or value is Ellipsis:
         return (t, str(value))
     raise TypeError("no fast template")
+
+
+cdef object _str_of_key(object kv):
+    return str(kv[0])
+
+
+cdef object _label_order(object d):
+    """A dict's items in the order its label lists them (``labels.encode_literal``: sorted by ``str(key)``,
+    ties in insertion order), so the template meets its nodes in the label's order."""
+    if len(d) < 2:
+        return d.items()
+    return sorted(d.items(), key=_str_of_key)
 
 
 cdef object _key_template(object k, dict index, list classes, bint exact):
@@ -602,7 +614,7 @@ cdef object exact_template(object value, list deps, dict index, list xclass):
         return (t, *[exact_template(v, deps, index, xclass) for v in value])
     if t is dict or t is IMM_DICT:
         return (t, *[(_key_template(k, index, xclass, True), exact_template(v, deps, index, xclass))
-                     for k, v in value.items()])
+                     for k, v in _label_order(value)])
     if t is slice:
         return (slice, exact_template(value.start, deps, index, xclass), exact_template(value.stop, deps, index, xclass),
                 exact_template(value.step, deps, index, xclass))
@@ -857,7 +869,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         elif op == "placeholder" and not keep_positions:
             kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
             try:
-                key = ("placeholder", type(kind), kind, meta_key(val, vc))  # a kind by its type too (1 and True)
+                key = ("placeholder", _key_template(kind, index, xclass, True), meta_key(val, vc))  # a kind by its literal template
                 hit = cache.get(key)
             except TypeError:
                 key = hit = None

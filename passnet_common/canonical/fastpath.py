@@ -9,8 +9,9 @@ node with that key -- in the compiled pass also across graphs (``_cform.labels``
 never be coarser than what the slow path reads. A call_function target is keyed only where its
 type is in ``seam.SHARED_TARGETS`` (functions, builtins, ATen ops: equal only when identical); a
 node whose target is a callable object, a partial or a bound method is labelled by itself. A
-target is taken as it is when first met: a function whose ``__module__`` is reassigned while the
-process runs keeps the label it had. The stored node lists of graphs share the literal parts of
+target is taken as it is when first met: what the process changes in its own functions while it
+runs (a function's ``__module__`` or mutable default, ``torch.<name>`` replaced by a wrapper) is not
+seen by a key. The stored node lists of graphs share the literal parts of
 these entries, so ``CanonicalGraph.nodes`` is read-only (copy it before editing it). Two templates:
 
 * :func:`template` (the first): plain tuples / lists / dicts of literals, input nodes by
@@ -57,6 +58,13 @@ def node_mark(vc: int, xc):
     return MARKS[vc] if vc < 2 else ("%", xc)
 
 
+def label_order(d: dict):
+    """A dict's items in the order its label lists them (:func:`passnet_common.canonical.labels.encode_literal`:
+    sorted by ``str(key)``, ties in insertion order), so a template meets its nodes in the label's order
+    (a node repeated under two keys of one graph's dict otherwise left another graph's inputs swapped)."""
+    return d.items() if len(d) < 2 else sorted(d.items(), key=lambda kv: str(kv[0]))
+
+
 def key_template(k, index: dict, marks: list, exact: bool = False):
     """A dict key's template: the key's own literal template (:func:`template`, or
     :func:`exact_template` with ``exact``), so ``0.0`` / ``-0.0`` and ``(1,)`` / ``(True,)`` differ as
@@ -101,7 +109,7 @@ def template(value, deps: list, index: dict, marks: list):
     if t in FLAT:
         return (t, value)  # keep True apart from the bare int 1
     if t is dict:
-        return ("dict", *[(key_template(k, index, vclass), template(v, deps, index, vclass)) for k, v in value.items()])
+        return ("dict", *[(key_template(k, index, vclass), template(v, deps, index, vclass)) for k, v in label_order(value)])
     if t is slice:
         return ("slice", template(value.start, deps, index, vclass), template(value.stop, deps, index, vclass),
                 template(value.step, deps, index, vclass))
@@ -133,7 +141,7 @@ def exact_template(value, deps: list, index: dict, xclass: list):
         return (t, *[exact_template(v, deps, index, xclass) for v in value])
     if t is dict or t is immutable_dict:
         return (t, *[(key_template(k, index, xclass, True), exact_template(v, deps, index, xclass))
-                     for k, v in value.items()])
+                     for k, v in label_order(value)])
     if t is slice:
         return (slice, exact_template(value.start, deps, index, xclass), exact_template(value.stop, deps, index, xclass),
                 exact_template(value.step, deps, index, xclass))

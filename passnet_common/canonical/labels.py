@@ -49,13 +49,12 @@ def qualified_name(target: Any) -> str:
     target (a module-level memo: the name is a function of the target object)."""
     if isinstance(target, str):
         return target
-    try:
-        return _qualname_cache[target]
-    except KeyError:
-        name = _qualname_cache[target] = _qualified_name(target)
-        return name
-    except TypeError:  # an unhashable target: no memo
-        return _qualified_name(target)
+    got = _qualname_cache.get(id(target))  # by identity (two objects may compare equal), the target kept alive
+    if got is not None and got[0] is target:
+        return got[1]
+    name = _qualified_name(target)
+    _qualname_cache[id(target)] = (target, name)
+    return name
 
 
 def _qualified_name(target: Any) -> str:
@@ -185,8 +184,8 @@ def _type_class(v: Any) -> Any:
     t = type(v)
     if t is fx.Node:
         return ("N", _arg_type(v))
-    if t is tuple or t is list:
-        return (t.__name__, len(v), *(_type_class(x) for x in v[:4]))
+    if t is tuple or t is list:  # every item: the binding reads them all (int[] vs a float among ints)
+        return (t.__name__, len(v), *(_type_class(x) for x in v))
     return t
 
 
@@ -483,13 +482,18 @@ def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
             return None
     else:
         return None
-    key = (op, fn, len(args), tuple((k, _type_class(v)) for k, v in kwargs.items()), tuple(_type_class(a) for a in args))
+    # fn by identity (two callables may compare equal), kept alive in the entry
+    key = (op, id(fn), len(args), tuple((k, _type_class(v)) for k, v in kwargs.items()), tuple(_type_class(a) for a in args))
     try:
-        plan = _plan_cache[key]
-    except KeyError:
-        plan = _plan_cache[key] = _make_plan(fn, tuple(args), dict(kwargs))
-    except TypeError:
+        got = _plan_cache.get(key)
+    except TypeError:  # an unhashable argument type: no memo
+        got, key = None, None
+    if got is not None and got[0] is fn:
+        plan = got[1]
+    else:
         plan = _make_plan(fn, tuple(args), dict(kwargs))
+        if key is not None:
+            _plan_cache[key] = (fn, plan)
     if plan is None:
         return None
     pos_names, names, defaults, overload = plan
