@@ -681,3 +681,25 @@ def test_definition_memos_do_not_depend_on_what_was_hashed_before():
         assert after.graph_hash == alone.graph_hash
         texts = [canonicalize(_one_call(cls(mod), ("x",)), with_wl=False).text for cls, mod in ((Foo, "ma"), (Bar, "mb"))]
     assert '"ma.eqfn"' in texts[0] and '"mb.eqfn"' in texts[1]
+
+
+@compiled_form
+def test_a_graph_out_of_topological_order_hashes_as_the_definition_does():
+    """A node whose input comes later in the node list (``a.args`` rewired to a later node) has no key
+    (its input's mark is not known yet): the compiled label pass labels it by itself, as the Python
+    definition does, instead of failing on the missing mark."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, device="meta")
+    a = g.call_function(torch.relu, (x,))
+    a.meta["example_value"] = torch.empty(2, device="meta")
+    b = g.call_function(torch.neg, (x,))
+    b.meta["example_value"] = torch.empty(2, device="meta")
+    g.output((a,))
+    a.args = (b,)
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    with C.python_only():
+        want = canonicalize(gm, with_wl=False)
+    C.cform.clear_label_cache()
+    got = canonicalize(gm, with_wl=False)
+    assert (got.graph_hash, got.text, got.nodes) == (want.graph_hash, want.text, want.nodes)

@@ -819,7 +819,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                             raise TypeError("a node repeated across args and kwargs: no unambiguous template")
                 ccache = mcache if op == "call_module" else cache
                 hit = ccache.get(key)
-            except TypeError:
+            except (TypeError, IndexError):  # IndexError: an input that comes later (a graph not in topological order)
                 key = hit = None
             if hit is not None and (not want_store or hit[2] is not None):
                 exact[i] = hit[0]
