@@ -319,7 +319,6 @@ def shard_entry(spec: dict) -> dict:
             notes["unique_graphs_in_shard"], notes["unique_graphs_new"] = total, kept
             if kept and census:
                 go("decompose")
-                skipped["profile"] = skipped["curate"] = "census shard: capture, dedupe and decompose only"
             elif kept:
                 go("decompose")
                 notes["subgraphs_seen_before"] = _mark_seen_subgraphs(w / "decompose" / "subgraphs.parquet", seen_subs)
@@ -334,8 +333,8 @@ def shard_entry(spec: dict) -> dict:
                     skipped["profile"] = skipped["curate"] = "no profilable subgraph new to the build and under its structure's quota"
             else:
                 skipped.update({p: "no unique graph new to this build" for p in ("decompose", "profile", "curate")})
-                if census:
-                    skipped["profile"] = skipped["curate"] = "census shard: capture, dedupe and decompose only"
+            if census:
+                skipped["profile"] = skipped["curate"] = "census shard: capture, dedupe and decompose only"
         else:
             skipped.update({p: "no model in this shard" for p, _ in PHASES})
     except StageFailed as exc:

@@ -112,15 +112,16 @@ def census_only(out: str | Path) -> list[Path]:
     return [d for d in done_shards(out, CENSUS) if read_manifest(d)["shard"] not in full]
 
 
+def _unique_graph_hashes(folder: Path) -> list[str]:
+    """``graph_hash`` of a committed shard's ``unique_graphs`` table (empty without one)."""
+    ug = folder / "tables" / "unique_graphs.parquet"
+    return pq.read_table(ug, columns=["graph_hash"]).column("graph_hash").to_pylist() if ug.is_file() else []
+
+
 def census_graphs(out: str | Path) -> set[str]:
     """``graph_hash`` of the unique graphs the committed census shards decomposed (a later census shard
     does not decompose them again; a full shard does: the census feeds no skip of the full build)."""
-    graphs: set[str] = set()
-    for d in done_shards(out, CENSUS):
-        ug = d / "tables" / "unique_graphs.parquet"
-        if ug.is_file():
-            graphs.update(pq.read_table(ug, columns=["graph_hash"]).column("graph_hash").to_pylist())
-    return graphs
+    return {h for d in done_shards(out, CENSUS) for h in _unique_graph_hashes(d)}
 
 
 def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], set[str]]:
@@ -133,9 +134,7 @@ def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], s
     for d in done_shards(out):
         if before is not None and read_manifest(d)["shard"] >= before:
             continue
-        ug = d / "tables" / "unique_graphs.parquet"
-        if ug.is_file():
-            graphs.update(pq.read_table(ug, columns=["graph_hash"]).column("graph_hash").to_pylist())
+        graphs.update(_unique_graph_hashes(d))
         sg = d / "tables" / "subgraphs.parquet"
         if sg.is_file():
             t = pq.read_table(sg, columns=["subgraph_hash", "skip_reason"]).to_pylist()

@@ -50,7 +50,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from fullscale.pipeline import machine
-from fullscale.shards import CENSUS, QUOTA_REASON, SEEN_REASON, TIMED, census_only, done_shards, read_manifest, shards_root
+from fullscale.shards import CENSUS, QUOTA_REASON, SEEN_REASON, SHARDS, TIMED, done_shards, read_manifest, shards_root
 from passnet_common.io import atomic_write_json
 
 TARGET_TASKS = 200
@@ -60,6 +60,29 @@ PROJECTION_MIN_MODELS = 10  # fewer models in the latest design's shards: projec
 def _read(folder: Path, table: str) -> list[dict]:
     p = folder / "tables" / f"{table}.parquet"
     return pq.read_table(p).to_pylist() if p.is_file() else []
+
+
+def _add_phases(acc: dict, man: dict) -> None:
+    """Add a manifest's per-phase wall / CPU seconds into ``acc`` (phase -> wall_s, cpu_s, shards)."""
+    for p in man.get("phases", []):
+        a = acc.setdefault(p["phase"], {"wall_s": 0.0, "cpu_s": 0.0, "shards": 0})
+        a["wall_s"] += p["wall_s"]
+        a["cpu_s"] += p["cpu_s"]
+        a["shards"] += 1
+
+
+def _graph_side(d: Path, man: dict, src_of: dict, models: Counter, captured: Counter, failures: Counter,
+                graph_hashes: set) -> None:
+    """Add a shard's models (per source), captures, extraction failures and graph hashes (full and census
+    shards alike)."""
+    for m in man["models"]:
+        models[src_of.get(m, m.split(":", 1)[0])] += 1
+    for r in _read(d, "extractions"):
+        if r.get("status") == "ok":
+            captured[src_of.get(r["model_id"], r["model_id"].split(":", 1)[0])] += 1
+        else:
+            failures[r.get("error_class") or r.get("status") or "unknown"] += 1
+    graph_hashes.update(r["graph_hash"] for r in _read(d, "graphs") if r.get("graph_hash"))
 
 
 def _share(flags: list[bool]) -> float | None:
@@ -107,17 +130,11 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     by_design: dict[str, dict] = {}  # stage params digest + structure quota -> shards, models, CPU s, last finish
     for d in shards:
         man = read_manifest(d)
-        for m in man["models"]:
-            models[src_of.get(m, m.split(":", 1)[0])] += 1
-        for r in _read(d, "extractions"):
-            if r.get("status") == "ok":
-                captured[src_of.get(r["model_id"], r["model_id"].split(":", 1)[0])] += 1
-            else:
-                failures[r.get("error_class") or r.get("status") or "unknown"] += 1
-        graph_hashes.update(r["graph_hash"] for r in _read(d, "graphs") if r.get("graph_hash"))
+        _graph_side(d, man, src_of, models, captured, failures, graph_hashes)
         profs = _read(d, "profiles")
         timed = {r["subgraph_hash"] for r in profs if r.get("status") in TIMED}
         timed_hashes |= timed
+        shard_timed: set[str] = set()  # structures this shard timed (the projection's basis)
         for r in _read(d, "subgraphs"):
             if r.get("skip_reason") != SEEN_REASON:
                 subgraphs.add(r["subgraph_hash"])
@@ -126,9 +143,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 if r.get("structure_hash"):
                     structures.add(r["structure_hash"])
                     if r["subgraph_hash"] in timed:
-                        structures_timed.add(r["structure_hash"])
+                        shard_timed.add(r["structure_hash"])
                 if r.get("skip_reason") == QUOTA_REASON:
                     over_quota.add(r["subgraph_hash"])
+        structures_timed |= shard_timed
         n_screened, n_confirmed = profile_counts(profs)
         screened, confirmed = screened + n_screened, confirmed + n_confirmed
         for r in _read(d, "long_tail"):
@@ -136,20 +154,14 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 slow_e2e.append(bool(r.get("slower_e2e")))
                 slow_comp.append(bool(r.get("slower_compiler")))
         shard_tasks += int(man["counts"].get("tasks", 0))
-        for p in man.get("phases", []):
-            acc = phases.setdefault(p["phase"], {"wall_s": 0.0, "cpu_s": 0.0, "shards": 0})
-            acc["wall_s"] += p["wall_s"]
-            acc["cpu_s"] += p["cpu_s"]
-            acc["shards"] += 1
+        _add_phases(phases, man)
         wall += man.get("wall_s", 0.0)
         cpu += man.get("cpu_s", 0.0)
         design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}"
         basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": "",
                                               "profile_cpu_s": 0.0, "structures_timed": 0})
         basis["profile_cpu_s"] += sum(p["cpu_s"] for p in man.get("phases", []) if p["phase"] == "profile")
-        basis["structures_timed"] += len({r["structure_hash"] for r in _read(d, "subgraphs")
-                                          if r.get("structure_hash") and r["subgraph_hash"] in timed
-                                          and r.get("skip_reason") != SEEN_REASON})
+        basis["structures_timed"] += len(shard_timed)
         basis["shards"] += 1
         basis["models"] += len(man["models"])
         basis["cpu_s"] += man.get("cpu_s", 0.0)
@@ -161,26 +173,18 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         machines[key]["shards"] += 1
         machines[key]["load_avg_1m"].append(mk.get("load_avg_1m"))
     n_profiled = sum(models.values())
-    census_dirs = done_shards(out, CENSUS)
+    full_ids = {read_manifest(d)["shard"] for d in shards}
+    census_ids: set[int] = set()
     census_cpu, census_models, census_phases = 0.0, 0, {}
-    for d in census_dirs:
+    for d in done_shards(out, CENSUS):
         man = read_manifest(d)
+        census_ids.add(man["shard"])
         census_cpu += man.get("cpu_s", 0.0)
         census_models += len(man["models"])
-        for p in man.get("phases", []):
-            acc = census_phases.setdefault(p["phase"], {"wall_s": 0.0, "cpu_s": 0.0, "shards": 0})
-            acc["wall_s"] += p["wall_s"]
-            acc["cpu_s"] += p["cpu_s"]
-            acc["shards"] += 1
-    for d in census_only(out):  # the graph side of the shards only a census holds
-        for m in read_manifest(d)["models"]:
-            models[src_of.get(m, m.split(":", 1)[0])] += 1
-        for r in _read(d, "extractions"):
-            if r.get("status") == "ok":
-                captured[src_of.get(r["model_id"], r["model_id"].split(":", 1)[0])] += 1
-            else:
-                failures[r.get("error_class") or r.get("status") or "unknown"] += 1
-        graph_hashes.update(r["graph_hash"] for r in _read(d, "graphs") if r.get("graph_hash"))
+        _add_phases(census_phases, man)
+        if man["shard"] in full_ids:  # its full shard holds all it holds
+            continue
+        _graph_side(d, man, src_of, models, captured, failures, graph_hashes)
         for r in _read(d, "subgraphs"):
             subgraphs.add(r["subgraph_hash"])
             if r.get("pattern"):
@@ -189,7 +193,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 structures.add(r["structure_hash"])
     failed = {}
     cap_cpu = {}  # model -> capture CPU s of its last attempt, over done shards' manifests and failed shards' progress
-    for kind in ("shards", CENSUS):
+    for kind in (SHARDS, CENSUS):
         kroot = shards_root(out, kind)
         for f in sorted(kroot.glob("*.failed.json")) if kroot.is_dir() else []:
             rec = json.loads(f.read_text())
@@ -197,7 +201,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 if a.get("cpu_s") is not None:
                     cap_cpu[a["model_id"]] = a["cpu_s"]
             name = rec.get("name", f.name.split(".")[0])
-            failed[name if kind == "shards" else f"{CENSUS}/{name}"] = {
+            failed[name if kind == SHARDS else f"{CENSUS}/{name}"] = {
                 "phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
                 "phases_done": rec.get("phases_done", []), "failure_classes": rec.get("failure_classes", {})}
     n_models = n_profiled
@@ -251,12 +255,11 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                                            if basis and cat_rows else None),
         "projection_basis": basis,
         "profile_core_hours_known_structures": known,
-        "census": {"shards_done": len(census_dirs), "models": census_models, "cpu_s": round(census_cpu, 1),
+        "census": {"shards_done": len(census_ids), "models": census_models, "cpu_s": round(census_cpu, 1),
                    "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
                    "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}
                               for k, v in census_phases.items()},
-                   "shards_covered": len({read_manifest(d)["shard"] for d in shards} |
-                                         {read_manifest(d)["shard"] for d in census_dirs}),
+                   "shards_covered": len(full_ids | census_ids),
                    "projected_core_hours_remaining": (round(census_cpu / census_models * (len(cat_rows) - covered) / 3600, 2)
                                                       if census_models and cat_rows else None)},
         "capture_measured": ({"models": len(cap_cpu), "cpu_s": round(sum(cap_cpu.values()), 1),

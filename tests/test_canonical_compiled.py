@@ -213,7 +213,7 @@ def test_label_cache_kept_across_graphs_labels_each_graph_as_alone():
         assert (h1, h2) == (want if first is a else want[::-1])
 
 
-def _one_call(target, args, scalar=None, kinds_n=0):
+def _one_call(target, args, scalar=None):
     g = fx.Graph()
     x = g.placeholder("x")
     x.meta["example_value"] = torch.empty(2, device="meta")

@@ -596,7 +596,6 @@ cdef object _mark(Py_ssize_t vc, object xc):
     return m
 
 
-
 cdef object exact_template(object value, list deps, dict index, list xclass):
     """``fastpath.exact_template``."""
     t = type(value)

@@ -83,12 +83,11 @@ def template(value, deps: list, index: dict, marks: list):
     """Hashable image of an argument with every node replaced by its mark (``marks``: per node
     :func:`node_mark`); appends the node indexes to ``deps`` in argument order. Raises TypeError
     for values that are not plain tuples / lists / dicts of plain literals."""
-    vclass = marks
     t = type(value)
     if t is NODE:
         j = index[value]
         deps.append(j)
-        return vclass[j]
+        return marks[j]
     if t is tuple or t is list:
         out = [t is tuple]
         for v in value:
@@ -96,11 +95,11 @@ def template(value, deps: list, index: dict, marks: list):
             if tv is NODE:
                 j = index[v]
                 deps.append(j)
-                out.append(vclass[j])
+                out.append(marks[j])
             elif tv is int:
                 out.append(v)  # a bare int: float and bool literals are tagged below
             else:
-                out.append(template(v, deps, index, vclass))
+                out.append(template(v, deps, index, marks))
         return tuple(out)
     if t is int:
         return value
@@ -109,10 +108,10 @@ def template(value, deps: list, index: dict, marks: list):
     if t in FLAT:
         return (t, value)  # keep True apart from the bare int 1
     if t is dict:
-        return ("dict", *[(key_template(k, index, vclass), template(v, deps, index, vclass)) for k, v in label_order(value)])
+        return ("dict", *[(key_template(k, index, marks), template(v, deps, index, marks)) for k, v in label_order(value)])
     if t is slice:
-        return ("slice", template(value.start, deps, index, vclass), template(value.stop, deps, index, vclass),
-                template(value.step, deps, index, vclass))
+        return ("slice", template(value.start, deps, index, marks), template(value.stop, deps, index, marks),
+                template(value.step, deps, index, marks))
     if isinstance(value, (torch.dtype, torch.device, torch.memory_format, torch.layout)) or value is Ellipsis:
         return (t, str(value))
     raise TypeError("no fast template")
