@@ -3,8 +3,8 @@ another, in one process -- what dedupe pays -- in FX nodes per CPU second on one
 
 ``bench_hash`` times one graph per call (fresh: the label cache emptied first; cold: after one other
 graph). A pipeline hashes many graphs per process, and the compiled label pass keeps its cache
-across graphs (``_cform.labels``: a miss is labelled by the Python definition, tens of us), so the
-graphs after the first meet most of their op kinds already labelled. This benchmark measures that:
+across graphs (``_cform.labels``: a miss is labelled by the definition's rule, for a call by its compiled
+copy), so the graphs after the first meet most of their op kinds already labelled. This benchmark measures that:
 per round, the label cache is emptied, then every stored graph (rebuilt from its node list, as
 dedupe re-hashes it) is canonicalized once, in the store's order (by graph hash: families mixed);
 the figure is the corpus's nodes over the round's summed process CPU seconds. ``--reference REV``

@@ -703,3 +703,95 @@ def test_a_graph_out_of_topological_order_hashes_as_the_definition_does():
     C.cform.clear_label_cache()
     got = canonicalize(gm, with_wl=False)
     assert (got.graph_hash, got.text, got.nodes) == (want.graph_hash, want.text, want.nodes)
+
+
+class _Pair(tuple):
+    """A tuple subclass (as a namedtuple is) holding nodes."""
+
+
+class _Dims(int):
+    """An int subclass literal (as an IntEnum member is)."""
+
+
+class _Scale(float):
+    """A float subclass literal (as numpy.float64 is)."""
+
+
+class _Marker:
+    """Any other object as a literal (``encode_literal``'s last branch)."""
+
+    def __repr__(self):  # the label keeps repr(value)
+        return "marker"
+
+
+def _every_literal_kind_graph(rng: random.Random) -> fx.GraphModule:
+    """An FX graph of calls whose arguments reach every branch of ``labels.encode_literal`` (nodes inside tuples,
+    lists, immutable lists, tuple subclasses, dicts with non-string keys, slices; int / float / bool
+    subclasses; non-finite floats; dtypes, devices, memory formats, layouts, Ellipsis, complex
+    numbers, tensor constants, callables, other objects) and whose output metadata reaches every
+    branch of ``labels.encode_meta`` (tensors, tuples, lists, dicts, bools, ints, floats, None,
+    other objects), as call_function and call_method, with and without keyword arguments."""
+    from torch.fx.immutable_collections import immutable_dict, immutable_list
+
+    g = fx.Graph()
+    xs = []
+    for i in range(3):
+        p = g.placeholder(f"p{i}")
+        p.meta["val"] = torch.empty((2, 3), device="meta")
+        xs.append(p)
+    a, b, c = xs
+    lits = [slice(a, None, 2), (a, [b, (c, 1.5)]), immutable_list([a, b]), _Pair((b, a)), {1: a, "k": b, 0.5: c},
+            immutable_dict({"z": a, "y": (b, 2)}), _Dims(3), _Scale(0.25), True, float("nan"), float("-inf"),
+            -0.0, torch.float16, torch.device("cpu"), torch.channels_last, torch.strided, Ellipsis, 1 + 2j,
+            torch.ones(2), operator.add, _Marker(), None, "s", torch.Size([2, 3]),
+            [slice(None, b), Ellipsis], {"d": {"e": c}}]
+    metas = [torch.empty((2, 3), device="meta"), (torch.empty(2, device="meta"), 3), [torch.empty(1, device="meta")],
+             {"b": torch.empty(1, device="meta"), "a": 2.0}, True, 7, 0.5, None, "text", torch.empty((), device="meta")]
+    for k in range(60):
+        lit = rng.choice(lits)
+        kind = rng.randrange(5)
+        if kind == 0:
+            n = g.call_function(torch.add, (rng.choice(xs), lit))
+        elif kind == 1:
+            n = g.call_function(torch.where, (rng.choice(xs),), {"other": lit, "input": rng.choice(xs)})
+        elif kind == 2:
+            n = g.call_method(rng.choice(["view", "reshape", "permute"]), (rng.choice(xs), lit, lit))
+        elif kind == 3:
+            n = g.call_method("to", (rng.choice(xs), lit), {"copy": rng.random() < 0.5, "extra": [lit, k]})
+        else:
+            n = g.call_function(operator.getitem, (rng.choice(xs), lit))
+        m = rng.choice(metas)
+        if m is not None:
+            n.meta["example_value"] = m
+        xs.append(n)
+    g.output(tuple(xs[-5:]))
+    return g  # a Graph, not a GraphModule: FX cannot write callables and objects into a GraphModule's code
+
+
+@compiled_form
+def test_compiled_miss_labels_every_literal_kind_as_the_definition():
+    """A miss of a call_function / call_method node is labelled by the compiled copy of the definition's
+    call rule (``_cform._miss_call``: ``form.node_label`` and ``form.stored_call``): on 40 graphs of
+    calls whose arguments and output metadata reach every branch of ``encode_literal`` and
+    ``encode_meta``, every node a miss (the label cache emptied, partial hits off), the labels, data
+    inputs and stored node lists equal the definition's, and so does the whole form."""
+    rng = random.Random(7)
+    C.cform.set_meta_texts(None)
+    try:
+        for seed in range(40):
+            gm = _every_literal_kind_graph(rng)
+            nodes = list(gm.nodes)
+            index = {m: i for i, m in enumerate(nodes)}
+            want = Fm.labels_plain(nodes, None, None, False, index, True)
+            C.cform.clear_label_cache()
+            got = C.cform.labels(nodes, None, None, False, index, True, Fm._slow_label)
+            assert got[:3] == want[:3], seed
+            distinct = len(set(zip(want[0], map(tuple, want[2]))))
+            assert C.cform.last_misses() >= distinct - 1, seed  # equal labels may share one miss
+            a = canonicalize(gm, with_wl=False)
+            with C.python_only():
+                b = canonicalize(gm, with_wl=False)
+            assert (a.graph_hash, a.structure_hash, a.text, a.nodes, a.order) == \
+                (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order), seed
+    finally:
+        seam._wire(C.cform)

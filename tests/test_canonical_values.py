@@ -288,15 +288,9 @@ def test_label_cache_partial_hits_equal_the_plain_definition():
     from passnet_common.canonical import form as Fm
 
     def misses(nodes, gm, index) -> tuple[int, tuple]:
-        seen: list = []
-
-        def counted(*args):
-            seen.append(args[1])
-            return Fm._slow_label(*args)
-
         compiled.cform.clear_label_cache()  # the misses of this graph alone (the cache outlives a pass)
-        got = compiled.cform.labels(nodes, gm, None, False, index, True, counted)
-        return len(seen), got[:3]
+        got = compiled.cform.labels(nodes, gm, None, False, index, True, Fm._slow_label)
+        return compiled.cform.last_misses(), got[:3]
 
     fewer = 0
     for seed in range(80):

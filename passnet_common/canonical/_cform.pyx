@@ -47,6 +47,7 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t
+from libc.math cimport isfinite
 from libc.stdlib cimport calloc, free, malloc
 
 cdef extern from *:
@@ -663,6 +664,15 @@ def set_shared_targets(kinds):
     _shared_targets = frozenset(kinds)
 
 
+cdef Py_ssize_t _last_misses = 0
+
+
+def last_misses():
+    """Misses of the last label pass (:func:`labels`): nodes labelled by the definition's rule, compiled
+    (:func:`_miss_call`) or ``slow_label``; partial hits are not misses."""
+    return _last_misses
+
+
 def clear_label_cache():
     """Empty the label cache kept across graphs (a benchmark's fresh start; no value changes)."""
     _lcache.clear()
@@ -702,6 +712,269 @@ cdef object _partial_key(tuple key, list tdeps, list xclass):
     return ("nested", xs, key[:3])  # (op, target, template, None, dtype, shape)
 
 
+# --- a miss of a call_function / call_method node: the definition's labels and stored entry, compiled ---
+# Copies of labels.encode_literal / encode_meta, form._struct_literal / _encode_call / node_label (its
+# call branch) / stored_call and stored.stored_entry / _plan, in the same order of reads (the node
+# references are met in the definition's order, so the data inputs and slots come out the same);
+# what they call of the definition for rarer values (normalized_arguments, positional_names,
+# qualified_name, the tail of encode_literal for values that hold no node) is called as it is.
+# Wired by set_miss_context; without it every miss calls form._slow_label.
+
+cdef bint _miss_on = False
+cdef object _normalized_arguments, _positional_names, _qualified_name, _encode_literal_py, _no_ref_py
+cdef object _encode_float_py, _int_or_sym_py, _dtype_name_py, _dumps, _SlotT, _TENSOR, _SIZE, _DTYPE
+cdef object _SYM_INT, _SYM_FLOAT, _GETITEM
+cdef frozenset _DIM_PARAMS = frozenset()
+cdef dict _dtype_names = {}
+cdef object _PCT = "%"
+
+
+def set_miss_context(normalized_arguments, positional_names, qualified_name, encode_literal, no_ref,
+                     encode_float, int_or_sym, dtype_name, dtype_names, dim_params, dumps, slot_type,
+                     tensor_type, size_type, dtype_type, sym_int, sym_float, getitem):
+    """The definition's helpers and tables the compiled miss of a call reads (``labels``, ``form``,
+    ``stored``); turns the compiled miss on (``set_miss_context(None, ...)``: off)."""
+    global _miss_on, _normalized_arguments, _positional_names, _qualified_name, _encode_literal_py, _no_ref_py
+    global _encode_float_py, _int_or_sym_py, _dtype_name_py, _dumps, _SlotT, _TENSOR, _SIZE, _DTYPE
+    global _SYM_INT, _SYM_FLOAT, _GETITEM, _DIM_PARAMS, _dtype_names
+    _miss_on = normalized_arguments is not None
+    _normalized_arguments, _positional_names, _qualified_name = normalized_arguments, positional_names, qualified_name
+    _encode_literal_py, _no_ref_py, _encode_float_py, _int_or_sym_py = encode_literal, no_ref, encode_float, int_or_sym
+    _dtype_name_py, _dtype_names = dtype_name, dtype_names if dtype_names is not None else {}
+    _DIM_PARAMS = frozenset(dim_params or ())
+    _dumps, _SlotT, _TENSOR, _SIZE, _DTYPE = dumps, slot_type, tensor_type, size_type, dtype_type
+    _SYM_INT, _SYM_FLOAT, _GETITEM = sym_int, sym_float, getitem
+
+
+cdef inline object _dtype_name(object dt):
+    """``labels._dtype_name``."""
+    name = _dtype_names.get(dt) if type(dt) is _DTYPE else None
+    return name if name is not None else _dtype_name_py(dt)
+
+
+cdef object _ref(object m, int mode, dict index, list deps):
+    """A node reference: mode 0 ``form._no_ref``, 1 ``stored.Ref``, 2 ``stored.SlotRef``."""
+    if mode == 0:
+        return [_PCT]
+    deps.append(index[m])
+    if mode == 1:
+        return [_PCT]
+    return _SlotT(len(deps) - 1)
+
+
+cdef object _enc(object value, int mode, dict index, list deps, bint abstract):
+    """``labels.encode_literal(value, ref, abstract)`` with ``ref`` by ``mode`` (:func:`_ref`)."""
+    cdef list out
+    t = type(value)
+    if t is NODE:
+        return _ref(value, mode, index, deps)
+    if t is tuple or t is list:
+        out = ["tuple" if t is tuple else "list"]
+        for v in value:
+            out.append(_enc(v, mode, index, deps, abstract))
+        return out
+    if t is int:
+        return ["int"] if abstract else value
+    if t is float:
+        if abstract:
+            return ["float"]
+        return value if isfinite(<double>value) else _encode_float_py(value)
+    if value is None or t is bool or t is str:
+        return value
+    if t is slice:
+        return ["slice", _enc(value.start, mode, index, deps, abstract), _enc(value.stop, mode, index, deps, abstract),
+                _enc(value.step, mode, index, deps, abstract)]
+    if t is _DTYPE:
+        return ["dtype", _dtype_name(value)]
+    if t is IMM_LIST:
+        out = ["list"]
+        for v in value:
+            out.append(_enc(v, mode, index, deps, abstract))
+        return out
+    if isinstance(value, NODE):
+        return _ref(value, mode, index, deps)
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return ["int"] if abstract else int(value)
+    if isinstance(value, float):
+        return ["float"] if abstract else _encode_float_py(float(value))
+    if isinstance(value, (list, tuple)):
+        out = ["size" if isinstance(value, _SIZE) else ("tuple" if isinstance(value, tuple) else "list")]
+        for v in value:
+            out.append(_enc(v, mode, index, deps, abstract))
+        return out
+    if isinstance(value, dict):
+        out = ["dict"]
+        for k, v in sorted(value.items(), key=_str_of_key):
+            out.append([str(k), _enc(v, mode, index, deps, abstract)])
+        return out
+    if isinstance(value, slice):
+        return ["slice", _enc(value.start, mode, index, deps, abstract), _enc(value.stop, mode, index, deps, abstract),
+                _enc(value.step, mode, index, deps, abstract)]
+    return _encode_literal_py(value, _no_ref_py, abstract)  # the definition's tail: values that hold no node
+
+
+cdef object _meta(object value, bint abstract_shapes):
+    """``labels.encode_meta``."""
+    cdef list out
+    if value is None:
+        return None
+    if isinstance(value, _TENSOR) or hasattr(value, "dtype") and hasattr(value, "shape"):
+        dtype = _dtype_name(value.dtype)
+        shape = value.shape
+        if abstract_shapes:
+            return ["T", dtype, len(shape)]
+        out = []
+        for s in shape:
+            out.append(s if type(s) is int else _int_or_sym_py(s))
+        return ["T", dtype, out]
+    if isinstance(value, (tuple, list)):
+        out = ["tuple" if isinstance(value, tuple) else "list"]
+        for v in value:
+            out.append(_meta(v, abstract_shapes))
+        return out
+    if isinstance(value, dict):
+        out = ["dict"]
+        for k, v in sorted(value.items(), key=_str_of_key):
+            out.append([str(k), _meta(v, abstract_shapes)])
+        return out
+    if isinstance(value, bool):
+        return ["bool"]
+    if isinstance(value, (int, _SYM_INT)):
+        return ["int"]
+    if isinstance(value, (float, _SYM_FLOAT)):
+        return ["float"]
+    return ["py", type(value).__qualname__]
+
+
+cdef object _struct_lit(object name, object value, dict index):
+    """``form._struct_literal``."""
+    if name == "groups" and type(value) is int and value == 1:
+        return 1
+    return _enc(value, 0, index, None, name not in _DIM_PARAMS)
+
+
+cdef object _tensor_meta_of(object node):
+    """``labels.tensor_meta_of``."""
+    meta = node.meta
+    if "example_value" in meta:
+        return meta["example_value"]
+    if "val" in meta:
+        return meta["val"]
+    return meta.get("tensor_meta")
+
+
+cdef tuple _encode_call(object n, dict index, list deps):
+    """``form._encode_call(n, Ref)``: (exact, structure) encodings of a call's arguments; the
+    references of the exact one appended to ``deps``."""
+    cdef list e, s, kw
+    cdef Py_ssize_t i, nn
+    norm = _normalized_arguments(n)
+    if norm is not None:
+        e = ["sig"]
+        for k, v in norm:
+            e.append([k, _enc(v, 1, index, deps, False)])
+        s = ["sig"]
+        for k, v in norm:
+            s.append([k, _struct_lit(k, v, index)])
+        return e, s
+    args, kwargs = n.args, n.kwargs
+    kw = sorted(kwargs.items())
+    ea = _enc(args, 1, index, deps, False)  # before the keyword arguments: the definition's order of references
+    ed = ["dict"]
+    for k, v in kw:
+        ed.append([k, _enc(v, 1, index, deps, False)])
+    e = ["raw", ea, ed]
+    if n.target is _GETITEM and args and isinstance(args[0], NODE) \
+            and not isinstance(_tensor_meta_of(args[0]), _TENSOR) and _tensor_meta_of(args[0]) is not None:
+        s_args = _enc(args, 0, index, None, False)
+    else:
+        names = _positional_names(n) if n.op != "call_module" else ()
+        if names:
+            s_args = ["tuple"]
+            nn = len(names)
+            for i, v in enumerate(args):
+                s_args.append(_struct_lit(names[i] if i < nn and names[i] else "", v, index))
+        else:
+            s_args = _enc(args, 0, index, None, True)
+    sd = ["dict"]
+    for k, v in kw:
+        sd.append([k, _struct_lit(k, v, index)])
+    return e, ["raw", s_args, sd]
+
+
+cdef tuple _miss_placeholder(object n, Py_ssize_t i, object val, object kinds, bint keep_positions, Py_ssize_t ph,
+                             list store):
+    """``form._slow_label`` of a placeholder (``form.node_label``'s placeholder rule): ``(exact label,
+    structure label, [], ("placeholder", kind, metadata))``, ``store[i]`` filled with the last where the
+    placeholder has no default value."""
+    kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
+    me = _meta(val, False)
+    if keep_positions:
+        el = _dumps(["placeholder", kind, me, ph])
+        sl = _dumps(["placeholder", kind, _meta(val, True), ph])
+    else:
+        el = _dumps(["placeholder", kind, me])
+        sl = _dumps(["placeholder", kind, _meta(val, True)])
+    st = ("placeholder", kind, _meta(val, False))
+    if not n.args:
+        store[i] = st
+    return el, sl, [], st
+
+
+cdef tuple _meta_texts_c(object val):
+    """``form.meta_texts``: the JSON texts of a call's output metadata (exact, structure) and the exact
+    encoding."""
+    m = _meta(val, False)
+    return _dumps(m), _dumps(_meta(val, True)), m
+
+
+cdef tuple _cplan(list skel, object perm):
+    """``stored._plan``."""
+    cdef list out = []
+    for p, x in enumerate(skel):
+        tx = type(x)
+        if tx is _SlotT:
+            out.append((p, x.k if perm is None else perm[x.k], None))
+        elif tx is list:
+            out.append((p, None, _cplan(x, perm)))
+    return tuple(out)
+
+
+cdef tuple _centry(object short, object a_sk, object k_sk, object meta, object perm, bint has_slots):
+    """``stored.stored_entry``."""
+    if not has_slots:
+        return (short, a_sk, k_sk, meta, None, None)
+    return (short, a_sk, k_sk, meta, _cplan(a_sk, perm) if type(a_sk) is list else [perm],
+            _cplan(k_sk, perm) if type(k_sk) is list else [perm])
+
+
+cdef tuple _miss_call(object n, Py_ssize_t i, object op, object target, object val, dict index, list store,
+                      object tdeps):
+    """``form._slow_label`` of a call_function / call_method node: ``(exact label, structure label, data
+    inputs, the entry the cache may keep)``, ``store[i]`` filled with ``(stored entry, slot nodes)``."""
+    cdef list deps = [], sdeps = []
+    tgt = _qualified_name(target) if op == "call_function" else str(target)
+    args_e, args_s = _encode_call(n, index, deps)
+    me = _meta(val, False)
+    el = _dumps([op, tgt, args_e, me])
+    sl = _dumps([op, tgt, args_s, _meta(val, True)])
+    args, kwargs = n.args, n.kwargs
+    a_sk = _enc(args, 2, index, sdeps, False)
+    k_sk = _enc(dict(kwargs), 2, index, sdeps, False) if kwargs else ["dict"]
+    entry = _centry(tgt, a_sk, k_sk, _meta(val, False), None, len(sdeps) > 0)
+    store[i] = (entry, sdeps)
+    sperm = permutation(tdeps, sdeps) if tdeps is not None else False
+    if sperm is None:
+        st = entry
+    elif sperm is not False:
+        st = _centry(entry[0], entry[1], entry[2], entry[3], sperm, len(sdeps) > 0)
+    else:
+        st = None
+    return el, sl, deps, st
+
+
 def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_store, slow_label):
     """``form.labels_plain``'s labels, inputs and stored entries, with a label cache
     (``slow_label``: ``form._slow_label``, called on a miss). Keys: the first template
@@ -721,6 +994,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
     cdef Py_ssize_t na, q
     cdef tuple tpt
     cdef PyObject *pv
+    cdef Py_ssize_t misses = 0
+    global _last_misses
     if len(cache) > LABEL_CACHE_MAX:
         cache.clear()
     for n in nodes:
@@ -840,7 +1115,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                 pe = pcache.get(pk) if pk is not None else None
                 if pe is not None:
                     if pe[5] is None:  # the texts before the metadata, cut from the first miss's labels
-                        me, ms, _ = _meta_texts(pe[4])
+                        me, ms, _ = _meta_texts_c(pe[4]) if _miss_on else _meta_texts(pe[4])
                         el, sl = pe[0], pe[1]
                         if len(el) > len(me) + 2 and len(sl) > len(ms) + 2 and el.endswith("," + me + "]") \
                                 and sl.endswith("," + ms + "]"):
@@ -849,7 +1124,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                         else:
                             pe[5] = False  # not cut (never the case for a call's label): no partial hits
                     if pe[5] is not False:
-                        me, ms, mo = _meta_texts(val)
+                        me, ms, mo = _meta_texts_c(val) if _miss_on else _meta_texts(val)
                         el = pe[5] + me + "]"
                         sl = pe[6] + ms + "]"
                         st = pe[2]
@@ -886,9 +1161,17 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
             scratch = [None] * n_nodes
         # a miss always builds its stored entry (into a scratch list without want_store), so the entry the
         # cache keeps across graphs serves a later canonicalize as well as a graph_hashes
-        el, sl, deps_i, st = slow_label(n, i, op, val, gm, kinds, keep_positions, index, True,
-                                        store if want_store else scratch, subs, mod_cache, ph, key,
-                                        tdeps if key is not None and op != "placeholder" else None)
+        misses += 1
+        if _miss_on and (op == "call_function" or op == "call_method"):
+            el, sl, deps_i, st = _miss_call(n, i, op, n.target, val, index, store if want_store else scratch,
+                                            tdeps if key is not None else None)
+        elif _miss_on and op == "placeholder":
+            el, sl, deps_i, st = _miss_placeholder(n, i, val, kinds, keep_positions, ph,
+                                                   store if want_store else scratch)
+        else:
+            el, sl, deps_i, st = slow_label(n, i, op, val, gm, kinds, keep_positions, index, True,
+                                            store if want_store else scratch, subs, mod_cache, ph, key,
+                                            tdeps if key is not None and op != "placeholder" else None)
         if op == "placeholder":
             ph += 1
         exact[i] = el
@@ -904,6 +1187,7 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                 (mcache if op == "call_module" else cache)[key] = (el, sl, st, perm)
                 if pk is not None and st is not None and pk not in pcache:
                     pcache[pk] = [el, sl, st, perm, val, None, None]  # texts cut at the first partial hit
+    _last_misses = misses
     return exact, struct, inputs, subs, store
 
 
@@ -1506,3 +1790,4 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
     h.update(body_s)
     structure_hash = h.hexdigest()
     return pos, canon_inputs, graph_hash, structure_hash, (body_e.decode("utf-8") if want_text else "")
+

@@ -77,6 +77,19 @@ def tensor_meta_of(node: fx.Node) -> Any:
     return meta.get("tensor_meta")
 
 
+_DTYPE_NAMES: dict = {}  # torch.dtype -> its name without "torch." (a memo of _dtype_name)
+
+
+def _dtype_name(dt: Any) -> str:
+    """``str(dt)`` without its ``torch.`` prefix (``float32``); a torch dtype's is memoised."""
+    if type(dt) is not torch.dtype:
+        return str(dt).replace("torch.", "")
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt).replace("torch.", "")
+    return name
+
+
 def _int_or_sym(s: Any) -> Any:
     try:
         return int(s)
@@ -92,9 +105,9 @@ def encode_meta(value: Any, abstract_shapes: bool = False) -> Any:
     if value is None:
         return None
     if isinstance(value, torch.Tensor) or hasattr(value, "dtype") and hasattr(value, "shape"):
-        dtype = str(value.dtype).replace("torch.", "")
+        dtype = _dtype_name(value.dtype)
         shape = value.shape
-        return ["T", dtype, len(shape) if abstract_shapes else [_int_or_sym(s) for s in shape]]
+        return ["T", dtype, len(shape) if abstract_shapes else [s if type(s) is int else _int_or_sym(s) for s in shape]]
     if isinstance(value, (tuple, list)):
         return ["tuple" if isinstance(value, tuple) else "list", *[encode_meta(v, abstract_shapes) for v in value]]
     if isinstance(value, dict):
@@ -139,6 +152,11 @@ def encode_literal(value: Any, ref: Callable[[fx.Node], Any], abstract: bool = F
         return ["float"] if abstract else _encode_float(value)
     if value is None or t is bool or t is str:
         return value
+    if t is slice:  # exact types the checks below would reach late (same encoding, fewer checks)
+        return ["slice", encode_literal(value.start, ref, abstract), encode_literal(value.stop, ref, abstract),
+                encode_literal(value.step, ref, abstract)]
+    if t is torch.dtype:
+        return ["dtype", _dtype_name(value)]
     if isinstance(value, fx.Node):
         return ref(value)
     if isinstance(value, (bool, str)):
@@ -153,7 +171,7 @@ def encode_literal(value: Any, ref: Callable[[fx.Node], Any], abstract: bool = F
     if isinstance(value, dict):
         return ["dict", *[[str(k), encode_literal(v, ref, abstract)] for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))]]
     if isinstance(value, torch.dtype):
-        return ["dtype", str(value).replace("torch.", "")]
+        return ["dtype", _dtype_name(value)]
     if isinstance(value, torch.device):
         return ["device"]
     if isinstance(value, torch.memory_format):
@@ -169,7 +187,7 @@ def encode_literal(value: Any, ref: Callable[[fx.Node], Any], abstract: bool = F
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return ["sym", str(value)]
     if isinstance(value, torch.Tensor):
-        return ["tensor", str(value.dtype).replace("torch.", ""), len(value.shape) if abstract else list(value.shape)]
+        return ["tensor", _dtype_name(value.dtype), len(value.shape) if abstract else list(value.shape)]
     if callable(value):
         return ["fn", qualified_name(value)]
     return ["py", type(value).__qualname__, repr(value)[:200]]

@@ -24,6 +24,7 @@ runs both paths through it).
 
 from __future__ import annotations
 
+import operator
 import os
 import types
 
@@ -34,6 +35,8 @@ from torch.fx.immutable_collections import immutable_dict, immutable_list
 from passnet_common.canonical import compiled, form
 from passnet_common.canonical import effects as E
 from passnet_common.canonical import fastpath as F
+from passnet_common.canonical import labels as L
+from passnet_common.canonical import stored as S
 from passnet_common.canonical.compiled import ENV_PURE
 from passnet_common.canonical.labels import placeholder_kind
 
@@ -93,6 +96,11 @@ def _wire(cf) -> None:
         cf.set_meta_texts(form.meta_texts)
     if hasattr(cf, "set_shared_targets"):
         cf.set_shared_targets(SHARED_TARGETS)
+    if hasattr(cf, "set_miss_context"):
+        cf.set_miss_context(L.normalized_arguments, L.positional_names, L.qualified_name, L.encode_literal, form._no_ref,
+                            L._encode_float, L._int_or_sym, L._dtype_name, L._DTYPE_NAMES, L.DIM_PARAMS, form._dumps,
+                            S._Slot, torch.Tensor, torch.Size, torch.dtype, torch.SymInt, torch.SymFloat,
+                            operator.getitem)
     cf.set_effects_context(fx.Node, E.profile_cache, E.target_profile, E.may_write, E.mutated_args, E.module_effects,
                            E.draws_random, E.aliased_inputs, E.RNG_STATE)
     if hasattr(cf, "set_alias_context"):
