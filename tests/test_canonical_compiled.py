@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import random
+from pathlib import Path
 
 import pytest
 import torch
@@ -656,16 +657,28 @@ def test_definition_memos_do_not_depend_on_what_was_hashed_before():
     """The Python definition's module-level memos (the binding plan per signature and argument types, the
     qualified name per target) hold only what the label reads: ``torch.sum(x, (0, 1, 2, 3, 4))`` binds to
     ``dim: int[]`` whether or not ``(0, 1, 2, 3, 4.0)`` (which binds to no signature) was hashed before -- the
-    plan key reads every item of a tuple, as the binding does -- and of two callable objects that compare
-    equal each is named by its own class."""
-    def sum_graph(last):
+    plan key reads every item of a tuple or list, FX's ``immutable_list`` included, as the binding does -- and
+    of two callable objects that compare equal each is named by its own class."""
+    from passnet_common.canonical import labels as L
+
+    def sum_graph(last, seq=tuple):
         g = fx.Graph()
         x = g.placeholder("x")
         x.meta["example_value"] = torch.empty(1, 1, 1, 1, 2, device="meta")
-        n = g.call_function(torch.sum, (x, (0, 1, 2, 3, last)))
+        n = g.call_function(torch.sum, (x, seq((0, 1, 2, 3, last))))  # a list becomes an immutable_list
         n.meta["example_value"] = torch.empty((), device="meta")
         g.output((n,))
         return fx.GraphModule(torch.nn.Module(), g)
+
+    with C.python_only():
+        for seq in (tuple, list):
+            L._plan_cache.clear()
+            alone = canonicalize(sum_graph(4, seq), with_wl=False)
+            L._plan_cache.clear()
+            canonicalize(sum_graph(4.0, seq), with_wl=False)
+            after = canonicalize(sum_graph(4, seq), with_wl=False)
+            assert '"sig"' in [ln for ln in alone.text.splitlines() if "torch.sum" in ln][0], seq
+            assert after.graph_hash == alone.graph_hash, seq
 
     class Foo(_EqualCallable):
         pass
@@ -674,11 +687,6 @@ def test_definition_memos_do_not_depend_on_what_was_hashed_before():
         pass
 
     with C.python_only():
-        alone = canonicalize(sum_graph(4), with_wl=False)
-        canonicalize(sum_graph(4.0), with_wl=False)
-        after = canonicalize(sum_graph(4), with_wl=False)
-        assert '"sig"' in [ln for ln in alone.text.splitlines() if "torch.sum" in ln][0]
-        assert after.graph_hash == alone.graph_hash
         texts = [canonicalize(_one_call(cls(mod), ("x",)), with_wl=False).text for cls, mod in ((Foo, "ma"), (Bar, "mb"))]
     assert '"ma.eqfn"' in texts[0] and '"mb.eqfn"' in texts[1]
 
@@ -795,3 +803,97 @@ def test_compiled_miss_labels_every_literal_kind_as_the_definition():
                 (b.graph_hash, b.structure_hash, b.text, b.nodes, b.order), seed
     finally:
         seam._wire(C.cform)
+
+
+def _nested_graph(depth: int, where: str):
+    """A graph whose one call (or placeholder, ``where="meta"``) holds a value nested ``depth`` lists deep:
+    as an argument around a node (``"arg"``), or as the example value (``"meta"``)."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, 3, device="meta")
+    v = x if where == "arg" else None
+    for _ in range(depth):
+        v = [v]
+    if where == "arg":
+        n = g.call_method("not_a_torch_method", (x, v))
+        n.meta["example_value"] = torch.empty(2, device="meta")
+    else:
+        n = g.call_function(torch.relu, (x,))
+        n.meta["example_value"] = v
+    g.output((n,))
+    return g
+
+
+def _form_or_error(g):
+    try:
+        c = canonicalize(g, with_wl=False)
+    except RecursionError:
+        return "RecursionError"
+    return c.graph_hash, c.structure_hash, c.text, c.nodes, c.order
+
+
+@compiled_form
+def test_deep_nesting_is_labelled_or_refused_as_the_definition_does():
+    """Arguments and example values nested deeper than the compiled copies recurse (64 levels) are labelled
+    by the definition itself: at 100 levels both paths give the same form; at 300 (the recursion limit set
+    450 frames above the test's) both raise RecursionError
+    (the C recursion has no interpreter check: it returned a hash where the definition raises, found by an
+    attack). At 50,000 levels of example value the compiled path crashed the process; it now raises
+    RecursionError as the definition does (run in a child process, so a crash fails the test instead of
+    ending the run)."""
+    import subprocess
+    import sys
+
+    frames, f = 0, sys._getframe()
+    while f is not None:
+        frames, f = frames + 1, f.f_back
+    limit = sys.getrecursionlimit()
+    for where in ("arg", "meta"):
+        for depth in (100, 300):
+            g = _nested_graph(depth, where)
+            sys.setrecursionlimit(frames + 450)  # the definition recurses twice per level: 300 levels exceed it
+            try:
+                with C.python_only():
+                    want = _form_or_error(g)
+                got = _form_or_error(g)
+            finally:
+                sys.setrecursionlimit(limit)
+            assert got == want, (where, depth)
+            assert (want == "RecursionError") == (depth == 300), (where, depth)
+    code = ("import torch, torch.fx as fx\n"
+            "from passnet_common.canonical import canonicalize, compiled\n"
+            "assert compiled.cform is not None\n"
+            "from tests.test_canonical_compiled import _nested_graph\n"
+            "try:\n    canonicalize(_nested_graph(50000, 'meta'), with_wl=False)\n"
+            "except RecursionError:\n    print('RecursionError')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=str(Path(__file__).resolve().parents[1]))
+    assert run.returncode == 0 and run.stdout.strip() == "RecursionError", (run.returncode, run.stderr[-2000:])
+
+
+@compiled_form
+def test_cache_keys_only_what_the_label_reads_of_names_and_dict_keys():
+    """Found by an attack on the label cache: a method name that is a ``str`` subclass with its own
+    ``__str__`` (the label reads ``str(target)``, the key compared the names with ``==``: it took the label of
+    ``add``) and a node of another graph as a dict key (the label reads ``str(key)``; building the key looked
+    the node up in this graph and raised KeyError) are labelled by themselves, as the definition labels them."""
+
+    class Name(str):
+        def __str__(self):
+            return "mul"
+
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, 3, device="meta")
+    a = g.call_method("add", (x, x))
+    b = g.call_method(Name("add"), (x, x))
+    other = fx.Graph().placeholder("y")
+    c = g.call_function(torch.add, (x, {other: 1.0}))
+    for n in (a, b, c):
+        n.meta["example_value"] = torch.empty(2, 3, device="meta")
+    g.output((a, b, c))
+    with C.python_only():
+        want = _form_or_error(g)
+    C.cform.clear_label_cache()
+    assert _form_or_error(g) == want
+    assert '"mul"' in want[2]

@@ -317,3 +317,31 @@ def test_label_cache_partial_hits_equal_the_plain_definition():
             fewer += on < off
     if compiled.cform is not None:
         assert fewer >= 60
+
+
+def test_symbolic_sizes_read_without_a_guard():
+    """A graph holding a SymInt literal and a FakeTensor whose shape has that symbol hashes the same twice
+    (found by an attack): ``encode_meta`` read the size with ``int(s)``, which guards on the symbol and
+    specialises it, so the literal's text went from the symbol's name to its value between two hashes. The
+    size is now its hint, read without a guard, and the symbol stays symbolic."""
+    from torch._dynamo.source import ConstantSource
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    env = ShapeEnv()
+    s = env.create_symintnode(env.create_symbol(4, source=ConstantSource("a")), hint=4, source=ConstantSource("a"))
+    with FakeTensorMode(shape_env=env):
+        ft = torch.empty(s, 3)
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = ft
+    n = g.call_function(torch.flatten, (x, s))
+    n.meta["example_value"] = torch.empty(2, device="meta")
+    g.output((n,))
+    first = canonicalize(g, with_wl=False)
+    again = canonicalize(g, with_wl=False)
+    with python_only():
+        plain = canonicalize(g, with_wl=False)
+    assert first.text == again.text == plain.text
+    assert '["sym","' + str(s) + '"]' in first.text and str(s) != "4"
+    assert '["T","float32",[4,3]]' in first.text  # the size by its hint

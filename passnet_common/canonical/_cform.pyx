@@ -520,9 +520,18 @@ def set_context(node_type, marks, exact_tag, flat, enums, tag_types, scalar_meta
     permutation = permutation_fn
 
 
-cdef object template(object value, list deps, dict index, list vclass):
+# Nesting deeper than this many levels gets no cache key (TypeError: labelled by itself) and no compiled
+# miss (the definition labels it, and raises RecursionError where it does): the C recursion of these copies
+# has no interpreter check, and real arguments nest a few levels.
+cdef enum:
+    _DEPTH_MAX = 64
+
+
+cdef object template(object value, list deps, dict index, list vclass, int depth=0):
     """``fastpath.template``."""
     cdef list out
+    if depth > _DEPTH_MAX:
+        raise TypeError("nested too deep for a key")
     t = type(value)
     if t is NODE:
         j = index[value]
@@ -539,7 +548,7 @@ cdef object template(object value, list deps, dict index, list vclass):
             elif tv is int:
                 out.append(v)
             else:
-                out.append(template(v, deps, index, vclass))
+                out.append(template(v, deps, index, vclass, depth + 1))
         return tuple(out)
     if t is int:
         return value
@@ -548,11 +557,11 @@ cdef object template(object value, list deps, dict index, list vclass):
     if t in _FLAT:
         return (t, value)
     if t is dict:
-        return ("dict", *[(_key_template(k, index, vclass, False), template(v, deps, index, vclass))
+        return ("dict", *[(_key_template(k, index, vclass, False, depth + 1), template(v, deps, index, vclass, depth + 1))
                           for k, v in _label_order(value)])
     if t is slice:
-        return ("slice", template(value.start, deps, index, vclass), template(value.stop, deps, index, vclass),
-                template(value.step, deps, index, vclass))
+        return ("slice", template(value.start, deps, index, vclass, depth + 1),
+                template(value.stop, deps, index, vclass, depth + 1), template(value.step, deps, index, vclass, depth + 1))
     if isinstance(value, _TAG_TYPES) or value is Ellipsis:
         return (t, str(value))
     raise TypeError("no fast template")
@@ -570,13 +579,13 @@ cdef object _label_order(object d):
     return sorted(d.items(), key=_str_of_key)
 
 
-cdef object _key_template(object k, dict index, list classes, bint exact):
+cdef object _key_template(object k, dict index, list classes, bint exact, int depth=0):
     """A dict key's template (``fastpath.key_template``): the key's own literal template (floats by
     their bits, ``True`` apart from ``1``, tuples item by item), never a node."""
     if type(k) is str:  # keyword names: a str is its own template
         return k
     cdef list kd = []
-    out = exact_template(k, kd, index, classes) if exact else template(k, kd, index, classes)
+    out = exact_template(k, kd, index, classes, depth) if exact else template(k, kd, index, classes, depth)
     if kd:
         raise TypeError("a node as a dict key: no template")
     return out
@@ -597,8 +606,10 @@ cdef object _mark(Py_ssize_t vc, object xc):
     return m
 
 
-cdef object exact_template(object value, list deps, dict index, list xclass):
+cdef object exact_template(object value, list deps, dict index, list xclass, int depth=0):
     """``fastpath.exact_template``."""
+    if depth > _DEPTH_MAX:
+        raise TypeError("nested too deep for a key")
     t = type(value)
     if t is NODE:
         j = index[value]
@@ -611,20 +622,23 @@ cdef object exact_template(object value, list deps, dict index, list xclass):
     if t is str or t is bool or value is None:
         return (t, value)
     if t is tuple or t is list or t is IMM_LIST:
-        return (t, *[exact_template(v, deps, index, xclass) for v in value])
+        return (t, *[exact_template(v, deps, index, xclass, depth + 1) for v in value])
     if t is dict or t is IMM_DICT:
-        return (t, *[(_key_template(k, index, xclass, True), exact_template(v, deps, index, xclass))
+        return (t, *[(_key_template(k, index, xclass, True, depth + 1), exact_template(v, deps, index, xclass, depth + 1))
                      for k, v in _label_order(value)])
     if t is slice:
-        return (slice, exact_template(value.start, deps, index, xclass), exact_template(value.stop, deps, index, xclass),
-                exact_template(value.step, deps, index, xclass))
+        return (slice, exact_template(value.start, deps, index, xclass, depth + 1),
+                exact_template(value.stop, deps, index, xclass, depth + 1),
+                exact_template(value.step, deps, index, xclass, depth + 1))
     if t in _ENUMS or value is Ellipsis:
         return (t, str(value))
     raise TypeError("no exact template")
 
 
-cdef object exact_meta_key(object val):
+cdef object exact_meta_key(object val, int depth=0):
     """``fastpath.exact_meta_key``."""
+    if depth > _DEPTH_MAX:
+        raise TypeError("nested too deep for a key")
     t = type(val)
     if t in _SCALAR_META:
         return t
@@ -636,7 +650,7 @@ cdef object exact_meta_key(object val):
     if cls[0] == 1:
         return (val.dtype, val.shape)
     if cls[0] == 2 and not (hasattr(val, "dtype") and hasattr(val, "shape")):
-        return (t, *[exact_meta_key(v) for v in val])
+        return (t, *[exact_meta_key(v, depth + 1) for v in val])
     raise TypeError("no exact meta key")
 
 
@@ -762,16 +776,23 @@ cdef object _ref(object m, int mode, dict index, list deps):
     return _SlotT(len(deps) - 1)
 
 
-cdef object _enc(object value, int mode, dict index, list deps, bint abstract):
-    """``labels.encode_literal(value, ref, abstract)`` with ``ref`` by ``mode`` (:func:`_ref`)."""
+class _TooDeep(Exception):
+    """A value nested deeper than ``_DEPTH_MAX`` levels: the definition labels the node (``labels``)."""
+
+
+cdef object _enc(object value, int mode, dict index, list deps, bint abstract, int depth=0):
+    """``labels.encode_literal(value, ref, abstract)`` with ``ref`` by ``mode`` (:func:`_ref`); :class:`_TooDeep`
+    past ``_DEPTH_MAX`` levels."""
     cdef list out
+    if depth > _DEPTH_MAX:
+        raise _TooDeep()
     t = type(value)
     if t is NODE:
         return _ref(value, mode, index, deps)
     if t is tuple or t is list:
         out = ["tuple" if t is tuple else "list"]
         for v in value:
-            out.append(_enc(v, mode, index, deps, abstract))
+            out.append(_enc(v, mode, index, deps, abstract, depth + 1))
         return out
     if t is int:
         return ["int"] if abstract else value
@@ -782,14 +803,14 @@ cdef object _enc(object value, int mode, dict index, list deps, bint abstract):
     if value is None or t is bool or t is str:
         return value
     if t is slice:
-        return ["slice", _enc(value.start, mode, index, deps, abstract), _enc(value.stop, mode, index, deps, abstract),
-                _enc(value.step, mode, index, deps, abstract)]
+        return ["slice", _enc(value.start, mode, index, deps, abstract, depth + 1), _enc(value.stop, mode, index, deps, abstract, depth + 1),
+                _enc(value.step, mode, index, deps, abstract, depth + 1)]
     if t is _DTYPE:
         return ["dtype", _dtype_name(value)]
     if t is IMM_LIST:
         out = ["list"]
         for v in value:
-            out.append(_enc(v, mode, index, deps, abstract))
+            out.append(_enc(v, mode, index, deps, abstract, depth + 1))
         return out
     if isinstance(value, NODE):
         return _ref(value, mode, index, deps)
@@ -802,22 +823,24 @@ cdef object _enc(object value, int mode, dict index, list deps, bint abstract):
     if isinstance(value, (list, tuple)):
         out = ["size" if isinstance(value, _SIZE) else ("tuple" if isinstance(value, tuple) else "list")]
         for v in value:
-            out.append(_enc(v, mode, index, deps, abstract))
+            out.append(_enc(v, mode, index, deps, abstract, depth + 1))
         return out
     if isinstance(value, dict):
         out = ["dict"]
         for k, v in sorted(value.items(), key=_str_of_key):
-            out.append([str(k), _enc(v, mode, index, deps, abstract)])
+            out.append([str(k), _enc(v, mode, index, deps, abstract, depth + 1)])
         return out
     if isinstance(value, slice):
-        return ["slice", _enc(value.start, mode, index, deps, abstract), _enc(value.stop, mode, index, deps, abstract),
-                _enc(value.step, mode, index, deps, abstract)]
+        return ["slice", _enc(value.start, mode, index, deps, abstract, depth + 1), _enc(value.stop, mode, index, deps, abstract, depth + 1),
+                _enc(value.step, mode, index, deps, abstract, depth + 1)]
     return _encode_literal_py(value, _no_ref_py, abstract)  # the definition's tail: values that hold no node
 
 
-cdef object _meta(object value, bint abstract_shapes):
-    """``labels.encode_meta``."""
+cdef object _meta(object value, bint abstract_shapes, int depth=0):
+    """``labels.encode_meta``; :class:`_TooDeep` past ``_DEPTH_MAX`` levels."""
     cdef list out
+    if depth > _DEPTH_MAX:
+        raise _TooDeep()
     if value is None:
         return None
     if isinstance(value, _TENSOR) or hasattr(value, "dtype") and hasattr(value, "shape"):
@@ -832,12 +855,12 @@ cdef object _meta(object value, bint abstract_shapes):
     if isinstance(value, (tuple, list)):
         out = ["tuple" if isinstance(value, tuple) else "list"]
         for v in value:
-            out.append(_meta(v, abstract_shapes))
+            out.append(_meta(v, abstract_shapes, depth + 1))
         return out
     if isinstance(value, dict):
         out = ["dict"]
         for k, v in sorted(value.items(), key=_str_of_key):
-            out.append([str(k), _meta(v, abstract_shapes)])
+            out.append([str(k), _meta(v, abstract_shapes, depth + 1)])
         return out
     if isinstance(value, bool):
         return ["bool"]
@@ -1043,6 +1066,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                     target = n.target
                 if op == "call_function" and type(target) not in _shared_targets:
                     raise TypeError("a target that may compare equal to another: labelled by itself")
+                if op != "call_function" and type(target) is not str:  # the label reads str(target)
+                    raise TypeError("a method or module name that is not a str: labelled by itself")
                 key = None
                 if not kwargs and first:
                     try:
@@ -1093,7 +1118,8 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
                             raise TypeError("a node repeated across args and kwargs: no unambiguous template")
                 ccache = mcache if op == "call_module" else cache
                 hit = ccache.get(key)
-            except (TypeError, IndexError):  # IndexError: an input that comes later (a graph not in topological order)
+            except (TypeError, IndexError, KeyError):  # IndexError: an input that comes later (a graph not in
+                # topological order); KeyError: a node of another graph (a dict key): labelled by itself
                 key = hit = None
             if hit is not None and (not want_store or hit[2] is not None):
                 exact[i] = hit[0]
@@ -1162,16 +1188,20 @@ def labels(list nodes, gm, kinds, bint keep_positions, dict index, bint want_sto
         # a miss always builds its stored entry (into a scratch list without want_store), so the entry the
         # cache keeps across graphs serves a later canonicalize as well as a graph_hashes
         misses += 1
-        if _miss_on and (op == "call_function" or op == "call_method"):
-            el, sl, deps_i, st = _miss_call(n, i, op, n.target, val, index, store if want_store else scratch,
-                                            tdeps if key is not None else None)
-        elif _miss_on and op == "placeholder":
-            el, sl, deps_i, st = _miss_placeholder(n, i, val, kinds, keep_positions, ph,
-                                                   store if want_store else scratch)
-        else:
-            el, sl, deps_i, st = slow_label(n, i, op, val, gm, kinds, keep_positions, index, True,
-                                            store if want_store else scratch, subs, mod_cache, ph, key,
-                                            tdeps if key is not None and op != "placeholder" else None)
+        got = None
+        try:
+            if _miss_on and (op == "call_function" or op == "call_method"):
+                got = _miss_call(n, i, op, n.target, val, index, store if want_store else scratch,
+                                 tdeps if key is not None else None)
+            elif _miss_on and op == "placeholder":
+                got = _miss_placeholder(n, i, val, kinds, keep_positions, ph, store if want_store else scratch)
+        except _TooDeep:  # nested too deep for the C recursion: the definition labels it (or raises as it does)
+            got = None
+        if got is None:
+            got = slow_label(n, i, op, val, gm, kinds, keep_positions, index, True,
+                             store if want_store else scratch, subs, mod_cache, ph, key,
+                             tdeps if key is not None and op != "placeholder" else None)
+        el, sl, deps_i, st = got
         if op == "placeholder":
             ph += 1
         exact[i] = el

@@ -91,6 +91,16 @@ def _dtype_name(dt: Any) -> str:
 
 
 def _int_or_sym(s: Any) -> Any:
+    """A shape's size as an int, or its text. A SymInt by its constant or its hint (the example value)
+    read without a guard: ``int(s)`` would guard on the symbol and specialise it, so that its text (a
+    SymInt literal elsewhere in the graph) and the next hash of the same graph changed; an unbacked
+    SymInt (no hint) by its text."""
+    if isinstance(s, torch.SymInt):
+        node = s.node
+        got = node.maybe_as_int()
+        if got is None:
+            got = node.hint
+        return int(got) if got is not None else str(s)
     try:
         return int(s)
     except Exception:
@@ -202,8 +212,10 @@ def _type_class(v: Any) -> Any:
     t = type(v)
     if t is fx.Node:
         return ("N", _arg_type(v))
-    if t is tuple or t is list:  # every item: the binding reads them all (int[] vs a float among ints)
-        return (t.__name__, len(v), *(_type_class(x) for x in v))
+    if t is tuple or t is list or isinstance(v, (tuple, list)):
+        # every item of every tuple or list, FX's immutable_list included: the binding reads them all
+        # (int[] vs a float among ints)
+        return (t, len(v), *(_type_class(x) for x in v))
     return t
 
 
