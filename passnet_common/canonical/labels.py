@@ -94,13 +94,18 @@ def _int_or_sym(s: Any) -> Any:
     """A shape's size as an int, or its text. A SymInt by its constant or its hint (the example value)
     read without a guard: ``int(s)`` would guard on the symbol and specialise it, so that its text (a
     SymInt literal elsewhere in the graph) and the next hash of the same graph changed; an unbacked
-    SymInt (no hint) by its text."""
+    SymInt (no hint) or one whose node tells neither by its text."""
     if isinstance(s, torch.SymInt):
-        node = s.node
-        got = node.maybe_as_int()
-        if got is None:
-            got = node.hint
-        return int(got) if got is not None else str(s)
+        try:
+            node = s.node
+            got = node.maybe_as_int()
+            if got is None:
+                got = node.hint
+            if got is not None:
+                return int(got)
+        except Exception:  # noqa: BLE001 - a node kind without a hint (a nested int): its text, as int(s) failing gave
+            pass
+        return str(s)
     try:
         return int(s)
     except Exception:
