@@ -13,8 +13,10 @@ definitions otherwise.
   cache: a node whose key (:mod:`passnet_common.canonical.fastpath`) equals an earlier node's
   reuses its labels and stored skeleton; a miss whose key differs from an earlier miss's only in the
   output metadata is a partial hit (the earlier labels up to their metadata item, this node's
-  metadata after it: ``form.meta_texts``, the fastpath docstring); any other miss calls
-  ``form._slow_label`` (the definition's :func:`~passnet_common.canonical.form.node_label` of that node);
+  metadata after it: ``form.meta_texts``, the fastpath docstring); any other miss of a call_function /
+  call_method node or a placeholder is labelled by a compiled copy of the definition's rule
+  (``_miss_call``, ``_miss_placeholder``), and of any other node by ``form._slow_label`` (the
+  definition's :func:`~passnet_common.canonical.form.node_label` of that node);
 * :func:`ordering_deps`: :func:`passnet_common.canonical.effects.ordering_deps_py`, the ordering
   edges of side effects. Not line for line: the Python loop's per-node tables (alias flags,
   mutations, union-find parents, written classes, last mutation and readers per class) are C
@@ -1820,4 +1822,3 @@ def texts(list order, list inputs, list exact, list struct, bint want_text, str 
     h.update(body_s)
     structure_hash = h.hexdigest()
     return pos, canon_inputs, graph_hash, structure_hash, (body_e.decode("utf-8") if want_text else "")
-
