@@ -832,9 +832,6 @@ cdef object _enc(object value, int mode, dict index, list deps, bint abstract, i
         for k, v in sorted(value.items(), key=_str_of_key):
             out.append([str(k), _enc(v, mode, index, deps, abstract, depth + 1)])
         return out
-    if isinstance(value, slice):
-        return ["slice", _enc(value.start, mode, index, deps, abstract, depth + 1), _enc(value.stop, mode, index, deps, abstract, depth + 1),
-                _enc(value.step, mode, index, deps, abstract, depth + 1)]
     return _encode_literal_py(value, _no_ref_py, abstract)  # the definition's tail: values that hold no node
 
 
@@ -942,7 +939,7 @@ cdef tuple _miss_placeholder(object n, Py_ssize_t i, object val, object kinds, b
     else:
         el = _dumps(["placeholder", kind, me])
         sl = _dumps(["placeholder", kind, _meta(val, True)])
-    st = ("placeholder", kind, _meta(val, False))
+    st = ("placeholder", kind, me)  # the label's metadata list serves the stored entry too (read-only)
     if not n.args:
         store[i] = st
     return el, sl, [], st
@@ -988,7 +985,7 @@ cdef tuple _miss_call(object n, Py_ssize_t i, object op, object target, object v
     args, kwargs = n.args, n.kwargs
     a_sk = _enc(args, 2, index, sdeps, False)
     k_sk = _enc(dict(kwargs), 2, index, sdeps, False) if kwargs else ["dict"]
-    entry = _centry(tgt, a_sk, k_sk, _meta(val, False), None, len(sdeps) > 0)
+    entry = _centry(tgt, a_sk, k_sk, me, None, len(sdeps) > 0)  # the label's metadata list, read-only
     store[i] = (entry, sdeps)
     sperm = permutation(tdeps, sdeps) if tdeps is not None else False
     if sperm is None:

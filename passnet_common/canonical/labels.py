@@ -167,7 +167,7 @@ def encode_literal(value: Any, ref: Callable[[fx.Node], Any], abstract: bool = F
         return ["float"] if abstract else _encode_float(value)
     if value is None or t is bool or t is str:
         return value
-    if t is slice:  # exact types the checks below would reach late (same encoding, fewer checks)
+    if t is slice:  # neither slice nor torch.dtype can be subclassed: their exact types are all there is
         return ["slice", encode_literal(value.start, ref, abstract), encode_literal(value.stop, ref, abstract),
                 encode_literal(value.step, ref, abstract)]
     if t is torch.dtype:
@@ -185,16 +185,12 @@ def encode_literal(value: Any, ref: Callable[[fx.Node], Any], abstract: bool = F
         return [tag, *[encode_literal(v, ref, abstract) for v in value]]
     if isinstance(value, dict):
         return ["dict", *[[str(k), encode_literal(v, ref, abstract)] for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))]]
-    if isinstance(value, torch.dtype):
-        return ["dtype", _dtype_name(value)]
     if isinstance(value, torch.device):
         return ["device"]
     if isinstance(value, torch.memory_format):
         return ["memory_format", str(value).replace("torch.", "")]
     if isinstance(value, torch.layout):
         return ["layout", str(value).replace("torch.", "")]
-    if isinstance(value, slice):
-        return ["slice", *[encode_literal(v, ref, abstract) for v in (value.start, value.stop, value.step)]]
     if value is Ellipsis:
         return ["ellipsis"]
     if isinstance(value, complex):
