@@ -36,6 +36,15 @@ A user sees ``secret_split.json``: per task how many variants are held out, the 
 and a sha256 commitment over the held-out variants' graph hashes and the seeds, so a later
 re-validation can show that the held-out set was fixed when the release was made. The scorer
 re-validates a candidate on it with ``python -m curate score --tasks <secret_dir>/tasks``.
+
+**The split survives a rebuild** (:func:`previous_split`). A rebuild over a release already in place
+keeps what that release made public or held out, whatever the key: a variant public before stays
+public, and a variant of an earlier task (by its content stem, so a task cut in two by
+``release_task_size`` counts as the same) that was not public -- held out, or new to that task --
+is held out. Only tasks new to the release are drawn by the key. So a host without the key that made
+the release (a new machine, a lost ``secret_dir``) cannot publish a held-out variant by drawing again;
+the new key redraws the unpublished seeds and the new tasks' split only, and the card's
+``secret_split.json`` says how many variants the earlier split decided (``kept_from_previous``).
 """
 
 from __future__ import annotations
@@ -79,6 +88,45 @@ def secret_key(cfg: FullScaleConfig) -> bytes:
         p.write_text(secrets.token_hex(32))
         p.chmod(0o600)
     return p.read_text().strip().encode()
+
+
+def previous_split(release: str | Path) -> dict | None:
+    """What the release already at ``release`` decided: ``{"public": {variant_id}, "stems": {task
+    stem}, "key_fingerprint"}`` (a task's stem is its id without the ``-<k>`` of a cut group), or None
+    when no finished release is there (no ``manifest.json`` or no ``tables/tasks.parquet``).
+
+    Raises:
+        ValueError: a release whose ``tables/tasks.parquet`` lacks ``task_id`` or ``variant_ids``
+            (the split it made cannot be read, so it cannot be kept).
+    """
+    release = Path(release)
+    tp = release / "tables" / "tasks.parquet"
+    if not (release / "manifest.json").is_file() or not tp.is_file():
+        return None
+    t = pq.read_table(tp)
+    if t.num_rows and not {"task_id", "variant_ids"} <= set(t.column_names):
+        raise ValueError(f"{tp}: no task_id / variant_ids columns, so the earlier held-out split cannot be kept")
+    rows = t.to_pylist() if t.num_rows else []
+    sp = release / "secret_split.json"
+    fp = json.loads(sp.read_text()).get("key_fingerprint") if sp.is_file() else None
+    return {"public": {v for r in rows for v in (r["variant_ids"] or [])},
+            "stems": {r["task_id"].split("-")[0] for r in rows}, "key_fingerprint": fp}
+
+
+def split_task(task: dict, key: bytes, share: float, prev: dict | None) -> tuple[set, int]:
+    """The held-out ``variant_id`` set of one release task (module docstring) and how many of its
+    variants the earlier release decided (0 without one, or for a task new to it).
+
+    A new task: ``max(1, round(share x n))`` of its ``n >= 2`` variants, first in HMAC-SHA256(key,
+    variant_id) order among those ``prev`` did not publish. A task whose stem ``prev`` released: every
+    variant not public there."""
+    ids = [v[2]["variant_id"] for v in task["variants"]]
+    if prev is not None and task["task_id"].split("-")[0] in prev["stems"]:
+        return {i for i in ids if i not in prev["public"]}, len(ids)
+    public = prev["public"] if prev is not None else set()
+    order = sorted((i for i in ids if i not in public), key=lambda i: _mac(key, i))  # never hold out what is out
+    k = max(1, round(share * len(ids))) if len(ids) >= 2 else 0
+    return set(order[:k]), 0
 
 
 def _mac(key: bytes, text: str) -> str:
@@ -267,13 +315,13 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     if secret_stage.exists():
         shutil.rmtree(secret_stage)
     secret_stage.mkdir(parents=True)
+    prev = previous_split(release)
     tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks)
-    task_rows, held_per_task, seeds, commit_items = [], {}, {}, []
+    task_rows, held_per_task, seeds, commit_items, kept = [], {}, {}, [], 0
     for task in tasks:
         vs = task["variants"]
-        order = sorted(vs, key=lambda v: _mac(key, v[2]["variant_id"]))
-        k = max(1, round(cfg.secret_share * len(vs))) if len(vs) >= 2 else 0
-        held = {v[2]["variant_id"] for v in order[:k]}
+        held, decided = split_task(task, key, cfg.secret_share, prev)
+        kept += decided
         public = [v for v in vs if v[2]["variant_id"] not in held]
         hidden = [v for v in vs if v[2]["variant_id"] in held]
         seeds[task["task_id"]] = [int(_mac(key, f"seed:{task['task_id']}:{i}")[:8], 16) for i in range(3)]
@@ -298,9 +346,13 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     atomic_write_json(stage / "secret_split.json", {
         "held_out_variants": n_held, "held_out_per_task": held_per_task, "seeds_per_task": 3,
         "commitment_sha256": commitment, "key_fingerprint": hashlib.sha256(key).hexdigest()[:16],
-        "how": "variants chosen per task by HMAC-SHA256(key, variant_id); seeds HMAC-derived; kept outside the "
-               "repository (fullscale.secret_dir) and never published; the commitment is sha256 over the sorted "
-               "'task:variant:content-sha256' and 'task:seeds:[...]' lines"}, indent=1)
+        "kept_from_previous": kept,
+        "previous_key_fingerprint": prev["key_fingerprint"] if prev else None,
+        "how": "variants of tasks new to the release chosen per task by HMAC-SHA256(key, variant_id); variants of "
+               "tasks an earlier release held keep its split (public stays public, the rest is held out); seeds "
+               "HMAC-derived; kept outside the repository (fullscale.secret_dir) and never published; the "
+               "commitment is sha256 over the sorted 'task:variant:content-sha256' and 'task:seeds:[...]' lines"},
+        indent=1)
     exports = {}
     if task_rows:
         exports["passbench"] = _run(["-m", "curate.passbench", "export", "--tasks", str(stage / "tasks"),

@@ -294,12 +294,17 @@ def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
         mp.setenv("PASSNET_SECRET_KEY", "k1")
         man = build_release(out, cfg, build_summary(out, 2))
         sec1 = json.loads((out / "release" / "secret_split.json").read_text())
+        pub1 = json.loads(next((out / "release" / "tasks").glob("*/task.json")).read_text())
         mp.setenv("PASSNET_SECRET_KEY", "k2")
         build_release(out, cfg, build_summary(out, 2))
         sec2 = json.loads((out / "release" / "secret_split.json").read_text())
     assert man["tasks"] == 1 and man["held_out_variants"] == 1
     pub = json.loads(next((out / "release" / "tasks").glob("*/task.json")).read_text())
     hid = json.loads(next((tmp_path / "secret" / "tasks").glob("*/task.json")).read_text())
+    # the rebuild under k2 kept k1's split (a new key must not publish what k1 held out)
+    assert [s["variant_id"] for s in pub["subgraphs"]] == [s["variant_id"] for s in pub1["subgraphs"]]
+    assert sec1["kept_from_previous"] == 0 and sec2["kept_from_previous"] == 2
+    assert sec2["previous_key_fingerprint"] == sec1["key_fingerprint"]
     assert len(pub["subgraphs"]) == 1 and len(hid["subgraphs"]) == 1
     assert pub["subgraphs"][0]["variant_id"] != hid["subgraphs"][0]["variant_id"]
     assert (out / "release" / "tasks" / pub["task_id"] / "run_task.py").is_file()
@@ -307,6 +312,28 @@ def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
     assert "k1" not in json.dumps(sec1) and sec1["key_fingerprint"] != sec2["key_fingerprint"]
     assert (out / "release" / "passbench" / pub["task_id"] / "graph_list.txt").read_text().count("\n") == 1
     assert json.loads((out / "release" / "kernelbench" / "index.json").read_text())["problems"] == 1
+
+
+def test_a_rebuild_keeps_the_released_split_whatever_the_key():
+    """:func:`split_task` against an earlier release: a task new to it is split by the key's HMAC order
+    (never holding out a variant already public); a task whose stem it released -- also when the group
+    is now cut in two (``-1``) -- keeps it: public stays public, every other variant (held out, or new
+    to the task) is held out, under any key."""
+    from fullscale.release import _mac, split_task
+
+    def task(tid, ids):
+        return {"task_id": tid, "variants": [(None, None, {"variant_id": i}) for i in ids]}
+
+    ids = [f"v{i}" for i in range(6)]
+    held, decided = split_task(task("tnew", ids), b"k", 0.2, None)
+    assert held == {min(ids, key=lambda i: _mac(b"k", i))} and decided == 0  # round(0.2 x 6) = 1
+    prev = {"public": {"v0", "v1", "v2", "w0"}, "stems": {"told"}, "key_fingerprint": "f"}
+    for key in (b"k", b"other"):
+        assert split_task(task("told", ids), key, 0.2, prev) == ({"v3", "v4", "v5"}, 6)
+        assert split_task(task("told-1", ["v1", "v9"]), key, 0.2, prev) == ({"v9"}, 2)
+    got, _ = split_task(task("tnew", ["w0", "w1"]), b"k", 0.5, prev)
+    assert got == {"w1"}  # w0 was public: only w1 can be held out
+    assert split_task(task("tone", ["v7"]), b"k", 0.2, prev) == (set(), 0)
 
 
 def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
