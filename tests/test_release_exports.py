@@ -111,3 +111,26 @@ def test_kernelbench_problem_computes_the_stored_graph(tasks, tmp_path):
                                                key=lambda p: p["position"])]
             args = [next(it) if k == "input" else next(wt) for k in kinds]
             torch.testing.assert_close(model(*x1), gm(*args))
+
+
+def test_the_committed_release_carries_the_definitions_graph_hash_of_every_exported_variant():
+    """Every ``graph_hash`` of the committed release's PassBench export is the canonical definition's
+    hash (pure Python, no label cache) of its public task variant, rebuilt as the export does
+    (:func:`curate.passbench.export.variant_graph_hash`). A release exported while the compiled path's
+    cross-graph label cache gave some variants another hash than the definition (two
+    ``conv2d>batch_norm`` tasks) fails this, and so does a release left stale by a change of the form."""
+    from curate.passbench.export import variant_graph_hash
+    from passnet_common.canonical import compiled
+
+    rel = Path(__file__).resolve().parents[1] / "data_full" / "release"
+    metas = sorted((rel / "passbench").glob("*/graphs/*/*/graph_net.json"))
+    if not metas:
+        pytest.skip("no committed release export")
+    bad = []
+    with compiled.python_only():
+        for m in metas:
+            pn = json.loads(m.read_text())["passnet"]
+            folder = rel / "tasks" / pn["task_id"] / "subgraphs" / m.parent.name
+            if variant_graph_hash(folder) != pn["graph_hash"]:
+                bad.append(f"{pn['task_id']}/{m.parent.name}")
+    assert len(metas) >= 100 and not bad, bad
