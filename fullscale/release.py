@@ -44,7 +44,7 @@ public, and a variant of an earlier task (by its content stem, so a task cut in 
 is held out. Only tasks new to the release are drawn by the key. So a host without the key that made
 the release (a new machine, a lost ``secret_dir``) cannot publish a held-out variant by drawing again;
 the new key redraws the unpublished seeds and the new tasks' split only, and the card's
-``secret_split.json`` says how many variants the earlier split decided (``kept_from_previous``).
+``secret_split.json`` counts the variants of tasks the earlier release held (``kept_from_previous``).
 """
 
 from __future__ import annotations
@@ -115,7 +115,8 @@ def previous_split(release: str | Path) -> dict | None:
 
 def split_task(task: dict, key: bytes, share: float, prev: dict | None) -> tuple[set, int]:
     """The held-out ``variant_id`` set of one release task (module docstring) and how many of its
-    variants the earlier release decided (0 without one, or for a task new to it).
+    variants it counts under the earlier release's split (all of a task whose stem ``prev`` released;
+    0 for a task new to it, or without ``prev``).
 
     A new task: ``max(1, round(share x n))`` of its ``n >= 2`` variants, first in HMAC-SHA256(key,
     variant_id) order among those ``prev`` did not publish. A task whose stem ``prev`` released: every
