@@ -116,9 +116,10 @@ def test_kernelbench_problem_computes_the_stored_graph(tasks, tmp_path):
 def test_the_committed_release_carries_the_definitions_graph_hash_of_every_exported_variant():
     """Every ``graph_hash`` of the committed release's PassBench export is the canonical definition's
     hash (pure Python, no label cache) of its public task variant, rebuilt as the export does
-    (:func:`curate.passbench.export.variant_graph_hash`). A release exported while the compiled path's
-    cross-graph label cache gave some variants another hash than the definition (two
-    ``conv2d>batch_norm`` tasks) fails this, and so does a release left stale by a change of the form."""
+    (:func:`curate.passbench.export.variant_graph_hash`). A release exported while the compiled path
+    bound calls by a plan its memo held from an earlier call (two ``conv2d>batch_norm`` tasks got
+    another hash than the definition's) fails this, and so does a release left stale by a change of
+    the form."""
     from curate.passbench.export import variant_graph_hash
     from passnet_common.canonical import compiled
 
