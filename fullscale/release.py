@@ -37,14 +37,21 @@ and a sha256 commitment over the held-out variants' graph hashes and the seeds, 
 re-validation can show that the held-out set was fixed when the release was made. The scorer
 re-validates a candidate on it with ``python -m curate score --tasks <secret_dir>/tasks``.
 
-**The split survives a rebuild** (:func:`previous_split`). A rebuild over a release already in place
-keeps what that release made public or held out, whatever the key: a variant public before stays
-public, and a variant of an earlier task (by its content stem, so a task cut in two by
-``release_task_size`` counts as the same) that was not public -- held out, or new to that task --
-is held out. Only tasks new to the release are drawn by the key. So a host without the key that made
-the release (a new machine, a lost ``secret_dir``) cannot publish a held-out variant by drawing again;
-the new key redraws the unpublished seeds and the new tasks' split only, and the card's
-``secret_split.json`` counts the variants of tasks the earlier release held (``kept_from_previous``).
+**The split survives rebuilds** (:func:`previous_split`, :func:`split_task`). ``secret_split.json``
+records ``variant_split``: every variant id any release of this build made public, and every one it held
+out (cumulative, so a task or shard missing from one build and back in the next keeps its side). A
+rebuild reads it from the release being replaced and from ``<out>/release``, whatever the key: a variant
+public before stays public, a variant held out before stays held out (also when its task has another
+id now); a variant new to the release is drawn by the key among the new ones of its task, only as many
+as the task needs to reach ``max(1, round(secret_share x n))`` held out. So a host without the key that
+made the release (a new machine, a lost ``secret_dir``) cannot publish a held-out variant by drawing
+again; the new key redraws the unpublished seeds and the new variants' sides only. A release written
+before ``variant_split`` existed is read by its tasks table: every variant of a task whose id stem it
+released that it did not publish is held out. The secret folder keeps the held-out task folders of
+tasks missing from a build. Known limits: the ids the split holds out can be read off the public
+tables (``long_tail``, ``profiles``), and the shards the release is built from are committed, so the
+held-out *content* is in the repository; what stays secret is the held-out seeds and which variants
+a candidate is re-validated on.
 """
 
 from __future__ import annotations
@@ -90,44 +97,60 @@ def secret_key(cfg: FullScaleConfig) -> bytes:
     return p.read_text().strip().encode()
 
 
-def previous_split(release: str | Path) -> dict | None:
-    """What the release already at ``release`` decided: ``{"public": {variant_id}, "stems": {task
-    stem}, "key_fingerprint"}`` (a task's stem is its id without the ``-<k>`` of a cut group), or None
-    when no finished release is there (no ``manifest.json`` or no ``tables/tasks.parquet``).
+def previous_split(*releases: str | Path) -> dict | None:
+    """What earlier releases of this build decided, read from each folder of ``releases`` that holds a
+    ``secret_split.json`` or a ``tables/tasks.parquet``: ``{"public": {variant_id}, "held": {variant_id},
+    "stems": {task stem}, "key_fingerprint"}`` (``variant_split`` of ``secret_split.json``; for a release
+    written before it, ``public`` from ``tables/tasks.parquet`` and ``stems`` its task ids without the
+    ``-<k>`` of a cut group), or None when none of them holds either.
 
     Raises:
-        ValueError: a release whose ``tables/tasks.parquet`` lacks ``task_id`` or ``variant_ids``
-            (the split it made cannot be read, so it cannot be kept).
+        ValueError: a ``tables/tasks.parquet`` without ``task_id`` / ``variant_ids`` in a release without
+            ``variant_split`` (the split it made cannot be read, so it cannot be kept).
     """
-    release = Path(release)
-    tp = release / "tables" / "tasks.parquet"
-    if not (release / "manifest.json").is_file() or not tp.is_file():
+    found, public, held, stems, fp = False, set(), set(), set(), None
+    for release in dict.fromkeys(Path(r) for r in releases):
+        sp = release / "secret_split.json"
+        meta = json.loads(sp.read_text()) if sp.is_file() else {}
+        vs = meta.get("variant_split")
+        if vs is not None:
+            found = True
+            public |= set(vs.get("public") or [])
+            held |= set(vs.get("held_out") or [])
+        else:
+            tp = release / "tables" / "tasks.parquet"
+            if not tp.is_file():
+                continue
+            found = True
+            t = pq.read_table(tp)
+            if t.num_rows and not {"task_id", "variant_ids"} <= set(t.column_names):
+                raise ValueError(f"{tp}: no task_id / variant_ids columns, so the earlier held-out split cannot be kept")
+            rows = t.to_pylist() if t.num_rows else []
+            public |= {v for r in rows for v in (r["variant_ids"] or [])}
+            stems |= {r["task_id"].split("-")[0] for r in rows}
+        fp = fp or meta.get("key_fingerprint")
+    if not found:
         return None
-    t = pq.read_table(tp)
-    if t.num_rows and not {"task_id", "variant_ids"} <= set(t.column_names):
-        raise ValueError(f"{tp}: no task_id / variant_ids columns, so the earlier held-out split cannot be kept")
-    rows = t.to_pylist() if t.num_rows else []
-    sp = release / "secret_split.json"
-    fp = json.loads(sp.read_text()).get("key_fingerprint") if sp.is_file() else None
-    return {"public": {v for r in rows for v in (r["variant_ids"] or [])},
-            "stems": {r["task_id"].split("-")[0] for r in rows}, "key_fingerprint": fp}
+    return {"public": public, "held": held - public, "stems": stems, "key_fingerprint": fp}
 
 
 def split_task(task: dict, key: bytes, share: float, prev: dict | None) -> tuple[set, int]:
     """The held-out ``variant_id`` set of one release task (module docstring) and how many of its
-    variants it counts under the earlier release's split (all of a task whose stem ``prev`` released;
-    0 for a task new to it, or without ``prev``).
+    variants an earlier release put on a side (``prev``, :func:`previous_split`).
 
-    A new task: ``max(1, round(share x n))`` of its ``n >= 2`` variants, first in HMAC-SHA256(key,
-    variant_id) order among those ``prev`` did not publish. A task whose stem ``prev`` released: every
-    variant not public there."""
+    ``k = max(1, round(share x n))`` of the task's ``n >= 2`` variants are to be held out (0 for one
+    variant). A variant ``prev`` published stays public, one it held out stays held out (as does, for a
+    release written before ``variant_split``, every variant of a task whose stem it released and did not
+    publish); the rest are drawn in HMAC-SHA256(key, variant_id) order, as many as ``k`` still needs."""
     ids = [v[2]["variant_id"] for v in task["variants"]]
-    if prev is not None and task["task_id"].split("-")[0] in prev["stems"]:
-        return {i for i in ids if i not in prev["public"]}, len(ids)
-    public = prev["public"] if prev is not None else set()
-    order = sorted((i for i in ids if i not in public), key=lambda i: _mac(key, i))  # never hold out what is out
     k = max(1, round(share * len(ids))) if len(ids) >= 2 else 0
-    return set(order[:k]), 0
+    pub = prev["public"] if prev is not None else set()
+    held = {i for i in ids if prev is not None and i in prev["held"]}
+    if prev is not None and task["task_id"].split("-")[0] in prev["stems"]:
+        held |= {i for i in ids if i not in pub}
+    known = held | {i for i in ids if i in pub}
+    fresh = sorted((i for i in ids if i not in known), key=lambda i: _mac(key, i))
+    return held | set(fresh[:max(0, k - len(held))]), len(known)
 
 
 def _mac(key: bytes, text: str) -> str:
@@ -290,6 +313,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     release = Path(release) if release else out / "release"
     shards = done_shards(out)
     census = census_only(out)
+    prev = previous_split(release, out / "release")  # before any staging: a refusal leaves nothing behind
     stage = release.with_name(f".{release.name}.tmp-{os.getpid()}")
     if stage.exists():
         shutil.rmtree(stage)
@@ -316,15 +340,17 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     if secret_stage.exists():
         shutil.rmtree(secret_stage)
     secret_stage.mkdir(parents=True)
-    prev = previous_split(release)
     tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks)
     task_rows, held_per_task, seeds, commit_items, kept = [], {}, {}, [], 0
+    all_public, all_held = set(prev["public"]) if prev else set(), set(prev["held"]) if prev else set()
     for task in tasks:
         vs = task["variants"]
         held, decided = split_task(task, key, cfg.secret_share, prev)
         kept += decided
         public = [v for v in vs if v[2]["variant_id"] not in held]
         hidden = [v for v in vs if v[2]["variant_id"] in held]
+        all_public |= {v[2]["variant_id"] for v in public}
+        all_held |= held
         seeds[task["task_id"]] = [int(_mac(key, f"seed:{task['task_id']}:{i}")[:8], 16) for i in range(3)]
         _write_task(stage / "tasks" / task["task_id"], task, public,
                           {"split": {"public": len(public), "held_out": len(hidden)}})
@@ -349,9 +375,10 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
         "commitment_sha256": commitment, "key_fingerprint": hashlib.sha256(key).hexdigest()[:16],
         "kept_from_previous": kept,
         "previous_key_fingerprint": prev["key_fingerprint"] if prev else None,
-        "how": "variants of tasks new to the release chosen per task by HMAC-SHA256(key, variant_id); variants of "
-               "tasks an earlier release held keep its split (public stays public, the rest is held out); seeds "
-               "HMAC-derived; kept outside the repository (fullscale.secret_dir) and never published; the "
+        "variant_split": {"public": sorted(all_public), "held_out": sorted(all_held - all_public)},
+        "how": "a variant keeps the side any earlier release of this build put it on (variant_split, cumulative); "
+               "new variants are drawn per task by HMAC-SHA256(key, variant_id) up to the task's held-out share; "
+               "seeds HMAC-derived; kept outside the repository (fullscale.secret_dir) and never published; the "
                "commitment is sha256 over the sorted 'task:variant:content-sha256' and 'task:seeds:[...]' lines"},
         indent=1)
     exports = {}
@@ -375,6 +402,16 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     if manifest["total_bytes"] > RELEASE_MAX_BYTES:
         manifest["over_size_budget"] = True
     atomic_write_json(stage / "manifest.json", manifest, indent=1)
+    # the held-out folders of tasks this build does not hold (a shard or task cut out for now) are kept
+    old_secret = secret_root / "tasks"
+    if old_secret.is_dir():
+        staged_held = {sg["variant_id"] for t in secret_stage.glob("*/task.json")
+                       for sg in json.loads(t.read_text()).get("subgraphs", [])}
+        for d in sorted(old_secret.iterdir()):
+            tj = d / "task.json"
+            if d.is_dir() and not (secret_stage / d.name).exists() and tj.is_file() and \
+                    {sg["variant_id"] for sg in json.loads(tj.read_text()).get("subgraphs", [])} - staged_held:
+                shutil.copytree(d, secret_stage / d.name)
     # public folder, then the secret one: each replaced whole
     for final, staged in ((release, stage), (secret_root / "tasks", secret_stage)):
         if final.exists():

@@ -305,6 +305,8 @@ def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
     assert [s["variant_id"] for s in pub["subgraphs"]] == [s["variant_id"] for s in pub1["subgraphs"]]
     assert sec1["kept_from_previous"] == 0 and sec2["kept_from_previous"] == 2
     assert sec2["previous_key_fingerprint"] == sec1["key_fingerprint"]
+    assert sec1["variant_split"] == sec2["variant_split"] and len(sec2["variant_split"]["held_out"]) == 1
+    assert sec2["variant_split"]["held_out"] == [hid["subgraphs"][0]["variant_id"]]
     assert len(pub["subgraphs"]) == 1 and len(hid["subgraphs"]) == 1
     assert pub["subgraphs"][0]["variant_id"] != hid["subgraphs"][0]["variant_id"]
     assert (out / "release" / "tasks" / pub["task_id"] / "run_task.py").is_file()
@@ -315,10 +317,11 @@ def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
 
 
 def test_a_rebuild_keeps_the_released_split_whatever_the_key():
-    """:func:`split_task` against an earlier release: a task new to it is split by the key's HMAC order
-    (never holding out a variant already public); a task whose stem it released -- also when the group
-    is now cut in two (``-1``) -- keeps it: public stays public, every other variant (held out, or new
-    to the task) is held out, under any key."""
+    """:func:`split_task` against earlier releases (:func:`previous_split`'s record): a variant published
+    stays public and one held out stays held out, under any key, also when its task has another id now
+    (a re-cut group, a task missing from the release before); new variants are drawn by the key's HMAC
+    order only as far as the task's share still needs; a release written before ``variant_split`` holds
+    out every unpublished variant of a task whose stem it released."""
     from fullscale.release import _mac, split_task
 
     def task(tid, ids):
@@ -327,13 +330,39 @@ def test_a_rebuild_keeps_the_released_split_whatever_the_key():
     ids = [f"v{i}" for i in range(6)]
     held, decided = split_task(task("tnew", ids), b"k", 0.2, None)
     assert held == {min(ids, key=lambda i: _mac(b"k", i))} and decided == 0  # round(0.2 x 6) = 1
-    prev = {"public": {"v0", "v1", "v2", "w0"}, "stems": {"told"}, "key_fingerprint": "f"}
+    prev = {"public": {"v0", "v1", "v2", "w0"}, "held": {"v3", "x1"}, "stems": set(), "key_fingerprint": "f"}
     for key in (b"k", b"other"):
-        assert split_task(task("told", ids), key, 0.2, prev) == ({"v3", "v4", "v5"}, 6)
-        assert split_task(task("told-1", ["v1", "v9"]), key, 0.2, prev) == ({"v9"}, 2)
-    got, _ = split_task(task("tnew", ["w0", "w1"]), b"k", 0.5, prev)
-    assert got == {"w1"}  # w0 was public: only w1 can be held out
+        got, known = split_task(task("told", ids), key, 0.2, prev)  # v3 held before: it fills the share
+        assert got == {"v3"} and known == 4
+        got, _ = split_task(task("tother-1", ["x0", "x1", "v1"]), key, 0.2, prev)  # x1 held under another task id
+        assert got == {"x1"}
+        got, _ = split_task(task("tnew", ["w0", "w1"]), key, 0.5, prev)
+        assert got == {"w1"}  # w0 was public: only w1 can be held out
+    got, _ = split_task(task("t2", ["v3", "x1", "n1", "n2", "n3", "n4"]), b"k", 0.2, prev)
+    assert got == {"v3", "x1"}  # both stay held out although the share asks one
+    got, _ = split_task(task("t3", [f"n{i}" for i in range(10)] + ["v3"]), b"k", 0.3, prev)
+    assert "v3" in got and len(got) == 3 and got - {"v3"} == set(sorted(  # tops the share up with new ones
+        [f"n{i}" for i in range(10)], key=lambda i: _mac(b"k", i))[:2])
+    old = {"public": {"v0", "v1"}, "held": set(), "stems": {"told"}, "key_fingerprint": "f"}
+    assert split_task(task("told-1", ["v1", "v9"]), b"k", 0.2, old)[0] == {"v9"}  # pre-variant_split release
     assert split_task(task("tone", ["v7"]), b"k", 0.2, prev) == (set(), 0)
+
+
+def test_the_split_record_is_cumulative_across_builds_that_miss_a_task(tmp_path):
+    """:func:`previous_split` reads ``variant_split`` from every folder it is given and unions them, and
+    a build whose tasks miss one that an earlier build held keeps its variants in the record (so the
+    task, back in a later build under another key, keeps its held-out variant)."""
+    from fullscale.release import previous_split, split_task
+
+    r1, r2 = tmp_path / "a", tmp_path / "b"
+    for r, vs in ((r1, {"public": ["p1"], "held_out": ["h1"]}), (r2, {"public": ["p2"], "held_out": ["h2", "p1"]})):
+        r.mkdir()
+        (r / "secret_split.json").write_text(json.dumps({"variant_split": vs, "key_fingerprint": "f"}))
+    prev = previous_split(r1, r2, tmp_path / "missing")
+    assert prev["public"] == {"p1", "p2"} and prev["held"] == {"h1", "h2"}
+    assert previous_split(tmp_path / "missing") is None
+    task = {"task_id": "tx", "variants": [(None, None, {"variant_id": i}) for i in ("h1", "p1", "n1")]}
+    assert split_task(task, b"attacker", 0.2, prev)[0] == {"h1"}
 
 
 def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
