@@ -40,15 +40,17 @@ re-validates a candidate on it with ``python -m curate score --tasks <secret_dir
 **The split survives rebuilds** (:func:`previous_split`, :func:`split_task`). ``secret_split.json``
 records ``variant_split``: every variant id any release of this build made public, and every one it held
 out (cumulative, so a task or shard missing from one build and back in the next keeps its side). A
-rebuild reads it from the release being replaced and from ``<out>/release``, whatever the key: a variant
-public before stays public, a variant held out before stays held out (also when its task has another
-id now); a variant new to the release is drawn by the key among the new ones of its task, only as many
-as the task needs to reach ``max(1, round(secret_share x n))`` held out. So a host without the key that
+rebuild reads it from the release being replaced, from ``<out>/release`` and from ``secret_dir``
+(``split.json`` and the held-out folders), whatever the key: a variant public before stays public, a
+variant held out before stays held out (also when its task has another id now, and in every task group
+that holds it); a variant new to the release is drawn by the key among the new ones of its task, only as
+many as the task needs to reach ``max(1, round(secret_share x n))`` held out. A task whose variants are
+all held out is not released. So a host without the key that
 made the release (a new machine, a lost ``secret_dir``) cannot publish a held-out variant by drawing
 again; the new key redraws the unpublished seeds and the new variants' sides only. A release written
 before ``variant_split`` existed is read by its tasks table: every variant of a task whose id stem it
-released that it did not publish is held out. The secret folder keeps the held-out task folders of
-tasks missing from a build. Known limits: the ids the split holds out can be read off the public
+released that it did not publish is held out. Held-out folders the secret tasks of a build do not
+cover move to ``<secret_dir>/kept/`` (not scored, not in the commitment) until a build holds them again. Known limits: the ids the split holds out can be read off the public
 tables (``long_tail``, ``profiles``), and the shards the release is built from are committed, so the
 held-out *content* is in the repository; what stays secret is the held-out seeds and which variants
 a candidate is re-validated on.
@@ -97,12 +99,27 @@ def secret_key(cfg: FullScaleConfig) -> bytes:
     return p.read_text().strip().encode()
 
 
-def previous_split(*releases: str | Path) -> dict | None:
+def _held_in(folder: Path) -> set[str]:
+    """Variant ids of the task folders under ``folder`` (``*/task.json``); unreadable ones are skipped."""
+    return set().union(*(_held_in_one(d) for d in sorted(folder.iterdir()) if d.is_dir())) if folder.is_dir() else set()
+
+
+def _held_in_one(task_folder: Path) -> set[str]:
+    """Variant ids of one task folder's ``task.json`` (empty when unreadable)."""
+    try:
+        return {sg["variant_id"] for sg in json.loads((task_folder / "task.json").read_text()).get("subgraphs", [])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def previous_split(*releases: str | Path, secret_dir: str | Path | None = None) -> dict | None:
     """What earlier releases of this build decided, read from each folder of ``releases`` that holds a
     ``secret_split.json`` or a ``tables/tasks.parquet``: ``{"public": {variant_id}, "held": {variant_id},
     "stems": {task stem}, "key_fingerprint"}`` (``variant_split`` of ``secret_split.json``; for a release
     written before it, ``public`` from ``tables/tasks.parquet`` and ``stems`` its task ids without the
-    ``-<k>`` of a cut group), or None when none of them holds either.
+    ``-<k>`` of a cut group), or None when none of them holds either. With ``secret_dir``, its own
+    record (``split.json``, written by every build) and the variants of its held-out folders
+    (``tasks/``, ``kept/``) count as held out too, so a release built into another path is not forgotten.
 
     Raises:
         ValueError: a ``tables/tasks.parquet`` without ``task_id`` / ``variant_ids`` in a release without
@@ -129,6 +146,14 @@ def previous_split(*releases: str | Path) -> dict | None:
             public |= {v for r in rows for v in (r["variant_ids"] or [])}
             stems |= {r["task_id"].split("-")[0] for r in rows}
         fp = fp or meta.get("key_fingerprint")
+    if secret_dir is not None:
+        sd = Path(secret_dir)
+        rec = json.loads((sd / "split.json").read_text()).get("variant_split", {}) if (sd / "split.json").is_file() else {}
+        in_folders = _held_in(sd / "tasks") | _held_in(sd / "kept")
+        if rec or in_folders:
+            found = True
+            public |= set(rec.get("public") or [])
+            held |= set(rec.get("held_out") or []) | in_folders
     if not found:
         return None
     return {"public": public, "held": held - public, "stems": stems, "key_fingerprint": fp}
@@ -151,6 +176,15 @@ def split_task(task: dict, key: bytes, share: float, prev: dict | None) -> tuple
     known = held | {i for i in ids if i in pub}
     fresh = sorted((i for i in ids if i not in known), key=lambda i: _mac(key, i))
     return held | set(fresh[:max(0, k - len(held))]), len(known)
+
+
+def split_tasks(tasks: list[dict], key: bytes, share: float, prev: dict | None) -> list[tuple[set, int]]:
+    """:func:`split_task` of every task, then a variant held out in one task is held out in every task
+    that holds it (a variant id in two task groups is never public in one and secret in the other).
+    Returns ``[(held ids, variants an earlier release placed)]`` in ``tasks``' order."""
+    got = [split_task(t, key, share, prev) for t in tasks]
+    held_any = set().union(*(h for h, _ in got)) if got else set()
+    return [({v[2]["variant_id"] for v in t["variants"]} & held_any, n) for t, (_, n) in zip(tasks, got)]
 
 
 def _mac(key: bytes, text: str) -> str:
@@ -313,7 +347,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     release = Path(release) if release else out / "release"
     shards = done_shards(out)
     census = census_only(out)
-    prev = previous_split(release, out / "release")  # before any staging: a refusal leaves nothing behind
+    prev = previous_split(release, out / "release", secret_dir=cfg.secret_dir)  # before any staging
     stage = release.with_name(f".{release.name}.tmp-{os.getpid()}")
     if stage.exists():
         shutil.rmtree(stage)
@@ -343,23 +377,25 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks)
     task_rows, held_per_task, seeds, commit_items, kept = [], {}, {}, [], 0
     all_public, all_held = set(prev["public"]) if prev else set(), set(prev["held"]) if prev else set()
-    for task in tasks:
+    for task, (held, decided) in zip(tasks, split_tasks(tasks, key, cfg.secret_share, prev)):
         vs = task["variants"]
-        held, decided = split_task(task, key, cfg.secret_share, prev)
         kept += decided
         public = [v for v in vs if v[2]["variant_id"] not in held]
         hidden = [v for v in vs if v[2]["variant_id"] in held]
         all_public |= {v[2]["variant_id"] for v in public}
         all_held |= held
         seeds[task["task_id"]] = [int(_mac(key, f"seed:{task['task_id']}:{i}")[:8], 16) for i in range(3)]
-        _write_task(stage / "tasks" / task["task_id"], task, public,
-                          {"split": {"public": len(public), "held_out": len(hidden)}})
+        if public:  # a task whose every variant stays held out is not released (its held-out folder is kept)
+            _write_task(stage / "tasks" / task["task_id"], task, public,
+                        {"split": {"public": len(public), "held_out": len(hidden)}})
         if hidden:
             _write_task(secret_stage / task["task_id"], task, hidden, {"split": "held_out"})
             for _, tf, sg in hidden:
                 commit_items.append(f"{task['task_id']}:{sg['variant_id']}:{_variant_digest(tf / 'subgraphs' / sg['folder'])}")
         commit_items.append(f"{task['task_id']}:seeds:{seeds[task['task_id']]}")
         held_per_task[task["task_id"]] = len(hidden)
+        if not public:
+            continue
         task_rows.append({"task_id": task["task_id"], "pattern": task["pattern"], "num_variants": len(public),
                           "held_out_variants": len(hidden), "variant_ids": [sg["variant_id"] for _, _, sg in public],
                           "subgraph_hashes": sorted({sg["subgraph_hash"] for _, _, sg in public}),
@@ -402,23 +438,32 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     if manifest["total_bytes"] > RELEASE_MAX_BYTES:
         manifest["over_size_budget"] = True
     atomic_write_json(stage / "manifest.json", manifest, indent=1)
-    # the held-out folders of tasks this build does not hold (a shard or task cut out for now) are kept
-    old_secret = secret_root / "tasks"
-    if old_secret.is_dir():
-        staged_held = {sg["variant_id"] for t in secret_stage.glob("*/task.json")
-                       for sg in json.loads(t.read_text()).get("subgraphs", [])}
-        for d in sorted(old_secret.iterdir()):
-            tj = d / "task.json"
-            if d.is_dir() and not (secret_stage / d.name).exists() and tj.is_file() and \
-                    {sg["variant_id"] for sg in json.loads(tj.read_text()).get("subgraphs", [])} - staged_held:
-                shutil.copytree(d, secret_stage / d.name)
+    # held-out folders the new secret tasks do not cover (a shard or task missing from this build) move to
+    # <secret_dir>/kept/, outside the scored folder and the commitment, until a build holds them again
+    staged_held = _held_in(secret_stage)
+    kept_stage = secret_root / f".kept.tmp-{os.getpid()}"
+    if kept_stage.exists():
+        shutil.rmtree(kept_stage)
+    kept_stage.mkdir(parents=True)
+    seen_sets: set[frozenset] = set()
+    for src in (secret_root / "kept", secret_root / "tasks"):
+        for d in sorted(src.iterdir()) if src.is_dir() else []:
+            vids = frozenset(_held_in_one(d))
+            if vids and vids - staged_held and vids not in seen_sets:
+                seen_sets.add(vids)
+                name = d.name
+                while (kept_stage / name).exists():
+                    name += "+"
+                shutil.copytree(d, kept_stage / name)
     # public folder, then the secret one: each replaced whole
-    for final, staged in ((release, stage), (secret_root / "tasks", secret_stage)):
+    for final, staged in ((release, stage), (secret_root / "tasks", secret_stage), (secret_root / "kept", kept_stage)):
         if final.exists():
             shutil.rmtree(final)
         os.rename(staged, final)
     atomic_write_json(secret_root / "secret.json", {"seeds": seeds, "commitment_sha256": commitment,
                                                     "held_out_per_task": held_per_task}, indent=1)
+    atomic_write_json(secret_root / "split.json", {"variant_split": {"public": sorted(all_public),
+                                                                     "held_out": sorted(all_held - all_public)}}, indent=1)
     return manifest
 
 

@@ -363,6 +363,29 @@ def test_the_split_record_is_cumulative_across_builds_that_miss_a_task(tmp_path)
     assert previous_split(tmp_path / "missing") is None
     task = {"task_id": "tx", "variants": [(None, None, {"variant_id": i}) for i in ("h1", "p1", "n1")]}
     assert split_task(task, b"attacker", 0.2, prev)[0] == {"h1"}
+    # the secret folder's own record and its held-out task folders count too (a release built elsewhere)
+    sd = tmp_path / "secret"
+    (sd / "kept" / "t9").mkdir(parents=True)
+    (sd / "kept" / "t9" / "task.json").write_text(json.dumps({"subgraphs": [{"variant_id": "h9"}]}))
+    (sd / "split.json").write_text(json.dumps({"variant_split": {"public": ["p9"], "held_out": ["h8"]}}))
+    got = previous_split(tmp_path / "missing", secret_dir=sd)
+    assert got["held"] == {"h8", "h9"} and got["public"] == {"p9"}
+
+
+def test_a_variant_held_out_in_one_task_is_held_out_in_every_task_that_holds_it():
+    """:func:`split_tasks`: a variant id in two task groups, held out in one, is held out in both."""
+    from fullscale.release import split_tasks
+
+    def task(tid, ids):
+        return {"task_id": tid, "variants": [(None, None, {"variant_id": i}) for i in ids]}
+
+    from fullscale.release import split_task
+
+    prev = {"public": {"a1"}, "held": set(), "stems": set(), "key_fingerprint": None}
+    ta, tb = task("ta", ["a1", "x"]), task("tb", ["x", "b1", "b2", "b3", "b4", "b5"])
+    assert split_task(ta, b"k", 0.2, prev)[0] == {"x"} and "x" not in split_task(tb, b"k", 0.2, prev)[0]
+    got = split_tasks([ta, tb], b"k", 0.2, prev)
+    assert got[0][0] == {"x"} and "x" in got[1][0]
 
 
 def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
