@@ -45,15 +45,17 @@ rebuild reads it from the release being replaced, from ``<out>/release`` and fro
 variant held out before stays held out (also when its task has another id now, and in every task group
 that holds it); a variant new to the release is drawn by the key among the new ones of its task, only as
 many as the task needs to reach ``max(1, round(secret_share x n))`` held out. A task whose variants are
-all held out is not released. So a host without the key that
-made the release (a new machine, a lost ``secret_dir``) cannot publish a held-out variant by drawing
-again; the new key redraws the unpublished seeds and the new variants' sides only. A release written
-before ``variant_split`` existed is read by its tasks table: every variant of a task whose id stem it
-released that it did not publish is held out. Held-out folders the secret tasks of a build do not
-cover move to ``<secret_dir>/kept/`` (not scored, not in the commitment) until a build holds them again. Known limits: the ids the split holds out can be read off the public
-tables (``long_tail``, ``profiles``), and the shards the release is built from are committed, so the
-held-out *content* is in the repository; what stays secret is the held-out seeds and which variants
-a candidate is re-validated on.
+all held out is not released. So a host without the key that made the release (a new machine, a lost
+``secret_dir``) cannot publish a held-out variant by drawing again; the new key redraws the unpublished
+seeds and the new variants' sides only. A release written before ``variant_split`` existed is read by
+its tasks table: every variant of a task whose id stem it released that it did not publish is held out.
+Held-out folders the secret tasks of a build do not cover move to ``<secret_dir>/kept/`` (not scored,
+not in the commitment) until a build holds them again.
+
+Known limits: the ids the split holds out can be read off the public tables (``long_tail``,
+``profiles``), and the shards the release is built from are committed, so the held-out *content* is in
+the repository; what stays secret is the held-out seeds and which variants a candidate is re-validated
+on.
 """
 
 from __future__ import annotations
