@@ -377,15 +377,16 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
         shutil.rmtree(secret_stage)
     secret_stage.mkdir(parents=True)
     tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks)
-    task_rows, held_per_task, seeds, commit_items, kept = [], {}, {}, [], 0
+    task_rows, held_per_task, seeds, commit_items, n_known, held_now = [], {}, {}, [], 0, set()
     all_public, all_held = set(prev["public"]) if prev else set(), set(prev["held"]) if prev else set()
     for task, (held, decided) in zip(tasks, split_tasks(tasks, key, cfg.secret_share, prev)):
         vs = task["variants"]
-        kept += decided
+        n_known += decided
         public = [v for v in vs if v[2]["variant_id"] not in held]
         hidden = [v for v in vs if v[2]["variant_id"] in held]
         all_public |= {v[2]["variant_id"] for v in public}
         all_held |= held
+        held_now |= held
         seeds[task["task_id"]] = [int(_mac(key, f"seed:{task['task_id']}:{i}")[:8], 16) for i in range(3)]
         if public:  # a task whose every variant stays held out is not released (its held-out folder is kept)
             _write_task(stage / "tasks" / task["task_id"], task, public,
@@ -408,12 +409,13 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     tables["tasks"] = len(task_rows)
     n_held = sum(held_per_task.values())
     commitment = hashlib.sha256("\n".join(sorted(commit_items)).encode()).hexdigest()
+    split_record = {"public": sorted(all_public), "held_out": sorted(all_held - all_public)}
     atomic_write_json(stage / "secret_split.json", {
         "held_out_variants": n_held, "held_out_per_task": held_per_task, "seeds_per_task": 3,
         "commitment_sha256": commitment, "key_fingerprint": hashlib.sha256(key).hexdigest()[:16],
-        "kept_from_previous": kept,
+        "kept_from_previous": n_known,
         "previous_key_fingerprint": prev["key_fingerprint"] if prev else None,
-        "variant_split": {"public": sorted(all_public), "held_out": sorted(all_held - all_public)},
+        "variant_split": split_record,
         "how": "a variant keeps the side any earlier release of this build put it on (variant_split, cumulative); "
                "new variants are drawn per task by HMAC-SHA256(key, variant_id) up to the task's held-out share; "
                "seeds HMAC-derived; kept outside the repository (fullscale.secret_dir) and never published; the "
@@ -442,7 +444,6 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     atomic_write_json(stage / "manifest.json", manifest, indent=1)
     # held-out folders the new secret tasks do not cover (a shard or task missing from this build) move to
     # <secret_dir>/kept/, outside the scored folder and the commitment, until a build holds them again
-    staged_held = _held_in(secret_stage)
     kept_stage = secret_root / f".kept.tmp-{os.getpid()}"
     if kept_stage.exists():
         shutil.rmtree(kept_stage)
@@ -451,7 +452,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     for src in (secret_root / "kept", secret_root / "tasks"):
         for d in sorted(src.iterdir()) if src.is_dir() else []:
             vids = frozenset(_held_in_one(d))
-            if vids and vids - staged_held and vids not in seen_sets:
+            if vids and vids - held_now and vids not in seen_sets:
                 seen_sets.add(vids)
                 name = d.name
                 while (kept_stage / name).exists():
@@ -464,8 +465,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
         os.rename(staged, final)
     atomic_write_json(secret_root / "secret.json", {"seeds": seeds, "commitment_sha256": commitment,
                                                     "held_out_per_task": held_per_task}, indent=1)
-    atomic_write_json(secret_root / "split.json", {"variant_split": {"public": sorted(all_public),
-                                                                     "held_out": sorted(all_held - all_public)}}, indent=1)
+    atomic_write_json(secret_root / "split.json", {"variant_split": split_record}, indent=1)
     return manifest
 
 

@@ -374,12 +374,10 @@ def test_the_split_record_is_cumulative_across_builds_that_miss_a_task(tmp_path)
 
 def test_a_variant_held_out_in_one_task_is_held_out_in_every_task_that_holds_it():
     """:func:`split_tasks`: a variant id in two task groups, held out in one, is held out in both."""
-    from fullscale.release import split_tasks
+    from fullscale.release import split_task, split_tasks
 
     def task(tid, ids):
         return {"task_id": tid, "variants": [(None, None, {"variant_id": i}) for i in ids]}
-
-    from fullscale.release import split_task
 
     prev = {"public": {"a1"}, "held": set(), "stems": set(), "key_fingerprint": None}
     ta, tb = task("ta", ["a1", "x"]), task("tb", ["x", "b1", "b2", "b3", "b4", "b5"])
