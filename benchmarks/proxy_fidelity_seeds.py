@@ -229,8 +229,9 @@ def perfect_proxy_pass_probability(cp: dict, seed_counts: tuple[int, ...] = (3, 
 
 
 def summarise(fid: dict, controls: list[str]) -> dict:
-    """Per fault: the base's self rate, the proxy's rate and verdict, each control's rate, verdict and
-    ``beaten`` (from the fidelity metrics' ``controls.r0.5`` block)."""
+    """Per fault: the base's self rate, the proxy's rate, distance and verdict, each control's rate,
+    distance, verdict and ``beaten`` with the interval of the paired distance difference; per control the
+    difference pooled over the faults (``overall``); from the fidelity metrics' ``controls.r0.5`` block."""
     block = fid["controls"]["r0.5"]
     out = {}
     for fault, v in block["faults"].items():
@@ -239,12 +240,15 @@ def summarise(fid: dict, controls: list[str]) -> dict:
         out[fault] = {"base_self_rate": v["base_self"]["rate"], "base_self_n": v["base_self"]["n"],
                       "tolerance": v["base_self"].get("tolerance"),
                       "proxy_rate": v["proxy"]["score"]["rate"], "proxy_passes": v["passes"],
+                      "proxy_distance": (v["proxy"].get("distance") or {}).get("distance"),
                       "controls": {c: {"rate": v["controls"][f"control_{c}"]["score"]["rate"],
+                                       "distance": (v["controls"][f"control_{c}"].get("distance") or {}).get("distance"),
                                        "passes": v["controls"][f"control_{c}"]["passes"],
                                        "beaten": v["controls"][f"control_{c}"]["beaten"],
                                        "diff_ci95": v["controls"][f"control_{c}"].get("diff_ci95")}
                                    for c in controls if f"control_{c}" in v["controls"]}}
-    return {"faults": out, "reproduces": block["reproduces"], "rule": block["rule"]}
+    return {"faults": out, "reproduces": block["reproduces"], "rule": block["rule"],
+            "overall": {c: (block.get("overall") or {}).get(f"control_{c}") for c in controls}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -294,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{fault:22s} {br if br is None else round(br, 2)!s:>6s} {pr if pr is None else round(pr, 2)!s:>6s}"
               f"{'P' if v['proxy_passes'] else '-'} {cells}")
     print("reproduces:", rec["reproduces"])
+    for c, o in rec["overall"].items():
+        if o:
+            print(f"pooled distance difference, {c} - proxy: {o['mean']:+.3f} [{o['ci95'][0]:+.3f}, {o['ci95'][1]:+.3f}] "
+                  f"over {o['n']} cells")
     for k, per in rec["verdict_stability"].items():
         print(f"share of {k}-seed subsets where the magnitude score reaches min_score: "
               + ", ".join(f"{f} {v['r0.5']:.2f}" for f, v in per.items() if v.get("r0.5") is not None))

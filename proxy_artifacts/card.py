@@ -307,9 +307,9 @@ def per_seed_lines(cblk: Mapping, name: str, controls: list[str], faults: list[s
     cf = cblk.get("faults") or {}
     have = any(isinstance(((cf.get(f) or {}).get("proxy") or {}).get("score"), Mapping)
                and cf[f]["proxy"]["score"].get("by_seed") for f in faults)
-    caveat = ("The (seed, quantity) cells are not independent draws: the six quantities of one run share its seed "
-              "(prompts, sampling), and the Newcombe interval treats them as independent, so it overstates the "
-              "evidence. What separates the proxy from a control is how many seeds do")
+    caveat = ("The (seed, quantity) cells are not independent draws: the quantities of one run share its seed "
+              "(prompts, sampling), and the interval of the paired distance difference treats them as independent, "
+              "so it overstates the evidence. What separates the proxy from a control is how many seeds do")
     if not have:
         return ["", caveat + "; this record holds no per-seed counts (`score.by_seed`), so the card cannot say how "
                 "many."]
@@ -459,8 +459,10 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                     "`min_seed_share`" + (f" ({share:g})" if share is not None else "") + " of the seeds "
                     "(`proxy.fidelity.controls`): two equal scores can be a pass and a fail when one model's "
                     "signature reproduces and the other's does not. A proxy reproduces a fault beyond its "
-                    "controls when it passes and its score beats every control's (95% Newcombe interval of the "
-                    "difference above 0). The healthy row `none` has no signature: its verdicts are magnitudes "
+                    "controls when it passes and it is closer to the base than every control that ran the fault: "
+                    "the 95% t interval of the paired difference of magnitude distances (per cell |model - base| / "
+                    "tolerance, capped; control minus proxy) lies above 0. A `+fix` row no control ran is judged "
+                    "on the proxy alone. The healthy row `none` has no signature: its verdicts are magnitudes "
                     "only. Controls measured against this proxy, with its expert count (`metrics/fidelity.json` "
                     f"`controls.{name}.controls`): " + ", ".join(_control_text(c) for c in controls) + "."]
             L += per_seed_lines(cblk, name, controls, faults)
@@ -469,6 +471,12 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                       + (", ".join(f"`{f}`" + (" (the healthy runs)" if f == HEALTHY else "")
                                    + _ahead_text((cfaults.get(f) or {}).get("controls") or {}, name)
                                    for f in cblk["reproduces"]) or "none") + "."]
+            overall = {c: o for c, o in (cblk.get("overall") or {}).items() if isinstance(o, Mapping)}
+            if overall:
+                L += ["", f"Pooled over every fault a control ran (`controls.{name}.overall`), the mean distance "
+                      f"difference, control minus {name} (positive: {name} is closer to the base), with its 95% "
+                      "interval: " + "; ".join(f"{c} {o['mean']:+.3f} [{o['ci95'][0]:+.3f}, {o['ci95'][1]:+.3f}]"
+                                               for c, o in overall.items()) + "."]
             sig = control_signature_matches(models, controls, faults)
             if sig:
                 L += ["", "By signature alone the controls also reproduce faults: "

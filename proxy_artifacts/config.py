@@ -254,6 +254,8 @@ class ControlsConfig(ParamsConfig):
                           doc="a log quantity whose tolerance is wider (decades) tells no model apart: left out of the score")
     min_score: float = knob(0.75, rule=_SHARE, doc="a model passes with at least this share of cells within tolerance")
     min_seed_share: float = knob(0.6667, rule=_SHARE, doc="... and its signature reproducing on this share of seeds")
+    dist_cap: float = knob(3.0, rule=positive(float),
+                           doc="a cell's magnitude distance (|model - base| / tolerance) is at most this (controls.cell_distance)")
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,29 @@ Controls (:data:`CONTROL_KINDS`, built by :func:`pipeline.build_control`), each 
 
 Verdict per proxy and fault (:func:`control_verdicts`): the proxy **passes** the fidelity test when its
 signature reproduces the base's on at least ``min_seed_share`` of the seeds (:func:`verdicts.fault_rates`;
-the healthy row ``none`` has no signature and is judged on magnitudes only; :func:`verdicts.at_least_share`)
-and its magnitude score is at least ``min_score``; a control passes under the same rule. The proxy **reproduces** the fault only where
-it passes and its magnitude score is above every control's with a 95% interval of the difference that
-excludes 0 (Newcombe's hybrid score interval, :func:`newcombe`). Cells of one run share a seed, so they
-are not independent draws: the interval is a screening figure, not an exact test.
+the healthy row ``none`` has no signature and is judged on magnitudes only; on a ``<fault>+fix`` row the
+signature to reproduce is the fixed base's, absence included; :func:`verdicts.at_least_share`) and its
+magnitude score is at least ``min_score``; a control passes under the same rule.
 
-The base's own score (``base_self``: seed s_i against seed s_{i+1}, cyclically) is the ceiling a proxy can
-reach; each pair is judged with the tolerance of the base's *other* seeds (leave the judged seed out), else
-every pair would be inside a tolerance built from its own difference and the ceiling would be 1 by
-construction.
+Pass / fail is a threshold on a share, so two models that both pass cannot be ordered by it. The proxy is
+ordered against a control by **magnitude distance** (:func:`magnitude_distance`): per (seed, quantity)
+cell, |model - base| on the quantity's scale in units of the tolerance, capped at ``dist_cap``; a model
+drawn from the base's own distribution has a mean distance near 0.38 (the mean of |N(0, 2)| / 3 sigma with
+``sd_factor`` 3), a model off by one tolerance everywhere has 1. The proxy **beats** a control on a fault
+when the 95% t interval of the mean paired difference (control's cell distance - proxy's, the same cells:
+:func:`paired_difference`) lies above 0, and it **reproduces** the fault only where it passes and beats
+every control that ran the fault. A row no control ran (the ``+fix`` rows: controls run no fix runs) is
+judged on the proxy alone: ``reproduces`` is None and the row is listed under ``fix_reproduced`` when the
+proxy passes it. Per proxy, ``overall`` pools the paired differences of every fault a control ran. Cells
+of one run share a seed, so they are not independent draws: the intervals are screening figures, not exact
+tests. The Newcombe interval of the two scores (:func:`newcombe`) is reported beside it
+(``score_diff_ci95``).
+
+The base's own score (``base_self``: seed s_i against seed s_{i+1}, cyclically) is its seed-to-seed
+agreement, a reference and not a ceiling (the proxy's seed s is compared with the base's seed s, which
+shares its prompts and sampling seed); each pair is judged with the tolerance of the base's *other* seeds
+(leave the judged seed out), else every pair would be inside a tolerance built from its own difference and
+the score would be 1 by construction.
 """
 
 from __future__ import annotations
@@ -43,6 +56,7 @@ import statistics
 from typing import Mapping, Sequence
 
 from scipy.stats import binomtest
+from scipy.stats import t as student_t
 
 from .verdicts import FAULT_KINDS, at_least_share, fault_name, rate, wilson
 
@@ -52,7 +66,11 @@ CONTROL_KINDS = ("random_experts", "random_output_merge", "reinit", "dense")
 # shape has the same, trained or not)
 QUANTITIES = {"reward_mean": "linear", "entropy_mean": "linear", "kl_max": "log", "grad_norm_max": "log",
               "logprob_mismatch_fresh_max": "log"}
-LOG_FLOOR = 1e-12  # a log quantity at or below this is a zero (a frozen update, an exact match)
+# a log quantity at or below this is a zero (a frozen update, an exact match): 1e-6 nats / units is below any
+# logged effect (the smallest bf16 mismatch ~1e-4, the smallest healthy KL ~1e-3) and above float32 round-off of
+# a log-prob (ulp of a value ~10 is ~1e-6; an fp32 "exact match" logs ~1e-8, which a 1e-12 floor read as 4 decades
+# away from a true 0)
+LOG_FLOOR = 1e-6
 
 
 def _vals(rows: Sequence[Mapping], key: str, fresh: bool = False) -> list[float]:
@@ -188,6 +206,61 @@ def magnitude_score(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapping
     return {**rate(k, n), "by_quantity": by_q, "by_seed": by_s, "tolerance": tols, "non_discriminating": blind}
 
 
+def cell_distance(ref: float | None, got: float | None, scale: str, tol: float, cap: float) -> float | None:
+    """One cell's distance: |got - ref| on ``scale`` (decades for ``log``) divided by ``tol``, at most ``cap``;
+    0 when both are non-finite or both zero (:data:`LOG_FLOOR`), ``cap`` when only one is; None when either
+    was not logged (the cell is left out, as in :func:`cell_matches`)."""
+    a, b = _scaled(ref, scale), _scaled(got, scale)
+    if a is None or b is None:
+        return None
+    if not math.isfinite(a) or not math.isfinite(b):
+        return 0.0 if not math.isfinite(a) and not math.isfinite(b) else cap
+    if _zero(ref, scale) or _zero(got, scale):
+        return 0.0 if _zero(ref, scale) and _zero(got, scale) else cap
+    return min(abs(a - b) / tol, cap) if tol > 0 else (0.0 if a == b else cap)
+
+
+def magnitude_distance(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapping], cp: Mapping,
+                       score: Mapping) -> dict:
+    """Mean cell distance (:func:`cell_distance`, cap ``cp['dist_cap']``) of a model to the base on one fault.
+
+    Args:
+        base_q / model_q: {seed: :func:`run_quantities`} of one fault; cells pair seed s with seed s.
+        score: the model's :func:`magnitude_score` on the fault: its ``tolerance`` per quantity and its
+            ``non_discriminating`` quantities (left out here too), so distance and score judge the same cells.
+
+    Returns {"distance": mean (None without cells), "n": cells, "by_quantity": {q: mean},
+    "cells": {"<seed>:<quantity>": distance}} (the cells :func:`paired_difference` pairs).
+    """
+    cap = float(cp["dist_cap"])
+    cells: dict[str, float] = {}
+    for q, scale in QUANTITIES.items():
+        if q in score["non_discriminating"]:
+            continue
+        for s in sorted(set(base_q) & set(model_q)):
+            d = cell_distance(base_q[s].get(q), model_q[s].get(q), scale, float(score["tolerance"][q]), cap)
+            if d is not None:
+                cells[f"{s}:{q}"] = round(d, 6)
+    by_q = {q: round(statistics.mean(v), 4) for q in QUANTITIES
+            if (v := [d for c, d in cells.items() if c.split(":", 1)[1] == q])}
+    return {"distance": round(statistics.mean(cells.values()), 4) if cells else None, "n": len(cells),
+            "by_quantity": by_q, "cells": cells}
+
+
+def paired_difference(proxy_cells: Mapping[str, float], control_cells: Mapping[str, float],
+                      level: float = 0.95) -> dict | None:
+    """Mean of (control's distance - proxy's) over the cells both have, with its t interval (Student, n - 1
+    degrees of freedom; a zero spread gives the point). Positive: the proxy is closer to the base. None
+    with fewer than 2 common cells."""
+    common = sorted(set(proxy_cells) & set(control_cells))
+    if len(common) < 2:
+        return None
+    diffs = [control_cells[c] - proxy_cells[c] for c in common]
+    m, sd = statistics.mean(diffs), statistics.stdev(diffs)
+    half = float(student_t.ppf(0.5 + level / 2, len(diffs) - 1)) * sd / math.sqrt(len(diffs))
+    return {"mean": round(m, 4), "ci95": [round(m - half, 4), round(m + half, 4)], "n": len(diffs)}
+
+
 def seeds_ahead(proxy_score: Mapping, control_score: Mapping) -> list[int]:
     """[seeds where the proxy matched more cells than the control, seeds both were scored on] from the
     ``by_seed`` counts of two :func:`magnitude_score` results of one fault: how many seeds, not cells,
@@ -226,7 +299,7 @@ def _passes(kinds_rep: Mapping | None, score: Mapping, fault: str, cp: Mapping) 
 
 def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]]], rates: Mapping,
                      controls: Mapping[str, Sequence[str]], cp: Mapping) -> dict:
-    """The ``controls`` block of the fidelity metrics.
+    """The ``controls`` block of the fidelity metrics (module doc: pass, distance, beaten, reproduces).
 
     Args:
         quantities: {model: {fault: {seed: :func:`run_quantities`}}}, ``base`` and every proxy and control
@@ -236,15 +309,19 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
         cp: the ``proxy.fidelity.controls`` params.
 
     Returns {proxy: {"controls": [names], "faults": {fault: {"base_self", "proxy", "controls": {name: {...,
-    "diff_ci95", "beaten", "seeds_proxy_ahead" (:func:`seeds_ahead`)}}, "passes", "reproduces"}},
-    "rule": {"min_score", "min_seed_share"}, "reproduces": [faults], "controls_passing": {name: [faults]}}};
-    each model entry holds ``score`` (rate, k, n, ci95, by_quantity, by_seed, tolerance), ``kinds``
-    (reproduction rate dict or None) and ``passes``.
+    "ran", "diff_ci95" (interval of the paired distance difference, control - proxy; None when the control
+    did not run the fault), "distance_diff" (:func:`paired_difference`), "score_diff_ci95" (Newcombe),
+    "beaten", "seeds_proxy_ahead" (:func:`seeds_ahead`)}}, "passes", "reproduces"}}, "rule", "reproduces":
+    [faults], "fix_reproduced": [``+fix`` rows no control ran that the proxy passes], "controls_passing":
+    {name: [faults]}, "overall": {name: paired difference pooled over the faults the control ran}}};
+    each model entry holds ``score`` (rate, k, n, ci95, by_quantity, by_seed, tolerance), ``distance``
+    (:func:`magnitude_distance`), ``kinds`` (reproduction rate dict or None) and ``passes``.
     """
     base = quantities["base"]
     out: dict = {}
     for proxy, names in controls.items():
         per: dict = {}
+        pooled: dict = {c: ({}, {}) for c in names}
         for fault in sorted(base):
             bq = base[fault]
             seeds = sorted(bq)
@@ -254,22 +331,34 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
                 mq = (quantities.get(model) or {}).get(fault) or {}
                 sc = magnitude_score(bq, mq, cp)
                 kr = (((rates.get("models") or {}).get(model) or {}).get(fault) or {}).get("reproduction")
-                return {"score": sc, "kinds": kr, "passes": _passes(kr, sc, fault, cp)}
+                return {"score": sc, "distance": magnitude_distance(bq, mq, cp, sc), "kinds": kr,
+                        "passes": _passes(kr, sc, fault, cp)}
 
             pe = entry(proxy)
             row = {"base_self": magnitude_score(bq, bq, cp, ring, leave_out_judged=True), "proxy": pe, "controls": {}}
             for c in names:
                 ce = entry(c)
-                d = newcombe(pe["score"]["k"], pe["score"]["n"], ce["score"]["k"], ce["score"]["n"])
-                row["controls"][c] = {**ce, "diff_ci95": d, "beaten": bool(d) and d[0] > 0,
+                ran = ce["score"]["n"] > 0
+                dd = paired_difference(pe["distance"]["cells"], ce["distance"]["cells"]) if ran else None
+                if dd is not None:
+                    pooled[c][0].update({f"{fault}|{k}": v for k, v in pe["distance"]["cells"].items()})
+                    pooled[c][1].update({f"{fault}|{k}": v for k, v in ce["distance"]["cells"].items()})
+                row["controls"][c] = {**ce, "ran": ran, "distance_diff": dd, "diff_ci95": dd["ci95"] if dd else None,
+                                      "score_diff_ci95": newcombe(pe["score"]["k"], pe["score"]["n"],
+                                                                  ce["score"]["k"], ce["score"]["n"]) if ran else None,
+                                      "beaten": bool(dd) and dd["ci95"][0] > 0,
                                       "seeds_proxy_ahead": seeds_ahead(pe["score"], ce["score"])}
+            ran = [v for v in row["controls"].values() if v["ran"]]
             row["passes"] = pe["passes"]
-            row["reproduces"] = pe["passes"] and all(v["beaten"] for v in row["controls"].values())
+            row["reproduces"] = (pe["passes"] and all(v["beaten"] for v in ran)) if ran else None
             per[fault] = row
         out[proxy] = {"controls": list(names), "faults": per,
-                      "rule": {"min_score": float(cp["min_score"]), "min_seed_share": float(cp["min_seed_share"])},
+                      "rule": {"min_score": float(cp["min_score"]), "min_seed_share": float(cp["min_seed_share"]),
+                               "dist_cap": float(cp["dist_cap"])},
                       "reproduces": [f for f, r in per.items() if r["reproduces"]],
-                      "controls_passing": {c: [f for f, r in per.items() if r["controls"][c]["passes"]] for c in names}}
+                      "fix_reproduced": [f for f, r in per.items() if r["reproduces"] is None and r["passes"]],
+                      "controls_passing": {c: [f for f, r in per.items() if r["controls"][c]["passes"]] for c in names},
+                      "overall": {c: paired_difference(*pooled[c]) for c in names}}
     return out
 
 

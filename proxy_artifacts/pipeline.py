@@ -192,8 +192,12 @@ def eval_windows(tok, ep: dict) -> dict[str, torch.Tensor]:
 
 
 def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, out_dir: str | Path,
-              metrics_path: str | Path | None = None) -> dict:
-    """Prune the base at ``ratio`` with ``params['prune']``; write the proxy folder, clusters and metrics."""
+              metrics_path: str | Path | None = None, choice_seed: int | None = None) -> dict:
+    """Prune the base at ``ratio`` with ``params['prune']``; write the proxy folder, clusters and metrics.
+
+    ``choice_seed``: the seed of the expert choice alone (``select``'s ``seed``: a random control's draw);
+    ``prune.seed`` still draws the calibration windows of the merge, so two controls of other draws differ
+    in their experts only."""
     params = proxy_params(params)
     pp, ep = params["prune"], params["eval"]
     torch.set_num_threads(int(pp["threads"]))
@@ -201,7 +205,7 @@ def run_prune(params: dict, base_ref: str, stats_dir: str | Path, ratio: float, 
     stats, meta = load_stats(stats_dir, pp["categories"])
     if meta["model_id"] != model_id:
         raise ValueError(f"statistics were collected on {meta['model_id']}, base is {model_id}")
-    kept, members, rows, k = select(model, stats, ratio, pp)
+    kept, members, rows, k = select(model, stats, ratio, pp, seed=choice_seed)
     E = expert_count(model.config, adapter_for(model.config))
     ref = BaseReference(model, tok, eval_windows(tok, ep), ep["batch_size"], ep["task_problems"]) \
         if metrics_path else None
@@ -241,8 +245,9 @@ def build_control(params: dict, kind: str, base_ref: str, stats_dir: str | Path,
     """Write negative control ``kind`` of the proxy at keep ``ratio`` (its expert count) to ``out_dir``: a
     proxy folder with the model in ``out_dir/model`` and ``out_dir/control.json`` (kind, seed, ratio).
 
-    ``random_experts`` / ``random_output_merge``: :func:`run_prune` with method ``random`` (seed
-    ``proxy.fidelity.controls.seed``) and merge ``none`` / ``output``, the rest as ``proxy.prune``.
+    ``random_experts`` / ``random_output_merge``: :func:`run_prune` with method ``random`` (the expert
+    choice drawn by ``proxy.fidelity.controls.seed``; the merge's calibration windows by ``proxy.prune.seed``,
+    as the proxy's) and merge ``none`` / ``output``, the rest as ``proxy.prune``.
     ``reinit``: the proxy's architecture (``proxy_model``'s ``config.json``) with the weights
     ``from_config`` draws under ``torch.manual_seed(seed)``, and its tokenizer.
     ``dense``: :func:`dense_control` of the proxy (its active size, no router), and its tokenizer.
@@ -269,9 +274,8 @@ def build_control(params: dict, kind: str, base_ref: str, stats_dir: str | Path,
         model.save_pretrained(out_dir / "model")
         AutoTokenizer.from_pretrained(proxy_model).save_pretrained(out_dir / "model")
     else:
-        pp = dict(params["prune"], method="random", seed=seed,
-                  merge="output" if kind == "random_output_merge" else "none")
-        run_prune(dict(params, prune=pp), base_ref, stats_dir, ratio, out_dir)
+        pp = dict(params["prune"], method="random", merge="output" if kind == "random_output_merge" else "none")
+        run_prune(dict(params, prune=pp), base_ref, stats_dir, ratio, out_dir, choice_seed=seed)
     atomic_write_json(out_dir / "control.json", {"kind": kind, "seed": seed, "keep_ratio": ratio, **extra},
                       indent=1)
     return out_dir

@@ -24,27 +24,44 @@ def _fmt_rate(r) -> str:
 
 def controls_markdown(controls: dict | None) -> list[str]:
     """Report lines of the ``controls`` block (:func:`controls.control_verdicts`): per proxy, one row per
-    fault with the magnitude score of the base against itself (ceiling), of the proxy and of each control
-    (``k/n`` cells within tolerance, Wilson interval; ``pass`` when the model passes the fidelity test),
-    and whether the proxy reproduces the fault beyond its controls. Empty without controls."""
+    fault with the magnitude score of the base against itself (its seed-to-seed agreement), of the proxy and
+    of each control (``k/n`` cells within tolerance, Wilson interval; ``pass`` when the model passes the
+    fidelity test; ``d`` the mean magnitude distance), ``beaten`` where the paired distance difference's
+    interval lies above 0, and whether the proxy reproduces the fault beyond its controls (``None``: no
+    control ran the row); then the pooled comparison over every fault. Empty without controls."""
     if not controls:
         return []
     L = ["", "## Controls: does the fidelity test tell the proxy from a bad proxy?", "",
          "Magnitude score: share of (seed, quantity) cells (reward, entropy, KL, gradient norm, fresh log-prob "
          "mismatch) within the base's seed-to-seed tolerance of the base's run of the same fault and "
          "seed (`proxy.fidelity.controls`). A model passes a fault when its score reaches `min_score` and its "
-         "signature reproduces the base's on `min_seed_share` of the seeds; the proxy reproduces the fault only "
-         "where it passes and beats every control (95% Newcombe interval of the score difference above 0).", ""]
+         "signature reproduces the base's on `min_seed_share` of the seeds. `d`: mean magnitude distance "
+         "(|model - base| / tolerance per cell, capped at `dist_cap`; lower is closer). The proxy beats a control "
+         "where the 95% t interval of the paired distance difference (control - proxy, same cells) lies above 0, "
+         "and reproduces the fault only where it passes and beats every control that ran it.", ""]
     for proxy, blk in controls.items():
         names = blk["controls"]
         L += [f"| fault | base vs itself | {proxy} | " + " | ".join(f"{c} (control)" for c in names)
               + f" | {proxy} reproduces beyond the controls |", "|---|---|---|" + "---|" * len(names) + "---|"]
         for f, row in blk["faults"].items():
             def cell(e):
-                return _fmt_rate(e["score"]) + (" pass" if e["passes"] else " fail")
+                if e.get("ran") is False:
+                    return "not run"
+                d = (e.get("distance") or {}).get("distance")
+                return (_fmt_rate(e["score"]) + (" pass" if e["passes"] else " fail")
+                        + (f", d {d:.2f}" if d is not None else ""))
             L.append(f"| {f} | {_fmt_rate(row['base_self'])} | {cell(row['proxy'])} | "
                      + " | ".join(cell(row["controls"][c]) + (" (beaten)" if row["controls"][c]["beaten"] else "")
                                   for c in names) + f" | {row['reproduces']} |")
+        overall = blk.get("overall") or {}
+        if overall:
+            L += ["", f"Pooled over every fault a control ran: mean distance difference (control - {proxy}) "
+                      "with its 95% t interval over the paired cells (positive: the proxy is closer to the base).", "",
+                  "| control | difference | 95% interval | cells |", "|---|---|---|---|"]
+            for c in names:
+                o = overall.get(c)
+                L.append(f"| {c} | {o['mean']:+.3f} | [{o['ci95'][0]:+.3f}, {o['ci95'][1]:+.3f}] | {o['n']} |" if o
+                         else f"| {c} | n/a | n/a | 0 |")
         L.append("")
     return L
 
@@ -80,7 +97,7 @@ def report_markdown(m: dict) -> str:
         L += [f"| {k} | " + " | ".join(f"{v[f]['k']}/{v[f]['n']}" for f in fl) + " |" for k, v in gd.items()]
         L += [""]
     L += ["## Faults: detection on the base and reproduction by each proxy (seed s of the proxy vs seed s of the base)",
-          "", "| fault | specific kind | base detection | base self-reproduction (ceiling) | "
+          "", "| fault | specific kind | base detection | base self-reproduction | "
           + " | ".join(f"{n} reproduction" for n in names) + " |", "|---|---|---|---|" + "---|" * len(names)]
     for f in m["fault_runs"]:
         base_det = m["rates"]["models"]["base"][f]["detection"]

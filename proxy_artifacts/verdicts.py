@@ -15,10 +15,14 @@ same model gets kinds of its own). So:
 - **Rates over seeds** (:func:`fault_rates`): per model and fault, the detection rate (the specific
   kind fires, from the fault's onset on) and the reproduction rate: seed s of a proxy reproduces
   the fault when its specific signature equals the base's seed-s signature (same kinds, first
-  steps within ``step_tolerance``; seed s of both shares prompts and sampling seed). The base's
-  **self-reproduction rate** (seed s_i against seed s_{i+1}, cyclically) is the ceiling a proxy
-  can reach. A fault the base does not show on every seed is flagged ``base_reliable: false``;
-  one it never shows is "no signature".
+  steps within ``step_tolerance``; seed s of both shares prompts and sampling seed); on a
+  ``<fault>+fix`` run the base's signature is what the fix left (none where it removed it), and the
+  proxy reproduces it when it shows the same, absence included (:func:`matches` ``absent_ok``). The base's
+  **self-reproduction rate** (seed s_i against seed s_{i+1}, cyclically) is its own seed-to-seed
+  agreement: a reference, not a ceiling (a proxy's seed s is compared with the base's seed s, which
+  shares its prompts and sampling seed, so it can agree more often than two base seeds do). A fault the
+  base does not show on every seed is flagged ``base_reliable: false``; one it never shows is "no
+  signature".
 
 Interval: Wilson score interval (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``;
 Wilson 1927), 95%.
@@ -147,9 +151,13 @@ def specific(sig: Mapping[str, int] | None, fault: str) -> dict:
     return {k: v for k, v in (sig or {}).items() if k in kinds}
 
 
-def matches(ref: Mapping[str, int], got: Mapping[str, int], tol: int) -> bool:
-    """``ref`` non-empty, same kinds as ``got``, every first step within ``tol``."""
-    return bool(ref) and set(ref) == set(got) and all(abs(ref[k] - got[k]) <= tol for k in ref)
+def matches(ref: Mapping[str, int], got: Mapping[str, int], tol: int, absent_ok: bool = False) -> bool:
+    """``ref`` non-empty (or, with ``absent_ok``, empty on both sides), same kinds as ``got``, every first
+    step within ``tol``. ``absent_ok`` is the rule of a ``<fault>+fix`` run: what the proxy must reproduce
+    there is the base's fixed run, where the fix removed the signature, so no kind on either side matches."""
+    if not ref:
+        return absent_ok and not got
+    return set(ref) == set(got) and all(abs(ref[k] - got[k]) <= tol for k in ref)
 
 
 def calibrate(healthy_by_model: Mapping[str, Mapping[int, Sequence[Mapping]]], det: Mapping, fault_step: int,
@@ -248,7 +256,8 @@ def fault_rates(sigs: Mapping[str, Mapping[str, Mapping[int, Mapping[str, int]]]
         if seeds and not any(det):
             out["no_signature"].append(fault)
         pairs = [(seeds[i], seeds[(i + 1) % len(seeds)]) for i in range(len(seeds))] if len(seeds) > 1 else []
-        out["base_self"][fault] = rate(sum(matches(spec("base", fault, a), spec("base", fault, b), tol)
+        fixed = fault.endswith("+fix")
+        out["base_self"][fault] = rate(sum(matches(spec("base", fault, a), spec("base", fault, b), tol, fixed)
                                            for a, b in pairs), len(pairs))
     for model, per_fault in sigs.items():
         out["models"][model] = {}
@@ -256,7 +265,8 @@ def fault_rates(sigs: Mapping[str, Mapping[str, Mapping[int, Mapping[str, int]]]
             seeds = sorted(by_seed)
             d = sum(bool(spec(model, fault, s)) for s in seeds)
             paired = [s for s in seeds if s in base.get(fault, {})]
-            rep = sum(matches(spec("base", fault, s), spec(model, fault, s), tol) for s in paired)
+            rep = sum(matches(spec("base", fault, s), spec(model, fault, s), tol, fault.endswith("+fix"))
+                      for s in paired)
             out["models"][model][fault] = {"detection": rate(d, len(seeds)), "reproduction": rate(rep, len(paired)),
                                            "specific": {int(s): spec(model, fault, s) for s in seeds}}
     return out

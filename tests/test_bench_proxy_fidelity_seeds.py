@@ -20,18 +20,23 @@ def test_params_override_sets_only_the_fault_seeds(tmp_path):
 
 def test_summary_keeps_the_stage_verdicts_and_drops_fix_runs():
     def ctl(rate, passes, beaten):
-        return {"score": {"rate": rate}, "passes": passes, "beaten": beaten, "diff_ci95": [0.1, 0.5] if beaten else [-0.2, 0.3]}
+        return {"score": {"rate": rate}, "distance": {"distance": 1.5}, "passes": passes, "beaten": beaten,
+                "diff_ci95": [0.1, 0.5] if beaten else [-0.2, 0.3]}
 
-    fid = {"controls": {"r0.5": {"rule": {"min_score": 0.75}, "reproduces": ["none"], "faults": {
-        "none": {"base_self": {"rate": 0.9, "n": 50, "tolerance": {"kl_max": 0.3}}, "proxy": {"score": {"rate": 0.8}}, "passes": True,
+    pooled = {"mean": 1.2, "ci95": [1.0, 1.4], "n": 30}
+    fid = {"controls": {"r0.5": {"rule": {"min_score": 0.75}, "reproduces": ["none"],
+                                 "overall": {"control_random_experts": pooled, "control_dense": None}, "faults": {
+        "none": {"base_self": {"rate": 0.9, "n": 50, "tolerance": {"kl_max": 0.3}},
+                 "proxy": {"score": {"rate": 0.8}, "distance": {"distance": 0.3}}, "passes": True,
                  "controls": {"control_random_experts": ctl(0.2, False, True), "control_dense": ctl(0.0, False, True)}},
         "lr_spike+fix": {"base_self": {"rate": 1.0, "n": 10}, "proxy": {"score": {"rate": 1.0}}, "passes": True, "controls": {}}}}}}
     s = summarise(fid, ["random_experts"])
     assert list(s["faults"]) == ["none"] and s["reproduces"] == ["none"] and s["rule"] == {"min_score": 0.75}
+    assert s["overall"] == {"random_experts": pooled}
     assert s["faults"]["none"] == {"base_self_rate": 0.9, "base_self_n": 50, "tolerance": {"kl_max": 0.3},
-                                   "proxy_rate": 0.8, "proxy_passes": True,
-                                   "controls": {"random_experts": {"rate": 0.2, "passes": False, "beaten": True,
-                                                                   "diff_ci95": [0.1, 0.5]}}}
+                                   "proxy_rate": 0.8, "proxy_passes": True, "proxy_distance": 0.3,
+                                   "controls": {"random_experts": {"rate": 0.2, "distance": 1.5, "passes": False,
+                                                                   "beaten": True, "diff_ci95": [0.1, 0.5]}}}
 
 
 def test_grpo_runs_are_reused_across_fidelity_rule_changes_only(tmp_path):

@@ -400,3 +400,115 @@ def test_report_captions_the_healthy_rows_with_the_healthy_seeds():
     assert "of the fault seeds / largest per seed" not in text
     fresh = m["base"]["fresh_quantities"]["none"]["logprob_mismatch"]["max_per_seed"]
     assert sorted(int(s) for s in fresh) == m["healthy_seeds"] != m["fault_seeds"]
+
+
+def _q(reward=None, entropy=None, kl=None, grad=None, mismatch=None):
+    return {"reward_mean": reward, "entropy_mean": entropy, "kl_max": kl, "grad_norm_max": grad,
+            "logprob_mismatch_fresh_max": mismatch, "update_norm_median": None}
+
+
+def test_cell_distance_is_the_difference_in_tolerances_capped():
+    """|got - ref| / tol on the quantity's scale (decades for log), at most dist_cap; zeros and non-finite
+    values match only their own kind."""
+    cap = 3.0
+    assert controls.cell_distance(0.40, 0.65, "linear", 0.5, cap) == pytest.approx(0.5)
+    assert controls.cell_distance(0.40, 9.0, "linear", 0.5, cap) == cap
+    assert controls.cell_distance(1e-2, 1e-1, "log", 0.5, cap) == pytest.approx(2.0)  # one decade / 0.5
+    assert controls.cell_distance(0.0, 0.0, "log", 0.5, cap) == 0.0
+    assert controls.cell_distance(0.0, 1e-2, "log", 0.5, cap) == cap
+    assert controls.cell_distance(float("nan"), float("inf"), "log", 0.5, cap) == 0.0
+    assert controls.cell_distance(float("nan"), 1.0, "log", 0.5, cap) == cap
+    assert controls.cell_distance(None, 1.0, "log", 0.5, cap) is None
+
+
+def test_an_fp32_round_off_mismatch_is_a_zero():
+    """A fp32 run's fresh log-prob mismatch is 0 or float32 round-off (~1e-8 nats): both are zeros
+    (LOG_FLOOR), so the cell matches and the round-off does not enter the base's spread."""
+    assert controls.LOG_FLOOR >= 1e-6
+    assert controls.cell_matches(0.0, 1.12e-8, "log", 0.30103) is True
+    assert controls.cell_distance(3.7e-9, 0.0, "log", 0.30103, 3.0) == 0.0
+    assert controls.spread_values([0.0, 3.7e-9, 1e-3, 1e-2], "log") == [-3.0, -2.0]
+    # a real bf16 mismatch (~4e-3 nats) is not a zero
+    assert controls.cell_matches(0.0, 4e-3, "log", 0.30103) is False
+
+
+def test_paired_difference_is_the_t_interval_of_the_cell_differences():
+    """Differences 1, 2, 3 (control - proxy): mean 2, sample SD 1, t(0.975, 2) = 4.3027 -> 2 -/+ 2.4841.
+    Cells only one side has are left out; fewer than 2 common cells give None; equal cells give [0, 0]."""
+    proxy = {"0:kl_max": 0.0, "1:kl_max": 0.0, "2:kl_max": 0.0}
+    ctl = {"0:kl_max": 1.0, "1:kl_max": 2.0, "2:kl_max": 3.0, "3:kl_max": 9.0}
+    d = controls.paired_difference(proxy, ctl)
+    assert d == {"mean": 2.0, "ci95": [-0.4841, 4.4841], "n": 3}
+    assert controls.paired_difference({"0:kl_max": 0.0}, ctl) is None
+    assert controls.paired_difference(proxy, proxy) == {"mean": 0.0, "ci95": [0.0, 0.0], "n": 3}
+
+
+def test_magnitude_distance_uses_the_scores_cells_and_tolerances():
+    """The distance judges the cells the score does: a non-discriminating quantity (reward 0 on every base
+    seed would be matched by a dead model) is left out; each cell is |model - base| / tolerance."""
+    base = {s: _q(reward=0.0, kl=10 ** (-2 + 0.1 * s)) for s in range(3)}
+    model = {s: _q(reward=0.0, kl=10 ** (-1.5 + 0.1 * s)) for s in range(3)}  # half a decade above, every seed
+    sc = controls.magnitude_score(base, model, CP)
+    assert "reward_mean" in sc["non_discriminating"] and sc["tolerance"]["kl_max"] == pytest.approx(0.30103)
+    d = controls.magnitude_distance(base, model, CP, sc)
+    assert d["n"] == 3 and set(d["cells"]) == {"0:kl_max", "1:kl_max", "2:kl_max"}
+    assert d["distance"] == pytest.approx(0.5 / 0.30103, abs=1e-3)  # 1.66 tolerances, under the cap
+    far = controls.magnitude_distance(base, {s: _q(reward=0.0, kl=10.0) for s in range(3)}, CP, sc)
+    assert far["distance"] == CP["dist_cap"]  # 3 decades = 10 tolerances, capped
+
+
+def test_a_fix_row_reproduces_where_the_fix_removed_the_signature_on_both():
+    """On a ``+fix`` run the base's signature is absent (the fix removed it): a proxy that shows none there
+    reproduces the fixed run; one where the signature survives the fix does not. On the fault's own row an
+    absence on both sides is no reproduction."""
+    from proxy_artifacts.verdicts import fault_rates
+
+    mis = {"logprob_mismatch": 1}
+    sigs = {"base": {"logprob_bf16": {0: mis, 1: mis, 2: {}}, "logprob_bf16+fix": {0: {}, 1: {}, 2: {}}},
+            "p": {"logprob_bf16": {0: mis, 1: {}, 2: {}}, "logprob_bf16+fix": {0: {}, 1: {}, 2: mis}}}
+    r = fault_rates(sigs, 2, {"logprob_bf16": 1, "logprob_bf16+fix": 1})
+    assert r["base_self"]["logprob_bf16+fix"]["rate"] == 1.0
+    rep = r["models"]["p"]["logprob_bf16+fix"]["reproduction"]
+    assert (rep["k"], rep["n"]) == (2, 3)
+    rep = r["models"]["p"]["logprob_bf16"]["reproduction"]
+    assert (rep["k"], rep["n"]) == (1, 3)  # seed 0 only: seed 2's shared absence is not the fault reproduced
+
+
+def test_a_row_no_control_ran_is_judged_on_the_proxy_alone_and_the_pooled_difference_covers_the_rest():
+    """Controls run no fix runs: on a ``+fix`` row the control entry says it did not run, ``reproduces`` is
+    None (not False) and the row is listed under ``fix_reproduced`` when the proxy passes it. The healthy row,
+    where the proxy equals the base and the control is one tolerance off on every cell, is reproduced, and
+    the pooled difference is the healthy row's alone."""
+    from proxy_artifacts.verdicts import rate
+
+    base = {"none": {s: _q(reward=0.5 + 0.02 * s, entropy=0.6 + 0.02 * s) for s in range(3)},
+            "logprob_bf16+fix": {s: _q(reward=0.5 + 0.02 * s, entropy=0.6 + 0.02 * s) for s in range(3)}}
+    far = {"none": {s: _q(reward=0.5 + 0.02 * s + 0.06, entropy=0.6 + 0.02 * s + 0.06) for s in range(3)}}
+    rates = {"models": {"p": {"logprob_bf16+fix": {"reproduction": rate(3, 3)}}}}
+    blk = controls.control_verdicts({"base": base, "p": base, "c": far}, rates, {"p": ["c"]}, CP)["p"]
+    fix = blk["faults"]["logprob_bf16+fix"]
+    assert fix["controls"]["c"]["ran"] is False and fix["controls"]["c"]["beaten"] is False
+    assert fix["proxy"]["passes"] and fix["reproduces"] is None and blk["fix_reproduced"] == ["logprob_bf16+fix"]
+    # tolerance 3 x SD(0.5, 0.52, 0.54) = 0.06 for both quantities: every control cell is at distance 1.0
+    none = blk["faults"]["none"]
+    assert none["controls"]["c"]["distance"]["distance"] == pytest.approx(1.0)
+    assert none["proxy"]["distance"]["distance"] == 0.0 and none["controls"]["c"]["beaten"] and none["reproduces"]
+    assert blk["reproduces"] == ["none"]
+    assert blk["overall"]["c"] == {"mean": 1.0, "ci95": [1.0, 1.0], "n": 6}
+
+
+def test_a_random_controls_seed_draws_its_experts_not_its_calibration_windows(tmp_path, monkeypatch):
+    """``proxy.fidelity.controls.seed`` reaches the expert choice alone (``run_prune``'s ``choice_seed``);
+    the merge's calibration windows stay drawn by ``proxy.prune.seed``, as the proxy's, so controls of two
+    seeds differ in their experts only."""
+    from proxy_artifacts import pipeline
+    from proxy_artifacts.config import ProxyConfig
+
+    seen = []
+    monkeypatch.setattr(pipeline, "run_prune", lambda params, *a, choice_seed=None, **k: seen.append(
+        (params["prune"]["seed"], params["prune"]["method"], params["prune"]["merge"], choice_seed)))
+    params = ProxyConfig().to_params()
+    params["fidelity"]["controls"]["seed"] = 7
+    pipeline.build_control(params, "random_output_merge", "builtin", tmp_path, tmp_path, 0.5, tmp_path / "c")
+    assert seen == [(params["prune"]["seed"], "random", "output", 7)]
+    assert json.loads((tmp_path / "c" / "control.json").read_text())["seed"] == 7
