@@ -308,8 +308,8 @@ def per_seed_lines(cblk: Mapping, name: str, controls: list[str], faults: list[s
     have = any(isinstance(((cf.get(f) or {}).get("proxy") or {}).get("score"), Mapping)
                and cf[f]["proxy"]["score"].get("by_seed") for f in faults)
     caveat = ("The (seed, quantity) cells are not independent draws: the quantities of one run share its seed "
-              "(prompts, sampling), and the interval of the paired distance difference treats them as independent, "
-              "so it overstates the evidence. What separates the proxy from a control is how many seeds do")
+              "(prompts, sampling), so the distance test pairs runs, not cells, and with 3 seeds its per-fault "
+              "interval is wide. What separates the proxy from a control is how many seeds do")
     if not have:
         return ["", caveat + "; this record holds no per-seed counts (`score.by_seed`), so the card cannot say how "
                 "many."]
@@ -460,9 +460,12 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                     "(`proxy.fidelity.controls`): two equal scores can be a pass and a fail when one model's "
                     "signature reproduces and the other's does not. A proxy reproduces a fault beyond its "
                     "controls when it passes and it is closer to the base than every control that ran the fault: "
-                    "the 95% t interval of the paired difference of magnitude distances (per cell |model - base| / "
-                    "tolerance, capped; control minus proxy) lies above 0. A `+fix` row no control ran is judged "
-                    "on the proxy alone. The healthy row `none` has no signature: its verdicts are magnitudes "
+                    "the 95% t interval of the paired difference of run magnitude distances (per cell |model - base| "
+                    "/ tolerance, capped, averaged per run; control minus proxy, seed by seed) lies above 0 and its "
+                    "mean is at least `min_effect`. A `+fix` row no control ran is judged on the proxy alone"
+                  + (", and one draw of a random control is one draw (another draw can sit closer to the base)"
+                     if any("random" in c for c in controls) else "")
+                  + ". The healthy row `none` has no signature: its verdicts are magnitudes "
                     "only. Controls measured against this proxy, with its expert count (`metrics/fidelity.json` "
                     f"`controls.{name}.controls`): " + ", ".join(_control_text(c) for c in controls) + "."]
             L += per_seed_lines(cblk, name, controls, faults)
@@ -473,10 +476,11 @@ def fidelity_section(fidelity: Mapping, name: str) -> str:
                                    for f in cblk["reproduces"]) or "none") + "."]
             overall = {c: o for c, o in (cblk.get("overall") or {}).items() if isinstance(o, Mapping)}
             if overall:
-                L += ["", f"Pooled over every fault a control ran (`controls.{name}.overall`), the mean distance "
+                L += ["", f"Pooled over every fault a control ran (`controls.{name}.overall`), the mean run distance "
                       f"difference, control minus {name} (positive: {name} is closer to the base), with its 95% "
-                      "interval: " + "; ".join(f"{c} {o['mean']:+.3f} [{o['ci95'][0]:+.3f}, {o['ci95'][1]:+.3f}]"
-                                               for c, o in overall.items()) + "."]
+                      "interval over the paired runs: " + "; ".join(
+                          f"{c} {o['mean']:+.3f} [{o['ci95'][0]:+.3f}, {o['ci95'][1]:+.3f}]" for c, o in overall.items())
+                      + "."]
             sig = control_signature_matches(models, controls, faults)
             if sig:
                 L += ["", "By signature alone the controls also reproduce faults: "

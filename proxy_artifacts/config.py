@@ -256,6 +256,8 @@ class ControlsConfig(ParamsConfig):
     min_seed_share: float = knob(0.6667, rule=_SHARE, doc="... and its signature reproducing on this share of seeds")
     dist_cap: float = knob(3.0, rule=positive(float),
                            doc="a cell's magnitude distance (|model - base| / tolerance) is at most this (controls.cell_distance)")
+    min_effect: float = knob(0.1, rule=non_negative(float),
+                             doc="a control is beaten only when the mean run distance difference is at least this (tolerances)")
 
 
 @dataclass(frozen=True)

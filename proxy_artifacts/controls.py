@@ -30,17 +30,24 @@ magnitude score is at least ``min_score``; a control passes under the same rule.
 
 Pass / fail is a threshold on a share, so two models that both pass cannot be ordered by it. The proxy is
 ordered against a control by **magnitude distance** (:func:`magnitude_distance`): per (seed, quantity)
-cell, |model - base| on the quantity's scale in units of the tolerance, capped at ``dist_cap``; a model
-drawn from the base's own distribution has a mean distance near 0.38 (the mean of |N(0, 2)| / 3 sigma with
-``sd_factor`` 3), a model off by one tolerance everywhere has 1. The proxy **beats** a control on a fault
-when the 95% t interval of the mean paired difference (control's cell distance - proxy's, the same cells:
-:func:`paired_difference`) lies above 0, and it **reproduces** the fault only where it passes and beats
-every control that ran the fault. A row no control ran (the ``+fix`` rows: controls run no fix runs) is
-judged on the proxy alone: ``reproduces`` is None and the row is listed under ``fix_reproduced`` when the
-proxy passes it. Per proxy, ``overall`` pools the paired differences of every fault a control ran. Cells
-of one run share a seed, so they are not independent draws: the intervals are screening figures, not exact
-tests. The Newcombe interval of the two scores (:func:`newcombe`) is reported beside it
-(``score_diff_ci95``).
+cell, |model - base| on the quantity's scale in units of the tolerance, capped at ``dist_cap``, and per run
+(seed) the mean over its cells; a run drawn independently from the base's own distribution has a mean
+distance near 0.38 (the mean of |N(0, 2)| / 3 sigma with ``sd_factor`` 3), one off by one tolerance
+everywhere has 1. The proxy's and a control's seed s share the base's seed s prompts and sampling seed, so
+both sit closer to the base than an independent draw would: distances compare a proxy with a control, not
+with the base's own seeds. The proxy **beats** a control on a fault when the 95% t interval of the mean
+paired run difference (control's run distance - proxy's, seed by seed, :func:`paired_difference`; the run,
+not the cell, is the unit, as the quantities of one run share its seed) lies above 0 *and* the mean is at
+least ``min_effect`` tolerances (a control that differs from the proxy by nothing measurable but always in
+one direction is not beaten); it **reproduces** the fault only where it passes and beats every control that
+ran the fault. With 3 seeds a per-fault interval has 2 degrees of freedom, so few faults clear it; the
+fault-seed study (``benchmarks/proxy_fidelity_seeds.py``) judges on more. Per proxy, ``overall`` pools the
+runs of every fault a control ran (the same test over all of them). A control that ran a fault but lost a
+run, or lacks a seed the proxy was judged on, is ``incomplete`` there and not beaten. A row no control ran
+(the ``+fix`` rows: controls run no fix runs) is judged on the proxy alone: ``reproduces`` is None and the
+row is listed under ``passed_without_controls`` when the proxy passes it. One draw of a random control is
+one draw: beating it is not beating the control kind (another draw may sit closer to the base). The Newcombe
+interval of the two scores (:func:`newcombe`) is reported beside the distance test (``score_diff_ci95``).
 
 The base's own score (``base_self``: seed s_i against seed s_{i+1}, cyclically) is its seed-to-seed
 agreement, a reference and not a ceiling (the proxy's seed s is compared with the base's seed s, which
@@ -229,8 +236,9 @@ def magnitude_distance(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapp
         score: the model's :func:`magnitude_score` on the fault: its ``tolerance`` per quantity and its
             ``non_discriminating`` quantities (left out here too), so distance and score judge the same cells.
 
-    Returns {"distance": mean (None without cells), "n": cells, "by_quantity": {q: mean},
-    "cells": {"<seed>:<quantity>": distance}} (the cells :func:`paired_difference` pairs).
+    Returns {"distance": mean (None without cells), "n": cells, "by_quantity": {q: mean}, "by_seed":
+    {"<seed>": mean over that run's cells} (the runs :func:`paired_difference` pairs), "cells":
+    {"<seed>:<quantity>": distance}}.
     """
     cap = float(cp["dist_cap"])
     cells: dict[str, float] = {}
@@ -243,19 +251,23 @@ def magnitude_distance(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapp
                 cells[f"{s}:{q}"] = round(d, 6)
     by_q = {q: round(statistics.mean(v), 4) for q in QUANTITIES
             if (v := [d for c, d in cells.items() if c.split(":", 1)[1] == q])}
+    by_s = {s: round(statistics.mean(v), 6) for s in sorted({c.split(":", 1)[0] for c in cells}, key=int)
+            if (v := [d for c, d in cells.items() if c.split(":", 1)[0] == s])}
     return {"distance": round(statistics.mean(cells.values()), 4) if cells else None, "n": len(cells),
-            "by_quantity": by_q, "cells": cells}
+            "by_quantity": by_q, "by_seed": by_s, "cells": cells}
 
 
-def paired_difference(proxy_cells: Mapping[str, float], control_cells: Mapping[str, float],
+def paired_difference(proxy_runs: Mapping[str, float], control_runs: Mapping[str, float],
                       level: float = 0.95) -> dict | None:
-    """Mean of (control's distance - proxy's) over the cells both have, with its t interval (Student, n - 1
-    degrees of freedom; a zero spread gives the point). Positive: the proxy is closer to the base. None
-    with fewer than 2 common cells."""
-    common = sorted(set(proxy_cells) & set(control_cells))
+    """Mean of (control's distance - proxy's) over the runs both have (keys: a seed, or ``<fault>|<seed>``
+    when pooled; values: a run's mean cell distance), with its t interval (Student, n - 1 degrees of freedom;
+    a zero spread gives the point). Positive: the proxy is closer to the base. None with fewer than 2
+    common runs. The unit is the run, not the cell: the quantities of one run share its seed (prompts,
+    sampling), so cells are not independent draws."""
+    common = sorted(set(proxy_runs) & set(control_runs))
     if len(common) < 2:
         return None
-    diffs = [control_cells[c] - proxy_cells[c] for c in common]
+    diffs = [control_runs[c] - proxy_runs[c] for c in common]
     m, sd = statistics.mean(diffs), statistics.stdev(diffs)
     half = float(student_t.ppf(0.5 + level / 2, len(diffs) - 1)) * sd / math.sqrt(len(diffs))
     return {"mean": round(m, 4), "ci95": [round(m - half, 4), round(m + half, 4)], "n": len(diffs)}
@@ -298,30 +310,39 @@ def _passes(kinds_rep: Mapping | None, score: Mapping, fault: str, cp: Mapping) 
 
 
 def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]]], rates: Mapping,
-                     controls: Mapping[str, Sequence[str]], cp: Mapping) -> dict:
+                     controls: Mapping[str, Sequence[str]], cp: Mapping,
+                     planned: Mapping[str, Mapping[str, Sequence[int]]] | None = None) -> dict:
     """The ``controls`` block of the fidelity metrics (module doc: pass, distance, beaten, reproduces).
 
     Args:
         quantities: {model: {fault: {seed: :func:`run_quantities`}}}, ``base`` and every proxy and control
-            (fault ``none``: the healthy seeds).
+            (fault ``none``: the healthy seeds; failed runs left out).
         rates: :func:`verdicts.fault_rates` over the same models (kinds detection / reproduction).
         controls: {proxy: [control model names]}.
         cp: the ``proxy.fidelity.controls`` params.
+        planned: {model: {fault: [seeds]}} of every run a model's GRPO plan holds, failed ones included
+            (default: the runs ``quantities`` holds). A control whose plan holds a fault *ran* it: where one of
+            its runs failed, or it lacks a seed the proxy was judged on, it is ``incomplete`` and not beaten,
+            so a crashed control cannot let a fault through.
 
     Returns {proxy: {"controls": [names], "faults": {fault: {"base_self", "proxy", "controls": {name: {...,
-    "ran", "diff_ci95" (interval of the paired distance difference, control - proxy; None when the control
-    did not run the fault), "distance_diff" (:func:`paired_difference`), "score_diff_ci95" (Newcombe),
-    "beaten", "seeds_proxy_ahead" (:func:`seeds_ahead`)}}, "passes", "reproduces"}}, "rule", "reproduces":
-    [faults], "fix_reproduced": [``+fix`` rows no control ran that the proxy passes], "controls_passing":
-    {name: [faults]}, "overall": {name: paired difference pooled over the faults the control ran}}};
-    each model entry holds ``score`` (rate, k, n, ci95, by_quantity, by_seed, tolerance), ``distance``
+    "ran", "incomplete", "diff_ci95" (interval of the paired run distance difference, control - proxy; None
+    when not compared), "distance_diff" (:func:`paired_difference` over the seeds), "score_diff_ci95"
+    (Newcombe), "beaten", "seeds_proxy_ahead" (:func:`seeds_ahead`)}}, "passes", "reproduces"}}, "rule",
+    "reproduces": [faults], "passed_without_controls": [rows no control ran that the proxy passes: the
+    ``+fix`` rows], "controls_passing": {name: [faults]}, "overall": {name: :func:`paired_difference` pooled
+    over the runs of every fault the control ran completely, with "faults" and "incomplete"}}}; each model
+    entry holds ``score`` (rate, k, n, ci95, by_quantity, by_seed, tolerance), ``distance``
     (:func:`magnitude_distance`), ``kinds`` (reproduction rate dict or None) and ``passes``.
     """
     base = quantities["base"]
+    min_effect = float(cp["min_effect"])
+    if planned is None:
+        planned = {m: {f: sorted(by_seed) for f, by_seed in per.items()} for m, per in quantities.items()}
     out: dict = {}
     for proxy, names in controls.items():
         per: dict = {}
-        pooled: dict = {c: ({}, {}) for c in names}
+        pooled: dict = {c: ({}, {}, [], []) for c in names}  # proxy runs, control runs, faults, incomplete
         for fault in sorted(base):
             bq = base[fault]
             seeds = sorted(bq)
@@ -335,30 +356,43 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
                         "passes": _passes(kr, sc, fault, cp)}
 
             pe = entry(proxy)
+            p_runs = pe["distance"]["by_seed"]
             row = {"base_self": magnitude_score(bq, bq, cp, ring, leave_out_judged=True), "proxy": pe, "controls": {}}
             for c in names:
                 ce = entry(c)
-                ran = ce["score"]["n"] > 0
-                dd = paired_difference(pe["distance"]["cells"], ce["distance"]["cells"]) if ran else None
+                ran = fault in (planned.get(c) or {})
+                c_runs = ce["distance"]["by_seed"]
+                incomplete = ran and (len(c_runs) < len(planned[c][fault]) or not set(p_runs) <= set(c_runs))
+                dd = paired_difference(p_runs, c_runs) if ran and not incomplete else None
                 if dd is not None:
-                    pooled[c][0].update({f"{fault}|{k}": v for k, v in pe["distance"]["cells"].items()})
-                    pooled[c][1].update({f"{fault}|{k}": v for k, v in ce["distance"]["cells"].items()})
-                row["controls"][c] = {**ce, "ran": ran, "distance_diff": dd, "diff_ci95": dd["ci95"] if dd else None,
+                    pooled[c][0].update({f"{fault}|{k}": v for k, v in p_runs.items()})
+                    pooled[c][1].update({f"{fault}|{k}": v for k, v in c_runs.items()})
+                    pooled[c][2].append(fault)
+                elif ran:
+                    pooled[c][3].append(fault)
+                row["controls"][c] = {**ce, "ran": ran, "incomplete": bool(incomplete), "distance_diff": dd,
+                                      "diff_ci95": dd["ci95"] if dd else None,
                                       "score_diff_ci95": newcombe(pe["score"]["k"], pe["score"]["n"],
                                                                   ce["score"]["k"], ce["score"]["n"]) if ran else None,
-                                      "beaten": bool(dd) and dd["ci95"][0] > 0,
+                                      "beaten": bool(dd) and dd["ci95"][0] > 0 and dd["mean"] >= min_effect,
                                       "seeds_proxy_ahead": seeds_ahead(pe["score"], ce["score"])}
             ran = [v for v in row["controls"].values() if v["ran"]]
             row["passes"] = pe["passes"]
             row["reproduces"] = (pe["passes"] and all(v["beaten"] for v in ran)) if ran else None
             per[fault] = row
+
+        def overall(c):
+            d = paired_difference(pooled[c][0], pooled[c][1])
+            return {**d, "beaten": d["ci95"][0] > 0 and d["mean"] >= min_effect, "faults": pooled[c][2],
+                    "incomplete": pooled[c][3]} if d else None
+
         out[proxy] = {"controls": list(names), "faults": per,
                       "rule": {"min_score": float(cp["min_score"]), "min_seed_share": float(cp["min_seed_share"]),
-                               "dist_cap": float(cp["dist_cap"])},
+                               "dist_cap": float(cp["dist_cap"]), "min_effect": min_effect},
                       "reproduces": [f for f, r in per.items() if r["reproduces"]],
-                      "fix_reproduced": [f for f, r in per.items() if r["reproduces"] is None and r["passes"]],
+                      "passed_without_controls": [f for f, r in per.items() if r["reproduces"] is None and r["passes"]],
                       "controls_passing": {c: [f for f, r in per.items() if r["controls"][c]["passes"]] for c in names},
-                      "overall": {c: paired_difference(*pooled[c]) for c in names}}
+                      "overall": {c: overall(c) for c in names}}
     return out
 
 

@@ -37,8 +37,10 @@ def controls_markdown(controls: dict | None) -> list[str]:
          "seed (`proxy.fidelity.controls`). A model passes a fault when its score reaches `min_score` and its "
          "signature reproduces the base's on `min_seed_share` of the seeds. `d`: mean magnitude distance "
          "(|model - base| / tolerance per cell, capped at `dist_cap`; lower is closer). The proxy beats a control "
-         "where the 95% t interval of the paired distance difference (control - proxy, same cells) lies above 0, "
-         "and reproduces the fault only where it passes and beats every control that ran it.", ""]
+         "where the 95% t interval of the paired run distance difference (control - proxy, seed by seed) lies above 0 "
+         "and its mean is at least `min_effect`, and reproduces the fault only where it passes and beats every "
+         "control that ran it. With 3 seeds a per-fault interval has 2 degrees of freedom; the pooled table below "
+         "has all the runs. One draw of a random control is one draw.", ""]
     for proxy, blk in controls.items():
         names = blk["controls"]
         L += [f"| fault | base vs itself | {proxy} | " + " | ".join(f"{c} (control)" for c in names)
@@ -47,6 +49,8 @@ def controls_markdown(controls: dict | None) -> list[str]:
             def cell(e):
                 if e.get("ran") is False:
                     return "not run"
+                if e.get("incomplete"):
+                    return "incomplete (a run failed or a seed is missing)"
                 d = (e.get("distance") or {}).get("distance")
                 return (_fmt_rate(e["score"]) + (" pass" if e["passes"] else " fail")
                         + (f", d {d:.2f}" if d is not None else ""))
@@ -55,13 +59,13 @@ def controls_markdown(controls: dict | None) -> list[str]:
                                   for c in names) + f" | {row['reproduces']} |")
         overall = blk.get("overall") or {}
         if overall:
-            L += ["", f"Pooled over every fault a control ran: mean distance difference (control - {proxy}) "
-                      "with its 95% t interval over the paired cells (positive: the proxy is closer to the base).", "",
-                  "| control | difference | 95% interval | cells |", "|---|---|---|---|"]
+            L += ["", f"Pooled over every fault a control ran completely: mean run distance difference (control - "
+                      f"{proxy}) with its 95% t interval over the paired runs (positive: the proxy is closer to the base).",
+                  "", "| control | difference | 95% interval | runs | beaten |", "|---|---|---|---|---|"]
             for c in names:
                 o = overall.get(c)
-                L.append(f"| {c} | {o['mean']:+.3f} | [{o['ci95'][0]:+.3f}, {o['ci95'][1]:+.3f}] | {o['n']} |" if o
-                         else f"| {c} | n/a | n/a | 0 |")
+                L.append(f"| {c} | {o['mean']:+.3f} | [{o['ci95'][0]:+.3f}, {o['ci95'][1]:+.3f}] | {o['n']} | "
+                         f"{o.get('beaten')} |" if o else f"| {c} | n/a | n/a | 0 | False |")
         L.append("")
     return L
 

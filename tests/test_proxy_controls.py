@@ -433,13 +433,14 @@ def test_an_fp32_round_off_mismatch_is_a_zero():
 
 
 def test_paired_difference_is_the_t_interval_of_the_cell_differences():
-    """Differences 1, 2, 3 (control - proxy): mean 2, sample SD 1, t(0.975, 2) = 4.3027 -> 2 -/+ 2.4841.
-    Cells only one side has are left out; fewer than 2 common cells give None; equal cells give [0, 0]."""
-    proxy = {"0:kl_max": 0.0, "1:kl_max": 0.0, "2:kl_max": 0.0}
-    ctl = {"0:kl_max": 1.0, "1:kl_max": 2.0, "2:kl_max": 3.0, "3:kl_max": 9.0}
+    """Run distances differing by 1, 2, 3 (control - proxy): mean 2, sample SD 1, t(0.975, 2) = 4.3027 ->
+    2 -/+ 2.4841. Runs only one side has are left out; fewer than 2 common runs give None; equal runs give
+    [0, 0]."""
+    proxy = {"0": 0.0, "1": 0.0, "2": 0.0}
+    ctl = {"0": 1.0, "1": 2.0, "2": 3.0, "3": 9.0}
     d = controls.paired_difference(proxy, ctl)
     assert d == {"mean": 2.0, "ci95": [-0.4841, 4.4841], "n": 3}
-    assert controls.paired_difference({"0:kl_max": 0.0}, ctl) is None
+    assert controls.paired_difference({"0": 0.0}, ctl) is None
     assert controls.paired_difference(proxy, proxy) == {"mean": 0.0, "ci95": [0.0, 0.0], "n": 3}
 
 
@@ -452,6 +453,7 @@ def test_magnitude_distance_uses_the_scores_cells_and_tolerances():
     assert "reward_mean" in sc["non_discriminating"] and sc["tolerance"]["kl_max"] == pytest.approx(0.30103)
     d = controls.magnitude_distance(base, model, CP, sc)
     assert d["n"] == 3 and set(d["cells"]) == {"0:kl_max", "1:kl_max", "2:kl_max"}
+    assert d["by_seed"] == {s: pytest.approx(0.5 / 0.30103, abs=1e-5) for s in ("0", "1", "2")}
     assert d["distance"] == pytest.approx(0.5 / 0.30103, abs=1e-3)  # 1.66 tolerances, under the cap
     far = controls.magnitude_distance(base, {s: _q(reward=0.0, kl=10.0) for s in range(3)}, CP, sc)
     assert far["distance"] == CP["dist_cap"]  # 3 decades = 10 tolerances, capped
@@ -474,27 +476,69 @@ def test_a_fix_row_reproduces_where_the_fix_removed_the_signature_on_both():
     assert (rep["k"], rep["n"]) == (1, 3)  # seed 0 only: seed 2's shared absence is not the fault reproduced
 
 
-def test_a_row_no_control_ran_is_judged_on_the_proxy_alone_and_the_pooled_difference_covers_the_rest():
-    """Controls run no fix runs: on a ``+fix`` row the control entry says it did not run, ``reproduces`` is
-    None (not False) and the row is listed under ``fix_reproduced`` when the proxy passes it. The healthy row,
-    where the proxy equals the base and the control is one tolerance off on every cell, is reproduced, and
-    the pooled difference is the healthy row's alone."""
-    from proxy_artifacts.verdicts import rate
-
+def _two_rows():
+    """Base quantities of the healthy row and a +fix row: reward and entropy 0.5 / 0.6 + 0.02 s on seeds 0-2
+    (tolerance 3 x SD 0.02 = 0.06 for both), and a control one tolerance off on every cell of the healthy row."""
     base = {"none": {s: _q(reward=0.5 + 0.02 * s, entropy=0.6 + 0.02 * s) for s in range(3)},
             "logprob_bf16+fix": {s: _q(reward=0.5 + 0.02 * s, entropy=0.6 + 0.02 * s) for s in range(3)}}
     far = {"none": {s: _q(reward=0.5 + 0.02 * s + 0.06, entropy=0.6 + 0.02 * s + 0.06) for s in range(3)}}
+    return base, far
+
+
+def test_a_row_no_control_ran_is_judged_on_the_proxy_alone_and_the_pooled_difference_covers_the_rest():
+    """Controls run no fix runs: on a ``+fix`` row the control entry says it did not run, ``reproduces`` is
+    None (not False) and the row is listed under ``passed_without_controls`` when the proxy passes it. The
+    healthy row, where the proxy equals the base and the control is one tolerance off on every cell, is
+    reproduced, and the pooled difference is the healthy row's three runs."""
+    from proxy_artifacts.verdicts import rate
+
+    base, far = _two_rows()
     rates = {"models": {"p": {"logprob_bf16+fix": {"reproduction": rate(3, 3)}}}}
     blk = controls.control_verdicts({"base": base, "p": base, "c": far}, rates, {"p": ["c"]}, CP)["p"]
     fix = blk["faults"]["logprob_bf16+fix"]
     assert fix["controls"]["c"]["ran"] is False and fix["controls"]["c"]["beaten"] is False
-    assert fix["proxy"]["passes"] and fix["reproduces"] is None and blk["fix_reproduced"] == ["logprob_bf16+fix"]
-    # tolerance 3 x SD(0.5, 0.52, 0.54) = 0.06 for both quantities: every control cell is at distance 1.0
+    assert fix["proxy"]["passes"] and fix["reproduces"] is None
+    assert blk["passed_without_controls"] == ["logprob_bf16+fix"]
     none = blk["faults"]["none"]
     assert none["controls"]["c"]["distance"]["distance"] == pytest.approx(1.0)
+    assert none["controls"]["c"]["distance"]["by_seed"] == {s: pytest.approx(1.0) for s in ("0", "1", "2")}
     assert none["proxy"]["distance"]["distance"] == 0.0 and none["controls"]["c"]["beaten"] and none["reproduces"]
     assert blk["reproduces"] == ["none"]
-    assert blk["overall"]["c"] == {"mean": 1.0, "ci95": [1.0, 1.0], "n": 6}
+    assert blk["overall"]["c"] == {"mean": 1.0, "ci95": [1.0, 1.0], "n": 3, "beaten": True, "faults": ["none"],
+                                   "incomplete": []}
+
+
+def test_a_control_that_differs_by_nothing_measurable_is_not_beaten():
+    """A control that is the proxy nudged 0.1% of a tolerance away from the base on every cell: the paired
+    interval excludes 0 (the nudge is always in one direction), but the mean difference is under
+    ``min_effect``, so the proxy does not beat it; an exact copy is not beaten either."""
+    base, _ = _two_rows()
+    nudged = {"none": {s: _q(reward=0.5 + 0.02 * s + 6e-5, entropy=0.6 + 0.02 * s + 6e-5) for s in range(3)}}
+    blk = controls.control_verdicts({"base": base, "p": base, "nudged": nudged, "copy": {"none": base["none"]}},
+                                    {}, {"p": ["nudged", "copy"]}, CP)["p"]
+    nd = blk["faults"]["none"]["controls"]["nudged"]
+    assert nd["distance_diff"]["ci95"][0] > 0 and nd["distance_diff"]["mean"] < CP["min_effect"]
+    assert not nd["beaten"] and not blk["faults"]["none"]["controls"]["copy"]["beaten"]
+    assert blk["reproduces"] == [] and not blk["overall"]["nudged"]["beaten"]
+
+
+def test_a_control_with_a_failed_run_is_incomplete_and_not_beaten():
+    """A control whose plan holds the fault but one of whose runs failed (no rows: left out of the
+    quantities) cannot let the fault through: it is incomplete, not beaten, and the proxy does not reproduce
+    the fault; the pooled figure lists the fault as incomplete."""
+    base, far = _two_rows()
+    crashed = {"none": {s: q for s, q in far["none"].items() if s != 1}}
+    planned = {"crashed": {"none": [0, 1, 2]}}
+    blk = controls.control_verdicts({"base": base, "p": base, "crashed": crashed}, {}, {"p": ["crashed"]}, CP,
+                                    planned)["p"]
+    e = blk["faults"]["none"]["controls"]["crashed"]
+    assert e["ran"] and e["incomplete"] and not e["beaten"] and e["distance_diff"] is None
+    assert blk["faults"]["none"]["reproduces"] is False and blk["reproduces"] == []
+    assert blk["overall"]["crashed"] is None
+    # every run of a fault failed: still ran (the plan holds it), still not a pass for the proxy
+    blk = controls.control_verdicts({"base": base, "p": base, "crashed": {}}, {}, {"p": ["crashed"]}, CP,
+                                    planned)["p"]
+    assert blk["faults"]["none"]["controls"]["crashed"]["incomplete"] and blk["faults"]["none"]["reproduces"] is False
 
 
 def test_a_random_controls_seed_draws_its_experts_not_its_calibration_windows(tmp_path, monkeypatch):
