@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     for c, o in rec["overall"].items():
         if o:
             print(f"pooled distance difference, {c} - proxy: {o['mean']:+.3f} [{o['ci95'][0]:+.3f}, {o['ci95'][1]:+.3f}] "
-                  f"over {o['n']} cells")
+                  f"over {o['n']} runs")
     for k, per in rec["verdict_stability"].items():
         print(f"share of {k}-seed subsets where the magnitude score reaches min_score: "
               + ", ".join(f"{f} {v['r0.5']:.2f}" for f, v in per.items() if v.get("r0.5") is not None))

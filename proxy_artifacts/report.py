@@ -26,9 +26,10 @@ def controls_markdown(controls: dict | None) -> list[str]:
     """Report lines of the ``controls`` block (:func:`controls.control_verdicts`): per proxy, one row per
     fault with the magnitude score of the base against itself (its seed-to-seed agreement), of the proxy and
     of each control (``k/n`` cells within tolerance, Wilson interval; ``pass`` when the model passes the
-    fidelity test; ``d`` the mean magnitude distance), ``beaten`` where the paired distance difference's
-    interval lies above 0, and whether the proxy reproduces the fault beyond its controls (``None``: no
-    control ran the row); then the pooled comparison over every fault. Empty without controls."""
+    fidelity test; ``d`` the mean magnitude distance), ``beaten`` where the paired run distance difference's
+    interval lies above 0 and its mean reaches ``min_effect``, and whether the proxy reproduces the fault
+    beyond its controls (``None``: no control ran the row); then the pooled comparison over every fault.
+    Empty without controls."""
     if not controls:
         return []
     L = ["", "## Controls: does the fidelity test tell the proxy from a bad proxy?", "",
