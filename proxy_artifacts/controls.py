@@ -42,10 +42,12 @@ least ``min_effect`` tolerances (a control that differs from the proxy by nothin
 one direction is not beaten); it **reproduces** the fault only where it passes and beats every control that
 ran the fault. With 3 seeds a per-fault interval has 2 degrees of freedom, so few faults clear it; the
 fault-seed study (``benchmarks/proxy_fidelity_seeds.py``) judges on more. Per proxy, ``overall`` pools the
-runs of every fault a control ran (the same test over all of them). A control that ran a fault but lost a
-run, or lacks a seed the proxy was judged on, is ``incomplete`` there and not beaten. A row no control ran
-(the ``+fix`` rows: controls run no fix runs) is judged on the proxy alone: ``reproduces`` is None and the
-row is listed under ``passed_without_controls`` when the proxy passes it. One draw of a random control is
+runs of every fault a control ran (the same test over all of them). A control runs every fault but the
+``+fix`` rows: where its plan lacks such a fault, a run failed, or a seed the proxy was judged on is
+missing, it is ``incomplete`` there and not beaten, and its pooled ``overall`` is not beaten either (else its
+crashes would choose what is pooled). A proxy that lost a planned run reproduces nothing on that row. The
+``+fix`` rows (controls run no fix runs) are judged on the proxy alone: ``reproduces`` is None and the row is
+listed under ``passed_without_controls`` when the proxy passes it. One draw of a random control is
 one draw: beating it is not beating the control kind (another draw may sit closer to the base). The Newcombe
 interval of the two scores (:func:`newcombe`) is reported beside the distance test (``score_diff_ci95``).
 
@@ -258,11 +260,12 @@ def magnitude_distance(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapp
 
 
 def paired_difference(proxy_runs: Mapping[str, float], control_runs: Mapping[str, float],
-                      level: float = 0.95) -> dict | None:
+                      level: float = 0.95, min_effect: float = 0.0) -> dict | None:
     """Mean of (control's distance - proxy's) over the runs both have (keys: a seed, or ``<fault>|<seed>``
     when pooled; values: a run's mean cell distance), with its t interval (Student, n - 1 degrees of freedom;
-    a zero spread gives the point). Positive: the proxy is closer to the base. None with fewer than 2
-    common runs. The unit is the run, not the cell: the quantities of one run share its seed (prompts,
+    a zero spread gives the point). Positive: the proxy is closer to the base. ``beaten``: the interval's
+    lower end above 0 and the mean at least ``min_effect``, decided on the unrounded values. None with fewer
+    than 2 common runs. The unit is the run, not the cell: the quantities of one run share its seed (prompts,
     sampling), so cells are not independent draws."""
     common = sorted(set(proxy_runs) & set(control_runs))
     if len(common) < 2:
@@ -270,7 +273,8 @@ def paired_difference(proxy_runs: Mapping[str, float], control_runs: Mapping[str
     diffs = [control_runs[c] - proxy_runs[c] for c in common]
     m, sd = statistics.mean(diffs), statistics.stdev(diffs)
     half = float(student_t.ppf(0.5 + level / 2, len(diffs) - 1)) * sd / math.sqrt(len(diffs))
-    return {"mean": round(m, 4), "ci95": [round(m - half, 4), round(m + half, 4)], "n": len(diffs)}
+    return {"mean": round(m, 4), "ci95": [round(m - half, 4), round(m + half, 4)], "n": len(diffs),
+            "beaten": m - half > 0 and m >= min_effect}
 
 
 def seeds_ahead(proxy_score: Mapping, control_score: Mapping) -> list[int]:
@@ -321,17 +325,20 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
         controls: {proxy: [control model names]}.
         cp: the ``proxy.fidelity.controls`` params.
         planned: {model: {fault: [seeds]}} of every run a model's GRPO plan holds, failed ones included
-            (default: the runs ``quantities`` holds). A control whose plan holds a fault *ran* it: where one of
-            its runs failed, or it lacks a seed the proxy was judged on, it is ``incomplete`` and not beaten,
-            so a crashed control cannot let a fault through.
+            (default: the runs ``quantities`` holds). A control runs every fault but the ``+fix`` rows
+            (``grpo --control``): where its plan lacks such a fault, one of its runs failed, or it lacks a seed
+            the proxy was judged on, it is ``incomplete`` and not beaten, so a crashed control, or one whose
+            summary drops or renames a fault, cannot let a fault through; a ``+fix`` row its plan lacks is
+            "not run". A proxy that lost a planned run (``proxy_incomplete``) reproduces nothing on that row.
 
     Returns {proxy: {"controls": [names], "faults": {fault: {"base_self", "proxy", "controls": {name: {...,
     "ran", "incomplete", "diff_ci95" (interval of the paired run distance difference, control - proxy; None
     when not compared), "distance_diff" (:func:`paired_difference` over the seeds), "score_diff_ci95"
-    (Newcombe), "beaten", "seeds_proxy_ahead" (:func:`seeds_ahead`)}}, "passes", "reproduces"}}, "rule",
-    "reproduces": [faults], "passed_without_controls": [rows no control ran that the proxy passes: the
-    ``+fix`` rows], "controls_passing": {name: [faults]}, "overall": {name: :func:`paired_difference` pooled
-    over the runs of every fault the control ran completely, with "faults" and "incomplete"}}}; each model
+    (Newcombe), "beaten", "seeds_proxy_ahead" (:func:`seeds_ahead`)}}, "passes", "reproduces", "proxy_incomplete"}}, "rule",
+    "reproduces": [faults], "passed_without_controls": [``+fix`` rows no control ran that the proxy passes],
+    "controls_passing": {name: [faults]}, "overall": {name: :func:`paired_difference` pooled over the runs of
+    every fault the control ran completely, with "faults" and "incomplete"; not beaten while any fault is
+    incomplete}}}; each model
     entry holds ``score`` (rate, k, n, ci95, by_quantity, by_seed, tolerance), ``distance``
     (:func:`magnitude_distance`), ``kinds`` (reproduction rate dict or None) and ``passes``.
     """
@@ -347,6 +354,7 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
             bq = base[fault]
             seeds = sorted(bq)
             ring = [(seeds[i], seeds[(i + 1) % len(seeds)]) for i in range(len(seeds))] if len(seeds) > 1 else []
+            fixed = fault.endswith("+fix")
 
             def entry(model):
                 mq = (quantities.get(model) or {}).get(fault) or {}
@@ -357,40 +365,49 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
 
             pe = entry(proxy)
             p_runs = pe["distance"]["by_seed"]
-            row = {"base_self": magnitude_score(bq, bq, cp, ring, leave_out_judged=True), "proxy": pe, "controls": {}}
+            p_plan = (planned.get(proxy) or {}).get(fault) or []
+            proxy_incomplete = len(p_runs) < len(p_plan)
+            row = {"base_self": magnitude_score(bq, bq, cp, ring, leave_out_judged=True), "proxy": pe, "controls": {},
+                   "proxy_incomplete": proxy_incomplete}
             for c in names:
                 ce = entry(c)
-                ran = fault in (planned.get(c) or {})
+                c_plan = (planned.get(c) or {}).get(fault)
+                # a control runs every fault but the +fix rows (grpo --control): one its plan lacks is missing,
+                # not "not run", so a control whose summary drops or renames a fault cannot let it through
+                ran = c_plan is not None or not fixed
                 c_runs = ce["distance"]["by_seed"]
-                incomplete = ran and (len(c_runs) < len(planned[c][fault]) or not set(p_runs) <= set(c_runs))
-                dd = paired_difference(p_runs, c_runs) if ran and not incomplete else None
-                if dd is not None:
+                incomplete = ran and (c_plan is None or len(c_runs) < len(c_plan) or not set(p_runs) <= set(c_runs))
+                dd = paired_difference(p_runs, c_runs, min_effect=min_effect) if ran and not incomplete else None
+                if dd is not None and not proxy_incomplete:
                     pooled[c][0].update({f"{fault}|{k}": v for k, v in p_runs.items()})
                     pooled[c][1].update({f"{fault}|{k}": v for k, v in c_runs.items()})
                     pooled[c][2].append(fault)
-                elif ran:
+                elif incomplete:
                     pooled[c][3].append(fault)
                 row["controls"][c] = {**ce, "ran": ran, "incomplete": bool(incomplete), "distance_diff": dd,
                                       "diff_ci95": dd["ci95"] if dd else None,
                                       "score_diff_ci95": newcombe(pe["score"]["k"], pe["score"]["n"],
                                                                   ce["score"]["k"], ce["score"]["n"]) if ran else None,
-                                      "beaten": bool(dd) and dd["ci95"][0] > 0 and dd["mean"] >= min_effect,
+                                      "beaten": bool(dd) and dd["beaten"],
                                       "seeds_proxy_ahead": seeds_ahead(pe["score"], ce["score"])}
             ran = [v for v in row["controls"].values() if v["ran"]]
             row["passes"] = pe["passes"]
-            row["reproduces"] = (pe["passes"] and all(v["beaten"] for v in ran)) if ran else None
+            row["reproduces"] = (pe["passes"] and not proxy_incomplete and all(v["beaten"] for v in ran)) if ran \
+                else None
             per[fault] = row
 
         def overall(c):
-            d = paired_difference(pooled[c][0], pooled[c][1])
-            return {**d, "beaten": d["ci95"][0] > 0 and d["mean"] >= min_effect, "faults": pooled[c][2],
+            d = paired_difference(pooled[c][0], pooled[c][1], min_effect=min_effect)
+            # a pooled verdict over the faults a control happened to complete could be chosen by its crashes
+            return {**d, "beaten": d["beaten"] and not pooled[c][3], "faults": pooled[c][2],
                     "incomplete": pooled[c][3]} if d else None
 
         out[proxy] = {"controls": list(names), "faults": per,
                       "rule": {"min_score": float(cp["min_score"]), "min_seed_share": float(cp["min_seed_share"]),
                                "dist_cap": float(cp["dist_cap"]), "min_effect": min_effect},
                       "reproduces": [f for f, r in per.items() if r["reproduces"]],
-                      "passed_without_controls": [f for f, r in per.items() if r["reproduces"] is None and r["passes"]],
+                      "passed_without_controls": [f for f, r in per.items()
+                                                  if r["reproduces"] is None and r["passes"] and not r["proxy_incomplete"]],
                       "controls_passing": {c: [f for f, r in per.items() if r["controls"][c]["passes"]] for c in names},
                       "overall": {c: overall(c) for c in names}}
     return out

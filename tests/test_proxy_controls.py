@@ -439,9 +439,13 @@ def test_paired_difference_is_the_t_interval_of_the_cell_differences():
     proxy = {"0": 0.0, "1": 0.0, "2": 0.0}
     ctl = {"0": 1.0, "1": 2.0, "2": 3.0, "3": 9.0}
     d = controls.paired_difference(proxy, ctl)
-    assert d == {"mean": 2.0, "ci95": [-0.4841, 4.4841], "n": 3}
+    assert d == {"mean": 2.0, "ci95": [-0.4841, 4.4841], "n": 3, "beaten": False}
     assert controls.paired_difference({"0": 0.0}, ctl) is None
-    assert controls.paired_difference(proxy, proxy) == {"mean": 0.0, "ci95": [0.0, 0.0], "n": 3}
+    assert controls.paired_difference(proxy, proxy) == {"mean": 0.0, "ci95": [0.0, 0.0], "n": 3, "beaten": False}
+    # beaten is decided on the unrounded mean: 0.09996 rounds to 0.1 but stays under min_effect 0.1
+    close = {"0": 0.09996, "1": 0.09996, "2": 0.09996}
+    d = controls.paired_difference(proxy, close, min_effect=0.1)
+    assert d["mean"] == 0.1 and d["ci95"][0] > 0 and d["beaten"] is False
 
 
 def test_magnitude_distance_uses_the_scores_cells_and_tolerances():
@@ -556,3 +560,31 @@ def test_a_random_controls_seed_draws_its_experts_not_its_calibration_windows(tm
     pipeline.build_control(params, "random_output_merge", "builtin", tmp_path, tmp_path, 0.5, tmp_path / "c")
     assert seen == [(params["prune"]["seed"], "random", "output", 7)]
     assert json.loads((tmp_path / "c" / "control.json").read_text())["seed"] == 7
+
+
+def test_a_control_whose_plan_drops_a_fault_is_incomplete_not_absent():
+    """Controls run every fault but the +fix rows: a control whose summary lacks a fault (dropped, or listed
+    under another name) is incomplete there, not "not run", so the fault is not reproduced and does not land
+    in ``passed_without_controls``; its pooled figure is not beaten while a fault is incomplete, though the
+    runs it did complete are far from the base."""
+    base, far = _two_rows()
+    base = {**base, "lr_spike": base["none"]}
+    ctl = {"none": far["none"]}  # lr_spike missing from the control's plan
+    blk = controls.control_verdicts({"base": base, "p": base, "c": ctl}, {}, {"p": ["c"]}, CP)["p"]
+    e = blk["faults"]["lr_spike"]["controls"]["c"]
+    assert e["ran"] and e["incomplete"] and not e["beaten"]
+    assert blk["faults"]["lr_spike"]["reproduces"] is False and "lr_spike" not in blk["passed_without_controls"]
+    o = blk["overall"]["c"]
+    assert o["faults"] == ["none"] and o["incomplete"] == ["lr_spike"] and o["ci95"][0] > 0 and not o["beaten"]
+
+
+def test_a_proxy_that_lost_a_planned_run_reproduces_nothing_on_that_row():
+    """The proxy's plan holds seeds 0-2 of the healthy row but its seed 2 failed: the row is
+    ``proxy_incomplete`` and not reproduced, though the two runs it has beat the control."""
+    base, far = _two_rows()
+    lost = {"none": {s: q for s, q in base["none"].items() if s != 2}, "logprob_bf16+fix": base["logprob_bf16+fix"]}
+    planned = {"p": {"none": [0, 1, 2], "logprob_bf16+fix": [0, 1, 2]}, "c": {"none": [0, 1, 2]}}
+    blk = controls.control_verdicts({"base": base, "p": lost, "c": far}, {}, {"p": ["c"]}, CP, planned)["p"]
+    row = blk["faults"]["none"]
+    assert row["proxy_incomplete"] and row["controls"]["c"]["beaten"] and row["reproduces"] is False
+    assert blk["reproduces"] == [] and blk["overall"]["c"] is None
