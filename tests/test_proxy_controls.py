@@ -432,7 +432,7 @@ def test_an_fp32_round_off_mismatch_is_a_zero():
     assert controls.cell_matches(0.0, 4e-3, "log", 0.30103) is False
 
 
-def test_paired_difference_is_the_t_interval_of_the_cell_differences():
+def test_paired_difference_is_the_t_interval_of_the_run_differences():
     """Run distances differing by 1, 2, 3 (control - proxy): mean 2, sample SD 1, t(0.975, 2) = 4.3027 ->
     2 -/+ 2.4841. Runs only one side has are left out; fewer than 2 common runs give None; equal runs give
     [0, 0]."""
