@@ -259,8 +259,8 @@ def magnitude_distance(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapp
             "by_quantity": by_q, "by_seed": by_s, "cells": cells}
 
 
-def paired_difference(proxy_runs: Mapping[str, float], control_runs: Mapping[str, float],
-                      level: float = 0.95, min_effect: float = 0.0) -> dict | None:
+def paired_difference(proxy_runs: Mapping[str, float], control_runs: Mapping[str, float], min_effect: float,
+                      level: float = 0.95) -> dict | None:
     """Mean of (control's distance - proxy's) over the runs both have (keys: a seed, or ``<fault>|<seed>``
     when pooled; values: a run's mean cell distance), with its t interval (Student, n - 1 degrees of freedom;
     a zero spread gives the point). Positive: the proxy is closer to the base. ``beaten``: the interval's
@@ -377,7 +377,7 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
                 ran = c_plan is not None or not fixed
                 c_runs = ce["distance"]["by_seed"]
                 incomplete = ran and (c_plan is None or len(c_runs) < len(c_plan) or not set(p_runs) <= set(c_runs))
-                dd = paired_difference(p_runs, c_runs, min_effect=min_effect) if ran and not incomplete else None
+                dd = paired_difference(p_runs, c_runs, min_effect) if ran and not incomplete else None
                 if dd is not None and not proxy_incomplete:
                     pooled[c][0].update({f"{fault}|{k}": v for k, v in p_runs.items()})
                     pooled[c][1].update({f"{fault}|{k}": v for k, v in c_runs.items()})
@@ -397,7 +397,7 @@ def control_verdicts(quantities: Mapping[str, Mapping[str, Mapping[int, Mapping]
             per[fault] = row
 
         def overall(c):
-            d = paired_difference(pooled[c][0], pooled[c][1], min_effect=min_effect)
+            d = paired_difference(pooled[c][0], pooled[c][1], min_effect)
             # a pooled verdict over the faults a control happened to complete could be chosen by its crashes
             return {**d, "beaten": d["beaten"] and not pooled[c][3], "faults": pooled[c][2],
                     "incomplete": pooled[c][3]} if d else None

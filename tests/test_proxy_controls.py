@@ -438,13 +438,13 @@ def test_paired_difference_is_the_t_interval_of_the_run_differences():
     [0, 0]."""
     proxy = {"0": 0.0, "1": 0.0, "2": 0.0}
     ctl = {"0": 1.0, "1": 2.0, "2": 3.0, "3": 9.0}
-    d = controls.paired_difference(proxy, ctl)
+    d = controls.paired_difference(proxy, ctl, 0.0)
     assert d == {"mean": 2.0, "ci95": [-0.4841, 4.4841], "n": 3, "beaten": False}
-    assert controls.paired_difference({"0": 0.0}, ctl) is None
-    assert controls.paired_difference(proxy, proxy) == {"mean": 0.0, "ci95": [0.0, 0.0], "n": 3, "beaten": False}
+    assert controls.paired_difference({"0": 0.0}, ctl, 0.0) is None
+    assert controls.paired_difference(proxy, proxy, 0.0) == {"mean": 0.0, "ci95": [0.0, 0.0], "n": 3, "beaten": False}
     # beaten is decided on the unrounded mean: 0.09996 rounds to 0.1 but stays under min_effect 0.1
     close = {"0": 0.09996, "1": 0.09996, "2": 0.09996}
-    d = controls.paired_difference(proxy, close, min_effect=0.1)
+    d = controls.paired_difference(proxy, close, 0.1)
     assert d["mean"] == 0.1 and d["ci95"][0] > 0 and d["beaten"] is False
 
 
