@@ -244,19 +244,21 @@ def magnitude_distance(base_q: Mapping[int, Mapping], model_q: Mapping[int, Mapp
     """
     cap = float(cp["dist_cap"])
     cells: dict[str, float] = {}
+    per_q: dict[str, list[float]] = {}
+    per_s: dict[str, list[float]] = {}
     for q, scale in QUANTITIES.items():
         if q in score["non_discriminating"]:
             continue
         for s in sorted(set(base_q) & set(model_q)):
             d = cell_distance(base_q[s].get(q), model_q[s].get(q), scale, float(score["tolerance"][q]), cap)
             if d is not None:
-                cells[f"{s}:{q}"] = round(d, 6)
-    by_q = {q: round(statistics.mean(v), 4) for q in QUANTITIES
-            if (v := [d for c, d in cells.items() if c.split(":", 1)[1] == q])}
-    by_s = {s: round(statistics.mean(v), 6) for s in sorted({c.split(":", 1)[0] for c in cells}, key=int)
-            if (v := [d for c, d in cells.items() if c.split(":", 1)[0] == s])}
+                cells[f"{s}:{q}"] = d = round(d, 6)
+                per_q.setdefault(q, []).append(d)
+                per_s.setdefault(str(s), []).append(d)
     return {"distance": round(statistics.mean(cells.values()), 4) if cells else None, "n": len(cells),
-            "by_quantity": by_q, "by_seed": by_s, "cells": cells}
+            "by_quantity": {q: round(statistics.mean(v), 4) for q, v in per_q.items()},
+            "by_seed": {s: round(statistics.mean(v), 6) for s, v in sorted(per_s.items(), key=lambda x: int(x[0]))},
+            "cells": cells}
 
 
 def paired_difference(proxy_runs: Mapping[str, float], control_runs: Mapping[str, float], min_effect: float,

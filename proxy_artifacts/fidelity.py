@@ -389,7 +389,7 @@ def run_fidelity(params: dict, grpo_dirs: Mapping[str, str], report_path, metric
                                          for n, v in out["proxies"].items()}}
     if control_dirs:
         cq = {n: quantities_of(every[n]) for n in ["base", *control_dirs, *ctl_runs]}
-        planned = {n: {f: sorted(by_seed) for f, by_seed in every[n].items()} for n in ["base", *control_dirs, *ctl_runs]}
+        planned = {n: {f: sorted(by_seed) for f, by_seed in every[n].items()} for n in cq}
         out["controls"] = control_verdicts(cq, rates, {p: list(c) for p, c in control_dirs.items()},
                                            fp["controls"], planned)
     out["projection"] = projection(full_size_counts(), params["compare"]["keep_ratios"], float(fp["device_memory_gb"]),
