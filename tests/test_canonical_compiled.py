@@ -897,3 +897,107 @@ def test_cache_keys_only_what_the_label_reads_of_names_and_dict_keys():
     C.cform.clear_label_cache()
     assert _form_or_error(g) == want
     assert '"mul"' in want[2]
+
+
+def _spelling_graph() -> fx.GraphModule:
+    """Calls whose arguments bind through the ATen schemas in several spellings (explicit defaults,
+    keywords, overloads, a memory format, a dtype, lists of ints and of nodes), the methods
+    ``normalized_arguments`` leaves to its own rules (varargs, ``size``), Python operators and a
+    method without a ``torch.<name>`` function."""
+    g = fx.Graph()
+    x, y = g.placeholder("x"), g.placeholder("y")
+    for p in (x, y):
+        p.meta["example_value"] = torch.empty(2, 3, device="meta")
+    calls = [
+        ("call_function", torch.add, (x, y), {"alpha": 1}), ("call_function", torch.add, (x, y), {}),
+        ("call_method", "clamp", (x, 0), {}), ("call_method", "clamp", (x,), {"min": 0}),
+        ("call_function", torch.max, (x, 1), {}), ("call_function", torch.max, (x,), {"dim": 1}),
+        ("call_method", "to", (x, torch.float16), {}), ("call_method", "to", (x,), {"dtype": torch.float16}),
+        ("call_function", torch.arange, (8,), {}), ("call_function", torch.arange, (0, 8), {}),
+        ("call_method", "view", (x, 3, 2), {}), ("call_method", "view", (x, (3, 2)), {}),
+        ("call_method", "size", (x, 1), {}), ("call_method", "contiguous", (x,), {"memory_format": torch.channels_last}),
+        ("call_function", torch.cat, ([x, y],), {"dim": 0}), ("call_function", torch.nn.functional.softmax, (x,), {"dim": -1}),
+        ("call_function", operator.add, (x, y), {}), ("call_method", "type_as", (x, y), {}),
+        ("call_function", torch.nn.functional.dropout, (x, 0.1), {"training": False}),
+        ("call_function", torch.full, ((2, 3), -0.0), {}), ("call_method", "permute", (x, [1, 0]), {}),
+    ]
+    for op, target, args, kwargs in calls:
+        n = g.create_node(op, target, args, kwargs)
+        n.meta["example_value"] = torch.empty(2, 3, device="meta")
+    g.output((x,))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+@compiled_form
+def test_compiled_normalized_arguments_equals_the_definition():
+    """``_cform.normalized_arguments`` (the compiled miss's copy of ``labels.normalized_arguments``) returns
+    what the definition returns on every call node of the spelling graph and of 300 random graphs, whichever
+    of the two fills the plan cache they share."""
+    from passnet_common.canonical import labels as L
+
+    rng = random.Random(11)
+    graphs = [_spelling_graph()] + [_random_fx(rng) for _ in range(300)]
+    bound = 0
+    for gm in graphs:
+        for n in gm.graph.nodes:
+            L._plan_cache.clear()
+            want = repr(L.normalized_arguments(n))
+            got_after_py = repr(C.cform.normalized_arguments(n))
+            L._plan_cache.clear()
+            got = repr(C.cform.normalized_arguments(n))
+            want_after_c = repr(L.normalized_arguments(n))
+            assert got == want == got_after_py == want_after_c, n.format_node()
+            bound += want != "None"
+    assert bound > 300  # most calls bind to a schema
+
+
+def _random_draws_graph() -> fx.GraphModule:
+    """Calls whose random draws depend on their arguments (dropout in training and eval mode, SDPA with and
+    without ``dropout_p``) and calls that always draw, with readers between them."""
+    g = fx.Graph()
+    q = g.placeholder("q")
+    q.meta["example_value"] = torch.empty(1, 2, 4, 8, device="meta")
+    F = torch.nn.functional
+    calls = [(F.dropout, (q, 0.1), {"training": True}), (F.dropout, (q, 0.1), {"training": False}),
+             (F.scaled_dot_product_attention, (q, q, q), {"dropout_p": 0.0, "scale": 0.5}),
+             (F.scaled_dot_product_attention, (q, q, q), {"dropout_p": 0.25, "scale": -0.0}),
+             (torch.rand_like, (q,), {}), (torch.bernoulli, (q,), {}), (torch.relu, (q,), {})]
+    prev = q
+    for target, args, kwargs in calls:
+        n = g.call_function(target, args, kwargs)
+        n.meta["example_value"] = torch.empty(1, 2, 4, 8, device="meta")
+        r = g.call_function(torch.add, (n, prev))
+        r.meta["example_value"] = torch.empty(1, 2, 4, 8, device="meta")
+        prev = r
+    g.output((prev,))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+@compiled_form
+def test_compiled_random_draws_read_the_definitions_cache_alike():
+    """The compiled side-effect pass decides whether a call draws (``effects.draws_random``) through the
+    definition's cache with ``_cform.lit_key``'s keys, which are the definition's ``_lit_key`` keys (equal,
+    with the same hash, on every argument tuple and keyword dict of the graphs below): the ordering edges are
+    the definition's with the cache emptied first, filled by the definition, and filled by the compiled pass."""
+    rng = random.Random(3)
+    graphs = [_random_draws_graph(), _spelling_graph()] + [_random_fx(rng) for _ in range(100)]
+    for gm in graphs:
+        for n in gm.graph.nodes:
+            for v in (n.args, n.kwargs):
+                want = Ef._lit_key(dict(v) if isinstance(v, dict) else v)
+                assert C.cform.lit_key(v) == want
+                try:
+                    assert hash(C.cform.lit_key(v)) == hash(want)
+                except TypeError:  # a slice: no key, as in the definition
+                    pass
+    gm = _random_draws_graph()
+    nodes = list(gm.graph.nodes)
+    index = {m: i for i, m in enumerate(nodes)}
+    inputs = [[index[m] for m in n.all_input_nodes] for n in nodes]
+    Ef._random_cache.clear()
+    want = Ef.ordering_deps_py(nodes, inputs, gm, index)
+    assert sum(1 for d in want[0] if d) >= 3  # the training dropout, the SDPA with dropout_p, rand_like, bernoulli
+    assert C.cform.ordering_deps(nodes, inputs, gm, index) == want  # the cache filled by the definition
+    Ef._random_cache.clear()
+    assert C.cform.ordering_deps(nodes, inputs, gm, index) == want  # emptied: the compiled pass fills it
+    assert Ef.ordering_deps_py(nodes, inputs, gm, index) == want

@@ -762,6 +762,120 @@ def set_miss_context(normalized_arguments, positional_names, qualified_name, enc
     _SYM_INT, _SYM_FLOAT, _GETITEM = sym_int, sym_float, getitem
 
 
+# --- labels.normalized_arguments, compiled (the common path; the rarer ones call the definition) ---
+
+cdef bint _norm_on = False
+cdef object _norm_py, _plan_cache, _make_plan, _decomposed_literal_call, _TORCH, _GENERIC_ALIAS, _HOP
+cdef dict _varargs_methods = {}, _method_params = {}
+cdef tuple _skip_modules = (), _int_enum_types = ()
+
+
+def set_norm_context(normalized_arguments, varargs_methods, method_params, plan_cache, make_plan,
+                     decomposed_literal_call, skip_modules, hop_type, torch_module, int_enum_types, generic_alias):
+    """The tables and helpers of ``labels.normalized_arguments`` that :func:`normalized_arguments` reads
+    (its plan cache is the definition's own dict, shared); ``set_norm_context(None, ...)``: the compiled
+    miss calls the definition."""
+    global _norm_on, _norm_py, _varargs_methods, _method_params, _plan_cache, _make_plan, _decomposed_literal_call
+    global _skip_modules, _HOP, _TORCH, _int_enum_types, _GENERIC_ALIAS
+    _norm_on = normalized_arguments is not None
+    _norm_py, _plan_cache, _make_plan, _decomposed_literal_call = normalized_arguments, plan_cache, make_plan, \
+        decomposed_literal_call
+    _varargs_methods = dict(varargs_methods or {})
+    _method_params = dict(method_params or {})
+    _skip_modules = tuple(skip_modules or ())
+    _HOP, _TORCH, _int_enum_types, _GENERIC_ALIAS = hop_type, torch_module, tuple(int_enum_types or ()), generic_alias
+
+
+cdef object _arg_type_c(object v):
+    """``labels._arg_type``."""
+    if isinstance(v, NODE):
+        val = _tensor_meta_of(v)
+        if isinstance(val, _TENSOR) or val is None:
+            return _TENSOR
+        if isinstance(val, _SYM_INT):
+            return int
+        if isinstance(val, _SYM_FLOAT):
+            return float
+        return type(val)
+    if isinstance(v, (tuple, list)) and len(v) > 0:
+        kinds = set()
+        for x in v:
+            kinds.add(_arg_type_c(x))
+        if len(kinds) == 1:
+            k = next(iter(kinds))
+            if k is _TENSOR or k is int or k is float or k is bool:
+                return _GENERIC_ALIAS(list, (k,))
+        return type(v)
+    if isinstance(v, _int_enum_types):
+        return int
+    return type(v)
+
+
+cdef object _type_class_c(object v):
+    """``labels._type_class``."""
+    cdef list out
+    t = type(v)
+    if t is NODE:
+        return ("N", _arg_type_c(v))
+    if t is tuple or t is list or isinstance(v, (tuple, list)):
+        out = [t, len(v)]
+        for x in v:
+            out.append(_type_class_c(x))
+        return tuple(out)
+    return t
+
+
+def normalized_arguments(n):
+    """``labels.normalized_arguments(n)``: the same list (or None), the plan cache shared with it. Calls the
+    definition for ``call_method`` nodes of :data:`labels.VARARGS_METHODS` / :data:`labels.METHOD_PARAMS` and
+    methods without a ``torch.<name>`` function."""
+    cdef list kwt, at, out
+    op = n.op
+    if op == "call_method":
+        name = n.target
+        if type(name) is not str or name in _varargs_methods or name in _method_params:
+            return _norm_py(n)
+        fn = getattr(_TORCH, name, None)
+        if fn is None or not callable(fn):
+            return _norm_py(n)
+    elif op == "call_function":
+        fn = n.target
+        mod = getattr(fn, "__module__", None) or ""
+        if mod in _skip_modules or isinstance(fn, _HOP):
+            return None
+    else:
+        return None
+    args, kwargs = n.args, n.kwargs
+    kwt = []
+    for k, v in kwargs.items():
+        kwt.append((k, _type_class_c(v)))
+    at = []
+    for a in args:
+        at.append(_type_class_c(a))
+    key = (op, id(fn), len(args), tuple(kwt), tuple(at))
+    try:
+        got = _plan_cache.get(key)
+    except TypeError:  # an unhashable argument type: no memo
+        got, key = None, None
+    if got is not None and got[0] is fn:
+        plan = got[1]
+    else:
+        plan = _make_plan(fn, tuple(args), dict(kwargs))
+        if key is not None:
+            _plan_cache[key] = (fn, plan)
+    if plan is None:
+        return None
+    pos_names, names, defaults, overload = plan
+    bound = dict(zip(pos_names, args))
+    bound.update(kwargs)
+    out = []
+    for k in names:
+        out.append((k, bound[k] if k in bound else defaults[k]))
+    if overload is not None and not n.all_input_nodes:
+        return _decomposed_literal_call(overload, out) or out
+    return out
+
+
 cdef inline object _dtype_name(object dt):
     """``labels._dtype_name``."""
     name = _dtype_names.get(dt) if type(dt) is _DTYPE else None
@@ -892,7 +1006,7 @@ cdef tuple _encode_call(object n, dict index, list deps):
     references of the exact one appended to ``deps``."""
     cdef list e, s, kw
     cdef Py_ssize_t i, nn
-    norm = _normalized_arguments(n)
+    norm = normalized_arguments(n) if _norm_on else _normalized_arguments(n)
     if norm is not None:
         e = ["sig"]
         for k, v in norm:
@@ -1228,15 +1342,72 @@ cdef dict _profile_cache
 cdef object _profile, _may_write, mutated_args, module_effects, E_NODE, draws_random, aliased_inputs, RNG_STATE
 
 
+cdef object _random_cache = None, _pack_double = None, _ABSENT_VAL = object()
+cdef dict _dtype_strs = {}
+
+
 def set_effects_context(node_type, profile_cache, profile_fn, may_write_fn, mutated_args_fn, module_effects_fn,
-                        draws_random_fn, aliased_inputs_fn, rng_state):
-    """The tables and helpers of :mod:`passnet_common.canonical.effects` the copy uses."""
+                        draws_random_fn, aliased_inputs_fn, rng_state, random_cache=None, pack_double=None):
+    """The tables and helpers of :mod:`passnet_common.canonical.effects` the copy uses (``random_cache``:
+    ``effects._random_cache``, read by :func:`_draws_random` with :func:`lit_key`'s keys; ``pack_double``:
+    ``struct.Struct("<d").pack``)."""
     global _profile_cache, _profile, _may_write, mutated_args, module_effects, E_NODE
-    global draws_random, aliased_inputs, RNG_STATE
+    global draws_random, aliased_inputs, RNG_STATE, _random_cache, _pack_double
     E_NODE = node_type
     _profile_cache, _profile, _may_write = profile_cache, profile_fn, may_write_fn
     mutated_args, module_effects = mutated_args_fn, module_effects_fn
     draws_random, aliased_inputs, RNG_STATE = draws_random_fn, aliased_inputs_fn, rng_state
+    _random_cache, _pack_double = random_cache, pack_double
+
+
+cpdef object lit_key(object v):
+    """``effects._lit_key(v)``: the same key (``draws_random``'s cache key of a call's arguments)."""
+    cdef list out
+    if isinstance(v, E_NODE):
+        meta = v.meta
+        val = meta.get("example_value", _ABSENT_VAL)
+        if val is _ABSENT_VAL:
+            val = meta.get("val")
+        try:
+            dt = val.dtype
+        except AttributeError:
+            dt = type(val).__name__
+        ds = _dtype_strs.get(dt) if type(dt) is _DTYPE else None
+        if ds is None:
+            ds = str(dt)
+            if type(dt) is _DTYPE:
+                _dtype_strs[dt] = ds
+        try:
+            sh = val.shape
+        except AttributeError:
+            sh = ()
+        return ("%", ds, tuple(sh))
+    if isinstance(v, (tuple, list)):
+        out = [type(v).__name__]
+        for x in v:
+            out.append(lit_key(x))
+        return tuple(out)
+    if isinstance(v, dict):
+        out = ["dict"]
+        for k, x in v.items():
+            out.append((k, lit_key(x)))
+        return tuple(out)
+    if type(v) is float:
+        return (float, _pack_double(v))
+    return (type(v), v)
+
+
+cdef bint _draws_random(object node) except -1:
+    """``effects.draws_random(node)``: the definition's cache read with :func:`lit_key`'s key (the same key, so
+    the same entry: only calls whose write spec says 'depends on the arguments' are ever stored, ``_write_spec``
+    being a function of (op, target)); the definition itself on a miss."""
+    if _random_cache is None or _pack_double is None:
+        return draws_random(node)
+    try:
+        key = (node.op, node.target, lit_key(node.args), lit_key(node.kwargs))
+        return _random_cache[key]
+    except (KeyError, TypeError):
+        return draws_random(node)
 
 
 cdef inline Py_ssize_t _cfind(Py_ssize_t *parent, Py_ssize_t i) noexcept:
@@ -1478,7 +1649,7 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
                         muts[i] = [index[m] for m in mu]
                         any_effect = writes_tensor = True
                         al = True
-                if rng and draws_random(node):
+                if rng and _draws_random(node):
                     muts[i] = muts.get(i, []) + [state_paths.setdefault(RNG_STATE, n + len(state_paths))]
                     any_effect = True
                 if glob:

@@ -207,6 +207,8 @@ def encode_literal(value: Any, ref: Callable[[fx.Node], Any], abstract: bool = F
 # --- argument normalisation ------------------------------------------------------------
 
 _plan_cache: dict = {}
+# Modules whose functions (Python operators, builtins, math) have no signature to bind arguments to.
+SKIPPED_MODULES = ("_operator", "operator", "builtins", "math")
 
 
 def _type_class(v: Any) -> Any:
@@ -509,7 +511,7 @@ def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
     elif op == "call_function":
         fn = node.target
         mod = getattr(fn, "__module__", None) or ""
-        if mod in ("_operator", "operator", "builtins", "math") or isinstance(fn, torch._ops.HigherOrderOperator):
+        if mod in SKIPPED_MODULES or isinstance(fn, torch._ops.HigherOrderOperator):
             return None
     else:
         return None
