@@ -28,6 +28,10 @@ definitions otherwise.
 * :func:`refs_and_positions`, :func:`op_kinds`: the reference lists and placeholder positions
   ``stored.stored_nodes`` fills the node list with, and the op kinds ``order.order_of_labels`` hands
   ``_cmerkle``;
+* :func:`normalized_arguments`: :func:`passnet_common.canonical.labels.normalized_arguments`, the miss's binding of a
+  call to its signature (the definition's plan cache shared; the varargs and ``size``-like method rules call it);
+* :func:`lit_key`: ``effects._lit_key``, the key of ``effects.draws_random``'s cache, which the side-effect pass
+  reads itself (``_draws_random``), calling the definition on a miss;
 * :func:`texts`: :func:`passnet_common.canonical.form.texts_py`, the canonical texts and their sha256;
 * :func:`input_rows`: :func:`passnet_common.canonical.order.input_rows_py`, the data inputs packed as
   int64 words, which :func:`ordering_deps`, :func:`texts` and ``_cmerkle.order_of_labels`` read
