@@ -312,25 +312,43 @@ def cpu_ticks() -> tuple[int, int] | None:
         return None
 
 
-def stored_graphs(store: Path, count: int) -> list:
+def stored_graphs(store: Path | list[Path], count: int, sample: int = 0, seed: int = 0) -> list:
     """(name, GraphModule, kinds) of the ``count`` largest graphs of a graph store (by node
     count), each rebuilt from its stored node list by :func:`curate.decompose.segments.build_parent`
     (output metadata on the meta device; kinds from the stored placeholders), as
-    ``tests/canonical_store_check.py`` rebuilds them: the graphs dedupe re-hashes. Empty where
-    the store is absent (a fresh clone)."""
+    ``tests/canonical_store_check.py`` rebuilds them: the graphs dedupe re-hashes. ``store`` may be a
+    list of stores (a graph hash found in several is read from the first); ``sample`` > 0 first draws
+    that many graph hashes (sorted, then shuffled by ``random.Random(seed)``). A graph that does not
+    rebuild (a call target this torch lacks) is printed and skipped. Empty where the store is absent (a
+    fresh clone)."""
     import json
+    import random
 
     import torch
 
     from curate.decompose.segments import build_parent
 
+    paths: dict[str, Path] = {}
+    for st in [store] if isinstance(store, Path) else store:
+        for gj in sorted(st.glob("*/*/graph.json")):
+            paths.setdefault(gj.parent.name, gj)
+    names = sorted(paths)
+    if sample:
+        random.Random(seed).shuffle(names)
+        names = names[:sample]
     found = []
-    for gj in store.glob("*/*/graph.json"):
-        nodes = json.loads(gj.read_text())["nodes"]
-        found.append((len(nodes), gj.parent.name, nodes))
+    for name in names:
+        nodes = json.loads(paths[name].read_text())["nodes"]
+        found.append((len(nodes), name, nodes))
     out = []
-    for n, name, nodes in sorted(found, key=lambda r: (-r[0], r[1]))[:count]:
-        graph, _ = build_parent(nodes)
+    for n, name, nodes in sorted(found, key=lambda r: (-r[0], r[1])):
+        if len(out) == count:
+            break
+        try:
+            graph, _ = build_parent(nodes)
+        except Exception as exc:  # noqa: BLE001 - a benchmark input, reported and skipped
+            print(f"skipping stored {name[:12]}: {type(exc).__name__}: {exc}")
+            continue
         kinds = [d.get("kind", "input") if d["op"] == "placeholder" else "input" for d in nodes
                  if d["op"] in ("placeholder", "get_attr")]
         out.append((f"stored {name[:12]} ({n} nodes)", torch.fx.GraphModule(torch.nn.Module(), graph), kinds))

@@ -12,13 +12,19 @@ times git revision ``REV``'s form in the same rounds (alternated, who goes first
 round; :func:`benchmarks.bench_hash.reference_canonical`) and records the median per-round ratio
 and whether every graph gets the same ``graph_hash``. A printed table and a record, never asserted.
 
-    nice -n 10 python -m benchmarks.bench_hash_corpus --store <a build's data/graph_store> [--rounds 5]
-        [--reference REV] [--out metrics/bench/bench_hash_corpus.json]
+    nice -n 10 python -m benchmarks.bench_hash_corpus --store <a build's data/graph_store> [STORE ...]
+        [--sample N [--seed S]] [--rounds 5] [--reference REV] [--out metrics/bench/bench_hash_corpus.json]
+
+``--store`` takes several stores or quoted glob patterns (the census's shard stores,
+``'data/work/full/shards/*/graph_store'``) and
+``--sample N`` a seeded draw of N distinct graphs from them; a graph that does not rebuild is printed and
+left out (``graphs`` counts those timed).
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import platform
 import statistics
@@ -48,14 +54,18 @@ def main(argv=None) -> dict:
     from passnet_common.io import atomic_write_json
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--store", type=Path, default=ROOT / "data" / "graph_store")
+    ap.add_argument("--store", nargs="+", default=[str(ROOT / "data" / "graph_store")],
+                    help="one or more graph stores or glob patterns of them, quoted (a graph hash in several is read once)")
+    ap.add_argument("--sample", type=int, default=0, help="draw this many graph hashes (seeded) instead of all")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reference", default="", help="git revision timed in the same rounds, alternated")
     ap.add_argument("--out", type=Path, default=ROOT / "metrics" / "bench" / "bench_hash_corpus.json")
     args = ap.parse_args(argv)
-    cases = sorted(stored_graphs(args.store, 10**9), key=lambda c: c[0])
+    stores = [Path(p) for pat in args.store for p in (sorted(glob.glob(pat)) if "*" in pat else [pat])]
+    cases = sorted(stored_graphs(stores, 10**9, args.sample, args.seed), key=lambda c: c[0])
     if not cases:
-        raise SystemExit(f"no graph.json under {args.store}: give a build's graph store (--store)")
+        raise SystemExit(f"no graph.json under {[str(p) for p in args.store]}: give a build's graph store (--store)")
     nodes = [len(gm.graph.nodes) for _, gm, _ in cases]
     ref = reference_canonical(args.reference) if args.reference else None
     sides = [("current", canonicalize, label_cache_clear(sys.modules["passnet_common.canonical"]))]
@@ -72,7 +82,8 @@ def main(argv=None) -> dict:
     load_end = os.getloadavg()
     rec: dict = {"canonical_version": CANONICAL_VERSION, "compiled": compiled.status, "graphs": len(cases),
                  "nodes": sum(nodes), "nodes_max": max(nodes), "nodes_median": int(statistics.median(nodes)),
-                 "rounds": args.rounds, "loadavg_start": list(load_start), "loadavg_end": list(load_end),
+                 "rounds": args.rounds, "sample": args.sample, "seed": args.seed,
+                 "loadavg_start": list(load_start), "loadavg_end": list(load_end),
                  "machine": platform.platform(), "cpus": os.cpu_count(),
                  "command": " ".join(["python -m benchmarks.bench_hash_corpus", *(argv if argv is not None else sys.argv[1:])]),
                  "timing": "per round: label cache emptied, every stored graph canonicalized once in store order; "
