@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
-import gc
 import json
 import os
 import resource
@@ -55,6 +54,7 @@ from typing import Any, Callable
 
 import psutil
 
+from passnet_common import gcfreeze
 from passnet_common.io import atomic_write_json
 
 
@@ -280,26 +280,25 @@ def run_isolated(
         mem_cap_bytes: resident-set cap per child (bytes); None disables the watchdog.
         threads_per_worker: ``torch.set_num_threads`` in each child.
         poll_s: interval (s) of the timeout / memory watchdog.
-        freeze_gc: ``gc.freeze()`` in the parent for the run (children inherit a frozen
-            heap; undone with ``gc.unfreeze()`` at the end).
+        freeze_gc: ``gc.freeze()`` in the parent for the run, through :mod:`passnet_common.gcfreeze` (children inherit a frozen
+            heap and the record of it; undone with ``gc.unfreeze()`` at the end).
         wake_on_exit: wait on a pidfd per child (Linux >= 5.3), so a finished child is
             reaped at once; else (or where pidfds are missing) sleep ``poll_s``.
 
     Returns:
         One :class:`Outcome` per task, in completion order.
     """
-    frozen = freeze_gc and gc.get_freeze_count() == 0 and _freeze()  # a caller's freeze is left alone
+    frozen = freeze_gc and not gcfreeze.heap_frozen() and _freeze()  # a caller's freeze is left alone
     try:
         limits = {"wall": timeout_s, "cpu": cpu_budget_s, "hang": hang_s}
         return _run(list(tasks), fn, workers, limits, mem_cap_bytes, threads_per_worker, on_done, poll_s, wake_on_exit)
     finally:
         if frozen:
-            gc.unfreeze()
+            gcfreeze.unfreeze()
 
 
 def _freeze() -> bool:
-    gc.collect()
-    gc.freeze()
+    gcfreeze.freeze()
     return True
 
 

@@ -68,8 +68,11 @@ def test_failures_are_classified_and_the_rest_completes(tmp_path):
 def _gc_state(kind: str, out_dir: Path) -> None:
     import gc
 
+    from passnet_common import gcfreeze
+
     busy = sum(i * i for i in range(2_000_000))  # some CPU time for the child's rusage
-    atomic_write_json(out_dir / "result.json", {"frozen": gc.get_freeze_count(), "busy": busy > 0})
+    atomic_write_json(out_dir / "result.json", {"frozen": gc.get_freeze_count(), "recorded": gcfreeze._frozen_here,
+                                                "busy": busy > 0})
 
 
 def test_children_inherit_a_frozen_heap_and_the_parent_gets_it_back(tmp_path):
@@ -80,10 +83,15 @@ def test_children_inherit_a_frozen_heap_and_the_parent_gets_it_back(tmp_path):
         tasks = [(f"t{i}", "x", tmp_path / f"{freeze}-{i}") for i in range(3)]
         outcomes = run_isolated(tasks, _gc_state, workers=2, timeout_s=60, freeze_gc=freeze, wake_on_exit=wake)
         assert sorted(o.key for o in outcomes) == ["t0", "t1", "t2"] and all(o.ok for o in outcomes)
-        frozen = [json.loads((tmp_path / f"{freeze}-{i}" / "result.json").read_text())["frozen"] for i in range(3)]
+        got = [json.loads((tmp_path / f"{freeze}-{i}" / "result.json").read_text()) for i in range(3)]
+        frozen = [g["frozen"] for g in got]
         assert all(f > 0 for f in frozen) if freeze else frozen == [0, 0, 0]
+        assert [g["recorded"] for g in got] == [freeze] * 3  # the child inherits the record (heap_frozen in O(1))
         assert all(o.cpu_s > 0 for o in outcomes)  # the child's CPU time from wait4
         assert gc.get_freeze_count() == 0  # unfrozen after the run
+        from passnet_common import gcfreeze
+
+        assert not gcfreeze._frozen_here
 
 
 def test_start_ticks_names_one_process_and_ignores_the_boot_clock(monkeypatch):

@@ -32,7 +32,6 @@ from its own final passes, so the agreement still compares independent runs.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import math
 import os
@@ -63,6 +62,7 @@ from curate.profile.variant import (
     stress_plan,
     time_task,
 )
+from passnet_common import gcfreeze
 from passnet_common.io import atomic_write_json
 from passnet_common.store import store_path
 from passnet_common.worker import child_dies_with_parent, run_isolated
@@ -520,10 +520,9 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             fill_count[kind] += 1
 
     args_of: dict = {}  # screen attempt key -> (variant folder, dtype)
-    frozen = gc.get_freeze_count() == 0  # one frozen heap for every timing batch (run_isolated then skips its own)
+    frozen = not gcfreeze.heap_frozen()  # one frozen heap for every timing batch (run_isolated then skips its own)
     if frozen:
-        gc.collect()
-        gc.freeze()
+        gcfreeze.freeze()
     try:
         for step in plan:
             if step["run"] != 0:
@@ -590,7 +589,7 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         finish_compile()
     finally:
         if frozen:
-            gc.unfreeze()
+            gcfreeze.unfreeze()
         if proc is not None:
             proc.kill()
             proc.wait()

@@ -32,6 +32,7 @@ from passnet_common.canonical.labels import (
 )
 from passnet_common.canonical.order import input_rows, label_ids, merkle, order_of_labels
 from passnet_common.canonical.stored import Ref, SlotRef, short_target, stored_entry, stored_nodes
+from passnet_common.gcfreeze import heap_frozen
 
 CANONICAL_VERSION = 4
 
@@ -395,8 +396,9 @@ class _NoGC:
     collection walked one dict and a few lists per node of the returned node list, ~5 us per
     node (a third of the form on a 10K-node chain). The moved objects are still freed by
     reference counting. Both steps are skipped when the caller had the collector disabled
-    or has frozen objects of its own (``gc.get_freeze_count() > 0``: unfreezing would
-    release them).
+    or has frozen objects of its own (:func:`passnet_common.gcfreeze.heap_frozen`: unfreezing would
+    release them; O(1) after a freeze through :mod:`passnet_common.gcfreeze`, as the pipeline's forking
+    parents do, where ``gc.get_freeze_count()`` walks the frozen heap).
 
     Inside the block ``__torch_function__`` dispatch of tensor subclasses is also off
     (``torch._C.DisableTorchFunctionSubclass``; torch-function *modes* still apply). The form
@@ -413,7 +415,7 @@ class _NoGC:
 
     def __enter__(self):
         self.was = gc.isenabled()
-        self.promote = self.was and not gc.get_freeze_count()
+        self.promote = self.was and not heap_frozen()
         if self.promote:
             gc.collect(1)
         gc.disable()
@@ -423,7 +425,7 @@ class _NoGC:
     def __exit__(self, *exc):
         self.tf.__exit__(None, None, None)
         if self.was:
-            if self.promote and not gc.get_freeze_count():
+            if self.promote and not heap_frozen():
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
