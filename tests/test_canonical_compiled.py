@@ -1001,3 +1001,166 @@ def test_compiled_random_draws_read_the_definitions_cache_alike():
     Ef._random_cache.clear()
     assert C.cform.ordering_deps(nodes, inputs, gm, index) == want  # emptied: the compiled pass fills it
     assert Ef.ordering_deps_py(nodes, inputs, gm, index) == want
+
+
+def _user_dropout(x, p=0.5):  # a Python function outside torch named like a seeded ATen op
+    return x
+
+
+class _EqualsUserDropout:
+    """A callable that compares equal to (and hashes like) :func:`_user_dropout`."""
+
+    __name__ = "dropout"
+
+    def __call__(self, x, p=0.5):
+        return x
+
+    def __eq__(self, other):
+        return other is _user_dropout or other is self
+
+    def __hash__(self):
+        return hash(_user_dropout)
+
+
+@compiled_form
+def test_compiled_random_draws_follow_the_definitions_steps_before_its_cache():
+    """The compiled read of draws_random's cache comes after the definition's own early answers: a Python
+    function outside torch is decided by its op's tag, never by a cache entry stored for a target that only
+    compares equal to it (found by a helper's attack: the graph hashed otherwise)."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, 3, device="meta")
+    for name, target in (("alias", _EqualsUserDropout()), ("rand", torch.rand_like), ("user", _user_dropout)):
+        n = g.create_node("call_function", target, (x,), {}, name=name)
+        n.meta["example_value"] = torch.empty(2, 3, device="meta")
+    g.output(tuple(n for n in g.nodes if n.op == "call_function"))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    Ef._random_cache.clear()
+    with C.python_only():
+        want = canonicalize(gm, None, with_wl=False)
+    Ef._random_cache.clear()
+    got = canonicalize(gm, None, with_wl=False)
+    assert (got.graph_hash, got.order) == (want.graph_hash, want.order)
+
+
+@compiled_form
+def test_compiled_normalized_arguments_reads_the_definitions_tables_live(monkeypatch):
+    """A method added to ``labels.VARARGS_METHODS`` at run time is folded by both copies alike."""
+    from passnet_common.canonical import labels as L
+
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, 3, device="meta")
+    n = g.call_method("broadcast_to", (x, 2, 3))
+    n.meta["example_value"] = torch.empty(2, 3, device="meta")
+    g.output((n,))
+    monkeypatch.setitem(L.VARARGS_METHODS, "broadcast_to", "size")
+    want = L.normalized_arguments(n)
+    assert want == [("input", x), ("size", (2, 3))]
+    assert C.cform.normalized_arguments(n) == want
+
+
+@compiled_form
+def test_compiled_copies_hand_deep_nesting_to_the_definition():
+    """An argument nested past the compiled copies' depth limit (``_DEPTH_MAX``; the C recursion has no
+    interpreter check, a helper's attack crashed the process at 300,000 levels) is bound and keyed by the
+    definition: the same form on both paths."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, 3, device="meta")
+    deep: object = 1
+    for _ in range(100):  # past _DEPTH_MAX (64), inside the parser's limit on nested brackets
+        deep = [deep]
+    n = g.call_function(torch.nn.functional.dropout, (x, 0.5, True))
+    n.meta["example_value"] = torch.empty(2, 3, device="meta")
+    m = g.call_function(torch.add, (n, x), {"alpha": 1})
+    m._kwargs = {"alpha": 1, "out": None, "extra": deep}  # what FX's own argument walk would refuse to build
+    m.meta["example_value"] = torch.empty(2, 3, device="meta")
+    g.output((m,))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    from passnet_common.canonical import labels as L
+
+    with pytest.raises(Exception) as too_deep:
+        C.cform.lit_key(m.kwargs)
+    assert type(too_deep.value).__name__ == "_TooDeep"
+    assert repr(C.cform.normalized_arguments(m)) == repr(L.normalized_arguments(m))
+    with C.python_only():
+        want = canonicalize(gm, None, with_wl=False)
+    got = canonicalize(gm, None, with_wl=False)
+    assert (got.graph_hash, got.text) == (want.graph_hash, want.text)
+
+
+def _dropout_with_flag(flag: bool) -> fx.GraphModule:
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = torch.empty(2, 3, device="meta")
+    b = g.placeholder("b")
+    b.meta["example_value"] = flag
+    r = g.call_function(torch.rand_like, (x,))
+    r.meta["example_value"] = torch.empty(2, 3, device="meta")
+    d = g.call_function(torch.nn.functional.dropout, (x, 0.5), {"training": b})
+    d.meta["example_value"] = torch.empty(2, 3, device="meta")
+    g.output((d, r))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+@pytest.mark.parametrize("python", [True, False])
+def test_a_scalar_node_argument_keys_the_random_draw_by_its_value(python):
+    """``F.dropout(x, 0.5, training=b)`` draws when ``b``'s recorded value is True and not when it is False;
+    draws_random's cache keys ``b`` by that value, so which graph is hashed first changes neither hash (a
+    helper's attack: both shared one entry, the first graph decided the other's ordering edges)."""
+    on, off = _dropout_with_flag(True), _dropout_with_flag(False)
+
+    def form(gm):
+        with C.python_only() if python else _nullcontext():
+            c = canonicalize(gm, None, with_wl=False)
+        return c.graph_hash, c.order
+
+    Ef._random_cache.clear()
+    fresh_on = form(on)
+    Ef._random_cache.clear()
+    fresh_off = form(off)
+    assert fresh_on != fresh_off  # the training dropout is ordered against rand_like, the eval one is not
+    Ef._random_cache.clear()
+    form(off)
+    assert form(on) == fresh_on
+    Ef._random_cache.clear()
+    form(on)
+    assert form(off) == fresh_off
+
+
+def _nullcontext():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("python", [True, False])
+def test_hashing_a_symbolic_graph_does_not_guard_its_shape_env(python):
+    """Lowering a random call to find its ATen ops reads a symbolic size by its hint, not by ``int()``: the
+    caller's ShapeEnv is left unspecialised, and the graph's SymInt literal reads the same on the next hash (a
+    helper's attack: the second hash differed)."""
+    from torch._dynamo.source import ConstantSource
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    env = ShapeEnv()
+    s = env.create_symintnode(env.create_symbol(4, ConstantSource("s")), hint=4)
+    with FakeTensorMode(shape_env=env):
+        xv = torch.empty(s, 6)
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["example_value"] = xv
+    d = g.call_function(torch.nn.functional.dropout, (x, 0.5, True))
+    d.meta["example_value"] = xv
+    v = g.call_method("view", (d, s, 6))
+    v.meta["example_value"] = xv
+    g.output((v,))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    hashes = []
+    for _ in range(2):
+        Ef._random_cache.clear()
+        with C.python_only() if python else _nullcontext():
+            hashes.append(canonicalize(gm, None, with_wl=False).graph_hash)
+    assert hashes[0] == hashes[1]
+    assert not env.replacements and not env.guards

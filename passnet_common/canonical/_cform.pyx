@@ -507,6 +507,7 @@ def node_list(list order, list store, list ops, list refs, list canon_inputs, di
 # copies read the very same tables.
 
 import struct as _struct
+import types as _types
 
 _float_bits = _struct.Struct("<d").pack  # fastpath.float_bits
 
@@ -784,14 +785,16 @@ def set_norm_context(normalized_arguments, varargs_methods, method_params, plan_
     _norm_on = normalized_arguments is not None
     _norm_py, _plan_cache, _make_plan, _decomposed_literal_call = normalized_arguments, plan_cache, make_plan, \
         decomposed_literal_call
-    _varargs_methods = dict(varargs_methods or {})
-    _method_params = dict(method_params or {})
+    _varargs_methods = varargs_methods if varargs_methods is not None else {}  # the definition's dicts themselves
+    _method_params = method_params if method_params is not None else {}
     _skip_modules = tuple(skip_modules or ())
     _HOP, _TORCH, _int_enum_types, _GENERIC_ALIAS = hop_type, torch_module, tuple(int_enum_types or ()), generic_alias
 
 
-cdef object _arg_type_c(object v):
-    """``labels._arg_type``."""
+cdef object _arg_type_c(object v, int depth=0):
+    """``labels._arg_type``; :class:`_TooDeep` past ``_DEPTH_MAX`` levels."""
+    if depth > _DEPTH_MAX:
+        raise _TooDeep()
     if isinstance(v, NODE):
         val = _tensor_meta_of(v)
         if isinstance(val, _TENSOR) or val is None:
@@ -804,7 +807,7 @@ cdef object _arg_type_c(object v):
     if isinstance(v, (tuple, list)) and len(v) > 0:
         kinds = set()
         for x in v:
-            kinds.add(_arg_type_c(x))
+            kinds.add(_arg_type_c(x, depth + 1))
         if len(kinds) == 1:
             k = next(iter(kinds))
             if k is _TENSOR or k is int or k is float or k is bool:
@@ -815,16 +818,18 @@ cdef object _arg_type_c(object v):
     return type(v)
 
 
-cdef object _type_class_c(object v):
-    """``labels._type_class``."""
+cdef object _type_class_c(object v, int depth=0):
+    """``labels._type_class``; :class:`_TooDeep` past ``_DEPTH_MAX`` levels."""
     cdef list out
+    if depth > _DEPTH_MAX:
+        raise _TooDeep()
     t = type(v)
     if t is NODE:
         return ("N", _arg_type_c(v))
     if t is tuple or t is list or isinstance(v, (tuple, list)):
         out = [t, len(v)]
         for x in v:
-            out.append(_type_class_c(x))
+            out.append(_type_class_c(x, depth + 1))
         return tuple(out)
     return t
 
@@ -832,7 +837,8 @@ cdef object _type_class_c(object v):
 def normalized_arguments(n):
     """``labels.normalized_arguments(n)``: the same list (or None), the plan cache shared with it. Calls the
     definition for ``call_method`` nodes of :data:`labels.VARARGS_METHODS` / :data:`labels.METHOD_PARAMS` and
-    methods without a ``torch.<name>`` function."""
+    methods without a ``torch.<name>`` function, and for arguments nested deeper than ``_DEPTH_MAX`` levels
+    (the C recursion has no interpreter check: the definition raises what it raises)."""
     cdef list kwt, at, out
     op = n.op
     if op == "call_method":
@@ -851,11 +857,14 @@ def normalized_arguments(n):
         return None
     args, kwargs = n.args, n.kwargs
     kwt = []
-    for k, v in kwargs.items():
-        kwt.append((k, _type_class_c(v)))
     at = []
-    for a in args:
-        at.append(_type_class_c(a))
+    try:
+        for k, v in kwargs.items():
+            kwt.append((k, _type_class_c(v)))
+        for a in args:
+            at.append(_type_class_c(a))
+    except _TooDeep:
+        return _norm_py(n)
     key = (op, id(fn), len(args), tuple(kwt), tuple(at))
     try:
         got = _plan_cache.get(key)
@@ -1347,6 +1356,7 @@ cdef object _profile, _may_write, mutated_args, module_effects, E_NODE, draws_ra
 
 
 cdef object _random_cache = None, _pack_double = None, _ABSENT_VAL = object()
+cdef object _FUNCTION_TYPE = _types.FunctionType
 cdef dict _dtype_strs = {}
 
 
@@ -1364,14 +1374,20 @@ def set_effects_context(node_type, profile_cache, profile_fn, may_write_fn, muta
     _random_cache, _pack_double = random_cache, pack_double
 
 
-cpdef object lit_key(object v):
-    """``effects._lit_key(v)``: the same key (``draws_random``'s cache key of a call's arguments)."""
+cpdef object lit_key(object v, int depth=0):
+    """``effects._lit_key(v)``: the same key (``draws_random``'s cache key of a call's arguments);
+    :class:`_TooDeep` past ``_DEPTH_MAX`` levels."""
     cdef list out
+    if depth > _DEPTH_MAX:
+        raise _TooDeep()
     if isinstance(v, E_NODE):
         meta = v.meta
         val = meta.get("example_value", _ABSENT_VAL)
         if val is _ABSENT_VAL:
             val = meta.get("val")
+        tv = type(val)
+        if tv is bool or tv is int or tv is float:  # a Python scalar, run as recorded: by its value
+            return ("%", tv.__name__, (), lit_key(val, depth + 1))
         try:
             dt = val.dtype
         except AttributeError:
@@ -1389,28 +1405,35 @@ cpdef object lit_key(object v):
     if isinstance(v, (tuple, list)):
         out = [type(v).__name__]
         for x in v:
-            out.append(lit_key(x))
+            out.append(lit_key(x, depth + 1))
         return tuple(out)
     if isinstance(v, dict):
         out = ["dict"]
         for k, x in v.items():
-            out.append((k, lit_key(x)))
+            out.append((k, lit_key(x, depth + 1)))
         return tuple(out)
     if type(v) is float:
         return (float, _pack_double(v))
     return (type(v), v)
 
 
-cdef bint _draws_random(object node) except -1:
-    """``effects.draws_random(node)``: the definition's cache read with :func:`lit_key`'s key (the same key, so
-    the same entry: only calls whose write spec says 'depends on the arguments' are ever stored, ``_write_spec``
-    being a function of (op, target)); the definition itself on a miss."""
+cdef bint _draws_random(object node, object rng) except -1:
+    """``effects.draws_random(node)`` (``rng``: the node's write spec's ``rng``, as the definition reads it):
+    the definition's steps before its cache, then its cache read with :func:`lit_key`'s key (the same key, so
+    the same entry); the definition itself on a miss, for a Python function outside torch, and for arguments
+    nested deeper than ``_DEPTH_MAX`` levels."""
+    if rng != 2:
+        return rng == 1
     if _random_cache is None or _pack_double is None:
         return draws_random(node)
+    op, target = node.op, node.target
+    if op == "call_function" and isinstance(target, _FUNCTION_TYPE) \
+            and not (getattr(target, "__module__", "") or "").startswith("torch."):
+        return draws_random(node)
     try:
-        key = (node.op, node.target, lit_key(node.args), lit_key(node.kwargs))
+        key = (op, target, lit_key(node.args), lit_key(node.kwargs))
         return _random_cache[key]
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, _TooDeep):
         return draws_random(node)
 
 
@@ -1653,7 +1676,7 @@ def ordering_deps(list nodes, list inputs, gm=None, index=None, rows=None):
                         muts[i] = [index[m] for m in mu]
                         any_effect = writes_tensor = True
                         al = True
-                if rng and _draws_random(node):
+                if rng and _draws_random(node, rng):
                     muts[i] = muts.get(i, []) + [state_paths.setdefault(RNG_STATE, n + len(state_paths))]
                     any_effect = True
                 if glob:

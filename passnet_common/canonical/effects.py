@@ -193,13 +193,25 @@ class _NoLowering(Exception):
     pass
 
 
+def _size_hint(d: Any) -> int:
+    """A shape entry as an int without guarding on it: a symbolic size (``SymInt``) by its hint, never by
+    ``int()``, which would specialise the caller's ShapeEnv (the graph's own SymInt literals would then read
+    differently on the next hash). :class:`_NoLowering` for a size without a hint."""
+    if type(d) is int:
+        return d
+    hint = getattr(getattr(d, "node", None), "hint", None)
+    if type(hint) is not int:
+        raise _NoLowering
+    return hint
+
+
 def _meta_arg(v: Any) -> Any:
     """An FX argument as a value to run the call with on the meta device: tensors from their
     example values (shape, dtype), Python scalars as recorded, devices as ``meta``."""
     if isinstance(v, fx.Node):
         val = v.meta.get("example_value", v.meta.get("val"))
         if isinstance(val, torch.Tensor):
-            return torch.empty([int(d) for d in val.shape], dtype=val.dtype, device="meta")
+            return torch.empty([_size_hint(d) for d in val.shape], dtype=val.dtype, device="meta")
         if type(val) in (int, float, bool):
             return val
         raise _NoLowering
@@ -249,8 +261,12 @@ _random_cache: dict = {}
 
 
 def _lit_key(v: Any) -> Any:
+    """:func:`draws_random`'s cache key of a call's arguments: literals by their bits, a node by what
+    :func:`_meta_arg` runs the call with (a tensor by dtype and shape, a Python scalar by its value)."""
     if isinstance(v, fx.Node):
         val = v.meta.get("example_value", v.meta.get("val"))
+        if type(val) in (bool, int, float):  # run as recorded (_meta_arg): its value decides the ops
+            return ("%", type(val).__name__, (), _lit_key(val))
         return ("%", str(getattr(val, "dtype", type(val).__name__)), tuple(getattr(val, "shape", ())))
     if isinstance(v, (tuple, list)):
         return (type(v).__name__, *[_lit_key(x) for x in v])
