@@ -288,7 +288,9 @@ def run_isolated(
     Returns:
         One :class:`Outcome` per task, in completion order.
     """
-    frozen = freeze_gc and not gcfreeze.heap_frozen() and _freeze()  # a caller's freeze is left alone
+    frozen = freeze_gc and not gcfreeze.heap_frozen()  # a caller's freeze is left alone
+    if frozen:
+        gcfreeze.freeze()
     try:
         limits = {"wall": timeout_s, "cpu": cpu_budget_s, "hang": hang_s}
         return _run(list(tasks), fn, workers, limits, mem_cap_bytes, threads_per_worker, on_done, poll_s, wake_on_exit)
@@ -296,10 +298,6 @@ def run_isolated(
         if frozen:
             gcfreeze.unfreeze()
 
-
-def _freeze() -> bool:
-    gcfreeze.freeze()
-    return True
 
 
 def _pidfd(pid: int) -> int | None:

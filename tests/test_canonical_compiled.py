@@ -11,6 +11,7 @@ byte against the recorded values, on both paths) is ``tests/test_canonical_ident
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import random
 from pathlib import Path
@@ -1112,7 +1113,7 @@ def test_a_scalar_node_argument_keys_the_random_draw_by_its_value(python):
     on, off = _dropout_with_flag(True), _dropout_with_flag(False)
 
     def form(gm):
-        with C.python_only() if python else _nullcontext():
+        with C.python_only() if python else contextlib.nullcontext():
             c = canonicalize(gm, None, with_wl=False)
         return c.graph_hash, c.order
 
@@ -1128,11 +1129,6 @@ def test_a_scalar_node_argument_keys_the_random_draw_by_its_value(python):
     form(on)
     assert form(off) == fresh_off
 
-
-def _nullcontext():
-    import contextlib
-
-    return contextlib.nullcontext()
 
 
 @pytest.mark.parametrize("python", [True, False])
@@ -1160,7 +1156,7 @@ def test_hashing_a_symbolic_graph_does_not_guard_its_shape_env(python):
     hashes = []
     for _ in range(2):
         Ef._random_cache.clear()
-        with C.python_only() if python else _nullcontext():
+        with C.python_only() if python else contextlib.nullcontext():
             hashes.append(canonicalize(gm, None, with_wl=False).graph_hash)
     assert hashes[0] == hashes[1]
     assert not env.replacements and not env.guards

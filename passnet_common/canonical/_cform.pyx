@@ -770,21 +770,20 @@ def set_miss_context(normalized_arguments, positional_names, qualified_name, enc
 # --- labels.normalized_arguments, compiled (the common path; the rarer ones call the definition) ---
 
 cdef bint _norm_on = False
-cdef object _norm_py, _plan_cache, _make_plan, _decomposed_literal_call, _TORCH, _GENERIC_ALIAS, _HOP
+cdef object _norm_py, _bind_by_plan, _TORCH, _GENERIC_ALIAS, _HOP
 cdef dict _varargs_methods = {}, _method_params = {}
 cdef tuple _skip_modules = (), _int_enum_types = ()
 
 
-def set_norm_context(normalized_arguments, varargs_methods, method_params, plan_cache, make_plan,
-                     decomposed_literal_call, skip_modules, hop_type, torch_module, int_enum_types, generic_alias):
+def set_norm_context(normalized_arguments, bind_by_plan, varargs_methods, method_params, skip_modules, hop_type,
+                     torch_module, int_enum_types, generic_alias):
     """The tables and helpers of ``labels.normalized_arguments`` that :func:`normalized_arguments` reads
-    (its plan cache is the definition's own dict, shared); ``set_norm_context(None, ...)``: the compiled
-    miss calls the definition."""
-    global _norm_on, _norm_py, _varargs_methods, _method_params, _plan_cache, _make_plan, _decomposed_literal_call
-    global _skip_modules, _HOP, _TORCH, _int_enum_types, _GENERIC_ALIAS
+    (``bind_by_plan``: ``labels.bind_by_plan``, the plan cache and the binding it ends with);
+    ``set_norm_context(None, ...)``: the compiled miss calls the definition."""
+    global _norm_on, _norm_py, _bind_by_plan, _varargs_methods, _method_params, _skip_modules, _HOP, _TORCH
+    global _int_enum_types, _GENERIC_ALIAS
     _norm_on = normalized_arguments is not None
-    _norm_py, _plan_cache, _make_plan, _decomposed_literal_call = normalized_arguments, plan_cache, make_plan, \
-        decomposed_literal_call
+    _norm_py, _bind_by_plan = normalized_arguments, bind_by_plan
     _varargs_methods = varargs_methods if varargs_methods is not None else {}  # the definition's dicts themselves
     _method_params = method_params if method_params is not None else {}
     _skip_modules = tuple(skip_modules or ())
@@ -835,11 +834,12 @@ cdef object _type_class_c(object v, int depth=0):
 
 
 def normalized_arguments(n):
-    """``labels.normalized_arguments(n)``: the same list (or None), the plan cache shared with it. Calls the
+    """``labels.normalized_arguments(n)``: the same list (or None); the plan key's types built here, the plan
+    applied by the definition's ``labels.bind_by_plan`` (its cache shared). Calls the
     definition for ``call_method`` nodes of :data:`labels.VARARGS_METHODS` / :data:`labels.METHOD_PARAMS` and
     methods without a ``torch.<name>`` function, and for arguments nested deeper than ``_DEPTH_MAX`` levels
     (the C recursion has no interpreter check: the definition raises what it raises)."""
-    cdef list kwt, at, out
+    cdef list kwt, at
     op = n.op
     if op == "call_method":
         name = n.target
@@ -865,28 +865,7 @@ def normalized_arguments(n):
             at.append(_type_class_c(a))
     except _TooDeep:
         return _norm_py(n)
-    key = (op, id(fn), len(args), tuple(kwt), tuple(at))
-    try:
-        got = _plan_cache.get(key)
-    except TypeError:  # an unhashable argument type: no memo
-        got, key = None, None
-    if got is not None and got[0] is fn:
-        plan = got[1]
-    else:
-        plan = _make_plan(fn, tuple(args), dict(kwargs))
-        if key is not None:
-            _plan_cache[key] = (fn, plan)
-    if plan is None:
-        return None
-    pos_names, names, defaults, overload = plan
-    bound = dict(zip(pos_names, args))
-    bound.update(kwargs)
-    out = []
-    for k in names:
-        out.append((k, bound[k] if k in bound else defaults[k]))
-    if overload is not None and not n.all_input_nodes:
-        return _decomposed_literal_call(overload, out) or out
-    return out
+    return _bind_by_plan(n, fn, (op, id(fn), len(args), tuple(kwt), tuple(at)))
 
 
 cdef inline object _dtype_name(object dt):
@@ -1355,23 +1334,22 @@ cdef dict _profile_cache
 cdef object _profile, _may_write, mutated_args, module_effects, E_NODE, draws_random, aliased_inputs, RNG_STATE
 
 
-cdef object _random_cache = None, _pack_double = None, _ABSENT_VAL = object()
+cdef object _random_cache = None, _ABSENT_VAL = object()
 cdef object _FUNCTION_TYPE = _types.FunctionType
 cdef dict _dtype_strs = {}
 
 
 def set_effects_context(node_type, profile_cache, profile_fn, may_write_fn, mutated_args_fn, module_effects_fn,
-                        draws_random_fn, aliased_inputs_fn, rng_state, random_cache=None, pack_double=None):
+                        draws_random_fn, aliased_inputs_fn, rng_state, random_cache=None):
     """The tables and helpers of :mod:`passnet_common.canonical.effects` the copy uses (``random_cache``:
-    ``effects._random_cache``, read by :func:`_draws_random` with :func:`lit_key`'s keys; ``pack_double``:
-    ``struct.Struct("<d").pack``)."""
+    ``effects._random_cache``, read by :func:`_draws_random` with :func:`lit_key`'s keys)."""
     global _profile_cache, _profile, _may_write, mutated_args, module_effects, E_NODE
-    global draws_random, aliased_inputs, RNG_STATE, _random_cache, _pack_double
+    global draws_random, aliased_inputs, RNG_STATE, _random_cache
     E_NODE = node_type
     _profile_cache, _profile, _may_write = profile_cache, profile_fn, may_write_fn
     mutated_args, module_effects = mutated_args_fn, module_effects_fn
     draws_random, aliased_inputs, RNG_STATE = draws_random_fn, aliased_inputs_fn, rng_state
-    _random_cache, _pack_double = random_cache, pack_double
+    _random_cache = random_cache
 
 
 cpdef object lit_key(object v, int depth=0):
@@ -1413,7 +1391,7 @@ cpdef object lit_key(object v, int depth=0):
             out.append((k, lit_key(x, depth + 1)))
         return tuple(out)
     if type(v) is float:
-        return (float, _pack_double(v))
+        return (float, _float_bits(v))
     return (type(v), v)
 
 
@@ -1424,7 +1402,7 @@ cdef bint _draws_random(object node, object rng) except -1:
     nested deeper than ``_DEPTH_MAX`` levels."""
     if rng != 2:
         return rng == 1
-    if _random_cache is None or _pack_double is None:
+    if _random_cache is None:
         return draws_random(node)
     op, target = node.op, node.target
     if op == "call_function" and isinstance(target, _FUNCTION_TYPE) \

@@ -517,6 +517,14 @@ def normalized_arguments(node: fx.Node) -> list[tuple[str, Any]] | None:
         return None
     # fn by identity (two callables may compare equal), kept alive in the entry
     key = (op, id(fn), len(args), tuple((k, _type_class(v)) for k, v in kwargs.items()), tuple(_type_class(a) for a in args))
+    return bind_by_plan(node, fn, key)
+
+
+def bind_by_plan(node: fx.Node, fn: Any, key: Any) -> list[tuple[str, Any]] | None:
+    """The end of :func:`normalized_arguments` (also called by its compiled copy,
+    ``_cform.normalized_arguments``): the plan of ``fn`` for the argument types ``key`` names, from the
+    plan cache or :func:`_make_plan`, applied to the node's arguments."""
+    args, kwargs = node.args, node.kwargs
     try:
         got = _plan_cache.get(key)
     except TypeError:  # an unhashable argument type: no memo

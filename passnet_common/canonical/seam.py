@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import operator
 import os
-import struct
 import types
 
 import torch
@@ -98,16 +97,15 @@ def _wire(cf) -> None:
     if hasattr(cf, "set_shared_targets"):
         cf.set_shared_targets(SHARED_TARGETS)
     if hasattr(cf, "set_norm_context"):
-        cf.set_norm_context(L.normalized_arguments, L.VARARGS_METHODS, L.METHOD_PARAMS, L._plan_cache, L._make_plan,
-                            L._decomposed_literal_call, L.SKIPPED_MODULES, torch._ops.HigherOrderOperator, torch,
-                            (torch.memory_format, torch.layout), types.GenericAlias)
+        cf.set_norm_context(L.normalized_arguments, L.bind_by_plan, L.VARARGS_METHODS, L.METHOD_PARAMS, L.SKIPPED_MODULES,
+                            torch._ops.HigherOrderOperator, torch, (torch.memory_format, torch.layout), types.GenericAlias)
     if hasattr(cf, "set_miss_context"):
         cf.set_miss_context(L.normalized_arguments, L.positional_names, L.qualified_name, L.encode_literal, form._no_ref,
                             L._encode_float, L._int_or_sym, L._dtype_name, L._DTYPE_NAMES, L.DIM_PARAMS, form._dumps,
                             S._Slot, torch.Tensor, torch.Size, torch.dtype, torch.SymInt, torch.SymFloat,
                             operator.getitem)
     cf.set_effects_context(fx.Node, E.profile_cache, E.target_profile, E.may_write, E.mutated_args, E.module_effects,
-                           E.draws_random, E.aliased_inputs, E.RNG_STATE, E._random_cache, struct.Struct("<d").pack)
+                           E.draws_random, E.aliased_inputs, E.RNG_STATE, E._random_cache)
     if hasattr(cf, "set_alias_context"):
         cf.set_alias_context(torch.Tensor, (torch.SymInt, torch.SymFloat, torch.SymBool), (int, float, bool, str),
                              E._may_return_input)
