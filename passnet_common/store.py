@@ -169,6 +169,41 @@ def resolve_target(name: str) -> Any:
     return obj
 
 
+def call_target(node: dict) -> Any:
+    """The callable of a stored ``call_function`` node: :func:`resolve_target` of its ``target``, or for a
+    Dynamo numpy wrapper (``target`` ``torch._dynamo.utils.wrapped_<name>``, which names no attribute) the
+    wrapper rebuilt from the node's ``wraps`` (:func:`passnet_common.canonical.stored.dynamo_wraps`):
+    ``["numpy_function", name]`` wraps ``torch._numpy``'s function ``name``, ``["numpy_method", name]``
+    calls the ``torch._numpy`` ndarray method ``name`` (an identifier without a leading underscore),
+    ``["numpy_operator", name]`` wraps the ``operator`` function ``name``. The wrapper classes are
+    ``torch._dynamo.utils``'s own; every wrapped callable is torch's or ``operator``'s.
+
+    Raises:
+        UnsafeTarget: a target outside the allowlist, or a ``wraps`` of another kind or naming a
+            callable outside ``torch._numpy`` / ``operator``.
+    """
+    wraps = node.get("wraps")
+    if wraps is None:
+        return resolve_target(node["target"])
+    ok = isinstance(wraps, list) and len(wraps) == 2 and isinstance(wraps[1], str)
+    kind, name = (wraps[0], wraps[1]) if ok else (None, None)
+    dynamo_utils = importlib.import_module("torch._dynamo.utils")  # only here: importing Dynamo costs seconds
+
+    if kind == "numpy_function" and name.startswith("torch._numpy."):
+        mod, _, attr = name.rpartition(".")
+        try:
+            fn = getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError) as exc:
+            raise UnsafeTarget(f"wrapped numpy function {name!r} does not resolve ({exc})") from exc
+        return dynamo_utils.numpy_to_tensor_wrapper(fn)
+    if kind == "numpy_method" and name.isidentifier() and not name.startswith("_"):
+        return dynamo_utils.numpy_method_wrapper(name)
+    if kind == "numpy_operator" and name.startswith(("operator.", "_operator.")):
+        return dynamo_utils.numpy_operator_wrapper(resolve_target(name))
+    raise UnsafeTarget(f"call target {node.get('target')!r}: wraps {wraps!r} is not a Dynamo numpy wrapper the store "
+                       "rebuilds (numpy_function of torch._numpy, numpy_method, numpy_operator of operator)")
+
+
 def decode_arg(value: Any, nodes: list, device: torch.device) -> Any:
     """A stored argument rebuilt (tags of :func:`passnet_common.canonical.encode_literal`):
     ``["%", i]`` -> ``nodes[i]`` (FX nodes built so far), ``device`` tags -> ``device``,
@@ -354,7 +389,7 @@ def build_canonical_graph(data: dict, folder: Path, dev: torch.device, gen: torc
             root.register_buffer(name, synth_placeholder(n["meta"], "buffer", None, gen or torch.Generator().manual_seed(i), dev))
             node = graph.get_attr(name)
         elif op == "call_function":
-            node = graph.call_function(resolve_target(n["target"]), decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
+            node = graph.call_function(call_target(n), decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
         elif op == "call_method":
             node = graph.call_method(n["target"], decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
         elif op == "output":

@@ -216,3 +216,64 @@ def test_higher_order_and_inplace_graphs_reload_and_replay_eager(tmp_path, name)
     assert len(got) == len(ref)
     for a, b in zip(ref, got):
         torch.testing.assert_close(b, a, rtol=0, atol=0)
+
+
+class _NumpyForward(torch.nn.Module):
+    """A forward through numpy (as some transformers models compute a scale or a mask): Dynamo records
+    its wrappers of a numpy function, an ndarray method and an ndarray operator as call targets."""
+
+    def forward(self, x):
+        import numpy as np
+
+        a = x.numpy()
+        b = np.sqrt(np.abs(a)) + (a // 2) - a.sum(axis=0)
+        return torch.from_numpy(b) * x
+
+
+def test_dynamo_numpy_wrapper_graph_reloads_rehashes_and_replays_eager(tmp_path):
+    """Dynamo's numpy wrappers (``torch._dynamo.utils.wrapped_sqrt`` and the like: objects whose dotted
+    name resolves to nothing, one name for a wrapped function, method or operator) are stored with what
+    they wrap; the stored graph reloads, replays the captured graph's values exactly (eager's to float32
+    rounding: eager ran numpy's kernels) and re-hashes to the hash it is
+    filed under; the compiled path and the Python definition store the same node list."""
+    from curate.decompose.segments import build_parent
+    from passnet_common.canonical import canonicalize, compiled
+    from passnet_common.canonical.compiled import python_only
+
+    torch.manual_seed(0)
+    x = torch.randn(3, 4)
+    model = _NumpyForward()
+    ref = model(x.clone())
+    g = dynamo_capture(model, (x.clone(),))[0]
+    rec, folder = _roundtrip(tmp_path, g)
+    data = json.loads((folder / "graph.json").read_text())
+    wraps = sorted(tuple(n["wraps"]) for n in data["nodes"] if "wraps" in n)
+    assert wraps == sorted([("numpy_function", "torch._numpy._ufuncs.absolute"), ("numpy_function", "torch._numpy._ufuncs.sqrt"),
+                            ("numpy_operator", "_operator.floordiv"), ("numpy_operator", "_operator.add"),
+                            ("numpy_operator", "_operator.sub"), ("numpy_method", "sum")])
+    assert all(n["target"].startswith("torch._dynamo.utils.wrapped_") for n in data["nodes"] if "wraps" in n)
+    gm, _ = load_graph(folder)
+    got = _flat(gm(x.clone()))
+    assert len(got) == 1
+    torch.testing.assert_close(got[0], _flat(g.gm(x.clone()))[0], rtol=0, atol=0)  # the captured graph exactly
+    torch.testing.assert_close(got[0], ref)  # eager ran numpy's float32 kernels, the graph torch._numpy's
+    graph, _ = build_parent(data["nodes"])  # with the stored output metadata, as the store check rebuilds
+    kinds = [n.get("kind", "input") for n in data["nodes"] if n["op"] == "placeholder"]
+    assert canonicalize(torch.fx.GraphModule(torch.nn.Module(), graph), kinds).graph_hash == rec["graph_hash"]
+    if compiled.cform is not None:
+        with python_only():
+            plain = canonicalize(g.gm, g.kinds, placeholder_values=g.example_inputs)
+        assert plain.nodes == canonicalize(g.gm, g.kinds, placeholder_values=g.example_inputs).nodes
+
+
+@pytest.mark.parametrize("wraps", [["numpy_function", "os.system"], ["numpy_function", "torch._numpy.nothing_here"],
+                                   ["numpy_method", "__class__"], ["numpy_method", "a.b"],
+                                   ["numpy_operator", "builtins.eval"], ["eval", "operator.add"], "torch.add", None])
+def test_loader_refuses_wraps_outside_torch_numpy_and_operator(tmp_path, wraps):
+    """A stored ``wraps`` rebuilds only Dynamo's own wrapper classes around ``torch._numpy`` functions,
+    public ndarray method names and ``operator`` functions; anything else is refused before any call."""
+    from passnet_common.store import call_target
+
+    node = {"op": "call_function", "target": "torch._dynamo.utils.wrapped_sqrt", "wraps": wraps}
+    with pytest.raises(UnsafeTarget):
+        call_target(node)

@@ -18,7 +18,7 @@ import torch
 import torch.fx as fx
 
 from curate.decompose.config import DecomposeConfig
-from passnet_common.store import decode_arg, resolve_target
+from passnet_common.store import call_target, decode_arg
 
 ANCHOR_NAMES = frozenset({
     # matmul family
@@ -106,7 +106,7 @@ def build_parent(nodes: list[dict]) -> tuple[fx.Graph, list[fx.Node]]:
         elif op == "get_attr":
             node = graph.placeholder(f"const{i}")  # stands in for the constant
         elif op == "call_function":
-            node = graph.call_function(resolve_target(n["target"]), decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
+            node = graph.call_function(call_target(n), decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
         elif op == "call_method":
             node = graph.call_method(n["target"], decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
         elif op == "output":

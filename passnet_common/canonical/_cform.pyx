@@ -767,6 +767,26 @@ def set_miss_context(normalized_arguments, positional_names, qualified_name, enc
     _SYM_INT, _SYM_FLOAT, _GETITEM = sym_int, sym_float, getitem
 
 
+cdef object _wraps_of = None, _wrapper_type_py = None
+cdef dict _wrapper_types = {}  # type -> stored.dynamo_wrapper_type(type), memoised
+
+
+cdef bint _wrapper_type(object t):
+    got = _wrapper_types.get(t)
+    if got is None:
+        got = _wrapper_types[t] = bool(_wrapper_type_py(t))
+    return got
+
+
+def set_wraps(wraps, wrapper_type):
+    """``stored.dynamo_wraps`` and ``stored.dynamo_wrapper_type``: a call whose target's type is a wrapper
+    type and which ``wraps`` maps to a list gets no stored entry, as in ``form.labels_plain`` (None: every
+    call gets one)."""
+    global _wraps_of, _wrapper_type_py
+    _wraps_of, _wrapper_type_py = wraps, wrapper_type
+    _wrapper_types.clear()
+
+
 # --- labels.normalized_arguments, compiled (the common path; the rarer ones call the definition) ---
 
 cdef bint _norm_on = False
@@ -1092,7 +1112,9 @@ cdef tuple _miss_call(object n, Py_ssize_t i, object op, object target, object v
     a_sk = _enc(args, 2, index, sdeps, False)
     k_sk = _enc(dict(kwargs), 2, index, sdeps, False) if kwargs else ["dict"]
     entry = _centry(tgt, a_sk, k_sk, me, None, len(sdeps) > 0)  # the label's metadata list, read-only
-    store[i] = (entry, sdeps)
+    # a Dynamo numpy wrapper: no stored entry (the node list encodes it by itself, with what it wraps)
+    store[i] = None if op == "call_function" and _wraps_of is not None and _wrapper_type(type(target)) \
+        and _wraps_of(target) is not None else (entry, sdeps)
     sperm = permutation(tdeps, sdeps) if tdeps is not None else False
     if sperm is None:
         st = entry

@@ -31,7 +31,7 @@ from passnet_common.canonical.labels import (
     tensor_meta_of,
 )
 from passnet_common.canonical.order import input_rows, label_ids, merkle, order_of_labels
-from passnet_common.canonical.stored import Ref, SlotRef, short_target, stored_entry, stored_nodes
+from passnet_common.canonical.stored import Ref, SlotRef, dynamo_wraps, short_target, stored_entry, stored_nodes
 from passnet_common.gcfreeze import heap_frozen
 
 CANONICAL_VERSION = 4
@@ -244,13 +244,19 @@ def stored_call(n: fx.Node, ctx: LabelContext) -> tuple[tuple, list[int]]:
     return stored_entry(short, a_sk, k_sk, encode_meta(tensor_meta_of(n)), None, bool(sref.deps)), sref.deps
 
 
+def _wrapper_call(n: fx.Node) -> bool:
+    """A call of a Dynamo numpy wrapper (:func:`passnet_common.canonical.stored.dynamo_wraps`): no stored
+    entry, so the stored node list encodes it by itself and adds what it wraps."""
+    return n.op == "call_function" and dynamo_wraps(n.target) is not None
+
+
 def labels_plain(nodes, gm, kinds, keep_positions: bool, index, want_store: bool = False):
     """The label pass, the definition: every node labelled by itself (:func:`node_label`).
 
     Returns ``(exact labels, structure labels, data inputs, sub-graphs by node index, store)``;
     ``store`` (``want_store``, else None) holds per node what the stored node list is filled from:
     ``("placeholder", kind, meta)`` for a placeholder without a default value, ``(stored_entry,
-    slot nodes)`` for a call (:func:`stored_call`), None for the rest. The compiled pass reuses
+    slot nodes)`` for a call (:func:`stored_call`) but a Dynamo numpy wrapper's, None for the rest. The compiled pass reuses
     labels between nodes with equal keys (:mod:`passnet_common.canonical.fastpath`) and must give
     the same labels, inputs and node lists (the seam's agreement check;
     ``tests/test_canonical_values.py`` on literal-heavy graphs)."""
@@ -267,7 +273,7 @@ def labels_plain(nodes, gm, kinds, keep_positions: bool, index, want_store: bool
             if n.op == "placeholder" and not n.args:
                 kind = kinds[ph] if kinds is not None and ph < len(kinds) else placeholder_kind(n)
                 store[i] = ("placeholder", kind, encode_meta(tensor_meta_of(n)))
-            elif n.op in ("call_function", "call_method", "call_module"):
+            elif n.op in ("call_function", "call_method", "call_module") and not _wrapper_call(n):
                 store[i] = stored_call(n, ctx)
         ph += n.op == "placeholder"
     return exact, struct, inputs, ctx.subs, store
@@ -296,7 +302,7 @@ def _slow_label(n, i, op, val, gm, kinds, keep_positions, index, want_store, sto
         st = ("placeholder", kind, encode_meta(val))
         if want_store and not n.args:
             store[i] = st
-    elif want_store and op in ("call_function", "call_method", "call_module"):
+    elif want_store and op in ("call_function", "call_method", "call_module") and not _wrapper_call(n):
         entry, sdeps = stored_call(n, ctx)
         store[i] = (entry, sdeps)
         sperm = permutation(tdeps, sdeps) if tdeps is not None else False

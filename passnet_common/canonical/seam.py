@@ -99,7 +99,8 @@ def _wire(cf) -> None:
     if hasattr(cf, "set_norm_context"):
         cf.set_norm_context(L.normalized_arguments, L.bind_by_plan, L.VARARGS_METHODS, L.METHOD_PARAMS, L.SKIPPED_MODULES,
                             torch._ops.HigherOrderOperator, torch, (torch.memory_format, torch.layout), types.GenericAlias)
-    if hasattr(cf, "set_miss_context"):
+    if hasattr(cf, "set_miss_context") and hasattr(cf, "set_wraps"):  # the compiled miss skips what the definition does
+        cf.set_wraps(S.dynamo_wraps, S.dynamo_wrapper_type)
         cf.set_miss_context(L.normalized_arguments, L.positional_names, L.qualified_name, L.encode_literal, form._no_ref,
                             L._encode_float, L._int_or_sym, L._dtype_name, L._DTYPE_NAMES, L.DIM_PARAMS, form._dumps,
                             S._Slot, torch.Tensor, torch.Size, torch.dtype, torch.SymInt, torch.SymFloat,

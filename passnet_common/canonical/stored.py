@@ -95,6 +95,33 @@ def _permuted(deps: list[int], perm) -> list[int]:
     return deps if perm is None else [deps[p] for p in perm]
 
 
+# Dynamo's wrappers of numpy calls in a forward (``torch._dynamo.utils``): callable objects named
+# ``wrapped_<name>`` whose dotted name resolves to nothing, and the same name for a wrapped function, method
+# or operator. By type name: no import of torch._dynamo here.
+_DYNAMO_WRAPPERS = {"numpy_to_tensor_wrapper": ("numpy_function", "f"), "numpy_method_wrapper": ("numpy_method", "method"),
+                    "numpy_operator_wrapper": ("numpy_operator", "op")}
+
+
+def dynamo_wrapper_type(t: type) -> bool:
+    """Whether ``t`` is one of Dynamo's numpy wrapper classes (:data:`_DYNAMO_WRAPPERS`)."""
+    return getattr(t, "__module__", None) == "torch._dynamo.utils" and getattr(t, "__name__", None) in _DYNAMO_WRAPPERS
+
+
+def dynamo_wraps(target) -> list | None:
+    """What a Dynamo numpy wrapper ``target`` wraps, as the stored node's ``wraps`` (the loader rebuilds the
+    wrapper from it: :func:`passnet_common.store.call_target`): ``["numpy_function", <qualified name of the
+    torch._numpy function>]``, ``["numpy_method", <ndarray method name>]``, ``["numpy_operator", <qualified
+    name of the operator function>]``; None for any other target. The label is unchanged (the wrapper's
+    qualified name, ``torch._dynamo.utils.wrapped_<name>``), so ``graph_hash`` is too."""
+    if not dynamo_wrapper_type(type(target)):
+        return None
+    kind = _DYNAMO_WRAPPERS[type(target).__name__]
+    inner = getattr(target, kind[1], None)
+    if kind[0] == "numpy_method":
+        return [kind[0], inner] if isinstance(inner, str) else None
+    return [kind[0], qualified_name(inner)] if callable(inner) else None
+
+
 def short_target(n: fx.Node, gm) -> str:
     """The stored ``target`` of node ``n``: a function's qualified name, a module's type (``"module"``
     when ``gm`` lacks it), a method's name, else the op."""
@@ -161,7 +188,7 @@ def stored_nodes(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, 
     subgraphs: list = []
     placeholder_order: list[int] = []
 
-    def other(k, o):  # a node without a stored entry: encoded here
+    def other(k, o):  # a node without a stored entry (not a call, or a Dynamo numpy wrapper): encoded here
         n = nodes[o]
         entry: dict = {"op": n.op, "target": short_target(n, mod) if n.op != "call_method" else str(n.target),
                        "args": encode_literal(n.args, ref), "kwargs": encode_literal(dict(n.kwargs), ref) if n.kwargs else ["dict"],
@@ -184,6 +211,10 @@ def stored_nodes(nodes, ops, order, pos, canon_inputs, subs, store, index, mod, 
                 entry["meta"] = encode_meta(val) if isinstance(val, torch.Tensor) else None
         elif n.op == "output":
             entry["target"] = "output"
+        elif n.op == "call_function":  # a call without a stored entry: a Dynamo numpy wrapper
+            wraps = dynamo_wraps(n.target)
+            if wraps is not None:
+                entry["wraps"] = wraps
         return entry
 
     fill = c.node_list if c is not None else node_list_py
