@@ -464,13 +464,33 @@ def _moe_fn(x, ids, w):
 
 
 def test_task_runner_trusts_the_store_namespace_table():
+    """The standalone task runner keeps copies of the store's tables and refuses what the store refuses:
+    untrusted namespaces, file I/O and code loading under ``torch.``, methods on stored constants; it rebuilds
+    Dynamo's numpy wrappers from ``wraps`` as the store does."""
     from curate.select import task_runner
-    from passnet_common.store import OP_NAMESPACE_MODULES, TORCH_OP_NAMESPACES
+    from passnet_common import store
 
-    assert task_runner.OP_NAMESPACE_MODULES == OP_NAMESPACE_MODULES
-    assert task_runner.TORCH_OP_NAMESPACES == set(TORCH_OP_NAMESPACES)
-    with pytest.raises(ValueError, match="not trusted"):
-        task_runner.resolve("torch.ops.evilns.op")
+    assert task_runner.OP_NAMESPACE_MODULES == store.OP_NAMESPACE_MODULES
+    assert task_runner.TORCH_OP_NAMESPACES == set(store.TORCH_OP_NAMESPACES)
+    assert task_runner.DENIED_SEGMENTS == store.DENIED_SEGMENTS
+    assert task_runner.DENIED_SEGMENT_PREFIXES == store.DENIED_SEGMENT_PREFIXES
+    for bad in ("torch.load", "torch.hub.load", "torch.save", "torch.nn.functional.torch", "torch.os.system"):
+        with pytest.raises(ValueError):
+            task_runner.resolve_target(bad)
+    with pytest.raises(ValueError, match="not on a value of the graph"):
+        task_runner.check_call("call_method", "load", (torch.relu, "x.pt"))
+    with pytest.raises(ValueError, match="public names"):
+        task_runner.check_call("call_function", getattr, (torch.relu, "__globals__"))
+    store_src, runner_src = (Path(m.__file__).read_text() for m in (store, task_runner))
+    block = lambda src: src[src.index("# --- the graph policy:"):src.index("# --- end of the graph policy ---")]  # noqa: E731
+    assert block(runner_src) == block(store_src)  # the runner's policy is the store's, verbatim
+    sqrt = task_runner.call_target({"target": "torch._dynamo.utils.wrapped_sqrt",
+                                    "wraps": ["numpy_function", "torch._numpy._ufuncs.sqrt"]})
+    torch.testing.assert_close(sqrt(torch.tensor([4.0, 9.0])), torch.tensor([2.0, 3.0]))
+    with pytest.raises(ValueError, match="not a Dynamo numpy wrapper"):
+        task_runner.call_target({"target": "x", "wraps": ["numpy_function", "os.system"]})
+    with pytest.raises(ValueError, match="neither torch's own nor in the trusted table"):
+        task_runner.resolve_target("torch.ops.evilns.op")
     with pytest.raises(ValueError, match="trusted table"):
         task_runner.import_op_modules(["os"])
 

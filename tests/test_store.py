@@ -277,3 +277,125 @@ def test_loader_refuses_wraps_outside_torch_numpy_and_operator(tmp_path, wraps):
     node = {"op": "call_function", "target": "torch._dynamo.utils.wrapped_sqrt", "wraps": wraps}
     with pytest.raises(UnsafeTarget):
         call_target(node)
+
+
+_PH = {"op": "placeholder", "target": "placeholder", "args": ["tuple"], "kwargs": ["dict"], "meta": ["T", "float32", [2]],
+       "inputs": [], "position": 0, "kind": "input"}
+
+
+def _crafted(tmp_path, calls: list[dict]) -> Path:
+    """A store folder whose graph.json holds one placeholder, ``calls`` and an output of the last call."""
+    folder = tmp_path / "ab" / "abcd"
+    folder.mkdir(parents=True)
+    out = {"op": "output", "target": "output", "args": ["tuple", ["%", len(calls)]], "kwargs": ["dict"], "meta": None,
+           "inputs": []}
+    (folder / "graph.json").write_text(json.dumps({"nodes": [_PH, *calls, out]}))
+    return folder
+
+
+def _call(target, *args, op="call_function"):
+    return {"op": op, "target": target, "args": ["tuple", *args], "kwargs": ["dict"], "meta": ["T", "float32", [2]],
+            "inputs": []}
+
+
+@pytest.mark.parametrize("calls, match", [
+    ([_call("torch.load", "/tmp/x.pt")], "'load' is refused"),  # unpickles a file
+    ([_call("torch.save", ["%", 0], "/tmp/x.pt")], "'save' is refused"),  # writes a file
+    ([_call("torch.hub.load", "/tmp/repo", "m")], "'hub' is refused"),  # runs a hubconf.py
+    ([_call("torch.serialization.load", "/tmp/x.pt")], "refused"),
+    ([_call("torch._C._jit_pass_inline", ["%", 0])], "'_jit_pass_inline' is refused"),
+    ([_call("torch.utils.model_zoo.load_url", "http://x")], "refused"),
+    ([_call("torch.add", ["fn", "torch.load"], 1)], "'load' is refused"),  # as a function argument too
+    ([_call("torch.nn.functional.torch", ["%", 0])], "is a module"),  # a module reached through an import
+    # a method called on a stored constant instead of a graph value: torch.relu's module's load
+    ([_call("load", ["fn", "torch.relu"], "/tmp/x.pt", op="call_method")], "not on a value of the graph"),
+    # a function's globals lead to its module: getattr of a private name
+    ([_call("builtins.getattr", ["fn", "torch.nn.functional.relu"], "__globals__")], "only literal public names"),
+    ([_call("builtins.getattr", ["%", 0], ["%", 0])], "only literal public names"),
+    # modules torch imports, reached by attribute: os, builtins, importlib, ctypes
+    ([_call("torch.os.system", "touch /tmp/x")], "is a module"),
+    ([_call("torch.builtins.exec", "print(1)")], "is a module"),
+    ([_call("torch.importlib.__import__", "os")], "dunder"),
+    ([_call("torch._dynamo.utils.os.system", "touch /tmp/x")], "is a module"),
+    ([_call("torch.ctypes.CDLL", None)], "is a module"),
+    # torch's own helpers that run processes or code, or write files
+    ([_call("torch.utils.collect_env.run", "touch /tmp/x")], "is a module"),
+    ([_call("torch.fx.graph_module._exec_with_source", "print(1)", ["dict"])], "private or refused"),
+    ([_call("torch._C.PyTorchFileWriter", "/tmp/x")], "is a module"),
+    ([_call("torch.nn.functional.Optional", ["%", 0])], "outside torch"),  # typing, re-exported
+    # operator's callables that reach attributes or call their argument
+    ([_call("operator.attrgetter", "__class__")], "only operator's plain functions"),
+    ([_call("operator.methodcaller", "system", "x")], "only operator's plain functions"),
+    ([_call("operator.call", ["%", 0])], "only operator's plain functions"),
+    # methods that reach attributes, storages, files or numpy
+    ([_call("__getattribute__", ["%", 0], "__class__", op="call_method")], "not a tensor method"),
+    ([_call("untyped_storage", ["%", 0], op="call_method")], "not a tensor method"),
+    ([_call("numpy", ["%", 0], op="call_method")], "not a tensor method"),
+    ([_call('relu"),exec("1"),getattr(arg0,"relu', ["%", 0], op="call_method")], "not a tensor method"),
+    # names FX writes into the source it generates
+    ([{**_call("torch.relu", ["%", 0]), "kwargs": ["dict", ["**{})\nimport os\nos.system('x')\ndict(y", 1]]}],
+     "not an identifier"),
+    ([_call("torch.add", ["%", 0], ["dtype", "os"])], "names no torch dtype"),
+])
+def test_loader_refuses_calls_that_reach_past_the_allowlist(tmp_path, calls, match):
+    """Names under an allowed prefix that read or write files, load code or hand out modules, methods
+    called on stored constants and getattr of private names are refused when a stored graph is rebuilt,
+    by the loader and by the segment builder the profile uses; nothing of the graph runs."""
+    from curate.decompose.segments import build_parent
+    from curate.select import task_runner
+
+    folder = _crafted(tmp_path, calls)
+    (folder / "input_meta.json").write_text(json.dumps({"placeholders": [], "int_high": None}))
+    (folder / "weight_meta.json").write_text(json.dumps({"placeholders": []}))
+    with pytest.raises(ValueError, match=match):  # UnsafeTarget is a ValueError
+        load_graph(folder)
+    with pytest.raises(ValueError, match=match):
+        build_parent(json.loads((folder / "graph.json").read_text())["nodes"])
+    with pytest.raises(ValueError, match=match):  # the task folders' runner: the same policy
+        task_runner.load(folder)
+
+
+@pytest.mark.parametrize("value", ["0='''\r):pass\rimport os\rdef _f():", -1, True])
+def test_loader_refuses_placeholder_positions_that_are_not_ints(tmp_path, value):
+    """A placeholder's position becomes the argument name ``arg<position>`` in the source FX generates and
+    runs while the module is built: only a non-negative int is taken."""
+    folder = _crafted(tmp_path, [_call("torch.relu", ["%", 0])])
+    data = json.loads((folder / "graph.json").read_text())
+    data["nodes"][0]["position"] = value
+    (folder / "graph.json").write_text(json.dumps(data))
+    with pytest.raises(UnsafeTarget, match="not a non-negative int"):
+        load_graph(folder)
+
+
+def test_every_target_the_census_calls_passes_the_policy():
+    """No false refusal on real graphs: every call target and method name that the committed census
+    shards' graphs call (their ``nodes`` tables) passes the loader's policy; Dynamo's numpy wrappers go
+    through their ``wraps`` (the wrapper test above)."""
+    import duckdb
+
+    from passnet_common.store import tensor_method_ok
+
+    tables = str(Path(__file__).parents[1] / "data_full" / "census" / "*" / "tables" / "nodes.parquet")
+    rows = duckdb.connect().execute(
+        f"select distinct op, target from '{tables}' where op in ('call_function', 'call_method')").fetchall()
+    functions = [t for op, t in rows if op == "call_function" and not t.startswith("torch._dynamo.utils.wrapped_")]
+    methods = [t for op, t in rows if op == "call_method"]
+    assert len(functions) >= 200 and len(methods) >= 100  # thousands of graphs of the census
+    refused = []
+    for t in functions:
+        try:
+            resolve_target(t)
+        except UnsafeTarget as exc:
+            refused.append(str(exc))
+    assert refused == []
+    assert [m for m in methods if not tensor_method_ok(m)] == []
+
+
+def test_loader_keeps_public_getattr_and_methods_on_graph_values(tmp_path):
+    """What real graphs call stays loadable: ``getattr(z, "real")`` of a complex value (the census's only
+    getattr) and a method on a graph value."""
+    folder = _crafted(tmp_path, [_call("reshape", ["%", 0], 1, 2, op="call_method"),
+                                 _call("torch.view_as_complex", ["%", 1]), _call("builtins.getattr", ["%", 2], "real")])
+    gm, _ = load_graph(folder)
+    x = torch.tensor([3.0, 4.0])
+    torch.testing.assert_close(gm(x), x[:1])

@@ -18,7 +18,7 @@ import torch
 import torch.fx as fx
 
 from curate.decompose.config import DecomposeConfig
-from passnet_common.store import call_target, decode_arg
+from passnet_common.store import check_fields, decode_arg, rebuild_call
 
 ANCHOR_NAMES = frozenset({
     # matmul family
@@ -98,6 +98,7 @@ def build_parent(nodes: list[dict]) -> tuple[fx.Graph, list[fx.Node]]:
     dev = torch.device("cpu")
     graph = fx.Graph()
     built: list[fx.Node] = []
+    check_fields(nodes)
 
     for i, n in enumerate(nodes):
         op = n["op"]
@@ -105,10 +106,8 @@ def build_parent(nodes: list[dict]) -> tuple[fx.Graph, list[fx.Node]]:
             node = graph.placeholder(f"arg{n['position']}")
         elif op == "get_attr":
             node = graph.placeholder(f"const{i}")  # stands in for the constant
-        elif op == "call_function":
-            node = graph.call_function(call_target(n), decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
-        elif op == "call_method":
-            node = graph.call_method(n["target"], decode_arg(n["args"], built, dev), decode_arg(n["kwargs"], built, dev))
+        elif op in ("call_function", "call_method"):
+            node = rebuild_call(graph, n, built, dev, f"node {i}")
         elif op == "output":
             node = graph.output(decode_arg(n["args"], built, dev)[0])
         else:

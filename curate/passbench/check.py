@@ -11,7 +11,7 @@ comparisons, calls of allowed torch functions (:func:`_allowed_torch`), tensor m
 :data:`CONSTANT_CALLS`. Everything else (other imports or names, dunders, loops, ``def`` /
 ``lambda``, comprehensions, ``**kwargs``, ``torch.load``-like calls) is refused with file, line
 and reason. :func:`graph_from_source` builds the FX graph node by node from the checked AST; call
-targets resolve through :func:`passnet_common.store.resolve_target`'s allowlist; ``device(...)``
+targets resolve through :func:`passnet_common.store.resolve_name`'s allowlist; ``device(...)``
 literals (PassBench samples carry ``cuda:0``) become ``cpu``, where the scorer runs.
 """
 
@@ -26,7 +26,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from passnet_common.store import UnsafeTarget, resolve_target
+from passnet_common.store import UnsafeTarget, resolve_name
 
 DENIED_TORCH = {"load", "save", "from_file", "compile", "hub", "jit", "package", "utils", "library", "classes",
                 "distributed", "multiprocessing", "backends", "serialization", "manual_seed", "seed", "export",
@@ -245,7 +245,7 @@ def graph_from_source(source: str, filename: str = "model.py"):
 
     def target(name, node):
         try:
-            return resolve_target(name)
+            return resolve_name(name)  # dtypes too; calls are checked where they are built
         except UnsafeTarget as exc:
             bad(node, str(exc))
 

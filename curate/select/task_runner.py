@@ -36,24 +36,294 @@ import builtins
 import importlib
 import importlib.util
 import json
+import keyword
 import math
 import sys
+import types
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.fx as fx
 from torch.fx import subgraph_rewriter
 from torch.utils._pytree import tree_flatten
 
-ALLOWED = ("torch.", "_operator.", "operator.", "math.")
-BUILTINS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool", "tuple", "list", "range", "slice", "round", "sum", "all", "any"}
-TORCH_OP_NAMESPACES = {"aten", "prims", "prim", "higher_order", "quantized", "rngprims", "inductor", "mkldnn", "mkl", "onednn",
-                       "_c10d_functional", "c10d_functional", "profiler"}
-OP_NAMESPACE_MODULES = {
+
+class UnsafeTarget(ValueError):
+    """A stored graph names a call target outside the allowlist."""
+
+
+# --- the graph policy: what a stored graph may call when it is rebuilt. curate/select/task_runner.py (the
+# task folders' run_task.py, which runs without this package) holds a verbatim copy of this block
+# (tests/test_curate.py compares them). ---
+
+ALLOWED_PREFIXES = ("torch.", "_operator.", "operator.", "math.")
+ALLOWED_BUILTINS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool", "tuple", "list", "range", "slice", "round", "sum", "all", "any", "isinstance"}  # noqa: E501
+
+
+DENIED_SEGMENTS = frozenset({"load", "save", "hub", "from_file", "serialization", "package", "jit", "onnx", "distributed",
+                             "multiprocessing", "cpp_extension", "library", "load_library", "compile", "model_zoo",
+                             "CompilationUnit", "import_ir_module"})
+"""Dotted-name parts refused in a stored call target or ``fn`` argument even under an allowed prefix: file I/O
+(``torch.load`` unpickles, ``torch.save`` writes), code loading (``torch.hub``, TorchScript, C++ extensions,
+custom-op libraries), compilation, other processes. No captured graph of the census calls any of them."""
+DENIED_SEGMENT_PREFIXES = ("_jit", "_load", "load_", "save_", "_import", "import_")
+"""Prefixes of dotted-name parts refused likewise (``torch._C._jit_*``, ``torch._C._load_for_lite_interpreter``,
+``torch.utils.model_zoo.load_url``, ...)."""
+
+
+CALL_MODULES = frozenset({
+    "torch", "torch.nn.functional", "torch.functional", "torch.fft", "torch.linalg", "torch.special",
+    "torch._C._nn", "torch._C._fft", "torch._C._linalg", "torch._C._special", "torch._C._functorch",
+    "torch._functorch.predispatch", "torch._functorch.vmap", "torch._functorch.apis", "torch._functorch.eager_transforms",
+    "torch.amp.autocast_mode", "torch.autograd.grad_mode", "operator", "_operator", "math"})
+"""The modules whose callables (functions, ATen ops, torch classes) a stored call target may name: where the
+captured graphs' targets live (tensor ops, autocast and grad-mode switches, functorch's level switches). A name
+is looked up from its module by attributes that are classes or callables, never through another module."""
+C_NAMES = frozenset({"torch._C._set_grad_enabled", "torch._C._log_api_usage_once",
+                     "torch._C._autograd._saved_tensors_hooks_disable", "torch._C._autograd._saved_tensors_hooks_enable"})
+"""Targets in ``torch._C`` and its ``_autograd`` (which also hold file writers, TorchScript loaders, profilers), by
+name."""
+OPERATOR_DENIED = frozenset({"call", "attrgetter", "methodcaller", "itemgetter"})
+"""``operator`` callables that reach attributes or call their argument: refused."""
+TENSOR_OPERATOR_DUNDERS = frozenset(f"__{p}{n}__" for n in (
+    "add", "sub", "mul", "matmul", "truediv", "floordiv", "div", "mod", "pow", "lshift", "rshift", "and", "or", "xor")
+    for p in ("", "r", "i")) | frozenset(f"__{n}__" for n in (
+        "neg", "pos", "abs", "invert", "lt", "le", "gt", "ge", "eq", "ne", "getitem", "setitem", "contains", "len",
+        "bool", "float", "int", "index", "complex"))
+"""Dunder methods a stored ``call_method`` may call on a graph value (operators; never ``__getattribute__``,
+``__call__``, ``__reduce__``, ...)."""
+PRIVATE_METHODS = frozenset({"_is_all_true", "_is_any_true"})
+DENIED_METHODS = frozenset({"apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook", "backward",
+                            "storage", "untyped_storage", "share_memory_", "set_", "data_ptr", "pin_memory",
+                            "record_stream", "numpy", "tofile", "from_file", "save", "load", "cuda", "resize_"})
+"""Tensor methods refused (callbacks, raw memory and storages, files, leaving the CPU)."""
+
+
+TORCH_OP_NAMESPACES = frozenset({
+    "aten", "prims", "prim", "higher_order", "quantized", "rngprims", "inductor", "mkldnn", "mkl", "onednn",
+    "_c10d_functional", "c10d_functional", "profiler",
+})
+"""``torch.ops.<namespace>`` namespaces that torch itself registers (no import needed)."""
+
+OP_NAMESPACE_MODULES: dict[str, tuple[str, ...]] = {
     "torchvision": ("torchvision",),
     "transformers": ("transformers.integrations.moe",),
     "transformers_msa": ("transformers.integrations.msa_attention",),
 }
+"""Trusted ``torch.ops.<namespace>`` -> the modules whose import registers its operators
+(``torch.library.custom_op`` / C++ ``TORCH_LIBRARY`` at import time): ``torchvision::nms``,
+``roi_align``...; transformers' MoE ``grouped_mm_fallback`` (``transformers/integrations/moe.py``)
+and MSA ``sparse_atten``. Only these modules are ever imported for a stored graph, and only
+when one of its targets names their namespace; any other namespace is refused
+(:class:`UnsafeTarget`), so a stored graph cannot make the loader import code it names.
+Standalone task folders carry a copy (``curate/select/task_runner.py``, kept equal by a test)."""
+
+
+def op_namespace(name: str) -> str | None:
+    """``torch.ops.transformers.grouped_mm_fallback`` -> ``transformers``; None for a name
+    outside ``torch.ops``."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[0] == "torch" and parts[1] == "ops" else None
+
+
+def resolve_target(name: str) -> Any:
+    """The callable behind a stored call target or ``fn`` argument: :func:`resolve_name`, which must give a
+    callable.
+
+    Raises:
+        UnsafeTarget: as :func:`resolve_name`, or the name resolves to something not callable (a module
+            reached through an import, a dtype).
+    """
+    obj = resolve_name(name)
+    if not callable(obj):  # a module or any other object: a stored graph calls callables only
+        raise UnsafeTarget(f"call target {name!r} resolves to a {type(obj).__name__}, not a callable")
+    return obj
+
+
+def resolve_name(name: str) -> Any:
+    """The object behind a qualified name, if it is on the allowlist (also attributes that are not called:
+    ``torch.float32`` in a PassBench ``model.py``).
+
+    ``torch.ops.<namespace>.*`` targets are allowed for torch's own namespaces
+    (:data:`TORCH_OP_NAMESPACES`) and the trusted table :data:`OP_NAMESPACE_MODULES`, whose
+    registering module is imported first (e.g. ``transformers.integrations.moe`` for
+    ``torch.ops.transformers.grouped_mm_fallback``).
+
+    Raises:
+        UnsafeTarget: the name is outside ``torch.*``, ``operator.*``, ``math.*`` and the
+            allowed builtins, names an operator namespace outside both tables (also
+            ``torch.ops.load_library`` and the like), the registering module is not
+            installed, a name part is refused (:data:`DENIED_SEGMENTS`, :data:`DENIED_SEGMENT_PREFIXES`),
+            or the name does not resolve.
+    """
+    if name.startswith("builtins.") or name in ALLOWED_BUILTINS:  # FX names a builtin by itself ("getattr")
+        short = name.split(".", 1)[-1]
+        if short not in ALLOWED_BUILTINS:
+            raise UnsafeTarget(f"builtin {name!r} is not allowed")
+        return getattr(builtins, short)
+    if not name.startswith(ALLOWED_PREFIXES):
+        raise UnsafeTarget(f"call target {name!r} is outside the allowlist {ALLOWED_PREFIXES}")
+    parts = name.split(".")
+    if parts[:2] == ["torch", "ops"]:
+        ns = op_namespace(name)
+        if ns not in TORCH_OP_NAMESPACES and ns not in OP_NAMESPACE_MODULES:
+            raise UnsafeTarget(f"call target {name!r}: operator namespace {ns!r} is neither torch's own nor in the "
+                               f"trusted table {sorted(OP_NAMESPACE_MODULES)} (passnet_common.store.OP_NAMESPACE_MODULES)")
+        for mod in OP_NAMESPACE_MODULES.get(ns, ()):
+            try:
+                importlib.import_module(mod)
+            except ImportError as exc:
+                raise UnsafeTarget(f"call target {name!r} needs {mod!r} to register namespace {ns!r}, "
+                                   f"which does not import ({exc})") from exc
+    bad = [p for p in parts if p in DENIED_SEGMENTS or p.startswith(DENIED_SEGMENT_PREFIXES)]
+    if bad:
+        raise UnsafeTarget(f"call target {name!r}: {bad[0]!r} is refused (file I/O, code loading or compilation: "
+                           "passnet_common.store.DENIED_SEGMENTS)")
+    if any(p.startswith("__") for p in parts):
+        raise UnsafeTarget(f"call target {name!r}: a dunder name part is refused")
+    if parts[:2] == ["torch", "ops"]:
+        obj = _walk(name, torch.ops, parts[2:])
+        if not isinstance(obj, (torch._ops.OpOverload, torch._ops.OpOverloadPacket, torch._ops.HigherOrderOperator)):
+            raise UnsafeTarget(f"call target {name!r} is not an operator of torch.ops")
+        return obj
+    k = len(parts) - 1 if name in C_NAMES else \
+        next((k for k in range(len(parts) - 1, 0, -1) if ".".join(parts[:k]) in CALL_MODULES), 0)
+    home = ".".join(parts[:k])
+    if not k:
+        raise UnsafeTarget(f"call target {name!r}: not in a module stored graphs call into "
+                           "(passnet_common.store.CALL_MODULES, C_NAMES)")
+    try:
+        mod = importlib.import_module(home)
+    except ImportError as exc:
+        raise UnsafeTarget(f"call target {name!r}: module {home!r} does not import ({exc})") from exc
+    if any(p.startswith("_") for p in parts[k + 1:]) or (len(parts) > k + 1 and parts[-1] in DENIED_METHODS):
+        raise UnsafeTarget(f"call target {name!r}: a private or refused attribute of a class")
+    obj = _walk(name, mod, parts[k:])
+    if home == "torch" and parts[k].startswith("_") and getattr(torch._C._VariableFunctions, parts[k], None) is not obj:
+        raise UnsafeTarget(f"call target {name!r}: a private name of torch that is not an ATen op")
+    owner = getattr(obj, "__module__", None)  # a function, class or typing object re-exported from elsewhere
+    if isinstance(owner, str) and owner.split(".")[0] not in ("torch", "operator", "_operator", "math"):
+        raise UnsafeTarget(f"call target {name!r} is defined in {owner!r}, outside torch")
+    if home in ("operator", "_operator") and (not isinstance(obj, types.BuiltinFunctionType) or parts[-1] in OPERATOR_DENIED):
+        raise UnsafeTarget(f"call target {name!r}: only operator's plain functions")
+    return obj
+
+
+_OP_NAMESPACES = tuple(t for t in (getattr(torch._ops, "_OpNamespace", None), getattr(torch._ops, "_HigherOrderNamespace", None))
+                       if t is not None)  # torch.ops.<namespace>: module subclasses that hold operators
+
+
+def _walk(name: str, obj: Any, rest: list[str]) -> Any:
+    """``getattr`` along ``rest`` from ``obj`` (a module of :data:`CALL_MODULES` or ``torch.ops``), through
+    classes and operator namespaces only: a module on the way (``torch.os``, ``torch.nn.functional.torch``)
+    is refused, so the walk never leaves the module it starts in."""
+    for i, p in enumerate(rest):
+        try:
+            obj = getattr(obj, p)
+        except AttributeError as exc:
+            raise UnsafeTarget(f"call target {name!r} does not resolve ({exc})") from exc
+        if isinstance(obj, types.ModuleType) and not isinstance(obj, _OP_NAMESPACES):
+            raise UnsafeTarget(f"call target {name!r}: {p!r} is a module ({obj.__name__})")
+        if i < len(rest) - 1 and not isinstance(obj, (type, *_OP_NAMESPACES, torch._ops.OpOverloadPacket)):
+            raise UnsafeTarget(f"call target {name!r}: {p!r} is neither a class nor an operator namespace")
+    return obj
+
+
+def check_call(op: str, target: Any, args: tuple, name: str = "", kwargs: dict | None = None) -> None:
+    """Refuse a rebuilt call that would reach past the allowlist at run time: a ``call_method`` whose object
+    is not a node of the graph (a stored constant, e.g. a resolved function, as ``self``), and a
+    ``builtins.getattr`` whose attribute is not a literal public name (``__globals__`` of a function leads
+    to its module). ``name``: the node, for the message.
+
+    Raises:
+        UnsafeTarget: either case.
+    """
+    if op == "call_method":
+        if not (args and isinstance(args[0], fx.Node)):
+            raise UnsafeTarget(f"{name}: call_method {target!r} on {type(args[0]).__name__ if args else 'nothing'}, "
+                               "not on a value of the graph")
+        if not tensor_method_ok(target):
+            raise UnsafeTarget(f"{name}: call_method {target!r} is not a tensor method a stored graph may call")
+    if op == "call_function" and target is builtins.getattr and \
+            (len(args) < 2 or not isinstance(args[1], str) or not tensor_method_ok(args[1]) or args[1].startswith("_")):
+        raise UnsafeTarget(f"{name}: getattr of {args[1] if len(args) > 1 else None!r}: only literal public names")
+    bad = [k for k in (kwargs or {}) if not (isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k))]
+    if bad:
+        raise UnsafeTarget(f"{name}: keyword argument name {bad[0]!r} is not an identifier")
+
+
+def tensor_method_ok(method: Any) -> bool:
+    """Whether a stored ``call_method`` (or ``getattr``) may name ``method``: an attribute of ``torch.Tensor``
+    that is public and not in :data:`DENIED_METHODS`, an operator dunder (:data:`TENSOR_OPERATOR_DUNDERS`) or
+    one of :data:`PRIVATE_METHODS`."""
+    if not (isinstance(method, str) and method.isidentifier()):
+        return False
+    if method.startswith("__"):
+        return method in TENSOR_OPERATOR_DUNDERS
+    if method.startswith("_"):
+        return method in PRIVATE_METHODS
+    return method not in DENIED_METHODS and hasattr(torch.Tensor, method)
+
+
+NUMPY_MODULES = frozenset({"torch._numpy._ufuncs", "torch._numpy._funcs", "torch._numpy._funcs_impl", "torch._numpy._ndarray",
+                           "torch._numpy._reductions_impl", "torch._numpy.linalg", "torch._numpy.fft"})
+"""The ``torch._numpy`` modules whose public functions a stored ``wraps`` may name (not its testing helpers)."""
+
+
+def call_target(node: dict) -> Any:
+    """The callable of a stored ``call_function`` node: :func:`resolve_target` of its ``target``, or for a
+    Dynamo numpy wrapper (``target`` ``torch._dynamo.utils.wrapped_<name>``, which names no attribute) the
+    wrapper rebuilt from the node's ``wraps`` (:func:`passnet_common.canonical.stored.dynamo_wraps`):
+    ``["numpy_function", name]`` wraps the public function ``name`` of a module of :data:`NUMPY_MODULES`,
+    ``["numpy_method", name]`` calls the public ``torch._numpy`` ndarray method ``name``,
+    ``["numpy_operator", name]`` wraps the ``operator`` function ``name``. The wrapper classes are
+    ``torch._dynamo.utils``'s own; every wrapped callable is torch's or ``operator``'s.
+
+    Raises:
+        UnsafeTarget: a target outside the allowlist, or a ``wraps`` of another kind or naming a
+            callable outside ``torch._numpy`` / ``operator``.
+    """
+    wraps = node.get("wraps")
+    if wraps is None:
+        return resolve_target(node["target"])
+    ok = isinstance(wraps, list) and len(wraps) == 2 and isinstance(wraps[1], str)
+    kind, name = (wraps[0], wraps[1]) if ok else (None, None)
+    dynamo_utils = importlib.import_module("torch._dynamo.utils")  # only here: importing Dynamo costs seconds
+
+    mod, _, attr = name.rpartition(".") if ok else ("", "", "")
+    if kind == "numpy_function" and mod in NUMPY_MODULES and attr.isidentifier() and not attr.startswith("_"):
+        try:
+            fn = getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError) as exc:
+            raise UnsafeTarget(f"wrapped numpy function {name!r} does not resolve ({exc})") from exc
+        if callable(fn) and not isinstance(fn, (type, types.ModuleType)):
+            return dynamo_utils.numpy_to_tensor_wrapper(fn)
+    tnp = importlib.import_module("torch._numpy")
+    if kind == "numpy_method" and name.isidentifier() and not name.startswith("_") and hasattr(tnp.ndarray, name):
+        return dynamo_utils.numpy_method_wrapper(name)
+    if kind == "numpy_operator" and name.startswith(("operator.", "_operator.")):
+        return dynamo_utils.numpy_operator_wrapper(resolve_target(name))
+    raise UnsafeTarget(f"call target {node.get('target')!r}: wraps {wraps!r} is not a Dynamo numpy wrapper the store "
+                       "rebuilds (numpy_function of torch._numpy, numpy_method, numpy_operator of operator)")
+
+
+def check_fields(nodes: list, name: str = "") -> None:
+    """The fields of a stored node list that reach generated code as names: a placeholder's ``position`` and a
+    ``get_attr``'s ``subgraph`` must be ints (FX writes ``arg<position>`` and ``_sub<subgraph>`` into the
+    module's source; a string there is code).
+
+    Raises:
+        UnsafeTarget: a field that is not an int, or a node that is not a dict.
+    """
+    for i, n in enumerate(nodes):
+        if not isinstance(n, dict):
+            raise UnsafeTarget(f"{name}: node {i} is not a dict")
+        for key in ("position", "subgraph"):
+            if key in n and (type(n[key]) is not int or n[key] < 0):
+                raise UnsafeTarget(f"{name}: node {i}: {key} {n[key]!r} is not a non-negative int")
+
+# --- end of the graph policy ---
 
 
 def import_op_modules(modules):
@@ -68,25 +338,6 @@ def import_op_modules(modules):
             raise SystemExit(f"this task needs {mod!r} installed (it registers custom operators): {exc}")
 
 
-def resolve(name):
-    if name.startswith("builtins."):
-        if name.split(".", 1)[1] not in BUILTINS:
-            raise ValueError(f"builtin {name} not allowed")
-        return getattr(builtins, name.split(".", 1)[1])
-    if not name.startswith(ALLOWED):
-        raise ValueError(f"call target {name} outside the allowlist")
-    parts = name.split(".")
-    if parts[:2] == ["torch", "ops"]:
-        ns = parts[2] if len(parts) > 2 else ""
-        if ns not in TORCH_OP_NAMESPACES and ns not in OP_NAMESPACE_MODULES:
-            raise ValueError(f"call target {name}: operator namespace {ns!r} is not trusted")
-        import_op_modules(OP_NAMESPACE_MODULES.get(ns, ()))
-    obj = importlib.import_module(parts[0])
-    for p in parts[1:]:
-        obj = getattr(obj, p)
-    return obj
-
-
 def decode(v, built):
     if not isinstance(v, list):
         return v
@@ -99,7 +350,10 @@ def decode(v, built):
     if tag == "dict":
         return {k: decode(x, built) for k, x in rest}
     if tag in ("dtype", "memory_format", "layout"):
-        return getattr(torch, rest[0])
+        got = getattr(torch, rest[0], None) if isinstance(rest[0], str) else None
+        if not isinstance(got, {"dtype": torch.dtype, "memory_format": torch.memory_format, "layout": torch.layout}[tag]):
+            raise ValueError(f"a {tag} tag that names no torch {tag}: {v!r}")
+        return got
     if tag == "device":
         return torch.device("cpu")
     if tag == "slice":
@@ -111,7 +365,7 @@ def decode(v, built):
     if tag == "complex":
         return complex(decode(rest[0], built), decode(rest[1], built))
     if tag == "fn":
-        return resolve(rest[0])
+        return resolve_target(rest[0])
     raise ValueError(f"cannot rebuild argument {v!r}")
 
 
@@ -145,6 +399,7 @@ def load(folder, seed=0):
     stats = {p["position"]: p.get("stats") for p in imeta["placeholders"] + wmeta["placeholders"]}
     gen = torch.Generator().manual_seed(seed)
     nodes = data["nodes"]
+    check_fields(nodes, str(folder))
     g, built, phs = fx.Graph(), [None] * len(nodes), []
     # placeholders in calling order (their position), as passnet_common.store.load_graph builds them
     for i in sorted((i for i, n in enumerate(nodes) if n["op"] == "placeholder"), key=lambda i: nodes[i]["position"]):
@@ -154,10 +409,11 @@ def load(folder, seed=0):
     for i, n in enumerate(nodes):
         if n["op"] == "placeholder":
             continue
-        if n["op"] == "call_function":
-            node = g.call_function(resolve(n["target"]), decode(n["args"], built), decode(n["kwargs"], built))
-        elif n["op"] == "call_method":
-            node = g.call_method(n["target"], decode(n["args"], built), decode(n["kwargs"], built))
+        if n["op"] in ("call_function", "call_method"):
+            target = call_target(n) if n["op"] == "call_function" else n["target"]
+            args, kwargs = tuple(decode(n["args"], built)), decode(n["kwargs"], built)
+            check_call(n["op"], target, args, f"node {i}", kwargs)
+            node = g.create_node(n["op"], target, args, kwargs)
         elif n["op"] == "output":
             node = g.output(decode(n["args"], built)[0])
         else:
