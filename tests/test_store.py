@@ -336,6 +336,15 @@ def _call(target, *args, op="call_function"):
     ([{**_call("torch.relu", ["%", 0]), "kwargs": ["dict", ["**{})\nimport os\nos.system('x')\ndict(y", 1]]}],
      "not an identifier"),
     ([_call("torch.add", ["%", 0], ["dtype", "os"])], "names no torch dtype"),
+    # a second attack: torch-namespace file writers, setters that import by name, HOPs and ops without checks
+    ([_call("torch.PyTorchFileWriter", "/tmp/x")], "C\\+\\+ binding class"),
+    ([_call("torch.set_default_tensor_type", "this")], "global setters"),  # __import__("this")
+    ([_call("torch.get_file_path", "x.pth")], "'get_file_path' is refused"),  # site-packages paths
+    ([_call("torch.ops.higher_order.print", "{0.__call__}", ["%", 0])], "'print' is refused"),  # str.format walks
+    ([_call("torch.ops.inductor._alloc_from_pool.default", ["%", 0], 1 << 40, ["dtype", "float32"], ["list", 4],
+            ["list", 1])], "'inductor' is refused"),  # no bounds check
+    ([_call("type", ["%", 0], "this", op="call_method")], "torch imports the module it names"),
+    ([_call("builtins.getattr", ["%", 0], "type")], "data attributes"),  # a bound method as a value
 ])
 def test_loader_refuses_calls_that_reach_past_the_allowlist(tmp_path, calls, match):
     """Names under an allowed prefix that read or write files, load code or hand out modules, methods

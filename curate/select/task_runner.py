@@ -63,7 +63,7 @@ ALLOWED_BUILTINS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool
 
 DENIED_SEGMENTS = frozenset({"load", "save", "hub", "from_file", "serialization", "package", "jit", "onnx", "distributed",
                              "multiprocessing", "cpp_extension", "library", "load_library", "compile", "model_zoo",
-                             "CompilationUnit", "import_ir_module"})
+                             "CompilationUnit", "import_ir_module", "get_file_path", "print", "inductor", "parse_ir"})
 """Dotted-name parts refused in a stored call target or ``fn`` argument even under an allowed prefix: file I/O
 (``torch.load`` unpickles, ``torch.save`` writes), code loading (``torch.hub``, TorchScript, C++ extensions,
 custom-op libraries), compilation, other processes. No captured graph of the census calls any of them."""
@@ -80,7 +80,7 @@ CALL_MODULES = frozenset({
 """The modules whose callables (functions, ATen ops, torch classes) a stored call target may name: where the
 captured graphs' targets live (tensor ops, autocast and grad-mode switches, functorch's level switches). A name
 is looked up from its module by attributes that are classes or callables, never through another module."""
-C_NAMES = frozenset({"torch._C._set_grad_enabled", "torch._C._log_api_usage_once",
+C_NAMES = frozenset({"torch._C._set_grad_enabled", "torch._C._log_api_usage_once", "torch._C._autograd._get_data_attr",
                      "torch._C._autograd._saved_tensors_hooks_disable", "torch._C._autograd._saved_tensors_hooks_enable"})
 """Targets in ``torch._C`` and its ``_autograd`` (which also hold file writers, TorchScript loaders, profilers), by
 name."""
@@ -202,6 +202,10 @@ def resolve_name(name: str) -> Any:
     obj = _walk(name, mod, parts[k:])
     if home == "torch" and parts[k].startswith("_") and getattr(torch._C._VariableFunctions, parts[k], None) is not obj:
         raise UnsafeTarget(f"call target {name!r}: a private name of torch that is not an ATen op")
+    if home == "torch" and parts[k].startswith(("set_", "use_", "manual_seed")):  # set_default_tensor_type imports
+        raise UnsafeTarget(f"call target {name!r}: torch's global setters are refused")
+    if isinstance(obj, type) and type(obj).__name__.startswith("pybind11"):  # torch.PyTorchFileWriter and the like
+        raise UnsafeTarget(f"call target {name!r}: a C++ binding class (file writers and readers, serializers)")
     owner = getattr(obj, "__module__", None)  # a function, class or typing object re-exported from elsewhere
     if isinstance(owner, str) and owner.split(".")[0] not in ("torch", "operator", "_operator", "math"):
         raise UnsafeTarget(f"call target {name!r} is defined in {owner!r}, outside torch")
@@ -246,8 +250,12 @@ def check_call(op: str, target: Any, args: tuple, name: str = "", kwargs: dict |
         if not tensor_method_ok(target):
             raise UnsafeTarget(f"{name}: call_method {target!r} is not a tensor method a stored graph may call")
     if op == "call_function" and target is builtins.getattr and \
-            (len(args) < 2 or not isinstance(args[1], str) or not tensor_method_ok(args[1]) or args[1].startswith("_")):
-        raise UnsafeTarget(f"{name}: getattr of {args[1] if len(args) > 1 else None!r}: only literal public names")
+            (len(args) < 2 or not isinstance(args[1], str) or not tensor_method_ok(args[1]) or args[1].startswith("_")
+             or callable(getattr(torch.Tensor, args[1], None))):  # data attributes only: no bound method as a value
+        raise UnsafeTarget(f"{name}: getattr of {args[1] if len(args) > 1 else None!r}: only literal public names of "
+                           "tensor data attributes")
+    if op == "call_method" and target == "type" and any(isinstance(a, str) for a in (*args[1:], *(kwargs or {}).values())):
+        raise UnsafeTarget(f"{name}: type() with a name: torch imports the module it names")
     bad = [k for k in (kwargs or {}) if not (isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k))]
     if bad:
         raise UnsafeTarget(f"{name}: keyword argument name {bad[0]!r} is not an identifier")
