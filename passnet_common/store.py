@@ -226,12 +226,14 @@ def _walk(name: str, obj: Any, rest: list[str]) -> Any:
 
 def check_call(op: str, target: Any, args: tuple, name: str = "", kwargs: dict | None = None) -> None:
     """Refuse a rebuilt call that would reach past the allowlist at run time: a ``call_method`` whose object
-    is not a node of the graph (a stored constant, e.g. a resolved function, as ``self``), and a
-    ``builtins.getattr`` whose attribute is not a literal public name (``__globals__`` of a function leads
-    to its module). ``name``: the node, for the message.
+    is not a node of the graph (a stored constant, e.g. a resolved function, as ``self``) or whose name
+    :func:`tensor_method_ok` refuses, ``type()`` with a name (torch imports it), a ``builtins.getattr`` of
+    anything but a literal public data attribute of a tensor (``__globals__`` of a function leads to its
+    module; a bound method would become a callable value), and keyword names that are not identifiers (FX
+    writes them into the source it runs). ``name``: the node, for the message.
 
     Raises:
-        UnsafeTarget: either case.
+        UnsafeTarget: any of these.
     """
     if op == "call_method":
         if not (args and isinstance(args[0], fx.Node)):
