@@ -26,6 +26,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from passnet_common import store
 from passnet_common.store import UnsafeTarget, resolve_name
 
 DENIED_TORCH = {"load", "save", "from_file", "compile", "hub", "jit", "package", "utils", "library", "classes",
@@ -43,10 +44,9 @@ ALLOWED_TORCH_EXTRA = {"torch._C._set_grad_enabled"} | {
         "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cartesian_prod",
         "block_diag", "cdist", "chain_matmul", "einsum", "istft", "lu", "norm", "meshgrid", "pca_lowrank", "split",
         "stft", "svd_lowrank", "tensordot", "unique", "unique_consecutive", "unravel_index")}
-DENIED_METHODS = {"apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook", "backward",
-                  "storage", "untyped_storage", "_typed_storage", "share_memory_", "set_", "data_ptr", "pin_memory",
-                  "record_stream", "numpy", "tolist", "cuda", "to_sparse", "resize_"}
-"""Tensor methods refused (callbacks, raw memory, autograd side effects, leaving the CPU)."""
+DENIED_METHODS = store.DENIED_METHODS | {"_typed_storage", "tolist", "to_sparse"}
+"""Tensor methods refused (the store loader's :data:`passnet_common.store.DENIED_METHODS`: callbacks, raw memory,
+autograd side effects, files, leaving the CPU; and, in an imported sample, lists and sparse layouts)."""
 BUILTIN_CALLS = {"getattr", "len", "max", "min", "abs", "int", "float", "bool", "round", "sum"}
 CONSTANT_CALLS = {"slice", "device", "float"}
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
