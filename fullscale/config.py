@@ -23,6 +23,10 @@ class FullScaleConfig(ParamsConfig):
     num_shards: int = knob(256, rule=positive(int),
                            doc="shards the catalog is cut into (shard = sha256(model_id) mod num_shards; "
                                "fixed for the life of a build: changing it starts a new build)")
+    graphnet_shards: int = knob(128, rule=positive(int),
+                                doc="shards the catalog's GraphNet samples are cut into, numbered after the model "
+                                    "shards (shard = num_shards + sha256(model_id) mod graphnet_shards); fixed "
+                                    "once GraphNet rows are in the committed catalog")
     out: str = knob("data_full", doc="committed folder of the build: catalog.parquet, shards/<id>/, release/")
     work: str = knob("data/work/full", doc="scratch folder (git-ignored): per-shard stage outputs, Inductor cache")
     executor: Literal["local", "ray"] = knob("local", doc="local: shards one after another in this process's "

@@ -6,8 +6,8 @@ one Ray task): it calls each stage family's CLI in a subprocess (``python -m ext
 params and scratch folders under ``<work>/shards/<name>/``, so this package imports no stage family.
 Between the stages it only filters Parquet rows:
 
-- the shard's catalog is the committed full catalog filtered by :func:`fullscale.shards.shard_of` of
-  :func:`fullscale.shards.shard_key` (config duplicates go with the row they duplicate);
+- the shard's catalog is the committed full catalog filtered by :func:`fullscale.shards.shard_of_row`
+  (config duplicates go with the row they duplicate; GraphNet samples have shards of their own);
 - unique graphs that committed earlier shards already decomposed are dropped before ``decompose``
   (their rows stay in the shard's ``graphs`` table, which says which models use them);
 - subgraphs that earlier shards already decomposed are marked ``status: skipped``,
@@ -32,6 +32,7 @@ The result is a dict of files (relative path -> bytes) and the manifest; the cal
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -53,15 +54,15 @@ import pyarrow.parquet as pq
 
 from fullscale.params import params_digest, write_params
 from fullscale.shards import (
+    GRAPHNET_PREFIX,
     QUOTA_REASON,
     SEEN_REASON,
     census_graphs,
     folder_files,
     profiled_structures,
     seen_hashes,
-    shard_key,
     shard_name,
-    shard_of,
+    shard_of_row,
     structure_picks,
 )
 from passnet_common.machine import cpu_model
@@ -187,6 +188,29 @@ def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -
     return rec
 
 
+def check_graphnet_samples(rows: list[dict]) -> list[str]:
+    """What is wrong with the GraphNet sample folders the catalog ``rows`` name (``graphnet:`` rows:
+    ``config_json.sample_dir``, relative to the repository root, and ``files_sha256``): a folder that
+    is absent, or a file whose sha256 differs from the one the committed catalog recorded (another
+    GraphNet checkout). Empty when every sample is there as catalogued. A shard is not run on such
+    samples: its captures would be recorded as failures of the models, or as other graphs."""
+    bad = []
+    for r in rows:
+        if not str(r.get("model_id", "")).startswith(GRAPHNET_PREFIX) or r.get("catalog_error_class"):
+            continue
+        conf = json.loads(r.get("config_json") or "{}")
+        d = Path(conf.get("sample_dir", ""))
+        d = d if d.is_absolute() else ROOT / d
+        if not d.is_dir():
+            bad.append(f"{r['model_id']}: sample folder {d} is missing")
+            continue
+        for f, digest in sorted((conf.get("files_sha256") or {}).items()):
+            p = d / f
+            if not p.is_file() or hashlib.sha256(p.read_bytes()).hexdigest() != digest:
+                bad.append(f"{r['model_id']}: {f} is missing or differs from the catalogued file")
+    return bad
+
+
 def _rows(path: Path) -> list[dict]:
     return pq.read_table(path).to_pylist() if path.is_file() else []
 
@@ -256,7 +280,7 @@ def progress(w: Path) -> dict:
 
 
 def shard_entry(spec: dict) -> dict:
-    """Run one shard (module docstring). ``spec``: ``shard``, ``num_shards``, ``params`` (the merged
+    """Run one shard (module docstring). ``spec``: ``shard``, ``num_shards``, ``graphnet_shards``, ``params`` (the merged
     stage params), ``catalog`` (path of the committed full catalog), ``out`` (the committed build folder:
     seen hashes are read from it), ``work`` (scratch root), optional ``shard_timeout_s``,
     ``deadline_epoch`` (Unix time at which a running stage is stopped: the shard is then a failure
@@ -268,7 +292,7 @@ def shard_entry(spec: dict) -> dict:
         included), or ``{"shard", "ok": False, "failure"}`` when a stage failed (the failure record:
         phase, rc, log tail, phases done).
     """
-    shard, n = int(spec["shard"]), int(spec["num_shards"])
+    shard, n, n_graphnet = int(spec["shard"]), int(spec["num_shards"]), int(spec["graphnet_shards"])
     name = shard_name(shard)
     w = Path(spec["work"]).resolve() / "shards" / name
     if w.exists():
@@ -284,7 +308,7 @@ def shard_entry(spec: dict) -> dict:
     cache.mkdir(parents=True, exist_ok=True)
 
     cat = pq.read_table(spec["catalog"])
-    cat = cat.filter(pa.array([shard_of(shard_key(r), n) == shard for r in cat.select(
+    cat = cat.filter(pa.array([shard_of_row(r, n, n_graphnet) == shard for r in cat.select(
         [c for c in ("model_id", "duplicate_of") if c in cat.column_names]).to_pylist()], type=pa.bool_()))
     pq.write_table(cat, w / "catalog.parquet", compression="zstd")
     models = cat.column("model_id").to_pylist()
@@ -311,6 +335,11 @@ def shard_entry(spec: dict) -> dict:
         phases.append(run_phase(phase, argv, w / "logs" / f"{phase}.log", limit))
 
     try:
+        bad = check_graphnet_samples(cat.to_pylist()) if models else []
+        if bad:
+            raise StageFailed("catalog", None, "GraphNet samples not as the committed catalog lists them (clone the "
+                              "GraphNet commit docs/full_scale.md names to catalog.graphnet_dir):\n" + "\n".join(bad[:50]),
+                              {"phase": "catalog", "wall_s": 0.0, "cpu_s": 0.0, "rc": None})
         if models:
             go("capture")
             go("dedupe")
@@ -394,7 +423,7 @@ def shard_entry(spec: dict) -> dict:
     }
     finished = datetime.now(timezone.utc)
     manifest = {
-        "shard": shard, "name": name, "num_shards": n, "census": census, "models": models, "counts": counts,
+        "shard": shard, "name": name, "num_shards": n, "graphnet_shards": n_graphnet, "census": census, "models": models, "counts": counts,
         "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
         "phases": phases, "skipped_phases": skipped,
         "wall_s": round((finished - started).total_seconds(), 1),

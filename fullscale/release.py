@@ -77,7 +77,7 @@ import yaml
 from fullscale.config import FullScaleConfig
 from fullscale.licences import model_licences
 from fullscale.pipeline import ROOT, child_env
-from fullscale.shards import QUOTA_REASON, SEEN_REASON, census_only, done_shards, read_manifest
+from fullscale.shards import QUOTA_REASON, SEEN_REASON, build_shards, census_only, done_shards, read_manifest
 from fullscale.summary import write_summary
 from passnet_common.io import atomic_write_json
 
@@ -474,9 +474,10 @@ def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: st
     release built from it (:func:`build_release`), then the summary again with the release's task
     count. Returns the release manifest."""
     out = Path(out)
-    s = write_summary(out, cfg.num_shards, metrics_path, command=command)
+    total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
+    s = write_summary(out, total, metrics_path, command=command)
     man = build_release(out, cfg, s)
-    write_summary(out, cfg.num_shards, metrics_path, release_tasks=man["tasks"], command=command)
+    write_summary(out, total, metrics_path, release_tasks=man["tasks"], command=command)
     return man
 
 

@@ -17,40 +17,96 @@ written to ``<out>/census/``; a shard with a committed full shard or census shar
 
 from __future__ import annotations
 
+import copy
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fullscale.config import FullScaleConfig
+from fullscale.params import write_params
 from fullscale.pipeline import ROOT, child_env, shard_entry
-from fullscale.shards import CENSUS, SHARDS, done_shards, read_manifest, shard_name, split_catalog, write_failure, write_shard
+from fullscale.shards import (
+    CENSUS,
+    GRAPHNET_PREFIX,
+    SHARDS,
+    build_shards,
+    done_shards,
+    read_manifest,
+    shard_name,
+    split_catalog,
+    write_failure,
+    write_shard,
+)
 from fullscale.summary import write_summary
 
 
-def ensure_catalog(params_path: Path, out: Path) -> Path:
+def ensure_catalog(params_path: Path, out: Path, params: dict | None = None) -> Path:
     """``<out>/catalog.parquet``: built once from the merged params (``python -m extract catalog``) and
     committed with the build; later runs reuse it, so shard membership never depends on the
     libraries installed on the machine that continues the build.
 
+    GraphNet samples join later: when ``params`` set ``catalog.graphnet_dir`` and the committed catalog
+    holds no ``graphnet:`` row yet, the catalog command lists that checkout's samples alone (the model
+    sources off) and they are appended (:func:`add_graphnet_rows`); they have shards of their own
+    (:func:`fullscale.shards.shard_of_row`), so no committed shard changes.
+
     Raises:
         subprocess.CalledProcessError: the catalog command failed.
+        FileNotFoundError: ``catalog.graphnet_dir`` is set but is not a folder.
     """
     cat = out / "catalog.parquet"
     if not cat.is_file():
         out.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "extract", "catalog", "--params", str(params_path), "--out", str(cat)],
                        cwd=ROOT, env=child_env(), check=True)
+    gn_dir = params["catalog"].get("graphnet_dir") if params else None
+    if gn_dir and not any(m.startswith(GRAPHNET_PREFIX) for m in pq.read_table(cat, columns=["model_id"]).column("model_id").to_pylist()):
+        add_graphnet_rows(cat, params, Path(gn_dir))
     return cat
 
 
+def add_graphnet_rows(cat: Path, params: dict, graphnet_dir: Path) -> int:
+    """Append the samples of the GraphNet checkout ``graphnet_dir`` (a ``samples/`` folder; relative to
+    the repository root) to the committed catalog ``cat``: ``python -m extract catalog`` with the
+    merged ``params`` but ``catalog.mode: default`` and an empty default list, so only
+    ``graphnet:`` rows are listed (:func:`extract.sources.graphnet.graphnet_catalog`: static checks,
+    refused samples as error rows). Rows already in ``cat`` are kept as they are; the result is
+    written atomically. Returns the number of rows added.
+
+    Raises:
+        FileNotFoundError: ``graphnet_dir`` is not a folder.
+        subprocess.CalledProcessError: the catalog command failed.
+    """
+    if not (graphnet_dir if graphnet_dir.is_absolute() else ROOT / graphnet_dir).is_dir():
+        raise FileNotFoundError(f"catalog.graphnet_dir {graphnet_dir} is not a folder (clone GraphNet there first)")
+    with tempfile.TemporaryDirectory() as tmp:
+        only = copy.deepcopy(params)
+        only["catalog"] = {**only["catalog"], "mode": "default", "default": [], "graphnet_dir": str(graphnet_dir)}
+        p = write_params(only, Path(tmp) / "params.yaml")
+        subprocess.run([sys.executable, "-m", "extract", "catalog", "--params", str(p), "--out", str(Path(tmp) / "gn.parquet")],
+                       cwd=ROOT, env=child_env(), check=True)
+        old, new = pq.read_table(cat), pq.read_table(Path(tmp) / "gn.parquet")
+        have = set(old.column("model_id").to_pylist())
+        new = new.filter(pa.array([m not in have for m in new.column("model_id").to_pylist()], type=pa.bool_()))
+        both = pa.concat_tables([old, new.cast(old.schema)])
+        part = cat.with_name(cat.name + ".part")
+        pq.write_table(both, part, compression="zstd")
+        os.replace(part, cat)
+    return new.num_rows
+
+
 def pending_shards(out: Path, num_shards: int, only: Iterable[int] | None = None, census: bool = False) -> list[int]:
-    """Shard ids without a committed ``DONE`` folder (in order; restricted to ``only`` when given); with
-    ``census``, without a committed full shard or census shard."""
+    """Shard ids below ``num_shards`` (the build's total, :func:`fullscale.shards.build_shards`) without a committed ``DONE``
+    folder (in order; restricted to ``only`` when given); with ``census``, without a committed full shard
+    or census shard."""
     done = {read_manifest(d)["shard"] for kind in ((SHARDS, CENSUS) if census else (SHARDS,)) for d in done_shards(out, kind)}
     ids = range(num_shards) if only is None else sorted(set(only))
     return [i for i in ids if i not in done and 0 <= i < num_shards]
@@ -159,21 +215,26 @@ def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: P
                deadline_utc: str | None = None, census: bool = False) -> list[dict]:
     """The ``shard_entry`` argument of each shard (``deadline_utc``: HH:MM UTC at which running stages stop;
     ``census``: census shards)."""
-    return [{"shard": i, "num_shards": cfg.num_shards, "params": params, "catalog": str(catalog), "out": str(out),
+    return [{"shard": i, "num_shards": cfg.num_shards, "graphnet_shards": cfg.graphnet_shards, "params": params,
+             "catalog": str(catalog), "out": str(out),
              "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history,
              "structure_quota": cfg.structure_quota, "census": census,
              "deadline_epoch": deadline_epoch(deadline_utc)} for i in shards]
 
 
-def build_plan(params_path: Path, out: Path, num_shards: int, only: Iterable[int] | None = None) -> dict:
+def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict | None = None,
+               only: Iterable[int] | None = None) -> dict:
     """``python -m fullscale plan``: the committed catalog (built once, :func:`ensure_catalog`), its
-    model count, the smallest and largest shard, and how many shards are pending."""
-    catalog = ensure_catalog(params_path, out)
+    model count, the shards (model shards and GraphNet shards), the smallest and largest shard, and
+    how many shards are pending."""
+    catalog = ensure_catalog(params_path, out, params)
     rows = pq.read_table(catalog).select(["model_id", "duplicate_of"]).to_pylist()
-    sizes = {k: len(v) for k, v in split_catalog(rows, num_shards).items()}
-    return {"catalog": str(catalog), "models": len(rows), "num_shards": num_shards,
+    sizes = {k: len(v) for k, v in split_catalog(rows, cfg.num_shards, cfg.graphnet_shards).items()}
+    total = len(sizes)
+    return {"catalog": str(catalog), "models": len(rows), "num_shards": cfg.num_shards,
+            "graphnet_shards": total - cfg.num_shards, "shards_total": total,
             "models_per_shard": {"min": min(sizes.values()), "max": max(sizes.values())},
-            "pending": len(pending_shards(out, num_shards, only))}
+            "pending": len(pending_shards(out, total, only))}
 
 
 def shard_state(res: dict) -> tuple[str, str]:
@@ -193,15 +254,16 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     ``cfg.stop_after_utc``): no shard starts after it (local executor); ``deadline_utc``: running
     stages stop then; ``census``: census shards (module docstring). Returns the shards' results."""
     out, work = Path(cfg.out), Path(cfg.work)
-    catalog = ensure_catalog(params_path, out)
-    pending = pending_shards(out, cfg.num_shards, only, census)
+    catalog = ensure_catalog(params_path, out, params)
+    total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
+    pending = pending_shards(out, total, only, census)
     if max_shards is not None:
         pending = pending[:max_shards]
     specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc, census)
     kind = CENSUS if census else SHARDS
 
     def on_done(res: dict) -> None:
-        s = write_summary(out, cfg.num_shards, metrics_path, command=command)
+        s = write_summary(out, total, metrics_path, command=command)
         state, counts = shard_state(res)
         where = (f"census {s['census']['shards_done']}/{s['shards_total']} shards" if census
                  else f"build {s['shards_done']}/{s['shards_total']} shards")

@@ -4,6 +4,10 @@
 ``model_id`` (or, for a config duplicate, the id of the row it duplicates: :func:`shard_key`): a
 function of the ids alone, so every machine, Python version and catalog order puts a model in the
 same shard, and a model added to the catalog later lands in one shard without moving the others.
+GraphNet samples (``graphnet:`` rows, added to a committed catalog by :func:`fullscale.runner.ensure_catalog`
+when ``catalog.graphnet_dir`` is set) have shards of their own, numbered after the model shards:
+``num_shards + shard_of(key, graphnet_shards)`` (:func:`shard_of_row`), so adding them to a build whose
+model shards are done leaves every done shard as it is.
 
 **A committed shard** (``<out>/shards/<id>/``, small, versioned in git)::
 
@@ -75,11 +79,44 @@ def shard_name(shard: int) -> str:
     return f"s{shard:04d}"
 
 
-def split_catalog(rows: Iterable[dict], num_shards: int) -> dict[int, list[dict]]:
-    """Catalog rows by shard (:func:`shard_key`; every shard present, possibly empty; rows keep their order)."""
-    out: dict[int, list[dict]] = {i: [] for i in range(num_shards)}
+GRAPHNET_PREFIX = "graphnet:"  # model ids of GraphNet samples (extract.sources.graphnet)
+
+
+def shard_of_row(row: dict, num_shards: int, graphnet_shards: int) -> int:
+    """The shard of a catalog row: ``shard_of(shard_key(row), num_shards)``, or for a GraphNet sample
+    ``num_shards + shard_of(shard_key(row), graphnet_shards)`` (module docstring).
+
+    Raises:
+        ValueError: ``num_shards`` or ``graphnet_shards`` < 1.
+    """
+    key = shard_key(row)
+    if key.startswith(GRAPHNET_PREFIX):
+        return num_shards + shard_of(key, graphnet_shards)
+    return shard_of(key, num_shards)
+
+
+def shards_total(rows: Iterable[dict], num_shards: int, graphnet_shards: int) -> int:
+    """Shards of a build whose catalog holds ``rows``: ``num_shards``, plus ``graphnet_shards`` when any
+    row is a GraphNet sample."""
+    return num_shards + (graphnet_shards if any(shard_key(r).startswith(GRAPHNET_PREFIX) for r in rows) else 0)
+
+
+def build_shards(out: str | Path, num_shards: int, graphnet_shards: int) -> int:
+    """Shards of the build in ``out`` (:func:`shards_total` of its committed ``catalog.parquet``;
+    ``num_shards`` before the catalog exists)."""
+    cat = Path(out) / "catalog.parquet"
+    if not cat.is_file():
+        return num_shards
+    return shards_total(pq.read_table(cat, columns=["model_id", "duplicate_of"]).to_pylist(), num_shards, graphnet_shards)
+
+
+def split_catalog(rows: Iterable[dict], num_shards: int, graphnet_shards: int) -> dict[int, list[dict]]:
+    """Catalog rows by shard (:func:`shard_of_row`; every shard of :func:`shards_total` present, possibly
+    empty; rows keep their order)."""
+    rows = list(rows)
+    out: dict[int, list[dict]] = {i: [] for i in range(shards_total(rows, num_shards, graphnet_shards))}
     for r in rows:
-        out[shard_of(shard_key(r), num_shards)].append(r)
+        out[shard_of_row(r, num_shards, graphnet_shards)].append(r)
     return out
 
 

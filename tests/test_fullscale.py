@@ -16,9 +16,10 @@ from fullscale.__main__ import main
 from fullscale.config import FullScaleConfig
 from fullscale.release import build_release, regroup_tasks, verify_release
 from fullscale.runner import run_local, run_ray
-from fullscale.shards import done_shards, read_manifest, shard_of, split_catalog, write_shard
+from fullscale.shards import done_shards, read_manifest, shard_of, shard_of_row, shards_total, split_catalog, write_shard
 from fullscale.summary import build_summary
 from tests.fullscale_tasks import stub_shard_entry
+from tests.test_graphnet import _sample
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,17 +46,52 @@ MODULES = {"mlp_a": MLP, "mlp_b": "# the same module under another file\n" + MLP
 
 def test_shard_assignment_is_a_function_of_the_id():
     ids = [f"timm:model_{i}" for i in range(400)]
-    a = split_catalog([{"model_id": m} for m in ids], 8)
-    b = split_catalog([{"model_id": m} for m in reversed(ids)], 8)
+    a = split_catalog([{"model_id": m} for m in ids], 8, 4)
+    b = split_catalog([{"model_id": m} for m in reversed(ids)], 8, 4)
+    assert sorted(a) == list(range(8))  # no GraphNet row: no GraphNet shard
     assert {k: sorted(r["model_id"] for r in v) for k, v in a.items()} == \
         {k: sorted(r["model_id"] for r in v) for k, v in b.items()}
     assert all(20 <= len(v) <= 80 for v in a.values())  # sha256 spreads 400 ids over 8 shards (expected 50 each)
     assert shard_of("module:mlp_a", 2) == 1 and shard_of("module:mlp_b", 2) == 0 and shard_of("module:norm_a", 2) == 0
     assert shard_of("module:mlp_c", 2) == 0
-    dup = split_catalog([{"model_id": "module:mlp_a"}, {"model_id": "module:mlp_c", "duplicate_of": "module:mlp_a"}], 2)
+    dup = split_catalog([{"model_id": "module:mlp_a"}, {"model_id": "module:mlp_c", "duplicate_of": "module:mlp_a"}], 2, 1)
     assert [r["model_id"] for r in dup[1]] == ["module:mlp_a", "module:mlp_c"]  # a duplicate follows its original
     with pytest.raises(ValueError):
         shard_of("x", 0)
+
+
+def test_graphnet_samples_have_shards_of_their_own_after_the_model_shards():
+    """A ``graphnet:`` row goes to ``num_shards + shard_of(id, graphnet_shards)``; the model rows keep the shard
+    they had without GraphNet rows, so GraphNet samples added to a build leave its done shards as they are."""
+    models = [{"model_id": f"timm:model_{i}"} for i in range(200)]
+    samples = [{"model_id": f"graphnet:timm/sample_{i}"} for i in range(120)]
+    before = split_catalog(models, 8, 4)
+    after = split_catalog(models + samples, 8, 4)
+    assert sorted(after) == list(range(12)) and shards_total(models + samples, 8, 4) == 12 and shards_total(models, 8, 4) == 8
+    assert {k: after[k] for k in range(8)} == before  # the model shards hold what they held
+    assert {r["model_id"] for k in range(8, 12) for r in after[k]} == {r["model_id"] for r in samples}
+    assert all(15 <= len(after[k]) <= 45 for k in range(8, 12))  # 120 samples over 4 shards (expected 30 each)
+    r = samples[0]
+    assert shard_of_row(r, 8, 4) == 8 + shard_of(r["model_id"], 4) and shard_of_row(models[0], 8, 4) == shard_of("timm:model_0", 8)
+    dup = {"model_id": "graphnet:x/copy", "duplicate_of": "graphnet:x/orig"}  # a duplicate follows its original
+    assert shard_of_row(dup, 8, 4) == shard_of_row({"model_id": "graphnet:x/orig"}, 8, 4)
+
+
+def test_a_shard_is_not_run_on_graphnet_samples_other_than_the_catalogued_ones(tmp_path):
+    """:func:`check_graphnet_samples` names a sample folder that is missing and a file whose bytes differ
+    from the catalogued sha256 (another GraphNet checkout); catalogued samples and model rows pass."""
+    from extract.sources.graphnet import graphnet_catalog
+    from fullscale.pipeline import check_graphnet_samples
+
+    _sample(tmp_path / "gn", "cv/a")
+    _sample(tmp_path / "gn", "cv/b")
+    rows = graphnet_catalog(tmp_path / "gn") + [{"model_id": "timm:resnet18", "config_json": "{}"}]
+    assert check_graphnet_samples(rows) == []
+    (tmp_path / "gn" / "cv" / "a" / "model.py").write_text(MODULES["mlp_a"])
+    shutil.rmtree(tmp_path / "gn" / "cv" / "b")
+    assert check_graphnet_samples(rows) == [
+        "graphnet:cv/a: model.py is missing or differs from the catalogued file",
+        f"graphnet:cv/b: sample folder {tmp_path / 'gn' / 'cv' / 'b'} is missing"]
 
 
 def test_write_shard_is_atomic_and_replaces(tmp_path):
@@ -106,7 +142,7 @@ def _override(tmp: Path) -> Path:
     over = {
         "fullscale": {"num_shards": 2, "out": str(tmp / "data_full"), "work": str(tmp / "work"),
                       "secret_dir": str(tmp / "secret"), "secret_share": 0.5},
-        "catalog": {"mode": "default", "default": [], "module_dir": str(mods)},
+        "catalog": {"mode": "default", "default": [], "module_dir": str(mods), "graphnet_dir": None},
         "extract": {"workers": 1},
         "curate": {"decompose": {"variants": [1]},
                    "profile": {"all": False, "sample_size": 2, "overlap_compile": False, "compile_workers": 1,
@@ -249,6 +285,25 @@ def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(t
     assert tables["models"] == 4 and tables["unique_graphs"] == len(g0) and "subgraphs" not in tables
     nodes = pq.read_table(out / "release" / "tables" / "nodes.parquet", columns=["graph_hash"]).column("graph_hash")
     assert set(nodes.to_pylist()) == g0
+
+    # GraphNet samples join the committed build: the catalog gains their rows, they get a shard of their own
+    # (id 2 = num_shards + 0 with one GraphNet shard), and the done census shards are not touched
+    _sample(tmp_path / "graphnet", "demo/linear_relu")
+    gn = tmp_path / "override_graphnet.yaml"
+    gn.write_text(yaml.safe_dump({"catalog": {"graphnet_dir": str(tmp_path / "graphnet")}, "fullscale": {"graphnet_shards": 1}}))
+    before = {d.name: (d / "manifest.json").read_bytes() for d in census}
+    assert main(["run", "--census", "--params", str(ROOT / "params.yaml"), "--full", str(ROOT / "params_full.yaml"),
+                 "--override", str(over), "--override", str(gn), "--metrics", str(metrics)]) == 0
+    cat = pq.read_table(out / "catalog.parquet").to_pylist()
+    assert len(cat) == 5 and [r["source"] for r in cat if r["model_id"].startswith("graphnet:")] == ["graphnet"]
+    census = done_shards(out, CENSUS)
+    assert [read_manifest(d)["shard"] for d in census] == [0, 1, 2]
+    assert {d.name: (d / "manifest.json").read_bytes() for d in census[:2]} == before
+    m2 = read_manifest(census[2])
+    assert m2["models"] == ["graphnet:demo/linear_relu"] and m2["counts"]["captured"] == 1, m2
+    s = json.loads(metrics.read_text())
+    assert s["shards_total"] == 3 and s["census"]["shards_done"] == 3 and s["by_source"]["graphnet"]["captured"] == 1
+    assert s["unique_graphs"] == len(g0) + m2["counts"]["unique_graphs_new"] and m2["counts"]["unique_graphs_new"] == 1
 
 
 def _fake_shard(out: Path, shard: int, task_folder: Path) -> None:
@@ -400,7 +455,7 @@ def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
     (tmp_path / "modules" / "mlp_a.py").write_text(MLP)
     write_parquet(tmp_path / "catalog.parquet", to_table("models", module_catalog(tmp_path / "modules")))
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    res = shard_entry({"shard": 0, "num_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
+    res = shard_entry({"shard": 0, "num_shards": 1, "graphnet_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
                        "out": str(tmp_path / "out"), "work": str(tmp_path / "work"), "deadline_epoch": time.time()})
     assert res["ok"] is False
     f = res["failure"]

@@ -15,5 +15,5 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     b = open_build(args)
-    print(json.dumps(build_plan(b.params_path, b.out, b.cfg.num_shards), indent=1))
+    print(json.dumps(build_plan(b.params_path, b.out, b.cfg, b.params), indent=1))
     return 0
