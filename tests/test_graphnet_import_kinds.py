@@ -97,9 +97,12 @@ def test_retry_levels_make_value_reads_real_and_keep_device_buffers_meta(tmp_pat
     assert args[3].item() == pytest.approx(0.1) and args[5].tolist() == pytest.approx([18.667] * 3)  # recorded mean
 
 
-def _real_cpu_hash(sample: Path) -> str:
+def _real_cpu_hash(sample: Path, buffer_values: bool) -> str:
     """graph_hash of the sample's code traced on real CPU tensors (device literals -> cpu), with
-    the placeholder kinds by GraphNet's names: the reference an import on meta tensors must match."""
+    the placeholder kinds by GraphNet's names. ``buffer_values`` False: the buffers' values unknown
+    (meta example values), so every buffer enters by shape and dtype as in an import, whose example
+    values are meta tensors (GraphNet records no buffer values here); True: small buffers also enter
+    by their bytes (docs/canonical.md)."""
     from extract.capture import dynamo_capture
     from passnet_common.record import describe_graph
 
@@ -113,18 +116,24 @@ def _real_cpu_hash(sample: Path) -> str:
     assert len(graphs) == 1
     # the roles the importer reads from GraphNet's names (a running_mean is a buffer)
     graphs[0].kinds = [_kind_by_name(str(n.target)) for n in graphs[0].gm.graph.nodes if n.op == "placeholder"]
+    assert "buffer" in graphs[0].kinds
+    if not buffer_values:
+        graphs[0].example_inputs = [a.to("meta") if k == "buffer" else a for a, k in zip(graphs[0].example_inputs, graphs[0].kinds)]
     return describe_graph(0, graphs[0], with_stats=False)["graph_hash"]
 
 
 @pytest.mark.slow
 def test_the_three_kinds_import_with_the_graph_of_a_real_run(tmp_path):
-    """One sample with all three kinds: before these fixes its import failed (device mismatch on
-    the BatchNorm buffers, then "unsupported scalarType", then the list index); now it imports
-    with the graph_hash the same program gets traced on real CPU tensors."""
+    """One sample with all three kinds (a device mismatch on the BatchNorm buffers, an autocast
+    region's "unsupported scalarType", a list index on a meta tensor) imports with the graph_hash the
+    same program gets traced on real CPU tensors whose buffer values are unknown, as in the sample;
+    with the buffers' values known it is another graph (small buffers are constants of the
+    computation, docs/canonical.md)."""
     s = _sample(tmp_path)
     res = capture_sample(s)
     assert res["status"] == "ok" and len(res["graphs"]) == 1, res
-    assert res["graphs"][0]["graph_hash"] == _real_cpu_hash(s)
+    assert res["graphs"][0]["graph_hash"] == _real_cpu_hash(s, buffer_values=False)
+    assert res["graphs"][0]["graph_hash"] != _real_cpu_hash(s, buffer_values=True)
 
 
 def test_an_unrelated_failure_is_not_retried_away(tmp_path):
