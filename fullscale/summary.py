@@ -7,7 +7,10 @@ across shards:
   shard id (:func:`fullscale.shards.census_only`) / extractions with status ``ok``, in total and per
   source (``by_source``); ``models_profiled``: those of the done (full) shards; ``catalog_models``: the
   whole catalog;
-- ``unique_graphs``: distinct ``graph_hash`` of those shards' ``graphs`` rows;
+- ``unique_graphs``: distinct ``graph_hash`` of those shards' ``graphs`` rows; ``unique_graphs_by_source``:
+  per source, the distinct graphs its models gave (a graph two sources gave counts for both);
+  ``unique_graphs_shared_across_sources``: graphs that models of more than one source gave (e.g. a GraphNet
+  sample and the timm model it was traced from, when their canonical forms agree);
 - ``families``: distinct structure families (``pattern``) among the decomposed subgraphs (full and
   census shards); ``structures`` (distinct ``structure_hash``) and ``structures_timed`` (those with a
   member the profile timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
@@ -72,9 +75,9 @@ def _add_phases(acc: dict, man: dict) -> None:
 
 
 def _graph_side(d: Path, man: dict, src_of: dict, models: Counter, captured: Counter, failures: Counter,
-                graph_hashes: set) -> None:
-    """Add a shard's models (per source), captures, extraction failures and graph hashes (full and census
-    shards alike)."""
+                graph_hashes: dict) -> None:
+    """Add a shard's models (per source), captures, extraction failures and graph hashes with the sources
+    that captured them (``graph_hashes``: hash -> set of sources; full and census shards alike)."""
     for m in man["models"]:
         models[src_of.get(m, m.split(":", 1)[0])] += 1
     for r in _read(d, "extractions"):
@@ -82,7 +85,9 @@ def _graph_side(d: Path, man: dict, src_of: dict, models: Counter, captured: Cou
             captured[src_of.get(r["model_id"], r["model_id"].split(":", 1)[0])] += 1
         else:
             failures[r.get("error_class") or r.get("status") or "unknown"] += 1
-    graph_hashes.update(r["graph_hash"] for r in _read(d, "graphs") if r.get("graph_hash"))
+    for r in _read(d, "graphs"):
+        if r.get("graph_hash"):
+            graph_hashes.setdefault(r["graph_hash"], set()).add(src_of.get(r["model_id"], r["model_id"].split(":", 1)[0]))
 
 
 def _share(flags: list[bool]) -> float | None:
@@ -113,7 +118,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     models: Counter = Counter()
     captured: Counter = Counter()
     failures: Counter = Counter()
-    graph_hashes: set[str] = set()
+    graph_hashes: dict[str, set[str]] = {}
     patterns: set[str] = set()
     structures: set[str] = set()
     structures_timed: set[str] = set()
@@ -240,7 +245,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "catalog_by_source": dict(sorted(Counter(r["source"] for r in cat_rows).items())),
         "models": covered, "captured": sum(captured.values()), "models_profiled": n_profiled,
         "by_source": {s: {"models": models[s], "captured": captured[s]} for s in sorted(models)},
-        "unique_graphs": len(graph_hashes), "unique_subgraphs": len(subgraphs), "families": len(patterns),
+        "unique_graphs": len(graph_hashes),
+        "unique_graphs_by_source": dict(sorted(Counter(src for v in graph_hashes.values() for src in v).items())),
+        "unique_graphs_shared_across_sources": sum(1 for v in graph_hashes.values() if len(v) > 1),
+        "unique_subgraphs": len(subgraphs), "families": len(patterns),
         "structures": len(structures), "structures_timed": len(structures_timed),
         "subgraphs_skipped_structure_quota": len(over_quota - timed_hashes),
         "variants_screened": screened, "variants_confirmed": confirmed,

@@ -507,7 +507,7 @@ def test_structure_quota_keeps_the_first_members_by_hash_order_whatever_the_row_
         structure_picks(rows, {}, 0)
 
 
-def _table_shard(out: Path, shard: int, tables: dict[str, list[dict]], **man_fields) -> None:
+def _table_shard(out: Path, shard: int, tables: dict[str, list[dict]], kind: str = "shards", **man_fields) -> None:
     import io
 
     import pyarrow as pa
@@ -520,7 +520,7 @@ def _table_shard(out: Path, shard: int, tables: dict[str, list[dict]], **man_fie
     man = {"shard": shard, "models": [], "counts": {"tasks": 0}, "phases": [], "machine": {"cpu_model": "x"},
            "code": {"commit": "c"}, "finished_utc": "t", **man_fields}
     files["manifest.json"] = json.dumps(man).encode()
-    write_shard(out, shard, files)
+    write_shard(out, shard, files, kind)
 
 
 def _sub(h, structure, status="ok", why=None, pattern="p", models=("m",)):
@@ -604,6 +604,24 @@ def test_summary_projects_from_the_current_design_and_counts_timed_structures(tm
     s = build_summary(tmp_path, 4)
     assert s["projection_basis"]["scope"] == "build" and s["projection_basis"]["models"] == 23
     assert s["projected_core_hours_remaining"] == round(6210.0 / 23 * (40 - 23) / 3600, 2)
+
+
+def test_summary_counts_graphs_per_source_and_those_two_sources_share(tmp_path):
+    """``unique_graphs_by_source`` counts each source's distinct graphs (a graph two sources gave counts for
+    both); ``unique_graphs_shared_across_sources`` the graphs of more than one source: a GraphNet sample
+    whose graph equals a timm model's, across a full and a census shard."""
+    import pyarrow as pa
+
+    rows = [{"model_id": m, "source": m.split(":")[0]} for m in ("timm:a", "timm:b", "graphnet:cv/a", "graphnet:cv/c")]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "catalog.parquet")
+    _table_shard(tmp_path, 0, {"graphs": [{"model_id": "timm:a", "graph_hash": "g1"}, {"model_id": "timm:b", "graph_hash": "g1"},
+                                          {"model_id": "timm:b", "graph_hash": "g2"}]}, models=["timm:a", "timm:b"])
+    _table_shard(tmp_path, 4, {"graphs": [{"model_id": "graphnet:cv/a", "graph_hash": "g2"},
+                                          {"model_id": "graphnet:cv/c", "graph_hash": "g3"}]},
+                 models=["graphnet:cv/a", "graphnet:cv/c"], kind="census", census=True)
+    s = build_summary(tmp_path, 6)
+    assert s["unique_graphs"] == 3 and s["unique_graphs_by_source"] == {"graphnet": 2, "timm": 2}
+    assert s["unique_graphs_shared_across_sources"] == 1  # g2: timm:b and graphnet:cv/a
 
 
 def test_release_keeps_the_profiled_row_and_every_shards_models(tmp_path):
