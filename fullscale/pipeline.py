@@ -188,27 +188,48 @@ def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -
     return rec
 
 
+GRAPHNET_SAMPLE_FILES = ("graph_net.json", "model.py", "weight_meta.py", "input_tensor_constraints.py")  # what the
+# importer reads of a sample (extract.sources.graphnet.SAMPLE_FILES; a test keeps the two equal)
+
+
 def check_graphnet_samples(rows: list[dict]) -> list[str]:
-    """What is wrong with the GraphNet sample folders the catalog ``rows`` name (``graphnet:`` rows:
-    ``config_json.sample_dir``, relative to the repository root, and ``files_sha256``): a folder that
-    is absent, or a file whose sha256 differs from the one the committed catalog recorded (another
-    GraphNet checkout). Empty when every sample is there as catalogued. A shard is not run on such
-    samples: its captures would be recorded as failures of the models, or as other graphs."""
+    """What is wrong with the GraphNet sample folders the catalog ``rows`` name (``graphnet:`` rows without
+    a catalog error: ``config_json.sample_dir``, relative to the repository root, and ``files_sha256``):
+    a row without a relative ``sample_dir`` or without ``files_sha256``; a folder that is absent; a file
+    the importer reads (:data:`GRAPHNET_SAMPLE_FILES`) whose sha256 differs from the catalogued one, that
+    is missing, or that is present but was not catalogued (added since). Empty when every sample is there
+    as catalogued. A shard is not run on such samples: its captures would be recorded as failures of the
+    models, or as other graphs. (Checked before the capture, not while it reads the files.)"""
     bad = []
     for r in rows:
         if not str(r.get("model_id", "")).startswith(GRAPHNET_PREFIX) or r.get("catalog_error_class"):
             continue
+        mid = r["model_id"]
         conf = json.loads(r.get("config_json") or "{}")
-        d = Path(conf.get("sample_dir", ""))
-        d = d if d.is_absolute() else ROOT / d
-        if not d.is_dir():
-            bad.append(f"{r['model_id']}: sample folder {d} is missing")
+        rel, hashes = conf.get("sample_dir"), conf.get("files_sha256")
+        if not rel or Path(rel).is_absolute() or not hashes:
+            bad.append(f"{mid}: the catalog row has no relative sample_dir or no files_sha256")
             continue
-        for f, digest in sorted((conf.get("files_sha256") or {}).items()):
+        d = ROOT / rel
+        if not d.is_dir():
+            bad.append(f"{mid}: sample folder {d} is missing")
+            continue
+        for f in GRAPHNET_SAMPLE_FILES:
             p = d / f
-            if not p.is_file() or hashlib.sha256(p.read_bytes()).hexdigest() != digest:
-                bad.append(f"{r['model_id']}: {f} is missing or differs from the catalogued file")
+            if f not in hashes:
+                if p.is_file():
+                    bad.append(f"{mid}: {f} is in the sample folder but not in the catalog (added since)")
+            elif not p.is_file() or hashlib.sha256(p.read_bytes()).hexdigest() != hashes[f]:
+                bad.append(f"{mid}: {f} is missing or differs from the catalogued file")
     return bad
+
+
+def graphnet_samples_absent(rows: list[dict]) -> bool:
+    """True when ``rows`` hold runnable GraphNet samples and none of their folders exists here (no GraphNet
+    checkout at the catalogued place): such a shard is skipped, not recorded as failed."""
+    dirs = [json.loads(r.get("config_json") or "{}").get("sample_dir") for r in rows
+            if str(r.get("model_id", "")).startswith(GRAPHNET_PREFIX) and not r.get("catalog_error_class")]
+    return bool(dirs) and not any(d and (ROOT / d).is_dir() for d in dirs)
 
 
 def _rows(path: Path) -> list[dict]:
@@ -337,8 +358,9 @@ def shard_entry(spec: dict) -> dict:
     try:
         bad = check_graphnet_samples(cat.to_pylist()) if models else []
         if bad:
-            raise StageFailed("catalog", None, "GraphNet samples not as the committed catalog lists them (clone the "
-                              "GraphNet commit docs/full_scale.md names to catalog.graphnet_dir):\n" + "\n".join(bad[:50]),
+            raise StageFailed("catalog", None, "GraphNet samples not as the committed catalog lists them (check out the "
+                              "GraphNet commit docs/full_scale.md names so that each row's sample_dir, relative to "
+                              f"{ROOT}, holds it):\n" + "\n".join(bad[:50]),
                               {"phase": "catalog", "wall_s": 0.0, "cpu_s": 0.0, "rc": None})
         if models:
             go("capture")

@@ -5,11 +5,15 @@
 Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`fullscale.hub`)::
 
     README.md                    dataset card: YAML configs (one per table), counts, licences, the splits
-    tables/<name>.parquet        models, extractions, graphs, unique_graphs, nodes, subgraphs, profiles, long_tail,
+    tables/<name>.parquet        models, extractions, graphs, unique_graphs, subgraphs, profiles, long_tail,
                                  tasks (release tasks) -- concatenated over shards, deduplicated by hash; the
                                  graph tables (:data:`GRAPH_TABLES`) also over the census shards of shard ids
                                  with no full shard, so every captured graph is released --
                                  and licences (every catalog model, ``in_release`` when its shard is done)
+    tables/nodes/s<id>.parquet   the nodes table (every node of every unique graph, the largest table) in one
+                                 file per shard: a graph's nodes in the file of the lowest shard id that holds
+                                 it (:func:`node_partitions`), so a rebuild rewrites only the files of shards
+                                 that changed and the repository's history grows by what is new
     tasks/<task_id>/             task folders (task.json, run_task.py, timing_protocol.py, subgraphs/<variant>/):
                                  the public variants
     passbench/<task_id>/         PassBench sample layout (python -m curate.passbench export)
@@ -77,7 +81,7 @@ import yaml
 from fullscale.config import FullScaleConfig
 from fullscale.licences import model_licences
 from fullscale.pipeline import ROOT, child_env
-from fullscale.shards import QUOTA_REASON, SEEN_REASON, build_shards, census_only, done_shards, read_manifest
+from fullscale.shards import QUOTA_REASON, SEEN_REASON, SHARDS, build_shards, census_only, check_cut, done_shards, read_manifest, shard_name
 from fullscale.summary import write_summary
 from passnet_common.io import atomic_write_json
 
@@ -193,6 +197,56 @@ def _mac(key: bytes, text: str) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
+# How the nodes files are written (about 1.5x smaller than zstd's defaults on this table, whose int lists
+# -- node indexes, input indexes, shapes -- rise in small steps and whose literal texts repeat): ints as
+# deltas, the few distinct strings by dictionary, the literal texts plain, zstd level 9.
+NODES_ENCODING = {"node_index": "DELTA_BINARY_PACKED", "input_nodes": "DELTA_BINARY_PACKED",
+                  "in_shapes": "DELTA_BINARY_PACKED", "out_shapes": "DELTA_BINARY_PACKED", "literal_args": "PLAIN"}
+NODES_DICTIONARY = ("graph_hash", "op", "target", "placeholder_kind", "in_dtypes", "out_dtypes")
+
+
+def _leaf(t: pa.Table, name: str) -> str:
+    """The Parquet leaf path of top-level column ``name`` (``in_shapes.list.element.list.element``)."""
+    path, typ = name, t.schema.field(name).type
+    while pa.types.is_list(typ):
+        path, typ = path + ".list.element", typ.value_type
+    return path
+
+
+def write_nodes_file(t: pa.Table, path: Path) -> None:
+    """Write a release nodes file with :data:`NODES_ENCODING` / :data:`NODES_DICTIONARY` (columns the table
+    lacks are left to the defaults)."""
+    cols = set(t.column_names)
+    pq.write_table(t, path, compression="zstd", compression_level=9,
+                   use_dictionary=[_leaf(t, c) for c in NODES_DICTIONARY if c in cols],
+                   column_encoding={_leaf(t, c): e for c, e in NODES_ENCODING.items() if c in cols})
+
+
+def node_partitions(folders: list[Path]) -> dict[str, pa.Table]:
+    """The release's ``nodes`` table cut into files: ``{shard name: rows}``, each graph's nodes taken from the
+    lowest shard id whose folder (full shard, else census shard of that id) holds them, in that folder's
+    row order. Which file holds a graph depends only on which shards hold it, not on the shards done
+    since, so the files of unchanged shards are byte-identical across rebuilds (git stores them once)."""
+    by_id: dict[int, Path] = {}
+    for d in folders:  # a full shard before the census shard of its id
+        sid = read_manifest(d)["shard"]
+        if sid not in by_id or d.parent.name == SHARDS:
+            by_id[sid] = d
+    taken: set[str] = set()
+    out: dict[str, pa.Table] = {}
+    for sid in sorted(by_id):
+        f = by_id[sid] / "tables" / "nodes.parquet"
+        if not f.is_file():
+            continue
+        t = pq.read_table(f)
+        hashes = t.column("graph_hash").to_pylist()
+        keep = [h not in taken for h in hashes]
+        taken.update(hashes)
+        if any(keep):
+            out[shard_name(sid)] = t if all(keep) else t.filter(pa.array(keep, type=pa.bool_()))
+    return out
+
+
 def concat_tables(shards: list[Path], name: str):
     """Table ``name`` over ``shards`` (schemas unified), deduplicated by :data:`DEDUPE_KEY` where it
     applies: a subgraph's first profiled row wins, else its first row left out by the structure quota,
@@ -296,11 +350,17 @@ def _run(argv: list[str]) -> str:
     return r.stdout.strip()
 
 
+def table_path(name: str) -> str:
+    """A release table's path (glob) relative to the release folder: ``tables/nodes/*.parquet`` for the
+    nodes table (one file per shard, :func:`node_partitions`), ``tables/<name>.parquet`` otherwise."""
+    return "tables/nodes/*.parquet" if name == "nodes" else f"tables/{name}.parquet"
+
+
 def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, n_public: int, n_held: int,
           exports: dict) -> str:
     header = {"license": "other", "pretty_name": "PassNet full-scale long-tail benchmark",
               "tags": ["pytorch", "torch.fx", "compilers", "inductor", "benchmark"],
-              "configs": [{"config_name": n, "data_files": [{"split": "train", "path": f"tables/{n}.parquet"}]}
+              "configs": [{"config_name": n, "data_files": [{"split": "train", "path": table_path(n)}]}
                           for n in sorted(tables)]}
     perm = [r for r in lic if r["permissive"]]
     lines = ["---", yaml.safe_dump(header, sort_keys=False).rstrip(), "---", "",
@@ -317,7 +377,8 @@ def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, 
         lines.append(f"| `{k}` | {summary.get(k)} |")
     lines += [f"| tasks (release) | {n_tasks} ({n_public} public variants, {n_held} held out) |", "",
               "## Layout", "",
-              "- `tables/*.parquet`: " + ", ".join(f"`{n}` ({c} rows)" for n, c in sorted(tables.items())),
+              "- `tables/*.parquet`: " + ", ".join(f"`{n}` ({c} rows)" for n, c in sorted(tables.items())) +
+              " (`nodes`: `tables/nodes/*.parquet`, one file per shard)",
               "- `tasks/<task_id>/`: task folders (`python run_task.py` inside one reproduces its verdict)",
               f"- `passbench/`: PassBench sample layout ({exports.get('passbench')})",
               f"- `kernelbench/`: KernelBench problems, `Model` / `get_inputs` / `get_init_inputs` ({exports.get('kernelbench')})",
@@ -356,6 +417,14 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     (stage / "tables").mkdir(parents=True)
     tables: dict[str, int] = {}
     for name in TABLE_NAMES:
+        if name == "nodes":
+            parts = node_partitions(shards + census)
+            for part, t in parts.items():
+                (stage / "tables" / "nodes").mkdir(exist_ok=True)
+                write_nodes_file(t, stage / "tables" / "nodes" / f"{part}.parquet")
+            if parts:
+                tables[name] = sum(len(t) for t in parts.values())
+            continue
         t = concat_tables(shards + census if name in GRAPH_TABLES else shards, name)
         if t is not None:
             pq.write_table(t, stage / "tables" / f"{name}.parquet", compression="zstd")
@@ -474,6 +543,7 @@ def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: st
     release built from it (:func:`build_release`), then the summary again with the release's task
     count. Returns the release manifest."""
     out = Path(out)
+    check_cut(out, cfg.num_shards, cfg.graphnet_shards)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
     s = write_summary(out, total, metrics_path, command=command)
     man = build_release(out, cfg, s)

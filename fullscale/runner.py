@@ -32,12 +32,13 @@ import pyarrow.parquet as pq
 
 from fullscale.config import FullScaleConfig
 from fullscale.params import write_params
-from fullscale.pipeline import ROOT, child_env, shard_entry
+from fullscale.pipeline import ROOT, child_env, graphnet_samples_absent, shard_entry
 from fullscale.shards import (
     CENSUS,
     GRAPHNET_PREFIX,
     SHARDS,
     build_shards,
+    check_cut,
     done_shards,
     read_manifest,
     shard_name,
@@ -74,33 +75,57 @@ def ensure_catalog(params_path: Path, out: Path, params: dict | None = None) -> 
 
 
 def add_graphnet_rows(cat: Path, params: dict, graphnet_dir: Path) -> int:
-    """Append the samples of the GraphNet checkout ``graphnet_dir`` (a ``samples/`` folder; relative to
-    the repository root) to the committed catalog ``cat``: ``python -m extract catalog`` with the
-    merged ``params`` but ``catalog.mode: default`` and an empty default list, so only
+    """Append the samples of the GraphNet checkout ``graphnet_dir`` (its ``samples/`` folder, given relative
+    to the repository root, so the committed rows name no machine's path) to the committed catalog
+    ``cat``: ``python -m extract catalog`` with the merged ``params`` but every other source off
+    (``mode: default`` with an empty list, no local / Hub / module folder, no ``limit``), so only
     ``graphnet:`` rows are listed (:func:`extract.sources.graphnet.graphnet_catalog`: static checks,
-    refused samples as error rows). Rows already in ``cat`` are kept as they are; the result is
-    written atomically. Returns the number of rows added.
+    refused samples as error rows). Rows already in ``cat`` are kept as they are; the result is written
+    atomically. Returns the number of rows added.
 
     Raises:
+        ValueError: ``graphnet_dir`` is absolute, or the command listed a row that is not a GraphNet sample.
         FileNotFoundError: ``graphnet_dir`` is not a folder.
         subprocess.CalledProcessError: the catalog command failed.
     """
-    if not (graphnet_dir if graphnet_dir.is_absolute() else ROOT / graphnet_dir).is_dir():
-        raise FileNotFoundError(f"catalog.graphnet_dir {graphnet_dir} is not a folder (clone GraphNet there first)")
+    if graphnet_dir.is_absolute():
+        raise ValueError(f"catalog.graphnet_dir {graphnet_dir} must be relative to the repository root ({ROOT}): the "
+                         "committed catalog records each sample's folder under it")
+    if not (ROOT / graphnet_dir).is_dir():
+        raise FileNotFoundError(f"catalog.graphnet_dir {graphnet_dir} is not a folder under {ROOT} (clone GraphNet there first)")
     with tempfile.TemporaryDirectory() as tmp:
         only = copy.deepcopy(params)
-        only["catalog"] = {**only["catalog"], "mode": "default", "default": [], "graphnet_dir": str(graphnet_dir)}
+        only["catalog"] = {**only["catalog"], "mode": "default", "default": [], "graphnet_dir": str(graphnet_dir),
+                           "local_dir": None, "hub_dir": None, "module_dir": None, "limit": None}
         p = write_params(only, Path(tmp) / "params.yaml")
         subprocess.run([sys.executable, "-m", "extract", "catalog", "--params", str(p), "--out", str(Path(tmp) / "gn.parquet")],
                        cwd=ROOT, env=child_env(), check=True)
         old, new = pq.read_table(cat), pq.read_table(Path(tmp) / "gn.parquet")
+        ids = new.column("model_id").to_pylist()
+        stray = [m for m in ids if not m.startswith(GRAPHNET_PREFIX)]
+        if stray:
+            raise ValueError(f"the GraphNet catalog listed rows of other sources: {stray[:5]}")
         have = set(old.column("model_id").to_pylist())
-        new = new.filter(pa.array([m not in have for m in new.column("model_id").to_pylist()], type=pa.bool_()))
+        new = new.filter(pa.array([m not in have for m in ids], type=pa.bool_()))
         both = pa.concat_tables([old, new.cast(old.schema)])
         part = cat.with_name(cat.name + ".part")
         pq.write_table(both, part, compression="zstd")
         os.replace(part, cat)
     return new.num_rows
+
+
+def skip_absent_graphnet(pending: list[int], catalog: Path, cfg: FullScaleConfig) -> tuple[list[int], list[int]]:
+    """``(pending, skipped)``: the GraphNet shards of ``pending`` none of whose samples exists on this machine
+    (:func:`fullscale.pipeline.graphnet_samples_absent`: no GraphNet checkout where the catalog says) are left
+    out, so a machine without the checkout neither writes a failure record per such shard nor replaces one
+    that a machine with it wrote. A shard whose samples are there but differ still runs into its
+    ``catalog`` check (a failure record naming them)."""
+    if not any(i >= cfg.num_shards for i in pending):
+        return pending, []
+    cols = ["model_id", "duplicate_of", "config_json", "catalog_error_class"]
+    by_shard = split_catalog(pq.read_table(catalog, columns=cols).to_pylist(), cfg.num_shards, cfg.graphnet_shards)
+    skipped = [i for i in pending if i >= cfg.num_shards and graphnet_samples_absent(by_shard.get(i, []))]
+    return [i for i in pending if i not in skipped], skipped
 
 
 def pending_shards(out: Path, num_shards: int, only: Iterable[int] | None = None, census: bool = False) -> list[int]:
@@ -228,6 +253,7 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
     model count, the shards (model shards and GraphNet shards), the smallest and largest shard, and
     how many shards are pending."""
     catalog = ensure_catalog(params_path, out, params)
+    check_cut(out, cfg.num_shards, cfg.graphnet_shards)
     rows = pq.read_table(catalog).select(["model_id", "duplicate_of"]).to_pylist()
     sizes = {k: len(v) for k, v in split_catalog(rows, cfg.num_shards, cfg.graphnet_shards).items()}
     total = len(sizes)
@@ -255,8 +281,14 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     stages stop then; ``census``: census shards (module docstring). Returns the shards' results."""
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
+    check_cut(out, cfg.num_shards, cfg.graphnet_shards)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
     pending = pending_shards(out, total, only, census)
+    pending, absent = skip_absent_graphnet(pending, catalog, cfg)
+    if absent:
+        print(f"skipped {len(absent)} GraphNet shard(s) (first {shard_name(absent[0])}): none of their samples is at the "
+              "catalogued place (their rows' sample_dir under the repository root; docs/full_scale.md, GraphNet samples)",
+              flush=True)
     if max_shards is not None:
         pending = pending[:max_shards]
     specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc, census)

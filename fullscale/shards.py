@@ -110,6 +110,27 @@ def build_shards(out: str | Path, num_shards: int, graphnet_shards: int) -> int:
     return shards_total(pq.read_table(cat, columns=["model_id", "duplicate_of"]).to_pylist(), num_shards, graphnet_shards)
 
 
+def check_cut(out: str | Path, num_shards: int, graphnet_shards: int) -> None:
+    """Refuse a build whose committed shards (full or census) were cut with another ``num_shards`` or
+    ``graphnet_shards`` than the config's: shard ids would name other models, so done shards would be
+    counted for models they do not hold. ``graphnet_shards`` is compared for GraphNet shards only (ids from
+    ``num_shards`` on: a model shard's models do not depend on it); a manifest without the field is not
+    compared (GraphNet shards always record it).
+
+    Raises:
+        ValueError: a manifest's cut differs from the config's (naming the shard and both values).
+    """
+    for kind in (SHARDS, CENSUS):
+        for d in done_shards(out, kind):
+            m = read_manifest(d)
+            for key, want in (("num_shards", num_shards), ("graphnet_shards", graphnet_shards)):
+                if key == "graphnet_shards" and m["shard"] < num_shards:
+                    continue
+                if m.get(key) is not None and m[key] != want:
+                    raise ValueError(f"{d}: cut with fullscale.{key}={m[key]}, the config says {want}; the cut is fixed "
+                                     "for the life of a build (change it back, or start a new build in another out folder)")
+
+
 def split_catalog(rows: Iterable[dict], num_shards: int, graphnet_shards: int) -> dict[int, list[dict]]:
     """Catalog rows by shard (:func:`shard_of_row`; every shard of :func:`shards_total` present, possibly
     empty; rows keep their order)."""

@@ -228,7 +228,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     else:
         basis = None
     tasks = release_tasks if release_tasks is not None else shard_tasks
-    done = len(shards)
+    done = sum(1 for d in shards if read_manifest(d)["shard"] < num_shards)
     complete = done == num_shards
     reason = None
     if tasks < TARGET_TASKS:

@@ -5,6 +5,7 @@ PassBench + KernelBench exports), publish to / fetch from the stand-in Hub, and 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -78,20 +79,75 @@ def test_graphnet_samples_have_shards_of_their_own_after_the_model_shards():
 
 
 def test_a_shard_is_not_run_on_graphnet_samples_other_than_the_catalogued_ones(tmp_path):
-    """:func:`check_graphnet_samples` names a sample folder that is missing and a file whose bytes differ
-    from the catalogued sha256 (another GraphNet checkout); catalogued samples and model rows pass."""
-    from extract.sources.graphnet import graphnet_catalog
-    from fullscale.pipeline import check_graphnet_samples
+    """:func:`check_graphnet_samples` names a sample folder that is missing, a file whose bytes differ from the
+    catalogued sha256 (another GraphNet checkout), a file the importer reads that was added since the
+    catalog, and a row without a relative sample_dir or without hashes; catalogued samples and model rows
+    pass. :func:`graphnet_samples_absent` is True only when none of a shard's sample folders exists."""
+    from extract.sources.graphnet import SAMPLE_FILES, graphnet_catalog
+    from fullscale.pipeline import GRAPHNET_SAMPLE_FILES, check_graphnet_samples, graphnet_samples_absent
 
-    _sample(tmp_path / "gn", "cv/a")
-    _sample(tmp_path / "gn", "cv/b")
-    rows = graphnet_catalog(tmp_path / "gn") + [{"model_id": "timm:resnet18", "config_json": "{}"}]
-    assert check_graphnet_samples(rows) == []
+    assert GRAPHNET_SAMPLE_FILES == SAMPLE_FILES
+    for name in ("cv/a", "cv/b", "cv/c"):
+        _sample(tmp_path / "gn", name)
+    root = os.path.relpath(tmp_path / "gn", ROOT)  # relative to the repository root, as the committed catalog
+    rows = graphnet_catalog(root) + [{"model_id": "timm:resnet18", "config_json": "{}"}]
+    assert check_graphnet_samples(rows) == [] and not graphnet_samples_absent(rows)
+    absolute = graphnet_catalog(tmp_path / "gn")[:1]
+    unhashed = [{**rows[0], "config_json": json.dumps({**json.loads(rows[0]["config_json"]), "files_sha256": {}})}]
+    assert check_graphnet_samples(absolute) == check_graphnet_samples(unhashed) == [
+        "graphnet:cv/a: the catalog row has no relative sample_dir or no files_sha256"]
     (tmp_path / "gn" / "cv" / "a" / "model.py").write_text(MODULES["mlp_a"])
     shutil.rmtree(tmp_path / "gn" / "cv" / "b")
+    (tmp_path / "gn" / "cv" / "c" / "input_tensor_constraints.py").write_text("")  # new shapes for the importer
     assert check_graphnet_samples(rows) == [
         "graphnet:cv/a: model.py is missing or differs from the catalogued file",
-        f"graphnet:cv/b: sample folder {tmp_path / 'gn' / 'cv' / 'b'} is missing"]
+        f"graphnet:cv/b: sample folder {ROOT / root / 'cv' / 'b'} is missing",
+        "graphnet:cv/c: input_tensor_constraints.py is in the sample folder but not in the catalog (added since)"]
+    assert not graphnet_samples_absent(rows) and graphnet_samples_absent(rows[1:2])
+    assert not graphnet_samples_absent(rows[3:])  # no GraphNet row: nothing to skip
+
+
+def test_graphnet_shards_without_a_checkout_are_skipped_not_failed(tmp_path):
+    """:func:`skip_absent_graphnet`: a pending GraphNet shard none of whose sample folders exists is left out
+    (no failure record); model shards and GraphNet shards with their samples stay pending."""
+    import pyarrow as pa
+
+    from fullscale.runner import skip_absent_graphnet
+    from fullscale.shards import shard_of_row
+
+    _sample(tmp_path / "gn", "cv/here")
+    here = os.path.relpath(tmp_path / "gn" / "cv" / "here", ROOT)
+    rows = [{"model_id": "timm:a", "duplicate_of": None, "config_json": "{}", "catalog_error_class": None},
+            {"model_id": "graphnet:cv/here", "duplicate_of": None, "config_json": json.dumps({"sample_dir": here}),
+             "catalog_error_class": None},
+            {"model_id": "graphnet:cv/gone", "duplicate_of": None, "catalog_error_class": None,
+             "config_json": json.dumps({"sample_dir": os.path.relpath(tmp_path / "gn" / "cv" / "gone", ROOT)})}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "catalog.parquet")
+    cfg = FullScaleConfig(num_shards=2, graphnet_shards=64)
+    ids = [shard_of_row(r, 2, 64) for r in rows]
+    assert ids[1] != ids[2]  # the two samples in shards of their own
+    pending, skipped = skip_absent_graphnet([0, 1, ids[1], ids[2]], tmp_path / "catalog.parquet", cfg)
+    assert pending == [0, 1, ids[1]] and skipped == [ids[2]]
+
+
+def test_done_shards_cut_another_way_are_refused(tmp_path):
+    """A committed shard whose manifest records another ``num_shards`` / ``graphnet_shards`` than the config
+    makes :func:`check_cut` raise (the summary would count it done for models it does not hold); a manifest
+    without the field is not compared; a GraphNet folder given as an absolute path is refused before anything
+    is listed."""
+    from fullscale.runner import add_graphnet_rows
+    from fullscale.shards import CENSUS, check_cut
+
+    _table_shard(tmp_path, 1, {}, num_shards=4)
+    _table_shard(tmp_path, 5, {}, kind=CENSUS, census=True, num_shards=4, graphnet_shards=2)
+    _table_shard(tmp_path, 2, {})  # no cut recorded
+    check_cut(tmp_path, 4, 2)
+    with pytest.raises(ValueError, match="graphnet_shards=2, the config says 3"):
+        check_cut(tmp_path, 4, 3)
+    with pytest.raises(ValueError, match="num_shards=4, the config says 8"):
+        check_cut(tmp_path, 8, 2)
+    with pytest.raises(ValueError, match="must be relative to the repository root"):
+        add_graphnet_rows(tmp_path / "catalog.parquet", {"catalog": {}}, tmp_path / "gn")
 
 
 def test_write_shard_is_atomic_and_replaces(tmp_path):
@@ -203,7 +259,7 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
     rel = out / "release"
     man = json.loads((rel / "manifest.json").read_text())
     assert verify_release(rel)["bad"] == []
-    nodes = pq.read_table(rel / "tables" / "nodes.parquet", columns=["graph_hash"]).column("graph_hash").to_pylist()
+    nodes = pq.read_table(rel / "tables" / "nodes", columns=["graph_hash"]).column("graph_hash").to_pylist()
     assert set(nodes) == g0  # every unique graph's nodes, once (the README's node queries run on the release)
     lic = pq.read_table(rel / "tables" / "licences.parquet").to_pylist()
     assert {r["model_id"] for r in lic} == {f"module:{m}" for m in MODULES}
@@ -283,14 +339,16 @@ def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(t
     assert _cli(over, "release", metrics=metrics) == 0
     tables = json.loads((out / "release" / "manifest.json").read_text())["tables"]
     assert tables["models"] == 4 and tables["unique_graphs"] == len(g0) and "subgraphs" not in tables
-    nodes = pq.read_table(out / "release" / "tables" / "nodes.parquet", columns=["graph_hash"]).column("graph_hash")
+    nodes = pq.read_table(out / "release" / "tables" / "nodes", columns=["graph_hash"]).column("graph_hash")
     assert set(nodes.to_pylist()) == g0
 
     # GraphNet samples join the committed build: the catalog gains their rows, they get a shard of their own
     # (id 2 = num_shards + 0 with one GraphNet shard), and the done census shards are not touched
     _sample(tmp_path / "graphnet", "demo/linear_relu")
+    (tmp_path / "modules" / "late.py").write_text(NORM)  # a module added since the catalog: not appended with GraphNet
     gn = tmp_path / "override_graphnet.yaml"
-    gn.write_text(yaml.safe_dump({"catalog": {"graphnet_dir": str(tmp_path / "graphnet")}, "fullscale": {"graphnet_shards": 1}}))
+    gn.write_text(yaml.safe_dump({"catalog": {"graphnet_dir": os.path.relpath(tmp_path / "graphnet", ROOT)},
+                                  "fullscale": {"graphnet_shards": 1}}))
     before = {d.name: (d / "manifest.json").read_bytes() for d in census}
     assert main(["run", "--census", "--params", str(ROOT / "params.yaml"), "--full", str(ROOT / "params_full.yaml"),
                  "--override", str(over), "--override", str(gn), "--metrics", str(metrics)]) == 0
@@ -622,6 +680,32 @@ def test_summary_counts_graphs_per_source_and_those_two_sources_share(tmp_path):
     s = build_summary(tmp_path, 6)
     assert s["unique_graphs"] == 3 and s["unique_graphs_by_source"] == {"graphnet": 2, "timm": 2}
     assert s["unique_graphs_shared_across_sources"] == 1  # g2: timm:b and graphnet:cv/a
+
+
+def test_release_nodes_files_keep_each_graph_in_its_lowest_shard_and_do_not_move(tmp_path):
+    """:func:`node_partitions`: a graph's nodes go to the file of the lowest shard id that holds it (the full
+    shard of an id before its census shard); a shard done later adds its file and leaves every earlier
+    file's rows as they were."""
+    from fullscale.release import node_partitions
+    from fullscale.shards import CENSUS
+
+    def nodes(*hs):
+        return {"nodes": [{"graph_hash": h, "node_index": i} for h in hs for i in range(2)]}
+
+    _table_shard(tmp_path, 3, nodes("g1", "g2"), kind=CENSUS, census=True)
+    _table_shard(tmp_path, 1, nodes("g3", "g2"), kind=CENSUS, census=True)
+    _table_shard(tmp_path, 1, nodes("g2", "g3"))  # the full shard of id 1 wins over its census shard
+
+    def parts():
+        p = node_partitions(done_shards(tmp_path) + done_shards(tmp_path, CENSUS))
+        return {k: v.to_pylist() for k, v in p.items()}
+
+    before = parts()
+    assert {k: [r["graph_hash"] for r in v] for k, v in before.items()} == {"s0001": ["g2", "g2", "g3", "g3"],
+                                                                         "s0003": ["g1", "g1"]}
+    _table_shard(tmp_path, 5, nodes("g1", "g4"), kind=CENSUS, census=True)
+    after = parts()
+    assert {k: after[k] for k in before} == before and [r["graph_hash"] for r in after["s0005"]] == ["g4", "g4"]
 
 
 def test_release_keeps_the_profiled_row_and_every_shards_models(tmp_path):

@@ -135,3 +135,26 @@ def test_the_committed_release_carries_the_definitions_graph_hash_of_every_expor
             if variant_graph_hash(folder) != pn["graph_hash"]:
                 bad.append(f"{pn['task_id']}/{m.parent.name}")
     assert len(metas) >= 100 and not bad, bad
+
+
+def test_the_committed_release_tables_load_as_its_card_says_and_hold_every_graphs_nodes():
+    """Every table of the committed release loads with DuckDB from the path its dataset card names
+    (``fullscale.release.table_path``: the nodes table is one file per shard) with the row count of its
+    manifest, and the nodes hold every unique graph once: the docs' queries run on the release."""
+    import duckdb
+    import yaml
+
+    from fullscale.release import table_path
+
+    rel = Path(__file__).resolve().parents[1] / "data_full" / "release"
+    man = json.loads((rel / "manifest.json").read_text())
+    card = (rel / "README.md").read_text().split("---")[1]
+    paths = {c["config_name"]: c["data_files"][0]["path"] for c in yaml.safe_load(card)["configs"]}
+    assert paths == {n: table_path(n) for n in man["tables"]} and paths["nodes"] == "tables/nodes/*.parquet"
+    con = duckdb.connect()
+    for name, n in man["tables"].items():
+        assert con.sql(f"SELECT count(*) FROM read_parquet('{rel / paths[name]}')").fetchall()[0][0] == n, name
+    graphs = {r[0] for r in con.sql(f"SELECT graph_hash FROM read_parquet('{rel / 'tables/unique_graphs.parquet'}')").fetchall()}
+    nodes = con.sql(f"SELECT graph_hash, count(DISTINCT filename) FROM read_parquet('{rel / paths['nodes']}', filename=true) "
+                    "GROUP BY graph_hash").fetchall()
+    assert {h for h, _ in nodes} == graphs and all(files == 1 for _, files in nodes)
