@@ -30,7 +30,9 @@ across shards:
   linear, so an upper bound where fewer structures are new in later shards;
   ``profile_core_hours_known_structures``: the structures known and not yet timed times the profile CPU
   seconds per timed structure of the same shards (the quota times one member per structure, so this is
-  the profile still owed to the structures the census and the shards found); ``census``: the census
+  the profile still owed to the structures the census and the shards found); ``tasks_target_projection``
+  (below 200 tasks): the shard tasks per timed structure of the current design's shards, the structures still
+  to time for 200 at that rate (linear: an estimate, not a promise) and their profile core-hours; ``census``: the census
   shards (count, models, CPU per model, phases) and the census CPU still owed to the catalog models no
   shard of either kind holds yet; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
@@ -164,7 +166,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         cpu += man.get("cpu_s", 0.0)
         design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}"
         basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": "",
-                                              "profile_cpu_s": 0.0, "structures_timed": 0})
+                                              "profile_cpu_s": 0.0, "structures_timed": 0, "tasks": 0})
+        basis["tasks"] += int(man["counts"].get("tasks", 0))
         basis["profile_cpu_s"] += sum(p["cpu_s"] for p in man.get("phases", []) if p["phase"] == "profile")
         basis["structures_timed"] += len(shard_timed)
         basis["shards"] += 1
@@ -228,6 +231,13 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     else:
         basis = None
     tasks = release_tasks if release_tasks is not None else shard_tasks
+    to_target = None  # what TARGET_TASKS would take at the current design's tasks per timed structure
+    if tasks < TARGET_TASKS and cur[1] and cur[1]["structures_timed"] and cur[1]["tasks"]:
+        rate = cur[1]["tasks"] / cur[1]["structures_timed"]
+        need = -(-(TARGET_TASKS - tasks) * cur[1]["structures_timed"] // cur[1]["tasks"])  # ceil, in ints
+        to_target = {"design": cur[0], "tasks_per_structure_timed": round(rate, 4), "structures_to_time": int(need),
+                     "structures_untimed": len(structures - structures_timed),
+                     "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None}
     done = sum(1 for d in shards if read_manifest(d)["shard"] < num_shards)
     complete = done == num_shards
     reason = None
@@ -235,6 +245,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         if not complete:
             reason = (f"build incomplete: {done} of {num_shards} shards done ({n_models} of {len(cat_rows)} catalog "
                       f"models); tasks so far {tasks}")
+            if to_target:
+                reason += (f"; at {to_target['tasks_per_structure_timed']} tasks per timed structure, {TARGET_TASKS} need "
+                           f"about {to_target['structures_to_time']} more structures timed of the "
+                           f"{to_target['structures_untimed']} known untimed (~{to_target['core_hours']} core-hours)")
         else:
             reason = (f"all {num_shards} shards done: the long tail of this CPU holds {tasks} tasks "
                       f"({sum(slow_comp)} of {len(slow_comp)} timed variants slower than Dynamo-only with confidence)")
@@ -263,6 +277,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                                            if basis and cat_rows else None),
         "projection_basis": basis,
         "profile_core_hours_known_structures": known,
+        "tasks_target_projection": to_target,
         "census": {"shards_done": len(census_ids), "models": census_models, "cpu_s": round(census_cpu, 1),
                    "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
                    "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}

@@ -664,6 +664,28 @@ def test_summary_projects_from_the_current_design_and_counts_timed_structures(tm
     assert s["projected_core_hours_remaining"] == round(6210.0 / 23 * (40 - 23) / 3600, 2)
 
 
+def test_summary_projects_what_200_tasks_take_from_the_current_designs_rate(tmp_path):
+    """``tasks_target_projection``: the current design's shard tasks per timed structure (an older design's
+    shard with many tasks does not count), the structures to time for 200 tasks at that rate, rounded up, and
+    their profile core-hours at that design's profile CPU per timed structure; the shortfall reason says so."""
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(40)]),
+                   tmp_path / "catalog.parquet")
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("h1", "A"), _sub("h2", "B")], "profiles": [_prof("h1"), _prof("h2")]},
+                 models=["timm:m0"], params_sha256="old", structure_quota=None, counts={"tasks": 9},
+                 finished_utc="2026-01-01T00:00:00")
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("h3", "C"), _sub("h4", "D"), _sub("h5", "E"), _sub("h6", "F")],
+                               "profiles": [_prof("h3"), _prof("h4"), _prof("h5")]},
+                 models=["timm:m1"], params_sha256="p", structure_quota=1, counts={"tasks": 1},
+                 phases=[{"phase": "profile", "cpu_s": 360.0, "wall_s": 360.0}], finished_utc="2026-01-02T00:00:00")
+    s = build_summary(tmp_path, 4)
+    # rate 1 task / 3 structures timed (C, D, E); 200 - 10 tasks -> 570 structures; 120 CPU s each -> 19 core-hours
+    assert s["tasks_target_projection"] == {"design": "p:quota=1", "tasks_per_structure_timed": 0.3333,
+                                            "structures_to_time": 570, "structures_untimed": 1, "core_hours": 19.0}
+    assert "200 need about 570 more structures timed" in s["tasks_shortfall_reason"]
+
+
 def test_summary_counts_graphs_per_source_and_those_two_sources_share(tmp_path):
     """``unique_graphs_by_source`` counts each source's distinct graphs (a graph two sources gave counts for
     both); ``unique_graphs_shared_across_sources`` the graphs of more than one source: a GraphNet sample
