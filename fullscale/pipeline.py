@@ -192,6 +192,14 @@ GRAPHNET_SAMPLE_FILES = ("graph_net.json", "model.py", "weight_meta.py", "input_
 # importer reads of a sample (extract.sources.graphnet.SAMPLE_FILES; a test keeps the two equal)
 
 
+def _catalogued_samples(rows: list[dict]):
+    """``(model_id, parsed config_json)`` of the runnable GraphNet samples among catalog ``rows`` (``graphnet:``
+    rows without a catalog error)."""
+    for r in rows:
+        if str(r.get("model_id", "")).startswith(GRAPHNET_PREFIX) and not r.get("catalog_error_class"):
+            yield r["model_id"], json.loads(r.get("config_json") or "{}")
+
+
 def check_graphnet_samples(rows: list[dict]) -> list[str]:
     """What is wrong with the GraphNet sample folders the catalog ``rows`` name (``graphnet:`` rows without
     a catalog error: ``config_json.sample_dir``, relative to the repository root, and ``files_sha256``):
@@ -201,11 +209,7 @@ def check_graphnet_samples(rows: list[dict]) -> list[str]:
     as catalogued. A shard is not run on such samples: its captures would be recorded as failures of the
     models, or as other graphs. (Checked before the capture, not while it reads the files.)"""
     bad = []
-    for r in rows:
-        if not str(r.get("model_id", "")).startswith(GRAPHNET_PREFIX) or r.get("catalog_error_class"):
-            continue
-        mid = r["model_id"]
-        conf = json.loads(r.get("config_json") or "{}")
+    for mid, conf in _catalogued_samples(rows):
         rel, hashes = conf.get("sample_dir"), conf.get("files_sha256")
         if not rel or Path(rel).is_absolute() or not hashes:
             bad.append(f"{mid}: the catalog row has no relative sample_dir or no files_sha256")
@@ -227,8 +231,7 @@ def check_graphnet_samples(rows: list[dict]) -> list[str]:
 def graphnet_samples_absent(rows: list[dict]) -> bool:
     """True when ``rows`` hold runnable GraphNet samples and none of their folders exists here (no GraphNet
     checkout at the catalogued place): such a shard is skipped, not recorded as failed."""
-    dirs = [json.loads(r.get("config_json") or "{}").get("sample_dir") for r in rows
-            if str(r.get("model_id", "")).startswith(GRAPHNET_PREFIX) and not r.get("catalog_error_class")]
+    dirs = [conf.get("sample_dir") for _, conf in _catalogued_samples(rows)]
     return bool(dirs) and not any(d and (ROOT / d).is_dir() for d in dirs)
 
 

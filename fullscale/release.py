@@ -81,7 +81,7 @@ import yaml
 from fullscale.config import FullScaleConfig
 from fullscale.licences import model_licences
 from fullscale.pipeline import ROOT, child_env
-from fullscale.shards import QUOTA_REASON, SEEN_REASON, SHARDS, build_shards, census_only, check_cut, done_shards, read_manifest, shard_name
+from fullscale.shards import QUOTA_REASON, SEEN_REASON, SHARDS, build_shards, census_only, done_shards, read_manifest, shard_name
 from fullscale.summary import write_summary
 from passnet_common.io import atomic_write_json
 
@@ -543,7 +543,6 @@ def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: st
     release built from it (:func:`build_release`), then the summary again with the release's task
     count. Returns the release manifest."""
     out = Path(out)
-    check_cut(out, cfg.num_shards, cfg.graphnet_shards)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
     s = write_summary(out, total, metrics_path, command=command)
     man = build_release(out, cfg, s)

@@ -38,7 +38,6 @@ from fullscale.shards import (
     GRAPHNET_PREFIX,
     SHARDS,
     build_shards,
-    check_cut,
     done_shards,
     read_manifest,
     shard_name,
@@ -253,7 +252,7 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
     model count, the shards (model shards and GraphNet shards), the smallest and largest shard, and
     how many shards are pending."""
     catalog = ensure_catalog(params_path, out, params)
-    check_cut(out, cfg.num_shards, cfg.graphnet_shards)
+    build_shards(out, cfg.num_shards, cfg.graphnet_shards)  # refuses shards cut another way
     rows = pq.read_table(catalog).select(["model_id", "duplicate_of"]).to_pylist()
     sizes = {k: len(v) for k, v in split_catalog(rows, cfg.num_shards, cfg.graphnet_shards).items()}
     total = len(sizes)
@@ -281,7 +280,6 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     stages stop then; ``census``: census shards (module docstring). Returns the shards' results."""
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
-    check_cut(out, cfg.num_shards, cfg.graphnet_shards)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
     pending = pending_shards(out, total, only, census)
     pending, absent = skip_absent_graphnet(pending, catalog, cfg)

@@ -103,7 +103,13 @@ def shards_total(rows: Iterable[dict], num_shards: int, graphnet_shards: int) ->
 
 def build_shards(out: str | Path, num_shards: int, graphnet_shards: int) -> int:
     """Shards of the build in ``out`` (:func:`shards_total` of its committed ``catalog.parquet``;
-    ``num_shards`` before the catalog exists)."""
+    ``num_shards`` before the catalog exists), once its committed shards are checked to be cut the same
+    way (:func:`check_cut`).
+
+    Raises:
+        ValueError: as :func:`check_cut`.
+    """
+    check_cut(out, num_shards, graphnet_shards)
     cat = Path(out) / "catalog.parquet"
     if not cat.is_file():
         return num_shards

@@ -238,7 +238,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         to_target = {"design": cur[0], "tasks_per_structure_timed": round(rate, 4), "structures_to_time": int(need),
                      "structures_untimed": len(structures - structures_timed),
                      "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None}
-    done = sum(1 for d in shards if read_manifest(d)["shard"] < num_shards)
+    done = sum(1 for i in full_ids if i < num_shards)
     complete = done == num_shards
     reason = None
     if tasks < TARGET_TASKS:

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from fullscale.commands import add_common, open_build
-from fullscale.shards import build_shards, check_cut
+from fullscale.shards import build_shards
 from fullscale.summary import write_summary
 
 
@@ -16,7 +16,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     b = open_build(args)
-    check_cut(b.out, b.cfg.num_shards, b.cfg.graphnet_shards)
     s = write_summary(b.out, build_shards(b.out, b.cfg.num_shards, b.cfg.graphnet_shards), args.metrics, command=b.command)
     print(json.dumps({k: s[k] for k in ("complete", "shards_done", "shards_total", "models", "captured",
                                           "unique_graphs", "families", "tasks")}))
