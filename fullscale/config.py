@@ -32,7 +32,13 @@ class FullScaleConfig(ParamsConfig):
     executor: Literal["local", "ray"] = knob("local", doc="local: shards one after another in this process's "
                                                           "children; ray: one Ray task per shard")
     ray: dict[str, Any] = knob(factory=dict, doc="ray.init options (address, num_cpus, runtime_env)")
-    cpus_per_shard: int = knob(2, rule=positive(int), doc="Ray: CPUs one shard task reserves")
+    cpus_per_shard: int = knob(2, rule=positive(int), doc="Ray: CPUs one shard task reserves (Ray does not pin "
+                                                          "tasks to cores: shard tasks run at once on one node all "
+                                                          "time on its highest core; use one task per node there)")
+    local_workers: int = knob(1, rule=positive(int),
+                              doc="local executor: shards run at once, each pinned to its own share of the usable "
+                                  "cores (its profile times on the highest core of the share, compiles on the rest); "
+                                  "1: one shard after another on every core")
     shard_timeout_s: float | None = knob(None, rule=Optional(positive(float)),
                                          doc="wall seconds one stage command of a shard may run (None: no limit)")
     structure_quota: int | None = knob(1, rule=Optional(positive(int)),

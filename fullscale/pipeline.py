@@ -32,12 +32,12 @@ The result is a dict of files (relative path -> bytes) and the manifest; the cal
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import os
 import platform
-import resource
 import shutil
 import signal
 import subprocess
@@ -137,9 +137,26 @@ def machine() -> dict:
             "versions": {p: ver(p) for p in ("torch", "transformers", "timm", "torchvision")}}
 
 
-def _child_cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
+def _wait(proc: subprocess.Popen, timeout_s: float | None) -> tuple[int | None, float]:
+    """Wait for ``proc`` (at most ``timeout_s`` seconds; None: no limit) with ``os.wait4``, which reports that
+    child's own CPU time: user + system of it and its waited-for children, whatever else this process runs
+    meanwhile (``RUSAGE_CHILDREN`` would add the stage commands of shards run at once in other threads).
+    Returns ``(exit code, CPU seconds)``; on timeout the child's process group is killed and the code is None."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, ru.ru_utime + ru.ru_stime
+        if deadline is not None and time.monotonic() >= deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            _, status, ru = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return None, ru.ru_utime + ru.ru_stime
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
 
 
 def child_env() -> dict:
@@ -162,8 +179,7 @@ def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -
         StageFailed: non-zero exit or timeout (the record and the log's tail attached).
     """
     log.parent.mkdir(parents=True, exist_ok=True)
-    cpu0, t0 = _child_cpu_s(), time.perf_counter()
-    rc: int | None
+    t0 = time.perf_counter()
     with open(log, "w") as fh:
         # its own process group: on timeout the whole group is killed, the stage's helper processes too (the
         # profile's compile phase is a separate `python -m curate.profile.run`, which a kill of the stage alone
@@ -171,17 +187,13 @@ def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -
         proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=child_env(), stdout=fh, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         try:
-            rc = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            rc = None
-        finally:
-            if proc.poll() is None or rc is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
-    rec = {"phase": phase, "wall_s": round(time.perf_counter() - t0, 2), "cpu_s": round(_child_cpu_s() - cpu0, 2), "rc": rc}
+            rc, cpu_s = _wait(proc, timeout_s)
+        except BaseException:  # interrupted (Ctrl-C): the stage's whole group goes too
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    rec = {"phase": phase, "wall_s": round(time.perf_counter() - t0, 2), "cpu_s": round(cpu_s, 2), "rc": rc}
     if rc != 0:
         tail = log.read_text(errors="replace")[-4000:]
         raise StageFailed(phase, rc, tail, rec)

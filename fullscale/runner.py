@@ -6,7 +6,8 @@ another machine, or after a kill, continues from the committed shards -- and aft
 rewrites ``metrics/full/summary.json`` (:func:`fullscale.summary.write_summary`).
 
 Executors: ``local`` runs :func:`fullscale.pipeline.shard_entry` for one shard after another (each
-stage in its own subprocess); ``ray`` submits one Ray task per shard (``cpus_per_shard`` CPUs each)
+stage in its own subprocess), or ``fullscale.local_workers`` shards at once, each pinned to its own cores
+(:func:`run_local`); ``ray`` submits one Ray task per shard (``cpus_per_shard`` CPUs each)
 and writes each shard's files on the driver as its task returns, so workers need no shared file
 system (ComPile's shape: one task and one manifest per shard). The entry function is a parameter,
 so a test can run the wrapper with a stub entry.
@@ -22,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -172,18 +174,85 @@ def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> 
         on_done(result)
 
 
+def core_shares(usable: list[int], workers: int) -> list[list[int]]:
+    """``usable`` cores cut into ``workers`` disjoint runs of consecutive ids, sizes differing by at most one
+    (the first shares the larger): ``core_shares([0, 1, 2, 3, 4], 2) == [[0, 1, 2], [3, 4]]``.
+
+    Raises:
+        ValueError: more workers than cores (a share would be empty).
+    """
+    cores = sorted(usable)
+    if not 1 <= workers <= len(cores):
+        raise ValueError(f"fullscale.local_workers={workers} needs at least that many usable cores; this process may use "
+                         f"{len(cores)} ({cores})")
+    size, extra = divmod(len(cores), workers)
+    shares, start = [], 0
+    for w in range(workers):
+        end = start + size + (w < extra)
+        shares.append(cores[start:end])
+        start = end
+    return shares
+
+
 def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_entry,
-              on_done: Callable[[dict], None] | None = None, stop_after_utc: str | None = None) -> list[dict]:
-    """Run ``specs`` one after another with ``entry``; each result is written before the next starts.
-    No shard starts after ``stop_after_utc`` (HH:MM UTC). Returns the results (files dropped)."""
-    results = []
-    for spec in specs:
-        if _past(stop_after_utc):
-            break
-        r = entry(spec)
-        _finish(out, r, on_done)
-        results.append({k: v for k, v in r.items() if k != "files"})
-    return results
+              on_done: Callable[[dict], None] | None = None, stop_after_utc: str | None = None,
+              workers: int = 1) -> list[dict]:
+    """Run ``specs`` with ``entry``, ``workers`` at a time; each result is written (and ``on_done`` called,
+    one result at a time) as it arrives. No shard starts after ``stop_after_utc`` (HH:MM UTC). Returns the
+    results (files dropped) in shard order.
+
+    With ``workers`` > 1 each worker is a thread pinned to its own share of this process's usable cores
+    (:func:`core_shares`; Linux ``sched_setaffinity`` of the thread, which the stage commands it starts
+    inherit), so each shard's profile times on the highest core of its share
+    (``curate.profile.run``'s timing core) and compiles on the rest: shards run at once never time on one
+    core. Each stage command's CPU time is its own (:func:`fullscale.pipeline.run_phase`). As with Ray,
+    shards run at once do not see each other's subgraphs (:mod:`fullscale.pipeline`).
+
+    Raises:
+        ValueError: ``workers`` > 1 where affinity cannot be set, or more workers than usable cores.
+        Exception: what ``entry`` raised (the other workers finish their shard and start no other).
+    """
+    if workers == 1:
+        results = []
+        for spec in specs:
+            if _past(stop_after_utc):
+                break
+            r = entry(spec)
+            _finish(out, r, on_done)
+            results.append({k: v for k, v in r.items() if k != "files"})
+        return results
+    if not hasattr(os, "sched_setaffinity"):
+        raise ValueError("fullscale.local_workers > 1 pins each worker to its own cores: this platform has no "
+                         "sched_setaffinity (run with local_workers: 1, or the Ray executor)")
+    shares = core_shares(sorted(os.sched_getaffinity(0)), workers)
+    queue, lock, results, errors = list(reversed(specs)), threading.Lock(), [], []
+
+    def work(cores: list[int]) -> None:
+        os.sched_setaffinity(0, cores)  # this thread only (Linux): the stage commands it starts inherit it
+        while True:
+            with lock:
+                if not queue or errors or _past(stop_after_utc):
+                    return
+                spec = queue.pop()
+            try:
+                r = entry(spec)
+                with lock:
+                    _finish(out, r, on_done)
+                    results.append({k: v for k, v in r.items() if k != "files"})
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller after the other workers stop
+                with lock:
+                    errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=work, args=(c,), name=f"fullscale-worker-{i}", daemon=True)
+               for i, c in enumerate(shares)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:  # as with one worker, an error of the entry itself (not a shard's failure record) stops the run
+        raise errors[0]
+    return sorted(results, key=lambda r: r["shard"])
 
 
 def run_ray(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_entry,
@@ -272,12 +341,14 @@ def shard_state(res: dict) -> tuple[str, str]:
 
 def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_path: str | Path, command: str, *,
               only: Iterable[int] | None, max_shards: int | None, executor: str | None, commit: bool,
-              stop_after_utc: str | None, deadline_utc: str | None, census: bool = False) -> list[dict]:
+              stop_after_utc: str | None, deadline_utc: str | None, census: bool = False,
+              workers: int | None = None) -> list[dict]:
     """``python -m fullscale run``: every pending shard of ``only`` (None: all; at most ``max_shards``)
     with ``executor`` (None: ``cfg.executor``); after each shard ``metrics_path`` is rewritten, a line
     printed and, with ``commit``, the shard committed (:func:`commit_shard`). ``stop_after_utc`` (None:
     ``cfg.stop_after_utc``): no shard starts after it (local executor); ``deadline_utc``: running
-    stages stop then; ``census``: census shards (module docstring). Returns the shards' results."""
+    stages stop then; ``census``: census shards (module docstring); ``workers`` (None:
+    ``cfg.local_workers``): shards the local executor runs at once (:func:`run_local`). Returns the shards' results."""
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
@@ -304,4 +375,5 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
 
     if (executor or cfg.executor) == "ray":
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
-    return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc)
+    return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc,
+                     workers=workers or cfg.local_workers)

@@ -15,8 +15,9 @@ import yaml
 
 from fullscale.__main__ import main
 from fullscale.config import FullScaleConfig
+from fullscale.pipeline import StageFailed
 from fullscale.release import build_release, regroup_tasks, verify_release
-from fullscale.runner import run_local, run_ray
+from fullscale.runner import core_shares, run_local, run_ray
 from fullscale.shards import done_shards, read_manifest, shard_of, shard_of_row, shards_total, split_catalog, write_shard
 from fullscale.summary import build_summary
 from tests.fullscale_tasks import stub_shard_entry
@@ -178,6 +179,66 @@ def test_local_executor_writes_each_shard(tmp_path):
     assert done == [0, 1, 2] and [r["ok"] for r in res] == [True, True, False]
     assert [read_manifest(d)["shard"] for d in done_shards(tmp_path)] == [0, 1]
     assert json.loads((tmp_path / "shards" / "s0002.failed.json").read_text())["phase"] == "capture"
+
+
+def test_core_shares_cut_the_usable_cores_into_disjoint_runs():
+    assert core_shares([0, 1], 2) == [[0], [1]]
+    assert core_shares([4, 0, 2, 3, 1], 2) == [[0, 1, 2], [3, 4]]
+    assert core_shares([0, 1, 2, 3, 4, 5, 6], 3) == [[0, 1, 2], [3, 4], [5, 6]]
+    assert core_shares([3], 1) == [[3]]
+    with pytest.raises(ValueError, match="local_workers=3 needs at least that many usable cores"):
+        core_shares([0, 1], 3)
+
+
+def _pinned_entry(spec):
+    """A shard whose manifest records the cores its thread and a stage command it starts may use."""
+    import subprocess
+    import sys
+    child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    man = {"shard": spec["shard"], "models": [], "counts": {}, "finished_utc": "t",
+           "cores": sorted(os.sched_getaffinity(0)), "child_cores": json.loads(child)}
+    return {"shard": spec["shard"], "ok": True, "manifest": man, "files": {"manifest.json": json.dumps(man).encode()}}
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable cores")
+def test_local_workers_each_run_on_their_own_cores(tmp_path):
+    """Two workers: every shard is written, each ran (and its stage command ran) on one share of the cores,
+    the shares are disjoint, and the calling thread keeps every core."""
+    before = os.sched_getaffinity(0)
+    res = run_local(_specs(4), tmp_path, entry=_pinned_entry, workers=2)
+    assert [r["shard"] for r in res] == [0, 1, 2, 3] and all(r["ok"] for r in res)
+    mans = [read_manifest(d) for d in done_shards(tmp_path)]
+    assert [m["shard"] for m in mans] == [0, 1, 2, 3]
+    shares = core_shares(sorted(before), 2)
+    assert all(m["cores"] == m["child_cores"] and m["cores"] in shares for m in mans)
+    assert os.sched_getaffinity(0) == before
+    with pytest.raises(RuntimeError, match="shard 2 breaks"):  # the entry's own error stops the run, as with one worker
+        run_local(_specs(4), tmp_path / "b", entry=stub_shard_entry, workers=2)
+
+
+def test_run_phase_counts_the_cpu_of_its_own_command(tmp_path):
+    """A stage's CPU time is its command's alone: a command that burns >= 0.5 CPU-s and ends while another
+    stage runs in another thread does not enter that stage's figure (RUSAGE_CHILDREN would add it)."""
+    import threading
+
+    from fullscale.pipeline import run_phase
+
+    done = tmp_path / "burned"
+    burn = f"import time, pathlib\nwhile time.process_time() < 0.5: pass\npathlib.Path({str(done)!r}).touch()"
+    wait = (f"import time, pathlib\nt = time.time()\nwhile not pathlib.Path({str(done)!r}).exists() and time.time() - t < 300:"
+            "\n    time.sleep(0.02)\ntime.sleep(0.2)")
+    got = {}
+    waiter = threading.Thread(target=lambda: got.update(wait=run_phase("w", ["-c", wait], tmp_path / "w.log", None)))
+    waiter.start()
+    got["burn"] = run_phase("b", ["-c", burn], tmp_path / "b.log", None)
+    waiter.join()
+    assert done.exists() and got["burn"]["rc"] == got["wait"]["rc"] == 0
+    assert got["burn"]["cpu_s"] >= 0.5
+    assert got["wait"]["cpu_s"] < 0.45  # its own start-up and polling only, never the burner's 0.5 s
+    with pytest.raises(StageFailed) as exc:  # a timeout kills the command and still reports its CPU time
+        run_phase("t", ["-c", "while True: pass"], tmp_path / "t.log", 0.5)
+    assert exc.value.record["rc"] is None and exc.value.record["cpu_s"] > 0
 
 
 @pytest.mark.slow

@@ -15,6 +15,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executor", choices=("local", "ray"), default=None, help="default: fullscale.executor")
     p.add_argument("--commit", action="store_true", help="git-commit each finished shard (its folder + the summary)")
     p.add_argument("--stop-after", default=None, help="HH:MM UTC: start no shard after it (default: fullscale.stop_after_utc)")
+    p.add_argument("--workers", type=int, default=None, help="local executor: shards at once, each pinned to its "
+                                                             "own cores (default: fullscale.local_workers)")
     p.add_argument("--census", action="store_true", help="census shards: capture, dedupe and decompose only, into "
                                                          "<out>/census/ (every graph and structure, no profile)")
     p.add_argument("--deadline", default=None, help="HH:MM UTC: stop a running stage then; its shard is recorded as failed "
@@ -26,5 +28,5 @@ def run(args: argparse.Namespace) -> int:
     run_build(b.params, b.cfg, b.params_path, args.metrics, b.command,
               only=[int(s) for s in args.shards.split(",")] if args.shards else None, max_shards=args.max_shards,
               executor=args.executor, commit=args.commit, stop_after_utc=args.stop_after, deadline_utc=args.deadline,
-              census=args.census)
+              census=args.census, workers=args.workers)
     return 0
