@@ -42,6 +42,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from datetime import datetime, timezone
@@ -120,43 +121,70 @@ def code_version() -> dict:
     return {"commit": commit, "dirty": bool(dirty) if dirty is not None else None}
 
 
-def machine() -> dict:
-    """Host, cores, load and library versions of the machine running the shard (no torch import)."""
+def machine(pid: int = 0) -> dict:
+    """Host, cores, load and library versions (no torch import). ``cpu_cores`` / ``cpu_usable_cores``: the
+    cores the caller may use -- with ``pid`` 0 the calling thread's (a shard's worker thread under
+    ``--workers``: its share, which its stage commands inherit), with ``os.getpid()`` the process's main
+    thread's (the machine the driver was given)."""
     def ver(p: str) -> str | None:
         try:
             return metadata.version(p)
         except metadata.PackageNotFoundError:
             return None
     try:
-        usable = len(os.sched_getaffinity(0))
+        cores: list[int] | None = sorted(os.sched_getaffinity(pid))
     except (AttributeError, OSError):
-        usable = os.cpu_count()
-    return {"cpu_model": cpu_model(), "cpu_logical_cores": os.cpu_count(), "cpu_usable_cores": usable,
+        cores = None
+    return {"cpu_model": cpu_model(), "cpu_logical_cores": os.cpu_count(),
+            "cpu_usable_cores": len(cores) if cores is not None else os.cpu_count(), "cpu_cores": cores,
             "load_avg_1m": round(os.getloadavg()[0], 2), "python": platform.python_version(),
             "platform": platform.platform(), "node": platform.node(),
             "versions": {p: ver(p) for p in ("torch", "transformers", "timm", "torchvision")}}
+
+
+_LIVE: set[int] = set()  # process groups of the stage commands running now (one per worker thread at most)
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_running_stages() -> int:
+    """SIGKILL the process group of every stage command :func:`run_phase` is waiting for, in any thread (the
+    driver's Ctrl-C with ``--workers`` > 1: the commands run in sessions of their own, so the terminal's
+    signal does not reach them). Their ``run_phase`` then returns as for a failed command. Returns how many
+    groups were signalled."""
+    with _LIVE_LOCK:
+        groups = list(_LIVE)
+    for g in groups:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(g, signal.SIGKILL)
+    return len(groups)
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float | None) -> tuple[int | None, float]:
     """Wait for ``proc`` (at most ``timeout_s`` seconds; None: no limit) with ``os.wait4``, which reports that
     child's own CPU time: user + system of it and its waited-for children, whatever else this process runs
     meanwhile (``RUSAGE_CHILDREN`` would add the stage commands of shards run at once in other threads).
-    Returns ``(exit code, CPU seconds)``; on timeout the child's process group is killed and the code is None."""
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    delay = 0.01
+    Returns ``(exit code, CPU seconds)``; on timeout the child's process group is killed and the code is None.
+    Without a limit the wait blocks; with one it polls, at most 0.1 s apart."""
+    if timeout_s is None:
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return proc.returncode, ru.ru_utime + ru.ru_stime
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
     while True:
         pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
             return proc.returncode, ru.ru_utime + ru.ru_stime
-        if deadline is not None and time.monotonic() >= deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             _, status, ru = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
             return None, ru.ru_utime + ru.ru_stime
-        time.sleep(delay)
-        delay = min(delay * 2, 0.5)
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.1)
 
 
 def child_env() -> dict:
@@ -186,6 +214,8 @@ def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -
         # left running)
         proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=child_env(), stdout=fh, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+        with _LIVE_LOCK:
+            _LIVE.add(proc.pid)
         try:
             rc, cpu_s = _wait(proc, timeout_s)
         except BaseException:  # interrupted (Ctrl-C): the stage's whole group goes too
@@ -193,6 +223,9 @@ def run_phase(phase: str, argv: list[str], log: Path, timeout_s: float | None) -
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(proc.pid)
     rec = {"phase": phase, "wall_s": round(time.perf_counter() - t0, 2), "cpu_s": round(cpu_s, 2), "rc": rc}
     if rc != 0:
         tail = log.read_text(errors="replace")[-4000:]

@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 
 from fullscale.config import FullScaleConfig
 from fullscale.params import write_params
-from fullscale.pipeline import ROOT, child_env, graphnet_samples_absent, shard_entry
+from fullscale.pipeline import ROOT, child_env, graphnet_samples_absent, kill_running_stages, shard_entry
 from fullscale.shards import (
     CENSUS,
     GRAPHNET_PREFIX,
@@ -174,22 +174,52 @@ def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> 
         on_done(result)
 
 
-def core_shares(usable: list[int], workers: int) -> list[list[int]]:
-    """``usable`` cores cut into ``workers`` disjoint runs of consecutive ids, sizes differing by at most one
-    (the first shares the larger): ``core_shares([0, 1, 2, 3, 4], 2) == [[0, 1, 2], [3, 4]]``.
+def physical_cores(usable: list[int], sysfs: Path = Path("/sys/devices/system/cpu")) -> list[list[int]]:
+    """``usable`` logical cores grouped by physical core (Linux ``<sysfs>/cpu<i>/topology/thread_siblings_list``:
+    SMT siblings share one group), groups in the order of their lowest id; each core alone where the
+    topology cannot be read."""
+    groups: dict[tuple, list[int]] = {}
+    for c in sorted(set(usable)):
+        try:
+            text = (sysfs / f"cpu{c}" / "topology" / "thread_siblings_list").read_text().strip()
+            sib: tuple = tuple(sorted(_cpu_list(text)))
+        except (OSError, ValueError):
+            sib = (c,)
+        groups.setdefault(sib, []).append(c)
+    return sorted(groups.values(), key=min)
+
+
+def _cpu_list(text: str) -> set[int]:
+    """``0-3,8,10-11`` -> {0, 1, 2, 3, 8, 10, 11} (the kernel's cpu list format)."""
+    out: set[int] = set()
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+
+
+def core_shares(usable: list[int], workers: int, groups: list[list[int]] | None = None) -> list[list[int]]:
+    """``usable`` cores cut into ``workers`` disjoint shares of whole physical cores (``groups``:
+    :func:`physical_cores` of ``usable`` unless given), consecutive in that order, share sizes in physical
+    cores differing by at most one (the first shares the larger): ``core_shares([0, 1, 2, 3, 4], 2)`` on a
+    machine without SMT is ``[[0, 1, 2], [3, 4]]``. SMT siblings stay in one share, so two shards never time
+    on one physical core; with fewer physical cores than workers, the logical cores are cut instead.
 
     Raises:
-        ValueError: more workers than cores (a share would be empty).
+        ValueError: ``workers`` < 1, or more workers than usable logical cores (a share would be empty).
     """
-    cores = sorted(usable)
-    if not 1 <= workers <= len(cores):
-        raise ValueError(f"fullscale.local_workers={workers} needs at least that many usable cores; this process may use "
-                         f"{len(cores)} ({cores})")
-    size, extra = divmod(len(cores), workers)
+    cores = sorted(set(usable))
+    if workers < 1 or workers > len(cores):
+        raise ValueError(f"fullscale.local_workers={workers}: needs 1 to {len(cores)} (the cores this process may use: "
+                         f"{cores})")
+    groups = physical_cores(cores) if groups is None else [sorted(g) for g in groups]
+    if len(groups) < workers:
+        groups = [[c] for c in cores]
+    size, extra = divmod(len(groups), workers)
     shares, start = [], 0
     for w in range(workers):
         end = start + size + (w < extra)
-        shares.append(cores[start:end])
+        shares.append(sorted(c for g in groups[start:end] for c in g))
         start = end
     return shares
 
@@ -206,12 +236,19 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
     inherit), so each shard's profile times on the highest core of its share
     (``curate.profile.run``'s timing core) and compiles on the rest: shards run at once never time on one
     core. Each stage command's CPU time is its own (:func:`fullscale.pipeline.run_phase`). As with Ray,
-    shards run at once do not see each other's subgraphs (:mod:`fullscale.pipeline`).
+    shards run at once do not see each other's subgraphs (:mod:`fullscale.pipeline`). On Ctrl-C (any
+    exception in the calling thread) every running stage command is killed
+    (:func:`fullscale.pipeline.kill_running_stages`), the workers record their shards as failed in the phase
+    they stopped in, and the exception is raised.
 
     Raises:
-        ValueError: ``workers`` > 1 where affinity cannot be set, or more workers than usable cores.
-        Exception: what ``entry`` raised (the other workers finish their shard and start no other).
+        ValueError: ``workers`` < 1, ``workers`` > 1 where affinity cannot be set, or more workers than usable
+            cores.
+        Exception: what ``entry`` raised (the other workers finish their shard and start no other; further
+            errors are printed).
     """
+    if workers < 1:
+        raise ValueError(f"fullscale.local_workers={workers}: needs at least 1")
     if workers == 1:
         results = []
         for spec in specs:
@@ -225,32 +262,44 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
         raise ValueError("fullscale.local_workers > 1 pins each worker to its own cores: this platform has no "
                          "sched_setaffinity (run with local_workers: 1, or the Ray executor)")
     shares = core_shares(sorted(os.sched_getaffinity(0)), workers)
-    queue, lock, results, errors = list(reversed(specs)), threading.Lock(), [], []
+    queue, results, errors = list(reversed(specs)), [], []
+    take, finish = threading.Lock(), threading.Lock()  # the queue; the writes, on_done and the results
+    stop = threading.Event()
 
     def work(cores: list[int]) -> None:
-        os.sched_setaffinity(0, cores)  # this thread only (Linux): the stage commands it starts inherit it
-        while True:
-            with lock:
-                if not queue or errors or _past(stop_after_utc):
-                    return
-                spec = queue.pop()
-            try:
+        try:
+            os.sched_setaffinity(0, cores)  # this thread only (Linux): the stage commands it starts inherit it
+            while True:
+                with take:
+                    if not queue or stop.is_set() or _past(stop_after_utc):
+                        return
+                    spec = queue.pop()
                 r = entry(spec)
-                with lock:
+                with finish:
                     _finish(out, r, on_done)
                     results.append({k: v for k, v in r.items() if k != "files"})
-            except BaseException as exc:  # noqa: BLE001 - raised in the caller after the other workers stop
-                with lock:
-                    errors.append(exc)
-                return
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller after the other workers stop
+            with finish:
+                errors.append(exc)
+            stop.set()
 
     threads = [threading.Thread(target=work, args=(c,), name=f"fullscale-worker-{i}", daemon=True)
                for i, c in enumerate(shares)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(0.5)
+    except BaseException:  # Ctrl-C: no new shard; the running stage commands (own sessions) are killed
+        stop.set()
+        kill_running_stages()
+        for t in threads:
+            t.join()
+        raise
     if errors:  # as with one worker, an error of the entry itself (not a shard's failure record) stops the run
+        for e in errors[1:]:
+            print(f"another worker also stopped: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
         raise errors[0]
     return sorted(results, key=lambda r: r["shard"])
 
@@ -374,6 +423,9 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
                                             f"({counts}); {where}", kind)
 
     if (executor or cfg.executor) == "ray":
+        if workers is not None:
+            raise ValueError("--workers is for the local executor; Ray runs as many shard tasks as "
+                             "fullscale.cpus_per_shard lets it")
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
     return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc,
-                     workers=workers or cfg.local_workers)
+                     workers=cfg.local_workers if workers is None else workers)

@@ -290,7 +290,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                               "projected_core_hours_all_models": round(sum(cap_cpu.values()) / len(cap_cpu) * len(cat_rows) / 3600, 1)}
                              if cap_cpu else None),
         "machine": list(machines.values()),
-        "written_on": machine(),
+        "written_on": machine(os.getpid()),
         "written_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "load_avg_1m_at_write": round(os.getloadavg()[0], 2),
     }

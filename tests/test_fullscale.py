@@ -17,7 +17,7 @@ from fullscale.__main__ import main
 from fullscale.config import FullScaleConfig
 from fullscale.pipeline import StageFailed
 from fullscale.release import build_release, regroup_tasks, verify_release
-from fullscale.runner import core_shares, run_local, run_ray
+from fullscale.runner import _cpu_list, core_shares, physical_cores, run_local, run_ray
 from fullscale.shards import done_shards, read_manifest, shard_of, shard_of_row, shards_total, split_catalog, write_shard
 from fullscale.summary import build_summary
 from tests.fullscale_tasks import stub_shard_entry
@@ -186,8 +186,28 @@ def test_core_shares_cut_the_usable_cores_into_disjoint_runs():
     assert core_shares([4, 0, 2, 3, 1], 2) == [[0, 1, 2], [3, 4]]
     assert core_shares([0, 1, 2, 3, 4, 5, 6], 3) == [[0, 1, 2], [3, 4], [5, 6]]
     assert core_shares([3], 1) == [[3]]
-    with pytest.raises(ValueError, match="local_workers=3 needs at least that many usable cores"):
+    with pytest.raises(ValueError, match="local_workers=3: needs 1 to 2"):
         core_shares([0, 1], 3)
+    with pytest.raises(ValueError, match="local_workers=0: needs 1 to 2"):
+        core_shares([0, 1], 0)
+    # SMT siblings (Linux numbers them i and i + N/2 on many hosts) stay in one share: two shards never time on
+    # one physical core; with fewer physical cores than workers the logical cores are cut
+    smt = [[0, 2], [1, 3]]
+    assert core_shares([0, 1, 2, 3], 2, groups=smt) == [[0, 2], [1, 3]]
+    assert core_shares([0, 1, 2, 3], 4, groups=smt) == [[0], [1], [2], [3]]
+    assert _cpu_list("0-3,8,10-11") == {0, 1, 2, 3, 8, 10, 11}
+
+
+def test_physical_cores_group_smt_siblings(tmp_path):
+    """A sysfs laid out as a 4-thread, 2-core host that numbers siblings i and i + 2 (cpu3's topology
+    unreadable: alone)."""
+    for c, sib in ((0, "0,2"), (1, "1,3"), (2, "0,2")):
+        d = tmp_path / f"cpu{c}" / "topology"
+        d.mkdir(parents=True)
+        (d / "thread_siblings_list").write_text(sib + "\n")
+    assert physical_cores([0, 1, 2, 3], sysfs=tmp_path) == [[0, 2], [1], [3]]
+    assert physical_cores([2, 0], sysfs=tmp_path) == [[0, 2]]
+    assert core_shares([0, 1, 2], 2, groups=physical_cores([0, 1, 2], sysfs=tmp_path)) == [[0, 2], [1]]
 
 
 def _pinned_entry(spec):
@@ -215,6 +235,69 @@ def test_local_workers_each_run_on_their_own_cores(tmp_path):
     assert os.sched_getaffinity(0) == before
     with pytest.raises(RuntimeError, match="shard 2 breaks"):  # the entry's own error stops the run, as with one worker
         run_local(_specs(4), tmp_path / "b", entry=stub_shard_entry, workers=2)
+    with pytest.raises(ValueError, match="local_workers=0: needs at least 1"):
+        run_local(_specs(1), tmp_path / "c", entry=_pinned_entry, workers=0)
+
+
+def test_local_workers_raise_when_pinning_fails(tmp_path, monkeypatch):
+    """A worker that cannot pin itself runs nothing and its error reaches the caller (not a silent empty run)."""
+    def refuse(pid, cores):
+        raise OSError(22, "Invalid argument")
+    monkeypatch.setattr(os, "sched_setaffinity", refuse)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    with pytest.raises(OSError, match="Invalid argument"):
+        run_local(_specs(3), tmp_path, entry=_pinned_entry, workers=2)
+    assert done_shards(tmp_path) == []
+
+
+_INTERRUPTED = """
+import json, os, sys, time
+from pathlib import Path
+from fullscale.pipeline import run_phase
+from fullscale.runner import run_local
+tmp = Path(sys.argv[1])
+
+def entry(spec):
+    code = f"import os, time; open({str(tmp)!r} + '/stage%d.pid' % {spec['shard']}, 'w').write(str(os.getpid())); time.sleep(120)"
+    run_phase("capture", ["-c", code], tmp / f"s{spec['shard']}.log", None)
+    return {"shard": spec["shard"], "ok": True, "manifest": {}, "files": {}}
+
+try:
+    run_local([{"shard": i} for i in range(2)], tmp / "out", entry=entry, workers=2)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable cores")
+def test_ctrl_c_with_workers_kills_the_running_stage_commands(tmp_path):
+    """Ctrl-C in a driver running two shards at once: both stage commands (sessions of their own, which the
+    terminal's SIGINT does not reach) are killed, and the driver ends with KeyboardInterrupt."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "driver.py"
+    script.write_text(_INTERRUPTED)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    pidfiles = [tmp_path / f"stage{i}.pid" for i in range(2)]
+    t0 = time.monotonic()
+    while not all(p.exists() and p.read_text() for p in pidfiles) and time.monotonic() - t0 < 120:
+        time.sleep(0.1)
+    pids = [int(p.read_text()) for p in pidfiles]
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert "interrupted" in out
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    assert not any(alive(p) for p in pids)
 
 
 def test_run_phase_counts_the_cpu_of_its_own_command(tmp_path):
