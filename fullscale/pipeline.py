@@ -159,6 +159,13 @@ def kill_running_stages() -> int:
     return len(groups)
 
 
+def _reaped(proc: subprocess.Popen, status: int, ru) -> tuple[int, float]:
+    """``(exit code, CPU seconds)`` of ``proc`` from its ``os.wait4`` status and rusage (its returncode set, so
+    Popen never waits for it again)."""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, ru.ru_utime + ru.ru_stime
+
+
 def _wait(proc: subprocess.Popen, timeout_s: float | None) -> tuple[int | None, float]:
     """Wait for ``proc`` (at most ``timeout_s`` seconds; None: no limit) with ``os.wait4``, which reports that
     child's own CPU time: user + system of it and its waited-for children, whatever else this process runs
@@ -166,23 +173,18 @@ def _wait(proc: subprocess.Popen, timeout_s: float | None) -> tuple[int | None, 
     Returns ``(exit code, CPU seconds)``; on timeout the child's process group is killed and the code is None.
     Without a limit the wait blocks; with one it polls, at most 0.1 s apart."""
     if timeout_s is None:
-        _, status, ru = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        return proc.returncode, ru.ru_utime + ru.ru_stime
+        return _reaped(proc, *os.wait4(proc.pid, 0)[1:])
     deadline = time.monotonic() + timeout_s
     delay = 0.005
     while True:
         pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, ru.ru_utime + ru.ru_stime
+            return _reaped(proc, status, ru)
         left = deadline - time.monotonic()
         if left <= 0:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            _, status, ru = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return None, ru.ru_utime + ru.ru_stime
+            return None, _reaped(proc, *os.wait4(proc.pid, 0)[1:])[1]
         time.sleep(min(delay, left))
         delay = min(delay * 2, 0.1)
 

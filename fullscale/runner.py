@@ -163,7 +163,9 @@ def commit_shard(out: Path, shard: int, message: str, kind: str = SHARDS) -> Non
     print(f"commit of shard {shard} did not go through (index locked?): commit {rel} by hand", flush=True)
 
 
-def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> None:
+def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> dict:
+    """Write a shard's ``result`` (its folder, or its failure record), call ``on_done``; returns the result
+    without its files (what the executors return)."""
     rec = result.get("manifest") if result["ok"] else result.get("failure")
     kind = CENSUS if (rec or {}).get("census") else SHARDS
     if result["ok"]:
@@ -172,6 +174,7 @@ def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> 
         write_failure(out, result["shard"], result["failure"], kind)
     if on_done:
         on_done(result)
+    return {k: v for k, v in result.items() if k != "files"}
 
 
 def physical_cores(usable: list[int], sysfs: Path = Path("/sys/devices/system/cpu")) -> list[list[int]]:
@@ -254,9 +257,7 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
         for spec in specs:
             if _past(stop_after_utc):
                 break
-            r = entry(spec)
-            _finish(out, r, on_done)
-            results.append({k: v for k, v in r.items() if k != "files"})
+            results.append(_finish(out, entry(spec), on_done))
         return results
     if not hasattr(os, "sched_setaffinity"):
         raise ValueError("fullscale.local_workers > 1 pins each worker to its own cores: this platform has no "
@@ -276,8 +277,7 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
                     spec = queue.pop()
                 r = entry(spec)
                 with finish:
-                    _finish(out, r, on_done)
-                    results.append({k: v for k, v in r.items() if k != "files"})
+                    results.append(_finish(out, r, on_done))
         except BaseException as exc:  # noqa: BLE001 - raised in the caller after the other workers stop
             with finish:
                 errors.append(exc)
@@ -333,8 +333,7 @@ def run_ray(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_
                 r = {"shard": spec["shard"], "ok": False,
                      "failure": {"shard": spec["shard"], "name": shard_name(spec["shard"]), "phase": "ray_task",
                                  "rc": None, "log_tail": f"{type(exc).__name__}: {exc}"[-4000:]}}
-            _finish(out, r, on_done)
-            results.append({k: v for k, v in r.items() if k != "files"})
+            results.append(_finish(out, r, on_done))
         return sorted(results, key=lambda r: r["shard"])
     finally:
         if started:
