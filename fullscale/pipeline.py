@@ -444,7 +444,7 @@ def shard_entry(spec: dict) -> dict:
             "shard": shard, "name": name, "census": census, "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
             "phases_done": phases + [exc.record], "models": len(models),
             "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
-            "progress": progress(w),
+            "progress": progress(w), "estimate": spec.get("estimate"),
             "started_utc": started.isoformat(timespec="seconds"), "failed_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": machine(), "code": code_version()}}
 
@@ -506,6 +506,7 @@ def shard_entry(spec: dict) -> dict:
         "started_utc": started.isoformat(timespec="seconds"), "finished_utc": finished.isoformat(timespec="seconds"),
         "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
         "trial_history_kept": bool(spec.get("keep_trial_history")),
+        "estimate": spec.get("estimate"),
         "files": {k: len(v) for k, v in sorted(files.items())},
     }
     files["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True).encode()

@@ -5,6 +5,9 @@
 another machine, or after a kill, continues from the committed shards -- and after each shard
 rewrites ``metrics/full/summary.json`` (:func:`fullscale.summary.write_summary`).
 
+Which pending shard runs next: ``fullscale.order`` (:mod:`fullscale.order`: by default the cheapest with
+subgraphs left to profile that fits the time before ``--deadline``, priced from the census shards).
+
 Executors: ``local`` runs :func:`fullscale.pipeline.shard_entry` for one shard after another (each
 stage in its own subprocess), or ``fullscale.local_workers`` shards at once, each pinned to its own cores
 (:func:`run_local`); ``ray`` submits one Ray task per shard (``cpus_per_shard`` CPUs each)
@@ -33,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fullscale.config import FullScaleConfig
+from fullscale.order import census_index, cost_chooser, cost_key, estimates, ordered
 from fullscale.params import write_params
 from fullscale.pipeline import ROOT, child_env, graphnet_samples_absent, kill_running_stages, shard_entry
 from fullscale.shards import (
@@ -229,10 +233,11 @@ def core_shares(usable: list[int], workers: int, groups: list[list[int]] | None 
 
 def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_entry,
               on_done: Callable[[dict], None] | None = None, stop_after_utc: str | None = None,
-              workers: int = 1) -> list[dict]:
+              workers: int = 1, choose: Callable[[list[dict]], int | None] | None = None) -> list[dict]:
     """Run ``specs`` with ``entry``, ``workers`` at a time; each result is written (and ``on_done`` called,
-    one result at a time) as it arrives. No shard starts after ``stop_after_utc`` (HH:MM UTC). Returns the
-    results (files dropped) in shard order.
+    one result at a time) as it arrives. No shard starts after ``stop_after_utc`` (HH:MM UTC). ``choose``
+    (None: the first) gets the specs not yet started and returns the index of the next one, or None to
+    start no more (:func:`fullscale.order.cost_chooser`). Returns the results (files dropped) in shard order.
 
     With ``workers`` > 1 each worker is a thread pinned to its own share of this process's usable cores
     (:func:`core_shares`; Linux ``sched_setaffinity`` of the thread, which the stage commands it starts
@@ -252,18 +257,23 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
     """
     if workers < 1:
         raise ValueError(f"fullscale.local_workers={workers}: needs at least 1")
+    choose = choose or (lambda queue: 0)
+    queue: list[dict] = list(specs)
+
+    def next_spec() -> dict | None:
+        i = choose(queue) if queue and not _past(stop_after_utc) else None
+        return None if i is None else queue.pop(i)
+
     if workers == 1:
         results = []
-        for spec in specs:
-            if _past(stop_after_utc):
-                break
+        while (spec := next_spec()) is not None:
             results.append(_finish(out, entry(spec), on_done))
         return results
     if not hasattr(os, "sched_setaffinity"):
         raise ValueError("fullscale.local_workers > 1 pins each worker to its own cores: this platform has no "
                          "sched_setaffinity (run with local_workers: 1, or the Ray executor)")
     shares = core_shares(sorted(os.sched_getaffinity(0)), workers)
-    queue, results, errors = list(reversed(specs)), [], []
+    results, errors = [], []
     take, finish = threading.Lock(), threading.Lock()  # the queue; the writes, on_done and the results
     stop = threading.Event()
 
@@ -272,9 +282,9 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
             os.sched_setaffinity(0, cores)  # this thread only (Linux): the stage commands it starts inherit it
             while True:
                 with take:
-                    if not queue or stop.is_set() or _past(stop_after_utc):
-                        return
-                    spec = queue.pop()
+                    spec = None if stop.is_set() else next_spec()
+                if spec is None:
+                    return
                 r = entry(spec)
                 with finish:
                     results.append(_finish(out, r, on_done))
@@ -363,20 +373,30 @@ def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: P
              "deadline_epoch": deadline_epoch(deadline_utc)} for i in shards]
 
 
+PLAN_NEXT = 10  # shards ``plan`` lists in the order they would run
+
+
 def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict | None = None,
                only: Iterable[int] | None = None) -> dict:
     """``python -m fullscale plan``: the committed catalog (built once, :func:`ensure_catalog`), its
-    model count, the shards (model shards and GraphNet shards), the smallest and largest shard, and
-    how many shards are pending."""
+    model count, the shards (model shards and GraphNet shards), the smallest and largest shard, how many
+    shards are pending and, with ``fullscale.order: cost``, the next ones in that order with their estimates
+    (:func:`fullscale.order.estimates`: subgraphs to profile and CPU seconds, None without a census shard)."""
     catalog = ensure_catalog(params_path, out, params)
     build_shards(out, cfg.num_shards, cfg.graphnet_shards)  # refuses shards cut another way
     rows = pq.read_table(catalog).select(["model_id", "duplicate_of"]).to_pylist()
     sizes = {k: len(v) for k, v in split_catalog(rows, cfg.num_shards, cfg.graphnet_shards).items()}
     total = len(sizes)
-    return {"catalog": str(catalog), "models": len(rows), "num_shards": cfg.num_shards,
+    pending = pending_shards(out, total, only)
+    plan = {"catalog": str(catalog), "models": len(rows), "num_shards": cfg.num_shards,
             "graphnet_shards": total - cfg.num_shards, "shards_total": total,
             "models_per_shard": {"min": min(sizes.values()), "max": max(sizes.values())},
-            "pending": len(pending_shards(out, total, only))}
+            "pending": len(pending), "order": cfg.order}
+    if cfg.order == "cost":
+        ests = sorted(estimates(out, pending, cfg.structure_quota), key=cost_key)
+        plan["next"] = [{"shard": shard_name(e.shard), "subgraphs_to_profile": e.subgraphs,
+                         "cpu_s": None if e.cpu_s is None else round(e.cpu_s)} for e in ests[:PLAN_NEXT]]
+    return plan
 
 
 def shard_state(res: dict) -> tuple[str, str]:
@@ -390,13 +410,18 @@ def shard_state(res: dict) -> tuple[str, str]:
 def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_path: str | Path, command: str, *,
               only: Iterable[int] | None, max_shards: int | None, executor: str | None, commit: bool,
               stop_after_utc: str | None, deadline_utc: str | None, census: bool = False,
-              workers: int | None = None) -> list[dict]:
+              workers: int | None = None, order: str | None = None) -> list[dict]:
     """``python -m fullscale run``: every pending shard of ``only`` (None: all; at most ``max_shards``)
     with ``executor`` (None: ``cfg.executor``); after each shard ``metrics_path`` is rewritten, a line
     printed and, with ``commit``, the shard committed (:func:`commit_shard`). ``stop_after_utc`` (None:
     ``cfg.stop_after_utc``): no shard starts after it (local executor); ``deadline_utc``: running
     stages stop then; ``census``: census shards (module docstring); ``workers`` (None:
-    ``cfg.local_workers``): shards the local executor runs at once (:func:`run_local`). Returns the shards' results."""
+    ``cfg.local_workers``): shards the local executor runs at once (:func:`run_local`); ``order`` (None:
+    ``cfg.order``): which pending shard runs next (:mod:`fullscale.order`). Returns the shards' results.
+
+    Raises:
+        ValueError: ``order`` is neither ``cost`` nor ``id``; ``workers`` with the Ray executor.
+    """
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
@@ -406,6 +431,13 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
         print(f"skipped {len(absent)} GraphNet shard(s) (first {shard_name(absent[0])}): none of their samples is at the "
               "catalogued place (their rows' sample_dir under the repository root; docs/full_scale.md, GraphNet samples)",
               flush=True)
+    order = order or cfg.order
+    if order not in ("cost", "id"):
+        raise ValueError(f"order={order!r}: cost or id")
+    by_cost = order == "cost" and not census  # census shards cost about the same: id order
+    idx = census_index(out) if by_cost else None
+    if by_cost:
+        pending = ordered(estimates(out, pending, cfg.structure_quota, idx))
     if max_shards is not None:
         pending = pending[:max_shards]
     specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc, census)
@@ -426,5 +458,6 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
             raise ValueError("--workers is for the local executor; Ray runs as many shard tasks as "
                              "fullscale.cpus_per_shard lets it")
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
+    choose = cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx) if by_cost else None
     return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc,
-                     workers=cfg.local_workers if workers is None else workers)
+                     workers=cfg.local_workers if workers is None else workers, choose=choose)

@@ -36,7 +36,9 @@ across shards:
   shards (count, models, CPU per model, phases) and the census CPU still owed to the catalog models no
   shard of either kind holds yet; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
-  projected over the catalog;
+  projected over the catalog; ``order_estimates``: the estimates the shards were started with
+  (``fullscale.order: cost``) against the subgraphs they profiled and the CPU they took
+  (:func:`fullscale.order.estimate_accuracy`);
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
   finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``) and the phases' times;
 - ``machine``: the machines the shards ran on (``written_on``: the one writing the summary);
@@ -54,6 +56,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from fullscale.order import estimate_accuracy
 from fullscale.pipeline import machine
 from fullscale.shards import CENSUS, QUOTA_REASON, SEEN_REASON, SHARDS, TIMED, done_shards, read_manifest, shards_root
 from passnet_common.io import atomic_write_json
@@ -278,6 +281,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "projection_basis": basis,
         "profile_core_hours_known_structures": known,
         "tasks_target_projection": to_target,
+        "order_estimates": estimate_accuracy(out),
         "census": {"shards_done": len(census_ids), "models": census_models, "cpu_s": round(census_cpu, 1),
                    "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
                    "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}

@@ -480,6 +480,16 @@ def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(t
     # the full build is untouched by the census: both shards pending, nothing seen; the census is done
     assert pending_shards(out, 2) == [0, 1] and pending_shards(out, 2, census=True) == []
     assert seen_hashes(out) == (set(), set())
+    # the census prices each pending full shard: one member of each structure of its graphs' ok subgraphs (shard
+    # 1's graph was decomposed in census shard 0); no CPU estimate before a full shard has profiled
+    from fullscale.order import estimates
+
+    g1 = set(pq.read_table(census[1] / "tables" / "graphs.parquet").column("graph_hash").to_pylist())
+    want = {0: {r["structure_hash"] for r in subs if r["status"] == "ok" and r["structure_hash"]},
+            1: {r["structure_hash"] for r in subs if r["status"] == "ok" and r["structure_hash"]
+                and g1 & {m["graph_hash"] for m in r["members"]}}}
+    assert [(e.shard, e.subgraphs, e.cpu_s) for e in estimates(out, [0, 1], 1)] == [
+        (0, len(want[0]), None), (1, len(want[1]), None)] and want[1]
     assert _cli(over, "release", metrics=metrics) == 0
     tables = json.loads((out / "release" / "manifest.json").read_text())["tables"]
     assert tables["models"] == 4 and tables["unique_graphs"] == len(g0) and "subgraphs" not in tables

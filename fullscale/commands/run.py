@@ -11,7 +11,10 @@ from fullscale.runner import run_build
 def add_args(p: argparse.ArgumentParser) -> None:
     add_common(p)
     p.add_argument("--shards", default=None, help="comma-separated shard ids (default: every pending shard)")
-    p.add_argument("--max-shards", type=int, default=None, help="run at most this many pending shards")
+    p.add_argument("--max-shards", type=int, default=None, help="run at most this many pending shards (the first in "
+                                                                "--order)")
+    p.add_argument("--order", choices=("cost", "id"), default=None, help="which pending shard runs next (default: "
+                                                                         "fullscale.order; docs/full_scale.md)")
     p.add_argument("--executor", choices=("local", "ray"), default=None, help="default: fullscale.executor")
     p.add_argument("--commit", action="store_true", help="git-commit each finished shard (its folder + the summary)")
     p.add_argument("--stop-after", default=None, help="HH:MM UTC: start no shard after it (default: fullscale.stop_after_utc)")
@@ -28,5 +31,5 @@ def run(args: argparse.Namespace) -> int:
     run_build(b.params, b.cfg, b.params_path, args.metrics, b.command,
               only=[int(s) for s in args.shards.split(",")] if args.shards else None, max_shards=args.max_shards,
               executor=args.executor, commit=args.commit, stop_after_utc=args.stop_after, deadline_utc=args.deadline,
-              census=args.census, workers=args.workers)
+              census=args.census, workers=args.workers, order=args.order)
     return 0

@@ -1,0 +1,204 @@
+"""Which pending shard to run next: the profile each one still owes, priced from the census.
+
+A full shard's cost is nearly all its profile (``docs/full_scale.md``), and the profile times what the shard
+leaves profilable: the subgraphs of its unique graphs that no committed full shard decomposed, at most
+``fullscale.structure_quota`` members per structure over the build (:func:`fullscale.shards.structure_picks`).
+The census shards (``<out>/census/``) hold every graph and subgraph of the catalog, so that count is known
+for every pending shard before it runs (:func:`estimate`), and with the profile CPU seconds per profiled
+subgraph of the committed full shards (:func:`profile_cpu_per_subgraph`) it prices the shard in CPU seconds.
+
+``fullscale.order: cost`` (:func:`pick`) runs next the cheapest shard that has something to profile, among
+those whose estimate fits the time left before ``--deadline``. Subgraphs to profile per CPU second are
+about the same in every shard (capture, dedupe and decompose are a few per cent of a shard), so the order
+changes little what an hour of profile buys; it changes how much of it is lost: a shard stopped at a
+deadline keeps nothing on another machine, and cheap shards first finish the most shards in a window.
+Structures are shared between shards, so a large shard's estimate shrinks as the shards committed before
+it time its structures (the estimate is recomputed from the committed shards at each pick). A shard that
+fits no longer waits for a run with a longer window (one without a deadline takes every shard); shards
+with nothing left to profile come last. ``fullscale.order: id`` runs them in id order.
+
+The estimate is linear in subgraphs (a subgraph's variants, candidates and replicates vary: it orders
+shards, it is not a promise). Its wall seconds are its CPU seconds over :data:`CORES_BUSY`, the fewest cores a
+shard was measured to keep busy; a shard that outruns its estimate is stopped at the deadline as any other.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pyarrow.parquet as pq
+
+from fullscale.shards import (
+    CENSUS,
+    done_shards,
+    profiled_structures,
+    read_manifest,
+    seen_hashes,
+    shard_name,
+    structure_picks,
+)
+
+CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
+PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile
+
+
+@dataclass
+class CensusIndex:
+    """What the committed census shards say about every shard id: ``graphs[id]`` (graph hashes of the
+    shard's captured models), ``pre_cpu_s[id]`` (CPU seconds of its census capture, dedupe and decompose),
+    ``subgraphs[graph_hash]`` (rows ``subgraph_hash``, ``structure_hash``, ``status`` of each subgraph the
+    census decomposed from that graph). A graph the census did not decompose is one a committed full shard
+    decomposed (the census skips those, :mod:`fullscale.pipeline`): seen, so no pending shard profiles it."""
+
+    graphs: dict[int, set[str]] = field(default_factory=dict)
+    pre_cpu_s: dict[int, float] = field(default_factory=dict)
+    subgraphs: dict[str, list[dict]] = field(default_factory=dict)
+
+
+def census_index(out: str | Path) -> CensusIndex:
+    """Read :class:`CensusIndex` from ``<out>/census/*`` (a subgraph under several graphs is listed under each)."""
+    idx = CensusIndex()
+    for d in done_shards(out, CENSUS):
+        man = read_manifest(d)
+        sid = int(man["shard"])
+        gp, sg = d / "tables" / "graphs.parquet", d / "tables" / "subgraphs.parquet"
+        idx.graphs[sid] = (set(pq.read_table(gp, columns=["graph_hash"]).column("graph_hash").to_pylist())
+                           if gp.is_file() else set())
+        idx.pre_cpu_s[sid] = sum(float(p.get("cpu_s") or 0.0) for p in man.get("phases", [])
+                                 if p.get("phase") in PRE_PROFILE)
+        if not sg.is_file():
+            continue
+        for r in pq.read_table(sg, columns=["subgraph_hash", "structure_hash", "status", "members"]).to_pylist():
+            row = {"subgraph_hash": r["subgraph_hash"], "structure_hash": r["structure_hash"], "status": r["status"]}
+            for g in sorted({m["graph_hash"] for m in r["members"] or []}):
+                idx.subgraphs.setdefault(g, []).append(row)
+    return idx
+
+
+def profile_cpu_per_subgraph(out: str | Path) -> float | None:
+    """Profile CPU seconds per profiled subgraph over the committed full shards that ran a profile (their
+    manifests' ``profile`` phase and ``counts.subgraphs_profilable_new``); None before any."""
+    cpu = n = 0.0
+    for d in done_shards(out):
+        man = read_manifest(d)
+        prof = [p for p in man.get("phases", []) if p.get("phase") == "profile" and p.get("rc") == 0]
+        k = (man.get("counts") or {}).get("subgraphs_profilable_new") or 0
+        if prof and k:
+            cpu += sum(float(p.get("cpu_s") or 0.0) for p in prof)
+            n += k
+    return cpu / n if n else None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One pending shard: ``subgraphs`` it would profile given the committed shards (None: no census shard
+    of it), ``cpu_s`` its estimated CPU seconds (census phases + ``subgraphs`` x profile CPU per subgraph;
+    None where either is unknown)."""
+
+    shard: int
+    subgraphs: int | None
+    cpu_s: float | None
+
+
+def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], profiled: Counter,
+             quota: int | None, cpu_per_subgraph: float | None) -> Estimate:
+    """What ``shard`` would profile if it ran now (:mod:`fullscale.pipeline`'s own steps on the census rows):
+    its graphs no committed full shard decomposed (``seen``: :func:`fullscale.shards.seen_hashes`), their
+    ``ok`` subgraphs not seen, at most ``quota`` per structure counting ``profiled``
+    (:func:`fullscale.shards.profiled_structures`; None: every member)."""
+    if shard not in idx.graphs:
+        return Estimate(shard, None, None)
+    seen_graphs, seen_subs = seen
+    rows: dict[str, dict] = {}
+    for g in sorted(idx.graphs[shard] - seen_graphs):
+        for r in idx.subgraphs.get(g, []):
+            if r["status"] == "ok" and r["subgraph_hash"] not in seen_subs:
+                rows.setdefault(r["subgraph_hash"], r)
+    ok = list(rows.values())
+    n = len(ok) if quota is None else sum(1 for s in structure_picks(ok, profiled, quota) if not s)
+    cpu = None if cpu_per_subgraph is None else idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph
+    return Estimate(shard, n, cpu)
+
+
+def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None) -> list[Estimate]:
+    """:func:`estimate` of each of ``shards`` against the shards committed now in ``out``."""
+    idx = census_index(out) if idx is None else idx
+    seen, profiled = seen_hashes(out), (profiled_structures(out) if quota is not None else Counter())
+    per = profile_cpu_per_subgraph(out)
+    return [estimate(idx, s, seen, profiled, quota, per) for s in shards]
+
+
+def cost_key(e: Estimate) -> tuple:
+    """The order of ``fullscale.order: cost``: shards with subgraphs to profile by CPU seconds (ties: id),
+    then those with nothing to profile, then those without an estimate."""
+    return (e.cpu_s is None, not e.subgraphs, e.cpu_s or 0.0, e.shard)
+
+
+def pick(ests: list[Estimate], seconds_left: float | None) -> tuple[Estimate | None, list[Estimate]]:
+    """``(next, too_long)``: the cheapest (``cpu_s``; ties: lowest id) of ``ests`` with subgraphs to profile
+    whose wall estimate (``cpu_s`` / :data:`CORES_BUSY`) fits ``seconds_left`` (None: no limit; an unknown
+    cost always fits), else the cheapest with nothing to profile, else one without an estimate; and the
+    estimates that do not fit."""
+    fits = [e for e in ests if seconds_left is None or e.cpu_s is None or e.cpu_s / CORES_BUSY <= seconds_left]
+    too_long = [e for e in ests if e not in fits]
+    best = min(fits, key=cost_key, default=None)
+    return best, too_long
+
+
+def ordered(ests: list[Estimate]) -> list[int]:
+    """The shards of ``ests`` in :func:`cost_key` order (``--max-shards`` keeps the first; the Ray executor
+    submits them in it)."""
+    return [e.shard for e in sorted(ests, key=cost_key)]
+
+
+def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | None,
+                 idx: CensusIndex | None = None) -> Callable[[list[dict]], int | None]:
+    """The ``choose`` of :func:`fullscale.runner.run_local` for ``fullscale.order: cost``: at each call,
+    :func:`pick` over the specs not yet started (re-priced against the shards committed by then) with the
+    seconds left before ``deadline_epoch`` (None: no limit); prints its choice, or why none fits."""
+    idx = census_index(out) if idx is None else idx
+
+    def choose(queue: list[dict]) -> int | None:
+        left = None if deadline_epoch is None else deadline_epoch - time.time()
+        best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx), left)
+        if best is None:
+            cheapest = min(too_long, key=lambda e: e.cpu_s or 0.0)
+            print(f"no pending shard fits the {left:.0f} s left before the deadline (cheapest: {shard_name(cheapest.shard)}, "
+                  f"~{cheapest.cpu_s:.0f} CPU-s): {len(too_long)} left for a longer run", flush=True)
+            return None
+        cost = "unknown cost (no census shard)" if best.cpu_s is None else (
+            f"~{best.subgraphs} subgraphs to profile, ~{best.cpu_s:.0f} CPU-s")
+        print(f"next: {shard_name(best.shard)} ({cost}; {len(queue) - 1} pending"
+              + (f", {len(too_long)} too long for the {left:.0f} s left" if too_long else "") + ")", flush=True)
+        i = next(i for i, s in enumerate(queue) if s["shard"] == best.shard)
+        queue[i]["estimate"] = {"subgraphs": best.subgraphs,  # kept in the shard's manifest (estimate_accuracy)
+                                "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1)}
+        return i
+
+    return choose
+
+
+def estimate_accuracy(out: str | Path) -> dict | None:
+    """How the estimates the shards were started with (``manifest.estimate``, set by :func:`cost_chooser`)
+    compare with what they did: ``shards``; summed ``subgraphs_estimated`` / ``subgraphs_profiled``
+    (``counts.subgraphs_profilable_new``) and ``cpu_s_estimated`` / ``cpu_s`` (the manifest's); per shard the
+    ratio actual / estimated CPU seconds (``cpu_ratio``: min, median, max). None before any such shard."""
+    rows = []
+    for d in done_shards(out):
+        man = read_manifest(d)
+        est = man.get("estimate") or {}
+        if est.get("cpu_s"):
+            rows.append((est["subgraphs"], int((man.get("counts") or {}).get("subgraphs_profilable_new") or 0),
+                         float(est["cpu_s"]), float(man.get("cpu_s") or 0.0)))
+    if not rows:
+        return None
+    ratios = sorted(r[3] / r[2] for r in rows)
+    return {"shards": len(rows), "subgraphs_estimated": sum(r[0] for r in rows),
+            "subgraphs_profiled": sum(r[1] for r in rows), "cpu_s_estimated": round(sum(r[2] for r in rows), 1),
+            "cpu_s": round(sum(r[3] for r in rows), 1),
+            "cpu_ratio": {"min": round(ratios[0], 2), "median": round(ratios[len(ratios) // 2], 2),
+                          "max": round(ratios[-1], 2)}}
