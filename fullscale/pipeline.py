@@ -71,6 +71,7 @@ from passnet_common.machine import cpu_model
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the phases a shard runs, in order, and the stage command of each (``{...}`` filled per shard)
+RESUME_KEPT = ("capture", "profile/attempts")  # under <work>/shards/<id>/: kept when a shard runs again
 PHASES = (
     ("capture", ["-m", "extract", "capture", "--params", "{params}", "--catalog", "{w}/catalog.parquet",
                  "--out", "{w}/extract", "--store", "{w}/graph_store", "--work", "{w}/capture", "--no-progress"]),
@@ -367,9 +368,12 @@ def shard_entry(spec: dict) -> dict:
     name = shard_name(shard)
     w = Path(spec["work"]).resolve() / "shards" / name
     if w.exists():
-        # the stage outputs are rebuilt; the capture's resume folder (finished attempts) is kept
-        for p in w.iterdir():
-            if p.name not in ("capture",):
+        # the stage outputs are rebuilt; the capture's resume folder and the profile's finished attempts (each
+        # under a key of everything that shapes it, our code included: curate.profile.variant.attempt_key) are
+        # kept, so a shard stopped at a deadline resumes its profile on this machine
+        keep = {w / k for k in RESUME_KEPT}
+        for p in [*w.iterdir(), *((w / "profile").iterdir() if (w / "profile").is_dir() else [])]:
+            if p not in keep and p != w / "profile":
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
     w.mkdir(parents=True, exist_ok=True)
     (w / "metrics").mkdir(exist_ok=True)
