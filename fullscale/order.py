@@ -6,16 +6,18 @@ leaves profilable: the subgraphs of its unique graphs that no committed full sha
 The census shards (``<out>/census/``) hold every graph and subgraph of the catalog, so that count is known
 for every pending shard before it runs (:func:`estimate`), and with the profile CPU seconds per profiled
 subgraph of the committed full shards (:func:`profile_cpu_per_subgraph`) it prices the shard in CPU seconds.
+A shard without a census shard, or with a graph the census could not load, is not priced
+(:attr:`Estimate.priced`).
 
-``fullscale.order: cost`` (:func:`pick`) runs next the cheapest shard that has something to profile, among
-those whose estimate fits the time left before ``--deadline``. Subgraphs to profile per CPU second are
-about the same in every shard (capture, dedupe and decompose are a few per cent of a shard), so the order
-changes little what an hour of profile buys; it changes how much of it is lost: a shard stopped at a
-deadline keeps nothing on another machine, and cheap shards first finish the most shards in a window.
-Structures are shared between shards, so a large shard's estimate shrinks as the shards committed before
-it time its structures (the estimate is recomputed from the committed shards at each pick). A shard that
-fits no longer waits for a run with a longer window (one without a deadline takes every shard); shards
-with nothing left to profile come last. ``fullscale.order: id`` runs them in id order.
+``fullscale.order: cost`` (:func:`pick`) runs next the cheapest priced shard that has something to profile,
+among those whose estimate fits the time left before ``--deadline`` (:func:`fits`); then priced shards with
+nothing to profile; unpriced ones only without a deadline. Subgraphs to profile per CPU second are about the
+same in every shard (capture, dedupe and decompose are a few per cent of a shard), so the order changes
+little what an hour of profile buys; it changes how much of it is lost: a shard stopped at a deadline keeps
+nothing on another machine, and cheap shards first finish the most shards in a window. Structures are shared
+between shards, so a large shard's estimate shrinks as the shards committed before it time its structures
+(the estimate is recomputed from the committed shards at each pick). ``fullscale.order: id`` runs them in id
+order.
 
 The estimate is linear in subgraphs (a subgraph's variants, candidates and replicates vary: it orders
 shards, it is not a promise). Its wall seconds are its CPU seconds over :data:`CORES_BUSY`, the fewest cores a
@@ -24,6 +26,8 @@ shard was measured to keep busy; a shard that outruns its estimate is stopped at
 
 from __future__ import annotations
 
+import json
+import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -51,40 +55,58 @@ class CensusIndex:
     """What the committed census shards say about every shard id: ``graphs[id]`` (graph hashes of the
     shard's captured models), ``pre_cpu_s[id]`` (CPU seconds of its census capture, dedupe and decompose),
     ``subgraphs[graph_hash]`` (rows ``subgraph_hash``, ``structure_hash``, ``status`` of each subgraph the
-    census decomposed from that graph). A graph the census did not decompose is one a committed full shard
-    decomposed (the census skips those, :mod:`fullscale.pipeline`): seen, so no pending shard profiles it."""
+    census decomposed from that graph), and ``unpriced`` (graphs a census shard decomposed without a subgraph
+    row where that shard's decompose skipped a graph it could not load: the loader then refused it, the
+    current one may not, so what the graph gives is unknown). A graph no census shard decomposed is one a
+    committed full shard decomposed (the census skips those, :mod:`fullscale.pipeline`): seen, so no pending
+    shard profiles it."""
 
     graphs: dict[int, set[str]] = field(default_factory=dict)
     pre_cpu_s: dict[int, float] = field(default_factory=dict)
     subgraphs: dict[str, list[dict]] = field(default_factory=dict)
+    unpriced: set[str] = field(default_factory=set)
 
 
 def census_index(out: str | Path) -> CensusIndex:
-    """Read :class:`CensusIndex` from ``<out>/census/*`` (a subgraph under several graphs is listed under each)."""
+    """Read :class:`CensusIndex` from ``<out>/census/*`` (a subgraph under several graphs is listed under each;
+    a census shard's graph skips are read from its ``metrics/decompose.json``, ``graph_skips``)."""
     idx = CensusIndex()
     for d in done_shards(out, CENSUS):
         man = read_manifest(d)
         sid = int(man["shard"])
-        gp, sg = d / "tables" / "graphs.parquet", d / "tables" / "subgraphs.parquet"
+        gp, sg, ug = (d / "tables" / f"{t}.parquet" for t in ("graphs", "subgraphs", "unique_graphs"))
         idx.graphs[sid] = (set(pq.read_table(gp, columns=["graph_hash"]).column("graph_hash").to_pylist())
                            if gp.is_file() else set())
         idx.pre_cpu_s[sid] = sum(float(p.get("cpu_s") or 0.0) for p in man.get("phases", [])
                                  if p.get("phase") in PRE_PROFILE)
-        if not sg.is_file():
-            continue
-        for r in pq.read_table(sg, columns=["subgraph_hash", "structure_hash", "status", "members"]).to_pylist():
-            row = {"subgraph_hash": r["subgraph_hash"], "structure_hash": r["structure_hash"], "status": r["status"]}
-            for g in sorted({m["graph_hash"] for m in r["members"] or []}):
-                idx.subgraphs.setdefault(g, []).append(row)
+        decomposed: set[str] = set()
+        if sg.is_file():
+            for r in pq.read_table(sg, columns=["subgraph_hash", "structure_hash", "status", "members"]).to_pylist():
+                row = {"subgraph_hash": r["subgraph_hash"], "structure_hash": r["structure_hash"], "status": r["status"]}
+                for g in sorted({m["graph_hash"] for m in r["members"] or []}):
+                    idx.subgraphs.setdefault(g, []).append(row)
+                    decomposed.add(g)
+        dm = d / "metrics" / "decompose.json"
+        skips = json.loads(dm.read_text()).get("graph_skips") or {} if dm.is_file() else {}
+        if any(k.startswith("unloadable") and v for k, v in skips.items()) and ug.is_file():
+            idx.unpriced |= set(pq.read_table(ug, columns=["graph_hash"]).column("graph_hash").to_pylist()) - decomposed
     return idx
 
 
+def _resumed(man: dict) -> bool:
+    """The shard's profile went on from attempts an earlier run left (its manifest's CPU is the last run's)."""
+    return any((man.get("resumed_attempts") or {}).values())
+
+
 def profile_cpu_per_subgraph(out: str | Path) -> float | None:
-    """Profile CPU seconds per profiled subgraph over the committed full shards that ran a profile (their
-    manifests' ``profile`` phase and ``counts.subgraphs_profilable_new``); None before any."""
+    """Profile CPU seconds per profiled subgraph over the committed full shards that ran a whole profile in
+    one run (their manifests' ``profile`` phase and ``counts.subgraphs_profilable_new``; a shard that resumed
+    earlier attempts is left out: its CPU is the last run's alone); None before any."""
     cpu = n = 0.0
     for d in done_shards(out):
         man = read_manifest(d)
+        if _resumed(man):
+            continue
         prof = [p for p in man.get("phases", []) if p.get("phase") == "profile" and p.get("rc") == 0]
         k = (man.get("counts") or {}).get("subgraphs_profilable_new") or 0
         if prof and k:
@@ -96,12 +118,19 @@ def profile_cpu_per_subgraph(out: str | Path) -> float | None:
 @dataclass(frozen=True)
 class Estimate:
     """One pending shard: ``subgraphs`` it would profile given the committed shards (None: no census shard
-    of it), ``cpu_s`` its estimated CPU seconds (census phases + ``subgraphs`` x profile CPU per subgraph;
-    None where either is unknown)."""
+    of it; a lower bound where ``unpriced_graphs`` > 0: its unseen graphs in :attr:`CensusIndex.unpriced`),
+    ``cpu_s`` its estimated CPU seconds (census phases + ``subgraphs`` x profile CPU per subgraph; None where
+    either is unknown)."""
 
     shard: int
     subgraphs: int | None
     cpu_s: float | None
+    unpriced_graphs: int = 0
+
+    @property
+    def priced(self) -> bool:
+        """The census knows everything this shard would profile."""
+        return self.subgraphs is not None and not self.unpriced_graphs
 
 
 def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], profiled: Counter,
@@ -114,14 +143,15 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
         return Estimate(shard, None, None)
     seen_graphs, seen_subs = seen
     rows: dict[str, dict] = {}
-    for g in sorted(idx.graphs[shard] - seen_graphs):
+    graphs = sorted(idx.graphs[shard] - seen_graphs)
+    for g in graphs:
         for r in idx.subgraphs.get(g, []):
             if r["status"] == "ok" and r["subgraph_hash"] not in seen_subs:
                 rows.setdefault(r["subgraph_hash"], r)
     ok = list(rows.values())
     n = len(ok) if quota is None else sum(1 for s in structure_picks(ok, profiled, quota) if not s)
     cpu = None if cpu_per_subgraph is None else idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph
-    return Estimate(shard, n, cpu)
+    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced))
 
 
 def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None) -> list[Estimate]:
@@ -133,26 +163,48 @@ def estimates(out: str | Path, shards: list[int], quota: int | None, idx: Census
 
 
 def cost_key(e: Estimate) -> tuple:
-    """The order of ``fullscale.order: cost``: shards with subgraphs to profile by CPU seconds (ties: id),
-    then those with nothing to profile, then those without an estimate."""
-    return (e.cpu_s is None, not e.subgraphs, e.cpu_s or 0.0, e.shard)
+    """The order of ``fullscale.order: cost``: priced shards with subgraphs to profile, cheapest first (CPU
+    seconds; before any full shard has profiled, subgraphs); then priced shards with nothing to profile; then
+    the others (no census shard, or graphs the census could not price: :attr:`Estimate.priced`) by what is
+    known of them. Ties: lowest id."""
+    tier = 0 if e.priced and e.subgraphs else 1 if e.priced else 2
+    size = e.cpu_s if e.cpu_s is not None else float(e.subgraphs or 0)
+    return (tier, size, e.shard)
+
+
+def fits(e: Estimate, seconds_left: float | None, any_priced: bool) -> bool:
+    """Whether ``e`` may start with ``seconds_left`` before the deadline (None: no deadline): a priced
+    shard if its wall estimate (``cpu_s`` / :data:`CORES_BUSY`) fits, or if no full shard has profiled yet
+    (no CPU rate to price it with); an unpriced one only when no shard of the queue is priced
+    (``any_priced`` False: a build without a census runs in id order as before)."""
+    if seconds_left is None:
+        return True
+    if not e.priced:
+        return not any_priced
+    return e.cpu_s is None or e.cpu_s / CORES_BUSY <= seconds_left
 
 
 def pick(ests: list[Estimate], seconds_left: float | None) -> tuple[Estimate | None, list[Estimate]]:
-    """``(next, too_long)``: the cheapest (``cpu_s``; ties: lowest id) of ``ests`` with subgraphs to profile
-    whose wall estimate (``cpu_s`` / :data:`CORES_BUSY`) fits ``seconds_left`` (None: no limit; an unknown
-    cost always fits), else the cheapest with nothing to profile, else one without an estimate; and the
-    estimates that do not fit."""
-    fits = [e for e in ests if seconds_left is None or e.cpu_s is None or e.cpu_s / CORES_BUSY <= seconds_left]
-    too_long = [e for e in ests if e not in fits]
-    best = min(fits, key=cost_key, default=None)
-    return best, too_long
+    """``(next, too_long)``: the first of ``ests`` in :func:`cost_key` order that :func:`fits`
+    ``seconds_left``, and the estimates that do not fit."""
+    any_priced = any(e.priced for e in ests)
+    ok = [e for e in ests if fits(e, seconds_left, any_priced)]
+    return min(ok, key=cost_key, default=None), [e for e in ests if e not in ok]
 
 
 def ordered(ests: list[Estimate]) -> list[int]:
     """The shards of ``ests`` in :func:`cost_key` order (``--max-shards`` keeps the first; the Ray executor
     submits them in it)."""
     return [e.shard for e in sorted(ests, key=cost_key)]
+
+
+def _describe(e: Estimate) -> str:
+    if e.subgraphs is None:
+        return f"{shard_name(e.shard)}, unknown cost (no census shard)"
+    what = f"{shard_name(e.shard)}, {'at least ' if e.unpriced_graphs else '~'}{e.subgraphs} subgraphs to profile"
+    if e.unpriced_graphs:
+        what += f" ({e.unpriced_graphs} graphs the census could not load)"
+    return what + (f", ~{e.cpu_s:.0f} CPU-s" if e.cpu_s is not None and not e.unpriced_graphs else "")
 
 
 def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | None,
@@ -166,16 +218,13 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
         left = None if deadline_epoch is None else deadline_epoch - time.time()
         best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx), left)
         if best is None:
-            cheapest = min(too_long, key=lambda e: e.cpu_s or 0.0)
-            print(f"no pending shard fits the {left:.0f} s left before the deadline (cheapest: {shard_name(cheapest.shard)}, "
-                  f"~{cheapest.cpu_s:.0f} CPU-s): {len(too_long)} left for a longer run", flush=True)
+            print(f"no pending shard fits the {left:.0f} s left before the deadline: {len(too_long)} left for a "
+                  f"longer run ({_describe(min(too_long, key=cost_key))} is the cheapest)", flush=True)
             return None
-        cost = "unknown cost (no census shard)" if best.cpu_s is None else (
-            f"~{best.subgraphs} subgraphs to profile, ~{best.cpu_s:.0f} CPU-s")
-        print(f"next: {shard_name(best.shard)} ({cost}; {len(queue) - 1} pending"
+        print(f"next: {_describe(best)} ({len(queue) - 1} pending"
               + (f", {len(too_long)} too long for the {left:.0f} s left" if too_long else "") + ")", flush=True)
         i = next(i for i, s in enumerate(queue) if s["shard"] == best.shard)
-        queue[i]["estimate"] = {"subgraphs": best.subgraphs,  # kept in the shard's manifest (estimate_accuracy)
+        queue[i]["estimate"] = {"subgraphs": best.subgraphs, "unpriced_graphs": best.unpriced_graphs,
                                 "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1)}
         return i
 
@@ -186,19 +235,20 @@ def estimate_accuracy(out: str | Path) -> dict | None:
     """How the estimates the shards were started with (``manifest.estimate``, set by :func:`cost_chooser`)
     compare with what they did: ``shards``; summed ``subgraphs_estimated`` / ``subgraphs_profiled``
     (``counts.subgraphs_profilable_new``) and ``cpu_s_estimated`` / ``cpu_s`` (the manifest's); per shard the
-    ratio actual / estimated CPU seconds (``cpu_ratio``: min, median, max). None before any such shard."""
+    ratio actual / estimated CPU seconds (``cpu_ratio``: min, median, max). Only shards started with a priced
+    estimate that ran their profile in one run (not resumed) count. None before any such shard."""
     rows = []
     for d in done_shards(out):
         man = read_manifest(d)
         est = man.get("estimate") or {}
-        if est.get("cpu_s"):
+        if est.get("cpu_s") and not est.get("unpriced_graphs") and not _resumed(man):
             rows.append((est["subgraphs"], int((man.get("counts") or {}).get("subgraphs_profilable_new") or 0),
                          float(est["cpu_s"]), float(man.get("cpu_s") or 0.0)))
     if not rows:
         return None
-    ratios = sorted(r[3] / r[2] for r in rows)
+    ratios = [r[3] / r[2] for r in rows]
     return {"shards": len(rows), "subgraphs_estimated": sum(r[0] for r in rows),
             "subgraphs_profiled": sum(r[1] for r in rows), "cpu_s_estimated": round(sum(r[2] for r in rows), 1),
             "cpu_s": round(sum(r[3] for r in rows), 1),
-            "cpu_ratio": {"min": round(ratios[0], 2), "median": round(ratios[len(ratios) // 2], 2),
-                          "max": round(ratios[-1], 2)}}
+            "cpu_ratio": {"min": round(min(ratios), 2), "median": round(statistics.median(ratios), 2),
+                          "max": round(max(ratios), 2)}}

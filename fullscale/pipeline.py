@@ -70,8 +70,9 @@ from passnet_common.machine import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: scratch paths under ``<work>/shards/<id>/`` a re-run of the shard keeps (the attempts only under the same params)
+RESUME_KEPT = ("capture", "profile/attempts", "profile/attempts.params_sha256")
 #: the phases a shard runs, in order, and the stage command of each (``{...}`` filled per shard)
-RESUME_KEPT = ("capture", "profile/attempts")  # under <work>/shards/<id>/: kept when a shard runs again
 PHASES = (
     ("capture", ["-m", "extract", "capture", "--params", "{params}", "--catalog", "{w}/catalog.parquet",
                  "--out", "{w}/extract", "--store", "{w}/graph_store", "--work", "{w}/capture", "--no-progress"]),
@@ -339,7 +340,8 @@ def _compact_profiles(src: Path, keep_history: bool) -> bytes:
 def progress(w: Path) -> dict:
     """What a shard's scratch folder ``w`` holds so far (a failure record carries it): capture attempts
     (model, ok, error class, CPU and wall seconds from the capture's ``timings.jsonl``), unique graphs new to
-    the build, decomposed and profilable subgraphs, profile variants checked (compiled) and timed."""
+    the build, decomposed and profilable subgraphs, profile variants checked (compiled) and timed -- every
+    attempt on disk, those an earlier run of the shard left included (the record's ``resumed_attempts``)."""
     tl = w / "capture" / "timings.jsonl"
     attempts = [json.loads(line) for line in tl.read_text().splitlines() if line.strip()] if tl.is_file() else []
     subs = _rows(w / "decompose" / "subgraphs.parquet")
@@ -367,14 +369,23 @@ def shard_entry(spec: dict) -> dict:
     shard, n, n_graphnet = int(spec["shard"]), int(spec["num_shards"]), int(spec["graphnet_shards"])
     name = shard_name(shard)
     w = Path(spec["work"]).resolve() / "shards" / name
+    digest = params_digest(spec["params"])
+    stamp = w / "profile" / "attempts.params_sha256"  # the params the kept attempts were made with
     if w.exists():
         # the stage outputs are rebuilt; the capture's resume folder and the profile's finished attempts (each
-        # under a key of everything that shapes it, our code included: curate.profile.variant.attempt_key) are
-        # kept, so a shard stopped at a deadline resumes its profile on this machine
+        # under a key of its subgraph, size, dtype, inputs, torch and profile code: curate.profile.variant.
+        # attempt_key) are kept, so a shard stopped at a deadline resumes its profile on this machine -- the
+        # attempts only where they were made with the same merged params (the key leaves some knobs out)
         keep = {w / k for k in RESUME_KEPT}
+        if not stamp.is_file() or stamp.read_text().strip() != digest:
+            keep.discard(w / "profile" / "attempts")
         for p in [*w.iterdir(), *((w / "profile").iterdir() if (w / "profile").is_dir() else [])]:
             if p not in keep and p != w / "profile":
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
+    att = w / "profile" / "attempts"
+    resumed = {"checked": sum(1 for _ in att.rglob("check.json")), "timed": sum(1 for _ in att.rglob("result.json"))}
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest)
     w.mkdir(parents=True, exist_ok=True)
     (w / "metrics").mkdir(exist_ok=True)
     started = datetime.now(timezone.utc)
@@ -448,7 +459,7 @@ def shard_entry(spec: dict) -> dict:
             "shard": shard, "name": name, "census": census, "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
             "phases_done": phases + [exc.record], "models": len(models),
             "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
-            "progress": progress(w), "estimate": spec.get("estimate"),
+            "progress": progress(w), "resumed_attempts": resumed, "estimate": spec.get("estimate"),
             "started_utc": started.isoformat(timespec="seconds"), "failed_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": machine(), "code": code_version()}}
 
@@ -510,7 +521,7 @@ def shard_entry(spec: dict) -> dict:
         "started_utc": started.isoformat(timespec="seconds"), "finished_utc": finished.isoformat(timespec="seconds"),
         "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
         "trial_history_kept": bool(spec.get("keep_trial_history")),
-        "estimate": spec.get("estimate"),
+        "estimate": spec.get("estimate"), "resumed_attempts": resumed,
         "files": {k: len(v) for k, v in sorted(files.items())},
     }
     files["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True).encode()

@@ -237,7 +237,9 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
     """Run ``specs`` with ``entry``, ``workers`` at a time; each result is written (and ``on_done`` called,
     one result at a time) as it arrives. No shard starts after ``stop_after_utc`` (HH:MM UTC). ``choose``
     (None: the first) gets the specs not yet started and returns the index of the next one, or None to
-    start no more (:func:`fullscale.order.cost_chooser`). Returns the results (files dropped) in shard order.
+    start no more (:func:`fullscale.order.cost_chooser`); with workers > 1, a worker for which it chose
+    nothing waits while another runs a shard and asks again once that shard is written. Returns the results
+    (files dropped) in shard order.
 
     With ``workers`` > 1 each worker is a thread pinned to its own share of this process's usable cores
     (:func:`core_shares`; Linux ``sched_setaffinity`` of the thread, which the stage commands it starts
@@ -260,38 +262,56 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
     choose = choose or (lambda queue: 0)
     queue: list[dict] = list(specs)
 
-    def next_spec() -> dict | None:
-        i = choose(queue) if queue and not _past(stop_after_utc) else None
-        return None if i is None else queue.pop(i)
-
     if workers == 1:
         results = []
-        while (spec := next_spec()) is not None:
-            results.append(_finish(out, entry(spec), on_done))
+        while queue and not _past(stop_after_utc) and (i := choose(queue)) is not None:
+            results.append(_finish(out, entry(queue.pop(i)), on_done))
         return results
     if not hasattr(os, "sched_setaffinity"):
         raise ValueError("fullscale.local_workers > 1 pins each worker to its own cores: this platform has no "
                          "sched_setaffinity (run with local_workers: 1, or the Ray executor)")
     shares = core_shares(sorted(os.sched_getaffinity(0)), workers)
     results, errors = [], []
-    take, finish = threading.Lock(), threading.Lock()  # the queue; the writes, on_done and the results
+    take, finish = threading.Condition(), threading.Lock()  # the queue and `running`; the writes, on_done, results
     stop = threading.Event()
+    running = 0  # shards started and not yet written
+
+    def take_spec() -> dict | None:
+        """The next spec, or None: stopped, queue empty, past stop_after, or nothing chosen while no other
+        worker runs a shard. Nothing chosen while another runs: wait for it to finish (its commit re-prices
+        the queue, :mod:`fullscale.order`), then choose again."""
+        nonlocal running
+        with take:
+            while not stop.is_set() and queue and not _past(stop_after_utc):
+                i = choose(queue)
+                if i is not None:
+                    running += 1
+                    return queue.pop(i)
+                if not running:
+                    break
+                take.wait()
+            take.notify_all()  # the waiting workers see the end too
+            return None
 
     def work(cores: list[int]) -> None:
+        nonlocal running
         try:
             os.sched_setaffinity(0, cores)  # this thread only (Linux): the stage commands it starts inherit it
-            while True:
-                with take:
-                    spec = None if stop.is_set() else next_spec()
-                if spec is None:
-                    return
-                r = entry(spec)
-                with finish:
-                    results.append(_finish(out, r, on_done))
+            while (spec := take_spec()) is not None:
+                try:
+                    r = entry(spec)
+                    with finish:
+                        results.append(_finish(out, r, on_done))
+                finally:
+                    with take:
+                        running -= 1
+                        take.notify_all()
         except BaseException as exc:  # noqa: BLE001 - raised in the caller after the other workers stop
             with finish:
                 errors.append(exc)
             stop.set()
+            with take:
+                take.notify_all()
 
     threads = [threading.Thread(target=work, args=(c,), name=f"fullscale-worker-{i}", daemon=True)
                for i, c in enumerate(shares)]
@@ -303,6 +323,8 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
                 t.join(0.5)
     except BaseException:  # Ctrl-C: no new shard; the running stage commands (own sessions) are killed
         stop.set()
+        with take:
+            take.notify_all()
         kill_running_stages()
         for t in threads:
             t.join()
@@ -350,15 +372,27 @@ def run_ray(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_
             ray.shutdown()
 
 
-def deadline_epoch(hhmm: str | None) -> float | None:
-    """Unix time of the next ``HH:MM`` UTC (today's, or tomorrow's when already past); None for None."""
+DEADLINE_PAST_H = 12  # a --deadline that passed less than this many hours ago is refused, not moved to tomorrow
+
+
+def deadline_epoch(hhmm: str | None, now: datetime | None = None) -> float | None:
+    """Unix time of the next ``HH:MM`` UTC (today's, or tomorrow's when it passed at least
+    :data:`DEADLINE_PAST_H` hours ago); None for None.
+
+    Raises:
+        ValueError: the time passed less than :data:`DEADLINE_PAST_H` hours ago (a deadline typed late would
+            otherwise give the run about a day, and the shard order would start shards that long).
+    """
     if not hhmm:
         return None
     hh, mm = (int(x) for x in hhmm.split(":"))
-    now = datetime.now(timezone.utc)
+    now = now or datetime.now(timezone.utc)
     t = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
     if t <= now:
-        t = t.replace(day=now.day) + timedelta(days=1)
+        if now - t < timedelta(hours=DEADLINE_PAST_H):
+            raise ValueError(f"--deadline {hhmm} UTC passed {(now - t).total_seconds() / 60:.0f} min ago "
+                             f"(it is {now:%H:%M} UTC): give a time still ahead")
+        t += timedelta(days=1)
     return t.timestamp()
 
 

@@ -656,10 +656,12 @@ def test_a_variant_held_out_in_one_task_is_held_out_in_every_task_that_holds_it(
 def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
     """A shard whose deadline has come: its running stage is stopped (rc None) and the shard is a
     failure record naming that phase (so the next run does it again). Run again, a shard keeps only its
-    capture resume folder and its profile's finished attempts from the earlier run."""
+    capture resume folder and its profile's finished attempts from the earlier run, the attempts only if
+    they were made with the same params."""
     import time
 
     from extract.sources.modules import module_catalog
+    from fullscale.params import params_digest
     from fullscale.pipeline import shard_entry
     from passnet_common.io import write_parquet
     from passnet_common.schema import to_table
@@ -668,13 +670,15 @@ def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
     (tmp_path / "modules" / "mlp_a.py").write_text(MLP)
     write_parquet(tmp_path / "catalog.parquet", to_table("models", module_catalog(tmp_path / "modules")))
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    w = tmp_path / "work" / "shards" / "s0000"  # what an earlier run of the shard left
+    w = tmp_path / "work" / "shards" / "s0000"  # what an earlier run of the shard left, with the same params
     for rel in ("capture/done/a.json", "profile/attempts/ab/abcd/check.json", "profile/profiles.parquet",
                 "profile/variants/x.json", "decompose/subgraphs.parquet", "logs/profile.log", "attempts/stray.json"):
         (w / rel).parent.mkdir(parents=True, exist_ok=True)
         (w / rel).write_text("{}")
-    res = shard_entry({"shard": 0, "num_shards": 1, "graphnet_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
-                       "out": str(tmp_path / "out"), "work": str(tmp_path / "work"), "deadline_epoch": time.time()})
+    (w / "profile" / "attempts.params_sha256").write_text(params_digest(params))
+    spec = {"shard": 0, "num_shards": 1, "graphnet_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
+            "out": str(tmp_path / "out"), "work": str(tmp_path / "work"), "deadline_epoch": time.time()}
+    res = shard_entry(spec)
     assert res["ok"] is False
     f = res["failure"]
     assert (f["phase"], f["rc"], f["models"]) == ("capture", None, 1)  # 1 s left: killed while importing torch
@@ -683,6 +687,12 @@ def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
     left = {str(p.relative_to(w)) for p in w.rglob("*.json") if "capture" not in p.parts or p.name == "a.json"}
     assert left == {"capture/done/a.json", "profile/attempts/ab/abcd/check.json"}, left
     assert not (w / "profile" / "profiles.parquet").exists() and not (w / "decompose").exists()
+    assert f["resumed_attempts"] == {"checked": 1, "timed": 0} and f["progress"]["profile_checked"] == 1
+    # attempts made with other params are not resumed
+    (w / "profile" / "attempts.params_sha256").write_text("other params")
+    f = shard_entry({**spec, "deadline_epoch": time.time()})["failure"]
+    assert not (w / "profile" / "attempts").exists() and f["resumed_attempts"] == {"checked": 0, "timed": 0}
+    assert (w / "profile" / "attempts.params_sha256").read_text() == params_digest(params)
 
 
 def test_profile_counts_read_the_profiles_two_phases():

@@ -5,6 +5,7 @@ time before the deadline."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -72,7 +73,8 @@ def test_the_order_is_cheapest_productive_first_then_nothing_to_profile_then_unk
     assert ordered(estimates(build, [0, 1, 2, 3, 4], 1)) == [1, 0, 2, 3, 4]
     ests = estimates(build, [0, 1, 2, 3, 4], 1)
     best, too_long = pick(ests, 300.0)  # wall estimate = CPU / CORES_BUSY: shard 1 needs 294 s, shard 0 371 s
-    assert best.shard == 1 and sorted(e.shard for e in too_long) == [0, 2]
+    assert best.shard == 1 and sorted(e.shard for e in too_long) == [0, 2, 4]  # 4: no price, no start before a deadline
+    assert pick(ests, None)[1] == []
     assert 250.0 / CORES_BUSY <= 300.0 < 315.0 / CORES_BUSY
     assert pick(ests, 280.0)[0].shard == 3  # shard 1's 250 CPU-s need 294 s wall: only the cheap or unknown fit
     assert pick(ests, 100.0)[0].shard == 3
@@ -91,8 +93,8 @@ def test_a_committed_shard_that_times_a_structure_lowers_the_others_price(build)
 
 
 def test_the_local_executor_runs_the_cheapest_that_fits_and_leaves_the_rest(build, capsys):
-    """With 300 s before the deadline the chooser starts shard 1, then the cheap shard 3 and the unknown
-    shard 4, and starts neither 0 nor 2 (too long for what is left); they stay pending."""
+    """With 300 s before the deadline the chooser starts shard 1, then the cheap shard 3, and starts neither
+    0 nor 2 (too long for what is left) nor 4 (no census shard to price it); they stay pending."""
     ran = []
 
     def entry(spec):
@@ -102,10 +104,10 @@ def test_the_local_executor_runs_the_cheapest_that_fits_and_leaves_the_rest(buil
 
     specs = [{"shard": i} for i in range(5)]
     run_local(specs, build, entry=entry, choose=cost_chooser(build, 1, time.time() + 300.0))
-    assert ran == [1, 3, 4]
-    assert sorted(read_manifest(d)["shard"] for d in done_shards(build)) == [1, 3, 4, 5]
+    assert ran == [1, 3]
+    assert sorted(read_manifest(d)["shard"] for d in done_shards(build)) == [1, 3, 5]
     out = capsys.readouterr().out
-    assert "next: s0001 (~1 subgraphs to profile, ~250 CPU-s" in out and "no pending shard fits" in out
+    assert "next: s0001, ~1 subgraphs to profile, ~250 CPU-s (4 pending" in out and "no pending shard fits" in out
 
 
 def test_census_index_maps_each_shard_to_its_graphs_and_each_graph_to_its_subgraphs(build):
@@ -121,7 +123,7 @@ def test_the_estimate_a_shard_was_started_with_is_compared_with_what_it_did(buil
     order_estimates sums estimated and actual subgraphs and CPU and gives the per-shard CPU ratio."""
     specs = [{"shard": 1}, {"shard": 2}]
     choose = cost_chooser(build, 1, None)
-    assert choose(specs) == 0 and specs[0]["estimate"] == {"subgraphs": 1, "cpu_s": 250.0}
+    assert choose(specs) == 0 and specs[0]["estimate"] == {"subgraphs": 1, "unpriced_graphs": 0, "cpu_s": 250.0}
     assert "estimate" not in specs[1]
     from fullscale.order import estimate_accuracy
 
@@ -130,6 +132,115 @@ def test_the_estimate_a_shard_was_started_with_is_compared_with_what_it_did(buil
                  estimate={"subgraphs": 1, "cpu_s": 250.0})
     _table_shard(build, 2, {}, counts={"subgraphs_profilable_new": 2}, cpu_s=210.0,
                  estimate={"subgraphs": 2, "cpu_s": 420.0})
+    _table_shard(build, 7, {}, counts={"subgraphs_profilable_new": 9}, cpu_s=90.0,  # resumed: its CPU is one run's
+                 estimate={"subgraphs": 9, "cpu_s": 1800.0}, resumed_attempts={"checked": 20, "timed": 5})
     assert estimate_accuracy(build) == {"shards": 2, "subgraphs_estimated": 3, "subgraphs_profiled": 4,
                                         "cpu_s_estimated": 670.0, "cpu_s": 710.0,
-                                        "cpu_ratio": {"min": 0.5, "median": 2.0, "max": 2.0}}
+                                        "cpu_ratio": {"min": 0.5, "median": 1.25, "max": 2.0}}
+
+
+def test_a_resumed_profile_does_not_lower_the_price_of_a_subgraph(build):
+    """Shard 8 profiled 4 subgraphs for 100 CPU-s in its last run after an earlier run had done most of the
+    work (resumed attempts): it does not count, so a subgraph still costs 200 CPU-s."""
+    from fullscale.order import profile_cpu_per_subgraph
+
+    _table_shard(build, 8, {}, phases=[{"phase": "profile", "cpu_s": 100.0, "rc": 0}],
+                 counts={"subgraphs_profilable_new": 4}, resumed_attempts={"checked": 30, "timed": 12})
+    assert profile_cpu_per_subgraph(build) == 200.0
+    _table_shard(build, 9, {}, phases=[{"phase": "profile", "cpu_s": 100.0, "rc": 0}],
+                 counts={"subgraphs_profilable_new": 4}, resumed_attempts={"checked": 0, "timed": 0})
+    assert profile_cpu_per_subgraph(build) == 500.0 / 6
+
+
+def test_graphs_the_census_could_not_load_leave_their_shard_unpriced(build):
+    """Census shard 10 skipped a graph it could not load (graph_skips unloadable:*): its row-less unique graph
+    g10b is unpriced (today's loader may take it), so shard 10's 1 subgraph is a lower bound; it is ordered
+    after the priced shards and does not start before a deadline, only in a run without one."""
+    _table_shard(build, 10, {"graphs": _graphs("g10a", "g10b"), "unique_graphs": [{"graph_hash": "g10a"}, {"graph_hash": "g10b"}],
+                             "subgraphs": [_s("k1", "K", ["g10a"])]}, CENSUS, census=True, phases=_pre(10.0))
+    d = build / CENSUS / "s0010"
+    (d / "metrics").mkdir()
+    (d / "metrics" / "decompose.json").write_text(json.dumps({"graph_skips": {"unloadable:UnsafeTarget": 1}}))
+    assert census_index(build).unpriced == {"g10b"}
+    e10 = estimates(build, [10], 1)[0]
+    assert (e10.subgraphs, e10.unpriced_graphs, e10.priced) == (1, 1, False)
+    assert ordered(estimates(build, [0, 3, 10], 1)) == [0, 3, 10]
+    assert pick(estimates(build, [10], 1), None)[0].shard == 10
+    assert pick(estimates(build, [10, 1], 1), 1e9)[0].shard == 1 and pick(estimates(build, [10], 1) + [
+        estimates(build, [1], 1)[0]], 100.0)[0] is None
+    # a census shard whose decompose skipped no unloadable graph prices a row-less graph as giving nothing
+    (d / "metrics" / "decompose.json").write_text(json.dumps({"graph_skips": {"trivial_graph": 1}}))
+    assert census_index(build).unpriced == set() and estimates(build, [10], 1)[0].priced
+
+
+def test_before_any_profile_shards_go_by_subgraphs_and_without_a_census_by_id(tmp_path):
+    """No committed full shard: no CPU rate, so priced shards are ordered by their subgraphs and may start
+    before a deadline; with no census shard at all every shard is unpriced and they run in id order."""
+    _table_shard(tmp_path, 0, {"graphs": _graphs("g1"), "subgraphs": [_s("a", "A", ["g1"]), _s("b", "B", ["g1"])]},
+                 CENSUS, census=True, phases=_pre(10.0))
+    _table_shard(tmp_path, 1, {"graphs": _graphs("g2"), "subgraphs": [_s("c", "C", ["g2"])]},
+                 CENSUS, census=True, phases=_pre(10.0))
+    ests = estimates(tmp_path, [0, 1], 1)
+    assert [(e.subgraphs, e.cpu_s) for e in ests] == [(2, None), (1, None)]
+    assert ordered(ests) == [1, 0] and pick(ests, 60.0)[0].shard == 1
+    bare = estimates(tmp_path / "none", [3, 2], 1)
+    assert ordered(bare) == [2, 3] and pick(bare, 60.0)[0].shard == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable cores")
+def test_a_worker_for_which_nothing_fits_waits_for_the_others_commit(tmp_path):
+    """Three shards share structure X: each alone is priced at 2 subgraphs (210 CPU-s, over the 200 s left).
+    Shard 0 (1 subgraph, fits) starts; the second worker finds nothing that fits, and instead of stopping
+    waits for shard 0's commit, which times X and makes shards 1 and 2 fit: the two run on both workers."""
+    import io
+    import threading
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _table_shard(tmp_path, 0, {"graphs": _graphs("g0"), "subgraphs": [_s("x0", "X", ["g0"])]}, CENSUS, census=True,
+                 phases=_pre(10.0))
+    for k in (1, 2):
+        _table_shard(tmp_path, k, {"graphs": _graphs(f"g{k}"), "subgraphs": [_s(f"x{k}", "X", [f"g{k}"]),
+                                                                             _s(f"y{k}", f"Y{k}", [f"g{k}"])]},
+                     CENSUS, census=True, phases=_pre(10.0))
+    _table_shard(tmp_path, 5, {"unique_graphs": [{"graph_hash": "g5"}], "subgraphs": [_s("c", "C", ["g5"])],
+                               "profiles": [_prof("c")]},
+                 phases=[{"phase": "profile", "cpu_s": 100.0, "rc": 0}], counts={"subgraphs_profilable_new": 1})
+
+    def table(rows):
+        b = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows), b)
+        return b.getvalue()
+
+    ran = []
+
+    def entry(spec):
+        s = spec["shard"]
+        ran.append((s, threading.current_thread().name))
+        time.sleep(0.5)
+        subs = [_s(f"x{s}", "X", [f"g{s}"])] + ([_s(f"y{s}", f"Y{s}", [f"g{s}"])] if s else [])
+        man = {"shard": s, "models": [], "counts": {"subgraphs_profilable_new": len(subs)}, "machine": {}, "code": {},
+               "phases": [{"phase": "profile", "cpu_s": 100.0 * len(subs), "rc": 0}]}
+        files = {"manifest.json": json.dumps(man).encode(), "tables/unique_graphs.parquet": table([{"graph_hash": f"g{s}"}]),
+                 "tables/subgraphs.parquet": table(subs), "tables/profiles.parquet": table([_prof(r["subgraph_hash"]) for r in subs])}
+        return {"shard": s, "ok": True, "manifest": man, "files": files}
+
+    run_local([{"shard": i} for i in range(3)], tmp_path, entry=entry, workers=2,
+              choose=cost_chooser(tmp_path, 1, time.time() + 200.0))
+    assert sorted(s for s, _ in ran) == [0, 1, 2] and ran[0][0] == 0
+    assert {w for s, w in ran if s in (1, 2)} == {"fullscale-worker-0", "fullscale-worker-1"}
+
+
+def test_a_deadline_typed_late_is_refused_and_one_long_past_means_tomorrow():
+    from datetime import datetime, timezone
+
+    from fullscale.runner import deadline_epoch
+
+    now = datetime(2026, 12, 6, 8, 36, tzinfo=timezone.utc)
+    assert deadline_epoch("09:00", now) == datetime(2026, 12, 6, 9, 0, tzinfo=timezone.utc).timestamp()
+    with pytest.raises(ValueError, match="passed 1 min ago"):
+        deadline_epoch("08:35", now)
+    assert deadline_epoch("02:00", datetime(2026, 12, 6, 20, 0, tzinfo=timezone.utc)) == datetime(
+        2026, 12, 7, 2, 0, tzinfo=timezone.utc).timestamp()  # 18 h past: tomorrow's
+    assert deadline_epoch(None) is None

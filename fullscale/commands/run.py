@@ -23,7 +23,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--census", action="store_true", help="census shards: capture, dedupe and decompose only, into "
                                                          "<out>/census/ (every graph and structure, no profile)")
     p.add_argument("--deadline", default=None, help="HH:MM UTC: stop a running stage then; its shard is recorded as failed "
-                                                    "(the phase it stopped in) and runs again next time")
+                                                    "(the phase it stopped in) and runs again next time; a time "
+                                                    "that passed less than 12 h ago is refused")
 
 
 def run(args: argparse.Namespace) -> int:
