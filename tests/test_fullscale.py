@@ -445,7 +445,7 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
     assert verify_release(rel)["bad"] == [] and json.loads((rel / "manifest.json").read_text()) == man
 
 
-def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(tmp_path):
+def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(tmp_path, capsys):
     """``run --census`` on the four-module miniature: each shard runs capture, dedupe and decompose only into
     ``<out>/census/``; the second census shard finds its only graph in the first and decomposes nothing; the
     summary counts the census's models, graphs and structures (none timed), the release carries their graph
@@ -490,6 +490,12 @@ def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(t
                 and g1 & {m["graph_hash"] for m in r["members"]}}}
     assert [(e.shard, e.subgraphs, e.cpu_s) for e in estimates(out, [0, 1], 1)] == [
         (0, len(want[0]), None), (1, len(want[1]), None)] and want[1]
+    capsys.readouterr()
+    assert _cli(over, "plan", metrics=metrics) == 0  # lists them in the order they would run: fewest subgraphs first
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["pending"] == 2 and plan["order"] == "cost"
+    assert plan["next"] == sorted([{"shard": f"s000{k}", "subgraphs_to_profile": len(want[k]), "cpu_s": None} for k in (0, 1)],
+                                  key=lambda r: (r["subgraphs_to_profile"], r["shard"]))
     assert _cli(over, "release", metrics=metrics) == 0
     tables = json.loads((out / "release" / "manifest.json").read_text())["tables"]
     assert tables["models"] == 4 and tables["unique_graphs"] == len(g0) and "subgraphs" not in tables
