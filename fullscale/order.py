@@ -5,7 +5,8 @@ leaves profilable: the subgraphs of its unique graphs that no committed full sha
 ``fullscale.structure_quota`` members per structure over the build (:func:`fullscale.shards.structure_picks`).
 The census shards (``<out>/census/``) hold every graph and subgraph of the catalog, so that count is known
 for every pending shard before it runs (:func:`estimate`), and with the profile CPU seconds per profiled
-subgraph of the committed full shards (:func:`profile_cpu_per_subgraph`) it prices the shard in CPU seconds.
+subgraph of the committed full shards (:func:`profile_cpu_per_subgraph`: of those run on this machine's CPU
+model once there are enough of them) it prices the shard in CPU seconds.
 A shard without a census shard, or with a graph the census could not load, is not priced
 (:attr:`Estimate.priced`).
 
@@ -45,7 +46,9 @@ from fullscale.shards import (
     shard_name,
     structure_picks,
 )
+from passnet_common.machine import cpu_model
 
+SAME_CPU_MIN_SHARDS = 2  # shards profiled on this machine's CPU model before their rate replaces the build's
 CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
 PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile
 
@@ -98,21 +101,21 @@ def _resumed(man: dict) -> bool:
     return any((man.get("resumed_attempts") or {}).values())
 
 
-def profile_cpu_per_subgraph(out: str | Path) -> float | None:
+def profile_cpu_per_subgraph(out: str | Path, cpu: str | None = None) -> float | None:
     """Profile CPU seconds per profiled subgraph over the committed full shards that ran a whole profile in
     one run (their manifests' ``profile`` phase and ``counts.subgraphs_profilable_new``; a shard that resumed
-    earlier attempts is left out: its CPU is the last run's alone); None before any."""
-    cpu = n = 0.0
+    earlier attempts is left out: its CPU is the last run's alone): over those run on a CPU of model ``cpu``
+    (``machine.cpu_model``) when at least :data:`SAME_CPU_MIN_SHARDS` were, else over all; None before any."""
+    rows = []
     for d in done_shards(out):
         man = read_manifest(d)
-        if _resumed(man):
-            continue
         prof = [p for p in man.get("phases", []) if p.get("phase") == "profile" and p.get("rc") == 0]
         k = (man.get("counts") or {}).get("subgraphs_profilable_new") or 0
-        if prof and k:
-            cpu += sum(float(p.get("cpu_s") or 0.0) for p in prof)
-            n += k
-    return cpu / n if n else None
+        if prof and k and not _resumed(man):
+            rows.append(((man.get("machine") or {}).get("cpu_model"), sum(float(p.get("cpu_s") or 0.0) for p in prof), k))
+    same = [r for r in rows if cpu is not None and r[0] == cpu]
+    rows = same if len(same) >= SAME_CPU_MIN_SHARDS else rows
+    return sum(r[1] for r in rows) / sum(r[2] for r in rows) if rows else None
 
 
 @dataclass(frozen=True)
@@ -154,11 +157,14 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
     return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced))
 
 
-def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None) -> list[Estimate]:
-    """:func:`estimate` of each of ``shards`` against the shards committed now in ``out``."""
+def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None,
+              cpu: str | None = None) -> list[Estimate]:
+    """:func:`estimate` of each of ``shards`` against the shards committed now in ``out``, at the profile CPU
+    rate of shards run on CPU model ``cpu`` (None: this machine's, :func:`passnet_common.machine.cpu_model`)
+    where there are enough of them (:func:`profile_cpu_per_subgraph`)."""
     idx = census_index(out) if idx is None else idx
     seen, profiled = seen_hashes(out), (profiled_structures(out) if quota is not None else Counter())
-    per = profile_cpu_per_subgraph(out)
+    per = profile_cpu_per_subgraph(out, cpu_model() if cpu is None else cpu)
     return [estimate(idx, s, seen, profiled, quota, per) for s in shards]
 
 

@@ -244,3 +244,19 @@ def test_a_deadline_typed_late_is_refused_and_one_long_past_means_tomorrow():
     assert deadline_epoch("02:00", datetime(2026, 12, 6, 20, 0, tzinfo=timezone.utc)) == datetime(
         2026, 12, 7, 2, 0, tzinfo=timezone.utc).timestamp()  # 18 h past: tomorrow's
     assert deadline_epoch(None) is None
+
+
+def test_the_cpu_rate_is_this_cpu_models_once_two_shards_ran_on_it(build):
+    """The fixture's shard 5 ran on CPU model "x" (200 CPU-s a subgraph). One shard on model "slow" (600) does
+    not replace the build's rate for a "slow" machine; two do; other models keep the build's rate."""
+    from fullscale.order import profile_cpu_per_subgraph
+
+    def shard(i):
+        _table_shard(build, i, {}, phases=[{"phase": "profile", "cpu_s": 600.0, "rc": 0}],
+                     counts={"subgraphs_profilable_new": 1}, machine={"cpu_model": "slow"})
+
+    shard(11)
+    assert profile_cpu_per_subgraph(build, "slow") == 1000.0 / 3
+    shard(12)
+    assert profile_cpu_per_subgraph(build, "slow") == 600.0 and profile_cpu_per_subgraph(build, "x") == 1600.0 / 4
+    assert estimates(build, [0], 1, cpu="slow")[0].cpu_s == 115.0 + 600.0
