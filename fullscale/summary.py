@@ -29,7 +29,8 @@ across shards:
   hold fewer than :data:`PROJECTION_MIN_MODELS` models (``projection_basis``), times the models left --
   linear, so an upper bound where fewer structures are new in later shards;
   ``profile_core_hours_known_structures``: the structures known and not yet timed times the profile CPU
-  seconds per timed structure of the same shards (the quota times one member per structure, so this is
+  seconds per timed structure of the same shards (those that ran their profile in one run: a shard that
+  resumed earlier attempts records its last run's CPU alone; the quota times one member per structure, so this is
   the profile still owed to the structures the census and the shards found); ``tasks_target_projection``
   (below 200 tasks): the shard tasks per timed structure of the current design's shards, the structures still
   to time for 200 at that rate (linear: an estimate, not a promise) and their profile core-hours; ``census``: the census
@@ -169,10 +170,13 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         cpu += man.get("cpu_s", 0.0)
         design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}"
         basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": "",
-                                              "profile_cpu_s": 0.0, "structures_timed": 0, "tasks": 0})
+                                              "profile_cpu_s": 0.0, "structures_priced": 0, "structures_timed": 0,
+                                              "tasks": 0})
         basis["tasks"] += int(man["counts"].get("tasks", 0))
-        basis["profile_cpu_s"] += sum(p["cpu_s"] for p in man.get("phases", []) if p["phase"] == "profile")
         basis["structures_timed"] += len(shard_timed)
+        if not any((man.get("resumed_attempts") or {}).values()):  # a resumed profile's CPU is its last run's alone
+            basis["profile_cpu_s"] += sum(p["cpu_s"] for p in man.get("phases", []) if p["phase"] == "profile")
+            basis["structures_priced"] += len(shard_timed)
         basis["shards"] += 1
         basis["models"] += len(man["models"])
         basis["cpu_s"] += man.get("cpu_s", 0.0)
@@ -221,8 +225,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     # the most recently finished shard, when they hold at least PROJECTION_MIN_MODELS models; else the build's
     cur = max(by_design.items(), key=lambda kv: kv[1]["last"], default=(None, None))
     known = None  # profile CPU s per timed structure of the current design's shards -> what the known structures owe
-    if cur[1] and cur[1]["structures_timed"]:
-        per = cur[1]["profile_cpu_s"] / cur[1]["structures_timed"]
+    if cur[1] and cur[1]["structures_priced"]:
+        per = cur[1]["profile_cpu_s"] / cur[1]["structures_priced"]
         known = {"structures_untimed": len(structures - structures_timed), "profile_cpu_s_per_structure": round(per, 1),
                  "core_hours": round(per * len(structures - structures_timed) / 3600, 2)}
     if cur[1] and cur[1]["models"] >= PROJECTION_MIN_MODELS:

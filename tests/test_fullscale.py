@@ -864,6 +864,13 @@ def test_summary_projects_what_200_tasks_take_from_the_current_designs_rate(tmp_
     assert s["tasks_target_projection"] == {"design": "p:quota=1", "tasks_per_structure_timed": 0.3333,
                                             "structures_to_time": 570, "structures_untimed": 1, "core_hours": 19.0}
     assert "200 need about 570 more structures timed" in s["tasks_shortfall_reason"]
+    # a shard of the same design that resumed earlier attempts: its structure and task count, its CPU (one run's) does not
+    _table_shard(tmp_path, 2, {"subgraphs": [_sub("h7", "G")], "profiles": [_prof("h7")]}, models=["timm:m2"],
+                 params_sha256="p", structure_quota=1, counts={"tasks": 1}, resumed_attempts={"checked": 9, "timed": 9},
+                 phases=[{"phase": "profile", "cpu_s": 1.0, "wall_s": 1.0}], finished_utc="2026-01-03T00:00:00")
+    s = build_summary(tmp_path, 4)
+    assert s["profile_core_hours_known_structures"]["profile_cpu_s_per_structure"] == 120.0
+    assert s["tasks_target_projection"]["tasks_per_structure_timed"] == 0.5  # 2 tasks / 4 structures timed
 
 
 def test_summary_counts_graphs_per_source_and_those_two_sources_share(tmp_path):
