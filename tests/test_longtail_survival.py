@@ -3,7 +3,8 @@
 The end-to-end case is a tiny conv2d > batch_norm > relu subgraph whose weight is a runtime input:
 Inductor lays that weight out again on every call (a 1.2 MB copy beside a conv on a 4 x 4 image),
 which Dynamo-only never does, so the unfrozen code is slower than Dynamo's replay; with the weights
-frozen the copy happens once at compile time, so the slowdown does not survive freezing. Its parent
+frozen the copy happens once at compile time, so most of the slowdown goes (whether the rest is still
+slower than Dynamo-only depends on the CPU). Its parent
 (the same block followed by a pooling) is compiled whole in its own child.
 """
 
@@ -135,7 +136,12 @@ def test_named_variants_resolve_unique_hash_prefixes():
         resolve_variants("ab12:catalog", hashes)
 
 
-def test_a_weight_relayout_slowdown_does_not_survive_freezing(tmp_path):
+def test_freezing_takes_away_a_weight_relayout_slowdown(tmp_path):
+    """Frozen, the weight is laid out once, so the frozen code is much faster than the unfrozen one
+    (measured: 1.75-1.88x on a 2-core Intel Xeon with AVX-512). Whether what is left is still slower than
+    Dynamo-only is the CPU's: the frozen conv on a 4 x 4 image was faster on the AMD EPYC this test was
+    written on, 0.84-0.88x of Dynamo-only on that Xeon; the verdict is the stage's rule on the frozen
+    interval either way."""
     lt, dec, gs, h = _corpus(tmp_path)
     out = tmp_path / "survival.json"
     rc = main(["--long-tail", str(lt), "--decompose", str(dec), "--graph-store", str(gs), "--work", str(tmp_path / "work"),
@@ -147,10 +153,12 @@ def test_a_weight_relayout_slowdown_does_not_survive_freezing(tmp_path):
     assert row["variant"] == f"{h}:catalog:float32" and row["status"] == "ok", row
     assert row["frozen_weights"] == 5
     assert row["retimed_slower"] is True, row  # the control: the re-layout slowdown reproduces in the child
-    assert row["survives_freezing"] is False, row  # frozen, the weight is laid out once
+    assert row["speedup_frozen_vs_inductor"][1] > 1.2, row  # frozen, the weight is laid out once
+    assert row["survives_freezing"] is (row["speedup_compiler_frozen"][2] < 1 - 0.05), row  # min_effect 0.05
     assert row["parent"]["status"] == "ok" and row["parent"]["nodes"] > 0, row
     assert row["survives_parent"] in (True, False)
-    assert res["survives_freezing"] == {"true": 0, "false": 1, "not_judged": 0}
+    verdict = "true" if row["survives_freezing"] else "false"
+    assert res["survives_freezing"] == {"true": 0, "false": 0, "not_judged": 0, verdict: 1}
     assert res["machine"]["cpu_model"] and res["load_avg_1min"]["start"] is not None
 
 
