@@ -96,7 +96,7 @@ def census_index(out: str | Path) -> CensusIndex:
     return idx
 
 
-def _resumed(man: dict) -> bool:
+def resumed(man: dict) -> bool:
     """The shard's profile went on from attempts an earlier run left (its manifest's CPU is the last run's)."""
     return any((man.get("resumed_attempts") or {}).values())
 
@@ -111,7 +111,7 @@ def profile_cpu_per_subgraph(out: str | Path, cpu: str | None = None) -> float |
         man = read_manifest(d)
         prof = [p for p in man.get("phases", []) if p.get("phase") == "profile" and p.get("rc") == 0]
         k = (man.get("counts") or {}).get("subgraphs_profilable_new") or 0
-        if prof and k and not _resumed(man):
+        if prof and k and not resumed(man):
             rows.append(((man.get("machine") or {}).get("cpu_model"), sum(float(p.get("cpu_s") or 0.0) for p in prof), k))
     same = [r for r in rows if cpu is not None and r[0] == cpu]
     rows = same if len(same) >= SAME_CPU_MIN_SHARDS else rows
@@ -247,7 +247,7 @@ def estimate_accuracy(out: str | Path) -> dict | None:
     for d in done_shards(out):
         man = read_manifest(d)
         est = man.get("estimate") or {}
-        if est.get("cpu_s") and not est.get("unpriced_graphs") and not _resumed(man):
+        if est.get("cpu_s") and not est.get("unpriced_graphs") and not resumed(man):
             rows.append((est["subgraphs"], int((man.get("counts") or {}).get("subgraphs_profilable_new") or 0),
                          float(est["cpu_s"]), float(man.get("cpu_s") or 0.0)))
     if not rows:

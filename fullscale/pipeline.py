@@ -337,6 +337,13 @@ def _compact_profiles(src: Path, keep_history: bool) -> bytes:
     return buf.getvalue()
 
 
+def attempt_counts(att: Path) -> dict[str, int]:
+    """Profile attempts on disk under ``att`` (a shard's ``profile/attempts``): ``checked`` (compiled,
+    ``check.json``) and ``timed`` (``result.json``); zeros where the folder is absent."""
+    return {"checked": sum(1 for _ in att.rglob("check.json")) if att.is_dir() else 0,
+            "timed": sum(1 for _ in att.rglob("result.json")) if att.is_dir() else 0}
+
+
 def progress(w: Path) -> dict:
     """What a shard's scratch folder ``w`` holds so far (a failure record carries it): capture attempts
     (model, ok, error class, CPU and wall seconds from the capture's ``timings.jsonl``), unique graphs new to
@@ -345,12 +352,11 @@ def progress(w: Path) -> dict:
     tl = w / "capture" / "timings.jsonl"
     attempts = [json.loads(line) for line in tl.read_text().splitlines() if line.strip()] if tl.is_file() else []
     subs = _rows(w / "decompose" / "subgraphs.parquet")
-    att = w / "profile" / "attempts"
+    att = attempt_counts(w / "profile" / "attempts")
     return {"capture": [{k: a.get(k) for k in ("model_id", "ok", "error_class", "cpu_s", "seconds")} for a in attempts],
             "unique_graphs_new": len(_rows(w / "new_unique_graphs.parquet")),
             "subgraphs": len(subs), "subgraphs_profilable": sum(1 for r in subs if r.get("status") == "ok"),
-            "profile_checked": sum(1 for _ in att.rglob("check.json")) if att.is_dir() else 0,
-            "profile_timed": sum(1 for _ in att.rglob("result.json")) if att.is_dir() else 0}
+            "profile_checked": att["checked"], "profile_timed": att["timed"]}
 
 
 def shard_entry(spec: dict) -> dict:
@@ -382,8 +388,7 @@ def shard_entry(spec: dict) -> dict:
         for p in [*w.iterdir(), *((w / "profile").iterdir() if (w / "profile").is_dir() else [])]:
             if p not in keep and p != w / "profile":
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
-    att = w / "profile" / "attempts"
-    resumed = {"checked": sum(1 for _ in att.rglob("check.json")), "timed": sum(1 for _ in att.rglob("result.json"))}
+    resumed = attempt_counts(w / "profile" / "attempts")
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(digest)
     w.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from fullscale.order import estimate_accuracy
+from fullscale.order import estimate_accuracy, resumed
 from fullscale.pipeline import machine
 from fullscale.shards import CENSUS, QUOTA_REASON, SEEN_REASON, SHARDS, TIMED, done_shards, read_manifest, shards_root
 from passnet_common.io import atomic_write_json
@@ -174,7 +174,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                                               "tasks": 0})
         basis["tasks"] += int(man["counts"].get("tasks", 0))
         basis["structures_timed"] += len(shard_timed)
-        if not any((man.get("resumed_attempts") or {}).values()):  # a resumed profile's CPU is its last run's alone
+        if not resumed(man):  # a resumed profile's CPU is its last run's alone
             basis["profile_cpu_s"] += sum(p["cpu_s"] for p in man.get("phases", []) if p["phase"] == "profile")
             basis["structures_priced"] += len(shard_timed)
         basis["shards"] += 1
