@@ -16,8 +16,9 @@ import shutil
 from pathlib import Path
 
 from huggingface_hub import HfApi, snapshot_download
+from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-from fullscale.release import verify_release
+from fullscale.release import describe_check, verify_release
 
 
 def publish_release(release: str | Path, repo_id: str, private: bool = False, message: str | None = None) -> str:
@@ -29,7 +30,7 @@ def publish_release(release: str | Path, repo_id: str, private: bool = False, me
     """
     v = verify_release(release)
     if v["bad"]:
-        raise ValueError(f"{release}: {len(v['bad'])} files differ from manifest.json, e.g. {v['bad'][:3]}")
+        raise ValueError(f"{release}: {describe_check(v)}")
     api = HfApi()
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     info = api.upload_folder(folder_path=str(release), repo_id=repo_id, repo_type="dataset",
@@ -42,19 +43,25 @@ def fetch_release(repo: str, dest: str | Path) -> dict:
     verify it against its manifest. Returns :func:`fullscale.release.verify_release`'s report.
 
     Raises:
-        ValueError: a downloaded file differs from the manifest (``dest`` is removed).
+        ValueError: the Hub has no such repository or revision, or cannot be reached (offline), or a
+            downloaded file differs from the manifest; ``dest`` is left as it was.
     """
     repo_id, _, rev = repo.partition("@")
     dest = Path(dest)
     tmp = dest.with_name(f".{dest.name}.download")
     if tmp.exists():
         shutil.rmtree(tmp)
-    snapshot_download(repo_id, repo_type="dataset", revision=rev or None, local_dir=str(tmp))
+    try:
+        snapshot_download(repo_id, repo_type="dataset", revision=rev or None, local_dir=str(tmp))
+    except (HfHubHTTPError, LocalEntryNotFoundError) as exc:  # unknown repo / revision, offline, server error
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ValueError(f"{repo}: cannot download dataset {repo_id!r} at revision {rev or 'main'!r} "
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
     shutil.rmtree(tmp / ".cache", ignore_errors=True)  # huggingface_hub's download bookkeeping
     v = verify_release(tmp)
     if v["bad"]:
         shutil.rmtree(tmp)
-        raise ValueError(f"{repo}: {len(v['bad'])} files differ from manifest.json, e.g. {v['bad'][:3]}")
+        raise ValueError(f"{repo}: {describe_check(v)}")
     if dest.exists():
         shutil.rmtree(dest)
     tmp.rename(dest)

@@ -6,7 +6,8 @@ Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`ful
 
     README.md                    dataset card: YAML configs (one per table), counts, licences, the splits
     tables/<name>.parquet        models, extractions, graphs, unique_graphs, subgraphs, profiles, long_tail,
-                                 tasks (release tasks) -- concatenated over shards, deduplicated by hash; the
+                                 tasks (release tasks) -- concatenated over shards, deduplicated by hash
+                                 (``unique_graphs``' members over every shard: :func:`release_unique_graphs`); the
                                  graph tables (:data:`GRAPH_TABLES`) also over the census shards of shard ids
                                  with no full shard, so every captured graph is released --
                                  and licences (every catalog model, ``in_release`` when its shard is done)
@@ -27,8 +28,9 @@ Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`ful
 holding its shape x dtype variants). The release renames them by content: a task's key is its set of
 subgraph hashes and its id ``t<sha256(key)[:10]>``, so ids do not move when shards are added. Tasks of
 one key from several shards (possible only when shards ran at once) are pooled, deduplicated by
-``variant_id`` and cut at ``release_task_size`` variants. Every field of the source ``task.json`` (rule,
-timing protocol, environment) is kept.
+``variant_id``, reduced to one variant per computation (:func:`computation_key`: the dtype variants of an
+all-integer subgraph are one) and cut at ``release_task_size`` variants. Every field of the source
+``task.json`` (rule, timing protocol, environment) is kept.
 
 **Held-out split** (kernelbot-style re-validation). With a key (``$PASSNET_SECRET_KEY``, or a
 random one created in ``secret_dir/key`` on first use), each task with >= 2 variants moves
@@ -290,13 +292,75 @@ def concat_tables(shards: list[Path], name: str):
     return t
 
 
-def regroup_tasks(shards: list[Path], task_size: int, max_tasks: int | None) -> list[dict]:
+def release_unique_graphs(ug: pa.Table, graphs: pa.Table | None, nodes_file: dict[str, str]) -> pa.Table:
+    """The release's ``unique_graphs`` rows (one per ``graph_hash``, from :func:`concat_tables`) with
+    ``members``, ``num_instances`` and ``num_models`` over the whole release, and ``store_path`` the release
+    file that holds the graph's nodes.
+
+    A shard's dedupe writes a row only for a graph no earlier shard holds, with that shard's members: a graph
+    captured again in a later shard (another model with the same graph) kept only the first shard's models.
+    Here they come from the release's ``graphs`` table, as ``dedupe.group.unique_graphs`` builds them: members
+    ``(model_id, graph_index)`` sorted, ``num_instances`` their count, ``num_models`` the distinct models
+    (a graph without a row there keeps its shard's values). ``store_path`` named a graph-store folder on
+    the build's machine; the release has no graph store, so it names ``tables/nodes/<shard>.parquet``
+    (``nodes_file``; ``""`` for a graph without nodes)."""
+    members: dict[str, list] = {}
+    if graphs is not None:
+        for r in graphs.select(["graph_hash", "model_id", "graph_index"]).to_pylist():
+            members.setdefault(r["graph_hash"], []).append((r["model_id"], r["graph_index"]))
+    rows = ug.to_pylist()
+    for r in rows:
+        got = sorted(members.get(r["graph_hash"], []))
+        if got:
+            r["members"] = [{"model_id": m, "graph_index": i} for m, i in got]
+            r["num_instances"] = len(got)
+            r["num_models"] = len({m for m, _ in got})
+        r["store_path"] = nodes_file.get(r["graph_hash"], "")
+    return pa.Table.from_pylist(rows, schema=ug.schema)
+
+
+_FLOATING = ("float", "bfloat", "half", "double", "complex")  # torch dtype names of floating / complex tensors
+
+
+def computation_key(sg: dict) -> tuple:
+    """What a task variant (a ``task.json`` subgraph entry) computes: ``(subgraph_hash, size, dtype)``, the dtype
+    None when no input or weight of the variant is floating point. The variant dtype only casts floating
+    inputs and weights (``curate.profile.variant``), so the float32 and bfloat16 variants of a subgraph whose
+    tensors are all integer or bool are one computation, measured twice. An entry without both metadata lists
+    keeps its dtype (nothing is known)."""
+    metas = (sg.get("input_meta"), sg.get("weight_meta"))
+    if any(not isinstance(m, list) for m in metas):
+        return (sg["subgraph_hash"], sg.get("size"), sg.get("dtype"))
+    dtypes = [str(m.get("dtype", "")) for ms in metas for m in ms]
+    floating = any(not d or d.startswith(_FLOATING) for d in dtypes)
+    return (sg["subgraph_hash"], sg.get("size"), sg.get("dtype") if floating else None)
+
+
+def _one_per_computation(vs: list[tuple], held_before: set) -> tuple[list[tuple], int]:
+    """``vs`` (variants ``(shard folder, task folder, entry)``) with one variant per :func:`computation_key`:
+    one an earlier release held out if there is one (it stays secret and its public twin goes), else the
+    float32 one, else the lowest ``variant_id``. Returns the kept variants (in ``vs``' order) and how many
+    were dropped."""
+    best: dict[tuple, tuple] = {}
+    for v in vs:
+        k = computation_key(v[2])
+        rank = (v[2]["variant_id"] not in held_before, v[2].get("dtype") != "float32", v[2]["variant_id"])
+        if k not in best or rank < best[k][0]:
+            best[k] = (rank, v)
+    keep = {id(v) for _, v in best.values()}
+    return [v for v in vs if id(v) in keep], len(vs) - len(keep)
+
+
+def regroup_tasks(shards: list[Path], task_size: int, max_tasks: int | None,
+                  held_before: set | None = None) -> list[dict]:
     """Release tasks (module docstring): ``[{task_id, key, base (the first source task.json),
-    variants: [(shard folder, task folder, subgraph entry)], runner}]`` in task-id order.
+    variants: [(shard folder, task folder, subgraph entry)], runner, twins_dropped}]`` in task-id order.
 
     A task's key is the sorted set of its subgraph hashes (the curate stage makes one task per
     subgraph): tasks of one key from several shards (shards run at once) are pooled, deduplicated
-    by ``variant_id``, ordered slowest first (``baseline_speedup_e2e``) and cut at ``task_size``."""
+    by ``variant_id``, then to one variant per computation (:func:`_one_per_computation`: the dtype
+    variants of an all-integer subgraph are one; ``held_before``: variant ids an earlier release held
+    out, kept in preference), ordered slowest first (``baseline_speedup_e2e``) and cut at ``task_size``."""
     groups: dict[str, dict] = {}
     for d in shards:
         for tj in sorted((d / "tasks").glob("*/task.json")):
@@ -309,11 +373,12 @@ def regroup_tasks(shards: list[Path], task_size: int, max_tasks: int | None) -> 
     for key in sorted(groups):
         g = groups[key]
         vs = sorted(g["variants"].values(), key=lambda v: (v[2].get("baseline_speedup_e2e") or 1.0, v[2]["variant_id"]))
+        vs, dropped = _one_per_computation(vs, held_before or set())
         stem = "t" + hashlib.sha256(key.encode()).hexdigest()[:10]
         for k in range(0, len(vs), task_size):
             out.append({"task_id": stem if len(vs) <= task_size else f"{stem}-{k // task_size}", "key": key,
                         "pattern": g["base"].get("pattern"), "base": g["base"], "variants": vs[k:k + task_size],
-                        "runner": g["runner"]})
+                        "runner": g["runner"], "twins_dropped": dropped if k == 0 else 0})
     out.sort(key=lambda t: t["task_id"])
     return out[:max_tasks] if max_tasks else out
 
@@ -343,8 +408,8 @@ def _variant_digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-def _run(argv: list[str]) -> str:
-    r = subprocess.run([sys.executable, *argv], cwd=ROOT, env=child_env(), capture_output=True, text=True)
+def _run(argv: list[str], cwd: Path = ROOT) -> str:
+    r = subprocess.run([sys.executable, *argv], cwd=cwd, env=child_env(), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {(r.stderr or r.stdout)[-2000:]}")
     return r.stdout.strip()
@@ -382,7 +447,9 @@ def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, 
               "- `tasks/<task_id>/`: task folders (`python run_task.py` inside one reproduces its verdict)",
               f"- `passbench/`: PassBench sample layout ({exports.get('passbench')})",
               f"- `kernelbench/`: KernelBench problems, `Model` / `get_inputs` / `get_init_inputs` ({exports.get('kernelbench')})",
-              "- `secret_split.json`: the held-out split's counts and commitment (its variants and seeds are not here)",
+              "- `secret_split.json`: the held-out split's counts, commitment and variant ids (the ids can also be read "
+              "off `long_tail` and `profiles`, and a held-out variant is often a public variant's graph and shapes at the "
+              "other dtype); the held-out folders and input seeds are not here",
               "", "## Licences", "",
               "Each source model's graph comes from its library's code and a configuration; no weights. "
               "`tables/licences.parquet` has one row per model: `code_licence` (the library's package metadata), "
@@ -416,9 +483,10 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
         shutil.rmtree(stage)
     (stage / "tables").mkdir(parents=True)
     tables: dict[str, int] = {}
+    parts = node_partitions(shards + census)
+    graphs = None
     for name in TABLE_NAMES:
         if name == "nodes":
-            parts = node_partitions(shards + census)
             for part, t in parts.items():
                 (stage / "tables" / "nodes").mkdir(exist_ok=True)
                 write_nodes_file(t, stage / "tables" / "nodes" / f"{part}.parquet")
@@ -426,6 +494,11 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
                 tables[name] = sum(len(t) for t in parts.values())
             continue
         t = concat_tables(shards + census if name in GRAPH_TABLES else shards, name)
+        if name == "graphs":
+            graphs = t
+        if name == "unique_graphs" and t is not None:
+            t = release_unique_graphs(t, graphs, {h: f"tables/nodes/{part}.parquet" for part, nt in parts.items()
+                                                  for h in set(nt.column("graph_hash").to_pylist())})
         if t is not None:
             pq.write_table(t, stage / "tables" / f"{name}.parquet", compression="zstd")
             tables[name] = len(t)
@@ -445,7 +518,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     if secret_stage.exists():
         shutil.rmtree(secret_stage)
     secret_stage.mkdir(parents=True)
-    tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks)
+    tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks, set(prev["held"]) if prev else set())
     task_rows, held_per_task, seeds, commit_items, n_known, held_now = [], {}, {}, [], 0, set()
     all_public, all_held = set(prev["public"]) if prev else set(), set(prev["held"]) if prev else set()
     for task, (held, decided) in zip(tasks, split_tasks(tasks, key, cfg.secret_share, prev)):
@@ -492,10 +565,11 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
         indent=1)
     exports = {}
     if task_rows:
-        exports["passbench"] = _run(["-m", "curate.passbench", "export", "--tasks", str(stage / "tasks"),
-                                     "--out", str(stage / "passbench")])
-        exports["kernelbench"] = _run(["-m", "curate.passbench.kernelbench", "--tasks", str(stage / "tasks"),
-                                       "--out", str(stage / "kernelbench")])
+        # run from the staged release folder with relative paths: their reports name files as a user of the
+        # release sees them (``tasks/...``), not the staging folder's temporary name
+        exports["passbench"] = _run(["-m", "curate.passbench", "export", "--tasks", "tasks", "--out", "passbench"], cwd=stage)
+        exports["kernelbench"] = _run(["-m", "curate.passbench.kernelbench", "--tasks", "tasks", "--out", "kernelbench"],
+                                      cwd=stage)
     summary = {**summary, "tasks": len(task_rows)}
     atomic_write_json(stage / "summary.json", summary, indent=1)
     (stage / "README.md").write_text(_card(summary, tables, lic, len(task_rows), sum(r["num_variants"] for r in task_rows),
@@ -505,6 +579,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
                           for k, p in files.items()},
                 "total_bytes": sum(p.stat().st_size for p in files.values()),
                 "tasks": len(task_rows), "held_out_variants": n_held, "tables": tables,
+                "dtype_twins_dropped": sum(t["twins_dropped"] for t in tasks),
                 "shards": [read_manifest(d)["shard"] for d in shards],
                 "census_shards": [read_manifest(d)["shard"] for d in census], "exports": exports,
                 "codes": sorted({json.dumps(read_manifest(d)["code"], sort_keys=True) for d in shards})}
@@ -551,16 +626,44 @@ def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: st
 
 
 def verify_release(release: str | Path) -> dict:
-    """Check every file of ``release/manifest.json`` (sha256, size). Returns ``{"files", "bad"}``.
+    """Check a release folder against its ``manifest.json``: every listed file present with its sha256, and
+    no file the manifest does not list (a task folder added by hand would otherwise be scored).
+
+    Returns ``{"files", "differ", "missing", "extra", "bad", "tasks", "task_folders", "total_bytes"}``:
+    ``differ`` listed files whose bytes differ, ``missing`` listed files absent, ``extra`` files present and
+    not listed (``manifest.json`` itself aside), ``bad`` all three together (empty: the release verifies),
+    ``tasks`` the manifest's task count and ``task_folders`` the ``tasks/*/task.json`` on disk.
 
     Raises:
         FileNotFoundError: no ``manifest.json`` (not a finished release).
+        ValueError: ``manifest.json`` is not a release manifest (the message names the file).
     """
     release = Path(release)
-    man = json.loads((release / "manifest.json").read_text())
-    bad = []
-    for rel, m in man["files"].items():
+    mpath = release / "manifest.json"
+    try:
+        man = json.loads(mpath.read_text())
+        listed = man["files"]
+        tasks, total = man["tasks"], man["total_bytes"]
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{mpath}: not a release manifest ({type(exc).__name__}: {exc})") from exc
+    differ, missing = [], []
+    for rel, m in listed.items():
         p = release / rel
-        if not p.is_file() or hashlib.sha256(p.read_bytes()).hexdigest() != m["sha256"]:
-            bad.append(rel)
-    return {"files": len(man["files"]), "bad": bad, "tasks": man["tasks"], "total_bytes": man["total_bytes"]}
+        if not p.is_file():
+            missing.append(rel)
+        elif hashlib.sha256(p.read_bytes()).hexdigest() != m["sha256"]:
+            differ.append(rel)
+    on_disk = sorted(p.relative_to(release).as_posix() for p in release.rglob("*") if p.is_file())
+    extra = [rel for rel in on_disk if rel not in listed and rel != "manifest.json"]
+    return {"files": len(listed), "differ": differ, "missing": missing, "extra": extra,
+            "bad": differ + missing + extra, "tasks": tasks,
+            "task_folders": sum(1 for _ in (release / "tasks").glob("*/task.json")), "total_bytes": total}
+
+
+def describe_check(v: dict) -> str:
+    """One line of :func:`verify_release`'s verdict: ``all match manifest.json``, else the counts of
+    differing, missing and extra files with a few names of each."""
+    if not v["bad"]:
+        return "all match manifest.json"
+    parts = [f"{len(v[k])} {k}: {v[k][:3]}" for k in ("differ", "missing", "extra") if v[k]]
+    return "; ".join(parts) + " (against manifest.json)"

@@ -422,6 +422,9 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
         kb = json.loads((rel / "kernelbench" / "index.json").read_text())
         assert len(pb) == len(tasks) and kb["problems"] + len(kb["skipped"]) == public
 
+    staged = [str(p.relative_to(rel)) for p in (rel / "README.md", *rel.glob("*/export_report.json"), *rel.glob("*/index.json"))
+              if p.is_file() and ".tmp-" in p.read_text()]
+    assert not staged, f"the staging folder's name leaked into {staged}"
     from passnet_common.hub_standin import HubStandIn
 
     with HubStandIn() as hub:
@@ -439,6 +442,10 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
                 sha = capsys.readouterr().out.strip().splitlines()[-1]
                 shutil.rmtree(rel)
                 assert _cli(over, "fetch", "--repo", f"me/passnet-full@{sha}", metrics=metrics) == 0
+                from passnet_common.cli import run_cli  # an unknown revision: a clear error (exit 2), the release kept
+
+                assert run_cli(lambda: _cli(over, "fetch", "--repo", "me/passnet-full@" + "0" * 40, metrics=metrics)) == 2
+                assert "cannot download dataset 'me/passnet-full'" in capsys.readouterr().err
             finally:
                 mp.undo()
                 importlib.reload(hc)
@@ -929,3 +936,89 @@ def test_release_keeps_the_profiled_row_and_every_shards_models(tmp_path):
     rows = concat_tables(done_shards(tmp_path), "subgraphs").to_pylist()
     assert len(rows) == 1
     assert (rows[0]["status"], rows[0]["model_ids"], rows[0]["num_models"]) == ("ok", ["m1", "m2", "m3"], 3)
+
+
+def test_release_unique_graphs_take_every_shards_members_and_name_the_nodes_file():
+    """:func:`release_unique_graphs`: a graph whose row came from its first shard (one member) gets the
+    members of every model of the release's graphs table -- sorted, instances counted, models counted
+    once -- and ``store_path`` the nodes file that holds it; a graph absent from the graphs table keeps
+    its row's members, with an empty ``store_path`` when no nodes file holds it."""
+    import pyarrow as pa
+
+    from fullscale.release import release_unique_graphs
+    from passnet_common.schema import to_table
+
+    base = {"structure_hash": "s", "wl_hash": "w", "canonical_version": 4, "num_nodes": 3}
+    ug = to_table("unique_graphs", [
+        {"graph_hash": "g1", **base, "num_instances": 1, "num_models": 1,
+         "members": [{"model_id": "timm:b", "graph_index": 0}], "store_path": "/build/machine/graph_store/g1"},
+        {"graph_hash": "g2", **base, "num_instances": 1, "num_models": 1,
+         "members": [{"model_id": "timm:c", "graph_index": 0}], "store_path": "/build/machine/graph_store/g2"}])
+    graphs = pa.Table.from_pylist([{"model_id": "timm:b", "graph_index": 0, "graph_hash": "g1"},
+                                   {"model_id": "graphnet:cv/a", "graph_index": 2, "graph_hash": "g1"},
+                                   {"model_id": "graphnet:cv/a", "graph_index": 0, "graph_hash": "g1"}])
+    rows = {r["graph_hash"]: r for r in release_unique_graphs(ug, graphs, {"g1": "tables/nodes/s0003.parquet"}).to_pylist()}
+    assert rows["g1"]["members"] == [{"model_id": "graphnet:cv/a", "graph_index": 0},
+                                     {"model_id": "graphnet:cv/a", "graph_index": 2},
+                                     {"model_id": "timm:b", "graph_index": 0}]
+    assert (rows["g1"]["num_instances"], rows["g1"]["num_models"], rows["g1"]["store_path"]) == (3, 2, "tables/nodes/s0003.parquet")
+    assert (rows["g2"]["members"], rows["g2"]["num_models"], rows["g2"]["store_path"]) == (
+        [{"model_id": "timm:c", "graph_index": 0}], 1, "")
+
+
+def test_verify_release_names_differing_missing_and_extra_files(tmp_path):
+    """:func:`verify_release` against a manifest: a changed file is ``differ``, a deleted one ``missing``,
+    a task folder added by hand ``extra`` (with the task folders counted on disk), and a manifest that is
+    not JSON is a ValueError naming the file."""
+    import hashlib
+
+    rel = tmp_path / "release"
+    files = {"tables/a.parquet": b"a", "tasks/t1/task.json": b"{}", "README.md": b"card"}
+    for k, b in files.items():
+        (rel / k).parent.mkdir(parents=True, exist_ok=True)
+        (rel / k).write_bytes(b)
+    (rel / "manifest.json").write_text(json.dumps({"files": {k: {"sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)}
+                                                             for k, b in files.items()}, "tasks": 1, "total_bytes": 7}))
+    assert verify_release(rel)["bad"] == []
+    (rel / "tables/a.parquet").write_bytes(b"b")
+    (rel / "README.md").unlink()
+    (rel / "tasks/t2").mkdir()
+    (rel / "tasks/t2/task.json").write_text("{}")
+    v = verify_release(rel)
+    assert (v["differ"], v["missing"], v["extra"]) == (["tables/a.parquet"], ["README.md"], ["tasks/t2/task.json"])
+    assert (v["tasks"], v["task_folders"]) == (1, 2) and len(v["bad"]) == 3
+    (rel / "manifest.json").write_text("{not json")
+    with pytest.raises(ValueError, match="manifest.json"):
+        verify_release(rel)
+
+
+def test_release_keeps_one_variant_per_computation_and_the_held_out_twin(tmp_path):
+    """:func:`regroup_tasks`: the float32 and bfloat16 variants of a subgraph whose inputs and weights are all
+    integer are one computation (the variant dtype casts only floating tensors): the release keeps one --
+    the one an earlier release held out, so its public twin is not a copy of it; else the float32 one --
+    and counts the other as dropped. Variants with a floating input keep both dtypes, and so does an entry
+    without metadata (nothing is known)."""
+    from fullscale.release import computation_key, regroup_tasks
+
+    def sg(h, size, dtype, inputs, weights=()):
+        return {"subgraph_hash": h, "size": size, "dtype": dtype, "variant_id": f"{h}:{size}:{dtype}",
+                "input_meta": [{"dtype": d} for d in inputs], "weight_meta": [{"dtype": d} for d in weights]}
+
+    ints = [sg("hi", s, d, ["int64", "bool"]) for s in ("catalog", "workload") for d in ("float32", "bfloat16")]
+    floats = [sg("hf", "catalog", d, ["int64"], ["float32"]) for d in ("float32", "bfloat16")]
+    bare = [{"subgraph_hash": "hb", "size": "catalog", "dtype": d, "variant_id": f"hb:catalog:{d}"} for d in ("float32", "bfloat16")]
+    assert computation_key(ints[0]) == computation_key(ints[1]) == ("hi", "catalog", None)
+    assert computation_key(floats[0]) != computation_key(floats[1]) and computation_key(bare[0]) != computation_key(bare[1])
+    shard = tmp_path / "s0000"
+    for name, subs in (("a", ints), ("b", floats), ("c", bare)):
+        (shard / "tasks" / name).mkdir(parents=True)
+        (shard / "tasks" / name / "task.json").write_text(json.dumps({"pattern": name, "subgraphs": subs}))
+
+    def kept(held=None):
+        return {t["pattern"]: (sorted(v[2]["variant_id"] for v in t["variants"]), t["twins_dropped"])
+                for t in regroup_tasks([shard], 10, None, held)}
+
+    got = kept()
+    assert got["a"] == (["hi:catalog:float32", "hi:workload:float32"], 2)
+    assert got["b"] == (["hf:catalog:bfloat16", "hf:catalog:float32"], 0) and got["c"][1] == 0
+    assert kept({"hi:workload:bfloat16"})["a"] == (["hi:catalog:float32", "hi:workload:bfloat16"], 2)

@@ -158,3 +158,53 @@ def test_the_committed_release_tables_load_as_its_card_says_and_hold_every_graph
     nodes = con.sql(f"SELECT graph_hash, count(DISTINCT filename) FROM read_parquet('{rel / paths['nodes']}', filename=true) "
                     "GROUP BY graph_hash").fetchall()
     assert {h for h, _ in nodes} == graphs and all(files == 1 for _, files in nodes)
+
+
+def test_the_committed_release_unique_graphs_count_every_model_of_the_graphs_table():
+    """``unique_graphs`` of the committed release agrees with its ``graphs`` table: per graph hash
+    ``num_models`` is the number of distinct models, ``num_instances`` the number of (model, graph index)
+    rows and ``members`` those rows; ``store_path`` is the nodes file that holds the graph. A release
+    whose rows kept only the first shard's members (every ``num_models`` 1, though hundreds of graphs are
+    shared by several models) fails this, and the README's "graphs shared by several models" query
+    then returns nothing."""
+    import duckdb
+
+    rel = Path(__file__).resolve().parents[1] / "data_full" / "release"
+    if not (rel / "tables" / "unique_graphs.parquet").is_file():
+        pytest.skip("no committed release")
+    con = duckdb.connect()
+    con.sql(f"CREATE VIEW g AS SELECT * FROM read_parquet('{rel / 'tables/graphs.parquet'}')")
+    con.sql(f"CREATE VIEW u AS SELECT * FROM read_parquet('{rel / 'tables/unique_graphs.parquet'}')")
+    wrong = con.sql("""
+        SELECT u.graph_hash FROM u JOIN (
+            SELECT graph_hash, count(DISTINCT model_id) AS m, count(*) AS n FROM g GROUP BY graph_hash) c
+          USING (graph_hash)
+        WHERE u.num_models <> c.m OR u.num_instances <> c.n OR len(u.members) <> c.n""").fetchall()
+    shared = con.sql("SELECT count(*) FROM u WHERE num_models > 1").fetchall()[0][0]
+    expected_shared = con.sql("SELECT count(*) FROM (SELECT graph_hash FROM g GROUP BY graph_hash "
+                              "HAVING count(DISTINCT model_id) > 1)").fetchall()[0][0]
+    assert not wrong and shared == expected_shared > 0, (wrong[:5], shared, expected_shared)
+    paths = con.sql("SELECT DISTINCT store_path FROM u").fetchall()
+    assert all((rel / p).is_file() for (p,) in paths), paths[:5]
+
+
+def test_a_malformed_task_file_is_named_by_every_reader(tasks, tmp_path):
+    """A ``task.json`` that is not JSON is a ValueError naming the file for the scorer's loader, and the
+    PassBench and KernelBench exports exit 2 naming it (no traceback); a task folder passed where the
+    folder of task folders is expected is told so."""
+    import shutil
+
+    from curate.passbench.export import main as passbench_main
+    from curate.passbench.kernelbench import main as kernelbench_main
+    from curate.select.tasks import load_task_set, task_folders
+
+    src = task_folders(tasks)[0]
+    root = tmp_path / "tasks"
+    shutil.copytree(src, root / src.name)
+    (root / src.name / "task.json").write_text('{"task_id": "x",\n')
+    with pytest.raises(ValueError, match="task.json: not a task file"):
+        load_task_set(root)
+    assert kernelbench_main(["--tasks", str(root), "--out", str(tmp_path / "kb")]) == 2
+    assert passbench_main(["export", "--tasks", str(root), "--out", str(tmp_path / "pb")]) == 2
+    with pytest.raises(FileNotFoundError, match="is one task folder"):
+        task_folders(root / src.name)

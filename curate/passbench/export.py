@@ -73,7 +73,7 @@ from curate.passbench.check import (  # noqa: F401  (re-exported: the import's c
     static_check,
     stats_of,
 )
-from curate.select.tasks import task_folders
+from curate.select.tasks import read_task, task_folders
 from passnet_common.canonical import canonicalize
 from passnet_common.io import atomic_write_json, atomic_write_text
 from passnet_common.record import CapturedGraph, describe_graph
@@ -203,7 +203,7 @@ def export_tasks(tasks_dir: str | Path, out: str | Path) -> dict:
     folders = task_folders(tasks_dir)
     report: dict[str, Any] = {"tasks": 0, "variants": 0, "exported": 0, "skipped": []}
     for d in folders:
-        task = json.loads((d / "task.json").read_text())
+        task = read_task(d)
         lines = []
         for sg in task["subgraphs"]:
             report["variants"] += 1
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"passbench import: {r['imported']} of {r['variants']} variants in {r['tasks']} tasks -> {args.out}")
             for x in bad:
                 print(f"  {x['status']}: {x['variant_id']}: {x['error_class']}: {(x['error_message'] or '')[:200]}")
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # no task folders, a malformed task.json (named)
         print(f"passbench {args.cmd}: {exc}", file=sys.stderr)
         return 2
     return 0

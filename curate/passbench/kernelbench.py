@@ -26,13 +26,12 @@ not a trained model's numerics.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from curate.passbench.check import RefusedSample
 from curate.passbench.export import model_source
-from curate.select.tasks import task_folders
+from curate.select.tasks import read_task, task_folders
 from passnet_common.io import atomic_write_json, atomic_write_text
 
 SEED = 0
@@ -109,7 +108,7 @@ def export_kernelbench(tasks_dir: str | Path, out: str | Path) -> dict:
     folders = task_folders(tasks_dir)
     report: dict = {"tasks": 0, "problems": 0, "skipped": [], "index": {}}
     for d in folders:
-        task = json.loads((d / "task.json").read_text())
+        task = read_task(d)
         entries = []
         for sg in task["subgraphs"]:
             vfolder = d / "subgraphs" / sg.get("folder", sg["subgraph_hash"])
@@ -141,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         r = export_kernelbench(args.tasks, args.out)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # no task folders, a malformed task.json (named)
         print(f"kernelbench export: {exc}", file=sys.stderr)
         return 2
     print(f"kernelbench export: {r['problems']} problems in {r['tasks']} tasks -> {args.out} "

@@ -152,13 +152,30 @@ def task_folders(path: str | Path) -> list[Path]:
     """The task folders under ``path`` (each holds a ``task.json``), sorted.
 
     Raises:
-        FileNotFoundError: ``path`` has no task folders.
+        FileNotFoundError: ``path`` has no task folders (the message says so when ``path`` is itself one).
     """
     path = Path(path)
     folders = sorted(p.parent for p in path.glob("*/task.json"))
     if not folders:
-        raise FileNotFoundError(f"{path}: no task folders (*/task.json)")
+        hint = f"; {path} is one task folder: pass the folder that holds it ({path.parent})" if (path / "task.json").is_file() else ""
+        raise FileNotFoundError(f"{path}: no task folders (*/task.json){hint}")
     return folders
+
+
+def read_task(folder: str | Path) -> dict:
+    """A task folder's ``task.json``.
+
+    Raises:
+        ValueError: the file is not JSON, or holds no ``subgraphs`` list (the message names the file).
+    """
+    f = Path(folder) / "task.json"
+    try:
+        task = json.loads(f.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{f}: not a task file ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(task, dict) or not isinstance(task.get("subgraphs"), list):
+        raise ValueError(f"{f}: not a task file (no 'subgraphs' list)")
+    return task
 
 
 def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, Any]]:
@@ -169,10 +186,11 @@ def load_task_set(path: str | Path, seed: int = 0) -> list[tuple[str, str, Any, 
 
     Raises:
         FileNotFoundError: ``path`` has no task folders.
+        ValueError: a ``task.json`` is malformed (:func:`read_task`).
     """
     out = []
     for d in task_folders(path):
-        task = json.loads((d / "task.json").read_text())
+        task = read_task(d)
         for sg in task["subgraphs"]:
             folder = d / "subgraphs" / sg.get("folder", sg["subgraph_hash"])
             gm, _ = load_graph(folder, seed=seed)

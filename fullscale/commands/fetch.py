@@ -7,7 +7,7 @@ import argparse
 from fullscale.commands import add_common, open_build
 from fullscale.hub import fetch_release
 from fullscale.pipeline import ROOT
-from fullscale.release import verify_release
+from fullscale.release import describe_check, verify_release
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -21,6 +21,6 @@ def run(args: argparse.Namespace) -> int:
         v = fetch_release(args.repo, b.out / "release")
     else:
         v = verify_release(ROOT / b.out / "release" if not b.out.is_absolute() else b.out / "release")
-    state = "all match manifest.json" if not v["bad"] else f"{len(v['bad'])} differ: {v['bad'][:5]}"
-    print(f"release: {v['files']} files, {v['tasks']} tasks, {v['total_bytes'] / 1e6:.1f} MB; {state}")
+    print(f"release: {v['files']} files, {v['tasks']} tasks ({v['task_folders']} task folders), "
+          f"{v['total_bytes'] / 1e6:.1f} MB; {describe_check(v)}")
     return 1 if v["bad"] else 0
