@@ -52,16 +52,23 @@ def fetch_release(repo: str, dest: str | Path) -> dict:
     if tmp.exists():
         shutil.rmtree(tmp)
     try:
-        snapshot_download(repo_id, repo_type="dataset", revision=rev or None, local_dir=str(tmp))
-    except (HfHubHTTPError, LocalEntryNotFoundError) as exc:  # unknown repo / revision, offline, server error
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise ValueError(f"{repo}: cannot download dataset {repo_id!r} at revision {rev or 'main'!r} "
-                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
-    shutil.rmtree(tmp / ".cache", ignore_errors=True)  # huggingface_hub's download bookkeeping
-    v = verify_release(tmp)
-    if v["bad"]:
-        shutil.rmtree(tmp)
-        raise ValueError(f"{repo}: {describe_check(v)}")
+        try:
+            snapshot_download(repo_id, repo_type="dataset", revision=rev or None, local_dir=str(tmp))
+        except (HfHubHTTPError, LocalEntryNotFoundError) as exc:  # unknown repo / revision, offline, server error
+            raise ValueError(f"{repo}: cannot download dataset {repo_id!r} at revision {rev or 'main'!r} "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
+        shutil.rmtree(tmp / ".cache", ignore_errors=True)  # huggingface_hub's download bookkeeping
+        if not (tmp / "manifest.json").is_file():
+            raise ValueError(f"{repo}: the dataset has no manifest.json (not a PassNet release)")
+        try:
+            v = verify_release(tmp)
+        except ValueError as exc:
+            raise ValueError(f"{repo}: {str(exc).replace(str(tmp), 'the dataset')}") from exc
+        if v["bad"]:
+            raise ValueError(f"{repo}: {describe_check(v)}")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # nothing half-downloaded stays beside the release
+        raise
     if dest.exists():
         shutil.rmtree(dest)
     tmp.rename(dest)

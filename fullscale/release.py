@@ -310,7 +310,7 @@ def release_unique_graphs(ug: pa.Table, graphs: pa.Table | None, nodes_file: dic
             members.setdefault(r["graph_hash"], []).append((r["model_id"], r["graph_index"]))
     rows = ug.to_pylist()
     for r in rows:
-        got = sorted(members.get(r["graph_hash"], []))
+        got = sorted(set(members.get(r["graph_hash"], [])))  # a (model, graph index) once, should a row repeat
         if got:
             r["members"] = [{"model_id": m, "graph_index": i} for m, i in got]
             r["num_instances"] = len(got)
@@ -324,27 +324,31 @@ _FLOATING = ("float", "bfloat", "half", "double", "complex")  # torch dtype name
 
 def computation_key(sg: dict) -> tuple:
     """What a task variant (a ``task.json`` subgraph entry) computes: ``(subgraph_hash, size, dtype)``, the dtype
-    None when no input or weight of the variant is floating point. The variant dtype only casts floating
-    inputs and weights (``curate.profile.variant``), so the float32 and bfloat16 variants of a subgraph whose
-    tensors are all integer or bool are one computation, measured twice. An entry without both metadata lists
-    keeps its dtype (nothing is known)."""
+    None when every input and weight of the variant is known to be integer or bool. The variant dtype only
+    casts floating inputs and weights (``curate.profile.variant``), so the float32 and bfloat16 variants of
+    such a subgraph are one computation, measured twice. Anything unknown keeps the dtype: an entry without
+    both metadata lists, a metadata entry that is not a dict or has no dtype name."""
     metas = (sg.get("input_meta"), sg.get("weight_meta"))
     if any(not isinstance(m, list) for m in metas):
         return (sg["subgraph_hash"], sg.get("size"), sg.get("dtype"))
-    dtypes = [str(m.get("dtype", "")) for ms in metas for m in ms]
-    floating = any(not d or d.startswith(_FLOATING) for d in dtypes)
+    floating = False
+    for m in (m for ms in metas for m in ms):
+        d = m.get("dtype") if isinstance(m, dict) else None
+        d = d.removeprefix("torch.") if isinstance(d, str) else ""
+        floating = floating or not d or d.startswith(_FLOATING)
     return (sg["subgraph_hash"], sg.get("size"), sg.get("dtype") if floating else None)
 
 
-def _one_per_computation(vs: list[tuple], held_before: set) -> tuple[list[tuple], int]:
+def _one_per_computation(vs: list[tuple], public_before: set, held_before: set) -> tuple[list[tuple], int]:
     """``vs`` (variants ``(shard folder, task folder, entry)``) with one variant per :func:`computation_key`:
-    one an earlier release held out if there is one (it stays secret and its public twin goes), else the
-    float32 one, else the lowest ``variant_id``. Returns the kept variants (in ``vs``' order) and how many
-    were dropped."""
+    one an earlier release published if there is one (its twin held out would be a copy of a public variant,
+    no secret: it is dropped, and its folder moves to the secret folder's ``kept/``), else one an earlier
+    release held out (it stays secret, its twin is not published), else the float32 one, else the lowest
+    ``variant_id``. Returns the kept variants (in ``vs``' order) and how many were dropped."""
     best: dict[tuple, tuple] = {}
     for v in vs:
-        k = computation_key(v[2])
-        rank = (v[2]["variant_id"] not in held_before, v[2].get("dtype") != "float32", v[2]["variant_id"])
+        k, vid = computation_key(v[2]), v[2]["variant_id"]
+        rank = (vid not in public_before, vid not in held_before, v[2].get("dtype") != "float32", vid)
         if k not in best or rank < best[k][0]:
             best[k] = (rank, v)
     keep = {id(v) for _, v in best.values()}
@@ -352,15 +356,16 @@ def _one_per_computation(vs: list[tuple], held_before: set) -> tuple[list[tuple]
 
 
 def regroup_tasks(shards: list[Path], task_size: int, max_tasks: int | None,
-                  held_before: set | None = None) -> list[dict]:
+                  prev: dict | None = None) -> list[dict]:
     """Release tasks (module docstring): ``[{task_id, key, base (the first source task.json),
     variants: [(shard folder, task folder, subgraph entry)], runner, twins_dropped}]`` in task-id order.
 
     A task's key is the sorted set of its subgraph hashes (the curate stage makes one task per
     subgraph): tasks of one key from several shards (shards run at once) are pooled, deduplicated
     by ``variant_id``, then to one variant per computation (:func:`_one_per_computation`: the dtype
-    variants of an all-integer subgraph are one; ``held_before``: variant ids an earlier release held
-    out, kept in preference), ordered slowest first (``baseline_speedup_e2e``) and cut at ``task_size``."""
+    variants of an all-integer subgraph are one; ``prev``: the earlier split, :func:`previous_split`, whose
+    public then held-out variants are kept in preference), ordered slowest first (``baseline_speedup_e2e``)
+    and cut at ``task_size``."""
     groups: dict[str, dict] = {}
     for d in shards:
         for tj in sorted((d / "tasks").glob("*/task.json")):
@@ -373,7 +378,7 @@ def regroup_tasks(shards: list[Path], task_size: int, max_tasks: int | None,
     for key in sorted(groups):
         g = groups[key]
         vs = sorted(g["variants"].values(), key=lambda v: (v[2].get("baseline_speedup_e2e") or 1.0, v[2]["variant_id"]))
-        vs, dropped = _one_per_computation(vs, held_before or set())
+        vs, dropped = _one_per_computation(vs, set(prev["public"]) if prev else set(), set(prev["held"]) if prev else set())
         stem = "t" + hashlib.sha256(key.encode()).hexdigest()[:10]
         for k in range(0, len(vs), task_size):
             out.append({"task_id": stem if len(vs) <= task_size else f"{stem}-{k // task_size}", "key": key,
@@ -518,7 +523,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     if secret_stage.exists():
         shutil.rmtree(secret_stage)
     secret_stage.mkdir(parents=True)
-    tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks, set(prev["held"]) if prev else set())
+    tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks, prev)
     task_rows, held_per_task, seeds, commit_items, n_known, held_now = [], {}, {}, [], 0, set()
     all_public, all_held = set(prev["public"]) if prev else set(), set(prev["held"]) if prev else set()
     for task, (held, decided) in zip(tasks, split_tasks(tasks, key, cfg.secret_share, prev)):
@@ -625,39 +630,77 @@ def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: st
     return man
 
 
+HUB_BOOKKEEPING = ".cache/huggingface/"  # what huggingface_hub's download into a local folder leaves there
+
+
+def _read_manifest(mpath: Path) -> tuple[dict, int, int]:
+    """``(files, tasks, total_bytes)`` of a release manifest, its shape checked: ``files`` maps relative
+    paths inside the release (no absolute path, no ``..``) to ``{"sha256": <64 hex>, ...}``.
+
+    Raises:
+        FileNotFoundError: no ``manifest.json``.
+        ValueError: anything else wrong with it (the message names the file).
+    """
+    if not mpath.exists():
+        raise FileNotFoundError(f"{mpath}: no manifest.json (not a finished release)")
+    try:
+        man = json.loads(mpath.read_text())
+        files, tasks, total = man["files"], man["tasks"], man["total_bytes"]
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{mpath}: not a release manifest ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(files, dict) or not isinstance(tasks, int) or not isinstance(total, int):
+        raise ValueError(f"{mpath}: not a release manifest ('files' must map paths to entries; 'tasks', "
+                         "'total_bytes' integers)")
+    for rel, m in files.items():
+        parts = Path(rel).parts
+        if Path(rel).is_absolute() or ".." in parts or not parts:
+            raise ValueError(f"{mpath}: lists {rel!r}, a path outside the release")
+        if not isinstance(m, dict) or not isinstance(m.get("sha256"), str) or len(m["sha256"]) != 64:
+            raise ValueError(f"{mpath}: the entry of {rel!r} has no sha256")
+    return files, tasks, total
+
+
 def verify_release(release: str | Path) -> dict:
     """Check a release folder against its ``manifest.json``: every listed file present with its sha256, and
-    no file the manifest does not list (a task folder added by hand would otherwise be scored).
+    nothing the manifest does not list (a task folder added by hand would otherwise be scored).
 
-    Returns ``{"files", "differ", "missing", "extra", "bad", "tasks", "task_folders", "total_bytes"}``:
+    Returns ``{"files", "differ", "missing", "extra", "links", "bad", "tasks", "task_folders", "total_bytes"}``:
     ``differ`` listed files whose bytes differ, ``missing`` listed files absent, ``extra`` files present and
-    not listed (``manifest.json`` itself aside), ``bad`` all three together (empty: the release verifies),
-    ``tasks`` the manifest's task count and ``task_folders`` the ``tasks/*/task.json`` on disk.
+    not listed (``manifest.json`` itself and huggingface_hub's ``.cache/huggingface/`` aside), ``links``
+    symbolic links anywhere in the folder (a release holds none: a linked file or folder can hold anything,
+    and the scorer follows it), ``bad`` all of them together plus ``tasks/`` when the task folders on disk
+    are not the manifest's count (empty: the release verifies), ``tasks`` the manifest's task count and
+    ``task_folders`` the ``tasks/*/task.json`` on disk.
 
     Raises:
         FileNotFoundError: no ``manifest.json`` (not a finished release).
-        ValueError: ``manifest.json`` is not a release manifest (the message names the file).
+        ValueError: ``manifest.json`` is not a release manifest (:func:`_read_manifest`; the message names it).
     """
     release = Path(release)
-    mpath = release / "manifest.json"
-    try:
-        man = json.loads(mpath.read_text())
-        listed = man["files"]
-        tasks, total = man["tasks"], man["total_bytes"]
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"{mpath}: not a release manifest ({type(exc).__name__}: {exc})") from exc
+    listed, tasks, total = _read_manifest(release / "manifest.json")
+    on_disk, links = [], []
+    for root, dirs, files in os.walk(release, followlinks=False):
+        for name in dirs + files:
+            p = Path(root) / name
+            rel = p.relative_to(release).as_posix()
+            if p.is_symlink():
+                links.append(rel)
+            elif name in files:
+                on_disk.append(rel)
+    disk = set(on_disk)
     differ, missing = [], []
     for rel, m in listed.items():
         p = release / rel
-        if not p.is_file():
+        if rel not in disk:
             missing.append(rel)
         elif hashlib.sha256(p.read_bytes()).hexdigest() != m["sha256"]:
             differ.append(rel)
-    on_disk = sorted(p.relative_to(release).as_posix() for p in release.rglob("*") if p.is_file())
-    extra = [rel for rel in on_disk if rel not in listed and rel != "manifest.json"]
-    return {"files": len(listed), "differ": differ, "missing": missing, "extra": extra,
-            "bad": differ + missing + extra, "tasks": tasks,
-            "task_folders": sum(1 for _ in (release / "tasks").glob("*/task.json")), "total_bytes": total}
+    extra = sorted(rel for rel in disk if rel not in listed and rel != "manifest.json"
+                   and not rel.startswith(HUB_BOOKKEEPING))
+    n_folders = sum(1 for _ in (release / "tasks").glob("*/task.json"))
+    bad = differ + missing + extra + sorted(links) + ([] if n_folders == tasks else ["tasks/"])
+    return {"files": len(listed), "differ": differ, "missing": missing, "extra": extra, "links": sorted(links),
+            "bad": bad, "tasks": tasks, "task_folders": n_folders, "total_bytes": total}
 
 
 def describe_check(v: dict) -> str:
@@ -665,5 +708,7 @@ def describe_check(v: dict) -> str:
     differing, missing and extra files with a few names of each."""
     if not v["bad"]:
         return "all match manifest.json"
-    parts = [f"{len(v[k])} {k}: {v[k][:3]}" for k in ("differ", "missing", "extra") if v[k]]
+    parts = [f"{len(v[k])} {k}: {v[k][:3]}" for k in ("differ", "missing", "extra", "links") if v.get(k)]
+    if v["task_folders"] != v["tasks"]:
+        parts.append(f"{v['task_folders']} task folders on disk for {v['tasks']} tasks")
     return "; ".join(parts) + " (against manifest.json)"

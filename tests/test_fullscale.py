@@ -986,10 +986,23 @@ def test_verify_release_names_differing_missing_and_extra_files(tmp_path):
     (rel / "tasks/t2/task.json").write_text("{}")
     v = verify_release(rel)
     assert (v["differ"], v["missing"], v["extra"]) == (["tables/a.parquet"], ["README.md"], ["tasks/t2/task.json"])
-    assert (v["tasks"], v["task_folders"]) == (1, 2) and len(v["bad"]) == 3
-    (rel / "manifest.json").write_text("{not json")
-    with pytest.raises(ValueError, match="manifest.json"):
-        verify_release(rel)
+    assert (v["tasks"], v["task_folders"]) == (1, 2) and v["bad"] == [*v["differ"], *v["missing"], *v["extra"], "tasks/"]
+    # a task folder linked in from outside: a link, and the task folders on disk no longer the manifest's count
+    (rel / "tasks/t2/task.json").unlink()
+    (rel / "tasks/t2").rmdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "task.json").write_text("{}")
+    (rel / "tasks/t3").symlink_to(tmp_path / "outside", target_is_directory=True)
+    v = verify_release(rel)
+    assert v["links"] == ["tasks/t3"] and v["extra"] == [] and v["task_folders"] == 2 and "tasks/t3" in v["bad"]
+    good = json.loads((rel / "manifest.json").read_text())
+    for broken in ("{not json", json.dumps({**good, "files": ["README.md"]}),
+                   json.dumps({**good, "files": {"/etc/hostname": {"sha256": "0" * 64}}}),
+                   json.dumps({**good, "files": {"../x": {"sha256": "0" * 64}}}),
+                   json.dumps({**good, "files": {"README.md": "abc"}})):
+        (rel / "manifest.json").write_text(broken)
+        with pytest.raises(ValueError, match="manifest.json"):
+            verify_release(rel)
 
 
 def test_release_keeps_one_variant_per_computation_and_the_held_out_twin(tmp_path):
@@ -1014,11 +1027,21 @@ def test_release_keeps_one_variant_per_computation_and_the_held_out_twin(tmp_pat
         (shard / "tasks" / name).mkdir(parents=True)
         (shard / "tasks" / name / "task.json").write_text(json.dumps({"pattern": name, "subgraphs": subs}))
 
-    def kept(held=None):
+    def kept(public=(), held=()):
+        prev = {"public": set(public), "held": set(held), "stems": set(), "key_fingerprint": None}
         return {t["pattern"]: (sorted(v[2]["variant_id"] for v in t["variants"]), t["twins_dropped"])
-                for t in regroup_tasks([shard], 10, None, held)}
+                for t in regroup_tasks([shard], 10, None, prev)}
 
     got = kept()
     assert got["a"] == (["hi:catalog:float32", "hi:workload:float32"], 2)
     assert got["b"] == (["hf:catalog:bfloat16", "hf:catalog:float32"], 0) and got["c"][1] == 0
-    assert kept({"hi:workload:bfloat16"})["a"] == (["hi:catalog:float32", "hi:workload:bfloat16"], 2)
+    assert kept(held={"hi:workload:bfloat16"})["a"] == (["hi:catalog:float32", "hi:workload:bfloat16"], 2)
+    # twins an earlier release put on both sides: the held one is a copy of a published variant, no secret;
+    # the public one stays (a task never loses its public variant to a held-out copy)
+    assert kept(public={"hi:workload:bfloat16"}, held={"hi:workload:float32"})["a"] == (
+        ["hi:catalog:float32", "hi:workload:bfloat16"], 2)
+    # unknown dtypes keep both: a null or missing dtype name, a metadata entry that is not a dict
+    for meta in ([{"dtype": None}], [{}], [["int64"]]):
+        pair = [{**ints[0], "input_meta": meta, "dtype": d} for d in ("float32", "bfloat16")]
+        assert computation_key(pair[0]) != computation_key(pair[1]), meta
+    assert computation_key({**ints[0], "input_meta": [{"dtype": "torch.int64"}]})[2] is None

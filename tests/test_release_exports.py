@@ -208,3 +208,9 @@ def test_a_malformed_task_file_is_named_by_every_reader(tasks, tmp_path):
     assert passbench_main(["export", "--tasks", str(root), "--out", str(tmp_path / "pb")]) == 2
     with pytest.raises(FileNotFoundError, match="is one task folder"):
         task_folders(root / src.name)
+    good = json.loads((src / "task.json").read_text())
+    for subs in ([1], [{}], [{**good["subgraphs"][0], "folder": "../../../etc"}]):
+        (root / src.name / "task.json").write_text(json.dumps({**good, "subgraphs": subs}))
+        with pytest.raises(ValueError, match="task.json: subgraphs"):
+            load_task_set(root)
+        assert kernelbench_main(["--tasks", str(root), "--out", str(tmp_path / "kb")]) == 2

@@ -166,15 +166,22 @@ def read_task(folder: str | Path) -> dict:
     """A task folder's ``task.json``.
 
     Raises:
-        ValueError: the file is not JSON, or holds no ``subgraphs`` list (the message names the file).
+        ValueError: the file is not JSON, holds no ``subgraphs`` list, or an entry of it is not a dict with a
+            ``subgraph_hash`` whose ``folder`` is a plain name (inside ``subgraphs/``); the message names the file.
     """
     f = Path(folder) / "task.json"
     try:
         task = json.loads(f.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{f}: not a task file ({type(exc).__name__}: {exc})") from exc
     if not isinstance(task, dict) or not isinstance(task.get("subgraphs"), list):
         raise ValueError(f"{f}: not a task file (no 'subgraphs' list)")
+    for i, sg in enumerate(task["subgraphs"]):
+        if not isinstance(sg, dict) or not isinstance(sg.get("subgraph_hash"), str):
+            raise ValueError(f"{f}: subgraphs[{i}] is not a variant entry (a dict with 'subgraph_hash')")
+        name = sg.get("folder", sg["subgraph_hash"])
+        if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+            raise ValueError(f"{f}: subgraphs[{i}] names folder {name!r}, not a folder of subgraphs/")
     return task
 
 
