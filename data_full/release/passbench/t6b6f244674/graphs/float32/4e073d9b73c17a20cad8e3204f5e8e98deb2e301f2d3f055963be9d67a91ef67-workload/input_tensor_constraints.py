@@ -1,0 +1,12 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([8, 3, 224, 224], 'in_0'),
+    ([768, 3, 32, 32], 'w_0'),
+    ([8, 1, 768], 'in_1'),
+    ([8, 50, 768], 'in_2'),
+]

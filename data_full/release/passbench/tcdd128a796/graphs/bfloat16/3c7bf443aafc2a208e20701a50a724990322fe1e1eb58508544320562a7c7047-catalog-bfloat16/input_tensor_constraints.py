@@ -1,0 +1,11 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([1, 768, 32], 'in_0'),
+    ([3072, 192, 1], 'w_0'),
+    ([3072], 'w_1'),
+]
