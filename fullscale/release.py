@@ -331,11 +331,9 @@ def computation_key(sg: dict) -> tuple:
     metas = (sg.get("input_meta"), sg.get("weight_meta"))
     if any(not isinstance(m, list) for m in metas):
         return (sg["subgraph_hash"], sg.get("size"), sg.get("dtype"))
-    floating = False
-    for m in (m for ms in metas for m in ms):
-        d = m.get("dtype") if isinstance(m, dict) else None
-        d = d.removeprefix("torch.") if isinstance(d, str) else ""
-        floating = floating or not d or d.startswith(_FLOATING)
+    names = [d.removeprefix("torch.") if isinstance(d := m.get("dtype") if isinstance(m, dict) else None, str) else ""
+             for ms in metas for m in ms]
+    floating = any(not d or d.startswith(_FLOATING) for d in names)
     return (sg["subgraph_hash"], sg.get("size"), sg.get("dtype") if floating else None)
 
 
@@ -375,10 +373,11 @@ def regroup_tasks(shards: list[Path], task_size: int, max_tasks: int | None,
             for sg in task["subgraphs"]:
                 g["variants"].setdefault(sg["variant_id"], (d, tj.parent, sg))
     out = []
+    public_before, held_before = (set(prev["public"]), set(prev["held"])) if prev else (set(), set())
     for key in sorted(groups):
         g = groups[key]
         vs = sorted(g["variants"].values(), key=lambda v: (v[2].get("baseline_speedup_e2e") or 1.0, v[2]["variant_id"]))
-        vs, dropped = _one_per_computation(vs, set(prev["public"]) if prev else set(), set(prev["held"]) if prev else set())
+        vs, dropped = _one_per_computation(vs, public_before, held_before)
         stem = "t" + hashlib.sha256(key.encode()).hexdigest()[:10]
         for k in range(0, len(vs), task_size):
             out.append({"task_id": stem if len(vs) <= task_size else f"{stem}-{k // task_size}", "key": key,
@@ -633,7 +632,7 @@ def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: st
 HUB_BOOKKEEPING = ".cache/huggingface/"  # what huggingface_hub's download into a local folder leaves there
 
 
-def _read_manifest(mpath: Path) -> tuple[dict, int, int]:
+def _release_manifest(mpath: Path) -> tuple[dict, int, int]:
     """``(files, tasks, total_bytes)`` of a release manifest, its shape checked: ``files`` maps relative
     paths inside the release (no absolute path, no ``..``) to ``{"sha256": <64 hex>, ...}``.
 
@@ -674,10 +673,10 @@ def verify_release(release: str | Path) -> dict:
 
     Raises:
         FileNotFoundError: no ``manifest.json`` (not a finished release).
-        ValueError: ``manifest.json`` is not a release manifest (:func:`_read_manifest`; the message names it).
+        ValueError: ``manifest.json`` is not a release manifest (:func:`_release_manifest`; the message names it).
     """
     release = Path(release)
-    listed, tasks, total = _read_manifest(release / "manifest.json")
+    listed, tasks, total = _release_manifest(release / "manifest.json")
     on_disk, links = [], []
     for root, dirs, files in os.walk(release, followlinks=False):
         for name in dirs + files:
