@@ -58,13 +58,17 @@ from fullscale.shards import (
     GRAPHNET_PREFIX,
     QUOTA_REASON,
     SEEN_REASON,
+    attempt_machines,
     census_graphs,
     folder_files,
+    pack_attempts,
     profiled_structures,
+    resume_pack_path,
     seen_hashes,
     shard_name,
     shard_of_row,
     structure_picks,
+    unpack_attempts,
 )
 from passnet_common.machine import cpu_model
 
@@ -367,10 +371,18 @@ def shard_entry(spec: dict) -> dict:
     record with the phase it stopped in, ``rc`` None), ``keep_trial_history``, ``census`` (True: stop
     after ``decompose``, module docstring).
 
+    A shard run again resumes its profile's finished attempts from this machine's scratch folder (same
+    merged params) and from ``<out>/shards/<name>.attempts.parquet`` (:func:`fullscale.shards.pack_attempts`,
+    what a stopped run committed: any machine), local files winning; the manifest or failure record says
+    how many it resumed (``resumed_attempts``), what the pack gave (``resumed_from_pack``: files, the CPU
+    models they were timed on, or why it was refused) and on which CPU models the attempts it holds were
+    timed (``attempt_machines``).
+
     Returns:
         ``{"shard", "ok": True, "manifest", "files"}`` (files: relative path -> bytes, manifest.json
-        included), or ``{"shard", "ok": False, "failure"}`` when a stage failed (the failure record:
-        phase, rc, log tail, phases done).
+        included), or ``{"shard", "ok": False, "failure", "resume_pack"}`` when a stage failed (the failure
+        record: phase, rc, log tail, phases done; ``resume_pack``: the pack of its finished attempts, None
+        when there is none).
     """
     shard, n, n_graphnet = int(spec["shard"]), int(spec["num_shards"]), int(spec["graphnet_shards"])
     name = shard_name(shard)
@@ -388,7 +400,13 @@ def shard_entry(spec: dict) -> dict:
         for p in [*w.iterdir(), *((w / "profile").iterdir() if (w / "profile").is_dir() else [])]:
             if p not in keep and p != w / "profile":
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
-    resumed = attempt_counts(w / "profile" / "attempts")
+    census = bool(spec.get("census"))
+    att = w / "profile" / "attempts"
+    # a run stopped on another machine (or a scratch folder lost) left its finished attempts committed beside
+    # its failure record: taken up under the same params, the local ones winning (fullscale.shards.unpack_attempts)
+    pack = resume_pack_path(spec["out"], shard)
+    from_pack = unpack_attempts(pack, att, digest) if not census and pack.is_file() else None
+    resumed = attempt_counts(att)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(digest)
     w.mkdir(parents=True, exist_ok=True)
@@ -403,7 +421,6 @@ def shard_entry(spec: dict) -> dict:
         [c for c in ("model_id", "duplicate_of") if c in cat.column_names]).to_pylist()], type=pa.bool_()))
     pq.write_table(cat, w / "catalog.parquet", compression="zstd")
     models = cat.column("model_id").to_pylist()
-    census = bool(spec.get("census"))
     seen_graphs, seen_subs = seen_hashes(spec["out"], before=None)
     if census:  # the census decomposes each graph once over both kinds; it skips no subgraph
         seen_graphs |= census_graphs(spec["out"])
@@ -464,9 +481,12 @@ def shard_entry(spec: dict) -> dict:
             "shard": shard, "name": name, "census": census, "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
             "phases_done": phases + [exc.record], "models": len(models),
             "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
-            "progress": progress(w), "resumed_attempts": resumed, "estimate": spec.get("estimate"),
+            "progress": progress(w), "resumed_attempts": resumed, "resumed_from_pack": from_pack,
+            "attempt_machines": attempt_machines(att), "estimate": spec.get("estimate"),
             "started_utc": started.isoformat(timespec="seconds"), "failed_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "machine": machine(), "code": code_version()}}
+            "machine": machine(), "code": code_version()},
+            # committed beside the record: the next run of this shard, on any machine, resumes these attempts
+            "resume_pack": None if census else pack_attempts(att, digest)}
 
     files: dict[str, bytes] = {}
     buf = io.BytesIO()
@@ -526,7 +546,8 @@ def shard_entry(spec: dict) -> dict:
         "started_utc": started.isoformat(timespec="seconds"), "finished_utc": finished.isoformat(timespec="seconds"),
         "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
         "trial_history_kept": bool(spec.get("keep_trial_history")),
-        "estimate": spec.get("estimate"), "resumed_attempts": resumed,
+        "estimate": spec.get("estimate"), "resumed_attempts": resumed, "resumed_from_pack": from_pack,
+        "attempt_machines": attempt_machines(att),
         "files": {k: len(v) for k, v in sorted(files.items())},
     }
     files["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True).encode()

@@ -46,6 +46,7 @@ from fullscale.shards import (
     build_shards,
     done_shards,
     read_manifest,
+    resume_pack_path,
     shard_name,
     split_catalog,
     write_failure,
@@ -154,11 +155,14 @@ def commit_shard(out: Path, shard: int, message: str, kind: str = SHARDS) -> Non
     """``git add`` + ``git commit --only`` of the shard's folder of ``kind`` (or failure record), the catalog
     and the summary: nothing else that is staged in the tree enters the commit."""
     root = out / kind
-    paths = [p for p in (root / shard_name(shard), root / f"{shard_name(shard)}.failed.json", out / "catalog.parquet",
-                         ROOT / "metrics" / "full" / "summary.json") if p.exists()]
-    rel = [str(p.resolve().relative_to(ROOT)) for p in paths]
+    cands = [root / shard_name(shard), root / f"{shard_name(shard)}.failed.json", resume_pack_path(out, shard, kind),
+             out / "catalog.parquet", ROOT / "metrics" / "full" / "summary.json"]
+    rels = [str(p.resolve().relative_to(ROOT)) for p in cands]
+    tracked = subprocess.run(["git", "ls-files", "--", *rels], cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
+    # a path that is gone but tracked (the failure record and pack of a shard now done) is committed as removed
+    rel = [r for p, r in zip(cands, rels) if p.exists() or any(t == r or t.startswith(r + "/") for t in tracked)]
     for _ in range(10):  # another process may hold .git/index.lock for a moment: retry, never crash the build
-        add = subprocess.run(["git", "add", "--", *rel], cwd=ROOT, capture_output=True, text=True)
+        add = subprocess.run(["git", "add", "-A", "--", *rel], cwd=ROOT, capture_output=True, text=True)
         done = add.returncode == 0 and subprocess.run(["git", "commit", "-q", "-m", message, "--only", "--", *rel], cwd=ROOT,
                                                       capture_output=True, text=True).returncode == 0
         if done:
@@ -174,11 +178,11 @@ def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> 
     kind = CENSUS if (rec or {}).get("census") else SHARDS
     if result["ok"]:
         write_shard(out, result["shard"], result["files"], kind)
-    else:
-        write_failure(out, result["shard"], result["failure"], kind)
+    else:  # the shard's own record brings its attempts pack; one the executor made (a crashed Ray task) leaves it
+        write_failure(out, result["shard"], result["failure"], kind, resume_pack=result.get("resume_pack", False))
     if on_done:
         on_done(result)
-    return {k: v for k, v in result.items() if k != "files"}
+    return {k: v for k, v in result.items() if k not in ("files", "resume_pack")}
 
 
 def physical_cores(usable: list[int], sysfs: Path = Path("/sys/devices/system/cpu")) -> list[list[int]]:

@@ -34,19 +34,24 @@ folder in ``<work>`` makes that free).
 It is written in a staging folder beside it and renamed into place (:func:`write_shard`), so a
 reader sees a whole shard or none. A shard folder without ``DONE`` is not a shard: the next run
 redoes it. A shard whose stage failed leaves ``<out>/shards/<id>.failed.json`` (what broke) and no
-folder.
+folder; if its profile had finished attempts, also ``<out>/shards/<id>.attempts.parquet`` (:func:`pack_attempts`:
+those attempts, so that the next run of the shard on any machine resumes them instead of timing them again).
+Both go when the shard's folder is written.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Literal
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from passnet_common.io import atomic_write_json
@@ -290,15 +295,114 @@ def write_shard(out: str | Path, shard: int, files: dict[str, bytes], kind: str 
     else:
         os.rename(stage, final)
     (root / f"{name}.failed.json").unlink(missing_ok=True)
+    resume_pack_path(out, shard, kind).unlink(missing_ok=True)
     return final
 
 
-def write_failure(out: str | Path, shard: int, record: dict, kind: str = SHARDS) -> Path:
-    """``<kind>/<name>.failed.json``: what broke in a shard that did not finish (it stays undone)."""
+def write_failure(out: str | Path, shard: int, record: dict, kind: str = SHARDS,
+                  resume_pack: bytes | None | Literal[False] = False) -> Path:
+    """``<kind>/<name>.failed.json``: what broke in a shard that did not finish (it stays undone). With
+    ``resume_pack`` (bytes from :func:`pack_attempts`: the shard's finished profile attempts) also
+    ``<kind>/<name>.attempts.parquet``, written atomically; None removes that file (the shard's run had no
+    attempt: a pack it did not take up is stale); False (a record the executor made, not the shard) leaves it."""
     p = shards_root(out, kind) / f"{shard_name(shard)}.failed.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(p, record, indent=1)
+    pack = resume_pack_path(out, shard, kind)
+    if resume_pack is None:
+        pack.unlink(missing_ok=True)
+    elif resume_pack is not False:
+        tmp = pack.with_name(f".{pack.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(resume_pack)
+        os.replace(tmp, pack)
     return p
+
+
+def resume_pack_path(out: str | Path, shard: int, kind: str = SHARDS) -> Path:
+    """Where a stopped shard's profile attempts are committed: ``<kind>/<name>.attempts.parquet``."""
+    return shards_root(out, kind) / f"{shard_name(shard)}.attempts.parquet"
+
+
+#: a file of a profile attempt, relative to ``profile/attempts`` (``curate.profile.variant`` / ``.run``:
+#: ``<key[:2]>/<key>/`` ``check.json`` / ``result.json`` / ``error.json``, a replicate's in ``rep<r>/``, a
+#: re-measurement pass's in ``pass<p>/``)
+ATTEMPT_FILE = re.compile(r"(?P<pre>[0-9a-f]{2})/(?P=pre)[0-9a-f]{6,62}(/rep[0-9]{1,3})?(/pass[0-9]{1,3})?"
+                          r"/(check|result|error)\.json")
+PACK_FORMAT = b"passnet-profile-attempts/1"
+
+
+def pack_attempts(att: Path, params_sha256: str) -> bytes | None:
+    """The finished attempts under ``att`` (a shard's ``profile/attempts``) as one Parquet file (zstd): a row
+    per attempt file, ``path`` (relative, :data:`ATTEMPT_FILE`) and ``data`` (its JSON bytes), sorted by path;
+    the schema metadata holds ``params_sha256`` (the merged params they were made with) and ``format``. None
+    when there is no attempt file. The attempts' own JSON says where each was timed (``cpu_model``)."""
+    files = sorted((p.relative_to(att).as_posix(), p) for p in att.rglob("*.json")
+                   if ATTEMPT_FILE.fullmatch(p.relative_to(att).as_posix())) if att.is_dir() else []
+    if not files:
+        return None
+    tbl = pa.table({"path": pa.array([r for r, _ in files], pa.string()),
+                    "data": pa.array([p.read_bytes() for _, p in files], pa.binary())})
+    tbl = tbl.replace_schema_metadata({b"format": PACK_FORMAT, b"params_sha256": params_sha256.encode()})
+    buf = io.BytesIO()
+    pq.write_table(tbl, buf, compression="zstd")
+    return buf.getvalue()
+
+
+def unpack_attempts(pack: Path, att: Path, params_sha256: str) -> dict:
+    """Write the attempts of ``pack`` (:func:`pack_attempts`) under ``att`` where no file of that path exists
+    (the attempts on this machine win). Nothing is written when the pack was made with other params or is
+    not such a pack: every row must have a path of :data:`ATTEMPT_FILE` and a JSON object as data.
+
+    Returns:
+        ``{"files": written, "kept_local": rows whose file existed, "machines": {cpu_model: result files
+        written}}``, or ``{"files": 0, "refused": reason}`` (a pack that cannot be read, a wrong format, other
+        params, a bad row: named in the reason; the shard then profiles those variants again).
+    """
+    try:
+        tbl = pq.read_table(pack)
+    except (OSError, pa.ArrowException) as exc:
+        return {"files": 0, "refused": f"{pack.name} is not a readable Parquet file: {type(exc).__name__}: {exc}"}
+    meta = tbl.schema.metadata or {}
+    if meta.get(b"format") != PACK_FORMAT or set(tbl.column_names) != {"path", "data"}:
+        return {"files": 0, "refused": f"{pack.name} is not a profile attempts pack (format {meta.get(b'format')!r})"}
+    if meta.get(b"params_sha256", b"").decode() != params_sha256:
+        return {"files": 0, "refused": f"{pack.name} was made with other params ({meta.get(b'params_sha256', b'').decode()[:12]})"}
+    rows = tbl.to_pylist()
+    for r in rows:
+        if not isinstance(r["path"], str) or not ATTEMPT_FILE.fullmatch(r["path"]):
+            return {"files": 0, "refused": f"{pack.name}: row path {r['path']!r} is not an attempt file"}
+        try:
+            ok = isinstance(json.loads(r["data"] or b""), dict)
+        except ValueError:
+            ok = False
+        if not ok:
+            return {"files": 0, "refused": f"{pack.name}: {r['path']} does not hold a JSON object"}
+    written, kept, machines = 0, 0, Counter()
+    for r in rows:
+        dst = att / r["path"]
+        if dst.exists():
+            kept += 1
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(r["data"])
+        os.replace(tmp, dst)
+        written += 1
+        if dst.name == "result.json":
+            machines[str(json.loads(r["data"]).get("cpu_model"))] += 1
+    return {"files": written, "kept_local": kept, "machines": dict(sorted(machines.items()))}
+
+
+def attempt_machines(att: Path) -> dict[str, int]:
+    """``cpu_model`` -> how many timed attempt files (``result.json``, passes included) under ``att`` were
+    timed there: a shard resumed on another machine holds timings of both."""
+    c = Counter()
+    for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
+        try:
+            c[str(json.loads(p.read_bytes()).get("cpu_model"))] += 1
+        except ValueError:
+            c["unreadable"] += 1
+    return dict(sorted(c.items()))
 
 
 def folder_files(folder: Path) -> dict[str, bytes]:

@@ -41,7 +41,8 @@ across shards:
   (``fullscale.order: cost``) against the subgraphs they profiled and the CPU they took
   (:func:`fullscale.order.estimate_accuracy`);
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
-  finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``) and the phases' times;
+  finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``), the phases' times and
+  ``attempts_packed`` (attempt files its next run resumes on any machine: :func:`fullscale.shards.pack_attempts`);
 - ``machine``: the machines the shards ran on (``written_on``: the one writing the summary);
   ``complete``: every shard done.
 """
@@ -64,6 +65,15 @@ from passnet_common.io import atomic_write_json
 
 TARGET_TASKS = 200
 PROJECTION_MIN_MODELS = 10  # fewer models in the latest design's shards: projected from the whole build
+
+
+def _pack_rows(pack: Path) -> int:
+    """Attempt files in a stopped shard's pack (0 when it has none or it cannot be read: its next run then
+    profiles them again, and its failure record's ``resumed_from_pack`` will say why)."""
+    try:
+        return pq.ParquetFile(pack).metadata.num_rows if pack.is_file() else 0
+    except (OSError, ValueError):
+        return 0
 
 
 def _read(folder: Path, table: str) -> list[dict]:
@@ -218,7 +228,9 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
             name = rec.get("name", f.name.split(".")[0])
             failed[name if kind == SHARDS else f"{CENSUS}/{name}"] = {
                 "phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
-                "phases_done": rec.get("phases_done", []), "failure_classes": rec.get("failure_classes", {})}
+                "phases_done": rec.get("phases_done", []), "failure_classes": rec.get("failure_classes", {}),
+                # attempt files committed beside the record (fullscale.shards.pack_attempts): what its next run resumes
+                "attempts_packed": _pack_rows(f.with_name(f.name.replace(".failed.json", ".attempts.parquet")))}
     n_models = n_profiled
     covered = sum(models.values())
     # the projection: CPU per model of the shards run with the design (stage params + structure quota) of

@@ -708,6 +708,147 @@ def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
     assert (w / "profile" / "attempts.params_sha256").read_text() == params_digest(params)
 
 
+def _attempt_tree(att: Path, cpu: str, keys: list[str]) -> dict[str, bytes]:
+    """Profile attempt files as the profile writes them (check, result, a replicate, a re-measurement pass)."""
+    files = {}
+    for k in keys:
+        for rel in ("check.json", "result.json", "rep1/result.json", "rep1/pass1/result.json"):
+            files[f"{k[:2]}/{k}/{rel}"] = json.dumps({"cpu_model": cpu, "key": k, "file": rel}).encode()
+    for rel, data in files.items():
+        (att / rel).parent.mkdir(parents=True, exist_ok=True)
+        (att / rel).write_bytes(data)
+    return files
+
+
+def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_one(tmp_path):
+    """:func:`pack_attempts` / :func:`unpack_attempts`: every attempt file (replicates and passes included)
+    comes back byte for byte in another folder, a file already there is kept, stray files are not packed;
+    a pack of other params, a path leaving the attempts layout, data that is not a JSON object or a file that
+    is not Parquet writes nothing and says why."""
+    import pyarrow as pa
+
+    from fullscale.shards import attempt_machines, pack_attempts, unpack_attempts
+
+    src = tmp_path / "a"
+    files = _attempt_tree(src, "AMD EPYC", ["ab12cd34ef56", "ab99cd34ef56", "0f1e2d3c4b5a"])
+    (src / "ab" / "stray.txt").write_text("x")
+    (src / "notes.json").write_text("{}")
+    pack = tmp_path / "s0007.attempts.parquet"
+    pack.write_bytes(pack_attempts(src, "digest-1"))
+    assert pack_attempts(tmp_path / "none", "digest-1") is None
+
+    dst = tmp_path / "b"
+    local = dst / "0f" / "0f1e2d3c4b5a" / "result.json"
+    local.parent.mkdir(parents=True)
+    local.write_bytes(b'{"cpu_model": "Intel Xeon"}')
+    got = unpack_attempts(pack, dst, "digest-1")
+    assert got == {"files": 11, "kept_local": 1, "machines": {"AMD EPYC": 8}}  # 3 result files a key, one kept
+    assert {p.relative_to(dst).as_posix(): p.read_bytes() for p in dst.rglob("*") if p.is_file()} == \
+        {**files, "0f/0f1e2d3c4b5a/result.json": b'{"cpu_model": "Intel Xeon"}'}
+    assert attempt_machines(dst) == {"AMD EPYC": 8, "Intel Xeon": 1}
+
+    other = tmp_path / "c"
+    assert unpack_attempts(pack, other, "digest-2")["refused"].endswith("was made with other params (digest-1)")
+    tbl = pq.read_table(pack)
+    for path, data, why in (("ab/ab12cd34ef56/../../../x/check.json", b"{}", "is not an attempt file"),
+                            ("ab/cd12cd34ef56/check.json", b"{}", "is not an attempt file"),  # key not under its prefix
+                            ("ab/ab12cd34ef56/check.json", b"[1]", "does not hold a JSON object"),
+                            ("ab/ab12cd34ef56/check.json", b"{oops", "does not hold a JSON object")):
+        bad = pa.table({"path": [path], "data": pa.array([data], pa.binary())}).replace_schema_metadata(tbl.schema.metadata)
+        pq.write_table(bad, tmp_path / "bad.parquet")
+        assert why in unpack_attempts(tmp_path / "bad.parquet", other, "digest-1")["refused"], path
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
+    assert "not a readable Parquet file" in unpack_attempts(tmp_path / "junk.parquet", other, "digest-1")["refused"]
+    pq.write_table(pa.table({"path": ["x"], "data": [b"{}"]}), tmp_path / "plain.parquet")
+    assert "not a profile attempts pack" in unpack_attempts(tmp_path / "plain.parquet", other, "digest-1")["refused"]
+    assert not other.exists()
+
+
+def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path):
+    """The failure record of a shard stopped at its deadline comes with its finished attempts
+    (``<out>/shards/<name>.attempts.parquet``); a run of that shard with an empty scratch folder (another
+    machine) takes them up, says so, and packs them again when it stops too; the shard's folder, once written,
+    replaces record and pack."""
+    import time
+
+    from extract.sources.modules import module_catalog
+    from fullscale.params import params_digest
+    from fullscale.pipeline import shard_entry
+    from fullscale.runner import _finish
+    from fullscale.shards import pack_attempts, resume_pack_path
+    from passnet_common.io import write_parquet
+    from passnet_common.schema import to_table
+
+    (tmp_path / "modules").mkdir()
+    (tmp_path / "modules" / "mlp_a.py").write_text(MLP)
+    write_parquet(tmp_path / "catalog.parquet", to_table("models", module_catalog(tmp_path / "modules")))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    out = tmp_path / "out"
+    first = tmp_path / "machine_a" / "shards" / "s0000" / "profile" / "attempts"  # a run stopped on machine A
+    files = _attempt_tree(first, "AMD EPYC", ["ab12cd34ef56", "cd12cd34ef56"])
+    pack = resume_pack_path(out, 0)
+    pack.parent.mkdir(parents=True)
+    pack.write_bytes(pack_attempts(first, params_digest(params)))
+
+    spec = {"shard": 0, "num_shards": 1, "graphnet_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
+            "out": str(out), "work": str(tmp_path / "machine_b"), "deadline_epoch": time.time()}
+    res = shard_entry(spec)  # machine B: nothing in its scratch
+    f = res["failure"]
+    assert f["resumed_from_pack"] == {"files": 8, "kept_local": 0, "machines": {"AMD EPYC": 6}}
+    assert f["resumed_attempts"] == {"checked": 2, "timed": 6} and f["attempt_machines"] == {"AMD EPYC": 6}
+    att = tmp_path / "machine_b" / "shards" / "s0000" / "profile" / "attempts"
+    assert {p.relative_to(att).as_posix(): p.read_bytes() for p in att.rglob("*") if p.is_file()} == files
+    _finish(out, res, None)
+    assert (out / "shards" / "s0000.failed.json").is_file()
+    assert {r["path"]: r["data"] for r in pq.read_table(pack).to_pylist()} == files  # packed again, whole
+    assert build_summary(out, 1)["shards_failed"]["s0000"]["attempts_packed"] == 8
+
+    # other params: the pack is not taken up, and the record's own (empty) run removes it
+    other = {**params, "catalog": {**params["catalog"], "sample_seed": 1}}
+    shutil.rmtree(tmp_path / "machine_b")
+    res = shard_entry({**spec, "params": other, "deadline_epoch": time.time()})
+    assert "other params" in res["failure"]["resumed_from_pack"]["refused"] and res["resume_pack"] is None
+    _finish(out, res, None)
+    assert not pack.exists()
+
+    # a shard's folder replaces its record and its pack
+    pack.write_bytes(pack_attempts(first, params_digest(params)))
+    write_shard(out, 0, {"manifest.json": json.dumps({"shard": 0}).encode()})
+    assert not pack.exists() and not (out / "shards" / "s0000.failed.json").exists()
+
+
+def test_commit_shard_commits_the_folder_and_the_removal_of_its_record_and_pack(tmp_path, monkeypatch):
+    """``--commit``: a shard now done is committed with its folder added and its failure record and attempts
+    pack removed; a file staged elsewhere in the tree stays out of the commit."""
+    import subprocess
+
+    import fullscale.runner as runner
+
+    def git(*a):
+        return subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    git("config", "user.email", "t@t")
+    git("config", "user.name", "t")
+    out = tmp_path / "data_full"
+    (out / "shards").mkdir(parents=True)
+    (out / "shards" / "s0003.failed.json").write_text("{}")
+    (out / "shards" / "s0003.attempts.parquet").write_bytes(b"pack")
+    (tmp_path / "other.txt").write_text("a")
+    git("add", "-A")
+    git("commit", "-q", "-m", "stopped")
+    (tmp_path / "other.txt").write_text("b")
+    git("add", "other.txt")
+    monkeypatch.setattr(runner, "ROOT", tmp_path)
+    write_shard(out, 3, {"manifest.json": b'{"shard": 3}'})
+    runner.commit_shard(out, 3, "shard 3 done")
+    assert git("log", "-1", "--format=%s").strip() == "shard 3 done"
+    assert sorted(git("show", "--name-status", "--format=", "HEAD").splitlines()) == [
+        "A\tdata_full/shards/s0003/DONE", "A\tdata_full/shards/s0003/manifest.json",
+        "D\tdata_full/shards/s0003.attempts.parquet", "D\tdata_full/shards/s0003.failed.json"]
+    assert git("diff", "--cached", "--name-only").split() == ["other.txt"]
+
+
 def test_profile_counts_read_the_profiles_two_phases():
     """Screened: every timed run-0 CPU row of both phases (a protocol variant was screened first);
     confirmed: the stable protocol rows. Skipped, run-1 and device rows do not count. The count once
