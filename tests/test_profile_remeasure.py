@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import os
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from curate.profile.run import pass_dir, read_passes, time_passes
+from curate.profile.run import _read, pass_dir, read_passes, time_passes
 from curate.profile.variant import merge_passes, needs_remeasure, timing_row
 from curate.score.defenses.clock import median_ratio_ci
 from curate.select.longtail import label_row
@@ -190,6 +191,50 @@ def test_time_passes_re_times_only_unstable_rows_in_fresh_folders_and_resumes(tm
     calls.clear()
     assert time_passes(keyed + [("e", "e", tmp_path / "e")], batch, passes=1) == [1]
     assert calls == [["e"]] and merge_passes(read_passes(tmp_path / "e"))["stable"] is True
+
+
+def test_a_timing_child_that_leaves_nothing_is_not_re_measured_and_stops_nothing(tmp_path):
+    """A pass-0 child killed before it wrote anything (no ``result.json``, no ``error.json``: a batch without
+    :func:`record_killed`) leaves its variant with no pass: the re-measurement pass skips it and the other
+    variants' passes go on (the stage crashed with IndexError on such a variant); its row reads as
+    ``isolation_failed``, and the next build times it again."""
+    outcome = {"a": [False, True], "b": [True]}
+    calls: list[list[str]] = []
+    inner = _recording_batch(outcome, calls)
+
+    def batch(tasks):  # "k" is killed in every pass 0 before it writes
+        inner([t for t in tasks if t[1] != "k"])
+        calls[-1] += [t[0] for t in tasks if t[1] == "k"]
+
+    keyed = [(n, n, tmp_path / n) for n in "akb"]
+    assert time_passes(keyed, batch, passes=1) == [3, 1]
+    assert calls == [["a", "b", "k"], ["a-pass1"]] and read_passes(tmp_path / "k") == []
+    assert _read(tmp_path / "k" / "result.json", tmp_path / "k")["status"] == "isolation_failed"
+    calls.clear()
+    assert time_passes(keyed, batch, passes=1) == [1] and calls == [["k"]]
+
+
+def test_record_killed_leaves_the_error_class_of_a_timing_child_killed_at_its_timeout(tmp_path):
+    """The timing batch's ``on_done``: a child of :func:`passnet_common.worker.run_isolated` killed at its
+    timeout gets ``error.json`` with the error class, so its pass reads as ``isolation_failed`` with that
+    class (and a finished one is left as it wrote it)."""
+    from curate.profile.run import record_killed
+    from passnet_common.worker import run_isolated
+
+    tasks = [("slow", 5.0, tmp_path / "slow"), ("quick", 0.0, tmp_path / "quick")]
+    run_isolated(tasks, _sleep_then_write, workers=1, timeout_s=1.0, mem_cap_bytes=None,
+                 on_done=record_killed({k: d for k, _, d in tasks}))
+    ps = read_passes(tmp_path / "slow")
+    assert len(ps) == 1 and ps[0]["status"] == "isolation_failed" and ps[0]["error_class"]
+    assert read_passes(tmp_path / "quick") == [{"stable": True}]
+
+
+def _sleep_then_write(seconds: float, out: Path) -> None:
+    import time
+
+    time.sleep(seconds)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "result.json").write_text(json.dumps({"stable": True}))
 
 
 def test_first_only_times_pass_0_and_a_later_call_re_measures_what_came_out_unstable(tmp_path):

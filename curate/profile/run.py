@@ -232,7 +232,8 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
         for key, arg, d in keyed:
             if done[key] != p:
                 continue
-            if p == 0 or needs_remeasure(read_passes(d)[p - 1]):
+            ps = read_passes(d)  # a child killed without a word leaves no pass p - 1: nothing to re-measure
+            if p == 0 or (len(ps) >= p and needs_remeasure(ps[p - 1])):
                 tasks.append((key if p == 0 else f"{key}-pass{p}", arg, pass_dir(d, p)))
         if p > 0 and not tasks:
             break
@@ -286,9 +287,9 @@ def record_killed(dirs: dict[str, Path]) -> Callable:
     """``on_done`` for :func:`passnet_common.worker.run_isolated`: a child that ended without
     writing ``check.json`` / ``result.json`` / ``error.json`` (killed by the watchdog for memory,
     time or a hang, or by a signal) gets ``error.json`` with the parent's error class. Without it
-    the folder stays empty, and timing run 0 (:func:`wait_checks`) waited for the whole compile
+    the folder stays empty: timing run 0 (:func:`wait_checks`) waited for the whole compile
     phase to end before timing that subgraph (a workload variant killed at the memory cap
-    stalled the timing core for minutes)."""
+    stalled the timing core for minutes), and a timing pass read as never run."""
     def on_done(outcome) -> None:
         d = dirs.get(outcome.key)
         if outcome.ok or d is None or any((d / n).exists() for n in ("check.json", "result.json", "error.json")):
@@ -437,9 +438,9 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
     rows: list[dict] = []
     stats["timing"] = []
 
-    def batch(ts: list) -> None:
+    def batch(ts: list) -> None:  # a timing child killed (time, memory, signal) leaves error.json with its class
         run_isolated(ts, time_task, workers=1, timeout_s=timeout_s, mem_cap_bytes=mem_cap_bytes,
-                     threads_per_worker=cfg["threads"])
+                     threads_per_worker=cfg["threads"], on_done=record_killed({k: d for k, _, d in ts}))
 
     def dirs_of(h: str) -> list[Path]:
         return [checks[(h, v["size"], v["dtype"])][1] for v in variants[h] if v["folder"]]
