@@ -39,9 +39,11 @@ class FullScaleConfig(ParamsConfig):
                               doc="local executor: shards run at once, each pinned to its own share of the usable "
                                   "cores (its profile times on the highest core of the share, compiles on the rest); "
                                   "1: one shard after another on every core")
-    order: Literal["cost", "id"] = knob("cost", doc="which pending shard runs next: cost: the cheapest with subgraphs "
-                                                    "left to profile, priced from the census, among those that fit "
-                                                    "the time before --deadline (fullscale.order); id: in id order")
+    order: Literal["cost", "yield", "id"] = knob("cost", doc="which pending shard runs next: cost: the cheapest with "
+                                                             "subgraphs left to profile, priced from the census, among "
+                                                             "those that fit the time before --deadline; yield: among "
+                                                             "those, the most long-tail tasks expected per CPU second "
+                                                             "(fullscale.order); id: in id order")
     shard_timeout_s: float | None = knob(None, rule=Optional(positive(float)),
                                          doc="wall seconds one stage command of a shard may run (None: no limit)")
     structure_quota: int | None = knob(1, rule=Optional(positive(int)),

@@ -10,15 +10,17 @@ model once there are enough of them) it prices the shard in CPU seconds.
 A shard without a census shard, or with a graph the census could not load, is not priced
 (:attr:`Estimate.priced`).
 
-``fullscale.order: cost`` (:func:`pick`) runs next the cheapest priced shard that has something to profile,
-among those whose estimate fits the time left before ``--deadline`` (:func:`fits`); then priced shards with
-nothing to profile; unpriced ones only without a deadline. Subgraphs to profile per CPU second are about the
-same in every shard (capture, dedupe and decompose are a few per cent of a shard), so the order changes
-little what an hour of profile buys; it changes how much of it is lost: a shard stopped at a deadline keeps
-nothing on another machine, and cheap shards first finish the most shards in a window. Structures are shared
-between shards, so a large shard's estimate shrinks as the shards committed before it time its structures
-(the estimate is recomputed from the committed shards at each pick). ``fullscale.order: id`` runs them in id
-order.
+``fullscale.order: cost`` (:func:`pick` with :func:`cost_key`) runs next the cheapest priced shard that has
+something to profile, among those whose estimate fits the time left before ``--deadline`` (:func:`fits`); then
+priced shards with nothing to profile; unpriced ones only without a deadline. Cheap shards first finish the
+most shards in a window. ``fullscale.order: yield`` (:func:`yield_key`) runs next, among the same fitting
+shards, the one with the most long-tail tasks expected per CPU second: each subgraph it would profile counts
+the task rate of its anchor op (:func:`task_rates`: tasks per timed subgraph of the committed full shards,
+by anchor, smoothed toward the build's overall rate), so the shards whose subgraphs are of the kinds that
+have given tasks (a ``conv2d`` or ``softmax`` anchor, several times a ``linear`` one's rate) run before the
+rest; every shard still runs in the end. Structures are shared between shards, so a large shard's estimate
+shrinks as the shards committed before it time its structures (the estimate is recomputed from the committed
+shards at each pick). ``fullscale.order: id`` runs them in id order.
 
 The estimate is linear in subgraphs (a subgraph's variants, candidates and replicates vary: it orders
 shards, it is not a promise). Its wall seconds are its CPU seconds over :data:`CORES_BUSY`, the fewest cores a
@@ -39,6 +41,7 @@ import pyarrow.parquet as pq
 
 from fullscale.shards import (
     CENSUS,
+    TIMED,
     done_shards,
     profiled_structures,
     read_manifest,
@@ -48,6 +51,7 @@ from fullscale.shards import (
 )
 from passnet_common.machine import cpu_model
 
+TASK_RATE_PRIOR = 20.0  # pseudo-subgraphs at the build's overall task rate added to each anchor's counts
 SAME_CPU_MIN_SHARDS = 2  # shards profiled on this machine's CPU model before their rate replaces the build's
 CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
 PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile
@@ -57,10 +61,11 @@ PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run
 class CensusIndex:
     """What the committed census shards say about every shard id: ``graphs[id]`` (graph hashes of the
     shard's captured models), ``pre_cpu_s[id]`` (CPU seconds of its census capture, dedupe and decompose),
-    ``subgraphs[graph_hash]`` (rows ``subgraph_hash``, ``structure_hash``, ``status`` of each subgraph the
-    census decomposed from that graph), and ``unpriced`` (graphs a census shard decomposed without a subgraph
-    row where that shard's decompose skipped a graph it could not load: the loader then refused it, the
-    current one may not, so what the graph gives is unknown). A graph no census shard decomposed is one a
+    ``subgraphs[graph_hash]`` (rows ``subgraph_hash``, ``structure_hash``, ``status``, ``anchor`` of each
+    subgraph the census decomposed from that graph; anchor None where the table has no such column), and
+    ``unpriced`` (graphs a census shard decomposed without a subgraph row where that shard's decompose skipped
+    a graph it could not load: the loader then refused it, the current one may not, so what the graph gives
+    is unknown). A graph no census shard decomposed is one a
     committed full shard decomposed (the census skips those, :mod:`fullscale.pipeline`): seen, so no pending
     shard profiles it."""
 
@@ -84,8 +89,11 @@ def census_index(out: str | Path) -> CensusIndex:
                                  if p.get("phase") in PRE_PROFILE)
         decomposed: set[str] = set()
         if sg.is_file():
-            for r in pq.read_table(sg, columns=["subgraph_hash", "structure_hash", "status", "members"]).to_pylist():
-                row = {"subgraph_hash": r["subgraph_hash"], "structure_hash": r["structure_hash"], "status": r["status"]}
+            cols = ["subgraph_hash", "structure_hash", "status", "members", "anchor"]
+            cols = [c for c in cols if c in pq.read_schema(sg).names]
+            for r in pq.read_table(sg, columns=cols).to_pylist():
+                row = {"subgraph_hash": r["subgraph_hash"], "structure_hash": r["structure_hash"], "status": r["status"],
+                       "anchor": r.get("anchor")}
                 for g in sorted({m["graph_hash"] for m in r["members"] or []}):
                     idx.subgraphs.setdefault(g, []).append(row)
                     decomposed.add(g)
@@ -119,16 +127,64 @@ def profile_cpu_per_subgraph(out: str | Path, cpu: str | None = None) -> float |
 
 
 @dataclass(frozen=True)
+class TaskRates:
+    """Long-tail tasks per timed subgraph in the committed full shards, by the subgraph's anchor op (the curate
+    stage makes one task per subgraph): ``by_anchor[anchor] = (timed subgraphs, those that are a task)``."""
+
+    by_anchor: dict[str | None, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def overall(self) -> float | None:
+        """Tasks per timed subgraph over every anchor (None before any subgraph was timed)."""
+        timed = sum(t for t, _ in self.by_anchor.values())
+        return sum(k for _, k in self.by_anchor.values()) / timed if timed else None
+
+    def rate(self, anchor: str | None) -> float | None:
+        """Expected tasks of one subgraph with ``anchor``: its anchor's tasks and timed subgraphs, each plus
+        :data:`TASK_RATE_PRIOR` pseudo-subgraphs at the overall rate (an anchor seen rarely, or never, is
+        near the overall rate; a common one is its own); None before any subgraph was timed."""
+        o = self.overall
+        if o is None:
+            return None
+        t, k = self.by_anchor.get(anchor, (0, 0))
+        return (k + TASK_RATE_PRIOR * o) / (t + TASK_RATE_PRIOR)
+
+
+def task_rates(out: str | Path) -> TaskRates:
+    """:class:`TaskRates` of the committed full shards of ``out``: a subgraph counts as timed where its shard's
+    ``profiles`` table has a row of a timed status (:data:`fullscale.shards.TIMED`) for it, as a task where a
+    row of its ``tasks`` table lists it; its anchor is its ``subgraphs`` row's."""
+    counts: dict[str | None, list[int]] = {}
+    for d in done_shards(out):
+        tp, pp, sp = (d / "tables" / f"{t}.parquet" for t in ("tasks", "profiles", "subgraphs"))
+        if not (pp.is_file() and sp.is_file()):
+            continue
+        timed = {r["subgraph_hash"] for r in pq.read_table(pp, columns=["subgraph_hash", "status"]).to_pylist()
+                 if r["status"] in TIMED}
+        tasks = set().union(*(r["subgraph_hashes"] or [] for r in pq.read_table(tp, columns=["subgraph_hashes"]).to_pylist())) \
+            if tp.is_file() and "subgraph_hashes" in pq.read_schema(tp).names else set()  # a shard without tasks: no column
+        cols = [c for c in ("subgraph_hash", "anchor") if c in pq.read_schema(sp).names]
+        for r in {r["subgraph_hash"]: r for r in pq.read_table(sp, columns=cols).to_pylist()}.values():
+            if r["subgraph_hash"] in timed:
+                c = counts.setdefault(r.get("anchor"), [0, 0])
+                c[0] += 1
+                c[1] += r["subgraph_hash"] in tasks
+    return TaskRates({a: (t, k) for a, (t, k) in sorted(counts.items(), key=lambda kv: str(kv[0]))})
+
+
+@dataclass(frozen=True)
 class Estimate:
     """One pending shard: ``subgraphs`` it would profile given the committed shards (None: no census shard
     of it; a lower bound where ``unpriced_graphs`` > 0: its unseen graphs in :attr:`CensusIndex.unpriced`),
     ``cpu_s`` its estimated CPU seconds (census phases + ``subgraphs`` x profile CPU per subgraph; None where
-    either is unknown)."""
+    either is unknown), ``tasks`` the long-tail tasks expected of those subgraphs (:meth:`TaskRates.rate` of
+    each one's anchor, summed; None without rates)."""
 
     shard: int
     subgraphs: int | None
     cpu_s: float | None
     unpriced_graphs: int = 0
+    tasks: float | None = None
 
     @property
     def priced(self) -> bool:
@@ -137,11 +193,12 @@ class Estimate:
 
 
 def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], profiled: Counter,
-             quota: int | None, cpu_per_subgraph: float | None) -> Estimate:
+             quota: int | None, cpu_per_subgraph: float | None, rates: TaskRates | None = None) -> Estimate:
     """What ``shard`` would profile if it ran now (:mod:`fullscale.pipeline`'s own steps on the census rows):
     its graphs no committed full shard decomposed (``seen``: :func:`fullscale.shards.seen_hashes`), their
     ``ok`` subgraphs not seen, at most ``quota`` per structure counting ``profiled``
-    (:func:`fullscale.shards.profiled_structures`; None: every member)."""
+    (:func:`fullscale.shards.profiled_structures`; None: every member); with ``rates``, the tasks they are
+    expected to give."""
     if shard not in idx.graphs:
         return Estimate(shard, None, None)
     seen_graphs, seen_subs = seen
@@ -152,20 +209,25 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
             if r["status"] == "ok" and r["subgraph_hash"] not in seen_subs:
                 rows.setdefault(r["subgraph_hash"], r)
     ok = list(rows.values())
-    n = len(ok) if quota is None else sum(1 for s in structure_picks(ok, profiled, quota) if not s)
+    picked = ok if quota is None else [r for r, skip in zip(ok, structure_picks(ok, profiled, quota)) if not skip]
+    n = len(picked)
     cpu = None if cpu_per_subgraph is None else idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph
-    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced))
+    per = [rates.rate(r.get("anchor")) for r in picked] if rates is not None else []
+    tasks = None if rates is None or rates.overall is None else sum(per)
+    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks)
 
 
 def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None,
               cpu: str | None = None) -> list[Estimate]:
     """:func:`estimate` of each of ``shards`` against the shards committed now in ``out``, at the profile CPU
     rate of shards run on CPU model ``cpu`` (None: this machine's, :func:`passnet_common.machine.cpu_model`)
-    where there are enough of them (:func:`profile_cpu_per_subgraph`)."""
+    where there are enough of them (:func:`profile_cpu_per_subgraph`), with their expected tasks at the
+    committed shards' :func:`task_rates`."""
     idx = census_index(out) if idx is None else idx
     seen, profiled = seen_hashes(out), (profiled_structures(out) if quota is not None else Counter())
     per = profile_cpu_per_subgraph(out, cpu_model() if cpu is None else cpu)
-    return [estimate(idx, s, seen, profiled, quota, per) for s in shards]
+    rates = task_rates(out)
+    return [estimate(idx, s, seen, profiled, quota, per, rates) for s in shards]
 
 
 def cost_key(e: Estimate) -> tuple:
@@ -176,6 +238,19 @@ def cost_key(e: Estimate) -> tuple:
     tier = 0 if e.priced and e.subgraphs else 1 if e.priced else 2
     size = e.cpu_s if e.cpu_s is not None else float(e.subgraphs or 0)
     return (tier, size, e.shard)
+
+
+def yield_key(e: Estimate) -> tuple:
+    """The order of ``fullscale.order: yield``: the tiers of :func:`cost_key`; among priced shards with
+    subgraphs to profile, the most expected tasks per estimated CPU second first (where either is unknown --
+    before any full shard has profiled -- as :func:`cost_key`); ties by :func:`cost_key`."""
+    tier, size, shard = cost_key(e)
+    per = e.tasks / e.cpu_s if tier == 0 and e.tasks is not None and e.cpu_s else None
+    return (tier, 0 if per is None else -per, size, shard)
+
+
+#: ``fullscale.order`` -> the key its shards are ordered by (``id``: none, id order)
+ORDER_KEYS: dict[str, Callable[[Estimate], tuple]] = {"cost": cost_key, "yield": yield_key}
 
 
 def fits(e: Estimate, seconds_left: float | None, any_priced: bool) -> bool:
@@ -190,18 +265,19 @@ def fits(e: Estimate, seconds_left: float | None, any_priced: bool) -> bool:
     return e.cpu_s is None or e.cpu_s / CORES_BUSY <= seconds_left
 
 
-def pick(ests: list[Estimate], seconds_left: float | None) -> tuple[Estimate | None, list[Estimate]]:
-    """``(next, too_long)``: the first of ``ests`` in :func:`cost_key` order that :func:`fits`
+def pick(ests: list[Estimate], seconds_left: float | None,
+         key: Callable[[Estimate], tuple] = cost_key) -> tuple[Estimate | None, list[Estimate]]:
+    """``(next, too_long)``: the first of ``ests`` in ``key`` order (:data:`ORDER_KEYS`) that :func:`fits`
     ``seconds_left``, and the estimates that do not fit."""
     any_priced = any(e.priced for e in ests)
     ok = [e for e in ests if fits(e, seconds_left, any_priced)]
-    return min(ok, key=cost_key, default=None), [e for e in ests if e not in ok]
+    return min(ok, key=key, default=None), [e for e in ests if e not in ok]
 
 
-def ordered(ests: list[Estimate]) -> list[int]:
-    """The shards of ``ests`` in :func:`cost_key` order (``--max-shards`` keeps the first; the Ray executor
-    submits them in it)."""
-    return [e.shard for e in sorted(ests, key=cost_key)]
+def ordered(ests: list[Estimate], key: Callable[[Estimate], tuple] = cost_key) -> list[int]:
+    """The shards of ``ests`` in ``key`` order (``--max-shards`` keeps the first; the Ray executor submits
+    them in it)."""
+    return [e.shard for e in sorted(ests, key=key)]
 
 
 def _describe(e: Estimate) -> str:
@@ -210,19 +286,22 @@ def _describe(e: Estimate) -> str:
     what = f"{shard_name(e.shard)}, {'at least ' if e.unpriced_graphs else '~'}{e.subgraphs} subgraphs to profile"
     if e.unpriced_graphs:
         what += f" ({e.unpriced_graphs} graphs the census could not load)"
-    return what + (f", ~{e.cpu_s:.0f} CPU-s" if e.cpu_s is not None and not e.unpriced_graphs else "")
+    what += f", ~{e.cpu_s:.0f} CPU-s" if e.cpu_s is not None and not e.unpriced_graphs else ""
+    return what + (f", ~{e.tasks:.1f} tasks expected" if e.tasks is not None and not e.unpriced_graphs else "")
 
 
 def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | None,
-                 idx: CensusIndex | None = None) -> Callable[[list[dict]], int | None]:
-    """The ``choose`` of :func:`fullscale.runner.run_local` for ``fullscale.order: cost``: at each call,
-    :func:`pick` over the specs not yet started (re-priced against the shards committed by then) with the
-    seconds left before ``deadline_epoch`` (None: no limit); prints its choice, or why none fits."""
+                 idx: CensusIndex | None = None, order: str = "cost") -> Callable[[list[dict]], int | None]:
+    """The ``choose`` of :func:`fullscale.runner.run_local` for ``fullscale.order`` ``cost`` or ``yield``
+    (``order``): at each call, :func:`pick` in that order over the specs not yet started (re-priced against
+    the shards committed by then) with the seconds left before ``deadline_epoch`` (None: no limit); prints
+    its choice, or why none fits."""
     idx = census_index(out) if idx is None else idx
+    key = ORDER_KEYS[order]
 
     def choose(queue: list[dict]) -> int | None:
         left = None if deadline_epoch is None else deadline_epoch - time.time()
-        best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx), left)
+        best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx), left, key)
         if best is None:
             print(f"no pending shard fits the {left:.0f} s left before the deadline: {len(too_long)} left for a "
                   f"longer run ({_describe(min(too_long, key=cost_key))} is the cheapest)", flush=True)
@@ -231,7 +310,8 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
               + (f", {len(too_long)} too long for the {left:.0f} s left" if too_long else "") + ")", flush=True)
         i = next(i for i, s in enumerate(queue) if s["shard"] == best.shard)
         queue[i]["estimate"] = {"subgraphs": best.subgraphs, "unpriced_graphs": best.unpriced_graphs,
-                                "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1)}
+                                "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1),
+                                "tasks": None if best.tasks is None else round(best.tasks, 2), "order": order}
         return i
 
     return choose
@@ -241,20 +321,25 @@ def estimate_accuracy(out: str | Path) -> dict | None:
     """How the estimates the shards were started with (``manifest.estimate``, set by :func:`cost_chooser`)
     compare with what they did: ``shards``; summed ``subgraphs_estimated`` / ``subgraphs_profiled``
     (``counts.subgraphs_profilable_new``) and ``cpu_s_estimated`` / ``cpu_s`` (the manifest's); per shard the
-    ratio actual / estimated CPU seconds (``cpu_ratio``: min, median, max). Only shards started with a priced
-    estimate that ran their profile in one run (not resumed) count. None before any such shard."""
+    ratio actual / estimated CPU seconds (``cpu_ratio``: min, median, max); over the shards whose estimate
+    expected tasks (``tasks_shards``), ``tasks_expected`` against the ``tasks`` they gave. Only shards started
+    with a priced estimate that ran their profile in one run (not resumed) count. None before any such shard."""
     rows = []
     for d in done_shards(out):
         man = read_manifest(d)
         est = man.get("estimate") or {}
         if est.get("cpu_s") and not est.get("unpriced_graphs") and not resumed(man):
-            rows.append((est["subgraphs"], int((man.get("counts") or {}).get("subgraphs_profilable_new") or 0),
-                         float(est["cpu_s"]), float(man.get("cpu_s") or 0.0)))
+            counts = man.get("counts") or {}
+            rows.append((est["subgraphs"], int(counts.get("subgraphs_profilable_new") or 0),
+                         float(est["cpu_s"]), float(man.get("cpu_s") or 0.0), est.get("tasks"), int(counts.get("tasks") or 0)))
     if not rows:
         return None
     ratios = [r[3] / r[2] for r in rows]
+    with_tasks = [r for r in rows if r[4] is not None]
     return {"shards": len(rows), "subgraphs_estimated": sum(r[0] for r in rows),
             "subgraphs_profiled": sum(r[1] for r in rows), "cpu_s_estimated": round(sum(r[2] for r in rows), 1),
             "cpu_s": round(sum(r[3] for r in rows), 1),
             "cpu_ratio": {"min": round(min(ratios), 2), "median": round(statistics.median(ratios), 2),
-                          "max": round(max(ratios), 2)}}
+                          "max": round(max(ratios), 2)},
+            "tasks_shards": len(with_tasks), "tasks_expected": round(sum(float(r[4]) for r in with_tasks), 1),
+            "tasks": sum(r[5] for r in with_tasks)}

@@ -5,8 +5,9 @@
 another machine, or after a kill, continues from the committed shards -- and after each shard
 rewrites ``metrics/full/summary.json`` (:func:`fullscale.summary.write_summary`).
 
-Which pending shard runs next: ``fullscale.order`` (:mod:`fullscale.order`: by default the cheapest with
-subgraphs left to profile that fits the time before ``--deadline``, priced from the census shards).
+Which pending shard runs next: ``fullscale.order`` (:mod:`fullscale.order`: the cheapest with subgraphs left
+to profile that fits the time before ``--deadline``, priced from the census shards, or among those the one
+with the most long-tail tasks expected per CPU second).
 
 Executors: ``local`` runs :func:`fullscale.pipeline.shard_entry` for one shard after another (each
 stage in its own subprocess), or ``fullscale.local_workers`` shards at once, each pinned to its own cores
@@ -36,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fullscale.config import FullScaleConfig
-from fullscale.order import census_index, cost_chooser, cost_key, estimates, ordered
+from fullscale.order import ORDER_KEYS, census_index, cost_chooser, estimates, ordered
 from fullscale.params import write_params
 from fullscale.pipeline import ROOT, child_env, graphnet_samples_absent, kill_running_stages, shard_entry
 from fullscale.shards import (
@@ -418,8 +419,9 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
                only: Iterable[int] | None = None) -> dict:
     """``python -m fullscale plan``: the committed catalog (built once, :func:`ensure_catalog`), its
     model count, the shards (model shards and GraphNet shards), the smallest and largest shard, how many
-    shards are pending and, with ``fullscale.order: cost``, the next ones in that order with their estimates
-    (:func:`fullscale.order.estimates`: subgraphs to profile and CPU seconds, None without a census shard)."""
+    shards are pending and, with ``fullscale.order`` ``cost`` or ``yield``, the next ones in that order with
+    their estimates (:func:`fullscale.order.estimates`: subgraphs to profile, CPU seconds and expected tasks,
+    None where unknown)."""
     catalog = ensure_catalog(params_path, out, params)
     build_shards(out, cfg.num_shards, cfg.graphnet_shards)  # refuses shards cut another way
     rows = pq.read_table(catalog).select(["model_id", "duplicate_of"]).to_pylist()
@@ -430,10 +432,11 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
             "graphnet_shards": total - cfg.num_shards, "shards_total": total,
             "models_per_shard": {"min": min(sizes.values()), "max": max(sizes.values())},
             "pending": len(pending), "order": cfg.order}
-    if cfg.order == "cost":
-        ests = sorted(estimates(out, pending, cfg.structure_quota), key=cost_key)
+    if cfg.order in ORDER_KEYS:
+        ests = sorted(estimates(out, pending, cfg.structure_quota), key=ORDER_KEYS[cfg.order])
         plan["next"] = [{"shard": shard_name(e.shard), "subgraphs_to_profile": e.subgraphs,
-                         "cpu_s": None if e.cpu_s is None else round(e.cpu_s)} for e in ests[:PLAN_NEXT]]
+                         "cpu_s": None if e.cpu_s is None else round(e.cpu_s),
+                         "tasks_expected": None if e.tasks is None else round(e.tasks, 1)} for e in ests[:PLAN_NEXT]]
     return plan
 
 
@@ -458,7 +461,7 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     ``cfg.order``): which pending shard runs next (:mod:`fullscale.order`). Returns the shards' results.
 
     Raises:
-        ValueError: ``order`` is neither ``cost`` nor ``id``; ``workers`` with the Ray executor.
+        ValueError: ``order`` is not ``cost``, ``yield`` or ``id``; ``workers`` with the Ray executor.
     """
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
@@ -470,12 +473,12 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
               "catalogued place (their rows' sample_dir under the repository root; docs/full_scale.md, GraphNet samples)",
               flush=True)
     order = order or cfg.order
-    if order not in ("cost", "id"):
-        raise ValueError(f"order={order!r}: cost or id")
-    by_cost = order == "cost" and not census  # census shards cost about the same: id order
+    if order not in (*ORDER_KEYS, "id"):
+        raise ValueError(f"order={order!r}: {', '.join(ORDER_KEYS)} or id")
+    by_cost = order in ORDER_KEYS and not census  # census shards cost about the same: id order
     idx = census_index(out) if by_cost else None
     if by_cost:
-        pending = ordered(estimates(out, pending, cfg.structure_quota, idx))
+        pending = ordered(estimates(out, pending, cfg.structure_quota, idx), ORDER_KEYS[order])
     if max_shards is not None:
         pending = pending[:max_shards]
     specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc, census)
@@ -496,6 +499,6 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
             raise ValueError("--workers is for the local executor; Ray runs as many shard tasks as "
                              "fullscale.cpus_per_shard lets it")
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
-    choose = cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx) if by_cost else None
+    choose = cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx, order) if by_cost else None
     return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc,
                      workers=cfg.local_workers if workers is None else workers, choose=choose)

@@ -33,7 +33,9 @@ across shards:
   resumed earlier attempts records its last run's CPU alone; the quota times one member per structure, so this is
   the profile still owed to the structures the census and the shards found); ``tasks_target_projection``
   (below 200 tasks): the shard tasks per timed structure of the current design's shards, the structures still
-  to time for 200 at that rate (linear: an estimate, not a promise) and their profile core-hours; ``census``: the census
+  to time for 200 at that rate (linear: an estimate, not a promise) and their profile core-hours, and
+  ``highest_rate_first``: the same when the untimed structures are timed in the order of their anchor's task
+  rate (``fullscale.order: yield``), with the tasks the untimed structures are expected to give; ``census``: the census
   shards (count, models, CPU per model, phases) and the census CPU still owed to the catalog models no
   shard of either kind holds yet; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
@@ -58,7 +60,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from fullscale.order import estimate_accuracy, resumed
+from fullscale.order import estimate_accuracy, resumed, task_rates
 from fullscale.pipeline import machine
 from fullscale.shards import CENSUS, QUOTA_REASON, SEEN_REASON, SHARDS, TIMED, done_shards, read_manifest, shards_root
 from passnet_common.io import atomic_write_json
@@ -74,6 +76,27 @@ def _pack_rows(pack: Path) -> int:
         return pq.ParquetFile(pack).metadata.num_rows if pack.is_file() else 0
     except (OSError, ValueError):
         return 0
+
+
+def _highest_rate_first(out: Path, untimed_anchors: list[str | None], need: int, known: dict | None) -> dict | None:
+    """What ``need`` more tasks take when the untimed structures are timed in the order of their anchor's task
+    rate (:func:`fullscale.order.task_rates`, the order ``fullscale.order: yield`` follows shard by shard):
+    ``tasks_expected_untimed`` (every untimed structure's rate summed: the tasks the rest of the build is
+    expected to give), ``structures_to_time`` (the fewest, highest rate first, whose rates sum to ``need``;
+    None where they never do) and their profile ``core_hours`` at the known CPU per structure. None before
+    any subgraph was timed."""
+    rates = task_rates(out)
+    if rates.overall is None:
+        return None
+    per = sorted((rates.rate(a) for a in untimed_anchors), reverse=True)
+    acc, n = 0.0, None
+    for i, r in enumerate(per, 1):
+        acc += r
+        if acc >= need:
+            n = i
+            break
+    return {"tasks_expected_untimed": round(sum(per), 1), "structures_to_time": n,
+            "core_hours": round(n * known["profile_cpu_s_per_structure"] / 3600, 1) if known and n else None}
 
 
 def _read(folder: Path, table: str) -> list[dict]:
@@ -138,6 +161,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     patterns: set[str] = set()
     structures: set[str] = set()
     structures_timed: set[str] = set()
+    anchors: dict[str, str | None] = {}  # structure -> the anchor op of its first subgraph row
     subgraphs: set[str] = set()
     over_quota: set[str] = set()
     timed_hashes: set[str] = set()
@@ -163,6 +187,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                     patterns.add(r["pattern"])
                 if r.get("structure_hash"):
                     structures.add(r["structure_hash"])
+                    anchors.setdefault(r["structure_hash"], r.get("anchor"))
                     if r["subgraph_hash"] in timed:
                         shard_timed.add(r["structure_hash"])
                 if r.get("skip_reason") == QUOTA_REASON:
@@ -216,6 +241,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 patterns.add(r["pattern"])
             if r.get("structure_hash"):
                 structures.add(r["structure_hash"])
+                anchors.setdefault(r["structure_hash"], r.get("anchor"))
     failed = {}
     cap_cpu = {}  # model -> capture CPU s of its last attempt, over done shards' manifests and failed shards' progress
     for kind in (SHARDS, CENSUS):
@@ -256,7 +282,9 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         need = -(-(TARGET_TASKS - tasks) * cur[1]["structures_timed"] // cur[1]["tasks"])  # ceil, in ints
         to_target = {"design": cur[0], "tasks_per_structure_timed": round(rate, 4), "structures_to_time": int(need),
                      "structures_untimed": len(structures - structures_timed),
-                     "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None}
+                     "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None,
+                     "highest_rate_first": _highest_rate_first(out, [anchors.get(h) for h in structures - structures_timed],
+                                                               TARGET_TASKS - tasks, known)}
     done = sum(1 for i in full_ids if i < num_shards)
     complete = done == num_shards
     reason = None

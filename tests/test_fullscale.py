@@ -498,10 +498,13 @@ def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(t
     assert [(e.shard, e.subgraphs, e.cpu_s) for e in estimates(out, [0, 1], 1)] == [
         (0, len(want[0]), None), (1, len(want[1]), None)] and want[1]
     capsys.readouterr()
-    assert _cli(over, "plan", metrics=metrics) == 0  # lists them in the order they would run: fewest subgraphs first
+    # plan lists them in the order they would run: with no full shard there is no CPU or task rate, so the yield
+    # order is the cost order, fewest subgraphs first
+    assert _cli(over, "plan", metrics=metrics) == 0
     plan = json.loads(capsys.readouterr().out)
-    assert plan["pending"] == 2 and plan["order"] == "cost"
-    assert plan["next"] == sorted([{"shard": f"s000{k}", "subgraphs_to_profile": len(want[k]), "cpu_s": None} for k in (0, 1)],
+    assert plan["pending"] == 2 and plan["order"] == "yield"
+    assert plan["next"] == sorted([{"shard": f"s000{k}", "subgraphs_to_profile": len(want[k]), "cpu_s": None,
+                                    "tasks_expected": None} for k in (0, 1)],
                                   key=lambda r: (r["subgraphs_to_profile"], r["shard"]))
     assert _cli(over, "release", metrics=metrics) == 0
     tables = json.loads((out / "release" / "manifest.json").read_text())["tables"]
@@ -1009,9 +1012,13 @@ def test_summary_projects_what_200_tasks_take_from_the_current_designs_rate(tmp_
                  phases=[{"phase": "profile", "cpu_s": 360.0, "wall_s": 360.0}], finished_utc="2026-01-02T00:00:00")
     s = build_summary(tmp_path, 4)
     # rate 1 task / 3 structures timed (C, D, E); 200 - 10 tasks -> 570 structures; 120 CPU s each -> 19 core-hours
-    assert s["tasks_target_projection"] == {"design": "p:quota=1", "tasks_per_structure_timed": 0.3333,
-                                            "structures_to_time": 570, "structures_untimed": 1, "core_hours": 19.0}
+    assert {k: v for k, v in s["tasks_target_projection"].items() if k != "highest_rate_first"} == {
+        "design": "p:quota=1", "tasks_per_structure_timed": 0.3333,
+        "structures_to_time": 570, "structures_untimed": 1, "core_hours": 19.0}
     assert "200 need about 570 more structures timed" in s["tasks_shortfall_reason"]
+    # no shard lists its task's subgraph: no task rate above 0, so no number of structures reaches 200
+    assert s["tasks_target_projection"]["highest_rate_first"] == {"tasks_expected_untimed": 0.0,
+                                                                  "structures_to_time": None, "core_hours": None}
     # a shard of the same design that resumed earlier attempts: its structure and task count, its CPU (one run's) does not
     _table_shard(tmp_path, 2, {"subgraphs": [_sub("h7", "G")], "profiles": [_prof("h7")]}, models=["timm:m2"],
                  params_sha256="p", structure_quota=1, counts={"tasks": 1}, resumed_attempts={"checked": 9, "timed": 9},
@@ -1019,6 +1026,27 @@ def test_summary_projects_what_200_tasks_take_from_the_current_designs_rate(tmp_
     s = build_summary(tmp_path, 4)
     assert s["profile_core_hours_known_structures"]["profile_cpu_s_per_structure"] == 120.0
     assert s["tasks_target_projection"]["tasks_per_structure_timed"] == 0.5  # 2 tasks / 4 structures timed
+
+
+def test_summary_projects_200_tasks_timing_the_highest_rate_anchors_first(tmp_path):
+    """``highest_rate_first``: a full shard timed 4 conv2d structures (2 tasks) and 4 linear ones (none) at 100
+    profile CPU-s each: overall 0.25 tasks a subgraph, conv2d (2 + 20 x 0.25) / 24, linear 5 / 24. The census
+    knows 700 untimed conv2d and 300 linear structures: they are expected to give 700 x 7/24 + 300 x 5/24 =
+    266.7 tasks, and the 198 still missing need ceil(198 x 24 / 7) = 679 conv2d structures, 18.9 core-hours."""
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(4)]),
+                   tmp_path / "catalog.parquet")
+    timed = [{**_sub(f"{a}{i}", f"{a.upper()}{i}"), "anchor": a} for a in ("conv2d", "linear") for i in range(4)]
+    _table_shard(tmp_path, 0, {"subgraphs": timed, "profiles": [_prof(r["subgraph_hash"]) for r in timed],
+                               "tasks": [{"subgraph_hashes": ["conv2d0"]}, {"subgraph_hashes": ["conv2d1"]}]},
+                 models=["timm:m0"], params_sha256="p", structure_quota=1, counts={"tasks": 2},
+                 phases=[{"phase": "profile", "cpu_s": 800.0, "wall_s": 800.0}])
+    untimed = [{**_sub(f"u{a}{i}", f"U{a}{i}"), "anchor": a} for a, n in (("conv2d", 700), ("linear", 300)) for i in range(n)]
+    _table_shard(tmp_path, 1, {"subgraphs": untimed}, "census", census=True, models=["timm:m1"])
+    got = build_summary(tmp_path, 4)["tasks_target_projection"]
+    assert got["highest_rate_first"] == {"tasks_expected_untimed": 266.7, "structures_to_time": 679, "core_hours": 18.9}
+    assert got["structures_to_time"] == 792  # at the overall 2 tasks / 8 structures, for comparison
 
 
 def test_summary_counts_graphs_per_source_and_those_two_sources_share(tmp_path):

@@ -107,7 +107,8 @@ def test_the_local_executor_runs_the_cheapest_that_fits_and_leaves_the_rest(buil
     assert ran == [1, 3]
     assert sorted(read_manifest(d)["shard"] for d in done_shards(build)) == [1, 3, 5]
     out = capsys.readouterr().out
-    assert "next: s0001, ~1 subgraphs to profile, ~250 CPU-s (4 pending" in out and "no pending shard fits" in out
+    assert "next: s0001, ~1 subgraphs to profile, ~250 CPU-s, ~0.0 tasks expected (4 pending" in out
+    assert "no pending shard fits" in out
 
 
 def test_census_index_maps_each_shard_to_its_graphs_and_each_graph_to_its_subgraphs(build):
@@ -123,20 +124,22 @@ def test_the_estimate_a_shard_was_started_with_is_compared_with_what_it_did(buil
     order_estimates sums estimated and actual subgraphs and CPU and gives the per-shard CPU ratio."""
     specs = [{"shard": 1}, {"shard": 2}]
     choose = cost_chooser(build, 1, None)
-    assert choose(specs) == 0 and specs[0]["estimate"] == {"subgraphs": 1, "unpriced_graphs": 0, "cpu_s": 250.0}
+    assert choose(specs) == 0 and specs[0]["estimate"] == {"subgraphs": 1, "unpriced_graphs": 0, "cpu_s": 250.0,
+                                                           "tasks": 0.0, "order": "cost"}  # shard 5 gave no task
     assert "estimate" not in specs[1]
     from fullscale.order import estimate_accuracy
 
     assert estimate_accuracy(build) is None  # shard 5 ran before any estimate
     _table_shard(build, 1, {}, counts={"subgraphs_profilable_new": 2}, cpu_s=500.0,
                  estimate={"subgraphs": 1, "cpu_s": 250.0})
-    _table_shard(build, 2, {}, counts={"subgraphs_profilable_new": 2}, cpu_s=210.0,
-                 estimate={"subgraphs": 2, "cpu_s": 420.0})
+    _table_shard(build, 2, {}, counts={"subgraphs_profilable_new": 2, "tasks": 1}, cpu_s=210.0,
+                 estimate={"subgraphs": 2, "cpu_s": 420.0, "tasks": 0.4})
     _table_shard(build, 7, {}, counts={"subgraphs_profilable_new": 9}, cpu_s=90.0,  # resumed: its CPU is one run's
                  estimate={"subgraphs": 9, "cpu_s": 1800.0}, resumed_attempts={"checked": 20, "timed": 5})
     assert estimate_accuracy(build) == {"shards": 2, "subgraphs_estimated": 3, "subgraphs_profiled": 4,
                                         "cpu_s_estimated": 670.0, "cpu_s": 710.0,
-                                        "cpu_ratio": {"min": 0.5, "median": 1.25, "max": 2.0}}
+                                        "cpu_ratio": {"min": 0.5, "median": 1.25, "max": 2.0},
+                                        "tasks_shards": 1, "tasks_expected": 0.4, "tasks": 1}
 
 
 def test_a_resumed_profile_does_not_lower_the_price_of_a_subgraph(build):
@@ -260,3 +263,44 @@ def test_the_cpu_rate_is_this_cpu_models_once_two_shards_ran_on_it(build):
     shard(12)
     assert profile_cpu_per_subgraph(build, "slow") == 600.0 and profile_cpu_per_subgraph(build, "x") == 1600.0 / 4
     assert estimates(build, [0], 1, cpu="slow")[0].cpu_s == 115.0 + 600.0
+
+
+def _anchored(h, structure, graphs, anchor):
+    return {**_s(h, structure, graphs), "anchor": anchor}
+
+
+def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_second(tmp_path):
+    """Committed full shards timed 10 conv2d subgraphs (5 of them tasks) and 10 linear ones (no task) at 100
+    profile CPU-s each: overall 0.25 tasks a subgraph, conv2d (5 + 20 x 0.25) / (10 + 20) = 1/3, linear
+    5 / 30 = 1/6, an anchor never timed the overall 0.25. Census shard 0 would profile one linear subgraph
+    (110 CPU-s), shard 1 two conv2d ones (210 CPU-s), shard 2 one of an unseen anchor (110 CPU-s): cost order
+    runs 0 and 2 first, yield order 1 (0.67 tasks / 210 CPU-s), then 2, then 0; a pick under a deadline still
+    starts only what fits."""
+    from fullscale.order import task_rates, yield_key
+    from tests.test_fullscale import _table_shard
+
+    for sid, anchor, tasks in ((20, "conv2d", 5), (21, "linear", 0)):
+        hs = [f"{anchor}{i}" for i in range(10)]
+        _table_shard(tmp_path, sid, {"unique_graphs": [{"graph_hash": f"g{sid}"}],
+                                     "subgraphs": [_anchored(h, h.upper(), [f"g{sid}"], anchor) for h in hs],
+                                     "profiles": [_prof(h) for h in hs],
+                                     "tasks": [{"subgraph_hashes": [h]} for h in hs[:tasks]]},
+                     phases=[{"phase": "profile", "cpu_s": 1000.0, "rc": 0}], counts={"subgraphs_profilable_new": 10})
+    _table_shard(tmp_path, 0, {"graphs": _graphs("g0"), "subgraphs": [_anchored("l0", "L0", ["g0"], "linear")]},
+                 CENSUS, census=True, phases=_pre(10.0))
+    _table_shard(tmp_path, 1, {"graphs": _graphs("g1"), "subgraphs": [_anchored("k0", "K0", ["g1"], "conv2d"),
+                                                                     _anchored("k1", "K1", ["g1"], "conv2d")]},
+                 CENSUS, census=True, phases=_pre(10.0))
+    _table_shard(tmp_path, 2, {"graphs": _graphs("g2"), "subgraphs": [_anchored("m0", "M0", ["g2"], "softmax")]},
+                 CENSUS, census=True, phases=_pre(10.0))
+    rates = task_rates(tmp_path)
+    assert rates.by_anchor == {"conv2d": (10, 5), "linear": (10, 0)} and rates.overall == 0.25
+    assert (rates.rate("conv2d"), rates.rate("linear"), rates.rate("softmax")) == (1 / 3, 1 / 6, 0.25)
+    ests = estimates(tmp_path, [0, 1, 2], 1)
+    assert [(e.shard, e.subgraphs, e.cpu_s, round(e.tasks, 4)) for e in ests] == \
+        [(0, 1, 110.0, 0.1667), (1, 2, 210.0, 0.6667), (2, 1, 110.0, 0.25)]
+    assert ordered(ests) == [0, 2, 1] and ordered(ests, yield_key) == [1, 2, 0]
+    assert pick(ests, 200.0, yield_key)[0].shard == 2  # shard 1's 210 CPU-s need 247 s wall: it does not fit
+    specs = [{"shard": 0}, {"shard": 1}, {"shard": 2}]
+    assert cost_chooser(tmp_path, 1, None, order="yield")(specs) == 1 and specs[1]["estimate"]["order"] == "yield"
+

@@ -13,7 +13,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shards", default=None, help="comma-separated shard ids (default: every pending shard)")
     p.add_argument("--max-shards", type=int, default=None, help="run at most this many pending shards (the first in "
                                                                 "--order)")
-    p.add_argument("--order", choices=("cost", "id"), default=None, help="which pending shard runs next (default: "
+    p.add_argument("--order", choices=("cost", "yield", "id"), default=None, help="which pending shard runs next (default: "
                                                                          "fullscale.order; docs/full_scale.md)")
     p.add_argument("--executor", choices=("local", "ray"), default=None, help="default: fullscale.executor")
     p.add_argument("--commit", action="store_true", help="git-commit each finished shard (its folder + the summary)")
