@@ -291,7 +291,7 @@ def _describe(e: Estimate) -> str:
 
 
 def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | None,
-                 idx: CensusIndex | None = None, order: str = "cost") -> Callable[[list[dict]], int | None]:
+                 idx: CensusIndex | None = None, *, order: str) -> Callable[[list[dict]], int | None]:
     """The ``choose`` of :func:`fullscale.runner.run_local` for ``fullscale.order`` ``cost`` or ``yield``
     (``order``): at each call, :func:`pick` in that order over the specs not yet started (re-priced against
     the shards committed by then) with the seconds left before ``deadline_epoch`` (None: no limit); prints

@@ -499,6 +499,6 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
             raise ValueError("--workers is for the local executor; Ray runs as many shard tasks as "
                              "fullscale.cpus_per_shard lets it")
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
-    choose = cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx, order) if by_cost else None
+    choose = cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx, order=order) if by_cost else None
     return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc,
                      workers=cfg.local_workers if workers is None else workers, choose=choose)

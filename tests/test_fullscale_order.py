@@ -103,7 +103,7 @@ def test_the_local_executor_runs_the_cheapest_that_fits_and_leaves_the_rest(buil
         return {"shard": spec["shard"], "ok": True, "manifest": man, "files": {"manifest.json": json.dumps(man).encode()}}
 
     specs = [{"shard": i} for i in range(5)]
-    run_local(specs, build, entry=entry, choose=cost_chooser(build, 1, time.time() + 300.0))
+    run_local(specs, build, entry=entry, choose=cost_chooser(build, 1, time.time() + 300.0, order="cost"))
     assert ran == [1, 3]
     assert sorted(read_manifest(d)["shard"] for d in done_shards(build)) == [1, 3, 5]
     out = capsys.readouterr().out
@@ -123,7 +123,7 @@ def test_the_estimate_a_shard_was_started_with_is_compared_with_what_it_did(buil
     """The chooser writes its estimate into the spec (the pipeline keeps it in the manifest); the summary's
     order_estimates sums estimated and actual subgraphs and CPU and gives the per-shard CPU ratio."""
     specs = [{"shard": 1}, {"shard": 2}]
-    choose = cost_chooser(build, 1, None)
+    choose = cost_chooser(build, 1, None, order="cost")
     assert choose(specs) == 0 and specs[0]["estimate"] == {"subgraphs": 1, "unpriced_graphs": 0, "cpu_s": 250.0,
                                                            "tasks": 0.0, "order": "cost"}  # shard 5 gave no task
     assert "estimate" not in specs[1]
@@ -230,7 +230,7 @@ def test_a_worker_for_which_nothing_fits_waits_for_the_others_commit(tmp_path):
         return {"shard": s, "ok": True, "manifest": man, "files": files}
 
     run_local([{"shard": i} for i in range(3)], tmp_path, entry=entry, workers=2,
-              choose=cost_chooser(tmp_path, 1, time.time() + 200.0))
+              choose=cost_chooser(tmp_path, 1, time.time() + 200.0, order="cost"))
     assert sorted(s for s, _ in ran) == [0, 1, 2] and ran[0][0] == 0
     assert {w for s, w in ran if s in (1, 2)} == {"fullscale-worker-0", "fullscale-worker-1"}
 
