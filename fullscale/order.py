@@ -15,7 +15,7 @@ something to profile, among those whose estimate fits the time left before ``--d
 priced shards with nothing to profile; unpriced ones only without a deadline. Cheap shards first finish the
 most shards in a window. ``fullscale.order: yield`` (:func:`yield_key`) runs next, among the same fitting
 shards, the one with the most long-tail tasks expected per CPU second: each subgraph it would profile counts
-the task rate of its anchor op (:func:`task_rates`: tasks per timed subgraph of the committed full shards,
+the task rate of its anchor op (:func:`task_rates`: tasks per profiled subgraph of the committed full shards,
 by anchor, smoothed toward the build's overall rate), so the shards whose subgraphs are of the kinds that
 have given tasks (a ``conv2d`` or ``softmax`` anchor, several times a ``linear`` one's rate) run before the
 rest; every shard still runs in the end. Structures are shared between shards, so a large shard's estimate
@@ -41,7 +41,6 @@ import pyarrow.parquet as pq
 
 from fullscale.shards import (
     CENSUS,
-    TIMED,
     done_shards,
     profiled_structures,
     read_manifest,
@@ -128,21 +127,23 @@ def profile_cpu_per_subgraph(out: str | Path, cpu: str | None = None) -> float |
 
 @dataclass(frozen=True)
 class TaskRates:
-    """Long-tail tasks per timed subgraph in the committed full shards, by the subgraph's anchor op (the curate
-    stage makes one task per subgraph): ``by_anchor[anchor] = (timed subgraphs, those that are a task)``."""
+    """Long-tail tasks per profiled subgraph in the committed full shards, by the subgraph's anchor op (the
+    curate stage makes one task per subgraph): ``by_anchor[anchor] = (profiled subgraphs, those that are a
+    task)``. Profiled: left ``ok`` by the shard (not seen before, under its structure's quota), timed or not
+    -- the subgraphs :func:`estimate` counts, so the rate applies to them as it stands."""
 
     by_anchor: dict[str | None, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def overall(self) -> float | None:
-        """Tasks per timed subgraph over every anchor (None before any subgraph was timed)."""
-        timed = sum(t for t, _ in self.by_anchor.values())
-        return sum(k for _, k in self.by_anchor.values()) / timed if timed else None
+        """Tasks per profiled subgraph over every anchor (None before any subgraph was profiled)."""
+        n = sum(t for t, _ in self.by_anchor.values())
+        return sum(k for _, k in self.by_anchor.values()) / n if n else None
 
     def rate(self, anchor: str | None) -> float | None:
-        """Expected tasks of one subgraph with ``anchor``: its anchor's tasks and timed subgraphs, each plus
+        """Expected tasks of one subgraph with ``anchor``: its anchor's tasks and profiled subgraphs, each plus
         :data:`TASK_RATE_PRIOR` pseudo-subgraphs at the overall rate (an anchor seen rarely, or never, is
-        near the overall rate; a common one is its own); None before any subgraph was timed."""
+        near the overall rate; a common one is its own); None before any subgraph was profiled."""
         o = self.overall
         if o is None:
             return None
@@ -151,21 +152,19 @@ class TaskRates:
 
 
 def task_rates(out: str | Path) -> TaskRates:
-    """:class:`TaskRates` of the committed full shards of ``out``: a subgraph counts as timed where its shard's
-    ``profiles`` table has a row of a timed status (:data:`fullscale.shards.TIMED`) for it, as a task where a
-    row of its ``tasks`` table lists it; its anchor is its ``subgraphs`` row's."""
+    """:class:`TaskRates` of the committed full shards of ``out`` that ran their profile (a ``profiles``
+    table): a subgraph counts as profiled where its shard's ``subgraphs`` row says ``ok``, as a task where a
+    row of the shard's ``tasks`` table lists it; its anchor is its ``subgraphs`` row's."""
     counts: dict[str | None, list[int]] = {}
     for d in done_shards(out):
         tp, pp, sp = (d / "tables" / f"{t}.parquet" for t in ("tasks", "profiles", "subgraphs"))
         if not (pp.is_file() and sp.is_file()):
             continue
-        timed = {r["subgraph_hash"] for r in pq.read_table(pp, columns=["subgraph_hash", "status"]).to_pylist()
-                 if r["status"] in TIMED}
         tasks = set().union(*(r["subgraph_hashes"] or [] for r in pq.read_table(tp, columns=["subgraph_hashes"]).to_pylist())) \
             if tp.is_file() and "subgraph_hashes" in pq.read_schema(tp).names else set()  # a shard without tasks: no column
-        cols = [c for c in ("subgraph_hash", "anchor") if c in pq.read_schema(sp).names]
+        cols = [c for c in ("subgraph_hash", "anchor", "status") if c in pq.read_schema(sp).names]
         for r in {r["subgraph_hash"]: r for r in pq.read_table(sp, columns=cols).to_pylist()}.values():
-            if r["subgraph_hash"] in timed:
+            if r.get("status") == "ok":
                 c = counts.setdefault(r.get("anchor"), [0, 0])
                 c[0] += 1
                 c[1] += r["subgraph_hash"] in tasks
@@ -291,15 +290,20 @@ def _describe(e: Estimate) -> str:
 
 
 def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | None,
-                 idx: CensusIndex | None = None, *, order: str) -> Callable[[list[dict]], int | None]:
+                 idx: CensusIndex | None = None, *, order: str, max_starts: int | None = None) -> Callable[[list[dict]], int | None]:
     """The ``choose`` of :func:`fullscale.runner.run_local` for ``fullscale.order`` ``cost`` or ``yield``
     (``order``): at each call, :func:`pick` in that order over the specs not yet started (re-priced against
     the shards committed by then) with the seconds left before ``deadline_epoch`` (None: no limit); prints
-    its choice, or why none fits."""
+    its choice, or why none fits. ``max_starts`` (``--max-shards``): no more shards than that start, counted
+    among those that fit (a cap applied to the queue before ``fits`` could leave only shards too long)."""
     idx = census_index(out) if idx is None else idx
     key = ORDER_KEYS[order]
+    started = 0
 
     def choose(queue: list[dict]) -> int | None:
+        nonlocal started
+        if max_starts is not None and started >= max_starts:
+            return None
         left = None if deadline_epoch is None else deadline_epoch - time.time()
         best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx), left, key)
         if best is None:
@@ -308,6 +312,7 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
             return None
         print(f"next: {_describe(best)} ({len(queue) - 1} pending"
               + (f", {len(too_long)} too long for the {left:.0f} s left" if too_long else "") + ")", flush=True)
+        started += 1
         i = next(i for i, s in enumerate(queue) if s["shard"] == best.shard)
         queue[i]["estimate"] = {"subgraphs": best.subgraphs, "unpriced_graphs": best.unpriced_graphs,
                                 "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1),

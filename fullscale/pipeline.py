@@ -58,6 +58,7 @@ from fullscale.shards import (
     GRAPHNET_PREFIX,
     QUOTA_REASON,
     SEEN_REASON,
+    TIMED,
     attempt_machines,
     census_graphs,
     folder_files,
@@ -374,15 +375,16 @@ def shard_entry(spec: dict) -> dict:
     A shard run again resumes its profile's finished attempts from this machine's scratch folder (same
     merged params) and from ``<out>/shards/<name>.attempts.parquet`` (:func:`fullscale.shards.pack_attempts`,
     what a stopped run committed: any machine), local files winning; the manifest or failure record says
-    how many it resumed (``resumed_attempts``), what the pack gave (``resumed_from_pack``: files, the CPU
-    models they were timed on, or why it was refused) and on which CPU models the attempts it holds were
-    timed (``attempt_machines``).
+    how many attempt files it found at the start (``resumed_attempts``), what the pack gave
+    (``resumed_from_pack``: files, the CPU models they name, or why it was refused); a manifest says on which
+    CPU models its timed profile rows were timed (``timed_on``), a failure record which CPU models the
+    attempt files on disk name (``attempt_machines``).
 
     Returns:
         ``{"shard", "ok": True, "manifest", "files"}`` (files: relative path -> bytes, manifest.json
         included), or ``{"shard", "ok": False, "failure", "resume_pack"}`` when a stage failed (the failure
         record: phase, rc, log tail, phases done; ``resume_pack``: the pack of its finished attempts, None
-        when there is none).
+        when there is none; :func:`fullscale.shards.write_failure` merges it into the committed one).
     """
     shard, n, n_graphnet = int(spec["shard"]), int(spec["num_shards"]), int(spec["graphnet_shards"])
     name = shard_name(shard)
@@ -405,7 +407,12 @@ def shard_entry(spec: dict) -> dict:
     # a run stopped on another machine (or a scratch folder lost) left its finished attempts committed beside
     # its failure record: taken up under the same params, the local ones winning (fullscale.shards.unpack_attempts)
     pack = resume_pack_path(spec["out"], shard)
-    from_pack = unpack_attempts(pack, att, digest) if not census and pack.is_file() else None
+    from_pack = None
+    if not census and pack.is_file():
+        try:
+            from_pack = unpack_attempts(pack, att, digest)
+        except Exception as exc:  # noqa: BLE001 - unpack_attempts refuses what it knows; a pack never stops a build
+            from_pack = {"files": 0, "refused": f"{pack.name}: {type(exc).__name__}: {exc}"}
     resumed = attempt_counts(att)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(digest)
@@ -485,7 +492,8 @@ def shard_entry(spec: dict) -> dict:
             "attempt_machines": attempt_machines(att), "estimate": spec.get("estimate"),
             "started_utc": started.isoformat(timespec="seconds"), "failed_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": machine(), "code": code_version()},
-            # committed beside the record: the next run of this shard, on any machine, resumes these attempts
+            # committed beside the record (merged into the pack there): the next run of this shard, on any machine,
+            # resumes these attempts
             "resume_pack": None if census else pack_attempts(att, digest)}
 
     files: dict[str, bytes] = {}
@@ -547,7 +555,8 @@ def shard_entry(spec: dict) -> dict:
         "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
         "trial_history_kept": bool(spec.get("keep_trial_history")),
         "estimate": spec.get("estimate"), "resumed_attempts": resumed, "resumed_from_pack": from_pack,
-        "attempt_machines": attempt_machines(att),
+        # where the shard's timed profile rows were timed (a shard resumed from another machine's pack: both)
+        "timed_on": dict(sorted(Counter(str(r.get("cpu_model") or "unknown") for r in prof if r.get("status") in TIMED).items())),
         "files": {k: len(v) for k, v in sorted(files.items())},
     }
     files["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True).encode()

@@ -179,8 +179,8 @@ def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> 
     kind = CENSUS if (rec or {}).get("census") else SHARDS
     if result["ok"]:
         write_shard(out, result["shard"], result["files"], kind)
-    else:  # the shard's own record brings its attempts pack; one the executor made (a crashed Ray task) leaves it
-        write_failure(out, result["shard"], result["failure"], kind, resume_pack=result.get("resume_pack", False))
+    else:  # the shard's own record brings its attempts pack (merged into the committed one); a crashed Ray task's none
+        write_failure(out, result["shard"], result["failure"], kind, resume_pack=result.get("resume_pack"))
     if on_done:
         on_done(result)
     return {k: v for k, v in result.items() if k not in ("files", "resume_pack")}
@@ -479,7 +479,8 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     idx = census_index(out) if by_cost else None
     if by_cost:
         pending = ordered(estimates(out, pending, cfg.structure_quota, idx), ORDER_KEYS[order])
-    if max_shards is not None:
+    ray = (executor or cfg.executor) == "ray"
+    if max_shards is not None and not (by_cost and not ray):  # the local chooser caps the starts among shards that fit
         pending = pending[:max_shards]
     specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc, census)
     kind = CENSUS if census else SHARDS
@@ -494,11 +495,12 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
             commit_shard(out, res["shard"], f"fullscale: {'census shard' if census else 'shard'} {res['shard']} {state} "
                                             f"({counts}); {where}", kind)
 
-    if (executor or cfg.executor) == "ray":
+    if ray:
         if workers is not None:
             raise ValueError("--workers is for the local executor; Ray runs as many shard tasks as "
                              "fullscale.cpus_per_shard lets it")
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
-    choose = cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx, order=order) if by_cost else None
+    choose = (cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx, order=order, max_starts=max_shards)
+              if by_cost else None)
     return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc,
                      workers=cfg.local_workers if workers is None else workers, choose=choose)

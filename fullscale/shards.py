@@ -35,8 +35,8 @@ It is written in a staging folder beside it and renamed into place (:func:`write
 reader sees a whole shard or none. A shard folder without ``DONE`` is not a shard: the next run
 redoes it. A shard whose stage failed leaves ``<out>/shards/<id>.failed.json`` (what broke) and no
 folder; if its profile had finished attempts, also ``<out>/shards/<id>.attempts.parquet`` (:func:`pack_attempts`:
-those attempts, so that the next run of the shard on any machine resumes them instead of timing them again).
-Both go when the shard's folder is written.
+those attempts, so that the next run of the shard on any machine resumes them instead of timing them again;
+each later stop merges its attempts into it). Both go when the shard's folder is written.
 """
 
 from __future__ import annotations
@@ -47,9 +47,10 @@ import json
 import os
 import re
 import shutil
+import threading
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -299,21 +300,21 @@ def write_shard(out: str | Path, shard: int, files: dict[str, bytes], kind: str 
     return final
 
 
-def write_failure(out: str | Path, shard: int, record: dict, kind: str = SHARDS,
-                  resume_pack: bytes | None | Literal[False] = False) -> Path:
+def write_failure(out: str | Path, shard: int, record: dict, kind: str = SHARDS, resume_pack: bytes | None = None) -> Path:
     """``<kind>/<name>.failed.json``: what broke in a shard that did not finish (it stays undone). With
-    ``resume_pack`` (bytes from :func:`pack_attempts`: the shard's finished profile attempts) also
-    ``<kind>/<name>.attempts.parquet``, written atomically; None removes that file (the shard's run had no
-    attempt: a pack it did not take up is stale); False (a record the executor made, not the shard) leaves it."""
+    ``resume_pack`` (bytes from :func:`pack_attempts`: the finished profile attempts of the run that stopped)
+    also ``<kind>/<name>.attempts.parquet``, written atomically and merged with the pack already there
+    (:func:`merge_packs`: a run that could not read it -- a Ray worker without the committed folder, an
+    unreadable file -- never loses what it holds). None leaves any pack as it is: only the shard's folder
+    (:func:`write_shard`) removes it."""
     p = shards_root(out, kind) / f"{shard_name(shard)}.failed.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(p, record, indent=1)
-    pack = resume_pack_path(out, shard, kind)
-    if resume_pack is None:
-        pack.unlink(missing_ok=True)
-    elif resume_pack is not False:
-        tmp = pack.with_name(f".{pack.name}.tmp-{os.getpid()}")
-        tmp.write_bytes(resume_pack)
+    if resume_pack is not None:
+        pack = resume_pack_path(out, shard, kind)
+        data = merge_packs(pack, resume_pack)
+        tmp = pack.with_name(f".{pack.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+        tmp.write_bytes(data)
         os.replace(tmp, pack)
     return p
 
@@ -328,6 +329,9 @@ def resume_pack_path(out: str | Path, shard: int, kind: str = SHARDS) -> Path:
 #: re-measurement pass's in ``pass<p>/``)
 ATTEMPT_FILE = re.compile(r"(?P<pre>[0-9a-f]{2})/(?P=pre)[0-9a-f]{6,62}(/rep[0-9]{1,3})?(/pass[0-9]{1,3})?"
                           r"/(check|result|error)\.json")
+#: keys every attempt file of that name has (``curate.profile.variant.check_task`` / ``time_task``,
+#: ``curate.profile.run.record_killed``): a file without them is not one the profile wrote
+ATTEMPT_KEYS = {"check.json": ("status", "check_seconds"), "result.json": ("time_seconds",), "error.json": ("error_class",)}
 PACK_FORMAT = b"passnet-profile-attempts/1"
 
 
@@ -337,70 +341,123 @@ def pack_attempts(att: Path, params_sha256: str) -> bytes | None:
     the schema metadata holds ``params_sha256`` (the merged params they were made with) and ``format``. None
     when there is no attempt file. The attempts' own JSON says where each was timed (``cpu_model``)."""
     files = sorted((p.relative_to(att).as_posix(), p) for p in att.rglob("*.json")
-                   if ATTEMPT_FILE.fullmatch(p.relative_to(att).as_posix())) if att.is_dir() else []
+                   if p.is_file() and ATTEMPT_FILE.fullmatch(p.relative_to(att).as_posix())) if att.is_dir() else []
     if not files:
         return None
-    tbl = pa.table({"path": pa.array([r for r, _ in files], pa.string()),
-                    "data": pa.array([p.read_bytes() for _, p in files], pa.binary())})
+    return _pack_bytes({r: p.read_bytes() for r, p in files}, params_sha256)
+
+
+def _pack_bytes(files: dict[str, bytes], params_sha256: str) -> bytes:
+    paths = sorted(files)
+    tbl = pa.table({"path": pa.array(paths, pa.string()), "data": pa.array([files[r] for r in paths], pa.binary())})
     tbl = tbl.replace_schema_metadata({b"format": PACK_FORMAT, b"params_sha256": params_sha256.encode()})
     buf = io.BytesIO()
     pq.write_table(tbl, buf, compression="zstd")
     return buf.getvalue()
 
 
+def read_pack(pack: Path | bytes) -> tuple[str, dict[str, bytes]]:
+    """``(params_sha256, {path: data})`` of a pack (:func:`pack_attempts`; a file or its bytes).
+
+    Raises:
+        ValueError: not a readable Parquet file, not a pack (format, columns ``path`` string and ``data``
+            binary), a path outside :data:`ATTEMPT_FILE` or given twice, or data that is not the JSON object
+            an attempt file of that name holds (:data:`ATTEMPT_KEYS`); the message names the file and row.
+    """
+    name = pack.name if isinstance(pack, Path) else "the pack"
+    try:
+        tbl = pq.read_table(pack if isinstance(pack, Path) else pa.BufferReader(pack))
+    except Exception as exc:  # noqa: BLE001 - whatever pyarrow raises on a broken file, named in the refusal
+        raise ValueError(f"{name} is not a readable Parquet file: {type(exc).__name__}: {exc}") from None
+    meta = tbl.schema.metadata or {}
+    if meta.get(b"format") != PACK_FORMAT or set(tbl.column_names) != {"path", "data"}:
+        raise ValueError(f"{name} is not a profile attempts pack (format {meta.get(b'format')!r})")
+    if tbl.schema.field("path").type != pa.string() or tbl.schema.field("data").type != pa.binary():
+        raise ValueError(f"{name}: columns path (string) and data (binary) expected, not "
+                         f"{tbl.schema.field('path').type} / {tbl.schema.field('data').type}")
+    files: dict[str, bytes] = {}
+    for r in tbl.to_pylist():
+        path, data = r["path"], r["data"]
+        if path is None or not ATTEMPT_FILE.fullmatch(path):
+            raise ValueError(f"{name}: row path {path!r} is not an attempt file")
+        if path in files:
+            raise ValueError(f"{name}: {path} is given twice")
+        try:
+            obj = json.loads(data or b"")
+        except (ValueError, RecursionError):
+            obj = None
+        want = ATTEMPT_KEYS[path.rsplit("/", 1)[1]]
+        if not isinstance(obj, dict) or any(k not in obj for k in want):
+            raise ValueError(f"{name}: {path} does not hold a JSON object with {', '.join(want)}")
+        files[path] = data
+    return meta.get(b"params_sha256", b"").decode(), files
+
+
+def merge_packs(old: Path, new: bytes) -> bytes:
+    """``new`` with the rows of the pack at ``old`` that it lacks, when ``old`` is a readable pack made with
+    the same params (``new``'s rows win); else ``new`` alone (a pack of other params, or not a pack, is
+    replaced)."""
+    digest, files = read_pack(new)
+    try:
+        old_digest, old_files = read_pack(old) if old.is_file() else (None, {})
+    except ValueError:
+        return new
+    if old_digest != digest or not set(old_files) - set(files):
+        return new
+    return _pack_bytes({**old_files, **files}, digest)
+
+
 def unpack_attempts(pack: Path, att: Path, params_sha256: str) -> dict:
     """Write the attempts of ``pack`` (:func:`pack_attempts`) under ``att`` where no file of that path exists
-    (the attempts on this machine win). Nothing is written when the pack was made with other params or is
-    not such a pack: every row must have a path of :data:`ATTEMPT_FILE` and a JSON object as data.
+    (the attempts on this machine win). Nothing is written when the pack is refused (:func:`read_pack`'s
+    checks) or was made with other params; no file is written through a symbolic link under ``att``.
 
     Returns:
         ``{"files": written, "kept_local": rows whose file existed, "machines": {cpu_model: result files
-        written}}``, or ``{"files": 0, "refused": reason}`` (a pack that cannot be read, a wrong format, other
-        params, a bad row: named in the reason; the shard then profiles those variants again).
+        written}}`` (``unknown`` where a result names none), or ``{"files": n, "refused": reason}`` (a refused
+        pack, other params, a link, a write that failed: named in the reason; n files were written before it).
+        The shard then profiles the variants it lacks again. Never raises.
     """
     try:
-        tbl = pq.read_table(pack)
-    except (OSError, pa.ArrowException) as exc:
-        return {"files": 0, "refused": f"{pack.name} is not a readable Parquet file: {type(exc).__name__}: {exc}"}
-    meta = tbl.schema.metadata or {}
-    if meta.get(b"format") != PACK_FORMAT or set(tbl.column_names) != {"path", "data"}:
-        return {"files": 0, "refused": f"{pack.name} is not a profile attempts pack (format {meta.get(b'format')!r})"}
-    if meta.get(b"params_sha256", b"").decode() != params_sha256:
-        return {"files": 0, "refused": f"{pack.name} was made with other params ({meta.get(b'params_sha256', b'').decode()[:12]})"}
-    rows = tbl.to_pylist()
-    for r in rows:
-        if not isinstance(r["path"], str) or not ATTEMPT_FILE.fullmatch(r["path"]):
-            return {"files": 0, "refused": f"{pack.name}: row path {r['path']!r} is not an attempt file"}
-        try:
-            ok = isinstance(json.loads(r["data"] or b""), dict)
-        except ValueError:
-            ok = False
-        if not ok:
-            return {"files": 0, "refused": f"{pack.name}: {r['path']} does not hold a JSON object"}
+        digest, files = read_pack(pack)
+    except ValueError as exc:
+        return {"files": 0, "refused": str(exc)}
+    if digest != params_sha256:
+        return {"files": 0, "refused": f"{pack.name} was made with other params ({digest[:12]})"}
+    root = att.resolve()
     written, kept, machines = 0, 0, Counter()
-    for r in rows:
-        dst = att / r["path"]
-        if dst.exists():
-            kept += 1
-            continue
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
-        tmp.write_bytes(r["data"])
-        os.replace(tmp, dst)
-        written += 1
-        if dst.name == "result.json":
-            machines[str(json.loads(r["data"]).get("cpu_model"))] += 1
+    try:
+        for rel, data in sorted(files.items()):
+            dst = att / rel
+            parts = Path(rel).parts
+            if any((att / Path(*parts[:i])).is_symlink() for i in range(1, len(parts) + 1)):
+                return {"files": written, "refused": f"{pack.name}: {rel} would be written through a symbolic link"}
+            if dst.exists():
+                kept += 1
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if not dst.parent.resolve().is_relative_to(root):
+                return {"files": written, "refused": f"{pack.name}: {rel} leads outside {att}"}
+            tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
+            tmp.write_bytes(data)
+            os.replace(tmp, dst)
+            written += 1
+            if dst.name == "result.json":
+                machines[str(json.loads(data).get("cpu_model") or "unknown")] += 1
+    except OSError as exc:
+        return {"files": written, "refused": f"{pack.name}: writing under {att}: {type(exc).__name__}: {exc}"}
     return {"files": written, "kept_local": kept, "machines": dict(sorted(machines.items()))}
 
 
 def attempt_machines(att: Path) -> dict[str, int]:
-    """``cpu_model`` -> how many timed attempt files (``result.json``, passes included) under ``att`` were
-    timed there: a shard resumed on another machine holds timings of both."""
+    """``cpu_model`` -> how many timed attempt files (``result.json``, passes included) under ``att`` name it
+    (``unknown`` where one names none, ``unreadable`` where it is not JSON): the files on disk, a stopped
+    run's and the ones it resumed, whether or not a variant of this run's keys uses them."""
     c = Counter()
     for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
         try:
-            c[str(json.loads(p.read_bytes()).get("cpu_model"))] += 1
-        except ValueError:
+            c[str(json.loads(p.read_bytes()).get("cpu_model") or "unknown")] += 1
+        except (ValueError, AttributeError):
             c["unreadable"] += 1
     return dict(sorted(c.items()))
 

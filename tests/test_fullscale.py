@@ -386,7 +386,11 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
     assert [p["phase"] for p in m0["phases"]] == ["capture", "dedupe", "decompose", "profile", "curate"]
     assert all(p["cpu_s"] > 0 and p["rc"] == 0 for p in m0["phases"])
     assert m0["code"]["commit"] and m0["machine"]["cpu_logical_cores"] >= 1
-    assert "trial_history" not in pq.read_table(shards[0] / "tables" / "profiles.parquet").column_names
+    prof0 = pq.read_table(shards[0] / "tables" / "profiles.parquet")
+    assert "trial_history" not in prof0.column_names
+    from passnet_common.machine import cpu_model  # where its timed rows were timed: this machine alone
+    timed0 = sum(1 for r in prof0.to_pylist() if r["status"] in ("ok", "accuracy_error", "unstable"))
+    assert m0["timed_on"] == ({cpu_model(): timed0} if timed0 else {}) and m1["timed_on"] == {}
     s = json.loads(metrics.read_text())
     assert s["complete"] and (s["shards_done"], s["shards_total"]) == (2, 2)
     assert (s["models"], s["captured"], s["unique_graphs"]) == (4, 4, len(g0))
@@ -715,8 +719,9 @@ def _attempt_tree(att: Path, cpu: str, keys: list[str]) -> dict[str, bytes]:
     """Profile attempt files as the profile writes them (check, result, a replicate, a re-measurement pass)."""
     files = {}
     for k in keys:
-        for rel in ("check.json", "result.json", "rep1/result.json", "rep1/pass1/result.json"):
-            files[f"{k[:2]}/{k}/{rel}"] = json.dumps({"cpu_model": cpu, "key": k, "file": rel}).encode()
+        files[f"{k[:2]}/{k}/check.json"] = json.dumps({"status": "ok", "check_seconds": 1.0, "key": k}).encode()
+        for rel in ("result.json", "rep1/result.json", "rep1/pass1/result.json"):
+            files[f"{k[:2]}/{k}/{rel}"] = json.dumps({"cpu_model": cpu, "time_seconds": 2.0, "key": k, "file": rel}).encode()
     for rel, data in files.items():
         (att / rel).parent.mkdir(parents=True, exist_ok=True)
         (att / rel).write_bytes(data)
@@ -743,28 +748,50 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
     dst = tmp_path / "b"
     local = dst / "0f" / "0f1e2d3c4b5a" / "result.json"
     local.parent.mkdir(parents=True)
-    local.write_bytes(b'{"cpu_model": "Intel Xeon"}')
+    local.write_bytes(b'{"cpu_model": "Intel Xeon", "time_seconds": 1.0}')
     got = unpack_attempts(pack, dst, "digest-1")
     assert got == {"files": 11, "kept_local": 1, "machines": {"AMD EPYC": 8}}  # 3 result files a key, one kept
     assert {p.relative_to(dst).as_posix(): p.read_bytes() for p in dst.rglob("*") if p.is_file()} == \
-        {**files, "0f/0f1e2d3c4b5a/result.json": b'{"cpu_model": "Intel Xeon"}'}
+        {**files, "0f/0f1e2d3c4b5a/result.json": b'{"cpu_model": "Intel Xeon", "time_seconds": 1.0}'}
     assert attempt_machines(dst) == {"AMD EPYC": 8, "Intel Xeon": 1}
 
     other = tmp_path / "c"
     assert unpack_attempts(pack, other, "digest-2")["refused"].endswith("was made with other params (digest-1)")
     tbl = pq.read_table(pack)
-    for path, data, why in (("ab/ab12cd34ef56/../../../x/check.json", b"{}", "is not an attempt file"),
-                            ("ab/cd12cd34ef56/check.json", b"{}", "is not an attempt file"),  # key not under its prefix
-                            ("ab/ab12cd34ef56/check.json", b"[1]", "does not hold a JSON object"),
-                            ("ab/ab12cd34ef56/check.json", b"{oops", "does not hold a JSON object")):
-        bad = pa.table({"path": [path], "data": pa.array([data], pa.binary())}).replace_schema_metadata(tbl.schema.metadata)
-        pq.write_table(bad, tmp_path / "bad.parquet")
-        assert why in unpack_attempts(tmp_path / "bad.parquet", other, "digest-1")["refused"], path
+    meta = tbl.schema.metadata
+    ok_check = b'{"status": "ok", "check_seconds": 1}'
+    deep = b"[" * 100000 + b"]" * 100000
+    for rows, why in (([("ab/ab12cd34ef56/../../../x/check.json", ok_check)], "is not an attempt file"),
+                      ([("ab/cd12cd34ef56/check.json", ok_check)], "is not an attempt file"),  # key not under its prefix
+                      ([("ab/ab12cd34ef56/check.json", b"[1]")], "does not hold a JSON object with status"),
+                      ([("ab/ab12cd34ef56/check.json", b"{oops")], "does not hold a JSON object"),
+                      ([("ab/ab12cd34ef56/check.json", b"{}")], "does not hold a JSON object with status, check_seconds"),
+                      ([("ab/ab12cd34ef56/result.json", b'{"cpu_model": "x"}')], "with time_seconds"),
+                      ([("ab/ab12cd34ef56/check.json", deep)], "does not hold a JSON object"),  # RecursionError
+                      ([("ab/ab12cd34ef56/check.json", ok_check)] * 2, "is given twice")):
+        bad = pa.table({"path": [r for r, _ in rows], "data": pa.array([d for _, d in rows], pa.binary())})
+        pq.write_table(bad.replace_schema_metadata(meta), tmp_path / "bad.parquet")
+        assert why in unpack_attempts(tmp_path / "bad.parquet", other, "digest-1")["refused"], rows[0][0]
+    as_text = pa.table({"path": ["ab/ab12cd34ef56/check.json"], "data": [ok_check.decode()]}).replace_schema_metadata(meta)
+    pq.write_table(as_text, tmp_path / "text.parquet")
+    assert "data (binary) expected" in unpack_attempts(tmp_path / "text.parquet", other, "digest-1")["refused"]
     (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
     assert "not a readable Parquet file" in unpack_attempts(tmp_path / "junk.parquet", other, "digest-1")["refused"]
     pq.write_table(pa.table({"path": ["x"], "data": [b"{}"]}), tmp_path / "plain.parquet")
     assert "not a profile attempts pack" in unpack_attempts(tmp_path / "plain.parquet", other, "digest-1")["refused"]
     assert not other.exists()
+    # nothing is written through a symbolic link or where a file stands in for a folder; neither raises
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    linked = tmp_path / "d"
+    linked.mkdir()
+    (linked / "ab").symlink_to(outside)
+    got = unpack_attempts(pack, linked, "digest-1")
+    assert "through a symbolic link" in got["refused"] and not any(outside.iterdir())
+    blocked = tmp_path / "e"
+    blocked.mkdir()
+    (blocked / "ab").write_text("a file")
+    assert "NotADirectoryError" in unpack_attempts(pack, blocked, "digest-1")["refused"]
 
 
 def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path):
@@ -806,13 +833,24 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
     assert {r["path"]: r["data"] for r in pq.read_table(pack).to_pylist()} == files  # packed again, whole
     assert build_summary(out, 1)["shards_failed"]["s0000"]["attempts_packed"] == 8
 
-    # other params: the pack is not taken up, and the record's own (empty) run removes it
+    # other params: the pack is not taken up, and a run with nothing to pack leaves it as it is
     other = {**params, "catalog": {**params["catalog"], "sample_seed": 1}}
     shutil.rmtree(tmp_path / "machine_b")
     res = shard_entry({**spec, "params": other, "deadline_epoch": time.time()})
     assert "other params" in res["failure"]["resumed_from_pack"]["refused"] and res["resume_pack"] is None
+    before = pack.read_bytes()
     _finish(out, res, None)
-    assert not pack.exists()
+    assert pack.read_bytes() == before
+    # a worker that cannot see the committed pack (a Ray node without the folder) stops with attempts of its
+    # own: the driver merges them into the pack instead of replacing it
+    blind = tmp_path / "machine_c" / "shards" / "s0000" / "profile" / "attempts"
+    mine = _attempt_tree(blind, "Intel Xeon", ["ef12cd34ef56"])
+    (blind.parent / "attempts.params_sha256").write_text(params_digest(params))
+    res = shard_entry({**spec, "out": str(tmp_path / "empty_out"), "work": str(tmp_path / "machine_c"),
+                       "deadline_epoch": time.time()})
+    assert res["failure"]["resumed_from_pack"] is None and res["failure"]["attempt_machines"] == {"Intel Xeon": 3}
+    _finish(out, res, None)
+    assert {r["path"]: r["data"] for r in pq.read_table(pack).to_pylist()} == {**files, **mine}
 
     # a shard's folder replaces its record and its pack
     pack.write_bytes(pack_attempts(first, params_digest(params)))

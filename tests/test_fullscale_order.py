@@ -270,7 +270,7 @@ def _anchored(h, structure, graphs, anchor):
 
 
 def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_second(tmp_path):
-    """Committed full shards timed 10 conv2d subgraphs (5 of them tasks) and 10 linear ones (no task) at 100
+    """Committed full shards profiled 10 conv2d subgraphs (5 of them tasks) and 10 linear ones (no task) at 100
     profile CPU-s each: overall 0.25 tasks a subgraph, conv2d (5 + 20 x 0.25) / (10 + 20) = 1/3, linear
     5 / 30 = 1/6, an anchor never timed the overall 0.25. Census shard 0 would profile one linear subgraph
     (110 CPU-s), shard 1 two conv2d ones (210 CPU-s), shard 2 one of an unseen anchor (110 CPU-s): cost order
@@ -303,4 +303,9 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
     assert pick(ests, 200.0, yield_key)[0].shard == 2  # shard 1's 210 CPU-s need 247 s wall: it does not fit
     specs = [{"shard": 0}, {"shard": 1}, {"shard": 2}]
     assert cost_chooser(tmp_path, 1, None, order="yield")(specs) == 1 and specs[1]["estimate"]["order"] == "yield"
+    # --max-shards 1 with 200 s left: the cap counts starts among the shards that fit (shard 2), not the first
+    # of the yield order (shard 1, too long), and no second shard starts
+    choose = cost_chooser(tmp_path, 1, time.time() + 200.0, order="yield", max_starts=1)
+    queue = [{"shard": 0}, {"shard": 1}, {"shard": 2}]
+    assert queue[choose(queue)]["shard"] == 2 and choose(queue) is None
 
