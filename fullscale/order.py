@@ -303,6 +303,7 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
     def choose(queue: list[dict]) -> int | None:
         nonlocal started
         if max_starts is not None and started >= max_starts:
+            print(f"--max-shards {max_starts}: {started} started, no more start", flush=True)
             return None
         left = None if deadline_epoch is None else deadline_epoch - time.time()
         best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx), left, key)

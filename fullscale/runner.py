@@ -461,8 +461,11 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     ``cfg.order``): which pending shard runs next (:mod:`fullscale.order`). Returns the shards' results.
 
     Raises:
-        ValueError: ``order`` is not ``cost``, ``yield`` or ``id``; ``workers`` with the Ray executor.
+        ValueError: ``order`` is not ``cost``, ``yield`` or ``id``; ``max_shards`` < 0; ``workers`` with the Ray
+            executor.
     """
+    if max_shards is not None and max_shards < 0:
+        raise ValueError(f"--max-shards {max_shards}: a number of shards, 0 or more")
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)

@@ -312,7 +312,11 @@ def write_failure(out: str | Path, shard: int, record: dict, kind: str = SHARDS,
     atomic_write_json(p, record, indent=1)
     if resume_pack is not None:
         pack = resume_pack_path(out, shard, kind)
-        data = merge_packs(pack, resume_pack)
+        try:
+            data = merge_packs(pack, resume_pack)
+        except ValueError as exc:  # never stops the build: the record is written, the committed pack kept
+            print(f"{shard_name(shard)}: attempts pack not written: {exc}", flush=True)
+            return p
         tmp = pack.with_name(f".{pack.name}.tmp-{os.getpid()}-{threading.get_ident()}")
         tmp.write_bytes(data)
         os.replace(tmp, pack)
@@ -329,22 +333,65 @@ def resume_pack_path(out: str | Path, shard: int, kind: str = SHARDS) -> Path:
 #: re-measurement pass's in ``pass<p>/``)
 ATTEMPT_FILE = re.compile(r"(?P<pre>[0-9a-f]{2})/(?P=pre)[0-9a-f]{6,62}(/rep[0-9]{1,3})?(/pass[0-9]{1,3})?"
                           r"/(check|result|error)\.json")
-#: keys every attempt file of that name has (``curate.profile.variant.check_task`` / ``time_task``,
-#: ``curate.profile.run.record_killed``): a file without them is not one the profile wrote
-ATTEMPT_KEYS = {"check.json": ("status", "check_seconds"), "result.json": ("time_seconds",), "error.json": ("error_class",)}
 PACK_FORMAT = b"passnet-profile-attempts/1"
+_NUM = (int, float)
+
+
+def attempt_problem(name: str, data: bytes) -> str | None:
+    """Why ``data`` is not an attempt file ``name`` (``check.json`` / ``result.json`` / ``error.json``) as the
+    profile writes it (``curate.profile.variant.check_task`` / ``time_task``, ``curate.profile.run.record_killed``),
+    or None: a JSON object; a check with ``status`` (text) and ``check_seconds`` (a number); an error with
+    ``error_class``; a result with ``time_seconds`` (a number) and ``cpu_model`` (text) that, unless it records a
+    failure (``status`` text), holds a timing: ``stable`` and ``capped`` true/false, ``speedup_*`` numbers or null,
+    ``trial_history`` (when there) JSON text of a list of objects."""
+    try:
+        obj = json.loads(data or b"")
+    except (ValueError, RecursionError):
+        return "is not JSON"
+    if not isinstance(obj, dict):
+        return "is not a JSON object"
+    if name == "check.json":
+        ok = isinstance(obj.get("status"), str) and isinstance(obj.get("check_seconds"), _NUM)
+        return None if ok else "is not a compile check (status text, check_seconds a number)"
+    if name == "error.json":
+        return None if "error_class" in obj else "has no error_class"
+    if not (isinstance(obj.get("time_seconds"), _NUM) and isinstance(obj.get("cpu_model"), str)):
+        return "is not a timing result (time_seconds a number, cpu_model text)"
+    if obj.get("status"):
+        return None if isinstance(obj["status"], str) else "has a status that is not text"
+    if not (isinstance(obj.get("stable"), bool) and isinstance(obj.get("capped"), bool)):
+        return "holds no timing (stable and capped true / false)"
+    if any(k.startswith("speedup_") and v is not None and not isinstance(v, _NUM) and not
+           (isinstance(v, list) and all(isinstance(x, _NUM) for x in v)) for k, v in obj.items()):
+        return "has a speedup that is not a number"
+    if "trial_history" in obj:
+        try:
+            th = json.loads(obj["trial_history"]) if isinstance(obj["trial_history"], str) else None
+        except (ValueError, RecursionError):
+            th = None
+        if not (isinstance(th, list) and all(isinstance(t, dict) for t in th)):
+            return "has a trial_history that is not JSON text of a list of objects"
+    return None
+
+
+def _unit(path: str) -> str:
+    """The timing folder an attempt file belongs to: ``<pre>/<key>`` or ``<pre>/<key>/rep<r>`` (its passes
+    and its check / result / error files together: the profile clears or rewrites them as one)."""
+    parts = path.split("/")[:-1]
+    return "/".join(parts[:-1] if parts[-1].startswith("pass") else parts)
 
 
 def pack_attempts(att: Path, params_sha256: str) -> bytes | None:
     """The finished attempts under ``att`` (a shard's ``profile/attempts``) as one Parquet file (zstd): a row
     per attempt file, ``path`` (relative, :data:`ATTEMPT_FILE`) and ``data`` (its JSON bytes), sorted by path;
     the schema metadata holds ``params_sha256`` (the merged params they were made with) and ``format``. None
-    when there is no attempt file. The attempts' own JSON says where each was timed (``cpu_model``)."""
+    when there is no attempt file. A file :func:`attempt_problem` refuses (torn by a crash) is left out. The
+    attempts' own JSON says where each was timed (``cpu_model``)."""
     files = sorted((p.relative_to(att).as_posix(), p) for p in att.rglob("*.json")
                    if p.is_file() and ATTEMPT_FILE.fullmatch(p.relative_to(att).as_posix())) if att.is_dir() else []
-    if not files:
-        return None
-    return _pack_bytes({r: p.read_bytes() for r, p in files}, params_sha256)
+    data = {r: p.read_bytes() for r, p in files}
+    data = {r: d for r, d in data.items() if attempt_problem(r.rsplit("/", 1)[1], d) is None}  # a torn file stays out
+    return _pack_bytes(data, params_sha256) if data else None
 
 
 def _pack_bytes(files: dict[str, bytes], params_sha256: str) -> bytes:
@@ -361,8 +408,8 @@ def read_pack(pack: Path | bytes) -> tuple[str, dict[str, bytes]]:
 
     Raises:
         ValueError: not a readable Parquet file, not a pack (format, columns ``path`` string and ``data``
-            binary), a path outside :data:`ATTEMPT_FILE` or given twice, or data that is not the JSON object
-            an attempt file of that name holds (:data:`ATTEMPT_KEYS`); the message names the file and row.
+            binary), a path outside :data:`ATTEMPT_FILE` or given twice, or data that is not an attempt file of
+            that name (:func:`attempt_problem`); the message names the file and row.
     """
     name = pack.name if isinstance(pack, Path) else "the pack"
     try:
@@ -382,29 +429,30 @@ def read_pack(pack: Path | bytes) -> tuple[str, dict[str, bytes]]:
             raise ValueError(f"{name}: row path {path!r} is not an attempt file")
         if path in files:
             raise ValueError(f"{name}: {path} is given twice")
-        try:
-            obj = json.loads(data or b"")
-        except (ValueError, RecursionError):
-            obj = None
-        want = ATTEMPT_KEYS[path.rsplit("/", 1)[1]]
-        if not isinstance(obj, dict) or any(k not in obj for k in want):
-            raise ValueError(f"{name}: {path} does not hold a JSON object with {', '.join(want)}")
+        why = attempt_problem(path.rsplit("/", 1)[1], data)
+        if why:
+            raise ValueError(f"{name}: {path} {why}")
         files[path] = data
     return meta.get(b"params_sha256", b"").decode(), files
 
 
 def merge_packs(old: Path, new: bytes) -> bytes:
-    """``new`` with the rows of the pack at ``old`` that it lacks, when ``old`` is a readable pack made with
-    the same params (``new``'s rows win); else ``new`` alone (a pack of other params, or not a pack, is
-    replaced)."""
+    """``new`` with the timing folders (:func:`_unit`) of the pack at ``old`` that it has no file of, when
+    ``old`` is a readable pack made with the same params; else ``new`` alone (a pack of other params, or not a
+    pack, is replaced). A folder ``new`` holds is taken whole from ``new``: passes the profile cleared to time a
+    variant afresh, or an error file it removed before a retry, do not come back.
+
+    Raises:
+        ValueError: ``new`` is not a pack (:func:`read_pack`).
+    """
     digest, files = read_pack(new)
     try:
         old_digest, old_files = read_pack(old) if old.is_file() else (None, {})
     except ValueError:
         return new
-    if old_digest != digest or not set(old_files) - set(files):
-        return new
-    return _pack_bytes({**old_files, **files}, digest)
+    units = {_unit(r) for r in files}
+    extra = {r: d for r, d in old_files.items() if _unit(r) not in units}
+    return _pack_bytes({**extra, **files}, digest) if old_digest == digest and extra else new
 
 
 def unpack_attempts(pack: Path, att: Path, params_sha256: str) -> dict:
@@ -457,7 +505,7 @@ def attempt_machines(att: Path) -> dict[str, int]:
     for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
         try:
             c[str(json.loads(p.read_bytes()).get("cpu_model") or "unknown")] += 1
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, OSError, RecursionError):  # not JSON, not an object, not a file
             c["unreadable"] += 1
     return dict(sorted(c.items()))
 

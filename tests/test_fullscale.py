@@ -721,7 +721,8 @@ def _attempt_tree(att: Path, cpu: str, keys: list[str]) -> dict[str, bytes]:
     for k in keys:
         files[f"{k[:2]}/{k}/check.json"] = json.dumps({"status": "ok", "check_seconds": 1.0, "key": k}).encode()
         for rel in ("result.json", "rep1/result.json", "rep1/pass1/result.json"):
-            files[f"{k[:2]}/{k}/{rel}"] = json.dumps({"cpu_model": cpu, "time_seconds": 2.0, "key": k, "file": rel}).encode()
+            files[f"{k[:2]}/{k}/{rel}"] = json.dumps({"cpu_model": cpu, "time_seconds": 2.0, "stable": True, "capped": False,
+                                                      "speedup_compiler": 0.9, "key": k, "file": rel}).encode()
     for rel, data in files.items():
         (att / rel).parent.mkdir(parents=True, exist_ok=True)
         (att / rel).write_bytes(data)
@@ -761,13 +762,19 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
     meta = tbl.schema.metadata
     ok_check = b'{"status": "ok", "check_seconds": 1}'
     deep = b"[" * 100000 + b"]" * 100000
+    res = "ab/ab12cd34ef56/result.json"
+    timing = {"cpu_model": "x", "time_seconds": 1, "stable": True, "capped": False}
     for rows, why in (([("ab/ab12cd34ef56/../../../x/check.json", ok_check)], "is not an attempt file"),
                       ([("ab/cd12cd34ef56/check.json", ok_check)], "is not an attempt file"),  # key not under its prefix
-                      ([("ab/ab12cd34ef56/check.json", b"[1]")], "does not hold a JSON object with status"),
-                      ([("ab/ab12cd34ef56/check.json", b"{oops")], "does not hold a JSON object"),
-                      ([("ab/ab12cd34ef56/check.json", b"{}")], "does not hold a JSON object with status, check_seconds"),
-                      ([("ab/ab12cd34ef56/result.json", b'{"cpu_model": "x"}')], "with time_seconds"),
-                      ([("ab/ab12cd34ef56/check.json", deep)], "does not hold a JSON object"),  # RecursionError
+                      ([("ab/ab12cd34ef56/check.json", b"[1]")], "is not a JSON object"),
+                      ([("ab/ab12cd34ef56/check.json", b"{oops")], "is not JSON"),
+                      ([("ab/ab12cd34ef56/check.json", b"{}")], "is not a compile check"),
+                      ([(res, b'{"cpu_model": "x"}')], "is not a timing result"),
+                      ([(res, b'{"cpu_model": "x", "time_seconds": 1}')], "holds no timing"),
+                      ([(res, json.dumps({**timing, "speedup_compiler": "fast"}).encode())], "speedup that is not a number"),
+                      ([(res, json.dumps({**timing, "trial_history": "not json"}).encode())], "trial_history"),
+                      ([(res, json.dumps({**timing, "status": 3}).encode())], "status that is not text"),
+                      ([("ab/ab12cd34ef56/check.json", deep)], "is not JSON"),  # RecursionError
                       ([("ab/ab12cd34ef56/check.json", ok_check)] * 2, "is given twice")):
         bad = pa.table({"path": [r for r, _ in rows], "data": pa.array([d for _, d in rows], pa.binary())})
         pq.write_table(bad.replace_schema_metadata(meta), tmp_path / "bad.parquet")
@@ -792,6 +799,53 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
     blocked.mkdir()
     (blocked / "ab").write_text("a file")
     assert "NotADirectoryError" in unpack_attempts(pack, blocked, "digest-1")["refused"]
+
+
+def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothing(tmp_path):
+    """:func:`write_failure` merges the stop's attempts into the committed pack by timing folder: a folder the
+    stop holds comes from the stop alone (passes the profile cleared to time a variant afresh, an error file it
+    removed before a retry, do not come back), a folder only the pack holds is kept; a torn attempt file on disk
+    is left out of the pack; a stop whose pack cannot be read writes its record and keeps the committed pack."""
+    from fullscale.shards import pack_attempts, resume_pack_path, write_failure
+
+    def res(stable):
+        return json.dumps({"cpu_model": "c", "time_seconds": 1.0, "stable": stable, "capped": False}).encode()
+
+    key, other = "ab/ab12cd34ef56", "cd/cd12cd34ef56"
+    old = {f"{key}/result.json": res(False), f"{key}/pass1/result.json": res(False), f"{key}/rep1/result.json": res(True),
+           f"{other}/error.json": b'{"error_class": "Timeout"}'}
+    a = tmp_path / "a"
+    for rel, data in old.items():
+        (a / rel).parent.mkdir(parents=True, exist_ok=True)
+        (a / rel).write_bytes(data)
+    write_failure(tmp_path / "out", 3, {"shard": 3}, resume_pack=pack_attempts(a, "P"))
+    b = tmp_path / "b"  # the next run cleared the unstable passes, timed afresh; retried `other`
+    new = {f"{key}/result.json": res(True), f"{other}/check.json": b'{"status": "ok", "check_seconds": 2}'}
+    for rel, data in new.items():
+        (b / rel).parent.mkdir(parents=True, exist_ok=True)
+        (b / rel).write_bytes(data)
+    (b / key / "rep2").mkdir()
+    (b / key / "rep2" / "result.json").write_bytes(b'{"cpu_model": "c", "time_seconds"')  # torn by a crash
+    write_failure(tmp_path / "out", 3, {"shard": 3}, resume_pack=pack_attempts(b, "P"))
+    pack = resume_pack_path(tmp_path / "out", 3)
+    got = {r["path"]: r["data"] for r in pq.read_table(pack).to_pylist()}
+    assert got == {**new, f"{key}/rep1/result.json": res(True)}
+    before = pack.read_bytes()
+    bad = pa_pack_of({"ab/ab12cd34ef56/check.json": b"{}"}, "P")
+    assert write_failure(tmp_path / "out", 3, {"shard": 3, "again": 1}, resume_pack=bad).is_file()
+    assert pack.read_bytes() == before and json.loads((tmp_path / "out" / "shards" / "s0003.failed.json").read_text())["again"]
+
+
+def pa_pack_of(files: dict[str, bytes], digest: str) -> bytes:
+    """A pack of ``files`` as :func:`fullscale.shards.pack_attempts` lays it out, unchecked."""
+    import io
+
+    import pyarrow as pa
+
+    tbl = pa.table({"path": list(files), "data": pa.array(list(files.values()), pa.binary())})
+    buf = io.BytesIO()
+    pq.write_table(tbl.replace_schema_metadata({b"format": b"passnet-profile-attempts/1", b"params_sha256": digest.encode()}), buf)
+    return buf.getvalue()
 
 
 def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path):

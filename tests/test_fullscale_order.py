@@ -309,3 +309,15 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
     queue = [{"shard": 0}, {"shard": 1}, {"shard": 2}]
     assert queue[choose(queue)]["shard"] == 2 and choose(queue) is None
 
+
+
+def test_a_negative_max_shards_is_refused_before_anything_runs(tmp_path):
+    """``--max-shards -1`` was ``pending[:-1]`` in id order (all shards but one) and nothing in the cost and
+    yield orders: refused, before the catalog is built."""
+    from fullscale.config import FullScaleConfig
+    from fullscale.runner import run_build
+
+    with pytest.raises(ValueError, match="--max-shards -1: a number of shards, 0 or more"):
+        run_build({}, FullScaleConfig(out=str(tmp_path / "out")), tmp_path / "params.yaml", tmp_path / "m.json", "cmd",
+                  only=None, max_shards=-1, executor=None, commit=False, stop_after_utc=None, deadline_utc=None)
+    assert not (tmp_path / "out").exists()
