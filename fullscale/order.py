@@ -15,7 +15,7 @@ something to profile, among those whose estimate fits the time left before ``--d
 priced shards with nothing to profile; unpriced ones only without a deadline. Cheap shards first finish the
 most shards in a window. ``fullscale.order: yield`` (:func:`yield_key`) runs next, among the same fitting
 shards, the one with the most long-tail tasks expected per CPU second: each subgraph it would profile counts
-the task rate of its anchor op (:func:`task_rates`: tasks per profiled subgraph of the committed full shards,
+the task rate of its anchor op (:func:`task_rates`: tasks per profiled structure of the committed full shards,
 by anchor, smoothed toward the build's overall rate), so the shards whose subgraphs are of the kinds that
 have given tasks (a ``conv2d`` or ``softmax`` anchor, several times a ``linear`` one's rate) run before the
 rest; every shard still runs in the end. Structures are shared between shards, so a large shard's estimate
@@ -127,23 +127,25 @@ def profile_cpu_per_subgraph(out: str | Path, cpu: str | None = None) -> float |
 
 @dataclass(frozen=True)
 class TaskRates:
-    """Long-tail tasks per profiled subgraph in the committed full shards, by the subgraph's anchor op (the
-    curate stage makes one task per subgraph): ``by_anchor[anchor] = (profiled subgraphs, those that are a
-    task)``. Profiled: left ``ok`` by the shard (not seen before, under its structure's quota), timed or not
-    -- the subgraphs :func:`estimate` counts, so the rate applies to them as it stands."""
+    """Long-tail tasks per profiled structure in the committed full shards, by the structure's anchor op:
+    ``by_anchor[anchor] = (profiled structures, those with a task)``. Profiled: a member left ``ok`` by its
+    shard (not seen before, under the structure quota), timed or not -- what :func:`estimate` counts, one
+    member per structure under ``structure_quota: 1``; per structure, not per subgraph, because a shard run
+    without the quota profiled many members of one structure, and each can be a task (the curate stage makes
+    one task per subgraph): one such shard gave 21 of the first 36 ``conv2d`` tasks from 49 members."""
 
     by_anchor: dict[str | None, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def overall(self) -> float | None:
-        """Tasks per profiled subgraph over every anchor (None before any subgraph was profiled)."""
+        """Tasks per profiled structure over every anchor (None before any structure was profiled)."""
         n = sum(t for t, _ in self.by_anchor.values())
         return sum(k for _, k in self.by_anchor.values()) / n if n else None
 
     def rate(self, anchor: str | None) -> float | None:
-        """Expected tasks of one subgraph with ``anchor``: its anchor's tasks and profiled subgraphs, each plus
-        :data:`TASK_RATE_PRIOR` pseudo-subgraphs at the overall rate (an anchor seen rarely, or never, is
-        near the overall rate; a common one is its own); None before any subgraph was profiled."""
+        """Expected tasks of one structure with ``anchor``: its anchor's structures with a task and profiled
+        structures, each plus :data:`TASK_RATE_PRIOR` pseudo-structures at the overall rate (an anchor seen
+        rarely, or never, is near the overall rate; a common one is its own); None before any was profiled."""
         o = self.overall
         if o is None:
             return None
@@ -153,21 +155,26 @@ class TaskRates:
 
 def task_rates(out: str | Path) -> TaskRates:
     """:class:`TaskRates` of the committed full shards of ``out`` that ran their profile (a ``profiles``
-    table): a subgraph counts as profiled where its shard's ``subgraphs`` row says ``ok``, as a task where a
-    row of the shard's ``tasks`` table lists it; its anchor is its ``subgraphs`` row's."""
-    counts: dict[str | None, list[int]] = {}
+    table): a structure (``structure_hash``; a subgraph without one is its own) counts as profiled where a
+    shard's ``subgraphs`` row of it says ``ok``, as one with a task where a row of that shard's ``tasks`` table
+    lists such a member; its anchor is the first such row's. A structure profiled in two shards counts once."""
+    seen: dict[str, list] = {}  # structure -> [anchor, has a task]
     for d in done_shards(out):
         tp, pp, sp = (d / "tables" / f"{t}.parquet" for t in ("tasks", "profiles", "subgraphs"))
         if not (pp.is_file() and sp.is_file()):
             continue
         tasks = set().union(*(r["subgraph_hashes"] or [] for r in pq.read_table(tp, columns=["subgraph_hashes"]).to_pylist())) \
             if tp.is_file() and "subgraph_hashes" in pq.read_schema(tp).names else set()  # a shard without tasks: no column
-        cols = [c for c in ("subgraph_hash", "anchor", "status") if c in pq.read_schema(sp).names]
-        for r in {r["subgraph_hash"]: r for r in pq.read_table(sp, columns=cols).to_pylist()}.values():
+        cols = [c for c in ("subgraph_hash", "structure_hash", "anchor", "status") if c in pq.read_schema(sp).names]
+        for r in pq.read_table(sp, columns=cols).to_pylist():
             if r.get("status") == "ok":
-                c = counts.setdefault(r.get("anchor"), [0, 0])
-                c[0] += 1
-                c[1] += r["subgraph_hash"] in tasks
+                e = seen.setdefault(r.get("structure_hash") or r["subgraph_hash"], [r.get("anchor"), False])
+                e[1] = e[1] or r["subgraph_hash"] in tasks
+    counts: dict[str | None, list[int]] = {}
+    for anchor, task in seen.values():
+        c = counts.setdefault(anchor, [0, 0])
+        c[0] += 1
+        c[1] += task
     return TaskRates({a: (t, k) for a, (t, k) in sorted(counts.items(), key=lambda kv: str(kv[0]))})
 
 

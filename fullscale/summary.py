@@ -80,7 +80,8 @@ def _pack_rows(pack: Path) -> int:
 
 def _highest_rate_first(out: Path, untimed_anchors: list[str | None], need: int, known: dict | None) -> dict | None:
     """What ``need`` more tasks take when the untimed structures are timed in the order of their anchor's task
-    rate (:func:`fullscale.order.task_rates`, the order ``fullscale.order: yield`` follows shard by shard):
+    rate per structure (:func:`fullscale.order.task_rates`, the order ``fullscale.order: yield`` follows shard
+    by shard):
     ``tasks_expected_untimed`` (every untimed structure's rate summed: the tasks the rest of the build is
     expected to give), ``structures_to_time`` (the fewest, highest rate first, whose rates sum to ``need``;
     None where they never do) and their profile ``core_hours`` at the known CPU per structure. None before

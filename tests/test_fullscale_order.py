@@ -270,8 +270,8 @@ def _anchored(h, structure, graphs, anchor):
 
 
 def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_second(tmp_path):
-    """Committed full shards profiled 10 conv2d subgraphs (5 of them tasks) and 10 linear ones (no task) at 100
-    profile CPU-s each: overall 0.25 tasks a subgraph, conv2d (5 + 20 x 0.25) / (10 + 20) = 1/3, linear
+    """Committed full shards profiled 10 conv2d structures (5 of them with a task) and 10 linear ones (no task)
+    at 100 profile CPU-s each: overall 0.25 tasks a subgraph, conv2d (5 + 20 x 0.25) / (10 + 20) = 1/3, linear
     5 / 30 = 1/6, an anchor never timed the overall 0.25. Census shard 0 would profile one linear subgraph
     (110 CPU-s), shard 1 two conv2d ones (210 CPU-s), shard 2 one of an unseen anchor (110 CPU-s): cost order
     runs 0 and 2 first, yield order 1 (0.67 tasks / 210 CPU-s), then 2, then 0; a pick under a deadline still
@@ -321,3 +321,16 @@ def test_a_negative_max_shards_is_refused_before_anything_runs(tmp_path):
         run_build({}, FullScaleConfig(out=str(tmp_path / "out")), tmp_path / "params.yaml", tmp_path / "m.json", "cmd",
                   only=None, max_shards=-1, executor=None, commit=False, stop_after_utc=None, deadline_utc=None)
     assert not (tmp_path / "out").exists()
+
+
+def test_task_rates_count_a_structure_once_however_many_members_were_profiled(tmp_path):
+    """A shard run without the structure quota profiled three members of structure S (two of them tasks) and
+    one of T (none); a later shard profiled S's member again: conv2d has 2 profiled structures, 1 with a task."""
+    from fullscale.order import task_rates
+    from tests.test_fullscale import _table_shard
+
+    subs = [_anchored(h, st, ["g0"], "conv2d") for h, st in (("s1", "S"), ("s2", "S"), ("s3", "S"), ("t1", "T"))]
+    _table_shard(tmp_path, 20, {"subgraphs": subs, "profiles": [_prof(r["subgraph_hash"]) for r in subs],
+                                "tasks": [{"subgraph_hashes": ["s1"]}, {"subgraph_hashes": ["s2"]}]})
+    _table_shard(tmp_path, 21, {"subgraphs": [_anchored("s4", "S", ["g1"], "conv2d")], "profiles": [_prof("s4")]})
+    assert task_rates(tmp_path).by_anchor == {"conv2d": (2, 1)}
