@@ -50,7 +50,7 @@ from fullscale.shards import (
 )
 from passnet_common.machine import cpu_model
 
-TASK_RATE_PRIOR = 20.0  # pseudo-subgraphs at the build's overall task rate added to each anchor's counts
+TASK_RATE_PRIOR = 20.0  # pseudo-structures at the build's overall task rate added to each anchor's counts
 SAME_CPU_MIN_SHARDS = 2  # shards profiled on this machine's CPU model before their rate replaces the build's
 CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
 PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile

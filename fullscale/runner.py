@@ -483,7 +483,7 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     if by_cost:
         pending = ordered(estimates(out, pending, cfg.structure_quota, idx), ORDER_KEYS[order])
     ray = (executor or cfg.executor) == "ray"
-    if max_shards is not None and not (by_cost and not ray):  # the local chooser caps the starts among shards that fit
+    if max_shards is not None and (ray or not by_cost):  # else the local chooser caps the starts among shards that fit
         pending = pending[:max_shards]
     specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc, census)
     kind = CENSUS if census else SHARDS
