@@ -34,6 +34,7 @@ import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -136,7 +137,7 @@ class TaskRates:
 
     by_anchor: dict[str | None, tuple[int, int]] = field(default_factory=dict)
 
-    @property
+    @cached_property  # rate() reads it once per subgraph of every pending shard at each pick
     def overall(self) -> float | None:
         """Tasks per profiled structure over every anchor (None before any structure was profiled)."""
         n = sum(t for t, _ in self.by_anchor.values())
@@ -218,8 +219,7 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
     picked = ok if quota is None else [r for r, skip in zip(ok, structure_picks(ok, profiled, quota)) if not skip]
     n = len(picked)
     cpu = None if cpu_per_subgraph is None else idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph
-    per = [rates.rate(r.get("anchor")) for r in picked] if rates is not None else []
-    tasks = None if rates is None or rates.overall is None else sum(per)
+    tasks = sum(rates.rate(r.get("anchor")) for r in picked) if rates is not None and rates.overall is not None else None
     return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks)
 
 

@@ -62,7 +62,17 @@ import pyarrow.parquet as pq
 
 from fullscale.order import estimate_accuracy, resumed, task_rates
 from fullscale.pipeline import machine
-from fullscale.shards import CENSUS, QUOTA_REASON, SEEN_REASON, SHARDS, TIMED, done_shards, read_manifest, shards_root
+from fullscale.shards import (
+    CENSUS,
+    QUOTA_REASON,
+    SEEN_REASON,
+    SHARDS,
+    TIMED,
+    done_shards,
+    read_manifest,
+    resume_pack_path,
+    shards_root,
+)
 from passnet_common.io import atomic_write_json
 
 TARGET_TASKS = 200
@@ -257,7 +267,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 "phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
                 "phases_done": rec.get("phases_done", []), "failure_classes": rec.get("failure_classes", {}),
                 # attempt files committed beside the record (fullscale.shards.pack_attempts): what its next run resumes
-                "attempts_packed": _pack_rows(f.with_name(f.name.replace(".failed.json", ".attempts.parquet")))}
+                "attempts_packed": _pack_rows(resume_pack_path(out, int(rec["shard"]), kind)) if "shard" in rec else 0}
     n_models = n_profiled
     covered = sum(models.values())
     # the projection: CPU per model of the shards run with the design (stage params + structure quota) of

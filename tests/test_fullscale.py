@@ -806,7 +806,7 @@ def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothin
     stop holds comes from the stop alone (passes the profile cleared to time a variant afresh, an error file it
     removed before a retry, do not come back), a folder only the pack holds is kept; a torn attempt file on disk
     is left out of the pack; a stop whose pack cannot be read writes its record and keeps the committed pack."""
-    from fullscale.shards import pack_attempts, resume_pack_path, write_failure
+    from fullscale.shards import _pack_bytes, pack_attempts, resume_pack_path, write_failure
 
     def res(stable):
         return json.dumps({"cpu_model": "c", "time_seconds": 1.0, "stable": stable, "capped": False}).encode()
@@ -831,21 +831,9 @@ def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothin
     got = {r["path"]: r["data"] for r in pq.read_table(pack).to_pylist()}
     assert got == {**new, f"{key}/rep1/result.json": res(True)}
     before = pack.read_bytes()
-    bad = pa_pack_of({"ab/ab12cd34ef56/check.json": b"{}"}, "P")
+    bad = _pack_bytes({"ab/ab12cd34ef56/check.json": b"{}"}, "P")  # written unchecked
     assert write_failure(tmp_path / "out", 3, {"shard": 3, "again": 1}, resume_pack=bad).is_file()
     assert pack.read_bytes() == before and json.loads((tmp_path / "out" / "shards" / "s0003.failed.json").read_text())["again"]
-
-
-def pa_pack_of(files: dict[str, bytes], digest: str) -> bytes:
-    """A pack of ``files`` as :func:`fullscale.shards.pack_attempts` lays it out, unchecked."""
-    import io
-
-    import pyarrow as pa
-
-    tbl = pa.table({"path": list(files), "data": pa.array(list(files.values()), pa.binary())})
-    buf = io.BytesIO()
-    pq.write_table(tbl.replace_schema_metadata({b"format": b"passnet-profile-attempts/1", b"params_sha256": digest.encode()}), buf)
-    return buf.getvalue()
 
 
 def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path):
