@@ -374,9 +374,11 @@ def shard_entry(spec: dict) -> dict:
 
     A shard run again resumes its profile's finished attempts from this machine's scratch folder (same
     merged params) and from ``<out>/shards/<name>.attempts.parquet`` (:func:`fullscale.shards.pack_attempts`,
-    what a stopped run committed: any machine), local files winning; the manifest or failure record says
+    what a stopped run committed: any machine; timings only where they were made on this machine's CPU model,
+    :func:`fullscale.shards.unpack_attempts`), local files winning; the manifest or failure record says
     how many attempt files it found at the start (``resumed_attempts``), what the pack gave
-    (``resumed_from_pack``: files, the CPU models they name, or why it was refused); a manifest says on which
+    (``resumed_from_pack``: files, the CPU models they name, the timings of other CPU models left out, or why
+    it was refused); a manifest says on which
     CPU models its timed profile rows were timed (``timed_on``), a failure record which CPU models the
     attempt files on disk name (``attempt_machines``).
 
@@ -410,7 +412,7 @@ def shard_entry(spec: dict) -> dict:
     from_pack = None
     if not census and pack.is_file():
         try:
-            from_pack = unpack_attempts(pack, att, digest)
+            from_pack = unpack_attempts(pack, att, digest, cpu_model())
         except Exception as exc:  # noqa: BLE001 - unpack_attempts refuses what it knows; a pack never stops a build
             from_pack = {"files": 0, "refused": f"{pack.name}: {type(exc).__name__}: {exc}"}
     resumed = attempt_counts(att)

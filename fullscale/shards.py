@@ -455,13 +455,31 @@ def merge_packs(old: Path, new: bytes) -> bytes:
     return _pack_bytes({**extra, **files}, digest) if old_digest == digest and extra else new
 
 
-def unpack_attempts(pack: Path, att: Path, params_sha256: str) -> dict:
+def foreign_units(files: dict[str, bytes], cpu: str) -> dict[str, str]:
+    """The timing folders (:func:`_unit`) of ``files`` (path -> attempt JSON bytes) timed on another CPU model
+    than ``cpu``: folder -> the first other ``cpu_model`` one of its ``result.json`` files names (a re-measurement
+    pass's included)."""
+    other: dict[str, str] = {}
+    for rel, data in sorted(files.items()):
+        if rel.endswith("/result.json"):
+            model = str(json.loads(data).get("cpu_model") or "unknown")
+            if model != cpu:
+                other.setdefault(_unit(rel), model)
+    return other
+
+
+def unpack_attempts(pack: Path, att: Path, params_sha256: str, cpu: str) -> dict:
     """Write the attempts of ``pack`` (:func:`pack_attempts`) under ``att`` where no file of that path exists
-    (the attempts on this machine win). Nothing is written when the pack is refused (:func:`read_pack`'s
-    checks) or was made with other params; no file is written through a symbolic link under ``att``.
+    (the attempts on this machine win). Timings are taken up only where they were made on this machine's CPU
+    model ``cpu`` (:func:`passnet_common.machine.cpu_model`): of a timing folder (:func:`foreign_units`) timed
+    on another CPU only the compile check (``check.json``) is written, so the profile times that variant again
+    here and a row's replicates, passes and label never mix two CPUs (its ``cpu_model`` is then every
+    replicate's). Nothing is written when the pack is refused (:func:`read_pack`'s checks) or was made with
+    other params; no file is written through a symbolic link under ``att``.
 
     Returns:
         ``{"files": written, "kept_local": rows whose file existed, "machines": {cpu_model: result files
+        written}, "timings_left_out": {cpu_model: files of timing folders timed on that other CPU, not
         written}}`` (``unknown`` where a result names none), or ``{"files": n, "refused": reason}`` (a refused
         pack, other params, a link, a write that failed: named in the reason; n files were written before it).
         The shard then profiles the variants it lacks again. Never raises.
@@ -472,10 +490,14 @@ def unpack_attempts(pack: Path, att: Path, params_sha256: str) -> dict:
         return {"files": 0, "refused": str(exc)}
     if digest != params_sha256:
         return {"files": 0, "refused": f"{pack.name} was made with other params ({digest[:12]})"}
+    other = foreign_units(files, cpu)
     root = att.resolve()
-    written, kept, machines = 0, 0, Counter()
+    written, kept, machines, left_out = 0, 0, Counter(), Counter()
     try:
         for rel, data in sorted(files.items()):
+            if _unit(rel) in other and not rel.endswith("/check.json"):
+                left_out[other[_unit(rel)]] += 1
+                continue
             dst = att / rel
             parts = Path(rel).parts
             if any((att / Path(*parts[:i])).is_symlink() for i in range(1, len(parts) + 1)):
@@ -494,7 +516,8 @@ def unpack_attempts(pack: Path, att: Path, params_sha256: str) -> dict:
                 machines[str(json.loads(data).get("cpu_model") or "unknown")] += 1
     except OSError as exc:
         return {"files": written, "refused": f"{pack.name}: writing under {att}: {type(exc).__name__}: {exc}"}
-    return {"files": written, "kept_local": kept, "machines": dict(sorted(machines.items()))}
+    return {"files": written, "kept_local": kept, "machines": dict(sorted(machines.items())),
+            "timings_left_out": dict(sorted(left_out.items()))}
 
 
 def attempt_machines(att: Path) -> dict[str, int]:

@@ -750,14 +750,14 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
     local = dst / "0f" / "0f1e2d3c4b5a" / "result.json"
     local.parent.mkdir(parents=True)
     local.write_bytes(b'{"cpu_model": "Intel Xeon", "time_seconds": 1.0}')
-    got = unpack_attempts(pack, dst, "digest-1")
-    assert got == {"files": 11, "kept_local": 1, "machines": {"AMD EPYC": 8}}  # 3 result files a key, one kept
+    got = unpack_attempts(pack, dst, "digest-1", "AMD EPYC")
+    assert got == {"files": 11, "kept_local": 1, "machines": {"AMD EPYC": 8}, "timings_left_out": {}}  # 3 result files a key, one kept
     assert {p.relative_to(dst).as_posix(): p.read_bytes() for p in dst.rglob("*") if p.is_file()} == \
         {**files, "0f/0f1e2d3c4b5a/result.json": b'{"cpu_model": "Intel Xeon", "time_seconds": 1.0}'}
     assert attempt_machines(dst) == {"AMD EPYC": 8, "Intel Xeon": 1}
 
     other = tmp_path / "c"
-    assert unpack_attempts(pack, other, "digest-2")["refused"].endswith("was made with other params (digest-1)")
+    assert unpack_attempts(pack, other, "digest-2", "AMD EPYC")["refused"].endswith("was made with other params (digest-1)")
     tbl = pq.read_table(pack)
     meta = tbl.schema.metadata
     ok_check = b'{"status": "ok", "check_seconds": 1}'
@@ -778,14 +778,14 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
                       ([("ab/ab12cd34ef56/check.json", ok_check)] * 2, "is given twice")):
         bad = pa.table({"path": [r for r, _ in rows], "data": pa.array([d for _, d in rows], pa.binary())})
         pq.write_table(bad.replace_schema_metadata(meta), tmp_path / "bad.parquet")
-        assert why in unpack_attempts(tmp_path / "bad.parquet", other, "digest-1")["refused"], rows[0][0]
+        assert why in unpack_attempts(tmp_path / "bad.parquet", other, "digest-1", "AMD EPYC")["refused"], rows[0][0]
     as_text = pa.table({"path": ["ab/ab12cd34ef56/check.json"], "data": [ok_check.decode()]}).replace_schema_metadata(meta)
     pq.write_table(as_text, tmp_path / "text.parquet")
-    assert "data (binary) expected" in unpack_attempts(tmp_path / "text.parquet", other, "digest-1")["refused"]
+    assert "data (binary) expected" in unpack_attempts(tmp_path / "text.parquet", other, "digest-1", "AMD EPYC")["refused"]
     (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
-    assert "not a readable Parquet file" in unpack_attempts(tmp_path / "junk.parquet", other, "digest-1")["refused"]
+    assert "not a readable Parquet file" in unpack_attempts(tmp_path / "junk.parquet", other, "digest-1", "AMD EPYC")["refused"]
     pq.write_table(pa.table({"path": ["x"], "data": [b"{}"]}), tmp_path / "plain.parquet")
-    assert "not a profile attempts pack" in unpack_attempts(tmp_path / "plain.parquet", other, "digest-1")["refused"]
+    assert "not a profile attempts pack" in unpack_attempts(tmp_path / "plain.parquet", other, "digest-1", "AMD EPYC")["refused"]
     assert not other.exists()
     # nothing is written through a symbolic link or where a file stands in for a folder; neither raises
     outside = tmp_path / "outside"
@@ -793,12 +793,12 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
     linked = tmp_path / "d"
     linked.mkdir()
     (linked / "ab").symlink_to(outside)
-    got = unpack_attempts(pack, linked, "digest-1")
+    got = unpack_attempts(pack, linked, "digest-1", "AMD EPYC")
     assert "through a symbolic link" in got["refused"] and not any(outside.iterdir())
     blocked = tmp_path / "e"
     blocked.mkdir()
     (blocked / "ab").write_text("a file")
-    assert "NotADirectoryError" in unpack_attempts(pack, blocked, "digest-1")["refused"]
+    assert "NotADirectoryError" in unpack_attempts(pack, blocked, "digest-1", "AMD EPYC")["refused"]
 
 
 def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothing(tmp_path):
@@ -836,13 +836,15 @@ def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothin
     assert pack.read_bytes() == before and json.loads((tmp_path / "out" / "shards" / "s0003.failed.json").read_text())["again"]
 
 
-def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path):
+def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path, monkeypatch):
     """The failure record of a shard stopped at its deadline comes with its finished attempts
     (``<out>/shards/<name>.attempts.parquet``); a run of that shard with an empty scratch folder (another
-    machine) takes them up, says so, and packs them again when it stops too; the shard's folder, once written,
-    replaces record and pack."""
+    machine of the same CPU model) takes them up, says so, and packs them again when it stops too; a machine
+    of another CPU model takes up the compile checks only; the shard's folder, once written, replaces record
+    and pack."""
     import time
 
+    import fullscale.pipeline
     from extract.sources.modules import module_catalog
     from fullscale.params import params_digest
     from fullscale.pipeline import shard_entry
@@ -864,9 +866,20 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
 
     spec = {"shard": 0, "num_shards": 1, "graphnet_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
             "out": str(out), "work": str(tmp_path / "machine_b"), "deadline_epoch": time.time()}
-    res = shard_entry(spec)  # machine B: nothing in its scratch
+    # machine D, another CPU model: the checks come back, the timings are made again there (none mixes CPUs)
+    monkeypatch.setattr(fullscale.pipeline, "cpu_model", lambda: "Intel Xeon")
+    res = shard_entry({**spec, "work": str(tmp_path / "machine_d")})
+    assert res["failure"]["resumed_from_pack"] == {"files": 2, "kept_local": 0, "machines": {},
+                                                   "timings_left_out": {"AMD EPYC": 6}}
+    assert res["failure"]["resumed_attempts"] == {"checked": 2, "timed": 0}
+    att_d = tmp_path / "machine_d" / "shards" / "s0000" / "profile" / "attempts"
+    assert {p.relative_to(att_d).as_posix() for p in att_d.rglob("*") if p.is_file()} == \
+        {r for r in files if r.endswith("/check.json")}
+
+    monkeypatch.setattr(fullscale.pipeline, "cpu_model", lambda: "AMD EPYC")
+    res = shard_entry(spec)  # machine B, the CPU model of machine A: nothing in its scratch
     f = res["failure"]
-    assert f["resumed_from_pack"] == {"files": 8, "kept_local": 0, "machines": {"AMD EPYC": 6}}
+    assert f["resumed_from_pack"] == {"files": 8, "kept_local": 0, "machines": {"AMD EPYC": 6}, "timings_left_out": {}}
     assert f["resumed_attempts"] == {"checked": 2, "timed": 6} and f["attempt_machines"] == {"AMD EPYC": 6}
     att = tmp_path / "machine_b" / "shards" / "s0000" / "profile" / "attempts"
     assert {p.relative_to(att).as_posix(): p.read_bytes() for p in att.rglob("*") if p.is_file()} == files
