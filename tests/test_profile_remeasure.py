@@ -599,6 +599,26 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, s
     return rows, stats, calls
 
 
+def test_an_error_file_an_earlier_check_left_does_not_fail_the_variant_its_new_check_passes(tmp_path, monkeypatch):
+    """A check folder holding only ``error.json`` (a check killed in an earlier run, or written by a resumed
+    shard's pack) is checked again; the error file goes first, so the overlapped timing side does not take it
+    for the end of the new check and read the variant as ``isolation_failed``."""
+    import shutil
+
+    rows0, _, _ = _fake_profile(tmp_path, monkeypatch, overlap=True)
+    assert {r["status"] for r in rows0} <= {"ok", "unstable", "skipped"}
+    att = tmp_path / "outTrue" / "attempts"
+    checks = sorted(p.parent.relative_to(att) for p in att.rglob("check.json"))
+    shutil.rmtree(tmp_path / "outTrue")
+    for rel in checks[-3:]:
+        (att / rel).mkdir(parents=True)
+        (att / rel / "error.json").write_text(json.dumps({"error_class": "timeout", "error_message": "killed at 60 s"}))
+    rows, _, _ = _fake_profile(tmp_path, monkeypatch, overlap=True)
+    assert [r for r in rows if r["status"] == "isolation_failed"] == []
+    assert len(rows) == len(rows0)
+    assert all((att / rel / "check.json").is_file() and not (att / rel / "error.json").exists() for rel in checks[-3:])
+
+
 def test_overlapped_run_0_times_protocol_and_quiet_run_fillers_while_compiling_each_once(tmp_path, monkeypatch):
     """While the overlapped run 0 waits for a compile, the timing core takes on the full protocol of
     screen candidates and pass 0 of the quiet agreement run: every attempt is still timed exactly

@@ -398,6 +398,10 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
             d = att / key[:2] / key
             checks[(h, v["size"], v["dtype"])] = (key, d)
             if not (d / "check.json").exists():
+                # an error file a killed check left (an earlier run, or a resumed shard's pack) goes before the
+                # check runs again: compiled() takes an error file as the check's end, so a stale one read the
+                # variant as isolation_failed while its new check was still running
+                (d / "error.json").unlink(missing_ok=True)
                 tasks.append((key, (v["folder"], vcfg(cfg, v)), d))
     proc, tmp = None, tempfile.TemporaryDirectory(prefix="passnet-compile-")
     t0 = time.perf_counter()
