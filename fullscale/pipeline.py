@@ -61,6 +61,7 @@ from fullscale.shards import (
     TIMED,
     attempt_machines,
     census_graphs,
+    drop_foreign_timings,
     folder_files,
     pack_attempts,
     profiled_structures,
@@ -406,6 +407,8 @@ def shard_entry(spec: dict) -> dict:
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
     census = bool(spec.get("census"))
     att = w / "profile" / "attempts"
+    # timings another CPU model made (a shared or moved scratch folder) are timed again here, never pooled
+    dropped = drop_foreign_timings(att, cpu_model()) if not census else {}
     # a run stopped on another machine (or a scratch folder lost) left its finished attempts committed beside
     # its failure record: taken up under the same params, the local ones winning (fullscale.shards.unpack_attempts)
     pack = resume_pack_path(spec["out"], shard)
@@ -491,7 +494,7 @@ def shard_entry(spec: dict) -> dict:
             "phases_done": phases + [exc.record], "models": len(models),
             "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
             "progress": progress(w), "resumed_attempts": resumed, "resumed_from_pack": from_pack,
-            "attempt_machines": attempt_machines(att), "estimate": spec.get("estimate"),
+            "foreign_timings_dropped": dropped, "attempt_machines": attempt_machines(att), "estimate": spec.get("estimate"),
             "started_utc": started.isoformat(timespec="seconds"), "failed_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": machine(), "code": code_version()},
             # committed beside the record (merged into the pack there): the next run of this shard, on any machine,
@@ -557,7 +560,8 @@ def shard_entry(spec: dict) -> dict:
         "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
         "trial_history_kept": bool(spec.get("keep_trial_history")),
         "estimate": spec.get("estimate"), "resumed_attempts": resumed, "resumed_from_pack": from_pack,
-        # where the shard's timed profile rows were timed (a shard resumed from another machine's pack: both)
+        "foreign_timings_dropped": dropped,
+        # where the shard's timed profile rows were timed (one CPU model: other models' timings are not resumed)
         "timed_on": dict(sorted(Counter(str(r.get("cpu_model") or "unknown") for r in prof if r.get("status") in TIMED).items())),
         "files": {k: len(v) for k, v in sorted(files.items())},
     }

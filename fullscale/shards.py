@@ -455,27 +455,64 @@ def merge_packs(old: Path, new: bytes) -> bytes:
     return _pack_bytes({**extra, **files}, digest) if old_digest == digest and extra else new
 
 
+#: what :func:`passnet_common.machine.cpu_model` and a result without a model name say: no CPU model known
+UNKNOWN_CPU = "unknown"
+
+
 def foreign_units(files: dict[str, bytes], cpu: str) -> dict[str, str]:
-    """The timing folders (:func:`_unit`) of ``files`` (path -> attempt JSON bytes) timed on another CPU model
-    than ``cpu``: folder -> the first other ``cpu_model`` one of its ``result.json`` files names (a re-measurement
-    pass's included)."""
+    """The timing folders (:func:`_unit`) of ``files`` (path -> attempt JSON bytes) not known to be timed on
+    CPU model ``cpu``: folder -> the first ``cpu_model`` of its ``result.json`` files (a re-measurement pass's
+    included) that is another model, or any where ``cpu`` is :data:`UNKNOWN_CPU` (a machine that cannot name
+    its CPU cannot tell its timings from another's)."""
     other: dict[str, str] = {}
     for rel, data in sorted(files.items()):
         if rel.endswith("/result.json"):
-            model = str(json.loads(data).get("cpu_model") or "unknown")
-            if model != cpu:
+            model = str(json.loads(data).get("cpu_model") or UNKNOWN_CPU)
+            if model != cpu or cpu == UNKNOWN_CPU:
                 other.setdefault(_unit(rel), model)
     return other
+
+
+def drop_foreign_timings(att: Path, cpu: str) -> dict[str, int]:
+    """Remove from a scratch folder ``att`` the timings of timing folders (:func:`_unit`) whose result files
+    name another CPU model than ``cpu`` (``result.json`` / ``error.json`` of the folder and its ``pass<p>/``
+    folders; the compile check stays), so the profile times those variants again here instead of pooling
+    them with this machine's replicates and passes: a scratch folder on storage that machines share (one
+    Ray ``work`` path), a disk moved to another host, or files an earlier unpack wrote. A result that is not
+    readable JSON, and every result where ``cpu`` is :data:`UNKNOWN_CPU`, stays.
+
+    Returns:
+        ``{cpu_model: files removed}``.
+    """
+    files = {}
+    for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
+        rel = p.relative_to(att).as_posix()
+        if ATTEMPT_FILE.fullmatch(rel):
+            try:
+                files[rel] = json.dumps({"cpu_model": json.loads(p.read_bytes()).get("cpu_model")}).encode()
+            except (ValueError, AttributeError, OSError, RecursionError):
+                continue
+    removed = Counter()
+    if cpu == UNKNOWN_CPU:
+        return {}
+    for unit, model in foreign_units(files, cpu).items():
+        d = att / unit
+        for f in [d / "result.json", d / "error.json", *d.glob("pass*/result.json"), *d.glob("pass*/error.json")]:
+            if f.is_file() and not f.is_symlink():
+                f.unlink()
+                removed[model] += 1
+    return dict(sorted(removed.items()))
 
 
 def unpack_attempts(pack: Path, att: Path, params_sha256: str, cpu: str) -> dict:
     """Write the attempts of ``pack`` (:func:`pack_attempts`) under ``att`` where no file of that path exists
     (the attempts on this machine win). Timings are taken up only where they were made on this machine's CPU
     model ``cpu`` (:func:`passnet_common.machine.cpu_model`): of a timing folder (:func:`foreign_units`) timed
-    on another CPU only the compile check (``check.json``) is written, so the profile times that variant again
-    here and a row's replicates, passes and label never mix two CPUs (its ``cpu_model`` is then every
-    replicate's). Nothing is written when the pack is refused (:func:`read_pack`'s checks) or was made with
-    other params; no file is written through a symbolic link under ``att``.
+    on another CPU (or on any, where ``cpu`` is :data:`UNKNOWN_CPU`) only the compile check (``check.json``)
+    is written, so the profile times that variant again here and, with :func:`drop_foreign_timings` on the
+    files already there (run first), a row's replicates, passes and label never mix two CPUs. Nothing is
+    written when the pack is refused (:func:`read_pack`'s checks) or was made with other params; no file is
+    written through a symbolic link under ``att``.
 
     Returns:
         ``{"files": written, "kept_local": rows whose file existed, "machines": {cpu_model: result files
@@ -513,7 +550,7 @@ def unpack_attempts(pack: Path, att: Path, params_sha256: str, cpu: str) -> dict
             os.replace(tmp, dst)
             written += 1
             if dst.name == "result.json":
-                machines[str(json.loads(data).get("cpu_model") or "unknown")] += 1
+                machines[str(json.loads(data).get("cpu_model") or UNKNOWN_CPU)] += 1
     except OSError as exc:
         return {"files": written, "refused": f"{pack.name}: writing under {att}: {type(exc).__name__}: {exc}"}
     return {"files": written, "kept_local": kept, "machines": dict(sorted(machines.items())),

@@ -801,6 +801,43 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
     assert "NotADirectoryError" in unpack_attempts(pack, blocked, "digest-1", "AMD EPYC")["refused"]
 
 
+def test_timings_of_another_cpu_model_are_neither_unpacked_nor_kept_from_the_scratch_folder(tmp_path):
+    """A machine takes up a timing folder (its result, its re-measurement passes) only when it was timed on its own
+    CPU model: from a pack another model's folders give their compile check alone; in the scratch folder
+    (storage machines share, a disk moved to another host) another model's timings are removed before the pack
+    is read, the check kept. A machine that cannot name its CPU takes no timing from a pack and removes none."""
+    from fullscale.shards import drop_foreign_timings, pack_attempts, unpack_attempts
+
+    src = tmp_path / "a"
+    files = _attempt_tree(src, "AMD EPYC", ["ab12cd34ef56"])  # check, result, rep1/result, rep1/pass1/result
+    pack = tmp_path / "s0007.attempts.parquet"
+    pack.write_bytes(pack_attempts(src, "d"))
+    for cpu in ("Intel Xeon", "unknown"):
+        got = unpack_attempts(pack, tmp_path / cpu, "d", cpu)
+        assert got == {"files": 1, "kept_local": 0, "machines": {}, "timings_left_out": {"AMD EPYC": 3}}
+        assert [p.name for p in (tmp_path / cpu).rglob("*.json")] == ["check.json"]
+
+    # a scratch folder holding an AMD replicate 0 (with an error file and a pass) beside Intel's replicate 1
+    att = tmp_path / "scratch"
+    _attempt_tree(att, "AMD EPYC", ["cd12cd34ef56"])
+    k = att / "cd" / "cd12cd34ef56"
+    (k / "error.json").write_text('{"error_class": "timeout"}')
+    (k / "pass1").mkdir()
+    (k / "pass1" / "result.json").write_text('{"cpu_model": "AMD EPYC", "time_seconds": 1}')
+    for rel in ("rep1/result.json", "rep1/pass1/result.json"):
+        (k / rel).write_text('{"cpu_model": "Intel Xeon", "time_seconds": 1}')
+    (k / "rep2").mkdir()
+    (k / "rep2" / "result.json").write_text("{torn")
+    before = sorted(p.relative_to(att).as_posix() for p in att.rglob("*.json"))
+    assert drop_foreign_timings(att, "unknown") == {}
+    assert drop_foreign_timings(att, "Intel Xeon") == {"AMD EPYC": 3}
+    assert sorted(p.relative_to(att).as_posix() for p in att.rglob("*.json")) == [
+        "cd/cd12cd34ef56/check.json", "cd/cd12cd34ef56/rep1/pass1/result.json", "cd/cd12cd34ef56/rep1/result.json",
+        "cd/cd12cd34ef56/rep2/result.json"]  # the unreadable one is the profile's to judge
+    assert len(before) == 7 and drop_foreign_timings(att, "Intel Xeon") == {}
+    assert files  # the pack's tree was written as the profile writes it
+
+
 def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothing(tmp_path):
     """:func:`write_failure` merges the stop's attempts into the committed pack by timing folder: a folder the
     stop holds comes from the stop alone (passes the profile cleared to time a variant afresh, an error file it
@@ -875,12 +912,19 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
     att_d = tmp_path / "machine_d" / "shards" / "s0000" / "profile" / "attempts"
     assert {p.relative_to(att_d).as_posix() for p in att_d.rglob("*") if p.is_file()} == \
         {r for r in files if r.endswith("/check.json")}
+    # an AMD timing that reached D's scratch folder some other way (shared storage) is removed, not pooled
+    stray = att_d / "ab" / "ab12cd34ef56" / "result.json"
+    stray.write_bytes(files["ab/ab12cd34ef56/result.json"])
+    res = shard_entry({**spec, "work": str(tmp_path / "machine_d")})
+    assert res["failure"]["foreign_timings_dropped"] == {"AMD EPYC": 1} and not stray.exists()
+    assert res["failure"]["resumed_from_pack"]["timings_left_out"] == {"AMD EPYC": 6}
 
     monkeypatch.setattr(fullscale.pipeline, "cpu_model", lambda: "AMD EPYC")
     res = shard_entry(spec)  # machine B, the CPU model of machine A: nothing in its scratch
     f = res["failure"]
     assert f["resumed_from_pack"] == {"files": 8, "kept_local": 0, "machines": {"AMD EPYC": 6}, "timings_left_out": {}}
     assert f["resumed_attempts"] == {"checked": 2, "timed": 6} and f["attempt_machines"] == {"AMD EPYC": 6}
+    assert f["foreign_timings_dropped"] == {}
     att = tmp_path / "machine_b" / "shards" / "s0000" / "profile" / "attempts"
     assert {p.relative_to(att).as_posix(): p.read_bytes() for p in att.rglob("*") if p.is_file()} == files
     _finish(out, res, None)
@@ -901,6 +945,7 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
     blind = tmp_path / "machine_c" / "shards" / "s0000" / "profile" / "attempts"
     mine = _attempt_tree(blind, "Intel Xeon", ["ef12cd34ef56"])
     (blind.parent / "attempts.params_sha256").write_text(params_digest(params))
+    monkeypatch.setattr(fullscale.pipeline, "cpu_model", lambda: "Intel Xeon")  # machine C's own timings
     res = shard_entry({**spec, "out": str(tmp_path / "empty_out"), "work": str(tmp_path / "machine_c"),
                        "deadline_epoch": time.time()})
     assert res["failure"]["resumed_from_pack"] is None and res["failure"]["attempt_machines"] == {"Intel Xeon": 3}
