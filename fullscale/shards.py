@@ -484,6 +484,8 @@ def drop_foreign_timings(att: Path, cpu: str) -> dict[str, int]:
     Returns:
         ``{cpu_model: files removed}``.
     """
+    if cpu == UNKNOWN_CPU:
+        return {}
     files = {}
     for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
         rel = p.relative_to(att).as_posix()
@@ -493,8 +495,6 @@ def drop_foreign_timings(att: Path, cpu: str) -> dict[str, int]:
             except (ValueError, AttributeError, OSError, RecursionError):
                 continue
     removed = Counter()
-    if cpu == UNKNOWN_CPU:
-        return {}
     for unit, model in foreign_units(files, cpu).items():
         d = att / unit
         for f in [d / "result.json", d / "error.json", *d.glob("pass*/result.json"), *d.glob("pass*/error.json")]:
