@@ -1,0 +1,12 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([4, 1536, 28, 28], 'in_0'),
+    ([384, 1536, 1, 1], 'w_0'),
+    ([384], 'w_1'),
+    ([4, 384, 28, 28], 'in_1'),
+]

@@ -1,0 +1,12 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([1, 8, 1, 64], 'in_0'),
+    ([1, 8, 35, 64], 'in_1'),
+    ([1, 8, 35, 64], 'in_2'),
+    ([1, 1, 1, 35], 'in_3'),
+]

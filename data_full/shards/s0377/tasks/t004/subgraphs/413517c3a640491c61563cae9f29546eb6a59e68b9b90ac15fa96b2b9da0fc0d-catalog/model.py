@@ -1,0 +1,7 @@
+class GraphModule(torch.nn.Module):
+    def forward(self, in0: "f32[1, 128, 40, 40]", in1: "f32[80, 128, 1, 1]", in2: "f32[80]", in3: "f32[1, 64, 40, 40]"):
+        # No stacktrace found for following nodes
+        conv2d_79: "f32[1, 80, 40, 40]" = torch.conv2d(in0, in1, in2, (1, 1), (0, 0), (1, 1), 1);  in0 = in1 = in2 = None
+        cat_18: "f32[1, 144, 40, 40]" = torch.cat((in3, conv2d_79), 1);  in3 = conv2d_79 = None
+        view_8: "f32[1, 144, 1600]" = cat_18.view(1, 144, -1)
+        return (cat_18, view_8)
