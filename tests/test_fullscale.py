@@ -251,11 +251,14 @@ def test_local_workers_raise_when_pinning_fails(tmp_path, monkeypatch):
 
 
 _INTERRUPTED = """
-import json, os, sys, time
+import json, os, signal, sys, time
 from pathlib import Path
 from fullscale.pipeline import run_phase
 from fullscale.runner import run_local
 tmp = Path(sys.argv[1])
+# Ctrl-C as in a terminal: a suite started in the background by a shell without job control inherits SIGINT
+# ignored, and Python then installs no KeyboardInterrupt handler
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def entry(spec):
     code = f"import os, time; open({str(tmp)!r} + '/stage%d.pid' % {spec['shard']}, 'w').write(str(os.getpid())); time.sleep(120)"
