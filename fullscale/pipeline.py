@@ -407,15 +407,16 @@ def shard_entry(spec: dict) -> dict:
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
     census = bool(spec.get("census"))
     att = w / "profile" / "attempts"
+    cpu = cpu_model()
     # timings another CPU model made (a shared or moved scratch folder) are timed again here, never pooled
-    dropped = drop_foreign_timings(att, cpu_model()) if not census else {}
+    dropped = drop_foreign_timings(att, cpu) if not census else {}
     # a run stopped on another machine (or a scratch folder lost) left its finished attempts committed beside
     # its failure record: taken up under the same params, the local ones winning (fullscale.shards.unpack_attempts)
     pack = resume_pack_path(spec["out"], shard)
     from_pack = None
     if not census and pack.is_file():
         try:
-            from_pack = unpack_attempts(pack, att, digest, cpu_model())
+            from_pack = unpack_attempts(pack, att, digest, cpu)
         except Exception as exc:  # noqa: BLE001 - unpack_attempts refuses what it knows; a pack never stops a build
             from_pack = {"files": 0, "refused": f"{pack.name}: {type(exc).__name__}: {exc}"}
     resumed = attempt_counts(att)

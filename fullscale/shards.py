@@ -459,17 +459,16 @@ def merge_packs(old: Path, new: bytes) -> bytes:
 UNKNOWN_CPU = "unknown"
 
 
-def foreign_units(files: dict[str, bytes], cpu: str) -> dict[str, str]:
-    """The timing folders (:func:`_unit`) of ``files`` (path -> attempt JSON bytes) not known to be timed on
-    CPU model ``cpu``: folder -> the first ``cpu_model`` of its ``result.json`` files (a re-measurement pass's
-    included) that is another model, or any where ``cpu`` is :data:`UNKNOWN_CPU` (a machine that cannot name
+def foreign_units(models: dict[str, str | None], cpu: str) -> dict[str, str]:
+    """The timing folders (:func:`_unit`) not known to be timed on CPU model ``cpu``, from ``models`` (path of
+    a ``result.json``, a re-measurement pass's included -> the ``cpu_model`` it names): folder -> the first of
+    its models that is another one, or any where ``cpu`` is :data:`UNKNOWN_CPU` (a machine that cannot name
     its CPU cannot tell its timings from another's)."""
     other: dict[str, str] = {}
-    for rel, data in sorted(files.items()):
-        if rel.endswith("/result.json"):
-            model = str(json.loads(data).get("cpu_model") or UNKNOWN_CPU)
-            if model != cpu or cpu == UNKNOWN_CPU:
-                other.setdefault(_unit(rel), model)
+    for rel, model in sorted(models.items()):
+        model = str(model or UNKNOWN_CPU)
+        if model != cpu or cpu == UNKNOWN_CPU:
+            other.setdefault(_unit(rel), model)
     return other
 
 
@@ -486,16 +485,16 @@ def drop_foreign_timings(att: Path, cpu: str) -> dict[str, int]:
     """
     if cpu == UNKNOWN_CPU:
         return {}
-    files = {}
+    models = {}
     for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
         rel = p.relative_to(att).as_posix()
         if ATTEMPT_FILE.fullmatch(rel):
             try:
-                files[rel] = json.dumps({"cpu_model": json.loads(p.read_bytes()).get("cpu_model")}).encode()
+                models[rel] = json.loads(p.read_bytes()).get("cpu_model")
             except (ValueError, AttributeError, OSError, RecursionError):
                 continue
     removed = Counter()
-    for unit, model in foreign_units(files, cpu).items():
+    for unit, model in foreign_units(models, cpu).items():
         d = att / unit
         for f in [d / "result.json", d / "error.json", *d.glob("pass*/result.json"), *d.glob("pass*/error.json")]:
             if f.is_file() and not f.is_symlink():
@@ -527,7 +526,7 @@ def unpack_attempts(pack: Path, att: Path, params_sha256: str, cpu: str) -> dict
         return {"files": 0, "refused": str(exc)}
     if digest != params_sha256:
         return {"files": 0, "refused": f"{pack.name} was made with other params ({digest[:12]})"}
-    other = foreign_units(files, cpu)
+    other = foreign_units({r: json.loads(d).get("cpu_model") for r, d in files.items() if r.endswith("/result.json")}, cpu)
     root = att.resolve()
     written, kept, machines, left_out = 0, 0, Counter(), Counter()
     try:

@@ -42,8 +42,9 @@ def stale_deps(repo) -> dict[str, dict]:
             for path, what in (change.get("changed deps") or {}).items():
                 if path not in outs and not any(path.startswith(o + "/") for o in outs):
                     stale.setdefault(stage, {})[path] = what
-    lock = yaml.safe_load((Path(repo.root_dir) / "dvc.lock").read_text()) if (Path(repo.root_dir) / "dvc.lock").is_file() else {}
-    locked = set((lock or {}).get("stages") or {})
+    lock_file = Path(repo.root_dir) / "dvc.lock"
+    lock = (yaml.safe_load(lock_file.read_text()) if lock_file.is_file() else None) or {}
+    locked = set(lock.get("stages") or {})
     for stage in repo.index.stages:
         if stage.cmd and stage.name not in locked:
             stale.setdefault(stage.name, {})["dvc.lock"] = "no entry"
