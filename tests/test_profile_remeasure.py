@@ -531,7 +531,7 @@ class _FakeCompile:
 
 def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, slow_protocol: int | None = None,
                   agreement: slice = slice(None), replicates: int = 1, straddle: int | None = None,
-                  extra_replicates: int = 0):
+                  extra_replicates: int = 0, screen_trials: int = 6):
     """profile_all on two stored subgraphs with fake compile / timing children: the screen calls
     every variant of the first subgraph a candidate (interval below 1 - min_effect), the others settled.
     ``slow_protocol``: index of a subgraph whose non-screen timings say slower (interval [0.5, 0.52]);
@@ -539,7 +539,7 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, s
     ``replicates``: profile_all's (a replicate child r >= 1 of a protocol variant reports its interval
     shifted by 0.01 x r, every ratio alike); ``straddle``: index of a subgraph whose non-screen children
     report [0.90, 0.97] (ratio 0.93) shifted the same way, an interval that holds the edge 0.95;
-    ``extra_replicates``: profile_all's.
+    ``extra_replicates``: profile_all's; ``screen_trials``: the screen's ``trials`` knob.
     Returns (rows, stats, timing calls as (attempt folder, compile finished then, stressed run))."""
     import contextlib
 
@@ -591,7 +591,7 @@ def _fake_profile(tmp_path, monkeypatch, overlap: bool, confirm: bool = False, s
     plan = [{"run": 0, "hashes": hashes, "stress": False}, {"run": 1, "hashes": hashes[agreement], "stress": False},
             {"run": 2, "hashes": hashes[agreement], "stress": True}]
     cfg = {"device": "cpu", "dtype": "float32", "seed": 0, "threads": 1, "timing": {"min_effect": 0.05}}
-    screen = {"timing": {"trials": 6, "min_effect": 0.05}, "audit_share": 0.0, "seed": 0, "build_spread": 0.0}
+    screen = {"timing": {"trials": screen_trials, "min_effect": 0.05}, "audit_share": 0.0, "seed": 0, "build_spread": 0.0}
     rows, stats = pr.profile_all(subs, tmp_path / "store", cfg, tmp_path / f"out{overlap}", plan, SIZES,
                                  compile_workers=1, timeout_s=60.0, mem_cap_bytes=None, log=lambda *_: None,
                                  remeasure_passes=1, overlap_compile=overlap, skip_over_cap=False, screen=screen,
@@ -617,6 +617,26 @@ def test_an_error_file_an_earlier_check_left_does_not_fail_the_variant_its_new_c
     assert [r for r in rows if r["status"] == "isolation_failed"] == []
     assert len(rows) == len(rows0)
     assert all((att / rel / "check.json").is_file() and not (att / rel / "error.json").exists() for rel in checks[-3:])
+
+
+def test_a_changed_screen_knob_times_the_screen_again_and_resumes_the_rest(tmp_path, monkeypatch):
+    """The screen's knobs are in its attempts' resume keys (``key_phase``): run again on the kept output
+    folder with the same knobs, nothing is timed; with another ``screen_timing.trials``, every screened
+    variant (2 subgraphs x 3 sizes) is timed again under a new key, while the protocol and agreement-run
+    attempts (their knobs unchanged, the same candidates) are resumed."""
+    rows0, _, calls0 = _fake_profile(tmp_path, monkeypatch, overlap=False)
+    timed0 = {c[0].name for c in calls0}  # screen 6, protocol of the candidates 3, runs 1 and 2: 12
+    assert len(timed0) == len(calls0) == 21
+    rows1, _, calls1 = _fake_profile(tmp_path, monkeypatch, overlap=False)
+    assert calls1 == [] and sorted(r["attempt_key"] for r in rows1) == sorted(r["attempt_key"] for r in rows0)
+    rows2, _, calls2 = _fake_profile(tmp_path, monkeypatch, overlap=False, screen_trials=8)
+    timed2 = {c[0].name for c in calls2}
+    assert len(timed2) == len(calls2) == 6 and not timed2 & timed0  # the screen alone, under new keys
+    screen0 = {r["attempt_key"] for r in rows0 if r.get("phase") == "screen"}
+    screen2 = {r["attempt_key"] for r in rows2 if r.get("phase") == "screen"}
+    assert len(screen2) == len(screen0) == 3 and screen2 <= timed2  # the settled subgraph's 3 sizes
+    assert sorted(r["attempt_key"] for r in rows2 if r.get("phase") != "screen") == \
+        sorted(r["attempt_key"] for r in rows0 if r.get("phase") != "screen")
 
 
 def test_overlapped_run_0_times_protocol_and_quiet_run_fillers_while_compiling_each_once(tmp_path, monkeypatch):

@@ -32,6 +32,7 @@ from its own final passes, so the agreement still compares independent runs.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -172,6 +173,18 @@ def confirm_hashes(rows: list[dict], min_effect: float, already: list[str]) -> l
             seen.add(h)
             out.append(h)
     return out
+
+
+def key_phase(phase: str, c: dict) -> str:
+    """The phase an attempt's resume key names (:func:`curate.profile.variant.attempt_key`, which keys the
+    timing knobs of phase ``time`` alone): the screen's own knobs (``c["timing"]``: ``screen_timing``, and
+    ``c["decide"]``) are folded into ``screen-<sha256 of them, 16 hex>``, so a screen knob changed between
+    runs of a kept output folder times the screen again instead of resuming results of the old knobs. Every
+    other phase is named as it is (the check and protocol keys of earlier runs stay valid)."""
+    if phase != "screen":
+        return phase
+    knobs = json.dumps({"timing": c["timing"], "decide": c["decide"]}, sort_keys=True, default=str)
+    return "screen-" + hashlib.sha256(knobs.encode()).hexdigest()[:16]
 
 
 def pass_dir(d: Path, p: int) -> Path:
@@ -472,7 +485,8 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
                 if skip_over_cap and over_time_cap(chk, cfg.get("timing") or {}):
                     sink.append({**base, **chk, "status": "skipped", "skip_reason": "over_time_cap"})
                     continue
-                key = attempt_key(h, v["size"], step["run"], vcfg(c, v), inputs_digest(Path(v["folder"])), phase)
+                key = attempt_key(h, v["size"], step["run"], vcfg(c, v), inputs_digest(Path(v["folder"])),
+                                  key_phase(phase, c))
                 d = att / key[:2] / key
                 tasks_t.append((key, (v["folder"], vcfg(c, v)), d))
                 keyed.append(({**base, "attempt_key": key}, chk, d))
