@@ -193,6 +193,90 @@ def test_time_passes_re_times_only_unstable_rows_in_fresh_folders_and_resumes(tm
     assert calls == [["e"]] and merge_passes(read_passes(tmp_path / "e"))["stable"] is True
 
 
+def test_a_lower_remeasure_passes_does_not_resume_a_label_from_a_pass_it_never_runs(tmp_path):
+    """A folder timed with remeasure_passes 2 (unstable, unstable, stable) resumed with 1: a fresh run with 1
+    would stop after pass 1, still unstable, so the folder is cleared and timed afresh instead of giving the
+    pass-2 label; a folder within the new count (unstable, stable) is resumed as it is."""
+    calls: list[list[str]] = []
+    batch = _recording_batch({"a": [False, False, True], "b": [False, True]}, calls)
+    keyed = [(n, n, tmp_path / n) for n in "ab"]
+    assert time_passes(keyed, batch, passes=2) == [2, 2, 1]
+    assert [len(read_passes(tmp_path / n)) for n in "ab"] == [3, 2]
+    calls.clear()
+    batch = _recording_batch({"a": [False, False], "b": [False, True]}, calls)
+    assert time_passes(keyed, batch, passes=1) == [1, 1]
+    assert calls == [["a"], ["a-pass1"]]
+    assert merge_passes(read_passes(tmp_path / "a"))["pass_stable"] == [False, False]
+    assert merge_passes(read_passes(tmp_path / "b"))["pass_stable"] == [False, True]
+
+
+def test_a_pass_that_ran_out_of_memory_is_timed_again_by_the_next_run(tmp_path):
+    """A pass recorded as a crash out of memory (MemoryError under the child's address-space cap, or the
+    allocator's message) depends on the run's cap, not on the variant: the next run times it again; a
+    crash of another kind is a result and stays."""
+    from curate.profile.run import memory_failure
+
+    for name, row in (("m", {"status": "runtime_crash", "error_class": "MemoryError", "error_message": ""}),
+                      ("r", {"status": "runtime_crash", "error_class": "RuntimeError",
+                             "error_message": "[enforce fail at alloc_cpu.cpp:121] DefaultCPUAllocator: can't allocate memory"}),
+                      ("x", {"status": "runtime_crash", "error_class": "RuntimeError", "error_message": "shape mismatch"})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "result.json").write_text(json.dumps(row))
+    assert [memory_failure(read_passes(tmp_path / n)[0]) for n in "mrx"] == [True, True, False]
+    calls: list[list[str]] = []
+    batch = _recording_batch({"m": [True], "r": [True], "x": [True]}, calls)
+    assert time_passes([(n, n, tmp_path / n) for n in "mrx"], batch, passes=1) == [2]
+    assert calls == [["m", "r"]]
+    assert read_passes(tmp_path / "x")[0]["error_message"] == "shape mismatch"
+    assert all(merge_passes(read_passes(tmp_path / n))["stable"] is True for n in "mr")
+
+
+def test_a_check_that_ran_out_of_memory_is_checked_again_by_the_next_run(tmp_path, monkeypatch):
+    """A kept check that recorded MemoryError (the eager run under the child's address-space cap reads as a
+    size-inconsistent skip) is checked again by the next run, which may have a higher cap; the other kept
+    checks are not."""
+    _fake_profile(tmp_path, monkeypatch, overlap=False)
+    att = tmp_path / "outFalse" / "attempts"
+    checks = sorted(att.rglob("check.json"))
+    oom = checks[0]
+    oom.write_text(json.dumps({"status": "skipped", "skip_reason": "size_inconsistent", "error_class": "MemoryError",
+                               "error_message": "", "check_seconds": 1.0}))
+    kept = {p: p.read_bytes() for p in checks[1:]}
+    rows, _, _ = _fake_profile(tmp_path, monkeypatch, overlap=False)
+    assert json.loads(oom.read_text())["status"] == "ok"
+    assert {p: p.read_bytes() for p in checks[1:]} == kept
+    assert not [r for r in rows if r.get("skip_reason") == "size_inconsistent"]
+
+
+def test_timings_of_another_device_are_timed_again_and_checks_and_this_machines_stay(tmp_path, monkeypatch):
+    """A kept attempts folder holding results another machine timed (a pulled or copied data/profile): every
+    timing folder whose result names another device_name is timed again here (its passes with it); results
+    of this machine and results that name no device are resumed, no compile check runs again."""
+    from curate.profile.run import drop_foreign_results
+    from curate.profile.variant import fingerprint
+
+    rows0, _, calls0 = _fake_profile(tmp_path, monkeypatch, overlap=False)
+    here = fingerprint("cpu")["device_name"]
+    att = tmp_path / "outFalse" / "attempts"
+    results = sorted(att.rglob("result.json"))
+    assert len(results) == len(calls0) == 21
+    checks = {p: p.read_bytes() for p in att.rglob("check.json")}
+    foreign, mine = results[:4], results[4:8]
+    for p in foreign:
+        p.write_text(json.dumps({**json.loads(p.read_text()), "device_name": "Other CPU"}))
+    for p in mine:
+        p.write_text(json.dumps({**json.loads(p.read_text()), "device_name": here}))
+    (foreign[0].parent / "pass1").mkdir()
+    (foreign[0].parent / "pass1" / "result.json").write_text(json.dumps({"device_name": "Other CPU", "stable": True}))
+    rows1, stats1, calls1 = _fake_profile(tmp_path, monkeypatch, overlap=False)
+    assert sorted(c[0] for c in calls1) == sorted(p.parent for p in foreign)
+    assert not (foreign[0].parent / "pass1" / "result.json").exists()
+    assert all(json.loads(p.read_text()).get("device_name") == here for p in mine)
+    assert {p: p.read_bytes() for p in att.rglob("check.json")} == checks
+    assert len(rows1) == len(rows0)
+    assert drop_foreign_results(att, here) == {} and drop_foreign_results(tmp_path / "none", here) == {}
+
+
 def test_a_timing_child_that_leaves_nothing_is_not_re_measured_and_stops_nothing(tmp_path):
     """A pass-0 child killed before it wrote anything (no ``result.json``, no ``error.json``: a batch without
     :func:`record_killed`) leaves its variant with no pass: the re-measurement pass skips it and the other
