@@ -211,10 +211,12 @@ def test_a_lower_remeasure_passes_does_not_resume_a_label_from_a_pass_it_never_r
 
 
 def test_a_pass_that_ran_out_of_memory_is_timed_again_by_the_next_run(tmp_path):
-    """A pass recorded as a crash out of memory (MemoryError under the child's address-space cap, or the
-    allocator's message) depends on the run's cap, not on the variant: the next run times it again; a
-    crash of another kind is a result and stays."""
-    from curate.profile.run import memory_failure
+    """A kept pass recorded as a crash out of memory (MemoryError under the child's address-space cap, or the
+    allocator's message) depends on the run's cap, not on the variant: the next run removes it before it
+    starts (so a retry killed later is not hidden behind it) and times it again; a crash of another kind is a
+    result and stays. Within one run nothing is removed, so an out-of-memory pass is not retried there."""
+    from curate.profile.run import drop_unresumable_results, memory_failure
+    from curate.profile.variant import fingerprint
 
     for name, row in (("m", {"status": "runtime_crash", "error_class": "MemoryError", "error_message": ""}),
                       ("r", {"status": "runtime_crash", "error_class": "RuntimeError",
@@ -225,10 +227,43 @@ def test_a_pass_that_ran_out_of_memory_is_timed_again_by_the_next_run(tmp_path):
     assert [memory_failure(read_passes(tmp_path / n)[0]) for n in "mrx"] == [True, True, False]
     calls: list[list[str]] = []
     batch = _recording_batch({"m": [True], "r": [True], "x": [True]}, calls)
-    assert time_passes([(n, n, tmp_path / n) for n in "mrx"], batch, passes=1) == [2]
-    assert calls == [["m", "r"]]
+    keyed = [(n, n, tmp_path / n) for n in "mrx"]
+    assert time_passes(keyed, batch, passes=1) == [0]  # the same run: kept as they are
+    assert drop_unresumable_results(tmp_path, fingerprint("cpu")) == {"out_of_memory": 2}
+    assert not (tmp_path / "m" / "result.json").exists()
+    assert time_passes(keyed, batch, passes=1) == [2]
+    assert calls == [[], ["m", "r"]]
     assert read_passes(tmp_path / "x")[0]["error_message"] == "shape mismatch"
     assert all(merge_passes(read_passes(tmp_path / n))["stable"] is True for n in "mr")
+
+
+def test_cpu_and_cuda_runs_on_one_folder_keep_each_others_timings(tmp_path):
+    """The profile stage runs on the CPU and then on the GPU into one attempts folder: a CUDA run removes only
+    CUDA timings of another GPU, a CPU run only CPU timings of another CPU model (a crash row, which names no
+    device, counts as a CPU one)."""
+    from curate.profile.run import drop_unresumable_results
+
+    rows = {"cpu_here": {"device_name": "CPU A", "stable": True}, "cpu_other": {"device_name": "CPU B", "stable": True},
+            "gpu_here": {"device_name": "GPU A", "cuda_version": "12.8", "stable": True},
+            "gpu_other": {"device_name": "GPU B", "cuda_version": "12.8", "stable": True},
+            "gpu_oom": {"status": "runtime_crash", "error_class": "RuntimeError", "cuda_version": "12.8",
+                        "device_name": "GPU A", "error_message": "CUDA out of memory. Tried to allocate 2.00 GiB"}}
+
+    def lay():
+        for name, row in rows.items():
+            (tmp_path / name).mkdir(exist_ok=True)
+            (tmp_path / name / "result.json").write_text(json.dumps(row))
+
+    def left():
+        return sorted(n for n in rows if (tmp_path / n / "result.json").exists())
+
+    lay()
+    assert drop_unresumable_results(tmp_path, {"device_name": "GPU A", "cuda_version": "12.8"}) == \
+        {"GPU B": 1, "out_of_memory": 1}
+    assert left() == ["cpu_here", "cpu_other", "gpu_here"]
+    lay()
+    assert drop_unresumable_results(tmp_path, {"device_name": "CPU A", "cpu_model": "CPU A"}) == {"CPU B": 1}
+    assert left() == ["cpu_here", "gpu_here", "gpu_oom", "gpu_other"]
 
 
 def test_a_check_that_ran_out_of_memory_is_checked_again_by_the_next_run(tmp_path, monkeypatch):
@@ -252,7 +287,7 @@ def test_timings_of_another_device_are_timed_again_and_checks_and_this_machines_
     """A kept attempts folder holding results another machine timed (a pulled or copied data/profile): every
     timing folder whose result names another device_name is timed again here (its passes with it); results
     of this machine and results that name no device are resumed, no compile check runs again."""
-    from curate.profile.run import drop_foreign_results
+    from curate.profile.run import drop_unresumable_results
     from curate.profile.variant import fingerprint
 
     rows0, _, calls0 = _fake_profile(tmp_path, monkeypatch, overlap=False)
@@ -274,7 +309,8 @@ def test_timings_of_another_device_are_timed_again_and_checks_and_this_machines_
     assert all(json.loads(p.read_text()).get("device_name") == here for p in mine)
     assert {p: p.read_bytes() for p in att.rglob("check.json")} == checks
     assert len(rows1) == len(rows0)
-    assert drop_foreign_results(att, here) == {} and drop_foreign_results(tmp_path / "none", here) == {}
+    env = fingerprint("cpu")
+    assert drop_unresumable_results(att, env) == {} and drop_unresumable_results(tmp_path / "none", env) == {}
 
 
 def test_a_timing_child_that_leaves_nothing_is_not_re_measured_and_stops_nothing(tmp_path):

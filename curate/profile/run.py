@@ -214,37 +214,52 @@ def _clear_passes(d: Path) -> None:
 def memory_failure(row: dict) -> bool:
     """Whether a kept check or timing result records running out of memory (``MemoryError`` under the
     child's address-space cap, or the allocator's "can't allocate memory" / "out of memory"): a property of
-    the run's memory cap and free memory, not of the variant, so a resumed run tries it again (the cap is
-    no part of the resume key)."""
+    the run's memory cap and free memory, not of the variant, so the next run tries it again (the cap is no
+    part of the resume key)."""
     msg = str(row.get("error_message") or "").lower()
     return row.get("error_class") == "MemoryError" or "can't allocate memory" in msg or "out of memory" in msg
 
 
-def drop_foreign_results(att: Path, device_name: str) -> dict[str, int]:
-    """Remove from the attempts folder ``att`` the timings made on another device: for every ``result.json``
-    (re-measurement passes and replicates included) that names a ``device_name`` other than this machine's
-    (:func:`curate.profile.variant.fingerprint`: the CPU model, or the CUDA device), its timing folder's
-    ``result.json`` / ``error.json`` and those of its ``pass<p>/`` folders go, so the variant is timed here
-    instead of pooling another machine's trials with this one's (a ``data/profile`` pulled with ``dvc pull``,
-    a folder copied between hosts). Compile checks stay; a result naming no device (a crash row) or not
-    readable stays.
+def drop_unresumable_results(att: Path, env: dict) -> dict[str, int]:
+    """Before a run on the kept attempts folder ``att``, remove the timings it must not resume: every timing
+    folder (an attempt's, a replicate's ``rep<r>/``; its ``result.json`` / ``error.json`` and those of its
+    ``pass<p>/`` folders together) one of whose results
+
+    * names another ``device_name`` than this run's (``env``: :func:`curate.profile.variant.fingerprint` of
+      the run's device -- the CPU model, or the CUDA device): another machine's trials (a ``data/profile``
+      pulled with ``dvc pull``, a folder copied between hosts) are never pooled with this one's;
+    * records running out of memory (:func:`memory_failure`).
+
+    Only results of this run's kind are looked at (a CUDA timing carries ``cuda_version``; a crash row carries
+    no fingerprint and counts as a CPU one), so the CPU and CUDA runs of one stage on one folder keep each
+    other's, and what a run writes stays until the next run. The variant is then timed again here. Compile checks
+    stay (a check that ran out of memory is checked again by :func:`profile_all`), as do a result that names
+    no device (a crash row) and one that is not readable.
 
     Returns:
-        ``{device_name: files removed}``.
+        ``{device_name or "out_of_memory": files removed}``.
     """
+    cuda = "cuda_version" in env
     removed: dict[str, int] = {}
     for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
         try:
-            named = json.loads(p.read_bytes()).get("device_name")
+            row = json.loads(p.read_bytes())
+            named, kind = row.get("device_name"), "cuda_version" in row
         except (ValueError, OSError, AttributeError, RecursionError):
             continue  # gone with its folder already, or torn: the folder's own rules handle it
-        if named is None or named == device_name:
+        if kind != cuda:
+            continue
+        if memory_failure(row):
+            why = "out_of_memory"
+        elif named is not None and named != env["device_name"]:
+            why = str(named)
+        else:
             continue
         unit = p.parent.parent if p.parent.name.startswith("pass") else p.parent
         for f in [unit / "result.json", unit / "error.json", *unit.glob("pass*/result.json"), *unit.glob("pass*/error.json")]:
             if f.is_file():
                 f.unlink()
-                removed[str(named)] = removed.get(str(named), 0) + 1
+                removed[why] = removed.get(why, 0) + 1
     return removed
 
 
@@ -254,9 +269,9 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
     passes, each re-timing (fresh child, fresh inputs, fresh trials) the variants whose latest
     pass is unstable (:func:`curate.profile.variant.needs_remeasure`); pass ``p`` writes under
     :func:`pass_dir`. Resumes: passes already on disk are kept, a pass whose child died
-    (``isolation_failed``) or ran out of memory (:func:`memory_failure`) runs again, and a variant whose
-    every pass ran and is still unstable, or that holds more passes than ``passes + 1`` (made with a higher
-    ``remeasure_passes``), is cleared first, so this build measures it afresh.
+    (``isolation_failed``) runs again, and a variant whose every pass ran and is still unstable, or that
+    holds more passes than ``passes + 1`` (made with a higher ``remeasure_passes``), is cleared first, so
+    this build measures it afresh (what else a run does not resume: :func:`drop_unresumable_results`).
 
     Args:
         run_batch: runs a list of ``(key, arg, out_dir)`` tasks (the profile:
@@ -271,8 +286,8 @@ def time_passes(keyed: list[tuple[str, Any, Path]], run_batch: Callable[[list[tu
     done = {}
     for key, arg, d in keyed:
         ps = read_passes(d)
-        if ps and (ps[-1].get("status") == "isolation_failed" or memory_failure(ps[-1])):
-            ps = ps[:-1]  # a child that died or ran out of memory: that pass runs again (as before the passes)
+        if ps and ps[-1].get("status") == "isolation_failed":
+            ps = ps[:-1]  # a child that died left no result: that pass runs again (as before the passes)
         if ps and (len(ps) > passes + 1 or (needs_remeasure(ps[-1]) and len(ps) > passes)):
             # more passes than this run makes (remeasure_passes lowered), or every pass ran and is still unstable
             _clear_passes(d)
@@ -433,9 +448,11 @@ def profile_all(subgraphs: list[dict], store_root: Path, cfg: dict, out: Path, p
         shapes = write_variants(store_path(store_root, h), out / "variants" / h[:2] / h, sizes)
         variants[h] = [{**v, "dtype": dt} for v in shapes for dt in dtypes]
     env = fingerprint(cfg["device"])
-    stats: dict[str, Any] = {"foreign_results_dropped": drop_foreign_results(att, str(env["device_name"]))}
-    if stats["foreign_results_dropped"]:
-        log(f"profile: timings made on another device removed (timed again here): {stats['foreign_results_dropped']}")
+    stats: dict[str, Any] = {}
+    dropped = drop_unresumable_results(att, env)
+    if dropped:  # only on a kept folder: a clean build's stats are as they were
+        stats["results_dropped"] = dropped
+        log(f"profile: kept timings not resumed (another device, out of memory; timed again): {dropped}")
     tcfg = {**cfg, "timing_core": _timing_core()}
     cores = compile_cores(tcfg["timing_core"]) if overlap_compile else []
 
