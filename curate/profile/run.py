@@ -233,8 +233,8 @@ def drop_unresumable_results(att: Path, env: dict) -> dict[str, int]:
     Only results of this run's kind are looked at (a CUDA timing carries ``cuda_version``; a crash row carries
     no fingerprint and counts as a CPU one), so the CPU and CUDA runs of one stage on one folder keep each
     other's, and what a run writes stays until the next run. The variant is then timed again here. Compile checks
-    stay (a check that ran out of memory is checked again by :func:`profile_all`), as do a result that names
-    no device (a crash row) and one that is not readable.
+    stay (a check that ran out of memory is checked again by :func:`profile_all`), as do a crash row of
+    another kind (it names no device) and a result that is not readable.
 
     Returns:
         ``{device_name or "out_of_memory": files removed}``.
