@@ -90,6 +90,9 @@ from passnet_common.io import atomic_write_json
 TABLE_NAMES = ("models", "extractions", "graphs", "unique_graphs", "nodes", "subgraphs", "profiles", "long_tail")
 GRAPH_TABLES = ("models", "extractions", "graphs", "unique_graphs", "nodes")  # census shards hold these too
 DEDUPE_KEY = {"unique_graphs": "graph_hash", "subgraphs": "subgraph_hash"}
+# The release's size budget (the issue's "<= ~100 MB" in the repository), counted over distinct file contents
+# (``manifest.json``'s ``unique_bytes``): git, and a Hub dataset, store a file's bytes once however many paths
+# hold them, and every task folder holds the same ``run_task.py`` / ``timing_protocol.py``
 RELEASE_MAX_BYTES = 100 * 1024 * 1024
 
 
@@ -205,6 +208,15 @@ def _mac(key: bytes, text: str) -> str:
 NODES_ENCODING = {"node_index": "DELTA_BINARY_PACKED", "input_nodes": "DELTA_BINARY_PACKED",
                   "in_shapes": "DELTA_BINARY_PACKED", "out_shapes": "DELTA_BINARY_PACKED", "literal_args": "PLAIN"}
 NODES_DICTIONARY = ("graph_hash", "op", "target", "placeholder_kind", "in_dtypes", "out_dtypes")
+
+
+def release_size(listed: dict[str, dict]) -> dict:
+    """The size of a release whose files are ``listed`` (``{path: {"sha256", "bytes"}}``): ``total_bytes`` (every
+    file), ``unique_bytes`` (each distinct content once, what the repository stores) and ``over_size_budget``
+    (True, only when ``unique_bytes`` exceeds :data:`RELEASE_MAX_BYTES`)."""
+    unique = sum({m["sha256"]: m["bytes"] for m in listed.values()}.values())
+    return {"total_bytes": sum(m["bytes"] for m in listed.values()), "unique_bytes": unique,
+            **({"over_size_budget": True} if unique > RELEASE_MAX_BYTES else {})}
 
 
 def _leaf(t: pa.Table, name: str) -> str:
@@ -579,16 +591,13 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
     (stage / "README.md").write_text(_card(summary, tables, lic, len(task_rows), sum(r["num_variants"] for r in task_rows),
                                            n_held, exports))
     files = {p.relative_to(stage).as_posix(): p for p in sorted(stage.rglob("*")) if p.is_file()}
-    manifest = {"files": {k: {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size}
-                          for k, p in files.items()},
-                "total_bytes": sum(p.stat().st_size for p in files.values()),
+    listed = {k: {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size} for k, p in files.items()}
+    manifest = {"files": listed, **release_size(listed),
                 "tasks": len(task_rows), "held_out_variants": n_held, "tables": tables,
                 "dtype_twins_dropped": sum(t["twins_dropped"] for t in tasks),
                 "shards": [read_manifest(d)["shard"] for d in shards],
                 "census_shards": [read_manifest(d)["shard"] for d in census], "exports": exports,
                 "codes": sorted({json.dumps(read_manifest(d)["code"], sort_keys=True) for d in shards})}
-    if manifest["total_bytes"] > RELEASE_MAX_BYTES:
-        manifest["over_size_budget"] = True
     atomic_write_json(stage / "manifest.json", manifest, indent=1)
     # held-out folders the new secret tasks do not cover (a shard or task missing from this build) move to
     # <secret_dir>/kept/, outside the scored folder and the commitment, until a build holds them again

@@ -419,6 +419,12 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
     assert all(f"`module:{m}`" in card for m in MODULES)
     tasks = sorted((rel / "tasks").glob("*/task.json"))
     assert len(tasks) == man["tasks"] == json.loads(metrics.read_text())["tasks"]
+    # its size: every listed file's bytes, and each distinct content once (what git stores; the size budget)
+    listed = [rel / f for f in man["files"]]
+    assert man["total_bytes"] == sum(p.stat().st_size for p in listed)
+    assert man["unique_bytes"] == sum({p.read_bytes(): p.stat().st_size for p in listed}.values())
+    runner = sum((t.parent / f).stat().st_size for t in tasks[1:] for f in ("run_task.py", "timing_protocol.py"))
+    assert man["unique_bytes"] <= man["total_bytes"] - runner and "over_size_budget" not in man
     secret = json.loads((rel / "secret_split.json").read_text())
     public = sum(len(json.loads(t.read_text())["subgraphs"]) for t in tasks)
     held = sorted((tmp_path / "secret" / "tasks").glob("*/task.json"))
@@ -604,6 +610,19 @@ def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
     assert "k1" not in json.dumps(sec1) and sec1["key_fingerprint"] != sec2["key_fingerprint"]
     assert (out / "release" / "passbench" / pub["task_id"] / "graph_list.txt").read_text().count("\n") == 1
     assert json.loads((out / "release" / "kernelbench" / "index.json").read_text())["problems"] == 1
+
+
+def test_release_size_counts_each_distinct_content_once_against_the_budget(monkeypatch):
+    """Every task folder holds the same runner files: the budget counts their bytes once (what git stores)."""
+    from fullscale.release import release_size
+
+    runner, own = {"sha256": "a" * 64, "bytes": 30_000}, {"sha256": "b" * 64, "bytes": 5_000}
+    listed = {"tasks/t1/run_task.py": runner, "tasks/t2/run_task.py": runner, "tasks/t1/task.json": own}
+    assert release_size(listed) == {"total_bytes": 65_000, "unique_bytes": 35_000}
+    monkeypatch.setattr("fullscale.release.RELEASE_MAX_BYTES", 40_000)  # under the files' sum, over the distinct bytes
+    assert "over_size_budget" not in release_size(listed)
+    monkeypatch.setattr("fullscale.release.RELEASE_MAX_BYTES", 34_999)
+    assert release_size(listed)["over_size_budget"] is True
 
 
 def test_a_rebuild_keeps_the_released_split_whatever_the_key():

@@ -16,5 +16,6 @@ def run(args: argparse.Namespace) -> int:
     b = open_build(args)
     man = release_with_summary(b.out, b.cfg, args.metrics, b.command)
     print(f"release: {man['tasks']} tasks ({man['held_out_variants']} variants held out), "
-          f"{len(man['files'])} files, {man['total_bytes'] / 1e6:.1f} MB -> {b.out / 'release'}")
+          f"{len(man['files'])} files, {man['total_bytes'] / 1e6:.1f} MB ({man['unique_bytes'] / 1e6:.1f} MB of distinct "
+          f"contents{', OVER the size budget' if man.get('over_size_budget') else ''}) -> {b.out / 'release'}")
     return 0
