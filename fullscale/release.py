@@ -72,9 +72,11 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -480,8 +482,13 @@ def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, 
     return "\n".join(lines) + "\n"
 
 
-def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release: str | Path | None = None) -> dict:
+def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict | Callable[[int], dict],
+                  release: str | Path | None = None) -> dict:
     """Assemble ``<out>/release`` (module docstring) from the committed shards; returns its manifest.
+    ``summary``: the build's summary (its ``tasks`` replaced by the release's), or a function of the release's
+    task count that returns it (:func:`release_with_summary`: the figures that follow from the count, such as
+    ``tasks_shortfall_reason``, then count the release's tasks, which pooling and held-out tasks make fewer
+    than the shards' sum).
 
     With no committed shard the release holds the licences of every catalog model, the summary and an
     empty held-out split (an incomplete build's release says so in its card and ``summary.json``).
@@ -586,7 +593,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
         exports["passbench"] = _run(["-m", "curate.passbench", "export", "--tasks", "tasks", "--out", "passbench"], cwd=stage)
         exports["kernelbench"] = _run(["-m", "curate.passbench.kernelbench", "--tasks", "tasks", "--out", "kernelbench"],
                                       cwd=stage)
-    summary = {**summary, "tasks": len(task_rows)}
+    summary = {**(summary(len(task_rows)) if callable(summary) else summary), "tasks": len(task_rows)}
     atomic_write_json(stage / "summary.json", summary, indent=1)
     (stage / "README.md").write_text(_card(summary, tables, lic, len(task_rows), sum(r["num_variants"] for r in task_rows),
                                            n_held, exports))
@@ -627,44 +634,70 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict, release:
 
 
 def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: str | Path, command: str) -> dict:
-    """``python -m fullscale release``: the summary of the committed shards (``metrics_path``), the
-    release built from it (:func:`build_release`), then the summary again with the release's task
-    count. Returns the release manifest."""
+    """``python -m fullscale release``: the summary of the committed shards (``metrics_path``), then the
+    release (:func:`build_release`) with the summary made again from the release's task count, written to
+    ``metrics_path`` and as the release's ``summary.json`` (the two the same). Returns the release manifest."""
     out = Path(out)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
-    s = write_summary(out, total, metrics_path, command=command)
-    man = build_release(out, cfg, s)
-    write_summary(out, total, metrics_path, release_tasks=man["tasks"], command=command)
-    return man
+    write_summary(out, total, metrics_path, command=command)  # the shards' figures, should the release fail
+    return build_release(out, cfg, lambda n: write_summary(out, total, metrics_path, release_tasks=n, command=command))
 
 
 HUB_BOOKKEEPING = ".cache/huggingface/"  # what huggingface_hub's download into a local folder leaves there
 
 
+def hub_bookkeeping(rel: str) -> bool:
+    """Whether release-relative path ``rel`` is a file huggingface_hub's download into a local folder writes
+    (``.cache/huggingface/.gitignore``, ``.cache/huggingface/download/<path>.metadata`` / ``.lock``), which a
+    release verified after such a download may hold; any other file under ``.cache/`` is unlisted."""
+    if rel == HUB_BOOKKEEPING + ".gitignore":
+        return True
+    return rel.startswith(HUB_BOOKKEEPING + "download/") and rel.endswith((".metadata", ".lock"))
+
+
+def _sha256_hex(v) -> bool:
+    return isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)
+
+
 def _release_manifest(mpath: Path) -> tuple[dict, int, int]:
-    """``(files, tasks, total_bytes)`` of a release manifest, its shape checked: ``files`` maps relative
-    paths inside the release (no absolute path, no ``..``) to ``{"sha256": <64 hex>, ...}``.
+    """``(files, tasks, total_bytes)`` of a release manifest, its shape checked: a regular file; ``files`` maps
+    relative paths inside the release (no absolute path, no ``..``) to ``{"sha256": <64 hex>, "bytes": <size>}``;
+    ``total_bytes`` (and ``unique_bytes``, where given) what those entries sum to (:func:`release_size`).
 
     Raises:
         FileNotFoundError: no ``manifest.json``.
         ValueError: anything else wrong with it (the message names the file).
     """
-    if not mpath.exists():
+    if not mpath.exists() and not mpath.is_symlink():
         raise FileNotFoundError(f"{mpath}: no manifest.json (not a finished release)")
+    if mpath.is_symlink() or not stat.S_ISREG(mpath.stat().st_mode):
+        raise ValueError(f"{mpath}: not a regular file (a link, folder or pipe is no release manifest)")
     try:
         man = json.loads(mpath.read_text())
         files, tasks, total = man["files"], man["tasks"], man["total_bytes"]
     except (OSError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
         raise ValueError(f"{mpath}: not a release manifest ({type(exc).__name__}: {exc})") from exc
-    if not isinstance(files, dict) or not isinstance(tasks, int) or not isinstance(total, int):
+
+    def count(v) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    if not isinstance(files, dict) or not count(tasks) or not count(total):
         raise ValueError(f"{mpath}: not a release manifest ('files' must map paths to entries; 'tasks', "
-                         "'total_bytes' integers)")
+                         "'total_bytes' integers >= 0)")
     for rel, m in files.items():
         parts = Path(rel).parts
         if Path(rel).is_absolute() or ".." in parts or not parts:
             raise ValueError(f"{mpath}: lists {rel!r}, a path outside the release")
-        if not isinstance(m, dict) or not isinstance(m.get("sha256"), str) or len(m["sha256"]) != 64:
-            raise ValueError(f"{mpath}: the entry of {rel!r} has no sha256")
+        if not isinstance(m, dict) or not _sha256_hex(m.get("sha256")):
+            raise ValueError(f"{mpath}: the entry of {rel!r} has no sha256 (64 lowercase hex digits)")
+        if not count(m.get("bytes")):
+            raise ValueError(f"{mpath}: the entry of {rel!r} has no size ('bytes', an integer >= 0)")
+    if total != sum(m["bytes"] for m in files.values()):
+        raise ValueError(f"{mpath}: 'total_bytes' {total} is not the sum of its files' sizes "
+                         f"({sum(m['bytes'] for m in files.values())})")
+    if "unique_bytes" in man and man["unique_bytes"] != release_size(files)["unique_bytes"]:
+        raise ValueError(f"{mpath}: 'unique_bytes' {man['unique_bytes']!r} is not its distinct files' size "
+                         f"({release_size(files)['unique_bytes']})")
     return files, tasks, total
 
 
@@ -673,38 +706,50 @@ def verify_release(release: str | Path) -> dict:
     nothing the manifest does not list (a task folder added by hand would otherwise be scored).
 
     Returns ``{"files", "differ", "missing", "extra", "links", "bad", "tasks", "task_folders", "total_bytes"}``:
-    ``differ`` listed files whose bytes differ, ``missing`` listed files absent, ``extra`` files present and
-    not listed (``manifest.json`` itself and huggingface_hub's ``.cache/huggingface/`` aside), ``links``
-    symbolic links anywhere in the folder (a release holds none: a linked file or folder can hold anything,
-    and the scorer follows it), ``bad`` all of them together plus ``tasks/`` when the task folders on disk
-    are not the manifest's count (empty: the release verifies), ``tasks`` the manifest's task count and
-    ``task_folders`` the ``tasks/*/task.json`` on disk.
+    ``differ`` listed files whose size or bytes differ, ``missing`` listed files absent, ``extra`` files present
+    and not listed (``manifest.json`` itself and huggingface_hub's bookkeeping files aside: :func:`hub_bookkeeping`),
+    pipes, sockets and devices (never read), and folders that hold no file (``<folder>/``), ``links`` symbolic
+    links anywhere in the folder (a release holds none: a linked file or folder can hold anything, and the
+    scorer follows it), ``bad`` all of them together plus ``tasks/`` when the task folders on disk are not the
+    manifest's count (empty: the release verifies), ``tasks`` the manifest's task count and ``task_folders``
+    the ``tasks/*/task.json`` on disk.
 
     Raises:
         FileNotFoundError: no ``manifest.json`` (not a finished release).
-        ValueError: ``manifest.json`` is not a release manifest (:func:`_release_manifest`; the message names it).
+        ValueError: ``release`` is a symbolic link, or ``manifest.json`` is not a release manifest (not a
+            regular file; a path outside the release; an entry without a sha256 or size; ``total_bytes`` or
+            ``unique_bytes`` not what its entries sum to: :func:`_release_manifest`; the message names it).
     """
     release = Path(release)
+    if release.is_symlink():  # the folder itself: it could point anywhere, as a link inside it could
+        raise ValueError(f"{release}: a symbolic link, not a release folder (a release holds no link)")
     listed, tasks, total = _release_manifest(release / "manifest.json")
-    on_disk, links = [], []
+    on_disk, links, special, dirs_on_disk = [], [], [], []
     for root, dirs, files in os.walk(release, followlinks=False):
         for name in dirs + files:
             p = Path(root) / name
             rel = p.relative_to(release).as_posix()
-            if p.is_symlink():
+            mode = p.lstat().st_mode
+            if stat.S_ISLNK(mode):
                 links.append(rel)
-            elif name in files:
+            elif stat.S_ISDIR(mode):
+                dirs_on_disk.append(rel)
+            elif stat.S_ISREG(mode):
                 on_disk.append(rel)
+            else:  # a pipe, socket or device: never read (a pipe would block the check)
+                special.append(rel)
     disk = set(on_disk)
     differ, missing = [], []
     for rel, m in listed.items():
         p = release / rel
         if rel not in disk:
             missing.append(rel)
-        elif hashlib.sha256(p.read_bytes()).hexdigest() != m["sha256"]:
+        elif p.stat().st_size != m["bytes"] or hashlib.sha256(p.read_bytes()).hexdigest() != m["sha256"]:
             differ.append(rel)
-    extra = sorted(rel for rel in disk if rel not in listed and rel != "manifest.json"
-                   and not rel.startswith(HUB_BOOKKEEPING))
+    extra = [rel for rel in disk if rel not in listed and rel != "manifest.json" and not hub_bookkeeping(rel)]
+    # a folder with nothing in it but folders (an empty task folder, a .git/): not the release's
+    holding = {a.as_posix() for rel in [*disk, *special, *links] for a in Path(rel).parents}
+    extra = sorted(extra + special + [f"{d}/" for d in dirs_on_disk if d not in holding])
     n_folders = sum(1 for _ in (release / "tasks").glob("*/task.json"))
     bad = differ + missing + extra + sorted(links) + ([] if n_folders == tasks else ["tasks/"])
     return {"files": len(listed), "differ": differ, "missing": missing, "extra": extra, "links": sorted(links),

@@ -419,6 +419,7 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
     assert all(f"`module:{m}`" in card for m in MODULES)
     tasks = sorted((rel / "tasks").glob("*/task.json"))
     assert len(tasks) == man["tasks"] == json.loads(metrics.read_text())["tasks"]
+    assert json.loads((rel / "summary.json").read_text()) == json.loads(metrics.read_text())  # one summary
     # its size: every listed file's bytes, and each distinct content once (what git stores; the size budget)
     listed = [rel / f for f in man["files"]]
     assert man["total_bytes"] == sum(p.stat().st_size for p in listed)
@@ -592,8 +593,14 @@ def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
         sec1 = json.loads((out / "release" / "secret_split.json").read_text())
         pub1 = json.loads(next((out / "release" / "tasks").glob("*/task.json")).read_text())
         mp.setenv("PASSNET_SECRET_KEY", "k2")
-        build_release(out, cfg, build_summary(out, 2))
+        build_release(out, cfg, lambda n: build_summary(out, 2, n))  # the summary made from the release's count
         sec2 = json.loads((out / "release" / "secret_split.json").read_text())
+    # two shard tasks pooled into one: the release's summary counts 1 (and says so in its shortfall reason)
+    got, want = json.loads((out / "release" / "summary.json").read_text()), json.loads(json.dumps(build_summary(out, 2, 1)))
+    for moment in ("written_utc", "load_avg_1m_at_write"):  # when and under what load each was made
+        got.pop(moment), want.pop(moment)
+    assert got == want and got["tasks"] == 1
+    assert got["tasks_shortfall_reason"] != build_summary(out, 2)["tasks_shortfall_reason"]
     assert man["tasks"] == 1 and man["held_out_variants"] == 1
     pub = json.loads(next((out / "release" / "tasks").glob("*/task.json")).read_text())
     hid = json.loads(next((tmp_path / "secret" / "tasks").glob("*/task.json")).read_text())
@@ -1332,6 +1339,53 @@ def test_verify_release_names_differing_missing_and_extra_files(tmp_path):
         (rel / "manifest.json").write_text(broken)
         with pytest.raises(ValueError, match="manifest.json"):
             verify_release(rel)
+
+
+def test_verify_release_refuses_what_the_manifest_does_not_vouch_for(tmp_path):
+    """Cases beyond changed, missing and added files: a pipe in place of a listed file is missing and extra
+    (never read: a read would block), an empty folder and a file under ``.cache/`` that huggingface_hub does
+    not write are extra (its download bookkeeping is not), and a release folder that is a link, a manifest
+    that is a pipe, or manifest fields that do not add up are refused."""
+    import hashlib
+    import os
+
+    rel = tmp_path / "release"
+    files = {"tasks/t1/task.json": b"{}", "README.md": b"card"}
+    for k, b in files.items():
+        (rel / k).parent.mkdir(parents=True, exist_ok=True)
+        (rel / k).write_bytes(b)
+    entries = {k: {"sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for k, b in files.items()}
+    good = {"files": entries, "tasks": 1, "total_bytes": 6, "unique_bytes": 6}
+    (rel / "manifest.json").write_text(json.dumps(good))
+    (rel / ".cache/huggingface/download").mkdir(parents=True)
+    (rel / ".cache/huggingface/download/README.md.metadata").write_text("sha\n")
+    (rel / ".cache/huggingface/.gitignore").write_text("*\n")
+    assert verify_release(rel)["bad"] == []
+    (rel / ".cache/huggingface/evil.py").write_text("print(1)\n")
+    (rel / "tasks/tempty").mkdir()
+    (rel / "tasks/t1/task.json").unlink()
+    os.mkfifo(rel / "tasks/t1/task.json")
+    v = verify_release(rel)
+    assert v["missing"] == ["tasks/t1/task.json"]
+    assert v["extra"] == [".cache/huggingface/evil.py", "tasks/t1/task.json", "tasks/tempty/"]
+    (rel / "tasks/t1/task.json").unlink()
+    (rel / "tasks/t1/task.json").write_bytes(b"{}")
+    for broken, why in (({**good, "tasks": True}, "integers"), ({**good, "total_bytes": 1}, "sum of its files"),
+                        ({**good, "unique_bytes": 2}, "distinct"),
+                        ({**good, "files": {**entries, "README.md": {"sha256": "g" * 64, "bytes": 4}}}, "sha256"),
+                        ({**good, "files": {**entries, "README.md": {"sha256": entries["README.md"]["sha256"]}}}, "size")):
+        (rel / "manifest.json").write_text(json.dumps(broken))
+        with pytest.raises(ValueError, match=why):
+            verify_release(rel)
+    (rel / "manifest.json").unlink()
+    os.mkfifo(rel / "manifest.json")
+    with pytest.raises(ValueError, match="not a regular file"):
+        verify_release(rel)
+    (rel / "manifest.json").unlink()
+    (rel / "manifest.json").write_text(json.dumps(good))
+    (tmp_path / "link").symlink_to(rel, target_is_directory=True)
+    with pytest.raises(ValueError, match="symbolic link"):
+        verify_release(tmp_path / "link")
 
 
 def test_release_keeps_one_variant_per_computation_and_the_held_out_twin(tmp_path):
