@@ -6,7 +6,8 @@ leaves profilable: the subgraphs of its unique graphs that no committed full sha
 The census shards (``<out>/census/``) hold every graph and subgraph of the catalog, so that count is known
 for every pending shard before it runs (:func:`estimate`), and with the profile CPU seconds per profiled
 subgraph of the committed full shards (:func:`profile_cpu_per_subgraph`: of those run on this machine's CPU
-model once there are enough of them) it prices the shard in CPU seconds.
+model once there are enough of them) it prices the shard in CPU seconds, less what a stopped run of the shard
+on this CPU model left to resume (:func:`resume_credits`).
 A shard without a census shard, or with a graph the census could not load, is not priced
 (:attr:`Estimate.priced`).
 
@@ -45,8 +46,10 @@ from fullscale.shards import (
     done_shards,
     profiled_structures,
     read_manifest,
+    resume_pack_path,
     seen_hashes,
     shard_name,
+    shards_root,
     structure_picks,
 )
 from passnet_common.machine import cpu_model
@@ -55,6 +58,7 @@ TASK_RATE_PRIOR = 20.0  # pseudo-structures at the build's overall task rate add
 SAME_CPU_MIN_SHARDS = 2  # shards profiled on this machine's CPU model before their rate replaces the build's
 CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
 PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile
+RESUME_MIN_SHARE = 0.2  # the least share of its profile price a stopped shard with attempts to resume keeps
 
 
 @dataclass
@@ -107,6 +111,30 @@ def census_index(out: str | Path) -> CensusIndex:
 def resumed(man: dict) -> bool:
     """The shard's profile went on from attempts an earlier run left (its manifest's CPU is the last run's)."""
     return any((man.get("resumed_attempts") or {}).values())
+
+
+def resume_credits(out: str | Path, cpu: str | None) -> dict[int, float]:
+    """Profile CPU seconds a stopped shard need not spend again, by shard id: the profile phase of its failure
+    record (``<out>/shards/<name>.failed.json``: the last run's ``phases_done``) where that run was on CPU model
+    ``cpu`` and its finished attempts are committed beside the record (:func:`fullscale.shards.resume_pack_path`),
+    so the next run here resumes them (:func:`fullscale.shards.unpack_attempts`). Only the last run's CPU is
+    on record (earlier runs' resumed work is not), and attempts made under other resume keys are timed again
+    (:func:`estimate` keeps at least :data:`RESUME_MIN_SHARE` of the price): an estimate, as the price is."""
+    credits: dict[int, float] = {}
+    for rec in sorted(shards_root(out).glob("*.failed.json")):
+        try:
+            r = json.loads(rec.read_text())
+        except (OSError, ValueError):
+            continue
+        shard = r.get("shard") if isinstance(r, dict) else None
+        if not isinstance(shard, int) or cpu is None or (r.get("machine") or {}).get("cpu_model") != cpu:
+            continue
+        if not resume_pack_path(out, shard).is_file():
+            continue
+        spent = sum(float(p.get("cpu_s") or 0.0) for p in r.get("phases_done") or [] if p.get("phase") == "profile")
+        if spent > 0:
+            credits[shard] = spent
+    return credits
 
 
 def profile_cpu_per_subgraph(out: str | Path, cpu: str | None = None) -> float | None:
@@ -183,15 +211,18 @@ def task_rates(out: str | Path) -> TaskRates:
 class Estimate:
     """One pending shard: ``subgraphs`` it would profile given the committed shards (None: no census shard
     of it; a lower bound where ``unpriced_graphs`` > 0: its unseen graphs in :attr:`CensusIndex.unpriced`),
-    ``cpu_s`` its estimated CPU seconds (census phases + ``subgraphs`` x profile CPU per subgraph; None where
-    either is unknown), ``tasks`` the long-tail tasks expected of those subgraphs (:meth:`TaskRates.rate` of
-    each one's anchor, summed; None without rates)."""
+    ``cpu_s`` its estimated CPU seconds (census phases + ``subgraphs`` x profile CPU per subgraph, less
+    ``resumed_cpu_s``; None where either is unknown), ``tasks`` the long-tail tasks expected of those subgraphs
+    (:meth:`TaskRates.rate` of each one's anchor, summed; None without rates), ``resumed_cpu_s`` the profile
+    CPU seconds a stopped run of it left to resume (:func:`resume_credits`, at most ``1 -``
+    :data:`RESUME_MIN_SHARE` of the profile's price)."""
 
     shard: int
     subgraphs: int | None
     cpu_s: float | None
     unpriced_graphs: int = 0
     tasks: float | None = None
+    resumed_cpu_s: float = 0.0
 
     @property
     def priced(self) -> bool:
@@ -200,12 +231,14 @@ class Estimate:
 
 
 def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], profiled: Counter,
-             quota: int | None, cpu_per_subgraph: float | None, rates: TaskRates | None = None) -> Estimate:
+             quota: int | None, cpu_per_subgraph: float | None, rates: TaskRates | None = None,
+             resume_credit: float = 0.0) -> Estimate:
     """What ``shard`` would profile if it ran now (:mod:`fullscale.pipeline`'s own steps on the census rows):
     its graphs no committed full shard decomposed (``seen``: :func:`fullscale.shards.seen_hashes`), their
     ``ok`` subgraphs not seen, at most ``quota`` per structure counting ``profiled``
     (:func:`fullscale.shards.profiled_structures`; None: every member); with ``rates``, the tasks they are
-    expected to give."""
+    expected to give; ``resume_credit``: the profile CPU seconds a stopped run of it left to resume
+    (:func:`resume_credits`)."""
     if shard not in idx.graphs:
         return Estimate(shard, None, None)
     seen_graphs, seen_subs = seen
@@ -218,9 +251,12 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
     ok = list(rows.values())
     picked = ok if quota is None else [r for r, skip in zip(ok, structure_picks(ok, profiled, quota)) if not skip]
     n = len(picked)
-    cpu = None if cpu_per_subgraph is None else idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph
+    kept, cpu = 0.0, None
+    if cpu_per_subgraph is not None:
+        kept = min(resume_credit, n * cpu_per_subgraph * (1.0 - RESUME_MIN_SHARE))
+        cpu = idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph - kept
     tasks = sum(rates.rate(r.get("anchor")) for r in picked) if rates is not None and rates.overall is not None else None
-    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks)
+    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept)
 
 
 def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None,
@@ -228,12 +264,14 @@ def estimates(out: str | Path, shards: list[int], quota: int | None, idx: Census
     """:func:`estimate` of each of ``shards`` against the shards committed now in ``out``, at the profile CPU
     rate of shards run on CPU model ``cpu`` (None: this machine's, :func:`passnet_common.machine.cpu_model`)
     where there are enough of them (:func:`profile_cpu_per_subgraph`), with their expected tasks at the
-    committed shards' :func:`task_rates`."""
+    committed shards' :func:`task_rates`, less what a stopped run on that CPU model left to resume
+    (:func:`resume_credits`)."""
     idx = census_index(out) if idx is None else idx
+    cpu = cpu_model() if cpu is None else cpu
     seen, profiled = seen_hashes(out), (profiled_structures(out) if quota is not None else Counter())
-    per = profile_cpu_per_subgraph(out, cpu_model() if cpu is None else cpu)
-    rates = task_rates(out)
-    return [estimate(idx, s, seen, profiled, quota, per, rates) for s in shards]
+    per = profile_cpu_per_subgraph(out, cpu)
+    rates, credits = task_rates(out), resume_credits(out, cpu)
+    return [estimate(idx, s, seen, profiled, quota, per, rates, credits.get(s, 0.0)) for s in shards]
 
 
 def cost_key(e: Estimate) -> tuple:
@@ -293,6 +331,7 @@ def _describe(e: Estimate) -> str:
     if e.unpriced_graphs:
         what += f" ({e.unpriced_graphs} graphs the census could not load)"
     what += f", ~{e.cpu_s:.0f} CPU-s" if e.cpu_s is not None and not e.unpriced_graphs else ""
+    what += f" (~{e.resumed_cpu_s:.0f} resumed from a stopped run)" if e.resumed_cpu_s and not e.unpriced_graphs else ""
     return what + (f", ~{e.tasks:.1f} tasks expected" if e.tasks is not None and not e.unpriced_graphs else "")
 
 
@@ -324,7 +363,8 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
         i = next(i for i, s in enumerate(queue) if s["shard"] == best.shard)
         queue[i]["estimate"] = {"subgraphs": best.subgraphs, "unpriced_graphs": best.unpriced_graphs,
                                 "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1),
-                                "tasks": None if best.tasks is None else round(best.tasks, 2), "order": order}
+                                "tasks": None if best.tasks is None else round(best.tasks, 2), "order": order,
+                                **({"resumed_cpu_s": round(best.resumed_cpu_s, 1)} if best.resumed_cpu_s else {})}
         return i
 
     return choose

@@ -436,7 +436,8 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
         ests = sorted(estimates(out, pending, cfg.structure_quota), key=ORDER_KEYS[cfg.order])
         plan["next"] = [{"shard": shard_name(e.shard), "subgraphs_to_profile": e.subgraphs,
                          "cpu_s": None if e.cpu_s is None else round(e.cpu_s),
-                         "tasks_expected": None if e.tasks is None else round(e.tasks, 1)} for e in ests[:PLAN_NEXT]]
+                         "tasks_expected": None if e.tasks is None else round(e.tasks, 1),
+                         **({"resumed_cpu_s": round(e.resumed_cpu_s)} if e.resumed_cpu_s else {})} for e in ests[:PLAN_NEXT]]
     return plan
 
 

@@ -265,6 +265,29 @@ def test_the_cpu_rate_is_this_cpu_models_once_two_shards_ran_on_it(build):
     assert estimates(build, [0], 1, cpu="slow")[0].cpu_s == 115.0 + 600.0
 
 
+def test_a_stopped_shard_is_priced_less_what_its_committed_attempts_resume(build):
+    """Shard 2 (20 census CPU-s + 2 subgraphs x 200) stopped after 300 profile CPU-s on CPU model "x" with its
+    attempts packed: it is priced at 120 here, on "x"; at 100 (the 20% floor of its profile) after 1,000; at
+    420 on another CPU model, whose run times the pack's timings again, or with no pack to resume."""
+    from fullscale.order import resume_credits
+    from fullscale.shards import resume_pack_path, write_failure
+
+    def stop(cpu_s, cpu="x"):
+        write_failure(build, 2, {"shard": 2, "phase": "profile", "rc": None, "machine": {"cpu_model": cpu},
+                                 "phases_done": [*_pre(20.0), {"phase": "profile", "cpu_s": cpu_s, "rc": None}]})
+
+    stop(300.0)
+    assert resume_credits(build, "x") == {}  # no pack: nothing to resume
+    resume_pack_path(build, 2).write_bytes(b"pack")
+    e = estimates(build, [2], 1, cpu="x")[0]
+    assert (e.cpu_s, e.resumed_cpu_s, e.subgraphs) == (120.0, 300.0, 2)
+    assert estimates(build, [2], 1, cpu="y")[0].cpu_s == 420.0
+    stop(1000.0)
+    assert estimates(build, [2], 1, cpu="x")[0].cpu_s == 100.0
+    stop(1000.0, cpu="y")
+    assert estimates(build, [2], 1, cpu="x")[0].cpu_s == 420.0
+
+
 def _anchored(h, structure, graphs, anchor):
     return {**_s(h, structure, graphs), "anchor": anchor}
 
