@@ -188,6 +188,24 @@ def test_the_committed_release_unique_graphs_count_every_model_of_the_graphs_tab
     assert all((rel / p).is_file() for (p,) in paths), paths[:5]
 
 
+def test_the_committed_release_summary_is_the_committed_metrics_and_counts_its_task_folders():
+    """The release's ``summary.json`` is ``metrics/full/summary.json`` (one summary, made from the release's
+    task count: ``fullscale.release.release_with_summary``), and its ``tasks`` are the release's task folders
+    and manifest count; the manifest's sizes are what its entries sum to (``fullscale.release.release_size``)."""
+    from fullscale.release import release_size
+
+    root = Path(__file__).resolve().parents[1]
+    rel = root / "data_full" / "release"
+    if not (rel / "manifest.json").is_file():
+        pytest.skip("no committed release")
+    summary = json.loads((rel / "summary.json").read_text())
+    man = json.loads((rel / "manifest.json").read_text())
+    assert summary == json.loads((root / "metrics" / "full" / "summary.json").read_text())
+    assert summary["tasks"] == man["tasks"] == sum(1 for _ in (rel / "tasks").glob("*/task.json"))
+    assert {k: man[k] for k in ("total_bytes", "unique_bytes")} == {
+        k: v for k, v in release_size(man["files"]).items() if k != "over_size_budget"}
+
+
 def test_a_malformed_task_file_is_named_by_every_reader(tasks, tmp_path):
     """A ``task.json`` that is not JSON is a ValueError naming the file for the scorer's loader, and the
     PassBench and KernelBench exports exit 2 naming it (no traceback); a task folder passed where the
