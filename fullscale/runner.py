@@ -144,12 +144,8 @@ def pending_shards(out: Path, num_shards: int, only: Iterable[int] | None = None
     return [i for i in ids if i not in done and 0 <= i < num_shards]
 
 
-def _past(stop_after_utc: str | None) -> bool:
-    if not stop_after_utc:
-        return False
-    hh, mm = (int(x) for x in stop_after_utc.split(":"))
-    now = datetime.now(timezone.utc)
-    return (now.hour, now.minute) >= (hh, mm)
+def _past(stop_after_epoch: float | None) -> bool:
+    return stop_after_epoch is not None and time.time() >= stop_after_epoch
 
 
 def commit_shard(out: Path, shard: int, message: str, kind: str = SHARDS) -> None:
@@ -237,10 +233,11 @@ def core_shares(usable: list[int], workers: int, groups: list[list[int]] | None 
 
 
 def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_entry,
-              on_done: Callable[[dict], None] | None = None, stop_after_utc: str | None = None,
+              on_done: Callable[[dict], None] | None = None, stop_after_epoch: float | None = None,
               workers: int = 1, choose: Callable[[list[dict]], int | None] | None = None) -> list[dict]:
     """Run ``specs`` with ``entry``, ``workers`` at a time; each result is written (and ``on_done`` called,
-    one result at a time) as it arrives. No shard starts after ``stop_after_utc`` (HH:MM UTC). ``choose``
+    one result at a time) as it arrives. No shard starts after ``stop_after_epoch`` (Unix time: the
+    ``--stop-after`` HH:MM UTC read by :func:`deadline_epoch`, so a time past midnight is tomorrow's). ``choose``
     (None: the first) gets the specs not yet started and returns the index of the next one, or None to
     start no more (:func:`fullscale.order.cost_chooser`); with workers > 1, a worker for which it chose
     nothing waits while another runs a shard and asks again once that shard is written. Returns the results
@@ -269,7 +266,7 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
 
     if workers == 1:
         results = []
-        while queue and not _past(stop_after_utc) and (i := choose(queue)) is not None:
+        while queue and not _past(stop_after_epoch) and (i := choose(queue)) is not None:
             results.append(_finish(out, entry(queue.pop(i)), on_done))
         return results
     if not hasattr(os, "sched_setaffinity"):
@@ -287,7 +284,7 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
         the queue, :mod:`fullscale.order`), then choose again."""
         nonlocal running
         with take:
-            while not stop.is_set() and queue and not _past(stop_after_utc):
+            while not stop.is_set() and queue and not _past(stop_after_epoch):
                 i = choose(queue)
                 if i is not None:
                     running += 1
@@ -380,7 +377,7 @@ def run_ray(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_
 DEADLINE_PAST_H = 12  # a --deadline that passed less than this many hours ago is refused, not moved to tomorrow
 
 
-def deadline_epoch(hhmm: str | None, now: datetime | None = None) -> float | None:
+def deadline_epoch(hhmm: str | None, now: datetime | None = None, flag: str = "--deadline") -> float | None:
     """Unix time of the next ``HH:MM`` UTC (today's, or tomorrow's when it passed at least
     :data:`DEADLINE_PAST_H` hours ago); None for None.
 
@@ -395,7 +392,7 @@ def deadline_epoch(hhmm: str | None, now: datetime | None = None) -> float | Non
     t = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
     if t <= now:
         if now - t < timedelta(hours=DEADLINE_PAST_H):
-            raise ValueError(f"--deadline {hhmm} UTC passed {(now - t).total_seconds() / 60:.0f} min ago "
+            raise ValueError(f"{flag} {hhmm} UTC passed {(now - t).total_seconds() / 60:.0f} min ago "
                              f"(it is {now:%H:%M} UTC): give a time still ahead")
         t += timedelta(days=1)
     return t.timestamp()
@@ -456,7 +453,9 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     """``python -m fullscale run``: every pending shard of ``only`` (None: all; at most ``max_shards``)
     with ``executor`` (None: ``cfg.executor``); after each shard ``metrics_path`` is rewritten, a line
     printed and, with ``commit``, the shard committed (:func:`commit_shard`). ``stop_after_utc`` (None:
-    ``cfg.stop_after_utc``): no shard starts after it (local executor); ``deadline_utc``: running
+    ``cfg.stop_after_utc``): no shard starts after it (local executor; the next such time, as for the deadline:
+    past midnight it is tomorrow's, and one that passed less than :data:`DEADLINE_PAST_H` hours ago is
+    refused, :func:`deadline_epoch`); ``deadline_utc``: running
     stages stop then; ``census``: census shards (module docstring); ``workers`` (None:
     ``cfg.local_workers``): shards the local executor runs at once (:func:`run_local`); ``order`` (None:
     ``cfg.order``): which pending shard runs next (:mod:`fullscale.order`). Returns the shards' results.
@@ -467,6 +466,7 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     """
     if max_shards is not None and max_shards < 0:
         raise ValueError(f"--max-shards {max_shards}: a number of shards, 0 or more")
+    stop_at = deadline_epoch(stop_after_utc or cfg.stop_after_utc, flag="--stop-after")  # before anything runs
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
@@ -506,5 +506,9 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
     choose = (cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx, order=order, max_starts=max_shards)
               if by_cost else None)
-    return run_local(specs, out, on_done=on_done, stop_after_utc=stop_after_utc or cfg.stop_after_utc,
-                     workers=cfg.local_workers if workers is None else workers, choose=choose)
+    results = run_local(specs, out, on_done=on_done, stop_after_epoch=stop_at,
+                        workers=cfg.local_workers if workers is None else workers, choose=choose)
+    if _past(stop_at) and len(results) < len(specs):
+        print(f"--stop-after {stop_after_utc or cfg.stop_after_utc} UTC reached: {len(specs) - len(results)} pending "
+              "shard(s) left for a later run", flush=True)
+    return results

@@ -249,6 +249,28 @@ def test_a_deadline_typed_late_is_refused_and_one_long_past_means_tomorrow():
     assert deadline_epoch(None) is None
 
 
+def test_a_stop_after_time_past_midnight_is_tomorrows_and_one_passed_starts_nothing(tmp_path, monkeypatch):
+    """``--stop-after`` is read as the deadline is: at 23:49, 00:40 is tomorrow's (a clock comparison read it
+    as passed, and the run started no shard without a word), 23:30 is refused by name; a stop time passed
+    starts no shard, one ahead starts them all."""
+    from datetime import datetime, timezone
+
+    from fullscale.runner import deadline_epoch
+
+    late = datetime(2026, 12, 6, 23, 49, tzinfo=timezone.utc)
+    assert deadline_epoch("00:40", late, flag="--stop-after") == datetime(2026, 12, 7, 0, 40, tzinfo=timezone.utc).timestamp()
+    with pytest.raises(ValueError, match="--stop-after 23:30 UTC passed 19 min ago"):
+        deadline_epoch("23:30", late, flag="--stop-after")
+
+    def entry(spec):
+        return {"shard": spec["shard"], "ok": True, "manifest": {}, "files": {"manifest.json": b"{}"}}
+
+    ran = run_local([{"shard": i} for i in range(2)], tmp_path / "a", entry=entry, stop_after_epoch=time.time() - 1)
+    assert ran == []
+    ran = run_local([{"shard": i} for i in range(2)], tmp_path / "b", entry=entry, stop_after_epoch=time.time() + 3600)
+    assert [r["shard"] for r in ran] == [0, 1]
+
+
 def test_the_cpu_rate_is_this_cpu_models_once_two_shards_ran_on_it(build):
     """The fixture's shard 5 ran on CPU model "x" (200 CPU-s a subgraph). One shard on model "slow" (600) does
     not replace the build's rate for a "slow" machine; two do; other models keep the build's rate."""
