@@ -692,12 +692,12 @@ def _release_manifest(mpath: Path) -> tuple[dict, int, int]:
             raise ValueError(f"{mpath}: the entry of {rel!r} has no sha256 (64 lowercase hex digits)")
         if not count(m.get("bytes")):
             raise ValueError(f"{mpath}: the entry of {rel!r} has no size ('bytes', an integer >= 0)")
-    if total != sum(m["bytes"] for m in files.values()):
-        raise ValueError(f"{mpath}: 'total_bytes' {total} is not the sum of its files' sizes "
-                         f"({sum(m['bytes'] for m in files.values())})")
-    if "unique_bytes" in man and man["unique_bytes"] != release_size(files)["unique_bytes"]:
+    size = release_size(files)
+    if total != size["total_bytes"]:
+        raise ValueError(f"{mpath}: 'total_bytes' {total} is not the sum of its files' sizes ({size['total_bytes']})")
+    if "unique_bytes" in man and man["unique_bytes"] != size["unique_bytes"]:
         raise ValueError(f"{mpath}: 'unique_bytes' {man['unique_bytes']!r} is not its distinct files' size "
-                         f"({release_size(files)['unique_bytes']})")
+                         f"({size['unique_bytes']})")
     return files, tasks, total
 
 
@@ -724,27 +724,27 @@ def verify_release(release: str | Path) -> dict:
     if release.is_symlink():  # the folder itself: it could point anywhere, as a link inside it could
         raise ValueError(f"{release}: a symbolic link, not a release folder (a release holds no link)")
     listed, tasks, total = _release_manifest(release / "manifest.json")
-    on_disk, links, special, dirs_on_disk = [], [], [], []
+    disk: dict[str, int] = {}  # regular file -> its size
+    links, special, dirs_on_disk = [], [], []
     for root, dirs, files in os.walk(release, followlinks=False):
         for name in dirs + files:
             p = Path(root) / name
             rel = p.relative_to(release).as_posix()
-            mode = p.lstat().st_mode
-            if stat.S_ISLNK(mode):
+            st = p.lstat()
+            if stat.S_ISLNK(st.st_mode):
                 links.append(rel)
-            elif stat.S_ISDIR(mode):
+            elif stat.S_ISDIR(st.st_mode):
                 dirs_on_disk.append(rel)
-            elif stat.S_ISREG(mode):
-                on_disk.append(rel)
+            elif stat.S_ISREG(st.st_mode):
+                disk[rel] = st.st_size
             else:  # a pipe, socket or device: never read (a pipe would block the check)
                 special.append(rel)
-    disk = set(on_disk)
     differ, missing = [], []
     for rel, m in listed.items():
         p = release / rel
         if rel not in disk:
             missing.append(rel)
-        elif p.stat().st_size != m["bytes"] or hashlib.sha256(p.read_bytes()).hexdigest() != m["sha256"]:
+        elif disk[rel] != m["bytes"] or hashlib.sha256(p.read_bytes()).hexdigest() != m["sha256"]:
             differ.append(rel)
     extra = [rel for rel in disk if rel not in listed and rel != "manifest.json" and not hub_bookkeeping(rel)]
     # a folder with nothing in it but folders (an empty task folder, a .git/): not the release's

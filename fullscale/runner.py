@@ -466,7 +466,8 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     """
     if max_shards is not None and max_shards < 0:
         raise ValueError(f"--max-shards {max_shards}: a number of shards, 0 or more")
-    stop_at = deadline_epoch(stop_after_utc or cfg.stop_after_utc, flag="--stop-after")  # before anything runs
+    stop_after_utc = stop_after_utc or cfg.stop_after_utc
+    stop_at = deadline_epoch(stop_after_utc, flag="--stop-after")  # before anything runs
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
@@ -509,6 +510,6 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     results = run_local(specs, out, on_done=on_done, stop_after_epoch=stop_at,
                         workers=cfg.local_workers if workers is None else workers, choose=choose)
     if _past(stop_at) and len(results) < len(specs):
-        print(f"--stop-after {stop_after_utc or cfg.stop_after_utc} UTC reached: {len(specs) - len(results)} pending "
+        print(f"--stop-after {stop_after_utc} UTC reached: {len(specs) - len(results)} pending "
               "shard(s) left for a later run", flush=True)
     return results
