@@ -37,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import pyarrow.parquet as pq
 
@@ -58,6 +58,7 @@ TASK_RATE_PRIOR = 20.0  # pseudo-structures at the build's overall task rate add
 SAME_CPU_MIN_SHARDS = 2  # shards profiled on this machine's CPU model before their rate replaces the build's
 CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
 PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile
+BACKTEST_FRACTIONS = (0.05, 0.1, 0.25, 0.5, 1.0)  # top shares of the ranked structures rates_backtest reports
 RESUME_MIN_SHARE = 0.2  # the least share of its profile price a stopped shard with attempts to resume keeps
 
 
@@ -182,12 +183,13 @@ class TaskRates:
         return (k + TASK_RATE_PRIOR * o) / (t + TASK_RATE_PRIOR)
 
 
-def task_rates(out: str | Path) -> TaskRates:
-    """:class:`TaskRates` of the committed full shards of ``out`` that ran their profile (a ``profiles``
-    table): a structure (``structure_hash``; a subgraph without one is its own) counts as profiled where a
-    shard's ``subgraphs`` row of it says ``ok``, as one with a task where a row of that shard's ``tasks`` table
-    lists such a member; its anchor is the first such row's. A structure profiled in two shards counts once."""
-    seen: dict[str, list] = {}  # structure -> [anchor, has a task]
+def profiled_structure_rows(out: str | Path) -> dict[str, tuple[str, str | None, bool]]:
+    """Per structure profiled in the committed full shards of ``out`` that ran their profile (a ``profiles``
+    table), ``(shard, anchor, has a task)``: a structure (``structure_hash``; a subgraph without one is its
+    own) counts as profiled where a shard's ``subgraphs`` row of it says ``ok``, as one with a task where a row
+    of that shard's ``tasks`` table lists such a member; its shard and anchor are the first such row's (shards
+    in id order). A structure profiled in two shards is one row."""
+    seen: dict[str, list] = {}  # structure -> [shard, anchor, has a task]
     for d in done_shards(out):
         tp, pp, sp = (d / "tables" / f"{t}.parquet" for t in ("tasks", "profiles", "subgraphs"))
         if not (pp.is_file() and sp.is_file()):
@@ -197,14 +199,70 @@ def task_rates(out: str | Path) -> TaskRates:
         cols = [c for c in ("subgraph_hash", "structure_hash", "anchor", "status") if c in pq.read_schema(sp).names]
         for r in pq.read_table(sp, columns=cols).to_pylist():
             if r.get("status") == "ok":
-                e = seen.setdefault(r.get("structure_hash") or r["subgraph_hash"], [r.get("anchor"), False])
-                e[1] = e[1] or r["subgraph_hash"] in tasks
+                e = seen.setdefault(r.get("structure_hash") or r["subgraph_hash"], [d.name, r.get("anchor"), False])
+                e[2] = e[2] or r["subgraph_hash"] in tasks
+    return {k: (sh, a, t) for k, (sh, a, t) in seen.items()}
+
+
+def rates_of(rows: Iterable[tuple[str, str | None, bool]]) -> TaskRates:
+    """:class:`TaskRates` of :func:`profiled_structure_rows` values."""
     counts: dict[str | None, list[int]] = {}
-    for anchor, task in seen.values():
+    for _, anchor, task in rows:
         c = counts.setdefault(anchor, [0, 0])
         c[0] += 1
         c[1] += task
     return TaskRates({a: (t, k) for a, (t, k) in sorted(counts.items(), key=lambda kv: str(kv[0]))})
+
+
+def task_rates(out: str | Path) -> TaskRates:
+    """:class:`TaskRates` of the committed full shards of ``out`` that ran their profile
+    (:func:`profiled_structure_rows`)."""
+    return rates_of(profiled_structure_rows(out).values())
+
+
+def _top(preds: list[tuple[float, bool]], k: float) -> tuple[float, float]:
+    """Predicted and actual tasks of the ``k`` structures of ``preds`` (``(predicted rate, has a task)``) with
+    the highest predicted rate; a group of equal rates that ``k`` cuts counts pro rata (its share of the
+    group's tasks), so the result does not depend on how ties are broken."""
+    groups: dict[float, list[int]] = {}
+    for rate, task in preds:
+        g = groups.setdefault(rate, [0, 0])
+        g[0] += 1
+        g[1] += task
+    n = predicted = actual = 0.0
+    for rate in sorted(groups, reverse=True):
+        size, tasks = groups[rate]
+        take = min(float(size), k - n)
+        if take <= 0:
+            break
+        n, predicted, actual = n + take, predicted + take * rate, actual + tasks * take / size
+    return predicted, actual
+
+
+def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTIONS) -> dict | None:
+    """How well :meth:`TaskRates.rate` predicts tasks of shards it has not seen: each committed full shard's
+    profiled structures (:func:`profiled_structure_rows`) get the rate of their anchor in the *other* shards
+    (leave one shard out: tasks cluster in shards, so a structure's own shard would flatter the rate), and the
+    structures are ranked by it as ``fullscale.order: yield`` ranks the untimed ones. Returns ``shards``,
+    ``structures``, ``tasks_predicted`` and ``tasks`` (over all of them) and ``top``: per fraction ``f`` of
+    ``fractions``, the ``predicted`` and ``actual`` tasks of the ``f`` x ``structures`` highest-ranked ones
+    (:func:`_top`: ties pro rata) and ``actual_over_predicted``. A ratio under 1 in the top fractions is the
+    winner's curse: the highest rates are partly noise. None with fewer than two such shards."""
+    rows = list(profiled_structure_rows(out).values())
+    shards = sorted({r[0] for r in rows})
+    if len(shards) < 2:
+        return None
+    preds: list[tuple[float, bool]] = []
+    for sh in shards:
+        rates = rates_of(r for r in rows if r[0] != sh)
+        preds += [(rates.rate(a) or 0.0, t) for s, a, t in rows if s == sh]
+    top = []
+    for f in fractions:
+        p, a = _top(preds, f * len(preds))
+        top.append({"fraction": f, "structures": round(f * len(preds)), "predicted": round(p, 1), "actual": round(a, 1),
+                    "actual_over_predicted": round(a / p, 2) if p else None})
+    return {"method": "leave one shard out", "shards": len(shards), "structures": len(preds),
+            "tasks_predicted": round(sum(p for p, _ in preds), 1), "tasks": sum(t for _, t in preds), "top": top}
 
 
 @dataclass(frozen=True)

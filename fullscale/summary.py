@@ -60,7 +60,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from fullscale.order import estimate_accuracy, resumed, task_rates
+from fullscale.order import BACKTEST_FRACTIONS, estimate_accuracy, rates_backtest, resumed, task_rates
 from fullscale.pipeline import machine
 from fullscale.shards import (
     CENSUS,
@@ -94,8 +94,12 @@ def _highest_rate_first(out: Path, untimed_anchors: list[str | None], need: int,
     by shard):
     ``tasks_expected_untimed`` (every untimed structure's rate summed: the tasks the rest of the build is
     expected to give), ``structures_to_time`` (the fewest, highest rate first, whose rates sum to ``need``;
-    None where they never do) and their profile ``core_hours`` at the known CPU per structure. None before
-    any subgraph was timed."""
+    None where they never do) and their profile ``core_hours`` at the known CPU per structure; ``backtest``:
+    :func:`fullscale.order.rates_backtest` of the committed shards, with ``at_projection`` its top at the
+    share of the untimed structures that ``structures_to_time`` is, and ``structures_to_time`` /
+    ``core_hours`` divided by that share's ``actual_over_predicted`` (the rates' own count where the backtest
+    found them right, more where the highest rates were partly noise; None where that ratio is 0 or the
+    count passes the untimed structures). None before any subgraph was timed."""
     rates = task_rates(out)
     if rates.overall is None:
         return None
@@ -106,8 +110,21 @@ def _highest_rate_first(out: Path, untimed_anchors: list[str | None], need: int,
         if acc >= need:
             n = i
             break
-    return {"tasks_expected_untimed": round(sum(per), 1), "structures_to_time": n,
-            "core_hours": round(n * known["profile_cpu_s_per_structure"] / 3600, 1) if known and n else None}
+
+    def hours(k: int | None) -> float | None:
+        return round(k * known["profile_cpu_s_per_structure"] / 3600, 1) if known and k else None
+
+    got = {"tasks_expected_untimed": round(sum(per), 1), "structures_to_time": n, "core_hours": hours(n)}
+    share = round(n / len(per), 3) if n else None
+    bt = rates_backtest(out, sorted({*BACKTEST_FRACTIONS, *([share] if share else [])}))
+    if bt is not None:
+        at = next((t for t in bt["top"] if t["fraction"] == share), None)
+        ratio = at["actual_over_predicted"] if at else None
+        scaled = -(-n * 100 // round(ratio * 100)) if n and ratio else None  # ceil(n / ratio), the ratio as shown
+        scaled = scaled if scaled is not None and scaled <= len(per) else None
+        bt = {**bt, "top": [t for t in bt["top"] if t["fraction"] in BACKTEST_FRACTIONS], "at_projection": at,
+              "structures_to_time": scaled, "core_hours": hours(scaled)}
+    return {**got, "backtest": bt}
 
 
 def _read(folder: Path, table: str) -> list[dict]:

@@ -1184,8 +1184,11 @@ def test_summary_projects_what_200_tasks_take_from_the_current_designs_rate(tmp_
         "structures_to_time": 570, "structures_untimed": 1, "core_hours": 19.0}
     assert "200 need about 570 more structures timed" in s["tasks_shortfall_reason"]
     # no shard lists its task's subgraph: no task rate above 0, so no number of structures reaches 200
-    assert s["tasks_target_projection"]["highest_rate_first"] == {"tasks_expected_untimed": 0.0,
-                                                                  "structures_to_time": None, "core_hours": None}
+    hrf = s["tasks_target_projection"]["highest_rate_first"]
+    assert {k: v for k, v in hrf.items() if k != "backtest"} == {"tasks_expected_untimed": 0.0, "structures_to_time": None,
+                                                                  "core_hours": None}
+    assert {k: hrf["backtest"][k] for k in ("shards", "structures", "tasks", "at_projection", "structures_to_time")} == \
+        {"shards": 2, "structures": 6, "tasks": 0, "at_projection": None, "structures_to_time": None}
     # a shard of the same design that resumed earlier attempts: its structure and task count, its CPU (one run's) does not
     _table_shard(tmp_path, 2, {"subgraphs": [_sub("h7", "G")], "profiles": [_prof("h7")]}, models=["timm:m2"],
                  params_sha256="p", structure_quota=1, counts={"tasks": 1}, resumed_attempts={"checked": 9, "timed": 9},
@@ -1212,7 +1215,8 @@ def test_summary_projects_200_tasks_timing_the_highest_rate_anchors_first(tmp_pa
     untimed = [{**_sub(f"u{a}{i}", f"U{a}{i}"), "anchor": a} for a, n in (("conv2d", 700), ("linear", 300)) for i in range(n)]
     _table_shard(tmp_path, 1, {"subgraphs": untimed}, "census", census=True, models=["timm:m1"])
     got = build_summary(tmp_path, 4)["tasks_target_projection"]
-    assert got["highest_rate_first"] == {"tasks_expected_untimed": 266.7, "structures_to_time": 679, "core_hours": 18.9}
+    assert got["highest_rate_first"] == {"tasks_expected_untimed": 266.7, "structures_to_time": 679, "core_hours": 18.9,
+                                         "backtest": None}  # one full shard: nothing to leave out
     assert got["structures_to_time"] == 792  # at the overall 2 tasks / 8 structures, for comparison
 
 

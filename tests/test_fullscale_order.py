@@ -379,3 +379,72 @@ def test_task_rates_count_a_structure_once_however_many_members_were_profiled(tm
                                 "tasks": [{"subgraph_hashes": ["s1"]}, {"subgraph_hashes": ["s2"]}]})
     _table_shard(tmp_path, 21, {"subgraphs": [_anchored("s4", "S", ["g1"], "conv2d")], "profiles": [_prof("s4")]})
     assert task_rates(tmp_path).by_anchor == {"conv2d": (2, 1)}
+
+
+def _two_shard_rates(out, b_tasks_on: str, **man_fields):
+    """Full shard 20: 4 conv2d structures (2 with a task) and 4 linear (none); full shard 21: 2 conv2d and 2
+    linear, one ``b_tasks_on`` structure with a task; 100 profile CPU-s a structure."""
+    from tests.test_fullscale import _table_shard
+
+    for sid, n, tasks in ((20, 4, ["c20_0", "c20_1"]), (21, 2, [f"{b_tasks_on[0]}21_0"])):
+        subs = [_anchored(f"{a[0]}{sid}_{i}", f"{a[0].upper()}{sid}_{i}", [f"g{sid}"], a)
+                for a in ("conv2d", "linear") for i in range(n)]
+        _table_shard(out, sid, {"subgraphs": subs, "profiles": [_prof(r["subgraph_hash"]) for r in subs],
+                                "tasks": [{"subgraph_hashes": [h]} for h in tasks]},
+                     phases=[{"phase": "profile", "cpu_s": 100.0 * len(subs), "wall_s": 100.0 * len(subs), "rc": 0}],
+                     counts={"subgraphs_profilable_new": len(subs), "tasks": len(tasks)}, **man_fields)
+
+
+def test_the_rates_backtest_scores_each_shard_with_the_other_shards_rates(tmp_path):
+    """Leave one shard out. Shard 21's task is a linear one: shard 20's structures get shard 21's rates
+    (overall 1/4: conv2d (0 + 20/4) / 22, linear 6/22) and shard 21's get shard 20's (overall 2/8: conv2d
+    7/24, linear 5/24). Ranked: shard 21's conv2d (7/24, no task), shard 20's linear (6/22, none), shard 20's
+    conv2d (5/22, 2 tasks), shard 21's linear (5/24, 1 task). The top half (6 structures) expected 7/12 + 24/22
+    = 1.67 tasks and gave none; the top three quarters (9) cut shard 20's conv2d group at 3 of 4, counted pro
+    rata: 1.67 + 15/22 = 2.36 expected, 3/4 x 2 = 1.5 given; all 12: 3.0 expected, 3 given."""
+    from fullscale.order import _top, profiled_structure_rows, rates_backtest
+
+    _two_shard_rates(tmp_path, "linear")
+    rows = profiled_structure_rows(tmp_path)
+    assert len(rows) == 12 and rows["C20_0"] == ("s0020", "conv2d", True) and rows["L21_0"] == ("s0021", "linear", True)
+    bt = rates_backtest(tmp_path, (0.5, 0.75, 1.0))
+    assert (bt["shards"], bt["structures"], bt["tasks_predicted"], bt["tasks"]) == (2, 12, 3.0, 3)
+    assert [(t["structures"], t["predicted"], t["actual"], t["actual_over_predicted"]) for t in bt["top"]] == \
+        [(6, 1.7, 0.0, 0.0), (9, 2.4, 1.5, 0.64), (12, 3.0, 3.0, 1.0)]
+    # a cut tie group counts pro rata, whatever order its rows come in
+    assert _top([(0.5, True), (0.5, False), (0.2, True)], 1) == _top([(0.2, True), (0.5, False), (0.5, True)], 1) == (0.5, 0.5)
+
+
+def test_the_rates_backtest_needs_two_shards(tmp_path):
+    from fullscale.order import rates_backtest
+    from tests.test_fullscale import _table_shard
+
+    assert rates_backtest(tmp_path) is None
+    _table_shard(tmp_path, 20, {"subgraphs": [_anchored("c0", "C0", ["g"], "conv2d")], "profiles": [_prof("c0")]})
+    assert rates_backtest(tmp_path) is None
+
+
+def test_the_summary_scales_the_highest_rate_first_projection_by_the_backtest(tmp_path):
+    """Shard 21's task is a conv2d one: 3 tasks of 12 structures, conv2d (3 + 5) / 26, linear 5 / 26. The 197
+    tasks still missing need ceil(197 x 26 / 8) = 641 of the census's 1,282 untimed conv2d structures (half of
+    them; 17.8 core-hours at 100 CPU-s). Left out, each shard's conv2d rate is the other's: shard 21's conv2d
+    7/24 and shard 20's 6/22 rank first, and that top half expected 7/12 + 24/22 = 1.67 tasks and gave 3
+    (1.79 x): the projection scaled by it is ceil(641 / 1.79) = 359 structures, 10.0 core-hours."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from fullscale.summary import build_summary
+    from tests.test_fullscale import _sub, _table_shard
+
+    pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(4)]),
+                   tmp_path / "catalog.parquet")
+    _two_shard_rates(tmp_path, "conv2d", models=["timm:m0"], params_sha256="p", structure_quota=1)
+    untimed = [{**_sub(f"u{i}", f"U{i}"), "anchor": "conv2d"} for i in range(1282)]
+    _table_shard(tmp_path, 1, {"subgraphs": untimed}, "census", census=True, models=["timm:m1"])
+    got = build_summary(tmp_path, 40)["tasks_target_projection"]["highest_rate_first"]
+    assert (got["structures_to_time"], got["core_hours"]) == (641, 17.8)
+    bt = got["backtest"]
+    assert bt["at_projection"] == {"fraction": 0.5, "structures": 6, "predicted": 1.7, "actual": 3.0,
+                                   "actual_over_predicted": 1.79}
+    assert (bt["structures_to_time"], bt["core_hours"]) == (359, 10.0)
+    assert [t["fraction"] for t in bt["top"]] == [0.05, 0.1, 0.25, 0.5, 1.0]
