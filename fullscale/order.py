@@ -16,12 +16,13 @@ something to profile, among those whose estimate fits the time left before ``--d
 priced shards with nothing to profile; unpriced ones only without a deadline. Cheap shards first finish the
 most shards in a window. ``fullscale.order: yield`` (:func:`yield_key`) runs next, among the same fitting
 shards, the one with the most long-tail tasks expected per CPU second: each subgraph it would profile counts
-the task rate of its anchor op (:func:`task_rates`: tasks per profiled structure of the committed full shards,
-by anchor, smoothed toward the build's overall rate), so the shards whose subgraphs are of the kinds that
-have given tasks (a ``conv2d`` or ``softmax`` anchor, several times a ``linear`` one's rate) run before the
-rest; every shard still runs in the end. Structures are shared between shards, so a large shard's estimate
-shrinks as the shards committed before it time its structures (the estimate is recomputed from the committed
-shards at each pick). ``fullscale.order: id`` runs them in id order.
+the task rate of its kind (:func:`task_rates`: tasks per profiled structure of the committed full shards, by
+size in FX ops smoothed toward the build's overall rate, and by anchor op within a size smoothed toward the
+size's rate), so the shards whose subgraphs are of the kinds that have given tasks (one or two ops; a
+``conv2d`` or ``softmax`` anchor) run before the rest; every shard still runs in the end. Structures are
+shared between shards, so a large shard's estimate shrinks as the shards committed before it time its
+structures (the estimate is recomputed from the committed shards at each pick). ``fullscale.order: id``
+runs them in id order.
 
 The estimate is linear in subgraphs (a subgraph's variants, candidates and replicates vary: it orders
 shards, it is not a promise). Its wall seconds are its CPU seconds over :data:`CORES_BUSY`, the fewest cores a
@@ -37,7 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 import pyarrow.parquet as pq
 
@@ -54,7 +55,9 @@ from fullscale.shards import (
 )
 from passnet_common.machine import cpu_model
 
-TASK_RATE_PRIOR = 20.0  # pseudo-structures at the build's overall task rate added to each anchor's counts
+TASK_RATE_PRIOR = 20.0  # pseudo-structures at the build's overall task rate added to each size class's counts
+KIND_RATE_PRIOR = 10.0  # pseudo-structures at the size class's rate added to each (anchor, size) kind's counts
+OPS_BUCKET_CAP = 6  # structures of this many FX ops or more share one size class of task rate
 SAME_CPU_MIN_SHARDS = 2  # shards profiled on this machine's CPU model before their rate replaces the build's
 CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
 PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile
@@ -66,8 +69,9 @@ RESUME_MIN_SHARE = 0.2  # the least share of its profile price a stopped shard w
 class CensusIndex:
     """What the committed census shards say about every shard id: ``graphs[id]`` (graph hashes of the
     shard's captured models), ``pre_cpu_s[id]`` (CPU seconds of its census capture, dedupe and decompose),
-    ``subgraphs[graph_hash]`` (rows ``subgraph_hash``, ``structure_hash``, ``status``, ``anchor`` of each
-    subgraph the census decomposed from that graph; anchor None where the table has no such column), and
+    ``subgraphs[graph_hash]`` (rows ``subgraph_hash``, ``structure_hash``, ``status``, ``anchor``, ``ops``
+    -- its ``num_ops`` -- of each subgraph the census decomposed from that graph; anchor / ops None where the
+    table has no such column), and
     ``unpriced`` (graphs a census shard decomposed without a subgraph row where that shard's decompose skipped
     a graph it could not load: the loader then refused it, the current one may not, so what the graph gives
     is unknown). A graph no census shard decomposed is one a
@@ -94,11 +98,11 @@ def census_index(out: str | Path) -> CensusIndex:
                                  if p.get("phase") in PRE_PROFILE)
         decomposed: set[str] = set()
         if sg.is_file():
-            cols = ["subgraph_hash", "structure_hash", "status", "members", "anchor"]
+            cols = ["subgraph_hash", "structure_hash", "status", "members", "anchor", "num_ops"]
             cols = [c for c in cols if c in pq.read_schema(sg).names]
             for r in pq.read_table(sg, columns=cols).to_pylist():
                 row = {"subgraph_hash": r["subgraph_hash"], "structure_hash": r["structure_hash"], "status": r["status"],
-                       "anchor": r.get("anchor")}
+                       "anchor": r.get("anchor"), "ops": r.get("num_ops")}
                 for g in sorted({m["graph_hash"] for m in r["members"] or []}):
                     idx.subgraphs.setdefault(g, []).append(row)
                     decomposed.add(g)
@@ -155,63 +159,112 @@ def profile_cpu_per_subgraph(out: str | Path, cpu: str | None = None) -> float |
     return sum(r[1] for r in rows) / sum(r[2] for r in rows) if rows else None
 
 
+def ops_bucket(num_ops: int | None) -> int | None:
+    """The size class a structure's task rate is kept under: its FX ops (``subgraphs.num_ops``), those of
+    :data:`OPS_BUCKET_CAP` or more in one class (None where the row has no count)."""
+    return None if num_ops is None else min(int(num_ops), OPS_BUCKET_CAP)
+
+
 @dataclass(frozen=True)
 class TaskRates:
-    """Long-tail tasks per profiled structure in the committed full shards, by the structure's anchor op:
-    ``by_anchor[anchor] = (profiled structures, those with a task)``. Profiled: a member left ``ok`` by its
-    shard (not seen before, under the structure quota), timed or not -- what :func:`estimate` counts, one
-    member per structure under ``structure_quota: 1``; per structure, not per subgraph, because a shard run
-    without the quota profiled many members of one structure, and each can be a task (the curate stage makes
-    one task per subgraph): one such shard gave 21 of the first 36 ``conv2d`` tasks from 49 members."""
+    """Long-tail tasks per profiled structure in the committed full shards, by the structure's kind -- its
+    anchor op and :func:`ops_bucket`: ``by_kind[(anchor, ops)] = (profiled structures, those with a task)``.
+    Profiled: a member left ``ok`` by its shard (not seen before, under the structure quota), timed or not --
+    what :func:`estimate` counts, one member per structure under ``structure_quota: 1``; per structure, not
+    per subgraph, because a shard run without the quota profiled many members of one structure, and each
+    can be a task (the curate stage makes one task per subgraph): one such shard gave 21 of the first 36
+    ``conv2d`` tasks from 49 members. The size matters more than the anchor: a structure of one or two ops
+    (where Inductor's own overhead is most of the time) gave a task several times as often as one of four
+    (``docs/full_scale.md``; :func:`rates_backtest` measures what each adds)."""
 
-    by_anchor: dict[str | None, tuple[int, int]] = field(default_factory=dict)
+    by_kind: dict[tuple[str | None, int | None], tuple[int, int]] = field(default_factory=dict)
 
     @cached_property  # rate() reads it once per subgraph of every pending shard at each pick
     def overall(self) -> float | None:
-        """Tasks per profiled structure over every anchor (None before any structure was profiled)."""
-        n = sum(t for t, _ in self.by_anchor.values())
-        return sum(k for _, k in self.by_anchor.values()) / n if n else None
+        """Tasks per profiled structure over every kind (None before any structure was profiled)."""
+        n = sum(t for t, _ in self.by_kind.values())
+        return sum(k for _, k in self.by_kind.values()) / n if n else None
 
-    def rate(self, anchor: str | None) -> float | None:
-        """Expected tasks of one structure with ``anchor``: its anchor's structures with a task and profiled
-        structures, each plus :data:`TASK_RATE_PRIOR` pseudo-structures at the overall rate (an anchor seen
-        rarely, or never, is near the overall rate; a common one is its own); None before any was profiled."""
+    @cached_property
+    def by_ops(self) -> dict[int | None, tuple[int, int]]:
+        """``by_kind`` summed over anchors: ``(profiled, with a task)`` per :func:`ops_bucket`."""
+        return _sum_by(self.by_kind, lambda kind: kind[1])
+
+    @cached_property
+    def by_anchor(self) -> dict[str | None, tuple[int, int]]:
+        """``by_kind`` summed over sizes: ``(profiled, with a task)`` per anchor op."""
+        return _sum_by(self.by_kind, lambda kind: kind[0])
+
+    def ops_rate(self, ops: int | None) -> float | None:
+        """Expected tasks of one structure of ``ops`` FX ops, whatever its anchor: its size class's structures
+        with a task and profiled structures, each plus :data:`TASK_RATE_PRIOR` pseudo-structures at the
+        overall rate; None before any was profiled."""
         o = self.overall
         if o is None:
             return None
-        t, k = self.by_anchor.get(anchor, (0, 0))
+        t, k = self.by_ops.get(ops_bucket(ops), (0, 0))
         return (k + TASK_RATE_PRIOR * o) / (t + TASK_RATE_PRIOR)
 
+    def rate(self, anchor: str | None, ops: int | None = None) -> float | None:
+        """Expected tasks of one structure with ``anchor`` and ``ops`` FX ops: its kind's structures with a
+        task and profiled structures, each plus :data:`KIND_RATE_PRIOR` pseudo-structures at its size's
+        :meth:`ops_rate` (a kind seen rarely, or never, is near its size's rate; a common one is its own);
+        None before any was profiled."""
+        r = self.ops_rate(ops)
+        if r is None:
+            return None
+        t, k = self.by_kind.get((anchor, ops_bucket(ops)), (0, 0))
+        return (k + KIND_RATE_PRIOR * r) / (t + KIND_RATE_PRIOR)
 
-def profiled_structure_rows(out: str | Path) -> dict[str, tuple[str, str | None, bool]]:
+
+def _sum_by(counts: dict, key: Callable) -> dict:
+    out: dict = {}
+    for kind, (t, k) in counts.items():
+        a = out.setdefault(key(kind), [0, 0])
+        a[0] += t
+        a[1] += k
+    return {g: (t, k) for g, (t, k) in out.items()}
+
+
+class Profiled(NamedTuple):
+    """One structure profiled in a committed full shard (:func:`profiled_structure_rows`)."""
+
+    shard: str  # the shard folder's name
+    anchor: str | None
+    ops: int | None  # its FX ops (subgraphs.num_ops; None where the table has no such column)
+    task: bool  # a member of it is in the shard's tasks table
+
+
+def profiled_structure_rows(out: str | Path) -> dict[str, Profiled]:
     """Per structure profiled in the committed full shards of ``out`` that ran their profile (a ``profiles``
-    table), ``(shard, anchor, has a task)``: a structure (``structure_hash``; a subgraph without one is its
-    own) counts as profiled where a shard's ``subgraphs`` row of it says ``ok``, as one with a task where a row
-    of that shard's ``tasks`` table lists such a member; its shard and anchor are the first such row's (shards
+    table), a :class:`Profiled`: a structure (``structure_hash``; a subgraph without one is its own) counts
+    as profiled where a shard's ``subgraphs`` row of it says ``ok``, as one with a task where a row of that
+    shard's ``tasks`` table lists such a member; its shard, anchor and ops are the first such row's (shards
     in id order). A structure profiled in two shards is one row."""
-    seen: dict[str, list] = {}  # structure -> [shard, anchor, has a task]
+    seen: dict[str, list] = {}  # structure -> [shard, anchor, ops, has a task]
     for d in done_shards(out):
         tp, pp, sp = (d / "tables" / f"{t}.parquet" for t in ("tasks", "profiles", "subgraphs"))
         if not (pp.is_file() and sp.is_file()):
             continue
         tasks = set().union(*(r["subgraph_hashes"] or [] for r in pq.read_table(tp, columns=["subgraph_hashes"]).to_pylist())) \
             if tp.is_file() and "subgraph_hashes" in pq.read_schema(tp).names else set()  # a shard without tasks: no column
-        cols = [c for c in ("subgraph_hash", "structure_hash", "anchor", "status") if c in pq.read_schema(sp).names]
+        cols = [c for c in ("subgraph_hash", "structure_hash", "anchor", "num_ops", "status") if c in pq.read_schema(sp).names]
         for r in pq.read_table(sp, columns=cols).to_pylist():
             if r.get("status") == "ok":
-                e = seen.setdefault(r.get("structure_hash") or r["subgraph_hash"], [d.name, r.get("anchor"), False])
-                e[2] = e[2] or r["subgraph_hash"] in tasks
-    return {k: (sh, a, t) for k, (sh, a, t) in seen.items()}
+                e = seen.setdefault(r.get("structure_hash") or r["subgraph_hash"],
+                                    [d.name, r.get("anchor"), r.get("num_ops"), False])
+                e[3] = e[3] or r["subgraph_hash"] in tasks
+    return {k: Profiled(*v) for k, v in seen.items()}
 
 
-def rates_of(rows: Iterable[tuple[str, str | None, bool]]) -> TaskRates:
+def rates_of(rows: Iterable[Profiled]) -> TaskRates:
     """:class:`TaskRates` of :func:`profiled_structure_rows` values."""
-    counts: dict[str | None, list[int]] = {}
-    for _, anchor, task in rows:
-        c = counts.setdefault(anchor, [0, 0])
+    counts: dict[tuple[str | None, int | None], list[int]] = {}
+    for r in rows:
+        c = counts.setdefault((r.anchor, ops_bucket(r.ops)), [0, 0])
         c[0] += 1
-        c[1] += task
-    return TaskRates({a: (t, k) for a, (t, k) in sorted(counts.items(), key=lambda kv: str(kv[0]))})
+        c[1] += r.task
+    return TaskRates({kind: (t, k) for kind, (t, k) in sorted(counts.items(), key=lambda kv: str(kv[0]))})
 
 
 def task_rates(out: str | Path) -> TaskRates:
@@ -241,28 +294,38 @@ def _top(preds: list[tuple[float, bool]], k: float) -> tuple[float, float]:
 
 def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTIONS) -> dict | None:
     """How well :meth:`TaskRates.rate` predicts tasks of shards it has not seen: each committed full shard's
-    profiled structures (:func:`profiled_structure_rows`) get the rate of their anchor in the *other* shards
+    profiled structures (:func:`profiled_structure_rows`) get the rate of their kind in the *other* shards
     (leave one shard out: tasks cluster in shards, so a structure's own shard would flatter the rate), and the
     structures are ranked by it as ``fullscale.order: yield`` ranks the untimed ones. Returns ``shards``,
     ``structures``, ``tasks_predicted`` and ``tasks`` (over all of them) and ``top``: per fraction ``f`` of
     ``fractions``, the ``predicted`` and ``actual`` tasks of the ``f`` x ``structures`` highest-ranked ones
-    (:func:`_top`: ties pro rata) and ``actual_over_predicted``. A ratio under 1 in the top fractions is the
-    winner's curse: the highest rates are partly noise. None with fewer than two such shards."""
+    (:func:`_top`: ties pro rata) and ``actual_over_predicted``; ``anchor_only``: the tasks the same top
+    fractions gave when ranked by anchor alone (every size in one class), what the size adds. A ratio under 1
+    in the top fractions is the winner's curse: the highest rates are partly noise. None with fewer than two
+    such shards."""
     rows = list(profiled_structure_rows(out).values())
-    shards = sorted({r[0] for r in rows})
+    shards = sorted({r.shard for r in rows})
     if len(shards) < 2:
         return None
-    preds: list[tuple[float, bool]] = []
-    for sh in shards:
-        rates = rates_of(r for r in rows if r[0] != sh)
-        preds += [(rates.rate(a) or 0.0, t) for s, a, t in rows if s == sh]
-    top = []
-    for f in fractions:
-        p, a = _top(preds, f * len(preds))
-        top.append({"fraction": f, "structures": round(f * len(preds)), "predicted": round(p, 1), "actual": round(a, 1),
-                    "actual_over_predicted": round(a / p, 2) if p else None})
+    fractions = list(fractions)
+
+    def tops(rows: list[Profiled]) -> tuple[list[tuple[float, bool]], list[dict]]:
+        preds: list[tuple[float, bool]] = []
+        for sh in shards:
+            rates = rates_of(r for r in rows if r.shard != sh)
+            preds += [(rates.rate(r.anchor, r.ops) or 0.0, r.task) for r in rows if r.shard == sh]
+        top = []
+        for f in fractions:
+            p, a = _top(preds, f * len(preds))
+            top.append({"fraction": f, "structures": round(f * len(preds)), "predicted": round(p, 1),
+                        "actual": round(a, 1), "actual_over_predicted": round(a / p, 2) if p else None})
+        return preds, top
+
+    preds, top = tops(rows)
+    _, anchor_only = tops([r._replace(ops=None) for r in rows])
     return {"method": "leave one shard out", "shards": len(shards), "structures": len(preds),
-            "tasks_predicted": round(sum(p for p, _ in preds), 1), "tasks": sum(t for _, t in preds), "top": top}
+            "tasks_predicted": round(sum(p for p, _ in preds), 1), "tasks": sum(t for _, t in preds), "top": top,
+            "anchor_only": [{"fraction": t["fraction"], "actual": t["actual"]} for t in anchor_only]}
 
 
 @dataclass(frozen=True)
@@ -271,7 +334,7 @@ class Estimate:
     of it; a lower bound where ``unpriced_graphs`` > 0: its unseen graphs in :attr:`CensusIndex.unpriced`),
     ``cpu_s`` its estimated CPU seconds (census phases + ``subgraphs`` x profile CPU per subgraph, less
     ``resumed_cpu_s``; None where either is unknown), ``tasks`` the long-tail tasks expected of those subgraphs
-    (:meth:`TaskRates.rate` of each one's anchor, summed; None without rates), ``resumed_cpu_s`` the profile
+    (:meth:`TaskRates.rate` of each one's anchor and ops, summed; None without rates), ``resumed_cpu_s`` the profile
     CPU seconds a stopped run of it left to resume (:func:`resume_credits`, at most ``1 -``
     :data:`RESUME_MIN_SHARE` of the profile's price)."""
 
@@ -313,7 +376,7 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
     if cpu_per_subgraph is not None:
         kept = min(resume_credit, n * cpu_per_subgraph * (1.0 - RESUME_MIN_SHARE))
         cpu = idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph - kept
-    tasks = sum(rates.rate(r.get("anchor")) for r in picked) if rates is not None and rates.overall is not None else None
+    tasks = sum(rates.rate(r.get("anchor"), r.get("ops")) for r in picked) if rates is not None and rates.overall is not None else None
     return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept)
 
 

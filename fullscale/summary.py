@@ -34,14 +34,15 @@ across shards:
   the profile still owed to the structures the census and the shards found); ``tasks_target_projection``
   (below 200 tasks): the shard tasks per timed structure of the current design's shards, the structures still
   to time for 200 at that rate (linear: an estimate, not a promise) and their profile core-hours, and
-  ``highest_rate_first``: the same when the untimed structures are timed in the order of their anchor's task
+  ``highest_rate_first``: the same when the untimed structures are timed in the order of their kind's task
   rate (``fullscale.order: yield``), with the tasks the untimed structures are expected to give; ``census``: the census
   shards (count, models, CPU per model, phases) and the census CPU still owed to the catalog models no
   shard of either kind holds yet; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
   projected over the catalog; ``order_estimates``: the estimates the shards were started with
   (``fullscale.order: cost``) against the subgraphs they profiled and the CPU they took
-  (:func:`fullscale.order.estimate_accuracy`);
+  (:func:`fullscale.order.estimate_accuracy`); ``task_rates``: structures profiled and those with a task, per
+  size and per common anchor (:func:`_task_rates_block`);
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
   finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``), the phases' times and
   ``attempts_packed`` (attempt files its next run resumes on any machine: :func:`fullscale.shards.pack_attempts`);
@@ -76,6 +77,7 @@ from fullscale.shards import (
 from passnet_common.io import atomic_write_json
 
 TARGET_TASKS = 200
+RATES_MIN_STRUCTURES = 10  # the summary's task_rates lists anchors of at least this many profiled structures
 PROJECTION_MIN_MODELS = 10  # fewer models in the latest design's shards: projected from the whole build
 
 
@@ -88,9 +90,9 @@ def _pack_rows(pack: Path) -> int:
         return 0
 
 
-def _highest_rate_first(out: Path, untimed_anchors: list[str | None], need: int, known: dict | None) -> dict | None:
-    """What ``need`` more tasks take when the untimed structures are timed in the order of their anchor's task
-    rate per structure (:func:`fullscale.order.task_rates`, the order ``fullscale.order: yield`` follows shard
+def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]], need: int, known: dict | None) -> dict | None:
+    """What ``need`` more tasks take when the ``untimed`` structures (anchor op, FX ops) are timed in the order
+    of their kind's task rate per structure (:func:`fullscale.order.task_rates`, the order ``fullscale.order: yield`` follows shard
     by shard):
     ``tasks_expected_untimed`` (every untimed structure's rate summed: the tasks the rest of the build is
     expected to give), ``structures_to_time`` (the fewest, highest rate first, whose rates sum to ``need``;
@@ -103,7 +105,7 @@ def _highest_rate_first(out: Path, untimed_anchors: list[str | None], need: int,
     rates = task_rates(out)
     if rates.overall is None:
         return None
-    per = sorted((rates.rate(a) for a in untimed_anchors), reverse=True)
+    per = sorted((rates.rate(anchor, ops) for anchor, ops in untimed), reverse=True)
     acc, n = 0.0, None
     for i, r in enumerate(per, 1):
         acc += r
@@ -122,9 +124,24 @@ def _highest_rate_first(out: Path, untimed_anchors: list[str | None], need: int,
         ratio = at["actual_over_predicted"] if at else None
         scaled = -(-n * 100 // round(ratio * 100)) if n and ratio else None  # ceil(n / ratio), the ratio as shown
         scaled = scaled if scaled is not None and scaled <= len(per) else None
-        bt = {**bt, "top": [t for t in bt["top"] if t["fraction"] in BACKTEST_FRACTIONS], "at_projection": at,
+        keep = [t["fraction"] in BACKTEST_FRACTIONS for t in bt["top"]]
+        bt = {**bt, "top": [t for t, k in zip(bt["top"], keep) if k],
+              "anchor_only": [t for t, k in zip(bt["anchor_only"], keep) if k], "at_projection": at,
               "structures_to_time": scaled, "core_hours": hours(scaled)}
     return {**got, "backtest": bt}
+
+
+def _task_rates_block(out: Path) -> dict | None:
+    """``task_rates``: ``[profiled structures, with a task]`` of the committed full shards
+    (:func:`fullscale.order.task_rates`) per size in FX ops (``by_ops``; the last class is that many ops or
+    more) and per anchor op of at least :data:`RATES_MIN_STRUCTURES` structures (``by_anchor``, most
+    profiled first); None before any structure was profiled."""
+    r = task_rates(out)
+    if r.overall is None:
+        return None
+    anchors = sorted(((a, c) for a, c in r.by_anchor.items() if c[0] >= RATES_MIN_STRUCTURES), key=lambda ac: (-ac[1][0], str(ac[0])))
+    return {"by_ops": {str(k): list(v) for k, v in sorted(r.by_ops.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))},
+            "by_anchor": {str(a): list(c) for a, c in anchors}}
 
 
 def _read(folder: Path, table: str) -> list[dict]:
@@ -189,7 +206,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     patterns: set[str] = set()
     structures: set[str] = set()
     structures_timed: set[str] = set()
-    anchors: dict[str, str | None] = {}  # structure -> the anchor op of its first subgraph row
+    kinds: dict[str, tuple[str | None, int | None]] = {}  # structure -> anchor op and FX ops of its first subgraph row
     subgraphs: set[str] = set()
     over_quota: set[str] = set()
     timed_hashes: set[str] = set()
@@ -215,7 +232,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                     patterns.add(r["pattern"])
                 if r.get("structure_hash"):
                     structures.add(r["structure_hash"])
-                    anchors.setdefault(r["structure_hash"], r.get("anchor"))
+                    kinds.setdefault(r["structure_hash"], (r.get("anchor"), r.get("num_ops")))
                     if r["subgraph_hash"] in timed:
                         shard_timed.add(r["structure_hash"])
                 if r.get("skip_reason") == QUOTA_REASON:
@@ -269,7 +286,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 patterns.add(r["pattern"])
             if r.get("structure_hash"):
                 structures.add(r["structure_hash"])
-                anchors.setdefault(r["structure_hash"], r.get("anchor"))
+                kinds.setdefault(r["structure_hash"], (r.get("anchor"), r.get("num_ops")))
     failed = {}
     cap_cpu = {}  # model -> capture CPU s of its last attempt, over done shards' manifests and failed shards' progress
     for kind in (SHARDS, CENSUS):
@@ -311,7 +328,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         to_target = {"design": cur[0], "tasks_per_structure_timed": round(rate, 4), "structures_to_time": int(need),
                      "structures_untimed": len(structures - structures_timed),
                      "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None,
-                     "highest_rate_first": _highest_rate_first(out, [anchors.get(h) for h in structures - structures_timed],
+                     "highest_rate_first": _highest_rate_first(out, [kinds.get(h, (None, None)) for h in structures - structures_timed],
                                                                TARGET_TASKS - tasks, known)}
     done = sum(1 for i in full_ids if i < num_shards)
     complete = done == num_shards
@@ -354,6 +371,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "profile_core_hours_known_structures": known,
         "tasks_target_projection": to_target,
         "order_estimates": estimate_accuracy(out),
+        "task_rates": _task_rates_block(out),
         "census": {"shards_done": len(census_ids), "models": census_models, "cpu_s": round(census_cpu, 1),
                    "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
                    "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}

@@ -1198,24 +1198,31 @@ def test_summary_projects_what_200_tasks_take_from_the_current_designs_rate(tmp_
     assert s["tasks_target_projection"]["tasks_per_structure_timed"] == 0.5  # 2 tasks / 4 structures timed
 
 
-def test_summary_projects_200_tasks_timing_the_highest_rate_anchors_first(tmp_path):
-    """``highest_rate_first``: a full shard timed 4 conv2d structures (2 tasks) and 4 linear ones (none) at 100
-    profile CPU-s each: overall 0.25 tasks a subgraph, conv2d (2 + 20 x 0.25) / 24, linear 5 / 24. The census
-    knows 700 untimed conv2d and 300 linear structures: they are expected to give 700 x 7/24 + 300 x 5/24 =
-    266.7 tasks, and the 198 still missing need ceil(198 x 24 / 7) = 679 conv2d structures, 18.9 core-hours."""
+def test_summary_projects_200_tasks_timing_the_highest_rate_kinds_first(tmp_path):
+    """``highest_rate_first``: a full shard timed 4 one-op conv2d structures (2 tasks) and 4 four-op linear
+    ones (none) at 100 profile CPU-s each: overall 0.25 tasks a subgraph; sizes one op (2 + 20 x 0.25) / 24,
+    four ops 5 / 24; kinds one-op conv2d (2 + 10 x 7/24) / 14 = 0.3512, four-op linear (10 x 5/24) / 14 =
+    0.1488. The census knows 700 untimed one-op conv2d and 300 four-op linear structures: they are expected
+    to give 700 x 0.3512 + 300 x 0.1488 = 290.5 tasks, and the 198 still missing need ceil(198 / 0.3512) = 564
+    conv2d structures, 15.7 core-hours."""
     import pyarrow as pa
 
     pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(4)]),
                    tmp_path / "catalog.parquet")
-    timed = [{**_sub(f"{a}{i}", f"{a.upper()}{i}"), "anchor": a} for a in ("conv2d", "linear") for i in range(4)]
+    timed = [{**_sub(f"{a}{i}", f"{a.upper()}{i}"), "anchor": a, "num_ops": ops} for a, ops in (("conv2d", 1), ("linear", 4))
+             for i in range(4)]
     _table_shard(tmp_path, 0, {"subgraphs": timed, "profiles": [_prof(r["subgraph_hash"]) for r in timed],
                                "tasks": [{"subgraph_hashes": ["conv2d0"]}, {"subgraph_hashes": ["conv2d1"]}]},
                  models=["timm:m0"], params_sha256="p", structure_quota=1, counts={"tasks": 2},
                  phases=[{"phase": "profile", "cpu_s": 800.0, "wall_s": 800.0}])
-    untimed = [{**_sub(f"u{a}{i}", f"U{a}{i}"), "anchor": a} for a, n in (("conv2d", 700), ("linear", 300)) for i in range(n)]
+    untimed = [{**_sub(f"u{a}{i}", f"U{a}{i}"), "anchor": a, "num_ops": ops}
+               for a, ops, n in (("conv2d", 1, 700), ("linear", 4, 300)) for i in range(n)]
     _table_shard(tmp_path, 1, {"subgraphs": untimed}, "census", census=True, models=["timm:m1"])
-    got = build_summary(tmp_path, 4)["tasks_target_projection"]
-    assert got["highest_rate_first"] == {"tasks_expected_untimed": 266.7, "structures_to_time": 679, "core_hours": 18.9,
+    summary = build_summary(tmp_path, 4)
+    # per size; no anchor has the 10 profiled structures the summary's list asks for
+    assert summary["task_rates"] == {"by_ops": {"1": [4, 2], "4": [4, 0]}, "by_anchor": {}}
+    got = summary["tasks_target_projection"]
+    assert got["highest_rate_first"] == {"tasks_expected_untimed": 290.5, "structures_to_time": 564, "core_hours": 15.7,
                                          "backtest": None}  # one full shard: nothing to leave out
     assert got["structures_to_time"] == 792  # at the overall 2 tasks / 8 structures, for comparison
 

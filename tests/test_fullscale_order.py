@@ -316,10 +316,11 @@ def _anchored(h, structure, graphs, anchor):
 
 def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_second(tmp_path):
     """Committed full shards profiled 10 conv2d structures (5 of them with a task) and 10 linear ones (no task)
-    at 100 profile CPU-s each: overall 0.25 tasks a subgraph, conv2d (5 + 20 x 0.25) / (10 + 20) = 1/3, linear
-    5 / 30 = 1/6, an anchor never timed the overall 0.25. Census shard 0 would profile one linear subgraph
-    (110 CPU-s), shard 1 two conv2d ones (210 CPU-s), shard 2 one of an unseen anchor (110 CPU-s): cost order
-    runs 0 and 2 first, yield order 1 (0.67 tasks / 210 CPU-s), then 2, then 0; a pick under a deadline still
+    at 100 profile CPU-s each, none with an ops count (one size class): overall 0.25 tasks a subgraph, the
+    size class (5 + 20 x 0.25) / (20 + 20) = 0.25, conv2d (5 + 10 x 0.25) / (10 + 10) = 0.375, linear 2.5 / 20
+    = 0.125, an anchor never timed the size's 0.25. Census shard 0 would profile one linear subgraph (110
+    CPU-s), shard 1 two conv2d ones (210 CPU-s), shard 2 one of an unseen anchor (110 CPU-s): cost order runs
+    0 and 2 first, yield order 1 (0.75 tasks / 210 CPU-s), then 2, then 0; a pick under a deadline still
     starts only what fits."""
     from fullscale.order import task_rates, yield_key
     from tests.test_fullscale import _table_shard
@@ -340,10 +341,10 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
                  CENSUS, census=True, phases=_pre(10.0))
     rates = task_rates(tmp_path)
     assert rates.by_anchor == {"conv2d": (10, 5), "linear": (10, 0)} and rates.overall == 0.25
-    assert (rates.rate("conv2d"), rates.rate("linear"), rates.rate("softmax")) == (1 / 3, 1 / 6, 0.25)
+    assert (rates.rate("conv2d"), rates.rate("linear"), rates.rate("softmax")) == (0.375, 0.125, 0.25)
     ests = estimates(tmp_path, [0, 1, 2], 1)
     assert [(e.shard, e.subgraphs, e.cpu_s, round(e.tasks, 4)) for e in ests] == \
-        [(0, 1, 110.0, 0.1667), (1, 2, 210.0, 0.6667), (2, 1, 110.0, 0.25)]
+        [(0, 1, 110.0, 0.125), (1, 2, 210.0, 0.75), (2, 1, 110.0, 0.25)]
     assert ordered(ests) == [0, 2, 1] and ordered(ests, yield_key) == [1, 2, 0]
     assert pick(ests, 200.0, yield_key)[0].shard == 2  # shard 1's 210 CPU-s need 247 s wall: it does not fit
     specs = [{"shard": 0}, {"shard": 1}, {"shard": 2}]
@@ -396,21 +397,23 @@ def _two_shard_rates(out, b_tasks_on: str, **man_fields):
 
 
 def test_the_rates_backtest_scores_each_shard_with_the_other_shards_rates(tmp_path):
-    """Leave one shard out. Shard 21's task is a linear one: shard 20's structures get shard 21's rates
-    (overall 1/4: conv2d (0 + 20/4) / 22, linear 6/22) and shard 21's get shard 20's (overall 2/8: conv2d
-    7/24, linear 5/24). Ranked: shard 21's conv2d (7/24, no task), shard 20's linear (6/22, none), shard 20's
-    conv2d (5/22, 2 tasks), shard 21's linear (5/24, 1 task). The top half (6 structures) expected 7/12 + 24/22
-    = 1.67 tasks and gave none; the top three quarters (9) cut shard 20's conv2d group at 3 of 4, counted pro
-    rata: 1.67 + 15/22 = 2.36 expected, 3/4 x 2 = 1.5 given; all 12: 3.0 expected, 3 given."""
+    """Leave one shard out (no ops counts: one size class, at the overall 1/4 in either shard). Shard 21's
+    task is a linear one: shard 20's structures get shard 21's rates (conv2d (0 + 10/4) / 12, linear 3.5/12)
+    and shard 21's get shard 20's (conv2d 4.5/14, linear 2.5/14). Ranked: shard 21's conv2d (4.5/14, no task),
+    shard 20's linear (3.5/12, none), shard 20's conv2d (2.5/12, 2 tasks), shard 21's linear (2.5/14, 1
+    task). The top half (6 structures) expected 9/14 + 14/12 = 1.81 tasks and gave none; the top three
+    quarters (9) cut shard 20's conv2d group at 3 of 4, counted pro rata: 1.81 + 7.5/12 = 2.43 expected, 3/4
+    x 2 = 1.5 given; all 12: 3.0 expected, 3 given."""
     from fullscale.order import _top, profiled_structure_rows, rates_backtest
 
     _two_shard_rates(tmp_path, "linear")
     rows = profiled_structure_rows(tmp_path)
-    assert len(rows) == 12 and rows["C20_0"] == ("s0020", "conv2d", True) and rows["L21_0"] == ("s0021", "linear", True)
+    assert len(rows) == 12 and rows["C20_0"] == ("s0020", "conv2d", None, True) \
+        and rows["L21_0"] == ("s0021", "linear", None, True)
     bt = rates_backtest(tmp_path, (0.5, 0.75, 1.0))
     assert (bt["shards"], bt["structures"], bt["tasks_predicted"], bt["tasks"]) == (2, 12, 3.0, 3)
     assert [(t["structures"], t["predicted"], t["actual"], t["actual_over_predicted"]) for t in bt["top"]] == \
-        [(6, 1.7, 0.0, 0.0), (9, 2.4, 1.5, 0.64), (12, 3.0, 3.0, 1.0)]
+        [(6, 1.8, 0.0, 0.0), (9, 2.4, 1.5, 0.62), (12, 3.0, 3.0, 1.0)]
     # a cut tie group counts pro rata, whatever order its rows come in
     assert _top([(0.5, True), (0.5, False), (0.2, True)], 1) == _top([(0.2, True), (0.5, False), (0.5, True)], 1) == (0.5, 0.5)
 
@@ -425,11 +428,12 @@ def test_the_rates_backtest_needs_two_shards(tmp_path):
 
 
 def test_the_summary_scales_the_highest_rate_first_projection_by_the_backtest(tmp_path):
-    """Shard 21's task is a conv2d one: 3 tasks of 12 structures, conv2d (3 + 5) / 26, linear 5 / 26. The 197
-    tasks still missing need ceil(197 x 26 / 8) = 641 of the census's 1,282 untimed conv2d structures (half of
-    them; 17.8 core-hours at 100 CPU-s). Left out, each shard's conv2d rate is the other's: shard 21's conv2d
-    7/24 and shard 20's 6/22 rank first, and that top half expected 7/12 + 24/22 = 1.67 tasks and gave 3
-    (1.79 x): the projection scaled by it is ceil(641 / 1.79) = 359 structures, 10.0 core-hours."""
+    """Shard 21's task is a conv2d one: 3 tasks of 12 structures (one size class at 1/4), conv2d (3 + 2.5) /
+    16, linear 2.5 / 16. The 197 tasks still missing need ceil(197 x 16 / 5.5) = 574 of the census's 1,148
+    untimed conv2d structures (half of them; 15.9 core-hours at 100 CPU-s). Left out, each shard's conv2d rate
+    is the other's: shard 21's conv2d 4.5/14 and shard 20's 3.5/12 rank first, and that top half expected
+    9/14 + 14/12 = 1.81 tasks and gave 3 (1.66 x): the projection scaled by it is ceil(574 / 1.66) = 346
+    structures, 9.6 core-hours."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -439,12 +443,56 @@ def test_the_summary_scales_the_highest_rate_first_projection_by_the_backtest(tm
     pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(4)]),
                    tmp_path / "catalog.parquet")
     _two_shard_rates(tmp_path, "conv2d", models=["timm:m0"], params_sha256="p", structure_quota=1)
-    untimed = [{**_sub(f"u{i}", f"U{i}"), "anchor": "conv2d"} for i in range(1282)]
+    untimed = [{**_sub(f"u{i}", f"U{i}"), "anchor": "conv2d"} for i in range(1148)]
     _table_shard(tmp_path, 1, {"subgraphs": untimed}, "census", census=True, models=["timm:m1"])
     got = build_summary(tmp_path, 40)["tasks_target_projection"]["highest_rate_first"]
-    assert (got["structures_to_time"], got["core_hours"]) == (641, 17.8)
+    assert (got["structures_to_time"], got["core_hours"]) == (574, 15.9)
     bt = got["backtest"]
-    assert bt["at_projection"] == {"fraction": 0.5, "structures": 6, "predicted": 1.7, "actual": 3.0,
-                                   "actual_over_predicted": 1.79}
-    assert (bt["structures_to_time"], bt["core_hours"]) == (359, 10.0)
+    assert bt["at_projection"] == {"fraction": 0.5, "structures": 6, "predicted": 1.8, "actual": 3.0,
+                                   "actual_over_predicted": 1.66}
+    assert (bt["structures_to_time"], bt["core_hours"]) == (346, 9.6)
     assert [t["fraction"] for t in bt["top"]] == [0.05, 0.1, 0.25, 0.5, 1.0]
+
+
+def test_task_rates_are_kept_by_size_and_by_anchor_within_a_size(tmp_path):
+    """A full shard profiled 4 one-op conv2d structures (2 with a task), 4 four-op conv2d ones (none) and 2
+    one-op linear ones (1 with a task): overall 3/10. Size classes: one op (3 + 20 x 0.3) / (6 + 20) = 9/26,
+    four ops (0 + 6) / (4 + 20) = 1/4, a size never seen the overall 0.3. Kinds, smoothed by 10 toward their
+    size: one-op conv2d (2 + 90/26) / 14, one-op linear (1 + 90/26) / 12, four-op conv2d 2.5 / 14, one-op
+    softmax (never seen) its size's 9/26; 6 ops and more are one class."""
+    from fullscale.order import ops_bucket, task_rates
+    from tests.test_fullscale import _table_shard
+
+    kinds = [("conv2d", 1, 4, 2), ("conv2d", 4, 4, 0), ("linear", 1, 2, 1)]
+    subs, tasks = [], []
+    for anchor, ops, n, k in kinds:
+        hs = [f"{anchor}{ops}_{i}" for i in range(n)]
+        subs += [{**_anchored(h, h.upper(), ["g"], anchor), "num_ops": ops} for h in hs]
+        tasks += [{"subgraph_hashes": [h]} for h in hs[:k]]
+    _table_shard(tmp_path, 20, {"subgraphs": subs, "profiles": [_prof(r["subgraph_hash"]) for r in subs], "tasks": tasks})
+    r = task_rates(tmp_path)
+    assert r.by_kind == {("conv2d", 1): (4, 2), ("conv2d", 4): (4, 0), ("linear", 1): (2, 1)}
+    assert r.by_ops == {1: (6, 3), 4: (4, 0)} and r.by_anchor == {"conv2d": (8, 2), "linear": (2, 1)}
+    assert (r.ops_rate(1), r.ops_rate(4), r.ops_rate(9)) == pytest.approx((9 / 26, 0.25, 0.3))
+    assert (r.rate("conv2d", 1), r.rate("linear", 1), r.rate("conv2d", 4), r.rate("softmax", 1)) == pytest.approx(
+        ((2 + 90 / 26) / 14, (1 + 90 / 26) / 12, 2.5 / 14, 9 / 26))
+    assert ops_bucket(6) == ops_bucket(40) == 6 and ops_bucket(None) is None
+    assert r.rate("conv2d", 6) == r.rate("conv2d", 11) == pytest.approx(0.3)
+
+
+def test_the_backtest_ranks_by_size_and_says_what_the_anchor_alone_would_give(tmp_path):
+    """Two full shards, each with 2 one-op conv2d structures (both tasks) and 2 four-op ones (none). Left
+    out, each shard's one-op conv2d get the other's rate (size (2 + 20 x 0.5) / 22, kind (2 + 10 x 12/22) / 12
+    = 0.621) and its four-op ones (10 x 10/22) / 12 = 0.379: the top half is the four one-op structures, all
+    tasks. By anchor alone every structure has one rate, and the top half gives half of its 4 tasks pro rata."""
+    from fullscale.order import rates_backtest
+    from tests.test_fullscale import _table_shard
+
+    for sid in (20, 21):
+        subs = [{**_anchored(f"c{sid}_{ops}_{i}", f"C{sid}_{ops}_{i}", [f"g{sid}"], "conv2d"), "num_ops": ops}
+                for ops in (1, 4) for i in range(2)]
+        _table_shard(tmp_path, sid, {"subgraphs": subs, "profiles": [_prof(r["subgraph_hash"]) for r in subs],
+                                     "tasks": [{"subgraph_hashes": [f"c{sid}_1_{i}"]} for i in range(2)]})
+    bt = rates_backtest(tmp_path, (0.5, 1.0))
+    assert [(t["structures"], t["predicted"], t["actual"]) for t in bt["top"]] == [(4, 2.5, 4.0), (8, 4.0, 4.0)]
+    assert bt["anchor_only"] == [{"fraction": 0.5, "actual": 2.0}, {"fraction": 1.0, "actual": 4.0}]
