@@ -62,6 +62,7 @@ SAME_CPU_MIN_SHARDS = 2  # shards profiled on this machine's CPU model before th
 CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
 PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile
 BACKTEST_FRACTIONS = (0.05, 0.1, 0.25, 0.5, 1.0)  # top shares of the ranked structures rates_backtest reports
+BACKTEST_MIN_STRUCTURES = 30  # the fewest backtest structures a projection is scaled by (a smaller share is widened)
 RESUME_MIN_SHARE = 0.2  # the least share of its profile price a stopped shard with attempts to resume keeps
 
 
@@ -103,7 +104,7 @@ def census_index(out: str | Path) -> CensusIndex:
             for r in pq.read_table(sg, columns=cols).to_pylist():
                 row = {"subgraph_hash": r["subgraph_hash"], "structure_hash": r["structure_hash"], "status": r["status"],
                        "anchor": r.get("anchor"), "ops": r.get("num_ops")}
-                for g in sorted({m["graph_hash"] for m in r["members"] or []}):
+                for g in sorted({m["graph_hash"] for m in r.get("members") or []}):
                     idx.subgraphs.setdefault(g, []).append(row)
                     decomposed.add(g)
         dm = d / "metrics" / "decompose.json"
@@ -208,8 +209,16 @@ class TaskRates:
     def rate(self, anchor: str | None, ops: int | None = None) -> float | None:
         """Expected tasks of one structure with ``anchor`` and ``ops`` FX ops: its kind's structures with a
         task and profiled structures, each plus :data:`KIND_RATE_PRIOR` pseudo-structures at its size's
-        :meth:`ops_rate` (a kind seen rarely, or never, is near its size's rate; a common one is its own);
-        None before any was profiled."""
+        :meth:`ops_rate` (a kind seen rarely, or never, is near its size's rate; a common one is its own).
+        A structure of unknown size (``ops`` None: a table without ``num_ops``) gets its anchor's rate over
+        every size, smoothed toward the overall rate by :data:`TASK_RATE_PRIOR`. None before any was
+        profiled."""
+        if ops is None:
+            o = self.overall
+            if o is None:
+                return None
+            t, k = self.by_anchor.get(anchor, (0, 0))
+            return (k + TASK_RATE_PRIOR * o) / (t + TASK_RATE_PRIOR)
         r = self.ops_rate(ops)
         if r is None:
             return None
@@ -292,22 +301,30 @@ def _top(preds: list[tuple[float, bool]], k: float) -> tuple[float, float]:
     return predicted, actual
 
 
-def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTIONS) -> dict | None:
+def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTIONS, at: float | None = None) -> dict | None:
     """How well :meth:`TaskRates.rate` predicts tasks of shards it has not seen: each committed full shard's
     profiled structures (:func:`profiled_structure_rows`) get the rate of their kind in the *other* shards
     (leave one shard out: tasks cluster in shards, so a structure's own shard would flatter the rate), and the
     structures are ranked by it as ``fullscale.order: yield`` ranks the untimed ones. Returns ``shards``,
-    ``structures``, ``tasks_predicted`` and ``tasks`` (over all of them) and ``top``: per fraction ``f`` of
-    ``fractions``, the ``predicted`` and ``actual`` tasks of the ``f`` x ``structures`` highest-ranked ones
-    (:func:`_top`: ties pro rata) and ``actual_over_predicted``; ``anchor_only``: the tasks the same top
-    fractions gave when ranked by anchor alone (every size in one class), what the size adds. A ratio under 1
-    in the top fractions is the winner's curse: the highest rates are partly noise. None with fewer than two
+    ``structures``, ``with_task_predicted`` and ``with_task`` (the structures expected to have a task, and
+    those that have one: a structure, not a task, is the unit, as the rates count them; a shard run without
+    the structure quota made several tasks of one structure) and ``top``: per fraction ``f`` of
+    ``fractions``, the ``predicted`` and ``actual`` structures with a task among the ``f`` x ``structures``
+    highest-ranked ones (``structures``, one decimal: :func:`_top` cuts a tie pro rata) and
+    ``actual_over_predicted``; ``anchor_only``: what the same top fractions gave when ranked by anchor alone
+    (every structure of unknown size: the rates before sizes), what the size adds. A ratio under 1 in the
+    top fractions is the winner's curse: the highest rates are partly noise. With ``at`` (a share, 0 to 1),
+    ``at`` is that share's entry too, the share widened to at least :data:`BACKTEST_MIN_STRUCTURES`
+    structures so that no ratio rests on a few (``share`` keeps the one asked for). None with fewer than two
     such shards."""
     rows = list(profiled_structure_rows(out).values())
     shards = sorted({r.shard for r in rows})
     if len(shards) < 2:
         return None
     fractions = list(fractions)
+    n_rows = len(rows)
+    widened = None if at is None else min(1.0, max(at, BACKTEST_MIN_STRUCTURES / n_rows))
+    fractions += [] if widened is None else [widened]
 
     def tops(rows: list[Profiled]) -> tuple[list[tuple[float, bool]], list[dict]]:
         preds: list[tuple[float, bool]] = []
@@ -317,15 +334,18 @@ def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTI
         top = []
         for f in fractions:
             p, a = _top(preds, f * len(preds))
-            top.append({"fraction": f, "structures": round(f * len(preds)), "predicted": round(p, 1),
+            top.append({"fraction": round(f, 4), "structures": round(f * len(preds), 1), "predicted": round(p, 1),
                         "actual": round(a, 1), "actual_over_predicted": round(a / p, 2) if p else None})
         return preds, top
 
     preds, top = tops(rows)
     _, anchor_only = tops([r._replace(ops=None) for r in rows])
-    return {"method": "leave one shard out", "shards": len(shards), "structures": len(preds),
-            "tasks_predicted": round(sum(p for p, _ in preds), 1), "tasks": sum(t for _, t in preds), "top": top,
-            "anchor_only": [{"fraction": t["fraction"], "actual": t["actual"]} for t in anchor_only]}
+    got = {"method": "leave one shard out", "shards": len(shards), "structures": len(preds),
+           "with_task_predicted": round(sum(p for p, _ in preds), 1), "with_task": sum(t for _, t in preds)}
+    if widened is not None:  # the last entry is the share asked for, widened
+        got["at"] = {**top.pop(), "share": round(at, 4)}
+        anchor_only.pop()
+    return {**got, "top": top, "anchor_only": [{"fraction": t["fraction"], "actual": t["actual"]} for t in anchor_only]}
 
 
 @dataclass(frozen=True)
@@ -336,7 +356,8 @@ class Estimate:
     ``resumed_cpu_s``; None where either is unknown), ``tasks`` the long-tail tasks expected of those subgraphs
     (:meth:`TaskRates.rate` of each one's anchor and ops, summed; None without rates), ``resumed_cpu_s`` the profile
     CPU seconds a stopped run of it left to resume (:func:`resume_credits`, at most ``1 -``
-    :data:`RESUME_MIN_SHARE` of the profile's price)."""
+    :data:`RESUME_MIN_SHARE` of the profile's price), ``expected`` each profiled subgraph's structure (its
+    ``structure_hash``, else its own hash) and expected tasks (empty without rates: :func:`shard_walk`)."""
 
     shard: int
     subgraphs: int | None
@@ -344,6 +365,7 @@ class Estimate:
     unpriced_graphs: int = 0
     tasks: float | None = None
     resumed_cpu_s: float = 0.0
+    expected: tuple[tuple[str, float], ...] = ()
 
     @property
     def priced(self) -> bool:
@@ -376,8 +398,11 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
     if cpu_per_subgraph is not None:
         kept = min(resume_credit, n * cpu_per_subgraph * (1.0 - RESUME_MIN_SHARE))
         cpu = idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph - kept
-    tasks = sum(rates.rate(r.get("anchor"), r.get("ops")) for r in picked) if rates is not None and rates.overall is not None else None
-    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept)
+    has_rates = rates is not None and rates.overall is not None
+    expected = tuple((r.get("structure_hash") or r["subgraph_hash"], rates.rate(r.get("anchor"), r.get("ops")))
+                     for r in picked) if has_rates else ()
+    tasks = sum(t for _, t in expected) if has_rates else None
+    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept, expected)
 
 
 def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None,
@@ -412,6 +437,33 @@ def yield_key(e: Estimate) -> tuple:
     tier, size, shard = cost_key(e)
     per = e.tasks / e.cpu_s if tier == 0 and e.tasks is not None and e.cpu_s else None
     return (tier, 0 if per is None else -per, size, shard)
+
+
+def shard_walk(ests: list[Estimate], need: float, key: Callable[[Estimate], tuple] = yield_key) -> dict | None:
+    """What running the shards of ``ests`` in ``key`` order gives toward ``need`` more tasks: the priced shards
+    with subgraphs to profile, each counting only the structures of :attr:`Estimate.expected` that no shard
+    before it in the walk holds (the structure quota: a structure the ones before it timed is not profiled
+    again) and its CPU cut to that share of its subgraphs. Returns ``shards`` (the fewest whose expected
+    tasks reach ``need``; None where all of them do not), ``tasks_expected`` and ``core_hours`` (their CPU
+    seconds / 3600; of all walked shards where ``shards`` is None) and ``shards_walked``. Priced once, in
+    the order the estimates give now; the run re-prices after each shard, and the estimates are the
+    rates' (:func:`rates_backtest` says how far to trust them). None when no shard has expected tasks."""
+    walk = sorted((e for e in ests if e.priced and e.subgraphs and e.cpu_s is not None and e.expected), key=key)
+    if not walk:
+        return None
+    held: set[str] = set()
+    tasks = cpu = 0.0
+    reached = None
+    for i, e in enumerate(walk, 1):
+        new = [(s, t) for s, t in e.expected if s not in held]
+        held.update(s for s, _ in new)
+        tasks += sum(t for _, t in new)
+        cpu += e.cpu_s * len(new) / len(e.expected)
+        if tasks >= need:
+            reached = i
+            break
+    return {"shards": reached, "tasks_expected": round(tasks, 1), "core_hours": round(cpu / 3600, 1),
+            "shards_walked": i}
 
 
 #: ``fullscale.order`` -> the key its shards are ordered by (``id``: none, id order)

@@ -35,7 +35,10 @@ across shards:
   (below 200 tasks): the shard tasks per timed structure of the current design's shards, the structures still
   to time for 200 at that rate (linear: an estimate, not a promise) and their profile core-hours, and
   ``highest_rate_first``: the same when the untimed structures are timed in the order of their kind's task
-  rate (``fullscale.order: yield``), with the tasks the untimed structures are expected to give; ``census``: the census
+  rate (``fullscale.order: yield``), with the tasks the untimed structures are expected to give, and
+  ``yield_order``: the same in whole shards, the pending ones walked in the yield order
+  (:func:`fullscale.order.shard_walk`: each shard profiles every new structure it holds, not only the
+  highest-rate ones, so it takes more); ``census``: the census
   shards (count, models, CPU per model, phases) and the census CPU still owed to the catalog models no
   shard of either kind holds yet; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
@@ -61,7 +64,16 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from fullscale.order import BACKTEST_FRACTIONS, estimate_accuracy, rates_backtest, resumed, task_rates
+from fullscale.order import (
+    BACKTEST_FRACTIONS,
+    OPS_BUCKET_CAP,
+    estimate_accuracy,
+    estimates,
+    rates_backtest,
+    resumed,
+    shard_walk,
+    task_rates,
+)
 from fullscale.pipeline import machine
 from fullscale.shards import (
     CENSUS,
@@ -96,9 +108,12 @@ def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]],
     by shard):
     ``tasks_expected_untimed`` (every untimed structure's rate summed: the tasks the rest of the build is
     expected to give), ``structures_to_time`` (the fewest, highest rate first, whose rates sum to ``need``;
-    None where they never do) and their profile ``core_hours`` at the known CPU per structure; ``backtest``:
-    :func:`fullscale.order.rates_backtest` of the committed shards, with ``at_projection`` its top at the
-    share of the untimed structures that ``structures_to_time`` is, and ``structures_to_time`` /
+    None where they never do) and their profile ``core_hours`` at the known CPU per structure -- a structure
+    with a task counting as one task, as it is under ``structure_quota: 1``; ``backtest``:
+    :func:`fullscale.order.rates_backtest` of the committed shards, with ``at_projection`` its entry at the
+    share of the untimed structures that ``structures_to_time`` is (widened to
+    :data:`fullscale.order.BACKTEST_MIN_STRUCTURES` of the backtest's; applied to the profiled structures,
+    whose mix of kinds is not the untimed ones'), and ``structures_to_time`` /
     ``core_hours`` divided by that share's ``actual_over_predicted`` (the rates' own count where the backtest
     found them right, more where the highest rates were partly noise; None where that ratio is 0 or the
     count passes the untimed structures). None before any subgraph was timed."""
@@ -117,30 +132,27 @@ def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]],
         return round(k * known["profile_cpu_s_per_structure"] / 3600, 1) if known and k else None
 
     got = {"tasks_expected_untimed": round(sum(per), 1), "structures_to_time": n, "core_hours": hours(n)}
-    share = round(n / len(per), 3) if n else None
-    bt = rates_backtest(out, sorted({*BACKTEST_FRACTIONS, *([share] if share else [])}))
+    bt = rates_backtest(out, BACKTEST_FRACTIONS, n / len(per) if n else None)
     if bt is not None:
-        at = next((t for t in bt["top"] if t["fraction"] == share), None)
+        at = bt.pop("at", None)
         ratio = at["actual_over_predicted"] if at else None
         scaled = -(-n * 100 // round(ratio * 100)) if n and ratio else None  # ceil(n / ratio), the ratio as shown
         scaled = scaled if scaled is not None and scaled <= len(per) else None
-        keep = [t["fraction"] in BACKTEST_FRACTIONS for t in bt["top"]]
-        bt = {**bt, "top": [t for t, k in zip(bt["top"], keep) if k],
-              "anchor_only": [t for t, k in zip(bt["anchor_only"], keep) if k], "at_projection": at,
-              "structures_to_time": scaled, "core_hours": hours(scaled)}
+        bt = {**bt, "at_projection": at, "structures_to_time": scaled, "core_hours": hours(scaled)}
     return {**got, "backtest": bt}
 
 
 def _task_rates_block(out: Path) -> dict | None:
     """``task_rates``: ``[profiled structures, with a task]`` of the committed full shards
-    (:func:`fullscale.order.task_rates`) per size in FX ops (``by_ops``; the last class is that many ops or
-    more) and per anchor op of at least :data:`RATES_MIN_STRUCTURES` structures (``by_anchor``, most
+    (:func:`fullscale.order.task_rates`) per size in FX ops (``by_ops``: ``"6+"`` is that many ops or more,
+    ``"unknown"`` a table without ``num_ops``) and per anchor op of at least :data:`RATES_MIN_STRUCTURES` structures (``by_anchor``, most
     profiled first); None before any structure was profiled."""
     r = task_rates(out)
     if r.overall is None:
         return None
     anchors = sorted(((a, c) for a, c in r.by_anchor.items() if c[0] >= RATES_MIN_STRUCTURES), key=lambda ac: (-ac[1][0], str(ac[0])))
-    return {"by_ops": {str(k): list(v) for k, v in sorted(r.by_ops.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))},
+    name = {OPS_BUCKET_CAP: f"{OPS_BUCKET_CAP}+", None: "unknown"}
+    return {"by_ops": {name.get(k, str(k)): list(v) for k, v in sorted(r.by_ops.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))},
             "by_anchor": {str(a): list(c) for a, c in anchors}}
 
 
@@ -251,7 +263,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}"
         basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": "",
                                               "profile_cpu_s": 0.0, "structures_priced": 0, "structures_timed": 0,
-                                              "tasks": 0})
+                                              "tasks": 0, "quota": man.get("structure_quota")})
         basis["tasks"] += int(man["counts"].get("tasks", 0))
         basis["structures_timed"] += len(shard_timed)
         if not resumed(man):  # a resumed profile's CPU is its last run's alone
@@ -329,7 +341,9 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                      "structures_untimed": len(structures - structures_timed),
                      "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None,
                      "highest_rate_first": _highest_rate_first(out, [kinds.get(h, (None, None)) for h in structures - structures_timed],
-                                                               TARGET_TASKS - tasks, known)}
+                                                               TARGET_TASKS - tasks, known),
+                     "yield_order": shard_walk(estimates(out, sorted(set(range(num_shards)) - full_ids), cur[1]["quota"]),
+                                               TARGET_TASKS - tasks)}
     done = sum(1 for i in full_ids if i < num_shards)
     complete = done == num_shards
     reason = None

@@ -22,8 +22,8 @@ def _s(h, structure, graphs, status="ok", why=None):
 
 
 def _pre(capture, dedupe=0.0, decompose=0.0):
-    return [{"phase": "capture", "cpu_s": capture, "rc": 0}, {"phase": "dedupe", "cpu_s": dedupe, "rc": 0},
-            {"phase": "decompose", "cpu_s": decompose, "rc": 0}]
+    return [{"phase": ph, "cpu_s": c, "wall_s": c, "rc": 0}
+            for ph, c in (("capture", capture), ("dedupe", dedupe), ("decompose", decompose))]
 
 
 def _graphs(*hashes):
@@ -316,12 +316,11 @@ def _anchored(h, structure, graphs, anchor):
 
 def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_second(tmp_path):
     """Committed full shards profiled 10 conv2d structures (5 of them with a task) and 10 linear ones (no task)
-    at 100 profile CPU-s each, none with an ops count (one size class): overall 0.25 tasks a subgraph, the
-    size class (5 + 20 x 0.25) / (20 + 20) = 0.25, conv2d (5 + 10 x 0.25) / (10 + 10) = 0.375, linear 2.5 / 20
-    = 0.125, an anchor never timed the size's 0.25. Census shard 0 would profile one linear subgraph (110
-    CPU-s), shard 1 two conv2d ones (210 CPU-s), shard 2 one of an unseen anchor (110 CPU-s): cost order runs
-    0 and 2 first, yield order 1 (0.75 tasks / 210 CPU-s), then 2, then 0; a pick under a deadline still
-    starts only what fits."""
+    at 100 profile CPU-s each, none with an ops count (size unknown: by anchor alone): overall 0.25 tasks a
+    subgraph, conv2d (5 + 20 x 0.25) / (10 + 20) = 1/3, linear 5 / 30 = 1/6, an anchor never timed the
+    overall 0.25. Census shard 0 would profile one linear subgraph (110 CPU-s), shard 1 two conv2d ones (210
+    CPU-s), shard 2 one of an unseen anchor (110 CPU-s): cost order runs 0 and 2 first, yield order 1 (0.67
+    tasks / 210 CPU-s), then 2, then 0; a pick under a deadline still starts only what fits."""
     from fullscale.order import task_rates, yield_key
     from tests.test_fullscale import _table_shard
 
@@ -331,7 +330,8 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
                                      "subgraphs": [_anchored(h, h.upper(), [f"g{sid}"], anchor) for h in hs],
                                      "profiles": [_prof(h) for h in hs],
                                      "tasks": [{"subgraph_hashes": [h]} for h in hs[:tasks]]},
-                     phases=[{"phase": "profile", "cpu_s": 1000.0, "rc": 0}], counts={"subgraphs_profilable_new": 10})
+                     phases=[{"phase": "profile", "cpu_s": 1000.0, "wall_s": 1000.0, "rc": 0}],
+                     counts={"subgraphs_profilable_new": 10, "tasks": tasks})
     _table_shard(tmp_path, 0, {"graphs": _graphs("g0"), "subgraphs": [_anchored("l0", "L0", ["g0"], "linear")]},
                  CENSUS, census=True, phases=_pre(10.0))
     _table_shard(tmp_path, 1, {"graphs": _graphs("g1"), "subgraphs": [_anchored("k0", "K0", ["g1"], "conv2d"),
@@ -341,10 +341,10 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
                  CENSUS, census=True, phases=_pre(10.0))
     rates = task_rates(tmp_path)
     assert rates.by_anchor == {"conv2d": (10, 5), "linear": (10, 0)} and rates.overall == 0.25
-    assert (rates.rate("conv2d"), rates.rate("linear"), rates.rate("softmax")) == (0.375, 0.125, 0.25)
+    assert (rates.rate("conv2d"), rates.rate("linear"), rates.rate("softmax")) == (1 / 3, 1 / 6, 0.25)
     ests = estimates(tmp_path, [0, 1, 2], 1)
     assert [(e.shard, e.subgraphs, e.cpu_s, round(e.tasks, 4)) for e in ests] == \
-        [(0, 1, 110.0, 0.125), (1, 2, 210.0, 0.75), (2, 1, 110.0, 0.25)]
+        [(0, 1, 110.0, 0.1667), (1, 2, 210.0, 0.6667), (2, 1, 110.0, 0.25)]
     assert ordered(ests) == [0, 2, 1] and ordered(ests, yield_key) == [1, 2, 0]
     assert pick(ests, 200.0, yield_key)[0].shard == 2  # shard 1's 210 CPU-s need 247 s wall: it does not fit
     specs = [{"shard": 0}, {"shard": 1}, {"shard": 2}]
@@ -354,6 +354,11 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
     choose = cost_chooser(tmp_path, 1, time.time() + 200.0, order="yield", max_starts=1)
     queue = [{"shard": 0}, {"shard": 1}, {"shard": 2}]
     assert queue[choose(queue)]["shard"] == 2 and choose(queue) is None
+    # the summary walks the pending shards in that order: 0.67 + 0.25 + 0.17 tasks expected of 430 CPU-s, far
+    # from the 195 missing
+    from fullscale.summary import build_summary
+    assert build_summary(tmp_path, 3)["tasks_target_projection"]["yield_order"] == {
+        "shards": None, "tasks_expected": 1.1, "core_hours": 0.1, "shards_walked": 3}
 
 
 
@@ -397,13 +402,13 @@ def _two_shard_rates(out, b_tasks_on: str, **man_fields):
 
 
 def test_the_rates_backtest_scores_each_shard_with_the_other_shards_rates(tmp_path):
-    """Leave one shard out (no ops counts: one size class, at the overall 1/4 in either shard). Shard 21's
-    task is a linear one: shard 20's structures get shard 21's rates (conv2d (0 + 10/4) / 12, linear 3.5/12)
-    and shard 21's get shard 20's (conv2d 4.5/14, linear 2.5/14). Ranked: shard 21's conv2d (4.5/14, no task),
-    shard 20's linear (3.5/12, none), shard 20's conv2d (2.5/12, 2 tasks), shard 21's linear (2.5/14, 1
-    task). The top half (6 structures) expected 9/14 + 14/12 = 1.81 tasks and gave none; the top three
-    quarters (9) cut shard 20's conv2d group at 3 of 4, counted pro rata: 1.81 + 7.5/12 = 2.43 expected, 3/4
-    x 2 = 1.5 given; all 12: 3.0 expected, 3 given."""
+    """Leave one shard out (no ops counts: rates by anchor alone). Shard 21's task is a linear one: shard 20's
+    structures get shard 21's rates (overall 1/4: conv2d (0 + 20/4) / 22, linear 6/22) and shard 21's get
+    shard 20's (overall 2/8: conv2d 7/24, linear 5/24). Ranked: shard 21's conv2d (7/24, no task), shard 20's
+    linear (6/22, none), shard 20's conv2d (5/22, 2 tasks), shard 21's linear (5/24, 1 task). The top half (6
+    structures) expected 7/12 + 24/22 = 1.67 structures with a task and had none; the top three quarters (9)
+    cut shard 20's conv2d group at 3 of 4, counted pro rata: 1.67 + 15/22 = 2.36 expected, 3/4 x 2 = 1.5
+    had one; all 12: 3.0 expected, 3 had one."""
     from fullscale.order import _top, profiled_structure_rows, rates_backtest
 
     _two_shard_rates(tmp_path, "linear")
@@ -411,9 +416,9 @@ def test_the_rates_backtest_scores_each_shard_with_the_other_shards_rates(tmp_pa
     assert len(rows) == 12 and rows["C20_0"] == ("s0020", "conv2d", None, True) \
         and rows["L21_0"] == ("s0021", "linear", None, True)
     bt = rates_backtest(tmp_path, (0.5, 0.75, 1.0))
-    assert (bt["shards"], bt["structures"], bt["tasks_predicted"], bt["tasks"]) == (2, 12, 3.0, 3)
+    assert (bt["shards"], bt["structures"], bt["with_task_predicted"], bt["with_task"]) == (2, 12, 3.0, 3)
     assert [(t["structures"], t["predicted"], t["actual"], t["actual_over_predicted"]) for t in bt["top"]] == \
-        [(6, 1.8, 0.0, 0.0), (9, 2.4, 1.5, 0.62), (12, 3.0, 3.0, 1.0)]
+        [(6, 1.7, 0.0, 0.0), (9, 2.4, 1.5, 0.64), (12, 3.0, 3.0, 1.0)]
     # a cut tie group counts pro rata, whatever order its rows come in
     assert _top([(0.5, True), (0.5, False), (0.2, True)], 1) == _top([(0.2, True), (0.5, False), (0.5, True)], 1) == (0.5, 0.5)
 
@@ -427,13 +432,14 @@ def test_the_rates_backtest_needs_two_shards(tmp_path):
     assert rates_backtest(tmp_path) is None
 
 
-def test_the_summary_scales_the_highest_rate_first_projection_by_the_backtest(tmp_path):
-    """Shard 21's task is a conv2d one: 3 tasks of 12 structures (one size class at 1/4), conv2d (3 + 2.5) /
-    16, linear 2.5 / 16. The 197 tasks still missing need ceil(197 x 16 / 5.5) = 574 of the census's 1,148
-    untimed conv2d structures (half of them; 15.9 core-hours at 100 CPU-s). Left out, each shard's conv2d rate
-    is the other's: shard 21's conv2d 4.5/14 and shard 20's 3.5/12 rank first, and that top half expected
-    9/14 + 14/12 = 1.81 tasks and gave 3 (1.66 x): the projection scaled by it is ceil(574 / 1.66) = 346
-    structures, 9.6 core-hours."""
+def test_the_summary_scales_the_highest_rate_first_projection_by_the_backtest(tmp_path, monkeypatch):
+    """Shard 21's task is a conv2d one: 3 tasks of 12 structures (size unknown: by anchor), conv2d (3 + 5) /
+    26, linear 5 / 26. The 197 tasks still missing need ceil(197 x 26 / 8) = 641 of the census's 1,282
+    untimed conv2d structures (half of them; 17.8 core-hours at 100 CPU-s). Left out, each shard's conv2d rate
+    is the other's: shard 21's conv2d 7/24 and shard 20's 6/22 rank first, and that top half expected 7/12 +
+    24/22 = 1.67 structures with a task and had 3 (1.79 x): the projection scaled by it is ceil(641 / 1.79) =
+    359 structures, 10.0 core-hours. Half of 12 structures is fewer than the 30 a scaling rests on: by
+    default the share is widened to all 12 (3.0 expected, 3 had one: 1.0 x, 641 structures)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -443,14 +449,19 @@ def test_the_summary_scales_the_highest_rate_first_projection_by_the_backtest(tm
     pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(4)]),
                    tmp_path / "catalog.parquet")
     _two_shard_rates(tmp_path, "conv2d", models=["timm:m0"], params_sha256="p", structure_quota=1)
-    untimed = [{**_sub(f"u{i}", f"U{i}"), "anchor": "conv2d"} for i in range(1148)]
+    untimed = [{**_sub(f"u{i}", f"U{i}"), "anchor": "conv2d"} for i in range(1282)]
     _table_shard(tmp_path, 1, {"subgraphs": untimed}, "census", census=True, models=["timm:m1"])
     got = build_summary(tmp_path, 40)["tasks_target_projection"]["highest_rate_first"]
-    assert (got["structures_to_time"], got["core_hours"]) == (574, 15.9)
+    assert (got["structures_to_time"], got["core_hours"]) == (641, 17.8)
     bt = got["backtest"]
-    assert bt["at_projection"] == {"fraction": 0.5, "structures": 6, "predicted": 1.8, "actual": 3.0,
-                                   "actual_over_predicted": 1.66}
-    assert (bt["structures_to_time"], bt["core_hours"]) == (346, 9.6)
+    assert bt["at_projection"] == {"fraction": 1.0, "structures": 12.0, "predicted": 3.0, "actual": 3.0,
+                                   "actual_over_predicted": 1.0, "share": 0.5}
+    assert (bt["structures_to_time"], bt["core_hours"]) == (641, 17.8)
+    monkeypatch.setattr("fullscale.order.BACKTEST_MIN_STRUCTURES", 1)
+    bt = build_summary(tmp_path, 40)["tasks_target_projection"]["highest_rate_first"]["backtest"]
+    assert bt["at_projection"] == {"fraction": 0.5, "structures": 6.0, "predicted": 1.7, "actual": 3.0,
+                                   "actual_over_predicted": 1.79, "share": 0.5}
+    assert (bt["structures_to_time"], bt["core_hours"]) == (359, 10.0)
     assert [t["fraction"] for t in bt["top"]] == [0.05, 0.1, 0.25, 0.5, 1.0]
 
 
@@ -477,6 +488,8 @@ def test_task_rates_are_kept_by_size_and_by_anchor_within_a_size(tmp_path):
     assert (r.rate("conv2d", 1), r.rate("linear", 1), r.rate("conv2d", 4), r.rate("softmax", 1)) == pytest.approx(
         ((2 + 90 / 26) / 14, (1 + 90 / 26) / 12, 2.5 / 14, 9 / 26))
     assert ops_bucket(6) == ops_bucket(40) == 6 and ops_bucket(None) is None
+    # size unknown: the anchor over every size, toward the overall rate by 20: conv2d (2 + 6) / (8 + 20)
+    assert r.rate("conv2d", None) == pytest.approx(8 / 28)
     assert r.rate("conv2d", 6) == r.rate("conv2d", 11) == pytest.approx(0.3)
 
 
@@ -496,3 +509,20 @@ def test_the_backtest_ranks_by_size_and_says_what_the_anchor_alone_would_give(tm
     bt = rates_backtest(tmp_path, (0.5, 1.0))
     assert [(t["structures"], t["predicted"], t["actual"]) for t in bt["top"]] == [(4, 2.5, 4.0), (8, 4.0, 4.0)]
     assert bt["anchor_only"] == [{"fraction": 0.5, "actual": 2.0}, {"fraction": 1.0, "actual": 4.0}]
+
+
+def test_the_shard_walk_counts_a_structure_once_and_cuts_the_cpu_of_a_shard_it_shares(tmp_path):
+    """Yield order: shard 2 (0.6 tasks / 3,600 CPU-s), shard 1 (1.0 / 7,200), shard 4 (0.2 / 10,800); shard 3
+    cannot be priced. Shard 1 shares structure A with shard 2, walked before it: it adds only B's 0.5 and
+    half its CPU. One more task: 2 shards, 1.1 tasks, 2.0 core-hours. Five: never, all 3 walked (1.3 tasks,
+    5.0 core-hours)."""
+    from fullscale.order import Estimate, shard_walk
+
+    def est(shard, cpu, expected, **kw):
+        return Estimate(shard, len(expected), cpu, tasks=sum(t for _, t in expected), expected=tuple(expected), **kw)
+
+    ests = [est(1, 7200.0, [("A", 0.5), ("B", 0.5)]), est(2, 3600.0, [("A", 0.5), ("C", 0.1)]),
+            est(3, 100.0, [("E", 9.0)], unpriced_graphs=1), est(4, 10800.0, [("D", 0.2)])]
+    assert shard_walk(ests, 1.0) == {"shards": 2, "tasks_expected": 1.1, "core_hours": 2.0, "shards_walked": 2}
+    assert shard_walk(ests, 5.0) == {"shards": None, "tasks_expected": 1.3, "core_hours": 5.0, "shards_walked": 3}
+    assert shard_walk([ests[2]], 1.0) is None
