@@ -62,6 +62,7 @@ SAME_CPU_MIN_SHARDS = 2  # shards profiled on this machine's CPU model before th
 CORES_BUSY = 0.85  # cores a shard keeps busy, the fewest measured: s0000 / s0001 on one-core shares (--workers 2, 2 cores, nice 19)
 PRE_PROFILE = ("capture", "dedupe", "decompose")  # the census phases a full run repeats before its profile
 BACKTEST_FRACTIONS = (0.05, 0.1, 0.25, 0.5, 1.0)  # top shares of the ranked structures rates_backtest reports
+RATES_MODEL = "anchor_ops"  # what an estimate's tasks come from (TaskRates); an estimate without it: anchor alone
 BACKTEST_MIN_STRUCTURES = 30  # the fewest backtest structures a projection is scaled by (a smaller share is widened)
 RESUME_MIN_SHARE = 0.2  # the least share of its profile price a stopped shard with attempts to resume keeps
 
@@ -537,6 +538,7 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
         queue[i]["estimate"] = {"subgraphs": best.subgraphs, "unpriced_graphs": best.unpriced_graphs,
                                 "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1),
                                 "tasks": None if best.tasks is None else round(best.tasks, 2), "order": order,
+                                "rates": RATES_MODEL,
                                 **({"resumed_cpu_s": round(best.resumed_cpu_s, 1)} if best.resumed_cpu_s else {})}
         return i
 
@@ -548,7 +550,9 @@ def estimate_accuracy(out: str | Path) -> dict | None:
     compare with what they did: ``shards``; summed ``subgraphs_estimated`` / ``subgraphs_profiled``
     (``counts.subgraphs_profilable_new``) and ``cpu_s_estimated`` / ``cpu_s`` (the manifest's); per shard the
     ratio actual / estimated CPU seconds (``cpu_ratio``: min, median, max); over the shards whose estimate
-    expected tasks (``tasks_shards``), ``tasks_expected`` against the ``tasks`` they gave. Only shards started
+    expected tasks (``tasks_shards``), ``tasks_expected`` against the ``tasks`` they gave, and the same per rate
+    model the estimate came from (``tasks_by_rates``: ``estimate.rates``, :data:`RATES_MODEL`; ``anchor``
+    where the manifest names none, the rates by anchor alone). Only shards started
     with a priced estimate that ran their profile in one run (not resumed) count. None before any such shard."""
     rows = []
     for d in done_shards(out):
@@ -557,15 +561,21 @@ def estimate_accuracy(out: str | Path) -> dict | None:
         if est.get("cpu_s") and not est.get("unpriced_graphs") and not resumed(man):
             counts = man.get("counts") or {}
             rows.append((est["subgraphs"], int(counts.get("subgraphs_profilable_new") or 0),
-                         float(est["cpu_s"]), float(man.get("cpu_s") or 0.0), est.get("tasks"), int(counts.get("tasks") or 0)))
+                         float(est["cpu_s"]), float(man.get("cpu_s") or 0.0), est.get("tasks"), int(counts.get("tasks") or 0),
+                         est.get("rates") or "anchor"))
     if not rows:
         return None
     ratios = [r[3] / r[2] for r in rows]
     with_tasks = [r for r in rows if r[4] is not None]
+    by_rates: dict[str, list[tuple]] = {}
+    for r in with_tasks:
+        by_rates.setdefault(r[6], []).append(r)
     return {"shards": len(rows), "subgraphs_estimated": sum(r[0] for r in rows),
             "subgraphs_profiled": sum(r[1] for r in rows), "cpu_s_estimated": round(sum(r[2] for r in rows), 1),
             "cpu_s": round(sum(r[3] for r in rows), 1),
             "cpu_ratio": {"min": round(min(ratios), 2), "median": round(statistics.median(ratios), 2),
                           "max": round(max(ratios), 2)},
             "tasks_shards": len(with_tasks), "tasks_expected": round(sum(float(r[4]) for r in with_tasks), 1),
-            "tasks": sum(r[5] for r in with_tasks)}
+            "tasks": sum(r[5] for r in with_tasks),
+            "tasks_by_rates": {m: {"shards": len(g), "tasks_expected": round(sum(float(r[4]) for r in g), 1),
+                                   "tasks": sum(r[5] for r in g)} for m, g in sorted(by_rates.items())}}

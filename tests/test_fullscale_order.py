@@ -125,7 +125,7 @@ def test_the_estimate_a_shard_was_started_with_is_compared_with_what_it_did(buil
     specs = [{"shard": 1}, {"shard": 2}]
     choose = cost_chooser(build, 1, None, order="cost")
     assert choose(specs) == 0 and specs[0]["estimate"] == {"subgraphs": 1, "unpriced_graphs": 0, "cpu_s": 250.0,
-                                                           "tasks": 0.0, "order": "cost"}  # shard 5 gave no task
+                                                           "tasks": 0.0, "order": "cost", "rates": "anchor_ops"}  # shard 5 gave no task
     assert "estimate" not in specs[1]
     from fullscale.order import estimate_accuracy
 
@@ -133,13 +133,17 @@ def test_the_estimate_a_shard_was_started_with_is_compared_with_what_it_did(buil
     _table_shard(build, 1, {}, counts={"subgraphs_profilable_new": 2}, cpu_s=500.0,
                  estimate={"subgraphs": 1, "cpu_s": 250.0})
     _table_shard(build, 2, {}, counts={"subgraphs_profilable_new": 2, "tasks": 1}, cpu_s=210.0,
-                 estimate={"subgraphs": 2, "cpu_s": 420.0, "tasks": 0.4})
+                 estimate={"subgraphs": 2, "cpu_s": 420.0, "tasks": 0.4, "rates": "anchor_ops"})
+    _table_shard(build, 3, {}, counts={"subgraphs_profilable_new": 1, "tasks": 0}, cpu_s=100.0,  # before sizes
+                 estimate={"subgraphs": 1, "cpu_s": 100.0, "tasks": 2.0})
     _table_shard(build, 7, {}, counts={"subgraphs_profilable_new": 9}, cpu_s=90.0,  # resumed: its CPU is one run's
                  estimate={"subgraphs": 9, "cpu_s": 1800.0}, resumed_attempts={"checked": 20, "timed": 5})
-    assert estimate_accuracy(build) == {"shards": 2, "subgraphs_estimated": 3, "subgraphs_profiled": 4,
-                                        "cpu_s_estimated": 670.0, "cpu_s": 710.0,
-                                        "cpu_ratio": {"min": 0.5, "median": 1.25, "max": 2.0},
-                                        "tasks_shards": 1, "tasks_expected": 0.4, "tasks": 1}
+    assert estimate_accuracy(build) == {"shards": 3, "subgraphs_estimated": 4, "subgraphs_profiled": 5,
+                                        "cpu_s_estimated": 770.0, "cpu_s": 810.0,
+                                        "cpu_ratio": {"min": 0.5, "median": 1.0, "max": 2.0},
+                                        "tasks_shards": 2, "tasks_expected": 2.4, "tasks": 1,
+                                        "tasks_by_rates": {"anchor": {"shards": 1, "tasks_expected": 2.0, "tasks": 0},
+                                                           "anchor_ops": {"shards": 1, "tasks_expected": 0.4, "tasks": 1}}}
 
 
 def test_a_resumed_profile_does_not_lower_the_price_of_a_subgraph(build):
