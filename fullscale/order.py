@@ -358,7 +358,8 @@ class Estimate:
     (:meth:`TaskRates.rate` of each one's anchor and ops, summed; None without rates), ``resumed_cpu_s`` the profile
     CPU seconds a stopped run of it left to resume (:func:`resume_credits`, at most ``1 -``
     :data:`RESUME_MIN_SHARE` of the profile's price), ``expected`` each profiled subgraph's structure (its
-    ``structure_hash``, else its own hash) and expected tasks (empty without rates: :func:`shard_walk`)."""
+    ``structure_hash``, else its own hash) and expected tasks (empty without rates: :func:`shard_walk`),
+    ``pre_cpu_s`` the census capture, dedupe and decompose CPU seconds within ``cpu_s``."""
 
     shard: int
     subgraphs: int | None
@@ -367,6 +368,7 @@ class Estimate:
     tasks: float | None = None
     resumed_cpu_s: float = 0.0
     expected: tuple[tuple[str, float], ...] = ()
+    pre_cpu_s: float = 0.0
 
     @property
     def priced(self) -> bool:
@@ -403,7 +405,8 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
     expected = tuple((r.get("structure_hash") or r["subgraph_hash"], rates.rate(r.get("anchor"), r.get("ops")))
                      for r in picked) if has_rates else ()
     tasks = sum(t for _, t in expected) if has_rates else None
-    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept, expected)
+    return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept, expected,
+                    idx.pre_cpu_s.get(shard, 0.0) if cpu is not None else 0.0)
 
 
 def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None,
@@ -441,30 +444,39 @@ def yield_key(e: Estimate) -> tuple:
 
 
 def shard_walk(ests: list[Estimate], need: float, key: Callable[[Estimate], tuple] = yield_key) -> dict | None:
-    """What running the shards of ``ests`` in ``key`` order gives toward ``need`` more tasks: the priced shards
-    with subgraphs to profile, each counting only the structures of :attr:`Estimate.expected` that no shard
-    before it in the walk holds (the structure quota: a structure the ones before it timed is not profiled
-    again) and its CPU cut to that share of its subgraphs. Returns ``shards`` (the fewest whose expected
-    tasks reach ``need``; None where all of them do not), ``tasks_expected`` and ``core_hours`` (their CPU
-    seconds / 3600; of all walked shards where ``shards`` is None) and ``shards_walked``. Priced once, in
-    the order the estimates give now; the run re-prices after each shard, and the estimates are the
-    rates' (:func:`rates_backtest` says how far to trust them). None when no shard has expected tasks."""
+    """What running the shards of ``ests`` in ``key`` order gives toward ``need`` more tasks under
+    ``structure_quota: 1`` (one member of a structure profiled over the build; :func:`estimates` made with
+    that quota): the priced shards with subgraphs to profile, each counting only the structures of
+    :attr:`Estimate.expected` that no shard before it in the walk, nor an earlier subgraph of its own, holds,
+    and its profile CPU (``cpu_s`` less ``pre_cpu_s``) cut to that share of its subgraphs; its census phases
+    are paid in full. Returns ``shards`` (the fewest whose expected tasks reach ``need``, 0 where ``need``
+    is not above 0; None where all of them do not), ``tasks_expected`` and ``core_hours`` (their CPU seconds
+    / 3600; of all walked shards where ``shards`` is None), ``shards_walked`` and ``shards_unpriced`` (left
+    out: :attr:`Estimate.priced` false). Priced once, in the order the estimates give now; the run re-prices
+    after each shard, and the tasks are the rates' (:func:`rates_backtest` says how far to trust them). None
+    when no shard has expected tasks."""
     walk = sorted((e for e in ests if e.priced and e.subgraphs and e.cpu_s is not None and e.expected), key=key)
     if not walk:
         return None
+    unpriced = sum(1 for e in ests if not e.priced)
+    if need <= 0:
+        return {"shards": 0, "tasks_expected": 0.0, "core_hours": 0.0, "shards_walked": 0, "shards_unpriced": unpriced}
     held: set[str] = set()
     tasks = cpu = 0.0
     reached = None
     for i, e in enumerate(walk, 1):
-        new = [(s, t) for s, t in e.expected if s not in held]
-        held.update(s for s, _ in new)
-        tasks += sum(t for _, t in new)
-        cpu += e.cpu_s * len(new) / len(e.expected)
+        new = 0
+        for s, t in e.expected:
+            if s not in held:
+                held.add(s)
+                tasks += t
+                new += 1
+        cpu += e.pre_cpu_s + (e.cpu_s - e.pre_cpu_s) * new / len(e.expected)
         if tasks >= need:
             reached = i
             break
     return {"shards": reached, "tasks_expected": round(tasks, 1), "core_hours": round(cpu / 3600, 1),
-            "shards_walked": i}
+            "shards_walked": i, "shards_unpriced": unpriced}
 
 
 #: ``fullscale.order`` -> the key its shards are ordered by (``id``: none, id order)

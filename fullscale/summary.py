@@ -156,6 +156,19 @@ def _task_rates_block(out: Path) -> dict | None:
             "by_anchor": {str(a): list(c) for a, c in anchors}}
 
 
+def _yield_order(out: Path, pending: list[int], design: dict, need: int) -> dict | None:
+    """``yield_order``: :func:`fullscale.order.shard_walk` of the ``pending`` shards toward ``need`` tasks,
+    priced at the profile CPU rate of the CPU model most of the current ``design``'s shards ran on (named
+    in ``cpu_model``, so the figure is the same whichever machine writes the summary; None where their
+    manifests name none, and then this machine's rate prices it); None unless the
+    design's ``structure_quota`` is 1 (what the walk models) or before any shard has expected tasks."""
+    if design["quota"] != 1:
+        return None
+    cpu = design["cpu_models"].most_common(1)[0][0] if design["cpu_models"] else None
+    walk = shard_walk(estimates(out, pending, 1, cpu=cpu), need)
+    return None if walk is None else {**walk, "cpu_model": cpu}
+
+
 def _read(folder: Path, table: str) -> list[dict]:
     p = folder / "tables" / f"{table}.parquet"
     return pq.read_table(p).to_pylist() if p.is_file() else []
@@ -263,7 +276,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}"
         basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": "",
                                               "profile_cpu_s": 0.0, "structures_priced": 0, "structures_timed": 0,
-                                              "tasks": 0, "quota": man.get("structure_quota")})
+                                              "tasks": 0, "quota": man.get("structure_quota"), "cpu_models": Counter()})
+        basis["cpu_models"][(man.get("machine") or {}).get("cpu_model")] += 1
         basis["tasks"] += int(man["counts"].get("tasks", 0))
         basis["structures_timed"] += len(shard_timed)
         if not resumed(man):  # a resumed profile's CPU is its last run's alone
@@ -342,8 +356,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                      "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None,
                      "highest_rate_first": _highest_rate_first(out, [kinds.get(h, (None, None)) for h in structures - structures_timed],
                                                                TARGET_TASKS - tasks, known),
-                     "yield_order": shard_walk(estimates(out, sorted(set(range(num_shards)) - full_ids), cur[1]["quota"]),
-                                               TARGET_TASKS - tasks)}
+                     "yield_order": _yield_order(out, sorted(set(range(num_shards)) - full_ids), cur[1], TARGET_TASKS - tasks)}
     done = sum(1 for i in full_ids if i < num_shards)
     complete = done == num_shards
     reason = None

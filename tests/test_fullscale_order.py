@@ -335,7 +335,7 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
                                      "profiles": [_prof(h) for h in hs],
                                      "tasks": [{"subgraph_hashes": [h]} for h in hs[:tasks]]},
                      phases=[{"phase": "profile", "cpu_s": 1000.0, "wall_s": 1000.0, "rc": 0}],
-                     counts={"subgraphs_profilable_new": 10, "tasks": tasks})
+                     counts={"subgraphs_profilable_new": 10, "tasks": tasks}, structure_quota=1)
     _table_shard(tmp_path, 0, {"graphs": _graphs("g0"), "subgraphs": [_anchored("l0", "L0", ["g0"], "linear")]},
                  CENSUS, census=True, phases=_pre(10.0))
     _table_shard(tmp_path, 1, {"graphs": _graphs("g1"), "subgraphs": [_anchored("k0", "K0", ["g1"], "conv2d"),
@@ -362,7 +362,8 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
     # from the 195 missing
     from fullscale.summary import build_summary
     assert build_summary(tmp_path, 3)["tasks_target_projection"]["yield_order"] == {
-        "shards": None, "tasks_expected": 1.1, "core_hours": 0.1, "shards_walked": 3}
+        "shards": None, "tasks_expected": 1.1, "core_hours": 0.1, "shards_walked": 3, "shards_unpriced": 0,
+        "cpu_model": "x"}
 
 
 
@@ -527,6 +528,15 @@ def test_the_shard_walk_counts_a_structure_once_and_cuts_the_cpu_of_a_shard_it_s
 
     ests = [est(1, 7200.0, [("A", 0.5), ("B", 0.5)]), est(2, 3600.0, [("A", 0.5), ("C", 0.1)]),
             est(3, 100.0, [("E", 9.0)], unpriced_graphs=1), est(4, 10800.0, [("D", 0.2)])]
-    assert shard_walk(ests, 1.0) == {"shards": 2, "tasks_expected": 1.1, "core_hours": 2.0, "shards_walked": 2}
-    assert shard_walk(ests, 5.0) == {"shards": None, "tasks_expected": 1.3, "core_hours": 5.0, "shards_walked": 3}
+    assert shard_walk(ests, 1.0) == {"shards": 2, "tasks_expected": 1.1, "core_hours": 2.0, "shards_walked": 2,
+                                     "shards_unpriced": 1}
+    assert shard_walk(ests, 5.0) == {"shards": None, "tasks_expected": 1.3, "core_hours": 5.0, "shards_walked": 3,
+                                     "shards_unpriced": 1}
     assert shard_walk([ests[2]], 1.0) is None
+    assert shard_walk(ests, 0.0)["shards"] == 0  # nothing missing: no shard needed
+    # a structure twice in one shard counts once; a shard's census phases (pre_cpu_s) are paid in full, its
+    # profile CPU cut to its new share: shard 4 again, with 1,800 of its 10,800 CPU-s census, and structure A
+    again = est(5, 10800.0, [("D", 0.2), ("A", 0.5), ("A", 0.5)], pre_cpu_s=1800.0)
+    assert shard_walk([est(2, 3600.0, [("A", 0.5)]), again], 1.0) == {
+        "shards": None, "tasks_expected": 0.7, "core_hours": round((3600 + 1800 + 9000 / 3) / 3600, 1),
+        "shards_walked": 2, "shards_unpriced": 0}
