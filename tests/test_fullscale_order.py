@@ -540,3 +540,23 @@ def test_the_shard_walk_counts_a_structure_once_and_cuts_the_cpu_of_a_shard_it_s
     assert shard_walk([est(2, 3600.0, [("A", 0.5)]), again], 1.0) == {
         "shards": None, "tasks_expected": 0.7, "core_hours": round((3600 + 1800 + 9000 / 3) / 3600, 1),
         "shards_walked": 2, "shards_unpriced": 0}
+
+
+def test_the_task_rate_plot_draws_the_summarys_rates_and_backtest(tmp_path):
+    """The CSV beside the PNG holds the summary's sizes (share = with a task / profiled) and backtest points,
+    with the random order's share (fraction x all structures with a task); no task_rates, no plot."""
+    from fullscale.plots import write_task_rate_plot
+
+    summary = {"task_rates": {"by_ops": {"1": [10, 4], "6+": [20, 1]}, "by_anchor": {}},
+               "tasks_target_projection": {"highest_rate_first": {"backtest": {
+                   "shards": 2, "structures": 30, "with_task": 5,
+                   "top": [{"fraction": 0.5, "predicted": 3.1, "actual": 4.0}, {"fraction": 1.0, "predicted": 5.2, "actual": 5.0}],
+                   "anchor_only": [{"fraction": 0.5, "actual": 2.5}, {"fraction": 1.0, "actual": 5.0}]}}}}
+    png = write_task_rate_plot(summary, tmp_path / "p" / "rates.png")
+    assert png == tmp_path / "p" / "rates.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "p" / "rates.csv").read_text().splitlines() == [
+        "panel,x,profiled,with_task,share,predicted,actual,anchor_only,random",
+        "by_ops,1,10,4,0.4,,,,", "by_ops,6+,20,1,0.05,,,,",
+        "backtest,0.5,,,,3.1,4.0,2.5,2.5", "backtest,1.0,,,,5.2,5.0,5.0,5.0"]
+    assert write_task_rate_plot({"task_rates": None}, tmp_path / "none.png") is None
+    assert not (tmp_path / "none.png").exists()

@@ -1,4 +1,5 @@
-"""``python -m fullscale summary``: ``metrics/full/summary.json`` from the committed shards."""
+"""``python -m fullscale summary``: ``metrics/full/summary.json`` from the committed shards, and the task-rate
+plot drawn from it (``--plot``, :mod:`fullscale.plots`)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,22 @@ import argparse
 import json
 
 from fullscale.commands import add_common, open_build
+from fullscale.plots import write_task_rate_plot
 from fullscale.shards import build_shards
 from fullscale.summary import write_summary
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
     add_common(p)
+    p.add_argument("--plot", default="plots/full_task_rates.png",
+                   help="task-rate plot drawn from the summary, its CSV beside it ('' for none)")
 
 
 def run(args: argparse.Namespace) -> int:
     b = open_build(args)
     s = write_summary(b.out, build_shards(b.out, b.cfg.num_shards, b.cfg.graphnet_shards), args.metrics, command=b.command)
+    if args.plot:
+        write_task_rate_plot(s, args.plot)
     print(json.dumps({k: s[k] for k in ("complete", "shards_done", "shards_total", "models", "captured",
                                           "unique_graphs", "families", "tasks")}))
     return 0
