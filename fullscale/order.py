@@ -228,6 +228,7 @@ class TaskRates:
 
 
 def _sum_by(counts: dict, key: Callable) -> dict:
+    """``(profiled, with a task)`` pairs of ``counts`` summed per ``key`` of their kind."""
     out: dict = {}
     for kind, (t, k) in counts.items():
         a = out.setdefault(key(kind), [0, 0])
@@ -284,9 +285,9 @@ def task_rates(out: str | Path) -> TaskRates:
 
 
 def _top(preds: list[tuple[float, bool]], k: float) -> tuple[float, float]:
-    """Predicted and actual tasks of the ``k`` structures of ``preds`` (``(predicted rate, has a task)``) with
-    the highest predicted rate; a group of equal rates that ``k`` cuts counts pro rata (its share of the
-    group's tasks), so the result does not depend on how ties are broken."""
+    """Predicted and actual structures with a task among the ``k`` structures of ``preds`` (``(predicted rate,
+    has a task)``) with the highest predicted rate; a group of equal rates that ``k`` cuts counts pro rata (its
+    share of the group's), so the result does not depend on how ties are broken."""
     groups: dict[float, list[int]] = {}
     for rate, task in preds:
         g = groups.setdefault(rate, [0, 0])
@@ -327,11 +328,11 @@ def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTI
     widened = None if at is None else min(1.0, max(at, BACKTEST_MIN_STRUCTURES / n_rows))
     fractions += [] if widened is None else [widened]
 
-    def tops(rows: list[Profiled]) -> tuple[list[tuple[float, bool]], list[dict]]:
+    def tops(rs: list[Profiled]) -> tuple[list[tuple[float, bool]], list[dict]]:
         preds: list[tuple[float, bool]] = []
         for sh in shards:
-            rates = rates_of(r for r in rows if r.shard != sh)
-            preds += [(rates.rate(r.anchor, r.ops) or 0.0, r.task) for r in rows if r.shard == sh]
+            rates = rates_of(r for r in rs if r.shard != sh)
+            preds += [(rates.rate(r.anchor, r.ops) or 0.0, r.task) for r in rs if r.shard == sh]
         top = []
         for f in fractions:
             p, a = _top(preds, f * len(preds))

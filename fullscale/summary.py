@@ -104,8 +104,8 @@ def _pack_rows(pack: Path) -> int:
 
 def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]], need: int, known: dict | None) -> dict | None:
     """What ``need`` more tasks take when the ``untimed`` structures (anchor op, FX ops) are timed in the order
-    of their kind's task rate per structure (:func:`fullscale.order.task_rates`, the order ``fullscale.order: yield`` follows shard
-    by shard):
+    of their kind's task rate per structure (:func:`fullscale.order.task_rates`, the order
+    ``fullscale.order: yield`` follows shard by shard):
     ``tasks_expected_untimed`` (every untimed structure's rate summed: the tasks the rest of the build is
     expected to give), ``structures_to_time`` (the fewest, highest rate first, whose rates sum to ``need``;
     None where they never do) and their profile ``core_hours`` at the known CPU per structure -- a structure
@@ -145,8 +145,8 @@ def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]],
 def _task_rates_block(out: Path) -> dict | None:
     """``task_rates``: ``[profiled structures, with a task]`` of the committed full shards
     (:func:`fullscale.order.task_rates`) per size in FX ops (``by_ops``: ``"6+"`` is that many ops or more,
-    ``"unknown"`` a table without ``num_ops``) and per anchor op of at least :data:`RATES_MIN_STRUCTURES` structures (``by_anchor``, most
-    profiled first); None before any structure was profiled."""
+    ``"unknown"`` a table without ``num_ops``) and per anchor op of at least :data:`RATES_MIN_STRUCTURES`
+    structures (``by_anchor``, most profiled first); None before any structure was profiled."""
     r = task_rates(out)
     if r.overall is None:
         return None
