@@ -1,0 +1,10 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([4, 96, 28, 28], 'in_0'),
+    ([32, 96, 1, 1], 'w_0'),
+]
