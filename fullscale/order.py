@@ -303,7 +303,8 @@ def _top(preds: list[tuple[float, bool]], k: float) -> tuple[float, float]:
     return predicted, actual
 
 
-def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTIONS, at: float | None = None) -> dict | None:
+def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTIONS, at: float | None = None,
+                   rows: dict[str, Profiled] | None = None) -> dict | None:
     """How well :meth:`TaskRates.rate` predicts tasks of shards it has not seen: each committed full shard's
     profiled structures (:func:`profiled_structure_rows`) get the rate of their kind in the *other* shards
     (leave one shard out: tasks cluster in shards, so a structure's own shard would flatter the rate), and the
@@ -318,8 +319,8 @@ def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTI
     top fractions is the winner's curse: the highest rates are partly noise. With ``at`` (a share, 0 to 1),
     ``at`` is that share's entry too, the share widened to at least :data:`BACKTEST_MIN_STRUCTURES`
     structures so that no ratio rests on a few (``share`` keeps the one asked for). None with fewer than two
-    such shards."""
-    rows = list(profiled_structure_rows(out).values())
+    such shards. ``rows``: :func:`profiled_structure_rows` of ``out``, already read."""
+    rows = list((profiled_structure_rows(out) if rows is None else rows).values())
     shards = sorted({r.shard for r in rows})
     if len(shards) < 2:
         return None
@@ -411,17 +412,17 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
 
 
 def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None,
-              cpu: str | None = None) -> list[Estimate]:
+              cpu: str | None = None, rates: TaskRates | None = None) -> list[Estimate]:
     """:func:`estimate` of each of ``shards`` against the shards committed now in ``out``, at the profile CPU
     rate of shards run on CPU model ``cpu`` (None: this machine's, :func:`passnet_common.machine.cpu_model`)
     where there are enough of them (:func:`profile_cpu_per_subgraph`), with their expected tasks at the
-    committed shards' :func:`task_rates`, less what a stopped run on that CPU model left to resume
-    (:func:`resume_credits`)."""
+    committed shards' :func:`task_rates` (``rates``: those, already read), less what a stopped run on that CPU
+    model left to resume (:func:`resume_credits`)."""
     idx = census_index(out) if idx is None else idx
     cpu = cpu_model() if cpu is None else cpu
     seen, profiled = seen_hashes(out), (profiled_structures(out) if quota is not None else Counter())
     per = profile_cpu_per_subgraph(out, cpu)
-    rates, credits = task_rates(out), resume_credits(out, cpu)
+    rates, credits = task_rates(out) if rates is None else rates, resume_credits(out, cpu)
     return [estimate(idx, s, seen, profiled, quota, per, rates, credits.get(s, 0.0)) for s in shards]
 
 

@@ -399,14 +399,14 @@ def deadline_epoch(hhmm: str | None, now: datetime | None = None, flag: str = "-
 
 
 def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: Path, out: Path, work: Path,
-               deadline_utc: str | None = None, census: bool = False) -> list[dict]:
-    """The ``shard_entry`` argument of each shard (``deadline_utc``: HH:MM UTC at which running stages stop;
-    ``census``: census shards)."""
+               deadline_at: float | None = None, census: bool = False) -> list[dict]:
+    """The ``shard_entry`` argument of each shard (``deadline_at``: Unix time at which running stages stop,
+    :func:`deadline_epoch` of ``--deadline``; ``census``: census shards)."""
     return [{"shard": i, "num_shards": cfg.num_shards, "graphnet_shards": cfg.graphnet_shards, "params": params,
              "catalog": str(catalog), "out": str(out),
              "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history,
              "structure_quota": cfg.structure_quota, "census": census,
-             "deadline_epoch": deadline_epoch(deadline_utc)} for i in shards]
+             "deadline_epoch": deadline_at} for i in shards]
 
 
 PLAN_NEXT = 10  # shards ``plan`` lists in the order they would run
@@ -467,7 +467,8 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     if max_shards is not None and max_shards < 0:
         raise ValueError(f"--max-shards {max_shards}: a number of shards, 0 or more")
     stop_after_utc = stop_after_utc or cfg.stop_after_utc
-    stop_at = deadline_epoch(stop_after_utc, flag="--stop-after")  # before anything runs
+    stop_at = deadline_epoch(stop_after_utc, flag="--stop-after")  # both read before anything runs
+    deadline_at = deadline_epoch(deadline_utc)
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
@@ -487,7 +488,7 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     ray = (executor or cfg.executor) == "ray"
     if max_shards is not None and (ray or not by_cost):  # else the local chooser caps the starts among shards that fit
         pending = pending[:max_shards]
-    specs = make_specs(pending, cfg, params, catalog, out, work, deadline_utc, census)
+    specs = make_specs(pending, cfg, params, catalog, out, work, deadline_at, census)
     kind = CENSUS if census else SHARDS
 
     def on_done(res: dict) -> None:
@@ -505,7 +506,7 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
             raise ValueError("--workers is for the local executor; Ray runs as many shard tasks as "
                              "fullscale.cpus_per_shard lets it")
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
-    choose = (cost_chooser(out, cfg.structure_quota, deadline_epoch(deadline_utc), idx, order=order, max_starts=max_shards)
+    choose = (cost_chooser(out, cfg.structure_quota, deadline_at, idx, order=order, max_starts=max_shards)
               if by_cost else None)
     results = run_local(specs, out, on_done=on_done, stop_after_epoch=stop_at,
                         workers=cfg.local_workers if workers is None else workers, choose=choose)

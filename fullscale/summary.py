@@ -67,12 +67,15 @@ import pyarrow.parquet as pq
 from fullscale.order import (
     BACKTEST_FRACTIONS,
     OPS_BUCKET_CAP,
+    Profiled,
+    TaskRates,
     estimate_accuracy,
     estimates,
+    profiled_structure_rows,
     rates_backtest,
+    rates_of,
     resumed,
     shard_walk,
-    task_rates,
 )
 from fullscale.pipeline import machine
 from fullscale.shards import (
@@ -102,10 +105,11 @@ def _pack_rows(pack: Path) -> int:
         return 0
 
 
-def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]], need: int, known: dict | None) -> dict | None:
+def _highest_rate_first(out: Path, rows: dict[str, Profiled], untimed: list[tuple[str | None, int | None]], need: int,
+                        known: dict | None) -> dict | None:
     """What ``need`` more tasks take when the ``untimed`` structures (anchor op, FX ops) are timed in the order
-    of their kind's task rate per structure (:func:`fullscale.order.task_rates`, the order
-    ``fullscale.order: yield`` follows shard by shard):
+    of their kind's task rate per structure (the rates of ``rows``, :func:`fullscale.order.profiled_structure_rows`
+    of ``out``; the order ``fullscale.order: yield`` follows shard by shard):
     ``tasks_expected_untimed`` (every untimed structure's rate summed: the tasks the rest of the build is
     expected to give), ``structures_to_time`` (the fewest, highest rate first, whose rates sum to ``need``;
     None where they never do) and their profile ``core_hours`` at the known CPU per structure -- a structure
@@ -117,7 +121,7 @@ def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]],
     ``core_hours`` divided by that share's ``actual_over_predicted`` (the rates' own count where the backtest
     found them right, more where the highest rates were partly noise; None where that ratio is 0 or the
     count passes the untimed structures). None before any subgraph was timed."""
-    rates = task_rates(out)
+    rates = rates_of(rows.values())
     if rates.overall is None:
         return None
     per = sorted((rates.rate(anchor, ops) for anchor, ops in untimed), reverse=True)
@@ -132,7 +136,7 @@ def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]],
         return round(k * known["profile_cpu_s_per_structure"] / 3600, 1) if known and k else None
 
     got = {"tasks_expected_untimed": round(sum(per), 1), "structures_to_time": n, "core_hours": hours(n)}
-    bt = rates_backtest(out, BACKTEST_FRACTIONS, n / len(per) if n else None)
+    bt = rates_backtest(out, BACKTEST_FRACTIONS, n / len(per) if n else None, rows=rows)
     if bt is not None:
         at = bt.pop("at", None)
         ratio = at["actual_over_predicted"] if at else None
@@ -142,12 +146,11 @@ def _highest_rate_first(out: Path, untimed: list[tuple[str | None, int | None]],
     return {**got, "backtest": bt}
 
 
-def _task_rates_block(out: Path) -> dict | None:
+def _task_rates_block(r: TaskRates) -> dict | None:
     """``task_rates``: ``[profiled structures, with a task]`` of the committed full shards
     (:func:`fullscale.order.task_rates`) per size in FX ops (``by_ops``: ``"6+"`` is that many ops or more,
     ``"unknown"`` a table without ``num_ops``) and per anchor op of at least :data:`RATES_MIN_STRUCTURES`
     structures (``by_anchor``, most profiled first); None before any structure was profiled."""
-    r = task_rates(out)
     if r.overall is None:
         return None
     anchors = sorted(((a, c) for a, c in r.by_anchor.items() if c[0] >= RATES_MIN_STRUCTURES), key=lambda ac: (-ac[1][0], str(ac[0])))
@@ -156,7 +159,7 @@ def _task_rates_block(out: Path) -> dict | None:
             "by_anchor": {str(a): list(c) for a, c in anchors}}
 
 
-def _yield_order(out: Path, pending: list[int], design: dict, need: int) -> dict | None:
+def _yield_order(out: Path, pending: list[int], design: dict, need: int, rates: TaskRates) -> dict | None:
     """``yield_order``: :func:`fullscale.order.shard_walk` of the ``pending`` shards toward ``need`` tasks,
     priced at the profile CPU rate of the CPU model most of the current ``design``'s shards ran on (named
     in ``cpu_model``, so the figure is the same whichever machine writes the summary; None where their
@@ -165,7 +168,7 @@ def _yield_order(out: Path, pending: list[int], design: dict, need: int) -> dict
     if design["quota"] != 1:
         return None
     cpu = design["cpu_models"].most_common(1)[0][0] if design["cpu_models"] else None
-    walk = shard_walk(estimates(out, pending, 1, cpu=cpu), need)
+    walk = shard_walk(estimates(out, pending, 1, cpu=cpu, rates=rates), need)
     return None if walk is None else {**walk, "cpu_model": cpu}
 
 
@@ -221,6 +224,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     """The summary dict (module docstring) of the build folder ``out`` cut into ``num_shards``."""
     out = Path(out)
     shards = done_shards(out)
+    profiled_rows = profiled_structure_rows(out)  # read once: the rates, their backtest and the shard walk use it
+    rates = rates_of(profiled_rows.values())
     catalog = out / "catalog.parquet"
     cat_rows = pq.read_table(catalog, columns=["model_id", "source"]).to_pylist() if catalog.is_file() else []
     src_of = {r["model_id"]: r["source"] for r in cat_rows}
@@ -351,12 +356,13 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     if tasks < TARGET_TASKS and cur[1] and cur[1]["structures_timed"] and cur[1]["tasks"]:
         rate = cur[1]["tasks"] / cur[1]["structures_timed"]
         need = -(-(TARGET_TASKS - tasks) * cur[1]["structures_timed"] // cur[1]["tasks"])  # ceil, in ints
+        untimed = [kinds.get(h, (None, None)) for h in structures - structures_timed]
+        missing = TARGET_TASKS - tasks
         to_target = {"design": cur[0], "tasks_per_structure_timed": round(rate, 4), "structures_to_time": int(need),
                      "structures_untimed": len(structures - structures_timed),
                      "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None,
-                     "highest_rate_first": _highest_rate_first(out, [kinds.get(h, (None, None)) for h in structures - structures_timed],
-                                                               TARGET_TASKS - tasks, known),
-                     "yield_order": _yield_order(out, sorted(set(range(num_shards)) - full_ids), cur[1], TARGET_TASKS - tasks)}
+                     "highest_rate_first": _highest_rate_first(out, profiled_rows, untimed, missing, known),
+                     "yield_order": _yield_order(out, sorted(set(range(num_shards)) - full_ids), cur[1], missing, rates)}
     done = sum(1 for i in full_ids if i < num_shards)
     complete = done == num_shards
     reason = None
@@ -398,7 +404,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "profile_core_hours_known_structures": known,
         "tasks_target_projection": to_target,
         "order_estimates": estimate_accuracy(out),
-        "task_rates": _task_rates_block(out),
+        "task_rates": _task_rates_block(rates),
         "census": {"shards_done": len(census_ids), "models": census_models, "cpu_s": round(census_cpu, 1),
                    "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
                    "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}
