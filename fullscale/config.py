@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from passnet_common.config import ParamsConfig, knob, register
-from passnet_common.spec import Optional, positive
+from passnet_common.spec import Optional, interval, positive
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,11 @@ class FullScaleConfig(ParamsConfig):
     structure_quota: int | None = knob(1, rule=Optional(positive(int)),
                                        doc="subgraphs timed per structure (structure_hash) over the whole build; the "
                                            "others are recorded skipped / structure_quota_reached (None: every member)")
+    rate_floor: float | None = knob(None, rule=Optional(interval(float, 0.0, 1.0, lo_open=True)),
+                                    doc="a shard leaves out (skipped / below_rate_floor) each subgraph whose kind's "
+                                        "long-tail tasks per profiled structure in the committed full shards is below "
+                                        "this (fullscale.order.rate_floor_picks); a later shard judges it again "
+                                        "(None: profile every structure)")
     keep_trial_history: bool = knob(False, doc="keep profiles.trial_history in a shard's compact rows "
                                                "(every timed trial: ~10x the table's size)")
     release_task_size: int = knob(10, rule=positive(int), doc="variants per release task (PassBench: ~10)")

@@ -24,6 +24,12 @@ shared between shards, so a large shard's estimate shrinks as the shards committ
 structures (the estimate is recomputed from the committed shards at each pick). ``fullscale.order: id``
 runs them in id order.
 
+``fullscale.rate_floor`` works inside a shard: a subgraph whose kind's rate is below it is not profiled
+(:func:`rate_floor_picks`; the shard records it skipped / ``below_rate_floor`` and a later shard judges it
+again), so a shard pays its census phases and the profile of its high-rate structures only, and the estimate
+counts those alone. The shards then give more tasks per CPU second, and the structures below the floor wait
+(the build is not complete while any does).
+
 The estimate is linear in subgraphs (a subgraph's variants, candidates and replicates vary: it orders
 shards, it is not a promise). Its wall seconds are its CPU seconds over :data:`CORES_BUSY`, the fewest cores a
 shard was measured to keep busy; a shard that outruns its estimate is stopped at the deadline as any other.
@@ -268,6 +274,16 @@ def profiled_structure_rows(out: str | Path) -> dict[str, Profiled]:
     return {k: Profiled(*v) for k, v in seen.items()}
 
 
+def rate_floor_picks(rows: list[dict], rates: TaskRates, floor: float | None) -> list[bool]:
+    """Which of a shard's decomposed ``rows`` (``status``, ``anchor``, ``num_ops``) to skip for
+    ``fullscale.rate_floor``: the ``ok`` rows whose kind's :meth:`TaskRates.rate` is below ``floor``. None of
+    them where ``floor`` is None or ``rates`` has no rate yet (before any structure was profiled, nothing is
+    known to be below it). One flag per row (True: skip)."""
+    if floor is None or rates.overall is None:
+        return [False] * len(rows)
+    return [r.get("status") == "ok" and rates.rate(r.get("anchor"), r.get("num_ops")) < floor for r in rows]
+
+
 def rates_of(rows: Iterable[Profiled]) -> TaskRates:
     """:class:`TaskRates` of :func:`profiled_structure_rows` values."""
     counts: dict[tuple[str | None, int | None], list[int]] = {}
@@ -361,7 +377,8 @@ class Estimate:
     CPU seconds a stopped run of it left to resume (:func:`resume_credits`, at most ``1 -``
     :data:`RESUME_MIN_SHARE` of the profile's price), ``expected`` each profiled subgraph's structure (its
     ``structure_hash``, else its own hash) and expected tasks (empty without rates: :func:`shard_walk`),
-    ``pre_cpu_s`` the census capture, dedupe and decompose CPU seconds within ``cpu_s``."""
+    ``pre_cpu_s`` the census capture, dedupe and decompose CPU seconds within ``cpu_s``, ``below_floor`` the
+    subgraphs ``fullscale.rate_floor`` leaves out (:func:`rate_floor_picks`; not in ``subgraphs``)."""
 
     shard: int
     subgraphs: int | None
@@ -371,6 +388,7 @@ class Estimate:
     resumed_cpu_s: float = 0.0
     expected: tuple[tuple[str, float], ...] = ()
     pre_cpu_s: float = 0.0
+    below_floor: int = 0
 
     @property
     def priced(self) -> bool:
@@ -380,11 +398,12 @@ class Estimate:
 
 def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], profiled: Counter,
              quota: int | None, cpu_per_subgraph: float | None, rates: TaskRates | None = None,
-             resume_credit: float = 0.0) -> Estimate:
+             resume_credit: float = 0.0, floor: float | None = None) -> Estimate:
     """What ``shard`` would profile if it ran now (:mod:`fullscale.pipeline`'s own steps on the census rows):
     its graphs no committed full shard decomposed (``seen``: :func:`fullscale.shards.seen_hashes`), their
     ``ok`` subgraphs not seen, at most ``quota`` per structure counting ``profiled``
-    (:func:`fullscale.shards.profiled_structures`; None: every member); with ``rates``, the tasks they are
+    (:func:`fullscale.shards.profiled_structures`; None: every member), less those whose kind's rate in
+    ``rates`` is below ``floor`` (:func:`rate_floor_picks`; None: none); with ``rates``, the tasks they are
     expected to give; ``resume_credit``: the profile CPU seconds a stopped run of it left to resume
     (:func:`resume_credits`)."""
     if shard not in idx.graphs:
@@ -398,6 +417,12 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
                 rows.setdefault(r["subgraph_hash"], r)
     ok = list(rows.values())
     picked = ok if quota is None else [r for r, skip in zip(ok, structure_picks(ok, profiled, quota)) if not skip]
+    below = 0
+    if floor is not None and rates is not None:
+        flags = rate_floor_picks([{"status": "ok", "anchor": r.get("anchor"), "num_ops": r.get("ops")} for r in picked],
+                                 rates, floor)
+        below = sum(flags)
+        picked = [r for r, skip in zip(picked, flags) if not skip]
     n = len(picked)
     kept, cpu = 0.0, None
     if cpu_per_subgraph is not None:
@@ -408,22 +433,23 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
                      for r in picked) if has_rates else ()
     tasks = sum(t for _, t in expected) if has_rates else None
     return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept, expected,
-                    idx.pre_cpu_s.get(shard, 0.0) if cpu is not None else 0.0)
+                    idx.pre_cpu_s.get(shard, 0.0) if cpu is not None else 0.0, below)
 
 
 def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None,
-              cpu: str | None = None, rates: TaskRates | None = None) -> list[Estimate]:
+              cpu: str | None = None, rates: TaskRates | None = None, floor: float | None = None) -> list[Estimate]:
     """:func:`estimate` of each of ``shards`` against the shards committed now in ``out``, at the profile CPU
     rate of shards run on CPU model ``cpu`` (None: this machine's, :func:`passnet_common.machine.cpu_model`)
     where there are enough of them (:func:`profile_cpu_per_subgraph`), with their expected tasks at the
     committed shards' :func:`task_rates` (``rates``: those, already read), less what a stopped run on that CPU
-    model left to resume (:func:`resume_credits`)."""
+    model left to resume (:func:`resume_credits`), without the subgraphs below ``fullscale.rate_floor``
+    (``floor``)."""
     idx = census_index(out) if idx is None else idx
     cpu = cpu_model() if cpu is None else cpu
     seen, profiled = seen_hashes(out), (profiled_structures(out) if quota is not None else Counter())
     per = profile_cpu_per_subgraph(out, cpu)
     rates, credits = task_rates(out) if rates is None else rates, resume_credits(out, cpu)
-    return [estimate(idx, s, seen, profiled, quota, per, rates, credits.get(s, 0.0)) for s in shards]
+    return [estimate(idx, s, seen, profiled, quota, per, rates, credits.get(s, 0.0), floor) for s in shards]
 
 
 def cost_key(e: Estimate) -> tuple:
@@ -516,6 +542,7 @@ def _describe(e: Estimate) -> str:
     if e.subgraphs is None:
         return f"{shard_name(e.shard)}, unknown cost (no census shard)"
     what = f"{shard_name(e.shard)}, {'at least ' if e.unpriced_graphs else '~'}{e.subgraphs} subgraphs to profile"
+    what += f" ({e.below_floor} below the rate floor)" if e.below_floor else ""
     if e.unpriced_graphs:
         what += f" ({e.unpriced_graphs} graphs the census could not load)"
     what += f", ~{e.cpu_s:.0f} CPU-s" if e.cpu_s is not None and not e.unpriced_graphs else ""
@@ -524,10 +551,12 @@ def _describe(e: Estimate) -> str:
 
 
 def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | None,
-                 idx: CensusIndex | None = None, *, order: str, max_starts: int | None = None) -> Callable[[list[dict]], int | None]:
+                 idx: CensusIndex | None = None, *, order: str, max_starts: int | None = None,
+                 floor: float | None = None) -> Callable[[list[dict]], int | None]:
     """The ``choose`` of :func:`fullscale.runner.run_local` for ``fullscale.order`` ``cost`` or ``yield``
     (``order``): at each call, :func:`pick` in that order over the specs not yet started (re-priced against
-    the shards committed by then) with the seconds left before ``deadline_epoch`` (None: no limit); prints
+    the shards committed by then, without the subgraphs below ``floor``: ``fullscale.rate_floor``) with the
+    seconds left before ``deadline_epoch`` (None: no limit); prints
     its choice, or why none fits. ``max_starts`` (``--max-shards``): no more shards than that start, counted
     among those that fit (a cap applied to the queue before ``fits`` could leave only shards too long)."""
     idx = census_index(out) if idx is None else idx
@@ -540,7 +569,7 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
             print(f"--max-shards {max_starts}: {started} started, no more start", flush=True)
             return None
         left = None if deadline_epoch is None else deadline_epoch - time.time()
-        best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx), left, key)
+        best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx, floor=floor), left, key)
         if best is None:
             print(f"no pending shard fits the {left:.0f} s left before the deadline: {len(too_long)} left for a "
                   f"longer run ({_describe(min(too_long, key=cost_key))} is the cheapest)", flush=True)
@@ -553,6 +582,7 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
                                 "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1),
                                 "tasks": None if best.tasks is None else round(best.tasks, 2), "order": order,
                                 "rates": RATES_MODEL,
+                                **({"rate_floor": floor, "below_floor": best.below_floor} if floor is not None else {}),
                                 **({"resumed_cpu_s": round(best.resumed_cpu_s, 1)} if best.resumed_cpu_s else {})}
         return i
 

@@ -17,7 +17,12 @@ Between the stages it only filters Parquet rows:
   of their structure (``structure_hash``) over the build are marked ``skip_reason:
   structure_quota_reached`` (:func:`fullscale.shards.structure_picks`: committed shards' timed members
   count against it, the members kept are drawn by the hash), so every structure is screened and common
-  ones (a timm ``conv2d>batch_norm>relu``) are not profiled in every shard again.
+  ones (a timm ``conv2d>batch_norm>relu``) are not profiled in every shard again;
+- with ``fullscale.rate_floor`` (``spec["rate_floor"]``) the remaining ones whose kind's task rate in the
+  committed full shards is below the floor are marked ``skip_reason: below_rate_floor``
+  (:func:`fullscale.order.rate_floor_picks`, the rates the shard order uses, read when the shard starts), so
+  the profile times the structures most likely to give a task; like the quota's, they are not "seen", and a
+  later shard that meets them judges them again.
 
 "Earlier" means committed when the shard starts: shards run at once (Ray) do not see each other,
 and the release deduplicates by hash across all shards (:mod:`fullscale.release`).
@@ -53,8 +58,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fullscale.order import TaskRates, rate_floor_picks, task_rates
 from fullscale.params import params_digest, write_params
 from fullscale.shards import (
+    FLOOR_REASON,
     GRAPHNET_PREFIX,
     QUOTA_REASON,
     SEEN_REASON,
@@ -334,6 +341,13 @@ def _mark_structure_quota(path: Path, profiled: Counter, quota: int) -> int:
     return _mark_skipped(path, structure_picks(rows, profiled, quota), QUOTA_REASON)
 
 
+def _mark_rate_floor(path: Path, rates: TaskRates, floor: float) -> int:
+    """Mark the ``ok`` rows of ``subgraphs.parquet`` whose kind's task rate is below ``floor`` as skipped /
+    :data:`fullscale.shards.FLOOR_REASON` (:func:`fullscale.order.rate_floor_picks`). Returns how many."""
+    cols = [c for c in ("status", "anchor", "num_ops") if c in pq.read_schema(path).names]
+    return _mark_skipped(path, rate_floor_picks(pq.read_table(path, columns=cols).to_pylist(), rates, floor), FLOOR_REASON)
+
+
 def _compact_profiles(src: Path, keep_history: bool) -> bytes:
     t = pq.read_table(src)
     if not keep_history and "trial_history" in t.column_names:
@@ -371,7 +385,7 @@ def shard_entry(spec: dict) -> dict:
     seen hashes are read from it), ``work`` (scratch root), optional ``shard_timeout_s``,
     ``deadline_epoch`` (Unix time at which a running stage is stopped: the shard is then a failure
     record with the phase it stopped in, ``rc`` None), ``keep_trial_history``, ``census`` (True: stop
-    after ``decompose``, module docstring).
+    after ``decompose``, module docstring), ``structure_quota``, ``rate_floor`` (module docstring).
 
     A shard run again resumes its profile's finished attempts from this machine's scratch folder (same
     merged params) and from ``<out>/shards/<name>.attempts.parquet`` (:func:`fullscale.shards.pack_attempts`,
@@ -441,6 +455,8 @@ def shard_entry(spec: dict) -> dict:
     seen_graphs_before, seen_subs_before = len(seen_graphs), len(seen_subs)
     quota = None if census else spec.get("structure_quota")
     structures = profiled_structures(spec["out"]) if quota is not None else Counter()
+    floor = None if census else spec.get("rate_floor")
+    rates = task_rates(spec["out"]) if floor is not None else None  # the committed shards' when this one starts
 
     fmt = {"params": str(params_path), "w": str(w), "cache": str(cache)}
     phases: list[dict] = []
@@ -476,12 +492,16 @@ def shard_entry(spec: dict) -> dict:
                 if quota is not None:
                     notes["subgraphs_structure_quota"] = _mark_structure_quota(w / "decompose" / "subgraphs.parquet",
                                                                                structures, int(quota))
+                if rates is not None:
+                    notes["subgraphs_below_rate_floor"] = _mark_rate_floor(w / "decompose" / "subgraphs.parquet",
+                                                                           rates, float(floor))
                 ok = [r for r in _rows(w / "decompose" / "subgraphs.parquet") if r["status"] == "ok"]
                 if ok:
                     go("profile")
                     go("curate")
                 else:
-                    skipped["profile"] = skipped["curate"] = "no profilable subgraph new to the build and under its structure's quota"
+                    why = "no profilable subgraph new to the build, under its structure's quota and at or above the rate floor"
+                    skipped["profile"] = skipped["curate"] = why
             else:
                 skipped.update({p: "no unique graph new to this build" for p in ("decompose", "profile", "curate")})
             if census:
@@ -543,6 +563,7 @@ def shard_entry(spec: dict) -> dict:
         "subgraphs_profilable_new": sum(1 for r in subs if r["status"] == "ok"),
         "subgraphs_seen_before": notes.get("subgraphs_seen_before", 0),
         "subgraphs_structure_quota": notes.get("subgraphs_structure_quota", 0),
+        "subgraphs_below_rate_floor": notes.get("subgraphs_below_rate_floor", 0),
         "profile_rows": len(prof),
         "tasks": len(tasks),
         "task_variants": sum(int(t.get("num_variants") or 0) for t in tasks),
@@ -557,6 +578,11 @@ def shard_entry(spec: dict) -> dict:
         "seen_before": {"graphs": seen_graphs_before, "subgraphs": seen_subs_before,
                         "structures_timed": len(structures)},
         "structure_quota": quota,
+        # the floor, and how many profiled structures (with a task) the rates it was applied with came from
+        "rate_floor": floor,
+        "rates_at_start": (None if rates is None else
+                           {"structures": sum(t for t, _ in rates.by_kind.values()),
+                            "with_task": sum(k for _, k in rates.by_kind.values())}),
         "started_utc": started.isoformat(timespec="seconds"), "finished_utc": finished.isoformat(timespec="seconds"),
         "machine": machine(), "code": code_version(), "params_sha256": params_digest(spec["params"]),
         "trial_history_kept": bool(spec.get("keep_trial_history")),

@@ -85,7 +85,17 @@ import yaml
 from fullscale.config import FullScaleConfig
 from fullscale.licences import model_licences
 from fullscale.pipeline import ROOT, child_env
-from fullscale.shards import QUOTA_REASON, SEEN_REASON, SHARDS, build_shards, census_only, done_shards, read_manifest, shard_name
+from fullscale.shards import (
+    FLOOR_REASON,
+    QUOTA_REASON,
+    SEEN_REASON,
+    SHARDS,
+    build_shards,
+    census_only,
+    done_shards,
+    read_manifest,
+    shard_name,
+)
 from fullscale.summary import write_summary
 from passnet_common.io import atomic_write_json
 
@@ -284,7 +294,8 @@ def concat_tables(shards: list[Path], name: str):
     key = DEDUPE_KEY.get(name)
     if key and len(t):
         rows = t.to_pylist()
-        rank = {SEEN_REASON: 2, QUOTA_REASON: 1}  # a profiled row first, then one left out by the quota, then a seen one
+        # a profiled row first, then one left out by the quota or the rate floor, then a seen one
+        rank = {SEEN_REASON: 2, QUOTA_REASON: 1, FLOOR_REASON: 1}
         order = sorted(range(len(rows)), key=lambda i: (rank.get(rows[i].get("skip_reason"), 0), i))
         keep, seen = [], set()
         for i in order:

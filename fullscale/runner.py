@@ -405,7 +405,7 @@ def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: P
     return [{"shard": i, "num_shards": cfg.num_shards, "graphnet_shards": cfg.graphnet_shards, "params": params,
              "catalog": str(catalog), "out": str(out),
              "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history,
-             "structure_quota": cfg.structure_quota, "census": census,
+             "structure_quota": cfg.structure_quota, "rate_floor": cfg.rate_floor, "census": census,
              "deadline_epoch": deadline_at} for i in shards]
 
 
@@ -418,7 +418,7 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
     model count, the shards (model shards and GraphNet shards), the smallest and largest shard, how many
     shards are pending and, with ``fullscale.order`` ``cost`` or ``yield``, the next ones in that order with
     their estimates (:func:`fullscale.order.estimates`: subgraphs to profile, CPU seconds and expected tasks,
-    None where unknown)."""
+    None where unknown; the subgraphs ``fullscale.rate_floor`` leaves out)."""
     catalog = ensure_catalog(params_path, out, params)
     build_shards(out, cfg.num_shards, cfg.graphnet_shards)  # refuses shards cut another way
     rows = pq.read_table(catalog).select(["model_id", "duplicate_of"]).to_pylist()
@@ -430,11 +430,12 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
             "models_per_shard": {"min": min(sizes.values()), "max": max(sizes.values())},
             "pending": len(pending), "order": cfg.order}
     if cfg.order in ORDER_KEYS:
-        ests = sorted(estimates(out, pending, cfg.structure_quota), key=ORDER_KEYS[cfg.order])
+        ests = sorted(estimates(out, pending, cfg.structure_quota, floor=cfg.rate_floor), key=ORDER_KEYS[cfg.order])
         plan["next"] = [{"shard": shard_name(e.shard), "subgraphs_to_profile": e.subgraphs,
                          "cpu_s": None if e.cpu_s is None else round(e.cpu_s),
                          "tasks_expected": None if e.tasks is None else round(e.tasks, 1),
-                         **({"resumed_cpu_s": round(e.resumed_cpu_s)} if e.resumed_cpu_s else {})} for e in ests[:PLAN_NEXT]]
+                         **({"resumed_cpu_s": round(e.resumed_cpu_s)} if e.resumed_cpu_s else {}),
+                         **({"below_rate_floor": e.below_floor} if e.below_floor else {})} for e in ests[:PLAN_NEXT]]
     return plan
 
 
@@ -484,7 +485,7 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     by_cost = order in ORDER_KEYS and not census  # census shards cost about the same: id order
     idx = census_index(out) if by_cost else None
     if by_cost:
-        pending = ordered(estimates(out, pending, cfg.structure_quota, idx), ORDER_KEYS[order])
+        pending = ordered(estimates(out, pending, cfg.structure_quota, idx, floor=cfg.rate_floor), ORDER_KEYS[order])
     ray = (executor or cfg.executor) == "ray"
     if max_shards is not None and (ray or not by_cost):  # else the local chooser caps the starts among shards that fit
         pending = pending[:max_shards]
@@ -506,7 +507,8 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
             raise ValueError("--workers is for the local executor; Ray runs as many shard tasks as "
                              "fullscale.cpus_per_shard lets it")
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
-    choose = (cost_chooser(out, cfg.structure_quota, deadline_at, idx, order=order, max_starts=max_shards)
+    choose = (cost_chooser(out, cfg.structure_quota, deadline_at, idx, order=order, max_starts=max_shards,
+                           floor=cfg.rate_floor)
               if by_cost else None)
     results = run_local(specs, out, on_done=on_done, stop_after_epoch=stop_at,
                         workers=cfg.local_workers if workers is None else workers, choose=choose)

@@ -197,8 +197,8 @@ def census_graphs(out: str | Path) -> set[str]:
 def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], set[str]]:
     """``(graph_hashes, subgraph_hashes)`` of the committed shards (all, or those with id < ``before``):
     the unique graphs they decomposed and the subgraphs they decomposed (a later shard skips both); a
-    subgraph a shard left out for the structure quota is not among them, so a later shard judges it
-    again (under the quota then in force)."""
+    subgraph a shard left out for the structure quota or the rate floor is not among them, so a later shard
+    judges it again (under the quota and floor then in force)."""
     graphs: set[str] = set()
     subs: set[str] = set()
     for d in done_shards(out):
@@ -208,12 +208,14 @@ def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], s
         sg = d / "tables" / "subgraphs.parquet"
         if sg.is_file():
             t = pq.read_table(sg, columns=["subgraph_hash", "skip_reason"]).to_pylist()
-            subs.update(r["subgraph_hash"] for r in t if r["skip_reason"] not in (SEEN_REASON, QUOTA_REASON))
+            subs.update(r["subgraph_hash"] for r in t if r["skip_reason"] not in (SEEN_REASON, *DEFERRED))
     return graphs, subs
 
 
 SEEN_REASON = "seen_in_earlier_shard"
 QUOTA_REASON = "structure_quota_reached"
+FLOOR_REASON = "below_rate_floor"  # its kind's task rate was under fullscale.rate_floor when the shard ran
+DEFERRED = (QUOTA_REASON, FLOOR_REASON)  # skip reasons that leave a subgraph unseen: a later shard judges it again
 TIMED = ("ok", "accuracy_error", "unstable")  # profile row statuses that mean the variant was timed
 
 

@@ -14,7 +14,9 @@ across shards:
 - ``families``: distinct structure families (``pattern``) among the decomposed subgraphs (full and
   census shards); ``structures`` (distinct ``structure_hash``) and ``structures_timed`` (those with a
   member the profile timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
-  (:func:`fullscale.shards.structure_picks`) and timed in no shard;
+  (:func:`fullscale.shards.structure_picks`) and timed in no shard; ``subgraphs_below_rate_floor`` and
+  ``structures_below_rate_floor``: subgraphs left out by ``fullscale.rate_floor``
+  (:func:`fullscale.order.rate_floor_picks`) and timed in no shard, and their structures no shard timed;
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
   ``variants_confirmed``: those with a label (stable) from the full protocol. Where the profile
   has a screen phase (a ``phase`` column: ``screen`` / ``protocol``), the two counts come from it
@@ -25,7 +27,7 @@ across shards:
   than eager / than Dynamo-only with confidence (``curate.select.longtail``'s labels);
 - ``phases``: wall and CPU seconds per phase summed over shards, ``cpu_s_per_model``;
   ``projected_core_hours_remaining``: the CPU per model of the shards that ran with the design (stage
-  params digest and structure quota) of the most recently finished one, or of the whole build when those
+  params digest, structure quota and rate floor) of the most recently finished one, or of the whole build when those
   hold fewer than :data:`PROJECTION_MIN_MODELS` models (``projection_basis``), times the models left --
   linear, so an upper bound where fewer structures are new in later shards;
   ``profile_core_hours_known_structures``: the structures known and not yet timed times the profile CPU
@@ -38,7 +40,8 @@ across shards:
   rate (``fullscale.order: yield``), with the tasks the untimed structures are expected to give, and
   ``yield_order``: the same in whole shards, the pending ones walked in the yield order
   (:func:`fullscale.order.shard_walk`: each shard profiles every new structure it holds, not only the
-  highest-rate ones, so it takes more); ``census``: the census
+  highest-rate ones, so it takes more; under the design's ``fullscale.rate_floor`` it profiles those at or
+  above the floor, and ``by_rate_floor`` walks the same shards under other floors); ``census``: the census
   shards (count, models, CPU per model, phases) and the census CPU still owed to the catalog models no
   shard of either kind holds yet; ``capture_measured``:
   the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
@@ -50,7 +53,7 @@ across shards:
   finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``), the phases' times and
   ``attempts_packed`` (attempt files its next run resumes on any machine: :func:`fullscale.shards.pack_attempts`);
 - ``machine``: the machines the shards ran on (``written_on``: the one writing the summary);
-  ``complete``: every shard done.
+  ``complete``: every shard done and no structure left below the rate floor.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from fullscale.order import (
     OPS_BUCKET_CAP,
     Profiled,
     TaskRates,
+    census_index,
     estimate_accuracy,
     estimates,
     profiled_structure_rows,
@@ -80,6 +84,7 @@ from fullscale.order import (
 from fullscale.pipeline import machine
 from fullscale.shards import (
     CENSUS,
+    FLOOR_REASON,
     QUOTA_REASON,
     SEEN_REASON,
     SHARDS,
@@ -92,6 +97,7 @@ from fullscale.shards import (
 from passnet_common.io import atomic_write_json
 
 TARGET_TASKS = 200
+WALK_FLOORS = (None, 0.05, 0.1, 0.15, 0.2)  # the rate floors yield_order.by_rate_floor walks the pending shards under
 RATES_MIN_STRUCTURES = 10  # the summary's task_rates lists anchors of at least this many profiled structures
 PROJECTION_MIN_MODELS = 10  # fewer models in the latest design's shards: projected from the whole build
 
@@ -160,16 +166,25 @@ def _task_rates_block(r: TaskRates) -> dict | None:
 
 
 def _yield_order(out: Path, pending: list[int], design: dict, need: int, rates: TaskRates) -> dict | None:
-    """``yield_order``: :func:`fullscale.order.shard_walk` of the ``pending`` shards toward ``need`` tasks,
-    priced at the profile CPU rate of the CPU model most of the current ``design``'s shards ran on (named
-    in ``cpu_model``, so the figure is the same whichever machine writes the summary; None where their
-    manifests name none, and then this machine's rate prices it); None unless the
-    design's ``structure_quota`` is 1 (what the walk models) or before any shard has expected tasks."""
+    """``yield_order``: :func:`fullscale.order.shard_walk` of the ``pending`` shards toward ``need`` tasks
+    under the current ``design``'s ``fullscale.rate_floor`` (``rate_floor``), priced at the profile CPU rate
+    of the CPU model most of its shards ran on (named in ``cpu_model``, so the figure is the same whichever
+    machine writes the summary; None where their manifests name none, and then this machine's rate prices
+    it), and ``by_rate_floor``: the same walk under each floor of :data:`WALK_FLOORS` (``null``: none),
+    each with its ``subgraphs_below_floor`` over the walked shards; None unless the design's
+    ``structure_quota`` is 1 (what the walk models) or before any shard has expected tasks."""
     if design["quota"] != 1:
         return None
     cpu = design["cpu_models"].most_common(1)[0][0] if design["cpu_models"] else None
-    walk = shard_walk(estimates(out, pending, 1, cpu=cpu, rates=rates), need)
-    return None if walk is None else {**walk, "cpu_model": cpu}
+    idx = census_index(out)
+    walks = {}
+    for floor in sorted({*WALK_FLOORS, design["floor"]}, key=lambda f: -1.0 if f is None else f):
+        ests = estimates(out, pending, 1, idx, cpu=cpu, rates=rates, floor=floor)
+        walk = shard_walk(ests, need)
+        walks[floor] = None if walk is None else {"rate_floor": floor, **walk,
+                                                  "subgraphs_below_floor": sum(e.below_floor for e in ests)}
+    got = walks[design["floor"]]
+    return None if got is None else {**got, "cpu_model": cpu, "by_rate_floor": [w for w in walks.values() if w]}
 
 
 def _read(folder: Path, table: str) -> list[dict]:
@@ -239,6 +254,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     kinds: dict[str, tuple[str | None, int | None]] = {}  # structure -> anchor op and FX ops of its first subgraph row
     subgraphs: set[str] = set()
     over_quota: set[str] = set()
+    below_floor: dict[str, str | None] = {}  # subgraph left out by the rate floor -> its structure
     timed_hashes: set[str] = set()
     screened = confirmed = 0
     slow_e2e: list[bool] = []
@@ -267,6 +283,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                         shard_timed.add(r["structure_hash"])
                 if r.get("skip_reason") == QUOTA_REASON:
                     over_quota.add(r["subgraph_hash"])
+                if r.get("skip_reason") == FLOOR_REASON:
+                    below_floor[r["subgraph_hash"]] = r.get("structure_hash")
         structures_timed |= shard_timed
         n_screened, n_confirmed = profile_counts(profs)
         screened, confirmed = screened + n_screened, confirmed + n_confirmed
@@ -278,10 +296,12 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         _add_phases(phases, man)
         wall += man.get("wall_s", 0.0)
         cpu += man.get("cpu_s", 0.0)
-        design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}"
+        floor = man.get("rate_floor")
+        design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}" + ("" if floor is None else f":floor={floor}")
         basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": "",
                                               "profile_cpu_s": 0.0, "structures_priced": 0, "structures_timed": 0,
-                                              "tasks": 0, "quota": man.get("structure_quota"), "cpu_models": Counter()})
+                                              "tasks": 0, "quota": man.get("structure_quota"), "floor": floor,
+                                              "cpu_models": Counter()})
         basis["cpu_models"][(man.get("machine") or {}).get("cpu_model")] += 1
         basis["tasks"] += int(man["counts"].get("tasks", 0))
         basis["structures_timed"] += len(shard_timed)
@@ -364,12 +384,15 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                      "highest_rate_first": _highest_rate_first(out, profiled_rows, untimed, missing, known),
                      "yield_order": _yield_order(out, sorted(set(range(num_shards)) - full_ids), cur[1], missing, rates)}
     done = sum(1 for i in full_ids if i < num_shards)
-    complete = done == num_shards
+    floor_left = {h for h in below_floor if h not in timed_hashes}
+    floor_structures = {below_floor[h] or h for h in floor_left} - structures_timed
+    complete = done == num_shards and not floor_structures
     reason = None
     if tasks < TARGET_TASKS:
         if not complete:
             reason = (f"build incomplete: {done} of {num_shards} shards done ({n_models} of {len(cat_rows)} catalog "
-                      f"models); tasks so far {tasks}")
+                      f"models)" + (f", {len(floor_structures)} structures left below the rate floor" if floor_structures else "")
+                      + f"; tasks so far {tasks}")
             if to_target:
                 reason += (f"; at {to_target['tasks_per_structure_timed']} tasks per timed structure, {TARGET_TASKS} need "
                            f"about {to_target['structures_to_time']} more structures timed of the "
@@ -390,6 +413,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "unique_subgraphs": len(subgraphs), "families": len(patterns),
         "structures": len(structures), "structures_timed": len(structures_timed),
         "subgraphs_skipped_structure_quota": len(over_quota - timed_hashes),
+        "subgraphs_below_rate_floor": len(floor_left), "structures_below_rate_floor": len(floor_structures),
         "variants_screened": screened, "variants_confirmed": confirmed,
         "tasks": tasks, "tasks_shortfall_reason": reason,
         "slowdown_share_e2e": _share(slow_e2e), "slowdown_share_compiler": _share(slow_comp),

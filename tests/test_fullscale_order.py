@@ -361,9 +361,14 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
     # the summary walks the pending shards in that order: 0.67 + 0.25 + 0.17 tasks expected of 430 CPU-s, far
     # from the 195 missing
     from fullscale.summary import build_summary
-    assert build_summary(tmp_path, 3)["tasks_target_projection"]["yield_order"] == {
-        "shards": None, "tasks_expected": 1.1, "core_hours": 0.1, "shards_walked": 3, "shards_unpriced": 0,
-        "cpu_model": "x"}
+    walk = build_summary(tmp_path, 3)["tasks_target_projection"]["yield_order"]
+    assert {k: v for k, v in walk.items() if k != "by_rate_floor"} == {
+        "rate_floor": None, "shards": None, "tasks_expected": 1.1, "core_hours": 0.1, "shards_walked": 3,
+        "shards_unpriced": 0, "subgraphs_below_floor": 0, "cpu_model": "x"}
+    # under rate floors: 0.2 leaves out shard 0's linear subgraph (1/6), and shard 0 then has nothing to
+    # profile; 0.05 none; 0.15 none; every floor of the list is walked
+    by = {w["rate_floor"]: (w["tasks_expected"], w["shards_walked"], w["subgraphs_below_floor"]) for w in walk["by_rate_floor"]}
+    assert by == {None: (1.1, 3, 0), 0.05: (1.1, 3, 0), 0.1: (1.1, 3, 0), 0.15: (1.1, 3, 0), 0.2: (0.9, 2, 1)}
 
 
 
@@ -560,3 +565,90 @@ def test_the_task_rate_plot_draws_the_summarys_rates_and_backtest(tmp_path):
         "backtest,0.5,,,,3.1,4.0,2.5,2.5", "backtest,1.0,,,,5.2,5.0,5.0,5.0"]
     assert write_task_rate_plot({"task_rates": None}, tmp_path / "none.png") is None
     assert not (tmp_path / "none.png").exists()
+
+
+def test_a_rate_floor_leaves_out_the_subgraphs_of_kinds_below_it(tmp_path):
+    """The committed shards of the yield-order case (conv2d 1/3, linear 1/6, an unseen anchor the overall
+    0.25, sizes unknown). Floor 0.2: the linear row is flagged, conv2d and softmax rows are not, a row not
+    ``ok`` never is; without a floor, or before any structure was profiled, none is. The estimate leaves the
+    flagged ones out of what the shard would profile (``below_floor`` counts them) and out of its price and
+    tasks, and the chooser records the floor in the estimate it starts a shard with."""
+    from fullscale.order import TaskRates, rate_floor_picks, task_rates
+    from tests.test_fullscale import _table_shard
+
+    for sid, anchor, tasks in ((20, "conv2d", 5), (21, "linear", 0)):
+        hs = [f"{anchor}{i}" for i in range(10)]
+        _table_shard(tmp_path, sid, {"unique_graphs": [{"graph_hash": f"g{sid}"}],
+                                     "subgraphs": [_anchored(h, h.upper(), [f"g{sid}"], anchor) for h in hs],
+                                     "profiles": [_prof(h) for h in hs],
+                                     "tasks": [{"subgraph_hashes": [h]} for h in hs[:tasks]]},
+                     phases=[{"phase": "profile", "cpu_s": 1000.0, "wall_s": 1000.0, "rc": 0}],
+                     counts={"subgraphs_profilable_new": 10, "tasks": tasks}, structure_quota=1)
+    _table_shard(tmp_path, 0, {"graphs": _graphs("g0"), "subgraphs": [_anchored("l0", "L0", ["g0"], "linear"),
+                                                                     _anchored("k0", "K0", ["g0"], "conv2d")]},
+                 CENSUS, census=True, phases=_pre(10.0))
+    rates = task_rates(tmp_path)
+    rows = [{"status": "ok", "anchor": "linear"}, {"status": "ok", "anchor": "conv2d"},
+            {"status": "ok", "anchor": "softmax"}, {"status": "skipped", "anchor": "linear"}]
+    assert rate_floor_picks(rows, rates, 0.2) == [True, False, False, False]
+    assert rate_floor_picks(rows, rates, None) == rate_floor_picks(rows, TaskRates(), 0.2) == [False] * 4
+    assert rate_floor_picks(rows, rates, 0.4) == [True, True, True, False]
+    [plain] = estimates(tmp_path, [0], 1)
+    [floored] = estimates(tmp_path, [0], 1, floor=0.2)
+    assert (plain.subgraphs, plain.cpu_s, round(plain.tasks, 4), plain.below_floor) == (2, 210.0, 0.5, 0)
+    assert (floored.subgraphs, floored.cpu_s, round(floored.tasks, 4), floored.below_floor) == (1, 110.0, 0.3333, 1)
+    assert [s for s, _ in floored.expected] == ["K0"]
+    specs = [{"shard": 0}]
+    assert cost_chooser(tmp_path, 1, None, order="yield", floor=0.2)(specs) == 0
+    assert (specs[0]["estimate"]["rate_floor"], specs[0]["estimate"]["below_floor"], specs[0]["estimate"]["subgraphs"]) == (0.2, 1, 1)
+
+
+def test_the_pipeline_marks_rows_below_the_floor_and_a_later_shard_judges_them_again(tmp_path):
+    """``_mark_rate_floor`` rewrites the flagged ``ok`` rows of a shard's subgraphs table as skipped /
+    ``below_rate_floor`` (schema and other columns kept); such a row is not "seen" (a later shard judges it
+    again), and the summary counts it, with its structure, until a shard times a member of the structure:
+    the build is not complete while one waits."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from fullscale.order import TaskRates
+    from fullscale.pipeline import _mark_rate_floor
+    from fullscale.shards import FLOOR_REASON, seen_hashes
+    from fullscale.summary import build_summary
+    from tests.test_fullscale import _table_shard
+
+    rates = TaskRates({("conv2d", 1): (10, 5), ("linear", 4): (30, 0)})  # overall 0.125
+    schema = pa.schema([("subgraph_hash", pa.string()), ("structure_hash", pa.string()), ("status", pa.string()),
+                        ("skip_reason", pa.string()), ("anchor", pa.string()), ("num_ops", pa.int64())])
+    rows = [{"subgraph_hash": "a", "structure_hash": "A", "status": "ok", "skip_reason": None, "anchor": "conv2d", "num_ops": 1},
+            {"subgraph_hash": "b", "structure_hash": "B", "status": "ok", "skip_reason": None, "anchor": "linear", "num_ops": 4},
+            {"subgraph_hash": "c", "structure_hash": "B", "status": "skipped", "skip_reason": "x", "anchor": "linear", "num_ops": 4}]
+    path = tmp_path / "subgraphs.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    assert rates.rate("linear", 4) < 0.1 < rates.rate("conv2d", 1)
+    assert _mark_rate_floor(path, rates, 0.1) == 1
+    t = pq.read_table(path)
+    assert t.schema == schema
+    assert [(r["status"], r["skip_reason"]) for r in t.to_pylist()] == [("ok", None), ("skipped", FLOOR_REASON), ("skipped", "x")]
+
+    out = tmp_path / "out"
+    _table_shard(out, 0, {"subgraphs": t.to_pylist(), "profiles": [_prof("a")]}, structure_quota=1, rate_floor=0.1)
+    assert seen_hashes(out)[1] == {"a", "c"}  # b waits: a later shard that meets it judges it again
+    s = build_summary(out, 2)
+    assert (s["subgraphs_below_rate_floor"], s["structures_below_rate_floor"]) == (1, 1)
+    assert "1 structures left below the rate floor" in s["tasks_shortfall_reason"]
+    # a later shard times another member of B: nothing waits any more, and both shards done is complete
+    _table_shard(out, 1, {"subgraphs": [{**rows[1], "subgraph_hash": "d"}], "profiles": [_prof("d")]}, structure_quota=1)
+    s = build_summary(out, 2)
+    assert (s["subgraphs_below_rate_floor"], s["structures_below_rate_floor"], s["complete"]) == (1, 0, True)
+
+
+def test_a_rate_floor_outside_zero_to_one_is_refused():
+    """``fullscale.rate_floor`` is a rate in (0, 1] or null: 0 would leave nothing out, above 1 everything."""
+    from fullscale.config import fullscale_config
+    from passnet_common.spec import ParamsError
+
+    assert fullscale_config({"rate_floor": 0.1}).rate_floor == 0.1 and fullscale_config({}).rate_floor is None
+    for bad in (0.0, 1.5, "high"):
+        with pytest.raises(ParamsError, match="rate_floor"):
+            fullscale_config({"rate_floor": bad})
