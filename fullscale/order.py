@@ -596,7 +596,8 @@ def estimate_accuracy(out: str | Path) -> dict | None:
     ratio actual / estimated CPU seconds (``cpu_ratio``: min, median, max); over the shards whose estimate
     expected tasks (``tasks_shards``), ``tasks_expected`` against the ``tasks`` they gave, and the same per rate
     model the estimate came from (``tasks_by_rates``: ``estimate.rates``, :data:`RATES_MODEL`; ``anchor``
-    where the manifest names none, the rates by anchor alone). Only shards started
+    where the manifest names none, the rates by anchor alone; ``@floor=F`` added where the shard ran under
+    ``fullscale.rate_floor`` F, whose shards profile only their high-rate subgraphs). Only shards started
     with a priced estimate that ran their profile in one run (not resumed) count. None before any such shard."""
     rows = []
     for d in done_shards(out):
@@ -606,7 +607,7 @@ def estimate_accuracy(out: str | Path) -> dict | None:
             counts = man.get("counts") or {}
             rows.append((est["subgraphs"], int(counts.get("subgraphs_profilable_new") or 0),
                          float(est["cpu_s"]), float(man.get("cpu_s") or 0.0), est.get("tasks"), int(counts.get("tasks") or 0),
-                         est.get("rates") or "anchor"))
+                         (est.get("rates") or "anchor") + ("" if est.get("rate_floor") is None else f"@floor={est['rate_floor']}")))
     if not rows:
         return None
     ratios = [r[3] / r[2] for r in rows]

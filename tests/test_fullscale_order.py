@@ -144,6 +144,12 @@ def test_the_estimate_a_shard_was_started_with_is_compared_with_what_it_did(buil
                                         "tasks_shards": 2, "tasks_expected": 2.4, "tasks": 1,
                                         "tasks_by_rates": {"anchor": {"shards": 1, "tasks_expected": 2.0, "tasks": 0},
                                                            "anchor_ops": {"shards": 1, "tasks_expected": 0.4, "tasks": 1}}}
+    # a shard run under a rate floor is kept apart: it profiled only its high-rate subgraphs
+    _table_shard(build, 8, {}, counts={"subgraphs_profilable_new": 1, "tasks": 2}, cpu_s=100.0,
+                 estimate={"subgraphs": 1, "cpu_s": 100.0, "tasks": 1.5, "rates": "anchor_ops", "rate_floor": 0.1})
+    assert estimate_accuracy(build)["tasks_by_rates"] == {
+        "anchor": {"shards": 1, "tasks_expected": 2.0, "tasks": 0}, "anchor_ops": {"shards": 1, "tasks_expected": 0.4, "tasks": 1},
+        "anchor_ops@floor=0.1": {"shards": 1, "tasks_expected": 1.5, "tasks": 2}}
 
 
 def test_a_resumed_profile_does_not_lower_the_price_of_a_subgraph(build):
