@@ -177,7 +177,8 @@ def ops_bucket(num_ops: int | None) -> int | None:
 class TaskRates:
     """Long-tail tasks per profiled structure in the committed full shards, by the structure's kind -- its
     anchor op and :func:`ops_bucket`: ``by_kind[(anchor, ops)] = (profiled structures, those with a task)``.
-    Profiled: a member left ``ok`` by its shard (not seen before, under the structure quota), timed or not --
+    Profiled: a member left ``ok`` by its shard (not seen before, under the structure quota, not below the
+    rate floor), timed or not --
     what :func:`estimate` counts, one member per structure under ``structure_quota: 1``; per structure, not
     per subgraph, because a shard run without the quota profiled many members of one structure, and each
     can be a task (the curate stage makes one task per subgraph): one such shard gave 21 of the first 36
@@ -377,8 +378,9 @@ class Estimate:
     CPU seconds a stopped run of it left to resume (:func:`resume_credits`, at most ``1 -``
     :data:`RESUME_MIN_SHARE` of the profile's price), ``expected`` each profiled subgraph's structure (its
     ``structure_hash``, else its own hash) and expected tasks (empty without rates: :func:`shard_walk`),
-    ``pre_cpu_s`` the census capture, dedupe and decompose CPU seconds within ``cpu_s``, ``below_floor`` the
-    subgraphs ``fullscale.rate_floor`` leaves out (:func:`rate_floor_picks`; not in ``subgraphs``)."""
+    ``pre_cpu_s`` the census capture, dedupe and decompose CPU seconds within ``cpu_s``, ``below`` the
+    structures (``structure_hash``, else the subgraph's own hash) of the subgraphs ``fullscale.rate_floor``
+    leaves out (:func:`rate_floor_picks`; not in ``subgraphs``; :attr:`below_floor` counts them)."""
 
     shard: int
     subgraphs: int | None
@@ -388,7 +390,12 @@ class Estimate:
     resumed_cpu_s: float = 0.0
     expected: tuple[tuple[str, float], ...] = ()
     pre_cpu_s: float = 0.0
-    below_floor: int = 0
+    below: tuple[str, ...] = ()
+
+    @property
+    def below_floor(self) -> int:
+        """Subgraphs the rate floor leaves out of this shard's profile."""
+        return len(self.below)
 
     @property
     def priced(self) -> bool:
@@ -417,11 +424,11 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
                 rows.setdefault(r["subgraph_hash"], r)
     ok = list(rows.values())
     picked = ok if quota is None else [r for r, skip in zip(ok, structure_picks(ok, profiled, quota)) if not skip]
-    below = 0
+    below: tuple[str, ...] = ()
     if floor is not None and rates is not None:
         flags = rate_floor_picks([{"status": "ok", "anchor": r.get("anchor"), "num_ops": r.get("ops")} for r in picked],
                                  rates, floor)
-        below = sum(flags)
+        below = tuple(r.get("structure_hash") or r["subgraph_hash"] for r, skip in zip(picked, flags) if skip)
         picked = [r for r, skip in zip(picked, flags) if not skip]
     n = len(picked)
     kept, cpu = 0.0, None
@@ -444,12 +451,19 @@ def estimates(out: str | Path, shards: list[int], quota: int | None, idx: Census
     committed shards' :func:`task_rates` (``rates``: those, already read), less what a stopped run on that CPU
     model left to resume (:func:`resume_credits`), without the subgraphs below ``fullscale.rate_floor``
     (``floor``)."""
+    return estimates_by_floor(out, shards, quota, (floor,), idx, cpu, rates)[floor]
+
+
+def estimates_by_floor(out: str | Path, shards: list[int], quota: int | None, floors: Iterable[float | None],
+                       idx: CensusIndex | None = None, cpu: str | None = None,
+                       rates: TaskRates | None = None) -> dict[float | None, list[Estimate]]:
+    """:func:`estimates` under each rate floor of ``floors`` (None: none), the committed shards read once."""
     idx = census_index(out) if idx is None else idx
     cpu = cpu_model() if cpu is None else cpu
     seen, profiled = seen_hashes(out), (profiled_structures(out) if quota is not None else Counter())
     per = profile_cpu_per_subgraph(out, cpu)
     rates, credits = task_rates(out) if rates is None else rates, resume_credits(out, cpu)
-    return [estimate(idx, s, seen, profiled, quota, per, rates, credits.get(s, 0.0), floor) for s in shards]
+    return {f: [estimate(idx, s, seen, profiled, quota, per, rates, credits.get(s, 0.0), f) for s in shards] for f in floors}
 
 
 def cost_key(e: Estimate) -> tuple:

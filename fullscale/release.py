@@ -275,8 +275,8 @@ def node_partitions(folders: list[Path]) -> dict[str, pa.Table]:
 
 def concat_tables(shards: list[Path], name: str):
     """Table ``name`` over ``shards`` (schemas unified), deduplicated by :data:`DEDUPE_KEY` where it
-    applies: a subgraph's first profiled row wins, else its first row left out by the structure quota,
-    else its first seen row; its ``model_ids`` (and ``num_models``) become the union over every shard's
+    applies: a subgraph's first profiled row wins, else its first row left out by the structure quota or
+    the rate floor, else its first seen row; its ``model_ids`` (and ``num_models``) become the union over every shard's
     rows of that hash. None when no shard has it."""
     parts = [pq.read_table(d / "tables" / f"{name}.parquet") for d in shards if (d / "tables" / f"{name}.parquet").is_file()]
     if not parts:

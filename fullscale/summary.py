@@ -14,9 +14,11 @@ across shards:
 - ``families``: distinct structure families (``pattern``) among the decomposed subgraphs (full and
   census shards); ``structures`` (distinct ``structure_hash``) and ``structures_timed`` (those with a
   member the profile timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
-  (:func:`fullscale.shards.structure_picks`) and timed in no shard; ``subgraphs_below_rate_floor`` and
-  ``structures_below_rate_floor``: subgraphs left out by ``fullscale.rate_floor``
-  (:func:`fullscale.order.rate_floor_picks`) and timed in no shard, and their structures no shard timed;
+  (:func:`fullscale.shards.structure_picks`), timed in no shard and not waiting below the rate floor;
+  ``structures_below_rate_floor``: structures that ``fullscale.rate_floor`` left out in a shard
+  (:func:`fullscale.order.rate_floor_picks`) and of which no full shard has profiled a member since (left it
+  ``ok``, timed or not), and ``subgraphs_below_rate_floor`` their members left out (by the floor, or by the
+  quota beside the member the floor left out) and timed in no shard;
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
   ``variants_confirmed``: those with a label (stable) from the full protocol. Where the profile
   has a screen phase (a ``phase`` column: ``screen`` / ``protocol``), the two counts come from it
@@ -72,9 +74,8 @@ from fullscale.order import (
     OPS_BUCKET_CAP,
     Profiled,
     TaskRates,
-    census_index,
     estimate_accuracy,
-    estimates,
+    estimates_by_floor,
     profiled_structure_rows,
     rates_backtest,
     rates_of,
@@ -171,20 +172,24 @@ def _yield_order(out: Path, pending: list[int], design: dict, need: int, rates: 
     of the CPU model most of its shards ran on (named in ``cpu_model``, so the figure is the same whichever
     machine writes the summary; None where their manifests name none, and then this machine's rate prices
     it), and ``by_rate_floor``: the same walk under each floor of :data:`WALK_FLOORS` (``null``: none),
-    each with its ``subgraphs_below_floor`` over the walked shards; None unless the design's
-    ``structure_quota`` is 1 (what the walk models) or before any shard has expected tasks."""
+    each with ``structures_below_floor``, the distinct structures that floor leaves out of all the pending
+    shards (walked or not; a shard's structures are those the quota would pick in it now); a walk's keys
+    are null where no pending shard has expected tasks under its floor. None unless the
+    design's ``structure_quota`` is 1 (what the walk models) or before any shard has expected tasks under
+    any floor."""
     if design["quota"] != 1:
         return None
     cpu = design["cpu_models"].most_common(1)[0][0] if design["cpu_models"] else None
-    idx = census_index(out)
-    walks = {}
-    for floor in sorted({*WALK_FLOORS, design["floor"]}, key=lambda f: -1.0 if f is None else f):
-        ests = estimates(out, pending, 1, idx, cpu=cpu, rates=rates, floor=floor)
+    floors = sorted({*WALK_FLOORS, design["floor"]}, key=lambda f: -1.0 if f is None else f)
+    walks, walked = {}, False
+    for floor, ests in estimates_by_floor(out, pending, 1, floors, cpu=cpu, rates=rates).items():
         walk = shard_walk(ests, need)
-        walks[floor] = None if walk is None else {"rate_floor": floor, **walk,
-                                                  "subgraphs_below_floor": sum(e.below_floor for e in ests)}
-    got = walks[design["floor"]]
-    return None if got is None else {**got, "cpu_model": cpu, "by_rate_floor": [w for w in walks.values() if w]}
+        walked = walked or walk is not None
+        walks[floor] = {"rate_floor": floor, **(walk or {"shards": None, "tasks_expected": None, "core_hours": None}),
+                        "structures_below_floor": len({h for e in ests for h in e.below})}
+    if not walked:
+        return None
+    return {**walks[design["floor"]], "cpu_model": cpu, "by_rate_floor": list(walks.values())}
 
 
 def _read(folder: Path, table: str) -> list[dict]:
@@ -253,8 +258,9 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     structures_timed: set[str] = set()
     kinds: dict[str, tuple[str | None, int | None]] = {}  # structure -> anchor op and FX ops of its first subgraph row
     subgraphs: set[str] = set()
-    over_quota: set[str] = set()
-    below_floor: dict[str, str | None] = {}  # subgraph left out by the rate floor -> its structure
+    over_quota: dict[str, str] = {}  # subgraph left out by the structure quota -> its structure (else its own hash)
+    below_floor: dict[str, str] = {}  # subgraph left out by the rate floor -> its structure (else its own hash)
+    profiled_structs: set[str] = set()  # structures (else subgraph hashes) a full shard left a member of ok
     timed_hashes: set[str] = set()
     screened = confirmed = 0
     slow_e2e: list[bool] = []
@@ -281,10 +287,13 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                     kinds.setdefault(r["structure_hash"], (r.get("anchor"), r.get("num_ops")))
                     if r["subgraph_hash"] in timed:
                         shard_timed.add(r["structure_hash"])
+                key = r.get("structure_hash") or r["subgraph_hash"]
                 if r.get("skip_reason") == QUOTA_REASON:
-                    over_quota.add(r["subgraph_hash"])
+                    over_quota[r["subgraph_hash"]] = key
                 if r.get("skip_reason") == FLOOR_REASON:
-                    below_floor[r["subgraph_hash"]] = r.get("structure_hash")
+                    below_floor[r["subgraph_hash"]] = key
+                if r.get("status") == "ok":
+                    profiled_structs.add(key)
         structures_timed |= shard_timed
         n_screened, n_confirmed = profile_counts(profs)
         screened, confirmed = screened + n_screened, confirmed + n_confirmed
@@ -384,8 +393,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                      "highest_rate_first": _highest_rate_first(out, profiled_rows, untimed, missing, known),
                      "yield_order": _yield_order(out, sorted(set(range(num_shards)) - full_ids), cur[1], missing, rates)}
     done = sum(1 for i in full_ids if i < num_shards)
-    floor_left = {h for h in below_floor if h not in timed_hashes}
-    floor_structures = {below_floor[h] or h for h in floor_left} - structures_timed
+    # waiting: a structure the rate floor left out in some shard and no full shard has profiled (left a member
+    # ok, timed or not) since; its members left out by the floor or the quota wait with it
+    floor_structures = set(below_floor.values()) - profiled_structs
+    floor_left = {h for h, k in {**over_quota, **below_floor}.items() if k in floor_structures} - timed_hashes
     complete = done == num_shards and not floor_structures
     reason = None
     if tasks < TARGET_TASKS:
@@ -412,7 +423,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "unique_graphs_shared_across_sources": sum(1 for v in graph_hashes.values() if len(v) > 1),
         "unique_subgraphs": len(subgraphs), "families": len(patterns),
         "structures": len(structures), "structures_timed": len(structures_timed),
-        "subgraphs_skipped_structure_quota": len(over_quota - timed_hashes),
+        "subgraphs_skipped_structure_quota": len(set(over_quota) - timed_hashes - floor_left),
         "subgraphs_below_rate_floor": len(floor_left), "structures_below_rate_floor": len(floor_structures),
         "variants_screened": screened, "variants_confirmed": confirmed,
         "tasks": tasks, "tasks_shortfall_reason": reason,

@@ -370,10 +370,10 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
     walk = build_summary(tmp_path, 3)["tasks_target_projection"]["yield_order"]
     assert {k: v for k, v in walk.items() if k != "by_rate_floor"} == {
         "rate_floor": None, "shards": None, "tasks_expected": 1.1, "core_hours": 0.1, "shards_walked": 3,
-        "shards_unpriced": 0, "subgraphs_below_floor": 0, "cpu_model": "x"}
+        "shards_unpriced": 0, "structures_below_floor": 0, "cpu_model": "x"}
     # under rate floors: 0.2 leaves out shard 0's linear subgraph (1/6), and shard 0 then has nothing to
     # profile; 0.05 none; 0.15 none; every floor of the list is walked
-    by = {w["rate_floor"]: (w["tasks_expected"], w["shards_walked"], w["subgraphs_below_floor"]) for w in walk["by_rate_floor"]}
+    by = {w["rate_floor"]: (w["tasks_expected"], w["shards_walked"], w["structures_below_floor"]) for w in walk["by_rate_floor"]}
     assert by == {None: (1.1, 3, 0), 0.05: (1.1, 3, 0), 0.1: (1.1, 3, 0), 0.15: (1.1, 3, 0), 0.2: (0.9, 2, 1)}
 
 
@@ -643,10 +643,58 @@ def test_the_pipeline_marks_rows_below_the_floor_and_a_later_shard_judges_them_a
     s = build_summary(out, 2)
     assert (s["subgraphs_below_rate_floor"], s["structures_below_rate_floor"]) == (1, 1)
     assert "1 structures left below the rate floor" in s["tasks_shortfall_reason"]
-    # a later shard times another member of B: nothing waits any more, and both shards done is complete
-    _table_shard(out, 1, {"subgraphs": [{**rows[1], "subgraph_hash": "d"}], "profiles": [_prof("d")]}, structure_quota=1)
+    # a later shard profiles another member of B (judged above the floor then), even one whose variants were
+    # all skipped: B waits no more, and both shards done is complete
+    _table_shard(out, 1, {"subgraphs": [{**rows[1], "subgraph_hash": "d"}], "profiles": [_prof("d", "skipped")]},
+                 structure_quota=1)
     s = build_summary(out, 2)
-    assert (s["subgraphs_below_rate_floor"], s["structures_below_rate_floor"], s["complete"]) == (1, 0, True)
+    assert (s["subgraphs_below_rate_floor"], s["structures_below_rate_floor"], s["complete"]) == (0, 0, True)
+
+
+def test_members_of_a_waiting_structure_count_once_and_apart_from_the_quotas(tmp_path):
+    """In one shard the quota keeps one member of B and the floor leaves that one out: the members the quota
+    left out wait with it (``subgraphs_below_rate_floor`` 3, not in ``subgraphs_skipped_structure_quota``); a
+    later shard that meets one of them again and leaves it out for the quota does not count it twice. A
+    quota skip of a structure that does not wait (A, timed) stays the quota's."""
+    from fullscale.shards import FLOOR_REASON, QUOTA_REASON
+    from fullscale.summary import build_summary
+    from tests.test_fullscale import _sub, _table_shard
+
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("a1", "A"), _sub("a2", "A", "skipped", QUOTA_REASON),
+                                              _sub("b1", "B", "skipped", FLOOR_REASON), _sub("b2", "B", "skipped", QUOTA_REASON),
+                                              _sub("b3", "B", "skipped", QUOTA_REASON)],
+                               "profiles": [_prof("a1")]}, structure_quota=1, rate_floor=0.1)
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("b2", "B", "skipped", QUOTA_REASON), _sub("b4", "B", "skipped", FLOOR_REASON)]},
+                 structure_quota=1, rate_floor=0.1)
+    s = build_summary(tmp_path, 2)
+    assert (s["structures_below_rate_floor"], s["subgraphs_below_rate_floor"], s["subgraphs_skipped_structure_quota"]) == (1, 4, 1)
+    assert s["complete"] is False
+
+
+def test_by_rate_floor_is_kept_when_the_designs_own_floor_leaves_every_pending_subgraph_out(tmp_path):
+    """The latest shard ran under floor 0.9, above every kind's rate: its own walk has nothing to walk (its
+    keys null) but the walks under the other floors are still given. Profiled: 4 conv2d structures (1 task)
+    and 20 linear ones (none), sizes unknown: overall 1/24, conv2d (1 + 20/24) / 24 = 0.076, linear
+    (20/24) / 40 = 0.021. Two pending shards hold another member of one linear structure S: floors from 0.05
+    leave S out, counted once (``structures_below_floor`` 1), and have nothing to walk."""
+    from fullscale.summary import build_summary
+    from tests.test_fullscale import _table_shard
+
+    hs = [f"c{i}" for i in range(4)]
+    ls = [f"l{i}" for i in range(20)]
+    _table_shard(tmp_path, 20, {"unique_graphs": [{"graph_hash": "g20"}],
+                                "subgraphs": [_anchored(h, h.upper(), ["g20"], "conv2d") for h in hs]
+                                + [_anchored(h, h.upper(), ["g20"], "linear") for h in ls],
+                                "profiles": [_prof(h) for h in hs + ls], "tasks": [{"subgraph_hashes": ["c0"]}]},
+                 phases=[{"phase": "profile", "cpu_s": 2400.0, "wall_s": 2400.0, "rc": 0}],
+                 counts={"subgraphs_profilable_new": 24, "tasks": 1}, structure_quota=1, rate_floor=0.9)
+    for sid in (0, 1):  # both hold structure S (another member each)
+        _table_shard(tmp_path, sid, {"graphs": _graphs(f"g{sid}"), "subgraphs": [_anchored(f"s{sid}", "S", [f"g{sid}"], "linear")]},
+                     CENSUS, census=True, phases=_pre(10.0))
+    walk = build_summary(tmp_path, 21)["tasks_target_projection"]["yield_order"]
+    assert (walk["rate_floor"], walk["shards"], walk["tasks_expected"]) == (0.9, None, None)
+    by = {w["rate_floor"]: (w.get("shards_walked"), w["structures_below_floor"]) for w in walk["by_rate_floor"]}
+    assert by == {None: (2, 0), 0.05: (None, 1), 0.1: (None, 1), 0.15: (None, 1), 0.2: (None, 1), 0.9: (None, 1)}
 
 
 def test_a_rate_floor_outside_zero_to_one_is_refused():
