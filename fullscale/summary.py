@@ -408,6 +408,11 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 reason += (f"; at {to_target['tasks_per_structure_timed']} tasks per timed structure, {TARGET_TASKS} need "
                            f"about {to_target['structures_to_time']} more structures timed of the "
                            f"{to_target['structures_untimed']} known untimed (~{to_target['core_hours']} core-hours)")
+                walk = to_target.get("yield_order") or {}
+                if walk.get("shards"):
+                    floor = walk["rate_floor"]
+                    reason += (f"; in the yield order{'' if floor is None else f' under rate floor {floor}'}, about "
+                               f"{walk['shards']} more shards (~{walk['core_hours']} core-hours)")
         else:
             reason = (f"all {num_shards} shards done: the long tail of this CPU holds {tasks} tasks "
                       f"({sum(slow_comp)} of {len(slow_comp)} timed variants slower than Dynamo-only with confidence)")

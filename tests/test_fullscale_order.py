@@ -375,6 +375,10 @@ def test_yield_order_runs_first_the_shard_with_the_most_tasks_expected_per_cpu_s
     # profile; 0.05 none; 0.15 none; every floor of the list is walked
     by = {w["rate_floor"]: (w["tasks_expected"], w["shards_walked"], w["structures_below_floor"]) for w in walk["by_rate_floor"]}
     assert by == {None: (1.1, 3, 0), 0.05: (1.1, 3, 0), 0.1: (1.1, 3, 0), 0.15: (1.1, 3, 0), 0.2: (0.9, 2, 1)}
+    # one task short of 200 (a release of 199): the walk reaches it in all 3 shards, and the reason says so
+    s = build_summary(tmp_path, 3, release_tasks=199)
+    assert s["tasks_target_projection"]["yield_order"]["shards"] == 3
+    assert s["tasks_shortfall_reason"].endswith("; in the yield order, about 3 more shards (~0.1 core-hours)")
 
 
 
