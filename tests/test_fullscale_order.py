@@ -566,13 +566,21 @@ def test_the_task_rate_plot_draws_the_summarys_rates_and_backtest(tmp_path):
                "tasks_target_projection": {"highest_rate_first": {"backtest": {
                    "shards": 2, "structures": 30, "with_task": 5,
                    "top": [{"fraction": 0.5, "predicted": 3.1, "actual": 4.0}, {"fraction": 1.0, "predicted": 5.2, "actual": 5.0}],
-                   "anchor_only": [{"fraction": 0.5, "actual": 2.5}, {"fraction": 1.0, "actual": 5.0}]}}}}
+                   "anchor_only": [{"fraction": 0.5, "actual": 2.5}, {"fraction": 1.0, "actual": 5.0}]}},
+                   "yield_order": {"by_rate_floor": [
+                       {"rate_floor": None, "shards": 20, "tasks_expected": 75.2, "core_hours": 12.9},
+                       {"rate_floor": 0.1, "shards": 50, "tasks_expected": 75.1, "core_hours": 7.1},
+                       {"rate_floor": 0.2, "shards": None, "shards_walked": 281, "tasks_expected": 60.9, "core_hours": 13.1},
+                       {"rate_floor": 0.9, "shards": None, "tasks_expected": None, "core_hours": None}]}}}
     png = write_task_rate_plot(summary, tmp_path / "p" / "rates.png")
     assert png == tmp_path / "p" / "rates.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "p" / "rates.csv").read_text().splitlines() == [
-        "panel,x,profiled,with_task,share,predicted,actual,anchor_only,random",
-        "by_ops,1,10,4,0.4,,,,", "by_ops,6+,20,1,0.05,,,,",
-        "backtest,0.5,,,,3.1,4.0,2.5,2.5", "backtest,1.0,,,,5.2,5.0,5.0,5.0"]
+        "panel,x,profiled,with_task,share,predicted,actual,anchor_only,random,core_hours,shards,reached",
+        "by_ops,1,10,4,0.4,,,,,,,", "by_ops,6+,20,1,0.05,,,,,,,",
+        "backtest,0.5,,,,3.1,4.0,2.5,2.5,,,", "backtest,1.0,,,,5.2,5.0,5.0,5.0,,,",
+        # a floor whose walk has nothing to walk (null figures) is left out; one that falls short says so
+        "by_rate_floor,none,,,,,75.2,,,12.9,20,True", "by_rate_floor,0.1,,,,,75.1,,,7.1,50,True",
+        "by_rate_floor,0.2,,,,,60.9,,,13.1,281,False"]
     assert write_task_rate_plot({"task_rates": None}, tmp_path / "none.png") is None
     assert not (tmp_path / "none.png").exists()
 
