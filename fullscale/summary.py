@@ -16,7 +16,7 @@ across shards:
   member the profile timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
   (:func:`fullscale.shards.structure_picks`), timed in no shard and not waiting below the rate floor;
   ``structures_below_rate_floor``: structures that ``fullscale.rate_floor`` left out in a shard
-  (:func:`fullscale.order.rate_floor_picks`) and of which no full shard has profiled a member since (left it
+  (:func:`fullscale.order.rate_floor_picks`) and of which no full shard has profiled a member (left it
   ``ok``, timed or not), and ``subgraphs_below_rate_floor`` their members left out (by the floor, or by the
   quota beside the member the floor left out) and timed in no shard;
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
@@ -394,7 +394,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                      "yield_order": _yield_order(out, sorted(set(range(num_shards)) - full_ids), cur[1], missing, rates)}
     done = sum(1 for i in full_ids if i < num_shards)
     # waiting: a structure the rate floor left out in some shard and no full shard has profiled (left a member
-    # ok, timed or not) since; its members left out by the floor or the quota wait with it
+    # ok, timed or not), before or after; its members left out by the floor or the quota wait with it
     floor_structures = set(below_floor.values()) - profiled_structs
     floor_left = {h for h, k in {**over_quota, **below_floor}.items() if k in floor_structures} - timed_hashes
     complete = done == num_shards and not floor_structures
