@@ -457,6 +457,8 @@ def shard_entry(spec: dict) -> dict:
     structures = profiled_structures(spec["out"]) if quota is not None else Counter()
     floor = None if census else spec.get("rate_floor")
     rates = task_rates(spec["out"]) if floor is not None else None  # the committed shards' when this one starts
+    if rates is not None and rates.overall is None:  # no rate yet (nothing profiled, or out unreadable): none applied
+        floor, rates = None, None
 
     fmt = {"params": str(params_path), "w": str(w), "cache": str(cache)}
     phases: list[dict] = []

@@ -650,8 +650,9 @@ def release_with_summary(out: str | Path, cfg: FullScaleConfig, metrics_path: st
     ``metrics_path`` and as the release's ``summary.json`` (the two the same). Returns the release manifest."""
     out = Path(out)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
-    write_summary(out, total, metrics_path, command=command)  # the shards' figures, should the release fail
-    return build_release(out, cfg, lambda n: write_summary(out, total, metrics_path, release_tasks=n, command=command))
+    write_summary(out, total, metrics_path, command=command, rate_floor=cfg.rate_floor)  # the shards' figures, should the release fail
+    return build_release(out, cfg, lambda n: write_summary(out, total, metrics_path, release_tasks=n, command=command,
+                                                           rate_floor=cfg.rate_floor))
 
 
 HUB_BOOKKEEPING = ".cache/huggingface/"  # what huggingface_hub's download into a local folder leaves there

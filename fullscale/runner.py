@@ -428,7 +428,7 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
     plan = {"catalog": str(catalog), "models": len(rows), "num_shards": cfg.num_shards,
             "graphnet_shards": total - cfg.num_shards, "shards_total": total,
             "models_per_shard": {"min": min(sizes.values()), "max": max(sizes.values())},
-            "pending": len(pending), "order": cfg.order}
+            "pending": len(pending), "order": cfg.order, "rate_floor": cfg.rate_floor}
     if cfg.order in ORDER_KEYS:
         ests = sorted(estimates(out, pending, cfg.structure_quota, floor=cfg.rate_floor), key=ORDER_KEYS[cfg.order])
         plan["next"] = [{"shard": shard_name(e.shard), "subgraphs_to_profile": e.subgraphs,
@@ -493,7 +493,7 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     kind = CENSUS if census else SHARDS
 
     def on_done(res: dict) -> None:
-        s = write_summary(out, total, metrics_path, command=command)
+        s = write_summary(out, total, metrics_path, command=command, rate_floor=cfg.rate_floor)
         state, counts = shard_state(res)
         where = (f"census {s['census']['shards_done']}/{s['shards_total']} shards" if census
                  else f"build {s['shards_done']}/{s['shards_total']} shards")

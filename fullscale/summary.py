@@ -166,12 +166,14 @@ def _task_rates_block(r: TaskRates) -> dict | None:
             "by_anchor": {str(a): list(c) for a, c in anchors}}
 
 
-def _yield_order(out: Path, pending: list[int], design: dict, need: int, rates: TaskRates) -> dict | None:
+def _yield_order(out: Path, pending: list[int], design: dict, need: int, rates: TaskRates,
+                 rate_floor: float | None) -> dict | None:
     """``yield_order``: :func:`fullscale.order.shard_walk` of the ``pending`` shards toward ``need`` tasks
-    under the current ``design``'s ``fullscale.rate_floor`` (``rate_floor``), priced at the profile CPU rate
-    of the CPU model most of its shards ran on (named in ``cpu_model``, so the figure is the same whichever
-    machine writes the summary; None where their manifests name none, and then this machine's rate prices
-    it), and ``by_rate_floor``: the same walk under each floor of :data:`WALK_FLOORS` (``null``: none),
+    under ``rate_floor`` (``fullscale.rate_floor`` of the params the summary is written with: what the next
+    run does), priced at the profile CPU rate of the CPU model most of the current ``design``'s shards ran on
+    (named in ``cpu_model``, so the figure is the same whichever machine writes the summary; None where their
+    manifests name none, and then this machine's rate prices it), and ``by_rate_floor``: the same walk under
+    each floor of :data:`WALK_FLOORS` and ``rate_floor`` (``null``: none),
     each with ``structures_below_floor``, the distinct structures that floor leaves out of all the pending
     shards (walked or not; a shard's structures are those the quota would pick in it now); a walk's keys
     are null where no pending shard has expected tasks under its floor. None unless the
@@ -180,7 +182,7 @@ def _yield_order(out: Path, pending: list[int], design: dict, need: int, rates: 
     if design["quota"] != 1:
         return None
     cpu = design["cpu_models"].most_common(1)[0][0] if design["cpu_models"] else None
-    floors = sorted({*WALK_FLOORS, design["floor"]}, key=lambda f: -1.0 if f is None else f)
+    floors = sorted({*WALK_FLOORS, rate_floor}, key=lambda f: -1.0 if f is None else f)
     walks, walked = {}, False
     for floor, ests in estimates_by_floor(out, pending, 1, floors, cpu=cpu, rates=rates).items():
         walk = shard_walk(ests, need)
@@ -189,7 +191,7 @@ def _yield_order(out: Path, pending: list[int], design: dict, need: int, rates: 
                         "structures_below_floor": len({h for e in ests for h in e.below})}
     if not walked:
         return None
-    return {**walks[design["floor"]], "cpu_model": cpu, "by_rate_floor": list(walks.values())}
+    return {**walks[rate_floor], "cpu_model": cpu, "by_rate_floor": list(walks.values())}
 
 
 def _read(folder: Path, table: str) -> list[dict]:
@@ -240,8 +242,11 @@ def profile_counts(rows: list[dict]) -> tuple[int, int]:
     return len(timed), sum(1 for r in timed if r.get("stable"))
 
 
-def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = None) -> dict[str, Any]:
-    """The summary dict (module docstring) of the build folder ``out`` cut into ``num_shards``."""
+def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = None,
+                  rate_floor: float | None = None) -> dict[str, Any]:
+    """The summary dict (module docstring) of the build folder ``out`` cut into ``num_shards``; ``tasks`` is
+    ``release_tasks`` where given (the release's count), else the shards' sum; ``rate_floor``: the
+    ``fullscale.rate_floor`` the next run applies, which the ``yield_order`` walk follows."""
     out = Path(out)
     shards = done_shards(out)
     profiled_rows = profiled_structure_rows(out)  # read once: the rates, their backtest and the shard walk use it
@@ -382,16 +387,22 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         basis = None
     tasks = release_tasks if release_tasks is not None else shard_tasks
     to_target = None  # what TARGET_TASKS would take at the current design's tasks per timed structure
-    if tasks < TARGET_TASKS and cur[1] and cur[1]["structures_timed"] and cur[1]["tasks"]:
-        rate = cur[1]["tasks"] / cur[1]["structures_timed"]
-        need = -(-(TARGET_TASKS - tasks) * cur[1]["structures_timed"] // cur[1]["tasks"])  # ceil, in ints
+    # the current design's rate, or the whole build's while that design has given no task (a new design's
+    # first shards: a rate of 0 would make every projection infinite)
+    rated = cur[1] if cur[1] and cur[1]["structures_timed"] and cur[1]["tasks"] else \
+        {"tasks": sum(b["tasks"] for b in by_design.values()), "structures_timed": sum(b["structures_timed"] for b in by_design.values())}
+    if tasks < TARGET_TASKS and cur[1] and rated["structures_timed"] and rated["tasks"]:
+        rate = rated["tasks"] / rated["structures_timed"]
+        need = -(-(TARGET_TASKS - tasks) * rated["structures_timed"] // rated["tasks"])  # ceil, in ints
         untimed = [kinds.get(h, (None, None)) for h in structures - structures_timed]
         missing = TARGET_TASKS - tasks
-        to_target = {"design": cur[0], "tasks_per_structure_timed": round(rate, 4), "structures_to_time": int(need),
+        to_target = {"design": cur[0], "rate_basis": "design" if rated is cur[1] else "build",
+                     "tasks_per_structure_timed": round(rate, 4), "structures_to_time": int(need),
                      "structures_untimed": len(structures - structures_timed),
                      "core_hours": round(need * known["profile_cpu_s_per_structure"] / 3600, 1) if known else None,
                      "highest_rate_first": _highest_rate_first(out, profiled_rows, untimed, missing, known),
-                     "yield_order": _yield_order(out, sorted(set(range(num_shards)) - full_ids), cur[1], missing, rates)}
+                     "yield_order": _yield_order(out, sorted(set(range(num_shards)) - full_ids), cur[1], missing, rates,
+                                                 rate_floor)}
     done = sum(1 for i in full_ids if i < num_shards)
     # waiting: a structure the rate floor left out in some shard and no full shard has profiled (left a member
     # ok, timed or not), before or after; its members left out by the floor or the quota wait with it
@@ -463,10 +474,23 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     }
 
 
+def committed_release_tasks(out: str | Path) -> int | None:
+    """The task count of the committed release (``<out>/release/manifest.json``) when it was built from
+    exactly the full shards committed now (its ``shards``), else None (no release, or shards committed
+    since: the shards' sum is then the count to give)."""
+    man = Path(out) / "release" / "manifest.json"
+    try:
+        rel = json.loads(man.read_text())
+    except (OSError, ValueError):
+        return None
+    done = sorted(int(read_manifest(d)["shard"]) for d in done_shards(out))
+    return int(rel["tasks"]) if sorted(rel.get("shards") or []) == done and "tasks" in rel else None
+
+
 def write_summary(out: str | Path, num_shards: int, path: str | Path = "metrics/full/summary.json",
-                  release_tasks: int | None = None, command: str | None = None) -> dict:
+                  release_tasks: int | None = None, command: str | None = None, rate_floor: float | None = None) -> dict:
     """Compute :func:`build_summary` and write it (atomically) to ``path``."""
-    s = build_summary(out, num_shards, release_tasks)
+    s = build_summary(out, num_shards, release_tasks, rate_floor)
     if command:
         s["command"] = command
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -1180,7 +1180,7 @@ def test_summary_projects_what_200_tasks_take_from_the_current_designs_rate(tmp_
     s = build_summary(tmp_path, 4)
     # rate 1 task / 3 structures timed (C, D, E); 200 - 10 tasks -> 570 structures; 120 CPU s each -> 19 core-hours
     assert {k: v for k, v in s["tasks_target_projection"].items() if k not in ("highest_rate_first", "yield_order")} == {
-        "design": "p:quota=1", "tasks_per_structure_timed": 0.3333,
+        "design": "p:quota=1", "rate_basis": "design", "tasks_per_structure_timed": 0.3333,
         "structures_to_time": 570, "structures_untimed": 1, "core_hours": 19.0}
     assert "200 need about 570 more structures timed" in s["tasks_shortfall_reason"]
     # no shard lists its task's subgraph: no task rate above 0, so no number of structures reaches 200

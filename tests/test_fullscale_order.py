@@ -683,9 +683,9 @@ def test_members_of_a_waiting_structure_count_once_and_apart_from_the_quotas(tmp
     assert s["complete"] is False
 
 
-def test_by_rate_floor_is_kept_when_the_designs_own_floor_leaves_every_pending_subgraph_out(tmp_path):
-    """The latest shard ran under floor 0.9, above every kind's rate: its own walk has nothing to walk (its
-    keys null) but the walks under the other floors are still given. Profiled: 4 conv2d structures (1 task)
+def test_by_rate_floor_is_kept_when_the_configured_floor_leaves_every_pending_subgraph_out(tmp_path):
+    """The summary is written for a run under floor 0.9, above every kind's rate: that walk has nothing to
+    walk (its keys null) but the walks under the other floors are still given. Profiled: 4 conv2d structures (1 task)
     and 20 linear ones (none), sizes unknown: overall 1/24, conv2d (1 + 20/24) / 24 = 0.076, linear
     (20/24) / 40 = 0.021. Two pending shards hold another member of one linear structure S: floors from 0.05
     leave S out, counted once (``structures_below_floor`` 1), and have nothing to walk."""
@@ -703,7 +703,7 @@ def test_by_rate_floor_is_kept_when_the_designs_own_floor_leaves_every_pending_s
     for sid in (0, 1):  # both hold structure S (another member each)
         _table_shard(tmp_path, sid, {"graphs": _graphs(f"g{sid}"), "subgraphs": [_anchored(f"s{sid}", "S", [f"g{sid}"], "linear")]},
                      CENSUS, census=True, phases=_pre(10.0))
-    walk = build_summary(tmp_path, 21)["tasks_target_projection"]["yield_order"]
+    walk = build_summary(tmp_path, 21, rate_floor=0.9)["tasks_target_projection"]["yield_order"]
     assert (walk["rate_floor"], walk["shards"], walk["tasks_expected"]) == (0.9, None, None)
     by = {w["rate_floor"]: (w.get("shards_walked"), w["structures_below_floor"]) for w in walk["by_rate_floor"]}
     assert by == {None: (2, 0), 0.05: (None, 1), 0.1: (None, 1), 0.15: (None, 1), 0.2: (None, 1), 0.9: (None, 1)}
@@ -718,3 +718,38 @@ def test_a_rate_floor_outside_zero_to_one_is_refused():
     for bad in (0.0, 1.5, "high"):
         with pytest.raises(ParamsError, match="rate_floor"):
             fullscale_config({"rate_floor": bad})
+
+
+def test_a_new_design_without_a_task_yet_is_projected_at_the_builds_rate(tmp_path):
+    """The newest shard ran under a rate floor (a design of its own) and gave no task: the projection then
+    takes the whole build's tasks per timed structure (1 of 3 here) instead of vanishing, and says so."""
+    from fullscale.summary import build_summary
+    from tests.test_fullscale import _table_shard
+
+    _table_shard(tmp_path, 0, {"subgraphs": [_anchored(h, h.upper(), ["g"], "conv2d") for h in ("a", "b")],
+                               "profiles": [_prof("a"), _prof("b")], "tasks": [{"subgraph_hashes": ["a"]}]},
+                 counts={"tasks": 1}, structure_quota=1, finished_utc="2026-01-01T00:00:00")
+    _table_shard(tmp_path, 1, {"subgraphs": [_anchored("c", "C", ["g1"], "conv2d")], "profiles": [_prof("c")]},
+                 structure_quota=1, rate_floor=0.1, finished_utc="2026-01-02T00:00:00")
+    t = build_summary(tmp_path, 4)["tasks_target_projection"]
+    assert t["design"].endswith(":quota=1:floor=0.1") and t["rate_basis"] == "build"
+    assert (t["tasks_per_structure_timed"], t["structures_to_time"]) == (round(1 / 3, 4), 597)  # 199 x 3
+
+
+def test_the_summary_command_counts_the_releases_tasks_only_when_it_holds_the_shards_committed_now(tmp_path):
+    """``committed_release_tasks``: the release manifest's count where its shards are the full shards
+    committed now; None with no release, a release of other shards, or an unreadable manifest."""
+    from fullscale.summary import committed_release_tasks
+    from tests.test_fullscale import _table_shard
+
+    assert committed_release_tasks(tmp_path) is None
+    for sid in (3, 1):
+        _table_shard(tmp_path, sid, {})
+    (tmp_path / "release").mkdir()
+    man = tmp_path / "release" / "manifest.json"
+    man.write_text(json.dumps({"shards": [1, 3], "tasks": 7}))
+    assert committed_release_tasks(tmp_path) == 7
+    _table_shard(tmp_path, 2, {})  # a shard committed after the release was built
+    assert committed_release_tasks(tmp_path) is None
+    man.write_text("{not json")
+    assert committed_release_tasks(tmp_path) is None
