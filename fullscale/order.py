@@ -77,8 +77,8 @@ RESUME_MIN_SHARE = 0.2  # the least share of its profile price a stopped shard w
 class CensusIndex:
     """What the committed census shards say about every shard id: ``graphs[id]`` (graph hashes of the
     shard's captured models), ``pre_cpu_s[id]`` (CPU seconds of its census capture, dedupe and decompose),
-    ``subgraphs[graph_hash]`` (rows ``subgraph_hash``, ``structure_hash``, ``status``, ``anchor``, ``ops``
-    -- its ``num_ops`` -- of each subgraph the census decomposed from that graph; anchor / ops None where the
+    ``subgraphs[graph_hash]`` (rows ``subgraph_hash``, ``structure_hash``, ``status``, ``anchor``, ``num_ops``
+    of each subgraph the census decomposed from that graph; anchor / num_ops None where the
     table has no such column), and
     ``unpriced`` (graphs a census shard decomposed without a subgraph row where that shard's decompose skipped
     a graph it could not load: the loader then refused it, the current one may not, so what the graph gives
@@ -110,7 +110,7 @@ def census_index(out: str | Path) -> CensusIndex:
             cols = [c for c in cols if c in pq.read_schema(sg).names]
             for r in pq.read_table(sg, columns=cols).to_pylist():
                 row = {"subgraph_hash": r["subgraph_hash"], "structure_hash": r["structure_hash"], "status": r["status"],
-                       "anchor": r.get("anchor"), "ops": r.get("num_ops")}
+                       "anchor": r.get("anchor"), "num_ops": r.get("num_ops")}
                 for g in sorted({m["graph_hash"] for m in r.get("members") or []}):
                     idx.subgraphs.setdefault(g, []).append(row)
                     decomposed.add(g)
@@ -426,8 +426,7 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
     picked = ok if quota is None else [r for r, skip in zip(ok, structure_picks(ok, profiled, quota)) if not skip]
     below: tuple[str, ...] = ()
     if floor is not None and rates is not None:
-        flags = rate_floor_picks([{"status": "ok", "anchor": r.get("anchor"), "num_ops": r.get("ops")} for r in picked],
-                                 rates, floor)
+        flags = rate_floor_picks(picked, rates, floor)  # census rows: the subgraphs table's columns
         below = tuple(r.get("structure_hash") or r["subgraph_hash"] for r, skip in zip(picked, flags) if skip)
         picked = [r for r, skip in zip(picked, flags) if not skip]
     n = len(picked)
@@ -436,7 +435,7 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
         kept = min(resume_credit, n * cpu_per_subgraph * (1.0 - RESUME_MIN_SHARE))
         cpu = idx.pre_cpu_s.get(shard, 0.0) + n * cpu_per_subgraph - kept
     has_rates = rates is not None and rates.overall is not None
-    expected = tuple((r.get("structure_hash") or r["subgraph_hash"], rates.rate(r.get("anchor"), r.get("ops")))
+    expected = tuple((r.get("structure_hash") or r["subgraph_hash"], rates.rate(r.get("anchor"), r.get("num_ops")))
                      for r in picked) if has_rates else ()
     tasks = sum(t for _, t in expected) if has_rates else None
     return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept, expected,

@@ -83,15 +83,16 @@ def write_task_rate_plot(summary: dict, png: str | Path) -> Path | None:
         right.text(0.5, 0.5, "no backtest: fewer than two full shards", ha="center", va="center")
     if floors:
         labels = ["none" if f["rate_floor"] is None else f"{f['rate_floor']:g}" for f in floors]
-        for label, f in zip(labels, floors):
-            w.writerow(["by_rate_floor", label, None, None, None, None, f.get("tasks_expected"), None, None,
-                        f["core_hours"], f.get("shards") or f.get("shards_walked"), f.get("shards") is not None])
         bars = third.bar(labels, [f["core_hours"] for f in floors], color="tab:green")
-        for bar, f in zip(bars, floors):
-            if f.get("shards") is None:
+        for label, f, bar in zip(labels, floors, bars):
+            reached = f.get("shards") is not None
+            shards = f["shards"] if reached else f.get("shards_walked")  # a walk that falls short: all it walked
+            w.writerow(["by_rate_floor", label, None, None, None, None, f.get("tasks_expected"), None, None,
+                        f["core_hours"], shards, reached])
+            if not reached:
                 bar.set_hatch("//")
                 bar.set_alpha(0.5)
-            third.annotate(f"{f.get('shards') or f.get('shards_walked')} shards" + ("" if f.get("shards") else " (short)"),
+            third.annotate(f"{shards} shards" + ("" if reached else " (short)"),
                            (bar.get_x() + bar.get_width() / 2, f["core_hours"]), ha="center", va="bottom", fontsize=8)
         third.set_ylim(0, 1.15 * max(f["core_hours"] for f in floors) or 1.0)
         third.set_xlabel("fullscale.rate_floor")

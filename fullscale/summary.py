@@ -314,8 +314,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         design = f"{man.get('params_sha256') or ''}:quota={man.get('structure_quota')}" + ("" if floor is None else f":floor={floor}")
         basis = by_design.setdefault(design, {"shards": 0, "models": 0, "cpu_s": 0.0, "last": "",
                                               "profile_cpu_s": 0.0, "structures_priced": 0, "structures_timed": 0,
-                                              "tasks": 0, "quota": man.get("structure_quota"), "floor": floor,
-                                              "cpu_models": Counter()})
+                                              "tasks": 0, "quota": man.get("structure_quota"), "cpu_models": Counter()})
         basis["cpu_models"][(man.get("machine") or {}).get("cpu_model")] += 1
         basis["tasks"] += int(man["counts"].get("tasks", 0))
         basis["structures_timed"] += len(shard_timed)
