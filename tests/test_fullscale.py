@@ -4,6 +4,8 @@ PassBench + KernelBench exports), publish to / fetch from the stand-in Hub, and 
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
 import os
 import shutil
@@ -13,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from fullscale.__main__ import main
+from fullscale.__main__ import COMMANDS, main
 from fullscale.config import FullScaleConfig
 from fullscale.pipeline import StageFailed
 from fullscale.release import build_release, regroup_tasks, verify_release
@@ -360,8 +362,10 @@ def _override(tmp: Path) -> Path:
 
 
 def _cli(over: Path, *args: str, metrics: Path) -> int:
+    """``python -m fullscale <args>`` on the miniature's params; ``--metrics`` where the command writes the summary."""
+    writes = ["--metrics", str(metrics)] if args[0] in ("run", "release", "summary") else []
     return main([args[0], "--params", str(ROOT / "params.yaml"), "--full", str(ROOT / "params_full.yaml"),
-                 "--override", str(over), "--metrics", str(metrics), *args[1:]])
+                 "--override", str(over), *writes, *args[1:]])
 
 
 @pytest.mark.slow
@@ -1439,3 +1443,24 @@ def test_release_keeps_one_variant_per_computation_and_the_held_out_twin(tmp_pat
         pair = [{**ints[0], "input_meta": meta, "dtype": d} for d in ("float32", "bfloat16")]
         assert computation_key(pair[0]) != computation_key(pair[1]), meta
     assert computation_key({**ints[0], "input_meta": [{"dtype": "torch.int64"}]})[2] is None
+
+
+
+@pytest.mark.parametrize("command,takes", [("run", True), ("release", True), ("summary", True),
+                                           ("plan", False), ("fetch", False), ("publish", False)])
+def test_only_commands_that_write_the_summary_take_metrics(command, takes, capsys):
+    """``--metrics`` names where the summary is written: run, release and summary take it; plan, fetch and
+    publish write none and refuse it as an unknown option (argparse's usage error, exit 2) instead of
+    ignoring it."""
+    mod = importlib.import_module(next(c.module for c in COMMANDS if c.name == command))
+    p = argparse.ArgumentParser()
+    mod.add_args(p)
+    argv = ["--repo", "me/passnet-full"] if command == "publish" else []  # its one required option
+    if takes:
+        assert p.parse_args([*argv, "--metrics", "x.json"]).metrics == "x.json"
+    else:
+        assert not hasattr(p.parse_args(argv), "metrics")
+        with pytest.raises(SystemExit) as e:
+            p.parse_args([*argv, "--metrics", "x.json"])
+        assert e.value.code == 2
+        assert "unrecognized arguments: --metrics" in capsys.readouterr().err

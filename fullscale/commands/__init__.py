@@ -15,12 +15,14 @@ from fullscale.config import FullScaleConfig
 from fullscale.params import merged_params, write_params
 
 
-def add_common(p: argparse.ArgumentParser) -> None:
-    """``--params``, ``--full``, ``--override`` (repeatable) and ``--metrics``."""
+def add_common(p: argparse.ArgumentParser, metrics: bool = False) -> None:
+    """``--params``, ``--full``, ``--override`` (repeatable) and, for the commands that write the build's
+    summary (``metrics``), ``--metrics``."""
     p.add_argument("--params", default="params.yaml")
     p.add_argument("--full", default="params_full.yaml", help="override file merged over --params")
     p.add_argument("--override", action="append", default=[], help="more override files, merged in order")
-    p.add_argument("--metrics", default="metrics/full/summary.json")
+    if metrics:
+        p.add_argument("--metrics", default="metrics/full/summary.json", help="where the build's summary is written")
 
 
 @dataclass(frozen=True)

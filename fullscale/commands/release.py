@@ -9,7 +9,7 @@ from fullscale.release import release_with_summary
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    add_common(p)
+    add_common(p, metrics=True)
 
 
 def run(args: argparse.Namespace) -> int:

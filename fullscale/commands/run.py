@@ -9,7 +9,7 @@ from fullscale.runner import run_build
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    add_common(p)
+    add_common(p, metrics=True)
     p.add_argument("--shards", default=None, help="comma-separated shard ids (default: every pending shard)")
     p.add_argument("--max-shards", type=int, default=None, help="run at most this many pending shards (the first in "
                                                                 "--order)")
