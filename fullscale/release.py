@@ -10,7 +10,7 @@ Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`ful
                                  (``unique_graphs``' members over every shard: :func:`release_unique_graphs`); the
                                  graph tables (:data:`GRAPH_TABLES`) also over the census shards of shard ids
                                  with no full shard, so every captured graph is released --
-                                 and licences (every catalog model, ``in_release`` when its shard is done)
+                                 and licences (every catalog model, ``in_release`` when the models table holds it)
     tables/nodes/s<id>.parquet   the nodes table (every node of every unique graph, the largest table) in one
                                  file per shard: a graph's nodes in the file of the lowest shard id that holds
                                  it (:func:`node_partitions`), so a rebuild rewrites only the files of shards
@@ -484,8 +484,9 @@ def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, 
               "`tables/licences.parquet` has one row per model: `code_licence` (the library's package metadata), "
               "`config_licence` (timm: the default pretrained config's `license`; transformers/torchvision: the "
               "library's own default config) and `permissive`. `unknown` means not stated offline, never assumed.",
-              "", f"Every source model of the build's catalog is listed ({len(lic)}; `in release`: its shard is done "
-              f"and its rows are in the tables: {sum(1 for r in lic if r.get('in_release'))}). Permissive subset: "
+              "", f"Every source model of the build's catalog is listed ({len(lic)}; `in release`: its rows are in the "
+              f"`models` and graph tables, from a full or a census shard: {sum(1 for r in lic if r.get('in_release'))}; "
+              f"the models a task was profiled from are the `tasks` table's `model_ids`). Permissive subset: "
               f"{len(perm)} of {len(lic)} models (`permissive_models.txt`).", "",
               "| model | code licence | config licence | permissive | in release |", "|---|---|---|---|---|"]
     lines += [f"| `{r['model_id']}` | {r['code_licence']} | {r['config_licence']} | {'yes' if r['permissive'] else 'no'} | "

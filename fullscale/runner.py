@@ -3,7 +3,7 @@
 :func:`run_build` (``python -m fullscale run``) builds the committed catalog once (``python -m extract catalog`` into
 ``<out>/catalog.parquet``), then runs every shard that has no ``DONE`` folder yet -- so a run on
 another machine, or after a kill, continues from the committed shards -- and after each shard
-rewrites ``metrics/full/summary.json`` (:func:`fullscale.summary.write_summary`).
+rewrites ``metrics/full/summary.json`` (:func:`fullscale.summary.write_summary`) and the task-rate plot drawn from it.
 
 Which pending shard runs next: ``fullscale.order`` (:mod:`fullscale.order`: the cheapest with subgraphs left
 to profile that fits the time before ``--deadline``, priced from the census shards, or among those the one
@@ -40,6 +40,7 @@ from fullscale.config import FullScaleConfig
 from fullscale.order import ORDER_KEYS, census_index, cost_chooser, estimates, ordered
 from fullscale.params import write_params
 from fullscale.pipeline import ROOT, child_env, graphnet_samples_absent, kill_running_stages, shard_entry
+from fullscale.plots import write_task_rate_plot
 from fullscale.shards import (
     CENSUS,
     GRAPHNET_PREFIX,
@@ -148,12 +149,14 @@ def _past(stop_after_epoch: float | None) -> bool:
     return stop_after_epoch is not None and time.time() >= stop_after_epoch
 
 
-def commit_shard(out: Path, shard: int, message: str, kind: str = SHARDS) -> None:
+def commit_shard(out: Path, shard: int, message: str, kind: str = SHARDS,
+                 written: Iterable[str | Path] = (ROOT / "metrics" / "full" / "summary.json",)) -> None:
     """``git add`` + ``git commit --only`` of the shard's folder of ``kind`` (or failure record), the catalog
-    and the summary: nothing else that is staged in the tree enters the commit."""
+    and the files the run rewrote after it (``written``: the summary, the plot and its CSV; one outside the
+    repository is left out): nothing else that is staged in the tree enters the commit."""
     root = out / kind
     cands = [root / shard_name(shard), root / f"{shard_name(shard)}.failed.json", resume_pack_path(out, shard, kind),
-             out / "catalog.parquet", ROOT / "metrics" / "full" / "summary.json"]
+             out / "catalog.parquet", *[Path(p) for p in written if Path(p).resolve().is_relative_to(ROOT)]]
     rels = [str(p.resolve().relative_to(ROOT)) for p in cands]
     tracked = subprocess.run(["git", "ls-files", "--", *rels], cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
     # a path that is gone but tracked (the failure record and pack of a shard now done) is committed as removed
@@ -450,10 +453,11 @@ def shard_state(res: dict) -> tuple[str, str]:
 def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_path: str | Path, command: str, *,
               only: Iterable[int] | None, max_shards: int | None, executor: str | None, commit: bool,
               stop_after_utc: str | None, deadline_utc: str | None, census: bool = False,
-              workers: int | None = None, order: str | None = None) -> list[dict]:
+              workers: int | None = None, order: str | None = None, plot_path: str | Path | None = None) -> list[dict]:
     """``python -m fullscale run``: every pending shard of ``only`` (None: all; at most ``max_shards``)
-    with ``executor`` (None: ``cfg.executor``); after each shard ``metrics_path`` is rewritten, a line
-    printed and, with ``commit``, the shard committed (:func:`commit_shard`). ``stop_after_utc`` (None:
+    with ``executor`` (None: ``cfg.executor``); after each shard ``metrics_path`` is rewritten, the task-rate
+    plot drawn from it at ``plot_path`` (None: none; :func:`fullscale.plots.write_task_rate_plot`), a line
+    printed and, with ``commit``, the shard committed with those files (:func:`commit_shard`). ``stop_after_utc`` (None:
     ``cfg.stop_after_utc``): no shard starts after it (local executor; the next such time, as for the deadline:
     past midnight it is tomorrow's, and one that passed less than :data:`DEADLINE_PAST_H` hours ago is
     refused, :func:`deadline_epoch`); ``deadline_utc``: running
@@ -494,13 +498,15 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
 
     def on_done(res: dict) -> None:
         s = write_summary(out, total, metrics_path, command=command, rate_floor=cfg.rate_floor)
+        png = write_task_rate_plot(s, plot_path) if plot_path else None
         state, counts = shard_state(res)
         where = (f"census {s['census']['shards_done']}/{s['shards_total']} shards" if census
                  else f"build {s['shards_done']}/{s['shards_total']} shards")
         print(f"{'census' if census else 'shard'} {res['shard']}: {state}; {counts}; {where}", flush=True)
         if commit:
             commit_shard(out, res["shard"], f"fullscale: {'census shard' if census else 'shard'} {res['shard']} {state} "
-                                            f"({counts}); {where}", kind)
+                                            f"({counts}); {where}", kind,
+                         written=[metrics_path, *([png, png.with_suffix(".csv")] if png is not None else [])])
 
     if ray:
         if workers is not None:

@@ -362,8 +362,10 @@ def _override(tmp: Path) -> Path:
 
 
 def _cli(over: Path, *args: str, metrics: Path) -> int:
-    """``python -m fullscale <args>`` on the miniature's params; ``--metrics`` where the command writes the summary."""
-    writes = ["--metrics", str(metrics)] if args[0] in ("run", "release", "summary") else []
+    """``python -m fullscale <args>`` on the miniature's params; ``--metrics`` (and ``--plot`` beside it, never the
+    repository's) where the command writes the summary."""
+    writes = (["--metrics", str(metrics), "--plot", str(metrics.with_suffix(".png"))]
+              if args[0] in ("run", "release", "summary") else [])
     return main([args[0], "--params", str(ROOT / "params.yaml"), "--full", str(ROOT / "params_full.yaml"),
                  "--override", str(over), *writes, *args[1:]])
 
@@ -539,7 +541,7 @@ def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(t
                                   "fullscale": {"graphnet_shards": 1}}))
     before = {d.name: (d / "manifest.json").read_bytes() for d in census}
     assert main(["run", "--census", "--params", str(ROOT / "params.yaml"), "--full", str(ROOT / "params_full.yaml"),
-                 "--override", str(over), "--override", str(gn), "--metrics", str(metrics)]) == 0
+                 "--override", str(over), "--override", str(gn), "--metrics", str(metrics), "--plot", ""]) == 0
     cat = pq.read_table(out / "catalog.parquet").to_pylist()
     assert len(cat) == 5 and [r["source"] for r in cat if r["model_id"].startswith("graphnet:")] == ["graphnet"]
     census = done_shards(out, CENSUS)
@@ -1015,11 +1017,16 @@ def test_commit_shard_commits_the_folder_and_the_removal_of_its_record_and_pack(
     git("add", "other.txt")
     monkeypatch.setattr(runner, "ROOT", tmp_path)
     write_shard(out, 3, {"manifest.json": b'{"shard": 3}'})
-    runner.commit_shard(out, 3, "shard 3 done")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "s.json").write_text('{"tasks": 1}')  # --metrics: the summary the run wrote, committed with the shard
+    (tmp_path / "m" / "absent.png").unlink(missing_ok=True)  # a plot not drawn (no task rates yet): nothing to commit
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere.json"  # a --metrics outside the repository: left out
+    outside.write_text("{}")
+    runner.commit_shard(out, 3, "shard 3 done", written=[tmp_path / "m" / "s.json", tmp_path / "m" / "absent.png", outside])
     assert git("log", "-1", "--format=%s").strip() == "shard 3 done"
     assert sorted(git("show", "--name-status", "--format=", "HEAD").splitlines()) == [
         "A\tdata_full/shards/s0003/DONE", "A\tdata_full/shards/s0003/manifest.json",
-        "D\tdata_full/shards/s0003.attempts.parquet", "D\tdata_full/shards/s0003.failed.json"]
+        "A\tm/s.json", "D\tdata_full/shards/s0003.attempts.parquet", "D\tdata_full/shards/s0003.failed.json"]
     assert git("diff", "--cached", "--name-only").split() == ["other.txt"]
 
 
@@ -1464,3 +1471,26 @@ def test_only_commands_that_write_the_summary_take_metrics(command, takes, capsy
             p.parse_args([*argv, "--metrics", "x.json"])
         assert e.value.code == 2
         assert "unrecognized arguments: --metrics" in capsys.readouterr().err
+
+
+def test_release_draws_the_plot_from_the_summary_it_wrote(tmp_path, monkeypatch):
+    """``release`` rewrites the summary with the release's task count, then draws the task-rate plot from that
+    summary (it once left the plot ``summary`` had drawn from the shards' count): the CSV beside the PNG holds
+    the rates of the summary the release wrote, here a committed summary with the 1-op bar changed to 7 of 10."""
+    import fullscale.commands.release as cmd
+
+    s = json.loads((ROOT / "metrics" / "full" / "summary.json").read_text())
+    s["task_rates"]["by_ops"]["1"] = [10, 7]
+    metrics, png = tmp_path / "summary.json", tmp_path / "rates.png"
+
+    def fake_release(out, cfg, metrics_path, command):
+        Path(metrics_path).write_text(json.dumps(s))
+        return {"tasks": 7, "held_out_variants": 0, "files": {}, "total_bytes": 0, "unique_bytes": 0}
+
+    monkeypatch.setattr(cmd, "release_with_summary", fake_release)
+    monkeypatch.setattr("fullscale.commands.write_params", lambda params, path: path)  # nothing under the build's work
+    assert main(["release", "--metrics", str(metrics), "--plot", str(png)]) == 0
+    assert png.stat().st_size > 0
+    assert "by_ops,1,10,7,0.7," in png.with_suffix(".csv").read_text()
+    png.unlink()
+    assert main(["release", "--metrics", str(metrics), "--plot", ""]) == 0 and not png.exists()

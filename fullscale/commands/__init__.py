@@ -17,12 +17,14 @@ from fullscale.params import merged_params, write_params
 
 def add_common(p: argparse.ArgumentParser, metrics: bool = False) -> None:
     """``--params``, ``--full``, ``--override`` (repeatable) and, for the commands that write the build's
-    summary (``metrics``), ``--metrics``."""
+    summary (``metrics``), ``--metrics`` and ``--plot``."""
     p.add_argument("--params", default="params.yaml")
     p.add_argument("--full", default="params_full.yaml", help="override file merged over --params")
     p.add_argument("--override", action="append", default=[], help="more override files, merged in order")
     if metrics:
         p.add_argument("--metrics", default="metrics/full/summary.json", help="where the build's summary is written")
+        p.add_argument("--plot", default="plots/full_task_rates.png",
+                       help="task-rate plot drawn from that summary, its CSV beside it ('' for none)")
 
 
 @dataclass(frozen=True)

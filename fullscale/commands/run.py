@@ -29,7 +29,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     b = open_build(args)
-    run_build(b.params, b.cfg, b.params_path, args.metrics, b.command,
+    run_build(b.params, b.cfg, b.params_path, args.metrics, b.command, plot_path=args.plot or None,
               only=[int(s) for s in args.shards.split(",")] if args.shards else None, max_shards=args.max_shards,
               executor=args.executor, commit=args.commit, stop_after_utc=args.stop_after, deadline_utc=args.deadline,
               census=args.census, workers=args.workers, order=args.order)

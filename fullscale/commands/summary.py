@@ -14,8 +14,6 @@ from fullscale.summary import committed_release_tasks, write_summary
 
 def add_args(p: argparse.ArgumentParser) -> None:
     add_common(p, metrics=True)
-    p.add_argument("--plot", default="plots/full_task_rates.png",
-                   help="task-rate plot drawn from the summary, its CSV beside it ('' for none)")
 
 
 def run(args: argparse.Namespace) -> int:
