@@ -498,7 +498,11 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
 
     def on_done(res: dict) -> None:
         s = write_summary(out, total, metrics_path, command=command, rate_floor=cfg.rate_floor)
-        png = write_task_rate_plot(s, plot_path) if plot_path else None
+        try:
+            png = write_task_rate_plot(s, plot_path) if plot_path else None
+        except Exception as exc:  # noqa: BLE001 - a plot never stops a build: the summary is written, `summary` redraws it
+            png = None
+            print(f"task-rate plot not drawn ({type(exc).__name__}: {exc}); `python -m fullscale summary` draws it", flush=True)
         state, counts = shard_state(res)
         where = (f"census {s['census']['shards_done']}/{s['shards_total']} shards" if census
                  else f"build {s['shards_done']}/{s['shards_total']} shards")
