@@ -1,0 +1,11 @@
+import torch
+from torch import device
+from math import inf, nan
+
+
+class GraphModule(torch.nn.Module):
+    def forward(self, in_0):
+        argsort = torch.argsort(in_0, dim = 1);  in_0 = None
+        to = argsort.to(device(type='cpu'));  argsort = None
+        return (to,)
+
