@@ -149,8 +149,7 @@ def _past(stop_after_epoch: float | None) -> bool:
     return stop_after_epoch is not None and time.time() >= stop_after_epoch
 
 
-def commit_shard(out: Path, shard: int, message: str, kind: str = SHARDS,
-                 written: Iterable[str | Path] = (ROOT / "metrics" / "full" / "summary.json",)) -> None:
+def commit_shard(out: Path, shard: int, message: str, kind: str = SHARDS, written: Iterable[str | Path] = ()) -> None:
     """``git add`` + ``git commit --only`` of the shard's folder of ``kind`` (or failure record), the catalog
     and the files the run rewrote after it (``written``: the summary, the plot and its CSV; one outside the
     repository is left out): nothing else that is staged in the tree enters the commit."""

@@ -1000,29 +1000,32 @@ def test_commit_shard_commits_the_folder_and_the_removal_of_its_record_and_pack(
 
     import fullscale.runner as runner
 
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
     def git(*a):
-        return subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+        return subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True, text=True).stdout
 
     git("init", "-q")
     git("config", "user.email", "t@t")
     git("config", "user.name", "t")
-    out = tmp_path / "data_full"
+    out = repo / "data_full"
     (out / "shards").mkdir(parents=True)
     (out / "shards" / "s0003.failed.json").write_text("{}")
     (out / "shards" / "s0003.attempts.parquet").write_bytes(b"pack")
-    (tmp_path / "other.txt").write_text("a")
+    (repo / "other.txt").write_text("a")
     git("add", "-A")
     git("commit", "-q", "-m", "stopped")
-    (tmp_path / "other.txt").write_text("b")
+    (repo / "other.txt").write_text("b")
     git("add", "other.txt")
-    monkeypatch.setattr(runner, "ROOT", tmp_path)
+    monkeypatch.setattr(runner, "ROOT", repo)
     write_shard(out, 3, {"manifest.json": b'{"shard": 3}'})
-    (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "s.json").write_text('{"tasks": 1}')  # --metrics: the summary the run wrote, committed with the shard
-    (tmp_path / "m" / "absent.png").unlink(missing_ok=True)  # a plot not drawn (no task rates yet): nothing to commit
-    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere.json"  # a --metrics outside the repository: left out
+    (repo / "m").mkdir()
+    (repo / "m" / "s.json").write_text('{"tasks": 1}')  # --metrics: the summary the run wrote, committed with the shard
+    (repo / "m" / "absent.png").unlink(missing_ok=True)  # a plot not drawn (no task rates yet): nothing to commit
+    outside = tmp_path / "elsewhere.json"  # a --metrics outside the repository: left out
     outside.write_text("{}")
-    runner.commit_shard(out, 3, "shard 3 done", written=[tmp_path / "m" / "s.json", tmp_path / "m" / "absent.png", outside])
+    runner.commit_shard(out, 3, "shard 3 done", written=[repo / "m" / "s.json", repo / "m" / "absent.png", outside])
     assert git("log", "-1", "--format=%s").strip() == "shard 3 done"
     assert sorted(git("show", "--name-status", "--format=", "HEAD").splitlines()) == [
         "A\tdata_full/shards/s0003/DONE", "A\tdata_full/shards/s0003/manifest.json",
@@ -1450,7 +1453,6 @@ def test_release_keeps_one_variant_per_computation_and_the_held_out_twin(tmp_pat
         pair = [{**ints[0], "input_meta": meta, "dtype": d} for d in ("float32", "bfloat16")]
         assert computation_key(pair[0]) != computation_key(pair[1]), meta
     assert computation_key({**ints[0], "input_meta": [{"dtype": "torch.int64"}]})[2] is None
-
 
 
 @pytest.mark.parametrize("command,takes", [("run", True), ("release", True), ("summary", True),
