@@ -10,7 +10,8 @@ and its **configuration** (no weights are ever loaded). Per catalog row:
   ``graphnet:``).
 - ``config_licence``: timm: the ``license`` field of the model's default pretrained config
   (``timm.models.get_pretrained_cfg``; it licenses the pretrained weights whose architecture
-  hyperparameters the config carries), ``unknown`` when timm has none; transformers / torchvision:
+  hyperparameters the config carries; normalised by :data:`NORMALISE`, so ``apache-2.0`` reads as the code's
+  ``Apache-2.0``; other licence ids as timm gives them), ``unknown`` when timm has none; transformers / torchvision:
   the library's default configuration, i.e. the code licence; ``hf:`` / ``local:`` / ``graphnet:`` /
   ``module:``: ``unknown`` (the model card or sample is not read offline).
 - ``permissive``: both licences known and in :data:`PERMISSIVE`. ``unknown`` is never permissive.
@@ -21,8 +22,10 @@ from __future__ import annotations
 from importlib import metadata
 
 PERMISSIVE = {"apache-2.0", "mit", "bsd", "bsd-2-clause", "bsd-3-clause", "cc0-1.0", "cc-by-4.0", "unlicense"}
+# spellings of one licence, to its SPDX identifier (timm writes the Hub's lower-case ids, package metadata prose)
 NORMALISE = {"apache 2.0 license": "Apache-2.0", "apache 2.0": "Apache-2.0", "apache license 2.0": "Apache-2.0",
-             "apache-2.0": "Apache-2.0", "bsd": "BSD", "mit": "MIT"}
+             "apache-2.0": "Apache-2.0", "bsd": "BSD", "mit": "MIT", "bsd-2-clause": "BSD-2-Clause",
+             "bsd-3-clause": "BSD-3-Clause", "cc0-1.0": "CC0-1.0", "cc-by-4.0": "CC-BY-4.0", "cc-by-nc-4.0": "CC-BY-NC-4.0"}
 LIBRARY = {"transformers": "transformers", "timm": "timm", "torchvision": "torchvision"}
 
 
@@ -47,7 +50,7 @@ def timm_config_licence(name: str) -> str:
     except Exception:  # noqa: BLE001 - a name timm does not know, or timm absent: unknown, not a guess
         return "unknown"
     lic = getattr(cfg, "license", None) if cfg is not None else None
-    return str(lic) if lic else "unknown"
+    return NORMALISE.get(str(lic).lower(), str(lic)) if lic else "unknown"
 
 
 def is_permissive(*licences: str) -> bool:

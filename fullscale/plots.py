@@ -11,7 +11,8 @@ One PNG (``plots/full_task_rates.png``, written by ``python -m fullscale summary
   would give (the fraction times all of them);
 - third: what the tasks still missing for 200 cost in the yield order under each rate floor
   (``tasks_target_projection.yield_order.by_rate_floor``): bars of core-hours, each labelled with its
-  shards, hatched where the walk never reaches the target (its bar is then every walked shard's cost).
+  shards, hatched where the walk never reaches the target (its bar is then every walked shard's cost), priced at
+  the CPU model its axis names (``yield_order.cpu_model``).
 
 Plus ``plots/full_task_rates.csv`` (the bars and the points of every panel, for ``dvc plots``). Nothing is drawn
 from a summary without ``task_rates`` (None returned).
@@ -96,7 +97,8 @@ def write_task_rate_plot(summary: dict, png: str | Path) -> Path | None:
                            (bar.get_x() + bar.get_width() / 2, f["core_hours"]), ha="center", va="bottom", fontsize=8)
         third.set_ylim(0, 1.15 * max(f["core_hours"] for f in floors) or 1.0)
         third.set_xlabel("fullscale.rate_floor")
-        third.set_ylabel("core-hours of the shards walked")
+        cpu = ((summary.get("tasks_target_projection") or {}).get("yield_order") or {}).get("cpu_model")
+        third.set_ylabel(f"core-hours of the shards walked ({cpu or 'this machine'}'s rates)")
         third.set_title("the tasks missing for 200, yield order by rate floor")
     else:
         third.set_axis_off()

@@ -10,7 +10,7 @@ Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`ful
                                  (``unique_graphs``' members over every shard: :func:`release_unique_graphs`); the
                                  graph tables (:data:`GRAPH_TABLES`) also over the census shards of shard ids
                                  with no full shard, so every captured graph is released --
-                                 and licences (every catalog model, ``in_release`` when the models table holds it)
+                                 and licences (every catalog model, ``in_release`` when the graphs table holds its graphs)
     tables/nodes/s<id>.parquet   the nodes table (every node of every unique graph, the largest table) in one
                                  file per shard: a graph's nodes in the file of the lowest shard id that holds
                                  it (:func:`node_partitions`), so a rebuild rewrites only the files of shards
@@ -344,14 +344,16 @@ def release_unique_graphs(ug: pa.Table, graphs: pa.Table | None, nodes_file: dic
     return pa.Table.from_pylist(rows, schema=ug.schema)
 
 
-_FLOATING = ("float", "bfloat", "half", "double", "complex")  # torch dtype names of floating / complex tensors
+# torch dtype names of the tensors a variant dtype casts (``Tensor.is_floating_point``: complex is not floating, so a
+# complex tensor keeps its dtype in every variant)
+_FLOATING = ("float", "bfloat", "half", "double")
 
 
 def computation_key(sg: dict) -> tuple:
     """What a task variant (a ``task.json`` subgraph entry) computes: ``(subgraph_hash, size, dtype)``, the dtype
-    None when every input and weight of the variant is known to be integer or bool. The variant dtype only
-    casts floating inputs and weights (``curate.profile.variant``), so the float32 and bfloat16 variants of
-    such a subgraph are one computation, measured twice. Anything unknown keeps the dtype: an entry without
+    None when every input and weight of the variant is known to be integer, bool or complex. The variant dtype only
+    casts floating inputs and weights (``curate.profile.variant``: ``is_floating_point``, False for complex), so the
+    float32 and bfloat16 variants of such a subgraph are one computation, measured twice. Anything unknown keeps the dtype: an entry without
     both metadata lists, a metadata entry that is not a dict or has no dtype name."""
     metas = (sg.get("input_meta"), sg.get("weight_meta"))
     if any(not isinstance(m, list) for m in metas):
@@ -484,8 +486,9 @@ def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, 
               "`tables/licences.parquet` has one row per model: `code_licence` (the library's package metadata), "
               "`config_licence` (timm: the default pretrained config's `license`; transformers/torchvision: the "
               "library's own default config) and `permissive`. `unknown` means not stated offline, never assumed.",
-              "", f"Every source model of the build's catalog is listed ({len(lic)}; `in release`: its rows are in the "
-              f"`models` and graph tables, from a full or a census shard: {sum(1 for r in lic if r.get('in_release'))}; "
+              "", f"Every source model of the build's catalog is listed ({len(lic)}; `in release`: its graphs are in the "
+              f"`graphs` table, from a full or a census shard: {sum(1 for r in lic if r.get('in_release'))}; a model whose "
+              f"capture failed is in the `models` table with its error only; "
               f"the models a task was profiled from are the `tasks` table's `model_ids`). Permissive subset: "
               f"{len(perm)} of {len(lic)} models (`permissive_models.txt`).", "",
               "| model | code licence | config licence | permissive | in release |", "|---|---|---|---|---|"]
@@ -537,7 +540,8 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict | Callabl
         if t is not None:
             pq.write_table(t, stage / "tables" / f"{name}.parquet", compression="zstd")
             tables[name] = len(t)
-    released = set(pq.read_table(stage / "tables" / "models.parquet").column("model_id").to_pylist()) if "models" in tables else set()
+    # in the release: the model's graphs are (a model whose capture failed has its row in `models` only)
+    released = set(graphs.column("model_id").to_pylist()) if graphs is not None else set()
     catalog = out / "catalog.parquet"
     sources = (pq.read_table(catalog).select(["model_id", "source", "name"]).to_pylist() if catalog.is_file()
                else pq.read_table(stage / "tables" / "models.parquet").to_pylist() if "models" in tables else [])
@@ -723,9 +727,10 @@ def verify_release(release: str | Path) -> dict:
     and not listed (``manifest.json`` itself and huggingface_hub's bookkeeping files aside: :func:`hub_bookkeeping`),
     pipes, sockets and devices (never read), and folders that hold no file (``<folder>/``), ``links`` symbolic
     links anywhere in the folder (a release holds none: a linked file or folder can hold anything, and the
-    scorer follows it), ``bad`` all of them together plus ``tasks/`` when the task folders on disk are not the
-    manifest's count (empty: the release verifies), ``tasks`` the manifest's task count and ``task_folders``
-    the ``tasks/*/task.json`` on disk.
+    scorer follows it), ``rows`` tables whose row count is not the manifest's ``tables`` figure (:func:`table_rows_differ`;
+    checked once every listed file matched), ``bad`` all of them together plus ``tasks/`` when the task folders
+    on disk are not the manifest's count (empty: the release verifies), ``tasks`` the manifest's task count and
+    ``task_folders`` the ``tasks/*/task.json`` on disk.
 
     Raises:
         FileNotFoundError: no ``manifest.json`` (not a finished release).
@@ -764,9 +769,30 @@ def verify_release(release: str | Path) -> dict:
     holding = {a.as_posix() for rel in [*disk, *special, *links] for a in Path(rel).parents}
     extra = sorted(extra + special + [f"{d}/" for d in dirs_on_disk if d not in holding])
     n_folders = sum(1 for _ in (release / "tasks").glob("*/task.json"))
-    bad = differ + missing + extra + sorted(links) + ([] if n_folders == tasks else ["tasks/"])
+    rows = [] if differ or missing else table_rows_differ(release)
+    bad = differ + missing + extra + sorted(links) + ([] if n_folders == tasks else ["tasks/"]) + rows
     return {"files": len(listed), "differ": differ, "missing": missing, "extra": extra, "links": sorted(links),
-            "bad": bad, "tasks": tasks, "task_folders": n_folders, "total_bytes": total}
+            "rows": rows, "bad": bad, "tasks": tasks, "task_folders": n_folders, "total_bytes": total}
+
+
+def table_rows_differ(release: Path) -> list[str]:
+    """The tables whose row count (Parquet footers; the nodes table summed over its files) is not the one
+    ``manifest.json``'s ``tables`` gives (what the card and the summary report), as ``<table path> (<rows> rows,
+    manifest <n>)``; a manifest without ``tables`` has nothing to compare. Read after the files matched their
+    sha256: a footer that does not parse is a wrong count, named the same way."""
+    tables = json.loads((release / "manifest.json").read_text()).get("tables")
+    if not isinstance(tables, dict):
+        return []
+    out = []
+    for name, n in sorted(tables.items()):
+        files = sorted(release.glob(table_path(name)))
+        try:
+            got = sum(pq.read_metadata(f).num_rows for f in files) if files else None
+        except (OSError, pa.ArrowInvalid) as exc:
+            got = f"unreadable: {type(exc).__name__}"
+        if got != n:
+            out.append(f"{table_path(name)} ({got} rows, manifest {n})")
+    return out
 
 
 def describe_check(v: dict) -> str:
@@ -774,7 +800,7 @@ def describe_check(v: dict) -> str:
     differing, missing and extra files with a few names of each."""
     if not v["bad"]:
         return "all match manifest.json"
-    parts = [f"{len(v[k])} {k}: {v[k][:3]}" for k in ("differ", "missing", "extra", "links") if v.get(k)]
+    parts = [f"{len(v[k])} {k}: {v[k][:3]}" for k in ("differ", "missing", "extra", "links", "rows") if v.get(k)]
     if v["task_folders"] != v["tasks"]:
         parts.append(f"{v['task_folders']} task folders on disk for {v['tasks']} tasks")
     return "; ".join(parts) + " (against manifest.json)"

@@ -11,6 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -1413,6 +1414,54 @@ def test_verify_release_refuses_what_the_manifest_does_not_vouch_for(tmp_path):
         verify_release(tmp_path / "link")
 
 
+def test_verify_release_counts_table_rows_and_fetch_says_whether_the_release_is_the_commit(tmp_path):
+    """A manifest whose ``tables`` count differs from the Parquet footers (the nodes table summed over its files)
+    is ``rows``, named by table path, though every file matches its sha256; ``fetch``'s git line names the files
+    of a release edited together with its manifest (which then passes the manifest check), and says
+    ``as committed`` for an untouched one."""
+    import hashlib
+    import subprocess
+
+    from fullscale.commands.fetch import against_commit
+
+    rel = tmp_path / "data_full" / "release"
+    (rel / "tables" / "nodes").mkdir(parents=True)
+    pq.write_table(pa.table({"x": [1, 2, 3]}), rel / "tables" / "tasks.parquet")
+    for part, n in (("s0000", 2), ("s0001", 5)):
+        pq.write_table(pa.table({"graph_hash": ["g"] * n}), rel / "tables" / "nodes" / f"{part}.parquet")
+    files = {p.relative_to(rel).as_posix(): p.read_bytes() for p in rel.rglob("*.parquet")}
+
+    def manifest(tables):
+        (rel / "manifest.json").write_text(json.dumps({
+            "files": {k: {"sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for k, b in files.items()},
+            "tasks": 0, "total_bytes": sum(len(b) for b in files.values()), "tables": tables}))
+
+    manifest({"tasks": 3, "nodes": 7})
+    assert verify_release(rel)["bad"] == []
+    manifest({"tasks": 999, "nodes": 2, "graphs": 1})
+    v = verify_release(rel)
+    assert v["rows"] == ["tables/graphs.parquet (None rows, manifest 1)", "tables/nodes/*.parquet (7 rows, manifest 2)",
+                         "tables/tasks.parquet (3 rows, manifest 999)"] and v["bad"] == v["rows"]
+
+    def git(*a):
+        return subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+
+    assert against_commit(rel, tmp_path) is None  # no git work tree
+    git("init", "-q")
+    manifest({"tasks": 3, "nodes": 7})
+    git("add", "-A")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "release")
+    assert against_commit(rel, tmp_path).startswith("git: as committed at HEAD")
+    assert against_commit(tmp_path / "elsewhere", rel) is None  # a release outside the work tree
+    # a table edited together with its manifest entry and count: the manifest check passes, git names both
+    pq.write_table(pa.table({"x": [1, 2, 3, 4]}), rel / "tables" / "tasks.parquet")
+    files["tables/tasks.parquet"] = (rel / "tables" / "tasks.parquet").read_bytes()
+    manifest({"tasks": 4, "nodes": 7})
+    assert verify_release(rel)["bad"] == []
+    line = against_commit(rel, tmp_path)
+    assert line.startswith("git: 2 file(s) differ") and "data_full/release/tables/tasks.parquet" in line, line
+
+
 def test_release_keeps_one_variant_per_computation_and_the_held_out_twin(tmp_path):
     """:func:`regroup_tasks`: the float32 and bfloat16 variants of a subgraph whose inputs and weights are all
     integer are one computation (the variant dtype casts only floating tensors): the release keeps one --
@@ -1453,6 +1502,12 @@ def test_release_keeps_one_variant_per_computation_and_the_held_out_twin(tmp_pat
         pair = [{**ints[0], "input_meta": meta, "dtype": d} for d in ("float32", "bfloat16")]
         assert computation_key(pair[0]) != computation_key(pair[1]), meta
     assert computation_key({**ints[0], "input_meta": [{"dtype": "torch.int64"}]})[2] is None
+    # complex tensors are not floating (the variant's cast leaves them): a complex-only pair is one computation,
+    # a complex input beside a float weight is not
+    cplx = [{**ints[0], "input_meta": [{"dtype": "torch.complex64"}], "dtype": d} for d in ("float32", "bfloat16")]
+    assert computation_key(cplx[0]) == computation_key(cplx[1]) == ("hi", "catalog", None)
+    mixed = [{**c, "weight_meta": [{"dtype": "torch.float32"}]} for c in cplx]
+    assert computation_key(mixed[0]) != computation_key(mixed[1])
 
 
 @pytest.mark.parametrize("command,takes", [("run", True), ("release", True), ("summary", True),
@@ -1496,3 +1551,23 @@ def test_release_draws_the_plot_from_the_summary_it_wrote(tmp_path, monkeypatch)
     assert "by_ops,1,10,7,0.7," in png.with_suffix(".csv").read_text()
     png.unlink()
     assert main(["release", "--metrics", str(metrics), "--plot", ""]) == 0 and not png.exists()
+
+
+def test_model_licences_spell_one_licence_one_way_and_never_guess():
+    """Per catalog row: timm's lower-case Hub licence ids read as the SPDX ids the package metadata gives
+    (``apache-2.0`` of a timm config is the code's ``Apache-2.0``), a non-commercial or custom licence is not
+    permissive, and a source without a library (a module, a GraphNet sample) is ``unknown``, never permissive."""
+    from fullscale.licences import PERMISSIVE, model_licences
+
+    rows = [{"model_id": m} for m in ("timm:bat_resnext26ts", "timm:convmixer_1024_20_ks9_p14", "timm:dla102",
+                                       "timm:convnextv2_atto", "timm:mobileone_s0", "transformers:BertModel",
+                                       "module:mlp", "graphnet:sample")]
+    got = {r["model_id"]: (r["code_licence"], r["config_licence"], r["permissive"]) for r in model_licences(rows)}
+    assert got["timm:bat_resnext26ts"] == ("Apache-2.0", "Apache-2.0", True)
+    assert got["timm:convmixer_1024_20_ks9_p14"] == ("Apache-2.0", "MIT", True)
+    assert got["timm:dla102"] == ("Apache-2.0", "BSD-3-Clause", True)
+    assert got["timm:convnextv2_atto"] == ("Apache-2.0", "CC-BY-NC-4.0", False)
+    assert got["timm:mobileone_s0"] == ("Apache-2.0", "mobileone-license", False)
+    assert got["transformers:BertModel"] == ("Apache-2.0", "Apache-2.0", True)
+    assert got["module:mlp"] == got["graphnet:sample"] == ("unknown", "unknown", False)
+    assert all(lic.lower() in PERMISSIVE for c, f, p in got.values() if p for lic in (c, f))

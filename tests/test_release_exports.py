@@ -31,9 +31,14 @@ def rms(x, w):
     return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
 
 
+def csquare(z):
+    """A complex input (not floating: the KernelBench draw once gave it zeros)."""
+    return torch.view_as_real(z * z)
+
+
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory):
-    """Two task folders whose variants were stored without statistics (as decompose stores them)."""
+    """Three task folders whose variants were stored without statistics (as decompose stores them)."""
     from curate.select.tasks import group_tasks, write_task_folders
 
     root = tmp_path_factory.mktemp("exports")
@@ -43,6 +48,7 @@ def tasks(tmp_path_factory):
             (embed_mask, [torch.randint(0, VOCAB, (1, 8)), torch.ones(1, 8, dtype=torch.bool), torch.randn(VOCAB, h),
                           torch.ones(h)], ["input", "input", "parameter", "buffer"], [{"high": VOCAB}]),
             (rms, [torch.randn(1, 8, h), torch.ones(h)], ["input", "parameter"], None),
+            (csquare, [torch.randn(1, h, dtype=torch.complex64)], ["input"], None),
         ]:
             gm = fx.symbolic_trace(fn)
             ShapeProp(gm).propagate(*inputs)
@@ -56,7 +62,7 @@ def tasks(tmp_path_factory):
 
 def test_passbench_metas_hold_numbers_and_integer_ranges(tasks, tmp_path):
     rep = export_tasks(tasks, tmp_path / "pb")
-    assert rep["exported"] == 4 and rep["skipped"] == []
+    assert rep["exported"] == 6 and rep["skipped"] == []
     seen_int = seen_bool = 0
     for gl in sorted((tmp_path / "pb").glob("*/graph_list.txt")):
         for rel in gl.read_text().split():
@@ -89,7 +95,7 @@ def _load(path: Path):
 
 def test_kernelbench_problem_computes_the_stored_graph(tasks, tmp_path):
     rep = export_kernelbench(tasks, tmp_path / "kb")
-    assert rep["problems"] == 4 and rep["skipped"] == [] and rep["tasks"] == len(list(tasks.glob("*/task.json")))
+    assert rep["problems"] == 6 and rep["skipped"] == [] and rep["tasks"] == len(list(tasks.glob("*/task.json")))
     index = json.loads((tmp_path / "kb" / "index.json").read_text())["index"]
     folders = {sg["variant_id"]: tj.parent / "subgraphs" / sg["folder"]
                for tj in tasks.glob("*/task.json") for sg in json.loads(tj.read_text())["subgraphs"]}
@@ -101,6 +107,7 @@ def test_kernelbench_problem_computes_the_stored_graph(tasks, tmp_path):
             assert len(x1) == len(e["inputs"]) and len(model._buffers) == len(e["weights"])
             assert any(not torch.equal(a, b) for a, b in zip(x1, x2) if a.dtype.is_floating_point) or \
                 all(not a.dtype.is_floating_point for a in x1), "each get_inputs() call draws fresh inputs"
+            assert all(float(a.abs().min()) > 0 and not torch.equal(a, b) for a, b in zip(x1, x2) if a.dtype.is_complex)
             ints = [a for a in x1 if a.dtype == torch.int64]
             assert all(0 <= int(a.min()) and int(a.max()) < VOCAB for a in ints)
             # the same arguments through the stored graph give the same output
@@ -186,6 +193,26 @@ def test_the_committed_release_unique_graphs_count_every_model_of_the_graphs_tab
     assert not wrong and shared == expected_shared > 0, (wrong[:5], shared, expected_shared)
     paths = con.sql("SELECT DISTINCT store_path FROM u").fetchall()
     assert all((rel / p).is_file() for (p,) in paths), paths[:5]
+
+
+def test_the_committed_release_licences_say_in_release_for_the_models_with_graphs():
+    """``licences.in_release`` of the committed release is true exactly for the models with rows in its ``graphs``
+    table; the models whose capture failed (rows in ``models`` only) are listed, licence and all, as not in it,
+    and the card counts the same."""
+    import duckdb
+
+    rel = Path(__file__).resolve().parents[1] / "data_full" / "release"
+    if not (rel / "tables" / "licences.parquet").is_file():
+        pytest.skip("no committed release")
+    con = duckdb.connect()
+    con.sql(f"CREATE VIEW l AS SELECT * FROM read_parquet('{rel / 'tables/licences.parquet'}')")
+    con.sql(f"CREATE VIEW g AS SELECT DISTINCT model_id FROM read_parquet('{rel / 'tables/graphs.parquet'}')")
+    con.sql(f"CREATE VIEW m AS SELECT * FROM read_parquet('{rel / 'tables/models.parquet'}')")
+    wrong = con.sql("SELECT model_id FROM l WHERE in_release <> (model_id IN (SELECT model_id FROM g))").fetchall()
+    out = con.sql("SELECT count(*) FROM l WHERE NOT in_release AND model_id IN (SELECT model_id FROM m)").fetchall()[0][0]
+    n_in = con.sql("SELECT count(*) FROM l WHERE in_release").fetchall()[0][0]
+    assert not wrong and out > 0, (wrong[:5], out)
+    assert f"`graphs` table, from a full or a census shard: {n_in};" in (rel / "README.md").read_text()
 
 
 def test_the_committed_release_summary_is_the_committed_metrics_and_counts_its_task_folders():

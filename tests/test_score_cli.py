@@ -21,7 +21,7 @@ def _args(argv):
 
 
 @pytest.mark.slow  # three spawned children importing torch: about a minute on 2 busy cores
-def test_score_command_end_to_end(tmp_path):
+def test_score_command_end_to_end(tmp_path, capsys):
     params = {"score": {
         "tasks": "builtin",
         "candidates": {"eager": "eager", "broken": "module:curate/score/candidates/broken_backend.py",
@@ -68,6 +68,11 @@ def test_score_command_end_to_end(tmp_path):
     # two lanes under uid isolation (root): eager alone, the untrusted two one after the other in the other lane
     two = m["isolation"] == "uid" and len(os.sched_getaffinity(0)) >= 2
     assert m["lanes"] == ([["eager"], ["broken", "fusion_pass"]] if two else [["eager", "broken", "fusion_pass"]])
+    # the printout: a caution for exactly the candidates with unstable rows; re-validation says on what it ran
+    out = capsys.readouterr().out
+    assert all((f"timed rows of {n} are unstable" in out) == (c["unstable"] > 0) for n, c in m["candidates"].items())
+    assert all(f"re-validating {n} on " in out for n, c in m["candidates"].items() if "revalidation" in c)
+    assert "held-out subgraphs of builtin-heldout, inputs from a new seed" in out
 
 
 def test_lane_plan_keeps_untrusted_candidates_in_one_lane_and_needs_uid_isolation():

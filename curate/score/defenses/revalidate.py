@@ -118,6 +118,8 @@ def revalidate(cand: Candidate, public_rows: list[dict], tasks_spec: str, cfg: d
     public_ids = [r["subgraph_id"] for r in public_rows]
     secret = random.SystemRandom()  # which held-out subgraphs, and their inputs' seed: drawn now, never published before
     spec, ids, shapes = held_out_set(tasks_spec, rv.tasks, public_ids, int(rv.max_subgraphs), secret)
+    log(f"score: re-validating {cand.name} on {len(ids)} " + ("held-out subgraphs" if shapes else
+        "of the subgraphs it was scored on (the task set holds no held-out one)") + f" of {spec}, inputs from a new seed")
     seed = secret.randrange(1 << 20, 1 << 30)  # a seed no public input was drawn with
     run = {**cfg, "timing": False, "input_seed": seed}
     res = run_children(cand, spec, False, ids, run, "eval", log) if ids else {}
