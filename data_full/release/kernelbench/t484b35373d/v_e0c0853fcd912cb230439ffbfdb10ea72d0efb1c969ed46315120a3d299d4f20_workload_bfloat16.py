@@ -25,6 +25,8 @@ def _draw(shape, dtype, mean, std, lo, hi, data, gen):
         if lo is not None and hi is not None:
             t = t.clamp(float(lo), float(hi))
         return t.to(dtype)
+    if dtype.is_complex:  # as the profile draws it (passnet_common.store): standard complex normal
+        return torch.randn(shape, generator=gen, dtype=dtype)
     if lo is not None and hi is not None:
         return torch.randint(int(lo), int(hi) + 1, shape, generator=gen, dtype=torch.int64).to(dtype)
     return torch.zeros(shape, dtype=dtype)
