@@ -676,8 +676,9 @@ def _sha256_hex(v) -> bool:
     return isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)
 
 
-def _release_manifest(mpath: Path) -> tuple[dict, int, int]:
-    """``(files, tasks, total_bytes)`` of a release manifest, its shape checked: a regular file; ``files`` maps
+def _release_manifest(mpath: Path) -> tuple[dict, int, int, dict | None]:
+    """``(files, tasks, total_bytes, tables)`` of a release manifest (``tables``: its row counts, None where it
+    gives none), its shape checked: a regular file; ``files`` maps
     relative paths inside the release (no absolute path, no ``..``) to ``{"sha256": <64 hex>, "bytes": <size>}``;
     ``total_bytes`` (and ``unique_bytes``, where given) what those entries sum to (:func:`release_size`).
 
@@ -715,7 +716,7 @@ def _release_manifest(mpath: Path) -> tuple[dict, int, int]:
     if "unique_bytes" in man and man["unique_bytes"] != size["unique_bytes"]:
         raise ValueError(f"{mpath}: 'unique_bytes' {man['unique_bytes']!r} is not its distinct files' size "
                          f"({size['unique_bytes']})")
-    return files, tasks, total
+    return files, tasks, total, man.get("tables") if isinstance(man.get("tables"), dict) else None
 
 
 def verify_release(release: str | Path) -> dict:
@@ -741,7 +742,7 @@ def verify_release(release: str | Path) -> dict:
     release = Path(release)
     if release.is_symlink():  # the folder itself: it could point anywhere, as a link inside it could
         raise ValueError(f"{release}: a symbolic link, not a release folder (a release holds no link)")
-    listed, tasks, total = _release_manifest(release / "manifest.json")
+    listed, tasks, total, table_rows = _release_manifest(release / "manifest.json")
     disk: dict[str, int] = {}  # regular file -> its size
     links, special, dirs_on_disk = [], [], []
     for root, dirs, files in os.walk(release, followlinks=False):
@@ -769,20 +770,17 @@ def verify_release(release: str | Path) -> dict:
     holding = {a.as_posix() for rel in [*disk, *special, *links] for a in Path(rel).parents}
     extra = sorted(extra + special + [f"{d}/" for d in dirs_on_disk if d not in holding])
     n_folders = sum(1 for _ in (release / "tasks").glob("*/task.json"))
-    rows = [] if differ or missing else table_rows_differ(release)
+    rows = [] if differ or missing or table_rows is None else table_rows_differ(release, table_rows)
     bad = differ + missing + extra + sorted(links) + ([] if n_folders == tasks else ["tasks/"]) + rows
     return {"files": len(listed), "differ": differ, "missing": missing, "extra": extra, "links": sorted(links),
             "rows": rows, "bad": bad, "tasks": tasks, "task_folders": n_folders, "total_bytes": total}
 
 
-def table_rows_differ(release: Path) -> list[str]:
+def table_rows_differ(release: Path, tables: dict) -> list[str]:
     """The tables whose row count (Parquet footers; the nodes table summed over its files) is not the one
-    ``manifest.json``'s ``tables`` gives (what the card and the summary report), as ``<table path> (<rows> rows,
-    manifest <n>)``; a manifest without ``tables`` has nothing to compare. Read after the files matched their
-    sha256: a footer that does not parse is a wrong count, named the same way."""
-    tables = json.loads((release / "manifest.json").read_text()).get("tables")
-    if not isinstance(tables, dict):
-        return []
+    ``tables`` (the manifest's, what the card and the summary report) gives, as ``<table path> (<rows> rows,
+    manifest <n>)``. Read after the files matched their sha256: a footer that does not parse is a wrong count,
+    named the same way."""
     out = []
     for name, n in sorted(tables.items()):
         files = sorted(release.glob(table_path(name)))
