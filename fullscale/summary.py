@@ -22,7 +22,11 @@ across shards:
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
   ``variants_confirmed``: those with a label (stable) from the full protocol. Where the profile
   has a screen phase (a ``phase`` column: ``screen`` / ``protocol``), the two counts come from it
-  (:func:`profile_counts`);
+  (:func:`profile_variants`). Each variant counts once: shards that ran at the same time do not see each
+  other's subgraphs, so both may time one variant; its rows are taken from the shard that finished first
+  (:func:`first_finished`), for these counts and for the slowdown shares -- what the build would hold had
+  the shards run one after another in that order (the later one skips a subgraph an earlier one profiled);
+  ``variants_timed_again``: how many variant timings a later-finishing shard repeated;
 - ``tasks``: release tasks (variants regrouped across shards by family, :mod:`fullscale.release`)
   when a release exists, else the sum of shard tasks; ``tasks_shortfall_reason`` when below 200;
 - ``slowdown_share_e2e`` / ``slowdown_share_compiler``: share of run 0's timed variants slower
@@ -46,11 +50,12 @@ across shards:
   above the floor, and ``by_rate_floor`` walks the same shards under other floors); ``census``: the census
   shards (count, models, CPU per model, phases) and the census CPU still owed to the catalog models no
   shard of either kind holds yet; ``capture_measured``:
-  the capture CPU seconds of every attempt that failed shards' records hold (their progress), per model and
-  projected over the catalog; ``order_estimates``: the estimates the shards were started with
-  (``fullscale.order: cost``) against the subgraphs they profiled and the CPU they took
-  (:func:`fullscale.order.estimate_accuracy`); ``task_rates``: structures profiled and those with a task, per
-  size and per common anchor (:func:`_task_rates_block`);
+  the capture CPU seconds of every attempt that failed shards' records hold (their progress; a model
+  tried twice, e.g. after an ``oom``, counts both), per model and projected over the catalog;
+  ``order_estimates``: the estimates the shards were started with (``fullscale.order: cost``) against
+  the subgraphs they profiled and the CPU they took (:func:`fullscale.order.estimate_accuracy`);
+  ``task_rates``: structures profiled and those with a task, per size and per common anchor
+  (:func:`_task_rates_block`);
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
   finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``), the phases' times and
   ``attempts_packed`` (attempt files its next run resumes on any machine: :func:`fullscale.shards.pack_attempts`);
@@ -228,18 +233,44 @@ def _share(flags: list[bool]) -> float | None:
     return round(sum(flags) / len(flags), 4) if flags else None
 
 
-def profile_counts(rows: list[dict]) -> tuple[int, int]:
-    """``(variants_screened, variants_confirmed)`` of one shard's ``profiles`` rows (run 0, CPU). With the
-    profile's two phases (``phase``: ``screen`` rows for variants the screen left, ``protocol`` rows for
-    the screen's candidates and the audit sample, each screened first): screened = the timed rows of
-    both phases, confirmed = the stable ``protocol`` rows. Without a ``phase`` column (one phase):
-    screened = the timed rows, confirmed = the stable ones."""
+def variant_key(row: dict) -> tuple:
+    """A profile or long-tail row's variant: ``(subgraph_hash, size, dtype)``."""
+    return (row.get("subgraph_hash"), row.get("size"), row.get("dtype"))
+
+
+def profile_variants(rows: list[dict]) -> dict[tuple, bool]:
+    """The variants one shard's ``profiles`` rows (run 0, CPU) timed (:func:`variant_key`) -> whether
+    each is confirmed. With the profile's two phases (``phase``: ``screen`` rows for variants the screen
+    left, ``protocol`` rows for the screen's candidates and the audit sample, each screened first):
+    screened = the timed rows of both phases, confirmed = the stable ``protocol`` rows. Without a
+    ``phase`` column (one phase): screened = the timed rows, confirmed = the stable ones."""
     prof = [r for r in rows if r.get("run") == 0 and r.get("device") == "cpu"]
-    if prof and "phase" in prof[0]:
-        return (sum(1 for r in prof if r.get("phase") in ("screen", "protocol") and r.get("status") in TIMED),
-                sum(1 for r in prof if r.get("phase") == "protocol" and r.get("stable")))
-    timed = [r for r in prof if r.get("status") in TIMED]
-    return len(timed), sum(1 for r in timed if r.get("stable"))
+    out: dict[tuple, bool] = {}
+    two = bool(prof) and "phase" in prof[0]
+    for r in prof:
+        if r.get("status") not in TIMED or (two and r.get("phase") not in ("screen", "protocol")):
+            continue
+        k = variant_key(r)
+        out[k] = out.get(k, False) or bool(r.get("stable") and (not two or r.get("phase") == "protocol"))
+    return out
+
+
+def profile_counts(rows: list[dict]) -> tuple[int, int]:
+    """``(variants_screened, variants_confirmed)`` of one shard's ``profiles`` rows (:func:`profile_variants`)."""
+    v = profile_variants(rows)
+    return len(v), sum(v.values())
+
+
+def first_finished(per_shard: list[tuple[tuple, dict]]) -> dict:
+    """One value per key from ``(shard order, {key: value})`` pairs: the value of the shard that comes
+    first in order (``(finished_utc, name)``: the shard that finished first), whatever order the pairs
+    come in."""
+    best: dict = {}
+    for order, values in per_shard:
+        for k, v in values.items():
+            if k not in best or order < best[k][0]:
+                best[k] = (order, v)
+    return {k: v for k, (_, v) in best.items()}
 
 
 def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = None,
@@ -267,9 +298,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     below_floor: dict[str, str] = {}  # subgraph left out by the rate floor -> its structure (else its own hash)
     profiled_structs: set[str] = set()  # structures (else subgraph hashes) a full shard left a member of ok
     timed_hashes: set[str] = set()
-    screened = confirmed = 0
-    slow_e2e: list[bool] = []
-    slow_comp: list[bool] = []
+    variants: list[tuple[tuple, dict]] = []  # (shard order, variant -> confirmed) per shard
+    slow: list[tuple[tuple, dict]] = []  # (shard order, variant -> (slower than eager, than Dynamo-only)) per shard
     shard_tasks = 0
     phases: dict[str, dict[str, float]] = {}
     machines: dict[str, dict] = {}
@@ -300,12 +330,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 if r.get("status") == "ok":
                     profiled_structs.add(key)
         structures_timed |= shard_timed
-        n_screened, n_confirmed = profile_counts(profs)
-        screened, confirmed = screened + n_screened, confirmed + n_confirmed
-        for r in _read(d, "long_tail"):
-            if r.get("run") == 0 and r.get("status") in TIMED:
-                slow_e2e.append(bool(r.get("slower_e2e")))
-                slow_comp.append(bool(r.get("slower_compiler")))
+        order = (man.get("finished_utc") or "", d.name)
+        variants.append((order, profile_variants(profs)))
+        slow.append((order, {variant_key(r): (bool(r.get("slower_e2e")), bool(r.get("slower_compiler")))
+                             for r in _read(d, "long_tail") if r.get("run") == 0 and r.get("status") in TIMED}))
         shard_tasks += int(man["counts"].get("tasks", 0))
         _add_phases(phases, man)
         wall += man.get("wall_s", 0.0)
@@ -352,14 +380,14 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 structures.add(r["structure_hash"])
                 kinds.setdefault(r["structure_hash"], (r.get("anchor"), r.get("num_ops")))
     failed = {}
-    cap_cpu = {}  # model -> capture CPU s of its last attempt, over done shards' manifests and failed shards' progress
+    cap_cpu: Counter = Counter()  # model -> capture CPU s of its attempts in failed shards' progress
     for kind in (SHARDS, CENSUS):
         kroot = shards_root(out, kind)
         for f in sorted(kroot.glob("*.failed.json")) if kroot.is_dir() else []:
             rec = json.loads(f.read_text())
             for a in (rec.get("progress") or {}).get("capture", []):
                 if a.get("cpu_s") is not None:
-                    cap_cpu[a["model_id"]] = a["cpu_s"]
+                    cap_cpu[a["model_id"]] += a["cpu_s"]
             name = rec.get("name", f.name.split(".")[0])
             failed[name if kind == SHARDS else f"{CENSUS}/{name}"] = {
                 "phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
@@ -408,6 +436,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     floor_structures = set(below_floor.values()) - profiled_structs
     floor_left = {h for h, k in {**over_quota, **below_floor}.items() if k in floor_structures} - timed_hashes
     complete = done == num_shards and not floor_structures
+    confirmed_by_variant = first_finished(variants)
+    screened, confirmed = len(confirmed_by_variant), sum(confirmed_by_variant.values())
+    slow_by_variant = list(first_finished(slow).values())
+    slow_e2e, slow_comp = [e for e, _ in slow_by_variant], [c for _, c in slow_by_variant]
     reason = None
     if tasks < TARGET_TASKS:
         if not complete:
@@ -441,6 +473,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "subgraphs_skipped_structure_quota": len(set(over_quota) - timed_hashes - floor_left),
         "subgraphs_below_rate_floor": len(floor_left), "structures_below_rate_floor": len(floor_structures),
         "variants_screened": screened, "variants_confirmed": confirmed,
+        "variants_timed_again": sum(len(v) for _, v in variants) - screened,
         "tasks": tasks, "tasks_shortfall_reason": reason,
         "slowdown_share_e2e": _share(slow_e2e), "slowdown_share_compiler": _share(slow_comp),
         "failure_classes": dict(sorted(failures.items())),

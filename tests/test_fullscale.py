@@ -1045,9 +1045,40 @@ def test_profile_counts_read_the_profiles_two_phases():
 
     rows = ([row("screen", "ok")] * 3 + [row("screen", "skipped", None)] + [row("protocol", "ok")] * 4
             + [row("protocol", "unstable", False)] + [row("protocol", "ok", run=1), row("protocol", "ok", device="cuda")])
+    rows = [{**r, "subgraph_hash": f"h{i}", "size": "catalog", "dtype": "float32"} for i, r in enumerate(rows)]
     assert profile_counts(rows) == (8, 4)
     one_phase = [{k: v for k, v in r.items() if k != "phase"} for r in rows]
     assert profile_counts(one_phase) == (8, 7)  # no phase column: every timed row screened, the stable ones confirmed
+    # a variant is (subgraph, size, dtype): another size or dtype of h0 is another variant, the same one is not
+    again = [{**rows[0], "size": "mid"}, {**rows[0], "dtype": "bfloat16"}, dict(rows[0])]
+    assert profile_counts(rows + again) == (10, 4)
+
+
+def test_summary_counts_a_variant_two_concurrent_shards_timed_once(tmp_path):
+    """Shards that run at once do not see each other's subgraphs, so both may time one variant (in the full
+    build: 114 variants of 23 subgraphs, counted twice). The summary counts it once, with the rows of the shard
+    that finished first -- screened, confirmed and its long-tail labels -- whatever the shards' ids."""
+    def prof(h, stable, size="catalog"):
+        return {"subgraph_hash": h, "size": size, "dtype": "float32", "status": "ok" if stable else "unstable",
+                "stable": stable, "phase": "protocol", "run": 0, "device": "cpu"}
+
+    def lt(h, e2e, comp, size="catalog"):
+        return {"subgraph_hash": h, "size": size, "dtype": "float32", "status": "ok", "run": 0,
+                "slower_e2e": e2e, "slower_compiler": comp}
+
+    # shard 0 finished second: its row of the shared variant (hX, catalog) is not the one counted
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("hX", "A"), _sub("h0", "B")],
+                               "profiles": [prof("hX", True), prof("h0", True)],
+                               "long_tail": [lt("hX", True, True), lt("h0", False, False)]},
+                 finished_utc="2026-01-02T00:00:00")
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("hX", "A"), _sub("h1", "C")],
+                               "profiles": [prof("hX", False), prof("hX", True, "mid"), prof("h1", True)],
+                               "long_tail": [lt("hX", False, False), lt("hX", True, False, "mid"), lt("h1", False, False)]},
+                 finished_utc="2026-01-01T00:00:00")
+    s = build_summary(tmp_path, 2)
+    # variants: (hX, catalog) once, from shard 1 (unstable, not slower); (hX, mid); h0; h1
+    assert (s["variants_screened"], s["variants_confirmed"], s["variants_timed_again"]) == (4, 3, 1)
+    assert (s["slowdown_share_e2e"], s["slowdown_share_compiler"]) == (0.25, 0.0)
 
 
 def _sha(h: str) -> str:
@@ -1571,3 +1602,22 @@ def test_model_licences_spell_one_licence_one_way_and_never_guess():
     assert got["transformers:BertModel"] == ("Apache-2.0", "Apache-2.0", True)
     assert got["module:mlp"] == got["graphnet:sample"] == ("unknown", "unknown", False)
     assert all(lic.lower() in PERMISSIVE for c, f, p in got.values() if p for lic in (c, f))
+
+
+def test_capture_measured_counts_every_attempt_a_failure_record_holds(tmp_path):
+    """``capture_measured`` prices capture from the failed shards' progress: a model captured twice (its
+    first attempt ran out of memory) costs both attempts, and the projection scales the mean per model
+    over the catalog."""
+    import pyarrow as pa
+
+    from fullscale.shards import write_failure
+
+    pq.write_table(pa.Table.from_pylist([{"model_id": f"timm:m{i}", "source": "timm"} for i in range(36)]),
+                   tmp_path / "catalog.parquet")
+    progress = {"capture": [{"model_id": "timm:m0", "ok": False, "error_class": "oom", "cpu_s": 70.0},
+                            {"model_id": "timm:m0", "ok": True, "error_class": None, "cpu_s": 50.0},
+                            {"model_id": "timm:m1", "ok": True, "error_class": None, "cpu_s": 30.0},
+                            {"model_id": "timm:m2", "ok": None, "error_class": None, "cpu_s": None}]}
+    write_failure(tmp_path, 0, {"shard": 0, "name": "s0000", "phase": "capture", "rc": None, "progress": progress})
+    got = build_summary(tmp_path, 4)["capture_measured"]
+    assert got == {"models": 2, "cpu_s": 150.0, "cpu_s_per_model": 75.0, "projected_core_hours_all_models": 0.8}
