@@ -4,8 +4,10 @@ executing it, and the meta-file reader (used by :mod:`curate.passbench.export`).
 Accepted subset (what PassNet's / GraphNet's samples and our own export contain): ``import torch``
 (and ``from torch import device``, ``from math import inf, nan``); one ``class
 GraphModule(torch.nn.Module)`` whose ``forward(self, <args>)`` is straight-line code: ``name =
-<expr>`` (``a = b = None`` deletions), annotated assignments, one ``return``. Expressions: names
-bound before, literals, tuples / lists / slices, subscripts, unary / binary operators and single
+<expr>`` (``a = b = None`` deletions), annotated assignments, the in-place forms FX writes for
+``operator.setitem`` and the in-place operators (``name[<expr>] = <expr>; alias = name`` and
+``name += <expr>``, :data:`_INPLACE`), one ``return``. Expressions: names bound before, literals
+(``Ellipsis`` among them), tuples / lists / slices, subscripts, unary / binary operators and single
 comparisons, calls of allowed torch functions (:func:`_allowed_torch`), tensor methods outside
 :data:`DENIED_METHODS`, the builtins of :data:`BUILTIN_CALLS` and the constant constructors of
 :data:`CONSTANT_CALLS`. Everything else (other imports or names, dunders, loops, ``def`` /
@@ -53,6 +55,13 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.MatMult: operator.matmul,
            ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
            ast.RShift: operator.rshift}
+_INPLACE = {ast.Add: operator.iadd, ast.Sub: operator.isub, ast.Mult: operator.imul, ast.Div: operator.itruediv,
+            ast.FloorDiv: operator.ifloordiv, ast.Mod: operator.imod, ast.Pow: operator.ipow, ast.MatMult: operator.imatmul,
+            ast.BitAnd: operator.iand, ast.BitOr: operator.ior, ast.BitXor: operator.ixor, ast.LShift: operator.ilshift,
+            ast.RShift: operator.irshift}
+"""``name <op>= value``: the in-place operator FX's code generator writes so (``x += y; iadd = x``)."""
+_CONSTANT_NAMES = {"inf": math.inf, "nan": math.nan, "Ellipsis": Ellipsis}
+"""Names that are literals in a ``forward`` (FX writes ``x[(Ellipsis, slice(None, 7, None))]``)."""
 _CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
            ast.GtE: operator.ge}
 _UNOPS = {ast.USub: operator.neg, ast.Invert: operator.invert, ast.Not: operator.not_, ast.UAdd: operator.pos}
@@ -146,6 +155,14 @@ def static_check(source: str, filename: str = "model.py") -> ast.FunctionDef:
         elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
             _check_expr(st.value, known, bad)
             known.add(st.target.id)
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Subscript) \
+                and isinstance(st.targets[0].value, ast.Name):  # FX's operator.setitem: x[idx] = v
+            _check_expr(st.targets[0].value, known, bad)
+            _check_expr(st.targets[0].slice, known, bad)
+            _check_expr(st.value, known, bad)
+        elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) and type(st.op) in _INPLACE:
+            _check_expr(st.target, known, bad)
+            _check_expr(st.value, known, bad)
         elif isinstance(st, ast.Return) and st.value is not None:
             _check_expr(st.value, known, bad)
         elif isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)):
@@ -159,7 +176,7 @@ def _check_expr(e: ast.AST, known: set, bad) -> None:
     if isinstance(e, ast.Constant):
         return
     if isinstance(e, ast.Name):
-        if e.id not in known and e.id not in ("inf", "nan"):
+        if e.id not in known and e.id not in _CONSTANT_NAMES:
             bad(e, f"name {e.id!r} is not an argument or an assigned name")
         return
     if isinstance(e, (ast.Tuple, ast.List)):
@@ -231,7 +248,7 @@ def graph_from_source(source: str, filename: str = "model.py"):
     """
     fwd = static_check(source, filename)
     graph = fx.Graph()
-    env: dict[str, Any] = {"inf": math.inf, "nan": math.nan}
+    env: dict[str, Any] = dict(_CONSTANT_NAMES)
     names = [a.arg for a in fwd.args.args[1:]]
     for n in names:
         env[n] = graph.placeholder(n)
@@ -304,10 +321,20 @@ def graph_from_source(source: str, filename: str = "model.py"):
             return graph.call_method(f.attr, (recv, *args), kwargs)
         bad(e, f"expression {type(e).__name__}")
 
+    written = None  # (name, setitem node) of the statement before: FX writes the node's name as an alias after it
     for st in fwd.body:
-        if isinstance(st, ast.Assign):
+        after, written = written, None
+        if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Subscript):
+            t = st.targets[0]
+            written = (t.value.id, graph.call_function(operator.setitem, (ev(t.value), ev(t.slice), ev(st.value))))
+        elif isinstance(st, ast.Assign):
             if len(st.targets) == 1:
-                env[st.targets[0].id] = ev(st.value)
+                v = st.value
+                # ``x[idx] = v;  setitem = x``: the alias names the setitem node, as in the graph FX wrote it from
+                aliased = after is not None and isinstance(v, ast.Name) and v.id == after[0]
+                env[st.targets[0].id] = after[1] if aliased else ev(v)
+        elif isinstance(st, ast.AugAssign):
+            env[st.target.id] = graph.call_function(_INPLACE[type(st.op)], (ev(st.target), ev(st.value)))
         elif isinstance(st, ast.AnnAssign):
             env[st.target.id] = ev(st.value)
         elif isinstance(st, ast.Return):

@@ -31,7 +31,8 @@ takes every tensor as an argument) and is listed in ``export_report.json`` with 
 with :mod:`ast` and :func:`static_check` accepts only the straight-line subset the layout uses
 (``import torch``; one ``GraphModule`` class whose ``forward`` assigns names from calls of
 allowed torch functions (:func:`_allowed_torch`), tensor methods (not :data:`DENIED_METHODS`),
-operators, subscripts, literals; no dunder, no other name, no loop, no ``def``/``lambda``). The
+operators, subscripts, literals, and FX's forms of ``operator.setitem`` and the in-place operators;
+no dunder, no other name, no loop, no ``def``/``lambda``). The
 same AST is then *converted* into an FX graph node by node (:func:`graph_from_source`: nothing is
 ``exec``-ed; targets resolve through :func:`passnet_common.store.resolve_target`'s allowlist), and
 the graph is run once on synthesised inputs for its shapes in a forked child with a wall-time
@@ -46,9 +47,11 @@ only ``passnet_common`` (curate must not import extract), and that checker accep
 call and then *executes* the file; here the file is converted, not executed, so a smaller
 allowlist suffices and ``torch.load``-like calls are refused by name.
 
-Round trip (tested): export then import keeps every variant's :func:`variant_graph_hash` (the
+Round trip (tested): export then import keeps every float32 variant's :func:`variant_graph_hash` (the
 canonical hash, :func:`passnet_common.canonical.canonicalize`, of the rebuilt graph) and its
-input metadata, so the scorer's verdicts are the same.
+input metadata, so the scorer's verdicts are the same. A bfloat16 variant's sample declares its
+floating arguments in bfloat16, so the imported graph is hashed with those input dtypes (the
+``passnet`` block of ``graph_net.json`` keeps the task variant's hash).
 """
 
 from __future__ import annotations
