@@ -44,10 +44,13 @@ def fetch_release(repo: str, dest: str | Path) -> dict:
 
     Raises:
         ValueError: the Hub has no such repository or revision, or cannot be reached (offline), or a
-            downloaded file differs from the manifest; ``dest`` is left as it was.
+            downloaded file differs from the manifest; ``dest`` is left as it was. ``dest`` is a link
+            (refused before anything is downloaded: replacing it would write through the link).
     """
     repo_id, _, rev = repo.partition("@")
     dest = Path(dest)
+    if dest.is_symlink():
+        raise ValueError(f"{dest}: the release folder is a link; give a plain folder (or remove the link)")
     tmp = dest.with_name(f".{dest.name}.download")
     if tmp.exists():
         shutil.rmtree(tmp)

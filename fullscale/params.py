@@ -33,10 +33,11 @@ def deep_merge(base: dict, over: dict) -> dict:
     return out
 
 
-def _params_file(path: str | Path) -> Path:
-    """``path`` when it is a file; else FileNotFoundError worded as every family's params loader words it."""
+def _params_file(path: str | Path, flag: str = "--params") -> Path:
+    """``path`` when it is a file; else FileNotFoundError worded as every family's params loader words it,
+    naming the option that gave it (``flag``)."""
     if not Path(path).is_file():
-        raise FileNotFoundError(f"params file {path} not found (give --params PATH)")
+        raise FileNotFoundError(f"params file {path} not found (give {flag} PATH)")
     return Path(path)
 
 
@@ -50,7 +51,7 @@ def merged_params(base: str | Path = "params.yaml", *overrides: str | Path | dic
     """
     params = yaml.safe_load(_params_file(base).read_text()) or {}
     for o in overrides:
-        params = deep_merge(params, o if isinstance(o, dict) else (yaml.safe_load(_params_file(o).read_text()) or {}))
+        params = deep_merge(params, o if isinstance(o, dict) else (yaml.safe_load(_params_file(o, "--override").read_text()) or {}))
     cfg = fullscale_config(params.pop("fullscale", None))
     validate_params(params, "merged params")
     return params, cfg

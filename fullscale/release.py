@@ -475,7 +475,8 @@ def _card(summary: dict, tables: dict[str, int], lic: list[dict], n_tasks: int, 
               "## Layout", "",
               "- `tables/*.parquet`: " + ", ".join(f"`{n}` ({c} rows)" for n, c in sorted(tables.items())) +
               " (`nodes`: `tables/nodes/*.parquet`, one file per shard)",
-              "- `tasks/<task_id>/`: task folders (`python run_task.py` inside one reproduces its verdict)",
+              "- `tasks/<task_id>/`: task folders (`python -B run_task.py` inside one reproduces its verdict; `-B` "
+              "writes no `__pycache__/` into the release, which `python -m fullscale fetch` would report as an extra file)",
               f"- `passbench/`: PassBench sample layout ({exports.get('passbench')})",
               f"- `kernelbench/`: KernelBench problems, `Model` / `get_inputs` / `get_init_inputs` ({exports.get('kernelbench')})",
               "- `secret_split.json`: the held-out split's counts, commitment and variant ids (the ids can also be read "

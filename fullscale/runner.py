@@ -384,12 +384,16 @@ def deadline_epoch(hhmm: str | None, now: datetime | None = None, flag: str = "-
     :data:`DEADLINE_PAST_H` hours ago); None for None.
 
     Raises:
-        ValueError: the time passed less than :data:`DEADLINE_PAST_H` hours ago (a deadline typed late would
-            otherwise give the run about a day, and the shard order would start shards that long).
+        ValueError: not ``HH:MM`` (00:00-23:59; the message names ``flag`` and the value), or the time
+            passed less than :data:`DEADLINE_PAST_H` hours ago (a deadline typed late would otherwise give
+            the run about a day, and the shard order would start shards that long).
     """
     if not hhmm:
         return None
-    hh, mm = (int(x) for x in hhmm.split(":"))
+    hh, sep, mm = hhmm.partition(":")
+    if not (sep and hh.isdigit() and mm.isdigit() and len(mm) == 2 and int(hh) < 24 and int(mm) < 60):
+        raise ValueError(f"{flag} {hhmm!r}: give a UTC time as HH:MM (00:00 to 23:59)")
+    hh, mm = int(hh), int(mm)
     now = now or datetime.now(timezone.utc)
     t = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
     if t <= now:

@@ -1484,6 +1484,16 @@ def test_verify_release_counts_table_rows_and_fetch_says_whether_the_release_is_
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "release")
     assert against_commit(rel, tmp_path).startswith("git: as committed at HEAD")
     assert against_commit(tmp_path / "elsewhere", rel) is None  # a release outside the work tree
+    # a bytecode cache a task run leaves (.gitignore hides it from a plain git status) is not the committed release
+    (tmp_path / ".gitignore").write_text("__pycache__/\n")
+    git("add", ".gitignore")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "ignore")
+    (rel / "tables" / "__pycache__").mkdir()
+    (rel / "tables" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    line = against_commit(rel, tmp_path)
+    assert line.startswith("git: 1 file(s) differ") and "__pycache__" in line, line
+    (rel / "tables" / "__pycache__" / "x.pyc").unlink()
+    (rel / "tables" / "__pycache__").rmdir()
     # a table edited together with its manifest entry and count: the manifest check passes, git names both
     pq.write_table(pa.table({"x": [1, 2, 3, 4]}), rel / "tables" / "tasks.parquet")
     files["tables/tasks.parquet"] = (rel / "tables" / "tasks.parquet").read_bytes()
@@ -1621,3 +1631,20 @@ def test_capture_measured_counts_every_attempt_a_failure_record_holds(tmp_path):
     write_failure(tmp_path, 0, {"shard": 0, "name": "s0000", "phase": "capture", "rc": None, "progress": progress})
     got = build_summary(tmp_path, 4)["capture_measured"]
     assert got == {"models": 2, "cpu_s": 150.0, "cpu_s_per_model": 75.0, "projected_core_hours_all_models": 0.8}
+
+
+def test_fetch_repo_refuses_a_release_folder_that_is_a_link_before_downloading(tmp_path, monkeypatch):
+    """``fetch --repo`` replaces the release folder; when that folder is a link it is refused with a
+    ValueError naming it (exit 2) before anything is downloaded, and the link and its target stay."""
+    import fullscale.hub as hub
+
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "keep.txt").write_text("x")
+    link = tmp_path / "release"
+    link.symlink_to(target)
+    monkeypatch.setattr(hub, "snapshot_download", lambda *a, **k: pytest.fail("downloaded into a linked release folder"))
+    with pytest.raises(ValueError, match="release: the release folder is a link"):
+        hub.fetch_release("me/passnet-full", link)
+    assert link.is_symlink() and (target / "keep.txt").read_text() == "x"
+    assert not (tmp_path / ".release.download").exists()

@@ -257,6 +257,9 @@ def test_a_deadline_typed_late_is_refused_and_one_long_past_means_tomorrow():
     assert deadline_epoch("02:00", datetime(2026, 12, 6, 20, 0, tzinfo=timezone.utc)) == datetime(
         2026, 12, 7, 2, 0, tzinfo=timezone.utc).timestamp()  # 18 h past: tomorrow's
     assert deadline_epoch(None) is None
+    for bad in ("1730", "25:00", "ab:cd", "9:5", "09:60", ":30"):  # the message names the flag and the value
+        with pytest.raises(ValueError, match=f"--stop-after '{bad}': give a UTC time as HH:MM"):
+            deadline_epoch(bad, now, flag="--stop-after")
 
 
 def test_a_stop_after_time_past_midnight_is_tomorrows_and_one_passed_starts_nothing(tmp_path, monkeypatch):

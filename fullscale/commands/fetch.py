@@ -25,7 +25,8 @@ def against_commit(release: Path, root: Path = ROOT) -> str | None:
         rel = release.resolve().relative_to(root.resolve())
     except ValueError:
         return None
-    got = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", str(rel)], cwd=root,
+    # --ignored: a file .gitignore hides (``__pycache__/`` of a task run) is still not the committed release
+    got = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored", "--", str(rel)], cwd=root,
                          capture_output=True, text=True)
     if got.returncode != 0:
         return None

@@ -16,7 +16,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--order", choices=("cost", "yield", "id"), default=None, help="which pending shard runs next (default: "
                                                                          "fullscale.order; docs/full_scale.md)")
     p.add_argument("--executor", choices=("local", "ray"), default=None, help="default: fullscale.executor")
-    p.add_argument("--commit", action="store_true", help="git-commit each finished shard (its folder + the summary)")
+    p.add_argument("--commit", action="store_true", help="git-commit each finished shard (its folder, or its failure record and attempts "
+                        "pack, with the summary, the plot and its CSV, and the catalog)")
     p.add_argument("--stop-after", default=None, help="HH:MM UTC: start no shard after it (default: fullscale.stop_after_utc)")
     p.add_argument("--workers", type=int, default=None, help="local executor: shards at once, each pinned to its "
                                                              "own cores (default: fullscale.local_workers)")
