@@ -1648,3 +1648,14 @@ def test_fetch_repo_refuses_a_release_folder_that_is_a_link_before_downloading(t
         hub.fetch_release("me/passnet-full", link)
     assert link.is_symlink() and (target / "keep.txt").read_text() == "x"
     assert not (tmp_path / ".release.download").exists()
+
+
+def test_fetch_writes_nothing_and_names_a_missing_release(tmp_path, capsys):
+    """``fetch`` runs no stage, so it writes no ``<work>/params.yaml`` (``plan`` and ``run`` do); on a build
+    with no release folder it exits 2 naming it."""
+    from passnet_common.cli import run_cli
+
+    over = _override(tmp_path)
+    assert run_cli(lambda: _cli(over, "fetch", metrics=tmp_path / "s.json")) == 2
+    assert "release" in capsys.readouterr().err
+    assert not (tmp_path / "work").exists()

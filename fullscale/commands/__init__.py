@@ -39,16 +39,17 @@ class Build:
     command: str
 
 
-def open_build(args: argparse.Namespace) -> Build:
+def open_build(args: argparse.Namespace, write: bool = True) -> Build:
     """Merge ``--params`` with ``--full`` and every ``--override`` and write the result to
-    ``<work>/params.yaml`` (what the stage commands of a shard read).
+    ``<work>/params.yaml`` (what the stage commands of a shard read); ``write`` False for the commands that
+    run no stage (``fetch``, ``publish``), which then leave nothing behind.
 
     Raises:
         passnet_common.spec.ParamsError: an override holds an unknown key or a wrong type.
     """
     params, cfg = merged_params(args.params, *[f for f in [args.full, *args.override] if f])
     out, work = Path(cfg.out), Path(cfg.work)
-    params_path = write_params(params, work / "params.yaml")
+    params_path = write_params(params, work / "params.yaml") if write else work / "params.yaml"
     argv = getattr(args, "argv", None)
     command = "python -m fullscale " + " ".join(sys.argv[1:] if argv is None else argv)
     return Build(params, cfg, out, work, params_path, command)

@@ -39,7 +39,7 @@ def against_commit(release: Path, root: Path = ROOT) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    b = open_build(args)
+    b = open_build(args, write=False)
     release = (ROOT / b.out if not b.out.is_absolute() else b.out) / "release"
     if args.repo:
         v = fetch_release(args.repo, release)

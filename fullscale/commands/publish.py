@@ -15,6 +15,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    b = open_build(args)
+    b = open_build(args, write=False)
     print(publish_release(b.out / "release", args.repo, private=args.private))
     return 0
