@@ -26,7 +26,7 @@ time of the run), median and p90 wall seconds per child, summed child CPU second
 rusage; less sensitive to other processes than wall time), failures; whether every model got
 the same status and the same graph hashes in every run; the load average before and after
 each run (the machine is shared: read the ratios, not the absolute numbers). Writes it all to
-``--metrics`` (a DVC metrics file).
+``--metrics`` (a JSON record, not a DVC metric).
 """
 
 from __future__ import annotations
