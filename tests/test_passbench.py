@@ -274,6 +274,78 @@ def test_fx_in_place_forms_convert_to_the_graph_fx_wrote_them_from():
     assert torch.equal(out[0][..., :3], x) and torch.equal(out[3], out[0])  # the alias is the written tensor
 
 
+def _round_trip(g):
+    """``g`` through FX's code generator and back: (original hash, converted hash, original gm, converted gm)."""
+    import torch.fx as fx
+
+    from passnet_common.canonical import canonicalize
+
+    src = g.python_code(root_module="self").src
+    body = "\n".join(("    " + ln) if ln.strip() else "" for ln in src.strip("\n").splitlines())
+    gm2, _ = graph_from_source(f"import torch\nfrom torch import device\n\n\nclass GraphModule(torch.nn.Module):\n{body}\n")
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    return canonicalize(gm).graph_hash, canonicalize(gm2).graph_hash, gm, gm2
+
+
+def test_in_place_forms_keep_the_written_node_and_the_alias_names_the_in_place_node():
+    """After ``x += y;  iadd = x`` a later use of ``x`` is the node written to, not the iadd node (FX's graph),
+    an annotated alias (``setitem : NoneType = x``) names the in-place node as a plain one does, and a slice
+    holding a graph value (``x[..., :n] = 0`` with ``n = x.size(1)``) stays a slice argument, not a
+    ``slice`` call node: the converted graph hashes as the one FX wrote the code from."""
+    import operator
+
+    import torch.fx as fx
+
+    g = fx.Graph()
+    a, b = g.placeholder("in_0"), g.placeholder("in_1")
+    c = g.call_method("clone", (a,))
+    g.call_function(operator.iadd, (c, b))
+    g.output((g.call_method("sum", (c,)),))
+    h, h2, gm, gm2 = _round_trip(g)
+    assert h2 == h and [n.args for n in gm2.graph.nodes if n.op == "call_method" and n.target == "sum"][0][0].name == "clone"
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    assert torch.equal(gm(x, y)[0], gm2(x, y)[0])
+    g = fx.Graph()
+    a, b = g.placeholder("in_0"), g.placeholder("in_1")
+    c = g.call_method("clone", (a,))
+    st = g.call_function(operator.setitem, (c, 0, b), type_expr=type(None))
+    g.output((c, st))
+    h, h2, _, gm2 = _round_trip(g)
+    assert "setitem : NoneType = clone" in g.python_code(root_module="self").src and h2 == h
+    g = fx.Graph()
+    a = g.placeholder("in_0")
+    n = g.call_method("size", (a, 1))
+    c = g.call_method("clone", (a,))
+    g.call_function(operator.setitem, (c, (Ellipsis, slice(None, n, None)), 0.0))
+    g.output((c,))
+    h, h2, _, gm2 = _round_trip(g)
+    assert h2 == h and not any(nd.target is slice for nd in gm2.graph.nodes)
+
+
+@pytest.mark.parametrize("body,why", [
+    ("t = 1\nt += in_0\n", "in-place write to 't', which holds no graph value \\(int\\)"),
+    ("t = torch.float32\nt += in_0\n", "holds no graph value \\(dtype\\)"),  # FX would write torch.float32 += in_0
+    ("t = -1\nt[0] = in_0\n", "holds no graph value \\(int\\)"),
+    ("a = b = None\na += in_0\n", "holds no graph value \\(NoneType\\)"),
+    ("y = in_0[1 / 0]\n", "constant arithmetic fails: ZeroDivisionError"),
+    ("in_0 += 1 << -1\n", "constant arithmetic fails: ValueError"),
+    ("in_0 += 10.0 ** 400\n", "constant arithmetic fails: OverflowError"),
+    ("in_0 += ~1.5\n", "constant arithmetic fails: TypeError"),
+    ("y = in_0[10 ** 10000]\n", "does not compile: ValueError"),
+    ("in_0 += in_0" + " + in_0" * 1500 + "\n", "nested too deeply"),
+    ("in_0[" + "-" * 1500 + "in_0] = 1.0\n", "nested too deeply"),
+    ("y = in_0" + " + in_0" * 4000 + "\n", "nested too deeply|not parseable"),
+])
+def test_conversion_refuses_what_it_cannot_convert_with_a_refusal(body, why):
+    """Every input the conversion cannot turn into the graph FX would write is a RefusedSample naming the
+    reason -- never a KeyError, an arithmetic error, a SyntaxError of FX's own code or a RecursionError
+    that would stop a whole import."""
+    src = "import torch\n\nclass GraphModule(torch.nn.Module):\n    def forward(self, in_0):\n" + \
+          "".join("        " + ln + "\n" for ln in body.splitlines()) + "        return (in_0,)\n"
+    with pytest.raises(RefusedSample, match=why):
+        graph_from_source(src)
+
+
 def _sample(root: Path, variants: dict[str, tuple[str, str]]) -> Path:
     s = root / "sample"
     for name, (model, meta) in variants.items():
@@ -304,13 +376,17 @@ def test_import_records_refused_and_failing_variants_and_goes_on(tmp_path):
         "good": (GOOD, META),
         "evil": ("import os\n" + GOOD, META),
         "bad_shape": (GOOD.replace("gelu(in_0)", "linear(in_0, in_0.view(3, -1))"), META),  # fails when run
+        "const_write": (GOOD.replace("tmp_0 = torch.nn.functional.gelu(in_0)", "tmp_0 = 1\n        tmp_0 += in_0"), META),
     })
     rep = import_samples(s, tmp_path / "out", timeout_s=120)
     by = {r["variant_id"].split("/")[-1].split(":")[-1]: r for r in rep["rows"]}
     assert by["good"]["status"] == "ok" and by["evil"]["status"] == "refused" and "Import" in by["evil"]["error_message"]
     assert by["bad_shape"]["status"] == "failed" and by["bad_shape"]["error_class"].startswith("exception:")
     assert by["etc"]["status"] == "refused" and "inside the sample" in by["etc"]["error_message"]
-    assert rep["imported"] == 1 and json.loads((tmp_path / "out" / "import_report.json").read_text())["variants"] == 4
+    # passes the static check, refused by the conversion in the child: a refusal, not a failure
+    assert (by["const_write"]["status"], by["const_write"]["error_class"]) == ("refused", "refused")
+    assert "holds no graph value" in by["const_write"]["error_message"]
+    assert rep["imported"] == 1 and json.loads((tmp_path / "out" / "import_report.json").read_text())["variants"] == 5
     from curate.score.spec import load_task_set
 
     (sub,) = load_task_set(str(tmp_path / "out"))

@@ -101,14 +101,22 @@ def static_check(source: str, filename: str = "model.py") -> ast.FunctionDef:
     """Accept only the PassBench ``model.py`` subset (module docstring); returns ``forward``.
 
     Raises:
-        RefusedSample: not parseable, another import or top-level statement, a dunder, a name
-            that is neither an argument, an assigned name nor ``torch`` / ``device`` / ``inf`` /
-            ``nan`` / an allowed builtin, a statement or expression outside the subset.
+        RefusedSample: not parseable (null bytes, or nested too deeply for the parser), another import
+            or top-level statement, a dunder, a name that is neither an argument, an assigned name nor
+            ``torch`` / ``device`` / ``inf`` / ``nan`` / ``Ellipsis`` / an allowed builtin, a statement or
+            expression outside the subset, expressions nested too deeply to check.
     """
     try:
+        return _static_check(source, filename)
+    except RecursionError as exc:
+        raise RefusedSample(f"{filename}: expressions nested too deeply to check") from exc
+
+
+def _static_check(source: str, filename: str) -> ast.FunctionDef:
+    try:
         tree = ast.parse(source, filename=filename)
-    except SyntaxError as exc:
-        raise RefusedSample(f"{filename}: not parseable: {exc}") from exc
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise RefusedSample(f"{filename}: not parseable: {type(exc).__name__}: {exc}") from exc
 
     def bad(node, why):
         raise RefusedSample(f"{filename}:{getattr(node, 'lineno', '?')}: {why}")
@@ -244,8 +252,18 @@ def graph_from_source(source: str, filename: str = "model.py"):
     Raises:
         RefusedSample: :func:`static_check` refuses it, or a torch attribute used as a value is
             not a dtype / layout / memory format / number, or a target is off the store's
-            allowlist (:class:`passnet_common.store.UnsafeTarget`).
+            allowlist (:class:`passnet_common.store.UnsafeTarget`), or an in-place write
+            (``x[idx] = v``, ``x += y``) is to a name that holds no graph value, or constant
+            arithmetic fails (``1 // 0``), or the graph's own code does not compile (FX writes a
+            literal it cannot: ``10 ** 10000``), or the code is nested too deeply to convert.
     """
+    try:
+        return _graph_from_source(source, filename)
+    except RecursionError as exc:
+        raise RefusedSample(f"{filename}: expressions nested too deeply to convert") from exc
+
+
+def _graph_from_source(source: str, filename: str):
     fwd = static_check(source, filename)
     graph = fx.Graph()
     env: dict[str, Any] = dict(_CONSTANT_NAMES)
@@ -286,7 +304,10 @@ def graph_from_source(source: str, filename: str = "model.py"):
             if not has_node(args):
                 if not all(isinstance(a, (int, float, bool)) for a in args):
                     bad(e, "constant arithmetic on something other than numbers")
-                return fn(*args)
+                try:
+                    return fn(*args)
+                except (ArithmeticError, ValueError, TypeError) as exc:
+                    bad(e, f"constant arithmetic fails: {type(exc).__name__}: {exc}")
             return graph.call_function(fn, args)
         if isinstance(e, ast.Attribute):
             name = _chain(e)
@@ -301,6 +322,8 @@ def graph_from_source(source: str, filename: str = "model.py"):
             kwargs = {k.arg: ev(k.value) for k in e.keywords}
             f = e.func
             if isinstance(f, ast.Name):
+                if f.id == "slice" and not kwargs and 1 <= len(args) <= 3 and has_node(args):
+                    return slice(*args)  # FX writes a slice argument holding nodes as slice(None, size, None)
                 if f.id in CONSTANT_CALLS and not has_node((args, tuple(kwargs.values()))):
                     try:
                         if f.id == "device":  # the scorer runs on CPU: a sample's cuda literals become cpu
@@ -321,28 +344,41 @@ def graph_from_source(source: str, filename: str = "model.py"):
             return graph.call_method(f.attr, (recv, *args), kwargs)
         bad(e, f"expression {type(e).__name__}")
 
-    written = None  # (name, setitem node) of the statement before: FX writes the node's name as an alias after it
+    def written_to(t: ast.Name, st) -> fx.Node:
+        v = ev(t)
+        if not isinstance(v, fx.Node):
+            bad(st, f"in-place write to {t.id!r}, which holds no graph value ({type(v).__name__})")
+        return v
+
+    # ``x[idx] = v;  setitem = x`` and ``x += y;  iadd = x`` (the alias annotated or not): the in-place node
+    # leaves ``x`` naming the node it wrote to, and the alias on the next statement names the in-place
+    # node, as in the graph FX wrote the code from
+    written = None  # (name, in-place node) of the statement before
     for st in fwd.body:
         after, written = written, None
+        value = getattr(st, "value", None)
+        aliased = after is not None and isinstance(value, ast.Name) and value.id == after[0]
         if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Subscript):
             t = st.targets[0]
-            written = (t.value.id, graph.call_function(operator.setitem, (ev(t.value), ev(t.slice), ev(st.value))))
+            written = (t.value.id, graph.call_function(operator.setitem, (written_to(t.value, st), ev(t.slice), ev(st.value))))
         elif isinstance(st, ast.Assign):
             if len(st.targets) == 1:
-                v = st.value
-                # ``x[idx] = v;  setitem = x``: the alias names the setitem node, as in the graph FX wrote it from
-                aliased = after is not None and isinstance(v, ast.Name) and v.id == after[0]
-                env[st.targets[0].id] = after[1] if aliased else ev(v)
+                env[st.targets[0].id] = after[1] if aliased else ev(value)
+            else:  # ``a = b = None``: FX's deletions
+                env.update((t.id, None) for t in st.targets)
         elif isinstance(st, ast.AugAssign):
-            env[st.target.id] = graph.call_function(_INPLACE[type(st.op)], (ev(st.target), ev(st.value)))
+            written = (st.target.id, graph.call_function(_INPLACE[type(st.op)], (written_to(st.target, st), ev(st.value))))
         elif isinstance(st, ast.AnnAssign):
-            env[st.target.id] = ev(st.value)
+            env[st.target.id] = after[1] if aliased else ev(value)
         elif isinstance(st, ast.Return):
             graph.output(ev(st.value))
             break
     else:
         bad(fwd, "forward has no return")
-    return fx.GraphModule(torch.nn.Module(), graph), names
+    try:
+        return fx.GraphModule(torch.nn.Module(), graph), names
+    except (SyntaxError, ValueError, TypeError) as exc:  # FX's code of the graph: e.g. a literal it cannot write
+        raise RefusedSample(f"{filename}: the converted graph's code does not compile: {type(exc).__name__}: {exc}") from exc
 
 
 # --- meta files ---------------------------------------------------------------------------------

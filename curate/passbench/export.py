@@ -309,8 +309,8 @@ def import_samples(src: str | Path, out: str | Path, timeout_s: float = 120.0, m
     as curate task folders under ``out`` (replaced); returns the report (also
     ``out/import_report.json``): ``samples``, ``variants``, ``imported``, ``tasks`` and ``rows``
     (``[{variant_id, folder, status, error_class, error_message}]``: ``ok``, ``refused``
-    (:class:`RefusedSample`) or ``failed`` (the child's error class: ``timeout``, ``oom``,
-    ``exception:<Type>``...)).
+    (:class:`RefusedSample`, from the static check here or the conversion in the child) or ``failed``
+    (the child's error class: ``timeout``, ``oom``, ``exception:<Type>``...)).
 
     Raises:
         FileNotFoundError: no ``graph_list.txt`` under ``src``.
@@ -341,6 +341,8 @@ def import_samples(src: str | Path, out: str | Path, timeout_s: float = 120.0, m
             o = outcomes[key]
             row = {"variant_id": plan["variant_id"], "folder": plan["folder"], "status": "ok" if o.ok else "failed",
                    "error_class": o.error_class, "error_message": (o.error_message or "")[:2000] or None}
+            if o.error_class == f"exception:{RefusedSample.__name__}":  # the conversion in the child refused it
+                row.update(status="refused", error_class="refused")
             if o.ok:
                 h = json.loads((d / "result.json").read_text())["graph_hash"]
                 vname = plan["variant_id"].replace(":", "-").replace("/", "_")
