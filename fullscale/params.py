@@ -51,7 +51,8 @@ def merged_params(base: str | Path = "params.yaml", *overrides: str | Path | dic
     """
     params = yaml.safe_load(_params_file(base).read_text()) or {}
     for o in overrides:
-        params = deep_merge(params, o if isinstance(o, dict) else (yaml.safe_load(_params_file(o, "--override").read_text()) or {}))
+        over = o if isinstance(o, dict) else (yaml.safe_load(_params_file(o, "--full / --override").read_text()) or {})
+        params = deep_merge(params, over)
     cfg = fullscale_config(params.pop("fullscale", None))
     validate_params(params, "merged params")
     return params, cfg

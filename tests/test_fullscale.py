@@ -1659,3 +1659,14 @@ def test_fetch_writes_nothing_and_names_a_missing_release(tmp_path, capsys):
     assert run_cli(lambda: _cli(over, "fetch", metrics=tmp_path / "s.json")) == 2
     assert "release" in capsys.readouterr().err
     assert not (tmp_path / "work").exists()
+
+
+def test_a_missing_override_file_names_the_options_that_give_overrides(tmp_path):
+    """``--params`` names itself; a missing ``--full`` or ``--override`` file names those two (it once said
+    ``--params``, an option the user had given right)."""
+    from fullscale.params import merged_params
+
+    with pytest.raises(FileNotFoundError, match=r"nope\.yaml not found \(give --full / --override PATH\)"):
+        merged_params(ROOT / "params.yaml", tmp_path / "nope.yaml")
+    with pytest.raises(FileNotFoundError, match=r"gone\.yaml not found \(give --params PATH\)"):
+        merged_params(tmp_path / "gone.yaml")
