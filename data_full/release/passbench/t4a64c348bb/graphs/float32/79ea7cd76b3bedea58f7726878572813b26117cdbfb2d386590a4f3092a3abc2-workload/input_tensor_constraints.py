@@ -1,0 +1,11 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([1, 1, 512, 512], 'in_0'),
+    ([4096, 512], 'w_0'),
+    ([1, 16, 512, 64], 'in_1'),
+]

@@ -1,0 +1,11 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([8, 12, 13, 25], 'in_0'),
+    ([13], 'in_1'),
+    ([8, 12, 13, 13], 'in_2'),
+]

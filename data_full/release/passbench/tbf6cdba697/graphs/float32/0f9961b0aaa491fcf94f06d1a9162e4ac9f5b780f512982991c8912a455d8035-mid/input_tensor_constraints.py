@@ -1,0 +1,10 @@
+dynamic_dim_constraint_symbols = []
+
+dynamic_dim_constraint_symbol2example_value = {}
+
+dynamic_dim_constraint_relations = []
+
+dynamic_dim_constraint_input_shapes = [
+    ([4, 12, 64, 448], 'in_0'),
+    ([4, 12, 768, 768], 'in_1'),
+]
