@@ -55,11 +55,9 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.MatMult: operator.matmul,
            ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
            ast.RShift: operator.rshift}
-_INPLACE = {ast.Add: operator.iadd, ast.Sub: operator.isub, ast.Mult: operator.imul, ast.Div: operator.itruediv,
-            ast.FloorDiv: operator.ifloordiv, ast.Mod: operator.imod, ast.Pow: operator.ipow, ast.MatMult: operator.imatmul,
-            ast.BitAnd: operator.iand, ast.BitOr: operator.ior, ast.BitXor: operator.ixor, ast.LShift: operator.ilshift,
-            ast.RShift: operator.irshift}
-"""``name <op>= value``: the in-place operator FX's code generator writes so (``x += y; iadd = x``)."""
+_INPLACE = {op: getattr(operator, "i" + fn.__name__.rstrip("_")) for op, fn in _BINOPS.items()}
+"""``name <op>= value``: the in-place twin of each :data:`_BINOPS` operator (``add`` -> ``iadd``, ``and_`` ->
+``iand``), as FX's code generator writes it (``x += y; iadd = x``)."""
 _CONSTANT_NAMES = {"inf": math.inf, "nan": math.nan, "Ellipsis": Ellipsis}
 """Names that are literals in a ``forward`` (FX writes ``x[(Ellipsis, slice(None, 7, None))]``)."""
 _CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
