@@ -380,7 +380,9 @@ class Estimate:
     ``structure_hash``, else its own hash) and expected tasks (empty without rates: :func:`shard_walk`),
     ``pre_cpu_s`` the census capture, dedupe and decompose CPU seconds within ``cpu_s``, ``below`` the
     structures (``structure_hash``, else the subgraph's own hash) of the subgraphs ``fullscale.rate_floor``
-    leaves out (:func:`rate_floor_picks`; not in ``subgraphs``; :attr:`below_floor` counts them)."""
+    leaves out (:func:`rate_floor_picks`; not in ``subgraphs``; :attr:`below_floor` counts them), ``structures``
+    the structures (same keys) of the ``subgraphs`` it would profile: what a shard run at once with it must not
+    hold to time nothing twice (:func:`cost_chooser`)."""
 
     shard: int
     subgraphs: int | None
@@ -391,6 +393,7 @@ class Estimate:
     expected: tuple[tuple[str, float], ...] = ()
     pre_cpu_s: float = 0.0
     below: tuple[str, ...] = ()
+    structures: frozenset[str] = frozenset()
 
     @property
     def below_floor(self) -> int:
@@ -439,7 +442,8 @@ def estimate(idx: CensusIndex, shard: int, seen: tuple[set[str], set[str]], prof
                      for r in picked) if has_rates else ()
     tasks = sum(t for _, t in expected) if has_rates else None
     return Estimate(shard, n, cpu, sum(1 for g in graphs if g in idx.unpriced), tasks, kept, expected,
-                    idx.pre_cpu_s.get(shard, 0.0) if cpu is not None else 0.0, below)
+                    idx.pre_cpu_s.get(shard, 0.0) if cpu is not None else 0.0, below,
+                    frozenset(r.get("structure_hash") or r["subgraph_hash"] for r in picked))
 
 
 def estimates(out: str | Path, shards: list[int], quota: int | None, idx: CensusIndex | None = None,
@@ -565,31 +569,50 @@ def _describe(e: Estimate) -> str:
 
 def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | None,
                  idx: CensusIndex | None = None, *, order: str, max_starts: int | None = None,
-                 floor: float | None = None) -> Callable[[list[dict]], int | None]:
+                 floor: float | None = None) -> Callable[[list[dict], list[dict]], int | None]:
     """The ``choose`` of :func:`fullscale.runner.run_local` for ``fullscale.order`` ``cost`` or ``yield``
     (``order``): at each call, :func:`pick` in that order over the specs not yet started (re-priced against
     the shards committed by then, without the subgraphs below ``floor``: ``fullscale.rate_floor``) with the
     seconds left before ``deadline_epoch`` (None: no limit); prints
     its choice, or why none fits. ``max_starts`` (``--max-shards``): no more shards than that start, counted
-    among those that fit (a cap applied to the queue before ``fits`` could leave only shards too long)."""
+    among those that fit (a cap applied to the queue before ``fits`` could leave only shards too long).
+
+    ``running`` (the specs started and not yet written, :func:`fullscale.runner.run_local`): a shard run at
+    once with them does not see their subgraphs (:mod:`fullscale.pipeline`), so one that would profile a
+    structure a running shard profiles (:attr:`Estimate.structures`, as estimated when that one started) waits:
+    the next is the first in order that shares none, and only where every shard that fits shares one is the
+    first of those started (a core left idle costs more than a repeated timing)."""
     idx = census_index(out) if idx is None else idx
     key = ORDER_KEYS[order]
     started = 0
+    profiles: dict[int, frozenset[str]] = {}  # shard -> the structures it was estimated to profile when started
 
-    def choose(queue: list[dict]) -> int | None:
+    def choose(queue: list[dict], running: Iterable[dict] = ()) -> int | None:
         nonlocal started
         if max_starts is not None and started >= max_starts:
             print(f"--max-shards {max_starts}: {started} started, no more start", flush=True)
             return None
         left = None if deadline_epoch is None else deadline_epoch - time.time()
-        best, too_long = pick(estimates(out, [s["shard"] for s in queue], quota, idx, floor=floor), left, key)
+        ests = estimates(out, [s["shard"] for s in queue], quota, idx, floor=floor)
+        busy = frozenset().union(*(profiles.get(s["shard"], frozenset()) for s in running))
+        best, too_long = pick(ests, left, key)
+        waiting = 0
+        if best is not None and busy & best.structures:
+            clear = [e for e in ests if not busy & e.structures]
+            other = pick(clear, left, key)[0]
+            if other is not None:
+                best, waiting = other, len(ests) - len(clear)
         if best is None:
             print(f"no pending shard fits the {left:.0f} s left before the deadline: {len(too_long)} left for a "
                   f"longer run ({_describe(min(too_long, key=cost_key))} is the cheapest)", flush=True)
             return None
         print(f"next: {_describe(best)} ({len(queue) - 1} pending"
-              + (f", {len(too_long)} too long for the {left:.0f} s left" if too_long else "") + ")", flush=True)
+              + (f", {len(too_long)} too long for the {left:.0f} s left" if too_long else "")
+              + (f", {waiting} waiting: they share a structure with a running shard" if waiting else "")
+              + (f", shares {len(busy & best.structures)} structures with a running shard: every shard that fits "
+                 "does" if busy & best.structures else "") + ")", flush=True)
         started += 1
+        profiles[best.shard] = best.structures
         i = next(i for i, s in enumerate(queue) if s["shard"] == best.shard)
         queue[i]["estimate"] = {"subgraphs": best.subgraphs, "unpriced_graphs": best.unpriced_graphs,
                                 "cpu_s": None if best.cpu_s is None else round(best.cpu_s, 1),

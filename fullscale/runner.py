@@ -236,13 +236,14 @@ def core_shares(usable: list[int], workers: int, groups: list[list[int]] | None 
 
 def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_entry,
               on_done: Callable[[dict], None] | None = None, stop_after_epoch: float | None = None,
-              workers: int = 1, choose: Callable[[list[dict]], int | None] | None = None) -> list[dict]:
+              workers: int = 1, choose: Callable[[list[dict], list[dict]], int | None] | None = None) -> list[dict]:
     """Run ``specs`` with ``entry``, ``workers`` at a time; each result is written (and ``on_done`` called,
     one result at a time) as it arrives. No shard starts after ``stop_after_epoch`` (Unix time: the
     ``--stop-after`` HH:MM UTC read by :func:`deadline_epoch`, so a time past midnight is tomorrow's). ``choose``
-    (None: the first) gets the specs not yet started and returns the index of the next one, or None to
-    start no more (:func:`fullscale.order.cost_chooser`); with workers > 1, a worker for which it chose
-    nothing waits while another runs a shard and asks again once that shard is written. Returns the results
+    (None: the first) gets the specs not yet started and the specs running (started, not yet written) and
+    returns the index of the next one, or None to start no more (:func:`fullscale.order.cost_chooser`); with
+    workers > 1, a worker for which it chose nothing waits while another runs a shard and asks again once that
+    shard is written. Returns the results
     (files dropped) in shard order.
 
     With ``workers`` > 1 each worker is a thread pinned to its own share of this process's usable cores
@@ -250,7 +251,8 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
     inherit), so each shard's profile times on the highest core of its share
     (``curate.profile.run``'s timing core) and compiles on the rest: shards run at once never time on one
     core. Each stage command's CPU time is its own (:func:`fullscale.pipeline.run_phase`). As with Ray,
-    shards run at once do not see each other's subgraphs (:mod:`fullscale.pipeline`). On Ctrl-C (any
+    shards run at once do not see each other's subgraphs (:mod:`fullscale.pipeline`): ``choose`` is told which
+    are running (:func:`fullscale.order.cost_chooser` then starts one that shares no structure with them). On Ctrl-C (any
     exception in the calling thread) every running stage command is killed
     (:func:`fullscale.pipeline.kill_running_stages`), the workers record their shards as failed in the phase
     they stopped in, and the exception is raised.
@@ -263,12 +265,12 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
     """
     if workers < 1:
         raise ValueError(f"fullscale.local_workers={workers}: needs at least 1")
-    choose = choose or (lambda queue: 0)
+    choose = choose or (lambda queue, running: 0)
     queue: list[dict] = list(specs)
 
     if workers == 1:
         results = []
-        while queue and not _past(stop_after_epoch) and (i := choose(queue)) is not None:
+        while queue and not _past(stop_after_epoch) and (i := choose(queue, [])) is not None:
             results.append(_finish(out, entry(queue.pop(i)), on_done))
         return results
     if not hasattr(os, "sched_setaffinity"):
@@ -278,18 +280,17 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
     results, errors = [], []
     take, finish = threading.Condition(), threading.Lock()  # the queue and `running`; the writes, on_done, results
     stop = threading.Event()
-    running = 0  # shards started and not yet written
+    running: list[dict] = []  # specs started and not yet written
 
     def take_spec() -> dict | None:
         """The next spec, or None: stopped, queue empty, past stop_after, or nothing chosen while no other
         worker runs a shard. Nothing chosen while another runs: wait for it to finish (its commit re-prices
         the queue, :mod:`fullscale.order`), then choose again."""
-        nonlocal running
         with take:
             while not stop.is_set() and queue and not _past(stop_after_epoch):
-                i = choose(queue)
+                i = choose(queue, list(running))
                 if i is not None:
-                    running += 1
+                    running.append(queue[i])
                     return queue.pop(i)
                 if not running:
                     break
@@ -298,7 +299,6 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
             return None
 
     def work(cores: list[int]) -> None:
-        nonlocal running
         try:
             os.sched_setaffinity(0, cores)  # this thread only (Linux): the stage commands it starts inherit it
             while (spec := take_spec()) is not None:
@@ -308,7 +308,7 @@ def run_local(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shar
                         results.append(_finish(out, r, on_done))
                 finally:
                     with take:
-                        running -= 1
+                        running.remove(spec)
                         take.notify_all()
         except BaseException as exc:  # noqa: BLE001 - raised in the caller after the other workers stop
             with finish:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 
 import pytest
@@ -111,6 +112,46 @@ def test_the_local_executor_runs_the_cheapest_that_fits_and_leaves_the_rest(buil
     assert "no pending shard fits" in out
 
 
+def test_a_shard_that_would_time_a_structure_a_running_shard_times_waits(build, capsys):
+    """Census shard 6 holds a member of D, as shard 1 does: it is the cheapest (10 + 200 CPU-s). While 6 runs
+    (not yet committed, so shard 1's estimate still counts D), shard 1 (next in cost order) waits and shard 0
+    starts; once 6 is written, or with nothing else that fits, shard 1 starts."""
+    _table_shard(build, 6, {"graphs": _graphs("g6"), "subgraphs": [_s("d6", "D", ["g6"])]},
+                 CENSUS, census=True, phases=_pre(10.0))
+    assert {e.shard: e.structures for e in estimates(build, [0, 1, 2, 6], 1)} == {
+        0: {"B"}, 1: {"D"}, 2: {"E", "F"}, 6: {"D"}}
+    choose = cost_chooser(build, 1, None, order="cost")
+    queue = [{"shard": s} for s in (0, 1, 2, 6)]
+    six = queue.pop(choose(queue))
+    assert six["shard"] == 6
+    assert queue[choose(queue, [six])]["shard"] == 0
+    assert "next: s0000, ~1 subgraphs to profile, ~315 CPU-s, ~0.0 tasks expected (2 pending, 1 waiting: they " \
+        "share a structure with a running shard)" in capsys.readouterr().out
+    assert queue[choose(queue, [])]["shard"] == 1  # 6 written: nothing running
+    assert choose([{"shard": 1}], [six]) == 0  # the only shard left shares D: it starts rather than leave a core idle
+    assert "shares 1 structures with a running shard: every shard that fits does" in capsys.readouterr().out
+    assert queue[cost_chooser(build, 1, None, order="cost")(queue, [{"shard": 2}])]["shard"] == 1  # 2 unknown: started elsewhere
+
+
+def test_the_local_executor_tells_the_chooser_which_shards_are_running(tmp_path):
+    """Two workers: the first choice sees nothing running, the second the shard the first took (shards 0 and 1
+    wait for each other inside the entry, so 0 cannot have finished), the third at most those two."""
+    seen, both = [], threading.Barrier(2)
+
+    def choose(queue, running):
+        seen.append((len(queue), sorted(s["shard"] for s in running)))
+        return 0
+
+    def entry(spec):
+        if spec["shard"] < 2:
+            both.wait(timeout=60)
+        return {"shard": spec["shard"], "ok": True, "manifest": {}, "files": {"manifest.json": b"{}"}}
+
+    run_local([{"shard": i} for i in range(3)], tmp_path, entry=entry, workers=2, choose=choose)
+    assert seen[:2] == [(3, []), (2, [0])]
+    assert len(seen) == 3 and seen[2][0] == 1 and set(seen[2][1]) <= {0, 1}
+
+
 def test_census_index_maps_each_shard_to_its_graphs_and_each_graph_to_its_subgraphs(build):
     idx = census_index(build)
     assert sorted(r["subgraph_hash"] for r in idx.subgraphs["g2"]) == ["c1", "h5", "x1"]  # census 0's rows
@@ -206,7 +247,6 @@ def test_a_worker_for_which_nothing_fits_waits_for_the_others_commit(tmp_path):
     Shard 0 (1 subgraph, fits) starts; the second worker finds nothing that fits, and instead of stopping
     waits for shard 0's commit, which times X and makes shards 1 and 2 fit: the two run on both workers."""
     import io
-    import threading
 
     import pyarrow as pa
     import pyarrow.parquet as pq
