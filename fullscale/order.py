@@ -598,10 +598,11 @@ def cost_chooser(out: str | Path, quota: int | None, deadline_epoch: float | Non
         best, too_long = pick(ests, left, key)
         waiting = 0
         if best is not None and busy & best.structures:
-            clear = [e for e in ests if not busy & e.structures]
-            other = pick(clear, left, key)[0]
-            if other is not None:
-                best, waiting = other, len(ests) - len(clear)
+            long = {e.shard for e in too_long}
+            fit = [e for e in ests if e.shard not in long]
+            clear = [e for e in fit if not busy & e.structures]
+            if clear:
+                best, waiting = min(clear, key=key), len(fit) - len(clear)
         if best is None:
             print(f"no pending shard fits the {left:.0f} s left before the deadline: {len(too_long)} left for a "
                   f"longer run ({_describe(min(too_long, key=cost_key))} is the cheapest)", flush=True)

@@ -130,6 +130,10 @@ def test_a_shard_that_would_time_a_structure_a_running_shard_times_waits(build, 
     assert queue[choose(queue, [])]["shard"] == 1  # 6 written: nothing running
     assert choose([{"shard": 1}], [six]) == 0  # the only shard left shares D: it starts rather than leave a core idle
     assert "shares 1 structures with a running shard: every shard that fits does" in capsys.readouterr().out
+    # 300 s left: shard 0 (315 CPU-s, 371 s wall) does not fit, so shard 1 is the only one that does
+    assert cost_chooser(build, 1, time.time() + 300.0, order="cost")([{"shard": 0}, {"shard": 1}], []) == 1
+    late = cost_chooser(build, 1, time.time() + 300.0, order="cost")
+    assert late([{"shard": 6}], []) == 0 and late([{"shard": 0}, {"shard": 1}], [six]) == 1
     assert queue[cost_chooser(build, 1, None, order="cost")(queue, [{"shard": 2}])]["shard"] == 1  # 2 unknown: started elsewhere
 
 
