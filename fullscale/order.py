@@ -16,7 +16,7 @@ something to profile, among those whose estimate fits the time left before ``--d
 priced shards with nothing to profile; unpriced ones only without a deadline. Cheap shards first finish the
 most shards in a window. ``fullscale.order: yield`` (:func:`yield_key`) runs next, among the same fitting
 shards, the one with the most long-tail tasks expected per CPU second: each subgraph it would profile counts
-the task rate of its kind (:func:`task_rates`: tasks per profiled structure of the committed full shards, by
+the task rate of its kind (:func:`task_rates`: tasks per profiled structure of the committed full and drain shards, by
 size in FX ops smoothed toward the build's overall rate, and by anchor op within a size smoothed toward the
 size's rate), so the shards whose subgraphs are of the kinds that have given tasks (one or two ops; a
 ``conv2d`` or ``softmax`` anchor) run before the rest; every shard still runs in the end. Structures are
@@ -50,6 +50,7 @@ import pyarrow.parquet as pq
 
 from fullscale.shards import (
     CENSUS,
+    DRAIN,
     done_shards,
     profiled_structures,
     read_manifest,
@@ -245,22 +246,23 @@ def _sum_by(counts: dict, key: Callable) -> dict:
 
 
 class Profiled(NamedTuple):
-    """One structure profiled in a committed full shard (:func:`profiled_structure_rows`)."""
+    """One structure profiled in a committed full or drain shard (:func:`profiled_structure_rows`)."""
 
-    shard: str  # the shard folder's name
+    shard: str  # the shard folder's name (a drain shard's: ``drain/<name>``)
     anchor: str | None
     ops: int | None  # its FX ops (subgraphs.num_ops; None where the table has no such column)
     task: bool  # a member of it is in the shard's tasks table
 
 
 def profiled_structure_rows(out: str | Path) -> dict[str, Profiled]:
-    """Per structure profiled in the committed full shards of ``out`` that ran their profile (a ``profiles``
-    table), a :class:`Profiled`: a structure (``structure_hash``; a subgraph without one is its own) counts
-    as profiled where a shard's ``subgraphs`` row of it says ``ok``, as one with a task where a row of that
-    shard's ``tasks`` table lists such a member; its shard, anchor and ops are the first such row's (shards
-    in id order). A structure profiled in two shards is one row."""
+    """Per structure profiled in the committed full and drain shards of ``out`` that ran their profile (a
+    ``profiles`` table), a :class:`Profiled`: a structure (``structure_hash``; a subgraph without one is its own)
+    counts as profiled where a shard's ``subgraphs`` row of it says ``ok``, as one with a task where a row of that
+    shard's ``tasks`` table lists such a member; its shard, anchor and ops are the first such row's (full shards
+    in id order, then drain shards). A structure profiled in two shards is one row."""
     seen: dict[str, list] = {}  # structure -> [shard, anchor, ops, has a task]
-    for d in done_shards(out):
+    for d in (*done_shards(out), *done_shards(out, DRAIN)):
+        name = d.name if d.parent.name != DRAIN else f"{DRAIN}/{d.name}"
         tp, pp, sp = (d / "tables" / f"{t}.parquet" for t in ("tasks", "profiles", "subgraphs"))
         if not (pp.is_file() and sp.is_file()):
             continue
@@ -270,7 +272,7 @@ def profiled_structure_rows(out: str | Path) -> dict[str, Profiled]:
         for r in pq.read_table(sp, columns=cols).to_pylist():
             if r.get("status") == "ok":
                 e = seen.setdefault(r.get("structure_hash") or r["subgraph_hash"],
-                                    [d.name, r.get("anchor"), r.get("num_ops"), False])
+                                    [name, r.get("anchor"), r.get("num_ops"), False])
                 e[3] = e[3] or r["subgraph_hash"] in tasks
     return {k: Profiled(*v) for k, v in seen.items()}
 
@@ -296,7 +298,7 @@ def rates_of(rows: Iterable[Profiled]) -> TaskRates:
 
 
 def task_rates(out: str | Path) -> TaskRates:
-    """:class:`TaskRates` of the committed full shards of ``out`` that ran their profile
+    """:class:`TaskRates` of the committed full and drain shards of ``out`` that ran their profile
     (:func:`profiled_structure_rows`)."""
     return rates_of(profiled_structure_rows(out).values())
 

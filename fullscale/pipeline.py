@@ -31,6 +31,15 @@ A census shard (``spec["census"]``, ``python -m fullscale run --census``) stops 
 unique graphs are those new to the committed full shards and census shards, every subgraph of them is
 kept unmarked, and nothing is profiled (:mod:`fullscale.shards`: what a census shard is for).
 
+A drain shard (``spec["drain"]``, ``python -m fullscale run --drain``) runs committed full shard ``<id>`` again
+for the members its rate floor left waiting: it decomposes only the unique graphs full shard ``<id>`` decomposed
+(its ``unique_graphs`` table), marks seen every subgraph a committed full or drain shard has seen, applies the
+structure quota and no floor, profiles and curates the rest, and writes the profile side only (subgraphs,
+profiles, long_tail, tasks; full shard ``<id>`` holds the models and graphs). Its scratch folder is
+``<work>/drain/<name>/`` and its failure record and attempts pack go to ``<out>/drain/``. On the machine that ran
+the full shard its first run starts from a copy of the full shard's capture folder (the capture resumes what
+its keys still match: the manifest's ``capture_from_full_shard``).
+
 The result is a dict of files (relative path -> bytes) and the manifest; the caller writes it with
 :func:`fullscale.shards.write_shard` (atomic, ``DONE`` last).
 """
@@ -61,10 +70,13 @@ import pyarrow.parquet as pq
 from fullscale.order import TaskRates, rate_floor_picks, task_rates
 from fullscale.params import params_digest, write_params
 from fullscale.shards import (
+    DRAIN,
     FLOOR_REASON,
     GRAPHNET_PREFIX,
+    MARKER,
     QUOTA_REASON,
     SEEN_REASON,
+    SHARDS,
     TIMED,
     attempt_machines,
     census_graphs,
@@ -76,7 +88,9 @@ from fullscale.shards import (
     seen_hashes,
     shard_name,
     shard_of_row,
+    shards_root,
     structure_picks,
+    unique_graph_hashes,
     unpack_attempts,
 )
 from passnet_common.machine import cpu_model
@@ -111,6 +125,7 @@ TABLES = {
     "long_tail": "curate/long_tail.parquet",
     "tasks": "curate/tasks.parquet",
 }
+DRAIN_TABLES = ("subgraphs", "profiles", "long_tail", "tasks")  # what a drain shard writes (module docstring)
 METRICS = {"dataset.json": "metrics/dataset.json", "decompose.json": "decompose/decompose.json",
            "profile.json": "profile/profile.json", "curate.json": "metrics/curate.json"}
 
@@ -385,7 +400,8 @@ def shard_entry(spec: dict) -> dict:
     seen hashes are read from it), ``work`` (scratch root), optional ``shard_timeout_s``,
     ``deadline_epoch`` (Unix time at which a running stage is stopped: the shard is then a failure
     record with the phase it stopped in, ``rc`` None), ``keep_trial_history``, ``census`` (True: stop
-    after ``decompose``, module docstring), ``structure_quota``, ``rate_floor`` (module docstring).
+    after ``decompose``, module docstring), ``drain`` (True: a drain shard, module docstring),
+    ``structure_quota``, ``rate_floor`` (module docstring; a drain applies none).
 
     A shard run again resumes its profile's finished attempts from this machine's scratch folder (same
     merged params) and from ``<out>/shards/<name>.attempts.parquet`` (:func:`fullscale.shards.pack_attempts`,
@@ -405,7 +421,11 @@ def shard_entry(spec: dict) -> dict:
     """
     shard, n, n_graphnet = int(spec["shard"]), int(spec["num_shards"]), int(spec["graphnet_shards"])
     name = shard_name(shard)
-    w = Path(spec["work"]).resolve() / "shards" / name
+    census, drain = bool(spec.get("census")), bool(spec.get("drain"))
+    if census and drain:
+        raise ValueError(f"{name}: a shard is a census shard or a drain shard, not both")
+    kind = DRAIN if drain else SHARDS  # where its failure record and attempts pack go (a census shard packs none)
+    w = Path(spec["work"]).resolve() / (DRAIN if drain else SHARDS) / name
     digest = params_digest(spec["params"])
     stamp = w / "profile" / "attempts.params_sha256"  # the params the kept attempts were made with
     if w.exists():
@@ -419,14 +439,20 @@ def shard_entry(spec: dict) -> dict:
         for p in [*w.iterdir(), *((w / "profile").iterdir() if (w / "profile").is_dir() else [])]:
             if p not in keep and p != w / "profile":
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
-    census = bool(spec.get("census"))
+    reused_capture = False
+    full_capture = Path(spec["work"]).resolve() / SHARDS / name / "capture"
+    if drain and not (w / "capture").exists() and full_capture.is_dir():
+        # the full shard's capture results on this machine: the capture resumes them under its own keys (models
+        # whose key changed since -- code, params -- are captured again), so a drain seldom captures anew
+        shutil.copytree(full_capture, w / "capture")
+        reused_capture = True
     att = w / "profile" / "attempts"
     cpu = cpu_model()
     # timings another CPU model made (a shared or moved scratch folder) are timed again here, never pooled
     dropped = drop_foreign_timings(att, cpu) if not census else {}
     # a run stopped on another machine (or a scratch folder lost) left its finished attempts committed beside
     # its failure record: taken up under the same params, the local ones winning (fullscale.shards.unpack_attempts)
-    pack = resume_pack_path(spec["out"], shard)
+    pack = resume_pack_path(spec["out"], shard, kind)
     from_pack = None
     if not census and pack.is_file():
         try:
@@ -452,10 +478,16 @@ def shard_entry(spec: dict) -> dict:
     if census:  # the census decomposes each graph once over both kinds; it skips no subgraph
         seen_graphs |= census_graphs(spec["out"])
         seen_subs = set()
+    own = None  # a drain: the unique graphs its full shard decomposed, the only ones it decomposes again
+    if drain:
+        full = shards_root(spec["out"]) / name
+        if not (full / MARKER).is_file():
+            raise ValueError(f"drain {name}: full shard {name} is not committed in {spec['out']}")
+        own = set(unique_graph_hashes(full))
     seen_graphs_before, seen_subs_before = len(seen_graphs), len(seen_subs)
     quota = None if census else spec.get("structure_quota")
     structures = profiled_structures(spec["out"]) if quota is not None else Counter()
-    floor = None if census else spec.get("rate_floor")
+    floor = None if census or drain else spec.get("rate_floor")
     rates = task_rates(spec["out"]) if floor is not None else None  # the committed shards' when this one starts
     if rates is not None and rates.overall is None:  # no rate yet (nothing profiled, or out unreadable): none applied
         floor, rates = None, None
@@ -484,7 +516,8 @@ def shard_entry(spec: dict) -> dict:
             go("capture")
             go("dedupe")
             kept, total = _filter_parquet(w / "dedupe" / "unique_graphs.parquet", w / "new_unique_graphs.parquet",
-                                          lambda r: r["graph_hash"] not in seen_graphs)
+                                          (lambda r: r["graph_hash"] in own) if drain else
+                                          (lambda r: r["graph_hash"] not in seen_graphs))
             notes["unique_graphs_in_shard"], notes["unique_graphs_new"] = total, kept
             if kept and census:
                 go("decompose")
@@ -502,10 +535,13 @@ def shard_entry(spec: dict) -> dict:
                     go("profile")
                     go("curate")
                 else:
-                    why = "no profilable subgraph new to the build, under its structure's quota and at or above the rate floor"
+                    why = ("no profilable subgraph new to the build, under its structure's quota and at or above the rate floor"
+                           if not drain else "no waiting subgraph left unseen and under its structure's quota")
                     skipped["profile"] = skipped["curate"] = why
             else:
-                skipped.update({p: "no unique graph new to this build" for p in ("decompose", "profile", "curate")})
+                skipped.update({p: "no unique graph new to this build" if not drain else
+                                "none of the full shard's unique graphs captured again"
+                                for p in ("decompose", "profile", "curate")})
             if census:
                 skipped["profile"] = skipped["curate"] = "census shard: capture, dedupe and decompose only"
         else:
@@ -513,7 +549,8 @@ def shard_entry(spec: dict) -> dict:
     except StageFailed as exc:
         ext = _rows(w / "extract" / "extractions.parquet")
         return {"shard": shard, "ok": False, "failure": {
-            "shard": shard, "name": name, "census": census, "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
+            "shard": shard, "name": name, "census": census, **({"drain": True} if drain else {}),
+            "phase": exc.phase, "rc": exc.rc, "log_tail": exc.tail,
             "phases_done": phases + [exc.record], "models": len(models),
             "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
             "progress": progress(w), "resumed_attempts": resumed, "resumed_from_pack": from_pack,
@@ -525,15 +562,16 @@ def shard_entry(spec: dict) -> dict:
             "resume_pack": None if census else pack_attempts(att, digest)}
 
     files: dict[str, bytes] = {}
-    buf = io.BytesIO()
-    pq.write_table(cat, buf, compression="zstd")
-    files["tables/models.parquet"] = buf.getvalue()
+    if not drain:  # a drain's models and graphs are its full shard's
+        buf = io.BytesIO()
+        pq.write_table(cat, buf, compression="zstd")
+        files["tables/models.parquet"] = buf.getvalue()
     if (w / "dedupe" / "nodes.parquet").is_file() and (w / "new_unique_graphs.parquet").is_file():
         new_graphs = set(pq.read_table(w / "new_unique_graphs.parquet", columns=["graph_hash"]).column("graph_hash").to_pylist())
         _filter_parquet(w / "dedupe" / "nodes.parquet", w / "new_nodes.parquet", lambda r: r["graph_hash"] in new_graphs)
     for tname, rel in TABLES.items():
         p = w / rel
-        if p.is_file():
+        if p.is_file() and not (drain and tname not in DRAIN_TABLES):
             files[f"tables/{tname}.parquet"] = (_compact_profiles(p, bool(spec.get("keep_trial_history")))
                                                 if tname == "profiles" else p.read_bytes())
     for mname, rel in METRICS.items():
@@ -572,7 +610,8 @@ def shard_entry(spec: dict) -> dict:
     }
     finished = datetime.now(timezone.utc)
     manifest = {
-        "shard": shard, "name": name, "num_shards": n, "graphnet_shards": n_graphnet, "census": census, "models": models, "counts": counts,
+        "shard": shard, "name": name, "num_shards": n, "graphnet_shards": n_graphnet, "census": census,
+        **({"drain": True, "capture_from_full_shard": reused_capture} if drain else {}), "models": models, "counts": counts,
         "failure_classes": dict(Counter(r.get("error_class") or r.get("status") for r in ext if r.get("status") != "ok")),
         "phases": phases, "skipped_phases": skipped,
         "wall_s": round((finished - started).total_seconds(), 1),

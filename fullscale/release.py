@@ -6,7 +6,8 @@ Layout of ``<out>/release/`` (committed; published as a Hub dataset by :mod:`ful
 
     README.md                    dataset card: YAML configs (one per table), counts, licences, the splits
     tables/<name>.parquet        models, extractions, graphs, unique_graphs, subgraphs, profiles, long_tail,
-                                 tasks (release tasks) -- concatenated over shards, deduplicated by hash
+                                 tasks (release tasks) -- concatenated over shards (the profile-side tables
+                                 and the tasks also over the drain shards), deduplicated by hash
                                  (``unique_graphs``' members over every shard: :func:`release_unique_graphs`); the
                                  graph tables (:data:`GRAPH_TABLES`) also over the census shards of shard ids
                                  with no full shard, so every captured graph is released --
@@ -86,6 +87,7 @@ from fullscale.config import FullScaleConfig
 from fullscale.licences import model_licences
 from fullscale.pipeline import ROOT, child_env
 from fullscale.shards import (
+    DRAIN,
     FLOOR_REASON,
     QUOTA_REASON,
     SEEN_REASON,
@@ -515,6 +517,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict | Callabl
     out = Path(out)
     release = Path(release) if release else out / "release"
     shards = done_shards(out)
+    drains = done_shards(out, DRAIN)  # profile side only: subgraphs, profiles, long_tail, tasks (fullscale.shards)
     census = census_only(out)
     prev = previous_split(release, out / "release", secret_dir=cfg.secret_dir)  # before any staging
     stage = release.with_name(f".{release.name}.tmp-{os.getpid()}")
@@ -532,7 +535,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict | Callabl
             if parts:
                 tables[name] = sum(len(t) for t in parts.values())
             continue
-        t = concat_tables(shards + census if name in GRAPH_TABLES else shards, name)
+        t = concat_tables(shards + census if name in GRAPH_TABLES else shards + drains, name)
         if name == "graphs":
             graphs = t
         if name == "unique_graphs" and t is not None:
@@ -558,7 +561,7 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict | Callabl
     if secret_stage.exists():
         shutil.rmtree(secret_stage)
     secret_stage.mkdir(parents=True)
-    tasks = regroup_tasks(shards, cfg.release_task_size, cfg.release_max_tasks, prev)
+    tasks = regroup_tasks(shards + drains, cfg.release_task_size, cfg.release_max_tasks, prev)
     task_rows, held_per_task, seeds, commit_items, n_known, held_now = [], {}, {}, [], 0, set()
     all_public, all_held = set(prev["public"]) if prev else set(), set(prev["held"]) if prev else set()
     for task, (held, decided) in zip(tasks, split_tasks(tasks, key, cfg.secret_share, prev)):
@@ -620,8 +623,9 @@ def build_release(out: str | Path, cfg: FullScaleConfig, summary: dict | Callabl
                 "tasks": len(task_rows), "held_out_variants": n_held, "tables": tables,
                 "dtype_twins_dropped": sum(t["twins_dropped"] for t in tasks),
                 "shards": [read_manifest(d)["shard"] for d in shards],
+                "drain_shards": [read_manifest(d)["shard"] for d in drains],
                 "census_shards": [read_manifest(d)["shard"] for d in census], "exports": exports,
-                "codes": sorted({json.dumps(read_manifest(d)["code"], sort_keys=True) for d in shards})}
+                "codes": sorted({json.dumps(read_manifest(d)["code"], sort_keys=True) for d in shards + drains})}
     atomic_write_json(stage / "manifest.json", manifest, indent=1)
     # held-out folders the new secret tasks do not cover (a shard or task missing from this build) move to
     # <secret_dir>/kept/, outside the scored folder and the commitment, until a build holds them again

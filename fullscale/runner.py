@@ -43,6 +43,7 @@ from fullscale.pipeline import ROOT, child_env, graphnet_samples_absent, kill_ru
 from fullscale.plots import write_task_rate_plot
 from fullscale.shards import (
     CENSUS,
+    DRAIN,
     GRAPHNET_PREFIX,
     SHARDS,
     build_shards,
@@ -51,6 +52,7 @@ from fullscale.shards import (
     resume_pack_path,
     shard_name,
     split_catalog,
+    waiting_structures,
     write_failure,
     write_shard,
 )
@@ -145,6 +147,15 @@ def pending_shards(out: Path, num_shards: int, only: Iterable[int] | None = None
     return [i for i in ids if i not in done and 0 <= i < num_shards]
 
 
+def pending_drains(out: Path, only: Iterable[int] | None = None) -> list[int]:
+    """Committed full shards (in id order; restricted to ``only`` when given) whose rate floor left members of
+    a structure no full or drain shard has profiled (:func:`fullscale.shards.waiting_structures`) and without a
+    committed drain shard: what ``--drain`` runs."""
+    drained = {read_manifest(d)["shard"] for d in done_shards(out, DRAIN)}
+    waiting = waiting_structures(out)
+    return [i for i in sorted(waiting) if i not in drained and (only is None or i in set(only))]
+
+
 def _past(stop_after_epoch: float | None) -> bool:
     return stop_after_epoch is not None and time.time() >= stop_after_epoch
 
@@ -174,7 +185,7 @@ def _finish(out: Path, result: dict, on_done: Callable[[dict], None] | None) -> 
     """Write a shard's ``result`` (its folder, or its failure record), call ``on_done``; returns the result
     without its files (what the executors return)."""
     rec = result.get("manifest") if result["ok"] else result.get("failure")
-    kind = CENSUS if (rec or {}).get("census") else SHARDS
+    kind = CENSUS if (rec or {}).get("census") else DRAIN if (rec or {}).get("drain") else SHARDS
     if result["ok"]:
         write_shard(out, result["shard"], result["files"], kind)
     else:  # the shard's own record brings its attempts pack (merged into the committed one); a crashed Ray task's none
@@ -405,14 +416,14 @@ def deadline_epoch(hhmm: str | None, now: datetime | None = None, flag: str = "-
 
 
 def make_specs(shards: list[int], cfg: FullScaleConfig, params: dict, catalog: Path, out: Path, work: Path,
-               deadline_at: float | None = None, census: bool = False) -> list[dict]:
+               deadline_at: float | None = None, census: bool = False, drain: bool = False) -> list[dict]:
     """The ``shard_entry`` argument of each shard (``deadline_at``: Unix time at which running stages stop,
-    :func:`deadline_epoch` of ``--deadline``; ``census``: census shards)."""
+    :func:`deadline_epoch` of ``--deadline``; ``census``: census shards; ``drain``: drain shards)."""
     return [{"shard": i, "num_shards": cfg.num_shards, "graphnet_shards": cfg.graphnet_shards, "params": params,
              "catalog": str(catalog), "out": str(out),
              "work": str(work), "shard_timeout_s": cfg.shard_timeout_s, "keep_trial_history": cfg.keep_trial_history,
              "structure_quota": cfg.structure_quota, "rate_floor": cfg.rate_floor, "census": census,
-             "deadline_epoch": deadline_at} for i in shards]
+             **({"drain": True} if drain else {}), "deadline_epoch": deadline_at} for i in shards]
 
 
 PLAN_NEXT = 10  # shards ``plan`` lists in the order they would run
@@ -424,7 +435,8 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
     model count, the shards (model shards and GraphNet shards), the smallest and largest shard, how many
     shards are pending and, with ``fullscale.order`` ``cost`` or ``yield``, the next ones in that order with
     their estimates (:func:`fullscale.order.estimates`: subgraphs to profile, CPU seconds and expected tasks,
-    None where unknown; the subgraphs ``fullscale.rate_floor`` leaves out)."""
+    None where unknown; the subgraphs ``fullscale.rate_floor`` leaves out), and how many drain shards
+    ``--drain`` would run (:func:`pending_drains`)."""
     catalog = ensure_catalog(params_path, out, params)
     build_shards(out, cfg.num_shards, cfg.graphnet_shards)  # refuses shards cut another way
     rows = pq.read_table(catalog).select(["model_id", "duplicate_of"]).to_pylist()
@@ -434,7 +446,8 @@ def build_plan(params_path: Path, out: Path, cfg: FullScaleConfig, params: dict 
     plan = {"catalog": str(catalog), "models": len(rows), "num_shards": cfg.num_shards,
             "graphnet_shards": total - cfg.num_shards, "shards_total": total,
             "models_per_shard": {"min": min(sizes.values()), "max": max(sizes.values())},
-            "pending": len(pending), "order": cfg.order, "rate_floor": cfg.rate_floor}
+            "pending": len(pending), "order": cfg.order, "rate_floor": cfg.rate_floor,
+            "drains_pending": len(pending_drains(out, only))}
     if cfg.order in ORDER_KEYS:
         ests = sorted(estimates(out, pending, cfg.structure_quota, floor=cfg.rate_floor), key=ORDER_KEYS[cfg.order])
         plan["next"] = [{"shard": shard_name(e.shard), "subgraphs_to_profile": e.subgraphs,
@@ -455,7 +468,7 @@ def shard_state(res: dict) -> tuple[str, str]:
 
 def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_path: str | Path, command: str, *,
               only: Iterable[int] | None, max_shards: int | None, executor: str | None, commit: bool,
-              stop_after_utc: str | None, deadline_utc: str | None, census: bool = False,
+              stop_after_utc: str | None, deadline_utc: str | None, census: bool = False, drain: bool = False,
               workers: int | None = None, order: str | None = None, plot_path: str | Path | None = None) -> list[dict]:
     """``python -m fullscale run``: every pending shard of ``only`` (None: all; at most ``max_shards``)
     with ``executor`` (None: ``cfg.executor``); after each shard ``metrics_path`` is rewritten, the task-rate
@@ -464,23 +477,27 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     ``cfg.stop_after_utc``): no shard starts after it (local executor; the next such time, as for the deadline:
     past midnight it is tomorrow's, and one that passed less than :data:`DEADLINE_PAST_H` hours ago is
     refused, :func:`deadline_epoch`); ``deadline_utc``: running
-    stages stop then; ``census``: census shards (module docstring); ``workers`` (None:
+    stages stop then; ``census``: census shards (module docstring); ``drain``: drain shards of the committed full
+    shards with members waiting below the rate floor (:func:`pending_drains`, in id order; :mod:`fullscale.pipeline`);
+    ``workers`` (None:
     ``cfg.local_workers``): shards the local executor runs at once (:func:`run_local`); ``order`` (None:
     ``cfg.order``): which pending shard runs next (:mod:`fullscale.order`). Returns the shards' results.
 
     Raises:
         ValueError: ``order`` is not ``cost``, ``yield`` or ``id``; ``max_shards`` < 0; ``workers`` with the Ray
-            executor.
+            executor; both ``census`` and ``drain``.
     """
     if max_shards is not None and max_shards < 0:
         raise ValueError(f"--max-shards {max_shards}: a number of shards, 0 or more")
+    if census and drain:
+        raise ValueError("--census and --drain: a run makes census shards or drain shards, not both")
     stop_after_utc = stop_after_utc or cfg.stop_after_utc
     stop_at = deadline_epoch(stop_after_utc, flag="--stop-after")  # both read before anything runs
     deadline_at = deadline_epoch(deadline_utc)
     out, work = Path(cfg.out), Path(cfg.work)
     catalog = ensure_catalog(params_path, out, params)
     total = build_shards(out, cfg.num_shards, cfg.graphnet_shards)
-    pending = pending_shards(out, total, only, census)
+    pending = pending_drains(out, only) if drain else pending_shards(out, total, only, census)
     pending, absent = skip_absent_graphnet(pending, catalog, cfg)
     if absent:
         print(f"skipped {len(absent)} GraphNet shard(s) (first {shard_name(absent[0])}): none of their samples is at the "
@@ -489,15 +506,15 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     order = order or cfg.order
     if order not in (*ORDER_KEYS, "id"):
         raise ValueError(f"order={order!r}: {', '.join(ORDER_KEYS)} or id")
-    by_cost = order in ORDER_KEYS and not census  # census shards cost about the same: id order
+    by_cost = order in ORDER_KEYS and not census and not drain  # census and drain shards run in id order
     idx = census_index(out) if by_cost else None
     if by_cost:
         pending = ordered(estimates(out, pending, cfg.structure_quota, idx, floor=cfg.rate_floor), ORDER_KEYS[order])
     ray = (executor or cfg.executor) == "ray"
     if max_shards is not None and (ray or not by_cost):  # else the local chooser caps the starts among shards that fit
         pending = pending[:max_shards]
-    specs = make_specs(pending, cfg, params, catalog, out, work, deadline_at, census)
-    kind = CENSUS if census else SHARDS
+    specs = make_specs(pending, cfg, params, catalog, out, work, deadline_at, census, drain)
+    kind = CENSUS if census else DRAIN if drain else SHARDS
 
     def on_done(res: dict) -> None:
         s = write_summary(out, total, metrics_path, command=command, rate_floor=cfg.rate_floor)
@@ -508,10 +525,13 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
             print(f"task-rate plot not drawn ({type(exc).__name__}: {exc}); `python -m fullscale summary` draws it", flush=True)
         state, counts = shard_state(res)
         where = (f"census {s['census']['shards_done']}/{s['shards_total']} shards" if census
+                 else f"build {s['shards_done']}/{s['shards_total']} shards, {s['structures_below_rate_floor']} structures "
+                      "waiting below the rate floor" if drain
                  else f"build {s['shards_done']}/{s['shards_total']} shards")
-        print(f"{'census' if census else 'shard'} {res['shard']}: {state}; {counts}; {where}", flush=True)
+        what = "census shard" if census else "drain shard" if drain else "shard"
+        print(f"{'census' if census else what} {res['shard']}: {state}; {counts}; {where}", flush=True)
         if commit:
-            commit_shard(out, res["shard"], f"fullscale: {'census shard' if census else 'shard'} {res['shard']} {state} "
+            commit_shard(out, res["shard"], f"fullscale: {what} {res['shard']} {state} "
                                             f"({counts}); {where}", kind,
                          written=[metrics_path, *([png, png.with_suffix(".csv")] if png is not None else [])])
 

@@ -31,6 +31,17 @@ counts its models and graphs where no full shard of that id exists, and the rele
 tables. The full run of that shard later captures again (on the same machine the capture's resume
 folder in ``<work>`` makes that free).
 
+**A drain shard** (``<out>/drain/<id>/``, ``python -m fullscale run --drain``): full shard ``<id>`` run again
+for the members the rate floor left waiting (``skip_reason: below_rate_floor``, of a structure no full or
+drain shard has profiled a member of: :func:`waiting_structures`). It captures the shard's models again,
+decomposes only the unique graphs full shard ``<id>`` decomposed, and profiles, under the structure quota and
+no floor, the subgraphs no committed shard has seen (the floor's and the quota's, judged again); everything
+else is marked seen. ``manifest.json`` (``"drain": true``) and ``tables/`` subgraphs, profiles, long_tail,
+tasks, with ``tasks/``, ``runner/`` and ``metrics/`` as a full shard's; no models or graph tables (full shard
+``<id>`` holds them). Its subgraphs count as seen and its timed members against the quota
+(:func:`seen_hashes`, :func:`profiled_structures`), the summary adds its profiles, tasks and CPU to the build
+(not its models), and the release takes its tables and task folders beside the full shards'.
+
 It is written in a staging folder beside it and renamed into place (:func:`write_shard`), so a
 reader sees a whole shard or none. A shard folder without ``DONE`` is not a shard: the next run
 redoes it. A shard whose stage failed leaves ``<out>/shards/<id>.failed.json`` (what broke) and no
@@ -58,7 +69,8 @@ import pyarrow.parquet as pq
 from passnet_common.io import atomic_write_json
 
 MARKER = "DONE"
-SHARDS, CENSUS = "shards", "census"  # the two kinds of committed shard folder (module docstring)
+SHARDS, CENSUS, DRAIN = "shards", "census", "drain"  # the kinds of committed shard folder (module docstring)
+PROFILED_KINDS = (SHARDS, DRAIN)  # the kinds whose subgraphs are seen and whose timed members fill the quota
 
 
 def shard_of(model_id: str, num_shards: int) -> int:
@@ -123,7 +135,7 @@ def build_shards(out: str | Path, num_shards: int, graphnet_shards: int) -> int:
 
 
 def check_cut(out: str | Path, num_shards: int, graphnet_shards: int) -> None:
-    """Refuse a build whose committed shards (full or census) were cut with another ``num_shards`` or
+    """Refuse a build whose committed shards (full, census or drain) were cut with another ``num_shards`` or
     ``graphnet_shards`` than the config's: shard ids would name other models, so done shards would be
     counted for models they do not hold. ``graphnet_shards`` is compared for GraphNet shards only (ids from
     ``num_shards`` on: a model shard's models do not depend on it); a manifest without the field is not
@@ -132,7 +144,7 @@ def check_cut(out: str | Path, num_shards: int, graphnet_shards: int) -> None:
     Raises:
         ValueError: a manifest's cut differs from the config's (naming the shard and both values).
     """
-    for kind in (SHARDS, CENSUS):
+    for kind in (SHARDS, CENSUS, DRAIN):
         for d in done_shards(out, kind):
             m = read_manifest(d)
             for key, want in (("num_shards", num_shards), ("graphnet_shards", graphnet_shards)):
@@ -154,13 +166,14 @@ def split_catalog(rows: Iterable[dict], num_shards: int, graphnet_shards: int) -
 
 
 def shards_root(out: str | Path, kind: str = SHARDS) -> Path:
-    """``<out>/shards`` (full shards) or ``<out>/census`` (census shards: ``kind`` :data:`CENSUS`).
+    """``<out>/shards`` (full shards), ``<out>/census`` (census shards: ``kind`` :data:`CENSUS`) or
+    ``<out>/drain`` (drain shards: :data:`DRAIN`).
 
     Raises:
         ValueError: an unknown ``kind``.
     """
-    if kind not in (SHARDS, CENSUS):
-        raise ValueError(f"shard kind must be {SHARDS!r} or {CENSUS!r}, got {kind!r}")
+    if kind not in (SHARDS, CENSUS, DRAIN):
+        raise ValueError(f"shard kind must be {SHARDS!r}, {CENSUS!r} or {DRAIN!r}, got {kind!r}")
     return Path(out) / kind
 
 
@@ -182,7 +195,7 @@ def census_only(out: str | Path) -> list[Path]:
     return [d for d in done_shards(out, CENSUS) if read_manifest(d)["shard"] not in full]
 
 
-def _unique_graph_hashes(folder: Path) -> list[str]:
+def unique_graph_hashes(folder: Path) -> list[str]:
     """``graph_hash`` of a committed shard's ``unique_graphs`` table (empty without one)."""
     ug = folder / "tables" / "unique_graphs.parquet"
     return pq.read_table(ug, columns=["graph_hash"]).column("graph_hash").to_pylist() if ug.is_file() else []
@@ -191,20 +204,20 @@ def _unique_graph_hashes(folder: Path) -> list[str]:
 def census_graphs(out: str | Path) -> set[str]:
     """``graph_hash`` of the unique graphs the committed census shards decomposed (a later census shard
     does not decompose them again; a full shard does: the census feeds no skip of the full build)."""
-    return {h for d in done_shards(out, CENSUS) for h in _unique_graph_hashes(d)}
+    return {h for d in done_shards(out, CENSUS) for h in unique_graph_hashes(d)}
 
 
 def seen_hashes(out: str | Path, before: int | None = None) -> tuple[set[str], set[str]]:
-    """``(graph_hashes, subgraph_hashes)`` of the committed shards (all, or those with id < ``before``):
-    the unique graphs they decomposed and the subgraphs they decomposed (a later shard skips both); a
+    """``(graph_hashes, subgraph_hashes)`` of the committed full and drain shards (all, or those with id <
+    ``before``): the unique graphs they decomposed and the subgraphs they decomposed (a later shard skips both); a
     subgraph a shard left out for the structure quota or the rate floor is not among them, so a later shard
     judges it again (under the quota and floor then in force)."""
     graphs: set[str] = set()
     subs: set[str] = set()
-    for d in done_shards(out):
+    for d in (d for kind in PROFILED_KINDS for d in done_shards(out, kind)):
         if before is not None and read_manifest(d)["shard"] >= before:
             continue
-        graphs.update(_unique_graph_hashes(d))
+        graphs.update(unique_graph_hashes(d))
         sg = d / "tables" / "subgraphs.parquet"
         if sg.is_file():
             t = pq.read_table(sg, columns=["subgraph_hash", "skip_reason"]).to_pylist()
@@ -220,13 +233,13 @@ TIMED = ("ok", "accuracy_error", "unstable")  # profile row statuses that mean t
 
 
 def profiled_structures(out: str | Path) -> Counter:
-    """Members profiled per structure (``structure_hash``) over the committed shards: distinct
+    """Members profiled per structure (``structure_hash``) over the committed full and drain shards: distinct
     ``subgraph_hash`` that a shard left ``ok`` in its ``subgraphs`` table **and** timed (a ``profiles``
     row with a status of :data:`TIMED`), so a structure whose chosen member produced no timing (every
     variant skipped, crashed or degenerate) keeps its slot for a later member. Rows without a
     structure hash are not counted."""
     members: dict[str, set[str]] = {}
-    for d in done_shards(out):
+    for d in (d for kind in PROFILED_KINDS for d in done_shards(out, kind)):
         sg, pr = d / "tables" / "subgraphs.parquet", d / "tables" / "profiles.parquet"
         if not sg.is_file() or not pr.is_file():
             continue
@@ -236,6 +249,30 @@ def profiled_structures(out: str | Path) -> Counter:
             if r["status"] == "ok" and r["structure_hash"] and r["subgraph_hash"] in timed:
                 members.setdefault(r["structure_hash"], set()).add(r["subgraph_hash"])
     return Counter({k: len(v) for k, v in members.items()})
+
+
+def waiting_structures(out: str | Path) -> dict[int, set[str]]:
+    """Per committed full shard, the structures (``structure_hash``, else the subgraph's own hash) whose members
+    it left out for the rate floor (``skip_reason`` :data:`FLOOR_REASON`) and of which no full or drain shard left
+    a member ``ok`` (timed or not): what a drain shard of it would profile (the summary's
+    ``structures_below_rate_floor`` is their union). Shards with none are left out."""
+    rows = {kind: [(read_manifest(d)["shard"], _subgraph_rows(d)) for d in done_shards(out, kind)] for kind in PROFILED_KINDS}
+    profiled = {r.get("structure_hash") or r["subgraph_hash"] for _, rs in (*rows[SHARDS], *rows[DRAIN]) for r in rs
+                if r.get("status") == "ok"}
+    waiting: dict[int, set[str]] = {}
+    for shard, rs in rows[SHARDS]:
+        keys = {r.get("structure_hash") or r["subgraph_hash"] for r in rs if r.get("skip_reason") == FLOOR_REASON} - profiled
+        if keys:
+            waiting[shard] = keys
+    return waiting
+
+
+def _subgraph_rows(folder: Path) -> list[dict]:
+    sg = folder / "tables" / "subgraphs.parquet"
+    if not sg.is_file():
+        return []
+    t = pq.read_table(sg)
+    return t.select([c for c in ("subgraph_hash", "structure_hash", "status", "skip_reason") if c in t.column_names]).to_pylist()
 
 
 def structure_picks(rows: list[dict], profiled: Counter, quota: int) -> list[bool]:

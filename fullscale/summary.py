@@ -16,7 +16,7 @@ across shards:
   member the profile timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
   (:func:`fullscale.shards.structure_picks`), timed in no shard and not waiting below the rate floor;
   ``structures_below_rate_floor``: structures that ``fullscale.rate_floor`` left out in a shard
-  (:func:`fullscale.order.rate_floor_picks`) and of which no full shard has profiled a member (left it
+  (:func:`fullscale.order.rate_floor_picks`) and of which no full or drain shard has profiled a member (left it
   ``ok``, timed or not), and ``subgraphs_below_rate_floor`` their members left out (by the floor, or by the
   quota beside the member the floor left out) and timed in no shard;
 - ``variants_screened``: variants (subgraph x size x dtype, run 0) the profile timed;
@@ -59,8 +59,13 @@ across shards:
 - ``failure_classes``: extraction failures by error class; ``shards_failed``: per shard that did not
   finish, the phase that broke, its exit code (None: ran past ``shard_timeout_s``), the phases' times and
   ``attempts_packed`` (attempt files its next run resumes on any machine: :func:`fullscale.shards.pack_attempts`);
-- ``machine``: the machines the shards ran on (``written_on``: the one writing the summary);
-  ``complete``: every shard done and no structure left below the rate floor.
+- ``drain``: the drain shards (:mod:`fullscale.shards`; ``python -m fullscale run --drain``): how many are done,
+  their CPU and wall seconds and phases (not in the full shards' ``phases``, ``cpu_s`` and projections), the
+  tasks they gave (in ``tasks``), the structures they profiled that no full shard had, and ``shards_pending``:
+  the full shards with a structure still waiting below the rate floor and no drain shard yet; their profiles,
+  subgraphs and tasks count in the figures above like a full shard's, their models do not;
+- ``machine``: the machines the full shards ran on (``written_on``: the one writing the summary);
+  ``complete``: every shard done and no structure left below the rate floor (the drain shards time them).
 """
 
 from __future__ import annotations
@@ -90,6 +95,7 @@ from fullscale.order import (
 from fullscale.pipeline import machine
 from fullscale.shards import (
     CENSUS,
+    DRAIN,
     FLOOR_REASON,
     QUOTA_REASON,
     SEEN_REASON,
@@ -296,7 +302,8 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     subgraphs: set[str] = set()
     over_quota: dict[str, str] = {}  # subgraph left out by the structure quota -> its structure (else its own hash)
     below_floor: dict[str, str] = {}  # subgraph left out by the rate floor -> its structure (else its own hash)
-    profiled_structs: set[str] = set()  # structures (else subgraph hashes) a full shard left a member of ok
+    profiled_structs: set[str] = set()  # structures (else subgraph hashes) a full or drain shard left a member of ok
+    waiting_by_shard: dict[int, set[str]] = {}  # full shard -> the structures its rate floor left out
     timed_hashes: set[str] = set()
     variants: list[tuple[tuple, dict]] = []  # (shard order, variant -> confirmed) per shard
     slow: list[tuple[tuple, dict]] = []  # (shard order, variant -> (slower than eager, than Dynamo-only)) per shard
@@ -327,6 +334,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                     over_quota[r["subgraph_hash"]] = key
                 if r.get("skip_reason") == FLOOR_REASON:
                     below_floor[r["subgraph_hash"]] = key
+                    waiting_by_shard.setdefault(man["shard"], set()).add(key)
                 if r.get("status") == "ok":
                     profiled_structs.add(key)
         structures_timed |= shard_timed
@@ -359,6 +367,36 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                                   "shards": 0, "load_avg_1m": []})
         machines[key]["shards"] += 1
         machines[key]["load_avg_1m"].append(mk.get("load_avg_1m"))
+    drain = {"shards_done": 0, "cpu_s": 0.0, "wall_s": 0.0, "phases": {}, "tasks": 0, "structures_profiled": 0}
+    drained_ids: set[int] = set()
+    for d in done_shards(out, DRAIN):  # the profile side of a full shard run again (fullscale.shards): no models
+        man = read_manifest(d)
+        drained_ids.add(man["shard"])
+        profs = _read(d, "profiles")
+        timed = {r["subgraph_hash"] for r in profs if r.get("status") in TIMED}
+        timed_hashes |= timed
+        for r in _read(d, "subgraphs"):
+            if r.get("skip_reason") == SEEN_REASON:
+                continue
+            key = r.get("structure_hash") or r["subgraph_hash"]
+            subgraphs.add(r["subgraph_hash"])
+            if r.get("skip_reason") == QUOTA_REASON:
+                over_quota[r["subgraph_hash"]] = key
+            if r.get("status") == "ok":
+                drain["structures_profiled"] += key not in profiled_structs
+                profiled_structs.add(key)
+                if r.get("structure_hash") and r["subgraph_hash"] in timed:
+                    structures_timed.add(r["structure_hash"])
+        order = (man.get("finished_utc") or "", f"{DRAIN}/{d.name}")
+        variants.append((order, profile_variants(profs)))
+        slow.append((order, {variant_key(r): (bool(r.get("slower_e2e")), bool(r.get("slower_compiler")))
+                             for r in _read(d, "long_tail") if r.get("run") == 0 and r.get("status") in TIMED}))
+        shard_tasks += int(man["counts"].get("tasks", 0))
+        drain["tasks"] += int(man["counts"].get("tasks", 0))
+        drain["shards_done"] += 1
+        drain["cpu_s"] += man.get("cpu_s", 0.0)
+        drain["wall_s"] += man.get("wall_s", 0.0)
+        _add_phases(drain["phases"], man)
     n_profiled = sum(models.values())
     full_ids = {read_manifest(d)["shard"] for d in shards}
     census_ids: set[int] = set()
@@ -381,7 +419,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 kinds.setdefault(r["structure_hash"], (r.get("anchor"), r.get("num_ops")))
     failed = {}
     cap_cpu: Counter = Counter()  # model -> capture CPU s of its attempts in failed shards' progress
-    for kind in (SHARDS, CENSUS):
+    for kind in (SHARDS, CENSUS, DRAIN):
         kroot = shards_root(out, kind)
         for f in sorted(kroot.glob("*.failed.json")) if kroot.is_dir() else []:
             rec = json.loads(f.read_text())
@@ -389,7 +427,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                 if a.get("cpu_s") is not None:
                     cap_cpu[a["model_id"]] += a["cpu_s"]
             name = rec.get("name", f.name.split(".")[0])
-            failed[name if kind == SHARDS else f"{CENSUS}/{name}"] = {
+            failed[name if kind == SHARDS else f"{kind}/{name}"] = {
                 "phase": rec.get("phase"), "rc": rec.get("rc"), "models": rec.get("models"),
                 "phases_done": rec.get("phases_done", []), "failure_classes": rec.get("failure_classes", {}),
                 # attempt files committed beside the record (fullscale.shards.pack_attempts): what its next run resumes
@@ -434,6 +472,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     # waiting: a structure the rate floor left out in some shard and no full shard has profiled (left a member
     # ok, timed or not), before or after; its members left out by the floor or the quota wait with it
     floor_structures = set(below_floor.values()) - profiled_structs
+    waiting_shards = {i for i, keys in waiting_by_shard.items() if keys & floor_structures} - drained_ids
     floor_left = {h for h, k in {**over_quota, **below_floor}.items() if k in floor_structures} - timed_hashes
     complete = done == num_shards and not floor_structures
     confirmed_by_variant = first_finished(variants)
@@ -488,6 +527,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "tasks_target_projection": to_target,
         "order_estimates": estimate_accuracy(out),
         "task_rates": _task_rates_block(rates),
+        "drain": {**{k: round(v, 1) if isinstance(v, float) else v for k, v in drain.items() if k != "phases"},
+                  "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}
+                             for k, v in drain["phases"].items()},
+                  "shards_pending": len(waiting_shards)},
         "census": {"shards_done": len(census_ids), "models": census_models, "cpu_s": round(census_cpu, 1),
                    "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
                    "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}
@@ -508,15 +551,17 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
 
 def committed_release_tasks(out: str | Path) -> int | None:
     """The task count of the committed release (``<out>/release/manifest.json``) when it was built from
-    exactly the full shards committed now (its ``shards``), else None (no release, or shards committed
-    since: the shards' sum is then the count to give)."""
+    exactly the full and drain shards committed now (its ``shards`` and ``drain_shards``), else None (no
+    release, or shards committed since: the shards' sum is then the count to give)."""
     man = Path(out) / "release" / "manifest.json"
     try:
         rel = json.loads(man.read_text())
     except (OSError, ValueError):
         return None
     done = sorted(int(read_manifest(d)["shard"]) for d in done_shards(out))
-    return int(rel["tasks"]) if sorted(rel.get("shards") or []) == done and "tasks" in rel else None
+    drained = sorted(int(read_manifest(d)["shard"]) for d in done_shards(out, DRAIN))
+    same = sorted(rel.get("shards") or []) == done and sorted(rel.get("drain_shards") or []) == drained
+    return int(rel["tasks"]) if same and "tasks" in rel else None
 
 
 def write_summary(out: str | Path, num_shards: int, path: str | Path = "metrics/full/summary.json",

@@ -473,6 +473,64 @@ def test_two_shard_miniature_release_end_to_end(tmp_path, capsys):
     assert verify_release(rel)["bad"] == [] and json.loads((rel / "manifest.json").read_text()) == man
 
 
+@pytest.mark.slow
+def test_a_drain_run_profiles_what_the_rate_floor_left_and_completes_the_miniature(tmp_path):
+    """Slow (real stage commands). Shard 1 of the miniature is committed by hand as profiled, 12 linear
+    structures and no task, so every kind's task rate is 0 and ``rate_floor`` 0.5 leaves every subgraph of
+    shard 0 out: shard 0 profiles nothing, its structures wait, the build is not complete. ``run --drain``
+    captures shard 0's models again, decomposes its own graphs only and profiles the waiting subgraphs: nothing
+    waits, the build is complete, and the release holds the drain's profiles beside the full shards' tables."""
+    from fullscale.shards import DRAIN, FLOOR_REASON
+
+    over = _override(tmp_path)
+    cfg = yaml.safe_load(over.read_text())
+    cfg["fullscale"].update({"rate_floor": 0.5, "structure_quota": 1})
+    over.write_text(yaml.safe_dump(cfg))
+    out, metrics = tmp_path / "data_full", tmp_path / "summary.json"
+    lin = [{**_sub(f"x{i}", f"X{i}"), "anchor": "linear", "num_ops": 1} for i in range(12)]
+    _table_shard(out, 1, {"subgraphs": lin, "profiles": [_prof(r["subgraph_hash"]) for r in lin]}, num_shards=2,
+                 models=["module:mlp_a", "module:mlp_c"])
+    assert _cli(over, "run", metrics=metrics) == 0
+    full = done_shards(out)[0]
+    m0 = read_manifest(full)
+    subs = pq.read_table(full / "tables" / "subgraphs.parquet").to_pylist()
+    waiting = {r["subgraph_hash"] for r in subs if r["skip_reason"] == FLOOR_REASON}
+    assert m0["shard"] == 0 and waiting and m0["counts"]["subgraphs_profilable_new"] == 0
+    s = json.loads(metrics.read_text())
+    assert not s["complete"] and s["structures_below_rate_floor"] >= 1 and s["drain"]["shards_pending"] == 1
+
+    assert _cli(over, "run", "--drain", metrics=metrics) == 0
+    drains = done_shards(out, DRAIN)
+    assert [read_manifest(d)["shard"] for d in drains] == [0]
+    md = read_manifest(drains[0])
+    assert md["drain"] and md["rate_floor"] is None and md["counts"]["unique_graphs_new"] == m0["counts"]["unique_graphs_new"]
+    assert md["capture_from_full_shard"] is True
+    assert sorted(p.name for p in (drains[0] / "tables").iterdir()) <= ["long_tail.parquet", "profiles.parquet",
+                                                                        "subgraphs.parquet", "tasks.parquet"]
+    dsubs = pq.read_table(drains[0] / "tables" / "subgraphs.parquet").to_pylist()
+    profiled = {r["subgraph_hash"] for r in dsubs if r["status"] == "ok"}
+    timed = set(pq.read_table(drains[0] / "tables" / "profiles.parquet").column("subgraph_hash").to_pylist())
+    assert profiled and timed and timed <= profiled <= waiting  # the miniature's profile samples 2 of them
+    s = json.loads(metrics.read_text())
+    assert s["complete"] and s["structures_below_rate_floor"] == 0 and s["drain"]["shards_done"] == 1
+    assert s["models"] == 4 and s["drain"]["structures_profiled"] == len(
+        {r["structure_hash"] for r in dsubs if r["status"] == "ok"})
+    assert _cli(over, "run", "--drain", metrics=metrics) == 0 and len(done_shards(out, DRAIN)) == 1  # nothing left
+    # the hand-made shard 1 gets the columns real tables have (the release writes their schemas)
+    for name, real in (("subgraphs", full), ("profiles", drains[0])):
+        fake = done_shards(out)[1] / "tables" / f"{name}.parquet"
+        t = pq.read_table(real / "tables" / f"{name}.parquet")
+        pq.write_table(pa.Table.from_pylist([{**t.to_pylist()[0], **r} for r in pq.read_table(fake).to_pylist()],
+                                            schema=t.schema), fake)
+    assert _cli(over, "release", metrics=metrics) == 0
+    rel = out / "release"
+    prof = {r["subgraph_hash"] for r in pq.read_table(rel / "tables" / "profiles.parquet").to_pylist()}
+    assert timed <= prof
+    rsubs = {r["subgraph_hash"]: r for r in pq.read_table(rel / "tables" / "subgraphs.parquet").to_pylist()}
+    assert all(rsubs[h]["status"] == "ok" for h in profiled)  # the drain's row, not the floor's
+    assert json.loads((rel / "manifest.json").read_text())["drain_shards"] == [0]
+
+
 def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(tmp_path, capsys):
     """``run --census`` on the four-module miniature: each shard runs capture, dedupe and decompose only into
     ``<out>/census/``; the second census shard finds its only graph in the first and decomposes nothing; the
@@ -523,7 +581,7 @@ def test_census_shards_capture_and_decompose_every_graph_once_and_feed_no_skip(t
     # order is the cost order, fewest subgraphs first
     assert _cli(over, "plan", metrics=metrics) == 0
     plan = json.loads(capsys.readouterr().out)
-    assert plan["pending"] == 2 and plan["order"] == "yield"
+    assert plan["pending"] == 2 and plan["order"] == "yield" and plan["drains_pending"] == 0
     assert plan["next"] == sorted([{"shard": f"s000{k}", "subgraphs_to_profile": len(want[k]), "cpu_s": None,
                                     "tasks_expected": None} for k in (0, 1)],
                                   key=lambda r: (r["subgraphs_to_profile"], r["shard"]))
@@ -749,6 +807,67 @@ def test_a_stage_past_the_deadline_is_stopped_and_recorded(tmp_path):
     f = shard_entry({**spec, "deadline_epoch": time.time()})["failure"]
     assert not (w / "profile" / "attempts").exists() and f["resumed_attempts"] == {"checked": 0, "timed": 0}
     assert (w / "profile" / "attempts.params_sha256").read_text() == params_digest(params)
+
+
+def test_a_drain_shard_needs_its_full_shard_and_keeps_its_own_scratch_record_and_pack(tmp_path):
+    """A drain of a shard with no committed full shard is refused by name. With one committed, a drain stopped
+    at its deadline works in ``<work>/drain/s0000``, from a copy of the full shard's capture folder (which stays
+    as it was), and its failure record says ``drain`` and goes to ``<out>/drain/``, where the next ``--drain``
+    run looks for it."""
+    import time
+
+    from extract.sources.modules import module_catalog
+    from fullscale.pipeline import shard_entry
+    from fullscale.runner import _finish
+    from passnet_common.io import write_parquet
+    from passnet_common.schema import to_table
+
+    (tmp_path / "modules").mkdir()
+    (tmp_path / "modules" / "mlp_a.py").write_text(MLP)
+    write_parquet(tmp_path / "catalog.parquet", to_table("models", module_catalog(tmp_path / "modules")))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    out = tmp_path / "out"
+    spec = {"shard": 0, "num_shards": 1, "graphnet_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
+            "out": str(out), "work": str(tmp_path / "work"), "deadline_epoch": time.time(), "drain": True}
+    with pytest.raises(ValueError, match="drain s0000: full shard s0000 is not committed"):
+        shard_entry(spec)
+    with pytest.raises(ValueError, match="a census shard or a drain shard, not both"):
+        shard_entry({**spec, "census": True})
+    _table_shard(out, 0, {"unique_graphs": [{"graph_hash": "g"}]})
+    full_scratch = tmp_path / "work" / "shards" / "s0000" / "capture" / "done" / "a.json"
+    full_scratch.parent.mkdir(parents=True)
+    full_scratch.write_text("{}")
+    res = shard_entry(spec)
+    f = res["failure"]
+    assert res["ok"] is False and f["drain"] is True and (f["phase"], f["rc"]) == ("capture", None)
+    assert (tmp_path / "work" / "drain" / "s0000" / "logs" / "capture.log").is_file() and full_scratch.is_file()
+    assert (tmp_path / "work" / "drain" / "s0000" / "capture" / "done" / "a.json").is_file()  # the full shard's, copied
+    _finish(out, res, None)
+    assert (out / "drain" / "s0000.failed.json").is_file() and not (out / "shards" / "s0000.failed.json").exists()
+    assert build_summary(out, 1)["shards_failed"]["drain/s0000"]["phase"] == "capture"
+
+
+def test_run_drain_starts_a_drain_shard_of_each_full_shard_with_a_waiting_structure(tmp_path, monkeypatch, capsys):
+    """``run --drain`` on a build whose full shard 1 left structure B waiting below the floor (shard 0 none):
+    one spec, shard 1, marked ``drain`` (id order); ``--census --drain`` is refused by name."""
+    import fullscale.runner
+    from fullscale.shards import FLOOR_REASON
+
+    over = _override(tmp_path)
+    out = tmp_path / "data_full"
+    _table_shard(out, 0, {"subgraphs": [_sub("a1", "A")], "profiles": [_prof("a1")]}, num_shards=2)
+    _table_shard(out, 1, {"subgraphs": [_sub("b1", "B", "skipped", FLOOR_REASON)]}, num_shards=2)
+    got = []
+    monkeypatch.setattr(fullscale.runner, "run_local", lambda specs, *a, **k: got.extend(specs) or [])
+    assert _cli(over, "run", "--drain", metrics=tmp_path / "summary.json") == 0
+    assert [(s["shard"], s.get("drain"), s["census"]) for s in got] == [(1, True, False)]
+    capsys.readouterr()
+    assert _cli(over, "plan", metrics=tmp_path / "summary.json") == 0
+    assert json.loads(capsys.readouterr().out)["drains_pending"] == 1
+    from passnet_common.cli import run_cli
+
+    assert run_cli(lambda: _cli(over, "run", "--drain", "--census", metrics=tmp_path / "summary.json")) == 2
+    assert "--census and --drain" in capsys.readouterr().err
 
 
 def _attempt_tree(att: Path, cpu: str, keys: list[str]) -> dict[str, bytes]:

@@ -784,8 +784,8 @@ def test_a_new_design_without_a_task_yet_is_projected_at_the_builds_rate(tmp_pat
 
 
 def test_the_summary_command_counts_the_releases_tasks_only_when_it_holds_the_shards_committed_now(tmp_path):
-    """``committed_release_tasks``: the release manifest's count where its shards are the full shards
-    committed now; None with no release, a release of other shards, or an unreadable manifest."""
+    """``committed_release_tasks``: the release manifest's count where its shards are the full and drain
+    shards committed now; None with no release, a release of other shards, or an unreadable manifest."""
     from fullscale.summary import committed_release_tasks
     from tests.test_fullscale import _table_shard
 
@@ -796,7 +796,57 @@ def test_the_summary_command_counts_the_releases_tasks_only_when_it_holds_the_sh
     man = tmp_path / "release" / "manifest.json"
     man.write_text(json.dumps({"shards": [1, 3], "tasks": 7}))
     assert committed_release_tasks(tmp_path) == 7
+    _table_shard(tmp_path, 3, {}, "drain", drain=True)  # a drain shard committed after the release was built
+    assert committed_release_tasks(tmp_path) is None
+    man.write_text(json.dumps({"shards": [1, 3], "drain_shards": [3], "tasks": 8}))
+    assert committed_release_tasks(tmp_path) == 8
     _table_shard(tmp_path, 2, {})  # a shard committed after the release was built
     assert committed_release_tasks(tmp_path) is None
     man.write_text("{not json")
     assert committed_release_tasks(tmp_path) is None
+
+
+def test_a_drain_shard_profiles_what_the_floor_left_waiting_and_completes_the_build(tmp_path):
+    """Full shard 0 timed A and left B (b1; b2 beside it for the quota) below the floor; full shard 1 left C
+    below the floor, which shard 0 had profiled (not waiting), and D. Drains pending: 0 (B) and 1 (D). Drain
+    shard 0 profiles b1 (its timed member fills B's quota, its subgraph is seen) and gives a task: B waits no
+    more, only shard 1's drain is pending; the summary adds the drain's variants, task, timed structure and CPU,
+    not its models. Drain shard 1 profiles D: nothing waits and both shards done is complete."""
+    from fullscale.runner import pending_drains
+    from fullscale.shards import DRAIN, FLOOR_REASON, QUOTA_REASON, profiled_structures, seen_hashes, waiting_structures
+    from fullscale.summary import build_summary
+    from tests.test_fullscale import _sub, _table_shard
+
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("a1", "A"), _sub("c0", "C"), _sub("b1", "B", "skipped", FLOOR_REASON),
+                                              _sub("b2", "B", "skipped", QUOTA_REASON)],
+                               "profiles": [_prof("a1"), _prof("c0")]},
+                 structure_quota=1, rate_floor=0.1, models=["m0"], cpu_s=100.0)
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("c1", "C", "skipped", FLOOR_REASON), _sub("d1", "D", "skipped", FLOOR_REASON)]},
+                 structure_quota=1, rate_floor=0.1, models=["m1"], cpu_s=50.0)
+    assert waiting_structures(tmp_path) == {0: {"B"}, 1: {"D"}}
+    assert pending_drains(tmp_path) == [0, 1] and pending_drains(tmp_path, only=[1, 5]) == [1]
+    s = build_summary(tmp_path, 2)
+    assert (s["structures_below_rate_floor"], s["complete"], s["drain"]["shards_pending"]) == (2, False, 2)
+    assert (s["models"], s["variants_screened"], s["tasks"]) == (2, 2, 0)
+
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("a1", "A", "skipped", "seen_in_earlier_shard"), _sub("b1", "B"),
+                                              _sub("b2", "B", "skipped", QUOTA_REASON),
+                                              _sub("c0", "C", "skipped", "seen_in_earlier_shard")],
+                               "profiles": [_prof("b1")], "tasks": [{"subgraph_hashes": ["b1"]}]},
+                 DRAIN, drain=True, structure_quota=1, models=["m0"], cpu_s=30.0, wall_s=40.0,
+                 counts={"tasks": 1}, finished_utc="u")
+    assert profiled_structures(tmp_path)["B"] == 1 and "b1" in seen_hashes(tmp_path)[1]
+    assert waiting_structures(tmp_path) == {1: {"D"}} and pending_drains(tmp_path) == [1]
+    s = build_summary(tmp_path, 2)
+    assert (s["structures_below_rate_floor"], s["subgraphs_below_rate_floor"], s["complete"]) == (1, 1, False)
+    assert (s["models"], s["models_profiled"], s["variants_screened"], s["tasks"], s["structures_timed"]) == (2, 2, 3, 1, 3)
+    assert s["cpu_s"] == 150.0 and s["phases"] == {}  # the full shards' alone: the drain's CPU is its own block
+    assert s["drain"] == {"shards_done": 1, "cpu_s": 30.0, "wall_s": 40.0, "tasks": 1, "structures_profiled": 1,
+                          "phases": {}, "shards_pending": 1}
+
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("c1", "C", "skipped", QUOTA_REASON), _sub("d1", "D")],
+                               "profiles": [_prof("d1")]}, DRAIN, drain=True, structure_quota=1, models=["m1"])
+    s = build_summary(tmp_path, 2)
+    assert (s["structures_below_rate_floor"], s["complete"], s["drain"]["shards_done"], s["drain"]["shards_pending"]) == \
+        (0, True, 2, 0)
+    assert waiting_structures(tmp_path) == {} and pending_drains(tmp_path) == []

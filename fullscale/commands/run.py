@@ -23,6 +23,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
                                                              "own cores (default: fullscale.local_workers)")
     p.add_argument("--census", action="store_true", help="census shards: capture, dedupe and decompose only, into "
                                                          "<out>/census/ (every graph and structure, no profile)")
+    p.add_argument("--drain", action="store_true", help="drain shards: each committed full shard whose rate floor left "
+                                                        "members of a structure nobody has profiled is run again for "
+                                                        "them (quota, no floor), into <out>/drain/")
     p.add_argument("--deadline", default=None, help="HH:MM UTC: stop a running stage then; its shard is recorded as failed "
                                                     "(the phase it stopped in) and runs again next time; a time "
                                                     "that passed less than 12 h ago is refused")
@@ -33,5 +36,5 @@ def run(args: argparse.Namespace) -> int:
     run_build(b.params, b.cfg, b.params_path, args.metrics, b.command, plot_path=args.plot or None,
               only=[int(s) for s in args.shards.split(",")] if args.shards else None, max_shards=args.max_shards,
               executor=args.executor, commit=args.commit, stop_after_utc=args.stop_after, deadline_utc=args.deadline,
-              census=args.census, workers=args.workers, order=args.order)
+              census=args.census, drain=args.drain, workers=args.workers, order=args.order)
     return 0
