@@ -51,7 +51,7 @@ class FullScaleConfig(ParamsConfig):
                                            "others are recorded skipped / structure_quota_reached (None: every member)")
     rate_floor: float | None = knob(None, rule=Optional(interval(float, 0.0, 1.0, lo_open=True)),
                                     doc="a shard leaves out (skipped / below_rate_floor) each subgraph whose kind's "
-                                        "long-tail tasks per profiled structure in the committed full shards is below "
+                                        "long-tail tasks per profiled structure in the committed full and drain shards is below "
                                         "this (fullscale.order.rate_floor_picks); a later shard judges it again "
                                         "(None: profile every structure)")
     keep_trial_history: bool = knob(False, doc="keep profiles.trial_history in a shard's compact rows "

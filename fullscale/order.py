@@ -176,7 +176,7 @@ def ops_bucket(num_ops: int | None) -> int | None:
 
 @dataclass(frozen=True)
 class TaskRates:
-    """Long-tail tasks per profiled structure in the committed full shards, by the structure's kind -- its
+    """Long-tail tasks per profiled structure in the committed full and drain shards, by the structure's kind -- its
     anchor op and :func:`ops_bucket`: ``by_kind[(anchor, ops)] = (profiled structures, those with a task)``.
     Profiled: a member left ``ok`` by its shard (not seen before, under the structure quota, not below the
     rate floor), timed or not --
@@ -248,7 +248,7 @@ def _sum_by(counts: dict, key: Callable) -> dict:
 class Profiled(NamedTuple):
     """One structure profiled in a committed full or drain shard (:func:`profiled_structure_rows`)."""
 
-    shard: str  # the shard folder's name (a drain shard's: ``drain/<name>``)
+    shard: str  # the shard folder's name (a drain shard's is its full shard's: the same models, one unit when left out)
     anchor: str | None
     ops: int | None  # its FX ops (subgraphs.num_ops; None where the table has no such column)
     task: bool  # a member of it is in the shard's tasks table
@@ -262,7 +262,6 @@ def profiled_structure_rows(out: str | Path) -> dict[str, Profiled]:
     in id order, then drain shards). A structure profiled in two shards is one row."""
     seen: dict[str, list] = {}  # structure -> [shard, anchor, ops, has a task]
     for d in (*done_shards(out), *done_shards(out, DRAIN)):
-        name = d.name if d.parent.name != DRAIN else f"{DRAIN}/{d.name}"
         tp, pp, sp = (d / "tables" / f"{t}.parquet" for t in ("tasks", "profiles", "subgraphs"))
         if not (pp.is_file() and sp.is_file()):
             continue
@@ -272,7 +271,7 @@ def profiled_structure_rows(out: str | Path) -> dict[str, Profiled]:
         for r in pq.read_table(sp, columns=cols).to_pylist():
             if r.get("status") == "ok":
                 e = seen.setdefault(r.get("structure_hash") or r["subgraph_hash"],
-                                    [name, r.get("anchor"), r.get("num_ops"), False])
+                                    [d.name, r.get("anchor"), r.get("num_ops"), False])
                 e[3] = e[3] or r["subgraph_hash"] in tasks
     return {k: Profiled(*v) for k, v in seen.items()}
 
@@ -325,7 +324,7 @@ def _top(preds: list[tuple[float, bool]], k: float) -> tuple[float, float]:
 def rates_backtest(out: str | Path, fractions: Iterable[float] = BACKTEST_FRACTIONS, at: float | None = None,
                    rows: dict[str, Profiled] | None = None) -> dict | None:
     """How well :meth:`TaskRates.rate` predicts tasks of shards it has not seen: each committed full shard's
-    profiled structures (:func:`profiled_structure_rows`) get the rate of their kind in the *other* shards
+    profiled structures, its drain shard's with them (:func:`profiled_structure_rows`), get the rate of their kind in the *other* shards
     (leave one shard out: tasks cluster in shards, so a structure's own shard would flatter the rate), and the
     structures are ranked by it as ``fullscale.order: yield`` ranks the untimed ones. Returns ``shards``,
     ``structures``, ``with_task_predicted`` and ``with_task`` (the structures expected to have a task, and

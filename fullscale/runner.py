@@ -153,7 +153,36 @@ def pending_drains(out: Path, only: Iterable[int] | None = None) -> list[int]:
     committed drain shard: what ``--drain`` runs."""
     drained = {read_manifest(d)["shard"] for d in done_shards(out, DRAIN)}
     waiting = waiting_structures(out)
-    return [i for i in sorted(waiting) if i not in drained and (only is None or i in set(only))]
+    only = None if only is None else set(only)
+    return [i for i in sorted(waiting) if i not in drained and (only is None or i in only)]
+
+
+def drain_chooser(out: Path) -> Callable[[list[dict], list[dict]], int | None]:
+    """The ``choose`` of :func:`run_local` for drain shards: at each call the structures still waiting are read
+    again (:func:`fullscale.shards.waiting_structures`: a drain committed since may have profiled them), and the
+    first queued drain (id order) with a waiting structure that no running drain was started for starts; where
+    every one shares such a structure, the first of them (an idle core costs more than a repeated timing, as in
+    :func:`fullscale.order.cost_chooser`). None -- no more starts -- when no queued drain has anything left to
+    profile."""
+    started: dict[int, set[str]] = {}  # drain shard -> the waiting structures it was started for
+
+    def choose(queue: list[dict], running: Iterable[dict] = ()) -> int | None:
+        waiting = waiting_structures(out)
+        busy = set().union(*(started.get(s["shard"], set()) for s in running))
+        useful = [(i, waiting[s["shard"]]) for i, s in enumerate(queue) if waiting.get(s["shard"])]
+        if not useful:
+            if queue:
+                print(f"{len(queue)} drain shard(s) left with nothing waiting: profiled by the drains run before them",
+                      flush=True)
+            return None
+        i, keys = next(((i, k) for i, k in useful if not k & busy), useful[0])
+        started[queue[i]["shard"]] = keys
+        print(f"next: drain {shard_name(queue[i]['shard'])}, {len(keys)} structures waiting ({len(queue) - 1} queued"
+              + (f", shares {len(keys & busy)} with a running drain: every queued drain does" if keys & busy else "")
+              + ")", flush=True)
+        return i
+
+    return choose
 
 
 def _past(stop_after_epoch: float | None) -> bool:
@@ -377,8 +406,9 @@ def run_ray(specs: list[dict], out: Path, entry: Callable[[dict], dict] = shard_
             try:
                 r = ray.get(ref)
             except Exception as exc:  # noqa: BLE001 - a task's crash is that shard's failure record
-                r = {"shard": spec["shard"], "ok": False,
+                r = {"shard": spec["shard"], "ok": False,  # filed with the shard's kind (_finish): census, drain or full
                      "failure": {"shard": spec["shard"], "name": shard_name(spec["shard"]), "phase": "ray_task",
+                                 "census": bool(spec.get("census")), **({"drain": True} if spec.get("drain") else {}),
                                  "rc": None, "log_tail": f"{type(exc).__name__}: {exc}"[-4000:]}}
             results.append(_finish(out, r, on_done))
         return sorted(results, key=lambda r: r["shard"])
@@ -478,7 +508,8 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
     past midnight it is tomorrow's, and one that passed less than :data:`DEADLINE_PAST_H` hours ago is
     refused, :func:`deadline_epoch`); ``deadline_utc``: running
     stages stop then; ``census``: census shards (module docstring); ``drain``: drain shards of the committed full
-    shards with members waiting below the rate floor (:func:`pending_drains`, in id order; :mod:`fullscale.pipeline`);
+    shards with members waiting below the rate floor (:func:`pending_drains`, in id order; the local executor
+    starts one only while it still has a waiting structure, :func:`drain_chooser`; :mod:`fullscale.pipeline`);
     ``workers`` (None:
     ``cfg.local_workers``): shards the local executor runs at once (:func:`run_local`); ``order`` (None:
     ``cfg.order``): which pending shard runs next (:mod:`fullscale.order`). Returns the shards' results.
@@ -542,7 +573,7 @@ def run_build(params: dict, cfg: FullScaleConfig, params_path: Path, metrics_pat
         return run_ray(specs, out, on_done=on_done, ray_options=cfg.ray, cpus_per_shard=cfg.cpus_per_shard)
     choose = (cost_chooser(out, cfg.structure_quota, deadline_at, idx, order=order, max_starts=max_shards,
                            floor=cfg.rate_floor)
-              if by_cost else None)
+              if by_cost else drain_chooser(out) if drain else None)
     results = run_local(specs, out, on_done=on_done, stop_after_epoch=stop_at,
                         workers=cfg.local_workers if workers is None else workers, choose=choose)
     if _past(stop_at) and len(results) < len(specs):

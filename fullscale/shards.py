@@ -305,7 +305,7 @@ def structure_picks(rows: list[dict], profiled: Counter, quota: int) -> list[boo
 def write_shard(out: str | Path, shard: int, files: dict[str, bytes], kind: str = SHARDS) -> Path:
     """Write a shard's files (relative path -> bytes; ``manifest.json`` among them) atomically:
     into ``<kind>/.<name>.tmp-<pid>``, ``DONE`` last, then renamed to ``<kind>/<name>`` (``kind``:
-    :data:`SHARDS` or :data:`CENSUS`). An existing folder of that shard (a re-run) is replaced;
+    :data:`SHARDS`, :data:`CENSUS` or :data:`DRAIN`). An existing folder of that shard (a re-run) is replaced;
     ``<name>.failed.json`` is removed.
 
     Raises:

@@ -14,7 +14,8 @@ across shards:
 - ``families``: distinct structure families (``pattern``) among the decomposed subgraphs (full and
   census shards); ``structures`` (distinct ``structure_hash``) and ``structures_timed`` (those with a
   member the profile timed); ``subgraphs_skipped_structure_quota``: subgraphs left out by ``fullscale.structure_quota``
-  (:func:`fullscale.shards.structure_picks`), timed in no shard and not waiting below the rate floor;
+  (:func:`fullscale.shards.structure_picks`), or by the rate floor in a structure a shard has profiled since,
+  timed in no shard and not waiting below the rate floor;
   ``structures_below_rate_floor``: structures that ``fullscale.rate_floor`` left out in a shard
   (:func:`fullscale.order.rate_floor_picks`) and of which no full or drain shard has profiled a member (left it
   ``ok``, timed or not), and ``subgraphs_below_rate_floor`` their members left out (by the floor, or by the
@@ -62,7 +63,9 @@ across shards:
 - ``drain``: the drain shards (:mod:`fullscale.shards`; ``python -m fullscale run --drain``): how many are done,
   their CPU and wall seconds and phases (not in the full shards' ``phases``, ``cpu_s`` and projections), the
   tasks they gave (in ``tasks``), the structures they profiled that no full shard had, and ``shards_pending``:
-  the full shards with a structure still waiting below the rate floor and no drain shard yet; their profiles,
+  the full shards with a structure still waiting below the rate floor and no drain shard yet, and
+  ``structures_left_after_drains``: those waiting though every full shard that left them out has had its drain
+  (a member the drain could not profile: it is not run again); their profiles,
   subgraphs and tasks count in the figures above like a full shard's, their models do not;
 - ``machine``: the machines the full shards ran on (``written_on``: the one writing the summary);
   ``complete``: every shard done and no structure left below the rate floor (the drain shards time them).
@@ -165,7 +168,7 @@ def _highest_rate_first(out: Path, rows: dict[str, Profiled], untimed: list[tupl
 
 
 def _task_rates_block(r: TaskRates) -> dict | None:
-    """``task_rates``: ``[profiled structures, with a task]`` of the committed full shards
+    """``task_rates``: ``[profiled structures, with a task]`` of the committed full and drain shards
     (:func:`fullscale.order.task_rates`) per size in FX ops (``by_ops``: ``"6+"`` is that many ops or more,
     ``"unknown"`` a table without ``num_ops``) and per anchor op of at least :data:`RATES_MIN_STRUCTURES`
     structures (``by_anchor``, most profiled first); None before any structure was profiled."""
@@ -473,6 +476,10 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     # ok, timed or not), before or after; its members left out by the floor or the quota wait with it
     floor_structures = set(below_floor.values()) - profiled_structs
     waiting_shards = {i for i, keys in waiting_by_shard.items() if keys & floor_structures} - drained_ids
+    # waiting, though every full shard that left it out has had its drain (a member it could not profile)
+    stuck = floor_structures - set().union(*(keys for i, keys in waiting_by_shard.items() if i not in drained_ids))
+    # left out by the floor in a structure a shard has profiled since: now as the quota's (one member is timed)
+    floor_quota = {h for h, k in below_floor.items() if k not in floor_structures}
     floor_left = {h for h, k in {**over_quota, **below_floor}.items() if k in floor_structures} - timed_hashes
     complete = done == num_shards and not floor_structures
     confirmed_by_variant = first_finished(variants)
@@ -509,7 +516,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "unique_graphs_shared_across_sources": sum(1 for v in graph_hashes.values() if len(v) > 1),
         "unique_subgraphs": len(subgraphs), "families": len(patterns),
         "structures": len(structures), "structures_timed": len(structures_timed),
-        "subgraphs_skipped_structure_quota": len(set(over_quota) - timed_hashes - floor_left),
+        "subgraphs_skipped_structure_quota": len((set(over_quota) | floor_quota) - timed_hashes - floor_left),
         "subgraphs_below_rate_floor": len(floor_left), "structures_below_rate_floor": len(floor_structures),
         "variants_screened": screened, "variants_confirmed": confirmed,
         "variants_timed_again": sum(len(v) for _, v in variants) - screened,
@@ -530,7 +537,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "drain": {**{k: round(v, 1) if isinstance(v, float) else v for k, v in drain.items() if k != "phases"},
                   "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}
                              for k, v in drain["phases"].items()},
-                  "shards_pending": len(waiting_shards)},
+                  "shards_pending": len(waiting_shards), "structures_left_after_drains": len(stuck)},
         "census": {"shards_done": len(census_ids), "models": census_models, "cpu_s": round(census_cpu, 1),
                    "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
                    "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}

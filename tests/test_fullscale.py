@@ -338,6 +338,10 @@ def test_ray_executor_runs_one_task_per_shard(tmp_path):
     assert [r["ok"] for r in res] == [True, True, False], [r.get("failure") for r in res]
     assert res[2]["failure"]["phase"] == "ray_task" and "shard 2 breaks" in res[2]["failure"]["log_tail"]
     assert [read_manifest(d)["shard"] for d in done_shards(tmp_path)] == [0, 1]
+    # a crashed drain task's record goes with the drain shards, not over the committed full shard's
+    run_ray([{"shard": 2, "drain": True}], tmp_path / "d", entry=stub_shard_entry, ray_options={"num_cpus": 2},
+            cpus_per_shard=1)
+    assert (tmp_path / "d" / "drain" / "s0002.failed.json").is_file() and not (tmp_path / "d" / "shards").exists()
 
 
 def _override(tmp: Path) -> Path:

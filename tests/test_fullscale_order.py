@@ -842,7 +842,7 @@ def test_a_drain_shard_profiles_what_the_floor_left_waiting_and_completes_the_bu
     assert (s["models"], s["models_profiled"], s["variants_screened"], s["tasks"], s["structures_timed"]) == (2, 2, 3, 1, 3)
     assert s["cpu_s"] == 150.0 and s["phases"] == {}  # the full shards' alone: the drain's CPU is its own block
     assert s["drain"] == {"shards_done": 1, "cpu_s": 30.0, "wall_s": 40.0, "tasks": 1, "structures_profiled": 1,
-                          "phases": {}, "shards_pending": 1}
+                          "phases": {}, "shards_pending": 1, "structures_left_after_drains": 0}
 
     _table_shard(tmp_path, 1, {"subgraphs": [_sub("c1", "C", "skipped", QUOTA_REASON), _sub("d1", "D")],
                                "profiles": [_prof("d1")]}, DRAIN, drain=True, structure_quota=1, models=["m1"])
@@ -850,3 +850,42 @@ def test_a_drain_shard_profiles_what_the_floor_left_waiting_and_completes_the_bu
     assert (s["structures_below_rate_floor"], s["complete"], s["drain"]["shards_done"], s["drain"]["shards_pending"]) == \
         (0, True, 2, 0)
     assert waiting_structures(tmp_path) == {} and pending_drains(tmp_path) == []
+
+
+def test_the_drain_chooser_reads_what_still_waits_and_keeps_running_drains_apart(tmp_path, capsys):
+    """Full shards 0, 1 and 2 all left B waiting; 1 also D, 2 also E. With drain 0 running (started for B),
+    drain 1 shares B and drain 2 too: the first queued starts (none is clear). Drain 0 commits B: the
+    chooser reads the waiting structures again, 1 is started for D alone and 2, clear of it, for E. A drain
+    whose structures another drain profiled is not started; the floor row of B in shard 1 counts as the
+    quota's in the summary once B is timed (its structure has its member)."""
+    from fullscale.runner import drain_chooser
+    from fullscale.shards import DRAIN, FLOOR_REASON, QUOTA_REASON
+    from fullscale.summary import build_summary
+    from tests.test_fullscale import _sub, _table_shard
+
+    for sid, extra in ((0, []), (1, ["D"]), (2, ["E"])):
+        _table_shard(tmp_path, sid, {"subgraphs": [_sub(f"b{sid}", "B", "skipped", FLOOR_REASON),
+                                                    *[_sub(f"{k.lower()}{sid}", k, "skipped", FLOOR_REASON) for k in extra]]},
+                     structure_quota=1, rate_floor=0.1)
+    choose = drain_chooser(tmp_path)
+    queue = [{"shard": i, "drain": True} for i in (0, 1, 2)]
+    zero = queue.pop(choose(queue, []))
+    assert zero["shard"] == 0
+    assert choose(queue, [zero]) == 0
+    assert "shares 1 with a running drain: every queued drain does" in capsys.readouterr().out
+    _table_shard(tmp_path, 0, {"subgraphs": [_sub("b0", "B")], "profiles": [_prof("b0")]}, DRAIN, drain=True, structure_quota=1)
+    choose = drain_chooser(tmp_path)
+    one = queue.pop(choose(queue, []))
+    assert one["shard"] == 1 and "next: drain s0001, 1 structures waiting (1 queued)" in capsys.readouterr().out
+    assert choose(queue, [one]) == 0  # drain 2 waits for E only: clear of D
+    _table_shard(tmp_path, 2, {"subgraphs": [_sub("b2", "B", "skipped", QUOTA_REASON), _sub("e2", "E")],
+                               "profiles": [_prof("e2")]}, DRAIN, drain=True, structure_quota=1)
+    assert choose([{"shard": 2, "drain": True}], []) is None  # done since: nothing of it waits
+    s = build_summary(tmp_path, 3)
+    # b1 (floor row of B, timed since in drain 0) is the quota's now; d1 still waits with its shard's drain pending
+    assert (s["subgraphs_skipped_structure_quota"], s["subgraphs_below_rate_floor"], s["structures_below_rate_floor"]) == \
+        (2, 1, 1)
+    assert (s["drain"]["shards_pending"], s["drain"]["structures_left_after_drains"]) == (1, 0)
+    _table_shard(tmp_path, 1, {"subgraphs": [_sub("d1", "D", "skipped", "x")]}, DRAIN, drain=True, structure_quota=1)
+    s = build_summary(tmp_path, 3)  # drain 1 could not profile d1: D waits with no drain left to run
+    assert (s["complete"], s["drain"]["shards_pending"], s["drain"]["structures_left_after_drains"]) == (False, 0, 1)
