@@ -65,7 +65,9 @@ across shards:
   tasks they gave (in ``tasks``), the structures they profiled that no full shard had, and ``shards_pending``:
   the full shards with a structure still waiting below the rate floor and no drain shard yet, and
   ``structures_left_after_drains``: those waiting though every full shard that left them out has had its drain
-  (a member the drain could not profile: it is not run again); their profiles,
+  (a member the drain could not profile: it is not run again), and ``projected_core_hours_remaining``: the drains'
+  CPU seconds per structure they profiled first times the structures still waiting (None before a drain has
+  profiled one; a linear estimate from the drains done, whose kinds differ from shard to shard); their profiles,
   subgraphs and tasks count in the figures above like a full shard's, their models do not;
 - ``machine``: the machines the full shards ran on (``written_on``: the one writing the summary);
   ``complete``: every shard done and no structure left below the rate floor (the drain shards time them).
@@ -537,7 +539,11 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         "drain": {**{k: round(v, 1) if isinstance(v, float) else v for k, v in drain.items() if k != "phases"},
                   "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}
                              for k, v in drain["phases"].items()},
-                  "shards_pending": len(waiting_shards), "structures_left_after_drains": len(stuck)},
+                  "shards_pending": len(waiting_shards), "structures_left_after_drains": len(stuck),
+                  # the drains' CPU (every phase) per structure they profiled first, times the structures waiting
+                  "projected_core_hours_remaining": (round(drain["cpu_s"] / drain["structures_profiled"]
+                                                           * len(floor_structures) / 3600, 1)
+                                                     if drain["structures_profiled"] else None)},
         "census": {"shards_done": len(census_ids), "models": census_models, "cpu_s": round(census_cpu, 1),
                    "cpu_s_per_model": round(census_cpu / census_models, 2) if census_models else None,
                    "phases": {k: {"wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1), "shards": v["shards"]}

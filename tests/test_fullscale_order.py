@@ -833,7 +833,7 @@ def test_a_drain_shard_profiles_what_the_floor_left_waiting_and_completes_the_bu
                                               _sub("b2", "B", "skipped", QUOTA_REASON),
                                               _sub("c0", "C", "skipped", "seen_in_earlier_shard")],
                                "profiles": [_prof("b1")], "tasks": [{"subgraph_hashes": ["b1"]}]},
-                 DRAIN, drain=True, structure_quota=1, models=["m0"], cpu_s=30.0, wall_s=40.0,
+                 DRAIN, drain=True, structure_quota=1, models=["m0"], cpu_s=3600.0, wall_s=4000.0,
                  counts={"tasks": 1}, finished_utc="u")
     assert profiled_structures(tmp_path)["B"] == 1 and "b1" in seen_hashes(tmp_path)[1]
     assert waiting_structures(tmp_path) == {1: {"D"}} and pending_drains(tmp_path) == [1]
@@ -841,8 +841,9 @@ def test_a_drain_shard_profiles_what_the_floor_left_waiting_and_completes_the_bu
     assert (s["structures_below_rate_floor"], s["subgraphs_below_rate_floor"], s["complete"]) == (1, 1, False)
     assert (s["models"], s["models_profiled"], s["variants_screened"], s["tasks"], s["structures_timed"]) == (2, 2, 3, 1, 3)
     assert s["cpu_s"] == 150.0 and s["phases"] == {}  # the full shards' alone: the drain's CPU is its own block
-    assert s["drain"] == {"shards_done": 1, "cpu_s": 30.0, "wall_s": 40.0, "tasks": 1, "structures_profiled": 1,
-                          "phases": {}, "shards_pending": 1, "structures_left_after_drains": 0}
+    assert s["drain"] == {"shards_done": 1, "cpu_s": 3600.0, "wall_s": 4000.0, "tasks": 1, "structures_profiled": 1,
+                          "phases": {}, "shards_pending": 1, "structures_left_after_drains": 0,
+                          "projected_core_hours_remaining": 1.0}  # 3600 CPU-s per structure x D waiting
 
     _table_shard(tmp_path, 1, {"subgraphs": [_sub("c1", "C", "skipped", QUOTA_REASON), _sub("d1", "D")],
                                "profiles": [_prof("d1")]}, DRAIN, drain=True, structure_quota=1, models=["m1"])
