@@ -425,7 +425,7 @@ def shard_entry(spec: dict) -> dict:
     if census and drain:
         raise ValueError(f"{name}: a shard is a census shard or a drain shard, not both")
     kind = DRAIN if drain else SHARDS  # where its failure record and attempts pack go (a census shard packs none)
-    w = Path(spec["work"]).resolve() / (DRAIN if drain else SHARDS) / name
+    w = Path(spec["work"]).resolve() / kind / name
     digest = params_digest(spec["params"])
     stamp = w / "profile" / "attempts.params_sha256"  # the params the kept attempts were made with
     if w.exists():

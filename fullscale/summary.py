@@ -317,9 +317,16 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     machines: dict[str, dict] = {}
     wall = cpu = 0.0
     by_design: dict[str, dict] = {}  # stage params digest + structure quota -> shards, models, CPU s, last finish
-    for d in shards:
+    drain = {"shards_done": 0, "cpu_s": 0.0, "wall_s": 0.0, "phases": {}, "tasks": 0, "structures_profiled": 0}
+    drained_ids: set[int] = set()
+    # full shards, then drain shards: a drain is the profile side of a full shard run again (fullscale.shards), so
+    # it adds no models, graphs, design basis or machine, and its CPU goes to its own block
+    for d, is_drain in [*((d, False) for d in shards), *((d, True) for d in done_shards(out, DRAIN))]:
         man = read_manifest(d)
-        _graph_side(d, man, src_of, models, captured, failures, graph_hashes)
+        if is_drain:
+            drained_ids.add(man["shard"])
+        else:
+            _graph_side(d, man, src_of, models, captured, failures, graph_hashes)
         profs = _read(d, "profiles")
         timed = {r["subgraph_hash"] for r in profs if r.get("status") in TIMED}
         timed_hashes |= timed
@@ -341,13 +348,21 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                     below_floor[r["subgraph_hash"]] = key
                     waiting_by_shard.setdefault(man["shard"], set()).add(key)
                 if r.get("status") == "ok":
+                    drain["structures_profiled"] += is_drain and key not in profiled_structs
                     profiled_structs.add(key)
         structures_timed |= shard_timed
-        order = (man.get("finished_utc") or "", d.name)
+        order = (man.get("finished_utc") or "", f"{DRAIN}/{d.name}" if is_drain else d.name)
         variants.append((order, profile_variants(profs)))
         slow.append((order, {variant_key(r): (bool(r.get("slower_e2e")), bool(r.get("slower_compiler")))
                              for r in _read(d, "long_tail") if r.get("run") == 0 and r.get("status") in TIMED}))
         shard_tasks += int(man["counts"].get("tasks", 0))
+        if is_drain:
+            drain["tasks"] += int(man["counts"].get("tasks", 0))
+            drain["shards_done"] += 1
+            drain["cpu_s"] += man.get("cpu_s", 0.0)
+            drain["wall_s"] += man.get("wall_s", 0.0)
+            _add_phases(drain["phases"], man)
+            continue
         _add_phases(phases, man)
         wall += man.get("wall_s", 0.0)
         cpu += man.get("cpu_s", 0.0)
@@ -372,36 +387,6 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
                                   "shards": 0, "load_avg_1m": []})
         machines[key]["shards"] += 1
         machines[key]["load_avg_1m"].append(mk.get("load_avg_1m"))
-    drain = {"shards_done": 0, "cpu_s": 0.0, "wall_s": 0.0, "phases": {}, "tasks": 0, "structures_profiled": 0}
-    drained_ids: set[int] = set()
-    for d in done_shards(out, DRAIN):  # the profile side of a full shard run again (fullscale.shards): no models
-        man = read_manifest(d)
-        drained_ids.add(man["shard"])
-        profs = _read(d, "profiles")
-        timed = {r["subgraph_hash"] for r in profs if r.get("status") in TIMED}
-        timed_hashes |= timed
-        for r in _read(d, "subgraphs"):
-            if r.get("skip_reason") == SEEN_REASON:
-                continue
-            key = r.get("structure_hash") or r["subgraph_hash"]
-            subgraphs.add(r["subgraph_hash"])
-            if r.get("skip_reason") == QUOTA_REASON:
-                over_quota[r["subgraph_hash"]] = key
-            if r.get("status") == "ok":
-                drain["structures_profiled"] += key not in profiled_structs
-                profiled_structs.add(key)
-                if r.get("structure_hash") and r["subgraph_hash"] in timed:
-                    structures_timed.add(r["structure_hash"])
-        order = (man.get("finished_utc") or "", f"{DRAIN}/{d.name}")
-        variants.append((order, profile_variants(profs)))
-        slow.append((order, {variant_key(r): (bool(r.get("slower_e2e")), bool(r.get("slower_compiler")))
-                             for r in _read(d, "long_tail") if r.get("run") == 0 and r.get("status") in TIMED}))
-        shard_tasks += int(man["counts"].get("tasks", 0))
-        drain["tasks"] += int(man["counts"].get("tasks", 0))
-        drain["shards_done"] += 1
-        drain["cpu_s"] += man.get("cpu_s", 0.0)
-        drain["wall_s"] += man.get("wall_s", 0.0)
-        _add_phases(drain["phases"], man)
     n_profiled = sum(models.values())
     full_ids = {read_manifest(d)["shard"] for d in shards}
     census_ids: set[int] = set()
