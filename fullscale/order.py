@@ -13,7 +13,8 @@ A shard without a census shard, or with a graph the census could not load, is no
 
 ``fullscale.order: cost`` (:func:`pick` with :func:`cost_key`) runs next the cheapest priced shard that has
 something to profile, among those whose estimate fits the time left before ``--deadline`` (:func:`fits`); then
-priced shards with nothing to profile; unpriced ones only without a deadline. Cheap shards first finish the
+priced shards with nothing to profile; then those with graphs the census could not load, by their lower-bound
+estimate (a shard with no census shard only without a deadline). Cheap shards first finish the
 most shards in a window. ``fullscale.order: yield`` (:func:`yield_key`) runs next, among the same fitting
 shards, the one with the most long-tail tasks expected per CPU second: each subgraph it would profile counts
 the task rate of its kind (:func:`task_rates`: tasks per profiled structure of the committed full and drain shards, by
@@ -530,13 +531,17 @@ ORDER_KEYS: dict[str, Callable[[Estimate], tuple]] = {"cost": cost_key, "yield":
 
 
 def fits(e: Estimate, seconds_left: float | None, any_priced: bool) -> bool:
-    """Whether ``e`` may start with ``seconds_left`` before the deadline (None: no deadline): a priced
-    shard if its wall estimate (``cpu_s`` / :data:`CORES_BUSY`) fits, or if no full shard has profiled yet
-    (no CPU rate to price it with); an unpriced one only when no shard of the queue is priced
-    (``any_priced`` False: a build without a census runs in id order as before)."""
+    """Whether ``e`` may start with ``seconds_left`` before the deadline (None: no deadline): a shard whose
+    wall estimate (``cpu_s`` / :data:`CORES_BUSY`) fits -- for a shard with graphs the census could not load
+    that estimate is a lower bound, so it may outrun it and be stopped at the deadline (its capture and
+    profile attempts resume in the next run), which is better than holding it back while a priced shard too
+    long for the window stays queued --, or a priced one if no full shard has profiled yet (no CPU rate to
+    price it with); a shard
+    with no estimate at all (no census shard) only when no shard of the queue is priced (``any_priced``
+    False: a build without a census runs in id order as before)."""
     if seconds_left is None:
         return True
-    if not e.priced:
+    if not e.priced and (e.subgraphs is None or e.cpu_s is None):
         return not any_priced
     return e.cpu_s is None or e.cpu_s / CORES_BUSY <= seconds_left
 

@@ -213,7 +213,8 @@ def test_a_resumed_profile_does_not_lower_the_price_of_a_subgraph(build):
 def test_graphs_the_census_could_not_load_leave_their_shard_unpriced(build):
     """Census shard 10 skipped a graph it could not load (graph_skips unloadable:*): its row-less unique graph
     g10b is unpriced (today's loader may take it), so shard 10's 1 subgraph is a lower bound; it is ordered
-    after the priced shards and does not start before a deadline, only in a run without one."""
+    after the priced shards, and before a deadline it starts only where its lower-bound estimate fits (a run
+    stopped at the deadline resumes), also while a priced shard too long for the window stays queued."""
     _table_shard(build, 10, {"graphs": _graphs("g10a", "g10b"), "unique_graphs": [{"graph_hash": "g10a"}, {"graph_hash": "g10b"}],
                              "subgraphs": [_s("k1", "K", ["g10a"])]}, CENSUS, census=True, phases=_pre(10.0))
     d = build / CENSUS / "s0010"
@@ -224,8 +225,19 @@ def test_graphs_the_census_could_not_load_leave_their_shard_unpriced(build):
     assert (e10.subgraphs, e10.unpriced_graphs, e10.priced) == (1, 1, False)
     assert ordered(estimates(build, [0, 3, 10], 1)) == [0, 3, 10]
     assert pick(estimates(build, [10], 1), None)[0].shard == 10
-    assert pick(estimates(build, [10, 1], 1), 1e9)[0].shard == 1 and pick(estimates(build, [10], 1) + [
-        estimates(build, [1], 1)[0]], 100.0)[0] is None
+    # its lower bound at the fixture's 200 profile CPU-s per subgraph: 10 census + 1 x 200 CPU-s; it starts
+    # before a deadline where that fits (after the priced shards: shard 1 goes first where both fit)
+    assert e10.cpu_s == 210.0
+    assert pick([e10], 210.0 / CORES_BUSY)[0] is e10 and pick([e10], 200.0 / CORES_BUSY)[0] is None
+    assert pick(estimates(build, [10, 1], 1), 1e9)[0].shard == 1
+    assert pick(estimates(build, [10, 1], 1), 260.0) == (e10, [estimates(build, [1], 1)[0]])  # shard 1: 250 / 0.85 s
+    # a shard with no census shard at all (4) has no estimate: it waits for a run without a deadline while a
+    # priced shard is queued
+    e4 = estimates(build, [4], 1)[0]
+    e1 = estimates(build, [1], 1)[0]
+    assert (e4.subgraphs, e4.cpu_s) == (None, None) and pick([e4, e1], 1e9) == (e1, [e4])
+    assert pick([e4], 1e9)[0] is e4 and pick([e4], None)[0] is e4
+    assert pick([e10], None)[0] is e10
     # a census shard whose decompose skipped no unloadable graph prices a row-less graph as giving nothing
     (d / "metrics" / "decompose.json").write_text(json.dumps({"graph_skips": {"trivial_graph": 1}}))
     assert census_index(build).unpriced == set() and estimates(build, [10], 1)[0].priced
