@@ -536,9 +536,8 @@ def fits(e: Estimate, seconds_left: float | None, any_priced: bool) -> bool:
     that estimate is a lower bound, so it may outrun it and be stopped at the deadline (its capture and
     profile attempts resume in the next run), which is better than holding it back while a priced shard too
     long for the window stays queued --, or a priced one if no full shard has profiled yet (no CPU rate to
-    price it with); a shard
-    with no estimate at all (no census shard) only when no shard of the queue is priced (``any_priced``
-    False: a build without a census runs in id order as before)."""
+    price it with); a shard with no estimate at all (no census shard) only when no shard of the queue is
+    priced (``any_priced`` False: a build without a census runs in id order as before)."""
     if seconds_left is None:
         return True
     if not e.priced and (e.subgraphs is None or e.cpu_s is None):
