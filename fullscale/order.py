@@ -540,7 +540,7 @@ def fits(e: Estimate, seconds_left: float | None, any_priced: bool) -> bool:
     priced (``any_priced`` False: a build without a census runs in id order as before)."""
     if seconds_left is None:
         return True
-    if not e.priced and (e.subgraphs is None or e.cpu_s is None):
+    if not e.priced and e.cpu_s is None:  # no census shard, or no CPU rate yet
         return not any_priced
     return e.cpu_s is None or e.cpu_s / CORES_BUSY <= seconds_left
 

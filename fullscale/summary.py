@@ -318,6 +318,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
     wall = cpu = 0.0
     by_design: dict[str, dict] = {}  # stage params digest + structure quota -> shards, models, CPU s, last finish
     drain = {"shards_done": 0, "cpu_s": 0.0, "wall_s": 0.0, "phases": {}, "tasks": 0, "structures_profiled": 0}
+    full_ids: set[int] = set()
     drained_ids: set[int] = set()
     # full shards, then drain shards: a drain is the profile side of a full shard run again (fullscale.shards), so
     # it adds no models, graphs, design basis or machine, and its CPU goes to its own block
@@ -326,6 +327,7 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         if is_drain:
             drained_ids.add(man["shard"])
         else:
+            full_ids.add(man["shard"])
             _graph_side(d, man, src_of, models, captured, failures, graph_hashes)
         profs = _read(d, "profiles")
         timed = {r["subgraph_hash"] for r in profs if r.get("status") in TIMED}
@@ -388,7 +390,6 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         machines[key]["shards"] += 1
         machines[key]["load_avg_1m"].append(mk.get("load_avg_1m"))
     n_profiled = sum(models.values())
-    full_ids = {read_manifest(d)["shard"] for d in shards}
     census_ids: set[int] = set()
     census_cpu, census_models, census_phases = 0.0, 0, {}
     for d in done_shards(out, CENSUS):
