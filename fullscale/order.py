@@ -7,7 +7,7 @@ The census shards (``<out>/census/``) hold every graph and subgraph of the catal
 for every pending shard before it runs (:func:`estimate`), and with the profile CPU seconds per profiled
 subgraph of the committed full shards (:func:`profile_cpu_per_subgraph`: of those run on this machine's CPU
 model once there are enough of them) it prices the shard in CPU seconds, less what a stopped run of the shard
-on this CPU model left to resume (:func:`resume_credits`).
+on this host left to resume (:func:`resume_credits`).
 A shard without a census shard, or with a graph the census could not load, is not priced
 (:attr:`Estimate.priced`).
 
@@ -53,6 +53,7 @@ from fullscale.shards import (
     CENSUS,
     DRAIN,
     done_shards,
+    host_identity,
     profiled_structures,
     read_manifest,
     resume_pack_path,
@@ -131,18 +132,22 @@ def resumed(man: dict) -> bool:
 def resume_credits(out: str | Path, cpu: str | None) -> dict[int, float]:
     """Profile CPU seconds a stopped shard need not spend again, by shard id: the profile phase of its failure
     record (``<out>/shards/<name>.failed.json``: the last run's ``phases_done``) where that run was on CPU model
-    ``cpu`` and its finished attempts are committed beside the record (:func:`fullscale.shards.resume_pack_path`),
-    so the next run here resumes them (:func:`fullscale.shards.unpack_attempts`). Only the last run's CPU is
+    ``cpu`` and on this host (the record's ``machine.cpu_identity`` is :func:`fullscale.shards.host_identity` of
+    ``cpu`` here; a record without one names no host) and its finished attempts are committed beside the record
+    (:func:`fullscale.shards.resume_pack_path`), so the next run here resumes them
+    (:func:`fullscale.shards.unpack_attempts`: another host's timings are made again). Only the last run's CPU is
     on record (earlier runs' resumed work is not), and attempts made under other resume keys are timed again
     (:func:`estimate` keeps at least :data:`RESUME_MIN_SHARE` of the price): an estimate, as the price is."""
     credits: dict[int, float] = {}
+    host = None if cpu is None else host_identity(cpu)
     for rec in sorted(shards_root(out).glob("*.failed.json")):
         try:
             r = json.loads(rec.read_text())
         except (OSError, ValueError):
             continue
         shard = r.get("shard") if isinstance(r, dict) else None
-        if not isinstance(shard, int) or cpu is None or (r.get("machine") or {}).get("cpu_model") != cpu:
+        mk = r.get("machine") or {}
+        if not isinstance(shard, int) or cpu is None or mk.get("cpu_model") != cpu or mk.get("cpu_identity") != host:
             continue
         if not resume_pack_path(out, shard).is_file():
             continue

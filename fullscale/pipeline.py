@@ -82,6 +82,7 @@ from fullscale.shards import (
     census_graphs,
     drop_foreign_timings,
     folder_files,
+    host_identity,
     pack_attempts,
     profiled_structures,
     resume_pack_path,
@@ -98,7 +99,7 @@ from passnet_common.machine import cpu_model
 ROOT = Path(__file__).resolve().parents[1]
 
 #: scratch paths under ``<work>/shards/<id>/`` a re-run of the shard keeps (the attempts only under the same params)
-RESUME_KEPT = ("capture", "profile/attempts", "profile/attempts.params_sha256")
+RESUME_KEPT = ("capture", "profile/attempts", "profile/attempts.params_sha256", "profile/attempts.host")
 #: the phases a shard runs, in order, and the stage command of each (``{...}`` filled per shard)
 PHASES = (
     ("capture", ["-m", "extract", "capture", "--params", "{params}", "--catalog", "{w}/catalog.parquet",
@@ -152,7 +153,8 @@ def code_version() -> dict:
 
 
 def machine(pid: int = 0) -> dict:
-    """Host, cores, load and library versions (no torch import). ``cpu_cores`` / ``cpu_usable_cores``: the
+    """Host (``cpu_model`` and ``cpu_identity``: :func:`fullscale.shards.host_identity`, which tells two CPUs of one
+    model name apart), cores, load and library versions (no torch import). ``cpu_cores`` / ``cpu_usable_cores``: the
     cores the caller may use -- with ``pid`` 0 the calling thread's (a shard's worker thread under
     ``--workers``: its share, which its stage commands inherit), with ``os.getpid()`` the process's main
     thread's (the machine the driver was given)."""
@@ -165,7 +167,8 @@ def machine(pid: int = 0) -> dict:
         cores: list[int] | None = sorted(os.sched_getaffinity(pid))
     except (AttributeError, OSError):
         cores = None
-    return {"cpu_model": cpu_model(), "cpu_logical_cores": os.cpu_count(),
+    model = cpu_model()
+    return {"cpu_model": model, "cpu_identity": host_identity(model), "cpu_logical_cores": os.cpu_count(),
             "cpu_usable_cores": len(cores) if cores is not None else os.cpu_count(), "cpu_cores": cores,
             "load_avg_1m": round(os.getloadavg()[0], 2), "python": platform.python_version(),
             "platform": platform.platform(), "node": platform.node(),
@@ -405,13 +408,14 @@ def shard_entry(spec: dict) -> dict:
 
     A shard run again resumes its profile's finished attempts from this machine's scratch folder (same
     merged params) and from ``<out>/shards/<name>.attempts.parquet`` (:func:`fullscale.shards.pack_attempts`,
-    what a stopped run committed: any machine; timings only where they were made on this machine's CPU model,
-    :func:`fullscale.shards.unpack_attempts`), local files winning; the manifest or failure record says
-    how many attempt files it found at the start (``resumed_attempts``), what the pack gave
-    (``resumed_from_pack``: files, the CPU models they name, the timings of other CPU models left out, or why
-    it was refused); a manifest says on which
-    CPU models its timed profile rows were timed (``timed_on``), a failure record which CPU models the
-    attempt files on disk name (``attempt_machines``).
+    what a stopped run committed: any machine; timings only where they were made on this machine's CPU model
+    and host, :func:`fullscale.shards.unpack_attempts`), local files winning where the scratch folder's
+    ``profile/attempts.host`` stamp names this host (:func:`fullscale.shards.drop_foreign_timings`); the
+    manifest or failure record says how many attempt files it found at the start (``resumed_attempts``), the
+    timings it dropped from the scratch folder (``foreign_timings_dropped``), what the pack gave
+    (``resumed_from_pack``: files, the CPU models they name, the timings of other CPUs left out, or why it was
+    refused); a manifest says on which CPU models its timed profile rows were timed (``timed_on``), a failure
+    record which CPU models the attempt files on disk name (``attempt_machines``).
 
     Returns:
         ``{"shard", "ok": True, "manifest", "files"}`` (files: relative path -> bytes, manifest.json
@@ -448,20 +452,24 @@ def shard_entry(spec: dict) -> dict:
         reused_capture = True
     att = w / "profile" / "attempts"
     cpu = cpu_model()
-    # timings another CPU model made (a shared or moved scratch folder) are timed again here, never pooled
-    dropped = drop_foreign_timings(att, cpu) if not census else {}
+    host = host_identity(cpu)  # one model name can cover two CPUs (a VM's "AMD EPYC"): the host tells them apart
+    host_stamp = w / "profile" / "attempts.host"  # the host whose timings the scratch folder holds
+    scratch_host = host_stamp.read_text().strip() if host_stamp.is_file() else None
+    # timings another CPU model or host made (a shared or moved scratch folder) are timed again here, never pooled
+    dropped = drop_foreign_timings(att, cpu, host, scratch_host) if not census else {}
     # a run stopped on another machine (or a scratch folder lost) left its finished attempts committed beside
     # its failure record: taken up under the same params, the local ones winning (fullscale.shards.unpack_attempts)
     pack = resume_pack_path(spec["out"], shard, kind)
     from_pack = None
     if not census and pack.is_file():
         try:
-            from_pack = unpack_attempts(pack, att, digest, cpu)
+            from_pack = unpack_attempts(pack, att, digest, cpu, host)
         except Exception as exc:  # noqa: BLE001 - unpack_attempts refuses what it knows; a pack never stops a build
             from_pack = {"files": 0, "refused": f"{pack.name}: {type(exc).__name__}: {exc}"}
     resumed = attempt_counts(att)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(digest)
+    host_stamp.write_text(host)
     w.mkdir(parents=True, exist_ok=True)
     (w / "metrics").mkdir(exist_ok=True)
     started = datetime.now(timezone.utc)
@@ -559,7 +567,7 @@ def shard_entry(spec: dict) -> dict:
             "machine": machine(), "code": code_version()},
             # committed beside the record (merged into the pack there): the next run of this shard, on any machine,
             # resumes these attempts
-            "resume_pack": None if census else pack_attempts(att, digest)}
+            "resume_pack": None if census else pack_attempts(att, digest, host)}
 
     files: dict[str, bytes] = {}
     if not drain:  # a drain's models and graphs are its full shard's

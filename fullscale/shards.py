@@ -372,7 +372,19 @@ def resume_pack_path(out: str | Path, shard: int, kind: str = SHARDS) -> Path:
 #: re-measurement pass's in ``pass<p>/``)
 ATTEMPT_FILE = re.compile(r"(?P<pre>[0-9a-f]{2})/(?P=pre)[0-9a-f]{6,62}(/rep[0-9]{1,3})?(/pass[0-9]{1,3})?"
                           r"/(check|result|error)\.json")
-PACK_FORMAT = b"passnet-profile-attempts/1"
+PACK_FORMAT = b"passnet-profile-attempts/2"
+"""A pack's ``format`` (:func:`pack_attempts`): ``/2`` has a ``host`` column (:func:`host_identity` of the machine
+whose scratch folder held the row's file); a ``/1`` pack (``path`` and ``data`` alone) is read with no host."""
+#: what :func:`passnet_common.machine.cpu_model` and a result without a model name say: no CPU model known
+UNKNOWN_CPU = "unknown"
+PACK_FORMATS_READ = (b"passnet-profile-attempts/1", PACK_FORMAT)
+NO_HOST = "host not recorded"
+"""Where a pack row or a scratch folder names no :func:`host_identity` (a ``/1`` pack, a scratch folder without
+its ``attempts.host`` stamp): its timings are never taken for this machine's."""
+#: the ``/proc/cpuinfo`` flags that change the kernels Inductor generates for a CPU (its vector ISA and matrix
+#: units: ``torch._inductor.cpu_vec_isa``); x86 and Arm names
+ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_tile", "amx_bf16", "amx_int8",
+             "asimd", "sve", "sve2")
 _NUM = (int, float)
 
 
@@ -420,35 +432,77 @@ def _unit(path: str) -> str:
     return "/".join(parts[:-1] if parts[-1].startswith("pass") else parts)
 
 
-def pack_attempts(att: Path, params_sha256: str) -> bytes | None:
+def host_identity(model: str, cpuinfo: str | None = None) -> str:
+    """What tells two machines' timings apart: the CPU model name ``model`` (:func:`passnet_common.machine.cpu_model`)
+    with the microarchitecture and the vector ISA of the first processor of ``cpuinfo`` (the text of
+    ``/proc/cpuinfo``; read when None): ``"<model> | <vendor_id> family <F> model <M> | <flags>"`` (x86), the
+    ``CPU implementer`` / ``CPU part`` on Arm, ``<flags>`` those of :data:`ISA_FLAGS` it has. A VM's model name
+    says ``AMD EPYC`` on a Zen 2 (AVX2) and on a Zen 4 (AVX-512): Inductor generates other kernels for each, so
+    their timings must not be pooled in one row, and their identities differ. :data:`UNKNOWN_CPU` where
+    ``model`` is unknown or the CPU cannot be read (a machine that cannot name its CPU cannot tell its timings
+    from another's)."""
+    if model == UNKNOWN_CPU:
+        return UNKNOWN_CPU
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return UNKNOWN_CPU
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            if fields:
+                break  # the first processor's block
+            continue
+        k, sep, v = line.partition(":")
+        if sep:
+            fields.setdefault(k.strip(), v.strip())
+    def field(name: str) -> str:
+        return fields.get(name) or "?"
+
+    if "cpu family" in fields:
+        arch = f"{field('vendor_id')} family {fields['cpu family']} model {field('model')}"
+    elif "CPU part" in fields:
+        arch = f"implementer {field('CPU implementer')} part {fields['CPU part']}"
+    else:
+        return UNKNOWN_CPU
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    return f"{model} | {arch} | {' '.join(f for f in ISA_FLAGS if f in flags) or 'no vector flags'}"
+
+
+def pack_attempts(att: Path, params_sha256: str, host: str) -> bytes | None:
     """The finished attempts under ``att`` (a shard's ``profile/attempts``) as one Parquet file (zstd): a row
-    per attempt file, ``path`` (relative, :data:`ATTEMPT_FILE`) and ``data`` (its JSON bytes), sorted by path;
-    the schema metadata holds ``params_sha256`` (the merged params they were made with) and ``format``. None
-    when there is no attempt file. A file :func:`attempt_problem` refuses (torn by a crash) is left out. The
-    attempts' own JSON says where each was timed (``cpu_model``)."""
+    per attempt file, ``path`` (relative, :data:`ATTEMPT_FILE`), ``data`` (its JSON bytes) and ``host`` (the
+    :func:`host_identity` of the machine that timed it: ``host``, the packing machine's, whose scratch folder
+    holds only its own timings, :func:`drop_foreign_timings`), sorted by path; the schema metadata holds
+    ``params_sha256`` (the merged params they were made with) and ``format``. None when there is no attempt
+    file. A file :func:`attempt_problem` refuses (torn by a crash) is left out."""
     files = sorted((p.relative_to(att).as_posix(), p) for p in att.rglob("*.json")
                    if p.is_file() and ATTEMPT_FILE.fullmatch(p.relative_to(att).as_posix())) if att.is_dir() else []
     data = {r: p.read_bytes() for r, p in files}
     data = {r: d for r, d in data.items() if attempt_problem(r.rsplit("/", 1)[1], d) is None}  # a torn file stays out
-    return _pack_bytes(data, params_sha256) if data else None
+    return _pack_bytes(data, params_sha256, dict.fromkeys(data, host)) if data else None
 
 
-def _pack_bytes(files: dict[str, bytes], params_sha256: str) -> bytes:
+def _pack_bytes(files: dict[str, bytes], params_sha256: str, hosts: dict[str, str | None]) -> bytes:
     paths = sorted(files)
-    tbl = pa.table({"path": pa.array(paths, pa.string()), "data": pa.array([files[r] for r in paths], pa.binary())})
+    tbl = pa.table({"path": pa.array(paths, pa.string()), "data": pa.array([files[r] for r in paths], pa.binary()),
+                    "host": pa.array([hosts.get(r) for r in paths], pa.string())})
     tbl = tbl.replace_schema_metadata({b"format": PACK_FORMAT, b"params_sha256": params_sha256.encode()})
     buf = io.BytesIO()
     pq.write_table(tbl, buf, compression="zstd")
     return buf.getvalue()
 
 
-def read_pack(pack: Path | bytes) -> tuple[str, dict[str, bytes]]:
-    """``(params_sha256, {path: data})`` of a pack (:func:`pack_attempts`; a file or its bytes).
+def read_pack(pack: Path | bytes) -> tuple[str, dict[str, bytes], dict[str, str | None]]:
+    """``(params_sha256, {path: data}, {path: host})`` of a pack (:func:`pack_attempts`; a file or its bytes);
+    the host None for every row of a ``/1`` pack (:data:`PACK_FORMATS_READ`) and where a row names none.
 
     Raises:
         ValueError: not a readable Parquet file, not a pack (format, columns ``path`` string and ``data``
-            binary), a path outside :data:`ATTEMPT_FILE` or given twice, or data that is not an attempt file of
-            that name (:func:`attempt_problem`); the message names the file and row.
+            binary, ``host`` string in a ``/2`` pack), a path outside :data:`ATTEMPT_FILE` or given twice, or
+            data that is not an attempt file of that name (:func:`attempt_problem`); the message names the file
+            and row.
     """
     name = pack.name if isinstance(pack, Path) else "the pack"
     try:
@@ -456,12 +510,17 @@ def read_pack(pack: Path | bytes) -> tuple[str, dict[str, bytes]]:
     except Exception as exc:  # noqa: BLE001 - whatever pyarrow raises on a broken file, named in the refusal
         raise ValueError(f"{name} is not a readable Parquet file: {type(exc).__name__}: {exc}") from None
     meta = tbl.schema.metadata or {}
-    if meta.get(b"format") != PACK_FORMAT or set(tbl.column_names) != {"path", "data"}:
-        raise ValueError(f"{name} is not a profile attempts pack (format {meta.get(b'format')!r})")
+    fmt = meta.get(b"format")
+    columns = {"path", "data"} | ({"host"} if fmt == PACK_FORMAT else set())
+    if fmt not in PACK_FORMATS_READ or set(tbl.column_names) != columns:
+        raise ValueError(f"{name} is not a profile attempts pack (format {fmt!r}, columns {sorted(tbl.column_names)})")
     if tbl.schema.field("path").type != pa.string() or tbl.schema.field("data").type != pa.binary():
         raise ValueError(f"{name}: columns path (string) and data (binary) expected, not "
                          f"{tbl.schema.field('path').type} / {tbl.schema.field('data').type}")
+    if "host" in columns and tbl.schema.field("host").type != pa.string():
+        raise ValueError(f"{name}: column host (string) expected, not {tbl.schema.field('host').type}")
     files: dict[str, bytes] = {}
+    hosts: dict[str, str | None] = {}
     for r in tbl.to_pylist():
         path, data = r["path"], r["data"]
         if path is None or not ATTEMPT_FILE.fullmatch(path):
@@ -472,55 +531,63 @@ def read_pack(pack: Path | bytes) -> tuple[str, dict[str, bytes]]:
         if why:
             raise ValueError(f"{name}: {path} {why}")
         files[path] = data
-    return meta.get(b"params_sha256", b"").decode(), files
+        hosts[path] = r.get("host")
+    return meta.get(b"params_sha256", b"").decode(), files, hosts
 
 
 def merge_packs(old: Path, new: bytes) -> bytes:
     """``new`` with the timing folders (:func:`_unit`) of the pack at ``old`` that it has no file of, when
     ``old`` is a readable pack made with the same params; else ``new`` alone (a pack of other params, or not a
     pack, is replaced). A folder ``new`` holds is taken whole from ``new``: passes the profile cleared to time a
-    variant afresh, or an error file it removed before a retry, do not come back.
+    variant afresh, or an error file it removed before a retry, do not come back. Each row keeps its host.
 
     Raises:
         ValueError: ``new`` is not a pack (:func:`read_pack`).
     """
-    digest, files = read_pack(new)
+    digest, files, hosts = read_pack(new)
     try:
-        old_digest, old_files = read_pack(old) if old.is_file() else (None, {})
+        old_digest, old_files, old_hosts = read_pack(old) if old.is_file() else (None, {}, {})
     except ValueError:
         return new
     units = {_unit(r) for r in files}
     extra = {r: d for r, d in old_files.items() if _unit(r) not in units}
-    return _pack_bytes({**extra, **files}, digest) if old_digest == digest and extra else new
+    if old_digest != digest or not extra:
+        return new
+    return _pack_bytes({**extra, **files}, digest, {**{r: old_hosts[r] for r in extra}, **hosts})
 
 
-#: what :func:`passnet_common.machine.cpu_model` and a result without a model name say: no CPU model known
-UNKNOWN_CPU = "unknown"
 
-
-def foreign_units(models: dict[str, str | None], cpu: str) -> dict[str, str]:
-    """The timing folders (:func:`_unit`) not known to be timed on CPU model ``cpu``, from ``models`` (path of
-    a ``result.json``, a re-measurement pass's included -> the ``cpu_model`` it names): folder -> the first of
-    its models that is another one, or any where ``cpu`` is :data:`UNKNOWN_CPU` (a machine that cannot name
-    its CPU cannot tell its timings from another's)."""
+def foreign_units(models: dict[str, str | None], cpu: str, hosts: dict[str, str | None] | None = None,
+                  host: str | None = None) -> dict[str, str]:
+    """The timing folders (:func:`_unit`) not known to be timed on this machine, from ``models`` (path of a
+    ``result.json``, a re-measurement pass's included -> the ``cpu_model`` it names): folder -> the first of
+    its models that is not ``cpu``, or any where ``cpu`` is :data:`UNKNOWN_CPU` (a machine that cannot name
+    its CPU cannot tell its timings from another's). With ``hosts`` (path -> the :func:`host_identity` that
+    timed it, None where none is recorded) also every folder of a file whose host is not ``host`` (or any,
+    where ``host`` is :data:`UNKNOWN_CPU`): folder -> that host (:data:`NO_HOST` where None). One CPU model
+    name can cover two CPUs; the host tells them apart."""
     other: dict[str, str] = {}
     for rel, model in sorted(models.items()):
         model = str(model or UNKNOWN_CPU)
         if model != cpu or cpu == UNKNOWN_CPU:
             other.setdefault(_unit(rel), model)
+        elif hosts is not None and (hosts.get(rel) != host or host == UNKNOWN_CPU):
+            other.setdefault(_unit(rel), hosts.get(rel) or NO_HOST)
     return other
 
 
-def drop_foreign_timings(att: Path, cpu: str) -> dict[str, int]:
-    """Remove from a scratch folder ``att`` the timings of timing folders (:func:`_unit`) whose result files
-    name another CPU model than ``cpu`` (``result.json`` / ``error.json`` of the folder and its ``pass<p>/``
-    folders; the compile check stays), so the profile times those variants again here instead of pooling
-    them with this machine's replicates and passes: a scratch folder on storage that machines share (one
-    Ray ``work`` path), a disk moved to another host, or files an earlier unpack wrote. A result that is not
-    readable JSON, and every result where ``cpu`` is :data:`UNKNOWN_CPU`, stays.
+def drop_foreign_timings(att: Path, cpu: str, host: str, scratch_host: str | None) -> dict[str, int]:
+    """Remove from a scratch folder ``att`` the timings of timing folders (:func:`_unit`) not timed on this
+    machine (``result.json`` / ``error.json`` of the folder and its ``pass<p>/`` folders; the compile check
+    stays), so the profile times those variants again here instead of pooling them with this machine's
+    replicates and passes: folders whose result files name another CPU model than ``cpu``, and every folder
+    when ``scratch_host`` (the :func:`host_identity` the folder's stamp names, None without one) is not this
+    machine's ``host`` -- a scratch folder on storage that machines share (one Ray ``work`` path), a disk moved
+    to another host of the same model name, files an earlier unpack wrote, or a folder older than its stamp. A
+    result that is not readable JSON, and every result where ``cpu`` is :data:`UNKNOWN_CPU`, stays.
 
     Returns:
-        ``{cpu_model: files removed}``.
+        ``{cpu_model, or the folder's host where the model is this machine's: files removed}``.
     """
     if cpu == UNKNOWN_CPU:
         return {}
@@ -532,8 +599,9 @@ def drop_foreign_timings(att: Path, cpu: str) -> dict[str, int]:
                 models[rel] = json.loads(p.read_bytes()).get("cpu_model")
             except (ValueError, AttributeError, OSError, RecursionError):
                 continue
+    hosts = None if scratch_host == host else dict.fromkeys(models, scratch_host)
     removed = Counter()
-    for unit, model in foreign_units(models, cpu).items():
+    for unit, model in foreign_units(models, cpu, hosts, host).items():
         d = att / unit
         for f in [d / "result.json", d / "error.json", *d.glob("pass*/result.json"), *d.glob("pass*/error.json")]:
             if f.is_file() and not f.is_symlink():
@@ -542,30 +610,34 @@ def drop_foreign_timings(att: Path, cpu: str) -> dict[str, int]:
     return dict(sorted(removed.items()))
 
 
-def unpack_attempts(pack: Path, att: Path, params_sha256: str, cpu: str) -> dict:
+def unpack_attempts(pack: Path, att: Path, params_sha256: str, cpu: str, host: str) -> dict:
     """Write the attempts of ``pack`` (:func:`pack_attempts`) under ``att`` where no file of that path exists
-    (the attempts on this machine win). Timings are taken up only where they were made on this machine's CPU
-    model ``cpu`` (:func:`passnet_common.machine.cpu_model`): of a timing folder (:func:`foreign_units`) timed
-    on another CPU (or on any, where ``cpu`` is :data:`UNKNOWN_CPU`) only the compile check (``check.json``)
-    is written, so the profile times that variant again here and, with :func:`drop_foreign_timings` on the
-    files already there (run first), a row's replicates, passes and label never mix two CPUs. Nothing is
-    written when the pack is refused (:func:`read_pack`'s checks) or was made with other params; no file is
-    written through a symbolic link under ``att``.
+    (the attempts on this machine win). Timings are taken up only where they were made on this machine: its
+    CPU model ``cpu`` (:func:`passnet_common.machine.cpu_model`) and its ``host`` (:func:`host_identity`, which
+    tells two CPUs of one model name apart); of a timing folder (:func:`foreign_units`) timed on another CPU or
+    host, or whose host the pack does not record (a ``/1`` pack), or on any where ``cpu`` or ``host`` is
+    :data:`UNKNOWN_CPU`, only the compile check (``check.json``) is written, so the profile times that variant
+    again here and, with :func:`drop_foreign_timings` on the files already there (run first), a row's
+    replicates, passes and label never mix two CPUs. Nothing is written when the pack is refused
+    (:func:`read_pack`'s checks) or was made with other params; no file is written through a symbolic link
+    under ``att``.
 
     Returns:
         ``{"files": written, "kept_local": rows whose file existed, "machines": {cpu_model: result files
-        written}, "timings_left_out": {cpu_model: files of timing folders timed on that other CPU, not
-        written}}`` (``unknown`` where a result names none), or ``{"files": n, "refused": reason}`` (a refused
-        pack, other params, a link, a write that failed: named in the reason; n files were written before it).
-        The shard then profiles the variants it lacks again. Never raises.
+        written}, "timings_left_out": {cpu_model (the host where the model is this machine's): files of timing
+        folders timed elsewhere, not written}}`` (``unknown`` where a result names no model), or
+        ``{"files": n, "refused": reason}`` (a refused pack, other params, a link, a write that failed: named
+        in the reason; n files were written before it). The shard then profiles the variants it lacks again.
+        Never raises.
     """
     try:
-        digest, files = read_pack(pack)
+        digest, files, hosts = read_pack(pack)
     except ValueError as exc:
         return {"files": 0, "refused": str(exc)}
     if digest != params_sha256:
         return {"files": 0, "refused": f"{pack.name} was made with other params ({digest[:12]})"}
-    other = foreign_units({r: json.loads(d).get("cpu_model") for r, d in files.items() if r.endswith("/result.json")}, cpu)
+    other = foreign_units({r: json.loads(d).get("cpu_model") for r, d in files.items() if r.endswith("/result.json")}, cpu,
+                          hosts, host)
     root = att.resolve()
     written, kept, machines, left_out = 0, 0, Counter(), Counter()
     try:

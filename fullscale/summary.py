@@ -69,7 +69,10 @@ across shards:
   CPU seconds per structure they profiled first times the structures still waiting (None before a drain has
   profiled one; a linear estimate from the drains done, whose kinds differ from shard to shard); their profiles,
   subgraphs and tasks count in the figures above like a full shard's, their models do not;
-- ``machine``: the machines the full shards ran on (``written_on``: the one writing the summary);
+- ``machine``: the machines the full shards ran on, one entry per ``cpu_identity`` (the manifest's
+  :func:`fullscale.shards.host_identity`: model name, microarchitecture, vector ISA) and core count; manifests
+  that name no identity are grouped by ``cpu_model``, a name that may cover two CPUs (``written_on``: the one
+  writing the summary);
   ``complete``: every shard done and no structure left below the rate floor (the drain shards time them).
 """
 
@@ -384,8 +387,9 @@ def build_summary(out: str | Path, num_shards: int, release_tasks: int | None = 
         basis["cpu_s"] += man.get("cpu_s", 0.0)
         basis["last"] = max(basis["last"], man.get("finished_utc") or "")
         mk = man["machine"]
-        key = f"{mk.get('cpu_model')} x{mk.get('cpu_logical_cores')} ({mk.get('node')})"
-        machines.setdefault(key, {**{k: mk.get(k) for k in ("cpu_model", "cpu_logical_cores", "node", "python", "versions")},
+        key = f"{mk.get('cpu_identity') or mk.get('cpu_model')} x{mk.get('cpu_logical_cores')} ({mk.get('node')})"
+        machines.setdefault(key, {**{k: mk.get(k) for k in ("cpu_model", "cpu_identity", "cpu_logical_cores", "node", "python",
+                                                            "versions")},
                                   "shards": 0, "load_avg_1m": []})
         machines[key]["shards"] += 1
         machines[key]["load_avg_1m"].append(mk.get("load_avg_1m"))

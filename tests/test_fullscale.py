@@ -688,6 +688,20 @@ def test_release_pools_a_task_across_shards_and_holds_out_a_split(tmp_path):
     assert json.loads((out / "release" / "kernelbench" / "index.json").read_text())["problems"] == 1
 
 
+def test_the_summary_names_two_cpus_of_one_model_name_apart(tmp_path):
+    """Shards run on a Zen 4 and a Zen 2 VM that both say ``AMD EPYC`` are two machines in the summary (their
+    manifests' ``cpu_identity``); a manifest without an identity is grouped by its model name."""
+    out = tmp_path / "data_full"
+    for shard, ident in enumerate((AMD_HOST, AMD_ZEN2_HOST, AMD_HOST, None)):
+        mk = {"cpu_model": "AMD EPYC", "cpu_logical_cores": 2, "node": "vm", "load_avg_1m": 1.0 + shard,
+              **({"cpu_identity": ident} if ident else {})}
+        man = {"shard": shard, "models": [], "counts": {"tasks": 0}, "phases": [], "machine": mk, "code": {"commit": "c"},
+               "finished_utc": "t"}
+        write_shard(out, shard, {"manifest.json": json.dumps(man).encode()})
+    got = {(m["cpu_identity"], m["shards"], tuple(m["load_avg_1m"])) for m in build_summary(out, 4)["machine"]}
+    assert got == {(AMD_HOST, 2, (1.0, 3.0)), (AMD_ZEN2_HOST, 1, (2.0,)), (None, 1, (4.0,))}
+
+
 def test_release_size_counts_each_distinct_content_once_against_the_budget(monkeypatch):
     """Every task folder holds the same runner files: the budget counts their bytes once (what git stores)."""
     from fullscale.release import release_size
@@ -874,6 +888,11 @@ def test_run_drain_starts_a_drain_shard_of_each_full_shard_with_a_waiting_struct
     assert "--census and --drain" in capsys.readouterr().err
 
 
+AMD_HOST = "AMD EPYC | AuthenticAMD family 25 model 17 | avx2 avx512f"  # a host identity (fullscale.shards.host_identity)
+AMD_ZEN2_HOST = "AMD EPYC | AuthenticAMD family 23 model 49 | avx2"
+INTEL_HOST = "Intel Xeon | GenuineIntel family 6 model 143 | avx2 avx512f amx_tile"
+
+
 def _attempt_tree(att: Path, cpu: str, keys: list[str]) -> dict[str, bytes]:
     """Profile attempt files as the profile writes them (check, result, a replicate, a re-measurement pass)."""
     files = {}
@@ -902,21 +921,21 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
     (src / "ab" / "stray.txt").write_text("x")
     (src / "notes.json").write_text("{}")
     pack = tmp_path / "s0007.attempts.parquet"
-    pack.write_bytes(pack_attempts(src, "digest-1"))
-    assert pack_attempts(tmp_path / "none", "digest-1") is None
+    pack.write_bytes(pack_attempts(src, "digest-1", AMD_HOST))
+    assert pack_attempts(tmp_path / "none", "digest-1", AMD_HOST) is None
 
     dst = tmp_path / "b"
     local = dst / "0f" / "0f1e2d3c4b5a" / "result.json"
     local.parent.mkdir(parents=True)
     local.write_bytes(b'{"cpu_model": "Intel Xeon", "time_seconds": 1.0}')
-    got = unpack_attempts(pack, dst, "digest-1", "AMD EPYC")
+    got = unpack_attempts(pack, dst, "digest-1", "AMD EPYC", AMD_HOST)
     assert got == {"files": 11, "kept_local": 1, "machines": {"AMD EPYC": 8}, "timings_left_out": {}}  # 3 result files a key, one kept
     assert {p.relative_to(dst).as_posix(): p.read_bytes() for p in dst.rglob("*") if p.is_file()} == \
         {**files, "0f/0f1e2d3c4b5a/result.json": b'{"cpu_model": "Intel Xeon", "time_seconds": 1.0}'}
     assert attempt_machines(dst) == {"AMD EPYC": 8, "Intel Xeon": 1}
 
     other = tmp_path / "c"
-    assert unpack_attempts(pack, other, "digest-2", "AMD EPYC")["refused"].endswith("was made with other params (digest-1)")
+    assert unpack_attempts(pack, other, "digest-2", "AMD EPYC", AMD_HOST)["refused"].endswith("was made with other params (digest-1)")
     tbl = pq.read_table(pack)
     meta = tbl.schema.metadata
     ok_check = b'{"status": "ok", "check_seconds": 1}'
@@ -935,16 +954,24 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
                       ([(res, json.dumps({**timing, "status": 3}).encode())], "status that is not text"),
                       ([("ab/ab12cd34ef56/check.json", deep)], "is not JSON"),  # RecursionError
                       ([("ab/ab12cd34ef56/check.json", ok_check)] * 2, "is given twice")):
-        bad = pa.table({"path": [r for r, _ in rows], "data": pa.array([d for _, d in rows], pa.binary())})
+        bad = pa.table({"path": [r for r, _ in rows], "data": pa.array([d for _, d in rows], pa.binary()),
+                        "host": [AMD_HOST] * len(rows)})
         pq.write_table(bad.replace_schema_metadata(meta), tmp_path / "bad.parquet")
-        assert why in unpack_attempts(tmp_path / "bad.parquet", other, "digest-1", "AMD EPYC")["refused"], rows[0][0]
-    as_text = pa.table({"path": ["ab/ab12cd34ef56/check.json"], "data": [ok_check.decode()]}).replace_schema_metadata(meta)
-    pq.write_table(as_text, tmp_path / "text.parquet")
-    assert "data (binary) expected" in unpack_attempts(tmp_path / "text.parquet", other, "digest-1", "AMD EPYC")["refused"]
+        assert why in unpack_attempts(tmp_path / "bad.parquet", other, "digest-1", "AMD EPYC", AMD_HOST)["refused"], rows[0][0]
+    as_text = pa.table({"path": ["ab/ab12cd34ef56/check.json"], "data": [ok_check.decode()], "host": [AMD_HOST]})
+    pq.write_table(as_text.replace_schema_metadata(meta), tmp_path / "text.parquet")
+    assert "data (binary) expected" in unpack_attempts(tmp_path / "text.parquet", other, "digest-1", "AMD EPYC", AMD_HOST)["refused"]
+    host_int = pa.table({"path": ["ab/ab12cd34ef56/check.json"], "data": [ok_check], "host": [7]})
+    pq.write_table(host_int.replace_schema_metadata(meta), tmp_path / "host.parquet")
+    assert "column host (string) expected" in unpack_attempts(tmp_path / "host.parquet", other, "digest-1", "AMD EPYC", AMD_HOST)["refused"]
+    no_host = pa.table({"path": ["ab/ab12cd34ef56/check.json"], "data": [ok_check]})  # a /2 pack must name hosts
+    pq.write_table(no_host.replace_schema_metadata(meta), tmp_path / "no_host.parquet")
+    got = unpack_attempts(tmp_path / "no_host.parquet", other, "digest-1", "AMD EPYC", AMD_HOST)
+    assert "not a profile attempts pack" in got["refused"]
     (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
-    assert "not a readable Parquet file" in unpack_attempts(tmp_path / "junk.parquet", other, "digest-1", "AMD EPYC")["refused"]
+    assert "not a readable Parquet file" in unpack_attempts(tmp_path / "junk.parquet", other, "digest-1", "AMD EPYC", AMD_HOST)["refused"]
     pq.write_table(pa.table({"path": ["x"], "data": [b"{}"]}), tmp_path / "plain.parquet")
-    assert "not a profile attempts pack" in unpack_attempts(tmp_path / "plain.parquet", other, "digest-1", "AMD EPYC")["refused"]
+    assert "not a profile attempts pack" in unpack_attempts(tmp_path / "plain.parquet", other, "digest-1", "AMD EPYC", AMD_HOST)["refused"]
     assert not other.exists()
     # nothing is written through a symbolic link or where a file stands in for a folder; neither raises
     outside = tmp_path / "outside"
@@ -952,12 +979,12 @@ def test_a_stopped_shards_attempts_pack_restores_them_and_refuses_what_is_not_on
     linked = tmp_path / "d"
     linked.mkdir()
     (linked / "ab").symlink_to(outside)
-    got = unpack_attempts(pack, linked, "digest-1", "AMD EPYC")
+    got = unpack_attempts(pack, linked, "digest-1", "AMD EPYC", AMD_HOST)
     assert "through a symbolic link" in got["refused"] and not any(outside.iterdir())
     blocked = tmp_path / "e"
     blocked.mkdir()
     (blocked / "ab").write_text("a file")
-    assert "NotADirectoryError" in unpack_attempts(pack, blocked, "digest-1", "AMD EPYC")["refused"]
+    assert "NotADirectoryError" in unpack_attempts(pack, blocked, "digest-1", "AMD EPYC", AMD_HOST)["refused"]
 
 
 def test_timings_of_another_cpu_model_are_neither_unpacked_nor_kept_from_the_scratch_folder(tmp_path):
@@ -970,9 +997,9 @@ def test_timings_of_another_cpu_model_are_neither_unpacked_nor_kept_from_the_scr
     src = tmp_path / "a"
     files = _attempt_tree(src, "AMD EPYC", ["ab12cd34ef56"])  # check, result, rep1/result, rep1/pass1/result
     pack = tmp_path / "s0007.attempts.parquet"
-    pack.write_bytes(pack_attempts(src, "d"))
+    pack.write_bytes(pack_attempts(src, "d", AMD_HOST))
     for cpu in ("Intel Xeon", "unknown"):
-        got = unpack_attempts(pack, tmp_path / cpu, "d", cpu)
+        got = unpack_attempts(pack, tmp_path / cpu, "d", cpu, "unknown" if cpu == "unknown" else f"{cpu} | h")
         assert got == {"files": 1, "kept_local": 0, "machines": {}, "timings_left_out": {"AMD EPYC": 3}}
         assert [p.name for p in (tmp_path / cpu).rglob("*.json")] == ["check.json"]
 
@@ -988,13 +1015,67 @@ def test_timings_of_another_cpu_model_are_neither_unpacked_nor_kept_from_the_scr
     (k / "rep2").mkdir()
     (k / "rep2" / "result.json").write_text("{torn")
     before = sorted(p.relative_to(att).as_posix() for p in att.rglob("*.json"))
-    assert drop_foreign_timings(att, "unknown") == {}
-    assert drop_foreign_timings(att, "Intel Xeon") == {"AMD EPYC": 3}
+    assert drop_foreign_timings(att, "unknown", "unknown", None) == {}
+    assert drop_foreign_timings(att, "Intel Xeon", INTEL_HOST, INTEL_HOST) == {"AMD EPYC": 3}
     assert sorted(p.relative_to(att).as_posix() for p in att.rglob("*.json")) == [
         "cd/cd12cd34ef56/check.json", "cd/cd12cd34ef56/rep1/pass1/result.json", "cd/cd12cd34ef56/rep1/result.json",
         "cd/cd12cd34ef56/rep2/result.json"]  # the unreadable one is the profile's to judge
-    assert len(before) == 7 and drop_foreign_timings(att, "Intel Xeon") == {}
+    assert len(before) == 7 and drop_foreign_timings(att, "Intel Xeon", INTEL_HOST, INTEL_HOST) == {}
+    # the same CPU model name on another host (a Zen 2 and a Zen 4 both say "AMD EPYC"), or a scratch folder whose
+    # stamp names no host: every timing goes, the checks stay; a pack's rows of another host give their checks alone
+    for scratch_host, key in ((AMD_HOST, AMD_HOST), (None, "host not recorded")):
+        zen2 = tmp_path / f"zen2-{key}"
+        _attempt_tree(zen2, "AMD EPYC", ["ef12cd34ef56"])
+        assert drop_foreign_timings(zen2, "AMD EPYC", AMD_ZEN2_HOST, scratch_host) == {key: 3}
+        assert [p.name for p in zen2.rglob("*.json")] == ["check.json"]
+    got = unpack_attempts(pack, tmp_path / "zen2", "d", "AMD EPYC", AMD_ZEN2_HOST)
+    assert got == {"files": 1, "kept_local": 0, "machines": {}, "timings_left_out": {AMD_HOST: 3}}
+    got = unpack_attempts(pack, tmp_path / "zen4", "d", "AMD EPYC", AMD_HOST)  # the host that timed them
+    assert got == {"files": 4, "kept_local": 0, "machines": {"AMD EPYC": 3}, "timings_left_out": {}}
     assert files  # the pack's tree was written as the profile writes it
+
+
+ZEN4_CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 17
+model name\t: AMD EPYC
+flags\t\t: fpu sse2 avx fma avx2 avx512f avx512dq avx512_bf16 avx512_vnni
+
+processor\t: 1
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+"""
+
+
+def test_a_host_identity_tells_apart_two_cpus_of_one_model_name_and_a_pack_without_hosts_gives_checks_alone(tmp_path):
+    """:func:`host_identity`: two VMs whose model name is ``AMD EPYC`` -- a Zen 4 with AVX-512 and a Zen 2 with AVX2
+    -- have two identities (from the first processor's block alone); an Arm CPU is named by implementer and part;
+    an unknown model or a ``cpuinfo`` that names no family is unknown. A ``/1`` pack (no host column, written
+    before hosts were recorded) is read, and its timings are left out on every machine, the checks written."""
+    import pyarrow as pa
+
+    from fullscale.shards import host_identity, read_pack, unpack_attempts
+
+    zen4 = host_identity("AMD EPYC", ZEN4_CPUINFO)
+    assert zen4 == "AMD EPYC | AuthenticAMD family 25 model 17 | avx2 avx512f avx512_bf16 avx512_vnni"
+    zen2 = host_identity("AMD EPYC", ZEN4_CPUINFO.replace("25", "23").replace("model\t\t: 17", "model\t\t: 49")
+                         .replace(" avx512f avx512dq avx512_bf16 avx512_vnni", ""))
+    assert zen2 == "AMD EPYC | AuthenticAMD family 23 model 49 | avx2" and zen2 != zen4
+    arm = "processor\t: 0\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n"
+    assert host_identity("Neoverse-V1", arm) == "Neoverse-V1 | implementer 0x41 part 0xd40 | asimd sve"
+    assert host_identity("unknown", ZEN4_CPUINFO) == "unknown" and host_identity("AMD EPYC", "model name\t: x\n") == "unknown"
+    assert host_identity("AMD EPYC").startswith("AMD EPYC | ") or host_identity("AMD EPYC") == "unknown"  # this machine's
+
+    src = tmp_path / "a"
+    files = _attempt_tree(src, "AMD EPYC", ["ab12cd34ef56"])
+    v1 = pa.table({"path": sorted(files), "data": pa.array([files[r] for r in sorted(files)], pa.binary())})
+    v1 = v1.replace_schema_metadata({b"format": b"passnet-profile-attempts/1", b"params_sha256": b"d"})
+    pq.write_table(v1, tmp_path / "v1.parquet")
+    digest, got, hosts = read_pack(tmp_path / "v1.parquet")
+    assert (digest, got, set(hosts.values())) == ("d", files, {None})
+    res = unpack_attempts(tmp_path / "v1.parquet", tmp_path / "b", "d", "AMD EPYC", zen4)
+    assert res == {"files": 1, "kept_local": 0, "machines": {}, "timings_left_out": {"host not recorded": 3}}
 
 
 def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothing(tmp_path):
@@ -1014,7 +1095,7 @@ def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothin
     for rel, data in old.items():
         (a / rel).parent.mkdir(parents=True, exist_ok=True)
         (a / rel).write_bytes(data)
-    write_failure(tmp_path / "out", 3, {"shard": 3}, resume_pack=pack_attempts(a, "P"))
+    write_failure(tmp_path / "out", 3, {"shard": 3}, resume_pack=pack_attempts(a, "P", "c | h"))
     b = tmp_path / "b"  # the next run cleared the unstable passes, timed afresh; retried `other`
     new = {f"{key}/result.json": res(True), f"{other}/check.json": b'{"status": "ok", "check_seconds": 2}'}
     for rel, data in new.items():
@@ -1022,12 +1103,12 @@ def test_a_merged_pack_keeps_each_timing_folder_whole_and_a_bad_one_stops_nothin
         (b / rel).write_bytes(data)
     (b / key / "rep2").mkdir()
     (b / key / "rep2" / "result.json").write_bytes(b'{"cpu_model": "c", "time_seconds"')  # torn by a crash
-    write_failure(tmp_path / "out", 3, {"shard": 3}, resume_pack=pack_attempts(b, "P"))
+    write_failure(tmp_path / "out", 3, {"shard": 3}, resume_pack=pack_attempts(b, "P", "c | h"))
     pack = resume_pack_path(tmp_path / "out", 3)
     got = {r["path"]: r["data"] for r in pq.read_table(pack).to_pylist()}
     assert got == {**new, f"{key}/rep1/result.json": res(True)}
     before = pack.read_bytes()
-    bad = _pack_bytes({"ab/ab12cd34ef56/check.json": b"{}"}, "P")  # written unchecked
+    bad = _pack_bytes({"ab/ab12cd34ef56/check.json": b"{}"}, "P", {})  # written unchecked
     assert write_failure(tmp_path / "out", 3, {"shard": 3, "again": 1}, resume_pack=bad).is_file()
     assert pack.read_bytes() == before and json.loads((tmp_path / "out" / "shards" / "s0003.failed.json").read_text())["again"]
 
@@ -1045,7 +1126,7 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
     from fullscale.params import params_digest
     from fullscale.pipeline import shard_entry
     from fullscale.runner import _finish
-    from fullscale.shards import pack_attempts, resume_pack_path
+    from fullscale.shards import host_identity, pack_attempts, resume_pack_path
     from passnet_common.io import write_parquet
     from passnet_common.schema import to_table
 
@@ -1058,7 +1139,7 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
     files = _attempt_tree(first, "AMD EPYC", ["ab12cd34ef56", "cd12cd34ef56"])
     pack = resume_pack_path(out, 0)
     pack.parent.mkdir(parents=True)
-    pack.write_bytes(pack_attempts(first, params_digest(params)))
+    pack.write_bytes(pack_attempts(first, params_digest(params), host_identity("AMD EPYC")))
 
     spec = {"shard": 0, "num_shards": 1, "graphnet_shards": 1, "params": params, "catalog": str(tmp_path / "catalog.parquet"),
             "out": str(out), "work": str(tmp_path / "machine_b"), "deadline_epoch": time.time()}
@@ -1104,6 +1185,7 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
     blind = tmp_path / "machine_c" / "shards" / "s0000" / "profile" / "attempts"
     mine = _attempt_tree(blind, "Intel Xeon", ["ef12cd34ef56"])
     (blind.parent / "attempts.params_sha256").write_text(params_digest(params))
+    (blind.parent / "attempts.host").write_text(host_identity("Intel Xeon"))  # machine C's own scratch folder
     monkeypatch.setattr(fullscale.pipeline, "cpu_model", lambda: "Intel Xeon")  # machine C's own timings
     res = shard_entry({**spec, "out": str(tmp_path / "empty_out"), "work": str(tmp_path / "machine_c"),
                        "deadline_epoch": time.time()})
@@ -1112,7 +1194,7 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
     assert {r["path"]: r["data"] for r in pq.read_table(pack).to_pylist()} == {**files, **mine}
 
     # a shard's folder replaces its record and its pack
-    pack.write_bytes(pack_attempts(first, params_digest(params)))
+    pack.write_bytes(pack_attempts(first, params_digest(params), host_identity("AMD EPYC")))
     write_shard(out, 0, {"manifest.json": json.dumps({"shard": 0}).encode()})
     assert not pack.exists() and not (out / "shards" / "s0000.failed.json").exists()
 

@@ -359,12 +359,14 @@ def test_the_cpu_rate_is_this_cpu_models_once_two_shards_ran_on_it(build):
 def test_a_stopped_shard_is_priced_less_what_its_committed_attempts_resume(build):
     """Shard 2 (20 census CPU-s + 2 subgraphs x 200) stopped after 300 profile CPU-s on CPU model "x" with its
     attempts packed: it is priced at 120 here, on "x"; at 100 (the 20% floor of its profile) after 1,000; at
-    420 on another CPU model, whose run times the pack's timings again, or with no pack to resume."""
+    420 on another CPU model, or on another host of model "x" (or one the record does not name), whose run
+    times the pack's timings again, or with no pack to resume."""
     from fullscale.order import resume_credits
-    from fullscale.shards import resume_pack_path, write_failure
+    from fullscale.shards import host_identity, resume_pack_path, write_failure
 
-    def stop(cpu_s, cpu="x"):
-        write_failure(build, 2, {"shard": 2, "phase": "profile", "rc": None, "machine": {"cpu_model": cpu},
+    def stop(cpu_s, cpu="x", host=None):
+        host = host_identity(cpu) if host is None else host
+        write_failure(build, 2, {"shard": 2, "phase": "profile", "rc": None, "machine": {"cpu_model": cpu, "cpu_identity": host},
                                  "phases_done": [*_pre(20.0), {"phase": "profile", "cpu_s": cpu_s, "rc": None}]})
 
     stop(300.0)
@@ -377,6 +379,11 @@ def test_a_stopped_shard_is_priced_less_what_its_committed_attempts_resume(build
     assert estimates(build, [2], 1, cpu="x")[0].cpu_s == 100.0
     stop(1000.0, cpu="y")
     assert estimates(build, [2], 1, cpu="x")[0].cpu_s == 420.0
+    stop(300.0, host="x | GenuineTest family 0 model 0 | avx2")  # another CPU the name "x" covers
+    assert estimates(build, [2], 1, cpu="x")[0].cpu_s == 420.0
+    write_failure(build, 2, {"shard": 2, "phase": "profile", "rc": None, "machine": {"cpu_model": "x"},
+                             "phases_done": [*_pre(20.0), {"phase": "profile", "cpu_s": 300.0, "rc": None}]})
+    assert resume_credits(build, "x") == {}  # a record from before hosts were named
 
 
 def _anchored(h, structure, graphs, anchor):
