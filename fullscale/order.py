@@ -129,17 +129,17 @@ def resumed(man: dict) -> bool:
     return any((man.get("resumed_attempts") or {}).values())
 
 
-def resume_credits(out: str | Path, cpu: str | None) -> dict[int, float]:
+def resume_credits(out: str | Path, cpu: str | None, host: str | None = None) -> dict[int, float]:
     """Profile CPU seconds a stopped shard need not spend again, by shard id: the profile phase of its failure
     record (``<out>/shards/<name>.failed.json``: the last run's ``phases_done``) where that run was on CPU model
-    ``cpu`` and on this host (the record's ``machine.cpu_identity`` is :func:`fullscale.shards.host_identity` of
-    ``cpu`` here; a record without one names no host) and its finished attempts are committed beside the record
-    (:func:`fullscale.shards.resume_pack_path`), so the next run here resumes them
-    (:func:`fullscale.shards.unpack_attempts`: another host's timings are made again). Only the last run's CPU is
+    ``cpu`` -- and, with ``host`` (the :func:`fullscale.shards.host_identity` of the machine that will run it),
+    on that host (the record's ``machine.cpu_identity``; a record without one names no host) -- and its finished
+    attempts are committed beside the record (:func:`fullscale.shards.resume_pack_path`), so the next run there
+    resumes them (:func:`fullscale.shards.unpack_attempts`: another host's timings are made again). Without
+    ``host`` (a price for a CPU model, whichever machine computes it) the model alone decides. Only the last run's CPU is
     on record (earlier runs' resumed work is not), and attempts made under other resume keys are timed again
     (:func:`estimate` keeps at least :data:`RESUME_MIN_SHARE` of the price): an estimate, as the price is."""
     credits: dict[int, float] = {}
-    host = None if cpu is None else host_identity(cpu)
     for rec in sorted(shards_root(out).glob("*.failed.json")):
         try:
             r = json.loads(rec.read_text())
@@ -147,7 +147,7 @@ def resume_credits(out: str | Path, cpu: str | None) -> dict[int, float]:
             continue
         shard = r.get("shard") if isinstance(r, dict) else None
         mk = r.get("machine") or {}
-        if not isinstance(shard, int) or cpu is None or mk.get("cpu_model") != cpu or mk.get("cpu_identity") != host:
+        if not isinstance(shard, int) or cpu is None or mk.get("cpu_model") != cpu or (host is not None and mk.get("cpu_identity") != host):
             continue
         if not resume_pack_path(out, shard).is_file():
             continue
@@ -459,8 +459,8 @@ def estimates(out: str | Path, shards: list[int], quota: int | None, idx: Census
     rate of shards run on CPU model ``cpu`` (None: this machine's, :func:`passnet_common.machine.cpu_model`)
     where there are enough of them (:func:`profile_cpu_per_subgraph`), with their expected tasks at the
     committed shards' :func:`task_rates` (``rates``: those, already read), less what a stopped run on that CPU
-    model left to resume (:func:`resume_credits`), without the subgraphs below ``fullscale.rate_floor``
-    (``floor``)."""
+    model left to resume (:func:`resume_credits`: on this host where ``cpu`` is None), without the subgraphs
+    below ``fullscale.rate_floor`` (``floor``)."""
     return estimates_by_floor(out, shards, quota, (floor,), idx, cpu, rates)[floor]
 
 
@@ -469,10 +469,11 @@ def estimates_by_floor(out: str | Path, shards: list[int], quota: int | None, fl
                        rates: TaskRates | None = None) -> dict[float | None, list[Estimate]]:
     """:func:`estimates` under each rate floor of ``floors`` (None: none), the committed shards read once."""
     idx = census_index(out) if idx is None else idx
+    host = host_identity(cpu_model()) if cpu is None else None  # this machine's price: its own host's attempts alone
     cpu = cpu_model() if cpu is None else cpu
     seen, profiled = seen_hashes(out), (profiled_structures(out) if quota is not None else Counter())
     per = profile_cpu_per_subgraph(out, cpu)
-    rates, credits = task_rates(out) if rates is None else rates, resume_credits(out, cpu)
+    rates, credits = task_rates(out) if rates is None else rates, resume_credits(out, cpu, host)
     return {f: [estimate(idx, s, seen, profiled, quota, per, rates, credits.get(s, 0.0), f) for s in shards] for f in floors}
 
 

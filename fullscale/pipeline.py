@@ -454,7 +454,10 @@ def shard_entry(spec: dict) -> dict:
     cpu = cpu_model()
     host = host_identity(cpu)  # one model name can cover two CPUs (a VM's "AMD EPYC"): the host tells them apart
     host_stamp = w / "profile" / "attempts.host"  # the host whose timings the scratch folder holds
-    scratch_host = host_stamp.read_text().strip() if host_stamp.is_file() else None
+    try:
+        scratch_host = host_stamp.read_bytes().decode("utf-8").strip() if host_stamp.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        scratch_host = None  # unreadable: the folder's timings are nobody's, timed again here
     # timings another CPU model or host made (a shared or moved scratch folder) are timed again here, never pooled
     dropped = drop_foreign_timings(att, cpu, host, scratch_host) if not census else {}
     # a run stopped on another machine (or a scratch folder lost) left its finished attempts committed beside
@@ -469,7 +472,8 @@ def shard_entry(spec: dict) -> dict:
     resumed = attempt_counts(att)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(digest)
-    host_stamp.write_text(host)
+    if not census:  # a census shard keeps the attempts it shares the folder with, and leaves their stamp alone
+        host_stamp.write_bytes(host.encode("utf-8"))
     w.mkdir(parents=True, exist_ok=True)
     (w / "metrics").mkdir(exist_ok=True)
     started = datetime.now(timezone.utc)

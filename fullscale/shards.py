@@ -434,40 +434,41 @@ def _unit(path: str) -> str:
 
 def host_identity(model: str, cpuinfo: str | None = None) -> str:
     """What tells two machines' timings apart: the CPU model name ``model`` (:func:`passnet_common.machine.cpu_model`)
-    with the microarchitecture and the vector ISA of the first processor of ``cpuinfo`` (the text of
-    ``/proc/cpuinfo``; read when None): ``"<model> | <vendor_id> family <F> model <M> | <flags>"`` (x86), the
-    ``CPU implementer`` / ``CPU part`` on Arm, ``<flags>`` those of :data:`ISA_FLAGS` it has. A VM's model name
-    says ``AMD EPYC`` on a Zen 2 (AVX2) and on a Zen 4 (AVX-512): Inductor generates other kernels for each, so
-    their timings must not be pooled in one row, and their identities differ. :data:`UNKNOWN_CPU` where
-    ``model`` is unknown or the CPU cannot be read (a machine that cannot name its CPU cannot tell its timings
-    from another's)."""
+    with the microarchitecture and the vector ISA of every kind of core ``cpuinfo`` lists (the text of
+    ``/proc/cpuinfo``; read when None): ``"<model> | <vendor_id> family <F> model <M> | <flags>"`` on x86, with
+    ``CPU implementer`` / ``CPU part`` on Arm, ``<flags>`` those of :data:`ISA_FLAGS` the core has; a CPU whose
+    processors differ (big.LITTLE, or flags that differ by core) lists each distinct kind, sorted, joined by
+    ``" + "``. A VM's model name says ``AMD EPYC`` on a Zen 2 (AVX2) and on a Zen 4 (AVX-512): Inductor
+    generates other kernels for each, so their timings must not be pooled in one row, and their identities
+    differ. :data:`UNKNOWN_CPU` where ``model`` is unknown or the CPU cannot be read (a machine that cannot name
+    its CPU cannot tell its timings from another's)."""
     if model == UNKNOWN_CPU:
         return UNKNOWN_CPU
     if cpuinfo is None:
         try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return UNKNOWN_CPU
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        if not line.strip():
-            if fields:
-                break  # the first processor's block
-            continue
-        k, sep, v = line.partition(":")
-        if sep:
-            fields.setdefault(k.strip(), v.strip())
-    def field(name: str) -> str:
-        return fields.get(name) or "?"
+    kinds: set[str] = set()
+    for block in re.split(r"\n\s*\n", cpuinfo):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            k, sep, v = line.partition(":")
+            if sep:
+                fields.setdefault(k.strip(), v.strip())
 
-    if "cpu family" in fields:
-        arch = f"{field('vendor_id')} family {fields['cpu family']} model {field('model')}"
-    elif "CPU part" in fields:
-        arch = f"implementer {field('CPU implementer')} part {fields['CPU part']}"
-    else:
-        return UNKNOWN_CPU
-    flags = set((fields.get("flags") or fields.get("Features") or "").split())
-    return f"{model} | {arch} | {' '.join(f for f in ISA_FLAGS if f in flags) or 'no vector flags'}"
+        def field(name: str) -> str:
+            return fields.get(name) or "?"
+
+        if "cpu family" in fields:
+            arch = f"{field('vendor_id')} family {fields['cpu family']} model {field('model')}"
+        elif "CPU part" in fields:
+            arch = f"implementer {field('CPU implementer')} part {fields['CPU part']}"
+        else:
+            continue  # a block that names no core (Arm's trailing "Hardware" lines)
+        flags = set((fields.get("flags") or fields.get("Features") or "").split())
+        kinds.add(f"{arch} | {' '.join(f for f in ISA_FLAGS if f in flags) or 'no vector flags'}")
+    return f"{model} | {' + '.join(sorted(kinds))}" if kinds else UNKNOWN_CPU
 
 
 def pack_attempts(att: Path, params_sha256: str, host: str) -> bytes | None:
@@ -584,7 +585,10 @@ def drop_foreign_timings(att: Path, cpu: str, host: str, scratch_host: str | Non
     when ``scratch_host`` (the :func:`host_identity` the folder's stamp names, None without one) is not this
     machine's ``host`` -- a scratch folder on storage that machines share (one Ray ``work`` path), a disk moved
     to another host of the same model name, files an earlier unpack wrote, or a folder older than its stamp. A
-    result that is not readable JSON, and every result where ``cpu`` is :data:`UNKNOWN_CPU`, stays.
+    result that is not readable JSON, and every result where ``cpu`` is :data:`UNKNOWN_CPU`, stays; so does every
+    timing of a folder stamped :data:`UNKNOWN_CPU` on a machine whose ``host`` is :data:`UNKNOWN_CPU` (as a machine
+    that cannot name its model, it keeps its own scratch folder and takes no timing from a pack). A folder
+    holding only an ``error.json`` (a timing child killed before it wrote a result) is judged by the host alone.
 
     Returns:
         ``{cpu_model, or the folder's host where the model is this machine's: files removed}``.
@@ -592,6 +596,10 @@ def drop_foreign_timings(att: Path, cpu: str, host: str, scratch_host: str | Non
     if cpu == UNKNOWN_CPU:
         return {}
     models = {}
+    for p in sorted(att.rglob("error.json")) if att.is_dir() else []:  # no model: the host decides
+        rel = p.relative_to(att).as_posix()
+        if ATTEMPT_FILE.fullmatch(rel):
+            models[rel] = cpu
     for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
         rel = p.relative_to(att).as_posix()
         if ATTEMPT_FILE.fullmatch(rel):
@@ -636,8 +644,9 @@ def unpack_attempts(pack: Path, att: Path, params_sha256: str, cpu: str, host: s
         return {"files": 0, "refused": str(exc)}
     if digest != params_sha256:
         return {"files": 0, "refused": f"{pack.name} was made with other params ({digest[:12]})"}
-    other = foreign_units({r: json.loads(d).get("cpu_model") for r, d in files.items() if r.endswith("/result.json")}, cpu,
-                          hosts, host)
+    models = {r: cpu for r in files if r.endswith("/error.json")}  # a killed timing names no model: the host decides
+    models.update({r: json.loads(d).get("cpu_model") for r, d in files.items() if r.endswith("/result.json")})
+    other = foreign_units(models, cpu, hosts, host)
     root = att.resolve()
     written, kept, machines, left_out = 0, 0, Counter(), Counter()
     try:

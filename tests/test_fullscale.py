@@ -8,6 +8,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -1032,6 +1033,20 @@ def test_timings_of_another_cpu_model_are_neither_unpacked_nor_kept_from_the_scr
     assert got == {"files": 1, "kept_local": 0, "machines": {}, "timings_left_out": {AMD_HOST: 3}}
     got = unpack_attempts(pack, tmp_path / "zen4", "d", "AMD EPYC", AMD_HOST)  # the host that timed them
     assert got == {"files": 4, "kept_local": 0, "machines": {"AMD EPYC": 3}, "timings_left_out": {}}
+    # a timing child killed on another host left an error file and no result: the host alone judges it
+    err = tmp_path / "err"
+    (err / "cd" / "cd12cd34ef56").mkdir(parents=True)
+    (err / "cd" / "cd12cd34ef56" / "error.json").write_text('{"error_class": "Timeout"}')
+    (tmp_path / "err.parquet").write_bytes(pack_attempts(err, "d", AMD_ZEN2_HOST))
+    got = unpack_attempts(tmp_path / "err.parquet", tmp_path / "zen4-err", "d", "AMD EPYC", AMD_HOST)
+    assert got == {"files": 0, "kept_local": 0, "machines": {}, "timings_left_out": {AMD_ZEN2_HOST: 1}}
+    assert drop_foreign_timings(err, "AMD EPYC", AMD_ZEN2_HOST, AMD_ZEN2_HOST) == {}  # its own host keeps it
+    assert drop_foreign_timings(err, "AMD EPYC", AMD_HOST, AMD_ZEN2_HOST) == {AMD_ZEN2_HOST: 1} and not any(err.rglob("*.json"))
+    # a machine that cannot read its identity keeps its own scratch folder (stamped unknown) and takes no pack timing
+    own = tmp_path / "own"
+    _attempt_tree(own, "AMD EPYC", ["ef12cd34ef56"])
+    assert drop_foreign_timings(own, "AMD EPYC", "unknown", "unknown") == {}
+    assert unpack_attempts(pack, tmp_path / "own2", "d", "AMD EPYC", "unknown")["timings_left_out"] == {AMD_HOST: 3}
     assert files  # the pack's tree was written as the profile writes it
 
 
@@ -1043,27 +1058,40 @@ model name\t: AMD EPYC
 flags\t\t: fpu sse2 avx fma avx2 avx512f avx512dq avx512_bf16 avx512_vnni
 
 processor\t: 1
-vendor_id\t: GenuineIntel
-cpu family\t: 6
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 17
+model name\t: AMD EPYC
+flags\t\t: avx2 fma avx512_vnni avx512_bf16 avx512f
 """
 
 
 def test_a_host_identity_tells_apart_two_cpus_of_one_model_name_and_a_pack_without_hosts_gives_checks_alone(tmp_path):
     """:func:`host_identity`: two VMs whose model name is ``AMD EPYC`` -- a Zen 4 with AVX-512 and a Zen 2 with AVX2
-    -- have two identities (from the first processor's block alone); an Arm CPU is named by implementer and part;
-    an unknown model or a ``cpuinfo`` that names no family is unknown. A ``/1`` pack (no host column, written
-    before hosts were recorded) is read, and its timings are left out on every machine, the checks written."""
+    -- have two identities; an Arm CPU is named by implementer and part, a big.LITTLE one (RK3588: Cortex-A55 +
+    A76) by both kinds, so it differs from a board of the little cores alone (RK3568), and so does an x86 CPU
+    whose processors' flags differ; an unknown model or a ``cpuinfo`` that names no family is unknown. A ``/1``
+    pack (no host column, written before hosts were recorded) is read, and its timings are left out on every
+    machine, the checks written."""
     import pyarrow as pa
 
     from fullscale.shards import host_identity, read_pack, unpack_attempts
 
     zen4 = host_identity("AMD EPYC", ZEN4_CPUINFO)
     assert zen4 == "AMD EPYC | AuthenticAMD family 25 model 17 | avx2 avx512f avx512_bf16 avx512_vnni"
-    zen2 = host_identity("AMD EPYC", ZEN4_CPUINFO.replace("25", "23").replace("model\t\t: 17", "model\t\t: 49")
-                         .replace(" avx512f avx512dq avx512_bf16 avx512_vnni", ""))
+    zen2_info = re.sub(r" avx512\w*", "", ZEN4_CPUINFO.replace(": 25", ": 23").replace(": 17", ": 49"))
+    zen2 = host_identity("AMD EPYC", zen2_info)
     assert zen2 == "AMD EPYC | AuthenticAMD family 23 model 49 | avx2" and zen2 != zen4
-    arm = "processor\t: 0\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n"
+    arm = "processor\t: 0\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n\nHardware\t: x\n"
     assert host_identity("Neoverse-V1", arm) == "Neoverse-V1 | implementer 0x41 part 0xd40 | asimd sve"
+    a55 = "processor\t: {}\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd05\n"
+    a76 = a55.replace("0xd05", "0xd0b")
+    rk3568 = "\n".join(a55.format(i) for i in range(4))
+    rk3588 = "\n".join([*(a55.format(i) for i in range(4)), *(a76.format(i) for i in range(4, 8))])
+    assert host_identity("aarch64", rk3568) == "aarch64 | implementer 0x41 part 0xd05 | asimd"
+    assert host_identity("aarch64", rk3588) == "aarch64 | implementer 0x41 part 0xd05 | asimd + implementer 0x41 part 0xd0b | asimd"
+    uneven = ZEN4_CPUINFO.replace("flags\t\t: avx2 fma avx512_vnni avx512_bf16 avx512f", "flags\t\t: avx2 fma")
+    assert host_identity("AMD EPYC", uneven) == zen4.replace(" | avx2 ", " | avx2 + AuthenticAMD family 25 model 17 | avx2 ")
     assert host_identity("unknown", ZEN4_CPUINFO) == "unknown" and host_identity("AMD EPYC", "model name\t: x\n") == "unknown"
     assert host_identity("AMD EPYC").startswith("AMD EPYC | ") or host_identity("AMD EPYC") == "unknown"  # this machine's
 
@@ -1192,6 +1220,25 @@ def test_a_shard_stopped_on_one_machine_resumes_its_attempts_on_another(tmp_path
     assert res["failure"]["resumed_from_pack"] is None and res["failure"]["attempt_machines"] == {"Intel Xeon": 3}
     _finish(out, res, None)
     assert {r["path"]: r["data"] for r in pq.read_table(pack).to_pylist()} == {**files, **mine}
+
+    # a census run over a scratch folder another host stamped (one shared `work` path) leaves the stamp, so the
+    # full run after it drops that host's timings; a stamp that is not UTF-8 names no host and stops nothing
+    other_host = "AMD EPYC | GenuineTest family 0 model 0 | avx2"  # another CPU that says AMD EPYC
+    monkeypatch.setattr(fullscale.pipeline, "cpu_model", lambda: "AMD EPYC")
+    shared = tmp_path / "machine_e" / "shards" / "s0000" / "profile"
+    _attempt_tree(shared / "attempts", "AMD EPYC", ["ef12cd34ef56"])
+    (shared / "attempts.params_sha256").write_text(params_digest(params))
+    (shared / "attempts.host").write_text(other_host)
+    e_spec = {**spec, "out": str(tmp_path / "empty_out"), "work": str(tmp_path / "machine_e")}
+    res = shard_entry({**e_spec, "census": True, "deadline_epoch": time.time()})
+    assert res["failure"]["phase"] == "capture" and (shared / "attempts.host").read_text() == other_host
+    res = shard_entry({**e_spec, "deadline_epoch": time.time()})
+    assert res["failure"]["foreign_timings_dropped"] == {other_host: 3}
+    assert (shared / "attempts.host").read_text() == host_identity("AMD EPYC")
+    _attempt_tree(shared / "attempts", "AMD EPYC", ["ef12cd34ef56"])
+    (shared / "attempts.host").write_bytes(b"AMD EPYC \xae")
+    res = shard_entry({**e_spec, "deadline_epoch": time.time()})
+    assert res["failure"]["foreign_timings_dropped"] == {"host not recorded": 3}
 
     # a shard's folder replaces its record and its pack
     pack.write_bytes(pack_attempts(first, params_digest(params), host_identity("AMD EPYC")))

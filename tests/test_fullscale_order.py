@@ -363,6 +363,7 @@ def test_a_stopped_shard_is_priced_less_what_its_committed_attempts_resume(build
     times the pack's timings again, or with no pack to resume."""
     from fullscale.order import resume_credits
     from fullscale.shards import host_identity, resume_pack_path, write_failure
+    from passnet_common.machine import cpu_model
 
     def stop(cpu_s, cpu="x", host=None):
         host = host_identity(cpu) if host is None else host
@@ -379,11 +380,20 @@ def test_a_stopped_shard_is_priced_less_what_its_committed_attempts_resume(build
     assert estimates(build, [2], 1, cpu="x")[0].cpu_s == 100.0
     stop(1000.0, cpu="y")
     assert estimates(build, [2], 1, cpu="x")[0].cpu_s == 420.0
+    # the machine that will run it resumes only its own host's timings; a price for CPU model "x" (the summary's,
+    # whichever machine writes it) goes by the model alone
     stop(300.0, host="x | GenuineTest family 0 model 0 | avx2")  # another CPU the name "x" covers
-    assert estimates(build, [2], 1, cpu="x")[0].cpu_s == 420.0
+    assert resume_credits(build, "x", host_identity("x")) == {} and resume_credits(build, "x") == {2: 300.0}
+    stop(300.0)
+    assert resume_credits(build, "x", host_identity("x")) == {2: 300.0}
     write_failure(build, 2, {"shard": 2, "phase": "profile", "rc": None, "machine": {"cpu_model": "x"},
                              "phases_done": [*_pre(20.0), {"phase": "profile", "cpu_s": 300.0, "rc": None}]})
-    assert resume_credits(build, "x") == {}  # a record from before hosts were named
+    assert resume_credits(build, "x", host_identity("x")) == {}  # a record that names no host
+    here = cpu_model()  # estimates without a CPU: this machine's price, its host's credit
+    stop(300.0, cpu=here)
+    assert estimates(build, [2], 1)[0].resumed_cpu_s == 300.0
+    stop(300.0, cpu=here, host=f"{here} | GenuineTest family 0 model 0 | avx2")
+    assert estimates(build, [2], 1)[0].resumed_cpu_s == 0.0
 
 
 def _anchored(h, structure, graphs, anchor):
