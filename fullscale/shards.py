@@ -557,11 +557,11 @@ def merge_packs(old: Path, new: bytes) -> bytes:
     return _pack_bytes({**extra, **files}, digest, {**{r: old_hosts[r] for r in extra}, **hosts})
 
 
-
 def foreign_units(models: dict[str, str | None], cpu: str, hosts: dict[str, str | None] | None = None,
                   host: str | None = None) -> dict[str, str]:
     """The timing folders (:func:`_unit`) not known to be timed on this machine, from ``models`` (path of a
-    ``result.json``, a re-measurement pass's included -> the ``cpu_model`` it names): folder -> the first of
+    ``result.json``, a re-measurement pass's included -> the ``cpu_model`` it names; of an ``error.json``, which
+    names none -> ``cpu``, so its host alone decides): folder -> the first of
     its models that is not ``cpu``, or any where ``cpu`` is :data:`UNKNOWN_CPU` (a machine that cannot name
     its CPU cannot tell its timings from another's). With ``hosts`` (path -> the :func:`host_identity` that
     timed it, None where none is recorded) also every folder of a file whose host is not ``host`` (or any,
@@ -584,7 +584,7 @@ def drop_foreign_timings(att: Path, cpu: str, host: str, scratch_host: str | Non
     replicates and passes: folders whose result files name another CPU model than ``cpu``, and every folder
     when ``scratch_host`` (the :func:`host_identity` the folder's stamp names, None without one) is not this
     machine's ``host`` -- a scratch folder on storage that machines share (one Ray ``work`` path), a disk moved
-    to another host of the same model name, files an earlier unpack wrote, or a folder older than its stamp. A
+    to another host of the same model name, files an earlier unpack wrote, or a folder written before stamps were. A
     result that is not readable JSON, and every result where ``cpu`` is :data:`UNKNOWN_CPU`, stays; so does every
     timing of a folder stamped :data:`UNKNOWN_CPU` on a machine whose ``host`` is :data:`UNKNOWN_CPU` (as a machine
     that cannot name its model, it keeps its own scratch folder and takes no timing from a pack). A folder
