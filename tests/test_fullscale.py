@@ -28,6 +28,9 @@ from tests.fullscale_tasks import stub_shard_entry
 from tests.test_graphnet import _sample
 
 ROOT = Path(__file__).resolve().parents[1]
+AMD_HOST = "AMD EPYC | AuthenticAMD family 25 model 17 | avx2 avx512f"  # a host identity (fullscale.shards.host_identity)
+AMD_ZEN2_HOST = "AMD EPYC | AuthenticAMD family 23 model 49 | avx2"
+INTEL_HOST = "Intel Xeon | GenuineIntel family 6 model 143 | avx2 avx512f amx_tile"
 
 MLP = '''import torch
 
@@ -887,11 +890,6 @@ def test_run_drain_starts_a_drain_shard_of_each_full_shard_with_a_waiting_struct
 
     assert run_cli(lambda: _cli(over, "run", "--drain", "--census", metrics=tmp_path / "summary.json")) == 2
     assert "--census and --drain" in capsys.readouterr().err
-
-
-AMD_HOST = "AMD EPYC | AuthenticAMD family 25 model 17 | avx2 avx512f"  # a host identity (fullscale.shards.host_identity)
-AMD_ZEN2_HOST = "AMD EPYC | AuthenticAMD family 23 model 49 | avx2"
-INTEL_HOST = "Intel Xeon | GenuineIntel family 6 model 143 | avx2 avx512f amx_tile"
 
 
 def _attempt_tree(att: Path, cpu: str, keys: list[str]) -> dict[str, bytes]:
