@@ -52,6 +52,7 @@ each later stop merges its attempts into it). Both go when the shard's folder is
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -432,6 +433,16 @@ def _unit(path: str) -> str:
     return "/".join(parts[:-1] if parts[-1].startswith("pass") else parts)
 
 
+@functools.lru_cache(maxsize=1)
+def _proc_cpuinfo() -> str | None:
+    """This machine's ``/proc/cpuinfo`` (read once per process: the chooser prices shards at every start), None
+    where it cannot be read."""
+    try:
+        return Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def host_identity(model: str, cpuinfo: str | None = None) -> str:
     """What tells two machines' timings apart: the CPU model name ``model`` (:func:`passnet_common.machine.cpu_model`)
     with the microarchitecture and the vector ISA of every kind of core ``cpuinfo`` lists (the text of
@@ -444,11 +455,9 @@ def host_identity(model: str, cpuinfo: str | None = None) -> str:
     its CPU cannot tell its timings from another's)."""
     if model == UNKNOWN_CPU:
         return UNKNOWN_CPU
+    cpuinfo = _proc_cpuinfo() if cpuinfo is None else cpuinfo
     if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return UNKNOWN_CPU
+        return UNKNOWN_CPU
     kinds: set[str] = set()
     for block in re.split(r"\n\s*\n", cpuinfo):
         fields: dict[str, str] = {}
@@ -456,14 +465,11 @@ def host_identity(model: str, cpuinfo: str | None = None) -> str:
             k, sep, v = line.partition(":")
             if sep:
                 fields.setdefault(k.strip(), v.strip())
-
-        def field(name: str) -> str:
-            return fields.get(name) or "?"
-
+        fields = {"vendor_id": "?", "model": "?", "CPU implementer": "?", **fields}  # what a block leaves unnamed
         if "cpu family" in fields:
-            arch = f"{field('vendor_id')} family {fields['cpu family']} model {field('model')}"
+            arch = f"{fields['vendor_id']} family {fields['cpu family']} model {fields['model']}"
         elif "CPU part" in fields:
-            arch = f"implementer {field('CPU implementer')} part {fields['CPU part']}"
+            arch = f"implementer {fields['CPU implementer']} part {fields['CPU part']}"
         else:
             continue  # a block that names no core (Arm's trailing "Hardware" lines)
         flags = set((fields.get("flags") or fields.get("Features") or "").split())
@@ -596,17 +602,17 @@ def drop_foreign_timings(att: Path, cpu: str, host: str, scratch_host: str | Non
     if cpu == UNKNOWN_CPU:
         return {}
     models = {}
-    for p in sorted(att.rglob("error.json")) if att.is_dir() else []:  # no model: the host decides
+    for p in sorted(att.rglob("*.json")) if att.is_dir() else []:
         rel = p.relative_to(att).as_posix()
-        if ATTEMPT_FILE.fullmatch(rel):
-            models[rel] = cpu
-    for p in sorted(att.rglob("result.json")) if att.is_dir() else []:
-        rel = p.relative_to(att).as_posix()
-        if ATTEMPT_FILE.fullmatch(rel):
-            try:
-                models[rel] = json.loads(p.read_bytes()).get("cpu_model")
-            except (ValueError, AttributeError, OSError, RecursionError):
-                continue
+        if not ATTEMPT_FILE.fullmatch(rel) or p.name == "check.json":
+            continue
+        if p.name == "error.json":
+            models[rel] = cpu  # a killed timing names no model: the host decides
+            continue
+        try:
+            models[rel] = json.loads(p.read_bytes()).get("cpu_model")
+        except (ValueError, AttributeError, OSError, RecursionError):
+            continue
     hosts = None if scratch_host == host else dict.fromkeys(models, scratch_host)
     removed = Counter()
     for unit, model in foreign_units(models, cpu, hosts, host).items():
